@@ -1,0 +1,1 @@
+"""Autograders: PerCriterionGrader, PerCriterionOneShotGrader, RubricAsJudgeGrader."""

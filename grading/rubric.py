@@ -1,0 +1,152 @@
+"""The Rubric: an ordered list of criteria, its loaders and writers, and ``grade``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+from grading import rubric_io
+from grading.errors import RubricValidationError
+from grading.types import Criterion, EvaluationReport, ToGradeInput
+
+if TYPE_CHECKING:
+    from grading.autograders.base import Autograder
+
+
+class Rubric:
+    """A list of weighted criteria. Build it directly or with ``from_dict/json/yaml/file``."""
+
+    def __init__(self, rubric: Sequence[Criterion]):
+        criteria = list(rubric)
+        problems = []
+        seen: dict[str, int] = {}
+        for index, criterion in enumerate(criteria, start=1):
+            if not isinstance(criterion, Criterion):
+                problems.append(
+                    f"criterion {index}: must be a Criterion, got {type(criterion).__name__}"
+                )
+                continue
+            if criterion.name is not None:
+                if criterion.name in seen:
+                    problems.append(
+                        f"criterion {index} ('{criterion.name}'): name is already used by "
+                        f"criterion {seen[criterion.name]}"
+                    )
+                seen.setdefault(criterion.name, index)
+        if not criteria:
+            problems.append("the rubric has no criteria")
+        if problems:
+            raise RubricValidationError(problems)
+        self.rubric: list[Criterion] = criteria
+
+    @property
+    def criteria(self) -> list[Criterion]:
+        return self.rubric
+
+    def __iter__(self) -> Iterator[Criterion]:
+        return iter(self.rubric)
+
+    def __len__(self) -> int:
+        return len(self.rubric)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rubric) and self.rubric == other.rubric
+
+    def __repr__(self) -> str:
+        return f"Rubric({self.rubric!r})"
+
+    # -- loading ---------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str | None = None) -> Rubric:
+        return cls(rubric_io.criteria_from_data(data, source=source))
+
+    @classmethod
+    def from_json(cls, json_string: str, *, source: str | None = None) -> Rubric:
+        try:
+            data = rubric_io.load_json_text(json_string)
+        except RubricValidationError as exc:
+            raise RubricValidationError(exc.problems, source=source) from None
+        return cls.from_dict(data, source=source)
+
+    @classmethod
+    def from_yaml(cls, yaml_string: str, *, source: str | None = None) -> Rubric:
+        try:
+            data = rubric_io.load_yaml_text(yaml_string)
+        except RubricValidationError as exc:
+            raise RubricValidationError(exc.problems, source=source) from None
+        return cls.from_dict(data, source=source)
+
+    @classmethod
+    def from_text(cls, text: str, *, filename: str | None = None) -> Rubric:
+        """Parse JSON or YAML text, choosing the format from ``filename`` or the content."""
+        if rubric_io.detect_format(text, filename) == "json":
+            return cls.from_json(text, source=filename)
+        return cls.from_yaml(text, source=filename)
+
+    @classmethod
+    def from_file(cls, source: str | os.PathLike[str] | IO[Any]) -> Rubric:
+        """Load from a path or an open file (text or binary); the format comes from the
+        extension, else from the content."""
+        if isinstance(source, str | os.PathLike):
+            name = os.fspath(source)
+            try:
+                with open(name, "rb") as handle:
+                    content: Any = handle.read()
+            except OSError as exc:
+                raise RubricValidationError(
+                    f"cannot read the rubric file: {exc.strerror}", source=name
+                ) from None
+        else:
+            name = getattr(source, "name", None)
+            name = name if isinstance(name, str) else None
+            content = source.read()
+        if isinstance(content, bytes):
+            try:
+                content = content.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise RubricValidationError(
+                    f"the file is not UTF-8 text (byte {exc.start}); save it as UTF-8",
+                    source=name,
+                ) from None
+        return cls.from_text(content, filename=name)
+
+    # -- writing ---------------------------------------------------------------------------
+    def to_dict(self) -> list[dict[str, Any]] | dict[str, Any]:
+        return rubric_io.criteria_to_data(self.rubric)
+
+    def to_json(self) -> str:
+        return rubric_io.dump_json(self.to_dict())
+
+    def to_yaml(self) -> str:
+        return rubric_io.dump_yaml(self.to_dict())
+
+    # -- grading ---------------------------------------------------------------------------
+    async def grade(
+        self,
+        to_grade: ToGradeInput,
+        autograder: Autograder | None = None,
+        query: str | None = None,
+    ) -> EvaluationReport:
+        """Grade one response with ``autograder`` (default: a PerCriterionGrader)."""
+        if autograder is None:
+            from grading.autograders import PerCriterionGrader
+
+            autograder = PerCriterionGrader()
+        return await autograder.grade(to_grade=to_grade, rubric=self.rubric, query=query)
+
+    def grade_sync(
+        self,
+        to_grade: ToGradeInput,
+        autograder: Autograder | None = None,
+        query: str | None = None,
+    ) -> EvaluationReport:
+        """``grade`` for scripts without an event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.grade(to_grade, autograder=autograder, query=query))
+        raise RuntimeError(
+            "grade_sync() was called inside a running event loop; use 'await rubric.grade(...)'"
+        )

@@ -1,0 +1,272 @@
+"""Reading and writing rubric files (dict, JSON, YAML) with messages that say where it is wrong.
+
+Accepted shapes: a flat list of criteria; ``{"criteria": [...]}``;
+``{"sections": [{"name": ..., "criteria": [...]}]}``; and ``{"rubric": <any of those>}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from grading.errors import RubricValidationError
+from grading.types import Criterion
+
+_CRITERION_FIELDS = ("name", "weight", "requirement", "section")
+
+
+class _LineDict(dict):
+    """A mapping read from YAML that remembers the line it started on (1-based)."""
+
+    line: int | None = None
+
+
+class _LineLoader(yaml.SafeLoader):
+    pass
+
+
+def _construct_line_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _LineDict:
+    mapping = _LineDict(loader.construct_mapping(node, deep=True))
+    mapping.line = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_line_mapping
+)
+
+
+def load_yaml_text(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_LineLoader)  # a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = exc.problem or exc.context or "not valid YAML"
+        raise RubricValidationError(f"invalid YAML at {where}{problem}") from None
+    except yaml.YAMLError as exc:
+        raise RubricValidationError(f"invalid YAML: {exc}") from None
+
+
+def load_json_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RubricValidationError(
+            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def _describe(value: Any) -> str:
+    return repr(value) if isinstance(value, str | int | float | bool) else type(value).__name__
+
+
+def _unwrap(data: Any) -> Any:
+    if isinstance(data, dict) and set(data) == {"rubric"}:
+        return data["rubric"]
+    return data
+
+
+def _iter_raw_criteria(data: Any) -> Iterator[tuple[Any, str | None]]:
+    """Yield (raw criterion, section name) in file order, raising on a wrong overall shape."""
+    data = _unwrap(data)
+    if isinstance(data, list):
+        for item in data:
+            yield item, None
+        return
+    if not isinstance(data, dict):
+        raise RubricValidationError(
+            "a rubric must be a list of criteria, or a mapping with 'criteria' or 'sections', "
+            f"got {_describe(data)}"
+        )
+    keys = set(data)
+    if "criteria" in keys and "sections" in keys:
+        raise RubricValidationError("a rubric has either 'criteria' or 'sections', not both")
+    if "criteria" in keys:
+        unknown = keys - {"criteria"}
+        if unknown:
+            raise RubricValidationError(f"unknown rubric keys: {', '.join(sorted(unknown))}")
+        criteria = data["criteria"]
+        if not isinstance(criteria, list):
+            raise RubricValidationError(
+                f"'criteria' must be a list, got {_describe(criteria)}"
+            )
+        for item in criteria:
+            yield item, None
+        return
+    if "sections" in keys:
+        unknown = keys - {"sections"}
+        if unknown:
+            raise RubricValidationError(f"unknown rubric keys: {', '.join(sorted(unknown))}")
+        sections = data["sections"]
+        if not isinstance(sections, list):
+            raise RubricValidationError(f"'sections' must be a list, got {_describe(sections)}")
+        for number, section in enumerate(sections, start=1):
+            if not isinstance(section, dict):
+                raise RubricValidationError(
+                    f"section {number} must be a mapping with 'name' and 'criteria'"
+                )
+            name = section.get("name")
+            if not isinstance(name, str) or not name.strip():
+                raise RubricValidationError(f"section {number}: 'name' must be non-empty text")
+            items = section.get("criteria")
+            if not isinstance(items, list):
+                raise RubricValidationError(
+                    f"section {number} ('{name}'): 'criteria' must be a list"
+                )
+            unknown = set(section) - {"name", "criteria"}
+            if unknown:
+                raise RubricValidationError(
+                    f"section {number} ('{name}'): unknown keys {', '.join(sorted(unknown))}"
+                )
+            for item in items:
+                yield item, name.strip()
+        return
+    raise RubricValidationError(
+        "a rubric mapping needs a 'criteria' list or a 'sections' list "
+        f"(found keys: {', '.join(sorted(map(str, keys))) or 'none'})"
+    )
+
+
+def _criterion_problems(item: Any, section: str | None) -> tuple[dict[str, Any], list[str]]:
+    """Check one raw criterion; return the cleaned fields and a list of 'field: problem'."""
+    if isinstance(item, str):
+        item = {"requirement": item}
+    if not isinstance(item, dict):
+        return {}, [f"must be a mapping with 'requirement' and 'weight', got {_describe(item)}"]
+    problems: list[str] = []
+    fields: dict[str, Any] = {}
+    unknown = [str(k) for k in item if k not in _CRITERION_FIELDS]
+    if unknown:
+        problems.append(
+            f"unknown field {', '.join(repr(k) for k in unknown)} "
+            f"(allowed: {', '.join(_CRITERION_FIELDS)})"
+        )
+    requirement = item.get("requirement")
+    if requirement is None:
+        problems.append("requirement is missing")
+    elif not isinstance(requirement, str):
+        problems.append(f"requirement must be text, got {_describe(requirement)}")
+    elif not requirement.strip():
+        problems.append("requirement must not be empty")
+    else:
+        fields["requirement"] = requirement
+    if "weight" in item:
+        weight = item["weight"]
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            problems.append(f"weight must be a number, got {_describe(weight)}")
+        elif not math.isfinite(weight):
+            problems.append(f"weight must be a finite number, got {weight}")
+        else:
+            fields["weight"] = float(weight)
+    for key in ("name", "section"):
+        value = item.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            problems.append(f"{key} must be text, got {_describe(value)}")
+        elif str(value).strip():
+            fields[key] = str(value).strip()
+    if section is not None:
+        own = fields.get("section")
+        if own is not None and own != section:
+            problems.append(f"section {own!r} contradicts the enclosing section {section!r}")
+        fields["section"] = section
+    return fields, problems
+
+
+def criteria_from_data(data: Any, *, source: str | None = None) -> list[Criterion]:
+    """Validate raw rubric data; raise one RubricValidationError listing every problem."""
+    try:
+        raw = list(_iter_raw_criteria(data))
+    except RubricValidationError as exc:
+        raise RubricValidationError(exc.problems, source=source) from None
+    if not raw:
+        raise RubricValidationError("the rubric has no criteria", source=source)
+    problems: list[str] = []
+    criteria: list[Criterion] = []
+    seen_names: dict[str, int] = {}
+    for index, (item, section) in enumerate(raw, start=1):
+        fields, item_problems = _criterion_problems(item, section)
+        name = fields.get("name")
+        label = f"criterion {index}" + (f" ('{name}')" if name else "")
+        line = getattr(item, "line", None)
+        where = f"{label} at line {line}" if line else label
+        if name is not None:
+            if name in seen_names:
+                item_problems.append(
+                    f"name {name!r} is already used by criterion {seen_names[name]}"
+                )
+            else:
+                seen_names[name] = index
+        problems.extend(f"{where}: {p}" for p in item_problems)
+        if not item_problems:
+            criteria.append(Criterion(**fields))
+    if problems:
+        raise RubricValidationError(problems, source=source)
+    return criteria
+
+
+def criterion_to_dict(criterion: Criterion, *, with_section: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if criterion.name is not None:
+        out["name"] = criterion.name
+    out["weight"] = criterion.weight
+    out["requirement"] = criterion.requirement
+    if with_section and criterion.section is not None:
+        out["section"] = criterion.section
+    return out
+
+
+def criteria_to_data(criteria: list[Criterion]) -> list[dict[str, Any]] | dict[str, Any]:
+    """The shape that reads back to the same criteria, sections and order included.
+
+    No sections: a flat list (the ``rubric`` package's format). Every criterion in a
+    section: ``{"sections": [...]}``, one entry per run of consecutive criteria. Mixed:
+    ``{"criteria": [...]}`` with a ``section`` field where one is set.
+    """
+    sections = [c.section for c in criteria]
+    if all(s is None for s in sections):
+        return [criterion_to_dict(c, with_section=False) for c in criteria]
+    if any(s is None for s in sections):
+        return {"criteria": [criterion_to_dict(c, with_section=True) for c in criteria]}
+    groups: list[dict[str, Any]] = []
+    for criterion in criteria:
+        if not groups or groups[-1]["name"] != criterion.section:
+            groups.append({"name": criterion.section, "criteria": []})
+        groups[-1]["criteria"].append(criterion_to_dict(criterion, with_section=False))
+    return {"sections": groups}
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def detect_format(text: str, filename: str | None = None) -> str:
+    """'json' or 'yaml', from the file extension, else from the content."""
+    if filename:
+        lowered = filename.lower()
+        if lowered.endswith(".json"):
+            return "json"
+        if lowered.endswith((".yaml", ".yml")):
+            return "yaml"
+    stripped = text.lstrip()
+    return "json" if stripped.startswith(("{", "[")) and _looks_like_json(stripped) else "yaml"
+
+
+def _looks_like_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        # YAML flow style also starts with '[' or '{': let YAML report its own errors
+        # unless the text is clearly meant as JSON (quoted keys).
+        return '"' in text.split("\n", 1)[0] or text.startswith("[{")
+    return True

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install everything the tests need (system packages, a venv with the test extras) and run
+# the linter and the whole test suite. Safe to run again; exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+
+have_postgres() {
+  command -v pg_ctl >/dev/null 2>&1 || compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null
+}
+missing=()
+have_postgres || missing+=(postgresql)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing system packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "Missing system packages: ${missing[*]} (install them, e.g. with apt-get, then re-run)" >&2
+    exit 1
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[test]'
+
+.venv/bin/ruff check .
+.venv/bin/python -m pytest -m "not e2e" "$@"

@@ -1,0 +1,1 @@
+"""Persistence for Rubric Workbench: rubrics, datasets, runs, grades, human verdicts."""

@@ -1,0 +1,1 @@
+"""Rubric Workbench's Streamlit app (entry: ui/app.py)."""
