@@ -62,6 +62,8 @@ def load_json_text(text: str) -> Any:
 
 
 def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
     return repr(value) if isinstance(value, str | int | float | bool) else type(value).__name__
 
 
@@ -258,15 +260,9 @@ def detect_format(text: str, filename: str | None = None) -> str:
             return "json"
         if lowered.endswith((".yaml", ".yml")):
             return "yaml"
-    stripped = text.lstrip()
-    return "json" if stripped.startswith(("{", "[")) and _looks_like_json(stripped) else "yaml"
-
-
-def _looks_like_json(text: str) -> bool:
+    # YAML flow style also starts with '[' or '{', so only valid JSON counts as JSON.
     try:
         json.loads(text)
     except ValueError:
-        # YAML flow style also starts with '[' or '{': let YAML report its own errors
-        # unless the text is clearly meant as JSON (quoted keys).
-        return '"' in text.split("\n", 1)[0] or text.startswith("[{")
-    return True
+        return "yaml"
+    return "json"

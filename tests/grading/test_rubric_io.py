@@ -1,0 +1,201 @@
+"""Loading and writing rubrics: every accepted shape, round trips, and every error message."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from grading import Criterion, Rubric, RubricValidationError
+
+FLAT = [
+    {"weight": 10.0, "requirement": "States the margin"},
+    {"name": "shapley", "weight": 8, "requirement": "Uses Shapley attribution"},
+    {"weight": -15.0, "requirement": "Uses total deliveries"},
+]
+SECTIONED = {
+    "sections": [
+        {"name": "Accuracy", "criteria": [{"name": "a", "weight": 5, "requirement": "Correct"}]},
+        {"name": "Style", "criteria": [{"requirement": "Concise"}, {"requirement": "Polite"}]},
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(FLAT, id="flat-list"),
+        pytest.param({"criteria": FLAT}, id="criteria-key"),
+        pytest.param({"rubric": FLAT}, id="rubric-wrapping-list"),
+        pytest.param({"rubric": {"criteria": FLAT}}, id="rubric-wrapping-criteria"),
+    ],
+)
+def test_flat_shapes_load_the_same_criteria(data):
+    rubric = Rubric.from_dict(data)
+    assert [c.weight for c in rubric] == [10.0, 8.0, -15.0]
+    assert rubric.criteria[1].name == "shapley"
+    assert rubric.criteria[0].name is None
+
+
+@pytest.mark.parametrize("data", [SECTIONED, {"rubric": SECTIONED}], ids=["sections", "wrapped"])
+def test_sections_are_kept(data):
+    rubric = Rubric.from_dict(data)
+    assert [c.section for c in rubric] == ["Accuracy", "Style", "Style"]
+    assert rubric.criteria[1].weight == 10.0  # the default weight
+
+
+def test_string_items_are_requirements_with_default_weight():
+    rubric = Rubric.from_yaml("- Mentions the deadline\n- weight: -5\n  requirement: Is rude\n")
+    assert rubric.criteria[0] == Criterion(requirement="Mentions the deadline", weight=10.0)
+
+
+@pytest.mark.parametrize(
+    "criteria",
+    [
+        pytest.param([Criterion(weight=1.5, requirement="a"), Criterion(requirement="b: c")],
+                     id="flat"),
+        pytest.param([Criterion(requirement="a", section="S1", name="n1"),
+                      Criterion(requirement="b", section="S2"),
+                      Criterion(requirement="c", section="S1", weight=-2)], id="interleaved"),
+        pytest.param([Criterion(requirement="a", section="S1"), Criterion(requirement="b")],
+                     id="mixed-sections"),
+        pytest.param([Criterion(requirement="ünïcode — “quotes”\nsecond line", weight=0)],
+                     id="unicode-multiline"),
+    ],
+)
+def test_round_trips_exactly(criteria):
+    rubric = Rubric(criteria)
+    assert Rubric.from_dict(rubric.to_dict()) == rubric
+    assert Rubric.from_json(rubric.to_json()) == rubric
+    assert Rubric.from_yaml(rubric.to_yaml()) == rubric
+
+
+def test_flat_rubric_writes_the_rubric_package_format():
+    rubric = Rubric.from_dict(FLAT)
+    assert rubric.to_dict()[0] == {"weight": 10.0, "requirement": "States the margin"}
+
+
+def test_sectioned_rubric_writes_sections():
+    assert Rubric.from_dict(SECTIONED).to_dict() == {
+        "sections": [
+            {"name": "Accuracy", "criteria": [{"name": "a", "weight": 5.0,
+                                               "requirement": "Correct"}]},
+            {"name": "Style", "criteria": [{"weight": 10.0, "requirement": "Concise"},
+                                           {"weight": 10.0, "requirement": "Polite"}]},
+        ]
+    }
+
+
+def test_from_file_detects_format_by_extension_and_content(tmp_path):
+    rubric = Rubric.from_dict(SECTIONED)
+    (tmp_path / "r.yaml").write_text(rubric.to_yaml())
+    (tmp_path / "r.json").write_text(rubric.to_json())
+    (tmp_path / "noext").write_text(rubric.to_json())
+    assert Rubric.from_file(tmp_path / "r.yaml") == rubric
+    assert Rubric.from_file(str(tmp_path / "r.json")) == rubric
+    assert Rubric.from_file(tmp_path / "noext") == rubric
+    assert Rubric.from_file(io.StringIO(rubric.to_yaml())) == rubric
+    assert Rubric.from_file(io.BytesIO(rubric.to_json().encode())) == rubric
+
+
+def test_yaml_flow_list_is_not_mistaken_for_json():
+    assert len(Rubric.from_file(io.StringIO("[{requirement: a}, {requirement: b}]"))) == 2
+
+
+def error_of(loader, *args) -> RubricValidationError:
+    with pytest.raises(RubricValidationError) as info:
+        loader(*args)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        pytest.param("- requirement: a\n- requirement: b\n- name: clarity\n  weight: high\n"
+                     "  requirement: c\n",
+                     "criterion 3 ('clarity') at line 3: weight must be a number, got 'high'",
+                     id="weight-not-number"),
+        pytest.param("- weight: 3\n", "criterion 1 at line 1: requirement is missing",
+                     id="missing-requirement"),
+        pytest.param("- requirement: '  '\n", "requirement must not be empty",
+                     id="blank-requirement"),
+        pytest.param("- requirement: [1, 2]\n", "requirement must be text, got list",
+                     id="requirement-not-text"),
+        pytest.param("- requirement: a\n  weight: .nan\n", "weight must be a finite number",
+                     id="nan-weight"),
+        pytest.param("- requirement: a\n  weight: true\n", "weight must be a number, got True",
+                     id="bool-weight"),
+        pytest.param("- requirement: a\n  points: 3\n", "unknown field 'points'",
+                     id="unknown-field"),
+        pytest.param("- name: x\n  requirement: a\n- name: x\n  requirement: b\n",
+                     "criterion 2 ('x') at line 3: name 'x' is already used by criterion 1",
+                     id="duplicate-name"),
+        pytest.param("- 42\n", "criterion 1: must be a mapping", id="item-not-mapping"),
+        pytest.param("[]\n", "the rubric has no criteria", id="empty"),
+        pytest.param("just text\n", "a rubric must be a list of criteria", id="scalar"),
+        pytest.param("title: x\n", "needs a 'criteria' list or a 'sections' list",
+                     id="unknown-mapping"),
+        pytest.param("criteria: {a: 1}\n", "'criteria' must be a list", id="criteria-not-list"),
+        pytest.param("criteria: []\nsections: []\n", "either 'criteria' or 'sections'",
+                     id="both-keys"),
+        pytest.param("sections:\n- criteria: []\n", "section 1: 'name' must be non-empty",
+                     id="section-without-name"),
+        pytest.param("sections:\n- name: S\n  criteria:\n  - requirement: a\n    section: T\n",
+                     "section 'T' contradicts the enclosing section 'S'",
+                     id="section-contradiction"),
+        pytest.param("- requirement: a\n  weight: [1\n",
+                     "invalid YAML at line 3, column 1", id="yaml-syntax"),
+    ],
+)
+def test_yaml_errors_name_the_place_and_field(yaml_text, message):
+    assert message in str(error_of(Rubric.from_yaml, yaml_text))
+
+
+def test_every_problem_is_reported_not_just_the_first():
+    err = error_of(Rubric.from_dict, [{"weight": "x"}, {"requirement": "ok"}, {"weight": None}])
+    assert err.problems == [
+        "criterion 1: requirement is missing",
+        "criterion 1: weight must be a number, got 'x'",
+        "criterion 3: requirement is missing",
+        "criterion 3: weight must be a number, got nothing (null)",
+    ]
+    assert str(err).startswith("4 problems in the rubric:\n  - criterion 1")
+
+
+def test_json_errors_report_the_line():
+    err = error_of(Rubric.from_json, '[\n  {"requirement": "a",}\n]')
+    assert str(err).startswith("invalid JSON at line 2")
+
+
+def test_json_criterion_errors_have_no_line_but_name_the_criterion():
+    err = error_of(Rubric.from_json, json.dumps([{"name": "tone", "requirement": ""}]))
+    assert str(err) == "criterion 1 ('tone'): requirement must not be empty"
+
+
+def test_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("- weight: 1\n")
+    assert str(error_of(Rubric.from_file, path)).startswith(f"{path}: criterion 1 at line 1")
+    missing = tmp_path / "missing.yaml"
+    assert "cannot read the rubric file" in str(error_of(Rubric.from_file, missing))
+    binary = tmp_path / "latin1.yaml"
+    binary.write_bytes("- requirement: caf\xe9\n".encode("latin-1"))
+    assert "not UTF-8" in str(error_of(Rubric.from_file, binary))
+
+
+def test_messages_contain_no_pydantic_dump():
+    err = error_of(Rubric.from_dict, [{"requirement": 5, "weight": "a"}])
+    assert "validation error" not in str(err).lower()
+    assert "pydantic" not in str(err).lower()
+
+
+def test_direct_construction_checks_names_and_emptiness():
+    assert "no criteria" in str(error_of(Rubric, []))
+    err = error_of(Rubric, [Criterion(name="a", requirement="x"), Criterion(name="a",
+                                                                             requirement="y")])
+    assert "criterion 2 ('a'): name is already used by criterion 1" in str(err)
+
+
+def test_rubric_validation_error_is_a_value_error():
+    assert issubclass(RubricValidationError, ValueError)
