@@ -10,6 +10,8 @@ have_postgres() {
 }
 missing=()
 have_postgres || missing+=(postgresql)
+# Browser tests drive Debian's Chromium (never a downloaded browser build).
+[ -x /usr/bin/chromium ] || missing+=(chromium chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing system packages: ${missing[*]}"
@@ -28,4 +30,7 @@ fi
 .venv/bin/python -m pip install --quiet -e '.[test]'
 
 .venv/bin/ruff check .
+# Browser tests run in their own pytest process: pytest-playwright's sync API leaves an event
+# loop behind that breaks async tests collected after it.
 .venv/bin/python -m pytest -m "not e2e" "$@"
+.venv/bin/python -m pytest -m e2e tests/e2e "$@"
