@@ -1,0 +1,304 @@
+"""The Autograder base: configuration, the call to ``generate_fn``, retries, fallbacks, and
+``grade() = judge() -> aggregate() -> length penalty``."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeVar
+
+from pydantic import ValidationError
+
+from grading.aggregation import aggregate_verdicts, final_penalty
+from grading.errors import ConfigurationError, GradingError, ProviderError
+from grading.length_penalty import apply_length_penalty
+from grading.llm import default_generate_fn
+from grading.retry import CallOutcome, RetryPolicy, Spend, call_with_retries
+from grading.types import (
+    CANNOT_ASSESS_STRATEGIES,
+    Criterion,
+    CriterionReport,
+    DefaultFallbackVerdicts,
+    EvaluationReport,
+    GenerateResult,
+    LengthPenalty,
+    ScoringSettings,
+    ToGradeInput,
+    Verdict,
+)
+
+T = TypeVar("T")
+OnError = Literal["raise", "report"]
+ON_ERROR_MODES = ("raise", "report")
+GenerateFn = Callable[..., Any]
+
+
+@dataclass
+class Judgment:
+    """What ``judge()`` hands to ``aggregate()``.
+
+    ``reports`` holds one CriterionReport per criterion (per-criterion graders, and holistic
+    fallbacks); ``llm_score`` the holistic 0-100 number; ``error`` a whole-grade failure
+    (``on_error="report"``) or a note that fallback verdicts were used.
+    """
+
+    criteria: list[Criterion]
+    reports: list[CriterionReport] | None = None
+    llm_score: float | None = None
+    error: str | None = None
+    spend: Spend = field(default_factory=Spend)
+
+
+def _accepts_response_format(fn: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(
+        p.kind is inspect.Parameter.VAR_KEYWORD
+        or (p.name == "response_format" and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+        for p in parameters
+    )
+
+
+def criterion_label(index: int, criterion: Criterion) -> str:
+    """``criterion 3 ('clarity')`` — 1-based, with the name when there is one."""
+    return f"criterion {index}" + (f" ('{criterion.name}')" if criterion.name else "")
+
+
+class Autograder(ABC):
+    """Base of the graders. Subclasses implement ``judge()``; most reuse ``aggregate()``."""
+
+    default_system_prompt: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        generate_fn: GenerateFn = default_generate_fn,
+        *,
+        system_prompt: str | None = None,
+        length_penalty: LengthPenalty | None = None,
+        normalize: bool = True,
+        max_retries: int = 2,
+        default_fallback_verdicts: DefaultFallbackVerdicts | None = None,
+        max_concurrency: int = 8,
+        cannot_assess: str = "skip",
+        partial_credit: float = 0.5,
+        allow_cannot_assess: bool = False,
+        on_error: OnError = "raise",
+        transport_retries: int = 4,
+        retry_base_delay: float = 0.5,
+        retry_max_delay: float = 60.0,
+    ):
+        if not callable(generate_fn):
+            raise ConfigurationError("generate_fn must be callable")
+        if cannot_assess not in CANNOT_ASSESS_STRATEGIES:
+            raise ConfigurationError(
+                f"unknown cannot_assess strategy {cannot_assess!r}; "
+                f"use one of {', '.join(CANNOT_ASSESS_STRATEGIES)}"
+            )
+        if on_error not in ON_ERROR_MODES:
+            raise ConfigurationError(f"on_error must be 'raise' or 'report', got {on_error!r}")
+        for name, value in (("max_retries", max_retries), ("transport_retries", transport_retries)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigurationError(f"{name} must be a whole number >= 0, got {value!r}")
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or (
+            max_concurrency < 1
+        ):
+            raise ConfigurationError(f"max_concurrency must be >= 1, got {max_concurrency!r}")
+        if retry_base_delay < 0 or retry_max_delay < 0:
+            raise ConfigurationError("retry delays must be >= 0")
+        try:
+            self.scoring_settings = ScoringSettings(
+                normalize=normalize,
+                cannot_assess=cannot_assess,
+                partial_credit=partial_credit,
+                length_penalty=length_penalty,
+            )
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            field_name = ".".join(str(p) for p in problem["loc"]) or "settings"
+            raise ConfigurationError(f"{field_name}: {problem['msg']}") from None
+        self.fallback_verdicts = self._check_fallbacks(default_fallback_verdicts)
+
+        self.generate_fn = generate_fn
+        self.system_prompt = system_prompt if system_prompt is not None else (
+            self.default_system_prompt
+        )
+        self.length_penalty = length_penalty
+        self.normalize = normalize
+        self.max_retries = max_retries
+        self.default_fallback_verdicts = default_fallback_verdicts
+        self.max_concurrency = max_concurrency
+        self.cannot_assess = cannot_assess
+        self.partial_credit = partial_credit
+        self.allow_cannot_assess = allow_cannot_assess
+        self.on_error: OnError = on_error
+        self.retry_policy = RetryPolicy(
+            max_retries=max_retries,
+            transport_retries=transport_retries,
+            base_delay=retry_base_delay,
+            max_delay=retry_max_delay,
+        )
+        self._passes_response_format = _accepts_response_format(generate_fn)
+        # asyncio primitives belong to one event loop; grade_sync may run several loops.
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
+        self._semaphores = weakref.WeakKeyDictionary()
+
+    @staticmethod
+    def _check_fallbacks(
+        fallbacks: DefaultFallbackVerdicts | None,
+    ) -> dict[str, Verdict] | None:
+        if fallbacks is None:
+            return None
+        if not isinstance(fallbacks, dict):
+            raise ConfigurationError("default_fallback_verdicts must be a dict")
+        unknown = set(fallbacks) - {"positive", "negative"}
+        if unknown:
+            raise ConfigurationError(
+                f"default_fallback_verdicts keys must be 'positive'/'negative', got "
+                f"{sorted(unknown)}"
+            )
+        checked = {}
+        for key, value in fallbacks.items():
+            try:
+                checked[key] = Verdict.parse(value)
+            except ValueError as exc:
+                raise ConfigurationError(f"default_fallback_verdicts[{key!r}]: {exc}") from None
+        return checked
+
+    # -- calling the model -----------------------------------------------------------------
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        semaphore = self._semaphores.get(loop)
+        if semaphore is None:
+            semaphore = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
+        return semaphore
+
+    async def generate(
+        self, system_prompt: str, user_prompt: str, *, response_format: dict[str, Any] | None = None
+    ) -> GenerateResult:
+        """One call to ``generate_fn`` under the concurrency bound; a str becomes a result."""
+        async with self._semaphore():
+            if self._passes_response_format and response_format is not None:
+                result = self.generate_fn(
+                    system_prompt, user_prompt, response_format=response_format
+                )
+            else:
+                result = self.generate_fn(system_prompt, user_prompt)
+            if inspect.isawaitable(result):
+                result = await result
+        if isinstance(result, GenerateResult):
+            return result
+        if isinstance(result, str):
+            return GenerateResult(text=result)
+        raise TypeError(
+            f"generate_fn must return a str or a GenerateResult, got {type(result).__name__}"
+        )
+
+    async def _ask(
+        self, user_prompt: str, parse: Callable[[str], T], response_format: dict[str, Any]
+    ) -> CallOutcome[T]:
+        """One judged question with the retry loop (the concurrency bound is per attempt)."""
+        return await call_with_retries(
+            lambda: self.generate(self.system_prompt, user_prompt, response_format=response_format),
+            parse,
+            self.retry_policy,
+        )
+
+    # -- failures ------------------------------------------------------------------------
+    def fallback_for(self, criterion: Criterion) -> Verdict | None:
+        """The configured fallback verdict for this criterion's weight sign (None: none set)."""
+        if self.fallback_verdicts is None:
+            return None
+        key = "negative" if criterion.weight < 0 else "positive"
+        return self.fallback_verdicts.get(key, Verdict.UNMET)
+
+    def _fail(self, what: str, outcome: CallOutcome[Any]) -> None:
+        """Raise for a failure that no fallback covers, when ``on_error="raise"``.
+
+        A ProviderError (bad key, unknown model) is raised as it is: its message already
+        tells the user what to fix, and it is not about one criterion.
+        """
+        if self.on_error != "raise":
+            return
+        if isinstance(outcome.exception, ProviderError):
+            raise outcome.exception
+        raise GradingError(f"{what}: {outcome.error}") from outcome.exception
+
+    # -- the three steps -------------------------------------------------------------------
+    @abstractmethod
+    async def judge(
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+    ) -> Any:
+        """Ask the model and parse its answers."""
+
+    async def aggregate(self, judge_results: Any) -> EvaluationReport:
+        """Turn per-criterion verdicts into a report with the one aggregation function."""
+        judgment = (
+            judge_results
+            if isinstance(judge_results, Judgment)
+            else Judgment(criteria=list(judge_results), reports=list(judge_results))
+        )
+        reports = judgment.reports or []
+        usage, cost = judgment.spend.usage, judgment.spend.cost
+        if any(r.verdict is None for r in reports) or not reports:
+            return EvaluationReport(
+                score=None, report=reports or None, error=judgment.error or "no verdicts",
+                token_usage=usage, completion_cost=cost,
+            )
+        result = aggregate_verdicts(
+            reports,
+            [r.verdict for r in reports if r.verdict is not None],
+            normalize=self.normalize,
+            cannot_assess=self.cannot_assess,
+            partial_credit=self.partial_credit,
+        )
+        error = judgment.error
+        if error is None and result.score is None:
+            error = "nothing left to score: every scored criterion was CANNOT_ASSESS"
+        return EvaluationReport(
+            score=result.score,
+            raw_score=result.raw_score,
+            llm_raw_score=result.raw_score,
+            report=reports,
+            error=error,
+            cannot_assess_count=result.cannot_assess_count,
+            token_usage=usage,
+            completion_cost=cost,
+        )
+
+    async def grade(
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+    ) -> EvaluationReport:
+        """judge -> aggregate -> subtract the length penalty from ``score`` (only)."""
+        criteria = list(getattr(rubric, "rubric", rubric))
+        judge_results = await self.judge(to_grade=to_grade, rubric=criteria, query=query)
+        report = await self.aggregate(judge_results)
+        penalty = final_penalty(self.scoring_settings, to_grade)
+        if penalty is None:
+            return report
+        score = apply_length_penalty(report.score, penalty, normalize=self.normalize)
+        return report.model_copy(update={"score": score, "length_penalty": penalty})
+
+
+def fallback_report(criterion: Criterion, verdict: Verdict, why: str) -> CriterionReport:
+    return CriterionReport(
+        **criterion.model_dump(include={"weight", "requirement", "name", "section"}),
+        verdict=verdict,
+        reason="",
+        error=f"fallback verdict {verdict.value} (the judge gave no usable answer: {why})",
+    )
+
+
+def judged_report(criterion: Criterion, verdict: Verdict | None, reason: str = "",
+                  error: str | None = None) -> CriterionReport:
+    return CriterionReport(
+        **criterion.model_dump(include={"weight", "requirement", "name", "section"}),
+        verdict=verdict,
+        reason=reason,
+        error=error,
+    )

@@ -1,0 +1,68 @@
+"""RubricAsJudgeGrader: one holistic 0-100 score for the whole rubric."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from grading.aggregation import holistic_to_scores
+from grading.autograders.base import Autograder, Judgment, fallback_report
+from grading.parsing import parse_holistic_answer
+from grading.prompts import (
+    RUBRIC_AS_JUDGE_SYSTEM_PROMPT,
+    holistic_response_format,
+    holistic_user_prompt,
+)
+from grading.types import Criterion, EvaluationReport, ToGradeInput
+
+
+class RubricAsJudgeGrader(Autograder):
+    """The judge scores the response as a whole; no per-criterion report."""
+
+    default_system_prompt = RUBRIC_AS_JUDGE_SYSTEM_PROMPT
+
+    async def judge(
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+    ) -> Judgment:
+        criteria = list(rubric)
+        outcome = await self._ask(
+            holistic_user_prompt(criteria, to_grade, query),
+            parse_holistic_answer,
+            holistic_response_format(),
+        )
+        if outcome.ok:
+            score, _reason = outcome.value
+            return Judgment(criteria=criteria, llm_score=score, spend=outcome.spend)
+        if not outcome.fatal and self.fallback_verdicts is not None:
+            reports = []
+            for criterion in criteria:
+                verdict = self.fallback_for(criterion)
+                assert verdict is not None
+                reports.append(fallback_report(criterion, verdict, outcome.error or ""))
+            error = (
+                "the judge gave no usable holistic score; the score aggregates the fallback "
+                f"verdicts instead: {outcome.error}"
+            )
+            return Judgment(criteria=criteria, reports=reports, error=error, spend=outcome.spend)
+        self._fail("holistic judgment", outcome)
+        return Judgment(
+            criteria=criteria,
+            error=f"the judge gave no usable holistic score: {outcome.error}",
+            spend=outcome.spend,
+        )
+
+    async def aggregate(self, judge_results: Any) -> EvaluationReport:
+        judgment: Judgment = judge_results
+        if judgment.llm_score is None:
+            # Fallback verdicts (or nothing) go through the per-criterion aggregation.
+            report = await super().aggregate(judgment)
+            return report.model_copy(update={"report": None, "llm_raw_score": None})
+        result = holistic_to_scores(judgment.criteria, judgment.llm_score, normalize=self.normalize)
+        return EvaluationReport(
+            score=result.score,
+            raw_score=result.raw_score,
+            llm_raw_score=judgment.llm_score,
+            report=None,
+            token_usage=judgment.spend.usage,
+            completion_cost=judgment.spend.cost,
+        )

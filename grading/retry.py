@@ -1,0 +1,206 @@
+"""The retry loop around one judge call: parse retries and transport retries, separately budgeted.
+
+- A ``ParseError`` (unusable answer) is retried at once, up to ``max_retries`` times.
+- A transient transport failure (429, 5xx, timeout, lost connection) is retried after an
+  exponential backoff with full jitter, never sooner than the provider's ``Retry-After``,
+  up to ``transport_retries`` times.
+- A non-transient ``ProviderError`` (bad key, bad request, unknown model) ends the call at once.
+Anything else is a bug and propagates untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from grading.errors import ProviderError, TransientProviderError
+from grading.parsing import ParseError, preview
+from grading.types import GenerateResult, TokenUsage
+
+T = TypeVar("T")
+
+_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+_TRANSIENT_CLASS_NAMES = frozenset({"APIConnectionError", "APITimeoutError"})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try. Delays are in seconds."""
+
+    max_retries: int = 2
+    transport_retries: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 60.0
+
+    def backoff(self, failure: int, retry_after: float | None, rand: Callable[[], float]) -> float:
+        """Delay before retry number ``failure`` (1-based): full jitter, at least Retry-After."""
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (failure - 1))
+        delay = rand() * ceiling
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.max_delay))
+        return delay
+
+
+@dataclass
+class Spend:
+    """Tokens and money spent over several calls. Cost is unknown if any call's cost is."""
+
+    calls: int = 0
+    usage: TokenUsage | None = None
+    _cost: float = 0.0
+    _cost_unknown: bool = False
+
+    def add(self, result: GenerateResult) -> None:
+        self.calls += 1
+        if result.usage is not None:
+            self.usage = result.usage if self.usage is None else self.usage + result.usage
+        if result.cost is None:
+            self._cost_unknown = True
+        else:
+            self._cost += result.cost
+
+    def merge(self, other: Spend) -> None:
+        self.calls += other.calls
+        if other.usage is not None:
+            self.usage = other.usage if self.usage is None else self.usage + other.usage
+        self._cost += other._cost
+        self._cost_unknown = self._cost_unknown or other._cost_unknown
+
+    @property
+    def cost(self) -> float | None:
+        if self.calls == 0 or self._cost_unknown:
+            return None
+        return self._cost
+
+
+@dataclass
+class CallOutcome(Generic[T]):
+    """What came of one judged call after all its attempts.
+
+    ``value`` is set on success. Otherwise ``error`` says what went wrong; ``fatal`` marks a
+    non-transient provider error (configuration trouble that fallback verdicts must not hide).
+    """
+
+    value: T | None = None
+    error: str | None = None
+    fatal: bool = False
+    exception: BaseException | None = None
+    last_raw: str | None = None
+    attempts: int = 0
+    spend: Spend = field(default_factory=Spend)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def parse_retry_after(value: Any) -> float | None:
+    """Seconds to wait from a Retry-After value (seconds or an HTTP date); None if unreadable."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if seconds == seconds else None
+
+
+def retry_after_from_headers(headers: Any) -> float | None:
+    """Read ``retry-after-ms`` or ``retry-after`` from a headers mapping, if any."""
+    if not headers:
+        return None
+    try:
+        lowered = {str(k).lower(): v for k, v in dict(headers).items()}
+    except (TypeError, ValueError):
+        return None
+    if "retry-after-ms" in lowered:
+        ms = parse_retry_after(lowered["retry-after-ms"])
+        if ms is not None:
+            return ms / 1000.0
+    return parse_retry_after(lowered.get("retry-after"))
+
+
+def as_transient(exc: BaseException) -> TransientProviderError | None:
+    """Recognise retryable failures raised by any ``generate_fn``, not only ours."""
+    if isinstance(exc, TransientProviderError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    transient = (
+        isinstance(exc, TimeoutError | ConnectionError)
+        or bool(names & _TRANSIENT_CLASS_NAMES)
+        or (isinstance(status, int) and (status in _TRANSIENT_STATUS or status >= 500))
+    )
+    if not transient:
+        return None
+    response = getattr(exc, "response", None)
+    retry_after = retry_after_from_headers(getattr(response, "headers", None))
+    message = str(exc) or type(exc).__name__
+    return TransientProviderError(
+        message, retry_after=retry_after, status_code=status if isinstance(status, int) else None
+    )
+
+
+async def call_with_retries(
+    call: Callable[[], Awaitable[GenerateResult]],
+    parse: Callable[[str], T],
+    policy: RetryPolicy,
+    *,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    rand: Callable[[], float] = random.random,
+) -> CallOutcome[T]:
+    """Call, parse, and retry as the policy allows; never raises for provider trouble."""
+    outcome: CallOutcome[T] = CallOutcome()
+    parse_failures = 0
+    transport_failures = 0
+    while True:
+        outcome.attempts += 1
+        try:
+            result = await call()
+        except ProviderError as exc:
+            outcome.error, outcome.fatal, outcome.exception = str(exc), True, exc
+            return outcome
+        except Exception as exc:
+            transient = as_transient(exc)
+            if transient is None:
+                status = getattr(exc, "status_code", None)
+                if isinstance(status, int) and 400 <= status < 500:  # an SDK's client error
+                    outcome.error = f"the provider refused the request (HTTP {status}): {exc}"
+                    outcome.fatal, outcome.exception = True, exc
+                    return outcome
+                raise
+            transport_failures += 1
+            if transport_failures > policy.transport_retries:
+                outcome.error = (
+                    f"the provider failed {transport_failures} times in a row; last failure: "
+                    f"{transient}"
+                )
+                outcome.exception = exc
+                return outcome
+            await sleep(policy.backoff(transport_failures, transient.retry_after, rand))
+            continue
+        outcome.spend.add(result)
+        outcome.last_raw = result.text
+        try:
+            outcome.value = parse(result.text)
+        except ParseError as exc:
+            parse_failures += 1
+            if parse_failures > policy.max_retries:
+                outcome.error = (
+                    f"no usable answer after {parse_failures} attempts: {exc}; "
+                    f"last answer: {preview(result.text)!r}"
+                )
+                outcome.exception = exc
+                return outcome
+            continue
+        return outcome
