@@ -23,6 +23,24 @@ def _run_ui(args: argparse.Namespace) -> int:
     return subprocess.call(command, env=os.environ.copy())
 
 
+def _db_upgrade(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from storage.config import database_url, describe_url
+    from storage.migrate import current_revision, upgrade_to_head
+
+    url = args.db or database_url()
+    try:
+        upgrade_to_head(url)
+        revision = current_revision(url)
+    except SQLAlchemyError as exc:
+        print(f"error: cannot upgrade {describe_url(url)}: {exc.__class__.__name__}: "
+              f"{str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
+    print(f"{describe_url(url)} is at schema revision {revision}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rubric-workbench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -30,6 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--host", default="127.0.0.1")
     ui.add_argument("--port", type=int, default=8501)
     ui.set_defaults(func=_run_ui)
+    db = commands.add_parser("db", help="manage the database schema")
+    db_commands = db.add_subparsers(dest="db_command", required=True)
+    upgrade = db_commands.add_parser(
+        "upgrade", help="apply the schema migrations (the app also does this at start-up)")
+    upgrade.add_argument(
+        "--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL or the SQLite file)")
+    upgrade.set_defaults(func=_db_upgrade)
     return parser
 
 

@@ -1,0 +1,58 @@
+"""Engines and session factories; SQLite gets WAL, foreign keys and a busy timeout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from storage.config import database_url
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+SessionFactory = sessionmaker[Session]
+
+
+def _on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cursor.close()
+
+
+def create_db_engine(url: str | None = None, **kwargs: Any) -> Engine:
+    """An engine for ``url`` (default: the configured database URL)."""
+    url = url or database_url()
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        kwargs.setdefault("connect_args", {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        engine = create_engine(url, **kwargs)
+        event.listen(engine, "connect", _on_sqlite_connect)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)
+
+
+def make_session_factory(engine: Engine) -> SessionFactory:
+    # expire_on_commit=False: services convert rows to plain objects after commit.
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def open_database(url: str | None = None, *, migrate: bool = True) -> SessionFactory:
+    """Start-up entry point: migrate the database to head (by default) and return sessions."""
+    url = url or database_url()
+    if migrate:
+        from storage.migrate import upgrade_to_head
+
+        upgrade_to_head(url)
+    return make_session_factory(create_db_engine(url))

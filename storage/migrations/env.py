@@ -1,0 +1,43 @@
+"""Alembic environment: runs on the connection handed over by storage.migrate."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import create_engine
+from sqlalchemy.pool import NullPool
+
+from storage.models import Base
+
+target_metadata = Base.metadata
+
+
+def _run(connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        # SQLite cannot ALTER most things: batch mode recreates the table instead.
+        render_as_batch=True,
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    connection = context.config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    url = context.config.get_main_option("sqlalchemy.url")
+    if not url:
+        from storage.config import database_url
+
+        url = database_url()
+    engine = create_engine(url, poolclass=NullPool)
+    with engine.connect() as connection:
+        _run(connection)
+
+
+if context.is_offline_mode():
+    raise SystemExit("offline (SQL script) migrations are not supported; run them online")
+run_migrations_online()

@@ -1,0 +1,268 @@
+"""The tables, in SQLAlchemy 2.0 typed declarative style."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+
+RUN_STATUSES = ("queued", "running", "done", "failed", "cancelled")
+GRADER_KINDS = ("per_criterion", "one_shot", "rubric_as_judge")
+VERDICTS = ("MET", "UNMET", "CANNOT_ASSESS")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every backend (SQLite stores it naive)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored; use datetime.now(UTC)")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class RubricRow(Base):
+    __tablename__ = "rubrics"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    archived: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    versions: Mapped[list[RubricVersionRow]] = relationship(
+        back_populates="rubric", order_by="RubricVersionRow.number"
+    )
+
+
+class RubricVersionRow(Base):
+    __tablename__ = "rubric_versions"
+    __table_args__ = (UniqueConstraint("rubric_id", "number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rubric_id: Mapped[int] = mapped_column(ForeignKey("rubrics.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Set the first time anything is graded or reviewed with this version; never cleared.
+    frozen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    rubric: Mapped[RubricRow] = relationship(back_populates="versions")
+    criteria: Mapped[list[CriterionRow]] = relationship(
+        back_populates="version", order_by="CriterionRow.position",
+        cascade="all, delete-orphan", passive_deletes=True,
+    )
+
+
+class CriterionRow(Base):
+    __tablename__ = "criteria"
+    __table_args__ = (UniqueConstraint("version_id", "position"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("rubric_versions.id", ondelete="CASCADE")
+    )
+    position: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str | None] = mapped_column(String(200))
+    requirement: Mapped[str] = mapped_column(Text)
+    weight: Mapped[float] = mapped_column(Float)
+    section: Mapped[str | None] = mapped_column(String(200))
+
+    version: Mapped[RubricVersionRow] = relationship(back_populates="criteria")
+
+
+class DatasetRow(Base):
+    __tablename__ = "datasets"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    archived: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ResponseRow(Base):
+    __tablename__ = "responses"
+    # NULL external ids never collide, so responses without one are unconstrained.
+    __table_args__ = (UniqueConstraint("dataset_id", "external_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), index=True
+    )
+    external_id: Mapped[str | None] = mapped_column(String(500))
+    query: Mapped[str | None] = mapped_column(Text)
+    output: Mapped[str] = mapped_column(Text)
+    thinking: Mapped[str | None] = mapped_column(Text)
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSONType, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RunRow(Base):
+    __tablename__ = "grading_runs"
+    __table_args__ = (
+        CheckConstraint(_in("status", RUN_STATUSES), name="status"),
+        CheckConstraint(_in("grader", GRADER_KINDS), name="grader"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    rubric_version_id: Mapped[int] = mapped_column(
+        ForeignKey("rubric_versions.id"), index=True
+    )
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"), index=True)
+    grader: Mapped[str] = mapped_column(String(40))
+    model: Mapped[str] = mapped_column(String(300))
+    # RunSettings as JSON: scoring settings, retries, fallbacks, prompt, api_base. Never keys.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # For the job runner: which worker holds the run and when it last said so.
+    claimed_by: Mapped[str | None] = mapped_column(String(200))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    response_count: Mapped[int] = mapped_column(Integer, default=0)
+    done_count: Mapped[int] = mapped_column(Integer, default=0)
+    failed_count: Mapped[int] = mapped_column(Integer, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    total_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # Sum of the known costs; grades whose cost is unknown are counted, never priced at 0.
+    cost: Mapped[float] = mapped_column(Float, default=0.0)
+    unknown_cost_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RunResponseRow(Base):
+    """The responses a run grades: a whole dataset or a selection, fixed at launch."""
+
+    __tablename__ = "run_responses"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("grading_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    response_id: Mapped[int] = mapped_column(
+        ForeignKey("responses.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+
+
+class GradeRow(Base):
+    __tablename__ = "grades"
+    __table_args__ = (UniqueConstraint("run_id", "response_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id", ondelete="CASCADE"))
+    response_id: Mapped[int] = mapped_column(
+        ForeignKey("responses.id", ondelete="CASCADE"), index=True
+    )
+    score: Mapped[float | None] = mapped_column(Float)
+    raw_score: Mapped[float | None] = mapped_column(Float)
+    llm_raw_score: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+    cannot_assess_count: Mapped[int] = mapped_column(Integer, default=0)
+    length_penalty: Mapped[float | None] = mapped_column(Float)
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer)
+    completion_tokens: Mapped[int | None] = mapped_column(Integer)
+    total_tokens: Mapped[int | None] = mapped_column(Integer)
+    cost: Mapped[float | None] = mapped_column(Float)
+    latency_s: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    criteria: Mapped[list[GradeCriterionRow]] = relationship(
+        order_by="GradeCriterionRow.position", cascade="all, delete-orphan",
+        passive_deletes=True,
+    )
+
+
+class GradeCriterionRow(Base):
+    __tablename__ = "grade_criteria"
+    __table_args__ = (
+        UniqueConstraint("grade_id", "criterion_id"),
+        CheckConstraint(f"verdict IS NULL OR {_in('verdict', VERDICTS)}", name="verdict"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    grade_id: Mapped[int] = mapped_column(ForeignKey("grades.id", ondelete="CASCADE"))
+    criterion_id: Mapped[int] = mapped_column(ForeignKey("criteria.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    verdict: Mapped[str | None] = mapped_column(String(20))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class HumanVerdictRow(Base):
+    """Append-only: a change adds a row with the next ``seq``; the highest ``seq`` is current.
+
+    The unique (response, criterion, seq) key makes two concurrent writers collide instead of
+    silently forking the history; the loser re-reads and appends after the winner.
+    """
+
+    __tablename__ = "human_verdicts"
+    __table_args__ = (
+        UniqueConstraint("response_id", "criterion_id", "seq"),
+        CheckConstraint(_in("verdict", VERDICTS), name="verdict"),
+        Index("ix_human_verdicts_response_version", "response_id", "rubric_version_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    response_id: Mapped[int] = mapped_column(ForeignKey("responses.id"))
+    rubric_version_id: Mapped[int] = mapped_column(ForeignKey("rubric_versions.id"))
+    criterion_id: Mapped[int] = mapped_column(ForeignKey("criteria.id"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    verdict: Mapped[str] = mapped_column(String(20))
+    reviewer: Mapped[str] = mapped_column(String(200))
+    note: Mapped[str] = mapped_column(Text, default="")
+    replaces_id: Mapped[int | None] = mapped_column(ForeignKey("human_verdicts.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,1 @@
+"""Repositories: queries and row changes on a Session they are given. They never commit."""

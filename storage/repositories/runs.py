@@ -1,0 +1,97 @@
+"""Grading runs, the responses they cover, and their grades."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.orm import Session, selectinload
+
+from storage import models as m
+from storage.errors import NotFoundError
+
+
+def get_run(session: Session, run_id: int, *, for_update: bool = False) -> m.RunRow:
+    query = select(m.RunRow).where(m.RunRow.id == run_id)
+    if for_update:
+        query = query.with_for_update()
+    row = session.scalars(query).one_or_none()
+    if row is None:
+        raise NotFoundError(f"grading run {run_id} does not exist")
+    return row
+
+
+def list_runs(
+    session: Session,
+    *,
+    rubric_version_id: int | None = None,
+    dataset_id: int | None = None,
+    statuses: Sequence[str] | None = None,
+) -> list[m.RunRow]:
+    query = select(m.RunRow).order_by(m.RunRow.id)
+    if rubric_version_id is not None:
+        query = query.where(m.RunRow.rubric_version_id == rubric_version_id)
+    if dataset_id is not None:
+        query = query.where(m.RunRow.dataset_id == dataset_id)
+    if statuses:
+        query = query.where(m.RunRow.status.in_(list(statuses)))
+    return list(session.scalars(query))
+
+
+def add_run_responses(session: Session, run_id: int, response_ids: Sequence[int]) -> None:
+    if response_ids:
+        session.execute(
+            insert(m.RunResponseRow), [{"run_id": run_id, "response_id": r} for r in response_ids]
+        )
+
+
+def pending_response_ids(session: Session, run_id: int) -> list[int]:
+    graded = select(m.GradeRow.response_id).where(m.GradeRow.run_id == run_id)
+    return list(session.scalars(
+        select(m.RunResponseRow.response_id)
+        .where(m.RunResponseRow.run_id == run_id, m.RunResponseRow.response_id.not_in(graded))
+        .order_by(m.RunResponseRow.response_id)
+    ))
+
+
+def add_totals(session: Session, run_id: int, **increments: float) -> None:
+    """Atomic ``column = column + n`` updates: concurrent writers never lose a count."""
+    values = {name: getattr(m.RunRow, name) + amount for name, amount in increments.items()}
+    session.execute(update(m.RunRow).where(m.RunRow.id == run_id).values(**values))
+
+
+def get_grade(session: Session, grade_id: int) -> m.GradeRow:
+    row = session.scalars(
+        select(m.GradeRow).where(m.GradeRow.id == grade_id)
+        .options(selectinload(m.GradeRow.criteria))
+    ).one_or_none()
+    if row is None:
+        raise NotFoundError(f"grade {grade_id} does not exist")
+    return row
+
+
+def grades_for_run(
+    session: Session, run_id: int, response_ids: Sequence[int] | None = None
+) -> list[m.GradeRow]:
+    query = (
+        select(m.GradeRow).where(m.GradeRow.run_id == run_id)
+        .options(selectinload(m.GradeRow.criteria)).order_by(m.GradeRow.response_id)
+    )
+    if response_ids is not None:
+        query = query.where(m.GradeRow.response_id.in_(list(response_ids)))
+    return list(session.scalars(query))
+
+
+def grades_for_response(
+    session: Session, response_id: int, rubric_version_id: int | None = None
+) -> list[tuple[m.GradeRow, m.RunRow]]:
+    query = (
+        select(m.GradeRow, m.RunRow)
+        .join(m.RunRow, m.RunRow.id == m.GradeRow.run_id)
+        .where(m.GradeRow.response_id == response_id)
+        .options(selectinload(m.GradeRow.criteria))
+        .order_by(m.GradeRow.run_id)
+    )
+    if rubric_version_id is not None:
+        query = query.where(m.RunRow.rubric_version_id == rubric_version_id)
+    return [(g, r) for g, r in session.execute(query)]

@@ -1,0 +1,68 @@
+"""The settings stored with a grading run. API keys are never part of them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from grading.types import CannotAssessStrategy, LengthPenalty, ScoringSettings
+
+GraderKind = Literal["per_criterion", "one_shot", "rubric_as_judge"]
+# grading's DefaultFallbackVerdicts is a typing.TypedDict, which pydantic refuses on 3.11.
+FallbackVerdicts = dict[
+    Literal["positive", "negative"], Literal["MET", "UNMET", "CANNOT_ASSESS"]
+]
+_SECRET_WORDS = ("api_key", "apikey", "secret", "password", "access_token", "authorization")
+
+
+class RunSettings(BaseModel):
+    """Everything besides rubric, responses, grader and model that defines a run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    normalize: bool = True
+    cannot_assess: CannotAssessStrategy = "skip"
+    partial_credit: float = Field(default=0.5, ge=0.0, le=1.0)
+    length_penalty: LengthPenalty | None = None
+    num_retries: int = Field(default=2, ge=0)
+    fallback_verdicts: FallbackVerdicts | None = None
+    system_prompt: str | None = None
+    api_base: str | None = None
+    # Sampling and provider options passed through to the grader (temperature, ...).
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_secrets(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            found = sorted(_secret_keys(data))
+            if found:
+                raise ValueError(
+                    f"run settings must not contain credentials ({', '.join(found)}); "
+                    "provider keys are read from the environment when the run executes"
+                )
+        return data
+
+    def scoring(self) -> ScoringSettings:
+        """The part of the settings that decides scores, for ``grading.aggregation``."""
+        return ScoringSettings(
+            normalize=self.normalize,
+            cannot_assess=self.cannot_assess,
+            partial_credit=self.partial_credit,
+            length_penalty=self.length_penalty,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def _secret_keys(data: dict[str, Any]) -> set[str]:
+    found: set[str] = set()
+    for key, value in data.items():
+        lowered = str(key).lower().replace("-", "_")
+        if any(word in lowered for word in _SECRET_WORDS):
+            found.add(str(key))
+        if isinstance(value, dict):
+            found |= _secret_keys(value)
+    return found

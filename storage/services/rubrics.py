@@ -1,0 +1,189 @@
+"""Rubrics and versions: create, edit (a frozen version is never changed), import/export,
+archive, delete."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+
+from grading.rubric import Rubric
+from grading.types import Criterion
+from storage import models as m
+from storage.convert import version_info
+from storage.dto import DeletionSummary, RubricInfo, RubricVersionInfo
+from storage.engine import SessionFactory
+from storage.errors import (
+    ConfirmationRequiredError,
+    HumanVerdictsExistError,
+    NameTakenError,
+)
+from storage.repositories import rubrics as repo
+from storage.repositories import verdicts as verdict_repo
+
+
+def _validated(criteria: Sequence[Criterion] | Rubric) -> list[Criterion]:
+    # Rubric() checks emptiness and duplicate names and lists every problem.
+    return list(criteria) if isinstance(criteria, Rubric) else Rubric(list(criteria)).criteria
+
+
+def _clean_name(name: str, what: str) -> str:
+    cleaned = name.strip()
+    if not cleaned:
+        raise NameTakenError(f"a {what} needs a name")
+    return cleaned
+
+
+def create_rubric(
+    sessions: SessionFactory, name: str, criteria: Sequence[Criterion] | Rubric, *,
+    description: str = "", note: str = "",
+) -> RubricVersionInfo:
+    """A new rubric with its first version."""
+    name = _clean_name(name, "rubric")
+    criteria = _validated(criteria)
+    try:
+        with sessions.begin() as session:
+            if repo.find_rubric_by_name(session, name) is not None:
+                raise NameTakenError(f"a rubric named {name!r} already exists; pick another name")
+            rubric = repo.add_rubric(session, name, description)
+            version = repo.add_version(session, rubric, criteria, note)
+            return version_info(version)
+    except IntegrityError:
+        raise NameTakenError(f"a rubric named {name!r} already exists; pick another name") from None
+
+
+def import_rubric(
+    sessions: SessionFactory, name: str, text: str, *, filename: str | None = None,
+    description: str = "",
+) -> RubricVersionInfo:
+    """Create a rubric from YAML or JSON text (raises RubricValidationError listing problems)."""
+    return create_rubric(
+        sessions, name, Rubric.from_text(text, filename=filename), description=description
+    )
+
+
+def export_version(
+    sessions: SessionFactory, version_id: int, fmt: Literal["yaml", "json"] = "yaml"
+) -> str:
+    version = get_version(sessions, version_id)
+    rubric = Rubric(version.to_criteria())
+    return rubric.to_json() if fmt == "json" else rubric.to_yaml()
+
+
+def get_version(sessions: SessionFactory, version_id: int) -> RubricVersionInfo:
+    with sessions() as session:
+        return version_info(repo.get_version(session, version_id))
+
+
+def latest_version(sessions: SessionFactory, rubric_id: int) -> RubricVersionInfo:
+    with sessions() as session:
+        return version_info(repo.latest_version(session, rubric_id))
+
+
+def list_versions(sessions: SessionFactory, rubric_id: int) -> list[RubricVersionInfo]:
+    with sessions() as session:
+        repo.get_rubric(session, rubric_id)
+        return [version_info(v) for v in repo.list_versions(session, rubric_id)]
+
+
+def list_rubrics(sessions: SessionFactory, *, include_archived: bool = False) -> list[RubricInfo]:
+    with sessions() as session:
+        return [
+            RubricInfo(
+                id=row.id, name=row.name, description=row.description, archived=row.archived,
+                created_at=row.created_at, version_count=count, latest_version_id=latest,
+            )
+            for row, count, latest in repo.list_rubrics(session, include_archived=include_archived)
+        ]
+
+
+def save_criteria(
+    sessions: SessionFactory, version_id: int, criteria: Sequence[Criterion] | Rubric, *,
+    note: str = "",
+) -> RubricVersionInfo:
+    """Edit a version's criteria. A frozen version is left as it is and a new version is
+    created instead; the returned version says which one holds the criteria."""
+    criteria = _validated(criteria)
+    with sessions.begin() as session:
+        version = repo.get_version(session, version_id, for_update=True)
+        if version.frozen_at is None:
+            repo.replace_criteria(session, version, criteria)
+            if note:
+                version.note = note
+            session.flush()
+            return version_info(version)
+        return version_info(repo.add_version(session, version.rubric, criteria, note))
+
+
+def freeze_version(sessions: SessionFactory, version_id: int) -> RubricVersionInfo:
+    with sessions.begin() as session:
+        version = repo.get_version(session, version_id, for_update=True)
+        if version.frozen_at is None:
+            version.frozen_at = m.utcnow()
+        return version_info(version)
+
+
+def rename_rubric(sessions: SessionFactory, rubric_id: int, name: str) -> None:
+    name = _clean_name(name, "rubric")
+    try:
+        with sessions.begin() as session:
+            repo.get_rubric(session, rubric_id).name = name
+    except IntegrityError:
+        raise NameTakenError(f"a rubric named {name!r} already exists; pick another name") from None
+
+
+def archive_rubric(sessions: SessionFactory, rubric_id: int, archived: bool = True) -> None:
+    """Hide a rubric from lists; everything it holds stays. The safe alternative to delete."""
+    with sessions.begin() as session:
+        repo.get_rubric(session, rubric_id).archived = archived
+
+
+def delete_rubric(
+    sessions: SessionFactory, rubric_id: int, *, confirm: bool = False,
+    delete_human_verdicts: bool = False,
+) -> DeletionSummary:
+    """Delete a rubric, its versions, runs and grades.
+
+    With results, ``confirm=True`` is required; with human verdicts, also
+    ``delete_human_verdicts=True`` (people's work is never removed silently; archive instead).
+    """
+    with sessions.begin() as session:
+        repo.get_rubric(session, rubric_id)
+        version_ids = list(session.scalars(
+            select(m.RubricVersionRow.id).where(m.RubricVersionRow.rubric_id == rubric_id)
+        ))
+        run_ids = list(session.scalars(
+            select(m.RunRow.id).where(m.RunRow.rubric_version_id.in_(version_ids))
+        ))
+        grade_count = _count_grades(session, run_ids)
+        human_count = verdict_repo.count_for_versions(session, version_ids)
+        summary = DeletionSummary(
+            runs=len(run_ids), grades=grade_count, responses=0, human_verdicts=human_count
+        )
+        if human_count and not delete_human_verdicts:
+            raise HumanVerdictsExistError(
+                f"this rubric has {human_count} human verdicts; archive it instead, or pass "
+                "delete_human_verdicts=True to delete them with it"
+            )
+        if (run_ids or human_count) and not confirm:
+            raise ConfirmationRequiredError(
+                f"this rubric has {len(run_ids)} grading runs with {grade_count} grades; "
+                "confirm the deletion (confirm=True) or archive it instead"
+            )
+        session.execute(delete(m.HumanVerdictRow)
+                        .where(m.HumanVerdictRow.rubric_version_id.in_(version_ids)))
+        session.execute(delete(m.RunRow).where(m.RunRow.id.in_(run_ids)))
+        session.execute(delete(m.RubricRow).where(m.RubricRow.id == rubric_id))
+        return summary
+
+
+def _count_grades(session, run_ids: list[int]) -> int:
+    from sqlalchemy import func
+
+    if not run_ids:
+        return 0
+    return session.scalar(
+        select(func.count()).select_from(m.GradeRow).where(m.GradeRow.run_id.in_(run_ids))
+    ) or 0

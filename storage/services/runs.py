@@ -1,0 +1,234 @@
+"""Grading runs: launch, status changes, and grades recorded one at a time as they complete."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from grading.errors import ConfigurationError
+from grading.types import EvaluationReport
+from storage import models as m
+from storage.convert import grade_info, run_info
+from storage.dto import GradeInfo, RunInfo
+from storage.engine import SessionFactory
+from storage.errors import GradeExistsError, InvalidStateError, NotFoundError
+from storage.repositories import datasets as dataset_repo
+from storage.repositories import rubrics as rubric_repo
+from storage.repositories import runs as repo
+from storage.run_settings import RunSettings
+
+ACTIVE = ("queued", "running")
+
+
+def _settings(settings: RunSettings | Mapping[str, Any] | None) -> RunSettings:
+    if isinstance(settings, RunSettings):
+        return settings
+    try:
+        return RunSettings.model_validate(dict(settings or {}))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigurationError(f"invalid run settings: {problems}") from None
+
+
+def create_run(
+    sessions: SessionFactory, *, rubric_version_id: int, dataset_id: int, grader: str,
+    model: str, settings: RunSettings | Mapping[str, Any] | None = None,
+    response_ids: Sequence[int] | None = None, name: str = "",
+) -> RunInfo:
+    """Queue a run over a dataset (or a selection of it); freezes the rubric version."""
+    if grader not in m.GRADER_KINDS:
+        raise ConfigurationError(
+            f"unknown grader {grader!r}; use one of {', '.join(m.GRADER_KINDS)}")
+    if not model.strip():
+        raise ConfigurationError("a run needs a model name (e.g. 'openai/gpt-4o-mini')")
+    run_settings = _settings(settings)
+    with sessions.begin() as session:
+        version = rubric_repo.get_version(session, rubric_version_id, for_update=True)
+        dataset_repo.get_dataset(session, dataset_id)
+        in_dataset = dataset_repo.response_ids(session, dataset_id)
+        if response_ids is None:
+            chosen = in_dataset
+        else:
+            chosen = list(dict.fromkeys(response_ids))
+            outside = sorted(set(chosen) - set(in_dataset))
+            if outside:
+                raise NotFoundError(
+                    f"responses {', '.join(map(str, outside[:10]))} are not in dataset "
+                    f"{dataset_id}")
+        if not chosen:
+            raise InvalidStateError("there are no responses to grade in this selection")
+        if version.frozen_at is None:
+            version.frozen_at = m.utcnow()
+        run = m.RunRow(
+            name=name, rubric_version_id=version.id, dataset_id=dataset_id, grader=grader,
+            model=model.strip(), settings=run_settings.to_json(), status="queued",
+            response_count=len(chosen),
+        )
+        session.add(run)
+        session.flush()
+        repo.add_run_responses(session, run.id, chosen)
+        return run_info(run)
+
+
+def get_run(sessions: SessionFactory, run_id: int) -> RunInfo:
+    with sessions() as session:
+        return run_info(repo.get_run(session, run_id))
+
+
+def list_runs(
+    sessions: SessionFactory, *, rubric_version_id: int | None = None,
+    dataset_id: int | None = None, statuses: Sequence[str] | None = None,
+) -> list[RunInfo]:
+    with sessions() as session:
+        return [run_info(r) for r in repo.list_runs(
+            session, rubric_version_id=rubric_version_id, dataset_id=dataset_id,
+            statuses=statuses)]
+
+
+def pending_response_ids(sessions: SessionFactory, run_id: int) -> list[int]:
+    """Responses of the run without a stored grade: what a (resumed) run still has to do."""
+    with sessions() as session:
+        repo.get_run(session, run_id)
+        return repo.pending_response_ids(session, run_id)
+
+
+def _transition(
+    sessions: SessionFactory, run_id: int, allowed_from: Sequence[str], to: str,
+    **changes: Any,
+) -> RunInfo:
+    with sessions.begin() as session:
+        run = repo.get_run(session, run_id, for_update=True)
+        if run.status not in allowed_from:
+            raise InvalidStateError(
+                f"run {run_id} is {run.status}; it cannot become {to}")
+        run.status = to
+        for key, value in changes.items():
+            setattr(run, key, value)
+        if to == "running" and run.started_at is None:
+            run.started_at = m.utcnow()
+        if to in ("done", "failed", "cancelled"):
+            run.finished_at = m.utcnow()
+        return run_info(run)
+
+
+def start_run(sessions: SessionFactory, run_id: int, *, worker: str | None = None) -> RunInfo:
+    """queued (or running, on resume) -> running."""
+    return _transition(sessions, run_id, ACTIVE, "running", claimed_by=worker,
+                       heartbeat_at=m.utcnow())
+
+
+def heartbeat(sessions: SessionFactory, run_id: int, *, worker: str | None = None) -> None:
+    with sessions.begin() as session:
+        run = repo.get_run(session, run_id)
+        run.heartbeat_at = m.utcnow()
+        if worker is not None:
+            run.claimed_by = worker
+
+
+def finish_run(sessions: SessionFactory, run_id: int) -> RunInfo:
+    return _transition(sessions, run_id, ("running",), "done")
+
+
+def fail_run(sessions: SessionFactory, run_id: int, error: str) -> RunInfo:
+    """The run cannot work at all (e.g. no credentials); ``error`` says what to do."""
+    return _transition(sessions, run_id, ACTIVE, "failed", error=error)
+
+
+def cancel_run(sessions: SessionFactory, run_id: int) -> RunInfo:
+    return _transition(sessions, run_id, ACTIVE, "cancelled")
+
+
+def requeue_run(sessions: SessionFactory, run_id: int) -> RunInfo:
+    """Put a failed or cancelled run back in the queue; only ungraded responses run again."""
+    return _transition(sessions, run_id, ("failed", "cancelled"), "queued", error=None,
+                       finished_at=None, claimed_by=None)
+
+
+def record_grade(
+    sessions: SessionFactory, run_id: int, response_id: int, report: EvaluationReport,
+    latency_s: float | None = None,
+) -> GradeInfo:
+    """Store one completed grade and add it to the run's totals, in one transaction.
+
+    ``report.report`` (when present) lists one CriterionReport per criterion of the run's
+    rubric version, in order. A second grade for the same (run, response) raises
+    GradeExistsError, so a resumed or doubly-claimed run never stores a duplicate.
+    """
+    try:
+        with sessions.begin() as session:
+            run = repo.get_run(session, run_id)
+            if session.get(m.RunResponseRow, (run_id, response_id)) is None:
+                raise NotFoundError(f"response {response_id} is not part of run {run_id}")
+            criteria = list(session.scalars(
+                select(m.CriterionRow).where(m.CriterionRow.version_id == run.rubric_version_id)
+                .order_by(m.CriterionRow.position)))
+            grade = _grade_row(run_id, response_id, report, latency_s, criteria)
+            session.add(grade)
+            session.flush()
+            usage = report.token_usage
+            failed = report.score is None and report.error is not None
+            repo.add_totals(
+                session, run_id,
+                done_count=0 if failed else 1, failed_count=1 if failed else 0,
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                total_tokens=usage.total_tokens if usage else 0,
+                cost=report.completion_cost or 0.0,
+                unknown_cost_count=1 if report.completion_cost is None else 0,
+            )
+            return grade_info(grade)
+    except IntegrityError:
+        raise GradeExistsError(
+            f"run {run_id} already has a grade for response {response_id}") from None
+
+
+def _grade_row(
+    run_id: int, response_id: int, report: EvaluationReport, latency_s: float | None,
+    criteria: list[m.CriterionRow],
+) -> m.GradeRow:
+    usage = report.token_usage
+    grade = m.GradeRow(
+        run_id=run_id, response_id=response_id, score=report.score,
+        raw_score=report.raw_score, llm_raw_score=report.llm_raw_score, error=report.error,
+        cannot_assess_count=report.cannot_assess_count, length_penalty=report.length_penalty,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        total_tokens=usage.total_tokens if usage else None,
+        cost=report.completion_cost, latency_s=latency_s, created_at=m.utcnow(),
+    )
+    if report.report is None:
+        return grade
+    if len(report.report) != len(criteria):
+        raise ValueError(
+            f"the report has {len(report.report)} criteria but the rubric version has "
+            f"{len(criteria)}")
+    for position, (item, criterion) in enumerate(zip(report.report, criteria, strict=True)):
+        if item.requirement != criterion.requirement or item.weight != criterion.weight:
+            raise ValueError(
+                f"report criterion {position + 1} does not match the rubric version "
+                f"({item.requirement[:60]!r} vs {criterion.requirement[:60]!r})")
+        grade.criteria.append(m.GradeCriterionRow(
+            criterion_id=criterion.id, position=position,
+            verdict=None if item.verdict is None else item.verdict.value,
+            reason=item.reason or "", error=item.error,
+        ))
+    return grade
+
+
+def list_grades(
+    sessions: SessionFactory, run_id: int, response_ids: Sequence[int] | None = None
+) -> list[GradeInfo]:
+    with sessions() as session:
+        repo.get_run(session, run_id)
+        return [grade_info(g) for g in repo.grades_for_run(session, run_id, response_ids)]
+
+
+def get_grade(sessions: SessionFactory, grade_id: int) -> GradeInfo:
+    with sessions() as session:
+        return grade_info(repo.get_grade(session, grade_id))
