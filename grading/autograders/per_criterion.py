@@ -67,7 +67,8 @@ class PerCriterionGrader(Autograder):
                     for index, criterion in enumerate(criteria, start=1)
                 ]
         except BaseExceptionGroup as failures:
-            raise first_error(failures) from failures
+            error = first_error(failures)
+            raise error from error.__cause__  # keep its own cause, drop the group wrapper
 
         spend = Spend()
         reports: list[CriterionReport] = []

@@ -1,0 +1,240 @@
+"""A local OpenAI-compatible chat-completions server for tests.
+
+litellm talks to it over real HTTP (``openai/<model>`` with ``api_base=url + "/v1"``), so the
+whole adapter path is exercised: request building, structured output, status codes, headers,
+timeouts. Replies are scripted per test; what the server saw is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+
+@dataclass
+class Reply:
+    """One scripted answer. ``hang`` holds the request open that long (or until reset)."""
+
+    content: str | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    error_message: str = "scripted error"
+    delay: float = 0.0
+    hang: float | None = None
+    usage: dict[str, int] | None = None
+
+
+ReplyFn = Callable[[dict[str, Any]], "Reply | str"]
+
+_NUMBERED_CRITERION = re.compile(r'<criterion number="(\d+)"')
+
+
+def judge_reply(body: dict[str, Any]) -> Reply:
+    """A well-behaved judge: a valid answer for whichever grader's schema was requested."""
+    schema_name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
+    prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    if schema_name == "holistic_score" or ('"score"' in prompt and "0 to 100" in prompt):
+        return Reply(json.dumps({"score": 80, "reason": "mostly there"}))
+    numbers = _NUMBERED_CRITERION.findall(prompt)
+    if schema_name == "criteria_verdicts" or len(numbers) > 1:
+        answers = [{"number": int(n), "verdict": "MET", "reason": "ok"} for n in numbers]
+        return Reply(json.dumps({"criteria": answers}))
+    return Reply(json.dumps({"verdict": "MET", "reason": "the response does this"}))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+    allow_reuse_address = True
+
+
+class FakeProvider:
+    """Start with ``start()``, point litellm at ``url + "/v1"``, ``stop()`` when done."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.reset()
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> FakeProvider:
+        self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._release.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "start() the fake provider first"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def api_base(self) -> str:
+        return self.url + "/v1"
+
+    def reset(self) -> None:
+        """Forget the script and counters; release any request still hanging."""
+        with self._lock:
+            old = getattr(self, "_release", None)
+            if old is not None:
+                old.set()
+            self._release = threading.Event()
+            self.script: deque[Reply] = deque()
+            self.default: ReplyFn = judge_reply
+            self.latency = 0.0
+            self.max_concurrency: int | None = None
+            self.over_limit_retry_after = "0"
+            self.required_api_key: str | None = None
+            self.requests = 0
+            self.in_flight = 0
+            self.max_in_flight = 0
+            self.rate_limited = 0
+            self.bodies: list[dict[str, Any]] = []
+            self.headers_seen: list[dict[str, str]] = []
+            self.request_times: list[float] = []
+
+    # -- scripting ---------------------------------------------------------------------
+    def enqueue(self, *replies: Reply | str) -> None:
+        """Answer the next requests with these replies, in order, then fall back to default."""
+        with self._lock:
+            for reply in replies:
+                self.script.append(Reply(reply) if isinstance(reply, str) else reply)
+
+    @property
+    def last_body(self) -> dict[str, Any]:
+        return self.bodies[-1]
+
+    # -- serving (called from handler threads) ------------------------------------------
+    def _begin(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests += 1
+            self.bodies.append(body)
+            self.headers_seen.append(headers)
+            self.request_times.append(time.monotonic())
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if self.required_api_key is not None and (
+                headers.get("authorization") != f"Bearer {self.required_api_key}"
+            ):
+                return Reply(status=401, error_message="Incorrect API key provided")
+            if self.max_concurrency is not None and self.in_flight > self.max_concurrency:
+                self.rate_limited += 1
+                return Reply(
+                    status=429,
+                    headers={"Retry-After": self.over_limit_retry_after},
+                    error_message="too many concurrent requests",
+                )
+            if self.script:
+                return self.script.popleft()
+            default = self.default
+        reply = default(body)
+        return Reply(reply) if isinstance(reply, str) else reply
+
+    def _end(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    usage = reply.usage or {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content or ""},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": usage,
+    }
+
+
+def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send(400, {"error": {"message": "body is not JSON"}})
+                return
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            reply = provider._begin(body, headers)
+            release = provider._release
+            try:
+                if reply.hang is not None:
+                    release.wait(reply.hang)
+                wait = provider.latency + reply.delay
+                if wait:
+                    release.wait(wait)
+                if reply.status == 200:
+                    self._send(200, _completion(body, reply), reply.headers)
+                else:
+                    error = {"message": reply.error_message, "type": "fake_error",
+                             "code": str(reply.status)}
+                    self._send(reply.status, {"error": error}, reply.headers)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout): nothing to answer
+            finally:
+                provider._end()
+
+        def _send(self, status: int, payload: dict[str, Any],
+                  headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+# -- pytest fixtures: import them into a conftest.py to use them ------------------------------
+@pytest.fixture(scope="session")
+def fake_provider_server():
+    """One server for the whole session (starting one per test is slow under load)."""
+    server = FakeProvider().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_provider(fake_provider_server):
+    """The session server with a clean script and counters for this test."""
+    fake_provider_server.reset()
+    yield fake_provider_server
+    fake_provider_server.reset()  # also releases requests a test left hanging
