@@ -2,7 +2,23 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="Rubric Workbench", layout="wide")
+from ui.state import init_state
 
-pages = [st.Page("app_pages/home.py", title="Home", default=True)]
+st.set_page_config(page_title="Rubric Workbench", page_icon="⚖️", layout="wide")
+init_state()
+
+pages = {
+    "Workbench": [
+        st.Page("app_pages/home.py", title="Start", icon="🏠", default=True),
+        st.Page("app_pages/rubrics.py", title="Rubrics", icon="📋"),
+        st.Page("app_pages/responses.py", title="Responses", icon="📄"),
+        st.Page("app_pages/grade.py", title="Grade", icon="▶️"),
+        st.Page("app_pages/results.py", title="Results", icon="📊"),
+        st.Page("app_pages/review.py", title="Review", icon="✅"),
+        st.Page("app_pages/agreement.py", title="Agreement", icon="🤝"),
+    ],
+    "Configuration": [
+        st.Page("app_pages/settings.py", title="Settings", icon="⚙️"),
+    ],
+}
 st.navigation(pages).run()

@@ -1,0 +1,6 @@
+"""Responses page (being built)."""
+
+import streamlit as st
+
+st.title("Responses")
+st.info("This page is being built.")

@@ -1,0 +1,6 @@
+"""Settings page (being built)."""
+
+import streamlit as st
+
+st.title("Settings")
+st.info("This page is being built.")
