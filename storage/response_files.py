@@ -80,12 +80,11 @@ def detect_format(filename: str | None, text: str) -> FileFormat:
     if stripped.startswith("["):
         return "json"
     if stripped.startswith("{"):
-        first = stripped.split("\n", 1)[0]
         try:
-            json.loads(first)
-            return "jsonl"
+            whole = json.loads(stripped)
         except ValueError:
-            return "json"
+            return "jsonl"  # several objects, one per line
+        return "json" if isinstance(whole, dict) and "responses" in whole else "jsonl"
     return "csv"
 
 

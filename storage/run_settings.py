@@ -26,6 +26,7 @@ class RunSettings(BaseModel):
     partial_credit: float = Field(default=0.5, ge=0.0, le=1.0)
     length_penalty: LengthPenalty | None = None
     num_retries: int = Field(default=2, ge=0)
+    allow_cannot_assess: bool = False
     fallback_verdicts: FallbackVerdicts | None = None
     system_prompt: str | None = None
     api_base: str | None = None
@@ -52,6 +53,20 @@ class RunSettings(BaseModel):
             partial_credit=self.partial_credit,
             length_penalty=self.length_penalty,
         )
+
+    def grader_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for a ``grading.autograders`` grader built from these settings."""
+        return {
+            "normalize": self.normalize,
+            "cannot_assess": self.cannot_assess,
+            "partial_credit": self.partial_credit,
+            "length_penalty": self.length_penalty,
+            "max_retries": self.num_retries,
+            "allow_cannot_assess": self.allow_cannot_assess,
+            "default_fallback_verdicts": dict(self.fallback_verdicts)
+            if self.fallback_verdicts else None,
+            "system_prompt": self.system_prompt,
+        }
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -62,7 +62,7 @@ def current_for_responses(
             .group_by(m.HumanVerdictRow.response_id, m.HumanVerdictRow.criterion_id)
             .subquery()
         )
-        found.extend(session.execute(
+        found.extend((row, prev) for row, prev in session.execute(
             select(m.HumanVerdictRow, previous)
             .join(newest, and_(
                 newest.c.response_id == m.HumanVerdictRow.response_id,
@@ -70,7 +70,7 @@ def current_for_responses(
                 newest.c.seq == m.HumanVerdictRow.seq,
             ))
             .outerjoin(previous, previous.id == m.HumanVerdictRow.replaces_id)
-        ).tuples())
+        ))
     return found
 
 

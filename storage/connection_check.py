@@ -1,0 +1,121 @@
+"""Which provider keys are present (names only) and a one-call "test connection"."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from grading.errors import ProviderError, TransientProviderError
+from grading.llm import API_BASE_ENV, API_KEY_ENV, LiteLLMGenerate, key_env_var
+from storage.model_presets import ModelPreset
+
+# The variables litellm reads for the common providers, plus the workbench's own.
+KNOWN_KEY_VARIABLES: tuple[str, ...] = (
+    API_KEY_ENV, "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+    "AZURE_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY",
+    "TOGETHERAI_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "COHERE_API_KEY",
+)
+_KEY_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
+
+
+@dataclass(frozen=True)
+class KeyVariable:
+    name: str
+    present: bool
+
+
+@dataclass(frozen=True)
+class ConnectionResult:
+    ok: bool
+    message: str
+    latency_s: float | None = None
+
+
+def key_variables() -> tuple[KeyVariable, ...]:
+    """Known key variables and any other ``*_API_KEY`` set; names and presence, never values."""
+    present = {name for name, value in os.environ.items()
+               if _KEY_NAME.match(name) and value.strip()}
+    names = list(KNOWN_KEY_VARIABLES) + sorted(present - set(KNOWN_KEY_VARIABLES))
+    return tuple(KeyVariable(name, name in present) for name in names)
+
+
+def needed_key_variable(preset: ModelPreset) -> str:
+    """The variable a preset's key is read from (a local api_base uses the workbench's own)."""
+    return API_KEY_ENV if preset.api_base else key_env_var(preset.model)
+
+
+def default_api_base() -> str | None:
+    return os.environ.get(API_BASE_ENV) or None
+
+
+# One long-lived loop for the checks: litellm keeps async clients bound to the loop that
+# made them, so a fresh asyncio.run() per click would leave dead clients behind.
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _run(coro: Coroutine[Any, Any, Any], timeout: float) -> Any:
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="connection-check",
+                             daemon=True).start()
+    return asyncio.run_coroutine_threadsafe(coro, _loop).result(timeout)
+
+
+def check_connection(preset: ModelPreset, *, timeout: float = 20.0) -> ConnectionResult:
+    """Make one tiny call to the preset's model; say in plain words what went wrong if it fails."""
+    generate = LiteLLMGenerate(preset.model, api_base=preset.api_base, timeout=timeout,
+                               structured_output=False, max_tokens=5)
+    missing = _missing_key(preset)
+    if missing:
+        return ConnectionResult(False, missing)
+    started = time.monotonic()
+    try:
+        _run(generate("You are a connection check.", "Reply with the word OK."), timeout + 5)
+    except (ProviderError, TransientProviderError) as exc:
+        return ConnectionResult(False, _plain(str(exc), preset))
+    except TimeoutError:
+        return ConnectionResult(False, f"{preset.label} did not answer within {timeout:g} s. "
+                                       "Check that the server is running and reachable.")
+    except Exception as exc:  # noqa: BLE001 - a diagnostic: report anything, never a traceback
+        return ConnectionResult(
+            False, f"The call to {preset.label} failed ({type(exc).__name__}). "
+                   "Check the model name (litellm spells it provider/model) and the api_base."
+        )
+    latency = time.monotonic() - started
+    return ConnectionResult(True, f"{preset.label} answered in {latency:.1f} s.", latency)
+
+
+def _missing_key(preset: ModelPreset) -> str | None:
+    """Say so before calling when a cloud provider's key is plainly absent."""
+    if preset.api_base or os.environ.get(API_KEY_ENV, "").strip():
+        return None
+    name = key_env_var(preset.model)
+    if name in KNOWN_KEY_VARIABLES and not os.environ.get(name, "").strip():
+        return (f"No API key for {preset.model}: set {name} in the environment of the "
+                "process that runs the app, then restart it.")
+    return None
+
+
+def _plain(message: str, preset: ModelPreset) -> str:
+    """The provider error with a next step for the failures people hit most."""
+    text = message.rstrip(".") + "."
+    lowered = text.lower()
+    if "provider not provided" in lowered:
+        return (f"litellm does not know which provider serves {preset.model!r}: write the "
+                "model as provider/model, e.g. openai/gpt-4.1-mini, or openai/<name> for a "
+                "local OpenAI-compatible server.")
+    if any(hint in lowered for hint in ("connection error", "cannot connect", "connect call",
+                                        "name or service")):
+        where = preset.api_base or "the provider"
+        return (f"Could not reach {where}. Check that the server is running, that the "
+                "address is right and that this machine can reach it.")
+    return text

@@ -1,0 +1,88 @@
+"""Concurrent writers on real connections: no verdict, grade or count is lost or doubled."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from grading.types import EvaluationReport, TokenUsage
+from storage.errors import GradeExistsError, StaleVerdictError
+from storage.services import reviews, runs
+from tests.storage.helpers import make_dataset, make_rubric, make_run
+
+WRITERS = 6
+
+
+def _together(count: int, work: Callable[[int], object]) -> list[object]:
+    """Run ``work(i)`` in ``count`` threads released at the same moment; exceptions returned."""
+    barrier = threading.Barrier(count)
+
+    def run(i: int) -> object:
+        barrier.wait()
+        try:
+            return work(i)
+        except Exception as exc:  # collected and asserted on by the test
+            return exc
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(run, range(count)))
+
+
+def test_concurrent_reviewers_all_land_in_the_history(sessions):
+    version = make_rubric(sessions)
+    _, [response, *_] = make_dataset(sessions)
+    criterion = version.criteria[0]
+
+    results = _together(WRITERS, lambda i: reviews.set_human_verdict(
+        sessions, response_id=response.id, criterion_id=criterion.id,
+        verdict="MET" if i % 2 else "UNMET", reviewer=f"reviewer{i}"))
+
+    assert not [r for r in results if isinstance(r, Exception)], results
+    history = reviews.verdict_history(sessions, response.id)
+    assert sorted(h.reviewer for h in history) == sorted(f"reviewer{i}" for i in range(WRITERS))
+    # one linear chain: each verdict replaces the one before it, none is skipped
+    assert [h.seq for h in history] == list(range(1, WRITERS + 1))
+    assert [h.replaces_id for h in history] == [None, *[h.id for h in history[:-1]]]
+    assert [h.previous_verdict for h in history[1:]] == [h.verdict for h in history[:-1]]
+    current = reviews.current_verdicts(sessions, response.id, version.id)[criterion.id]
+    assert current == history[-1]
+
+
+def test_concurrent_saves_from_the_same_stale_form_let_exactly_one_through(sessions):
+    version = make_rubric(sessions)
+    _, [response, *_] = make_dataset(sessions)
+    criterion = version.criteria[2]
+    shown = reviews.set_human_verdict(sessions, response_id=response.id,
+                                      criterion_id=criterion.id, verdict="MET",
+                                      reviewer="first")
+
+    results = _together(WRITERS, lambda i: reviews.set_human_verdict(
+        sessions, response_id=response.id, criterion_id=criterion.id, verdict="UNMET",
+        reviewer=f"reviewer{i}", expected_current_id=shown.id))
+
+    saved = [r for r in results if not isinstance(r, Exception)]
+    stale = [r for r in results if isinstance(r, StaleVerdictError)]
+    assert len(saved) == 1 and len(stale) == WRITERS - 1, results
+    assert all(s.current_id == saved[0].id for s in stale)
+    assert len(reviews.verdict_history(sessions, response.id)) == 2
+
+
+def test_concurrent_grades_keep_exact_totals_and_no_duplicates(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=WRITERS)
+    run = make_run(sessions, version.id, dataset.id)
+    report = EvaluationReport(
+        score=0.5, raw_score=1.0, completion_cost=0.25,
+        token_usage=TokenUsage(prompt_tokens=7, completion_tokens=3, total_tokens=10))
+
+    results = _together(WRITERS * 2, lambda i: runs.record_grade(
+        sessions, run.id, responses[i % WRITERS].id, report, latency_s=0.1))
+
+    duplicates = [r for r in results if isinstance(r, GradeExistsError)]
+    assert len(duplicates) == WRITERS, results
+    assert len(runs.list_grades(sessions, run.id)) == WRITERS
+    totals = runs.get_run(sessions, run.id)
+    assert (totals.done_count, totals.total_tokens, totals.cost) == (
+        WRITERS, 10 * WRITERS, 0.25 * WRITERS)
+    assert runs.pending_response_ids(sessions, run.id) == []

@@ -1,0 +1,153 @@
+"""Grading runs and grades: settings, status, grades written one at a time, resume, totals."""
+
+from __future__ import annotations
+
+import pytest
+
+from grading.errors import ConfigurationError
+from grading.types import CriterionReport, EvaluationReport, LengthPenalty, Verdict
+from storage.errors import GradeExistsError, InvalidStateError, NotFoundError
+from storage.run_settings import RunSettings
+from storage.services import runs
+from tests.storage.helpers import CRITERIA, make_dataset, make_rubric, make_run
+from tests.storage.judges import ScriptedJudge, grade
+
+V = Verdict
+
+
+def test_run_round_trip_with_every_setting(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=4)
+    settings = RunSettings(
+        normalize=False, cannot_assess="partial", partial_credit=0.25,
+        length_penalty=LengthPenalty(free_budget=10, max_cap=50, penalty_at_cap=2.0,
+                                     penalty_type="OUTPUT_ONLY"),
+        num_retries=4, allow_cannot_assess=True,
+        fallback_verdicts={"positive": "UNMET", "negative": "MET"},
+        system_prompt="Be strict.", api_base="http://127.0.0.1:8000/v1",
+        extra={"temperature": 0.0, "max_tokens": 400},
+    )
+    run = runs.create_run(
+        sessions, rubric_version_id=version.id, dataset_id=dataset.id, grader="one_shot",
+        model="openai/judge", settings=settings, name="strict judge",
+        response_ids=[responses[3].id, responses[1].id],
+    )
+    assert runs.get_run(sessions, run.id) == run
+    assert run.settings == settings and run.settings.scoring().cannot_assess == "partial"
+    assert (run.status, run.grader, run.model, run.name) == (
+        "queued", "one_shot", "openai/judge", "strict judge")
+    assert run.response_count == 2 and run.created_at.tzinfo is not None
+    assert runs.pending_response_ids(sessions, run.id) == sorted(
+        [responses[1].id, responses[3].id])
+    assert runs.list_runs(sessions, dataset_id=dataset.id) == [run]
+    assert runs.list_runs(sessions, statuses=["done"]) == []
+
+
+@pytest.mark.parametrize("settings", [
+    {"api_key": "sk-123"},
+    {"extra": {"OPENAI_API_KEY": "sk-123"}},
+    {"extra": {"headers": {"Authorization": "Bearer x"}}},
+])
+def test_run_settings_never_hold_credentials(sessions, settings):
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions)
+    with pytest.raises(ConfigurationError, match="credentials"):
+        make_run(sessions, version.id, dataset.id, **settings)
+    assert runs.list_runs(sessions) == []
+
+
+def test_unknown_grader_strategy_or_selection_is_refused(sessions):
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions)
+    with pytest.raises(ConfigurationError, match="unknown grader"):
+        make_run(sessions, version.id, dataset.id, grader="vibes")
+    with pytest.raises(ConfigurationError, match="cannot_assess"):
+        make_run(sessions, version.id, dataset.id, cannot_assess="ignore")
+    _other, [foreign, *_] = make_dataset(sessions, "Other")
+    with pytest.raises(NotFoundError, match="not in dataset"):
+        runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                        grader="per_criterion", model="m", response_ids=[foreign.id])
+    assert runs.list_runs(sessions) == []
+
+
+def test_grades_are_stored_as_they_complete_and_resume_skips_them(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=3)
+    run = make_run(sessions, version.id, dataset.id, allow_cannot_assess=True)
+    runs.start_run(sessions, run.id, worker="w1")
+    judge = ScriptedJudge(CRITERIA, {"r0": [V.MET, V.UNMET, V.CANNOT_ASSESS, V.UNMET]})
+    report = grade("per_criterion", run.settings, CRITERIA, "[r0] answer", judge)
+    stored = runs.record_grade(sessions, run.id, responses[0].id, report, latency_s=1.5)
+
+    assert (stored.score, stored.raw_score, stored.llm_raw_score) == (
+        report.score, report.raw_score, report.llm_raw_score)
+    assert (stored.total_tokens, stored.cost, stored.latency_s) == (240, 0.004, 1.5)
+    assert [(c.verdict, c.reason) for c in stored.criteria] == [
+        (r.verdict, r.reason) for r in report.report]
+    assert [c.criterion_id for c in stored.criteria] == [c.id for c in version.criteria]
+    assert runs.get_grade(sessions, stored.id) == stored
+    assert runs.list_grades(sessions, run.id) == [stored]
+    # a restarted worker grades only what is missing
+    assert runs.pending_response_ids(sessions, run.id) == [r.id for r in responses[1:]]
+    progress = runs.get_run(sessions, run.id)
+    assert (progress.status, progress.done_count, progress.failed_count) == ("running", 1, 0)
+    assert (progress.total_tokens, progress.cost) == (240, pytest.approx(0.004))
+    with pytest.raises(GradeExistsError):
+        runs.record_grade(sessions, run.id, responses[0].id, report)
+    assert runs.get_run(sessions, run.id).done_count == 1
+
+
+def test_failed_grades_and_unknown_costs_are_counted_not_invented(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=2)
+    run = make_run(sessions, version.id, dataset.id)
+    failed = EvaluationReport(score=None, error="provider timed out after 3 attempts")
+    stored = runs.record_grade(sessions, run.id, responses[0].id, failed)
+    assert (stored.score, stored.error, stored.cost, stored.total_tokens) == (
+        None, "provider timed out after 3 attempts", None, None)
+    partial = EvaluationReport(score=None, error="judge failed on 'cites'", report=[
+        CriterionReport(**c.model_dump(), verdict=None if i == 1 else V.MET,
+                        error="no answer" if i == 1 else None)
+        for i, c in enumerate(CRITERIA)])
+    stored = runs.record_grade(sessions, run.id, responses[1].id, partial)
+    assert stored.criteria[1].verdict is None and stored.criteria[1].error == "no answer"
+    progress = runs.get_run(sessions, run.id)
+    assert (progress.done_count, progress.failed_count, progress.unknown_cost_count) == (0, 2, 2)
+    assert progress.cost == 0
+
+
+def test_a_report_for_another_rubric_is_refused(sessions):
+    version = make_rubric(sessions)
+    dataset, [response, *_] = make_dataset(sessions)
+    run = make_run(sessions, version.id, dataset.id)
+    wrong = EvaluationReport(score=1.0, report=[
+        CriterionReport(requirement="Something else", weight=1, verdict=V.MET)])
+    with pytest.raises(ValueError, match="has 1 criteria"):
+        runs.record_grade(sessions, run.id, response.id, wrong)
+    assert runs.list_grades(sessions, run.id) == []
+    _other, [outsider, *_] = make_dataset(sessions, "Other")
+    with pytest.raises(NotFoundError, match="not part of run"):
+        runs.record_grade(sessions, run.id, outsider.id, EvaluationReport(score=1.0))
+
+
+def test_status_changes_follow_the_run_lifecycle(sessions):
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions)
+    run = make_run(sessions, version.id, dataset.id)
+    with pytest.raises(InvalidStateError, match="queued"):
+        runs.finish_run(sessions, run.id)
+    started = runs.start_run(sessions, run.id, worker="host:1")
+    assert started.status == "running" and started.started_at is not None
+    assert started.claimed_by == "host:1"
+    assert runs.start_run(sessions, run.id).started_at == started.started_at  # resume
+    done = runs.finish_run(sessions, run.id)
+    assert done.status == "done" and done.finished_at >= done.started_at
+    with pytest.raises(InvalidStateError, match="done"):
+        runs.cancel_run(sessions, run.id)
+
+    second = make_run(sessions, version.id, dataset.id)
+    assert runs.cancel_run(sessions, second.id).status == "cancelled"
+    requeued = runs.requeue_run(sessions, second.id)
+    assert (requeued.status, requeued.finished_at) == ("queued", None)
+    failed = runs.fail_run(sessions, second.id, "OPENAI_API_KEY is not set")
+    assert (failed.status, failed.error) == ("failed", "OPENAI_API_KEY is not set")
