@@ -20,6 +20,7 @@ from grading.llm import default_generate_fn
 from grading.retry import CallOutcome, RetryPolicy, Spend, call_with_retries
 from grading.types import (
     CANNOT_ASSESS_STRATEGIES,
+    CannotAssessStrategy,
     Criterion,
     CriterionReport,
     DefaultFallbackVerdicts,
@@ -85,7 +86,7 @@ class Autograder(ABC):
         max_retries: int = 2,
         default_fallback_verdicts: DefaultFallbackVerdicts | None = None,
         max_concurrency: int = 8,
-        cannot_assess: str = "skip",
+        cannot_assess: CannotAssessStrategy = "skip",
         partial_credit: float = 0.5,
         allow_cannot_assess: bool = False,
         on_error: OnError = "raise",
@@ -245,9 +246,14 @@ class Autograder(ABC):
         )
         reports = judgment.reports or []
         usage, cost = judgment.spend.usage, judgment.spend.cost
-        if any(r.verdict is None for r in reports) or not reports:
+        missing = sum(r.verdict is None for r in reports)
+        if missing or not reports:
+            error = judgment.error or (
+                f"{missing} of {len(reports)} criteria have no verdict" if reports
+                else "the judge returned no verdicts"
+            )
             return EvaluationReport(
-                score=None, report=reports or None, error=judgment.error or "no verdicts",
+                score=None, report=reports or None, error=error,
                 token_usage=usage, completion_cost=cost,
             )
         result = aggregate_verdicts(

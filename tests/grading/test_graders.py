@@ -571,3 +571,24 @@ def test_scoring_settings_mirror_the_grader():
                                        partial_credit=0.25, length_penalty=penalty)
     assert grader.scoring_settings == ScoringSettings(
         normalize=False, cannot_assess="partial", partial_credit=0.25, length_penalty=penalty)
+
+
+async def test_overridden_judge_with_a_missing_verdict_gives_no_score():
+    class Partial(Autograder):
+        async def judge(self, to_grade, rubric, query=None):
+            return [CriterionReport(**c.model_dump(), verdict=None, error="skipped")
+                    if c.requirement == "Beta" else
+                    CriterionReport(**c.model_dump(), verdict=Verdict.MET) for c in rubric]
+
+    result = await RUBRIC.grade("t", autograder=Partial(ScriptedGenerate()))
+    assert result.score is None and result.raw_score is None
+    assert result.error == "1 of 3 criteria have no verdict"
+
+
+async def test_grading_error_keeps_the_parse_error_as_its_cause():
+    from grading.parsing import ParseError
+
+    generate = ScriptedGenerate(route=lambda p: "no json")
+    with pytest.raises(GradingError) as caught:
+        await RUBRIC.grade("t", autograder=PerCriterionGrader(generate, max_retries=0))
+    assert isinstance(caught.value.__cause__, ParseError)
