@@ -58,7 +58,7 @@ class LiteLLMGenerate:
         api_base: str | None = None,
         api_key: str | None = None,
         timeout: float = 60.0,
-        temperature: float = 0.0,
+        temperature: float | None = 0.0,
         structured_output: bool = True,
         **extra: Any,
     ):
@@ -98,10 +98,11 @@ class LiteLLMGenerate:
                 {"role": "system", "content": system_prompt},
                 {"role": "user", "content": user_prompt},
             ],
-            "temperature": self.temperature,
             "timeout": self.timeout,
             "num_retries": 0,  # the grader's retry loop owns retries
         }
+        if self.temperature is not None:  # None: for models that reject a temperature
+            kwargs["temperature"] = self.temperature
         if api_base:
             kwargs["api_base"] = api_base
         if api_key:

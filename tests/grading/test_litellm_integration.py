@@ -74,6 +74,11 @@ async def test_structured_output_can_be_switched_off(fake_provider):
     assert "response_format" not in fake_provider.last_body
 
 
+async def test_temperature_none_is_not_sent(fake_provider):
+    await ONE.grade("a", autograder=PerCriterionGrader(judge(fake_provider, temperature=None)))
+    assert "temperature" not in fake_provider.last_body
+
+
 async def test_rate_limit_waits_for_retry_after_then_succeeds(fake_provider):
     fake_provider.enqueue(Reply(status=429, headers={"Retry-After": "1"}))
     result = await ONE.grade("a", autograder=PerCriterionGrader(judge(fake_provider), **FAST))
