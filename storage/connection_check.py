@@ -85,7 +85,7 @@ def check_connection(preset: ModelPreset, *, timeout: float = 20.0) -> Connectio
     except TimeoutError:
         return ConnectionResult(False, f"{preset.label} did not answer within {timeout:g} s. "
                                        "Check that the server is running and reachable.")
-    except Exception as exc:  # noqa: BLE001 - a diagnostic: report anything, never a traceback
+    except Exception as exc:  # a diagnostic: report anything, never a traceback
         return ConnectionResult(
             False, f"The call to {preset.label} failed ({type(exc).__name__}). "
                    "Check the model name (litellm spells it provider/model) and the api_base."
@@ -107,7 +107,8 @@ def _missing_key(preset: ModelPreset) -> str | None:
 
 def _plain(message: str, preset: ModelPreset) -> str:
     """The provider error with a next step for the failures people hit most."""
-    text = message.rstrip(".") + "."
+    text = message.replace(", or pass api_key=...", "").replace(" (or pass api_key=...)", "")
+    text = text.rstrip(".") + "."
     lowered = text.lower()
     if "provider not provided" in lowered:
         return (f"litellm does not know which provider serves {preset.model!r}: write the "

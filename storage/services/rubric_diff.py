@@ -1,0 +1,98 @@
+"""What changed between two rubric versions: criteria added, removed and changed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from grading.types import Criterion
+from storage.dto import RubricVersionInfo
+from storage.engine import SessionFactory
+from storage.services.rubrics import get_version
+
+ChangeKind = Literal["added", "removed", "changed", "unchanged"]
+
+
+@dataclass(frozen=True)
+class CriterionChange:
+    kind: ChangeKind
+    label: str
+    old: Criterion | None
+    new: Criterion | None
+    # Human-readable field changes, e.g. "weight 10 → 8"; empty unless kind == "changed".
+    details: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VersionDiff:
+    old: RubricVersionInfo
+    new: RubricVersionInfo
+    changes: tuple[CriterionChange, ...]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = {"added": 0, "removed": 0, "changed": 0, "unchanged": 0}
+        for change in self.changes:
+            counts[change.kind] += 1
+        return counts
+
+
+def _key(criterion: Criterion) -> tuple[str, str]:
+    # Named criteria are matched by name; unnamed ones by their requirement text.
+    if criterion.name:
+        return ("name", criterion.name)
+    return ("requirement", criterion.requirement.strip())
+
+
+def _label(criterion: Criterion, position: int) -> str:
+    return criterion.name or f"criterion {position + 1}"
+
+
+def _fmt_weight(weight: float) -> str:
+    return f"{weight:g}"
+
+
+def _details(old: Criterion, new: Criterion, old_pos: int, new_pos: int) -> tuple[str, ...]:
+    details = []
+    if old.weight != new.weight:
+        details.append(f"weight {_fmt_weight(old.weight)} → {_fmt_weight(new.weight)}")
+    if old.requirement != new.requirement:
+        details.append("requirement reworded")
+    if old.section != new.section:
+        details.append(f"section {old.section or '(none)'} → {new.section or '(none)'}")
+    if old_pos != new_pos:
+        details.append(f"moved from position {old_pos + 1} to {new_pos + 1}")
+    return tuple(details)
+
+
+def diff_criteria(
+    old: Sequence[Criterion], new: Sequence[Criterion]
+) -> tuple[CriterionChange, ...]:
+    """Changes in the new version's order, with removed criteria after the ones kept."""
+    old_by_key = {_key(c): (i, c) for i, c in enumerate(old)}
+    seen: set[tuple[str, str]] = set()
+    changes: list[CriterionChange] = []
+    for new_pos, criterion in enumerate(new):
+        key = _key(criterion)
+        match = old_by_key.get(key) if key not in seen else None
+        seen.add(key)
+        label = _label(criterion, new_pos)
+        if match is None:
+            changes.append(CriterionChange("added", label, None, criterion))
+            continue
+        old_pos, previous = match
+        details = _details(previous, criterion, old_pos, new_pos)
+        kind: ChangeKind = "changed" if details else "unchanged"
+        changes.append(CriterionChange(kind, label, previous, criterion, details))
+    for key, (old_pos, criterion) in old_by_key.items():
+        if key not in seen:
+            changes.append(CriterionChange("removed", _label(criterion, old_pos), criterion, None))
+    return tuple(changes)
+
+
+def diff_versions(sessions: SessionFactory, old_version_id: int,
+                  new_version_id: int) -> VersionDiff:
+    old = get_version(sessions, old_version_id)
+    new = get_version(sessions, new_version_id)
+    return VersionDiff(old, new, diff_criteria(old.to_criteria(), new.to_criteria()))

@@ -1,0 +1,72 @@
+"""Test connection: one tiny real litellm call to the fake provider, failures in plain words."""
+
+from __future__ import annotations
+
+from storage.connection_check import check_connection, key_variables, needed_key_variable
+from storage.model_presets import ModelPreset
+from tests.fake_provider import Reply, fake_provider, fake_provider_server
+
+__all__ = ["fake_provider", "fake_provider_server"]
+
+
+def test_a_working_server_answers(fake_provider, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "local-key")
+    result = check_connection(ModelPreset("openai/fake", fake_provider.api_base), timeout=10)
+    assert result.ok, result.message
+    assert "answered" in result.message
+    assert fake_provider.requests == 1
+    assert fake_provider.last_body["max_tokens"] == 5
+
+
+def test_a_server_error_is_reported_without_a_traceback(fake_provider, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "local-key")
+    fake_provider.enqueue(Reply(status=503, error_message="model is loading"))
+    result = check_connection(ModelPreset("openai/fake", fake_provider.api_base), timeout=10)
+    assert not result.ok
+    assert "503" in result.message
+    assert "Traceback" not in result.message
+
+
+def test_a_rejected_key_is_named_but_never_shown(fake_provider, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "sk-wrong-secret")
+    fake_provider.required_api_key = "right"
+    result = check_connection(ModelPreset("openai/fake", fake_provider.api_base), timeout=10)
+    assert not result.ok
+    assert "RUBRIC_WORKBENCH_API_KEY" in result.message
+    assert "sk-wrong-secret" not in result.message
+
+
+def test_a_missing_cloud_key_is_reported_before_any_call():
+    result = check_connection(ModelPreset("anthropic/claude-x"))
+    assert not result.ok
+    assert "ANTHROPIC_API_KEY" in result.message
+
+
+def test_an_unreachable_server_says_check_the_address(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "k1")
+    result = check_connection(ModelPreset("openai/x", "http://127.0.0.1:9/v1"), timeout=5)
+    assert not result.ok
+    assert "Could not reach http://127.0.0.1:9/v1" in result.message
+
+
+def test_a_model_without_provider_is_explained(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "k1")
+    result = check_connection(ModelPreset("nonsense-model"), timeout=5)
+    assert not result.ok
+    assert "provider/model" in result.message
+
+
+def test_key_variables_report_presence_by_name_only(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
+    monkeypatch.setenv("MY_CUSTOM_API_KEY", "other-secret")
+    found = {k.name: k.present for k in key_variables()}
+    assert found["OPENAI_API_KEY"] is True
+    assert found["ANTHROPIC_API_KEY"] is False
+    assert found["MY_CUSTOM_API_KEY"] is True
+    assert "sk-secret-value" not in repr(key_variables())
+
+
+def test_local_servers_read_the_workbench_key_variable():
+    assert needed_key_variable(ModelPreset("openai/x", "http://127.0.0.1:1/v1")) == (
+        "RUBRIC_WORKBENCH_API_KEY")
+    assert needed_key_variable(ModelPreset("anthropic/claude-x")) == "ANTHROPIC_API_KEY"

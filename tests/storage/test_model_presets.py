@@ -1,0 +1,84 @@
+"""Model presets live in a JSON file in the data directory; keys are never stored."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from storage.errors import InvalidInputError
+from storage.model_presets import (
+    ModelPreset,
+    add_model_preset,
+    list_model_presets,
+    presets_path,
+    remove_model_preset,
+)
+
+
+def test_no_file_means_no_presets():
+    assert list_model_presets() == ()
+
+
+def test_added_presets_are_listed_in_order_and_survive_a_reread():
+    add_model_preset("openai/gpt-4.1-mini")
+    add_model_preset(" openai/local-llama ", "http://127.0.0.1:8000/v1/")
+    assert list_model_presets() == (
+        ModelPreset("openai/gpt-4.1-mini"),
+        ModelPreset("openai/local-llama", "http://127.0.0.1:8000/v1"),
+    )
+    stored = json.loads(presets_path().read_text())
+    assert stored["presets"][1] == {"model": "openai/local-llama",
+                                    "api_base": "http://127.0.0.1:8000/v1"}
+
+
+def test_same_model_with_another_api_base_is_a_separate_preset():
+    add_model_preset("openai/m")
+    add_model_preset("openai/m", "http://127.0.0.1:1234/v1")
+    assert len(list_model_presets()) == 2
+
+
+@pytest.mark.parametrize(
+    ("model", "api_base", "message"),
+    [
+        pytest.param("", None, "needs a name", id="empty-model"),
+        pytest.param("open ai/x", None, "no spaces", id="space-in-model"),
+        pytest.param("openai/x", "localhost:8000", "http(s) URL", id="no-scheme"),
+        pytest.param("openai/x", "ftp://host/v1", "http(s) URL", id="wrong-scheme"),
+        pytest.param("openai/x", "http://u:secret@host/v1", "password", id="credentials-in-url"),
+    ],
+)
+def test_malformed_presets_are_refused_with_a_reason(model, api_base, message):
+    with pytest.raises(InvalidInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        add_model_preset(model, api_base)
+    assert list_model_presets() == ()
+
+
+def test_a_duplicate_is_refused():
+    add_model_preset("openai/m")
+    with pytest.raises(InvalidInputError, match="already in the list"):
+        add_model_preset("openai/m ")
+
+
+def test_remove_takes_out_exactly_that_preset():
+    add_model_preset("openai/m")
+    add_model_preset("openai/m", "http://127.0.0.1:1/v1")
+    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1") is True
+    assert list_model_presets() == (ModelPreset("openai/m"),)
+    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1") is False
+
+
+def test_a_corrupt_file_is_explained():
+    presets_path().parent.mkdir(parents=True, exist_ok=True)
+    presets_path().write_text("{not json")
+    with pytest.raises(InvalidInputError, match="fix or delete the file"):
+        list_model_presets()
+
+
+def test_bad_hand_edited_entries_are_left_out():
+    presets_path().parent.mkdir(parents=True, exist_ok=True)
+    presets_path().write_text(json.dumps({"presets": [
+        {"model": "openai/ok"}, {"model": ""}, {"api_base": "http://x"}, "junk",
+        {"model": "openai/b", "api_base": "nope"},
+    ]}))
+    assert list_model_presets() == (ModelPreset("openai/ok"),)
