@@ -134,6 +134,9 @@ class EvaluationReport(BaseModel):
     raw_score: float | None = None
     llm_raw_score: float | None = None
     report: list[CriterionReport] | None = None
+    # The holistic judge's explanation (RubricAsJudgeGrader); per-criterion reasons are in
+    # ``report``.
+    reason: str | None = None
     error: str | None = None
     cannot_assess_count: int = 0
     length_penalty: float | None = None

@@ -50,6 +50,7 @@ class Judgment:
     criteria: list[Criterion]
     reports: list[CriterionReport] | None = None
     llm_score: float | None = None
+    reason: str | None = None
     error: str | None = None
     spend: Spend = field(default_factory=Spend)
 

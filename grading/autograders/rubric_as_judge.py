@@ -31,8 +31,9 @@ class RubricAsJudgeGrader(Autograder):
             holistic_response_format(),
         )
         if outcome.ok:
-            score, _reason = outcome.value
-            return Judgment(criteria=criteria, llm_score=score, spend=outcome.spend)
+            score, reason = outcome.value
+            return Judgment(criteria=criteria, llm_score=score, reason=reason,
+                            spend=outcome.spend)
         if not outcome.fatal and self.fallback_verdicts is not None:
             reports = []
             for criterion in criteria:
@@ -63,6 +64,7 @@ class RubricAsJudgeGrader(Autograder):
             raw_score=result.raw_score,
             llm_raw_score=judgment.llm_score,
             report=None,
+            reason=judgment.reason,
             token_usage=judgment.spend.usage,
             completion_cost=judgment.spend.cost,
         )

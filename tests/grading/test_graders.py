@@ -98,6 +98,7 @@ async def test_rubric_as_judge_converts_the_holistic_score(normalize, score):
     assert result.raw_score == pytest.approx(12.75)
     assert result.llm_raw_score == 85
     assert result.report is None
+    assert result.reason == "good"
     assert generate.calls[0].response_format["json_schema"]["name"] == "holistic_score"
 
 
