@@ -128,3 +128,23 @@ def freeze(session: Session, version_id: int) -> None:
         .where(m.RubricVersionRow.id == version_id, m.RubricVersionRow.frozen_at.is_(None))
         .values(frozen_at=m.utcnow())
     )
+
+
+def criteria_of(session: Session, version_id: int) -> list[m.CriterionRow]:
+    """A version's criteria in order, in one query (the hot path of effective scores)."""
+    return list(session.scalars(
+        select(m.CriterionRow).where(m.CriterionRow.version_id == version_id)
+        .order_by(m.CriterionRow.position)
+    ))
+
+
+def criterion_with_frozen(
+    session: Session, criterion_id: int
+) -> tuple[m.CriterionRow, bool] | None:
+    """A criterion and whether its version is frozen, in one query."""
+    row = session.execute(
+        select(m.CriterionRow, m.RubricVersionRow.frozen_at.is_not(None))
+        .join(m.RubricVersionRow, m.RubricVersionRow.id == m.CriterionRow.version_id)
+        .where(m.CriterionRow.id == criterion_id)
+    ).one_or_none()
+    return None if row is None else (row[0], bool(row[1]))

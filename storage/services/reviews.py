@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from grading.types import ScoringSettings, Verdict
 from storage import models as m
-from storage.convert import criterion_info, grade_info, human_verdict_info, response_info
+from storage.convert import criterion_info, grade_info, human_verdict_info
 from storage.dto import EffectiveGrade, HumanScore, HumanVerdictInfo
 from storage.effective import compute_effective_grade, compute_human_score
 from storage.engine import SessionFactory
@@ -83,15 +83,17 @@ def _append(
     session: Session, response_id: int, criterion_id: int, verdict: Verdict, reviewer: str,
     note: str, expected_current_id: int | _Unchecked | None,
 ) -> HumanVerdictInfo:
-    criterion = session.get(m.CriterionRow, criterion_id)
-    if criterion is None:
+    found = rubric_repo.criterion_with_frozen(session, criterion_id)
+    if found is None:
         raise NotFoundError(f"criterion {criterion_id} does not exist")
+    criterion, frozen = found
     dataset_repo.get_response(session, response_id)
     current = repo.latest(session, response_id, criterion_id)
     checked = not isinstance(expected_current_id, _Unchecked)
     if checked and (current.id if current else None) != expected_current_id:
         raise _stale(current)
-    rubric_repo.freeze(session, criterion.version_id)
+    if not frozen:
+        rubric_repo.freeze(session, criterion.version_id)
     row = repo.append(
         session, response_id=response_id, rubric_version_id=criterion.version_id,
         criterion_id=criterion_id, verdict=verdict.value, reviewer=reviewer, note=note,
@@ -125,22 +127,27 @@ def effective_grades_for_response(
 ) -> list[EffectiveGrade]:
     """Every run's grade of this response with current human verdicts applied."""
     with sessions() as session:
-        response = response_info(dataset_repo.get_response(session, response_id))
         pairs = run_repo.grades_for_response(session, response_id, rubric_version_id)
-        by_version: dict[int, list[tuple[m.GradeRow, m.RunRow]]] = defaultdict(list)
+        if not pairs:
+            dataset_repo.get_response(session, response_id)  # NotFoundError if missing
+            return []
+        by_version: dict[int, list[tuple[m.GradeRow, RunSettings]]] = defaultdict(list)
         for grade, run in pairs:
-            by_version[run.rubric_version_id].append((grade, run))
+            by_version[run.rubric_version_id].append(
+                (grade, RunSettings.model_validate(run.settings)))
+        # The (possibly large) text is only read when a length penalty needs it.
+        needs_text = any(s.length_penalty is not None for items in by_version.values()
+                         for _g, s in items)
+        to_grade = _texts(session, [response_id]).get(response_id, "") if needs_text else ""
         results: list[EffectiveGrade] = []
         for version_id, items in by_version.items():
-            criteria = [criterion_info(c) for c in rubric_repo.get_version(
-                session, version_id).criteria]
+            criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
             humans = {row.criterion_id: human_verdict_info(row, prev) for row, prev in
                       repo.current_for_responses(session, [response_id], version_id)}
-            for grade, run in items:
+            for grade, settings in items:
                 results.append(compute_effective_grade(
-                    criteria=criteria, grade=grade_info(grade),
-                    settings=RunSettings.model_validate(run.settings).scoring(),
-                    to_grade=response.to_grade, humans=humans,
+                    criteria=criteria, grade=grade_info(grade), settings=settings.scoring(),
+                    to_grade=to_grade, humans=humans,
                 ))
         return sorted(results, key=lambda g: g.run_id)
 
@@ -161,8 +168,8 @@ def effective_grades_for_run(
     with sessions() as session:
         run = run_repo.get_run(session, run_id)
         settings = RunSettings.model_validate(run.settings).scoring()
-        criteria = [criterion_info(c) for c in rubric_repo.get_version(
-            session, run.rubric_version_id).criteria]
+        criteria = [criterion_info(c) for c in rubric_repo.criteria_of(
+            session, run.rubric_version_id)]
         grades = run_repo.grades_for_run(session, run_id, response_ids)
         ids = [g.response_id for g in grades]
         humans: dict[int, dict] = defaultdict(dict)
@@ -206,8 +213,9 @@ def human_scores(
     settings = settings or ScoringSettings()
     ids = list(response_ids)
     with sessions() as session:
-        criteria = [criterion_info(c) for c in rubric_repo.get_version(
-            session, rubric_version_id).criteria]
+        rubric_repo.get_version(session, rubric_version_id)  # NotFoundError if missing
+        criteria = [criterion_info(c) for c in rubric_repo.criteria_of(
+            session, rubric_version_id)]
         humans: dict[int, dict] = defaultdict(dict)
         for row, prev in repo.current_for_responses(session, ids, rubric_version_id):
             humans[row.response_id][row.criterion_id] = human_verdict_info(row, prev)
