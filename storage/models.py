@@ -266,3 +266,34 @@ class HumanVerdictRow(Base):
     note: Mapped[str] = mapped_column(Text, default="")
     replaces_id: Mapped[int | None] = mapped_column(ForeignKey("human_verdicts.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# -- grading jobs (storage/jobs): provider cache and per-run job counters -----------------------
+class ProviderCacheRow(Base):
+    """One provider answer, keyed by sha256 of the request (model, messages, schema, sampling).
+
+    Only answers the provider gave (HTTP 200) are stored; a hit is served at no cost.
+    """
+
+    __tablename__ = "provider_cache"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(String(300))
+    text: Mapped[str] = mapped_column(Text)
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer)
+    completion_tokens: Mapped[int | None] = mapped_column(Integer)
+    cost: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RunJobStatsRow(Base):
+    """What the job runner did for a run besides grades: provider calls, cache hits, 429s."""
+
+    __tablename__ = "run_job_stats"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("grading_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    provider_calls: Mapped[int] = mapped_column(Integer, default=0)
+    cache_hits: Mapped[int] = mapped_column(Integer, default=0)
+    rate_limited: Mapped[int] = mapped_column(Integer, default=0)

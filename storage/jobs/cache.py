@@ -1,0 +1,109 @@
+"""The provider request cache, stored in the database.
+
+The key is the sha256 of everything that decides the answer: model, messages, the response
+schema and the sampling parameters. Only answers the provider actually gave are stored.
+Writes are buffered and flushed in batches (one transaction per batch), so caching adds no
+per-call transaction to a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from storage import models as m
+from storage.engine import SessionFactory
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost: float | None
+
+
+def cache_key(
+    model: str, messages: Sequence[Mapping[str, Any]],
+    response_format: Mapping[str, Any] | None, sampling: Mapping[str, Any],
+) -> str:
+    """sha256 over a canonical JSON of the request's answer-deciding parts."""
+    payload = json.dumps(
+        {"model": model, "messages": list(messages), "response_format": response_format,
+         "sampling": dict(sampling)},
+        sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def lookup(sessions: SessionFactory, key: str) -> CachedAnswer | None:
+    with sessions() as session:
+        row = session.execute(
+            select(m.ProviderCacheRow.text, m.ProviderCacheRow.prompt_tokens,
+                   m.ProviderCacheRow.completion_tokens, m.ProviderCacheRow.cost)
+            .where(m.ProviderCacheRow.key == key)
+        ).first()
+    return None if row is None else CachedAnswer(*row)
+
+
+def store_many(sessions: SessionFactory, entries: Mapping[str, tuple[str, CachedAnswer]]) -> None:
+    """Insert or replace entries ``{key: (model, answer)}`` in one transaction."""
+    if not entries:
+        return
+    rows = [
+        {"key": key, "model": model, "text": answer.text,
+         "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
+         "cost": answer.cost, "created_at": m.utcnow()}
+        for key, (model, answer) in entries.items()
+    ]
+    with sessions.begin() as session:
+        dialect = session.get_bind().dialect.name
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        statement = insert(m.ProviderCacheRow)
+        # A newer answer replaces an older one (an unusable cached answer is re-asked).
+        statement = statement.on_conflict_do_update(
+            index_elements=[m.ProviderCacheRow.key],
+            set_={name: statement.excluded[name] for name in
+                  ("model", "text", "prompt_tokens", "completion_tokens", "cost", "created_at")},
+        )
+        session.execute(statement, rows)
+
+
+class WriteBuffer:
+    """Collects new answers from the event loop; ``flush()`` (in a thread) writes them."""
+
+    def __init__(self, sessions: SessionFactory, *, batch: int = 200):
+        self._sessions = sessions
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[str, CachedAnswer]] = {}
+        self.batch = batch
+
+    def add(self, key: str, model: str, answer: CachedAnswer) -> bool:
+        """Queue one entry; True when a flush is due."""
+        with self._lock:
+            self._pending[key] = (model, answer)
+            return len(self._pending) >= self.batch
+
+    def flush(self) -> int:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        store_many(self._sessions, pending)
+        return len(pending)
+
+
+def clear_cache(sessions: SessionFactory, model: str | None = None) -> int:
+    """Forget cached answers (of one model, or all); returns how many were removed."""
+    from sqlalchemy import delete
+
+    with sessions.begin() as session:
+        statement = delete(m.ProviderCacheRow)
+        if model is not None:
+            statement = statement.where(m.ProviderCacheRow.model == model)
+        return session.execute(statement).rowcount or 0

@@ -1,0 +1,161 @@
+"""Workers: claim queued runs from the database and execute them.
+
+``Worker.run(stop)`` is the loop of ``rubric-workbench worker``; ``start_in_process_worker``
+runs the same loop on a daemon thread with its own event loop, once per process and database
+URL, for the app (grading never runs inside a Streamlit rerun).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import threading
+import uuid
+from dataclasses import dataclass, field
+
+from storage.config import database_url
+from storage.engine import SessionFactory, open_database
+from storage.jobs import queue
+from storage.jobs.runner import RunResult, execute_run
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_RUNS = 4
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class Worker:
+    """Claims runs (up to ``max_runs`` at once) and executes them until stopped."""
+
+    sessions: SessionFactory
+    worker_id: str = field(default_factory=new_worker_id)
+    max_runs: int = DEFAULT_MAX_RUNS
+    poll_interval: float = 1.0
+    lease_seconds: float = queue.DEFAULT_LEASE_SECONDS
+    concurrency: int | None = None
+    results: list[RunResult] = field(default_factory=list)
+
+    @property
+    def heartbeat_interval(self) -> float:
+        return max(0.2, min(5.0, self.lease_seconds / 4))
+
+    async def run(self, stop: asyncio.Event, *, until_idle: bool = False) -> list[RunResult]:
+        """Claim and execute runs until ``stop`` is set (or, ``until_idle``, none is left).
+
+        On stop, runs in progress go back to the queue with what they graded so far.
+        """
+        active: set[asyncio.Task[RunResult]] = set()
+        stopping = asyncio.create_task(stop.wait())
+        try:
+            while not stop.is_set():
+                claimed = None
+                if len(active) < self.max_runs:
+                    claimed = await asyncio.to_thread(
+                        queue.claim_next, self.sessions, self.worker_id,
+                        lease_seconds=self.lease_seconds)
+                if claimed is not None:
+                    log.info("worker %s took run %s", self.worker_id, claimed)
+                    active.add(asyncio.create_task(self._execute(claimed, stop)))
+                    continue
+                if until_idle and not active:
+                    break
+                waiting = {stopping, *active}
+                done, _ = await asyncio.wait(waiting, timeout=self.poll_interval,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                for task in done - {stopping}:
+                    active.discard(task)
+                    self.results.append(task.result())
+            if active:
+                for task in await asyncio.gather(*active, return_exceptions=True):
+                    if isinstance(task, RunResult):
+                        self.results.append(task)
+        finally:
+            stopping.cancel()
+        return self.results
+
+    async def _execute(self, run_id: int, stop: asyncio.Event) -> RunResult:
+        result = await execute_run(
+            self.sessions, run_id, worker_id=self.worker_id, concurrency=self.concurrency,
+            heartbeat_interval=self.heartbeat_interval, stop=stop,
+        )
+        log.info("run %s ended %s: %s graded, %s failed", run_id, result.status,
+                 result.graded, result.failed)
+        return result
+
+
+class WorkerHandle:
+    """A worker running on a daemon thread with its own event loop."""
+
+    def __init__(self, url: str, worker: Worker):
+        self.url = url
+        self.worker = worker
+        self._loop = asyncio.new_event_loop()
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(
+            target=self._main, name=f"rubric-workbench-worker {worker.worker_id}", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+
+    @property
+    def worker_id(self) -> str:
+        return self.worker.worker_id
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._serve())
+        except Exception:
+            log.exception("the in-process worker stopped with an error")
+        finally:
+            self._loop.close()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        self._ready.set()
+        await self.worker.run(self._stop)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop claiming; runs in progress go back to the queue. Waits for the thread."""
+        if self._stop is not None and self.alive:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout)
+
+
+_handles: dict[str, WorkerHandle] = {}
+_handles_lock = threading.Lock()
+
+
+def start_in_process_worker(url: str | None = None, **worker_options) -> WorkerHandle:
+    """The process's background worker for database ``url`` (default: the configured one).
+
+    Idempotent per process and URL: a second call returns the running worker, so it is safe
+    to call from ``st.cache_resource`` or on every rerun.
+    """
+    url = url or database_url()
+    with _handles_lock:
+        handle = _handles.get(url)
+        if handle is not None and handle.alive:
+            return handle
+        sessions = open_database(url)
+        handle = _handles[url] = WorkerHandle(url, Worker(sessions, **worker_options))
+        return handle
+
+
+def stop_in_process_workers() -> None:
+    """Stop every in-process worker (tests, and a clean shutdown)."""
+    with _handles_lock:
+        handles = list(_handles.values())
+        _handles.clear()
+    for handle in handles:
+        handle.stop()
