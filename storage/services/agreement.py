@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from grading.agreement import (
     AgreementByCriterion,
@@ -377,3 +377,23 @@ def _worst_first(row: CriterionAgreement) -> tuple[int, float, float]:
     if value is None:
         return (1, -(agreement or 0.0), 0.0)
     return (0, value, -row.disagreements)
+
+
+def data_stamp(
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int
+) -> tuple[tuple[tuple[int, int, str], ...], tuple[int, int]]:
+    """A cheap fingerprint of what the report reads: each run's graded count and status, and
+    the number and newest id of the human verdicts. Cached readers key on it."""
+    with sessions() as session:
+        run_rows = session.execute(
+            select(m.RunRow.id, m.RunRow.done_count + m.RunRow.failed_count, m.RunRow.status)
+            .where(m.RunRow.rubric_version_id == rubric_version_id,
+                   m.RunRow.dataset_id == dataset_id)
+            .order_by(m.RunRow.id)).all()
+        count, newest = session.execute(
+            select(func.count(), func.max(m.HumanVerdictRow.id))
+            .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
+            .where(m.ResponseRow.dataset_id == dataset_id,
+                   m.HumanVerdictRow.rubric_version_id == rubric_version_id)).one()
+    return (tuple((rid, graded, status) for rid, graded, status in run_rows),
+            (count or 0, newest or 0))

@@ -71,6 +71,9 @@ def seed(sessions, *, rubric_name: str = "Dosing", dataset_name: str = "Answers"
             judge_report(CRITERIA, STRONG[key], settings, text), 900, 0.0090))
         runs.record_grade(sessions, made["holistic"].id, response.id, _with_usage(
             holistic_report(CRITERIA, HOLISTIC[key], settings, text), 300, None))
+    for run in made.values():
+        runs.start_run(sessions, run.id, worker="seed")
+        runs.finish_run(sessions, run.id)
     for key, verdicts in HUMAN.items():
         for criterion, verdict in zip(version.criteria, verdicts, strict=True):
             if verdict is not None:

@@ -1,6 +1,379 @@
-"""Agreement page (being built)."""
+"""Agreement: how far each judge agrees with the others and with the reviewers, at what cost.
 
+Every number comes from storage.services.agreement (which calls grading.agreement); this page
+only picks, formats and draws.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import altair as alt
+import pandas as pd
 import streamlit as st
 
-st.title("Agreement")
-st.info("This page is being built.")
+from grading.errors import RubricWorkbenchError
+from storage.errors import ImportProblemsError
+from storage.services import agreement as svc
+from storage.services import labels
+from storage.services.agreement import HUMAN, AgreementReport, AgreementSource
+from ui.agreement_readers import clear_after_import, get_agreement_sets, get_report, get_stamp
+from ui.runtime import database_key, get_sessions
+
+ALL_SOURCES = "all"
+EMPTY_HINT = (
+    "Grade this dataset with at least two runs on the **Grade** page, or review some "
+    "verdicts on the **Review** page, to compare sources."
+)
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}%"
+
+
+def fmt_cost(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def short(source: AgreementSource) -> str:
+    return source.label if len(source.label) <= 48 else source.label[:47] + "…"
+
+
+def render_header(report: AgreementReport) -> None:
+    data = report.data
+    alpha = report.alpha.overall
+    cols = st.columns(4)
+    cols[0].metric("Krippendorff's α (all verdict sources)", fmt(alpha.alpha),
+                   help="Nominal alpha over MET/UNMET across every run with per-criterion "
+                        "verdicts and the human verdicts. 1 = perfect agreement, 0 = chance.")
+    cols[1].metric("Verdict sources", len(data.verdict_sources))
+    cols[2].metric("Reviewed responses", data.reviewed_responses,
+                   help="Responses with at least one human verdict.")
+    cols[3].metric("Fully reviewed", data.fully_reviewed_responses,
+                   help="Responses with a human verdict on every criterion: these have a "
+                        "human score.")
+    details = (f"α uses {alpha.pairable_units} (response, criterion) units with MET/UNMET "
+               f"from two or more sources; {alpha.excluded_cannot_assess} CANNOT_ASSESS "
+               "verdicts excluded.")
+    st.caption(details + (f" **Note:** {alpha.note}." if alpha.note else ""))
+
+
+def render_judges(report: AgreementReport) -> None:
+    st.subheader("Judges: agreement next to cost")
+    if not report.judges:
+        st.info("No runs yet: " + EMPTY_HINT)
+        return
+    has_human = any(s.is_human for s in report.data.sources)
+    rows = []
+    for judge in report.judges:
+        s, v, sc = judge.source, judge.verdicts_vs_human, judge.scores_vs_human
+        rows.append({
+            "Judge": s.label,
+            "Status": s.status,
+            "Grades": s.grades,
+            "Failed": s.failed,
+            "Tokens / grade": fmt(s.tokens_per_grade, 0),
+            "Cost": fmt_cost(s.cost)
+            + (f" (+{s.unknown_cost_count} unpriced)" if s.cost is not None
+               and s.unknown_cost_count else ""),
+            "Cost / grade": fmt_cost(s.cost_per_grade),
+            "κ vs Human": fmt(v.cohens_kappa) if v else "—",
+            "Agreement vs Human": fmt_pct(v.percent_agreement) if v else "—",
+            "Pairs vs Human": v.pairs_used if v else 0,
+            "Score r vs Human": fmt(sc.pearson) if sc else "—",
+            "Score bias (judge − human)": fmt(sc.mean_signed_difference, 3) if sc else "—",
+            "Note": _judge_note(judge, has_human),
+        })
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    points = [
+        {"Judge": j.source.label, "cost": j.source.cost_per_grade,
+         "kappa": j.verdicts_vs_human.cohens_kappa}
+        for j in report.judges
+        if j.verdicts_vs_human and j.verdicts_vs_human.cohens_kappa is not None
+        and j.source.cost_per_grade is not None
+    ]
+    if len(points) >= 2:
+        frame = pd.DataFrame(points)
+        base = alt.Chart(frame).encode(
+            x=alt.X("cost:Q", title="Cost per grade (USD)", scale=alt.Scale(zero=True)),
+            y=alt.Y("kappa:Q", title="Cohen's κ vs Human", scale=alt.Scale(domain=[-1, 1])),
+        )
+        chart = (base.mark_circle(size=120, color="#4c78a8")
+                 + base.mark_text(align="left", dx=8, fontSize=12).encode(text="Judge:N"))
+        st.altair_chart(chart.properties(height=260, title="Cheaper and as good is top left"),
+                        width="stretch")
+
+
+def _judge_note(judge, has_human: bool) -> str:
+    if not judge.source.per_criterion:
+        return "holistic grader: no per-criterion verdicts, scores only"
+    if not has_human:
+        return "no human verdicts yet"
+    notes = [n for n in (judge.verdicts_vs_human.note if judge.verdicts_vs_human else "",
+                         judge.scores_vs_human.note if judge.scores_vs_human else "") if n]
+    return "; ".join(notes)
+
+
+def render_matrix(report: AgreementReport) -> None:
+    st.subheader("Cohen's κ between sources")
+    sources = report.data.verdict_sources
+    if len(sources) < 2:
+        st.info("Only one source of per-criterion verdicts so far. " + EMPTY_HINT)
+        return
+    order = [short(s) for s in sources]
+    cells, notes = [], []
+    for a in sources:
+        for b in sources:
+            if a.key == b.key:
+                cells.append({"A": short(a), "B": short(b), "kappa": None, "text": "—"})
+                continue
+            result = report.pair(a.key, b.key).overall
+            kappa = result.cohens_kappa
+            cells.append({"A": short(a), "B": short(b), "kappa": kappa,
+                          "text": f"{fmt(kappa)}\nn={result.pairs_used}"})
+            if result.note and order.index(short(a)) < order.index(short(b)):
+                notes.append(f"{a.label} vs {b.label}: {result.note}")
+    frame = pd.DataFrame(cells)
+    base = alt.Chart(frame).encode(
+        x=alt.X("B:N", sort=order, title=None,
+                axis=alt.Axis(orient="top", labelAngle=0, labelLimit=260)),
+        y=alt.Y("A:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
+    )
+    chart = (
+        base.mark_rect(color="#eeeeee", stroke="white")
+        + base.mark_rect(stroke="white").encode(color=alt.Color(
+            "kappa:Q", title="κ", scale=alt.Scale(domain=[-1, 1], scheme="redyellowgreen")))
+        + base.mark_text(fontSize=14, lineBreak="\n").encode(text="text:N")
+    )
+    st.altair_chart(chart.properties(height=90 * len(sources) + 40), width="stretch")
+    st.caption("Each cell: Cohen's κ and n, the (response, criterion) pairs both sources "
+               "answered MET or UNMET. CANNOT_ASSESS is left out.")
+    for note in notes:
+        st.caption(f"ⓘ {note}")
+
+
+def _pair_options(report: AgreementReport) -> dict[str, str]:
+    options = {ALL_SOURCES: "All sources (Krippendorff's α)"}
+    labels_by_key = {s.key: s.label for s in report.data.sources}
+    for a, b in report.pairwise:
+        options[f"{a}|{b}"] = f"{labels_by_key[a]}  vs  {labels_by_key[b]}"
+    return options
+
+
+def render_criteria(report: AgreementReport) -> tuple[str | None, str | None]:
+    st.subheader("Per criterion, worst first")
+    options = _pair_options(report)
+    default = next((k for k in options if k.startswith(f"{HUMAN}|")), next(iter(options)))
+    if st.session_state.get("agreement_pair") not in options:
+        st.session_state["agreement_pair"] = default
+    choice = st.selectbox("Compare", list(options), format_func=options.get,
+                          key="agreement_pair")
+    a, b = choice.split("|") if choice != ALL_SOURCES else (None, None)
+    rows = svc.criterion_table(report, a, b)
+    table = []
+    for row in rows:
+        entry = {"Criterion": row.criterion.label, "Weight": row.criterion.weight,
+                 "Requirement": row.criterion.requirement}
+        if row.pair is not None:
+            p = row.pair
+            entry |= {"κ": fmt(p.cohens_kappa), "Agreement": fmt_pct(p.percent_agreement),
+                      "Balanced F1": fmt(p.balanced_f1), "Pairs used": p.pairs_used,
+                      "CANNOT_ASSESS excluded": p.excluded_cannot_assess,
+                      "Disagreements": row.disagreements, "Note": p.note}
+        else:
+            entry |= {"α": fmt(row.alpha.alpha), "Units": row.alpha.pairable_units,
+                      "CANNOT_ASSESS excluded": row.alpha.excluded_cannot_assess,
+                      "Disagreements": row.disagreements, "Note": row.alpha.note}
+        table.append(entry)
+    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+    render_disagreements(report, rows, [a, b] if a else [s.key for s in
+                                                         report.data.verdict_sources])
+    return a, b
+
+
+def render_disagreements(report: AgreementReport, rows, keys: list[str]) -> None:
+    with_examples = [r for r in rows if r.disagreements]
+    if not with_examples:
+        st.caption("No disagreements between these sources.")
+        return
+    names = {r.criterion.id: f"{r.criterion.label} ({r.disagreements})" for r in with_examples}
+    if st.session_state.get("agreement_criterion") not in names:
+        st.session_state["agreement_criterion"] = with_examples[0].criterion.id
+    criterion_id = st.selectbox("Examples where they disagree", list(names),
+                                format_func=names.get, key="agreement_criterion")
+    found = svc.disagreements(report.data, keys, criterion_id)
+    labels_by_key = {s.key: short(s) for s in report.data.sources}
+    frame = pd.DataFrame([
+        {"Response": d.response_label,
+         **{f"{labels_by_key[k]}": (v.value if v else "—") for k, v in d.verdicts.items()},
+         **{f"Why ({labels_by_key[k]})": d.reasons[k] for k in keys}}
+        for d in found
+    ])
+    st.dataframe(frame, hide_index=True, width="stretch")
+    st.page_link("app_pages/results.py", label="Open the responses on the Results page",
+                 icon="📊")
+
+
+def render_confusion(report: AgreementReport, a: str | None, b: str | None) -> None:
+    st.subheader("Confusion matrices")
+    if a is None or b is None:
+        st.caption("Pick two sources under **Compare** to see their confusion matrices.")
+        return
+    pair = report.pair(a, b)
+    labels_by_key = {s.key: short(s) for s in report.data.sources}
+    names = {c.id: c.label for c in report.data.criteria}
+    charts = [("All criteria", pair.overall)] + [
+        (names[cid], result) for cid, result in pair.per_criterion.items()]
+    columns = st.columns(min(len(charts), 5))
+    for index, (title, result) in enumerate(charts):
+        cells = [
+            {"row": ra, "col": cb, "count": count}
+            for ra, counts in zip(("MET", "UNMET"), result.confusion.rows, strict=True)
+            for cb, count in zip(("MET", "UNMET"), counts, strict=True)
+        ]
+        base = alt.Chart(pd.DataFrame(cells)).encode(
+            x=alt.X("col:N", sort=["MET", "UNMET"], title=labels_by_key[b],
+                    axis=alt.Axis(orient="top", labelAngle=0, titleLimit=180)),
+            y=alt.Y("row:N", sort=["MET", "UNMET"], title=labels_by_key[a],
+                    axis=alt.Axis(titleLimit=180)),
+        )
+        chart = (base.mark_rect(stroke="white").encode(
+            color=alt.Color("count:Q", legend=None, scale=alt.Scale(scheme="blues")))
+            + base.mark_text(fontSize=16).encode(text="count:Q"))
+        with columns[index % len(columns)]:
+            st.altair_chart(chart.properties(width=170, height=150,
+                                             title=f"{title} (n={result.pairs_used})"))
+
+
+def render_scores(report: AgreementReport) -> None:
+    st.subheader("Judge score vs human score")
+    if not report.score_points:
+        st.info("No response has a human score yet: review every criterion of a few "
+                "responses on the **Review** page to compare scores.")
+        return
+    labels_by_key = {s.key: s.label for s in report.data.sources}
+    frame = pd.DataFrame([
+        {"Judge": labels_by_key[p.source_key], "Human score": p.human_score,
+         "Judge score": p.judge_score, "Response": report.data.response_labels[p.response_id]}
+        for p in report.score_points
+    ])
+    low = min(frame["Human score"].min(), frame["Judge score"].min(), 0.0)
+    high = max(frame["Human score"].max(), frame["Judge score"].max(), 1.0)
+    diagonal = alt.Chart(pd.DataFrame({"x": [low, high], "y": [low, high]})).mark_line(
+        strokeDash=[4, 4], color="#999999").encode(x="x:Q", y="y:Q")
+    points = alt.Chart(frame).mark_circle(size=90, opacity=0.8).encode(
+        x=alt.X("Human score:Q", scale=alt.Scale(domain=[low, high])),
+        y=alt.Y("Judge score:Q", scale=alt.Scale(domain=[low, high])),
+        color=alt.Color("Judge:N", legend=alt.Legend(orient="bottom", labelLimit=400,
+                                                     columns=1)),
+        tooltip=["Response", "Judge", "Human score", "Judge score"],
+    )
+    st.altair_chart((diagonal + points).properties(height=380), width="stretch")
+    st.caption("Dashed line: judge = human. Points above it: the judge scores higher than "
+               "the reviewers. Only fully reviewed responses have a human score.")
+
+
+def handle_import(version_id: int, dataset_id: int) -> bool:
+    """Import the uploaded CSV in one transaction; True when something was written."""
+    upload = st.session_state.get(f"agreement_import_file_{st.session_state.agreement_nonce}")
+    if upload is None:
+        st.session_state.agreement_import_problems = ["Choose a CSV file first."]
+        return False
+    try:
+        summary = labels.import_human_verdicts(get_sessions(), version_id, dataset_id,
+                                               upload.getvalue(), upload.name)
+    except ImportProblemsError as exc:
+        st.session_state.agreement_import_problems = [str(p) for p in exc.problems]
+        return False
+    except RubricWorkbenchError as exc:
+        st.session_state.agreement_import_problems = [str(exc)]
+        return False
+    st.session_state.agreement_import_problems = None
+    st.session_state.agreement_flash = (
+        f"Imported {summary.verdicts} verdicts on {summary.responses} responses "
+        f"(reviewers: {', '.join(summary.reviewers)}). Earlier verdicts stay in the history.")
+    st.session_state.agreement_nonce += 1
+    clear_after_import()
+    return True
+
+
+def render_labels(version_id: int, dataset_id: int) -> None:
+    with st.expander("Export and import labels", expanded=bool(
+            st.session_state.agreement_import_problems)):
+        sessions = get_sessions()
+        st.markdown("**Gold set** — the human-reviewed responses as JSONL in a HealthBench-like "
+                    "shape: `prompt` (chat messages), `completion`, `rubrics` (criterion, "
+                    "points, criteria_met, explanation) and the human score.")
+        complete = st.checkbox("Only fully reviewed responses", key="agreement_gold_complete")
+        left, right = st.columns(2)
+        left.download_button(
+            "Download gold set (JSONL)", on_click="ignore", icon="⬇️",
+            data=partial(labels.export_gold_jsonl, sessions, version_id, dataset_id,
+                         complete_only=complete),
+            file_name=f"gold-v{version_id}-d{dataset_id}.jsonl", mime="application/jsonl")
+        right.download_button(
+            "Download training set (JSONL)", on_click="ignore", icon="⬇️",
+            data=partial(labels.export_training_jsonl, sessions, version_id, dataset_id),
+            file_name=f"training-v{version_id}-d{dataset_id}.jsonl", mime="application/jsonl",
+            help="One line per response × run: the text with its effective score (normalized "
+                 "when the run normalizes) and raw score.")
+        st.divider()
+        st.markdown("**Import human verdicts** from a CSV with the columns `response_id` (the "
+                    "response's id in the dataset), `criterion` (its name), `verdict` (MET, "
+                    "UNMET or CANNOT_ASSESS), `reviewer` and an optional `note`. Nothing is "
+                    "imported unless every row is valid.")
+        st.file_uploader("Verdicts CSV", type=["csv"],
+                         key=f"agreement_import_file_{st.session_state.agreement_nonce}")
+        if st.button("Import verdicts") and handle_import(version_id, dataset_id):
+            st.rerun()
+        problems = st.session_state.agreement_import_problems
+        if problems:
+            listed = "\n".join(f"- {p}" for p in problems[:50])
+            more = f"\n- … and {len(problems) - 50} more" if len(problems) > 50 else ""
+            st.error(f"Nothing was imported; fix these {len(problems)} problems and upload "
+                     f"the file again:\n{listed}{more}")
+
+
+def render_page() -> None:
+    st.title("Agreement")
+    st.caption("How far each judge agrees with the others and with your reviewers, which "
+               "criteria they get wrong, and what each judge costs.")
+    db = database_key()
+    sets = get_agreement_sets(db)
+    if not sets:
+        st.info("Nothing to compare yet. " + EMPTY_HINT)
+        st.page_link("app_pages/grade.py", label="Go to the Grade page", icon="▶️")
+        return
+    options = {f"{s.dataset_id}:{s.rubric_version_id}": s for s in sets}
+    if st.session_state.get("agreement_set") not in options:
+        st.session_state["agreement_set"] = next(iter(options))
+    chosen = options[st.selectbox("Dataset × rubric version", list(options),
+                                  format_func=lambda k: options[k].label,
+                                  key="agreement_set")]
+    version_id, dataset_id = chosen.rubric_version_id, chosen.dataset_id
+    flash = st.session_state.agreement_flash
+    if flash:
+        st.success(flash)
+        st.session_state.agreement_flash = None
+    report = get_report(db, version_id, dataset_id, get_stamp(db, version_id, dataset_id))
+    if len(report.data.verdict_sources) < 2:
+        st.info("Fewer than two sources of per-criterion verdicts: " + EMPTY_HINT)
+    render_header(report)
+    render_matrix(report)
+    a, b = render_criteria(report)
+    render_confusion(report, a, b)
+    render_scores(report)
+    render_judges(report)
+    render_labels(version_id, dataset_id)
+
+
+try:
+    render_page()
+except RubricWorkbenchError as exc:
+    st.error(f"{exc}")

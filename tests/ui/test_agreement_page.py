@@ -1,0 +1,124 @@
+"""AppTest checks of the Agreement page: empty state, seeded comparison, downloads, import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from storage.config import database_url
+from storage.engine import open_database
+from storage.services import reviews
+from tests.storage.agreement_seed import seed
+
+APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
+
+
+@pytest.fixture
+def sessions(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
+    factory = open_database(database_url())
+    yield factory
+    factory.kw["bind"].dispose()
+
+
+def _open(at: AppTest | None = None) -> AppTest:
+    at = at or AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/agreement.py")
+    return at.run()
+
+
+def _markdown(at: AppTest) -> str:
+    return "\n".join(str(m.value) for m in at.markdown + at.caption + at.info)
+
+
+def test_empty_database_says_what_to_do(sessions):
+    at = _open()
+    assert not at.exception
+    assert at.title[0].value == "Agreement"
+    assert "Grade this dataset with at least two runs" in at.info[0].value
+
+
+def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="agreement_set").value == (
+        f"{seeded.dataset.id}:{seeded.version.id}")
+    headers = [h.value for h in at.subheader]
+    assert headers == ["Cohen's κ between sources", "Per criterion, worst first",
+                       "Confusion matrices", "Judge score vs human score",
+                       "Judges: agreement next to cost"]
+    # Human vs the cheap judge is compared by default; its table is sorted worst first.
+    assert at.selectbox(key="agreement_pair").value == f"human|run:{seeded.cheap.id}"
+    criteria = at.dataframe[0].value
+    kappas = [float(k) for k in criteria["κ"] if k != "—"]
+    assert kappas == sorted(kappas) and len(kappas) >= 2
+    assert set(criteria["Criterion"]) == {"accurate", "cites", "concise", "harmful"}
+    assert list(criteria["Pairs used"]) and "Note" in criteria.columns
+    judges = at.dataframe[-1].value
+    assert list(judges["Judge"]) == [
+        f"#{seeded.cheap.id} · per-criterion · openai/mini-judge",
+        f"#{seeded.strong.id} · one-shot · openai/big-judge",
+        f"#{seeded.holistic.id} · rubric-as-judge · openai/mini-judge"]
+    assert list(judges["Cost / grade"]) == ["$0.0004", "$0.0090", "unknown"]
+    assert "holistic grader" in judges["Note"].iloc[2]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Verdict sources"] == "3"
+    assert metrics["Fully reviewed"] == "4"
+
+
+def test_disagreement_examples_list_the_responses_and_reasons(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    at.selectbox(key="agreement_criterion").set_value(seeded.version.criteria[1].id).run()
+    assert not at.exception
+    examples = at.dataframe[1].value
+    assert list(examples["Response"]) == ["r3", "r4"]
+    assert "checked r3" in set(examples[next(c for c in examples.columns if c.startswith("Why"))])
+
+
+def test_all_sources_view_ranks_criteria_by_alpha(sessions):
+    seed(sessions)
+    at = _open()
+    at.selectbox(key="agreement_pair").set_value("all").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert "α" in table.columns and "Units" in table.columns
+    assert any("Pick two sources" in c.value for c in at.caption)
+
+
+def test_download_buttons_are_offered(sessions):
+    seed(sessions)
+    at = _open()
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Download gold set (JSONL)", "Download training set (JSONL)"]
+
+
+def test_import_errors_are_listed_and_nothing_is_written(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    at.file_uploader(key="agreement_import_file_0").upload(
+        "verdicts.csv", b"response_id,criterion,verdict,reviewer\nr5,tone,maybe,\n", "text/csv")
+    at.button[0].click().run()
+    assert not at.exception
+    [error] = at.error
+    assert "fix these 3 problems" in error.value
+    assert "column 'criterion'" in error.value and "column 'reviewer'" in error.value
+    assert reviews.current_verdicts(sessions, seeded.responses["r5"].id,
+                                    seeded.version.id) == {}
+
+
+def test_a_valid_import_is_written_and_announced(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    at.file_uploader(key="agreement_import_file_0").upload(
+        "verdicts.csv", b"response_id,criterion,verdict,reviewer,note\nr5,cites,met,bo,ok\n",
+        "text/csv")
+    at.button[0].click().run()
+    assert not at.exception
+    assert "Imported 1 verdicts on 1 responses" in at.success[0].value
+    current = reviews.current_verdicts(sessions, seeded.responses["r5"].id, seeded.version.id)
+    assert [v.reviewer for v in current.values()] == ["bo"]
