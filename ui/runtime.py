@@ -13,6 +13,15 @@ def _sessions_for(url: str) -> SessionFactory:
     return open_database(url)
 
 
+def database_key() -> str:
+    """The configured database URL: the first argument of every cached reader."""
+    return database_url()
+
+
+def sessions_for(url: str) -> SessionFactory:
+    return _sessions_for(url)
+
+
 def get_sessions() -> SessionFactory:
     """Sessions for the configured database, migrated to head on first use in this process."""
     return _sessions_for(database_url())

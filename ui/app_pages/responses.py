@@ -1,6 +1,356 @@
-"""Responses page (being built)."""
+"""Responses: datasets, one pasted response, file uploads with column mapping, browsing."""
 
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
 import streamlit as st
 
-st.title("Responses")
-st.info("This page is being built.")
+from storage.dto import DatasetInfo, ResponseInfo
+from storage.errors import ImportProblemsError, StorageError
+from storage.response_files import ColumnMapping, ParsedFile, parse_file, to_responses
+from storage.services import datasets as service
+from ui import catalog
+from ui.runtime import database_key, get_sessions
+
+state = st.session_state
+MAX_UPLOAD_MB = 50
+PAGE_SIZE = 25
+PREVIEW_ROWS = 8
+NONE = "(none)"
+
+
+def flash(message: str, kind: str = "success") -> None:
+    state["responses_flash"] = (kind, message)
+
+
+def render_flash() -> None:
+    if state["responses_flash"]:
+        kind, message = state["responses_flash"]
+        state["responses_flash"] = None
+        (st.success if kind == "success" else st.info)(message)
+
+
+def render_problems(problems: list[tuple[str, str]], what: str) -> None:
+    noun = "problem" if len(problems) == 1 else "problems"
+    st.error(f"Nothing was written: {what} has {len(problems)} {noun}. "
+             "Fix them and try again.")
+    st.dataframe(pd.DataFrame(problems, columns=["Where", "Problem"]), hide_index=True,
+                 width="stretch")
+
+
+def _problems(exc: ImportProblemsError) -> list[tuple[str, str]]:
+    return [(p.location or "file", p.message) for p in exc.problems]
+
+
+@st.cache_data(ttl=600, max_entries=4, show_spinner="Reading the file…")
+def get_parsed(data: bytes, filename: str) -> ParsedFile:
+    """Parse once per distinct upload (the mapping step reruns the page often)."""
+    return parse_file(data, filename)
+
+
+# -- handlers --------------------------------------------------------------------------------
+def handle_create_dataset(name: str, description: str) -> None:
+    try:
+        dataset = service.create_dataset(get_sessions(), name, description=description.strip())
+    except StorageError as exc:
+        st.error(f"Could not create the dataset: {exc}.")
+        return
+    catalog.clear_dataset_list()
+    state["responses_goto"] = dataset.id
+    flash(f"Created the dataset '{dataset.name}'. Upload a file or paste responses into it.")
+    st.rerun()
+
+
+def handle_archive(dataset: DatasetInfo, archived: bool) -> None:
+    service.archive_dataset(get_sessions(), dataset.id, archived)
+    catalog.clear_dataset_list()
+    if archived:
+        flash(f"Archived '{dataset.name}'. Turn on 'Show archived' to see or restore it.",
+              "info")
+    else:
+        flash(f"Restored '{dataset.name}'.")
+        state["responses_goto"] = dataset.id
+    st.rerun()
+
+
+def handle_paste(dataset: DatasetInfo, query: str, output: str, thinking: str,
+                 external_id: str) -> None:
+    if not output.strip():
+        st.error("The response text is empty: paste the model's output to add it.")
+        return
+    try:
+        response = service.add_response(
+            get_sessions(), dataset.id, output, query=query or None,
+            thinking=thinking or None, external_id=external_id.strip() or None)
+    except ImportProblemsError as exc:
+        render_problems(_problems(exc), "the response")
+        return
+    except StorageError as exc:
+        st.error(f"Could not add the response: {exc}.")
+        return
+    catalog.clear_dataset_readers()
+    label = f" as '{response.external_id}'" if response.external_id else ""
+    flash(f"Added the response{label} to '{dataset.name}'.")
+    st.rerun()
+
+
+def handle_import(parsed: ParsedFile, mapping: ColumnMapping, filename: str,
+                  target: DatasetInfo | None, new_name: str) -> None:
+    responses, problems = to_responses(parsed.rows, mapping, locations=parsed.locations)
+    if problems:  # the preview shows them and offers no button; a changed file lands here
+        render_problems([(p.location, p.message) for p in problems], filename)
+        return
+    sessions = get_sessions()
+    try:
+        if target is None:
+            if not new_name.strip():
+                st.error("Give the new dataset a name.")
+                return
+            dataset = service.create_dataset(sessions, new_name, responses=responses)
+            target_id, target_name = dataset.id, dataset.name
+        else:
+            service.import_responses(sessions, target.id, responses)
+            target_id, target_name = target.id, target.name
+    except ImportProblemsError as exc:
+        render_problems(_problems(exc), filename)
+        return
+    except StorageError as exc:
+        st.error(f"Nothing was imported: {exc}.")
+        return
+    catalog.clear_dataset_readers()
+    state["responses_goto"] = target_id
+    state["responses_upload_nonce"] += 1
+    flash(f"Imported {len(responses)} responses from {filename} into '{target_name}'.")
+    st.rerun()
+
+
+def go_page(delta: int) -> None:
+    state["responses_page"] = max(0, state["responses_page"] + delta)
+
+
+# -- drawing ---------------------------------------------------------------------------------
+def render_create(expanded: bool) -> None:
+    with st.expander("➕ New dataset", expanded=expanded), st.form("responses_create_form"):
+        name = st.text_input("Dataset name", placeholder="e.g. Support replies, November")
+        description = st.text_input("Description (optional)")
+        if st.form_submit_button("Create dataset", type="primary"):
+            if not name.strip():
+                st.error("Give the dataset a name.")
+            else:
+                handle_create_dataset(name, description)
+
+
+def render_browse(dataset: DatasetInfo) -> None:
+    if dataset.response_count == 0:
+        st.info("This dataset is empty. Upload a CSV, JSONL or JSON file, or paste a "
+                "response, using the tabs above.")
+        return
+    if state["responses_page_dataset"] != dataset.id:
+        state["responses_page_dataset"] = dataset.id
+        state["responses_page"] = 0
+    pages = max(1, -(-dataset.response_count // PAGE_SIZE))
+    state["responses_page"] = min(state["responses_page"], pages - 1)
+    page = state["responses_page"]
+    rows = catalog.get_response_page(database_key(), dataset.id, page * PAGE_SIZE, PAGE_SIZE)
+    first = page * PAGE_SIZE + 1
+    table = pd.DataFrame([
+        {"#": first + i, "ID": r.external_id or "", "Query": _short(r.query),
+         "Response": _short(r.output), "Thinking": "yes" if r.thinking else ""}
+        for i, r in enumerate(rows)
+    ])
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"#": st.column_config.NumberColumn(width=50)})
+    prev, info, nxt = st.columns([1, 3, 1], vertical_alignment="center")
+    prev.button("← Previous", on_click=go_page, args=(-1,), disabled=page == 0,
+                key="responses_prev", width="stretch")
+    info.markdown(f"<div style='text-align:center'>Responses {first}–{first + len(rows) - 1} "
+                  f"of {dataset.response_count} · page {page + 1} of {pages}</div>",
+                  unsafe_allow_html=True)  # our own numbers only; response text never
+    nxt.button("Next →", on_click=go_page, args=(1,), disabled=page >= pages - 1,
+               key="responses_next", width="stretch")
+    choice = st.selectbox("Read a response in full", range(len(rows)),
+                          format_func=lambda i: f"#{first + i}"
+                          + (f" · {rows[i].external_id}" if rows[i].external_id else ""),
+                          key=f"responses_open_{dataset.id}_{page}")
+    render_response(rows[choice])
+
+
+def _short(text: str | None, limit: int = 120) -> str:
+    if not text:
+        return ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def render_response(response: ResponseInfo) -> None:
+    with st.container(border=True):
+        if response.query:
+            st.markdown("**Query**")
+            st.text(response.query)
+        if response.thinking:
+            st.markdown("**Thinking**")
+            st.text(response.thinking)
+        st.markdown("**Response**")
+        st.text(response.output)
+        if response.metadata:
+            st.markdown("**Other columns**")
+            st.json(response.metadata, expanded=False)
+
+
+def render_paste(dataset: DatasetInfo) -> None:
+    with st.form("responses_paste_form", clear_on_submit=True):
+        query = st.text_area("Query (optional)", height=80,
+                             help="The prompt or question the response answers")
+        output = st.text_area("Response", height=160, help="The model's answer to grade")
+        thinking = st.text_area("Thinking (optional)", height=80,
+                                help="Reasoning the model produced before answering")
+        external_id = st.text_input("ID (optional)", help="Your own id; unique in the dataset")
+        if st.form_submit_button("Add response", type="primary"):
+            handle_paste(dataset, query, output, thinking, external_id)
+
+
+def _mapping_select(label: str, columns: list[str], guess: str | None, key: str,
+                    optional: bool = True) -> str | None:
+    options = ([NONE] if optional else []) + columns
+    index = options.index(guess) if guess in options else 0
+    choice = st.selectbox(label, options, index=index, key=key)
+    return None if choice == NONE else choice
+
+
+def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> None:
+    st.caption(f"CSV (with a header row), JSONL (one object per line) or JSON (a list of "
+               f"objects). UTF-8 text, at most {MAX_UPLOAD_MB} MB. Nothing is written unless "
+               "every row is valid.")
+    upload = st.file_uploader("Responses file", type=["csv", "jsonl", "ndjson", "json"],
+                              key=f"responses_upload_{state['responses_upload_nonce']}")
+    if upload is None:
+        return
+    data = upload.getvalue()
+    if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
+        st.error(f"{upload.name} is {len(data) / 1e6:.0f} MB; the limit is {MAX_UPLOAD_MB} MB. "
+                 "Split it into smaller files and upload them into the same dataset.")
+        return
+    try:
+        parsed = get_parsed(data, upload.name)
+    except ImportProblemsError as exc:
+        render_problems(_problems(exc), upload.name)
+        return
+    columns = list(parsed.columns)
+    guess = ColumnMapping.guess(columns)
+    st.markdown(f"**1. Map the columns** — {upload.name}: {len(parsed.rows)} rows, "
+                f"{parsed.format.upper()}")
+    base = f"responses_map_{state['responses_upload_nonce']}"
+    cols = st.columns(4)
+    with cols[0]:
+        text = _mapping_select("Response text", columns, guess.text, f"{base}_text",
+                               optional=False)
+    with cols[1]:
+        query = _mapping_select("Query", columns, guess.query, f"{base}_query")
+    with cols[2]:
+        thinking = _mapping_select("Thinking", columns, guess.thinking, f"{base}_thinking")
+    with cols[3]:
+        id_column = _mapping_select("ID", columns, guess.id, f"{base}_id")
+    chosen = [c for c in (text, query, thinking, id_column) if c]
+    if len(set(chosen)) != len(chosen):
+        st.error("Each column can be used once: pick different columns for text, query, "
+                 "thinking and id.")
+        return
+    mapping = ColumnMapping(text=text, query=query, thinking=thinking, id=id_column)
+    extra = [c for c in columns if c not in mapping.mapped()]
+    if extra:
+        st.caption("Kept as metadata: " + ", ".join(extra))
+
+    responses, problems = to_responses(parsed.rows, mapping, locations=parsed.locations)
+    st.markdown("**2. Check the preview**")
+    preview = pd.DataFrame([
+        {"Where": r.location, "ID": r.external_id or "", "Query": _short(r.query),
+         "Response": _short(r.output), "Thinking": _short(r.thinking, 60)}
+        for r in responses[:PREVIEW_ROWS]
+    ])
+    if not preview.empty:
+        st.dataframe(preview, hide_index=True, width="stretch")
+    if problems:
+        render_problems([(p.location, p.message) for p in problems], upload.name)
+        return
+    st.success(f"All {len(responses)} rows are valid.")
+
+    st.markdown("**3. Import**")
+    options = [d.id for d in datasets if not d.archived] + [0]
+    names = {d.id: d.name for d in datasets}
+    default = options.index(selected.id) if selected and selected.id in options else 0
+    left, right = st.columns(2)
+    target_id = left.selectbox(
+        "Into dataset", options, index=default, key=f"responses_target_{base}",
+        format_func=lambda i: names[i] if i else "➕ A new dataset")
+    new_name = ""
+    if target_id == 0:
+        new_name = right.text_input("New dataset name", value=Path(upload.name).stem,
+                                    key=f"responses_new_name_{base}")
+    target = next((d for d in datasets if d.id == target_id), None)
+    if st.button(f"Import {len(responses)} responses", type="primary",
+                 key="responses_import"):
+        handle_import(parsed, mapping, upload.name, target, new_name)
+
+
+def render_page() -> None:
+    st.title("Responses")
+    st.caption("Datasets of model responses to grade: a query, the response and optionally "
+               "the model's thinking.")
+    render_flash()
+    if state["responses_goto"]:
+        state["responses_dataset_id"] = state["responses_goto"]
+        state["responses_goto"] = None
+    all_datasets = catalog.get_datasets(database_key(), True)
+    shown = [d for d in all_datasets if state["responses_show_archived"] or not d.archived]
+    render_create(expanded=not all_datasets)
+
+    pick, toggle = st.columns([4, 1], vertical_alignment="bottom")
+    toggle.toggle("Show archived", key="responses_show_archived")
+    selected: DatasetInfo | None = None
+    if shown:
+        ids = [d.id for d in shown]
+        by_id = {d.id: d for d in shown}
+        if state["responses_dataset_id"] not in ids:
+            state["responses_dataset_id"] = ids[0]
+        pick.selectbox(
+            "Dataset", ids, key="responses_dataset_id",
+            format_func=lambda i: f"{by_id[i].name} — {by_id[i].response_count} responses"
+            + (" (archived)" if by_id[i].archived else ""))
+        selected = by_id[state["responses_dataset_id"]]
+    else:
+        pick.info("No datasets yet. Create one above, or upload a file below and it becomes "
+                  "a new dataset. The Start page can load sample responses.")
+
+    if selected is None:
+        st.subheader("Upload a file", divider="gray")
+        render_upload(all_datasets, None)
+        return
+
+    header, archive = st.columns([5, 1], vertical_alignment="bottom")
+    header.subheader(selected.name + ("  ·  archived" if selected.archived else ""),
+                     divider="gray")
+    if selected.archived:
+        if archive.button("Restore", key="responses_restore", width="stretch"):
+            handle_archive(selected, False)
+    elif archive.button("Archive", key="responses_archive", width="stretch",
+                        help="Hide it from lists; nothing is deleted"):
+        handle_archive(selected, True)
+    if selected.description:
+        st.caption(selected.description)
+    browse, upload, paste = st.tabs([f"Browse ({selected.response_count})", "Upload a file",
+                                     "Paste a response"])
+    with browse:
+        render_browse(selected)
+    with upload:
+        render_upload(all_datasets, selected)
+    with paste:
+        render_paste(selected)
+
+
+try:
+    render_page()
+except StorageError as exc:  # e.g. the dataset was deleted from another tab
+    catalog.clear_dataset_readers()
+    st.error(f"{exc}. Reload the page to see the current datasets.")

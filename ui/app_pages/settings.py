@@ -1,6 +1,150 @@
-"""Settings page (being built)."""
+"""Settings: the models people can pick, which provider keys are present, where data lives."""
 
+from __future__ import annotations
+
+import os
+
+import pandas as pd
 import streamlit as st
 
-st.title("Settings")
-st.info("This page is being built.")
+from grading.llm import API_BASE_ENV, API_KEY_ENV, DEFAULT_MODEL, MODEL_ENV
+from storage.config import DATA_DIR_VARIABLE, DATABASE_URL_VARIABLE, data_dir, describe_url
+from storage.connection_check import check_connection, key_variables, needed_key_variable
+from storage.errors import InvalidInputError
+from storage.model_presets import (
+    ModelPreset,
+    add_model_preset,
+    list_model_presets,
+    presets_path,
+    remove_model_preset,
+)
+from ui.runtime import database_key
+
+state = st.session_state
+
+
+def flash(message: str, kind: str = "success") -> None:
+    state["settings_flash"] = (kind, message)
+
+
+def render_flash() -> None:
+    if state["settings_flash"]:
+        kind, message = state["settings_flash"]
+        state["settings_flash"] = None
+        (st.success if kind == "success" else st.info)(message)
+
+
+# -- handlers --------------------------------------------------------------------------------
+def handle_add(model: str, api_base: str) -> None:
+    try:
+        preset = add_model_preset(model, api_base or None)
+    except InvalidInputError as exc:
+        st.error(f"Not added: {exc}.")
+        return
+    flash(f"Added {preset.label}. Test the connection below before grading with it.")
+    st.rerun()
+
+
+def handle_remove(preset: ModelPreset) -> None:
+    remove_model_preset(preset.model, preset.api_base)
+    state["settings_check"] = None
+    flash(f"Removed {preset.label}.", "info")
+    st.rerun()
+
+
+def handle_check(preset: ModelPreset) -> None:
+    with st.spinner(f"Calling {preset.label}…"):
+        result = check_connection(preset)
+    state["settings_check"] = (preset.label, result.ok, result.message)
+
+
+# -- drawing ---------------------------------------------------------------------------------
+def render_presets(presets: tuple[ModelPreset, ...]) -> None:
+    st.subheader("Models", divider="gray")
+    st.caption("The models the Grade page offers. Names are litellm's `provider/model`, e.g. "
+               "`openai/gpt-4.1-mini` or `anthropic/claude-sonnet-4-5`. For a local "
+               "OpenAI-compatible server (vLLM, LM Studio, Ollama, llama.cpp) use "
+               "`openai/<model>` with its api_base, e.g. `http://127.0.0.1:11434/v1`.")
+    present = {k.name for k in key_variables() if k.present}
+    if presets:
+        table = pd.DataFrame([
+            {"Model": p.model, "api_base": p.api_base or "(provider default)",
+             "Key read from": needed_key_variable(p),
+             "Key present": "✅ yes" if needed_key_variable(p) in present else "❌ no"}
+            for p in presets
+        ])
+        st.dataframe(table, hide_index=True, width="stretch")
+    else:
+        st.info("No models yet. Add one below; the Grade page lists them. Until then it "
+                f"uses {os.environ.get(MODEL_ENV) or DEFAULT_MODEL}"
+                + (f" at {os.environ.get(API_BASE_ENV)}" if os.environ.get(API_BASE_ENV)
+                   else "") + f" (set {MODEL_ENV} / {API_BASE_ENV} to change that).")
+
+    with st.form("settings_add_form", clear_on_submit=True):
+        left, right = st.columns(2)
+        model = left.text_input("Model", placeholder="openai/gpt-4.1-mini")
+        api_base = right.text_input("api_base (optional)",
+                                    placeholder="http://127.0.0.1:8000/v1")
+        if st.form_submit_button("Add model", type="primary"):
+            handle_add(model, api_base)
+
+    if not presets:
+        return
+    labels = {p.label: p for p in presets}
+    left, test, remove = st.columns([4, 1, 1], vertical_alignment="bottom")
+    label = left.selectbox("Model to test or remove", list(labels), key="settings_preset")
+    preset = labels[label]
+    if test.button("Test connection", type="primary", key="settings_test", width="stretch",
+                   help="Makes one tiny call (a few tokens) to the model"):
+        handle_check(preset)
+    if remove.button("Remove", key="settings_remove", width="stretch"):
+        handle_remove(preset)
+    if state["settings_check"] and state["settings_check"][0] == label:
+        _, ok, message = state["settings_check"]
+        (st.success if ok else st.error)(("Connected. " if ok else "Connection failed. ")
+                                         + message)
+
+
+def render_keys() -> None:
+    st.subheader("Provider keys", divider="gray")
+    st.caption("Keys are read from the environment of the process that runs the app and are "
+               "never stored or shown. Set them before starting the app, e.g. "
+               "`export OPENAI_API_KEY=...`; a local server that needs a key reads "
+               f"`{API_KEY_ENV}`.")
+    keys = key_variables()
+    table = pd.DataFrame([{"Variable": k.name, "Status": "✅ set" if k.present else "— not set"}
+                          for k in keys])
+    st.dataframe(table, hide_index=True, width="stretch")
+    if not any(k.present for k in keys):
+        st.warning("No provider key is set. Cloud models will fail until one is; a local "
+                   "OpenAI-compatible server works with an api_base (and, if it needs one, "
+                   f"{API_KEY_ENV}).")
+
+
+def render_storage() -> None:
+    st.subheader("Where your data is", divider="gray")
+    rows = [
+        ("Database", describe_url(database_key()),
+         f"Set {DATABASE_URL_VARIABLE} (e.g. postgresql+psycopg://user@host/db) to move it"),
+        ("Data directory", str(data_dir()), f"Set {DATA_DIR_VARIABLE} to move it"),
+        ("Model list", str(presets_path()), "A small JSON file; no keys in it"),
+    ]
+    st.dataframe(pd.DataFrame(rows, columns=["What", "Where", "How to change"]),
+                 hide_index=True, width="stretch")
+
+
+def render_page() -> None:
+    st.title("Settings")
+    st.caption("Models to grade with, provider keys and where your data is stored.")
+    render_flash()
+    try:
+        presets = list_model_presets()
+    except InvalidInputError as exc:
+        st.error(f"{exc}.")
+        presets = ()
+    render_presets(presets)
+    render_keys()
+    render_storage()
+
+
+render_page()

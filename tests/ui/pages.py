@@ -1,0 +1,38 @@
+"""Helpers for AppTest tests of single pages: open a page, read what it wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from storage.config import database_url
+from storage.engine import SessionFactory, open_database
+
+APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
+SAMPLES = Path(__file__).resolve().parents[2] / "ui" / "samples"
+
+
+def open_page(name: str) -> AppTest:
+    """The app, switched to ``app_pages/<name>.py`` and run, with no exception."""
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    at.switch_page(f"app_pages/{name}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def db() -> SessionFactory:
+    """The test's own database (tests/conftest.py points each test at a fresh file)."""
+    return open_database(database_url())
+
+
+def texts(at: AppTest) -> str:
+    """Every message, caption and markdown the page shows, as one string to search."""
+    parts = []
+    for kind in ("error", "success", "info", "warning", "caption", "markdown", "text"):
+        parts.extend(str(element.value) for element in getattr(at, kind))
+    return "\n".join(parts)
+
+
+def frames(at: AppTest) -> list:
+    return [element.value for element in at.dataframe]
