@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session, selectinload
 
+from grading.types import Verdict
 from storage import models as m
+from storage.dto import CriterionGradeInfo, GradeInfo
 from storage.errors import NotFoundError
 
 
@@ -95,3 +97,42 @@ def grades_for_response(
     if rubric_version_id is not None:
         query = query.where(m.RunRow.rubric_version_id == rubric_version_id)
     return [(g, r) for g, r in session.execute(query)]
+
+
+_GRADE_COLUMNS = (
+    m.GradeRow.id, m.GradeRow.run_id, m.GradeRow.response_id, m.GradeRow.score,
+    m.GradeRow.raw_score, m.GradeRow.llm_raw_score, m.GradeRow.error,
+    m.GradeRow.cannot_assess_count, m.GradeRow.length_penalty, m.GradeRow.prompt_tokens,
+    m.GradeRow.completion_tokens, m.GradeRow.total_tokens, m.GradeRow.cost,
+    m.GradeRow.latency_s, m.GradeRow.created_at,
+)
+
+
+def grade_infos_for_run(
+    session: Session, run_id: int, response_ids: Sequence[int] | None = None
+) -> list[GradeInfo]:
+    """A run's grades as plain objects, read as rows rather than ORM instances: a whole
+    run's effective scores are computed from these, so this path stays fast at 10,000s."""
+    query = select(*_GRADE_COLUMNS).where(m.GradeRow.run_id == run_id)
+    if response_ids is not None:
+        query = query.where(m.GradeRow.response_id.in_(list(response_ids)))
+    grades = session.execute(query.order_by(m.GradeRow.response_id)).all()
+    criteria_query = (
+        select(m.GradeCriterionRow.grade_id, m.GradeCriterionRow.criterion_id,
+               m.GradeCriterionRow.position, m.GradeCriterionRow.verdict,
+               m.GradeCriterionRow.reason, m.GradeCriterionRow.error)
+        .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
+        .where(m.GradeRow.run_id == run_id)
+        .order_by(m.GradeCriterionRow.grade_id, m.GradeCriterionRow.position)
+    )
+    if response_ids is not None:
+        criteria_query = criteria_query.where(m.GradeRow.response_id.in_(list(response_ids)))
+    by_grade: dict[int, list[CriterionGradeInfo]] = {}
+    for grade_id, criterion_id, position, verdict, reason, error in session.execute(
+        criteria_query
+    ):
+        by_grade.setdefault(grade_id, []).append(CriterionGradeInfo(
+            criterion_id=criterion_id, position=position,
+            verdict=None if verdict is None else Verdict(verdict), reason=reason, error=error,
+        ))
+    return [GradeInfo(*row, criteria=tuple(by_grade.get(row[0], ()))) for row in grades]

@@ -170,7 +170,7 @@ def effective_grades_for_run(
         settings = RunSettings.model_validate(run.settings).scoring()
         criteria = [criterion_info(c) for c in rubric_repo.criteria_of(
             session, run.rubric_version_id)]
-        grades = run_repo.grades_for_run(session, run_id, response_ids)
+        grades = run_repo.grade_infos_for_run(session, run_id, response_ids)
         ids = [g.response_id for g in grades]
         humans: dict[int, dict] = defaultdict(dict)
         for row, prev in repo.current_for_responses(session, ids, run.rubric_version_id):
@@ -178,7 +178,7 @@ def effective_grades_for_run(
         texts = _texts(session, ids) if settings.length_penalty is not None else {}
         return [
             compute_effective_grade(
-                criteria=criteria, grade=grade_info(g), settings=settings,
+                criteria=criteria, grade=g, settings=settings,
                 to_grade=texts.get(g.response_id, ""), humans=humans.get(g.response_id, {}),
             )
             for g in grades
