@@ -36,6 +36,61 @@ DEFAULTS: dict[str, object] = {
     # settings
     "settings_check": None,  # (preset label, ok, message) of the last connection test
     "settings_flash": None,
+    # grade
+    "grade_flash": None,  # (kind, message) shown once after a launch or cancel
+    "grade_rubric_id": None,
+    "grade_version_id": None,
+    "grade_dataset_id": None,
+    "grade_selection_mode": "all",  # all | first | pick
+    "grade_first_n": 10,
+    "grade_picked_ids": [],
+    "grade_graders": ["per_criterion"],
+    "grade_presets": [],  # labels of model presets
+    "grade_custom_models": "",
+    "grade_api_base": "",
+    "grade_normalize": True,
+    "grade_allow_ca": False,
+    "grade_ca_strategy": "skip",
+    "grade_partial_credit": 0.5,
+    "grade_retries": 2,
+    "grade_concurrency": 16,
+    "grade_use_cache": True,
+    "grade_fallback_pos": "(none: the criterion fails)",
+    "grade_fallback_neg": "(none: the criterion fails)",
+    "grade_lp_on": False,
+    "grade_lp_free_budget": 6000,
+    "grade_lp_max_cap": 8000,
+    "grade_lp_penalty_at_cap": 0.5,
+    "grade_lp_exponent": 1.6,
+    "grade_lp_type": "ALL",
+    "grade_system_prompt": "",
+    "grade_run_name": "",
+    # results
+    "results_set": None,  # (dataset_id, rubric_version_id) of the open result set
+    "results_run_ids": [],
+    "results_search": "",
+    "results_failed_only": False,
+    "results_disagree_only": False,
+    "results_reviewed": "any",
+    "results_score_range": (0.0, 1.0),
+    "results_score_run": None,  # None: any run
+    "results_sort": "response",
+    "results_sort_run": None,
+    "results_descending": False,
+    "results_page_size": 50,
+    "results_page": 1,
+    "results_open_response": None,
+    # review
+    "review_set": None,  # (dataset_id, rubric_version_id)
+    "review_unreviewed_only": False,
+    "review_blind": False,
+    "review_position": 0,
+    "review_queue_nonce": 0,  # bumped by "refresh queue"
+    "review_response_id": None,  # set by Results' "review this response"
+    "review_flash": None,
+    "review_form_nonce": 0,  # bumped after a save so the form starts from the saved verdicts
+    "review_name_input": "",  # the sidebar widget; reviewer_name keeps the value across pages
+    "review_shown": None,  # (response_id, {criterion_id: human verdict id}) the form showed
     # agreement
     "agreement_set": None,  # "dataset_id:rubric_version_id" of the compared result set
     "agreement_pair": None,  # "a|b" source keys, or "all" for every source

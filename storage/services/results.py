@@ -480,3 +480,22 @@ def response_detail(
         history=history, human_score=human,
         disagree_criteria=frozenset(c for c, seen in judged.items() if len(seen) > 1),
     )
+
+
+def response_labels(
+    sessions: SessionFactory, dataset_id: int, *, limit: int = 2000
+) -> list[tuple[int, str]]:
+    """(id, short label) of a dataset's first responses, to pick a selection from; no texts
+    beyond a snippet are read."""
+    with sessions() as session:
+        dataset_repo.get_dataset(session, dataset_id)
+        rows = session.execute(
+            select(m.ResponseRow.id, m.ResponseRow.external_id,
+                   func.substr(m.ResponseRow.query, 1, 60),
+                   func.substr(m.ResponseRow.output, 1, 60))
+            .where(m.ResponseRow.dataset_id == dataset_id)
+            .order_by(m.ResponseRow.id).limit(limit)).all()
+    return [
+        (rid, f"{external or f'#{rid}'} — {(query or output or '').strip()}".strip(" —"))
+        for rid, external, query, output in rows
+    ]

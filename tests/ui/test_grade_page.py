@@ -1,0 +1,147 @@
+"""AppTest checks of the Grade page: launching, validation, credentials, progress, cancel."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from storage.config import database_url
+from storage.engine import open_database
+from storage.services import runs
+from tests.storage.helpers import make_dataset, make_rubric
+from tests.ui.seed import APP, seed_graded
+
+
+@pytest.fixture(autouse=True)
+def _no_worker(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
+
+
+def _grade_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("app_pages/grade.py").run()
+    assert not at.exception
+    return at
+
+
+def _texts(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+@pytest.fixture
+def sessions():
+    sessions = open_database(database_url())
+    make_rubric(sessions)
+    make_dataset(sessions, count=3)
+    return sessions
+
+
+def test_empty_database_says_what_to_create_first():
+    at = _grade_page()
+    [info] = at.info
+    assert "a rubric (Rubrics page)" in info.value and "Responses page" in info.value
+
+
+def test_no_model_disables_launch_and_says_where_to_add_one(sessions):
+    at = _grade_page()
+    assert any("Pick at least one model" in w for w in _texts(at.warning))
+    assert at.button(key="grade_launch").disabled
+
+
+def test_missing_provider_key_is_named_and_blocks_launch(sessions):
+    at = _grade_page()
+    at.text_input(key="grade_custom_models").input("openai/gpt-4.1-mini").run()
+    assert any("OPENAI_API_KEY" in e for e in _texts(at.error))
+    assert at.button(key="grade_launch").disabled
+
+
+def test_launch_queues_one_run_per_grader_and_model(sessions):
+    at = _grade_page()
+    at.multiselect(key="grade_graders").set_value(["per_criterion", "rubric_as_judge"]).run()
+    at.text_input(key="grade_custom_models").input("openai/judge-a, openai/judge-b").run()
+    at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
+    estimate = at.dataframe[0].value
+    assert list(estimate["Calls"]) == [12, 12, 3, 3]  # 3 responses x 4 criteria, or 3
+    launch = at.button(key="grade_launch")
+    assert launch.label == "Launch 4 runs" and not launch.disabled
+    launch.click().run()
+    assert not at.exception
+    assert any("Queued 4 runs" in s for s in _texts(at.success))
+    created = runs.list_runs(sessions)
+    assert [(r.grader, r.model, r.status) for r in created] == [
+        ("per_criterion", "openai/judge-a", "queued"),
+        ("per_criterion", "openai/judge-b", "queued"),
+        ("rubric_as_judge", "openai/judge-a", "queued"),
+        ("rubric_as_judge", "openai/judge-b", "queued")]
+    assert all(r.settings.api_base == "http://127.0.0.1:9/v1" for r in created)
+    assert created[0].settings.extra["concurrency"] == 16
+    table = at.dataframe[-1].value
+    assert list(table["Status"]) == ["queued"] * 4
+
+
+def test_settings_reach_the_stored_run(sessions):
+    at = _grade_page()
+    at.text_input(key="grade_custom_models").input("openai/judge").run()
+    at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
+    at.checkbox(key="grade_normalize").uncheck()
+    at.checkbox(key="grade_allow_ca").check()
+    at.selectbox(key="grade_ca_strategy").select("zero")
+    at.selectbox(key="grade_fallback_neg").select("UNMET")
+    at.checkbox(key="grade_lp_on").check()
+    at.text_area(key="grade_system_prompt").input("Be strict.")
+    at.run()
+    at.button(key="grade_launch").click().run()
+    [run] = runs.list_runs(sessions)
+    settings = run.settings
+    assert (settings.normalize, settings.allow_cannot_assess, settings.cannot_assess) == (
+        False, True, "zero")
+    assert settings.fallback_verdicts == {"negative": "UNMET"}
+    assert settings.length_penalty.free_budget == 6000
+    assert settings.system_prompt == "Be strict."
+
+
+def test_invalid_settings_are_explained_and_nothing_is_queued(sessions):
+    at = _grade_page()
+    at.text_input(key="grade_custom_models").input("openai/judge").run()
+    at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
+    at.checkbox(key="grade_lp_on").check().run()
+    at.number_input(key="grade_lp_max_cap").set_value(100).run()
+    at.button(key="grade_launch").click().run()
+    assert not at.exception
+    [error] = [e for e in _texts(at.error) if "Nothing more was launched" in e]
+    assert "max_cap" in error and "free_budget" in error
+    assert runs.list_runs(sessions) == []
+
+
+def test_a_selection_of_responses_is_graded(sessions):
+    at = _grade_page()
+    at.radio(key="grade_selection_mode").set_value("first").run()
+    at.number_input(key="grade_first_n").set_value(2).run()
+    at.text_input(key="grade_custom_models").input("openai/judge").run()
+    at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
+    assert list(at.dataframe[0].value["Calls"]) == [8]
+    at.button(key="grade_launch").click().run()
+    [run] = runs.list_runs(sessions)
+    assert run.response_count == 2
+
+
+def test_active_runs_show_progress_and_can_be_cancelled():
+    seeded = seed_graded(count=3, grade=False)
+    first = seeded.runs[0]
+    runs.start_run(seeded.sessions, first.id, worker="test")
+    at = _grade_page()
+    [bar, *_] = at.get("progress")
+    assert "0/3 graded" in bar.proto.text
+    at.button(key=f"grade_cancel_{first.id}").click().run()
+    assert not at.exception
+    assert runs.get_run(seeded.sessions, first.id).status == "cancelled"
+    assert any(f"#{first.id} was cancelled" in i for i in _texts(at.info))
+
+
+def test_finished_runs_are_listed_with_totals():
+    seeded = seed_graded(count=3)
+    at = _grade_page()
+    table = at.dataframe[-1].value
+    assert list(table["Graded"]) == ["3/3", "3/3"]
+    assert list(table["Failed"]) == [1, 0]  # newest first: the second run failed on r2
+    assert seeded.runs[0].id

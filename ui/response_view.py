@@ -1,0 +1,127 @@
+"""Drawing one response with its grades: shared by the Results and Review pages."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from storage.dto import CriterionInfo, EffectiveCriterion, HumanVerdictInfo
+from storage.services.results import ResponseDetail
+from ui.verdict_view import (
+    format_score,
+    render_untrusted,
+    short_run_label,
+    verdict_badge,
+)
+
+
+def render_response_text(detail: ResponseDetail) -> None:
+    response = detail.response
+    if response.query:
+        st.markdown("**Query**")
+        render_untrusted(response.query)
+    if response.thinking:
+        with st.expander("Thinking", expanded=False):
+            render_untrusted(response.thinking)
+    st.markdown("**Output**")
+    render_untrusted(response.output)
+
+
+def render_scores(detail: ResponseDetail) -> None:
+    """One row per run: the judge's score, the effective score, review coverage, trouble."""
+    rows = []
+    for run, grade in zip(detail.runs, detail.grades, strict=True):
+        if grade is None:
+            rows.append({"Run": short_run_label(run), "Judge score": "not graded yet",
+                         "Effective score": "—", "Reviewed": "", "Problem": ""})
+            continue
+        rows.append({
+            "Run": short_run_label(run),
+            "Judge score": format_score(grade.judge_score),
+            "Effective score": format_score(grade.score),
+            "Reviewed": f"{grade.reviewed_count}/{grade.criteria_count}",
+            "Problem": grade.error or "",
+        })
+    human = detail.human_score
+    rows.append({
+        "Run": "Human verdicts alone", "Judge score": "",
+        "Effective score": format_score(human.score),
+        "Reviewed": f"{human.reviewed_count}/{human.criteria_count}",
+        "Problem": "" if human.complete else "a score once every criterion is reviewed",
+    })
+    st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def criterion_heading(criterion: CriterionInfo, disagree: bool) -> str:
+    parts = [f"**{criterion.position + 1}. {_md_escape(criterion.label)}**",
+             f"weight {criterion.weight:g}"]
+    if criterion.weight < 0:
+        parts.append(":red-badge[penalty if met]")
+    if criterion.section:
+        parts.append(_md_escape(criterion.section))
+    if disagree:
+        parts.append(":orange-badge[judges disagree]")
+    return " · ".join(parts)
+
+
+def _md_escape(text: str) -> str:
+    """Rubric names are the user's own text; keep markdown from reading them as markup."""
+    for char in "\\`*_{}[]<>()#+!|~$:":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def render_judge_cell(row: EffectiveCriterion | None, holistic: bool) -> None:
+    if row is None:
+        st.caption("not graded yet")
+        return
+    if holistic and row.judge_verdict is None and not row.judge_error:
+        st.caption("holistic score only")
+        return
+    st.markdown(verdict_badge(row.judge_verdict))
+    if row.judge_error and row.judge_verdict is not None:
+        st.markdown(":orange-badge[fallback verdict]")
+    if row.judge_error:
+        st.text(f"Error: {row.judge_error}")
+    if row.judge_reason:
+        st.text(row.judge_reason)
+
+
+def render_human_cell(human: HumanVerdictInfo | None) -> None:
+    if human is None:
+        st.caption("not reviewed")
+        return
+    st.markdown(verdict_badge(human.verdict))
+    st.caption(f"by {_md_escape(human.reviewer)}, {human.created_at:%Y-%m-%d %H:%M} UTC")
+    if human.note:
+        st.text(human.note)
+
+
+def render_criteria(detail: ResponseDetail) -> None:
+    """Per criterion: every run's verdict and reason side by side with the human verdict."""
+    runs = detail.runs
+    for index, criterion in enumerate(detail.version.criteria):
+        disagree = criterion.id in detail.disagree_criteria
+        with st.container(border=True):
+            st.markdown(criterion_heading(criterion, disagree))
+            st.text(criterion.requirement)
+            columns = st.columns(len(runs) + 1)
+            for column, run, grade in zip(columns, runs, detail.grades, strict=False):
+                with column:
+                    st.caption(short_run_label(run))
+                    row = grade.criteria[index] if grade is not None else None
+                    render_judge_cell(row, holistic=run.grader == "rubric_as_judge")
+            with columns[-1]:
+                st.caption("Human")
+                render_human_cell(detail.humans.get(criterion.id))
+
+
+def history_rows(detail: ResponseDetail) -> list[dict]:
+    labels = {c.id: c.label for c in detail.version.criteria}
+    return [{
+        "When (UTC)": h.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+        "Who": h.reviewer,
+        "Criterion": labels.get(h.criterion_id, str(h.criterion_id)),
+        "From": h.previous_verdict.value if h.previous_verdict else "(judge)",
+        "To": h.verdict.value,
+        "Why": h.note,
+    } for h in sorted(detail.history, key=lambda h: h.created_at, reverse=True)]

@@ -1,0 +1,134 @@
+"""Cached readers of the Grade, Results and Review pages.
+
+Every reader takes the database URL first (``runtime.database_key()``), so two databases never
+share a cache entry, and only hashable arguments. Readers whose data grows while runs are
+graded also take a ``stamp`` (the selected runs' graded counts and statuses): a new grade
+changes the stamp and so the cache entry, without a short TTL on everything.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from storage import model_presets
+from storage.dto import DatasetInfo, RubricInfo, RubricVersionInfo, RunInfo
+from storage.services import datasets, results, rubrics, runs
+from storage.services.results import (
+    QueueItem,
+    ResponseDetail,
+    ResultSet,
+    ResultsFilter,
+    ResultsPage,
+    SortKey,
+)
+from ui.runtime import sessions_for
+
+RunStamp = tuple[tuple[int, int, str], ...]
+
+
+@st.cache_data(ttl=60, max_entries=20, show_spinner=False)
+def get_rubric_list(db: str) -> list[RubricInfo]:
+    return rubrics.list_rubrics(sessions_for(db))
+
+
+@st.cache_data(ttl=60, max_entries=100, show_spinner=False)
+def get_versions(db: str, rubric_id: int) -> list[RubricVersionInfo]:
+    return rubrics.list_versions(sessions_for(db), rubric_id)
+
+
+@st.cache_data(ttl=60, max_entries=20, show_spinner=False)
+def get_dataset_list(db: str) -> list[DatasetInfo]:
+    return datasets.list_datasets(sessions_for(db))
+
+
+@st.cache_data(ttl=60, max_entries=50, show_spinner=False)
+def get_response_labels(db: str, dataset_id: int) -> list[tuple[int, str]]:
+    return results.response_labels(sessions_for(db), dataset_id)
+
+
+@st.cache_data(ttl=2, max_entries=20, show_spinner=False)
+def get_runs(db: str) -> list[RunInfo]:
+    """All runs; a 2 s TTL because workers change their status and totals."""
+    return runs.list_runs(sessions_for(db))
+
+
+@st.cache_data(ttl=30, max_entries=20, show_spinner=False)
+def get_result_sets(db: str) -> list[ResultSet]:
+    return results.list_result_sets(sessions_for(db))
+
+
+@st.cache_data(ttl=300, max_entries=200, show_spinner="Loading results…")
+def get_results_page(
+    db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
+    filters: ResultsFilter, sort: SortKey, sort_run_id: int | None, descending: bool,
+    offset: int, limit: int, stamp: RunStamp,
+) -> ResultsPage:
+    return results.results_page(
+        sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
+        run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
+        descending=descending, offset=offset, limit=limit)
+
+
+@st.cache_data(ttl=300, max_entries=200, show_spinner=False)
+def get_response_detail(
+    db: str, response_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
+    stamp: RunStamp,
+) -> ResponseDetail:
+    return results.response_detail(sessions_for(db), response_id, rubric_version_id, run_ids)
+
+
+@st.cache_data(ttl=600, max_entries=20, show_spinner="Building the review queue…")
+def get_review_queue(
+    db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
+    unreviewed_only: bool, nonce: int,
+) -> list[QueueItem]:
+    """A snapshot: saving a verdict does not reorder it under the reviewer's feet; ``nonce``
+    changes when they ask for a fresh queue."""
+    return results.review_queue(
+        sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
+        run_ids=run_ids, unreviewed_only=unreviewed_only)
+
+
+@st.cache_data(ttl=10, max_entries=5, show_spinner=False)
+def get_model_presets(db: str) -> tuple[model_presets.ModelPreset, ...]:
+    # ``db`` only keys the cache: the presets file lives beside the default database.
+    return model_presets.list_model_presets()
+
+
+def clear_after_verdict() -> None:
+    """A human verdict changes effective scores, review counts and the detail view."""
+    get_response_detail.clear()
+    get_results_page.clear()
+
+
+def clear_after_launch() -> None:
+    """New runs: the run list, the result sets and the (now frozen) rubric versions."""
+    get_runs.clear()
+    get_result_sets.clear()
+    get_versions.clear()
+
+
+def run_stamp(db: str, run_ids: tuple[int, ...]) -> RunStamp:
+    by_id = {run.id: run for run in get_runs(db)}
+    return tuple((rid, by_id[rid].graded_count, by_id[rid].status)
+                 for rid in run_ids if rid in by_id)
+
+
+@st.cache_data(ttl=600, max_entries=200, show_spinner="Estimating…")
+def get_estimate(
+    db: str, rubric_version_id: int, dataset_id: int, response_ids: tuple[int, ...] | None,
+    grader: str, model: str, system_prompt: str | None, allow_cannot_assess: bool,
+):
+    from storage.jobs import estimate_run
+
+    return estimate_run(
+        sessions_for(db), rubric_version_id=rubric_version_id, dataset_id=dataset_id,
+        grader=grader, model=model, response_ids=response_ids,
+        settings={"system_prompt": system_prompt, "allow_cannot_assess": allow_cannot_assess})
+
+
+def get_progress(db: str, run_id: int):
+    """Not cached: the Grade page's fragment polls it every few seconds while runs are active."""
+    from storage.jobs import run_progress
+
+    return run_progress(sessions_for(db), run_id)

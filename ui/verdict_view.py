@@ -1,0 +1,54 @@
+"""Small drawing helpers shared by the Grade, Results and Review pages."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from grading.types import Verdict
+from storage.dto import RunInfo
+
+GRADER_LABELS = {
+    "per_criterion": "Per criterion",
+    "one_shot": "One-shot",
+    "rubric_as_judge": "Rubric as judge",
+}
+GRADER_HELP = {
+    "per_criterion": "one call per criterion: most precise, most calls",
+    "one_shot": "all criteria in one call: cheaper, per-criterion verdicts",
+    "rubric_as_judge": "one holistic 0-100 score: cheapest, no per-criterion verdicts",
+}
+VERDICT_BADGES = {
+    Verdict.MET: ":green-badge[MET]",
+    Verdict.UNMET: ":red-badge[UNMET]",
+    Verdict.CANNOT_ASSESS: ":gray-badge[CANNOT ASSESS]",
+}
+STATUS_BADGES = {
+    "queued": ":gray-badge[queued]",
+    "running": ":blue-badge[running]",
+    "done": ":green-badge[done]",
+    "failed": ":red-badge[failed]",
+    "cancelled": ":orange-badge[cancelled]",
+}
+
+
+def run_label(run: RunInfo) -> str:
+    name = f" {run.name}" if run.name else ""
+    return f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+
+
+def short_run_label(run: RunInfo) -> str:
+    return f"#{run.id} {GRADER_LABELS.get(run.grader, run.grader)} · {run.model.split('/')[-1]}"
+
+
+def verdict_badge(verdict: Verdict | None) -> str:
+    return VERDICT_BADGES.get(verdict, ":orange-badge[no verdict]") if verdict else (
+        ":orange-badge[no verdict]")
+
+
+def format_score(score: float | None) -> str:
+    return "—" if score is None else f"{score:.3f}"
+
+
+def render_untrusted(text: str | None, *, empty: str = "(empty)") -> None:
+    """Model output and uploaded text: shown verbatim, never interpreted as HTML/markdown."""
+    st.code(text if text else empty, language=None, wrap_lines=True, height="content")
