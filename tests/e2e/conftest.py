@@ -46,14 +46,13 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
-@pytest.fixture(scope="session")
-def app_server(tmp_path_factory):
-    """Serve ui/app.py on a free loopback port with its own SQLite database."""
-    data_dir = tmp_path_factory.mktemp("app-data")
+def _serve(data_dir: Path):
+    """Start ``streamlit run ui/app.py`` on a free port with its database in ``data_dir``;
+    returns (url, stop)."""
     port = _free_port()
     env = {
         **os.environ,
-        "RUBRIC_WORKBENCH_DATABASE_URL": f"sqlite:///{data_dir / 'workbench.db'}",
+        "RUBRIC_WORKBENCH_DATABASE_URL": database_url_in(data_dir),
         "RUBRIC_WORKBENCH_DATA_DIR": str(data_dir),
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "HF_HUB_OFFLINE": "1",
@@ -80,13 +79,50 @@ def app_server(tmp_path_factory):
             log.close()
             pytest.fail("streamlit did not start:\n" + (data_dir / "streamlit.log").read_text())
         time.sleep(0.3)
+
+    def stop() -> None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+    return url, stop
+
+
+def database_url_in(data_dir: Path) -> str:
+    """The database URL a server started in ``data_dir`` uses (seed through it)."""
+    return f"sqlite:///{data_dir / 'workbench.db'}"
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory):
+    """Serve ui/app.py on a free loopback port with its own SQLite database."""
+    url, stop = _serve(tmp_path_factory.mktemp("app-data"))
     yield url
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+    stop()
+
+
+@pytest.fixture(scope="session")
+def seeded_app_server(tmp_path_factory):
+    """A second server whose database a test fills first: ``seeded_app_server(seed) -> url``.
+
+    ``seed`` receives the database URL before the server starts, so tests that need data
+    (made through storage services) never share it with tests that expect an empty app.
+    """
+    stops = []
+
+    def start(seed) -> str:
+        data_dir = tmp_path_factory.mktemp("seeded-app-data")
+        seed(database_url_in(data_dir))
+        url, stop = _serve(data_dir)
+        stops.append(stop)
+        return url
+
+    yield start
+    for stop in stops:
+        stop()
 
 
 @pytest.fixture

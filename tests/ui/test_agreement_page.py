@@ -64,7 +64,7 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
         f"#{seeded.strong.id} · one-shot · openai/big-judge",
         f"#{seeded.holistic.id} · rubric-as-judge · openai/mini-judge"]
     assert list(judges["Cost / grade"]) == ["$0.0004", "$0.0090", "unknown"]
-    assert "holistic grader" in judges["Note"].iloc[2]
+    assert "holistic" in judges["Note"].iloc[2]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Verdict sources"] == "3"
     assert metrics["Fully reviewed"] == "4"

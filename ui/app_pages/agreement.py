@@ -49,7 +49,7 @@ def render_header(report: AgreementReport) -> None:
     data = report.data
     alpha = report.alpha.overall
     cols = st.columns(4)
-    cols[0].metric("Krippendorff's α (all verdict sources)", fmt(alpha.alpha),
+    cols[0].metric("Krippendorff's α", fmt(alpha.alpha),
                    help="Nominal alpha over MET/UNMET across every run with per-criterion "
                         "verdicts and the human verdicts. 1 = perfect agreement, 0 = chance.")
     cols[1].metric("Verdict sources", len(data.verdict_sources))
@@ -73,24 +73,26 @@ def render_judges(report: AgreementReport) -> None:
     rows = []
     for judge in report.judges:
         s, v, sc = judge.source, judge.verdicts_vs_human, judge.scores_vs_human
+        status = "" if s.status == "done" else f" ({s.status})"
         rows.append({
-            "Judge": s.label,
-            "Status": s.status,
-            "Grades": s.grades,
-            "Failed": s.failed,
+            "Judge": s.label + status,
+            "Grades": f"{s.grades}" + (f" ({s.failed} failed)" if s.failed else ""),
             "Tokens / grade": fmt(s.tokens_per_grade, 0),
             "Cost": fmt_cost(s.cost)
             + (f" (+{s.unknown_cost_count} unpriced)" if s.cost is not None
                and s.unknown_cost_count else ""),
             "Cost / grade": fmt_cost(s.cost_per_grade),
             "κ vs Human": fmt(v.cohens_kappa) if v else "—",
-            "Agreement vs Human": fmt_pct(v.percent_agreement) if v else "—",
-            "Pairs vs Human": v.pairs_used if v else 0,
-            "Score r vs Human": fmt(sc.pearson) if sc else "—",
-            "Score bias (judge − human)": fmt(sc.mean_signed_difference, 3) if sc else "—",
+            "Agreement": fmt_pct(v.percent_agreement) if v else "—",
+            "Pairs": v.pairs_used if v else 0,
+            "Score r": fmt(sc.pearson) if sc else "—",
+            "Score bias": fmt(sc.mean_signed_difference, 3) if sc else "—",
             "Note": _judge_note(judge, has_human),
         })
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption("Agreement, κ and pairs: the judge's verdicts against the human verdicts. "
+               "Score r: Pearson correlation with the human score; score bias: mean of "
+               "judge − human score (positive: the judge is more lenient).")
     points = [
         {"Judge": j.source.label, "cost": j.source.cost_per_grade,
          "kappa": j.verdicts_vs_human.cohens_kappa}
@@ -100,8 +102,11 @@ def render_judges(report: AgreementReport) -> None:
     ]
     if len(points) >= 2:
         frame = pd.DataFrame(points)
+        # Room on the right for the label of the dearest judge.
+        widest = float(frame["cost"].max()) * 1.6 or 1.0
         base = alt.Chart(frame).encode(
-            x=alt.X("cost:Q", title="Cost per grade (USD)", scale=alt.Scale(zero=True)),
+            x=alt.X("cost:Q", title="Cost per grade (USD)",
+                    scale=alt.Scale(domain=[0, widest], nice=False)),
             y=alt.Y("kappa:Q", title="Cohen's κ vs Human", scale=alt.Scale(domain=[-1, 1])),
         )
         chart = (base.mark_circle(size=120, color="#4c78a8")
@@ -112,7 +117,7 @@ def render_judges(report: AgreementReport) -> None:
 
 def _judge_note(judge, has_human: bool) -> str:
     if not judge.source.per_criterion:
-        return "holistic grader: no per-criterion verdicts, scores only"
+        return "holistic: scores only"
     if not has_human:
         return "no human verdicts yet"
     notes = [n for n in (judge.verdicts_vs_human.note if judge.verdicts_vs_human else "",
@@ -217,7 +222,14 @@ def render_disagreements(report: AgreementReport, rows, keys: list[str]) -> None
     ])
     st.dataframe(frame, hide_index=True, width="stretch")
     st.page_link("app_pages/results.py", label="Open the responses on the Results page",
-                 icon="📊")
+                 icon=":material/table_view:")
+
+
+def compact(source: AgreementSource) -> str:
+    """A short name for axis titles: "Human" or "#3 mini-judge"."""
+    if source.is_human:
+        return "Human"
+    return f"#{source.run_id} {(source.model or '').rsplit('/', 1)[-1]}"[:28]
 
 
 def render_confusion(report: AgreementReport, a: str | None, b: str | None) -> None:
@@ -226,29 +238,38 @@ def render_confusion(report: AgreementReport, a: str | None, b: str | None) -> N
         st.caption("Pick two sources under **Compare** to see their confusion matrices.")
         return
     pair = report.pair(a, b)
-    labels_by_key = {s.key: short(s) for s in report.data.sources}
+    source_a, source_b = report.data.source(a), report.data.source(b)
+    st.caption(f"Rows: **{source_a.label}** · columns: **{source_b.label}**. Counts of "
+               "(response, criterion) pairs; the diagonal is where they agree.")
     names = {c.id: c.label for c in report.data.criteria}
     charts = [("All criteria", pair.overall)] + [
         (names[cid], result) for cid, result in pair.per_criterion.items()]
-    columns = st.columns(min(len(charts), 5))
-    for index, (title, result) in enumerate(charts):
-        cells = [
-            {"row": ra, "col": cb, "count": count}
-            for ra, counts in zip(("MET", "UNMET"), result.confusion.rows, strict=True)
-            for cb, count in zip(("MET", "UNMET"), counts, strict=True)
-        ]
-        base = alt.Chart(pd.DataFrame(cells)).encode(
-            x=alt.X("col:N", sort=["MET", "UNMET"], title=labels_by_key[b],
-                    axis=alt.Axis(orient="top", labelAngle=0, titleLimit=180)),
-            y=alt.Y("row:N", sort=["MET", "UNMET"], title=labels_by_key[a],
-                    axis=alt.Axis(titleLimit=180)),
-        )
-        chart = (base.mark_rect(stroke="white").encode(
-            color=alt.Color("count:Q", legend=None, scale=alt.Scale(scheme="blues")))
-            + base.mark_text(fontSize=16).encode(text="count:Q"))
-        with columns[index % len(columns)]:
-            st.altair_chart(chart.properties(width=170, height=150,
-                                             title=f"{title} (n={result.pairs_used})"))
+    for start in range(0, len(charts), 4):
+        columns = st.columns(4)
+        for column, (title, result) in zip(columns, charts[start:start + 4], strict=False):
+            cells = [
+                {"row": ra, "col": cb, "count": count}
+                for ra, counts in zip(("MET", "UNMET"), result.confusion.rows, strict=True)
+                for cb, count in zip(("MET", "UNMET"), counts, strict=True)
+            ]
+            base = alt.Chart(pd.DataFrame(cells)).encode(
+                x=alt.X("col:N", sort=["MET", "UNMET"], title=compact(source_b),
+                        axis=alt.Axis(orient="top", labelAngle=0, labelFontSize=12)),
+                y=alt.Y("row:N", sort=["MET", "UNMET"], title=compact(source_a),
+                        axis=alt.Axis(labelFontSize=12)),
+            )
+            chart = (
+                base.mark_rect(stroke="white").encode(
+                    color=alt.Color("count:Q", legend=None,
+                                    scale=alt.Scale(scheme="blues", domainMin=0)))
+                + base.mark_text(fontSize=18, fontWeight="bold").encode(
+                    text="count:Q",
+                    color=alt.condition(alt.datum.count > max(result.confusion.total, 1) / 2,
+                                        alt.value("white"), alt.value("black")))
+            ).properties(width=alt.Step(62), height=alt.Step(48),
+                         title=f"{title} (n={result.pairs_used})")
+            with column:
+                st.altair_chart(chart, width="content")
 
 
 def render_scores(report: AgreementReport) -> None:
@@ -265,14 +286,19 @@ def render_scores(report: AgreementReport) -> None:
     ])
     low = min(frame["Human score"].min(), frame["Judge score"].min(), 0.0)
     high = max(frame["Human score"].max(), frame["Judge score"].max(), 1.0)
+    low, high = low - 0.03 * (high - low), high + 0.03 * (high - low)  # no clipped points
+    axes = {"x": alt.X("x:Q", title="Human score", scale=alt.Scale(domain=[low, high])),
+            "y": alt.Y("y:Q", title="Judge score", scale=alt.Scale(domain=[low, high]))}
     diagonal = alt.Chart(pd.DataFrame({"x": [low, high], "y": [low, high]})).mark_line(
-        strokeDash=[4, 4], color="#999999").encode(x="x:Q", y="y:Q")
-    points = alt.Chart(frame).mark_circle(size=90, opacity=0.8).encode(
-        x=alt.X("Human score:Q", scale=alt.Scale(domain=[low, high])),
-        y=alt.Y("Judge score:Q", scale=alt.Scale(domain=[low, high])),
-        color=alt.Color("Judge:N", legend=alt.Legend(orient="bottom", labelLimit=400,
-                                                     columns=1)),
-        tooltip=["Response", "Judge", "Human score", "Judge score"],
+        strokeDash=[4, 4], color="#999999").encode(**axes)
+    points = alt.Chart(frame.rename(columns={"Human score": "x", "Judge score": "y"})).mark_point(
+        size=110, opacity=0.9, filled=True).encode(
+        **axes,
+        color=alt.Color("Judge:N", scale=alt.Scale(scheme="tableau10"),
+                        legend=alt.Legend(orient="bottom", labelLimit=400, columns=1)),
+        shape=alt.Shape("Judge:N"),
+        tooltip=["Response", "Judge", alt.Tooltip("x:Q", title="Human score"),
+                 alt.Tooltip("y:Q", title="Judge score")],
     )
     st.altair_chart((diagonal + points).properties(height=380), width="stretch")
     st.caption("Dashed line: judge = human. Points above it: the judge scores higher than "
@@ -313,12 +339,12 @@ def render_labels(version_id: int, dataset_id: int) -> None:
         complete = st.checkbox("Only fully reviewed responses", key="agreement_gold_complete")
         left, right = st.columns(2)
         left.download_button(
-            "Download gold set (JSONL)", on_click="ignore", icon="⬇️",
+            "Download gold set (JSONL)", on_click="ignore", icon=":material/download:",
             data=partial(labels.export_gold_jsonl, sessions, version_id, dataset_id,
                          complete_only=complete),
             file_name=f"gold-v{version_id}-d{dataset_id}.jsonl", mime="application/jsonl")
         right.download_button(
-            "Download training set (JSONL)", on_click="ignore", icon="⬇️",
+            "Download training set (JSONL)", on_click="ignore", icon=":material/download:",
             data=partial(labels.export_training_jsonl, sessions, version_id, dataset_id),
             file_name=f"training-v{version_id}-d{dataset_id}.jsonl", mime="application/jsonl",
             help="One line per response × run: the text with its effective score (normalized "
@@ -348,7 +374,8 @@ def render_page() -> None:
     sets = get_agreement_sets(db)
     if not sets:
         st.info("Nothing to compare yet. " + EMPTY_HINT)
-        st.page_link("app_pages/grade.py", label="Go to the Grade page", icon="▶️")
+        st.page_link("app_pages/grade.py", label="Go to the Grade page",
+                     icon=":material/play_arrow:")
         return
     options = {f"{s.dataset_id}:{s.rubric_version_id}": s for s in sets}
     if st.session_state.get("agreement_set") not in options:

@@ -1,0 +1,33 @@
+"""The Agreement page with two judges, a holistic run and reviews, in a real browser."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from storage.engine import open_database
+from tests.storage.agreement_seed import seed
+
+
+def _seed(url: str) -> None:
+    sessions = open_database(url)
+    seed(sessions, rubric_name="Dosing answers", dataset_name="Pharmacy questions")
+    sessions.kw["bind"].dispose()
+
+
+def test_agreement_page_shows_the_comparison(seeded_app_server, page, screenshot):
+    url = seeded_app_server(_seed)
+    # Tall enough for the whole page: Streamlit scrolls inside its own container, so a
+    # full-page screenshot only holds what fits in the viewport.
+    page.set_viewport_size({"width": 1400, "height": 4600})
+    page.goto(f"{url}/agreement")
+    expect(page.get_by_role("heading", name="Agreement")).to_be_visible(timeout=45_000)
+    expect(page.get_by_role("heading", name="Cohen's κ between sources")).to_be_visible(
+        timeout=30_000)
+    expect(page.get_by_role("heading", name="Judges: agreement next to cost")).to_be_visible()
+    # Altair charts are drawn into canvases/SVG by vega-embed: wait until they are there.
+    expect(page.locator(".vega-embed").first).to_be_visible(timeout=30_000)
+    page.wait_for_timeout(1500)
+    expect(page.get_by_text("Traceback")).to_have_count(0)
+    page.get_by_text("Export and import labels").click()
+    expect(page.get_by_role("button", name="Download gold set (JSONL)")).to_be_visible()
+    assert screenshot("agreement").stat().st_size > 0
