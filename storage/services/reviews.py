@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from grading.types import ScoringSettings, Verdict
@@ -56,7 +56,14 @@ def set_human_verdict(
             with sessions.begin() as session:
                 return _append(session, response_id, criterion_id, parsed, reviewer,
                                note or "", expected_current_id)
-        except IntegrityError:
+        except OperationalError as exc:
+            # SQLite under heavy contention can give up on the write lock; the whole
+            # transaction (including the stale-form check) simply runs again.
+            if "locked" not in str(exc).lower():
+                raise
+        except IntegrityError as exc:
+            if "unique" not in str(exc.orig).lower():
+                raise
             # Someone appended the same seq first. With a form check that is a stale form;
             # otherwise re-read and append after them.
             if not isinstance(expected_current_id, _Unchecked):

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from grading.rubric import Rubric
 from grading.types import Criterion
@@ -179,9 +180,7 @@ def delete_rubric(
         return summary
 
 
-def _count_grades(session, run_ids: list[int]) -> int:
-    from sqlalchemy import func
-
+def _count_grades(session: Session, run_ids: list[int]) -> int:
     if not run_ids:
         return 0
     return session.scalar(
