@@ -23,7 +23,7 @@ from storage.services.results import (
 )
 from ui.runtime import sessions_for
 
-RunStamp = tuple[tuple[int, int, str], ...]
+RunStamp = tuple
 
 
 @st.cache_data(ttl=60, max_entries=20, show_spinner=False)
@@ -97,6 +97,7 @@ def get_model_presets(db: str) -> tuple[model_presets.ModelPreset, ...]:
 
 def clear_after_verdict() -> None:
     """A human verdict changes effective scores, review counts and the detail view."""
+    run_stamp.clear()
     get_response_detail.clear()
     get_results_page.clear()
 
@@ -104,31 +105,12 @@ def clear_after_verdict() -> None:
 def clear_after_launch() -> None:
     """New runs: the run list, the result sets and the (now frozen) rubric versions."""
     get_runs.clear()
+    run_stamp.clear()
     get_result_sets.clear()
     get_versions.clear()
 
 
+@st.cache_data(ttl=2, max_entries=50, show_spinner=False)
 def run_stamp(db: str, run_ids: tuple[int, ...]) -> RunStamp:
-    by_id = {run.id: run for run in get_runs(db)}
-    return tuple((rid, by_id[rid].graded_count, by_id[rid].status)
-                 for rid in run_ids if rid in by_id)
-
-
-@st.cache_data(ttl=600, max_entries=200, show_spinner="Estimating…")
-def get_estimate(
-    db: str, rubric_version_id: int, dataset_id: int, response_ids: tuple[int, ...] | None,
-    grader: str, model: str, system_prompt: str | None, allow_cannot_assess: bool,
-):
-    from storage.jobs import estimate_run
-
-    return estimate_run(
-        sessions_for(db), rubric_version_id=rubric_version_id, dataset_id=dataset_id,
-        grader=grader, model=model, response_ids=response_ids,
-        settings={"system_prompt": system_prompt, "allow_cannot_assess": allow_cannot_assess})
-
-
-def get_progress(db: str, run_id: int):
-    """Not cached: the Grade page's fragment polls it every few seconds while runs are active."""
-    from storage.jobs import run_progress
-
-    return run_progress(sessions_for(db), run_id)
+    """New grades and verdicts from anyone (other tabs, workers, reviewers) show within 2 s."""
+    return results.results_stamp(sessions_for(db), run_ids)

@@ -499,3 +499,14 @@ def response_labels(
         (rid, f"{external or f'#{rid}'} — {(query or output or '').strip()}".strip(" —"))
         for rid, external, query, output in rows
     ]
+
+
+def results_stamp(sessions: SessionFactory, run_ids: Sequence[int]) -> tuple:
+    """Changes whenever the results of these runs may have: a new grade, a status change,
+    any new human verdict. Two cheap queries; lets callers cache results until it changes."""
+    with sessions() as session:
+        runs = tuple((rid, int(graded), status) for rid, graded, status in session.execute(
+            select(m.RunRow.id, m.RunRow.done_count + m.RunRow.failed_count, m.RunRow.status)
+            .where(m.RunRow.id.in_(list(run_ids))).order_by(m.RunRow.id)).all())
+        newest_verdict = session.scalar(select(func.max(m.HumanVerdictRow.id)))
+    return (runs, newest_verdict)

@@ -1,0 +1,126 @@
+"""AppTest checks of the Results page: table, filters, pagination, sorting, one response."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from storage.services import reviews
+from tests.ui.pages import open_page, texts
+from tests.ui.seed import seed_graded
+
+RUN_A, RUN_B = "#1 Per criterion · judge-a", "#2 One-shot · judge-b"
+
+
+@pytest.fixture(autouse=True)
+def _no_worker(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
+
+
+def _table(at):
+    return at.dataframe[0].value
+
+
+def test_no_runs_points_to_the_grade_page():
+    at = open_page("results")
+    assert "No runs yet — go to Grade" in texts(at)
+
+
+def test_table_shows_each_response_with_one_effective_score_per_run():
+    seed_graded(count=3)
+    at = open_page("results")
+    table = _table(at)
+    assert list(table["ID"]) == ["r0", "r1", "r2"]
+    assert list(table[RUN_A]) == pytest.approx([1.0, 1.0, 1.0])
+    assert table[RUN_B][1] == pytest.approx(12.5 / 17.5) and table[RUN_B].isna()[2]
+    assert list(table["Flags"]) == ["", "≠ disagree", "⚠ failed"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Judges disagree"] == "1" and metrics["Judge failed or fell back"] == "1"
+
+
+@pytest.mark.parametrize(("key", "expected"), [
+    pytest.param("results_failed_only", ["r2"], id="failed"),
+    pytest.param("results_disagree_only", ["r1"], id="disagree"),
+])
+def test_checkbox_filters_narrow_the_table(key, expected):
+    seed_graded(count=3)
+    at = open_page("results")
+    at.checkbox(key=key).check().run()
+    assert list(_table(at)["ID"]) == expected
+
+
+def test_text_search_and_an_empty_result_say_what_to_do():
+    seed_graded(count=3)
+    at = open_page("results")
+    at.text_input(key="results_search").input("question 2").run()
+    assert list(_table(at)["ID"]) == ["r2"]
+    at.text_input(key="results_search").input("no such words").run()
+    assert not at.dataframe and "No response matches these filters" in texts(at)
+
+
+def test_score_range_filters_on_effective_scores_after_an_override():
+    seeded = seed_graded(count=3)
+    at = open_page("results")
+    at.slider(key="results_score_range").set_value((0.0, 0.9)).run()
+    assert list(_table(at)["ID"]) == ["r1"]  # judge-b gave r1 0.714
+    reviews.set_human_verdict(seeded.sessions, response_id=seeded.responses[1].id,
+                              criterion_id=seeded.version.criteria[1].id, verdict="MET",
+                              reviewer="ana")
+    time.sleep(2.1)  # another reviewer's verdict shows within the stamp's 2 s
+    at.run()
+    assert not at.dataframe
+    at.radio(key="results_reviewed").set_value("reviewed").run()
+    at.slider(key="results_score_range").set_value((0.0, 1.0)).run()
+    table = _table(at)
+    assert list(table["ID"]) == ["r1"] and list(table["Reviewed"]) == ["1/4"]
+    assert table[RUN_B][0] == pytest.approx(1.0)
+
+
+def test_pagination_and_sorting_are_done_over_the_whole_set():
+    seed_graded(count=30)
+    at = open_page("results")
+    at.selectbox(key="results_page_size").select(25).run()
+    assert len(_table(at)) == 25
+    at.number_input(key="results_page").set_value(2).run()
+    assert list(_table(at)["ID"]) == [f"r{i}" for i in range(25, 30)]
+    assert "Showing 26–30 of 30" in texts(at)
+    at.selectbox(key="results_sort").select("score").run()
+    at.selectbox(key="results_sort_run").select(2).run()
+    assert at.session_state.results_page == 1  # a new order starts at the first page
+    table = _table(at)
+    assert list(table["ID"][:1]) == ["r1"]  # the lowest judge-b score first
+    at.number_input(key="results_page").set_value(2).run()
+    assert list(_table(at)["ID"])[-1] == "r2"  # no score: last
+
+
+def test_opening_a_response_shows_both_judges_reasons_and_the_disagreement():
+    seeded = seed_graded(count=3)
+    at = open_page("results")
+    at.selectbox(key="results_open_response").select(seeded.responses[1].id).run()
+    assert not at.exception
+    shown = texts(at)
+    assert "Response r1" in [h.value for h in at.subheader]
+    assert "**2. cites** · weight 5 · Accuracy · :orange-badge[judges disagree]" in shown
+    assert "penalty if met" in shown
+    assert shown.count("reason 1") == 2  # both runs' reasons for the 'cites' criterion
+    assert [c.value for c in at.code][:2] == ["question 1", "answer 1"]
+    scores = at.dataframe[1].value
+    assert list(scores["Judge score"][:2]) == ["1.000", "0.714"]
+
+
+def test_a_failed_criterion_shows_the_judges_error():
+    seeded = seed_graded(count=3)
+    at = open_page("results")
+    at.selectbox(key="results_open_response").select(seeded.responses[2].id).run()
+    shown = texts(at)
+    assert "no verdict" in shown and "Error: no answer" in shown
+
+
+def test_review_this_response_opens_it_in_the_review_queue():
+    seeded = seed_graded(count=3)
+    at = open_page("results")
+    at.selectbox(key="results_open_response").select(seeded.responses[2].id).run()
+    at.button(key="results_to_review").click().run()
+    assert not at.exception
+    assert "**2 of 3** · r2" in texts(at)
