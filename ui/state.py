@@ -95,6 +95,7 @@ DEFAULTS: dict[str, object] = {
     "agreement_set": None,  # "dataset_id:rubric_version_id" of the compared result set
     "agreement_pair": None,  # "a|b" source keys, or "all" for every source
     "agreement_criterion": None,  # criterion id whose disagreements are listed
+    "agreement_open_response": None,  # response id picked among those disagreements
     "agreement_gold_complete": False,  # gold export: fully reviewed responses only
     "agreement_nonce": 0,  # bumped after an import to clear the file uploader
     "agreement_flash": None,

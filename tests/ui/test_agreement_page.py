@@ -102,7 +102,7 @@ def test_import_errors_are_listed_and_nothing_is_written(sessions):
     at = _open()
     at.file_uploader(key="agreement_import_file_0").upload(
         "verdicts.csv", b"response_id,criterion,verdict,reviewer\nr5,tone,maybe,\n", "text/csv")
-    at.button[0].click().run()
+    next(b for b in at.button if b.label == "Import verdicts").click().run()
     assert not at.exception
     [error] = at.error
     assert "fix these 3 problems" in error.value
@@ -117,8 +117,34 @@ def test_a_valid_import_is_written_and_announced(sessions):
     at.file_uploader(key="agreement_import_file_0").upload(
         "verdicts.csv", b"response_id,criterion,verdict,reviewer,note\nr5,cites,met,bo,ok\n",
         "text/csv")
-    at.button[0].click().run()
+    next(b for b in at.button if b.label == "Import verdicts").click().run()
     assert not at.exception
     assert "Imported 1 verdicts on 1 responses" in at.success[0].value
     current = reviews.current_verdicts(sessions, seeded.responses["r5"].id, seeded.version.id)
     assert [v.reviewer for v in current.values()] == ["bo"]
+
+
+def test_a_disagreement_opens_on_the_results_page(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    at.selectbox(key="agreement_criterion").set_value(seeded.version.criteria[1].id).run()
+    r4 = seeded.responses["r4"].id
+    at.selectbox(key="agreement_open_response").set_value(r4).run()
+    next(b for b in at.button if b.label == "Open in Results").click().run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Results"
+    assert at.session_state["results_open_response"] == r4
+    assert at.session_state["results_run_ids"] == [seeded.cheap.id]
+    assert "Response r4" in [h.value for h in at.subheader]
+
+
+def test_a_disagreement_opens_in_review(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    # The first disagreement listed is r2 (criterion "harmful", worst first).
+    assert seeded.responses["r2"].id == at.session_state["agreement_open_response"]
+    next(b for b in at.button if b.label == "Review it").click().run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Review"
+    # The Review page consumes review_response_id and opens that response in its queue.
+    assert any("of 6** · r2 ·" in m.value for m in at.markdown)

@@ -221,8 +221,40 @@ def render_disagreements(report: AgreementReport, rows, keys: list[str]) -> None
         for d in found
     ])
     st.dataframe(frame, hide_index=True, width="stretch")
-    st.page_link("app_pages/results.py", label="Open the responses on the Results page",
-                 icon=":material/table_view:")
+    options = {d.response_id: d.response_label for d in found}
+    if st.session_state.get("agreement_open_response") not in options:
+        st.session_state["agreement_open_response"] = next(iter(options))
+    pick, results_col, review_col = st.columns([2, 1, 1], vertical_alignment="bottom")
+    response_id = pick.selectbox("Response", list(options), format_func=options.get,
+                                 key="agreement_open_response")
+    run_ids = tuple(report.data.source(k).run_id for k in keys
+                    if not report.data.source(k).is_human)
+    if results_col.button("Open in Results", icon=":material/table_view:"):
+        handle_open_in_results(report, run_ids, response_id)
+        st.switch_page("app_pages/results.py")
+    if review_col.button("Review it", icon=":material/rate_review:"):
+        handle_open_in_review(report, response_id)
+        st.switch_page("app_pages/review.py")
+
+
+def handle_open_in_results(report: AgreementReport, run_ids: tuple[int, ...],
+                           response_id: int) -> None:
+    """Show this response on the Results page, with the compared runs side by side."""
+    data, s = report.data, st.session_state
+    s.results_set = (data.dataset_id, data.rubric_version_id)
+    s.results_run_ids = list(run_ids) or [src.run_id for src in data.sources
+                                          if not src.is_human]
+    s.results_search = data.response_labels[response_id]
+    s.results_failed_only = s.results_disagree_only = False
+    s.results_reviewed = "any"
+    s.results_page = 1
+    s.results_open_response = response_id
+
+
+def handle_open_in_review(report: AgreementReport, response_id: int) -> None:
+    s = st.session_state
+    s.review_set = (report.data.dataset_id, report.data.rubric_version_id)
+    s.review_response_id = response_id
 
 
 def compact(source: AgreementSource) -> str:
