@@ -12,6 +12,7 @@ import streamlit as st
 from storage.services import agreement, results
 from storage.services.agreement import AgreementReport
 from storage.services.results import ResultSet
+from ui import results_readers
 from ui.runtime import sessions_for
 
 Stamp = tuple[tuple[tuple[int, int, str], ...], tuple[int, int]]
@@ -34,6 +35,8 @@ def get_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp) -
 
 
 def clear_after_import() -> None:
-    """Imported verdicts change the report and its stamp."""
+    """Imported verdicts change the report and, on the Results and Review pages, the
+    effective scores."""
     get_stamp.clear()
     get_report.clear()
+    results_readers.clear_after_verdict()
