@@ -1,0 +1,224 @@
+"""AppTest: the Responses page — datasets, pasting, uploads with mapping, problems, browsing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from storage.services import datasets
+from tests.ui.pages import SAMPLES, db, frames, open_page, texts
+
+SAMPLE_CSV = (SAMPLES / "sample_responses.csv").read_bytes()
+
+
+@pytest.fixture(autouse=True)
+def _no_worker(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
+
+
+def _dataset(name="Replies", rows=()):
+    return datasets.create_dataset(db(), name, responses=list(rows))
+
+
+def _click(at, label):
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception, at.exception
+
+
+def _upload(at, name, data, mime="text/csv"):
+    at.get("file_uploader")[0].upload(name, data, mime).run()
+    assert not at.exception, at.exception
+
+
+def _responses(dataset_id):
+    return datasets.list_responses(db(), dataset_id, limit=None)
+
+
+def test_empty_state_offers_to_create_or_upload():
+    at = open_page("responses")
+    assert "No datasets yet" in texts(at)
+    assert "Upload a file" in [s.value for s in at.subheader]
+
+
+def test_create_a_dataset():
+    at = open_page("responses")
+    at.text_input[0].input("November replies")
+    _click(at, "Create dataset")
+    [info] = datasets.list_datasets(db())
+    assert info.name == "November replies"
+    assert at.selectbox(key="responses_dataset_id").value == info.id
+    assert "This dataset is empty" in texts(at)
+
+
+def test_paste_one_response_with_thinking_and_id():
+    dataset = _dataset()
+    at = open_page("responses")
+    query, output, thinking = at.text_area[0], at.text_area[1], at.text_area[2]
+    query.input("Where is my refund?")
+    output.input("Refunds take 5 to 7 business days.")
+    thinking.input("The user wants a time frame.")
+    next(t for t in at.text_input if t.label == "ID (optional)").input("r-1")
+    _click(at, "Add response")
+    [response] = _responses(dataset.id)
+    assert (response.external_id, response.query, response.output, response.thinking) == (
+        "r-1", "Where is my refund?", "Refunds take 5 to 7 business days.",
+        "The user wants a time frame.")
+    assert "Added the response as 'r-1'" in texts(at)
+
+
+def test_pasting_an_empty_response_says_so_and_writes_nothing():
+    dataset = _dataset()
+    at = open_page("responses")
+    at.text_area[0].input("A question")
+    _click(at, "Add response")
+    assert "The response text is empty" in texts(at)
+    assert _responses(dataset.id) == []
+
+
+def test_pasting_a_taken_id_is_refused_with_the_reason():
+    dataset = _dataset(rows=[{"id": "r-1", "text": "first"}])
+    at = open_page("responses")
+    at.text_area[1].input("second")
+    next(t for t in at.text_input if t.label == "ID (optional)").input("r-1")
+    _click(at, "Add response")
+    assert "id 'r-1' is already in this dataset" in " ".join(
+        frames(at)[-1]["Problem"].tolist())
+    assert len(_responses(dataset.id)) == 1
+
+
+def test_upload_a_valid_csv_previews_then_imports_into_the_selected_dataset():
+    dataset = _dataset()
+    at = open_page("responses")
+    _upload(at, "sample_responses.csv", SAMPLE_CSV)
+    assert "sample_responses.csv: 4 rows, CSV" in texts(at)
+    assert "All 4 rows are valid." in texts(at)
+    assert at.selectbox(key="responses_map_0_text").value == "response"
+    assert at.selectbox(key="responses_map_0_query").value == "query"
+    assert at.selectbox(key="responses_map_0_id").value == "id"
+    assert _responses(dataset.id) == []  # nothing before the import button
+    _click(at, "Import 4 responses")
+    stored = _responses(dataset.id)
+    assert [r.external_id for r in stored] == ["r1", "r2", "r3", "r4"]
+    assert stored[0].query.startswith("I returned my shoes")
+    assert "Imported 4 responses from sample_responses.csv into 'Replies'" in texts(at)
+
+
+def test_an_invalid_csv_lists_row_numbers_and_writes_nothing():
+    dataset = _dataset()
+    data = (b"id,query,response\n"
+            b"a,q1,fine\n"
+            b"b,q2,\n"
+            b"a,q3,duplicate id\n"
+            b"c,q4,too,many\n")
+    at = open_page("responses")
+    _upload(at, "bad.csv", data)
+    shown = texts(at)
+    assert "Nothing was written: bad.csv has" in shown
+    problems = frames(at)[-1]
+    # A malformed row is a file problem: reported before any row is validated.
+    assert problems.to_dict("records") == [
+        {"Where": "row 4 (line 5)", "Problem": "4 values but the header has 3 columns"}]
+    assert not [b for b in at.button if b.label.startswith("Import ")]
+    assert _responses(dataset.id) == []
+
+
+def test_row_problems_are_listed_by_row_and_line_before_any_import():
+    dataset = _dataset()
+    data = b"id,query,response\na,q1,fine\nb,q2,\na,q3,duplicate id\n"
+    at = open_page("responses")
+    _upload(at, "rows.csv", data)
+    problems = frames(at)[-1].to_dict("records")
+    assert problems == [
+        {"Where": "row 2 (line 3)", "Problem": "the text column 'response' is empty"},
+        {"Where": "row 3 (line 4)", "Problem": "id 'a' is already used by row 1 (line 2)"},
+    ]
+    assert not [b for b in at.button if b.label.startswith("Import ")]
+    assert _responses(dataset.id) == []
+
+
+def test_a_latin1_file_is_explained_as_not_utf8():
+    _dataset()
+    at = open_page("responses")
+    _upload(at, "excel.csv", "id,response\n1,Café crème déjà vu\n".encode("latin-1"))
+    shown = texts(at) + " ".join(frames(at)[-1]["Problem"].tolist())
+    assert "not UTF-8" in shown
+    assert "save it as 'CSV UTF-8'" in shown
+
+
+def test_column_mapping_can_be_changed_and_unmapped_columns_become_metadata():
+    dataset = _dataset()
+    data = b"prompt,answer_a,answer_b,model\nq,first answer,second answer,m1\n"
+    at = open_page("responses")
+    _upload(at, "pairs.csv", data)
+    assert at.selectbox(key="responses_map_0_text").value == "prompt"  # no text-like column
+    at.selectbox(key="responses_map_0_text").set_value("answer_b").run()
+    at.selectbox(key="responses_map_0_query").set_value("prompt").run()
+    assert "Kept as metadata: answer_a, model" in texts(at)
+    _click(at, "Import 1 responses")
+    [response] = _responses(dataset.id)
+    assert (response.output, response.query) == ("second answer", "q")
+    assert response.metadata == {"answer_a": "first answer", "model": "m1"}
+
+
+def test_the_same_column_twice_is_refused():
+    _dataset()
+    at = open_page("responses")
+    _upload(at, "s.csv", SAMPLE_CSV)
+    at.selectbox(key="responses_map_0_query").set_value("response").run()
+    assert "Each column can be used once" in texts(at)
+
+
+def test_jsonl_upload_into_a_new_dataset_named_after_the_file():
+    lines = [json.dumps({"id": f"j{i}", "prompt": "q", "output": f"answer {i}",
+                         "reasoning": "because"}) for i in range(3)]
+    at = open_page("responses")
+    _upload(at, "batch.jsonl", "\n".join(lines).encode(), "application/jsonl")
+    assert at.selectbox(key="responses_map_0_thinking").value == "reasoning"
+    _click(at, "Import 3 responses")
+    [info] = datasets.list_datasets(db())
+    assert (info.name, info.response_count) == ("batch", 3)
+    assert _responses(info.id)[0].thinking == "because"
+
+
+def test_ids_already_in_the_dataset_refuse_the_whole_upload():
+    dataset = _dataset(rows=[{"id": "r2", "text": "already here"}])
+    at = open_page("responses")
+    _upload(at, "sample_responses.csv", SAMPLE_CSV)
+    _click(at, "Import 4 responses")
+    assert "id 'r2' is already in this dataset" in " ".join(frames(at)[-1]["Problem"].tolist())
+    assert len(_responses(dataset.id)) == 1
+
+
+def test_invalid_json_names_the_line():
+    _dataset()
+    at = open_page("responses")
+    _upload(at, "broken.json", b'[\n{"text": "a"},\n{"text": }\n]', "application/json")
+    assert frames(at)[-1]["Where"].tolist() == ["line 3, column 10"]
+
+
+def test_browsing_is_paginated_and_shows_text_as_text():
+    rows = [{"id": f"r{i:02d}", "text": f"answer {i} <b>not bold</b>", "query": "q"}
+            for i in range(1, 31)]
+    dataset = _dataset(rows=rows)
+    at = open_page("responses")
+    table = frames(at)[0]
+    assert len(table) == 25 and table["ID"].iloc[0] == "r01"
+    assert "Responses 1–25 of 30 · page 1 of 2" in texts(at)
+    assert "answer 1 <b>not bold</b>" in [t.value for t in at.text]
+    at.button(key="responses_next").click().run()
+    table = frames(at)[0]
+    assert table["ID"].tolist() == ["r26", "r27", "r28", "r29", "r30"]
+    assert at.button(key="responses_next").disabled
+    assert dataset.response_count == 30
+
+
+def test_archive_hides_a_dataset_and_restore_brings_it_back():
+    dataset = _dataset()
+    at = open_page("responses")
+    at.button(key="responses_archive").click().run()
+    assert datasets.list_datasets(db()) == []
+    assert "Archived 'Replies'" in texts(at)
+    at.toggle(key="responses_show_archived").set_value(True).run()
+    at.button(key="responses_restore").click().run()
+    assert [d.id for d in datasets.list_datasets(db())] == [dataset.id]

@@ -1,0 +1,116 @@
+"""AppTest: the Settings page — model presets, key presence by name, test connection, storage."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.model_presets import ModelPreset, add_model_preset, list_model_presets
+from tests.fake_provider import Reply, fake_provider, fake_provider_server
+from tests.ui.pages import frames, open_page, texts
+
+__all__ = ["fake_provider", "fake_provider_server"]
+
+
+@pytest.fixture(autouse=True)
+def _no_worker(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
+
+
+def _add(at, model, api_base=""):
+    at.text_input[0].input(model)
+    at.text_input[1].input(api_base)
+    next(b for b in at.button if b.label == "Add model").click().run()
+    assert not at.exception, at.exception
+
+
+def _all_text(at) -> str:
+    return texts(at) + "\n".join(f.to_string() for f in frames(at))
+
+
+def test_empty_model_list_says_what_the_grade_page_falls_back_to():
+    at = open_page("settings")
+    assert "No models yet" in texts(at)
+    assert "openai/gpt-4.1-mini" in texts(at)
+
+
+def test_add_and_remove_model_presets():
+    at = open_page("settings")
+    _add(at, "openai/local-llama", "http://127.0.0.1:8000/v1")
+    _add(at, "anthropic/claude-x")
+    assert list_model_presets() == (
+        ModelPreset("openai/local-llama", "http://127.0.0.1:8000/v1"),
+        ModelPreset("anthropic/claude-x"),
+    )
+    table = frames(at)[0]
+    assert table["Key read from"].tolist() == ["RUBRIC_WORKBENCH_API_KEY", "ANTHROPIC_API_KEY"]
+    at.selectbox(key="settings_preset").set_value("anthropic/claude-x").run()
+    at.button(key="settings_remove").click().run()
+    assert list_model_presets() == (
+        ModelPreset("openai/local-llama", "http://127.0.0.1:8000/v1"),)
+    assert "Removed anthropic/claude-x" in texts(at)
+
+
+def test_a_malformed_api_base_is_refused_with_an_example():
+    at = open_page("settings")
+    _add(at, "openai/x", "localhost:8000")
+    assert "must be an http(s) URL such as http://127.0.0.1:8000/v1" in texts(at)
+    assert list_model_presets() == ()
+
+
+def test_key_variables_are_listed_by_name_and_values_never_shown(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret-value")
+    at = open_page("settings")
+    keys = frames(at)[0]
+    status = dict(zip(keys["Variable"], keys["Status"], strict=True))
+    assert status["OPENAI_API_KEY"] == "✅ set"
+    assert status["ANTHROPIC_API_KEY"] == "— not set"
+    assert "sk-very-secret-value" not in _all_text(at)
+
+
+def test_no_key_at_all_gets_a_warning_with_the_way_out():
+    at = open_page("settings")
+    assert "No provider key is set" in " ".join(w.value for w in at.warning)
+
+
+def test_test_connection_succeeds_against_a_working_server(fake_provider, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "local-test-key")
+    add_model_preset("openai/fake-judge", fake_provider.api_base)
+    at = open_page("settings")
+    at.button(key="settings_test").click().run()
+    assert not at.exception
+    assert [s.value for s in at.success][-1].startswith(
+        f"Connected. openai/fake-judge @ {fake_provider.api_base} answered in")
+    assert fake_provider.requests == 1
+    assert "local-test-key" not in _all_text(at)
+
+
+def test_test_connection_failure_is_in_plain_words(fake_provider, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "wrong-key")
+    fake_provider.required_api_key = "right-key"
+    add_model_preset("openai/fake-judge", fake_provider.api_base)
+    at = open_page("settings")
+    at.button(key="settings_test").click().run()
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error.startswith("Connection failed. The provider rejected the API key (HTTP 401)")
+    assert "RUBRIC_WORKBENCH_API_KEY" in error
+    assert "Traceback" not in error and "wrong-key" not in _all_text(at)
+
+
+def test_test_connection_to_a_server_that_errors(fake_provider, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "k-local")
+    fake_provider.enqueue(Reply(status=500, error_message="GPU on fire"))
+    add_model_preset("openai/fake-judge", fake_provider.api_base)
+    at = open_page("settings")
+    at.button(key="settings_test").click().run()
+    [error] = [e.value for e in at.error]
+    assert error.startswith("Connection failed.") and "500" in error
+
+
+def test_storage_locations_are_shown():
+    at = open_page("settings")
+    where = frames(at)[-1]
+    rows = dict(zip(where["What"], where["Where"], strict=True))
+    assert rows["Database"].startswith("sqlite:///") and rows["Database"].endswith(
+        "workbench.db")
+    assert rows["Model list"].endswith("model_presets.json")
