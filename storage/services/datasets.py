@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -16,6 +17,7 @@ from storage.errors import (
     ConfirmationRequiredError,
     HumanVerdictsExistError,
     ImportProblemsError,
+    InvalidInputError,
     NameTakenError,
     Problem,
 )
@@ -36,7 +38,7 @@ def create_dataset(
     """A new dataset, with its responses if given; on any problem nothing is written."""
     name = name.strip()
     if not name:
-        raise NameTakenError("a dataset needs a name")
+        raise InvalidInputError("a dataset needs a name")
     validated = _validate(responses, mapping)
     try:
         with sessions.begin() as session:
@@ -88,7 +90,7 @@ def add_response(
     row = {"text": output, "query": query, "thinking": thinking, "id": external_id}
     mapping = ColumnMapping(text="text", query="query", thinking="thinking", id="id")
     [validated] = _validate([row], mapping)
-    validated = NewResponse(**{**validated.__dict__, "metadata": dict(metadata or {})})
+    validated = replace(validated, metadata=dict(metadata or {}))
     [response_id] = import_responses(sessions, dataset_id, [validated])
     return get_response(sessions, response_id)
 
@@ -96,23 +98,30 @@ def add_response(
 def _validate(
     responses: Sequence[NewResponse | Mapping[str, Any]], mapping: ColumnMapping | None
 ) -> list[NewResponse]:
-    ready = [r for r in responses if isinstance(r, NewResponse)]
-    raw = [r for r in responses if not isinstance(r, NewResponse)]
+    """Validate raw rows (keeping the given order); raise with every problem found."""
+    raw_positions = [i for i, r in enumerate(responses) if not isinstance(r, NewResponse)]
     problems: list[Problem] = []
-    if raw:
-        parsed, problems = to_responses(raw, mapping)
-        ready.extend(parsed)
+    parsed_raw: dict[int, NewResponse] = {}
+    if raw_positions:
+        raw = [responses[i] for i in raw_positions]
+        locations = [f"row {i + 1}" for i in raw_positions]
+        parsed, problems = to_responses(raw, mapping, locations=locations)
+        by_location = {p.location: p for p in parsed}
+        parsed_raw = {i: by_location[loc] for i, loc in zip(raw_positions, locations,
+                                                              strict=True) if loc in by_location}
+    ready = [r if isinstance(r, NewResponse) else parsed_raw.get(i)
+             for i, r in enumerate(responses)]
     seen: dict[str, str] = {}
     for r in ready:
-        if r.external_id is None:
+        if r is None or r.external_id is None:
             continue
-        if r.external_id in seen:
+        if r.external_id in seen and seen[r.external_id] != r.location:
             problems.append(Problem(r.location, f"id {r.external_id!r} is already used by "
                                                 f"{seen[r.external_id]}"))
         seen.setdefault(r.external_id, r.location)
     if problems:
         raise ImportProblemsError(problems)
-    return ready
+    return [r for r in ready if r is not None]
 
 
 def _columns(response: NewResponse) -> dict[str, Any]:

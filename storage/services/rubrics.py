@@ -19,6 +19,7 @@ from storage.engine import SessionFactory
 from storage.errors import (
     ConfirmationRequiredError,
     HumanVerdictsExistError,
+    InvalidInputError,
     NameTakenError,
 )
 from storage.repositories import rubrics as repo
@@ -33,7 +34,7 @@ def _validated(criteria: Sequence[Criterion] | Rubric) -> list[Criterion]:
 def _clean_name(name: str, what: str) -> str:
     cleaned = name.strip()
     if not cleaned:
-        raise NameTakenError(f"a {what} needs a name")
+        raise InvalidInputError(f"a {what} needs a name")
     return cleaned
 
 

@@ -105,6 +105,15 @@ def test_add_response_stores_one_pasted_response(sessions):
         datasets.add_response(sessions, dataset.id, "  ")
 
 
+def test_mixed_rows_keep_their_order(sessions):
+    from storage.response_files import NewResponse
+
+    dataset = datasets.create_dataset(sessions, "Mixed", responses=[
+        {"text": "first"}, NewResponse(output="second"), {"text": "third"}])
+    assert [r.output for r in datasets.list_responses(sessions, dataset.id)] == [
+        "first", "second", "third"]
+
+
 def test_dataset_names_are_unique(sessions):
     make_dataset(sessions, "Same")
     with pytest.raises(NameTakenError):
