@@ -75,6 +75,12 @@ def get_response(session: Session, response_id: int) -> m.ResponseRow:
     return row
 
 
+def require_response(session: Session, response_id: int) -> None:
+    """NotFoundError unless the response exists (without reading its possibly large text)."""
+    if session.scalar(select(m.ResponseRow.id).where(m.ResponseRow.id == response_id)) is None:
+        raise NotFoundError(f"response {response_id} does not exist")
+
+
 def get_responses(session: Session, response_ids: Sequence[int]) -> list[m.ResponseRow]:
     found: dict[int, m.ResponseRow] = {}
     ids = list(response_ids)

@@ -94,7 +94,7 @@ def _append(
     if found is None:
         raise NotFoundError(f"criterion {criterion_id} does not exist")
     criterion, frozen = found
-    dataset_repo.get_response(session, response_id)
+    dataset_repo.require_response(session, response_id)
     current = repo.latest(session, response_id, criterion_id)
     checked = not isinstance(expected_current_id, _Unchecked)
     if checked and (current.id if current else None) != expected_current_id:
@@ -136,7 +136,7 @@ def effective_grades_for_response(
     with sessions() as session:
         pairs = run_repo.grades_for_response(session, response_id, rubric_version_id)
         if not pairs:
-            dataset_repo.get_response(session, response_id)  # NotFoundError if missing
+            dataset_repo.require_response(session, response_id)
             return []
         by_version: dict[int, list[tuple[m.GradeRow, RunSettings]]] = defaultdict(list)
         for grade, run in pairs:
