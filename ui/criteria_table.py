@@ -55,7 +55,7 @@ def to_frame(criteria: Sequence[Any]) -> pd.DataFrame:
 def marked_frame(criteria: Sequence[Any]) -> pd.DataFrame:
     """A read-only view with each criterion's kind spelled out (penalties stand out)."""
     frame = to_frame(criteria)
-    frame.insert(1, "kind", ["⛔ penalty" if w < 0 else ("· unscored" if w == 0 else "✓ earns")
+    frame.insert(1, "kind", ["penalty" if w < 0 else ("not scored" if w == 0 else "earns")
                              for w in frame["weight"]])
     return frame
 

@@ -102,20 +102,22 @@ def render_connect() -> None:
             f"Add the models on **Settings** and press *Test connection*. Defaults for the "
             f"command line: `{MODEL_ENV}`, `{API_BASE_ENV}`.")
         st.caption("Keys are never stored by the app; Settings shows only which ones are set.")
-        st.page_link("app_pages/settings.py", label="Open Settings", icon="⚙️")
+        st.page_link("app_pages/settings.py", label="Open Settings", icon=":material/settings:")
 
 
 def render_next() -> None:
     with st.container(border=True):
         st.markdown("#### 3 · Then")
-        st.page_link("app_pages/rubrics.py", label="Write or import a rubric", icon="📋")
+        st.page_link("app_pages/rubrics.py", label="Write or import a rubric",
+                     icon=":material/checklist:")
         st.page_link("app_pages/responses.py", label="Upload responses (CSV, JSONL, JSON)",
-                     icon="📄")
+                     icon=":material/description:")
         st.page_link("app_pages/grade.py", label="Grade them with one or more judges",
-                     icon="▶️")
-        st.page_link("app_pages/results.py", label="Compare the judges' scores", icon="📊")
+                     icon=":material/play_arrow:")
+        st.page_link("app_pages/results.py", label="Compare the judges' scores",
+                     icon=":material/table_chart:")
         st.page_link("app_pages/review.py", label="Review and correct verdicts by hand",
-                     icon="✅")
+                     icon=":material/rate_review:")
 
 
 def render_page() -> None:

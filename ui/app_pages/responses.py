@@ -132,7 +132,8 @@ def go_page(delta: int) -> None:
 
 # -- drawing ---------------------------------------------------------------------------------
 def render_create(expanded: bool) -> None:
-    with st.expander("➕ New dataset", expanded=expanded), st.form("responses_create_form"):
+    with (st.expander("New dataset", expanded=expanded, icon=":material/add:"),
+          st.form("responses_create_form")):
         name = st.text_input("Dataset name", placeholder="e.g. Support replies, November")
         description = st.text_input("Description (optional)")
         if st.form_submit_button("Create dataset", type="primary"):
@@ -163,12 +164,14 @@ def render_browse(dataset: DatasetInfo) -> None:
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"#": st.column_config.NumberColumn(width=50)})
     prev, info, nxt = st.columns([1, 3, 1], vertical_alignment="center")
-    prev.button("← Previous", on_click=go_page, args=(-1,), disabled=page == 0,
+    prev.button("Previous", on_click=go_page, args=(-1,), disabled=page == 0,
+                icon=":material/arrow_back:",
                 key="responses_prev", width="stretch")
     info.markdown(f"<div style='text-align:center'>Responses {first}–{first + len(rows) - 1} "
                   f"of {dataset.response_count} · page {page + 1} of {pages}</div>",
                   unsafe_allow_html=True)  # our own numbers only; response text never
-    nxt.button("Next →", on_click=go_page, args=(1,), disabled=page >= pages - 1,
+    nxt.button("Next", on_click=go_page, args=(1,), disabled=page >= pages - 1,
+               icon=":material/arrow_forward:", icon_position="right",
                key="responses_next", width="stretch")
     choice = st.selectbox("Read a response in full", range(len(rows)),
                           format_func=lambda i: f"#{first + i}"
@@ -283,7 +286,7 @@ def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> 
     left, right = st.columns(2)
     target_id = left.selectbox(
         "Into dataset", options, index=default, key=f"responses_target_{base}",
-        format_func=lambda i: names[i] if i else "➕ A new dataset")
+        format_func=lambda i: names[i] if i else "A new dataset…")
     new_name = ""
     if target_id == 0:
         new_name = right.text_input("New dataset name", value=Path(upload.name).stem,

@@ -182,8 +182,8 @@ def discard() -> None:
 
 # -- drawing ---------------------------------------------------------------------------------
 def render_create(expanded: bool) -> None:
-    with st.expander("➕ New rubric", expanded=expanded), st.form("rubrics_create_form",
-                                                                   clear_on_submit=False):
+    with (st.expander("New rubric", expanded=expanded, icon=":material/add:"),
+          st.form("rubrics_create_form")):
         name = st.text_input("Name", placeholder="e.g. Support replies: refunds")
         description = st.text_input("Description (optional)")
         st.markdown("**First criterion** — you can add the others in the table afterwards.")
@@ -200,7 +200,7 @@ def render_create(expanded: bool) -> None:
 
 
 def render_import() -> None:
-    with st.expander("⬆️ Import YAML or JSON"):
+    with st.expander("Import YAML or JSON", icon=":material/upload_file:"):
         st.caption("A list of criteria, `{criteria: [...]}` or `{sections: [{name, criteria}]}`;"
                    " each criterion has `requirement`, `weight` and optionally `name`.")
         with st.form("rubrics_import_form"):
@@ -237,6 +237,13 @@ def render_summary(summary: Summary) -> None:
     )
 
 
+def _badge_text(criterion: Criterion) -> str:
+    # Badge text is markdown: keep only characters that cannot open markup.
+    label = criterion.name or criterion.requirement[:40]
+    safe = "".join(ch for ch in label if ch.isalnum() or ch in " _-.,")
+    return f"{safe} {criterion.weight:g}"
+
+
 def _score(aggregate) -> str:
     return "—" if aggregate.score is None else f"{aggregate.score:.2f}"
 
@@ -248,23 +255,32 @@ def _raw(aggregate) -> str:
 def render_read_only(version: RubricVersionInfo) -> None:
     st.info(f"Version {version.number} is frozen: grading runs refer to it, so it never "
             "changes. To change it, edit a copy that will be saved as a new version.")
-    st.button("✏️ Edit as new version", on_click=unlock, args=(version.id,),
-              key="rubrics_unlock")
-    st.dataframe(marked_frame(version.criteria), hide_index=True, width="stretch",
-                 column_config=CRITERIA_COLUMNS)
+    st.button("Edit as new version", on_click=unlock, args=(version.id,),
+              key="rubrics_unlock", icon=":material/edit:")
+    st.dataframe(_penalties_in_red(marked_frame(version.criteria)), hide_index=True,
+                 width="stretch", column_config=CRITERIA_COLUMNS)
     render_summary(summarize(version.to_criteria()))
+
+
+def _penalties_in_red(frame: pd.DataFrame):
+    def color(row):
+        red = "color: #b3261e; font-weight: 600" if row["weight"] < 0 else ""
+        return [red if column in ("kind", "weight") else "" for column in row.index]
+
+    return frame.style.apply(color, axis=1)
 
 
 def render_editor(version: RubricVersionInfo) -> None:
     if version.frozen:
         st.info(f"Editing a copy of frozen version {version.number}. Saving creates a new "
                 f"version; version {version.number} stays as it is.")
-    st.caption("Edit cells directly. Add rows with ➕ at the bottom, delete by selecting rows "
-               "and pressing 🗑, reorder by changing the # numbers. Negative weight = penalty.")
+    st.caption("Double-click a cell to edit it. Add a criterion in the empty row at the bottom; "
+               "delete one by selecting its row (left edge) and pressing Delete; reorder by "
+               "changing the # numbers. A negative weight makes the criterion a penalty.")
     edited = st.data_editor(
         to_frame(version.criteria),
         key=f"rubrics_editor_{version.id}_{state['rubrics_editor_nonce']}",
-        num_rows="dynamic", hide_index=True, width="stretch",
+        num_rows="dynamic", hide_index=True, width="stretch", placeholder="",
         column_config=CRITERIA_COLUMNS,
         column_order=["position", "name", "requirement", "weight", "section"],
     )
@@ -280,8 +296,8 @@ def render_editor(version: RubricVersionInfo) -> None:
     elif criteria:
         penalties = [c for c in criteria if c.weight < 0]
         if penalties:
-            st.markdown("**Penalties:** " + ", ".join(
-                f":red-badge[⛔ {c.name or c.requirement[:40]} {c.weight:g}]" for c in penalties))
+            st.markdown("**Penalties:** " + " ".join(
+                f":red-badge[:material/remove_circle: {_badge_text(c)}]" for c in penalties))
         render_summary(summarize(criteria))
     changed = criteria != version.to_criteria()
     left, middle, _ = st.columns([3, 1, 1])
@@ -350,11 +366,12 @@ def render_export(version: RubricVersionInfo) -> None:
     yaml_text = catalog.get_export(url, version.id, "yaml")
     stem = f"{version.rubric_name}-v{version.number}".replace(" ", "_").replace("/", "_")
     left, right, _ = st.columns([1, 1, 3])
-    left.download_button("⬇️ Download YAML", yaml_text, file_name=f"{stem}.yaml",
-                         mime="application/yaml", key="rubrics_download_yaml")
-    right.download_button("⬇️ Download JSON", catalog.get_export(url, version.id, "json"),
+    left.download_button("Download YAML", yaml_text, file_name=f"{stem}.yaml",
+                         mime="application/yaml", key="rubrics_download_yaml",
+                         icon=":material/download:")
+    right.download_button("Download JSON", catalog.get_export(url, version.id, "json"),
                           file_name=f"{stem}.json", mime="application/json",
-                          key="rubrics_download_json")
+                          key="rubrics_download_json", icon=":material/download:")
     st.code(yaml_text, language="yaml")
 
 

@@ -70,10 +70,11 @@ def render_presets(presets: tuple[ModelPreset, ...]) -> None:
         table = pd.DataFrame([
             {"Model": p.model, "api_base": p.api_base or "(provider default)",
              "Key read from": needed_key_variable(p),
-             "Key present": "✅ yes" if needed_key_variable(p) in present else "❌ no"}
+             "Key present": needed_key_variable(p) in present}
             for p in presets
         ])
-        st.dataframe(table, hide_index=True, width="stretch")
+        st.dataframe(table, hide_index=True, width="stretch", column_config={
+            "Key present": st.column_config.CheckboxColumn("Key present")})
     else:
         st.info("No models yet. Add one below; the Grade page lists them. Until then it "
                 f"uses {os.environ.get(MODEL_ENV) or DEFAULT_MODEL}"
@@ -112,9 +113,9 @@ def render_keys() -> None:
                "`export OPENAI_API_KEY=...`; a local server that needs a key reads "
                f"`{API_KEY_ENV}`.")
     keys = key_variables()
-    table = pd.DataFrame([{"Variable": k.name, "Status": "✅ set" if k.present else "— not set"}
-                          for k in keys])
-    st.dataframe(table, hide_index=True, width="stretch")
+    table = pd.DataFrame([{"Variable": k.name, "Set": k.present} for k in keys])
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"Set": st.column_config.CheckboxColumn("Set")})
     if not any(k.present for k in keys):
         st.warning("No provider key is set. Cloud models will fail until one is; a local "
                    "OpenAI-compatible server works with an api_base (and, if it needs one, "
