@@ -38,7 +38,7 @@ from storage import models as m
 from storage.convert import criterion_info, human_verdict_info, response_info
 from storage.dto import CriterionInfo, HumanVerdictInfo
 from storage.engine import SessionFactory
-from storage.errors import ImportProblemsError, Problem
+from storage.errors import ImportProblemsError, NotFoundError, Problem
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
@@ -55,7 +55,7 @@ _BATCH = 200
 _MAX_ATTEMPTS = 5
 
 
-def _dumps(record: dict[str, Any]) -> str:
+def dumps(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False)
 
 
@@ -130,7 +130,7 @@ def export_gold_jsonl(
     complete_only: bool = False, settings: ScoringSettings | None = None,
 ) -> str:
     """The gold set as JSONL text (empty when nothing is reviewed)."""
-    return "".join(_dumps(r) + "\n" for r in iter_gold_records(
+    return "".join(dumps(r) + "\n" for r in iter_gold_records(
         sessions, rubric_version_id, dataset_id, complete_only=complete_only, settings=settings))
 
 
@@ -183,7 +183,7 @@ def export_training_jsonl(
     run_ids: Sequence[int] | None = None,
 ) -> str:
     """The training export as JSONL text."""
-    return "".join(_dumps(r) + "\n" for r in iter_training_records(
+    return "".join(dumps(r) + "\n" for r in iter_training_records(
         sessions, rubric_version_id, dataset_id, run_ids))
 
 
@@ -325,3 +325,27 @@ def _validate(
     if problems:
         raise ImportProblemsError(problems, source=filename)
     return rows
+
+
+def resolve_scope(
+    sessions: SessionFactory, *, rubric: str, dataset: str, version: int | None = None
+) -> tuple[int, int]:
+    """(rubric version id, dataset id) from names, for the command line; latest version
+    unless ``version`` (its number) is given."""
+    with sessions() as session:
+        rubric_row = rubric_repo.find_rubric_by_name(session, rubric)
+        if rubric_row is None:
+            raise NotFoundError(f"no rubric named {rubric!r}; check the name on the Rubrics page")
+        versions = {v.number: v.id for v in rubric_repo.list_versions(session, rubric_row.id)}
+        if version is None:
+            version_id = versions[max(versions)]
+        elif version in versions:
+            version_id = versions[version]
+        else:
+            raise NotFoundError(f"rubric {rubric!r} has no version {version}; it has "
+                                f"{', '.join(map(str, sorted(versions)))}")
+        dataset_row = dataset_repo.find_dataset_by_name(session, dataset)
+        if dataset_row is None:
+            raise NotFoundError(f"no dataset named {dataset!r}; check the name on the "
+                                "Responses page")
+        return version_id, dataset_row.id

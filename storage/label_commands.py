@@ -1,0 +1,83 @@
+"""Command-line front of storage.services.labels: gold/training export and verdict import.
+
+Kept out of storage/cli.py so that the command module only wires arguments to these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+from grading.errors import RubricWorkbenchError
+from storage.engine import open_database
+from storage.errors import ImportProblemsError
+from storage.services import labels
+
+
+def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rubric", required=True, help="rubric name")
+    parser.add_argument("--rubric-version", type=int, default=None,
+                        help="version number (default: the latest)")
+    parser.add_argument("--dataset", required=True, help="dataset name")
+
+
+def export_labels(
+    kind: str, *, rubric: str, dataset: str, version: int | None = None,
+    out: str | None = None, complete_only: bool = False, db: str | None = None,
+) -> int:
+    """Write the gold set or the training set as JSONL to ``out`` (stdout when None or '-')."""
+    try:
+        sessions = open_database(db)
+        version_id, dataset_id = labels.resolve_scope(
+            sessions, rubric=rubric, dataset=dataset, version=version)
+        if kind == "gold":
+            records = labels.iter_gold_records(sessions, version_id, dataset_id,
+                                               complete_only=complete_only)
+        elif kind == "training":
+            records = labels.iter_training_records(sessions, version_id, dataset_id)
+        else:
+            raise ValueError(f"unknown label export {kind!r}")
+        count = 0
+        to_stdout = out in (None, "-")
+        with nullcontext(sys.stdout) if to_stdout else Path(out).open(
+                "w", encoding="utf-8") as target:
+            for record in records:
+                target.write(labels.dumps(record) + "\n")
+                count += 1
+    except RubricWorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error: cannot write {out}: {exc.strerror}", file=sys.stderr)
+        return 1
+    if out not in (None, "-"):
+        print(f"wrote {count} {kind} records to {out}", file=sys.stderr)
+    return 0
+
+
+def import_verdicts(
+    path: str, *, rubric: str, dataset: str, version: int | None = None, db: str | None = None,
+) -> int:
+    """Import human verdicts from a CSV; every problem is printed and nothing is written."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 1
+    try:
+        sessions = open_database(db)
+        version_id, dataset_id = labels.resolve_scope(
+            sessions, rubric=rubric, dataset=dataset, version=version)
+        summary = labels.import_human_verdicts(sessions, version_id, dataset_id, data,
+                                               Path(path).name)
+    except ImportProblemsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except RubricWorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"imported {summary.verdicts} verdicts on {summary.responses} responses "
+          f"(reviewers: {', '.join(summary.reviewers)})")
+    return 0
