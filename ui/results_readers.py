@@ -14,11 +14,13 @@ from storage import model_presets
 from storage.dto import DatasetInfo, RubricInfo, RubricVersionInfo, RunInfo
 from storage.services import datasets, results, rubrics, runs
 from storage.services.results import (
+    GradeFacts,
     QueueItem,
     ResponseDetail,
     ResultSet,
     ResultsFilter,
     ResultsPage,
+    Scores,
     SortKey,
 )
 from ui.runtime import sessions_for
@@ -57,16 +59,40 @@ def get_result_sets(db: str) -> list[ResultSet]:
     return results.list_result_sets(sessions_for(db))
 
 
+@st.cache_data(ttl=600, max_entries=20, show_spinner="Comparing the runs…")
+def get_grade_facts(
+    db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
+    grades_stamp: tuple,
+) -> GradeFacts:
+    """Failures, disagreements and judge scores: recomputed only when a grade is stored."""
+    return results.grade_facts(sessions_for(db), dataset_id=dataset_id,
+                               rubric_version_id=rubric_version_id, run_ids=run_ids)
+
+
+@st.cache_data(ttl=600, max_entries=20, show_spinner=False)
+def get_reviewed_scores(
+    db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
+    stamp: RunStamp,
+) -> Scores:
+    """Effective scores of the reviewed responses: recomputed after a grade or a verdict."""
+    return results.reviewed_effective_scores(
+        sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
+        run_ids=run_ids)
+
+
 @st.cache_data(ttl=300, max_entries=200, show_spinner="Loading results…")
 def get_results_page(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
     filters: ResultsFilter, sort: SortKey, sort_run_id: int | None, descending: bool,
     offset: int, limit: int, stamp: RunStamp,
 ) -> ResultsPage:
+    facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids, stamp[0])
+    reviewed = get_reviewed_scores(db, dataset_id, rubric_version_id, run_ids, stamp)
     return results.results_page(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
         run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
-        descending=descending, offset=offset, limit=limit)
+        descending=descending, offset=offset, limit=limit, facts=facts,
+        reviewed_scores=reviewed)
 
 
 @st.cache_data(ttl=300, max_entries=200, show_spinner=False)
@@ -84,9 +110,11 @@ def get_review_queue(
 ) -> list[QueueItem]:
     """A snapshot: saving a verdict does not reorder it under the reviewer's feet; ``nonce``
     changes when they ask for a fresh queue."""
+    facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids,
+                            run_stamp(db, run_ids)[0])
     return results.review_queue(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
-        run_ids=run_ids, unreviewed_only=unreviewed_only)
+        run_ids=run_ids, unreviewed_only=unreviewed_only, facts=facts)
 
 
 @st.cache_data(ttl=10, max_entries=5, show_spinner=False)
@@ -100,6 +128,7 @@ def clear_after_verdict() -> None:
     run_stamp.clear()
     get_response_detail.clear()
     get_results_page.clear()
+    get_reviewed_scores.clear()
 
 
 def clear_after_launch() -> None:
@@ -114,3 +143,23 @@ def clear_after_launch() -> None:
 def run_stamp(db: str, run_ids: tuple[int, ...]) -> RunStamp:
     """New grades and verdicts from anyone (other tabs, workers, reviewers) show within 2 s."""
     return results.results_stamp(sessions_for(db), run_ids)
+
+
+@st.cache_data(ttl=600, max_entries=200, show_spinner="Estimating…")
+def get_estimate(
+    db: str, rubric_version_id: int, dataset_id: int, response_ids: tuple[int, ...] | None,
+    grader: str, model: str, system_prompt: str | None, allow_cannot_assess: bool,
+):
+    from storage.jobs import estimate_run
+
+    return estimate_run(
+        sessions_for(db), rubric_version_id=rubric_version_id, dataset_id=dataset_id,
+        grader=grader, model=model, response_ids=response_ids,
+        settings={"system_prompt": system_prompt, "allow_cannot_assess": allow_cannot_assess})
+
+
+def get_progress(db: str, run_id: int):
+    """Not cached: the Grade page's fragment polls it every few seconds while runs are active."""
+    from storage.jobs import run_progress
+
+    return run_progress(sessions_for(db), run_id)

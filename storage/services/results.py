@@ -142,6 +142,20 @@ class ResponseDetail:
     disagree_criteria: frozenset[int] = field(default_factory=frozenset)
 
 
+Scores = dict[tuple[int, int], tuple[float | None, str | None]]  # (response, run) -> (score, error)
+
+
+@dataclass(frozen=True)
+class GradeFacts:
+    """What the table needs from the runs' grades alone (no human verdicts): it changes only
+    when a grade is stored, so callers may cache it while the runs' graded counts stand."""
+
+    run_ids: tuple[int, ...]
+    failed: frozenset[int]
+    disagree: frozenset[int]
+    judged: Scores
+
+
 def list_result_sets(sessions: SessionFactory) -> list[ResultSet]:
     """Every (dataset, rubric version) pair that has at least one run, newest first."""
     with sessions() as session:
@@ -308,17 +322,45 @@ def _in_range(value: float | None, low: float | None, high: float | None) -> boo
     return (low is None or value >= low) and (high is None or value <= high)
 
 
+def grade_facts(
+    sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
+    run_ids: Sequence[int], score_gap: float = DEFAULT_SCORE_GAP,
+) -> GradeFacts:
+    """Failures, disagreements and judge scores of these runs (the slow, cacheable part)."""
+    with sessions() as session:
+        runs = _check_runs(session, dataset_id, rubric_version_id, run_ids)
+        return GradeFacts(
+            run_ids=tuple(runs), failed=frozenset(_failed_ids(session, runs)),
+            disagree=frozenset(_disagree_ids(session, runs, score_gap)),
+            judged=_judge_scores(session, runs))
+
+
+def reviewed_effective_scores(
+    sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
+    run_ids: Sequence[int],
+) -> Scores:
+    """Effective scores of every reviewed response of the dataset (cacheable until the next
+    verdict or grade); every other response's effective score is its judge score."""
+    with sessions() as session:
+        runs = _check_runs(session, dataset_id, rubric_version_id, run_ids)
+        reviewed = sorted(_review_counts(session, dataset_id, rubric_version_id))
+    return _effective_overlay(sessions, runs, reviewed)
+
+
 def results_page(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
     run_ids: Sequence[int], filters: ResultsFilter | None = None, sort: SortKey = "response",
     sort_run_id: int | None = None, descending: bool = False, offset: int = 0,
-    limit: int = 50, score_gap: float = DEFAULT_SCORE_GAP,
+    limit: int = 50, score_gap: float = DEFAULT_SCORE_GAP, facts: GradeFacts | None = None,
+    reviewed_scores: Scores | None = None,
 ) -> ResultsPage:
     """One page of the responses x runs table of effective scores.
 
     ``sort``: ``response`` (dataset order), ``score`` (effective score of ``sort_run_id``,
     default the first run), ``spread`` (largest gap between runs first when descending),
     ``reviewed`` (number of reviewed criteria). Responses without a score sort last.
+    ``facts`` and ``reviewed_scores`` (from ``grade_facts`` and ``reviewed_effective_scores``)
+    may be passed in from a cache; they are computed here otherwise.
     """
     filters = filters or ResultsFilter()
     if limit < 1 or offset < 0:
@@ -329,10 +371,12 @@ def results_page(
         criteria_count = _criteria_count(session, rubric_version_id)
         dataset_total = dataset_repo.response_count(session, dataset_id)
         candidates = _candidate_ids(session, dataset_id, filters.search)
-        failed = _failed_ids(session, runs)
-        disagree = _disagree_ids(session, runs, score_gap)
         review_counts = _review_counts(session, dataset_id, rubric_version_id)
-        judged = _judge_scores(session, runs)
+    if facts is None or facts.run_ids != tuple(runs):
+        facts = grade_facts(sessions, dataset_id=dataset_id,
+                            rubric_version_id=rubric_version_id, run_ids=runs,
+                            score_gap=score_gap)
+    failed, disagree, judged = facts.failed, facts.disagree, facts.judged
 
     ids = candidates
     if filters.failed_only:
@@ -348,7 +392,9 @@ def results_page(
                     or filters.max_score is not None)
     reviewed_here = [i for i in ids if review_counts.get(i, 0) > 0]
     effective = dict(judged)
-    if needs_scores:
+    if reviewed_scores is not None:
+        effective.update(reviewed_scores)
+    elif needs_scores:
         effective.update(_effective_overlay(sessions, runs, reviewed_here))
 
     def scores_of(rid: int) -> list[float | None]:
@@ -365,7 +411,7 @@ def results_page(
 
     ids = _sorted(ids, sort, sort_run_id, runs, scores_of, review_counts, descending)
     page_ids = ids[offset:offset + limit]
-    if not needs_scores:
+    if not needs_scores and reviewed_scores is None:
         effective.update(_effective_overlay(
             sessions, runs, [i for i in page_ids if review_counts.get(i, 0) > 0]))
     with sessions() as session:
@@ -417,7 +463,7 @@ def _sorted(ids, sort, sort_run_id, runs, scores_of, review_counts, descending):
 def review_queue(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
     run_ids: Sequence[int], unreviewed_only: bool = False,
-    score_gap: float = DEFAULT_SCORE_GAP,
+    score_gap: float = DEFAULT_SCORE_GAP, facts: GradeFacts | None = None,
 ) -> list[QueueItem]:
     """Responses to review: not yet fully reviewed before fully reviewed; within each, judge
     disagreements and failures first, then dataset order."""
@@ -425,8 +471,11 @@ def review_queue(
         dataset_repo.get_dataset(session, dataset_id)
         runs = _check_runs(session, dataset_id, rubric_version_id, run_ids)
         criteria_count = _criteria_count(session, rubric_version_id)
-        failed = _failed_ids(session, runs)
-        disagree = _disagree_ids(session, runs, score_gap)
+        if facts is None or facts.run_ids != tuple(runs):
+            failed = _failed_ids(session, runs)
+            disagree = _disagree_ids(session, runs, score_gap)
+        else:
+            failed, disagree = set(facts.failed), set(facts.disagree)
         counts = _review_counts(session, dataset_id, rubric_version_id)
         if runs:
             ids = list(session.scalars(

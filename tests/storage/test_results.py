@@ -9,10 +9,13 @@ from storage.errors import InvalidInputError
 from storage.services import datasets, reviews, runs
 from storage.services.results import (
     ResultsFilter,
+    grade_facts,
     list_result_sets,
     response_detail,
     results_page,
+    results_stamp,
     review_queue,
+    reviewed_effective_scores,
 )
 from tests.storage.helpers import CRITERIA, holistic_report, judge_report, make_rubric, make_run
 
@@ -216,3 +219,30 @@ def test_result_sets_group_runs_by_dataset_and_rubric_version(sessions, graded):
     assert (result_set.dataset_id, result_set.rubric_version_id) == (dataset.id, version.id)
     assert result_set.run_ids == run_ids
     assert result_set.label == "Answers × Dosing v1 (2 runs)"
+
+
+def test_cached_facts_and_reviewed_scores_give_the_same_page(sessions, graded):
+    version, dataset, responses, run_ids = graded
+    reviews.set_human_verdict(sessions, response_id=responses[3].id,
+                              criterion_id=version.criteria[3].id, verdict="UNMET",
+                              reviewer="ana")
+    where = {"dataset_id": dataset.id, "rubric_version_id": version.id, "run_ids": run_ids}
+    facts = grade_facts(sessions, **where)
+    assert facts.failed == {responses[2].id} and facts.disagree == {responses[1].id}
+    reviewed = reviewed_effective_scores(sessions, **where)
+    assert set(reviewed) == {(responses[3].id, run_ids[0]), (responses[3].id, run_ids[1])}
+    for kwargs in ({}, {"sort": "score", "descending": True},
+                   {"filters": ResultsFilter(min_score=0.9)}):
+        assert results_page(sessions, **where, **kwargs, facts=facts,
+                            reviewed_scores=reviewed) == results_page(sessions, **where,
+                                                                      **kwargs)
+
+
+def test_the_stamp_changes_with_a_new_grade_or_verdict(sessions, graded):
+    version, _dataset, responses, run_ids = graded
+    before = results_stamp(sessions, run_ids)
+    reviews.set_human_verdict(sessions, response_id=responses[0].id,
+                              criterion_id=version.criteria[0].id, verdict="UNMET",
+                              reviewer="ana")
+    after = results_stamp(sessions, run_ids)
+    assert before != after and before[0] == after[0]
