@@ -27,28 +27,29 @@ def render_response_text(detail: ResponseDetail) -> None:
 
 
 def render_scores(detail: ResponseDetail) -> None:
-    """One row per run: the judge's score, the effective score, review coverage, trouble."""
-    rows = []
-    for run, grade in zip(detail.runs, detail.grades, strict=True):
-        if grade is None:
-            rows.append({"Run": short_run_label(run), "Judge score": "not graded yet",
-                         "Effective score": "—", "Reviewed": "", "Problem": ""})
-            continue
-        rows.append({
-            "Run": short_run_label(run),
-            "Judge score": format_score(grade.judge_score),
-            "Effective score": format_score(grade.score),
-            "Reviewed": f"{grade.reviewed_count}/{grade.criteria_count}",
-            "Problem": grade.error or "",
-        })
+    """Per run: the effective score, how far a person moved it from the judge's, coverage."""
+    items = list(zip(detail.runs, detail.grades, strict=True))
+    columns = st.columns(min(3, len(items) + 1))
+    for index, (run, grade) in enumerate(items):
+        with columns[index % len(columns)]:
+            if grade is None:
+                st.metric(short_run_label(run), "—", help="Not graded yet")
+                continue
+            moved = (grade.score is not None and grade.judge_score is not None
+                     and abs(grade.score - grade.judge_score) > 1e-9)
+            st.metric(
+                short_run_label(run), format_score(grade.score),
+                delta=f"{grade.score - grade.judge_score:+.3f} by review" if moved else None,
+                help=f"Effective score; the judge gave {format_score(grade.judge_score)}")
+            st.caption(f"judge {format_score(grade.judge_score)} · reviewed "
+                       f"{grade.reviewed_count}/{grade.criteria_count}")
+            if grade.error:
+                st.text(grade.error)
     human = detail.human_score
-    rows.append({
-        "Run": "Human verdicts alone", "Judge score": "",
-        "Effective score": format_score(human.score),
-        "Reviewed": f"{human.reviewed_count}/{human.criteria_count}",
-        "Problem": "" if human.complete else "a score once every criterion is reviewed",
-    })
-    st.dataframe(rows, hide_index=True, width="stretch")
+    with columns[len(items) % len(columns)]:
+        st.metric("Human verdicts alone", format_score(human.score),
+                  help="The score from people's verdicts only, once every criterion has one")
+        st.caption(f"reviewed {human.reviewed_count}/{human.criteria_count}")
 
 
 def criterion_heading(criterion: CriterionInfo, disagree: bool) -> str:

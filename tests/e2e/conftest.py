@@ -46,9 +46,9 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
-def _serve(data_dir: Path):
+def _serve(data_dir: Path, extra_env: dict[str, str] | None = None):
     """Start ``streamlit run ui/app.py`` on a free port with its database in ``data_dir``;
-    returns (url, stop)."""
+    returns (url, stop). ``extra_env`` adds variables (e.g. a key for a fake provider)."""
     port = _free_port()
     env = {
         **os.environ,
@@ -56,6 +56,7 @@ def _serve(data_dir: Path):
         "RUBRIC_WORKBENCH_DATA_DIR": str(data_dir),
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "HF_HUB_OFFLINE": "1",
+        **(extra_env or {}),
     }
     log = open(data_dir / "streamlit.log", "w")  # noqa: SIM115 - closed at teardown
     process = subprocess.Popen(

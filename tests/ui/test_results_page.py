@@ -105,8 +105,9 @@ def test_opening_a_response_shows_both_judges_reasons_and_the_disagreement():
     assert "penalty if met" in shown
     assert shown.count("reason 1") == 2  # both runs' reasons for the 'cites' criterion
     assert [c.value for c in at.code][:2] == ["question 1", "answer 1"]
-    scores = at.dataframe[1].value
-    assert list(scores["Judge score"][:2]) == ["1.000", "0.714"]
+    scores = {m.label: m.value for m in at.metric}
+    assert (scores[RUN_A], scores[RUN_B]) == ("1.000", "0.714")
+    assert "judge 0.714 · reviewed 0/4" in shown
 
 
 def test_a_failed_criterion_shows_the_judges_error():

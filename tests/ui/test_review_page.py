@@ -31,8 +31,11 @@ def seeded_response_id(at) -> int:
     return at.session_state.review_shown[0]
 
 
-def _scores(at):
-    return at.dataframe[0].value
+def _scores(at) -> dict[str, str]:
+    return {metric.label: metric.value for metric in at.metric}
+
+
+RUN_A, RUN_B = "#1 Per criterion · judge-a", "#2 One-shot · judge-b"
 
 
 def test_nothing_graded_points_to_the_grade_page():
@@ -55,14 +58,16 @@ def test_saving_a_verdict_changes_the_effective_score_at_once():
     seeded = seed_graded(count=3)
     at = _review()
     scores = _scores(at)
-    assert list(scores["Effective score"][:2]) == ["1.000", "0.714"]
+    assert (scores[RUN_A], scores[RUN_B]) == ("1.000", "0.714")
     _verdict(at, seeded, 1).set_value("UNMET")
     at.button[-2].click().run()  # Save (the form's first submit button)
     assert not at.exception
     assert "Saved 1 verdict (cites); effective scores are updated." in texts(at)
     scores = _scores(at)
-    assert list(scores["Effective score"][:2]) == ["0.714", "0.714"]
-    assert list(scores["Reviewed"][:2]) == ["1/4", "1/4"]
+    assert (scores[RUN_A], scores[RUN_B]) == ("0.714", "0.714")
+    assert "judge 1.000 · reviewed 1/4" in texts(at)
+    [moved] = [m for m in at.metric if m.label == RUN_A]
+    assert moved.proto.delta == "-0.286 by review"
     [current] = reviews.current_verdicts(seeded.sessions, seeded.responses[1].id,
                                          seeded.version.id).values()
     assert (current.verdict.value, current.reviewer) == ("UNMET", "ana")
@@ -107,7 +112,7 @@ def test_blind_mode_hides_the_judges_until_the_reviewer_answered():
     shown = texts(at)
     assert shown.count("Judges hidden until you answer") == 4
     assert "reason 1" not in shown and "judges disagree]" not in shown
-    assert not at.dataframe  # no scores either
+    assert not at.metric  # no scores either
     _verdict(at, seeded, 1).set_value("MET")
     at.button[-2].click().run()
     shown = texts(at)
@@ -123,7 +128,7 @@ def test_history_shows_who_changed_what_from_what_to_what_and_why():
     reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
                               verdict="UNMET", reviewer="cy", note="it is a blog")
     at = _review()
-    history = at.dataframe[1].value
+    history = at.dataframe[0].value
     assert list(history["Who"]) == ["cy", "bo"]
     assert list(history["From"]) == ["MET", "(judge)"]
     assert list(history["To"]) == ["UNMET", "MET"]

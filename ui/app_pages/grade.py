@@ -138,9 +138,11 @@ def render_what(db: str):
         st.info("To grade you need " + " and ".join(missing) + ". The Start page can load a "
                 "sample rubric and sample responses in one click.")
         cols = st.columns(3)
-        cols[0].page_link("app_pages/home.py", label="Start: load samples", icon="🏠")
-        cols[1].page_link("app_pages/rubrics.py", label="Rubrics", icon="📋")
-        cols[2].page_link("app_pages/responses.py", label="Responses", icon="📄")
+        cols[0].page_link("app_pages/home.py", label="Start: load samples",
+                          icon=":material/home:")
+        cols[1].page_link("app_pages/rubrics.py", label="Rubrics", icon=":material/checklist:")
+        cols[2].page_link("app_pages/responses.py", label="Responses",
+                          icon=":material/description:")
         return None
     left, right = st.columns(2)
     with left:
@@ -262,7 +264,8 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
     if not judges:
         st.warning("Pick at least one model: save models on the Settings page, or type a "
                    "litellm model name above (with an api_base for a local server).")
-        st.page_link("app_pages/settings.py", label="Settings: models and keys", icon="⚙️")
+        st.page_link("app_pages/settings.py", label="Settings: models and keys",
+                     icon=":material/settings:")
         return False
     if response_ids is not None and not response_ids:
         st.warning("Pick at least one response.")

@@ -36,7 +36,7 @@ def handle_open_in_review(dataset_id: int, version_id: int, response_id: int) ->
 
 def render_empty() -> None:
     st.info("No runs yet — go to Grade to run judges over a dataset; their scores appear here.")
-    st.page_link("app_pages/grade.py", label="Go to Grade", icon="▶️")
+    st.page_link("app_pages/grade.py", label="Go to Grade", icon=":material/play_arrow:")
 
 
 def pick_result_set(db: str) -> ResultSet | None:
@@ -205,7 +205,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> li
         "Download CSV", data=lambda: csv_export(db, result_set, run_ids, filters, sort,
                                                 sort_run, descending),
         file_name=f"results-{result_set.dataset_name}-v{result_set.version_number}.csv",
-        mime="text/csv", on_click="ignore", icon="⬇️",
+        mime="text/csv", on_click="ignore", icon=":material/download:",
         help="Every matching response (all pages), with effective and judge scores.")
     return list(page.rows)
 
@@ -228,7 +228,7 @@ def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...], rows
     with right:
         st.markdown("**Scores**")
         response_view.render_scores(detail)
-        if st.button("Review this response", key="results_to_review", icon="✅"):
+        if st.button("Review this response", key="results_to_review", icon=":material/fact_check:"):
             handle_open_in_review(result_set.dataset_id, result_set.rubric_version_id,
                                   response_id)
             st.switch_page("app_pages/review.py")

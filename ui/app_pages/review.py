@@ -47,7 +47,7 @@ def pick_set(db: str) -> ResultSet | None:
     sets = readers.get_result_sets(db)
     if not sets:
         st.info("Nothing to review yet — go to Grade and run a judge over a dataset first.")
-        st.page_link("app_pages/grade.py", label="Go to Grade", icon="▶️")
+        st.page_link("app_pages/grade.py", label="Go to Grade", icon=":material/play_arrow:")
         return None
     by_key = {(s.dataset_id, s.rubric_version_id): s for s in sets}
     if st.session_state.review_set not in by_key:
@@ -84,10 +84,12 @@ def render_nav(queue: list[QueueItem]) -> QueueItem:
     s.review_position = min(max(0, s.review_position), len(queue) - 1)
     item = queue[s.review_position]
     prev, middle, nxt = st.columns([1, 4, 1], vertical_alignment="center")
-    prev.button("◀ Previous", key="review_prev", on_click=handle_move, args=(-1, len(queue)),
+    prev.button("Previous", icon=":material/chevron_left:", key="review_prev",
+                on_click=handle_move, args=(-1, len(queue)),
                 disabled=s.review_position == 0, width="stretch", shortcut="Alt+Left")
     middle.markdown(f"**{s.review_position + 1} of {len(queue)}** · {_escape(item_caption(item))}")
-    nxt.button("Next ▶", key="review_next", on_click=handle_move, args=(1, len(queue)),
+    nxt.button("Next", icon=":material/chevron_right:", icon_position="right",
+               key="review_next", on_click=handle_move, args=(1, len(queue)),
                disabled=s.review_position >= len(queue) - 1, width="stretch",
                shortcut="Alt+Right")
     return item
@@ -168,7 +170,7 @@ def render_item(detail: ResponseDetail, queue_size: int) -> None:
                        "answered.")
         else:
             response_view.render_scores(detail)
-        with st.popover(f"Verdict history ({len(detail.history)})", icon="🕘"):
+        with st.popover(f"Verdict history ({len(detail.history)})", icon=":material/history:"):
             rows = response_view.history_rows(detail)
             if rows:
                 st.dataframe(rows, hide_index=True)
