@@ -8,7 +8,7 @@ from grading.agreement import compare_verdicts_by_criterion, krippendorff_alpha_
 from grading.score_agreement import compare_scores
 from grading.types import Verdict
 from storage.errors import NotFoundError
-from storage.services import agreement, datasets, reviews, rubrics
+from storage.services import agreement, datasets, reviews, rubrics, runs
 from tests.storage.agreement_seed import CHEAP, HOLISTIC, HUMAN, STRONG, seed
 from tests.storage.helpers import CRITERIA
 
@@ -60,23 +60,36 @@ def test_tokens_and_cost_come_from_the_run_totals_and_unknown_cost_stays_unknown
     assert holistic.unknown_cost_count == 6
 
 
-def test_scores_are_the_judges_own_the_effective_and_the_human_scores(sessions):
+def test_scores_are_the_judges_own_and_the_human_scores_under_each_runs_settings(sessions):
     seeded = seed(sessions)
     data = agreement.gather_sources(sessions, seeded.version.id, seeded.dataset.id)
     key = f"run:{seeded.cheap.id}"
-    judge = {g.response_id: g.score for g in reviews.effective_grades_for_run(
-        sessions, seeded.cheap.id)}
     assert data.judge_scores[key] == {
         g.response_id: g.judge_score
         for g in reviews.effective_grades_for_run(sessions, seeded.cheap.id)}
-    assert data.effective_scores[key] == judge
     complete = [seeded.responses[k].id for k in ("r0", "r1", "r2", "r3")]
-    assert data.human_scores[key] == {
-        s.response_id: s.score for s in reviews.human_scores(
-            sessions, seeded.version.id, complete, seeded.cheap.settings.scoring())}
+    expected = {s.response_id: s.score for s in reviews.human_scores(
+        sessions, seeded.version.id, complete, seeded.cheap.settings.scoring())}
+    assert data.human_scores[key] == pytest.approx(expected)
     holistic = f"run:{seeded.holistic.id}"
     assert data.judge_scores[holistic] == pytest.approx(
         {seeded.responses[k].id: v / 100 for k, v in HOLISTIC.items()})
+
+
+def test_human_scores_follow_a_runs_own_settings(sessions):
+    seeded = seed(sessions)
+    raw_run = runs.create_run(sessions, rubric_version_id=seeded.version.id,
+                              dataset_id=seeded.dataset.id, grader="per_criterion",
+                              model="openai/raw-judge",
+                              settings={"normalize": False,
+                                        "length_penalty": {"free_budget": 2, "max_cap": 10}})
+    data = agreement.gather_sources(sessions, seeded.version.id, seeded.dataset.id)
+    r0 = seeded.responses["r0"].id
+    expected = reviews.human_score(sessions, r0, seeded.version.id,
+                                   raw_run.settings.scoring())
+    assert data.human_scores[f"run:{raw_run.id}"][r0] == pytest.approx(expected.score)
+    assert expected.score != pytest.approx(
+        data.human_scores[f"run:{seeded.cheap.id}"][r0])
 
 
 def test_every_number_is_grading_agreements_on_the_same_data(sessions):
