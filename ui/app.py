@@ -9,16 +9,16 @@ init_state()
 
 pages = {
     "Workbench": [
-        st.Page("app_pages/home.py", title="Start", icon="🏠", default=True),
-        st.Page("app_pages/rubrics.py", title="Rubrics", icon="📋"),
-        st.Page("app_pages/responses.py", title="Responses", icon="📄"),
+        st.Page("app_pages/home.py", title="Start", icon=":material/home:", default=True),
+        st.Page("app_pages/rubrics.py", title="Rubrics", icon=":material/checklist:"),
+        st.Page("app_pages/responses.py", title="Responses", icon=":material/description:"),
         st.Page("app_pages/grade.py", title="Grade", icon="▶️"),
         st.Page("app_pages/results.py", title="Results", icon="📊"),
         st.Page("app_pages/review.py", title="Review", icon="✅"),
         st.Page("app_pages/agreement.py", title="Agreement", icon="🤝"),
     ],
     "Configuration": [
-        st.Page("app_pages/settings.py", title="Settings", icon="⚙️"),
+        st.Page("app_pages/settings.py", title="Settings", icon=":material/settings:"),
     ],
 }
 st.navigation(pages).run()

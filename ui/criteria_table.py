@@ -55,7 +55,7 @@ def to_frame(criteria: Sequence[Any]) -> pd.DataFrame:
 def marked_frame(criteria: Sequence[Any]) -> pd.DataFrame:
     """A read-only view with each criterion's kind spelled out (penalties stand out)."""
     frame = to_frame(criteria)
-    frame.insert(1, "kind", ["penalty" if w < 0 else ("not scored" if w == 0 else "earns")
+    frame.insert(4, "kind", ["penalty" if w < 0 else ("not scored" if w == 0 else "earns")
                              for w in frame["weight"]])
     return frame
 
@@ -94,7 +94,7 @@ def _weight(value: Any) -> tuple[float | None, str | None]:
 def from_frame(frame: pd.DataFrame) -> tuple[list[Criterion], list[RowProblem]]:
     """Criteria in the order of the position column (rows without one go last) and every
     problem, each naming its row. Entirely blank rows are ignored."""
-    records = frame.to_dict("records")
+    records = frame[[c for c in COLUMNS if c in frame.columns]].to_dict("records")
     problems: list[RowProblem] = []
     keyed: list[tuple[float, int, Criterion]] = []
     names: dict[str, int] = {}

@@ -78,7 +78,7 @@ def list_model_presets_or_empty():
 
 def render_samples() -> None:
     with st.container(border=True):
-        st.markdown("#### 1 · Try it with the sample")
+        st.markdown("#### Try it with the sample")
         st.markdown(
             "A rubric for customer-support replies about a late refund — three things a good "
             "reply does and two **penalties** (wrong policy, blaming the customer) — and four "
@@ -90,24 +90,26 @@ def render_samples() -> None:
 
 def render_connect() -> None:
     with st.container(border=True):
-        st.markdown("#### 2 · Point it at a model")
-        st.markdown(
-            "The judges call models through litellm. Choose either:\n\n"
-            "- **A hosted provider** — set its key in the environment before starting the "
-            "app: `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, "
-            "`OPENROUTER_API_KEY`, … and use a model such as `openai/gpt-4.1-mini`.\n"
-            "- **A local OpenAI-compatible server** (vLLM, LM Studio, Ollama, llama.cpp) — "
-            "use `openai/<model>` with its api_base, e.g. `http://127.0.0.1:11434/v1`; if the "
-            f"server wants a key, put it in `{API_KEY_ENV}`.\n\n"
-            f"Add the models on **Settings** and press *Test connection*. Defaults for the "
-            f"command line: `{MODEL_ENV}`, `{API_BASE_ENV}`.")
-        st.caption("Keys are never stored by the app; Settings shows only which ones are set.")
+        st.markdown("#### Point it at a model")
+        st.markdown("The judges call models through litellm. Pick one of two ways, then add "
+                    "the model on **Settings** and press *Test connection*.")
+        hosted, local = st.columns(2)
+        hosted.markdown(
+            "**A hosted provider.** Set its key in the environment before starting the app, "
+            "e.g. `export OPENAI_API_KEY=...` (also `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, "
+            "`OPENROUTER_API_KEY`, …), and use a model such as `openai/gpt-4.1-mini`.")
+        local.markdown(
+            "**A local OpenAI-compatible server** (vLLM, LM Studio, Ollama, llama.cpp). Use "
+            "`openai/<model>` with its api_base, e.g. `http://127.0.0.1:11434/v1`; if the "
+            f"server wants a key, put it in `{API_KEY_ENV}`.")
+        st.caption(f"Keys are never stored by the app; Settings shows only which ones are set. "
+                   f"Scripts and the command line read `{MODEL_ENV}` and `{API_BASE_ENV}`.")
         st.page_link("app_pages/settings.py", label="Open Settings", icon=":material/settings:")
 
 
 def render_next() -> None:
     with st.container(border=True):
-        st.markdown("#### 3 · Then")
+        st.markdown("#### Your own rubrics and responses")
         st.page_link("app_pages/rubrics.py", label="Write or import a rubric",
                      icon=":material/checklist:")
         st.page_link("app_pages/responses.py", label="Upload responses (CSV, JSONL, JSON)",
@@ -129,13 +131,12 @@ def render_page() -> None:
         "the same rules.")
     render_flash()
     render_status()
-    left, middle, right = st.columns(3)
+    left, right = st.columns(2)
     with left:
         render_samples()
-    with middle:
-        render_connect()
     with right:
         render_next()
+    render_connect()
 
 
 render_page()

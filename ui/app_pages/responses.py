@@ -161,7 +161,7 @@ def render_browse(dataset: DatasetInfo) -> None:
          "Response": _short(r.output), "Thinking": "yes" if r.thinking else ""}
         for i, r in enumerate(rows)
     ])
-    st.dataframe(table, hide_index=True, width="stretch",
+    st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
                  column_config={"#": st.column_config.NumberColumn(width=50)})
     prev, info, nxt = st.columns([1, 3, 1], vertical_alignment="center")
     prev.button("Previous", on_click=go_page, args=(-1,), disabled=page == 0,

@@ -13,7 +13,7 @@ from storage.dto import RubricInfo, RubricVersionInfo
 from storage.errors import StorageError
 from storage.services import rubrics as service
 from ui import catalog
-from ui.criteria_table import Summary, from_frame, marked_frame, summarize, to_frame
+from ui.criteria_table import Summary, from_frame, marked_frame, summarize
 from ui.runtime import database_key, get_sessions
 
 state = st.session_state
@@ -22,7 +22,8 @@ MAX_IMPORT_BYTES = 2 * 1024 * 1024
 CRITERIA_COLUMNS = {
     "position": st.column_config.NumberColumn(
         "#", help="Order of the criteria: change the numbers to reorder", step=1, width=50),
-    "kind": st.column_config.TextColumn("Kind", width="small"),
+    "kind": st.column_config.TextColumn(
+        "Kind", width="small", help="penalty: a negative weight, subtracted when met"),
     "name": st.column_config.TextColumn("Name", help="Short unique name (optional)",
                                         width="small"),
     "requirement": st.column_config.TextColumn(
@@ -278,11 +279,12 @@ def render_editor(version: RubricVersionInfo) -> None:
                "delete one by selecting its row (left edge) and pressing Delete; reorder by "
                "changing the # numbers. A negative weight makes the criterion a penalty.")
     edited = st.data_editor(
-        to_frame(version.criteria),
+        marked_frame(version.criteria),
         key=f"rubrics_editor_{version.id}_{state['rubrics_editor_nonce']}",
         num_rows="dynamic", hide_index=True, width="stretch", placeholder="",
         column_config=CRITERIA_COLUMNS,
-        column_order=["position", "name", "requirement", "weight", "section"],
+        column_order=["position", "name", "requirement", "weight", "kind", "section"],
+        disabled=["kind"],
     )
     criteria, problems = from_frame(edited)
     if problems:
@@ -356,7 +358,7 @@ def render_versions(versions: list[RubricVersionInfo]) -> None:
     colors = {"added": "#e6f4ea", "removed": "#fce8e6", "changed": "#fff4e5"}
     table = pd.DataFrame(rows).style.apply(
         lambda row: [f"background-color: {colors.get(row['Change'], '')}"] * len(row), axis=1)
-    st.dataframe(table, hide_index=True, width="stretch",
+    st.dataframe(table, hide_index=True, width="stretch", placeholder="—",
                  column_config={"Old weight": st.column_config.NumberColumn(format="%g"),
                                 "New weight": st.column_config.NumberColumn(format="%g")})
 

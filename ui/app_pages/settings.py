@@ -114,7 +114,7 @@ def render_keys() -> None:
                f"`{API_KEY_ENV}`.")
     keys = key_variables()
     table = pd.DataFrame([{"Variable": k.name, "Set": k.present} for k in keys])
-    st.dataframe(table, hide_index=True, width="stretch",
+    st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
                  column_config={"Set": st.column_config.CheckboxColumn("Set")})
     if not any(k.present for k in keys):
         st.warning("No provider key is set. Cloud models will fail until one is; a local "

@@ -1,0 +1,172 @@
+"""In a real browser: write a rubric with a penalty, upload responses, and every authoring page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from storage.engine import open_database
+from storage.model_presets import add_model_preset
+from storage.services import datasets, rubrics
+
+ROOT = Path(__file__).resolve().parents[2]
+CSV = (b"id,query,response\n"
+       b"a1,Where is my refund?,Refunds take 5 to 7 business days. What is your order number?\n"
+       b"a2,Where is my refund?,You should have read the policy.\n"
+       b"a3,Can I return shoes?,Yes within 30 days.\n")
+
+
+def _wait_idle(page: Page) -> None:
+    """Until Streamlit has finished the rerun (no running indicator, no skeletons)."""
+    page.wait_for_timeout(300)
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=30_000)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=30_000)
+    page.wait_for_timeout(300)
+
+
+def _edit_cell(page: Page, grid, x_fraction: float, row: int, value: str, *,
+               new_row: bool = False) -> None:
+    """Open a cell of a data editor (a canvas) and type into the overlay editor.
+
+    A click on the empty line under the last row adds a row and opens its cell; existing
+    cells open on a double-click.
+    """
+    box = grid.bounding_box()
+    x = box["x"] + x_fraction * box["width"]
+    y = box["y"] + 35 * (row + 1) + 17  # header row, then 35-pixel rows
+    if new_row:
+        page.mouse.click(x, y)
+    else:
+        page.mouse.dblclick(x, y)
+    editor = page.locator("#portal textarea, #portal input").first
+    expect(editor).to_be_visible(timeout=5_000)
+    editor.fill(value)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(1200)  # the edit reruns the page
+
+
+def _no_tracebacks(page: Page) -> None:
+    expect(page.get_by_text("Traceback")).to_have_count(0)
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def test_write_a_rubric_with_a_penalty_and_upload_responses(seeded_app_server, page: Page,
+                                                            screenshot, tmp_path):
+    database = {}
+    url = seeded_app_server(lambda db_url: database.setdefault("url", db_url))
+    page.set_viewport_size({"width": 1400, "height": 1800})
+
+    page.goto(f"{url}/rubrics")
+    expect(page.get_by_role("heading", name="Rubrics", exact=True)).to_be_visible(
+        timeout=45_000)
+    expect(page.get_by_text("No rubrics yet")).to_be_visible()
+    page.get_by_label("Name", exact=True).fill("Refund replies")
+    page.get_by_label("Requirement").fill("States the refund window")
+    page.get_by_role("button", name="Create rubric").click()
+    expect(page.get_by_text("Created 'Refund replies'")).to_be_visible(timeout=20_000)
+    # A fresh load: without the one-time message, nothing moves the grid between edits.
+    page.goto(f"{url}/rubrics")
+    expect(page.get_by_role("heading", name="Refund replies")).to_be_visible(timeout=45_000)
+    _wait_idle(page)
+
+    # Add a penalty in the criteria table: name, requirement, negative weight, section.
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    # Column centres as fractions of the grid's width (#, name, requirement, weight, kind,
+    # section), measured on a 1400-pixel-wide window.
+    _edit_cell(page, grid, 0.45, 1, "Blames the customer", new_row=True)
+    _wait_idle(page)
+    for x_fraction, value in ((0.17, "blame"), (0.73, "-5"), (0.94, "Tone")):
+        _edit_cell(page, grid, x_fraction, 1, value)
+        _wait_idle(page)
+    _wait_idle(page)
+    expect(page.get_by_text("Penalties:")).to_be_visible()
+    expect(page.get_by_test_id("stMetricValue").nth(1)).to_have_text("5")  # penalty weight
+    page.get_by_role("button", name="Save criteria").click()
+    expect(page.get_by_text("Saved 2 criteria in version 1")).to_be_visible(timeout=20_000)
+    _no_tracebacks(page)
+
+    sessions = open_database(database["url"])
+    [rubric] = rubrics.list_rubrics(sessions)
+    saved = rubrics.latest_version(sessions, rubric.id)
+    assert [(c.name, c.weight, c.section) for c in saved.criteria] == [
+        (None, 10.0, None), ("blame", -5.0, "Tone")]
+
+    # Upload a CSV of responses into a new dataset.
+    page.goto(f"{url}/responses")
+    expect(page.get_by_role("heading", name="Responses", exact=True)).to_be_visible(
+        timeout=45_000)
+    csv_path = tmp_path / "refund_replies.csv"
+    csv_path.write_bytes(CSV)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+        str(csv_path))
+    expect(page.get_by_text("All 3 rows are valid.")).to_be_visible(timeout=20_000)
+    page.get_by_role("button", name="Import 3 responses").click()
+    expect(page.get_by_text("Imported 3 responses from refund_replies.csv")).to_be_visible(
+        timeout=20_000)
+    _no_tracebacks(page)
+    [dataset] = datasets.list_datasets(sessions)
+    assert (dataset.name, dataset.response_count) == ("refund_replies", 3)
+    sessions.kw["bind"].dispose()
+
+
+def _seed_authoring(db_url: str) -> None:
+    sessions = open_database(db_url)
+    text = (ROOT / "ui" / "samples" / "sample_rubric.yaml").read_text()
+    first = rubrics.import_rubric(sessions, "Sample: refund support", text)
+    rubrics.freeze_version(sessions, first.id)
+    criteria = first.to_criteria()
+    criteria[0] = criteria[0].model_copy(update={"weight": 12.0})
+    rubrics.save_criteria(sessions, first.id, criteria[:4], note="heavier refund window")
+    datasets.create_dataset(
+        sessions, "Sample: refund replies",
+        responses=[{"id": f"r{i}", "query": "Where is my refund?",
+                    "text": f"Reply {i}: refunds take 5 to 7 business days."}
+                   for i in range(1, 31)])
+    sessions.kw["bind"].dispose()
+
+
+def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, screenshot,
+                                            tmp_path, monkeypatch):
+    data_dirs = {}
+
+    def seed(db_url: str) -> None:
+        _seed_authoring(db_url)
+        data_dirs["dir"] = Path(db_url.removeprefix("sqlite:///")).parent
+        monkeypatch.setenv("RUBRIC_WORKBENCH_DATA_DIR", str(data_dirs["dir"]))
+        add_model_preset("openai/gpt-4.1-mini")
+        add_model_preset("openai/llama-3.1-8b", "http://127.0.0.1:8000/v1")
+
+    url = seeded_app_server(seed)
+    page.set_viewport_size({"width": 1400, "height": 1500})
+
+    page.goto(url)
+    expect(page.get_by_role("heading", name="Rubric Workbench")).to_be_visible(timeout=45_000)
+    _wait_idle(page)
+    _no_tracebacks(page)
+    screenshot("start")
+
+    page.goto(f"{url}/rubrics")
+    expect(page.get_by_role("heading", name="Sample: refund support")).to_be_visible(
+        timeout=45_000)
+    _wait_idle(page)
+    _no_tracebacks(page)
+    screenshot("rubrics")
+    page.get_by_role("tab", name="Compare versions (2)").click()
+    expect(page.get_by_text("v1 → v2")).to_be_visible()
+    _wait_idle(page)
+    screenshot("rubrics-diff")
+
+    page.goto(f"{url}/responses")
+    expect(page.get_by_text("Responses 1–25 of 30")).to_be_visible(timeout=45_000)
+    _wait_idle(page)
+    _no_tracebacks(page)
+    screenshot("responses")
+
+    page.goto(f"{url}/settings")
+    expect(page.get_by_role("heading", name="Settings", exact=True)).to_be_visible(
+        timeout=45_000)
+    expect(page.get_by_text("Where your data is")).to_be_visible()
+    _wait_idle(page)
+    _no_tracebacks(page)
+    screenshot("settings")
