@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from grading.types import ScoringSettings, Verdict
 from storage.config import database_url
 from storage.engine import open_database
-from storage.services import reviews
+from storage.services import datasets, reviews, rubrics, runs
 from tests.storage.agreement_seed import seed
+from tests.storage.helpers import CRITERIA, judge_report
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 
@@ -148,3 +150,26 @@ def test_a_disagreement_opens_in_review(sessions):
     assert at.title[0].value == "Review"
     # The Review page consumes review_response_id and opens that response in its queue.
     assert any("of 6** · r2 ·" in m.value for m in at.markdown)
+
+
+def test_one_run_without_reviews_explains_what_is_missing(sessions):
+    version = rubrics.create_rubric(sessions, "Solo", CRITERIA)
+    dataset = datasets.create_dataset(sessions, "One", responses=[{"id": "a", "text": "t"}])
+    [response] = datasets.list_responses(sessions, dataset.id)
+    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                          grader="per_criterion", model="openai/solo")
+    runs.record_grade(sessions, run.id, response.id, judge_report(
+        CRITERIA, [Verdict.MET] * 4, ScoringSettings(), "t"))
+    at = _open()
+    assert not at.exception, at.exception
+    infos = [i.value for i in at.info]
+    assert any(i.startswith("Fewer than two sources") for i in infos)
+    assert any("No response has a human score yet" in i for i in infos)
+    assert at.dataframe[-1].value["Note"].iloc[0] == "no human verdicts yet"
+
+
+def test_charts_are_drawn_with_seeded_data(sessions):
+    seed(sessions)
+    at = _open()
+    # kappa matrix, 5 confusion matrices, score scatter, cost vs agreement
+    assert len(at.get("vega_lite_chart")) == 8
