@@ -8,6 +8,7 @@ per-call transaction to a run.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -51,6 +52,66 @@ def lookup(sessions: SessionFactory, key: str) -> CachedAnswer | None:
             .where(m.ProviderCacheRow.key == key)
         ).first()
     return None if row is None else CachedAnswer(*row)
+
+
+def lookup_many(sessions: SessionFactory, keys: Sequence[str]) -> dict[str, CachedAnswer]:
+    found: dict[str, CachedAnswer] = {}
+    with sessions() as session:
+        for start in range(0, len(keys), 500):
+            for key, *answer in session.execute(
+                select(m.ProviderCacheRow.key, m.ProviderCacheRow.text,
+                       m.ProviderCacheRow.prompt_tokens, m.ProviderCacheRow.completion_tokens,
+                       m.ProviderCacheRow.cost)
+                .where(m.ProviderCacheRow.key.in_(keys[start:start + 500]))
+            ):
+                found[key] = CachedAnswer(*answer)
+    return found
+
+
+class BatchedReader:
+    """Lookups made in the same turn of the event loop share one query, run in a thread.
+
+    A per-criterion grade asks for all its criteria at once, so a response costs one query
+    instead of one per criterion.
+    """
+
+    def __init__(self, sessions: SessionFactory):
+        self._sessions = sessions
+        self._pending: dict[str, list[asyncio.Future[CachedAnswer | None]]] = {}
+        self._scheduled = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def get(self, key: str) -> CachedAnswer | None:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[CachedAnswer | None] = loop.create_future()
+        self._pending.setdefault(key, []).append(future)
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._launch)
+        return await future
+
+    def _launch(self) -> None:
+        self._scheduled = False
+        batch, self._pending = self._pending, {}
+        task = asyncio.get_running_loop().create_task(self._read(batch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _read(self, batch: dict[str, list[asyncio.Future[CachedAnswer | None]]]) -> None:
+        try:
+            found = await asyncio.to_thread(lookup_many, self._sessions, list(batch))
+        except BaseException as exc:
+            for futures in batch.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for key, futures in batch.items():
+            for future in futures:
+                if not future.done():
+                    future.set_result(found.get(key))
 
 
 def store_many(sessions: SessionFactory, entries: Mapping[str, tuple[str, CachedAnswer]]) -> None:

@@ -131,8 +131,18 @@ class AdaptiveLimiter:
             loop, future = self._waiters.popleft()
             if future.done():
                 continue
-            loop.call_soon_threadsafe(_resolve, future)
+            if loop is _running_loop():
+                future.set_result(None)  # same loop: no self-pipe write needed
+            else:
+                loop.call_soon_threadsafe(_resolve, future)
             free -= 1
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

@@ -156,6 +156,7 @@ class JobGenerate:
         # parse retry) or the request is a duplicate; either way, ask the provider afresh.
         self._answered: set[str] = set()
         self._flushing: asyncio.Task[Any] | None = None
+        self._reader = cache_store.BatchedReader(sessions)
 
     async def __call__(
         self, system_prompt: str, user_prompt: str, *,
@@ -169,7 +170,7 @@ class JobGenerate:
             self._sampling)
         if self.use_cache and key not in self._answered:
             self._answered.add(key)
-            hit = await asyncio.to_thread(cache_store.lookup, self.sessions, key)
+            hit = await self._reader.get(key)
             if hit is not None:
                 self.counters.cache_hits += 1
                 return GenerateResult(text=hit.text, usage=TokenUsage(), cost=0.0)
