@@ -55,6 +55,20 @@ def build_parser() -> argparse.ArgumentParser:
     upgrade.add_argument(
         "--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL or the SQLite file)")
     upgrade.set_defaults(func=_db_upgrade)
+
+    from storage.jobs import commands as jobs
+
+    grade = commands.add_parser(
+        "grade", help="grade a responses file with one or more graders and models")
+    jobs.add_grade_arguments(grade)
+    grade.set_defaults(func=jobs.grade_command)
+    worker = commands.add_parser(
+        "worker", help="execute queued grading runs from the database until stopped")
+    jobs.add_worker_arguments(worker)
+    worker.set_defaults(func=jobs.worker_command)
+    export = commands.add_parser("export", help="write results (or labels) as JSONL or CSV")
+    jobs.add_export_arguments(export)
+    export.set_defaults(func=jobs.export_command)
     return parser
 
 

@@ -1,0 +1,131 @@
+"""Results export: one record per response x run, as JSONL or CSV.
+
+Each record has the ids, the rubric version, grader and model, the judge's score and raw
+score, the effective score (human verdicts in place of the judge's, through the same
+aggregation), and per criterion the judge's verdict and reason, the human verdict, the
+effective verdict and the reviewer. Used by ``rubric-workbench export`` and the app's
+download buttons.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any, Literal
+
+from storage.dto import EffectiveGrade, ResponseInfo, RubricVersionInfo, RunInfo
+from storage.engine import SessionFactory
+from storage.services import datasets as dataset_service
+from storage.services import reviews
+from storage.services import rubrics as rubric_service
+from storage.services import runs as run_service
+
+ExportFormat = Literal["jsonl", "csv"]
+EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv")
+_PAGE = 500
+BASE_COLUMNS = (
+    "run_id", "run_name", "response_id", "external_id", "dataset_id", "rubric_id",
+    "rubric_name", "rubric_version_id", "rubric_version", "grader", "model", "score",
+    "raw_score", "effective_score", "effective_raw_score", "error", "reviewed_criteria",
+)
+CRITERION_FIELDS = ("judge_verdict", "reason", "human_verdict", "effective_verdict", "reviewer")
+
+
+def _value(verdict: Any) -> str | None:
+    return None if verdict is None else str(verdict.value if hasattr(verdict, "value") else verdict)
+
+
+def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
+            effective: EffectiveGrade) -> dict[str, Any]:
+    by_id = {c.id: c for c in version.criteria}
+    return {
+        "run_id": run.id, "run_name": run.name, "response_id": response.id,
+        "external_id": response.external_id, "dataset_id": run.dataset_id,
+        "rubric_id": version.rubric_id, "rubric_name": version.rubric_name,
+        "rubric_version_id": version.id, "rubric_version": version.number,
+        "grader": run.grader, "model": run.model,
+        "score": effective.judge_score, "raw_score": effective.judge_raw_score,
+        "effective_score": effective.score, "effective_raw_score": effective.raw_score,
+        "error": effective.error, "reviewed_criteria": effective.reviewed_count,
+        "criteria": [
+            {
+                "criterion_id": row.criterion_id, "name": row.label,
+                "requirement": by_id[row.criterion_id].requirement,
+                "weight": by_id[row.criterion_id].weight,
+                "judge_verdict": _value(row.judge_verdict), "reason": row.judge_reason,
+                "judge_error": row.judge_error,
+                "human_verdict": _value(row.human.verdict) if row.human else None,
+                "human_note": row.human.note if row.human else None,
+                "effective_verdict": _value(row.effective_verdict),
+                "reviewer": row.human.reviewer if row.human else None,
+            }
+            for row in effective.criteria
+        ],
+    }
+
+
+def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int]
+                        ) -> Iterator[dict[str, Any]]:
+    """Records of every graded response of each run, a page of grades at a time."""
+    for run_id in run_ids:
+        run = run_service.get_run(sessions, run_id)
+        version = rubric_service.get_version(sessions, run.rubric_version_id)
+        graded = [g.response_id for g in run_service.list_grades(sessions, run_id)]
+        for start in range(0, len(graded), _PAGE):
+            page = graded[start:start + _PAGE]
+            responses = {r.id: r for r in dataset_service.get_responses(sessions, page)}
+            for effective in reviews.effective_grades_for_run(sessions, run_id, page):
+                yield _record(run, version, responses[effective.response_id], effective)
+
+
+def criterion_labels(sessions: SessionFactory, run_ids: Sequence[int]) -> list[str]:
+    """Criterion labels of the runs' rubric versions, in order of first appearance."""
+    labels: dict[str, None] = {}
+    for run_id in run_ids:
+        run = run_service.get_run(sessions, run_id)
+        for criterion in rubric_service.get_version(sessions, run.rubric_version_id).criteria:
+            labels.setdefault(criterion.label)
+    return list(labels)
+
+
+def csv_columns(labels: Iterable[str]) -> list[str]:
+    return [*BASE_COLUMNS, *(f"{label}.{name}" for label in labels for name in CRITERION_FIELDS)]
+
+
+def flatten(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as one CSV row: the per-criterion fields become ``<criterion>.<field>``."""
+    row = {key: record[key] for key in BASE_COLUMNS}
+    for criterion in record["criteria"]:
+        for name in CRITERION_FIELDS:
+            row[f"{criterion['name']}.{name}"] = criterion[name]
+    return row
+
+
+def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[str],
+                  fmt: ExportFormat = "jsonl") -> int:
+    """Write the runs' results to ``target``; returns the number of records."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; use csv or jsonl")
+    count = 0
+    if fmt == "jsonl":
+        for record in iter_result_records(sessions, run_ids):
+            target.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+        return count
+    writer = csv.DictWriter(target, fieldnames=csv_columns(criterion_labels(sessions, run_ids)),
+                            extrasaction="raise")
+    writer.writeheader()
+    for record in iter_result_records(sessions, run_ids):
+        writer.writerow(flatten(record))
+        count += 1
+    return count
+
+
+def results_export(sessions: SessionFactory, run_ids: Sequence[int],
+                   fmt: ExportFormat = "jsonl") -> str:
+    """The export as text (for a download button)."""
+    buffer = io.StringIO(newline="")
+    write_results(sessions, run_ids, buffer, fmt)
+    return buffer.getvalue()

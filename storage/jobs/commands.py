@@ -1,0 +1,359 @@
+"""The job commands of ``rubric-workbench``: ``grade``, ``worker`` and ``export``.
+
+storage/cli.py only declares the arguments; the work is here. File problems are reported
+with their line and column and exit with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from grading.errors import RubricValidationError, RubricWorkbenchError
+from grading.rubric import Rubric
+from storage.config import database_url, describe_url
+from storage.errors import ImportProblemsError
+from storage.response_files import ColumnMapping, NewResponse, parse_file, read_responses
+
+EXIT_OK, EXIT_FAILED_GRADES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+GRADER_NAMES = {"per-criterion": "per_criterion", "one-shot": "one_shot",
+                "rubric-as-judge": "rubric_as_judge"}
+
+
+def _error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+# -- grade --------------------------------------------------------------------------------------
+def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rubric", required=True, metavar="FILE",
+                        help="rubric file (YAML or JSON)")
+    parser.add_argument("--responses", required=True, metavar="FILE",
+                        help="responses file (CSV, JSONL or a JSON list)")
+    parser.add_argument("--grader", action="append", choices=list(GRADER_NAMES), required=True,
+                        help="grader to run (repeat for several)")
+    parser.add_argument("--model", action="append", required=True,
+                        help="litellm model name, e.g. openai/gpt-4.1-mini (repeat for several)")
+    parser.add_argument("--api-base", help="OpenAI-compatible server URL (with /v1)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="concurrent calls per model (adapts down on 429s; default 16)")
+    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
+                                     "or the SQLite file)")
+    parser.add_argument("--out", metavar="FILE",
+                        help="write the results to a .jsonl or .csv file")
+    parser.add_argument("--text-column", help="column with the response text (default: "
+                                              "text/output/response/completion/answer)")
+    parser.add_argument("--query-column", help="column with the query (default: "
+                                               "query/prompt/question/input)")
+    parser.add_argument("--id-column", help="column with the response id (default: "
+                                            "id/external_id/response_id/uid)")
+    parser.add_argument("--thinking-column", help="column with the reasoning (default: "
+                                                  "thinking/reasoning)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="always call the provider (do not answer from the cache)")
+    parser.add_argument("--name", default="", help="a name for the runs")
+
+
+def _read_inputs(args: argparse.Namespace) -> tuple[Rubric, list[NewResponse]]:
+    """Read and validate both files before anything touches the database."""
+    rubric = Rubric.from_file(args.rubric)
+    path = Path(args.responses)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ImportProblemsError([], source=f"{path}: cannot read the file: {exc.strerror}"
+                                  ) from None
+    parsed = parse_file(data, path.name)
+    guess = ColumnMapping.guess(parsed.columns)
+    mapping = ColumnMapping(
+        text=args.text_column or guess.text,
+        query=args.query_column or guess.query,
+        id=args.id_column or guess.id,
+        thinking=args.thinking_column or guess.thinking,
+    )
+    return rubric, read_responses(data, path.name, mapping=mapping)
+
+
+def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
+    """The latest version of the rubric of this name if it has these criteria, else a new one."""
+    from storage.services import rubrics
+
+    existing = next((r for r in rubrics.list_rubrics(sessions, include_archived=True)
+                     if r.name == name), None)
+    if existing is None:
+        return rubrics.create_rubric(sessions, name, rubric).id
+    latest = rubrics.get_version(sessions, existing.latest_version_id)
+    if latest.to_criteria() == rubric.criteria:
+        return latest.id
+    return rubrics.save_criteria(sessions, latest.id, rubric, note="from the command line").id
+
+
+def grade_command(args: argparse.Namespace) -> int:
+    if args.concurrency is not None and args.concurrency < 1:
+        _error("--concurrency must be at least 1")
+        return EXIT_USAGE
+    try:
+        rubric, responses = _read_inputs(args)
+    except (RubricValidationError, ImportProblemsError) as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    if args.out and not args.out.lower().endswith((".jsonl", ".csv")):
+        _error(f"--out must end in .jsonl or .csv, got {args.out}")
+        return EXIT_USAGE
+
+    from storage.engine import open_database
+    from storage.jobs import queue
+    from storage.jobs.runner import missing_credentials
+    from storage.jobs.worker import new_worker_id
+    from storage.services import datasets, runs
+
+    url = args.db or database_url()
+    sessions = open_database(url)
+    for model in args.model:
+        problem = missing_credentials(model, args.api_base)
+        if problem:
+            _error(problem)
+            return EXIT_FAILED_GRADES
+    try:
+        version_id = _rubric_version(sessions, Path(args.rubric).stem, rubric)
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        dataset = datasets.create_dataset(
+            sessions, f"{Path(args.responses).name} {stamp}", responses=responses,
+            description=f"imported by rubric-workbench grade from {args.responses}")
+        extra: dict = {"use_cache": not args.no_cache}
+        if args.concurrency:
+            extra["concurrency"] = args.concurrency
+        run_ids = [
+            runs.create_run(sessions, rubric_version_id=version_id, dataset_id=dataset.id,
+                            grader=GRADER_NAMES[grader], model=model, name=args.name,
+                            settings={"api_base": args.api_base, "extra": extra}).id
+            for grader in dict.fromkeys(args.grader) for model in dict.fromkeys(args.model)
+        ]
+    except RubricWorkbenchError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    worker_id = new_worker_id()
+    for run_id in run_ids:
+        queue.claim_run(sessions, run_id, worker_id)
+    print(f"grading {len(responses)} responses with {len(run_ids)} run(s) "
+          f"(ids {', '.join(map(str, run_ids))}) in {describe_url(url)}", file=sys.stderr)
+    started = time.monotonic()
+    try:
+        asyncio.run(_grade_all(sessions, run_ids, worker_id, show_bar=sys.stderr.isatty()))
+    except KeyboardInterrupt:
+        for run_id in run_ids:
+            with contextlib.suppress(RubricWorkbenchError):
+                runs.cancel_run(sessions, run_id)
+        print(f"\ninterrupted: runs {', '.join(map(str, run_ids))} cancelled; what was graded "
+              "is stored", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    status = _summary(sessions, run_ids, time.monotonic() - started)
+    if args.out:
+        from storage.exports import write_results
+
+        fmt = "csv" if args.out.lower().endswith(".csv") else "jsonl"
+        try:
+            with open(args.out, "w", encoding="utf-8", newline="") as target:
+                count = write_results(sessions, run_ids, target, fmt)
+        except OSError as exc:
+            _error(f"cannot write {args.out}: {exc.strerror}")
+            return EXIT_FAILED_GRADES
+        print(f"wrote {count} records to {args.out}", file=sys.stderr)
+    return status
+
+
+async def _grade_all(sessions, run_ids: Sequence[int], worker_id: str, *, show_bar: bool
+                     ) -> None:
+    from storage.jobs.runner import execute_run
+
+    work = asyncio.gather(*(execute_run(sessions, run_id, worker_id=worker_id)
+                            for run_id in run_ids))
+    if not show_bar:
+        await work
+        return
+    bar = asyncio.create_task(_progress_bar(sessions, run_ids))
+    try:
+        await work
+    finally:
+        bar.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await bar
+        _draw(sessions, run_ids, final=True)
+
+
+async def _progress_bar(sessions, run_ids: Sequence[int]) -> None:
+    while True:
+        await asyncio.to_thread(_draw, sessions, run_ids)
+        await asyncio.sleep(0.5)
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _money(progresses) -> str:
+    known = sum(p.known_cost for p in progresses)
+    unknown = any(p.unknown_cost_count for p in progresses)
+    if unknown and not known:
+        return "cost unknown"
+    return f"${known:.4f}" + (" + unknown" if unknown else "")
+
+
+def _draw(sessions, run_ids: Sequence[int], *, final: bool = False) -> None:
+    from storage.jobs.progress import run_progress
+
+    progresses = [run_progress(sessions, run_id) for run_id in run_ids]
+    total = sum(p.total for p in progresses)
+    graded = sum(p.graded for p in progresses)
+    failed = sum(p.failed for p in progresses)
+    hits = sum(p.cache_hits for p in progresses)
+    rates = [p.rate_per_s for p in progresses if p.rate_per_s]
+    rate = sum(rates) if rates else None
+    fraction = graded / total if total else 1.0
+    width = max(10, min(30, shutil.get_terminal_size((80, 20)).columns - 70))
+    filled = round(fraction * width)
+    parts = [f"[{'#' * filled}{'.' * (width - filled)}] {fraction:4.0%} {graded}/{total}"]
+    if failed:
+        parts.append(f"{failed} failed")
+    parts.append(_money(progresses))
+    if hits:
+        parts.append(f"{hits} cached")
+    if rate and not final:
+        parts.append(f"{rate:.1f}/s ETA {_duration((total - graded) / rate)}")
+    sys.stderr.write("\r" + " · ".join(parts) + "\033[K" + ("\n" if final else ""))
+    sys.stderr.flush()
+
+
+def _summary(sessions, run_ids: Sequence[int], wall: float) -> int:
+    from storage.jobs.progress import run_progress
+    from storage.services import runs
+
+    status = EXIT_OK
+    print(f"{'run':>5}  {'grader':<16} {'model':<28} {'status':<9} {'graded':>7} {'failed':>6} "
+          f"{'tokens':>9} {'cost':>10} {'cached':>7}")
+    for run_id in run_ids:
+        run = runs.get_run(sessions, run_id)
+        p = run_progress(sessions, run_id)
+        cost = "unknown" if p.cost is None else f"${p.cost:.4f}"
+        print(f"{run_id:>5}  {run.grader:<16} {run.model[:28]:<28} {p.status:<9} "
+              f"{p.graded:>7} {p.failed:>6} {p.total_tokens:>9} {cost:>10} {p.cache_hits:>7}")
+        if p.error:
+            print(f"       {p.error}")
+        if p.failed or p.status != "done":
+            status = EXIT_FAILED_GRADES
+    print(f"wall time {wall:.1f} s; export with: rubric-workbench export "
+          + " ".join(f"--run {r}" for r in run_ids))
+    return status
+
+
+# -- worker -------------------------------------------------------------------------------------
+def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+    from storage.jobs.queue import DEFAULT_LEASE_SECONDS
+    from storage.jobs.worker import DEFAULT_MAX_RUNS
+
+    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
+                                     "or the SQLite file)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="concurrent calls per model unless a run sets it (default 16)")
+    parser.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS,
+                        help="runs executed at once by this worker")
+    parser.add_argument("--lease", type=float, default=DEFAULT_LEASE_SECONDS,
+                        help="seconds without a heartbeat after which a run is taken over")
+    parser.add_argument("--poll", type=float, default=1.0,
+                        help="seconds between looks at the queue when it is empty")
+    parser.add_argument("--until-idle", action="store_true",
+                        help="exit once the queue is empty instead of waiting for more")
+
+
+def worker_command(args: argparse.Namespace) -> int:
+    from storage.engine import open_database
+    from storage.jobs.worker import Worker
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s",
+                        stream=sys.stderr)
+    url = args.db or database_url()
+    sessions = open_database(url)
+    if sessions.kw["bind"].dialect.name == "sqlite":
+        print("warning: the database is SQLite: run only one worker on it (several are safe "
+              "but only slow each other down); use PostgreSQL for several workers",
+              file=sys.stderr)
+    worker = Worker(sessions, max_runs=args.max_runs, poll_interval=args.poll,
+                    lease_seconds=args.lease, concurrency=args.concurrency)
+    print(f"worker {worker.worker_id} on {describe_url(url)}", file=sys.stderr, flush=True)
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await worker.run(stop, until_idle=args.until_idle)
+
+    asyncio.run(serve())
+    failed = sum(1 for r in worker.results if r.status == "failed" or r.failed)
+    return EXIT_FAILED_GRADES if failed else EXIT_OK
+
+
+# -- export -------------------------------------------------------------------------------------
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kind", choices=("results", "gold", "training"), default="results",
+                        help="results (default): one record per response x run; gold: the "
+                             "human-reviewed set; training: texts with effective scores")
+    parser.add_argument("--run", type=int, action="append", default=[],
+                        help="run id (repeat for several; results only)")
+    parser.add_argument("--format", choices=("jsonl", "csv"), default=None,
+                        help="default: from --out's extension, else jsonl")
+    parser.add_argument("--out", metavar="FILE", help="output file (default: stdout)")
+    parser.add_argument("--rubric", help="rubric name (gold and training)")
+    parser.add_argument("--rubric-version", type=int, default=None,
+                        help="version number (default: the latest)")
+    parser.add_argument("--dataset", help="dataset name (gold and training)")
+    parser.add_argument("--complete-only", action="store_true",
+                        help="gold: only responses with every criterion reviewed")
+    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
+                                     "or the SQLite file)")
+
+
+def export_command(args: argparse.Namespace) -> int:
+    if args.kind != "results":
+        if not (args.rubric and args.dataset):
+            _error(f"--kind {args.kind} needs --rubric and --dataset")
+            return EXIT_USAGE
+        from storage.label_commands import export_labels
+
+        return export_labels(args.kind, rubric=args.rubric, dataset=args.dataset,
+                             version=args.rubric_version, out=args.out,
+                             complete_only=args.complete_only, db=args.db)
+    if not args.run:
+        _error("give at least one --run ID (rubric-workbench grade prints them)")
+        return EXIT_USAGE
+    fmt = args.format or ("csv" if (args.out or "").lower().endswith(".csv") else "jsonl")
+
+    from storage.engine import open_database
+    from storage.exports import write_results
+
+    sessions = open_database(args.db or database_url())
+    try:
+        if args.out in (None, "-"):
+            count = write_results(sessions, args.run, sys.stdout, fmt)
+        else:
+            with open(args.out, "w", encoding="utf-8", newline="") as target:
+                count = write_results(sessions, args.run, target, fmt)
+    except RubricWorkbenchError as exc:
+        _error(str(exc))
+        return EXIT_FAILED_GRADES
+    except OSError as exc:
+        _error(f"cannot write {args.out}: {exc.strerror}")
+        return EXIT_FAILED_GRADES
+    if args.out not in (None, "-"):
+        print(f"wrote {count} records to {args.out}", file=sys.stderr)
+    return EXIT_OK
