@@ -66,3 +66,21 @@ def test_db_upgrade_command_reports_an_unreachable_database(capsys):
                        "postgresql+psycopg://postgres@127.0.0.1:1/nothing"])
     assert status == 1
     assert "cannot upgrade" in capsys.readouterr().err
+
+
+def test_concurrent_start_ups_migrate_a_new_database_once(backend, new_database):
+    """The app and workers may start together on a fresh database; all of them succeed."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    url = new_database(backend)
+    barrier = threading.Barrier(4)
+
+    def start(_i: int) -> str | None:
+        barrier.wait()
+        upgrade_to_head(url)
+        return current_revision(url)
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(start, range(4))) == [head_revision()] * 4
+    assert _diffs(url) == []
