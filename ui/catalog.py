@@ -11,6 +11,7 @@ import streamlit as st
 from storage.dto import DatasetInfo, ResponseInfo, RubricInfo, RubricVersionInfo
 from storage.services import datasets, rubrics
 from storage.services.rubric_diff import VersionDiff, diff_versions
+from ui import results_readers
 from ui.runtime import sessions_for
 
 TTL = 60  # seconds; writes made in the app clear the readers at once, other writers show up later
@@ -48,19 +49,24 @@ def get_response_page(url: str, dataset_id: int, offset: int, limit: int) -> lis
 
 
 def clear_rubric_readers() -> None:
-    """After any rubric write: lists, versions, exports and diffs may all have changed."""
+    """After any rubric write: lists, versions, exports and diffs may all have changed,
+    here and in the Grade page's pickers (a new rubric must be gradable at once)."""
     get_rubrics.clear()
     get_versions.clear()
     get_export.clear()
     get_diff.clear()
+    results_readers.get_rubric_list.clear()
+    results_readers.get_versions.clear()
 
 
 def clear_dataset_list() -> None:
     """After creating, renaming or archiving a dataset (its responses did not change)."""
     get_datasets.clear()
+    results_readers.get_dataset_list.clear()
 
 
 def clear_dataset_readers() -> None:
-    """After adding responses: counts and pages change."""
-    get_datasets.clear()
+    """After adding responses: counts, pages and the Grade page's response pickers change."""
+    clear_dataset_list()
     get_response_page.clear()
+    results_readers.get_response_labels.clear()

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from storage.services import datasets
+from grading.types import Criterion
+from storage.services import datasets, rubrics
 from tests.ui.pages import SAMPLES, db, frames, open_page, texts
 
 SAMPLE_CSV = (SAMPLES / "sample_responses.csv").read_bytes()
@@ -222,3 +223,26 @@ def test_archive_hides_a_dataset_and_restore_brings_it_back():
     at.toggle(key="responses_show_archived").set_value(True).run()
     at.button(key="responses_restore").click().run()
     assert [d.id for d in datasets.list_datasets(db())] == [dataset.id]
+
+
+def test_an_uploaded_dataset_is_offered_on_the_grade_page_at_once():
+    rubrics.create_rubric(db(), "R", [Criterion(requirement="Is right")])
+    at = open_page("grade")  # fills the Grade page's cached dataset list (empty)
+    at.switch_page("app_pages/responses.py").run()
+    _upload(at, "fresh.csv", SAMPLE_CSV)
+    _click(at, "Import 4 responses")
+    at.switch_page("app_pages/grade.py").run()
+    assert not at.exception
+    offered = [option for box in at.selectbox for option in box.options]
+    assert any("fresh" in option for option in offered)
+
+
+def test_a_file_over_the_size_limit_is_refused_with_what_to_do(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_MAX_UPLOAD_MB", "0.01")  # 10 kB
+    dataset = _dataset()
+    at = open_page("responses")
+    big = b"id,response\n" + b"".join(f"r{i},{'x' * 100}\n".encode() for i in range(200))
+    _upload(at, "big.csv", big)
+    assert "big.csv is 21 kB; the limit is 0.01 MB. Split it into smaller files" in texts(at)
+    assert not [b for b in at.button if b.label.startswith("Import ")]
+    assert _responses(dataset.id) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grading.types import Criterion
-from storage.services import rubrics
+from storage.services import datasets, rubrics
 from tests.ui.pages import SAMPLES, db, frames, open_page, texts
 
 SAMPLE = (SAMPLES / "sample_rubric.yaml").read_text()
@@ -271,3 +271,16 @@ def test_export_offers_yaml_and_json_of_the_selected_version():
     assert len(downloads) == 2
     code = at.code[0].value
     assert "requirement: States the refund window" in code
+
+
+def test_a_new_rubric_is_offered_on_the_grade_page_at_once():
+    datasets.create_dataset(db(), "Replies", responses=[{"text": "an answer"}])
+    at = open_page("grade")  # fills the Grade page's cached rubric list (empty)
+    at.switch_page("app_pages/rubrics.py").run()
+    at.text_input[0].input("Fresh rubric")
+    at.text_input[2].input("Says hello")
+    next(b for b in at.button if b.label == "Create rubric").click().run()
+    at.switch_page("app_pages/grade.py").run()
+    assert not at.exception
+    offered = [option for box in at.selectbox for option in box.options]
+    assert any("Fresh rubric" in option for option in offered)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -15,10 +16,22 @@ from ui import catalog
 from ui.runtime import database_key, get_sessions
 
 state = st.session_state
-MAX_UPLOAD_MB = 50
+MAX_UPLOAD_VARIABLE = "RUBRIC_WORKBENCH_MAX_UPLOAD_MB"
 PAGE_SIZE = 25
 PREVIEW_ROWS = 8
 NONE = "(none)"
+
+
+def max_upload_mb() -> float:
+    """The largest file accepted (50 MB unless RUBRIC_WORKBENCH_MAX_UPLOAD_MB says otherwise)."""
+    try:
+        return float(os.environ.get(MAX_UPLOAD_VARIABLE, "") or 50)
+    except ValueError:
+        return 50.0
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MB" if n >= 1024 * 1024 else f"{n / 1024:.0f} kB"
 
 
 def flash(message: str, kind: str = "success") -> None:
@@ -223,17 +236,19 @@ def _mapping_select(label: str, columns: list[str], guess: str | None, key: str,
 
 
 def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> None:
+    limit = max_upload_mb()
     st.caption(f"CSV (with a header row), JSONL (one object per line) or JSON (a list of "
-               f"objects). UTF-8 text, at most {MAX_UPLOAD_MB} MB. Nothing is written unless "
+               f"objects). UTF-8 text, at most {limit:g} MB. Nothing is written unless "
                "every row is valid.")
     upload = st.file_uploader("Responses file", type=["csv", "jsonl", "ndjson", "json"],
                               key=f"responses_upload_{state['responses_upload_nonce']}")
     if upload is None:
         return
     data = upload.getvalue()
-    if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
-        st.error(f"{upload.name} is {len(data) / 1e6:.0f} MB; the limit is {MAX_UPLOAD_MB} MB. "
-                 "Split it into smaller files and upload them into the same dataset.")
+    if len(data) > limit * 1024 * 1024:
+        st.error(f"{upload.name} is {_size(len(data))}; the limit is {limit:g} MB. Split it "
+                 "into smaller files and upload them into the same dataset (or raise "
+                 f"{MAX_UPLOAD_VARIABLE}).")
         return
     try:
         parsed = get_parsed(data, upload.name)

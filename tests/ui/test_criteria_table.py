@@ -1,0 +1,88 @@
+"""The criteria table's rules, without a browser: rows -> criteria, problems by row, summary."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from grading.types import Criterion
+from ui.criteria_table import from_frame, marked_frame, summarize, to_frame
+
+BASE = [
+    Criterion(name="a", requirement="Does a", weight=10, section="S"),
+    Criterion(name="b", requirement="Does b", weight=-4),
+]
+
+
+def _frame(*rows: dict) -> pd.DataFrame:
+    return pd.DataFrame(list(rows))
+
+
+def test_round_trip_keeps_every_field():
+    criteria, problems = from_frame(to_frame(BASE))
+    assert (criteria, problems) == (BASE, [])
+
+
+def test_marked_frame_spells_out_penalties():
+    assert marked_frame(BASE)["kind"].tolist() == ["earns", "penalty"]
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "message"),
+    [
+        pytest.param({"requirement": "x", "weight": None}, "weight", "a weight is needed",
+                     id="missing-weight"),
+        pytest.param({"requirement": "x", "weight": math.nan}, "weight", "a weight is needed",
+                     id="nan-weight"),
+        pytest.param({"requirement": "x", "weight": "ten"}, "weight", "must be a number",
+                     id="text-weight"),
+        pytest.param({"requirement": "x", "weight": math.inf}, "weight", "finite",
+                     id="infinite-weight"),
+        pytest.param({"requirement": "  ", "weight": 1}, "requirement", "write what",
+                     id="blank-requirement"),
+        pytest.param({"requirement": "x", "weight": 1, "position": "first"}, "position",
+                     "must be a number", id="text-position"),
+    ],
+)
+def test_each_problem_names_its_row_and_column(row, field, message):
+    frame = _frame({"name": "ok", "requirement": "fine", "weight": 1}, {"name": "bad", **row})
+    criteria, problems = from_frame(frame)
+    assert [(p.row, p.label, p.field) for p in problems] == [(2, "'bad'", field)]
+    assert message in problems[0].message
+    assert [c.name for c in criteria] == ["ok"]
+
+
+def test_duplicate_names_point_at_the_first_use():
+    _, problems = from_frame(_frame({"name": "x", "requirement": "a", "weight": 1},
+                                    {"name": "x", "requirement": "b", "weight": 1}))
+    assert str(problems[0]) == "Row 2 ('x') · name: 'x' is already used by row 1"
+
+
+def test_blank_rows_are_ignored_and_an_empty_table_is_a_problem():
+    criteria, problems = from_frame(_frame({"name": "", "requirement": None, "weight": None}))
+    assert criteria == []
+    assert [p.message for p in problems] == ["add at least one criterion"]
+
+
+def test_positions_order_the_criteria_and_rows_without_one_go_last():
+    frame = _frame({"position": 2, "requirement": "second", "weight": 1},
+                   {"position": None, "requirement": "last", "weight": 1},
+                   {"position": 1, "requirement": "first", "weight": 1})
+    criteria, _ = from_frame(frame)
+    assert [c.requirement for c in criteria] == ["first", "second", "last"]
+
+
+def test_summary_comes_from_the_aggregation_rules():
+    summary = summarize([*BASE, Criterion(requirement="unscored", weight=0)])
+    assert (summary.positive_weight, summary.penalty_weight, summary.penalty_count) == (
+        10, 4, 1)
+    assert (summary.best.score, summary.best.raw_score) == (1.0, 10)
+    assert (summary.worst.score, summary.worst.raw_score) == (0.0, -4)
+    assert summary.all_met.score == pytest.approx(0.6)
+
+
+def test_a_rubric_of_penalties_only_scores_one_when_nothing_is_triggered():
+    summary = summarize([Criterion(requirement="rude", weight=-3)])
+    assert (summary.best.score, summary.worst.score) == (1.0, 0.0)
