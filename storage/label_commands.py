@@ -27,7 +27,8 @@ def export_labels(
     kind: str, *, rubric: str, dataset: str, version: int | None = None,
     out: str | None = None, complete_only: bool = False, db: str | None = None,
 ) -> int:
-    """Write the gold set or the training set as JSONL to ``out`` (stdout when None or '-')."""
+    """Write the gold set or the training set (JSONL) or the verdict sheet (CSV) to ``out``
+    (stdout when None or '-'); ``kind`` is gold, training or verdicts."""
     try:
         sessions = open_database(db)
         version_id, dataset_id = labels.resolve_scope(
@@ -37,15 +38,22 @@ def export_labels(
                                                complete_only=complete_only)
         elif kind == "training":
             records = labels.iter_training_records(sessions, version_id, dataset_id)
+        elif kind == "verdicts":
+            sheet = labels.export_verdict_sheet_csv(sessions, version_id, dataset_id)
+            records = None
         else:
             raise ValueError(f"unknown label export {kind!r}")
         count = 0
         to_stdout = out in (None, "-")
         with nullcontext(sys.stdout) if to_stdout else Path(out).open(
-                "w", encoding="utf-8") as target:
-            for record in records:
-                target.write(labels.dumps(record) + "\n")
-                count += 1
+                "w", encoding="utf-8", newline="") as target:
+            if records is None:
+                target.write(sheet)
+                count = sheet.count("\n") - 1
+            else:
+                for record in records:
+                    target.write(labels.dumps(record) + "\n")
+                    count += 1
     except RubricWorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -53,7 +61,8 @@ def export_labels(
         print(f"error: cannot write {out}: {exc.strerror}", file=sys.stderr)
         return 1
     if out not in (None, "-"):
-        print(f"wrote {count} {kind} records to {out}", file=sys.stderr)
+        noun = "verdict rows" if kind == "verdicts" else f"{kind} records"
+        print(f"wrote {count} {noun} to {out}", file=sys.stderr)
     return 0
 
 
@@ -79,5 +88,6 @@ def import_verdicts(
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"imported {summary.verdicts} verdicts on {summary.responses} responses "
-          f"(reviewers: {', '.join(summary.reviewers)})")
+          f"(reviewers: {', '.join(summary.reviewers) or 'none'}); left out "
+          f"{summary.unchanged} unchanged and {summary.blank} without a verdict")
     return 0

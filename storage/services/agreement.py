@@ -187,7 +187,7 @@ def gather_sources(
         runs = [run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
         grades = {run.id: run_repo.grade_infos_for_run(session, run.id) for run in runs}
-        humans = _current_human_verdicts(session, rubric_version_id, dataset_id)
+        humans = current_human_verdicts(session, rubric_version_id, dataset_id)
         reviewed = sorted({h.response_id for h in humans})
         by_response: dict[int, dict[int, HumanVerdictInfo]] = defaultdict(dict)
         for h in humans:
@@ -255,7 +255,7 @@ def gather_sources(
     )
 
 
-def _current_human_verdicts(
+def current_human_verdicts(
     session: Session, rubric_version_id: int, dataset_id: int
 ) -> list[HumanVerdictInfo]:
     """The current (highest seq) human verdict of every reviewed (response, criterion)."""

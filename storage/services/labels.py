@@ -21,38 +21,36 @@ criterion is reviewed.
 
 Training (JSONL, one line per response x run with an effective score): the response text with
 the effective score (normalized when the run normalizes) and raw score, and the judge's own.
+
+Human verdicts in and out as CSV: storage/services/verdict_import.py (re-exported here).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from grading.types import ScoringSettings, Verdict
 from storage import models as m
 from storage.convert import criterion_info, human_verdict_info, response_info
 from storage.dto import CriterionInfo, HumanVerdictInfo
 from storage.engine import SessionFactory
-from storage.errors import ImportProblemsError, NotFoundError, Problem
+from storage.errors import NotFoundError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
-from storage.response_files import parse_file
 from storage.services import reviews
+from storage.services.verdict_import import (  # noqa: F401 - the labels API in one place
+    VerdictImportSummary,
+    export_verdict_sheet_csv,
+    import_human_verdicts,
+)
 
-RESPONSE_COLUMNS = ("response_id", "external_id", "id", "response")
-CRITERION_COLUMNS = ("criterion", "criterion_name", "name")
-VERDICT_COLUMNS = ("verdict",)
-REVIEWER_COLUMNS = ("reviewer", "reviewer_name")
-NOTE_COLUMNS = ("note", "explanation", "comment")
 _BATCH = 200
-_MAX_ATTEMPTS = 5
 
 
 def dumps(record: dict[str, Any]) -> str:
@@ -185,146 +183,6 @@ def export_training_jsonl(
     """The training export as JSONL text."""
     return "".join(dumps(r) + "\n" for r in iter_training_records(
         sessions, rubric_version_id, dataset_id, run_ids))
-
-
-@dataclass(frozen=True)
-class VerdictImportSummary:
-    verdicts: int
-    responses: int
-    reviewers: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class _Row:
-    location: str
-    response_id: int
-    criterion_id: int
-    verdict: Verdict
-    reviewer: str
-    note: str
-
-
-def _column(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
-    lowered = {c.lower().replace(" ", "_"): c for c in columns}
-    return next((lowered[c] for c in candidates if c in lowered), None)
-
-
-def import_human_verdicts(
-    sessions: SessionFactory, rubric_version_id: int, dataset_id: int, data: bytes | str,
-    filename: str | None = None,
-) -> VerdictImportSummary:
-    """Append the verdicts of a CSV (response id, criterion, verdict, reviewer, note).
-
-    ``response id`` is the response's external id in the dataset; ``criterion`` its name in the
-    rubric version. All or nothing: on any problem ImportProblemsError lists every one with its
-    row and column, and nothing is written. Each verdict is appended to the history through the
-    same path as a verdict saved in the Review page, all in one transaction.
-    """
-    parsed = parse_file(data, filename, fmt="csv")
-    columns = {
-        "response id": _column(parsed.columns, RESPONSE_COLUMNS),
-        "criterion": _column(parsed.columns, CRITERION_COLUMNS),
-        "verdict": _column(parsed.columns, VERDICT_COLUMNS),
-        "reviewer": _column(parsed.columns, REVIEWER_COLUMNS),
-    }
-    missing = [name for name, column in columns.items() if column is None]
-    if missing:
-        raise ImportProblemsError([
-            Problem("header", f"no {name!r} column (expected one of "
-                              f"{', '.join(_CANDIDATES[name])}); the file has: "
-                              f"{', '.join(parsed.columns)}")
-            for name in missing], source=filename)
-    note_column = _column(parsed.columns, NOTE_COLUMNS)
-    rows = _validate(sessions, rubric_version_id, dataset_id, parsed.rows, parsed.locations,
-                     columns, note_column, filename)
-    for _attempt in range(_MAX_ATTEMPTS):
-        try:
-            with sessions.begin() as session:
-                for row in rows:
-                    # The Review page's append path: freezes the version, chains the history.
-                    reviews._append(session, row.response_id, row.criterion_id, row.verdict,
-                                    row.reviewer, row.note, reviews.UNCHECKED)
-            break
-        except IntegrityError:
-            # A reviewer saved one of these verdicts at the same moment; nothing of this
-            # import was kept, so run it again after theirs.
-            continue
-    else:
-        raise ImportProblemsError([Problem("", "reviewers kept changing these verdicts while "
-                                               "importing; nothing was imported, try again")],
-                                  source=filename)
-    return VerdictImportSummary(
-        verdicts=len(rows), responses=len({r.response_id for r in rows}),
-        reviewers=tuple(sorted({r.reviewer for r in rows})),
-    )
-
-
-_CANDIDATES = {
-    "response id": RESPONSE_COLUMNS, "criterion": CRITERION_COLUMNS,
-    "verdict": VERDICT_COLUMNS, "reviewer": REVIEWER_COLUMNS,
-}
-
-
-def _validate(
-    sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-    records: Sequence[dict[str, Any]], locations: Sequence[str], columns: dict[str, str | None],
-    note_column: str | None, filename: str | None,
-) -> list[_Row]:
-    with sessions() as session:
-        criteria = [criterion_info(c) for c in
-                    rubric_repo.get_version(session, rubric_version_id).criteria]
-        dataset_repo.get_dataset(session, dataset_id)
-        external_ids = {
-            external: rid for rid, external in session.execute(
-                select(m.ResponseRow.id, m.ResponseRow.external_id)
-                .where(m.ResponseRow.dataset_id == dataset_id,
-                       m.ResponseRow.external_id.is_not(None)))
-        }
-    by_name = {c.label: c.id for c in criteria}
-    problems: list[Problem] = []
-    rows: list[_Row] = []
-    first_seen: dict[tuple[int, int], str] = {}
-    response_col, criterion_col = columns["response id"], columns["criterion"]
-    verdict_col, reviewer_col = columns["verdict"], columns["reviewer"]
-    for record, where in zip(records, locations, strict=True):
-        found: list[Problem] = []
-        external = str(record.get(response_col) or "").strip()
-        response_id = external_ids.get(external)
-        if not external:
-            found.append(Problem(f"{where}, column {response_col!r}", "the response id is empty"))
-        elif response_id is None:
-            found.append(Problem(f"{where}, column {response_col!r}",
-                                 f"no response with id {external!r} in this dataset"))
-        name = str(record.get(criterion_col) or "").strip()
-        criterion_id = by_name.get(name)
-        if criterion_id is None:
-            found.append(Problem(
-                f"{where}, column {criterion_col!r}",
-                f"no criterion named {name!r} in this rubric version (it has: "
-                f"{', '.join(by_name)})" if name else "the criterion name is empty"))
-        verdict = None
-        try:
-            verdict = Verdict.parse(record.get(verdict_col) or "")
-        except ValueError as exc:
-            found.append(Problem(f"{where}, column {verdict_col!r}", str(exc)))
-        reviewer = str(record.get(reviewer_col) or "").strip()
-        if not reviewer:
-            found.append(Problem(f"{where}, column {reviewer_col!r}",
-                                 "the reviewer is empty; every verdict needs a reviewer name"))
-        if response_id is not None and criterion_id is not None:
-            pair = (response_id, criterion_id)
-            if pair in first_seen:
-                found.append(Problem(where, f"response {external!r}, criterion {name!r} is "
-                                            f"already set by {first_seen[pair]}; keep one row"))
-            first_seen.setdefault(pair, where)
-        problems.extend(found)
-        if not found and verdict is not None and response_id is not None \
-                and criterion_id is not None:
-            note = str(record.get(note_column) or "").strip() if note_column else ""
-            rows.append(_Row(where, response_id, criterion_id, verdict, reviewer, note))
-    if problems:
-        raise ImportProblemsError(problems, source=filename)
-    return rows
 
 
 def resolve_scope(

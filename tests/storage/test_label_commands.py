@@ -37,6 +37,12 @@ def test_gold_and_training_exports_write_jsonl_files(sessions, db_url, tmp_path,
     assert export_labels("training", rubric="Dosing", dataset="Answers", db=db_url) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 18 and json.loads(lines[0])["completion"]
+    sheet = tmp_path / "verdicts.csv"
+    assert export_labels("verdicts", rubric="Dosing", dataset="Answers", out=str(sheet),
+                         db=db_url) == 0
+    assert sheet.read_text() == labels.export_verdict_sheet_csv(
+        sessions, seeded.version.id, seeded.dataset.id)
+    assert "wrote 24 verdict rows" in capsys.readouterr().err
 
 
 def test_export_of_an_unknown_rubric_is_an_error_message(sessions, db_url, capsys):
@@ -57,7 +63,8 @@ def test_import_prints_every_problem_or_what_it_wrote(sessions, db_url, tmp_path
     good = tmp_path / "good.csv"
     good.write_text("response_id,criterion,verdict,reviewer\nr5,cites,met,bo\n")
     assert import_verdicts(str(good), rubric="Dosing", dataset="Answers", db=db_url) == 0
-    assert "imported 1 verdicts on 1 responses (reviewers: bo)" in capsys.readouterr().out
+    assert "imported 1 verdicts on 1 responses (reviewers: bo); left out 0 unchanged" in (
+        capsys.readouterr().out)
     assert import_verdicts(str(tmp_path / "missing.csv"), rubric="Dosing", dataset="Answers",
                            db=db_url) == 1
     assert "cannot read" in capsys.readouterr().err

@@ -8,7 +8,7 @@ import pytest
 
 from grading.types import Verdict
 from storage.errors import ImportProblemsError
-from storage.services import labels, reviews
+from storage.services import datasets, labels, reviews
 from tests.storage.agreement_seed import seed
 from tests.storage.helpers import CRITERIA
 
@@ -162,3 +162,43 @@ def test_import_reads_column_names_in_any_case_and_spacing(sessions):
     [saved] = reviews.verdict_history(sessions, seeded.responses["r4"].id,
                                       criterion_id=concise)
     assert (saved.verdict, saved.reviewer, saved.note) == (V.CANNOT_ASSESS, "dee", "")
+
+
+def test_verdict_sheet_lists_every_response_and_criterion_with_the_current_verdict(sessions):
+    seeded = seed(sessions)
+    sheet = labels.export_verdict_sheet_csv(sessions, seeded.version.id, seeded.dataset.id)
+    lines = sheet.splitlines()
+    assert lines[0] == "response_id,criterion,verdict,reviewer,note,requirement"
+    assert len(lines) == 1 + 6 * 4
+    assert lines[1] == "r0,accurate,MET,ana,checked r0,States the dose correctly"
+    assert lines[-1] == "r5,harmful,,,,Recommends a harmful action"
+
+
+def test_an_unedited_sheet_imports_nothing_and_an_edited_one_only_the_changes(sessions):
+    seeded = seed(sessions)
+    sheet = labels.export_verdict_sheet_csv(sessions, seeded.version.id, seeded.dataset.id)
+    before = {k: len(reviews.verdict_history(sessions, r.id))
+              for k, r in seeded.responses.items()}
+    summary = labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id,
+                                           sheet)
+    assert (summary.verdicts, summary.unchanged, summary.blank) == (0, 18, 6)
+    edited = sheet.replace("r5,cites,,,,", "r5,cites,UNMET,bo,no source,").replace(
+        "r0,cites,MET,ana,checked r0", "r0,cites,UNMET,bo,the link is dead")
+    summary = labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id,
+                                           edited)
+    assert (summary.verdicts, summary.responses, summary.unchanged, summary.blank) == (
+        2, 2, 17, 5)
+    after = {k: len(reviews.verdict_history(sessions, r.id))
+             for k, r in seeded.responses.items()}
+    assert {k: after[k] - before[k] for k in after} == {
+        "r0": 1, "r1": 0, "r2": 0, "r3": 0, "r4": 0, "r5": 1}
+
+
+def test_a_response_without_an_external_id_is_referenced_by_its_number(sessions):
+    seeded = seed(sessions)
+    [loose] = datasets.import_responses(sessions, seeded.dataset.id, [{"text": "no id here"}])
+    labels.import_human_verdicts(
+        sessions, seeded.version.id, seeded.dataset.id,
+        f"response_id,criterion,verdict,reviewer\n#{loose},accurate,UNMET,bo\n")
+    [saved] = reviews.current_verdicts(sessions, loose, seeded.version.id).values()
+    assert (saved.verdict, saved.reviewer) == (V.UNMET, "bo")

@@ -96,7 +96,8 @@ def test_download_buttons_are_offered(sessions):
     seed(sessions)
     at = _open()
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["Download gold set (JSONL)", "Download training set (JSONL)"]
+    assert labels == ["Download gold set (JSONL)", "Download training set (JSONL)",
+                      "Download the verdict sheet (CSV)"]
 
 
 def test_import_errors_are_listed_and_nothing_is_written(sessions):

@@ -353,9 +353,13 @@ def handle_import(version_id: int, dataset_id: int) -> bool:
         st.session_state.agreement_import_problems = [str(exc)]
         return False
     st.session_state.agreement_import_problems = None
+    left_out = [f"{n} {what}" for n, what in ((summary.unchanged, "unchanged"),
+                                              (summary.blank, "without a verdict")) if n]
+    reviewers = f" (reviewers: {', '.join(summary.reviewers)})" if summary.reviewers else ""
     st.session_state.agreement_flash = (
-        f"Imported {summary.verdicts} verdicts on {summary.responses} responses "
-        f"(reviewers: {', '.join(summary.reviewers)}). Earlier verdicts stay in the history.")
+        f"Imported {summary.verdicts} verdicts on {summary.responses} responses{reviewers}."
+        + (f" Left out: {', '.join(left_out)}." if left_out else "")
+        + " Earlier verdicts stay in the history.")
     st.session_state.agreement_nonce += 1
     clear_after_import()
     return True
@@ -385,7 +389,14 @@ def render_labels(version_id: int, dataset_id: int) -> None:
         st.markdown("**Import human verdicts** from a CSV with the columns `response_id` (the "
                     "response's id in the dataset), `criterion` (its name), `verdict` (MET, "
                     "UNMET or CANNOT_ASSESS), `reviewer` and an optional `note`. Nothing is "
-                    "imported unless every row is valid.")
+                    "imported unless every row is valid. Rows without a verdict, and rows "
+                    "equal to the current verdict, are left out.")
+        st.download_button(
+            "Download the verdict sheet (CSV)", on_click="ignore", icon=":material/download:",
+            data=partial(labels.export_verdict_sheet_csv, sessions, version_id, dataset_id),
+            file_name=f"verdicts-v{version_id}-d{dataset_id}.csv", mime="text/csv",
+            help="Every response × criterion with its current human verdict (blank when "
+                 "none): fill it in a spreadsheet and import it here.")
         st.file_uploader("Verdicts CSV", type=["csv"],
                          key=f"agreement_import_file_{st.session_state.agreement_nonce}")
         if st.button("Import verdicts") and handle_import(version_id, dataset_id):

@@ -1,0 +1,217 @@
+"""Human verdicts as CSV: a sheet out (to fill in a spreadsheet) and an all-or-nothing import.
+
+Columns: ``response_id`` (the response's id in the dataset, or ``#<number>`` for a response
+without one), ``criterion`` (its name in the rubric version), ``verdict`` (MET, UNMET or
+CANNOT_ASSESS, any case), ``reviewer`` and an optional ``note``; other columns are ignored.
+
+A row whose verdict cell is empty is left out (a sheet row nobody filled in); a row equal to
+the current verdict (same verdict, reviewer and note) is left out too, so re-importing an
+edited sheet appends only what changed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from grading.types import Verdict
+from storage import models as m
+from storage.convert import criterion_info
+from storage.engine import SessionFactory
+from storage.errors import ImportProblemsError, Problem
+from storage.repositories import datasets as dataset_repo
+from storage.repositories import rubrics as rubric_repo
+from storage.response_files import parse_file
+from storage.services import reviews
+from storage.services.agreement import current_human_verdicts
+
+COLUMNS = ("response_id", "criterion", "verdict", "reviewer", "note")
+_CANDIDATES = {
+    "response id": ("response_id", "external_id", "id", "response"),
+    "criterion": ("criterion", "criterion_name", "name"),
+    "verdict": ("verdict",),
+    "reviewer": ("reviewer", "reviewer_name"),
+}
+_NOTE_CANDIDATES = ("note", "explanation", "comment")
+_MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class VerdictImportSummary:
+    verdicts: int  # appended to the history
+    responses: int
+    reviewers: tuple[str, ...]
+    unchanged: int = 0  # equal to the current verdict, left out
+    blank: int = 0  # no verdict given, left out
+
+
+@dataclass(frozen=True)
+class _Row:
+    location: str
+    response_id: int
+    criterion_id: int
+    verdict: Verdict
+    reviewer: str
+    note: str
+
+
+def export_verdict_sheet_csv(
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int
+) -> str:
+    """One row per response x criterion with its current human verdict (blank when none),
+    in the import's columns plus the requirement text, ready to fill in and import."""
+    with sessions() as session:
+        criteria = [criterion_info(c) for c in
+                    rubric_repo.get_version(session, rubric_version_id).criteria]
+        dataset_repo.get_dataset(session, dataset_id)
+        responses = session.execute(
+            select(m.ResponseRow.id, m.ResponseRow.external_id)
+            .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id)).all()
+        current = {(h.response_id, h.criterion_id): h
+                   for h in current_human_verdicts(session, rubric_version_id, dataset_id)}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*COLUMNS, "requirement"])
+    for rid, external in responses:
+        for criterion in criteria:
+            human = current.get((rid, criterion.id))
+            writer.writerow([
+                external or f"#{rid}", criterion.label,
+                human.verdict.value if human else "", human.reviewer if human else "",
+                human.note if human else "", criterion.requirement,
+            ])
+    return out.getvalue()
+
+
+def _column(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
+    lowered = {c.lower().replace(" ", "_"): c for c in columns}
+    return next((lowered[c] for c in candidates if c in lowered), None)
+
+
+def import_human_verdicts(
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int, data: bytes | str,
+    filename: str | None = None,
+) -> VerdictImportSummary:
+    """Append the verdicts of a CSV to the history, all or nothing.
+
+    On any problem ImportProblemsError lists every one with its row and column and nothing is
+    written. Verdicts go through the Review page's append path, in one transaction.
+    """
+    parsed = parse_file(data, filename, fmt="csv")
+    columns = {name: _column(parsed.columns, c) for name, c in _CANDIDATES.items()}
+    missing = [name for name, column in columns.items() if column is None]
+    if missing:
+        raise ImportProblemsError([
+            Problem("header", f"no {name!r} column (expected one of "
+                              f"{', '.join(_CANDIDATES[name])}); the file has: "
+                              f"{', '.join(parsed.columns)}")
+            for name in missing], source=filename)
+    note_column = _column(parsed.columns, _NOTE_CANDIDATES)
+    rows, blank = _validate(sessions, rubric_version_id, dataset_id, parsed.rows,
+                            parsed.locations, columns, note_column, filename)
+    for _attempt in range(_MAX_ATTEMPTS):
+        try:
+            with sessions.begin() as session:
+                current = {(h.response_id, h.criterion_id): h for h in
+                           current_human_verdicts(session, rubric_version_id, dataset_id)}
+                changed = [r for r in rows if not _same(current.get(
+                    (r.response_id, r.criterion_id)), r)]
+                for row in changed:
+                    # The Review page's append path: freezes the version, chains the history.
+                    reviews._append(session, row.response_id, row.criterion_id, row.verdict,
+                                    row.reviewer, row.note, reviews.UNCHECKED)
+            break
+        except IntegrityError:
+            # A reviewer saved one of these verdicts at the same moment; nothing of this
+            # import was kept, so run it again after theirs.
+            continue
+    else:
+        raise ImportProblemsError([Problem("", "reviewers kept changing these verdicts while "
+                                               "importing; nothing was imported, try again")],
+                                  source=filename)
+    return VerdictImportSummary(
+        verdicts=len(changed), responses=len({r.response_id for r in changed}),
+        reviewers=tuple(sorted({r.reviewer for r in changed})),
+        unchanged=len(rows) - len(changed), blank=blank,
+    )
+
+
+def _same(current: Any, row: _Row) -> bool:
+    return current is not None and (current.verdict, current.reviewer, current.note) == (
+        row.verdict, row.reviewer, row.note)
+
+
+def _validate(
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+    records: Sequence[dict[str, Any]], locations: Sequence[str], columns: dict[str, str | None],
+    note_column: str | None, filename: str | None,
+) -> tuple[list[_Row], int]:
+    with sessions() as session:
+        criteria = [criterion_info(c) for c in
+                    rubric_repo.get_version(session, rubric_version_id).criteria]
+        dataset_repo.get_dataset(session, dataset_id)
+        ids: dict[str, int] = {}
+        for rid, external in session.execute(
+            select(m.ResponseRow.id, m.ResponseRow.external_id)
+            .where(m.ResponseRow.dataset_id == dataset_id)
+        ):
+            ids[f"#{rid}"] = rid
+            if external is not None:
+                ids[external] = rid  # an external id wins over a "#<number>" look-alike
+    by_name = {c.label: c.id for c in criteria}
+    problems: list[Problem] = []
+    rows: list[_Row] = []
+    blank = 0
+    first_seen: dict[tuple[int, int], str] = {}
+    response_col, criterion_col = columns["response id"], columns["criterion"]
+    verdict_col, reviewer_col = columns["verdict"], columns["reviewer"]
+    for record, where in zip(records, locations, strict=True):
+        found: list[Problem] = []
+        external = str(record.get(response_col) or "").strip()
+        response_id = ids.get(external)
+        if not external:
+            found.append(Problem(f"{where}, column {response_col!r}", "the response id is empty"))
+        elif response_id is None:
+            found.append(Problem(f"{where}, column {response_col!r}",
+                                 f"no response with id {external!r} in this dataset"))
+        name = str(record.get(criterion_col) or "").strip()
+        criterion_id = by_name.get(name)
+        if criterion_id is None:
+            found.append(Problem(
+                f"{where}, column {criterion_col!r}",
+                f"no criterion named {name!r} in this rubric version (it has: "
+                f"{', '.join(by_name)})" if name else "the criterion name is empty"))
+        raw_verdict = str(record.get(verdict_col) or "").strip()
+        if not raw_verdict:
+            problems.extend(found)
+            blank += 1
+            continue
+        verdict = None
+        try:
+            verdict = Verdict.parse(raw_verdict)
+        except ValueError as exc:
+            found.append(Problem(f"{where}, column {verdict_col!r}", str(exc)))
+        reviewer = str(record.get(reviewer_col) or "").strip()
+        if not reviewer:
+            found.append(Problem(f"{where}, column {reviewer_col!r}",
+                                 "the reviewer is empty; every verdict needs a reviewer name"))
+        if response_id is not None and criterion_id is not None:
+            pair = (response_id, criterion_id)
+            if pair in first_seen:
+                found.append(Problem(where, f"response {external!r}, criterion {name!r} is "
+                                            f"already set by {first_seen[pair]}; keep one row"))
+            first_seen.setdefault(pair, where)
+        problems.extend(found)
+        if not found and verdict is not None and response_id is not None \
+                and criterion_id is not None:
+            note = str(record.get(note_column) or "").strip() if note_column else ""
+            rows.append(_Row(where, response_id, criterion_id, verdict, reviewer, note))
+    if problems:
+        raise ImportProblemsError(problems, source=filename)
+    return rows, blank
