@@ -170,3 +170,37 @@ def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, scree
     _wait_idle(page)
     _no_tracebacks(page)
     screenshot("settings")
+
+
+def test_screenshots_of_the_problems_people_hit(seeded_app_server, page: Page, screenshot,
+                                                tmp_path):
+    url = seeded_app_server(_seed_authoring)
+    page.set_viewport_size({"width": 1400, "height": 1500})
+
+    # A CSV with an empty response and a repeated id: problems by row, no import button.
+    page.goto(f"{url}/responses")
+    expect(page.get_by_text("Responses 1–25 of 30")).to_be_visible(timeout=45_000)
+    page.get_by_role("tab", name="Upload a file").click()
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"id,query,response\nx1,q,fine\nx2,q,\nx1,q,again\n")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(bad))
+    expect(page.get_by_text("Nothing was written: bad.csv has 2 problems")).to_be_visible(
+        timeout=20_000)
+    expect(page.get_by_role("button", name="Import 3 responses")).to_have_count(0)
+    _wait_idle(page)
+    screenshot("responses-upload-problems")
+
+    # A rubric import with a bad weight and an empty requirement: every problem with its line.
+    page.goto(f"{url}/rubrics")
+    expect(page.get_by_role("heading", name="Sample: refund support")).to_be_visible(
+        timeout=45_000)
+    page.get_by_text("Import YAML or JSON").click()
+    page.get_by_label("…or paste YAML or JSON").fill(
+        "- name: a\n  weight: ten\n  requirement: x\n- name: b\n  weight: 1\n  requirement: ''\n")
+    page.get_by_label("Name for the imported rubric").fill("Broken")
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(page.get_by_text("Nothing was imported: pasted text has 2 problems")).to_be_visible(
+        timeout=20_000)
+    _wait_idle(page)
+    _no_tracebacks(page)
+    screenshot("rubrics-import-problems")

@@ -36,3 +36,8 @@ def texts(at: AppTest) -> str:
 
 def frames(at: AppTest) -> list:
     return [element.value for element in at.dataframe]
+
+
+def frame_with(at: AppTest, column: str):
+    """The first table on the page that has ``column``."""
+    return next(frame for frame in frames(at) if column in frame.columns)

@@ -8,7 +8,7 @@ import pytest
 
 from grading.types import Criterion
 from storage.services import datasets, rubrics
-from tests.ui.pages import SAMPLES, db, frames, open_page, texts
+from tests.ui.pages import SAMPLES, db, frame_with, frames, open_page, texts
 
 SAMPLE_CSV = (SAMPLES / "sample_responses.csv").read_bytes()
 
@@ -203,12 +203,12 @@ def test_browsing_is_paginated_and_shows_text_as_text():
             for i in range(1, 31)]
     dataset = _dataset(rows=rows)
     at = open_page("responses")
-    table = frames(at)[0]
+    table = frame_with(at, "Thinking")
     assert len(table) == 25 and table["ID"].iloc[0] == "r01"
     assert "Responses 1–25 of 30 · page 1 of 2" in texts(at)
     assert "answer 1 <b>not bold</b>" in [t.value for t in at.text]
     at.button(key="responses_next").click().run()
-    table = frames(at)[0]
+    table = frame_with(at, "Thinking")
     assert table["ID"].tolist() == ["r26", "r27", "r28", "r29", "r30"]
     assert at.button(key="responses_next").disabled
     assert dataset.response_count == 30
@@ -246,3 +246,11 @@ def test_a_file_over_the_size_limit_is_refused_with_what_to_do(monkeypatch):
     assert "big.csv is 21 kB; the limit is 0.01 MB. Split it into smaller files" in texts(at)
     assert not [b for b in at.button if b.label.startswith("Import ")]
     assert _responses(dataset.id) == []
+
+
+def test_the_dataset_list_shows_response_counts():
+    _dataset("Empty")
+    _dataset("Full", rows=[{"text": "a"}, {"text": "b"}])
+    at = open_page("responses")
+    listed = frame_with(at, "Responses")
+    assert dict(zip(listed["Name"], listed["Responses"], strict=True)) == {"Empty": 0, "Full": 2}

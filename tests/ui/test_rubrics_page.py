@@ -6,7 +6,7 @@ import pytest
 
 from grading.types import Criterion
 from storage.services import datasets, rubrics
-from tests.ui.pages import SAMPLES, db, frames, open_page, texts
+from tests.ui.pages import SAMPLES, db, frame_with, frames, open_page, texts
 
 SAMPLE = (SAMPLES / "sample_rubric.yaml").read_text()
 
@@ -144,7 +144,7 @@ def test_a_frozen_version_is_read_only_until_edit_as_new_version():
     assert "Version 1 is frozen" in texts(at)
     assert _editor_key(version.id) not in at.session_state
     assert "rubrics_save" not in [b.key for b in at.button]
-    kinds = frames(at)[0]["kind"].tolist()
+    kinds = frame_with(at, "kind")["kind"].tolist()
     assert kinds == ["earns", "earns"]
 
     at.button(key="rubrics_unlock").click().run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -241,7 +242,8 @@ def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> 
                f"objects). UTF-8 text, at most {limit:g} MB. Nothing is written unless "
                "every row is valid.")
     upload = st.file_uploader("Responses file", type=["csv", "jsonl", "ndjson", "json"],
-                              key=f"responses_upload_{state['responses_upload_nonce']}")
+                              key=f"responses_upload_{state['responses_upload_nonce']}",
+                              max_upload_size=max(1, math.ceil(limit)))
     if upload is None:
         return
     data = upload.getvalue()
@@ -337,6 +339,16 @@ def render_page() -> None:
             format_func=lambda i: f"{by_id[i].name} — {by_id[i].response_count} responses"
             + (" (archived)" if by_id[i].archived else ""))
         selected = by_id[state["responses_dataset_id"]]
+        with st.expander(f"All datasets ({len(shown)})", icon=":material/list:"):
+            st.dataframe(
+                pd.DataFrame([{"Name": d.name, "Responses": d.response_count,
+                               "Description": d.description, "Created": d.created_at,
+                               "Archived": d.archived} for d in shown]),
+                hide_index=True, width="stretch",
+                column_config={
+                    "Created": st.column_config.DatetimeColumn(format="YYYY-MM-DD"),
+                    "Archived": st.column_config.CheckboxColumn()},
+            )
     else:
         pick.info("No datasets yet. Create one above, or upload a file below and it becomes "
                   "a new dataset. The Start page can load sample responses.")

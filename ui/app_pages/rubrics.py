@@ -207,7 +207,8 @@ def render_import() -> None:
         with st.form("rubrics_import_form"):
             name = st.text_input("Name for the imported rubric",
                                  placeholder="Defaults to the file name")
-            upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"])
+            upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"],
+                                      max_upload_size=MAX_IMPORT_BYTES // (1024 * 1024))
             pasted = st.text_area("…or paste YAML or JSON", height=150)
             if st.form_submit_button("Import"):
                 handle_import(name, upload, pasted)
@@ -448,7 +449,20 @@ def render_page() -> None:
         format_func=lambda i: by_id[i].name + (" (archived)" if by_id[i].archived else "")
         + f" — {by_id[i].version_count} version" + ("s" if by_id[i].version_count != 1 else ""),
     )
+    render_list(rubrics)
     render_rubric(by_id[state["rubrics_selected_id"]])
+
+
+def render_list(rubrics: list[RubricInfo]) -> None:
+    with st.expander(f"All rubrics ({len(rubrics)})", icon=":material/list:"):
+        st.dataframe(
+            pd.DataFrame([{"Name": r.name, "Versions": r.version_count,
+                           "Description": r.description, "Created": r.created_at,
+                           "Archived": r.archived} for r in rubrics]),
+            hide_index=True, width="stretch",
+            column_config={"Created": st.column_config.DatetimeColumn(format="YYYY-MM-DD"),
+                           "Archived": st.column_config.CheckboxColumn()},
+        )
 
 
 try:
