@@ -113,9 +113,19 @@ def grade_infos_for_run(
 ) -> list[GradeInfo]:
     """A run's grades as plain objects, read as rows rather than ORM instances: a whole
     run's effective scores are computed from these, so this path stays fast at 10,000s."""
+    if response_ids is None:
+        return _grade_infos(session, run_id, None)
+    ids = list(response_ids)
+    found: list[GradeInfo] = []
+    for start in range(0, len(ids), 500):  # stay far below the drivers' parameter limits
+        found.extend(_grade_infos(session, run_id, ids[start:start + 500]))
+    return sorted(found, key=lambda g: g.response_id)
+
+
+def _grade_infos(session: Session, run_id: int, ids: list[int] | None) -> list[GradeInfo]:
     query = select(*_GRADE_COLUMNS).where(m.GradeRow.run_id == run_id)
-    if response_ids is not None:
-        query = query.where(m.GradeRow.response_id.in_(list(response_ids)))
+    if ids is not None:
+        query = query.where(m.GradeRow.response_id.in_(ids))
     grades = session.execute(query.order_by(m.GradeRow.response_id)).all()
     criteria_query = (
         select(m.GradeCriterionRow.grade_id, m.GradeCriterionRow.criterion_id,
@@ -125,8 +135,8 @@ def grade_infos_for_run(
         .where(m.GradeRow.run_id == run_id)
         .order_by(m.GradeCriterionRow.grade_id, m.GradeCriterionRow.position)
     )
-    if response_ids is not None:
-        criteria_query = criteria_query.where(m.GradeRow.response_id.in_(list(response_ids)))
+    if ids is not None:
+        criteria_query = criteria_query.where(m.GradeRow.response_id.in_(ids))
     by_grade: dict[int, list[CriterionGradeInfo]] = {}
     for grade_id, criterion_id, position, verdict, reason, error in session.execute(
         criteria_query

@@ -236,3 +236,14 @@ def test_verdicts_under_one_version_do_not_touch_another(sessions):
                               criterion_id=v2.criteria[3].id, verdict="MET", reviewer="ana")
     [g] = reviews.effective_grades_for_run(sessions, run.id)
     assert g.reviewed_count == 0 and g.score == g.judge_score == 1.0
+
+
+def test_effective_grades_for_a_large_selection_are_read_in_chunks(sessions):
+    version, responses, run = _setup(sessions, {f"r{i}": f"[r{i}] x" for i in range(3)})
+    judge = ScriptedJudge(CRITERIA, {k: [V.MET, V.UNMET, V.MET, V.UNMET] for k in responses})
+    _record(sessions, run, version, responses, judge)
+    ids = [r.id for r in responses.values()]
+    # ids that have no grade (or do not exist) are simply absent from the result
+    selection = [*ids, *range(10**6, 10**6 + 1200)]
+    got = reviews.effective_grades_for_run(sessions, run.id, selection)
+    assert [g.response_id for g in got] == sorted(ids)
