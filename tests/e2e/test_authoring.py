@@ -71,7 +71,7 @@ def test_write_a_rubric_with_a_penalty_and_upload_responses(seeded_app_server, p
     _wait_idle(page)
 
     # Add a penalty in the criteria table: name, requirement, negative weight, section.
-    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid = page.locator('.st-key-rubrics_criteria [data-testid="stDataFrame"]')
     # Column centres as fractions of the grid's width (#, name, requirement, weight, kind,
     # section), measured on a 1400-pixel-wide window.
     _edit_cell(page, grid, 0.45, 1, "Blames the customer", new_row=True)

@@ -279,7 +279,7 @@ def render_editor(version: RubricVersionInfo) -> None:
     st.caption("Double-click a cell to edit it. Add a criterion in the empty row at the bottom; "
                "delete one by selecting its row (left edge) and pressing Delete; reorder by "
                "changing the # numbers. A negative weight makes the criterion a penalty.")
-    edited = st.data_editor(
+    edited = st.container(key="rubrics_criteria").data_editor(
         marked_frame(version.criteria),
         key=f"rubrics_editor_{version.id}_{state['rubrics_editor_nonce']}",
         num_rows="dynamic", hide_index=True, width="stretch", placeholder="",
