@@ -12,9 +12,9 @@ pages = {
         st.Page("app_pages/home.py", title="Start", icon=":material/home:", default=True),
         st.Page("app_pages/rubrics.py", title="Rubrics", icon=":material/checklist:"),
         st.Page("app_pages/responses.py", title="Responses", icon=":material/description:"),
-        st.Page("app_pages/grade.py", title="Grade", icon="▶️"),
-        st.Page("app_pages/results.py", title="Results", icon="📊"),
-        st.Page("app_pages/review.py", title="Review", icon="✅"),
+        st.Page("app_pages/grade.py", title="Grade", icon=":material/play_circle:"),
+        st.Page("app_pages/results.py", title="Results", icon=":material/table_chart:"),
+        st.Page("app_pages/review.py", title="Review", icon=":material/rate_review:"),
         st.Page("app_pages/agreement.py", title="Agreement", icon="🤝"),
     ],
     "Configuration": [

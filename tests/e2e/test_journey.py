@@ -1,0 +1,264 @@
+"""The whole journey in a real browser against a fake OpenAI-compatible provider.
+
+Write a rubric with a penalty -> upload a CSV -> grade with two graders -> watch progress
+finish -> open a response and read both graders' reasons -> override a verdict and see the
+effective score change -> export. Screenshots of the Grade, Results and Review pages.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import time
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from storage.engine import open_database
+from storage.services import runs
+from tests.e2e.conftest import _serve, database_url_in
+from tests.fake_provider import FakeProvider, Reply, judge_reply
+
+CSV = (b"id,query,response\n"
+       b"a1,Where is my refund?,Refunds take 5 to 7 business days. What is your order number?\n"
+       b"a2,Where is my refund?,You should have read the policy.\n"
+       b"a3,Can I return shoes?,Yes within 30 days.\n")
+RUBRIC_YAML = """\
+- name: window
+  requirement: States the refund window
+  weight: 10
+- name: blame
+  requirement: Blames the customer
+  weight: -5
+"""
+PER_CRITERION_REASON = "per-criterion judge: the reply does this"
+
+
+def _two_voices(body: dict) -> Reply:
+    """A judge that says MET to everything, in words that show which grader asked."""
+    reply = judge_reply(body)
+    data = json.loads(reply.content)
+    if "criteria" in data:
+        for item in data["criteria"]:
+            item["reason"] = f"one-shot judge: criterion {item['number']} holds"
+    elif "verdict" in data:
+        data["reason"] = PER_CRITERION_REASON
+    return Reply(json.dumps(data), usage={"prompt_tokens": 120, "completion_tokens": 30,
+                                          "total_tokens": 150})
+
+
+@pytest.fixture(scope="module")
+def provider():
+    fake = FakeProvider().start()
+    fake.default = _two_voices
+    fake.latency = 0.4  # slow enough to watch the progress bar move
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(scope="module")
+def journey_server(tmp_path_factory, provider):
+    """An empty app whose grading worker can reach the fake provider."""
+    data_dir = tmp_path_factory.mktemp("journey-data")
+    url, stop = _serve(data_dir, {"RUBRIC_WORKBENCH_API_KEY": "journey-test-key"})
+    yield url, database_url_in(data_dir)
+    stop()
+
+
+def _wait_idle(page: Page) -> None:
+    """Until Streamlit has finished the rerun (no running indicator, no skeletons)."""
+    page.wait_for_timeout(300)
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=30_000)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=30_000)
+    page.wait_for_timeout(300)
+
+
+def _no_tracebacks(page: Page) -> None:
+    expect(page.get_by_text("Traceback")).to_have_count(0)
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def _score(page: Page, run: str):
+    """The effective-score metric of the run whose label contains ``run``."""
+    return page.get_by_test_id("stMetric").filter(has_text=run).get_by_test_id(
+        "stMetricValue").first
+
+
+def _type(page: Page, label: str, value: str, role: str = "textbox") -> None:
+    field = page.get_by_role(role, name=label, exact=True)
+    field.fill(value)
+    field.press("Enter")
+    _wait_idle(page)
+
+
+def _choose(page: Page, label: str, option: str, *, multi: bool = False) -> None:
+    """Pick an option of a selectbox (or a multiselect) by its label."""
+    _wait_idle(page)
+    page.get_by_role("combobox", name=label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    if multi:
+        page.keyboard.press("Escape")
+    _wait_idle(page)
+
+
+def _author(page: Page, url: str, tmp_path) -> None:
+    # The rubric is written as YAML in the Rubrics page's import form: typing a penalty into
+    # the criteria table (a canvas data editor) is covered by tests/e2e/test_authoring.py.
+    page.goto(f"{url}/rubrics")
+    expect(page.get_by_role("heading", name="Rubrics", exact=True)).to_be_visible(
+        timeout=45_000)
+    _wait_idle(page)
+    page.get_by_text("Import YAML or JSON").click()
+    page.get_by_label("Name for the imported rubric").fill("Refund replies")
+    page.get_by_label("…or paste YAML or JSON").fill(RUBRIC_YAML)
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(page.get_by_text("Imported 'Refund replies' with 2 criteria.")).to_be_visible(
+        timeout=20_000)
+    _wait_idle(page)
+    expect(page.get_by_text("Penalty weight")).to_be_visible()
+    _no_tracebacks(page)
+
+    page.goto(f"{url}/responses")
+    expect(page.get_by_role("heading", name="Responses", exact=True)).to_be_visible(
+        timeout=45_000)
+    csv_path = tmp_path / "refund_replies.csv"
+    csv_path.write_bytes(CSV)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+        str(csv_path))
+    expect(page.get_by_text("All 3 rows are valid.")).to_be_visible(timeout=20_000)
+    page.get_by_role("button", name="Import 3 responses").click()
+    expect(page.get_by_text("Imported 3 responses from refund_replies.csv")).to_be_visible(
+        timeout=20_000)
+    _no_tracebacks(page)
+
+
+def _grade(page: Page, url: str, db_url: str, provider: FakeProvider, screenshot) -> None:
+    page.goto(f"{url}/grade")
+    expect(page.get_by_role("heading", name="Grade", exact=True)).to_be_visible(
+        timeout=45_000)
+    _wait_idle(page)
+    _choose(page, "Graders", "One-shot", multi=True)
+    _type(page, "Other models (litellm names, comma-separated)", "openai/fake-judge")
+    _type(page, "api_base for these models (optional)", provider.api_base)
+    page.get_by_text("Scoring and grading settings").click()
+    _type(page, "Concurrent calls per model", "1", role="spinbutton")
+    expect(page.get_by_text("2 run(s): 9 provider calls")).to_be_visible(timeout=30_000)
+    _wait_idle(page)
+    _no_tracebacks(page)
+    screenshot("grade")
+
+    page.get_by_role("button", name="Launch 2 runs").click()
+    expect(page.get_by_text("Queued 2 runs")).to_be_visible(timeout=20_000)
+    expect(page.get_by_role("progressbar").first).to_be_visible(timeout=20_000)
+    screenshot("grade-progress")
+
+    sessions = open_database(db_url)
+    deadline = time.monotonic() + 90
+    while True:
+        statuses = [r.status for r in runs.list_runs(sessions)]
+        if all(s == "done" for s in statuses) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    all_runs = runs.list_runs(sessions)
+    sessions.kw["bind"].dispose()
+    assert [(r.status, r.graded_count, r.failed_count) for r in all_runs] == [
+        ("done", 3, 0), ("done", 3, 0)], [r.error for r in all_runs]
+    # The fragment stops polling and redraws once nothing is active.
+    expect(page.get_by_role("progressbar")).to_have_count(0, timeout=20_000)
+    expect(page.get_by_text("Updated")).to_contain_text("UTC.")
+    _no_tracebacks(page)
+    screenshot("grade-done")
+    assert provider.requests >= 9
+
+
+def _results(page: Page, url: str, screenshot) -> None:
+    page.goto(f"{url}/results")
+    expect(page.get_by_role("heading", name="Results", exact=True)).to_be_visible(
+        timeout=45_000)
+    _wait_idle(page)
+    expect(page.get_by_text("Showing 1–3 of 3 matching responses.")).to_be_visible()
+    _no_tracebacks(page)
+    screenshot("results")
+    _choose(page, "Open a response", "a2")
+    expect(page.get_by_role("heading", name="Response a2")).to_be_visible(timeout=20_000)
+    expect(page.get_by_test_id("stCode").filter(
+        has_text="You should have read the policy.")).to_be_visible()
+    # Both graders' reasons, per criterion, side by side.
+    expect(page.get_by_text(PER_CRITERION_REASON)).to_have_count(2)
+    expect(page.get_by_text("one-shot judge: criterion 1 holds")).to_be_visible()
+    expect(page.get_by_text("one-shot judge: criterion 2 holds")).to_be_visible()
+    expect(page.get_by_text("penalty if met")).to_be_visible()
+    # The judges found the penalty present: (10 - 5) / 10.
+    expect(_score(page, "Per criterion")).to_have_text("0.500")
+    expect(_score(page, "One-shot")).to_have_text("0.500")
+    _no_tracebacks(page)
+    screenshot("results-detail")
+
+
+def _review(page: Page, screenshot) -> None:
+    page.get_by_role("button", name="Review this response").click()
+    expect(page.get_by_role("heading", name="Review", exact=True)).to_be_visible(
+        timeout=30_000)
+    _wait_idle(page)
+    expect(page.get_by_text("of 3").first).to_be_visible()
+    expect(page.get_by_text("a2 ·").first).to_be_visible()
+    _type(page, "Your name (reviewer)", "Ana")
+    # The second criterion of the form is the penalty.
+    expect(page.get_by_text("Blames the customer", exact=True)).to_be_visible()
+    page.get_by_role("radiogroup", name="Verdict").nth(1).get_by_text(
+        "UNMET", exact=True).click()
+    page.get_by_role("textbox", name="Note (optional)").nth(1).fill("polite enough")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_text("Saved 1 verdict (blame); effective scores are updated.")
+           ).to_be_visible(timeout=20_000)
+    _wait_idle(page)
+    expect(_score(page, "Per criterion")).to_have_text("1.000")
+    expect(_score(page, "One-shot")).to_have_text("1.000")
+    expect(page.get_by_text("+0.500 by review").first).to_be_visible()
+    _no_tracebacks(page)
+    screenshot("review")
+    page.get_by_role("button", name="Verdict history (1)").click()
+    expect(page.get_by_text("No verdicts yet")).to_have_count(0)
+    page.wait_for_timeout(500)
+    screenshot("review-history")
+    page.keyboard.press("Escape")
+    page.get_by_text("Blind mode").click()
+    _wait_idle(page)
+    page.get_by_role("button", name=re.compile(r"^Next")).click()
+    _wait_idle(page)
+    expect(page.get_by_text("Judges hidden until you answer (blind mode).").first
+           ).to_be_visible()
+    _no_tracebacks(page)
+    screenshot("review-blind")
+
+
+def _export(page: Page, url: str) -> None:
+    page.goto(f"{url}/results")
+    expect(page.get_by_role("heading", name="Results", exact=True)).to_be_visible(
+        timeout=45_000)
+    _wait_idle(page)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download CSV").click()
+    rows = list(csv.DictReader(io.StringIO(
+        download.value.path().read_text(encoding="utf-8"))))
+    by_id = {row["external_id"]: row for row in rows}
+    assert sorted(by_id) == ["a1", "a2", "a3"]
+    effective = [k for k in rows[0] if k.endswith("_effective_score")]
+    judge = [k for k in rows[0] if k.endswith("_judge_score")]
+    assert len(effective) == 2
+    assert [float(by_id["a2"][k]) for k in effective] == [1.0, 1.0]
+    assert [float(by_id["a2"][k]) for k in judge] == [0.5, 0.5]
+    assert by_id["a2"]["reviewed_criteria"] == "1"
+
+
+def test_author_grade_compare_correct_and_export(journey_server, provider, page: Page,
+                                                 screenshot, tmp_path):
+    url, db_url = journey_server
+    page.set_viewport_size({"width": 1400, "height": 1600})
+    _author(page, url, tmp_path)
+    _grade(page, url, db_url, provider, screenshot)
+    _results(page, url, screenshot)
+    _review(page, screenshot)
+    _export(page, url)
