@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sqlalchemy import insert
+from sqlalchemy import event, insert
 
 from grading.aggregation import aggregate_verdicts, holistic_to_scores
 from grading.types import Criterion, Verdict
@@ -83,6 +83,13 @@ def measure(sessions, response_ids, criterion_ids, run_ids, rounds: int) -> None
     rng = random.Random(11)
     timings: list[float] = []
     writes: list[float] = []
+    statements = [0]
+
+    def count(*_args: object) -> None:
+        statements[0] += 1
+
+    engine = sessions.kw["bind"]
+    event.listen(engine, "before_cursor_execute", count)
     for n in range(rounds):
         response_id = rng.choice(response_ids)
         started = time.perf_counter()
@@ -95,7 +102,9 @@ def measure(sessions, response_ids, criterion_ids, run_ids, rounds: int) -> None
         writes.append((written - started) * 1000)
         assert len(effective) == len(run_ids)
     print(f"override + effective read-back ({rounds} rounds): {_figures(timings)}")
+    event.remove(engine, "before_cursor_execute", count)
     print(f"  of which the override write: {_figures(writes)}")
+    print(f"  SQL statements per override + read-back: {statements[0] / rounds:.1f}")
     started = time.perf_counter()
     whole = reviews.effective_grades_for_run(sessions, run_ids[0])
     print(f"effective scores of a whole run ({len(whole)} grades): "
