@@ -163,10 +163,16 @@ def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, scree
     _no_tracebacks(page)
     screenshot("responses")
 
+    page.set_viewport_size({"width": 1400, "height": 2000})
     page.goto(f"{url}/settings")
     expect(page.get_by_role("heading", name="Settings", exact=True)).to_be_visible(
         timeout=45_000)
-    expect(page.get_by_text("Where your data is")).to_be_visible()
+    expect(page.get_by_role("heading", name="Where your data is")).to_be_visible()
+    _wait_idle(page)
+    # No key in the environment: the check says which variable to set, without calling out.
+    page.get_by_role("button", name="Test connection").click()
+    expect(page.get_by_text("Connection failed. No API key for openai/gpt-4.1-mini: set "
+                            "OPENAI_API_KEY")).to_be_visible(timeout=20_000)
     _wait_idle(page)
     _no_tracebacks(page)
     screenshot("settings")

@@ -6,7 +6,7 @@ import pytest
 
 from storage.model_presets import ModelPreset, add_model_preset, list_model_presets
 from tests.fake_provider import Reply, fake_provider, fake_provider_server
-from tests.ui.pages import frames, open_page, texts
+from tests.ui.pages import frame_with, frames, open_page, texts
 
 __all__ = ["fake_provider", "fake_provider_server"]
 
@@ -60,7 +60,8 @@ def test_a_malformed_api_base_is_refused_with_an_example():
 def test_key_variables_are_listed_by_name_and_values_never_shown(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret-value")
     at = open_page("settings")
-    keys = frames(at)[0]
+    assert ":green-badge[:material/check: OPENAI_API_KEY]" in texts(at)
+    keys = frame_with(at, "Variable")
     status = dict(zip(keys["Variable"], keys["Set"], strict=True))
     assert status["OPENAI_API_KEY"]
     assert not status["ANTHROPIC_API_KEY"]

@@ -113,10 +113,17 @@ def render_keys() -> None:
                "`export OPENAI_API_KEY=...`; a local server that needs a key reads "
                f"`{API_KEY_ENV}`.")
     keys = key_variables()
-    table = pd.DataFrame([{"Variable": k.name, "Set": k.present} for k in keys])
-    st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
-                 column_config={"Set": st.column_config.CheckboxColumn("Set")})
-    if not any(k.present for k in keys):
+    present = [k.name for k in keys if k.present]
+    if present:
+        # Names match [A-Z0-9_]+_API_KEY, so they cannot open markup inside a badge.
+        st.markdown("**Set:** " + " ".join(
+            f":green-badge[:material/check: {name}]" for name in present))
+    with st.expander(f"All key variables the app knows ({len(keys)})"):
+        table = pd.DataFrame([{"Variable": k.name, "Set": k.present} for k in keys])
+        st.dataframe(table, hide_index=True, width="stretch",
+                     height=35 * (len(table) + 1) + 3,
+                     column_config={"Set": st.column_config.CheckboxColumn("Set")})
+    if not present:
         st.warning("No provider key is set. Cloud models will fail until one is; a local "
                    "OpenAI-compatible server works with an api_base (and, if it needs one, "
                    f"{API_KEY_ENV}).")
@@ -125,13 +132,15 @@ def render_keys() -> None:
 def render_storage() -> None:
     st.subheader("Where your data is", divider="gray")
     rows = [
-        ("Database", describe_url(database_key()),
-         f"Set {DATABASE_URL_VARIABLE} (e.g. postgresql+psycopg://user@host/db) to move it"),
-        ("Data directory", str(data_dir()), f"Set {DATA_DIR_VARIABLE} to move it"),
+        ("Database", describe_url(database_key()), f"Set {DATABASE_URL_VARIABLE}"),
+        ("Data directory", str(data_dir()), f"Set {DATA_DIR_VARIABLE}"),
         ("Model list", str(presets_path()), "A small JSON file; no keys in it"),
     ]
     st.dataframe(pd.DataFrame(rows, columns=["What", "Where", "How to change"]),
                  hide_index=True, width="stretch")
+    st.caption("Set the variables before starting the app. For PostgreSQL use a URL such as "
+               "`postgresql+psycopg://user@host:5432/workbench`; passwords are never shown "
+               "here.")
 
 
 def render_page() -> None:
