@@ -87,12 +87,15 @@ def render_judges(report: AgreementReport) -> None:
             "Pairs": v.pairs_used if v else 0,
             "Score r": fmt(sc.pearson) if sc else "—",
             "Score bias": fmt(sc.mean_signed_difference, 3) if sc else "—",
-            "Note": _judge_note(judge, has_human),
         })
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption("Agreement, κ and pairs: the judge's verdicts against the human verdicts. "
                "Score r: Pearson correlation with the human score; score bias: mean of "
                "judge − human score (positive: the judge is more lenient).")
+    for judge in report.judges:
+        note = _judge_note(judge, has_human)
+        if note:
+            st.caption(f":material/info: {judge.source.label}: {note}")
     points = [
         {"Judge": j.source.label, "cost": j.source.cost_per_grade,
          "kappa": j.verdicts_vs_human.cohens_kappa}
@@ -160,7 +163,7 @@ def render_matrix(report: AgreementReport) -> None:
     st.caption("Each cell: Cohen's κ and n, the (response, criterion) pairs both sources "
                "answered MET or UNMET. CANNOT_ASSESS is left out.")
     for note in notes:
-        st.caption(f"ⓘ {note}")
+        st.caption(f":material/info: {note}")
 
 
 def _pair_options(report: AgreementReport) -> dict[str, str]:
