@@ -176,3 +176,42 @@ def test_a_dataset_not_graded_with_the_version_has_no_sources_and_unknown_ids_fa
     assert report.data.sources == ()
     with pytest.raises(NotFoundError):
         agreement.agreement_report(sessions, seeded.version.id, 10_000)
+
+
+def _criterion(cid: int, name: str):
+    from storage.dto import CriterionInfo
+
+    return CriterionInfo(id=cid, position=cid - 1, name=name, requirement=name, weight=1.0,
+                         section=None)
+
+
+def _source(key: str, run_id: int | None):
+    return agreement.AgreementSource(
+        key=key, label=key, run_id=run_id, grader="per_criterion" if run_id else None,
+        model="m" if run_id else None, status="done", per_criterion=True, verdict_count=1,
+        grades=3, failed=0, total_tokens=0, cost=None, unknown_cost_count=0)
+
+
+def test_undefined_kappa_ranks_after_real_values_and_no_pairs_ranks_last():
+    M, U = V.MET, V.UNMET
+    human = {(1, 1): M, (2, 1): U, (3, 1): M, (1, 2): M, (2, 2): M, (3, 2): M}
+    judge = {(1, 1): M, (2, 1): M, (3, 1): U, (1, 2): M, (2, 2): M, (3, 2): M, (1, 3): U}
+    data = agreement.AgreementData(
+        rubric_version_id=1, dataset_id=1,
+        criteria=(_criterion(1, "mixed"), _criterion(2, "always met"), _criterion(3, "unseen")),
+        response_labels={1: "a", 2: "b", 3: "c"},
+        sources=(_source("human", None), _source("run:1", 1)),
+        verdicts={"human": human, "run:1": judge}, reasons={}, judge_scores={},
+        human_scores={}, reviewed_responses=3, fully_reviewed_responses=0)
+    report = agreement.build_report(data)
+    rows = agreement.criterion_table(report, "human", "run:1")
+    assert [r.criterion.name for r in rows] == ["mixed", "always met", "unseen"]
+    mixed, always, unseen = rows
+    assert mixed.pair.cohens_kappa is not None and mixed.disagreements == 2
+    assert always.pair.cohens_kappa is None and always.pair.percent_agreement == 100
+    assert "kappa undefined" in always.pair.note
+    assert unseen.pair.pairs_used == 0 and unseen.pair.note.startswith("no pairs to compare")
+    assert all(r.pair.cohens_kappa == r.pair.cohens_kappa for r in rows)  # never NaN
+    everything = agreement.criterion_table(report)
+    assert [r.criterion.name for r in everything][-1] == "unseen"
+    assert everything[-1].alpha.alpha is None and everything[-1].alpha.note
