@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from playwright.sync_api import expect
 
 from storage.engine import open_database
@@ -31,3 +34,8 @@ def test_agreement_page_shows_the_comparison(seeded_app_server, page, screenshot
     page.get_by_text("Export and import labels").click()
     expect(page.get_by_role("button", name="Download gold set (JSONL)")).to_be_visible()
     assert screenshot("agreement").stat().st_size > 0
+    with page.expect_download(timeout=30_000) as download:
+        page.get_by_role("button", name="Download gold set (JSONL)").click()
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert len(lines) == 5  # r0-r4 have human verdicts
+    assert json.loads(lines[0])["prompt"][0]["role"] == "user"
