@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -27,11 +28,17 @@ def db() -> SessionFactory:
 
 
 def texts(at: AppTest) -> str:
-    """Every message, caption and markdown the page shows, as one string to search."""
+    """Every message, caption and markdown the page shows, as one string to search, with
+    the backslashes that keep user text from becoming markup taken out."""
     parts = []
     for kind in ("error", "success", "info", "warning", "caption", "markdown", "text"):
         parts.extend(str(element.value) for element in getattr(at, kind))
-    return "\n".join(parts)
+    return unescape("\n".join(parts))
+
+
+def unescape(markdown: str) -> str:
+    """Markdown as the reader sees it: backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def frames(at: AppTest) -> list:

@@ -254,3 +254,12 @@ def test_the_dataset_list_shows_response_counts():
     at = open_page("responses")
     listed = frame_with(at, "Responses")
     assert dict(zip(listed["Name"], listed["Responses"], strict=True)) == {"Empty": 0, "Full": 2}
+
+
+def test_names_and_descriptions_are_shown_as_text_not_markup():
+    datasets.create_dataset(db(), "**Bold** <b>tag</b> :red[x]",
+                            description="[click](http://example.invalid)")
+    at = open_page("responses")
+    header = at.subheader[0].value
+    assert header.startswith(r"\*\*Bold\*\* \<b\>tag\</b\> \:red\[x\]")
+    assert r"\[click\]\(http\://example\.invalid\)" in [c.value for c in at.caption]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from grading.types import Criterion
 from storage.services import datasets, rubrics
-from tests.ui.pages import SAMPLES, db, frame_with, frames, open_page, texts
+from tests.ui.pages import APP, SAMPLES, db, frame_with, frames, open_page, texts, unescape
 
 SAMPLE = (SAMPLES / "sample_rubric.yaml").read_text()
 
@@ -284,3 +285,17 @@ def test_a_new_rubric_is_offered_on_the_grade_page_at_once():
     assert not at.exception
     offered = [option for box in at.selectbox for option in box.options]
     assert any("Fresh rubric" in option for option in offered)
+
+
+def test_an_unreachable_database_is_explained_without_the_password(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_DATABASE_URL",
+                       "postgresql+psycopg://user:s3cret-pw@127.0.0.1:9/workbench")
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert not at.exception
+    at.switch_page("app_pages/rubrics.py").run()
+    assert not at.exception
+    [error] = [unescape(e.value) for e in at.error]
+    assert error.startswith("The database at postgresql+psycopg://user:***@127.0.0.1:9/"
+                            "workbench cannot be reached")
+    assert "RUBRIC_WORKBENCH_DATABASE_URL" in error
+    assert "s3cret-pw" not in error

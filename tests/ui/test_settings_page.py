@@ -6,7 +6,7 @@ import pytest
 
 from storage.model_presets import ModelPreset, add_model_preset, list_model_presets
 from tests.fake_provider import Reply, fake_provider, fake_provider_server
-from tests.ui.pages import frame_with, frames, open_page, texts
+from tests.ui.pages import frame_with, frames, open_page, texts, unescape
 
 __all__ = ["fake_provider", "fake_provider_server"]
 
@@ -79,7 +79,7 @@ def test_test_connection_succeeds_against_a_working_server(fake_provider, monkey
     at = open_page("settings")
     at.button(key="settings_test").click().run()
     assert not at.exception
-    assert [s.value for s in at.success][-1].startswith(
+    assert unescape(at.success[-1].value).startswith(
         f"Connected. openai/fake-judge @ {fake_provider.api_base} answered in")
     assert fake_provider.requests == 1
     assert "local-test-key" not in _all_text(at)
@@ -92,7 +92,7 @@ def test_test_connection_failure_is_in_plain_words(fake_provider, monkeypatch):
     at = open_page("settings")
     at.button(key="settings_test").click().run()
     assert not at.exception
-    [error] = [e.value for e in at.error]
+    [error] = [unescape(e.value) for e in at.error]
     assert error.startswith("Connection failed. The provider rejected the API key (HTTP 401)")
     assert "RUBRIC_WORKBENCH_API_KEY" in error
     assert "Traceback" not in error and "wrong-key" not in _all_text(at)
@@ -104,7 +104,7 @@ def test_test_connection_to_a_server_that_errors(fake_provider, monkeypatch):
     add_model_preset("openai/fake-judge", fake_provider.api_base)
     at = open_page("settings")
     at.button(key="settings_test").click().run()
-    [error] = [e.value for e in at.error]
+    [error] = [unescape(e.value) for e in at.error]
     assert error.startswith("Connection failed.") and "500" in error
 
 

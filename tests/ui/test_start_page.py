@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from storage.services import datasets, rubrics
-from tests.ui.pages import db, open_page, texts
+from tests.ui.pages import db, open_page, texts, unescape
 
 
 @pytest.fixture(autouse=True)
@@ -33,9 +33,9 @@ def test_loaded_samples_are_selected_on_the_rubrics_and_responses_pages():
     at = open_page("home")
     at.button(key="home_load_sample").click().run()
     at.switch_page("app_pages/rubrics.py").run()
-    assert at.subheader[0].value == "Sample: refund support"
+    assert unescape(at.subheader[0].value) == "Sample: refund support"
     at.switch_page("app_pages/responses.py").run()
-    assert "Sample: refund replies" in at.subheader[0].value
+    assert "Sample: refund replies" in unescape(at.subheader[0].value)
 
 
 def test_the_connect_panel_names_the_environment_variables():

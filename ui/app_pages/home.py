@@ -13,6 +13,7 @@ from storage.errors import StorageError
 from storage.model_presets import list_model_presets
 from storage.services.samples import load_sample
 from ui import catalog
+from ui.boundary import page_boundary, plain
 from ui.runtime import database_key, get_sessions
 
 state = st.session_state
@@ -33,7 +34,7 @@ def handle_load_sample() -> None:
                         "late refund.",
         )
     except (RubricValidationError, StorageError) as exc:
-        st.error(f"The samples could not be loaded: {exc}")
+        st.error(plain(f"The samples could not be loaded: {exc}"))
         return
     catalog.clear_rubric_readers()
     catalog.clear_dataset_readers()
@@ -53,7 +54,7 @@ def render_flash() -> None:
     if state["home_flash"]:
         kind, message = state["home_flash"]
         state["home_flash"] = None
-        (st.success if kind == "success" else st.info)(message)
+        (st.success if kind == "success" else st.info)(plain(message))
 
 
 def render_status() -> None:
@@ -139,4 +140,10 @@ def render_page() -> None:
     render_connect()
 
 
-render_page()
+def clear_readers() -> None:
+    catalog.clear_rubric_readers()
+    catalog.clear_dataset_readers()
+
+
+with page_boundary(clear_readers):
+    render_page()

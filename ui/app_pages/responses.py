@@ -14,6 +14,7 @@ from storage.errors import ImportProblemsError, StorageError
 from storage.response_files import ColumnMapping, ParsedFile, parse_file, to_responses
 from storage.services import datasets as service
 from ui import catalog
+from ui.boundary import page_boundary, plain
 from ui.runtime import database_key, get_sessions
 
 state = st.session_state
@@ -43,13 +44,13 @@ def render_flash() -> None:
     if state["responses_flash"]:
         kind, message = state["responses_flash"]
         state["responses_flash"] = None
-        (st.success if kind == "success" else st.info)(message)
+        (st.success if kind == "success" else st.info)(plain(message))
 
 
 def render_problems(problems: list[tuple[str, str]], what: str) -> None:
     noun = "problem" if len(problems) == 1 else "problems"
-    st.error(f"Nothing was written: {what} has {len(problems)} {noun}. "
-             "Fix them and try again.")
+    st.error(plain(f"Nothing was written: {what} has {len(problems)} {noun}. "
+                   "Fix them and try again."))
     st.dataframe(pd.DataFrame(problems, columns=["Where", "Problem"]), hide_index=True,
                  width="stretch")
 
@@ -69,7 +70,7 @@ def handle_create_dataset(name: str, description: str) -> None:
     try:
         dataset = service.create_dataset(get_sessions(), name, description=description.strip())
     except StorageError as exc:
-        st.error(f"Could not create the dataset: {exc}.")
+        st.error(plain(f"Could not create the dataset: {exc}."))
         return
     catalog.clear_dataset_list()
     state["responses_goto"] = dataset.id
@@ -102,7 +103,7 @@ def handle_paste(dataset: DatasetInfo, query: str, output: str, thinking: str,
         render_problems(_problems(exc), "the response")
         return
     except StorageError as exc:
-        st.error(f"Could not add the response: {exc}.")
+        st.error(plain(f"Could not add the response: {exc}."))
         return
     catalog.clear_dataset_readers()
     label = f" as '{response.external_id}'" if response.external_id else ""
@@ -131,7 +132,7 @@ def handle_import(parsed: ParsedFile, mapping: ColumnMapping, filename: str,
         render_problems(_problems(exc), filename)
         return
     except StorageError as exc:
-        st.error(f"Nothing was imported: {exc}.")
+        st.error(plain(f"Nothing was imported: {exc}."))
         return
     catalog.clear_dataset_readers()
     state["responses_goto"] = target_id
@@ -248,9 +249,9 @@ def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> 
         return
     data = upload.getvalue()
     if len(data) > limit * 1024 * 1024:
-        st.error(f"{upload.name} is {_size(len(data))}; the limit is {limit:g} MB. Split it "
-                 "into smaller files and upload them into the same dataset (or raise "
-                 f"{MAX_UPLOAD_VARIABLE}).")
+        st.error(plain(f"{upload.name} is {_size(len(data))}; the limit is {limit:g} MB. "
+                       "Split it into smaller files and upload them into the same dataset "
+                       f"(or raise {MAX_UPLOAD_VARIABLE})."))
         return
     try:
         parsed = get_parsed(data, upload.name)
@@ -359,7 +360,7 @@ def render_page() -> None:
         return
 
     header, archive = st.columns([5, 1], vertical_alignment="bottom")
-    header.subheader(selected.name + ("  ·  archived" if selected.archived else ""),
+    header.subheader(plain(selected.name + ("  ·  archived" if selected.archived else "")),
                      divider="gray")
     if selected.archived:
         if archive.button("Restore", key="responses_restore", width="stretch"):
@@ -368,7 +369,7 @@ def render_page() -> None:
                         help="Hide it from lists; nothing is deleted"):
         handle_archive(selected, True)
     if selected.description:
-        st.caption(selected.description)
+        st.caption(plain(selected.description))
     browse, upload, paste = st.tabs([f"Browse ({selected.response_count})", "Upload a file",
                                      "Paste a response"])
     with browse:
@@ -379,8 +380,5 @@ def render_page() -> None:
         render_paste(selected)
 
 
-try:
+with page_boundary(catalog.clear_dataset_readers):
     render_page()
-except StorageError as exc:  # e.g. the dataset was deleted from another tab
-    catalog.clear_dataset_readers()
-    st.error(f"{exc}. Reload the page to see the current datasets.")

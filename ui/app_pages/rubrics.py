@@ -13,6 +13,7 @@ from storage.dto import RubricInfo, RubricVersionInfo
 from storage.errors import StorageError
 from storage.services import rubrics as service
 from ui import catalog
+from ui.boundary import page_boundary, plain
 from ui.criteria_table import Summary, from_frame, marked_frame, summarize
 from ui.runtime import database_key, get_sessions
 
@@ -45,7 +46,7 @@ def render_flash() -> None:
     if state["rubrics_flash"]:
         kind, message = state["rubrics_flash"]
         state["rubrics_flash"] = None
-        (st.success if kind == "success" else st.info)(message)
+        (st.success if kind == "success" else st.info)(plain(message))
 
 
 def goto(rubric_id: int, version_id: int | None = None) -> None:
@@ -80,7 +81,7 @@ def handle_create(name: str, description: str, requirement: str, weight: float) 
         version = service.create_rubric(get_sessions(), name, [criterion],
                                         description=description.strip())
     except StorageError as exc:
-        st.error(f"Could not create the rubric: {exc}.")
+        st.error(plain(f"Could not create the rubric: {exc}."))
         return
     catalog.clear_rubric_readers()
     goto(version.rubric_id, version.id)
@@ -98,13 +99,15 @@ def handle_import(name: str, upload, pasted: str) -> None:
         data = upload.getvalue()
         filename = upload.name
         if len(data) > MAX_IMPORT_BYTES:
-            st.error(f"{upload.name} is {len(data) / 1e6:.1f} MB; a rubric file is at most "
-                     f"{MAX_IMPORT_BYTES // (1024 * 1024)} MB. Is this the right file?")
+            st.error(plain(f"{upload.name} is {len(data) / 1e6:.1f} MB; a rubric file is at "
+                           f"most {MAX_IMPORT_BYTES // (1024 * 1024)} MB. Is this the right "
+                           "file?"))
             return
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
-            st.error(f"{upload.name} is not UTF-8 text. Save it as UTF-8 and import it again.")
+            st.error(plain(f"{upload.name} is not UTF-8 text. Save it as UTF-8 and import "
+                           "it again."))
             return
     else:
         text = pasted
@@ -118,7 +121,7 @@ def handle_import(name: str, upload, pasted: str) -> None:
         state["rubrics_import_problems"] = (filename or "pasted text", list(exc.problems))
         return
     except StorageError as exc:
-        st.error(f"Could not import: {exc}.")
+        st.error(plain(f"Could not import: {exc}."))
         return
     catalog.clear_rubric_readers()
     goto(version.rubric_id, version.id)
@@ -130,7 +133,7 @@ def handle_rename(rubric: RubricInfo, name: str) -> None:
     try:
         service.rename_rubric(get_sessions(), rubric.id, name)
     except StorageError as exc:
-        st.error(f"Could not rename: {exc}.")
+        st.error(plain(f"Could not rename: {exc}."))
         return
     catalog.clear_rubric_readers()
     flash(f"Renamed to '{name.strip()}'.")
@@ -160,7 +163,7 @@ def handle_save(version: RubricVersionInfo, criteria, note: str) -> None:
     try:
         saved = service.save_criteria(get_sessions(), version.id, criteria, note=note.strip())
     except (RubricValidationError, StorageError) as exc:
-        st.error(f"Nothing was saved: {exc}")
+        st.error(plain(f"Nothing was saved: {exc}"))
         return
     catalog.clear_rubric_readers()
     state["rubrics_editor_nonce"] += 1
@@ -215,8 +218,8 @@ def render_import() -> None:
         if state["rubrics_import_problems"]:
             source, problems = state["rubrics_import_problems"]
             noun = "problem" if len(problems) == 1 else "problems"
-            st.error(f"Nothing was imported: {source} has {len(problems)} {noun}. "
-                     "Fix them and import again.")
+            st.error(plain(f"Nothing was imported: {source} has {len(problems)} {noun}. "
+                           "Fix them and import again."))
             st.dataframe(pd.DataFrame({"Problem": problems}), hide_index=True,
                          width="stretch")
 
@@ -388,9 +391,9 @@ def render_rubric(rubric: RubricInfo) -> None:
     by_id = {v.id: v for v in versions}
 
     title = f"{rubric.name}" + ("  ·  archived" if rubric.archived else "")
-    st.subheader(title, divider="gray")
+    st.subheader(plain(title), divider="gray")
     if rubric.description:
-        st.caption(rubric.description)
+        st.caption(plain(rubric.description))
     pick, rename, archive, freeze = st.columns([3, 1, 1, 1], vertical_alignment="bottom")
     pick.selectbox("Version", ids, key="rubrics_version_id",
                    format_func=lambda i: version_label(by_id[i], ids[0]))
@@ -465,8 +468,5 @@ def render_list(rubrics: list[RubricInfo]) -> None:
         )
 
 
-try:
+with page_boundary(catalog.clear_rubric_readers):
     render_page()
-except StorageError as exc:  # e.g. the rubric was deleted from another tab
-    catalog.clear_rubric_readers()
-    st.error(f"{exc}. Reload the page to see the current rubrics.")

@@ -18,6 +18,7 @@ from storage.model_presets import (
     presets_path,
     remove_model_preset,
 )
+from ui.boundary import plain
 from ui.runtime import database_key
 
 state = st.session_state
@@ -31,7 +32,7 @@ def render_flash() -> None:
     if state["settings_flash"]:
         kind, message = state["settings_flash"]
         state["settings_flash"] = None
-        (st.success if kind == "success" else st.info)(message)
+        (st.success if kind == "success" else st.info)(plain(message))
 
 
 # -- handlers --------------------------------------------------------------------------------
@@ -39,7 +40,7 @@ def handle_add(model: str, api_base: str) -> None:
     try:
         preset = add_model_preset(model, api_base or None)
     except InvalidInputError as exc:
-        st.error(f"Not added: {exc}.")
+        st.error(plain(f"Not added: {exc}."))
         return
     flash(f"Added {preset.label}. Test the connection below before grading with it.")
     st.rerun()
@@ -102,8 +103,8 @@ def render_presets(presets: tuple[ModelPreset, ...]) -> None:
         handle_remove(preset)
     if state["settings_check"] and state["settings_check"][0] == label:
         _, ok, message = state["settings_check"]
-        (st.success if ok else st.error)(("Connected. " if ok else "Connection failed. ")
-                                         + message)
+        (st.success if ok else st.error)(plain(
+            ("Connected. " if ok else "Connection failed. ") + message))
 
 
 def render_keys() -> None:
@@ -150,7 +151,7 @@ def render_page() -> None:
     try:
         presets = list_model_presets()
     except InvalidInputError as exc:
-        st.error(f"{exc}.")
+        st.error(plain(f"{exc}."))
         presets = ()
     render_presets(presets)
     render_keys()

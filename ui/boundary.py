@@ -1,0 +1,38 @@
+"""What the authoring pages show instead of a traceback, and markdown-safe user text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import streamlit as st
+from sqlalchemy.exc import OperationalError
+
+from storage.config import DATABASE_URL_VARIABLE, describe_url
+from storage.errors import StorageError
+from ui.runtime import database_key
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$])")
+
+
+def plain(text: str) -> str:
+    """User text to put inside markdown (titles, captions, messages) without it becoming markup."""
+    return _MARKDOWN.sub(r"\\\1", " ".join(text.split()))
+
+
+@contextmanager
+def page_boundary(clear: Callable[[], None]) -> Iterator[None]:
+    """Turn the failures a person can act on into a message saying what to do."""
+    try:
+        yield
+    except StorageError as exc:  # e.g. the rubric was deleted from another tab
+        clear()
+        st.error(f"{exc}. Reload the page to see the current state.")
+    except OperationalError as exc:
+        reason = str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300]
+        st.error(
+            f"The database at {describe_url(database_key())} cannot be reached ({reason}). "
+            f"Check that it is running and that {DATABASE_URL_VARIABLE} points at it, then "
+            "reload the page."
+        )
