@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from storage.services import agreement, results
-from storage.services.agreement import AgreementReport
+from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
 from storage.services.results import ResultSet
 from ui import results_readers
 from ui.runtime import sessions_for
@@ -34,9 +34,29 @@ def get_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp) -
     return agreement.agreement_report(sessions_for(db), rubric_version_id, dataset_id)
 
 
+@st.cache_data(ttl=3600, max_entries=50, show_spinner=False)
+def get_criterion_table(
+    db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, a: str | None,
+    b: str | None,
+) -> list[CriterionAgreement]:
+    report = get_report(db, rubric_version_id, dataset_id, stamp)
+    return agreement.criterion_table(report, a, b)
+
+
+@st.cache_data(ttl=3600, max_entries=100, show_spinner=False)
+def get_disagreements(
+    db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, keys: tuple[str, ...],
+    criterion_id: int,
+) -> list[Disagreement]:
+    report = get_report(db, rubric_version_id, dataset_id, stamp)
+    return agreement.disagreements(report.data, keys, criterion_id)
+
+
 def clear_after_import() -> None:
     """Imported verdicts change the report and, on the Results and Review pages, the
     effective scores."""
     get_stamp.clear()
     get_report.clear()
+    get_criterion_table.clear()
+    get_disagreements.clear()
     results_readers.clear_after_verdict()

@@ -14,10 +14,9 @@ import streamlit as st
 
 from grading.errors import RubricWorkbenchError
 from storage.errors import ImportProblemsError
-from storage.services import agreement as svc
 from storage.services import labels
 from storage.services.agreement import HUMAN, AgreementReport, AgreementSource
-from ui.agreement_readers import clear_after_import, get_agreement_sets, get_report, get_stamp
+from ui import agreement_readers as readers
 from ui.runtime import database_key, get_sessions
 
 ALL_SOURCES = "all"
@@ -174,7 +173,8 @@ def _pair_options(report: AgreementReport) -> dict[str, str]:
     return options
 
 
-def render_criteria(report: AgreementReport) -> tuple[str | None, str | None]:
+def render_criteria(report: AgreementReport, scope: tuple) -> tuple[str | None, str | None]:
+    """``scope`` is (db, rubric version id, dataset id, stamp): the cached readers' key."""
     st.subheader("Per criterion, worst first")
     options = _pair_options(report)
     default = next((k for k in options if k.startswith(f"{HUMAN}|")), next(iter(options)))
@@ -183,7 +183,7 @@ def render_criteria(report: AgreementReport) -> tuple[str | None, str | None]:
     choice = st.selectbox("Compare", list(options), format_func=options.get,
                           key="agreement_pair")
     a, b = choice.split("|") if choice != ALL_SOURCES else (None, None)
-    rows = svc.criterion_table(report, a, b)
+    rows = readers.get_criterion_table(*scope, a, b)
     table = []
     for row in rows:
         entry = {"Criterion": row.criterion.label, "Weight": row.criterion.weight,
@@ -200,12 +200,14 @@ def render_criteria(report: AgreementReport) -> tuple[str | None, str | None]:
                       "Disagreements": row.disagreements, "Note": row.alpha.note}
         table.append(entry)
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
-    render_disagreements(report, rows, [a, b] if a else [s.key for s in
-                                                         report.data.verdict_sources])
+    keys = (a, b) if a and b else tuple(s.key for s in report.data.verdict_sources)
+    render_disagreements(report, scope, rows, keys)
     return a, b
 
 
-def render_disagreements(report: AgreementReport, rows, keys: list[str]) -> None:
+def render_disagreements(
+    report: AgreementReport, scope: tuple, rows, keys: tuple[str, ...]
+) -> None:
     with_examples = [r for r in rows if r.disagreements]
     if not with_examples:
         st.caption("No disagreements between these sources.")
@@ -215,7 +217,7 @@ def render_disagreements(report: AgreementReport, rows, keys: list[str]) -> None
         st.session_state["agreement_criterion"] = with_examples[0].criterion.id
     criterion_id = st.selectbox("Examples where they disagree", list(names),
                                 format_func=names.get, key="agreement_criterion")
-    found = svc.disagreements(report.data, keys, criterion_id)
+    found = readers.get_disagreements(*scope, keys, criterion_id)
     labels_by_key = {s.key: short(s) for s in report.data.sources}
     frame = pd.DataFrame([
         {"Response": d.response_label,
@@ -364,7 +366,7 @@ def handle_import(version_id: int, dataset_id: int) -> bool:
         + (f" Left out: {', '.join(left_out)}." if left_out else "")
         + " Earlier verdicts stay in the history.")
     st.session_state.agreement_nonce += 1
-    clear_after_import()
+    readers.clear_after_import()
     return True
 
 
@@ -417,7 +419,7 @@ def render_page() -> None:
     st.caption("How far each judge agrees with the others and with your reviewers, which "
                "criteria they get wrong, and what each judge costs.")
     db = database_key()
-    sets = get_agreement_sets(db)
+    sets = readers.get_agreement_sets(db)
     if not sets:
         st.info("Nothing to compare yet. " + EMPTY_HINT)
         st.page_link("app_pages/grade.py", label="Go to the Grade page",
@@ -434,12 +436,13 @@ def render_page() -> None:
     if flash:
         st.success(flash)
         st.session_state.agreement_flash = None
-    report = get_report(db, version_id, dataset_id, get_stamp(db, version_id, dataset_id))
+    scope = (db, version_id, dataset_id, readers.get_stamp(db, version_id, dataset_id))
+    report = readers.get_report(*scope)
     if len(report.data.verdict_sources) < 2:
         st.info("Fewer than two sources of per-criterion verdicts: " + EMPTY_HINT)
     render_header(report)
     render_matrix(report)
-    a, b = render_criteria(report)
+    a, b = render_criteria(report, scope)
     render_confusion(report, a, b)
     render_scores(report)
     render_judges(report)
