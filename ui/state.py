@@ -2,7 +2,8 @@
 
 Keys are prefixed by page; values are ids and small values only. Pickers use these keys as
 their widget keys (no ``index=``), and pages fix a stale value up before drawing the picker.
-Editors and uploaders whose key carries a version id or a nonce are the only keys not listed.
+Widgets whose key carries an id or a nonce (editors, uploaders, an upload's column pickers)
+are the only keys not listed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ DEFAULTS: dict[str, object] = {
     "rubrics_goto": None,  # (rubric id, version id) to select on the next run, after a write
     "rubrics_diff_old": None,
     "rubrics_diff_new": None,
+    "rubrics_diff_show_all": False,
     "rubrics_unlocked_version_id": None,  # a frozen version opened with "edit as new version"
     "rubrics_editor_nonce": 0,  # bumped after a save so the editor starts from the saved rows
     "rubrics_flash": None,
@@ -36,6 +38,7 @@ DEFAULTS: dict[str, object] = {
     # settings
     "settings_check": None,  # (preset label, ok, message) of the last connection test
     "settings_flash": None,
+    "settings_preset": None,  # the label of the preset picked to test or remove
     # grade
     "grade_flash": None,  # (kind, message) shown once after a launch or cancel
     "grade_rubric_id": None,

@@ -93,6 +93,8 @@ def render_presets(presets: tuple[ModelPreset, ...]) -> None:
     if not presets:
         return
     labels = {p.label: p for p in presets}
+    if state["settings_preset"] not in labels:
+        state["settings_preset"] = next(iter(labels))
     left, test, remove = st.columns([4, 1, 1], vertical_alignment="bottom")
     label = left.selectbox("Model to test or remove", list(labels), key="settings_preset")
     preset = labels[label]
