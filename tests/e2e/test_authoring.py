@@ -74,9 +74,9 @@ def test_write_a_rubric_with_a_penalty_and_upload_responses(seeded_app_server, p
     grid = page.locator('.st-key-rubrics_criteria [data-testid="stDataFrame"]')
     # Column centres as fractions of the grid's width (#, name, requirement, weight, kind,
     # section), measured on a 1400-pixel-wide window.
-    _edit_cell(page, grid, 0.45, 1, "Blames the customer", new_row=True)
+    _edit_cell(page, grid, 0.53, 1, "Blames the customer", new_row=True)
     _wait_idle(page)
-    for x_fraction, value in ((0.17, "blame"), (0.73, "-5"), (0.94, "Tone")):
+    for x_fraction, value in ((0.20, "blame"), (0.785, "-5"), (0.96, "Tone")):
         _edit_cell(page, grid, x_fraction, 1, value)
         _wait_idle(page)
     _wait_idle(page)
@@ -157,8 +157,9 @@ def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, scree
     _wait_idle(page)
     screenshot("rubrics-diff")
 
+    page.set_viewport_size({"width": 1400, "height": 1900})
     page.goto(f"{url}/responses")
-    expect(page.get_by_text("Responses 1–25 of 30")).to_be_visible(timeout=45_000)
+    expect(page.get_by_text("Responses 1–15 of 30")).to_be_visible(timeout=45_000)
     _wait_idle(page)
     _no_tracebacks(page)
     screenshot("responses")
@@ -185,7 +186,7 @@ def test_screenshots_of_the_problems_people_hit(seeded_app_server, page: Page, s
 
     # A CSV with an empty response and a repeated id: problems by row, no import button.
     page.goto(f"{url}/responses")
-    expect(page.get_by_text("Responses 1–25 of 30")).to_be_visible(timeout=45_000)
+    expect(page.get_by_text("Responses 1–15 of 30")).to_be_visible(timeout=45_000)
     page.get_by_role("tab", name="Upload a file").click()
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"id,query,response\nx1,q,fine\nx2,q,\nx1,q,again\n")

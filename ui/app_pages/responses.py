@@ -19,7 +19,7 @@ from ui.runtime import database_key, get_sessions
 
 state = st.session_state
 MAX_UPLOAD_VARIABLE = "RUBRIC_WORKBENCH_MAX_UPLOAD_MB"
-PAGE_SIZE = 25
+PAGE_SIZE = 15
 PREVIEW_ROWS = 8
 NONE = "(none)"
 
@@ -177,7 +177,11 @@ def render_browse(dataset: DatasetInfo) -> None:
         for i, r in enumerate(rows)
     ])
     st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
-                 column_config={"#": st.column_config.NumberColumn(width=50)})
+                 column_config={"#": st.column_config.NumberColumn(width="small"),
+                                "ID": st.column_config.TextColumn(width="small"),
+                                "Query": st.column_config.TextColumn(width="medium"),
+                                "Response": st.column_config.TextColumn(width="large"),
+                                "Thinking": st.column_config.TextColumn(width="small")})
     prev, info, nxt = st.columns([1, 3, 1], vertical_alignment="center")
     prev.button("Previous", on_click=go_page, args=(-1,), disabled=page == 0,
                 icon=":material/arrow_back:",

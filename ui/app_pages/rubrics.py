@@ -24,9 +24,11 @@ CRITERIA_COLUMNS = {
     "position": st.column_config.NumberColumn(
         "#", help="Order of the criteria: change the numbers to reorder", step=1, width=50),
     "kind": st.column_config.TextColumn(
-        "Kind", width="small", help="penalty: a negative weight, subtracted when met"),
+        "Kind", width="small",
+        help="penalty: a negative weight, subtracted when met. Shows the saved weights; the "
+             "Penalties line under the table follows unsaved edits."),
     "name": st.column_config.TextColumn("Name", help="Short unique name (optional)",
-                                        width="small"),
+                                        width="medium"),
     "requirement": st.column_config.TextColumn(
         "Requirement", help="What the response must do (or, for a penalty, must not do)",
         width="large"),
