@@ -263,3 +263,15 @@ def test_names_and_descriptions_are_shown_as_text_not_markup():
     header = at.subheader[0].value
     assert header.startswith(r"\*\*Bold\*\* \<b\>tag\</b\> \:red\[x\]")
     assert r"\[click\]\(http\://example\.invalid\)" in [c.value for c in at.caption]
+
+
+def test_a_refused_paste_keeps_what_was_typed_and_a_saved_one_clears_the_form():
+    _dataset()
+    at = open_page("responses")
+    at.text_area[0].input("A long question I do not want to type again")
+    _click(at, "Add response")
+    assert "The response text is empty" in texts(at)
+    assert at.text_area[0].value == "A long question I do not want to type again"
+    at.text_area[1].input("The answer")
+    _click(at, "Add response")
+    assert at.text_area[0].value == "" and at.text_area[1].value == ""

@@ -106,6 +106,7 @@ def handle_paste(dataset: DatasetInfo, query: str, output: str, thinking: str,
         st.error(plain(f"Could not add the response: {exc}."))
         return
     catalog.clear_dataset_readers()
+    state["responses_upload_nonce"] += 1
     label = f" as '{response.external_id}'" if response.external_id else ""
     flash(f"Added the response{label} to '{dataset.name}'.")
     st.rerun()
@@ -222,7 +223,9 @@ def render_response(response: ResponseInfo) -> None:
 
 
 def render_paste(dataset: DatasetInfo) -> None:
-    with st.form("responses_paste_form", clear_on_submit=True):
+    # Not clear_on_submit: a refused response keeps its text; a saved one gets a fresh form
+    # through the nonce that also resets the uploader.
+    with st.form(f"responses_paste_form_{state['responses_upload_nonce']}"):
         query = st.text_area("Query (optional)", height=80,
                              help="The prompt or question the response answers")
         output = st.text_area("Response", height=160, help="The model's answer to grade")

@@ -86,6 +86,7 @@ def handle_create(name: str, description: str, requirement: str, weight: float) 
         st.error(plain(f"Could not create the rubric: {exc}."))
         return
     catalog.clear_rubric_readers()
+    state["rubrics_editor_nonce"] += 1  # fresh forms and editor
     goto(version.rubric_id, version.id)
     flash(f"Created '{version.rubric_name}'. Add the rest of its criteria in the table below.")
     st.rerun()
@@ -126,6 +127,7 @@ def handle_import(name: str, upload, pasted: str) -> None:
         st.error(plain(f"Could not import: {exc}."))
         return
     catalog.clear_rubric_readers()
+    state["rubrics_editor_nonce"] += 1  # fresh forms and editor
     goto(version.rubric_id, version.id)
     flash(f"Imported '{version.rubric_name}' with {len(version.criteria)} criteria.")
     st.rerun()
@@ -189,7 +191,7 @@ def discard() -> None:
 # -- drawing ---------------------------------------------------------------------------------
 def render_create(expanded: bool) -> None:
     with (st.expander("New rubric", expanded=expanded, icon=":material/add:"),
-          st.form("rubrics_create_form")):
+          st.form(f"rubrics_create_form_{state['rubrics_editor_nonce']}")):
         name = st.text_input("Name", placeholder="e.g. Support replies: refunds")
         description = st.text_input("Description (optional)")
         st.markdown("**First criterion** — you can add the others in the table afterwards.")
@@ -209,7 +211,7 @@ def render_import() -> None:
     with st.expander("Import YAML or JSON", icon=":material/upload_file:"):
         st.caption("A list of criteria, `{criteria: [...]}` or `{sections: [{name, criteria}]}`;"
                    " each criterion has `requirement`, `weight` and optionally `name`.")
-        with st.form("rubrics_import_form"):
+        with st.form(f"rubrics_import_form_{state['rubrics_editor_nonce']}"):
             name = st.text_input("Name for the imported rubric",
                                  placeholder="Defaults to the file name")
             upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"],
