@@ -7,6 +7,7 @@ import streamlit as st
 from storage.dto import CriterionInfo, EffectiveCriterion, HumanVerdictInfo
 from storage.services.results import ResponseDetail
 from ui.verdict_view import (
+    GRADER_LABELS,
     format_score,
     render_untrusted,
     short_run_label,
@@ -29,27 +30,48 @@ def render_response_text(detail: ResponseDetail) -> None:
 def render_scores(detail: ResponseDetail) -> None:
     """Per run: the effective score, how far a person moved it from the judge's, coverage."""
     items = list(zip(detail.runs, detail.grades, strict=True))
-    columns = st.columns(min(3, len(items) + 1))
+    columns = st.columns(min(4, len(items) + 1))
     for index, (run, grade) in enumerate(items):
         with columns[index % len(columns)]:
+            label = f"#{run.id} {GRADER_LABELS.get(run.grader, run.grader)}"
             if grade is None:
-                st.metric(short_run_label(run), "—", help="Not graded yet")
+                st.metric(label, "—", help=f"{run.model}: not graded yet")
                 continue
             moved = (grade.score is not None and grade.judge_score is not None
                      and abs(grade.score - grade.judge_score) > 1e-9)
             st.metric(
-                short_run_label(run), format_score(grade.score),
+                label, format_score(grade.score),
                 delta=f"{grade.score - grade.judge_score:+.3f} by review" if moved else None,
-                help=f"Effective score; the judge gave {format_score(grade.judge_score)}")
-            st.caption(f"judge {format_score(grade.judge_score)} · reviewed "
-                       f"{grade.reviewed_count}/{grade.criteria_count}")
+                help=f"Effective score of {run.model}; the judge gave "
+                     f"{format_score(grade.judge_score)}")
+            st.caption(f"{_md_escape(run.model)} · judge {format_score(grade.judge_score)} · "
+                       f"reviewed {grade.reviewed_count}/{grade.criteria_count}")
             if grade.error:
                 st.text(grade.error)
     human = detail.human_score
     with columns[len(items) % len(columns)]:
-        st.metric("Human verdicts alone", format_score(human.score),
-                  help="The score from people's verdicts only, once every criterion has one")
+        st.metric("Human verdicts", format_score(human.score),
+                  help="The score from people's verdicts alone, once every criterion has one")
         st.caption(f"reviewed {human.reviewed_count}/{human.criteria_count}")
+
+
+def render_history(detail: ResponseDetail) -> None:
+    """Every verdict, newest first: who, when, which criterion, from what to what, why."""
+    with st.popover(f"History ({len(detail.history)})", icon=":material/history:",
+                    help="Every human verdict on this response: who, when, from what to "
+                         "what, and why", width="stretch"):
+        if not detail.history:
+            st.caption("No person has reviewed this response yet.")
+            return
+        labels = {c.id: c.label for c in detail.version.criteria}
+        for h in sorted(detail.history, key=lambda h: h.created_at, reverse=True):
+            before = h.previous_verdict.value if h.previous_verdict else "the judge's verdict"
+            st.markdown(
+                f"**{_md_escape(h.reviewer)}** · {h.created_at:%Y-%m-%d %H:%M} UTC · "
+                f"{_md_escape(labels.get(h.criterion_id, str(h.criterion_id)))}: "
+                f"{before} → **{h.verdict.value}**")
+            if h.note:
+                st.text(f"“{h.note}”")
 
 
 def criterion_heading(criterion: CriterionInfo, disagree: bool) -> str:
@@ -114,15 +136,3 @@ def render_criteria(detail: ResponseDetail) -> None:
             with columns[-1]:
                 st.caption("Human")
                 render_human_cell(detail.humans.get(criterion.id))
-
-
-def history_rows(detail: ResponseDetail) -> list[dict]:
-    labels = {c.id: c.label for c in detail.version.criteria}
-    return [{
-        "When (UTC)": h.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-        "Who": h.reviewer,
-        "Criterion": labels.get(h.criterion_id, str(h.criterion_id)),
-        "From": h.previous_verdict.value if h.previous_verdict else "(judge)",
-        "To": h.verdict.value,
-        "Why": h.note,
-    } for h in sorted(detail.history, key=lambda h: h.created_at, reverse=True)]

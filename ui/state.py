@@ -76,7 +76,7 @@ DEFAULTS: dict[str, object] = {
     "results_disagree_only": False,
     "results_reviewed": "any",
     "results_score_range": (0.0, 1.0),
-    "results_score_run": None,  # None: any run
+    "results_score_run": 0,  # 0: any run
     "results_sort": "response",
     "results_sort_run": None,
     "results_descending": False,

@@ -219,7 +219,7 @@ def _review(page: Page, screenshot) -> None:
     expect(page.get_by_text("+0.500 by review").first).to_be_visible()
     _no_tracebacks(page)
     screenshot("review")
-    page.get_by_role("button", name="Verdict history (1)").click()
+    page.get_by_role("button", name="History (1)").click()
     expect(page.get_by_text("No verdicts yet")).to_have_count(0)
     page.wait_for_timeout(500)
     screenshot("review-history")
@@ -227,6 +227,7 @@ def _review(page: Page, screenshot) -> None:
     page.get_by_text("Blind mode").click()
     _wait_idle(page)
     page.get_by_role("button", name=re.compile(r"^Next")).click()
+    expect(page.get_by_text("3 of 3", exact=True)).to_be_visible(timeout=20_000)
     _wait_idle(page)
     expect(page.get_by_text("Judges hidden until you answer (blind mode).").first
            ).to_be_visible()
@@ -256,7 +257,7 @@ def _export(page: Page, url: str) -> None:
 def test_author_grade_compare_correct_and_export(journey_server, provider, page: Page,
                                                  screenshot, tmp_path):
     url, db_url = journey_server
-    page.set_viewport_size({"width": 1400, "height": 1600})
+    page.set_viewport_size({"width": 1400, "height": 2400})
     _author(page, url, tmp_path)
     _grade(page, url, db_url, provider, screenshot)
     _results(page, url, screenshot)

@@ -106,8 +106,8 @@ def test_opening_a_response_shows_both_judges_reasons_and_the_disagreement():
     assert shown.count("reason 1") == 2  # both runs' reasons for the 'cites' criterion
     assert [c.value for c in at.code][:2] == ["question 1", "answer 1"]
     scores = {m.label: m.value for m in at.metric}
-    assert (scores[RUN_A], scores[RUN_B]) == ("1.000", "0.714")
-    assert "judge 0.714 · reviewed 0/4" in shown
+    assert (scores["#1 Per criterion"], scores["#2 One-shot"]) == ("1.000", "0.714")
+    assert "openai/judge-b · judge 0.714 · reviewed 0/4" in shown
 
 
 def test_a_failed_criterion_shows_the_judges_error():

@@ -35,7 +35,7 @@ def _scores(at) -> dict[str, str]:
     return {metric.label: metric.value for metric in at.metric}
 
 
-RUN_A, RUN_B = "#1 Per criterion · judge-a", "#2 One-shot · judge-b"
+RUN_A, RUN_B = "#1 Per criterion", "#2 One-shot"
 
 
 def test_nothing_graded_points_to_the_grade_page():
@@ -65,7 +65,7 @@ def test_saving_a_verdict_changes_the_effective_score_at_once():
     assert "Saved 1 verdict (cites); effective scores are updated." in texts(at)
     scores = _scores(at)
     assert (scores[RUN_A], scores[RUN_B]) == ("0.714", "0.714")
-    assert "judge 1.000 · reviewed 1/4" in texts(at)
+    assert "openai/judge-a · judge 1.000 · reviewed 1/4" in texts(at)
     [moved] = [m for m in at.metric if m.label == RUN_A]
     assert moved.proto.delta == "-0.286 by review"
     [current] = reviews.current_verdicts(seeded.sessions, seeded.responses[1].id,
@@ -128,11 +128,13 @@ def test_history_shows_who_changed_what_from_what_to_what_and_why():
     reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
                               verdict="UNMET", reviewer="cy", note="it is a blog")
     at = _review()
-    history = at.dataframe[0].value
-    assert list(history["Who"]) == ["cy", "bo"]
-    assert list(history["From"]) == ["MET", "(judge)"]
-    assert list(history["To"]) == ["UNMET", "MET"]
-    assert list(history["Why"]) == ["it is a blog", "source in footnote"]
+    shown = texts(at)
+    assert "History (2)" in [p.proto.popover.label for p in at.get("popover")]
+    newest = shown.index("**cy** ·")
+    assert newest < shown.index("**bo** ·")
+    assert "cites: MET → **UNMET**" in shown
+    assert "cites: the judge's verdict → **MET**" in shown
+    assert "“it is a blog”" in shown and "“source in footnote”" in shown
 
 
 def test_a_stale_form_is_refused_and_shows_the_other_reviewers_verdict():

@@ -316,13 +316,21 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
+def _cost(run: RunInfo) -> str:
+    if not run.unknown_cost_count:
+        return f"${run.cost:,.4f}"
+    if run.cost:
+        return f"${run.cost:,.4f} + unknown"
+    return "unknown (no price)"
+
+
 def _runs_table(all_runs: list[RunInfo]) -> list[dict]:
     return [{
         "Run": f"#{r.id}", "Status": r.status, "Name": r.name,
         "Grader": GRADER_LABELS.get(r.grader, r.grader), "Model": r.model,
         "Graded": f"{r.graded_count:,}/{r.response_count:,}", "Failed": r.failed_count,
         "Tokens": r.total_tokens,
-        "Cost (USD)": round(r.cost, 4) if not r.unknown_cost_count else None,
+        "Cost": _cost(r),
         "Created": r.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
         "Error": r.error or "",
     } for r in reversed(all_runs)]
@@ -354,9 +362,10 @@ def render_runs(db: str) -> None:
                     head.caption("Waiting for a worker to pick it up.")
                 cancel.button("Cancel", key=f"grade_cancel_{run.id}", on_click=handle_cancel,
                               args=(run.id,), width="stretch")
-        st.dataframe(_runs_table(current), hide_index=True, width="stretch",
-                     column_config={"Cost (USD)": st.column_config.NumberColumn(
-                         format="$%.4f", help="Empty when the model's price is unknown")})
+        st.dataframe(_runs_table(current), hide_index=True, width="stretch")
+        if any(r.status == "done" for r in current):
+            st.page_link("app_pages/results.py", label="Compare the results",
+                         icon=":material/table_chart:")
         st.caption(f"Updated {datetime.now(UTC):%H:%M:%S} UTC"
                    + (f"; refreshing every {POLL_SECONDS:g} s." if now_active else "."))
 

@@ -22,6 +22,7 @@ SORTS = {
 }
 REVIEWED = {"any": "All", "reviewed": "Reviewed", "not_reviewed": "Not reviewed"}
 PAGE_SIZES = [25, 50, 100, 200]
+ANY_RUN = 0  # run ids start at 1
 
 
 def handle_filter_change() -> None:
@@ -73,7 +74,7 @@ def pick_runs(db: str, result_set: ResultSet) -> tuple[int, ...]:
 def render_filters(db: str, run_ids: tuple[int, ...]) -> ResultsFilter:
     s = st.session_state
     by_id = {run.id: run for run in readers.get_runs(db)}
-    c1, c2, c3 = st.columns([3, 2, 2])
+    c1, c2, c3 = st.columns([3, 2, 3])
     c1.text_input("Search id, query and output", key="results_search",
                   on_change=handle_filter_change, placeholder="words in the response")
     c2.checkbox("Judge failed or fell back", key="results_failed_only",
@@ -91,12 +92,12 @@ def render_filters(db: str, run_ids: tuple[int, ...]) -> ResultsFilter:
         c4, c5 = st.columns([3, 2])
         low, high = c4.slider("Effective score between", 0.0, 1.0, step=0.05,
                               key="results_score_range", on_change=handle_filter_change)
-        if s.results_score_run not in (None, *run_ids):
-            s.results_score_run = None
+        if s.results_score_run not in (ANY_RUN, *run_ids):
+            s.results_score_run = ANY_RUN
         score_run = c5.selectbox(
-            "Score range applies to", [None, *run_ids], key="results_score_run",
-            format_func=lambda r: "any selected run" if r is None else run_label(by_id[r]),
-            on_change=handle_filter_change)
+            "Score range applies to", [ANY_RUN, *run_ids], key="results_score_run",
+            format_func=lambda r: "any selected run" if r == ANY_RUN else run_label(by_id[r]),
+            on_change=handle_filter_change) or None
         if (low, high) == (0.0, 1.0):
             low = high = None  # the full range also keeps responses without a score
     return ResultsFilter(
@@ -215,29 +216,23 @@ def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...], rows
     if st.session_state.results_open_response not in labels:
         st.session_state.results_open_response = None
     response_id = st.selectbox(
-        "Open a response", [None, *labels], key="results_open_response",
-        format_func=lambda r: "Choose a response of this page" if r is None else labels[r])
+        "Open a response", list(labels), key="results_open_response", index=None,
+        format_func=labels.get, placeholder="Choose a response of this page")
     if response_id is None:
         return
     detail = readers.get_response_detail(db, response_id, result_set.rubric_version_id,
                                          run_ids, readers.run_stamp(db, run_ids))
-    st.subheader(f"Response {labels[response_id]}")
-    left, right = st.columns([3, 2])
-    with left:
-        response_view.render_response_text(detail)
-    with right:
-        st.markdown("**Scores**")
-        response_view.render_scores(detail)
-        if st.button("Review this response", key="results_to_review", icon=":material/fact_check:"):
-            handle_open_in_review(result_set.dataset_id, result_set.rubric_version_id,
-                                  response_id)
-            st.switch_page("app_pages/review.py")
-        with st.popover(f"Verdict history ({len(detail.history)})"):
-            history = response_view.history_rows(detail)
-            if history:
-                st.dataframe(history, hide_index=True)
-            else:
-                st.caption("No person has reviewed this response yet.")
+    head, review_button, history = st.columns([4, 2, 2], vertical_alignment="bottom")
+    head.subheader(f"Response {labels[response_id]}")
+    if review_button.button("Review this response", key="results_to_review",
+                            icon=":material/rate_review:", width="stretch"):
+        handle_open_in_review(result_set.dataset_id, result_set.rubric_version_id,
+                              response_id)
+        st.switch_page("app_pages/review.py")
+    with history:
+        response_view.render_history(detail)
+    response_view.render_scores(detail)
+    response_view.render_response_text(detail)
     st.markdown("**Per criterion**")
     response_view.render_criteria(detail)
 

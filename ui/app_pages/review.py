@@ -72,27 +72,33 @@ def _position_of_requested(queue: list[QueueItem]) -> None:
                "“Only responses still to review”).")
 
 
-def item_caption(item: QueueItem) -> str:
+def item_caption(item: QueueItem, detail: ResponseDetail) -> str:
     flags = [label for label, on in (("judges disagree", item.disagree),
                                      ("judge failed or fell back", item.failed)) if on]
-    reviewed = f"{item.reviewed_count}/{item.criteria_count} criteria reviewed"
+    reviewed = (f"{len(detail.humans)}/{len(detail.version.criteria)} criteria reviewed")
     return " · ".join([item.external_id or f"#{item.response_id}", *flags, reviewed])
 
 
-def render_nav(queue: list[QueueItem]) -> QueueItem:
+def current_item(queue: list[QueueItem]) -> QueueItem:
     s = st.session_state
     s.review_position = min(max(0, s.review_position), len(queue) - 1)
-    item = queue[s.review_position]
-    prev, middle, nxt = st.columns([1, 4, 1], vertical_alignment="center")
+    return queue[s.review_position]
+
+
+def render_nav(queue: list[QueueItem], item: QueueItem, detail: ResponseDetail) -> None:
+    s = st.session_state
+    prev, middle, history, nxt = st.columns([2, 5, 2, 2], vertical_alignment="center")
     prev.button("Previous", icon=":material/chevron_left:", key="review_prev",
                 on_click=handle_move, args=(-1, len(queue)),
                 disabled=s.review_position == 0, width="stretch", shortcut="Alt+Left")
-    middle.markdown(f"**{s.review_position + 1} of {len(queue)}** · {_escape(item_caption(item))}")
+    middle.markdown(f"**{s.review_position + 1} of {len(queue)}** · "
+                    f"{_escape(item_caption(item, detail))}")
+    with history:
+        response_view.render_history(detail)
     nxt.button("Next", icon=":material/chevron_right:", icon_position="right",
                key="review_next", on_click=handle_move, args=(1, len(queue)),
                disabled=s.review_position >= len(queue) - 1, width="stretch",
                shortcut="Alt+Right")
-    return item
 
 
 def _escape(text: str) -> str:
@@ -160,22 +166,12 @@ def render_item(detail: ResponseDetail, queue_size: int) -> None:
     blind = s.review_blind
     humans = detail.humans
     fully = all(c.id in humans for c in detail.version.criteria)
-    left, right = st.columns([3, 2])
-    with left:
-        response_view.render_response_text(detail)
-    with right:
-        st.markdown("**Scores**")
-        if blind and not fully:
-            st.caption("Blind mode: judges' verdicts and scores appear once you have "
-                       "answered.")
-        else:
-            response_view.render_scores(detail)
-        with st.popover(f"Verdict history ({len(detail.history)})", icon=":material/history:"):
-            rows = response_view.history_rows(detail)
-            if rows:
-                st.dataframe(rows, hide_index=True)
-            else:
-                st.caption("No verdicts yet for this response.")
+    if blind and not fully:
+        st.caption("Blind mode: the judges' verdicts and scores appear once you have "
+                   "answered.")
+    else:
+        response_view.render_scores(detail)
+    response_view.render_response_text(detail)
 
     previous = s.review_shown
     shown = {c.id: (humans[c.id].id if c.id in humans else None)
@@ -185,6 +181,8 @@ def render_item(detail: ResponseDetail, queue_size: int) -> None:
     choices: dict[int, tuple[str, str]] = {}
     with st.form(f"review_form_{detail.response.id}_{nonce}", border=False):
         st.markdown("**Your verdicts**")
+        st.caption("Leave “—” where you agree with the judges or have not decided; only "
+                   "the criteria you set are saved.")
         for index, criterion in enumerate(detail.version.criteria):
             human = humans.get(criterion.id)
             hide = blind and human is None
@@ -251,10 +249,11 @@ try:
             st.success("Everything in this set is reviewed. Switch off “Only responses "
                        "still to review” to revisit verdicts.")
         else:
-            item = render_nav(queue)
+            item = current_item(queue)
             detail = readers.get_response_detail(
                 db, item.response_id, chosen.rubric_version_id, chosen.run_ids,
                 readers.run_stamp(db, chosen.run_ids))
+            render_nav(queue, item, detail)
             render_item(detail, len(queue))
 except RubricWorkbenchError as exc:
     st.error(f"{exc}")
