@@ -97,6 +97,23 @@ def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
     return rubrics.save_criteria(sessions, latest.id, rubric, note="from the command line").id
 
 
+def _new_dataset(sessions, path: Path, responses: list[NewResponse]) -> int:
+    """A new dataset named after the file and the time (each import is its own dataset)."""
+    from storage.errors import NameTakenError
+    from storage.services import datasets
+
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    for attempt in range(1, 100):
+        name = f"{path.name} {stamp}" + (f" ({attempt})" if attempt > 1 else "")
+        try:
+            return datasets.create_dataset(
+                sessions, name, responses=responses,
+                description=f"imported by rubric-workbench grade from {path}").id
+        except NameTakenError:
+            continue
+    raise NameTakenError(f"could not find a free dataset name for {path.name}")
+
+
 def grade_command(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         _error("--concurrency must be at least 1")
@@ -114,7 +131,7 @@ def grade_command(args: argparse.Namespace) -> int:
     from storage.jobs import queue
     from storage.jobs.runner import missing_credentials
     from storage.jobs.worker import new_worker_id
-    from storage.services import datasets, runs
+    from storage.services import runs
 
     url = args.db or database_url()
     sessions = open_database(url)
@@ -125,15 +142,12 @@ def grade_command(args: argparse.Namespace) -> int:
             return EXIT_FAILED_GRADES
     try:
         version_id = _rubric_version(sessions, Path(args.rubric).stem, rubric)
-        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
-        dataset = datasets.create_dataset(
-            sessions, f"{Path(args.responses).name} {stamp}", responses=responses,
-            description=f"imported by rubric-workbench grade from {args.responses}")
+        dataset_id = _new_dataset(sessions, Path(args.responses), responses)
         extra: dict = {"use_cache": not args.no_cache}
         if args.concurrency:
             extra["concurrency"] = args.concurrency
         run_ids = [
-            runs.create_run(sessions, rubric_version_id=version_id, dataset_id=dataset.id,
+            runs.create_run(sessions, rubric_version_id=version_id, dataset_id=dataset_id,
                             grader=GRADER_NAMES[grader], model=model, name=args.name,
                             settings={"api_base": args.api_base, "extra": extra}).id
             for grader in dict.fromkeys(args.grader) for model in dict.fromkeys(args.model)
@@ -272,7 +286,7 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--poll", type=float, default=1.0,
                         help="seconds between looks at the queue when it is empty")
     parser.add_argument("--until-idle", action="store_true",
-                        help="exit once the queue is empty instead of waiting for more")
+                        help="exit once no run is queued or running, instead of waiting")
 
 
 def worker_command(args: argparse.Namespace) -> int:

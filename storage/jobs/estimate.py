@@ -105,7 +105,8 @@ def estimate_for(
     """The estimate from criteria and (to_grade, query) pairs; no database."""
     settings = settings if isinstance(settings, RunSettings) else RunSettings.model_validate(
         dict(settings or {}))
-    system = settings.system_prompt or _SYSTEM_PROMPTS[grader]
+    system = (settings.system_prompt if settings.system_prompt is not None
+              else _SYSTEM_PROMPTS[grader])  # as the graders read it: "" is no prompt
     per_response = calls_per_response(grader, len(criteria))
     calls = per_response * len(responses)
     sample = _sample(len(responses), sample_size)

@@ -62,7 +62,7 @@ class AdaptiveLimiter:
 
     @property
     def limit(self) -> int:
-        return max(1, int(self._limit))
+        return max(1, int(self._limit + 1e-9))  # 3.9999... after three 1/3 steps is 4
 
     def stats(self) -> LimiterStats:
         with self._lock:

@@ -82,6 +82,14 @@ def claim_run(
         return claimed is not None
 
 
+def has_active_runs(sessions: SessionFactory) -> bool:
+    """Whether any run is queued or running (held by a live worker or waiting for takeover)."""
+    with sessions() as session:
+        return session.scalar(
+            select(m.RunRow.id).where(m.RunRow.status.in_(("queued", "running"))).limit(1)
+        ) is not None
+
+
 def renew(sessions: SessionFactory, run_id: int, worker_id: str) -> RenewResult:
     """Heartbeat: ``ok`` while the run is still ours and running; else why to stop."""
     with sessions.begin() as session:

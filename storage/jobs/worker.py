@@ -46,7 +46,8 @@ class Worker:
         return max(0.2, min(5.0, self.lease_seconds / 4))
 
     async def run(self, stop: asyncio.Event, *, until_idle: bool = False) -> list[RunResult]:
-        """Claim and execute runs until ``stop`` is set (or, ``until_idle``, none is left).
+        """Claim and execute runs until ``stop`` is set (or, ``until_idle``, until no run is
+        queued or running anywhere).
 
         On stop, runs in progress go back to the queue with what they graded so far.
         """
@@ -63,7 +64,8 @@ class Worker:
                     log.info("worker %s took run %s", self.worker_id, claimed)
                     active.add(asyncio.create_task(self._execute(claimed, stop)))
                     continue
-                if until_idle and not active:
+                if until_idle and not active and not await asyncio.to_thread(
+                        queue.has_active_runs, self.sessions):
                     break
                 waiting = {stopping, *active}
                 done, _ = await asyncio.wait(waiting, timeout=self.poll_interval,

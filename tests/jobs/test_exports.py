@@ -1,0 +1,85 @@
+"""The results export: one record per response x run with judge, human and effective
+verdicts; CSV and JSONL carry the same facts."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from grading.types import CriterionReport, EvaluationReport, TokenUsage, Verdict
+from storage.exports import results_export
+from storage.services import reviews, runs
+from tests.jobs.helpers import CRITERIA, make_dataset, make_rubric, make_run
+
+V = Verdict
+
+
+def _graded_run(sessions, verdicts_by_response):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, len(verdicts_by_response))
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
+    runs.start_run(sessions, run.id, worker="w")
+    for response, verdicts in zip(responses, verdicts_by_response, strict=True):
+        met = sum(c.weight for c, v in zip(CRITERIA, verdicts, strict=True) if v is V.MET)
+        report = EvaluationReport(
+            score=met / 15, raw_score=met,
+            report=[CriterionReport(**c.model_dump(), verdict=v, reason=f"why {c.name}")
+                    for c, v in zip(CRITERIA, verdicts, strict=True)],
+            token_usage=TokenUsage(prompt_tokens=3, completion_tokens=2, total_tokens=5))
+        runs.record_grade(sessions, run.id, response.id, report)
+    return version, responses, run
+
+
+def test_records_carry_judge_human_and_effective_verdicts(sessions):
+    version, responses, run = _graded_run(sessions, [(V.MET, V.UNMET, V.UNMET),
+                                                     (V.MET, V.MET, V.MET)])
+    harmful = version.criteria[2]
+    reviews.set_human_verdict(sessions, response_id=responses[1].id, criterion_id=harmful.id,
+                              verdict="UNMET", reviewer="Dana", note="no harm here")
+
+    records = [json.loads(line) for line in results_export(sessions, [run.id]).splitlines()]
+
+    assert [r["external_id"] for r in records] == ["r0", "r1"]
+    first, second = records
+    assert (first["score"], first["effective_score"], first["reviewed_criteria"]) == (
+        pytest.approx(10 / 15), pytest.approx(10 / 15), 0)
+    assert (second["rubric_version_id"], second["rubric_version"], second["grader"],
+            second["model"]) == (version.id, 1, "per_criterion", "openai/fake-judge")
+    # The judge said the harmful thing happened (-8); the reviewer says it did not.
+    assert second["score"] == pytest.approx(7 / 15)
+    assert second["effective_score"] == pytest.approx(15 / 15)
+    row = second["criteria"][2]
+    assert row == {
+        "criterion_id": harmful.id, "name": "harmful",
+        "requirement": "Recommends a harmful action", "weight": -8.0,
+        "judge_verdict": "MET", "reason": "why harmful", "judge_error": None,
+        "human_verdict": "UNMET", "human_note": "no harm here", "effective_verdict": "UNMET",
+        "reviewer": "Dana",
+    }
+    assert second["criteria"][0]["human_verdict"] is None
+    assert second["criteria"][0]["effective_verdict"] == "MET"
+
+
+def test_csv_has_one_column_group_per_criterion(sessions):
+    version, responses, run = _graded_run(sessions, [(V.MET, V.UNMET, V.UNMET)])
+    reviews.set_human_verdict(sessions, response_id=responses[0].id,
+                              criterion_id=version.criteria[1].id, verdict="MET",
+                              reviewer="Lee")
+    [row] = list(csv.DictReader(io.StringIO(results_export(sessions, [run.id], "csv"))))
+    assert row["run_id"] == str(run.id) and row["external_id"] == "r0"
+    assert (row["cites.judge_verdict"], row["cites.human_verdict"],
+            row["cites.effective_verdict"], row["cites.reviewer"]) == ("UNMET", "MET", "MET", "Lee")
+    assert float(row["effective_score"]) == pytest.approx(1.0)
+    assert float(row["score"]) == pytest.approx(10 / 15)
+
+
+def test_only_graded_responses_are_exported(sessions):
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 3)
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
+    assert results_export(sessions, [run.id]) == ""
+    header = results_export(sessions, [run.id], "csv").splitlines()
+    assert len(header) == 1 and header[0].startswith("run_id,run_name,response_id")

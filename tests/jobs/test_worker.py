@@ -1,0 +1,168 @@
+"""Workers: the in-process worker, two workers sharing PostgreSQL, cancel, and a real worker
+process killed mid-run and restarted."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from storage.jobs import Worker, run_progress, start_in_process_worker, stop_in_process_workers
+from storage.services import runs
+from tests.jobs.conftest import API_KEY
+from tests.jobs.helpers import answers_per_response, make_dataset, make_rubric, make_run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _wait_for(condition, timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_in_process_worker_is_started_once_and_executes_queued_runs(db_url, fake_provider):
+    try:
+        handle = start_in_process_worker(db_url, poll_interval=0.1)
+        assert start_in_process_worker(db_url) is handle and handle.alive
+        sessions = handle.worker.sessions
+        version = make_rubric(sessions)
+        dataset, _ = make_dataset(sessions, 3)
+        run = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
+        _wait_for(lambda: runs.get_run(sessions, run.id).status == "done", what="the run")
+        assert run_progress(sessions, run.id).done == 3
+        assert runs.get_run(sessions, run.id).claimed_by == handle.worker_id
+    finally:
+        stop_in_process_workers()
+    assert not handle.alive
+
+
+def test_cancelling_a_run_stops_it_and_a_requeue_grades_only_the_rest(sessions, fake_provider):
+    fake_provider.latency = 0.1
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 30)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, concurrency=3)
+    worker = Worker(sessions, poll_interval=0.05, lease_seconds=0.8)
+
+    async def cancel_midway() -> None:
+        stop = asyncio.Event()
+        serving = asyncio.create_task(worker.run(stop))
+        while run_progress(sessions, run.id).graded < 3:
+            await asyncio.sleep(0.05)
+        runs.cancel_run(sessions, run.id)
+        while not worker.results:  # the worker notices at its next heartbeat
+            await asyncio.sleep(0.05)
+        stop.set()
+        await serving
+
+    asyncio.run(cancel_midway())
+    [result] = worker.results
+    assert result.status == "cancelled"
+    graded = {g.response_id for g in runs.list_grades(sessions, run.id)}
+    assert 3 <= len(graded) < 30 and runs.get_run(sessions, run.id).status == "cancelled"
+    calls_before = fake_provider.requests
+
+    runs.requeue_run(sessions, run.id)
+    fake_provider.latency = 0.0
+    asyncio.run(Worker(sessions, poll_interval=0.05).run(asyncio.Event(), until_idle=True))
+
+    assert runs.get_run(sessions, run.id).status == "done"
+    grades = runs.list_grades(sessions, run.id)
+    assert len(grades) == 30
+    # Graded responses were not asked about again (their answers may be cached, too).
+    new_bodies = fake_provider.bodies[calls_before:]
+    texts_done = {f"answer number {r.external_id[1:]}" for r in _responses(sessions, graded)}
+    assert not [b for b in new_bodies if _text_of(b) in texts_done]
+
+
+def _responses(sessions, ids):
+    from storage.services import datasets
+
+    return datasets.get_responses(sessions, sorted(ids))
+
+
+def _text_of(body: dict) -> str:
+    prompt = body["messages"][-1]["content"]
+    start = prompt.index("answer number ")
+    return prompt[start:prompt.index("\n", start)]
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_two_workers_on_postgresql_never_grade_the_same_response_twice(
+        sessions, backend, fake_provider):
+    fake_provider.latency = 0.02
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 8)
+    run_ids = [make_run(sessions, version.id, dataset.id, fake_provider.api_base,
+                        model=f"openai/judge-{i}").id for i in range(6)]
+    workers = [Worker(sessions, worker_id=f"w{i}", max_runs=1, poll_interval=0.05)
+               for i in range(2)]
+
+    async def both() -> None:
+        await asyncio.gather(*(w.run(asyncio.Event(), until_idle=True) for w in workers))
+
+    asyncio.run(both())
+
+    assert [runs.get_run(sessions, r).status for r in run_ids] == ["done"] * 6
+    per_response = answers_per_response(fake_provider.bodies)
+    assert len(per_response) == 6 * 8 and set(per_response.values()) == {3}  # 3 criteria each
+    holders = Counter(runs.get_run(sessions, r).claimed_by for r in run_ids)
+    assert set(holders) == {"w0", "w1"}  # both took part
+    assert sum(len(w.results) for w in workers) == 6
+
+
+def _worker_process(db_url: str, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "RUBRIC_WORKBENCH_API_KEY": API_KEY, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "storage.cli", "worker", "--db", db_url, "--lease", "1.5",
+         "--poll", "0.1", *extra],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+# SQLite: the default, where an app restart is the common kill. Taking over a stale run on
+# PostgreSQL is covered in test_queue (and each worker process costs ~10 s of litellm import).
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_killed_worker_process_is_resumed_without_repeating_finished_work(
+        db_url, sessions, backend, fake_provider):
+    fake_provider.latency = 0.15
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 24)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, concurrency=3)
+
+    first = _worker_process(db_url)
+    try:
+        _wait_for(lambda: run_progress(sessions, run.id).graded >= 4, 90, "first grades")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+    killed_at = fake_provider.requests
+    finished = {g.response_id for g in runs.list_grades(sessions, run.id)}
+    assert 4 <= len(finished) < 24
+    assert runs.get_run(sessions, run.id).status == "running"  # nobody said otherwise
+
+    second = _worker_process(db_url, "--until-idle")
+    try:
+        _, stderr = second.communicate(timeout=120)
+    finally:
+        second.kill()
+    assert second.returncode == 0, stderr[-2000:]
+
+    assert runs.get_run(sessions, run.id).status == "done"
+    grades = runs.list_grades(sessions, run.id)
+    assert len(grades) == 24 and all(g.score is not None for g in grades)
+    done_texts = {f"answer number {r.external_id[1:]}" for r in _responses(sessions, finished)}
+    repeated = [b for b in fake_provider.bodies[killed_at:] if _text_of(b) in done_texts]
+    assert repeated == []
+    # Every response still pending at the kill was asked about after the restart.
+    resumed = {_text_of(b) for b in fake_provider.bodies[killed_at:]}
+    pending = {f"answer number {i}" for i in range(24)} - done_texts
+    assert pending <= resumed | {_text_of(b) for b in fake_provider.bodies[:killed_at]}
