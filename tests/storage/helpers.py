@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from grading.aggregation import holistic_to_scores, score_verdicts
+from grading.aggregation import final_penalty, holistic_to_scores, score_verdicts
 from grading.length_penalty import apply_length_penalty
 from grading.types import (
     Criterion,
@@ -60,8 +60,6 @@ def holistic_report(
 ) -> EvaluationReport:
     """What RubricAsJudge returns: a holistic 0-100 score and no per-criterion verdicts."""
     aggregate = holistic_to_scores(criteria, llm_score, normalize=settings.normalize)
-    from grading.aggregation import final_penalty
-
     penalty = final_penalty(settings, to_grade)
     score = apply_length_penalty(aggregate.score, penalty or 0.0, normalize=settings.normalize)
     return EvaluationReport(score=score, raw_score=aggregate.raw_score,
