@@ -40,9 +40,12 @@ def _two_voices(body: dict) -> Reply:
     """A judge that says MET to everything, in words that show which grader asked."""
     reply = judge_reply(body)
     data = json.loads(reply.content)
+    prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
     if "criteria" in data:
         for item in data["criteria"]:
             item["reason"] = f"one-shot judge: criterion {item['number']} holds"
+        if "Yes within 30 days." in prompt:  # the one-shot judge misses the window on a3
+            data["criteria"][0].update(verdict="UNMET", reason="one-shot judge: no window")
     elif "verdict" in data:
         data["reason"] = PER_CRITERION_REASON
     return Reply(json.dumps(data), usage={"prompt_tokens": 120, "completion_tokens": 30,
@@ -53,7 +56,7 @@ def _two_voices(body: dict) -> Reply:
 def provider():
     fake = FakeProvider().start()
     fake.default = _two_voices
-    fake.latency = 0.4  # slow enough to watch the progress bar move
+    fake.latency = 0.8  # slow enough to watch the progress bar move
     yield fake
     fake.stop()
 
@@ -151,7 +154,9 @@ def _grade(page: Page, url: str, db_url: str, provider: FakeProvider, screenshot
 
     page.get_by_role("button", name="Launch 2 runs").click()
     expect(page.get_by_text("Queued 2 runs")).to_be_visible(timeout=20_000)
-    expect(page.get_by_role("progressbar").first).to_be_visible(timeout=20_000)
+    expect(page.get_by_text("running", exact=True).first).to_be_visible(timeout=20_000)
+    expect(page.get_by_role("progressbar").first).to_be_visible()
+    _wait_idle(page)
     screenshot("grade-progress")
 
     sessions = open_database(db_url)
@@ -179,8 +184,15 @@ def _results(page: Page, url: str, screenshot) -> None:
         timeout=45_000)
     _wait_idle(page)
     expect(page.get_by_text("Showing 1–3 of 3 matching responses.")).to_be_visible()
+    judges_disagree = page.get_by_test_id("stMetric").filter(has_text="Judges disagree")
+    expect(judges_disagree.get_by_test_id("stMetricValue")).to_have_text("1")
     _no_tracebacks(page)
     screenshot("results")
+    _choose(page, "Open a response", "a3")
+    expect(page.get_by_text("judges disagree", exact=True)).to_be_visible(timeout=20_000)
+    expect(page.get_by_text("one-shot judge: no window")).to_be_visible()
+    _wait_idle(page)
+    screenshot("results-disagreement")
     _choose(page, "Open a response", "a2")
     expect(page.get_by_role("heading", name="Response a2")).to_be_visible(timeout=20_000)
     expect(page.get_by_test_id("stCode").filter(
@@ -226,8 +238,11 @@ def _review(page: Page, screenshot) -> None:
     page.keyboard.press("Escape")
     page.get_by_text("Blind mode").click()
     _wait_idle(page)
-    page.get_by_role("button", name=re.compile(r"^Next")).click()
-    expect(page.get_by_text("3 of 3", exact=True)).to_be_visible(timeout=20_000)
+    # The queue put the disagreement (a3) first; a2 is last: go back one.
+    expect(page.get_by_text("3 of 3", exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name=re.compile(r"^Next"))).to_be_disabled()
+    page.get_by_role("button", name=re.compile(r"^Previous")).click()
+    expect(page.get_by_text("2 of 3", exact=True)).to_be_visible(timeout=20_000)
     _wait_idle(page)
     expect(page.get_by_text("Judges hidden until you answer (blind mode).").first
            ).to_be_visible()
@@ -240,18 +255,19 @@ def _export(page: Page, url: str) -> None:
     expect(page.get_by_role("heading", name="Results", exact=True)).to_be_visible(
         timeout=45_000)
     _wait_idle(page)
+    page.get_by_role("button", name="Export").click()
     with page.expect_download() as download:
-        page.get_by_role("button", name="Download CSV").click()
+        page.get_by_role("button", name="Results CSV").click()
     rows = list(csv.DictReader(io.StringIO(
         download.value.path().read_text(encoding="utf-8"))))
-    by_id = {row["external_id"]: row for row in rows}
-    assert sorted(by_id) == ["a1", "a2", "a3"]
-    effective = [k for k in rows[0] if k.endswith("_effective_score")]
-    judge = [k for k in rows[0] if k.endswith("_judge_score")]
-    assert len(effective) == 2
-    assert [float(by_id["a2"][k]) for k in effective] == [1.0, 1.0]
-    assert [float(by_id["a2"][k]) for k in judge] == [0.5, 0.5]
-    assert by_id["a2"]["reviewed_criteria"] == "1"
+    a2 = [row for row in rows if row["external_id"] == "a2"]
+    assert len(rows) == 6 and len(a2) == 2  # 3 responses x 2 runs
+    assert sorted(row["grader"] for row in a2) == ["one_shot", "per_criterion"]
+    for row in a2:
+        assert (float(row["score"]), float(row["effective_score"])) == (0.5, 1.0)
+        assert (row["blame.judge_verdict"], row["blame.human_verdict"],
+                row["blame.effective_verdict"], row["blame.reviewer"]) == (
+                    "MET", "UNMET", "UNMET", "Ana")
 
 
 def test_author_grade_compare_correct_and_export(journey_server, provider, page: Page,

@@ -6,9 +6,11 @@ import csv
 import io
 import math
 
+import pandas as pd
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
+from storage import exports
 from storage.services.results import ResultSet, ResultsFilter
 from ui import response_view, runtime
 from ui import results_readers as readers
@@ -138,6 +140,24 @@ def table_rows(page, by_id) -> list[dict]:
     return rows
 
 
+DISAGREE_SHADE = "background-color: rgba(255, 164, 33, 0.16)"
+FAILED_SHADE = "background-color: rgba(255, 43, 43, 0.10)"
+
+
+def styled_table(rows: list[dict], score_columns: list[str]):
+    """Rows where the judges disagree (orange) or failed (red) stand out."""
+    frame = pd.DataFrame(rows)
+
+    def shade(row) -> list[str]:
+        flags = row["Flags"]
+        color = DISAGREE_SHADE if "disagree" in flags else (
+            FAILED_SHADE if "failed" in flags else "")
+        return [color] * len(row)
+
+    return frame.style.apply(shade, axis=1).format(
+        "{:.3f}", subset=score_columns, na_rep="—")
+
+
 def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                filters: ResultsFilter, sort: str, sort_run: int | None,
                descending: bool) -> bytes:
@@ -163,6 +183,11 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                       error or ""]
         writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count])
     return out.getvalue().encode("utf-8")
+
+
+def export_runs(db: str, run_ids: tuple[int, ...], fmt: str) -> bytes:
+    """Runs only when the button is clicked: the whole export is built then."""
+    return exports.results_export(runtime.sessions_for(db), run_ids, fmt).encode("utf-8")
 
 
 def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> list:
@@ -193,7 +218,8 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> li
     score_columns = {short_run_label(by_id[r]): st.column_config.NumberColumn(
         format="%.3f", help=f"Effective score of {run_label(by_id[r])} (human verdicts "
                             "in place of the judge's)") for r in run_ids}
-    st.dataframe(table_rows(page, by_id), hide_index=True, width="stretch",
+    st.dataframe(styled_table(table_rows(page, by_id), list(score_columns)), hide_index=True,
+                 width="stretch",
                  column_config={**score_columns,
                                 "Query": st.column_config.TextColumn(width="medium"),
                                 "Output": st.column_config.TextColumn(width="large")})
@@ -202,12 +228,21 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> li
     first_shown = page.offset + 1
     nav2.caption(f"Showing {first_shown:,}–{page.offset + len(page.rows):,} of "
                  f"{page.total:,} matching responses.")
-    nav3.download_button(
-        "Download CSV", data=lambda: csv_export(db, result_set, run_ids, filters, sort,
-                                                sort_run, descending),
-        file_name=f"results-{result_set.dataset_name}-v{result_set.version_number}.csv",
-        mime="text/csv", on_click="ignore", icon=":material/download:",
-        help="Every matching response (all pages), with effective and judge scores.")
+    with nav3.popover("Export", icon=":material/download:", width="stretch"):
+        stem = f"results-{result_set.dataset_name}-v{result_set.version_number}"
+        st.caption("One record per response × run: judge and effective scores, and per "
+                   "criterion the judge's verdict and reason, the human verdict and reviewer.")
+        for fmt, mime in (("csv", "text/csv"), ("jsonl", "application/jsonl")):
+            st.download_button(
+                f"Results {fmt.upper()}", data=lambda fmt=fmt: export_runs(db, run_ids, fmt),
+                file_name=f"{stem}.{fmt}", mime=mime, on_click="ignore",
+                key=f"results_export_{fmt}", width="stretch")
+        st.download_button(
+            "This table (CSV)", data=lambda: csv_export(db, result_set, run_ids, filters, sort,
+                                                        sort_run, descending),
+            file_name=f"{stem}-table.csv", mime="text/csv", on_click="ignore",
+            key="results_export_table", width="stretch",
+            help="The matching responses of every page, one column per run.")
     return list(page.rows)
 
 
