@@ -21,6 +21,11 @@ def plain(text: str) -> str:
     return _MARKDOWN.sub(r"\\\1", " ".join(text.split()))
 
 
+def count(n: int, noun: str) -> str:
+    """'1 response', '3 responses'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @contextmanager
 def page_boundary(clear: Callable[[], None]) -> Iterator[None]:
     """Turn the failures a person can act on into a message saying what to do."""

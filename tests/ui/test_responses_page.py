@@ -156,7 +156,7 @@ def test_column_mapping_can_be_changed_and_unmapped_columns_become_metadata():
     at.selectbox(key="responses_map_0_text").set_value("answer_b").run()
     at.selectbox(key="responses_map_0_query").set_value("prompt").run()
     assert "Kept as metadata: answer_a, model" in texts(at)
-    _click(at, "Import 1 responses")
+    _click(at, "Import 1 response")
     [response] = _responses(dataset.id)
     assert (response.output, response.query) == ("second answer", "q")
     assert response.metadata == {"answer_a": "first answer", "model": "m1"}
@@ -275,3 +275,29 @@ def test_a_refused_paste_keeps_what_was_typed_and_a_saved_one_clears_the_form():
     at.text_area[1].input("The answer")
     _click(at, "Add response")
     assert at.text_area[0].value == "" and at.text_area[1].value == ""
+
+
+def test_delete_needs_a_confirmation_and_removes_the_dataset():
+    dataset = _dataset(rows=[{"text": "a"}])
+    at = open_page("responses")
+    assert at.button(key="responses_delete").disabled
+    at.checkbox(key=f"responses_delete_sure_{dataset.id}").check().run()
+    at.button(key="responses_delete").click().run()
+    assert not at.exception
+    assert datasets.list_datasets(db(), include_archived=True) == []
+    assert "Deleted 'Replies' with 1 response, 0 grading runs and 0 grades." in texts(at)
+
+
+def test_a_dataset_with_human_verdicts_cannot_be_deleted_here():
+    from storage.services.reviews import set_human_verdict
+
+    version = rubrics.create_rubric(db(), "R", [Criterion(requirement="Is right")])
+    dataset = _dataset(rows=[{"text": "a"}])
+    [response] = _responses(dataset.id)
+    set_human_verdict(db(), response_id=response.id, criterion_id=version.criteria[0].id,
+                      verdict="MET", reviewer="ana")
+    at = open_page("responses")
+    at.checkbox(key=f"responses_delete_sure_{dataset.id}").check().run()
+    at.button(key="responses_delete").click().run()
+    assert "People's verdicts are never deleted from here" in texts(at)
+    assert len(_responses(dataset.id)) == 1

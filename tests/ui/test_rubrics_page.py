@@ -299,3 +299,15 @@ def test_an_unreachable_database_is_explained_without_the_password(monkeypatch):
                             "workbench cannot be reached")
     assert "RUBRIC_WORKBENCH_DATABASE_URL" in error
     assert "s3cret-pw" not in error
+
+
+def test_delete_needs_a_confirmation_and_removes_the_rubric():
+    version = _seed()
+    at = open_page("rubrics")
+    assert at.button(key="rubrics_delete").disabled
+    at.checkbox(key=f"rubrics_delete_sure_{version.rubric_id}").check().run()
+    at.button(key="rubrics_delete").click().run()
+    assert not at.exception
+    assert rubrics.list_rubrics(db(), include_archived=True) == []
+    assert "Deleted 'Support' with 1 version, 0 grading runs and 0 grades." in texts(at)
+    assert "No rubrics yet" in texts(at)

@@ -10,11 +10,11 @@ import pandas as pd
 import streamlit as st
 
 from storage.dto import DatasetInfo, ResponseInfo
-from storage.errors import ImportProblemsError, StorageError
+from storage.errors import HumanVerdictsExistError, ImportProblemsError, StorageError
 from storage.response_files import ColumnMapping, ParsedFile, parse_file, to_responses
 from storage.services import datasets as service
 from ui import catalog
-from ui.boundary import page_boundary, plain
+from ui.boundary import count, page_boundary, plain
 from ui.runtime import database_key, get_sessions
 
 state = st.session_state
@@ -90,6 +90,20 @@ def handle_archive(dataset: DatasetInfo, archived: bool) -> None:
     st.rerun()
 
 
+def handle_delete(dataset: DatasetInfo) -> None:
+    try:
+        removed = service.delete_dataset(get_sessions(), dataset.id, confirm=True)
+    except HumanVerdictsExistError as exc:
+        st.error(plain(f"Not deleted: {exc}. People's verdicts are never deleted from here; "
+                       "archive the dataset to hide it."))
+        return
+    # Runs, results, reviews and agreement all drew on this dataset: every reader changes.
+    st.cache_data.clear()
+    flash(f"Deleted '{dataset.name}' with {count(removed.responses, 'response')}, "
+          f"{count(removed.runs, 'grading run')} and {count(removed.grades, 'grade')}.", "info")
+    st.rerun()
+
+
 def handle_paste(dataset: DatasetInfo, query: str, output: str, thinking: str,
                  external_id: str) -> None:
     if not output.strip():
@@ -138,7 +152,8 @@ def handle_import(parsed: ParsedFile, mapping: ColumnMapping, filename: str,
     catalog.clear_dataset_readers()
     state["responses_goto"] = target_id
     state["responses_upload_nonce"] += 1
-    flash(f"Imported {len(responses)} responses from {filename} into '{target_name}'.")
+    flash(f"Imported {count(len(responses), 'response')} from {filename} into "
+          f"'{target_name}'.")
     st.rerun()
 
 
@@ -302,7 +317,8 @@ def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> 
     if problems:
         render_problems([(p.location, p.message) for p in problems], upload.name)
         return
-    st.success(f"All {len(responses)} rows are valid.")
+    st.success("The row is valid." if len(responses) == 1
+               else f"All {len(responses)} rows are valid.")
 
     st.markdown("**3. Import**")
     options = [d.id for d in datasets if not d.archived] + [0]
@@ -317,7 +333,7 @@ def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> 
         new_name = right.text_input("New dataset name", value=Path(upload.name).stem,
                                     key=f"responses_new_name_{base}")
     target = next((d for d in datasets if d.id == target_id), None)
-    if st.button(f"Import {len(responses)} responses", type="primary",
+    if st.button(f"Import {count(len(responses), 'response')}", type="primary",
                  key="responses_import"):
         handle_import(parsed, mapping, upload.name, target, new_name)
 
@@ -344,7 +360,8 @@ def render_page() -> None:
             state["responses_dataset_id"] = ids[0]
         pick.selectbox(
             "Dataset", ids, key="responses_dataset_id",
-            format_func=lambda i: f"{by_id[i].name} — {by_id[i].response_count} responses"
+            format_func=lambda i: f"{by_id[i].name} — "
+            f"{count(by_id[i].response_count, 'response')}"
             + (" (archived)" if by_id[i].archived else ""))
         selected = by_id[state["responses_dataset_id"]]
         with st.expander(f"All datasets ({len(shown)})", icon=":material/list:"):
@@ -366,9 +383,18 @@ def render_page() -> None:
         render_upload(all_datasets, None)
         return
 
-    header, archive = st.columns([5, 1], vertical_alignment="bottom")
+    header, archive, delete = st.columns([4, 1, 1], vertical_alignment="bottom")
     header.subheader(plain(selected.name + ("  ·  archived" if selected.archived else "")),
                      divider="gray")
+    with delete.popover("Delete", width="stretch", icon=":material/delete:"):
+        st.markdown(plain(f"Deletes '{selected.name}', its "
+                          f"{count(selected.response_count, 'response')} and every grade made "
+                          "on them. This cannot be undone. "
+                          "A dataset with human verdicts can only be archived."))
+        sure = st.checkbox("Yes, delete it for good", key=f"responses_delete_sure_{selected.id}")
+        if st.button("Delete dataset", type="primary", disabled=not sure,
+                     key="responses_delete"):
+            handle_delete(selected)
     if selected.archived:
         if archive.button("Restore", key="responses_restore", width="stretch"):
             handle_archive(selected, False)

@@ -10,10 +10,10 @@ import streamlit as st
 from grading.errors import RubricValidationError
 from grading.types import Criterion
 from storage.dto import RubricInfo, RubricVersionInfo
-from storage.errors import StorageError
+from storage.errors import HumanVerdictsExistError, StorageError
 from storage.services import rubrics as service
 from ui import catalog
-from ui.boundary import page_boundary, plain
+from ui.boundary import count, page_boundary, plain
 from ui.criteria_table import Summary, from_frame, marked_frame, summarize
 from ui.runtime import database_key, get_sessions
 
@@ -152,6 +152,20 @@ def handle_archive(rubric: RubricInfo, archived: bool) -> None:
     else:
         flash(f"Restored '{rubric.name}'.")
         goto(rubric.id)
+    st.rerun()
+
+
+def handle_delete(rubric: RubricInfo) -> None:
+    try:
+        removed = service.delete_rubric(get_sessions(), rubric.id, confirm=True)
+    except HumanVerdictsExistError as exc:
+        st.error(plain(f"Not deleted: {exc}. People's verdicts are never deleted from here; "
+                       "archive the rubric to hide it."))
+        return
+    # Its runs, results, reviews and agreement figures are gone too: every reader changes.
+    st.cache_data.clear()
+    flash(f"Deleted '{rubric.name}' with {count(rubric.version_count, 'version')}, "
+          f"{count(removed.runs, 'grading run')} and {count(removed.grades, 'grade')}.", "info")
     st.rerun()
 
 
@@ -398,7 +412,8 @@ def render_rubric(rubric: RubricInfo) -> None:
     st.subheader(plain(title), divider="gray")
     if rubric.description:
         st.caption(plain(rubric.description))
-    pick, rename, archive, freeze = st.columns([3, 1, 1, 1], vertical_alignment="bottom")
+    pick, rename, archive, freeze, delete = st.columns([3, 1, 1, 1, 1],
+                                                       vertical_alignment="bottom")
     pick.selectbox("Version", ids, key="rubrics_version_id",
                    format_func=lambda i: version_label(by_id[i], ids[0]))
     version = by_id[state["rubrics_version_id"]]
@@ -412,6 +427,14 @@ def render_rubric(rubric: RubricInfo) -> None:
     elif archive.button("Archive", width="stretch", key="rubrics_archive",
                         help="Hide it from lists; nothing is deleted"):
         handle_archive(rubric, True)
+    with delete.popover("Delete", width="stretch", icon=":material/delete:"):
+        st.markdown(plain(f"Deletes '{rubric.name}', its "
+                          f"{count(rubric.version_count, 'version')} and every grading run "
+                          "made with them. This cannot be "
+                          "undone. A rubric with human verdicts can only be archived."))
+        sure = st.checkbox("Yes, delete it for good", key=f"rubrics_delete_sure_{rubric.id}")
+        if st.button("Delete rubric", type="primary", disabled=not sure, key="rubrics_delete"):
+            handle_delete(rubric)
     if not version.frozen and freeze.button(
             "Freeze version", width="stretch", key="rubrics_freeze",
             help="Lock this version; later edits create a new version"):
