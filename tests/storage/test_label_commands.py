@@ -68,3 +68,20 @@ def test_import_prints_every_problem_or_what_it_wrote(sessions, db_url, tmp_path
     assert import_verdicts(str(tmp_path / "missing.csv"), rubric="Dosing", dataset="Answers",
                            db=db_url) == 1
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_rubric_workbench_export_writes_the_gold_and_training_sets(sessions, db_url, tmp_path,
+                                                                   capsys):
+    from storage.cli import main
+
+    seeded = seed(sessions)
+    gold = tmp_path / "gold.jsonl"
+    assert main(["export", "--kind", "gold", "--rubric", "Dosing", "--dataset", "Answers",
+                 "--out", str(gold), "--db", db_url]) == 0
+    assert gold.read_text() == labels.export_gold_jsonl(sessions, seeded.version.id,
+                                                        seeded.dataset.id)
+    capsys.readouterr()
+    assert main(["export", "--kind", "training", "--rubric", "Dosing", "--rubric-version",
+                 "1", "--dataset", "Answers", "--db", db_url]) == 0
+    assert capsys.readouterr().out == labels.export_training_jsonl(
+        sessions, seeded.version.id, seeded.dataset.id)
