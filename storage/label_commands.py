@@ -91,3 +91,16 @@ def import_verdicts(
           f"(reviewers: {', '.join(summary.reviewers) or 'none'}); left out "
           f"{summary.unchanged} unchanged and {summary.blank} without a verdict")
     return 0
+
+
+def add_import_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE",
+                        help="CSV with response_id, criterion, verdict, reviewer and note columns")
+    add_scope_arguments(parser)
+    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
+                                     "or the SQLite file)")
+
+
+def import_verdicts_command(args: argparse.Namespace) -> int:
+    return import_verdicts(args.file, rubric=args.rubric, dataset=args.dataset,
+                           version=args.rubric_version, db=args.db)
