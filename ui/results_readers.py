@@ -48,6 +48,14 @@ def get_response_labels(db: str, dataset_id: int) -> list[tuple[int, str]]:
     return results.response_labels(sessions_for(db), dataset_id)
 
 
+@st.cache_data(ttl=600, max_entries=50, show_spinner=False)
+def get_first_response_ids(db: str, dataset_id: int, count: int,
+                           response_count: int) -> tuple[int, ...]:
+    """The first ``count`` responses; ``response_count`` keys the cache to the dataset's size."""
+    return tuple(rid for rid, _ in results.response_labels(
+        sessions_for(db), dataset_id, limit=count))
+
+
 @st.cache_data(ttl=2, max_entries=20, show_spinner=False)
 def get_runs(db: str) -> list[RunInfo]:
     """All runs; a 2 s TTL because workers change their status and totals."""
@@ -132,7 +140,11 @@ def clear_after_verdict() -> None:
 
 
 def clear_after_launch() -> None:
-    """New runs: the run list, the result sets and the (now frozen) rubric versions."""
+    """New runs: the run list, the result sets and the (now frozen) rubric versions, here and
+    on the Rubrics page (a frozen version is read-only there)."""
+    from ui import catalog  # catalog imports this module
+
+    catalog.clear_rubric_readers()
     get_runs.clear()
     run_stamp.clear()
     get_result_sets.clear()

@@ -145,3 +145,29 @@ def test_finished_runs_are_listed_with_totals():
     assert list(table["Graded"]) == ["3/3", "3/3"]
     assert list(table["Failed"]) == [1, 0]  # newest first: the second run failed on r2
     assert seeded.runs[0].id
+
+
+def test_a_failed_run_shows_why_and_can_be_requeued():
+    seeded = seed_graded(count=3, grade=False)
+    run = seeded.runs[0]
+    runs.start_run(seeded.sessions, run.id, worker="test")
+    runs.fail_run(seeded.sessions, run.id, "No API key was found for model 'openai/judge-a': "
+                  "set OPENAI_API_KEY")
+    at = _grade_page()
+    assert any("set OPENAI_API_KEY" in t.value for t in at.text)
+    at.button(key=f"grade_requeue_{run.id}").click().run()
+    assert not at.exception
+    assert runs.get_run(seeded.sessions, run.id).status == "queued"
+    assert any(f"#{run.id} is queued again" in i for i in _texts(at.info))
+
+
+def test_the_first_n_responses_are_not_capped_by_the_picker_list():
+    sessions = open_database(database_url())
+    make_rubric(sessions)
+    make_dataset(sessions, count=2_100)  # the "Pick" list shows the first 2,000
+    at = _grade_page()
+    at.radio(key="grade_selection_mode").set_value("first").run()
+    at.number_input(key="grade_first_n").set_value(2_050).run()
+    at.text_input(key="grade_custom_models").input("openai/judge").run()
+    at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
+    assert list(at.dataframe[0].value["Responses"]) == [2_050]

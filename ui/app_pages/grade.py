@@ -112,6 +112,37 @@ def handle_cancel(run_id: int) -> None:
     readers.get_runs.clear()
 
 
+def handle_requeue(run_id: int) -> None:
+    try:
+        runs.requeue_run(runtime.get_sessions(), run_id)
+        st.session_state.grade_flash = ("info", f"Run #{run_id} is queued again; only the "
+                                        "responses without a grade are graded.")
+    except RubricWorkbenchError as exc:
+        st.session_state.grade_flash = ("error", str(exc))
+    readers.get_runs.clear()
+
+
+def render_stopped(current: list[RunInfo]) -> None:
+    """Failed and cancelled runs, newest first, with their error and a way to resume."""
+    stopped = [r for r in reversed(current) if r.status in ("failed", "cancelled")][:5]
+    for run in stopped:
+        with st.container(border=True):
+            head, action = st.columns([5, 1], vertical_alignment="center")
+            head.markdown(f"{STATUS_BADGES[run.status]} **{_escape(run_label(run))}** · "
+                          f"{run.graded_count:,}/{run.response_count:,} graded")
+            if run.error:
+                head.text(run.error)
+            action.button("Requeue", key=f"grade_requeue_{run.id}", on_click=handle_requeue,
+                          args=(run.id,), width="stretch",
+                          help="Grade the responses this run has not graded yet")
+
+
+def _escape(text: str) -> str:
+    for char in "\\`*_[]<>#|~$:":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
 def render_flash() -> None:
     flash = st.session_state.grade_flash
     if flash:
@@ -179,8 +210,8 @@ def render_what(db: str):
             count = st.number_input("How many", min_value=1,
                                     max_value=max(1, dataset.response_count),
                                     key="grade_first_n")
-            labels_ = readers.get_response_labels(db, dataset_id)
-            response_ids = tuple(rid for rid, _ in labels_[:int(count)])
+            response_ids = readers.get_first_response_ids(db, dataset_id, int(count),
+                                                          dataset.response_count)
         elif mode == "pick":
             labels_ = dict(readers.get_response_labels(db, dataset_id))
             st.session_state.grade_picked_ids = [
@@ -188,6 +219,9 @@ def render_what(db: str):
             picked = st.multiselect("Responses to grade", list(labels_),
                                     format_func=labels_.get, key="grade_picked_ids",
                                     placeholder="Choose responses")
+            if dataset.response_count > len(labels_):
+                st.caption(f"Showing the first {len(labels_):,} responses; use “The first N” "
+                           "or a smaller dataset for the rest.")
             response_ids = tuple(picked)
     return version, dataset, response_ids
 
@@ -356,12 +390,13 @@ def render_runs(db: str) -> None:
             progress = readers.get_progress(db, run.id)
             with st.container(border=True):
                 head, cancel = st.columns([5, 1])
-                head.markdown(f"{STATUS_BADGES[run.status]} **{run_label(run)}**")
+                head.markdown(f"{STATUS_BADGES[run.status]} **{_escape(run_label(run))}**")
                 head.progress(progress.fraction, text=_progress_line(progress))
                 if run.status == "queued":
                     head.caption("Waiting for a worker to pick it up.")
                 cancel.button("Cancel", key=f"grade_cancel_{run.id}", on_click=handle_cancel,
                               args=(run.id,), width="stretch")
+        render_stopped(current)
         st.dataframe(_runs_table(current), hide_index=True, width="stretch")
         if any(r.status == "done" for r in current):
             st.page_link("app_pages/results.py", label="Compare the results",
