@@ -197,6 +197,18 @@ def test_screenshots_of_the_problems_people_hit(seeded_app_server, page: Page, s
     _wait_idle(page)
     screenshot("responses-upload-problems")
 
+    # A weight cleared in the criteria table: the problem names the row; Save is disabled.
+    page.goto(f"{url}/rubrics")
+    expect(page.get_by_role("heading", name="Sample: refund support")).to_be_visible(
+        timeout=45_000)
+    _wait_idle(page)
+    grid = page.locator('.st-key-rubrics_criteria [data-testid="stDataFrame"]')
+    _edit_cell(page, grid, 0.785, 1, "")
+    _wait_idle(page)
+    expect(page.get_by_text("1 problem to fix before saving")).to_be_visible(timeout=20_000)
+    expect(page.get_by_role("button", name="Save criteria")).to_be_disabled()
+    screenshot("rubrics-editor-problems")
+
     # A rubric import with a bad weight and an empty requirement: every problem with its line.
     page.goto(f"{url}/rubrics")
     expect(page.get_by_role("heading", name="Sample: refund support")).to_be_visible(
