@@ -9,6 +9,7 @@ from storage.services.results import ResponseDetail
 from ui.verdict_view import (
     GRADER_LABELS,
     format_score,
+    md_escape,
     render_untrusted,
     short_run_label,
     verdict_badge,
@@ -44,7 +45,7 @@ def render_scores(detail: ResponseDetail) -> None:
                 delta=f"{grade.score - grade.judge_score:+.3f} by review" if moved else None,
                 help=f"Effective score of {run.model}; the judge gave "
                      f"{format_score(grade.judge_score)}")
-            st.caption(f"{_md_escape(run.model)} · judge {format_score(grade.judge_score)} · "
+            st.caption(f"{md_escape(run.model)} · judge {format_score(grade.judge_score)} · "
                        f"reviewed {grade.reviewed_count}/{grade.criteria_count}")
             if grade.error:
                 st.text(grade.error)
@@ -67,30 +68,23 @@ def render_history(detail: ResponseDetail) -> None:
         for h in sorted(detail.history, key=lambda h: h.created_at, reverse=True):
             before = h.previous_verdict.value if h.previous_verdict else "the judge's verdict"
             st.markdown(
-                f"**{_md_escape(h.reviewer)}** · {h.created_at:%Y-%m-%d %H:%M} UTC · "
-                f"{_md_escape(labels.get(h.criterion_id, str(h.criterion_id)))}: "
+                f"**{md_escape(h.reviewer)}** · {h.created_at:%Y-%m-%d %H:%M} UTC · "
+                f"{md_escape(labels.get(h.criterion_id, str(h.criterion_id)))}: "
                 f"{before} → **{h.verdict.value}**")
             if h.note:
                 st.text(f"“{h.note}”")
 
 
 def criterion_heading(criterion: CriterionInfo, disagree: bool) -> str:
-    parts = [f"**{criterion.position + 1}. {_md_escape(criterion.label)}**",
+    parts = [f"**{criterion.position + 1}. {md_escape(criterion.label)}**",
              f"weight {criterion.weight:g}"]
     if criterion.weight < 0:
         parts.append(":red-badge[penalty if met]")
     if criterion.section:
-        parts.append(_md_escape(criterion.section))
+        parts.append(md_escape(criterion.section))
     if disagree:
         parts.append(":orange-badge[judges disagree]")
     return " · ".join(parts)
-
-
-def _md_escape(text: str) -> str:
-    """Rubric names are the user's own text; keep markdown from reading them as markup."""
-    for char in "\\`*_{}[]<>()#+!|~$:":
-        text = text.replace(char, "\\" + char)
-    return text
 
 
 def render_judge_cell(row: EffectiveCriterion | None, holistic: bool) -> None:
@@ -114,7 +108,7 @@ def render_human_cell(human: HumanVerdictInfo | None) -> None:
         st.caption("not reviewed")
         return
     st.markdown(verdict_badge(human.verdict))
-    st.caption(f"by {_md_escape(human.reviewer)}, {human.created_at:%Y-%m-%d %H:%M} UTC")
+    st.caption(f"by {md_escape(human.reviewer)}, {human.created_at:%Y-%m-%d %H:%M} UTC")
     if human.note:
         st.text(human.note)
 

@@ -52,3 +52,10 @@ def format_score(score: float | None) -> str:
 def render_untrusted(text: str | None, *, empty: str = "(empty)") -> None:
     """Model output and uploaded text: shown verbatim, never interpreted as HTML/markdown."""
     st.code(text if text else empty, language=None, wrap_lines=True, height="content")
+
+
+def md_escape(text: str) -> str:
+    """User and model text inside markdown (titles, messages): shown as typed, never markup."""
+    for char in "\\`*_{}[]<>()#+!|~$:":
+        text = text.replace(char, "\\" + char)
+    return text

@@ -125,3 +125,36 @@ def test_review_this_response_opens_it_in_the_review_queue():
     at.button(key="results_to_review").click().run()
     assert not at.exception
     assert "**2 of 3** · r2" in texts(at)
+
+
+def test_model_and_uploaded_text_is_shown_as_text_never_markup():
+    from grading.types import CriterionReport, EvaluationReport
+    from storage.config import database_url
+    from storage.engine import open_database
+    from storage.services import datasets, runs
+    from tests.storage.helpers import CRITERIA, make_rubric
+
+    sessions = open_database(database_url())
+    version = make_rubric(sessions)
+    hostile = "<script>alert(1)</script> **not bold** [link](http://example.invalid)"
+    dataset = datasets.create_dataset(sessions, "Hostile", responses=[
+        {"id": "x1", "query": hostile, "text": hostile}])
+    [response] = datasets.list_responses(sessions, dataset.id)
+    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                          grader="per_criterion", model="openai/judge")
+    report = EvaluationReport(score=0.5, raw_score=8.75, report=[
+        CriterionReport(**c.model_dump(), verdict="MET" if i else "UNMET",
+                        reason=f"<img src=x onerror=alert({i})>",
+                        error="fell back after 3 failed answers" if i == 2 else None)
+        for i, c in enumerate(CRITERIA)])
+    runs.record_grade(sessions, run.id, response.id, report)
+    at = open_page("results")
+    at.selectbox(key="results_open_response").select(response.id).run()
+    assert not at.exception
+    assert [c.value for c in at.code][:2] == [hostile, hostile]  # verbatim, in code blocks
+    reasons = [t.value for t in at.text]
+    assert "<img src=x onerror=alert(1)>" in reasons  # st.text: never HTML
+    assert not any("<img" in m.value or "<script>" in m.value for m in at.markdown)
+    shown = texts(at)
+    assert ":orange-badge[fallback verdict]" in shown
+    assert "Error: fell back after 3 failed answers" in shown

@@ -12,7 +12,7 @@ from storage.dto import RunInfo
 from storage.services import runs
 from ui import results_readers as readers
 from ui import runtime
-from ui.verdict_view import GRADER_HELP, GRADER_LABELS, STATUS_BADGES, run_label
+from ui.verdict_view import GRADER_HELP, GRADER_LABELS, STATUS_BADGES, md_escape, run_label
 
 POLL_SECONDS = 2.0
 NO_FALLBACK = "(none: the criterion fails)"
@@ -91,7 +91,7 @@ def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...
                 response_ids=list(response_ids) if response_ids is not None else None,
                 name=s.grade_run_name.strip()))
     except RubricWorkbenchError as exc:
-        s.grade_flash = ("error", f"Nothing more was launched: {exc}")
+        s.grade_flash = ("error", f"Nothing more was launched: {md_escape(str(exc))}")
     else:
         noun = "run" if len(created) == 1 else "runs"
         s.grade_flash = ("success", f"Queued {len(created)} {noun}: "
@@ -108,7 +108,7 @@ def handle_cancel(run_id: int) -> None:
         st.session_state.grade_flash = ("info", f"Run #{run_id} was cancelled; the grades it "
                                         "stored are kept.")
     except RubricWorkbenchError as exc:
-        st.session_state.grade_flash = ("error", str(exc))
+        st.session_state.grade_flash = ("error", md_escape(str(exc)))
     readers.get_runs.clear()
 
 
@@ -118,7 +118,7 @@ def handle_requeue(run_id: int) -> None:
         st.session_state.grade_flash = ("info", f"Run #{run_id} is queued again; only the "
                                         "responses without a grade are graded.")
     except RubricWorkbenchError as exc:
-        st.session_state.grade_flash = ("error", str(exc))
+        st.session_state.grade_flash = ("error", md_escape(str(exc)))
     readers.get_runs.clear()
 
 
@@ -128,7 +128,7 @@ def render_stopped(current: list[RunInfo]) -> None:
     for run in stopped:
         with st.container(border=True):
             head, action = st.columns([5, 1], vertical_alignment="center")
-            head.markdown(f"{STATUS_BADGES[run.status]} **{_escape(run_label(run))}** · "
+            head.markdown(f"{STATUS_BADGES[run.status]} **{md_escape(run_label(run))}** · "
                           f"{run.graded_count:,}/{run.response_count:,} graded")
             if run.error:
                 head.text(run.error)
@@ -137,10 +137,6 @@ def render_stopped(current: list[RunInfo]) -> None:
                           help="Grade the responses this run has not graded yet")
 
 
-def _escape(text: str) -> str:
-    for char in "\\`*_[]<>#|~$:":
-        text = text.replace(char, "\\" + char)
-    return text
 
 
 def render_flash() -> None:
@@ -390,7 +386,7 @@ def render_runs(db: str) -> None:
             progress = readers.get_progress(db, run.id)
             with st.container(border=True):
                 head, cancel = st.columns([5, 1])
-                head.markdown(f"{STATUS_BADGES[run.status]} **{_escape(run_label(run))}**")
+                head.markdown(f"{STATUS_BADGES[run.status]} **{md_escape(run_label(run))}**")
                 head.progress(progress.fraction, text=_progress_line(progress))
                 if run.status == "queued":
                     head.caption("Waiting for a worker to pick it up.")
@@ -428,4 +424,4 @@ try:
     if picked is not None or readers.get_runs(db):
         render_runs(db)
 except RubricWorkbenchError as exc:
-    st.error(f"{exc}")
+    st.error(md_escape(str(exc)))

@@ -14,7 +14,7 @@ from storage import exports
 from storage.services.results import ResultSet, ResultsFilter
 from ui import response_view, runtime
 from ui import results_readers as readers
-from ui.verdict_view import run_label, short_run_label
+from ui.verdict_view import md_escape, run_label, short_run_label
 
 SORTS = {
     "response": "Dataset order",
@@ -287,4 +287,4 @@ try:
             if page_rows:
                 render_detail(db, chosen, run_ids, page_rows)
 except RubricWorkbenchError as exc:
-    st.error(f"{exc}")
+    st.error(md_escape(str(exc)))

@@ -10,7 +10,7 @@ from storage.services import reviews
 from storage.services.results import QueueItem, ResponseDetail, ResultSet
 from ui import response_view, runtime
 from ui import results_readers as readers
-from ui.verdict_view import short_run_label
+from ui.verdict_view import md_escape, short_run_label
 
 CHOICES = ["", "MET", "UNMET", "CANNOT_ASSESS"]
 CHOICE_LABELS = {"": "—", "MET": "MET", "UNMET": "UNMET", "CANNOT_ASSESS": "CANNOT ASSESS"}
@@ -92,7 +92,7 @@ def render_nav(queue: list[QueueItem], item: QueueItem, detail: ResponseDetail) 
                 on_click=handle_move, args=(-1, len(queue)),
                 disabled=s.review_position == 0, width="stretch", shortcut="Alt+Left")
     middle.markdown(f"**{s.review_position + 1} of {len(queue)}** · "
-                    f"{_escape(item_caption(item, detail))}")
+                    f"{md_escape(item_caption(item, detail))}")
     with history:
         response_view.render_history(detail)
     nxt.button("Next", icon=":material/chevron_right:", icon_position="right",
@@ -101,8 +101,6 @@ def render_nav(queue: list[QueueItem], item: QueueItem, detail: ResponseDetail) 
                shortcut="Alt+Right")
 
 
-def _escape(text: str) -> str:
-    return response_view._md_escape(text)
 
 
 def handle_save(detail: ResponseDetail, expected: dict[int, int | None],
@@ -129,11 +127,11 @@ def handle_save(detail: ResponseDetail, expected: dict[int, int | None],
                     sessions, response_id=detail.response.id, criterion_id=criterion_id,
                     verdict=choice, reviewer=s.reviewer_name, note=note.strip(),
                     expected_current_id=expected.get(criterion_id))
-                saved.append(labels[criterion_id])
+                saved.append(md_escape(labels[criterion_id]))
             except StaleVerdictError as exc:
-                stale.append(f"{labels[criterion_id]}: {exc}")
+                stale.append(f"{md_escape(labels[criterion_id])}: {md_escape(str(exc))}")
     except InvalidInputError as exc:
-        s.review_flash = ("error", str(exc))
+        s.review_flash = ("error", md_escape(str(exc)))
         return
     finally:
         readers.clear_after_verdict()
@@ -214,7 +212,7 @@ def render_item(detail: ResponseDetail, queue_size: int) -> None:
                         f"{criterion.id}_{nonce}", placeholder="why")
                     if human is not None:
                         st.caption(f"Current: {human.verdict.value} by "
-                                   f"{_escape(human.reviewer)}")
+                                   f"{md_escape(human.reviewer)}")
                 choices[criterion.id] = (choice or "", note)
         save, save_next, _ = st.columns([1, 1, 3])
         submitted = save.form_submit_button("Save", type="primary", width="stretch")
@@ -256,4 +254,4 @@ try:
             render_nav(queue, item, detail)
             render_item(detail, len(queue))
 except RubricWorkbenchError as exc:
-    st.error(f"{exc}")
+    st.error(md_escape(str(exc)))
