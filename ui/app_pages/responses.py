@@ -10,8 +10,14 @@ import pandas as pd
 import streamlit as st
 
 from storage.dto import DatasetInfo, ResponseInfo
-from storage.errors import HumanVerdictsExistError, ImportProblemsError, StorageError
-from storage.response_files import ColumnMapping, ParsedFile, parse_file, to_responses
+from storage.errors import HumanVerdictsExistError, ImportProblemsError, Problem, StorageError
+from storage.response_files import (
+    ColumnMapping,
+    NewResponse,
+    ParsedFile,
+    parse_file,
+    to_responses,
+)
 from storage.services import datasets as service
 from ui import catalog
 from ui.boundary import count, page_boundary, plain
@@ -63,6 +69,14 @@ def _problems(exc: ImportProblemsError) -> list[tuple[str, str]]:
 def get_parsed(data: bytes, filename: str) -> ParsedFile:
     """Parse once per distinct upload (the mapping step reruns the page often)."""
     return parse_file(data, filename)
+
+
+@st.cache_data(ttl=600, max_entries=8, show_spinner="Checking every row…")
+def get_validated(data: bytes, filename: str,
+                  mapping: ColumnMapping) -> tuple[list[NewResponse], list[Problem]]:
+    """Validate once per file and mapping: a large file is not re-checked on every click."""
+    parsed = get_parsed(data, filename)
+    return to_responses(parsed.rows, mapping, locations=parsed.locations)
 
 
 # -- handlers --------------------------------------------------------------------------------
@@ -126,12 +140,8 @@ def handle_paste(dataset: DatasetInfo, query: str, output: str, thinking: str,
     st.rerun()
 
 
-def handle_import(parsed: ParsedFile, mapping: ColumnMapping, filename: str,
-                  target: DatasetInfo | None, new_name: str) -> None:
-    responses, problems = to_responses(parsed.rows, mapping, locations=parsed.locations)
-    if problems:  # the preview shows them and offers no button; a changed file lands here
-        render_problems([(p.location, p.message) for p in problems], filename)
-        return
+def handle_import(responses: list[NewResponse], filename: str, target: DatasetInfo | None,
+                  new_name: str) -> None:
     sessions = get_sessions()
     try:
         if target is None:
@@ -305,7 +315,7 @@ def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> 
     if extra:
         st.caption("Kept as metadata: " + ", ".join(extra))
 
-    responses, problems = to_responses(parsed.rows, mapping, locations=parsed.locations)
+    responses, problems = get_validated(data, upload.name, mapping)
     st.markdown("**2. Check the preview**")
     preview = pd.DataFrame([
         {"Where": r.location, "ID": r.external_id or "", "Query": _short(r.query),
@@ -335,7 +345,7 @@ def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> 
     target = next((d for d in datasets if d.id == target_id), None)
     if st.button(f"Import {count(len(responses), 'response')}", type="primary",
                  key="responses_import"):
-        handle_import(parsed, mapping, upload.name, target, new_name)
+        handle_import(responses, upload.name, target, new_name)
 
 
 def render_page() -> None:
