@@ -91,6 +91,12 @@ def _weight(value: Any) -> tuple[float | None, str | None]:
     return weight, None
 
 
+def _unnamed(requirement: str) -> str:
+    if not requirement:
+        return "new row"
+    return f"“{requirement[:30]}…”" if len(requirement) > 30 else f"“{requirement}”"
+
+
 def from_frame(frame: pd.DataFrame) -> tuple[list[Criterion], list[RowProblem]]:
     """Criteria in the order of the position column (rows without one go last) and every
     problem, each naming its row. Entirely blank rows are ignored."""
@@ -104,7 +110,7 @@ def from_frame(frame: pd.DataFrame) -> tuple[list[Criterion], list[RowProblem]]:
         name = _text(record.get("name"))
         requirement = _text(record.get("requirement"))
         section = _text(record.get("section"))
-        label = f"'{name}'" if name else "no name"
+        label = f"'{name}'" if name else _unnamed(requirement)
         row_problems: list[tuple[str, str]] = []
         if not requirement:
             row_problems.append(("requirement", "write what the response must (or must not) do"))

@@ -86,3 +86,11 @@ def test_summary_comes_from_the_aggregation_rules():
 def test_a_rubric_of_penalties_only_scores_one_when_nothing_is_triggered():
     summary = summarize([Criterion(requirement="rude", weight=-3)])
     assert (summary.best.score, summary.worst.score) == (1.0, 0.0)
+
+
+def test_unnamed_rows_are_labelled_by_their_requirement():
+    _, problems = from_frame(_frame(
+        {"requirement": "Mentions the refund window of five to seven days", "weight": None},
+        {"requirement": "", "weight": 2, "name": None},
+    ))
+    assert [p.label for p in problems] == ["“Mentions the refund window of …”", "new row"]
