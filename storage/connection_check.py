@@ -72,14 +72,19 @@ def _run(coro: Coroutine[Any, Any, Any], timeout: float) -> Any:
 
 def check_connection(preset: ModelPreset, *, timeout: float = 20.0) -> ConnectionResult:
     """Make one tiny call to the preset's model; say in plain words what went wrong if it fails."""
-    generate = LiteLLMGenerate(preset.model, api_base=preset.api_base, timeout=timeout,
-                               structured_output=False, max_tokens=5)
     missing = _missing_key(preset)
     if missing:
         return ConnectionResult(False, missing)
     started = time.monotonic()
     try:
-        _run(generate("You are a connection check.", "Reply with the word OK."), timeout + 5)
+        try:
+            _call(preset, timeout, max_tokens=5)
+        except ProviderError as exc:
+            # Some models refuse a token limit by that name; the key and address are fine,
+            # so ask once more without it rather than report a false failure.
+            if "max_tokens" not in str(exc) and "max_completion_tokens" not in str(exc):
+                raise
+            _call(preset, timeout, max_tokens=None)
     except (ProviderError, TransientProviderError) as exc:
         return ConnectionResult(False, _plain(str(exc), preset))
     except TimeoutError:
@@ -92,6 +97,13 @@ def check_connection(preset: ModelPreset, *, timeout: float = 20.0) -> Connectio
         )
     latency = time.monotonic() - started
     return ConnectionResult(True, f"{preset.label} answered in {latency:.1f} s.", latency)
+
+
+def _call(preset: ModelPreset, timeout: float, *, max_tokens: int | None) -> None:
+    extra = {} if max_tokens is None else {"max_tokens": max_tokens}
+    generate = LiteLLMGenerate(preset.model, api_base=preset.api_base, timeout=timeout,
+                               structured_output=False, **extra)
+    _run(generate("You are a connection check.", "Reply with the word OK."), timeout + 5)
 
 
 def _missing_key(preset: ModelPreset) -> str | None:

@@ -70,3 +70,13 @@ def test_local_servers_read_the_workbench_key_variable():
     assert needed_key_variable(ModelPreset("openai/x", "http://127.0.0.1:1/v1")) == (
         "RUBRIC_WORKBENCH_API_KEY")
     assert needed_key_variable(ModelPreset("anthropic/claude-x")) == "ANTHROPIC_API_KEY"
+
+
+def test_a_model_that_refuses_max_tokens_is_asked_again_without_it(fake_provider, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "local-key")
+    fake_provider.enqueue(Reply(status=400, error_message="Unsupported parameter: 'max_tokens' "
+                                                          "is not supported with this model"))
+    result = check_connection(ModelPreset("openai/fake", fake_provider.api_base), timeout=10)
+    assert result.ok, result.message
+    assert fake_provider.requests == 2
+    assert "max_tokens" not in fake_provider.last_body
