@@ -152,6 +152,13 @@ def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, scree
     _wait_idle(page)
     _no_tracebacks(page)
     screenshot("rubrics")
+    # The frozen first version: read-only, penalties in red, "edit as new version".
+    page.get_by_role("combobox", name="Version").click()
+    page.get_by_role("option", name="v1 · frozen", exact=False).click()
+    expect(page.get_by_text("Version 1 is frozen")).to_be_visible(timeout=20_000)
+    expect(page.get_by_role("button", name="Edit as new version")).to_be_visible()
+    _wait_idle(page)
+    screenshot("rubrics-frozen")
     page.get_by_role("tab", name="Compare versions (2)").click()
     expect(page.get_by_text("v1 → v2")).to_be_visible()
     _wait_idle(page)

@@ -435,9 +435,11 @@ def render_rubric(rubric: RubricInfo) -> None:
         sure = st.checkbox("Yes, delete it for good", key=f"rubrics_delete_sure_{rubric.id}")
         if st.button("Delete rubric", type="primary", disabled=not sure, key="rubrics_delete"):
             handle_delete(rubric)
-    if not version.frozen and freeze.button(
-            "Freeze version", width="stretch", key="rubrics_freeze",
-            help="Lock this version; later edits create a new version"):
+    if version.frozen:
+        freeze.button("Frozen", width="stretch", key="rubrics_frozen", disabled=True,
+                      icon=":material/lock:", help="This version never changes")
+    elif freeze.button("Freeze version", width="stretch", key="rubrics_freeze",
+                       help="Lock this version; later edits create a new version"):
         handle_freeze(version)
 
     criteria_tab, versions_tab, export_tab = st.tabs(
