@@ -204,13 +204,15 @@ class JobGenerate:
     async def _flush(self) -> None:
         try:
             await asyncio.to_thread(self.cache_buffer.flush)
+        except Exception:  # the cache is an optimisation: losing a batch costs calls, not grades
+            log.exception("could not store a batch of provider answers in the cache")
         finally:
             self._flushing = None
 
     async def close(self) -> None:
         if self._flushing is not None:
             await self._flushing
-        await asyncio.to_thread(self.cache_buffer.flush)
+        await self._flush()
 
 
 def build_grader(grader: str, generate_fn: Any, settings: RunSettings) -> Autograder:
@@ -252,6 +254,8 @@ class RunExecution:
         self.halt: str | None = None  # "cancelled", "lost", "stopped" or "fatal"
         self.graded = 0
         self.failed = 0
+        self.unstored = 0
+        self.unstored_error: str | None = None
         self.limiter = limiter_for(run.model, run.settings.api_base,
                                    self.options.concurrency or concurrency)
         llm = LiteLLMGenerate(run.model, api_base=run.settings.api_base,
@@ -283,9 +287,13 @@ class RunExecution:
     async def _heartbeat(self) -> None:
         while True:
             await asyncio.sleep(self.heartbeat_interval)
-            state = await asyncio.to_thread(queue.renew, self.sessions, self.run.id,
-                                            self.worker_id)
-            await self._flush_counters()
+            try:
+                state = await asyncio.to_thread(queue.renew, self.sessions, self.run.id,
+                                                self.worker_id)
+                await self._flush_counters()
+            except Exception:  # the database may be back at the next beat; the lease says
+                log.exception("heartbeat of run %s failed", self.run.id)  # how long to wait
+                continue
             if state != "ok":
                 self._halt(state)
                 return
@@ -314,6 +322,12 @@ class RunExecution:
                                         response.id, report, latency)
             except GradeExistsError:
                 return  # another worker took over this run and got here first
+            except Exception as exc:  # the response stays pending; the run says so at the end
+                log.exception("could not store the grade of response %s of run %s",
+                              response.id, self.run.id)
+                self.unstored += 1
+                self.unstored_error = self.unstored_error or f"{type(exc).__name__}: {exc}"
+                return
             self.graded += 1
             if report.score is None and report.error is not None:
                 self.failed += 1
@@ -383,6 +397,10 @@ class RunExecution:
             return self._result("queued")
         if self.halt in ("cancelled", "lost"):
             return self._result(self.halt)
+        if self.unstored:
+            return await self._finish_failed(
+                f"{self.unstored} grades could not be stored ({self.unstored_error}); requeue "
+                "the run to grade those responses again")
         try:
             info = await asyncio.to_thread(run_service.finish_run, self.sessions, self.run.id)
         except InvalidStateError:  # cancelled in the last moment

@@ -8,6 +8,7 @@ URL, for the app (grading never runs inside a Streamlit rerun).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -19,6 +20,7 @@ from storage.config import database_url
 from storage.engine import SessionFactory, open_database
 from storage.jobs import queue
 from storage.jobs.runner import RunResult, execute_run
+from storage.services import runs as run_service
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +84,20 @@ class Worker:
         return self.results
 
     async def _execute(self, run_id: int, stop: asyncio.Event) -> RunResult:
-        result = await execute_run(
-            self.sessions, run_id, worker_id=self.worker_id, concurrency=self.concurrency,
-            heartbeat_interval=self.heartbeat_interval, stop=stop,
-        )
+        try:
+            result = await execute_run(
+                self.sessions, run_id, worker_id=self.worker_id, concurrency=self.concurrency,
+                heartbeat_interval=self.heartbeat_interval, stop=stop,
+            )
+        except Exception as exc:
+            # A bug or a lost database: fail the run rather than take it over again and
+            # again; if the database is gone too, the lease expires and a worker retries.
+            log.exception("run %s stopped with an unexpected error", run_id)
+            error = f"the worker stopped on an unexpected error: {type(exc).__name__}: {exc}"
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(run_service.fail_run, self.sessions, run_id, error)
+            return RunResult(run_id=run_id, status="failed", graded=0, failed=0,
+                             provider_calls=0, cache_hits=0, rate_limited=0, error=error)
         log.info("run %s ended %s: %s graded, %s failed", run_id, result.status,
                  result.graded, result.failed)
         return result

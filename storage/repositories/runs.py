@@ -58,8 +58,10 @@ def pending_response_ids(session: Session, run_id: int) -> list[int]:
 
 def add_totals(session: Session, run_id: int, **increments: float) -> None:
     """Atomic ``column = column + n`` updates: concurrent writers never lose a count."""
-    values = {name: getattr(m.RunRow, name) + amount for name, amount in increments.items()}
-    session.execute(update(m.RunRow).where(m.RunRow.id == run_id).values(**values))
+    # On the table, not the ORM entity: no session synchronisation for a counter bump.
+    table = m.RunRow.__table__
+    values = {name: table.c[name] + amount for name, amount in increments.items()}
+    session.execute(update(table).where(table.c.id == run_id).values(**values))
 
 
 def get_grade(session: Session, grade_id: int) -> m.GradeRow:

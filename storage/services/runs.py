@@ -6,14 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
+from sqlalchemy import and_, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from grading.errors import ConfigurationError
-from grading.types import EvaluationReport
+from grading.types import EvaluationReport, Verdict
 from storage import models as m
 from storage.convert import grade_info, run_info
-from storage.dto import GradeInfo, RunInfo
+from storage.dto import CriterionGradeInfo, GradeInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.errors import GradeExistsError, InvalidStateError, NotFoundError
 from storage.repositories import datasets as dataset_repo
@@ -160,19 +160,33 @@ def record_grade(
     rubric version, in order. A second grade for the same (run, response) raises
     GradeExistsError, so a resumed or doubly-claimed run never stores a duplicate.
     """
+    # Core statements, not ORM objects: the job runner calls this once per grade, and the
+    # unit of work made it ~5 ms of CPU per grade (a fifth of a run's overhead at scale).
+    grade = _grade_values(run_id, response_id, report, latency_s)
+    usage = report.token_usage
+    failed = report.score is None and report.error is not None
     try:
         with sessions.begin() as session:
-            run = repo.get_run(session, run_id)
-            if session.get(m.RunResponseRow, (run_id, response_id)) is None:
+            found = session.execute(
+                select(m.RunRow.rubric_version_id, m.RunResponseRow.response_id)
+                .outerjoin(m.RunResponseRow, and_(m.RunResponseRow.run_id == m.RunRow.id,
+                                                  m.RunResponseRow.response_id == response_id))
+                .where(m.RunRow.id == run_id)
+            ).first()
+            if found is None:
+                raise NotFoundError(f"grading run {run_id} does not exist")
+            if found.response_id is None:
                 raise NotFoundError(f"response {response_id} is not part of run {run_id}")
-            criteria = list(session.scalars(
-                select(m.CriterionRow).where(m.CriterionRow.version_id == run.rubric_version_id)
-                .order_by(m.CriterionRow.position)))
-            grade = _grade_row(run_id, response_id, report, latency_s, criteria)
-            session.add(grade)
-            session.flush()
-            usage = report.token_usage
-            failed = report.score is None and report.error is not None
+            criteria = session.execute(
+                select(m.CriterionRow.id, m.CriterionRow.requirement, m.CriterionRow.weight)
+                .where(m.CriterionRow.version_id == found.rubric_version_id)
+                .order_by(m.CriterionRow.position)).all()
+            verdicts = _criterion_values(report, criteria)
+            grade_id = session.scalar(
+                insert(m.GradeRow.__table__).values(**grade).returning(m.GradeRow.id))
+            if verdicts:
+                session.execute(insert(m.GradeCriterionRow.__table__),
+                                [{**row, "grade_id": grade_id} for row in verdicts])
             repo.add_totals(
                 session, run_id,
                 done_count=0 if failed else 1, failed_count=1 if failed else 0,
@@ -182,43 +196,56 @@ def record_grade(
                 cost=report.completion_cost or 0.0,
                 unknown_cost_count=1 if report.completion_cost is None else 0,
             )
-            return grade_info(grade)
     except IntegrityError:
         raise GradeExistsError(
             f"run {run_id} already has a grade for response {response_id}") from None
-
-
-def _grade_row(
-    run_id: int, response_id: int, report: EvaluationReport, latency_s: float | None,
-    criteria: list[m.CriterionRow],
-) -> m.GradeRow:
-    usage = report.token_usage
-    grade = m.GradeRow(
-        run_id=run_id, response_id=response_id, score=report.score,
-        raw_score=report.raw_score, llm_raw_score=report.llm_raw_score, error=report.error,
-        cannot_assess_count=report.cannot_assess_count, length_penalty=report.length_penalty,
-        prompt_tokens=usage.prompt_tokens if usage else None,
-        completion_tokens=usage.completion_tokens if usage else None,
-        total_tokens=usage.total_tokens if usage else None,
-        cost=report.completion_cost, latency_s=latency_s, created_at=m.utcnow(),
+    return GradeInfo(
+        id=grade_id, **grade,
+        criteria=tuple(
+            CriterionGradeInfo(
+                criterion_id=row["criterion_id"], position=row["position"],
+                verdict=None if row["verdict"] is None else Verdict(row["verdict"]),
+                reason=row["reason"], error=row["error"])
+            for row in verdicts),
     )
+
+
+def _grade_values(
+    run_id: int, response_id: int, report: EvaluationReport, latency_s: float | None,
+) -> dict[str, Any]:
+    usage = report.token_usage
+    return {
+        "run_id": run_id, "response_id": response_id, "score": report.score,
+        "raw_score": report.raw_score, "llm_raw_score": report.llm_raw_score,
+        "error": report.error, "cannot_assess_count": report.cannot_assess_count,
+        "length_penalty": report.length_penalty,
+        "prompt_tokens": usage.prompt_tokens if usage else None,
+        "completion_tokens": usage.completion_tokens if usage else None,
+        "total_tokens": usage.total_tokens if usage else None,
+        "cost": report.completion_cost, "latency_s": latency_s, "created_at": m.utcnow(),
+    }
+
+
+def _criterion_values(report: EvaluationReport, criteria: Sequence[Any]) -> list[dict[str, Any]]:
+    """One grade_criteria row per criterion (without grade_id); checks the report matches."""
     if report.report is None:
-        return grade
+        return []
     if len(report.report) != len(criteria):
         raise ValueError(
             f"the report has {len(report.report)} criteria but the rubric version has "
             f"{len(criteria)}")
+    rows = []
     for position, (item, criterion) in enumerate(zip(report.report, criteria, strict=True)):
         if item.requirement != criterion.requirement or item.weight != criterion.weight:
             raise ValueError(
                 f"report criterion {position + 1} does not match the rubric version "
                 f"({item.requirement[:60]!r} vs {criterion.requirement[:60]!r})")
-        grade.criteria.append(m.GradeCriterionRow(
-            criterion_id=criterion.id, position=position,
-            verdict=None if item.verdict is None else item.verdict.value,
-            reason=item.reason or "", error=item.error,
-        ))
-    return grade
+        rows.append({
+            "criterion_id": criterion.id, "position": position,
+            "verdict": None if item.verdict is None else item.verdict.value,
+            "reason": item.reason or "", "error": item.error,
+        })
+    return rows
 
 
 def list_grades(
