@@ -26,7 +26,8 @@ DEFAULTS: dict[str, object] = {
     "rubrics_unlocked_version_id": None,  # a frozen version opened with "edit as new version"
     "rubrics_editor_nonce": 0,  # bumped after a save so the editor starts from the saved rows
     "rubrics_flash": None,
-    "rubrics_import_problems": None,  # (source, [problem, ...]) of the last refused import
+    # (version id or None for a new rubric, source, [problem, ...]) of the last refused import
+    "rubrics_import_problems": None,
     # responses
     "responses_show_archived": False,
     "responses_dataset_id": None,  # the dataset picker's value

@@ -311,3 +311,37 @@ def test_delete_needs_a_confirmation_and_removes_the_rubric():
     assert rubrics.list_rubrics(db(), include_archived=True) == []
     assert "Deleted 'Support' with 1 version, 0 grading runs and 0 grades." in texts(at)
     assert "No rubrics yet" in texts(at)
+
+
+def test_updating_a_frozen_version_from_a_file_creates_a_new_version():
+    version = _seed(frozen=True)
+    at = open_page("rubrics")
+    at.text_area[1].input(
+        "- {name: refund, requirement: States the refund window, weight: 10}\n"
+        "- {name: blame, requirement: Blames the customer, weight: -5}\n")
+    next(b for b in at.button if b.label == "Update from file").click().run()
+    assert not at.exception
+    assert "Version 2 now holds the file's criteria: 1 added, 1 removed, 0 changed." in texts(at)
+    [v1, v2] = sorted(rubrics.list_versions(db(), version.rubric_id), key=lambda v: v.number)
+    assert [c.name for c in v1.criteria] == ["refund", "order"]
+    assert [(c.name, c.weight) for c in v2.criteria] == [("refund", 10.0), ("blame", -5.0)]
+    assert v2.note == "updated from pasted text"
+
+
+def test_updating_from_an_identical_file_changes_nothing():
+    version = _seed()
+    at = open_page("rubrics")
+    at.text_area[1].input(rubrics.export_version(db(), version.id))
+    next(b for b in at.button if b.label == "Update from file").click().run()
+    assert "No changes: the file matches version 1." in texts(at)
+    assert len(rubrics.list_versions(db(), version.rubric_id)) == 1
+
+
+def test_an_invalid_update_file_lists_its_problems_and_saves_nothing():
+    version = _seed()
+    at = open_page("rubrics")
+    at.text_area[1].input("- {name: a, weight: ten, requirement: x}\n")
+    next(b for b in at.button if b.label == "Update from file").click().run()
+    assert "Nothing was imported: pasted text has 1 problem" in texts(at)
+    assert [c.name for c in rubrics.latest_version(db(), version.rubric_id).criteria] == [
+        "refund", "order"]

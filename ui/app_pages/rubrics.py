@@ -8,10 +8,12 @@ import pandas as pd
 import streamlit as st
 
 from grading.errors import RubricValidationError
+from grading.rubric import Rubric
 from grading.types import Criterion
 from storage.dto import RubricInfo, RubricVersionInfo
 from storage.errors import HumanVerdictsExistError, StorageError
 from storage.services import rubrics as service
+from storage.services.rubric_diff import diff_criteria
 from ui import catalog
 from ui.boundary import count, page_boundary, plain
 from ui.criteria_table import Summary, from_frame, marked_frame, summarize
@@ -94,26 +96,10 @@ def handle_create(name: str, description: str, requirement: str, weight: float) 
 
 def handle_import(name: str, upload, pasted: str) -> None:
     state["rubrics_import_problems"] = None
-    if upload is None and not pasted.strip():
-        st.error("Choose a file or paste the rubric's YAML or JSON, then import.")
+    read = _read_rubric_text(upload, pasted)
+    if read is None:
         return
-    filename = None
-    if upload is not None:
-        data = upload.getvalue()
-        filename = upload.name
-        if len(data) > MAX_IMPORT_BYTES:
-            st.error(plain(f"{upload.name} is {len(data) / 1e6:.1f} MB; a rubric file is at "
-                           f"most {MAX_IMPORT_BYTES // (1024 * 1024)} MB. Is this the right "
-                           "file?"))
-            return
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            st.error(plain(f"{upload.name} is not UTF-8 text. Save it as UTF-8 and import "
-                           "it again."))
-            return
-    else:
-        text = pasted
+    text, filename = read
     name = name.strip() or (Path(filename).stem if filename else "")
     if not name:
         st.error("Give the imported rubric a name.")
@@ -121,7 +107,8 @@ def handle_import(name: str, upload, pasted: str) -> None:
     try:
         version = service.import_rubric(get_sessions(), name, text, filename=filename)
     except RubricValidationError as exc:
-        state["rubrics_import_problems"] = (filename or "pasted text", list(exc.problems))
+        state["rubrics_import_problems"] = (None, filename or "pasted text",
+                                            list(exc.problems))
         return
     except StorageError as exc:
         st.error(plain(f"Could not import: {exc}."))
@@ -130,6 +117,59 @@ def handle_import(name: str, upload, pasted: str) -> None:
     state["rubrics_editor_nonce"] += 1  # fresh forms and editor
     goto(version.rubric_id, version.id)
     flash(f"Imported '{version.rubric_name}' with {len(version.criteria)} criteria.")
+    st.rerun()
+
+
+def _read_rubric_text(upload, pasted: str) -> tuple[str, str | None] | None:
+    """The text to import and its file name, or None after saying what is wrong."""
+    if upload is None and not pasted.strip():
+        st.error("Choose a file or paste the rubric's YAML or JSON, then import.")
+        return None
+    if upload is None:
+        return pasted, None
+    data = upload.getvalue()
+    if len(data) > MAX_IMPORT_BYTES:
+        st.error(plain(f"{upload.name} is {len(data) / 1e6:.1f} MB; a rubric file is at "
+                       f"most {MAX_IMPORT_BYTES // (1024 * 1024)} MB. Is this the right "
+                       "file?"))
+        return None
+    try:
+        return data.decode("utf-8-sig"), upload.name
+    except UnicodeDecodeError:
+        st.error(plain(f"{upload.name} is not UTF-8 text. Save it as UTF-8 and import "
+                       "it again."))
+        return None
+
+
+def handle_update_from_file(version: RubricVersionInfo, upload, pasted: str) -> None:
+    state["rubrics_import_problems"] = None
+    read = _read_rubric_text(upload, pasted)
+    if read is None:
+        return
+    text, filename = read
+    try:
+        rubric = Rubric.from_text(text, filename=filename)
+    except RubricValidationError as exc:
+        state["rubrics_import_problems"] = (version.id, filename or "pasted text",
+                                            list(exc.problems))
+        return
+    changes = diff_criteria(version.to_criteria(), rubric.criteria)
+    if all(change.kind == "unchanged" for change in changes):
+        st.info(f"No changes: the file matches version {version.number}.")
+        return
+    try:
+        saved = service.save_criteria(get_sessions(), version.id, rubric,
+                                      note=f"updated from {filename or 'pasted text'}")
+    except StorageError as exc:
+        st.error(plain(f"Nothing was saved: {exc}"))
+        return
+    catalog.clear_rubric_readers()
+    state["rubrics_editor_nonce"] += 1
+    goto(saved.rubric_id, saved.id)
+    counts = {kind: sum(1 for c in changes if c.kind == kind)
+              for kind in ("added", "removed", "changed")}
+    flash(f"Version {saved.number} now holds the file's criteria: {counts['added']} added, "
+          f"{counts['removed']} removed, {counts['changed']} changed.")
     st.rerun()
 
 
@@ -233,13 +273,15 @@ def render_import() -> None:
             pasted = st.text_area("…or paste YAML or JSON", height=150)
             if st.form_submit_button("Import"):
                 handle_import(name, upload, pasted)
-        if state["rubrics_import_problems"]:
-            source, problems = state["rubrics_import_problems"]
-            noun = "problem" if len(problems) == 1 else "problems"
-            st.error(plain(f"Nothing was imported: {source} has {len(problems)} {noun}. "
-                           "Fix them and import again."))
-            st.dataframe(pd.DataFrame({"Problem": problems}), hide_index=True,
-                         width="stretch")
+        if state["rubrics_import_problems"] and state["rubrics_import_problems"][0] is None:
+            render_import_problems(*state["rubrics_import_problems"][1:])
+
+
+def render_import_problems(source: str, problems: list[str]) -> None:
+    noun = "problem" if len(problems) == 1 else "problems"
+    st.error(plain(f"Nothing was imported: {source} has {len(problems)} {noun}. "
+                   "Fix them and import again."))
+    st.dataframe(pd.DataFrame({"Problem": problems}), hide_index=True, width="stretch")
 
 
 def render_summary(summary: Summary) -> None:
@@ -397,6 +439,22 @@ def render_export(version: RubricVersionInfo) -> None:
                           file_name=f"{stem}.json", mime="application/json",
                           key="rubrics_download_json", icon=":material/download:")
     st.code(yaml_text, language="yaml")
+    render_update_from_file(version)
+
+
+def render_update_from_file(version: RubricVersionInfo) -> None:
+    st.markdown("**Update from a file** — for rubrics kept as YAML or JSON elsewhere. "
+                + ("A new version is created; this one stays as it is." if version.frozen
+                   else "The criteria of this draft are replaced."))
+    with st.form(f"rubrics_update_form_{version.id}_{state['rubrics_editor_nonce']}"):
+        upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"],
+                                  max_upload_size=MAX_IMPORT_BYTES // (1024 * 1024))
+        pasted = st.text_area("…or paste YAML or JSON", height=120)
+        submitted = st.form_submit_button("Update from file")
+    if submitted:
+        handle_update_from_file(version, upload, pasted)
+    if state["rubrics_import_problems"] and state["rubrics_import_problems"][0] == version.id:
+        render_import_problems(*state["rubrics_import_problems"][1:])
 
 
 def render_rubric(rubric: RubricInfo) -> None:
@@ -443,7 +501,7 @@ def render_rubric(rubric: RubricInfo) -> None:
         handle_freeze(version)
 
     criteria_tab, versions_tab, export_tab = st.tabs(
-        ["Criteria", f"Compare versions ({len(versions)})", "Export"])
+        ["Criteria", f"Compare versions ({len(versions)})", "Export / update from file"])
     with criteria_tab:
         if version.frozen and state["rubrics_unlocked_version_id"] != version.id:
             render_read_only(version)
