@@ -407,7 +407,9 @@ st.title("Grade")
 st.caption("Run LLM judges over responses with a rubric. Launching queues the runs; a worker "
            "grades them in the background, so you can leave this page or close the tab.")
 db = runtime.database_key()
-runtime.ensure_worker()
+if not runtime.ensure_worker():
+    st.caption(f"This app's own worker is off ({runtime.WORKER_VARIABLE}=0): queued runs wait "
+               "for a `rubric-workbench worker` process.")
 render_flash()
 try:
     picked = render_what(db)

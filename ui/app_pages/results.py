@@ -276,6 +276,7 @@ st.title("Results")
 st.caption("Effective scores of every response under each run: the judge's verdicts with "
            "the human verdicts in their place, scored by the same aggregation.")
 db = runtime.database_key()
+runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
 try:
     chosen = pick_result_set(db)
     if chosen is not None:

@@ -227,6 +227,7 @@ st.title("Review")
 st.caption("Correct the judges by hand. Your verdict replaces the judge's in every run of "
            "this response under this rubric version; the score is recomputed at once.")
 db = runtime.database_key()
+runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
 render_sidebar()
 try:
     chosen = pick_set(db)
