@@ -156,13 +156,14 @@ def grade_command(args: argparse.Namespace) -> int:
         _error(str(exc))
         return EXIT_USAGE
     worker_id = new_worker_id()
-    for run_id in run_ids:
-        queue.claim_run(sessions, run_id, worker_id)
+    # A worker on the same database may take a run first; it is then waited for, not re-run.
+    claimed = [r for r in run_ids if queue.claim_run(sessions, r, worker_id)]
     print(f"grading {len(responses)} responses with {len(run_ids)} run(s) "
           f"(ids {', '.join(map(str, run_ids))}) in {describe_url(url)}", file=sys.stderr)
     started = time.monotonic()
     try:
-        asyncio.run(_grade_all(sessions, run_ids, worker_id, show_bar=sys.stderr.isatty()))
+        asyncio.run(_grade_all(sessions, run_ids, claimed, worker_id,
+                               show_bar=sys.stderr.isatty()))
     except KeyboardInterrupt:
         for run_id in run_ids:
             with contextlib.suppress(RubricWorkbenchError):
@@ -185,12 +186,13 @@ def grade_command(args: argparse.Namespace) -> int:
     return status
 
 
-async def _grade_all(sessions, run_ids: Sequence[int], worker_id: str, *, show_bar: bool
-                     ) -> None:
+async def _grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], worker_id: str,
+                     *, show_bar: bool) -> None:
     from storage.jobs.runner import execute_run
 
-    work = asyncio.gather(*(execute_run(sessions, run_id, worker_id=worker_id)
-                            for run_id in run_ids))
+    work = asyncio.gather(
+        *(execute_run(sessions, run_id, worker_id=worker_id) for run_id in claimed),
+        *(_wait_finished(sessions, run_id) for run_id in run_ids if run_id not in claimed))
     if not show_bar:
         await work
         return
@@ -202,6 +204,13 @@ async def _grade_all(sessions, run_ids: Sequence[int], worker_id: str, *, show_b
         with contextlib.suppress(asyncio.CancelledError):
             await bar
         _draw(sessions, run_ids, final=True)
+
+
+async def _wait_finished(sessions, run_id: int) -> None:
+    from storage.services import runs
+
+    while not (await asyncio.to_thread(runs.get_run, sessions, run_id)).finished:
+        await asyncio.sleep(0.5)
 
 
 async def _progress_bar(sessions, run_ids: Sequence[int]) -> None:

@@ -172,3 +172,31 @@ def test_export_writes_the_runs_of_a_grade(files, fake_provider, capsys):
     assert cli.main(["export", "--db", db]) == 2
     assert cli.main(["export", "--run", "99", "--db", db]) == 1
     assert "run 99 does not exist" in capsys.readouterr().err
+
+
+def test_grade_next_to_a_running_worker_never_grades_a_response_twice(files, fake_provider):
+    from collections import Counter
+
+    from storage.jobs import start_in_process_worker, stop_in_process_workers
+
+    (files / "r.csv").write_text("text\nfirst answer\nsecond answer\nthird answer\n")
+    db = f"sqlite:///{files / 'cli.db'}"
+    fake_provider.latency = 0.05
+    try:
+        start_in_process_worker(db, poll_interval=0.01)
+        status = cli.main([
+            "grade", "--rubric", str(files / "rubric.yaml"), "--responses",
+            str(files / "r.csv"), "--grader", "per-criterion", "--grader", "one-shot",
+            "--model", "openai/judge-a", "--model", "openai/judge-b", "--api-base",
+            fake_provider.api_base, "--db", db, "--no-cache"])
+    finally:
+        stop_in_process_workers()
+    assert status == 0
+    asked = Counter(
+        (b["model"], b["response_format"]["json_schema"]["name"],
+         b["messages"][-1]["content"].split("<response>\n")[1].split("\n")[0])
+        for b in fake_provider.bodies)
+    per_criterion = {k: v for k, v in asked.items() if k[1] == "criterion_verdict"}
+    one_shot = {k: v for k, v in asked.items() if k[1] == "criteria_verdicts"}
+    assert len(per_criterion) == len(one_shot) == 6  # 2 models x 3 responses
+    assert set(per_criterion.values()) == {2} and set(one_shot.values()) == {1}
