@@ -195,3 +195,15 @@ def test_progress_shows_rate_and_eta_while_running(sessions):
     assert progress.fraction == 0.25 and progress.cost == 0.25
     assert progress.rate_per_s is not None and progress.rate_per_s > 0
     assert progress.eta_s == pytest.approx(3 / progress.rate_per_s)
+
+
+def test_a_cleared_cache_is_asked_again(sessions, fake_provider):
+    from storage.jobs.cache import clear_cache
+
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 2)
+    run_now(sessions, make_run(sessions, version.id, dataset.id, fake_provider.api_base).id)
+    assert clear_cache(sessions, model="openai/other") == 0
+    assert clear_cache(sessions, model=MODEL) == 6
+    run_now(sessions, make_run(sessions, version.id, dataset.id, fake_provider.api_base).id)
+    assert fake_provider.requests == 12

@@ -155,6 +155,7 @@ def test_a_killed_worker_process_is_resumed_without_repeating_finished_work(
     finally:
         second.kill()
     assert second.returncode == 0, stderr[-2000:]
+    assert "run only one worker on it" in stderr  # SQLite: the worker says so
 
     assert runs.get_run(sessions, run.id).status == "done"
     grades = runs.list_grades(sessions, run.id)
@@ -166,3 +167,25 @@ def test_a_killed_worker_process_is_resumed_without_repeating_finished_work(
     resumed = {_text_of(b) for b in fake_provider.bodies[killed_at:]}
     pending = {f"answer number {i}" for i in range(24)} - done_texts
     assert pending <= resumed | {_text_of(b) for b in fake_provider.bodies[:killed_at]}
+
+
+def test_a_stopped_worker_hands_its_run_back_to_the_queue(sessions, fake_provider):
+    fake_provider.latency = 0.1
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 20)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, concurrency=3)
+    worker = Worker(sessions, poll_interval=0.05)
+
+    async def stop_midway() -> None:
+        stop = asyncio.Event()
+        serving = asyncio.create_task(worker.run(stop))
+        while run_progress(sessions, run.id).graded < 2:
+            await asyncio.sleep(0.05)
+        stop.set()
+        await serving
+
+    asyncio.run(stop_midway())
+    assert [r.status for r in worker.results] == ["queued"]
+    stored = runs.get_run(sessions, run.id)
+    assert (stored.status, stored.claimed_by) == ("queued", None)
+    assert 2 <= stored.graded_count < 20
