@@ -279,3 +279,20 @@ def test_author_grade_compare_correct_and_export(journey_server, provider, page:
     _results(page, url, screenshot)
     _review(page, screenshot)
     _export(page, url)
+
+
+def test_empty_states_say_what_to_do_next(app_server, page: Page, screenshot):
+    """On an empty database each page points to the step that comes first (nothing written)."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    for path, title, message in (
+        ("grade", "Grade", "The Start page can load a sample rubric and sample responses"),
+        ("results", "Results", "No runs yet — go to Grade"),
+        ("review", "Review", "Nothing to review yet — go to Grade"),
+    ):
+        page.goto(f"{app_server}/{path}")
+        expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(
+            timeout=45_000)
+        expect(page.get_by_text(message)).to_be_visible(timeout=20_000)
+        _wait_idle(page)
+        _no_tracebacks(page)
+        screenshot(f"{path}-empty")

@@ -39,7 +39,7 @@ def handle_open_in_review(dataset_id: int, version_id: int, response_id: int) ->
 
 def render_empty() -> None:
     st.info("No runs yet — go to Grade to run judges over a dataset; their scores appear here.")
-    st.page_link("app_pages/grade.py", label="Go to Grade", icon=":material/play_arrow:")
+    st.page_link("app_pages/grade.py", label="Go to Grade", icon=":material/play_circle:")
 
 
 def pick_result_set(db: str) -> ResultSet | None:

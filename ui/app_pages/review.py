@@ -47,7 +47,7 @@ def pick_set(db: str) -> ResultSet | None:
     sets = readers.get_result_sets(db)
     if not sets:
         st.info("Nothing to review yet — go to Grade and run a judge over a dataset first.")
-        st.page_link("app_pages/grade.py", label="Go to Grade", icon=":material/play_arrow:")
+        st.page_link("app_pages/grade.py", label="Go to Grade", icon=":material/play_circle:")
         return None
     by_key = {(s.dataset_id, s.rubric_version_id): s for s in sets}
     if st.session_state.review_set not in by_key:
