@@ -72,9 +72,10 @@ def _position_of_requested(queue: list[QueueItem]) -> None:
                "“Only responses still to review”).")
 
 
-def item_caption(item: QueueItem, detail: ResponseDetail) -> str:
-    flags = [label for label, on in (("judges disagree", item.disagree),
-                                     ("judge failed or fell back", item.failed)) if on]
+def item_caption(item: QueueItem, detail: ResponseDetail, blind: bool) -> str:
+    flags = [] if blind else [  # in blind mode even "they disagree" is a hint
+        label for label, on in (("judges disagree", item.disagree),
+                                ("judge failed or fell back", item.failed)) if on]
     reviewed = (f"{len(detail.humans)}/{len(detail.version.criteria)} criteria reviewed")
     return " · ".join([item.external_id or f"#{item.response_id}", *flags, reviewed])
 
@@ -92,7 +93,7 @@ def render_nav(queue: list[QueueItem], item: QueueItem, detail: ResponseDetail) 
                 on_click=handle_move, args=(-1, len(queue)),
                 disabled=s.review_position == 0, width="stretch", shortcut="Alt+Left")
     middle.markdown(f"**{s.review_position + 1} of {len(queue)}** · "
-                    f"{md_escape(item_caption(item, detail))}")
+                    f"{md_escape(item_caption(item, detail, s.review_blind))}")
     with history:
         response_view.render_history(detail)
     nxt.button("Next", icon=":material/chevron_right:", icon_position="right",
