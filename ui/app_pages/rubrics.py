@@ -447,9 +447,9 @@ def render_update_from_file(version: RubricVersionInfo) -> None:
                 + ("A new version is created; this one stays as it is." if version.frozen
                    else "The criteria of this draft are replaced."))
     with st.form(f"rubrics_update_form_{version.id}_{state['rubrics_editor_nonce']}"):
-        upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"],
+        upload = st.file_uploader("Updated rubric file", type=["yaml", "yml", "json"],
                                   max_upload_size=MAX_IMPORT_BYTES // (1024 * 1024))
-        pasted = st.text_area("…or paste YAML or JSON", height=120)
+        pasted = st.text_area("…or paste the updated YAML or JSON", height=120)
         submitted = st.form_submit_button("Update from file")
     if submitted:
         handle_update_from_file(version, upload, pasted)
