@@ -163,6 +163,10 @@ def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, scree
     expect(page.get_by_text("v1 → v2")).to_be_visible()
     _wait_idle(page)
     screenshot("rubrics-diff")
+    page.get_by_role("tab", name="Export / update from file").click()
+    expect(page.get_by_role("button", name="Download YAML")).to_be_visible()
+    _wait_idle(page)
+    screenshot("rubrics-export")
 
     page.set_viewport_size({"width": 1400, "height": 1900})
     page.goto(f"{url}/responses")

@@ -438,7 +438,8 @@ def render_export(version: RubricVersionInfo) -> None:
     right.download_button("Download JSON", catalog.get_export(url, version.id, "json"),
                           file_name=f"{stem}.json", mime="application/json",
                           key="rubrics_download_json", icon=":material/download:")
-    st.code(yaml_text, language="yaml")
+    with st.expander("Show the YAML"):
+        st.code(yaml_text, language="yaml")
     render_update_from_file(version)
 
 
