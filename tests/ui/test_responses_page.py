@@ -301,3 +301,12 @@ def test_a_dataset_with_human_verdicts_cannot_be_deleted_here():
     at.button(key="responses_delete").click().run()
     assert "People's verdicts are never deleted from here" in texts(at)
     assert len(_responses(dataset.id)) == 1
+
+
+def test_a_semicolon_separated_file_is_explained():
+    dataset = _dataset()
+    at = open_page("responses")
+    _upload(at, "excel.csv", b"id;query;response\nr1;q;an answer\n")
+    assert "separates its columns with semicolons" in texts(at)
+    assert not [b for b in at.button if b.label.startswith("Import ")]
+    assert _responses(dataset.id) == []

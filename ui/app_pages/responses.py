@@ -290,6 +290,12 @@ def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> 
         render_problems(_problems(exc), upload.name)
         return
     columns = list(parsed.columns)
+    if parsed.format == "csv" and len(columns) == 1 and (";" in columns[0] or "\t" in columns[0]):
+        separator = "semicolons" if ";" in columns[0] else "tabs"
+        st.error(plain(f"{upload.name} separates its columns with {separator}, so it reads as "
+                       "a single column. Save it as comma-separated CSV (in Excel: CSV UTF-8, "
+                       "comma delimited) and upload it again."))
+        return
     guess = ColumnMapping.guess(columns)
     st.markdown(f"**1. Map the columns** — {upload.name}: {len(parsed.rows)} rows, "
                 f"{parsed.format.upper()}")
