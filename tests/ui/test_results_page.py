@@ -8,7 +8,7 @@ import pytest
 
 from storage.services import reviews
 from tests.ui.pages import open_page, texts
-from tests.ui.seed import seed_graded
+from tests.ui.seed import M, U, seed_graded
 
 RUN_A, RUN_B = "#1 Per criterion · judge-a", "#2 One-shot · judge-b"
 
@@ -158,3 +158,22 @@ def test_model_and_uploaded_text_is_shown_as_text_never_markup():
     shown = texts(at)
     assert ":orange-badge[fallback verdict]" in shown
     assert "Error: fell back after 3 failed answers" in shown
+
+
+def test_a_run_still_grading_can_be_refreshed_into_the_table():
+    from grading.types import ScoringSettings
+    from storage.services import runs
+    from tests.storage.helpers import CRITERIA, judge_report
+
+    seeded = seed_graded(count=3, grade=False)
+    first = seeded.runs[0]
+    runs.start_run(seeded.sessions, first.id, worker="test")
+    at = open_page("results")
+    assert "Still grading: #1 (0/3)" in texts(at)
+    assert _table(at)[RUN_A].isna().all()
+    report = judge_report(CRITERIA, [M, M, M, U], ScoringSettings(), "answer 0")
+    runs.record_grade(seeded.sessions, first.id, seeded.responses[0].id, report)
+    time.sleep(2.1)  # the stamp's TTL
+    at.button(key="results_refresh").click().run()
+    assert "Still grading: #1 (1/3)" in texts(at)
+    assert _table(at)[RUN_A][0] == pytest.approx(1.0)

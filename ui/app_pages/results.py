@@ -67,9 +67,12 @@ def pick_runs(db: str, result_set: ResultSet) -> tuple[int, ...]:
                             on_change=handle_filter_change)
     running = [by_id[r] for r in picked if by_id[r].status in ("queued", "running")]
     if running:
-        st.caption("Still grading: " + ", ".join(f"#{r.id} ({r.graded_count}/"
-                                                  f"{r.response_count})" for r in running)
-                   + ". New grades appear as they are stored.")
+        note, refresh = st.columns([5, 1], vertical_alignment="center")
+        note.caption("Still grading: " + ", ".join(f"#{r.id} ({r.graded_count}/"
+                                                   f"{r.response_count})" for r in running)
+                     + ". Refresh to see the grades stored since.")
+        refresh.button("Refresh", icon=":material/refresh:", key="results_refresh",
+                       on_click=readers.get_runs.clear, width="stretch")
     return tuple(picked)
 
 
