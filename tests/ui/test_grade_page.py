@@ -172,3 +172,15 @@ def test_the_first_n_responses_are_not_capped_by_the_picker_list():
     at.text_input(key="grade_custom_models").input("openai/judge").run()
     at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
     assert list(at.dataframe[0].value["Responses"]) == [2_050]
+
+
+def test_a_saved_model_brings_its_own_api_base(sessions):
+    from storage.model_presets import add_model_preset
+
+    preset = add_model_preset("openai/local-judge", "http://127.0.0.1:9/v1")
+    at = _grade_page()
+    at.multiselect(key="grade_presets").set_value([preset.label]).run()
+    assert not at.error  # a local server needs no cloud key
+    at.button(key="grade_launch").click().run()
+    [run] = runs.list_runs(sessions)
+    assert (run.model, run.settings.api_base) == ("openai/local-judge", "http://127.0.0.1:9/v1")
