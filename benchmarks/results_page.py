@@ -38,11 +38,10 @@ from storage.services import datasets, reviews, rubrics, runs
 from storage.services.results import (
     ResultsFilter,
     grade_facts,
-    response_detail,
     results_page,
-    review_queue,
     reviewed_effective_scores,
 )
+from storage.services.review_queue import response_detail, review_queue
 
 RESPONSES = 10_000
 REVIEWED = 500

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from storage.dto import CriterionInfo, EffectiveCriterion, HumanVerdictInfo
-from storage.services.results import ResponseDetail
+from storage.services.review_queue import ResponseDetail
 from ui.verdict_view import (
     GRADER_LABELS,
     format_score,

@@ -12,17 +12,16 @@ import streamlit as st
 
 from storage import model_presets
 from storage.dto import DatasetInfo, RubricInfo, RubricVersionInfo, RunInfo
-from storage.services import datasets, results, rubrics, runs
+from storage.services import datasets, results, review_queue, rubrics, runs
 from storage.services.results import (
     GradeFacts,
-    QueueItem,
-    ResponseDetail,
     ResultSet,
     ResultsFilter,
     ResultsPage,
     Scores,
     SortKey,
 )
+from storage.services.review_queue import QueueItem, ResponseDetail
 from ui.runtime import sessions_for
 
 RunStamp = tuple
@@ -108,7 +107,7 @@ def get_response_detail(
     db: str, response_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
     stamp: RunStamp,
 ) -> ResponseDetail:
-    return results.response_detail(sessions_for(db), response_id, rubric_version_id, run_ids)
+    return review_queue.response_detail(sessions_for(db), response_id, rubric_version_id, run_ids)
 
 
 @st.cache_data(ttl=600, max_entries=20, show_spinner="Building the review queue…")
@@ -120,7 +119,7 @@ def get_review_queue(
     changes when they ask for a fresh queue."""
     facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids,
                             run_stamp(db, run_ids)[0])
-    return results.review_queue(
+    return review_queue.review_queue(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
         run_ids=run_ids, unreviewed_only=unreviewed_only, facts=facts)
 

@@ -1,44 +1,32 @@
-"""Reading results: the responses x runs table, the review queue, one response in detail.
+"""Reading results: the responses x runs table of effective scores, a page at a time.
 
 How this stays fast at 10,000 responses (see benchmarks/results_page.py for the figures):
 
-- Everything that can be decided from stored columns runs in SQL, once per call, over the
-  whole dataset: text search, judge failures, judge disagreements (two runs giving different
-  verdicts on one criterion, or scores further apart than ``score_gap``), review counts, and
-  the judge score of every (response, run) pair — a few narrow queries, no response texts.
+- Everything that can be decided from stored columns runs in SQL (storage.repositories.results),
+  once per call, over the whole dataset: text search, judge failures, judge disagreements (two
+  runs giving different verdicts on one criterion, or scores further apart than ``score_gap``),
+  review counts, and the judge score of every (response, run) pair — a few narrow queries, no
+  response texts. The part that depends only on grades (``grade_facts``) can be cached by the
+  caller until a grade is stored.
 - No score math here. An effective score differs from the judge's score only when a person
   has reviewed the response, so the judge's stored score *is* the effective score of every
   unreviewed response. Effective scores are computed (by ``storage.services.reviews``, which
-  uses ``grading``'s one aggregation function) only for the reviewed responses among the
-  candidates, which keeps score-range filters and score sorting exact at the cost of one
-  aggregation per reviewed grade.
+  uses ``grading``'s one aggregation function) only for reviewed responses, which keeps
+  score-range filters and score sorting exact at the cost of one aggregation per reviewed grade.
 - Texts (snippets) are read only for the page being shown.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import distinct, func, or_, select
-from sqlalchemy.orm import Session
-
-from storage import models as m
-from storage.convert import response_info, run_info, version_info
-from storage.dto import (
-    EffectiveGrade,
-    HumanScore,
-    HumanVerdictInfo,
-    ResponseInfo,
-    RubricVersionInfo,
-    RunInfo,
-)
 from storage.engine import SessionFactory
-from storage.errors import InvalidInputError, NotFoundError
+from storage.errors import InvalidInputError
 from storage.repositories import datasets as dataset_repo
-from storage.repositories import rubrics as rubric_repo
+from storage.repositories import results as repo
+from storage.repositories.results import Scores
 from storage.services import reviews
 
 ReviewedFilter = Literal["any", "reviewed", "not_reviewed"]
@@ -113,39 +101,6 @@ class ResultSet:
 
 
 @dataclass(frozen=True)
-class QueueItem:
-    response_id: int
-    external_id: str | None
-    disagree: bool
-    failed: bool
-    reviewed_count: int
-    criteria_count: int
-
-    @property
-    def fully_reviewed(self) -> bool:
-        return self.criteria_count > 0 and self.reviewed_count >= self.criteria_count
-
-
-@dataclass(frozen=True)
-class ResponseDetail:
-    """One response with every selected run's effective grade and the human verdicts."""
-
-    response: ResponseInfo
-    version: RubricVersionInfo
-    runs: tuple[RunInfo, ...]
-    # Aligned with ``runs``; None where the run has not graded this response (yet).
-    grades: tuple[EffectiveGrade | None, ...]
-    humans: dict[int, HumanVerdictInfo]
-    history: tuple[HumanVerdictInfo, ...]
-    human_score: HumanScore
-    # Criteria on which the runs' judge verdicts differ.
-    disagree_criteria: frozenset[int] = field(default_factory=frozenset)
-
-
-Scores = dict[tuple[int, int], tuple[float | None, str | None]]  # (response, run) -> (score, error)
-
-
-@dataclass(frozen=True)
 class GradeFacts:
     """What the table needs from the runs' grades alone (no human verdicts): it changes only
     when a grade is stored, so callers may cache it while the runs' graded counts stand."""
@@ -159,14 +114,7 @@ class GradeFacts:
 def list_result_sets(sessions: SessionFactory) -> list[ResultSet]:
     """Every (dataset, rubric version) pair that has at least one run, newest first."""
     with sessions() as session:
-        rows = session.execute(
-            select(m.RunRow.dataset_id, m.DatasetRow.name, m.RunRow.rubric_version_id,
-                   m.RubricRow.name, m.RubricVersionRow.number, m.RunRow.id)
-            .join(m.DatasetRow, m.DatasetRow.id == m.RunRow.dataset_id)
-            .join(m.RubricVersionRow, m.RubricVersionRow.id == m.RunRow.rubric_version_id)
-            .join(m.RubricRow, m.RubricRow.id == m.RubricVersionRow.rubric_id)
-            .order_by(m.RunRow.id)
-        ).all()
+        rows = repo.result_set_rows(session)
     groups: dict[tuple[int, int], list] = {}
     for dataset_id, dataset_name, version_id, rubric_name, number, run_id in rows:
         groups.setdefault((dataset_id, version_id), [dataset_name, rubric_name, number, []])[
@@ -177,113 +125,6 @@ def list_result_sets(sessions: SessionFactory) -> list[ResultSet]:
         for (d, v), (dn, rn, num, ids) in groups.items()
     ]
     return sorted(found, key=lambda s: max(s.run_ids), reverse=True)
-
-
-def _check_runs(session: Session, dataset_id: int, rubric_version_id: int,
-                run_ids: Sequence[int]) -> list[int]:
-    ids = list(dict.fromkeys(run_ids))
-    if not ids:
-        return ids
-    rows = session.execute(
-        select(m.RunRow.id, m.RunRow.dataset_id, m.RunRow.rubric_version_id)
-        .where(m.RunRow.id.in_(ids))
-    ).all()
-    found = {r.id: r for r in rows}
-    for run_id in ids:
-        run = found.get(run_id)
-        if run is None:
-            raise NotFoundError(f"grading run {run_id} does not exist")
-        if run.dataset_id != dataset_id or run.rubric_version_id != rubric_version_id:
-            raise InvalidInputError(
-                f"run {run_id} graded another dataset or rubric version; compare runs of "
-                "one dataset under one rubric version")
-    return ids
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _candidate_ids(session: Session, dataset_id: int, search: str) -> list[int]:
-    query = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
-    needle = search.strip()
-    if needle:
-        pattern = f"%{_escape_like(needle)}%"
-        query = query.where(or_(
-            m.ResponseRow.external_id.ilike(pattern, escape="\\"),
-            m.ResponseRow.query.ilike(pattern, escape="\\"),
-            m.ResponseRow.output.ilike(pattern, escape="\\"),
-        ))
-    return list(session.scalars(query.order_by(m.ResponseRow.id)))
-
-
-def _failed_ids(session: Session, run_ids: list[int]) -> set[int]:
-    """Responses on which a selected run failed, or fell back on a criterion."""
-    if not run_ids:
-        return set()
-    whole = select(m.GradeRow.response_id).where(
-        m.GradeRow.run_id.in_(run_ids),
-        or_(m.GradeRow.score.is_(None), m.GradeRow.error.is_not(None)))
-    partial = (
-        select(m.GradeRow.response_id)
-        .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
-        .where(m.GradeRow.run_id.in_(run_ids), m.GradeCriterionRow.error.is_not(None))
-    )
-    return set(session.scalars(whole)) | set(session.scalars(partial.distinct()))
-
-
-def _disagree_ids(session: Session, run_ids: list[int], score_gap: float) -> set[int]:
-    """Responses on which two selected runs gave different verdicts or far-apart scores."""
-    if len(run_ids) < 2:
-        return set()
-    verdicts = (
-        select(m.GradeRow.response_id)
-        .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
-        .where(m.GradeRow.run_id.in_(run_ids), m.GradeCriterionRow.verdict.is_not(None))
-        .group_by(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id)
-        .having(func.count(distinct(m.GradeCriterionRow.verdict)) > 1)
-        .subquery()
-    )
-    scores = (
-        select(m.GradeRow.response_id)
-        .where(m.GradeRow.run_id.in_(run_ids), m.GradeRow.score.is_not(None))
-        .group_by(m.GradeRow.response_id)
-        .having(func.max(m.GradeRow.score) - func.min(m.GradeRow.score) > score_gap)
-    )
-    return set(session.scalars(select(verdicts.c.response_id).distinct())) | set(
-        session.scalars(scores))
-
-
-def _review_counts(session: Session, dataset_id: int, rubric_version_id: int) -> dict[int, int]:
-    return dict(session.execute(
-        select(m.HumanVerdictRow.response_id,
-               func.count(distinct(m.HumanVerdictRow.criterion_id)))
-        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
-        .where(m.HumanVerdictRow.rubric_version_id == rubric_version_id,
-               m.ResponseRow.dataset_id == dataset_id)
-        .group_by(m.HumanVerdictRow.response_id)
-    ).all())
-
-
-def _criteria_count(session: Session, rubric_version_id: int) -> int:
-    rubric_repo.get_version(session, rubric_version_id)
-    return session.scalar(
-        select(func.count()).select_from(m.CriterionRow)
-        .where(m.CriterionRow.version_id == rubric_version_id)) or 0
-
-
-def _judge_scores(
-    session: Session, run_ids: list[int]
-) -> dict[tuple[int, int], tuple[float | None, str | None]]:
-    if not run_ids:
-        return {}
-    return {
-        (response_id, run_id): (score, error)
-        for response_id, run_id, score, error in session.execute(
-            select(m.GradeRow.response_id, m.GradeRow.run_id, m.GradeRow.score,
-                   m.GradeRow.error)
-            .where(m.GradeRow.run_id.in_(run_ids)))
-    }
 
 
 def _effective_overlay(
@@ -301,19 +142,6 @@ def _effective_overlay(
     return overlay
 
 
-def _snippets(session: Session, ids: list[int]) -> dict[int, tuple[str | None, str, str]]:
-    if not ids:
-        return {}
-    return {
-        rid: (external_id, query or "", output or "")
-        for rid, external_id, query, output in session.execute(
-            select(m.ResponseRow.id, m.ResponseRow.external_id,
-                   func.substr(m.ResponseRow.query, 1, SNIPPET_CHARS),
-                   func.substr(m.ResponseRow.output, 1, SNIPPET_CHARS))
-            .where(m.ResponseRow.id.in_(ids)))
-    }
-
-
 def _in_range(value: float | None, low: float | None, high: float | None) -> bool:
     if low is None and high is None:
         return True
@@ -328,11 +156,11 @@ def grade_facts(
 ) -> GradeFacts:
     """Failures, disagreements and judge scores of these runs (the slow, cacheable part)."""
     with sessions() as session:
-        runs = _check_runs(session, dataset_id, rubric_version_id, run_ids)
+        runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
         return GradeFacts(
-            run_ids=tuple(runs), failed=frozenset(_failed_ids(session, runs)),
-            disagree=frozenset(_disagree_ids(session, runs, score_gap)),
-            judged=_judge_scores(session, runs))
+            run_ids=tuple(runs), failed=frozenset(repo.failed_ids(session, runs)),
+            disagree=frozenset(repo.disagree_ids(session, runs, score_gap)),
+            judged=repo.judge_scores(session, runs))
 
 
 def reviewed_effective_scores(
@@ -342,8 +170,8 @@ def reviewed_effective_scores(
     """Effective scores of every reviewed response of the dataset (cacheable until the next
     verdict or grade); every other response's effective score is its judge score."""
     with sessions() as session:
-        runs = _check_runs(session, dataset_id, rubric_version_id, run_ids)
-        reviewed = sorted(_review_counts(session, dataset_id, rubric_version_id))
+        runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
+        reviewed = sorted(repo.review_counts(session, dataset_id, rubric_version_id))
     return _effective_overlay(sessions, runs, reviewed)
 
 
@@ -367,11 +195,11 @@ def results_page(
         raise InvalidInputError("page size must be at least 1 and the offset not negative")
     with sessions() as session:
         dataset_repo.get_dataset(session, dataset_id)
-        runs = _check_runs(session, dataset_id, rubric_version_id, run_ids)
-        criteria_count = _criteria_count(session, rubric_version_id)
+        runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
+        criteria_count = repo.criteria_count(session, rubric_version_id)
         dataset_total = dataset_repo.response_count(session, dataset_id)
-        candidates = _candidate_ids(session, dataset_id, filters.search)
-        review_counts = _review_counts(session, dataset_id, rubric_version_id)
+        candidates = repo.candidate_ids(session, dataset_id, filters.search)
+        review_counts = repo.review_counts(session, dataset_id, rubric_version_id)
     if facts is None or facts.run_ids != tuple(runs):
         facts = grade_facts(sessions, dataset_id=dataset_id,
                             rubric_version_id=rubric_version_id, run_ids=runs,
@@ -415,11 +243,11 @@ def results_page(
         effective.update(_effective_overlay(
             sessions, runs, [i for i in page_ids if review_counts.get(i, 0) > 0]))
     with sessions() as session:
-        snippets = _snippets(session, page_ids)
+        texts = repo.snippets(session, page_ids, SNIPPET_CHARS)
     rows = tuple(
         ResultsRow(
-            response_id=rid, external_id=snippets[rid][0], query=snippets[rid][1],
-            output=snippets[rid][2],
+            response_id=rid, external_id=texts[rid][0], query=texts[rid][1],
+            output=texts[rid][2],
             scores=tuple(effective.get((rid, run), (None, None))[0] for run in runs),
             judge_scores=tuple(judged.get((rid, run), (None, None))[0] for run in runs),
             errors=tuple(effective.get((rid, run), (None, None))[1] for run in runs),
@@ -460,77 +288,6 @@ def _sorted(ids, sort, sort_run_id, runs, scores_of, review_counts, descending):
     return sorted(known, key=value, reverse=descending) + unknown
 
 
-def review_queue(
-    sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
-    run_ids: Sequence[int], unreviewed_only: bool = False,
-    score_gap: float = DEFAULT_SCORE_GAP, facts: GradeFacts | None = None,
-) -> list[QueueItem]:
-    """Responses to review: not yet fully reviewed before fully reviewed; within each, judge
-    disagreements and failures first, then dataset order."""
-    with sessions() as session:
-        dataset_repo.get_dataset(session, dataset_id)
-        runs = _check_runs(session, dataset_id, rubric_version_id, run_ids)
-        criteria_count = _criteria_count(session, rubric_version_id)
-        if facts is None or facts.run_ids != tuple(runs):
-            failed = _failed_ids(session, runs)
-            disagree = _disagree_ids(session, runs, score_gap)
-        else:
-            failed, disagree = set(facts.failed), set(facts.disagree)
-        counts = _review_counts(session, dataset_id, rubric_version_id)
-        if runs:
-            ids = list(session.scalars(
-                select(m.RunResponseRow.response_id)
-                .where(m.RunResponseRow.run_id.in_(runs)).distinct()))
-        else:
-            ids = dataset_repo.response_ids(session, dataset_id)
-        external = dict(session.execute(
-            select(m.ResponseRow.id, m.ResponseRow.external_id)
-            .where(m.ResponseRow.dataset_id == dataset_id)).all())
-    items = [
-        QueueItem(response_id=rid, external_id=external.get(rid), disagree=rid in disagree,
-                  failed=rid in failed, reviewed_count=counts.get(rid, 0),
-                  criteria_count=criteria_count)
-        for rid in ids
-    ]
-    if unreviewed_only:
-        items = [i for i in items if not i.fully_reviewed]
-    return sorted(items, key=lambda i: (
-        i.fully_reviewed, not i.disagree, not i.failed, i.response_id))
-
-
-def response_detail(
-    sessions: SessionFactory, response_id: int, rubric_version_id: int,
-    run_ids: Sequence[int] | None = None,
-) -> ResponseDetail:
-    """The response, the rubric version, each run's effective grade and the human side."""
-    with sessions() as session:
-        response = response_info(dataset_repo.get_response(session, response_id))
-        version = version_info(rubric_repo.get_version(session, rubric_version_id))
-        query = select(m.RunRow).where(m.RunRow.rubric_version_id == rubric_version_id,
-                                       m.RunRow.dataset_id == response.dataset_id)
-        if run_ids is not None:
-            query = query.where(m.RunRow.id.in_(list(run_ids)))
-        runs = tuple(run_info(r) for r in session.scalars(query.order_by(m.RunRow.id)))
-    by_run = {g.run_id: g for g in reviews.effective_grades_for_response(
-        sessions, response_id, rubric_version_id)}
-    grades = tuple(by_run.get(run.id) for run in runs)
-    humans = reviews.current_verdicts(sessions, response_id, rubric_version_id)
-    history = tuple(reviews.verdict_history(
-        sessions, response_id, rubric_version_id=rubric_version_id))
-    settings = runs[0].settings.scoring() if runs else None
-    human = reviews.human_score(sessions, response_id, rubric_version_id, settings)
-    judged: dict[int, set] = defaultdict(set)
-    for grade in grades:
-        for criterion in grade.criteria if grade else ():
-            if criterion.judge_verdict is not None:
-                judged[criterion.criterion_id].add(criterion.judge_verdict)
-    return ResponseDetail(
-        response=response, version=version, runs=runs, grades=grades, humans=humans,
-        history=history, human_score=human,
-        disagree_criteria=frozenset(c for c, seen in judged.items() if len(seen) > 1),
-    )
-
-
 def response_labels(
     sessions: SessionFactory, dataset_id: int, *, limit: int = 2000
 ) -> list[tuple[int, str]]:
@@ -538,12 +295,7 @@ def response_labels(
     beyond a snippet are read."""
     with sessions() as session:
         dataset_repo.get_dataset(session, dataset_id)
-        rows = session.execute(
-            select(m.ResponseRow.id, m.ResponseRow.external_id,
-                   func.substr(m.ResponseRow.query, 1, 60),
-                   func.substr(m.ResponseRow.output, 1, 60))
-            .where(m.ResponseRow.dataset_id == dataset_id)
-            .order_by(m.ResponseRow.id).limit(limit)).all()
+        rows = repo.response_label_rows(session, dataset_id, limit)
     return [
         (rid, f"{external or f'#{rid}'} — {(query or output or '').strip()}".strip(" —"))
         for rid, external, query, output in rows
@@ -554,8 +306,4 @@ def results_stamp(sessions: SessionFactory, run_ids: Sequence[int]) -> tuple:
     """Changes whenever the results of these runs may have: a new grade, a status change,
     any new human verdict. Two cheap queries; lets callers cache results until it changes."""
     with sessions() as session:
-        runs = tuple((rid, int(graded), status) for rid, graded, status in session.execute(
-            select(m.RunRow.id, m.RunRow.done_count + m.RunRow.failed_count, m.RunRow.status)
-            .where(m.RunRow.id.in_(list(run_ids))).order_by(m.RunRow.id)).all())
-        newest_verdict = session.scalar(select(func.max(m.HumanVerdictRow.id)))
-    return (runs, newest_verdict)
+        return repo.stamp_rows(session, run_ids)

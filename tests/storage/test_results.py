@@ -11,12 +11,11 @@ from storage.services.results import (
     ResultsFilter,
     grade_facts,
     list_result_sets,
-    response_detail,
     results_page,
     results_stamp,
-    review_queue,
     reviewed_effective_scores,
 )
+from storage.services.review_queue import response_detail, review_queue
 from tests.storage.helpers import CRITERIA, holistic_report, judge_report, make_rubric, make_run
 
 V = Verdict

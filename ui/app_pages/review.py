@@ -7,7 +7,8 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from storage.errors import InvalidInputError, StaleVerdictError
 from storage.services import reviews
-from storage.services.results import QueueItem, ResponseDetail, ResultSet
+from storage.services.results import ResultSet
+from storage.services.review_queue import QueueItem, ResponseDetail
 from ui import response_view, runtime
 from ui import results_readers as readers
 from ui.verdict_view import md_escape, short_run_label

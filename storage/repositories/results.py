@@ -1,0 +1,181 @@
+"""Queries behind the results table and the review queue: ids, flags and counts, no texts.
+
+Repository functions take a Session and never commit; storage.services.results and
+storage.services.review_queue own the sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import distinct, func, or_, select
+from sqlalchemy.orm import Session
+
+from storage import models as m
+from storage.errors import InvalidInputError, NotFoundError
+from storage.repositories import rubrics as rubric_repo
+
+Scores = dict[tuple[int, int], tuple[float | None, str | None]]  # (response, run) -> (score, error)
+
+
+def check_runs(session: Session, dataset_id: int, rubric_version_id: int,
+                run_ids: Sequence[int]) -> list[int]:
+    ids = list(dict.fromkeys(run_ids))
+    if not ids:
+        return ids
+    rows = session.execute(
+        select(m.RunRow.id, m.RunRow.dataset_id, m.RunRow.rubric_version_id)
+        .where(m.RunRow.id.in_(ids))
+    ).all()
+    found = {r.id: r for r in rows}
+    for run_id in ids:
+        run = found.get(run_id)
+        if run is None:
+            raise NotFoundError(f"grading run {run_id} does not exist")
+        if run.dataset_id != dataset_id or run.rubric_version_id != rubric_version_id:
+            raise InvalidInputError(
+                f"run {run_id} graded another dataset or rubric version; compare runs of "
+                "one dataset under one rubric version")
+    return ids
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def candidate_ids(session: Session, dataset_id: int, search: str) -> list[int]:
+    query = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+    needle = search.strip()
+    if needle:
+        pattern = f"%{_escape_like(needle)}%"
+        query = query.where(or_(
+            m.ResponseRow.external_id.ilike(pattern, escape="\\"),
+            m.ResponseRow.query.ilike(pattern, escape="\\"),
+            m.ResponseRow.output.ilike(pattern, escape="\\"),
+        ))
+    return list(session.scalars(query.order_by(m.ResponseRow.id)))
+
+
+def failed_ids(session: Session, run_ids: list[int]) -> set[int]:
+    """Responses on which a selected run failed, or fell back on a criterion."""
+    if not run_ids:
+        return set()
+    whole = select(m.GradeRow.response_id).where(
+        m.GradeRow.run_id.in_(run_ids),
+        or_(m.GradeRow.score.is_(None), m.GradeRow.error.is_not(None)))
+    partial = (
+        select(m.GradeRow.response_id)
+        .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
+        .where(m.GradeRow.run_id.in_(run_ids), m.GradeCriterionRow.error.is_not(None))
+    )
+    return set(session.scalars(whole)) | set(session.scalars(partial.distinct()))
+
+
+def disagree_ids(session: Session, run_ids: list[int], score_gap: float) -> set[int]:
+    """Responses on which two selected runs gave different verdicts or far-apart scores."""
+    if len(run_ids) < 2:
+        return set()
+    verdicts = (
+        select(m.GradeRow.response_id)
+        .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
+        .where(m.GradeRow.run_id.in_(run_ids), m.GradeCriterionRow.verdict.is_not(None))
+        .group_by(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id)
+        .having(func.count(distinct(m.GradeCriterionRow.verdict)) > 1)
+        .subquery()
+    )
+    scores = (
+        select(m.GradeRow.response_id)
+        .where(m.GradeRow.run_id.in_(run_ids), m.GradeRow.score.is_not(None))
+        .group_by(m.GradeRow.response_id)
+        .having(func.max(m.GradeRow.score) - func.min(m.GradeRow.score) > score_gap)
+    )
+    return set(session.scalars(select(verdicts.c.response_id).distinct())) | set(
+        session.scalars(scores))
+
+
+def review_counts(session: Session, dataset_id: int, rubric_version_id: int) -> dict[int, int]:
+    return dict(session.execute(
+        select(m.HumanVerdictRow.response_id,
+               func.count(distinct(m.HumanVerdictRow.criterion_id)))
+        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
+        .where(m.HumanVerdictRow.rubric_version_id == rubric_version_id,
+               m.ResponseRow.dataset_id == dataset_id)
+        .group_by(m.HumanVerdictRow.response_id)
+    ).all())
+
+
+def criteria_count(session: Session, rubric_version_id: int) -> int:
+    rubric_repo.get_version(session, rubric_version_id)
+    return session.scalar(
+        select(func.count()).select_from(m.CriterionRow)
+        .where(m.CriterionRow.version_id == rubric_version_id)) or 0
+
+
+def judge_scores(session: Session, run_ids: list[int]) -> Scores:
+    if not run_ids:
+        return {}
+    return {
+        (response_id, run_id): (score, error)
+        for response_id, run_id, score, error in session.execute(
+            select(m.GradeRow.response_id, m.GradeRow.run_id, m.GradeRow.score,
+                   m.GradeRow.error)
+            .where(m.GradeRow.run_id.in_(run_ids)))
+    }
+
+
+def snippets(session: Session, ids: list[int], chars: int
+             ) -> dict[int, tuple[str | None, str, str]]:
+    """(external id, start of query, start of output) of these responses."""
+    if not ids:
+        return {}
+    return {
+        rid: (external_id, query or "", output or "")
+        for rid, external_id, query, output in session.execute(
+            select(m.ResponseRow.id, m.ResponseRow.external_id,
+                   func.substr(m.ResponseRow.query, 1, chars),
+                   func.substr(m.ResponseRow.output, 1, chars))
+            .where(m.ResponseRow.id.in_(ids)))
+    }
+
+
+def result_set_rows(session: Session) -> list[tuple[int, str, int, str, int, int]]:
+    """(dataset id, dataset name, version id, rubric name, version number, run id) per run."""
+    return [tuple(row) for row in session.execute(
+        select(m.RunRow.dataset_id, m.DatasetRow.name, m.RunRow.rubric_version_id,
+               m.RubricRow.name, m.RubricVersionRow.number, m.RunRow.id)
+        .join(m.DatasetRow, m.DatasetRow.id == m.RunRow.dataset_id)
+        .join(m.RubricVersionRow, m.RubricVersionRow.id == m.RunRow.rubric_version_id)
+        .join(m.RubricRow, m.RubricRow.id == m.RubricVersionRow.rubric_id)
+        .order_by(m.RunRow.id))]
+
+
+def run_response_ids(session: Session, run_ids: list[int]) -> list[int]:
+    """Every response any of these runs covers."""
+    return list(session.scalars(
+        select(m.RunResponseRow.response_id)
+        .where(m.RunResponseRow.run_id.in_(run_ids)).distinct()))
+
+
+def external_ids(session: Session, dataset_id: int) -> dict[int, str | None]:
+    return dict(session.execute(
+        select(m.ResponseRow.id, m.ResponseRow.external_id)
+        .where(m.ResponseRow.dataset_id == dataset_id)).all())
+
+
+def response_label_rows(session: Session, dataset_id: int, limit: int
+                        ) -> list[tuple[int, str | None, str | None, str | None]]:
+    """(id, external id, start of query, start of output) of a dataset's first responses."""
+    return [tuple(row) for row in session.execute(
+        select(m.ResponseRow.id, m.ResponseRow.external_id,
+               func.substr(m.ResponseRow.query, 1, 60),
+               func.substr(m.ResponseRow.output, 1, 60))
+        .where(m.ResponseRow.dataset_id == dataset_id)
+        .order_by(m.ResponseRow.id).limit(limit))]
+
+
+def stamp_rows(session: Session, run_ids: Sequence[int]) -> tuple:
+    """(run id, graded count, status) per run and the newest human verdict id."""
+    runs = tuple((rid, int(graded), status) for rid, graded, status in session.execute(
+        select(m.RunRow.id, m.RunRow.done_count + m.RunRow.failed_count, m.RunRow.status)
+        .where(m.RunRow.id.in_(list(run_ids))).order_by(m.RunRow.id)).all())
+    return runs, session.scalar(select(func.max(m.HumanVerdictRow.id)))
