@@ -1,0 +1,70 @@
+"""The Grade page's settings form and the RunSettings it stands for."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+NO_FALLBACK = "(none: the criterion fails)"
+
+
+def launch_settings() -> dict:
+    """The run settings from the widgets, as RunSettings' JSON shape (validated on launch)."""
+    s = st.session_state
+    settings: dict = {
+        "normalize": s.grade_normalize,
+        "cannot_assess": s.grade_ca_strategy,
+        "partial_credit": s.grade_partial_credit,
+        "allow_cannot_assess": s.grade_allow_ca,
+        "num_retries": int(s.grade_retries),
+        "system_prompt": s.grade_system_prompt.strip() or None,
+        "extra": {"concurrency": int(s.grade_concurrency), "use_cache": s.grade_use_cache},
+    }
+    if s.grade_lp_on:
+        settings["length_penalty"] = {
+            "free_budget": int(s.grade_lp_free_budget), "max_cap": int(s.grade_lp_max_cap),
+            "penalty_at_cap": float(s.grade_lp_penalty_at_cap),
+            "exponent": float(s.grade_lp_exponent), "penalty_type": s.grade_lp_type,
+        }
+    fallbacks = {k: v for k, v in (("positive", s.grade_fallback_pos),
+                                   ("negative", s.grade_fallback_neg)) if v != NO_FALLBACK}
+    settings["fallback_verdicts"] = fallbacks or None
+    return settings
+
+
+def render_settings() -> None:
+    with st.expander("Scoring and grading settings", expanded=False):
+        c1, c2, c3 = st.columns(3)
+        c1.checkbox("Normalize scores to 0–1", key="grade_normalize")
+        c1.checkbox("Judges may answer CANNOT_ASSESS", key="grade_allow_ca")
+        c1.selectbox("CANNOT_ASSESS counts as", ["skip", "zero", "partial", "fail"],
+                     key="grade_ca_strategy", format_func={
+                         "skip": "skip (left out of the score)", "zero": "zero (not met)",
+                         "partial": "partial credit", "fail": "fail the whole grade"}.get)
+        c1.slider("Partial credit", 0.0, 1.0, step=0.05, key="grade_partial_credit",
+                  disabled=st.session_state.grade_ca_strategy != "partial")
+        c2.number_input("Retries per call", min_value=0, max_value=10, key="grade_retries")
+        c2.number_input("Concurrent calls per model", min_value=1, max_value=256,
+                        key="grade_concurrency",
+                        help="A ceiling: the runner backs off by itself on rate limits.")
+        options = [NO_FALLBACK, "MET", "UNMET", "CANNOT_ASSESS"]
+        c2.selectbox("If the judge fails on a positive criterion", options,
+                     key="grade_fallback_pos")
+        c2.selectbox("If the judge fails on a negative criterion", options,
+                     key="grade_fallback_neg")
+        c2.checkbox("Reuse cached answers for identical requests", key="grade_use_cache")
+        c3.checkbox("Length penalty", key="grade_lp_on")
+        lp_off = not st.session_state.grade_lp_on
+        c3.number_input("Free budget (tokens)", min_value=0, step=500,
+                        key="grade_lp_free_budget", disabled=lp_off)
+        c3.number_input("Cap (tokens)", min_value=0, step=500, key="grade_lp_max_cap",
+                        disabled=lp_off)
+        c3.number_input("Penalty at the cap", min_value=0.0, step=0.05,
+                        key="grade_lp_penalty_at_cap", disabled=lp_off)
+        c3.number_input("Exponent", min_value=0.1, step=0.1, key="grade_lp_exponent",
+                        disabled=lp_off)
+        c3.selectbox("Counted text", ["ALL", "OUTPUT_ONLY", "THINKING_ONLY"],
+                     key="grade_lp_type", disabled=lp_off)
+        st.text_area("Custom system prompt (optional)", key="grade_system_prompt",
+                     placeholder="Leave empty to use the grader's own prompt.")
+        st.text_input("Run name (optional)", key="grade_run_name",
+                      placeholder="e.g. baseline, after prompt fix")
