@@ -173,9 +173,13 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=8, help="criteria")
     parser.add_argument("--cap", type=int, default=32, help="provider concurrency cap")
     parser.add_argument("--latency", type=float, default=0.2, help="provider latency, seconds")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="the runner's starting concurrency (default: the cap; above it, "
+                             "the provider answers 429 until the limiter adapts)")
     parser.add_argument("--db", help="database URL (default: a temporary SQLite file)")
     args = parser.parse_args()
     n, k, cap, latency = args.n, args.k, args.cap, args.latency
+    concurrency = args.concurrency or cap
 
     from storage.engine import open_database
     from storage.services import datasets, rubrics
@@ -194,12 +198,12 @@ def main() -> None:
         dataset = datasets.create_dataset(sessions, f"bench {time.time()}",
                                           responses=responses(n))
         wall, cpu, result, progress = run_through_runner(sessions, version.id, dataset.id,
-                                                    server.api_base, cap)
+                                                         server.api_base, concurrency)
         first = server.stats()
         rss_runner = peak_rss_mb()
         server.reset()
         cached_wall, _cpu, _cached, cached_progress = run_through_runner(
-            sessions, version.id, dataset.id, server.api_base, cap)
+            sessions, version.id, dataset.id, server.api_base, concurrency)
         cached = server.stats()
         rss_cached = peak_rss_mb()
         server.reset()
@@ -213,7 +217,8 @@ def main() -> None:
 
     calls = n * k
     limit = calls * latency / cap
-    print(f"N={n} responses x K={k} criteria = {calls} calls; cap {cap}; latency {latency} s")
+    print(f"N={n} responses x K={k} criteria = {calls} calls; cap {cap}; latency {latency} s;"
+          f" runner starts at concurrency {concurrency}")
     print(f"runner wall time           {wall:8.2f} s   ({calls / wall:.0f} calls/s)")
     print(f"theoretical limit N*K*L/cap {limit:8.2f} s")
     print(f"bare litellm reference     {reference:8.2f} s   ({calls / reference:.0f} calls/s;"

@@ -62,7 +62,7 @@ def test_grade_reads_each_format_and_writes_jsonl(files, fake_provider, capsys, 
 
 
 def test_grade_with_named_columns_several_graders_and_models_writes_csv(files, fake_provider):
-    (files / "r.csv").write_text("key,ask,answer_text,notes\nx1,q,the answer,n\n")
+    (files / "r.csv").write_text("key,ask,answer_text,why,notes\nx1,q,the answer,I think,n\n")
     out = files / "results.csv"
 
     status = cli.main([
@@ -71,9 +71,11 @@ def test_grade_with_named_columns_several_graders_and_models_writes_csv(files, f
         "--model", "openai/judge-a", "--model", "openai/judge-b",
         "--api-base", fake_provider.api_base, "--db", f"sqlite:///{files / 'cli.db'}",
         "--text-column", "answer_text", "--query-column", "ask", "--id-column", "key",
-        "--concurrency", "4", "--out", str(out)])
+        "--thinking-column", "why", "--concurrency", "4", "--out", str(out)])
 
     assert status == 0
+    prompt = fake_provider.bodies[0]["messages"][-1]["content"]
+    assert "<query>\nq\n</query>" in prompt and "<thinking>\nI think\n</thinking>" in prompt
     rows = list(csv.DictReader(out.open(newline="")))
     assert len(rows) == 6  # 1 response x 3 graders x 2 models
     assert {(r["grader"], r["model"]) for r in rows} == {
