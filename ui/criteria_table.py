@@ -33,6 +33,7 @@ class RowProblem:
 @dataclass(frozen=True)
 class Summary:
     criteria_count: int
+    section_count: int
     penalty_count: int
     positive_weight: float
     penalty_weight: float
@@ -153,6 +154,7 @@ def summarize(criteria: Sequence[Criterion]) -> Summary:
 
     return Summary(
         criteria_count=len(criteria),
+        section_count=len({c.section for c in criteria if c.section}),
         penalty_count=sum(1 for c in criteria if c.weight < 0),
         positive_weight=sum(c.weight for c in criteria if c.weight > 0),
         penalty_weight=sum(-c.weight for c in criteria if c.weight < 0),

@@ -18,9 +18,11 @@ CSV = (b"id,query,response\n"
 
 
 def _wait_idle(page: Page) -> None:
-    """Until Streamlit has finished the rerun (no running indicator, no skeletons)."""
+    """Until Streamlit has finished the rerun (the app says so; no skeletons left)."""
     page.wait_for_timeout(300)
-    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=30_000)
+    app = page.locator('[data-testid="stApp"]')
+    for busy in ("running", "rerunRequested"):
+        expect(app).not_to_have_attribute("data-test-script-state", busy, timeout=30_000)
     expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=30_000)
     page.wait_for_timeout(300)
 
@@ -41,9 +43,29 @@ def _edit_cell(page: Page, grid, x_fraction: float, row: int, value: str, *,
         page.mouse.dblclick(x, y)
     editor = page.locator("#portal textarea, #portal input").first
     expect(editor).to_be_visible(timeout=5_000)
-    editor.fill(value)
+    editor.focus()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.press("Backspace")
+    if value:
+        page.keyboard.type(value)
+    expect(editor).to_have_value(value)
     page.keyboard.press("Enter")
+    expect(editor).to_have_count(0, timeout=5_000)
     page.wait_for_timeout(1200)  # the edit reruns the page
+
+
+def _edit_cell_until(page: Page, grid, x_fraction: float, row: int, value: str,
+                     shown, attempts: int = 3) -> None:
+    """Edit a cell until ``shown`` (a locator outside the canvas) confirms it."""
+    for attempt in range(attempts):
+        _edit_cell(page, grid, x_fraction, row, value)
+        _wait_idle(page)
+        try:
+            expect(shown).to_be_visible(timeout=3_000)
+            return
+        except AssertionError:
+            if attempt == attempts - 1:
+                raise
 
 
 def _no_tracebacks(page: Page) -> None:
@@ -76,10 +98,13 @@ def test_write_a_rubric_with_a_penalty_and_upload_responses(seeded_app_server, p
     # section), measured on a 1400-pixel-wide window.
     _edit_cell(page, grid, 0.53, 1, "Blames the customer", new_row=True)
     _wait_idle(page)
-    for x_fraction, value in ((0.20, "blame"), (0.785, "-5"), (0.96, "Tone")):
-        _edit_cell(page, grid, x_fraction, 1, value)
-        _wait_idle(page)
-    _wait_idle(page)
+    # The grid is a canvas: each edit is confirmed by what the page shows next (the live
+    # Penalties line), and made again if the grid dropped it.
+    _edit_cell_until(page, grid, 0.785, 1, "-5",
+                     page.get_by_text("Blames the customer -5", exact=False))
+    _edit_cell_until(page, grid, 0.20, 1, "blame", page.get_by_text("blame -5", exact=False))
+    _edit_cell_until(page, grid, 0.96, 1, "Tone",
+                     page.get_by_text("2 criteria in 1 section", exact=False))
     expect(page.get_by_text("Penalties:")).to_be_visible()
     expect(page.get_by_test_id("stMetricValue").nth(1)).to_have_text("5")  # penalty weight
     page.get_by_role("button", name="Save criteria").click()
@@ -214,9 +239,8 @@ def test_screenshots_of_the_problems_people_hit(seeded_app_server, page: Page, s
         timeout=45_000)
     _wait_idle(page)
     grid = page.locator('.st-key-rubrics_criteria [data-testid="stDataFrame"]')
-    _edit_cell(page, grid, 0.785, 1, "")
-    _wait_idle(page)
-    expect(page.get_by_text("1 problem to fix before saving")).to_be_visible(timeout=20_000)
+    _edit_cell_until(page, grid, 0.785, 1, "",
+                     page.get_by_text("1 problem to fix before saving", exact=False))
     expect(page.get_by_role("button", name="Save criteria")).to_be_disabled()
     screenshot("rubrics-editor-problems")
 

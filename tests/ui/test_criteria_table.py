@@ -78,6 +78,7 @@ def test_summary_comes_from_the_aggregation_rules():
     summary = summarize([*BASE, Criterion(requirement="unscored", weight=0)])
     assert (summary.positive_weight, summary.penalty_weight, summary.penalty_count) == (
         10, 4, 1)
+    assert (summary.criteria_count, summary.section_count) == (3, 1)
     assert (summary.best.score, summary.best.raw_score) == (1.0, 10)
     assert (summary.worst.score, summary.worst.raw_score) == (0.0, -4)
     assert summary.all_met.score == pytest.approx(0.6)

@@ -295,7 +295,9 @@ def render_summary(summary: Summary) -> None:
     cols[3].metric("Worst response", _score(summary.worst),
                    help="Meets no positive criterion and triggers every penalty")
     st.caption(
-        f"{summary.criteria_count} criteria, {summary.penalty_count} of them penalties. "
+        f"{summary.criteria_count} criteria"
+        + (f" in {count(summary.section_count, 'section')}" if summary.section_count else "")
+        + f", {summary.penalty_count} of them penalties. "
         f"A response judged MET on every criterion, penalties included, scores "
         f"{_score(summary.all_met)}. Raw sums: best {_raw(summary.best)}, "
         f"worst {_raw(summary.worst)}."
