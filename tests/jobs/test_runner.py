@@ -154,8 +154,9 @@ def test_rate_limits_back_off_adaptively_and_every_grade_succeeds(sessions, fake
     assert fake_provider.requests == 60 + fake_provider.rate_limited
     stats = limiter_for(MODEL, fake_provider.api_base).stats()
     assert stats.decreases >= 2 and stats.lowest_limit <= 2  # 8 -> 4 -> 2 ...
-    # The limiter keeps 429s rare: after the first burst, one probe now and then.
-    assert fake_provider.rate_limited <= 20, fake_provider.rate_limited
+    # The limiter keeps 429s rare: after the first burst, one probe per few rounds (~20 here;
+    # a fixed concurrency of 8 against a cap of 3 would get a 429 for most calls of a round).
+    assert fake_provider.rate_limited <= 30, fake_provider.rate_limited
 
     # The provider lifts its cap: the same limiter climbs back to the configured 8.
     fake_provider.reset()
