@@ -69,6 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write results (or labels) as JSONL or CSV")
     jobs.add_export_arguments(export)
     export.set_defaults(func=jobs.export_command)
+
+    from storage import label_commands
+
+    verdicts = commands.add_parser(
+        "import-verdicts", help="append human verdicts from a CSV (nothing on any problem)")
+    label_commands.add_import_arguments(verdicts)
+    verdicts.set_defaults(func=label_commands.import_verdicts_command)
     return parser
 
 

@@ -328,9 +328,12 @@ def worker_command(args: argparse.Namespace) -> int:
 
 # -- export -------------------------------------------------------------------------------------
 def add_export_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kind", choices=("results", "gold", "training"), default="results",
+    parser.add_argument("--kind", choices=("results", "gold", "training", "verdicts"),
+                        default="results",
                         help="results (default): one record per response x run; gold: the "
-                             "human-reviewed set; training: texts with effective scores")
+                             "human-reviewed set; training: texts with effective scores; "
+                             "verdicts: the human-verdict sheet (CSV) that import-verdicts "
+                             "reads")
     parser.add_argument("--run", type=int, action="append", default=[],
                         help="run id (repeat for several; results only)")
     parser.add_argument("--format", choices=("jsonl", "csv"), default=None,

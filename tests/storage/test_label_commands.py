@@ -85,3 +85,25 @@ def test_rubric_workbench_export_writes_the_gold_and_training_sets(sessions, db_
                  "1", "--dataset", "Answers", "--db", db_url]) == 0
     assert capsys.readouterr().out == labels.export_training_jsonl(
         sessions, seeded.version.id, seeded.dataset.id)
+
+
+def test_rubric_workbench_import_verdicts_round_trips_the_exported_sheet(sessions, db_url,
+                                                                        tmp_path, capsys):
+    from storage.cli import main
+
+    seeded = seed(sessions)
+    sheet = tmp_path / "verdicts.csv"
+    assert main(["export", "--kind", "verdicts", "--rubric", "Dosing", "--dataset", "Answers",
+                 "--out", str(sheet), "--db", db_url]) == 0
+    sheet.write_text(sheet.read_text().replace("r5,accurate,,,,", "r5,accurate,MET,bo,,"))
+    assert main(["import-verdicts", str(sheet), "--rubric", "Dosing", "--dataset", "Answers",
+                 "--db", db_url]) == 0
+    assert "imported 1 verdicts on 1 responses (reviewers: bo); left out 18 unchanged and 5 " \
+           "without a verdict" in capsys.readouterr().out
+    r5 = reviews.current_verdicts(sessions, seeded.responses["r5"].id, seeded.version.id)
+    assert [v.reviewer for v in r5.values()] == ["bo"]
+    sheet.write_text("response_id,criterion,verdict,reviewer\nr5,tone,met,bo\n")
+    assert main(["import-verdicts", str(sheet), "--rubric", "Dosing", "--dataset", "Answers",
+                 "--db", db_url]) == 1
+    assert "row 1 (line 2), column 'criterion': no criterion named 'tone'" in (
+        capsys.readouterr().err)
