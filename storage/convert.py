@@ -73,7 +73,7 @@ def grade_info(row: m.GradeRow, criteria: list[m.GradeCriterionRow] | None = Non
         cannot_assess_count=row.cannot_assess_count, length_penalty=row.length_penalty,
         prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens,
         total_tokens=row.total_tokens, cost=row.cost, latency_s=row.latency_s,
-        created_at=row.created_at,
+        created_at=row.created_at, reason=row.reason,
         criteria=tuple(
             CriterionGradeInfo(
                 criterion_id=c.criterion_id, position=c.position, verdict=_verdict(c.verdict),

@@ -150,6 +150,7 @@ class GradeInfo:
     latency_s: float | None
     created_at: datetime
     criteria: tuple[CriterionGradeInfo, ...] = ()
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,8 @@ class EffectiveGrade:
     reviewed_count: int
     criteria_count: int
     criteria: tuple[EffectiveCriterion, ...] = field(default=())
+    # The holistic judge's explanation (RubricAsJudge grades only).
+    judge_reason: str | None = None
 
     @property
     def fully_reviewed(self) -> bool:

@@ -77,6 +77,7 @@ def compute_effective_grade(
         reviewed_count=reviewed,
         criteria_count=len(rows),
         criteria=tuple(rows),
+        judge_reason=grade.reason,
     )
 
 

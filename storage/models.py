@@ -210,6 +210,9 @@ class GradeRow(Base):
     score: Mapped[float | None] = mapped_column(Float)
     raw_score: Mapped[float | None] = mapped_column(Float)
     llm_raw_score: Mapped[float | None] = mapped_column(Float)
+    # The holistic judge's explanation (RubricAsJudge); per-criterion reasons live in
+    # grade_criteria.
+    reason: Mapped[str | None] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(Text)
     cannot_assess_count: Mapped[int] = mapped_column(Integer, default=0)
     length_penalty: Mapped[float | None] = mapped_column(Float)

@@ -49,6 +49,8 @@ def render_scores(detail: ResponseDetail) -> None:
                        f"reviewed {grade.reviewed_count}/{grade.criteria_count}")
             if grade.error:
                 st.text(grade.error)
+            if grade.judge_reason:
+                st.text(grade.judge_reason)
     human = detail.human_score
     with columns[len(items) % len(columns)]:
         st.metric("Human verdicts", format_score(human.score),

@@ -106,7 +106,7 @@ _GRADE_COLUMNS = (
     m.GradeRow.raw_score, m.GradeRow.llm_raw_score, m.GradeRow.error,
     m.GradeRow.cannot_assess_count, m.GradeRow.length_penalty, m.GradeRow.prompt_tokens,
     m.GradeRow.completion_tokens, m.GradeRow.total_tokens, m.GradeRow.cost,
-    m.GradeRow.latency_s, m.GradeRow.created_at,
+    m.GradeRow.latency_s, m.GradeRow.created_at, m.GradeRow.reason,
 )
 
 
@@ -147,4 +147,7 @@ def _grade_infos(session: Session, run_id: int, ids: list[int] | None) -> list[G
             criterion_id=criterion_id, position=position,
             verdict=None if verdict is None else Verdict(verdict), reason=reason, error=error,
         ))
-    return [GradeInfo(*row, criteria=tuple(by_grade.get(row[0], ()))) for row in grades]
+    return [
+        GradeInfo(*row[:-1], criteria=tuple(by_grade.get(row[0], ())), reason=row[-1])
+        for row in grades
+    ]

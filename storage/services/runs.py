@@ -217,6 +217,7 @@ def _grade_values(
     return {
         "run_id": run_id, "response_id": response_id, "score": report.score,
         "raw_score": report.raw_score, "llm_raw_score": report.llm_raw_score,
+        "reason": report.reason,
         "error": report.error, "cannot_assess_count": report.cannot_assess_count,
         "length_penalty": report.length_penalty,
         "prompt_tokens": usage.prompt_tokens if usage else None,

@@ -34,7 +34,7 @@ def test_agreement_page_shows_the_comparison(seeded_app_server, page, screenshot
     page.get_by_text("Export and import labels").click()
     expect(page.get_by_role("button", name="Download gold set (JSONL)")).to_be_visible()
     assert screenshot("agreement").stat().st_size > 0
-    with page.expect_download(timeout=30_000) as download:
+    with page.expect_download(timeout=60_000) as download:
         page.get_by_role("button", name="Download gold set (JSONL)").click()
     lines = Path(download.value.path()).read_text().splitlines()
     assert len(lines) == 5  # r0-r4 have human verdicts

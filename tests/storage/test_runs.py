@@ -8,7 +8,7 @@ from grading.errors import ConfigurationError
 from grading.types import CriterionReport, EvaluationReport, LengthPenalty, Verdict
 from storage.errors import GradeExistsError, InvalidStateError, NotFoundError
 from storage.run_settings import RunSettings
-from storage.services import runs
+from storage.services import reviews, runs
 from tests.storage.helpers import CRITERIA, make_dataset, make_rubric, make_run
 from tests.storage.judges import ScriptedJudge, grade
 
@@ -151,3 +151,20 @@ def test_status_changes_follow_the_run_lifecycle(sessions):
     assert (requeued.status, requeued.finished_at) == ("queued", None)
     failed = runs.fail_run(sessions, second.id, "OPENAI_API_KEY is not set")
     assert (failed.status, failed.error) == ("failed", "OPENAI_API_KEY is not set")
+
+
+def test_a_holistic_grade_keeps_the_judges_explanation(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=1)
+    run = make_run(sessions, version.id, dataset.id, grader="rubric_as_judge")
+    report = EvaluationReport(score=0.85, raw_score=12.75, llm_raw_score=85,
+                              reason="Covers the dose but not the interaction.")
+    stored = runs.record_grade(sessions, run.id, responses[0].id, report)
+
+    assert stored.reason == "Covers the dose but not the interaction."
+    assert stored.criteria == ()
+    assert runs.get_grade(sessions, stored.id).reason == stored.reason
+    assert runs.list_grades(sessions, run.id)[0].reason == stored.reason
+    assert reviews.effective_grade(sessions, stored.id).judge_reason == stored.reason
+    [effective] = reviews.effective_grades_for_run(sessions, run.id)
+    assert effective.judge_reason == stored.reason
