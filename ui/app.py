@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui.state import init_state
 
-st.set_page_config(page_title="Rubric Workbench", page_icon="⚖️", layout="wide")
+st.set_page_config(page_title="Rubric Workbench", page_icon=":material/balance:", layout="wide")
 init_state()
 
 pages = {
@@ -15,7 +15,7 @@ pages = {
         st.Page("app_pages/grade.py", title="Grade", icon=":material/play_circle:"),
         st.Page("app_pages/results.py", title="Results", icon=":material/table_chart:"),
         st.Page("app_pages/review.py", title="Review", icon=":material/rate_review:"),
-        st.Page("app_pages/agreement.py", title="Agreement", icon="🤝"),
+        st.Page("app_pages/agreement.py", title="Agreement", icon=":material/handshake:"),
     ],
     "Configuration": [
         st.Page("app_pages/settings.py", title="Settings", icon=":material/settings:"),
