@@ -143,12 +143,7 @@ def one_shot_user_prompt(
     allow_cannot_assess: bool = False,
 ) -> str:
     """The user message asking for a verdict on every criterion, numbered from 1."""
-    lines = [
-        f'<criterion number="{number}" kind="{_kind(c)}" weight="{_weight(c)}">\n'
-        f"{neutralize(c.requirement)}\n</criterion>"
-        for number, c in enumerate(criteria, start=1)
-    ]
-    listing = "\n".join(lines)
+    listing = _numbered_criteria(criteria)
     return (
         f"{format_to_grade(to_grade, query)}\n\n<criteria>\n{listing}\n</criteria>\n\n"
         f"For a NEGATIVE criterion, MET means the response makes that mistake.\n"
@@ -159,16 +154,20 @@ def one_shot_user_prompt(
     )
 
 
+def _numbered_criteria(criteria: Sequence[Criterion]) -> str:
+    """Every criterion in a <criterion> tag with its number (from 1), kind and weight."""
+    return "\n".join(
+        f'<criterion number="{number}" kind="{_kind(c)}" weight="{_weight(c)}">\n'
+        f"{neutralize(c.requirement)}\n</criterion>"
+        for number, c in enumerate(criteria, start=1)
+    )
+
+
 def holistic_user_prompt(
     criteria: Sequence[Criterion], to_grade: ToGradeInput, query: str | None = None
 ) -> str:
     """The user message asking for one 0-100 score against the weighted rubric."""
-    lines = [
-        f'<criterion number="{number}" kind="{_kind(c)}" weight="{_weight(c)}">\n'
-        f"{neutralize(c.requirement)}\n</criterion>"
-        for number, c in enumerate(criteria, start=1)
-    ]
-    listing = "\n".join(lines)
+    listing = _numbered_criteria(criteria)
     return (
         f"{format_to_grade(to_grade, query)}\n\n<criteria>\n{listing}\n</criteria>\n\n"
         "Score the response from 0 to 100, taking the weights into account: meeting a "
