@@ -54,7 +54,7 @@ def set_human_verdict(
     for _attempt in range(_MAX_ATTEMPTS):
         try:
             with sessions.begin() as session:
-                return _append(session, response_id, criterion_id, parsed, reviewer,
+                return append_verdict(session, response_id, criterion_id, parsed, reviewer,
                                note or "", expected_current_id)
         except OperationalError as exc:
             # SQLite under heavy contention can give up on the write lock; the whole
@@ -86,10 +86,12 @@ def _stale(current: m.HumanVerdictRow | None) -> StaleVerdictError:
     )
 
 
-def _append(
+def append_verdict(
     session: Session, response_id: int, criterion_id: int, verdict: Verdict, reviewer: str,
     note: str, expected_current_id: int | _Unchecked | None,
 ) -> HumanVerdictInfo:
+    """Add one human verdict inside the caller's transaction: the one write path that the
+    Review page (set_human_verdict) and the CSV import share."""
     found = rubric_repo.criterion_with_frozen(session, criterion_id)
     if found is None:
         raise NotFoundError(f"criterion {criterion_id} does not exist")

@@ -124,7 +124,7 @@ def import_human_verdicts(
                     (r.response_id, r.criterion_id)), r)]
                 for row in changed:
                     # The Review page's append path: freezes the version, chains the history.
-                    reviews._append(session, row.response_id, row.criterion_id, row.verdict,
+                    reviews.append_verdict(session, row.response_id, row.criterion_id, row.verdict,
                                     row.reviewer, row.note, reviews.UNCHECKED)
             break
         except IntegrityError:
