@@ -338,7 +338,8 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run id (repeat for several; results only)")
     parser.add_argument("--format", choices=("jsonl", "csv"), default=None,
                         help="default: from --out's extension, else jsonl")
-    parser.add_argument("--out", metavar="FILE", help="output file (default: stdout)")
+    parser.add_argument("--out", metavar="FILE", help="output file, or a directory to write "
+                        "a file named after the dataset, rubric and version (default: stdout)")
     parser.add_argument("--rubric", help="rubric name (gold and training)")
     parser.add_argument("--rubric-version", type=int, default=None,
                         help="version number (default: the latest)")
@@ -365,10 +366,12 @@ def export_command(args: argparse.Namespace) -> int:
     fmt = args.format or ("csv" if (args.out or "").lower().endswith(".csv") else "jsonl")
 
     from storage.engine import open_database
-    from storage.exports import write_results
+    from storage.exports import results_file_name, write_results
 
     sessions = open_database(args.db or database_url())
     try:
+        if args.out not in (None, "-") and Path(args.out).is_dir():
+            args.out = str(Path(args.out) / results_file_name(sessions, args.run, fmt))
         if args.out in (None, "-"):
             count = write_results(sessions, args.run, sys.stdout, fmt)
         else:
