@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from grading.types import Verdict
-from storage import csv_cells
+from storage import csv_cells, limits
 from storage import models as m
 from storage.convert import criterion_info
 from storage.engine import SessionFactory
@@ -208,6 +208,12 @@ def _validate(
         if not reviewer:
             found.append(Problem(f"{where}, column {reviewer_col!r}",
                                  "the reviewer is empty; every verdict needs a reviewer name"))
+        note = str(record.get(note_column) or "").strip() if note_column else ""
+        for column, text, max_chars in ((reviewer_col, reviewer, limits.NAME_MAX),
+                                        (note_column, note, None)):
+            problem = limits.text_problem(text, max_chars=max_chars)
+            if problem:
+                found.append(Problem(f"{where}, column {column!r}", f"the value {problem}"))
         if response_id is not None and criterion_id is not None:
             pair = (response_id, criterion_id)
             if pair in first_seen:
@@ -217,7 +223,6 @@ def _validate(
         problems.extend(found)
         if not found and verdict is not None and response_id is not None \
                 and criterion_id is not None:
-            note = str(record.get(note_column) or "").strip() if note_column else ""
             rows.append(_Row(where, response_id, criterion_id, verdict, reviewer, note))
     if problems:
         raise ImportProblemsError(problems, source=filename)
