@@ -13,6 +13,9 @@ MAX_NESTING = 100
 
 def depth(value: Any) -> int:
     """Levels of lists and mappings in a parsed value (a scalar is 0); no recursion."""
+    if isinstance(value, dict) and not any(isinstance(v, dict | list | tuple)
+                                           for v in value.values()):
+        return 1  # the common case: a flat row
     deepest = 0
     stack = [(value, 1)]
     while stack:
