@@ -127,7 +127,7 @@ def test_runs_of_another_version_or_dataset_or_holistic_cannot_join(sessions, th
     holistic = make_run(sessions, version.id, dataset.id, grader="rubric_as_judge")
     runs.record_grade(sessions, holistic.id, responses[0].id, holistic_report(
         CRITERIA, 80, ScoringSettings(), responses[0].output))
-    with pytest.raises(InvalidInputError, match="holistic.*cannot vote"):
+    with pytest.raises(InvalidInputError, match=r"holistic.*cannot vote"):
         panels.create_panel(sessions, run_ids=[run_ids[0], holistic.id], rule="majority",
                             actor=ADMIN)
     with pytest.raises(InvalidInputError, match="at least two runs"):
@@ -162,3 +162,40 @@ def test_panel_lists_filter_by_result_set(sessions, three_judges):
                                              rubric_version_id=version.id)] == [panel.id]
     assert panels.list_panels(sessions, dataset_id=dataset.id + 1) == []
     assert panels.get_panel(sessions, panel.id).label == f"panel {panel.id} (any of 2)"
+
+
+def test_panel_commands_create_list_and_export(sessions, db_url, three_judges, tmp_path,
+                                               capsys):
+    from storage import cli
+
+    _version, _dataset, responses, run_ids = three_judges
+    args = ["panel", "--db", db_url, "create", "--rule", "majority", "--name", "trio"]
+    for run_id in run_ids:
+        args += ["--run", str(run_id)]
+    assert cli.main(args) == 0
+    created = capsys.readouterr().out
+    panel = panels.list_panels(sessions)[0]
+    assert created.startswith(f"panel {panel.id}: majority of runs")
+    assert cli.main(["panel", "--db", db_url, "list"]) == 0
+    assert "trio" in capsys.readouterr().out
+
+    out = tmp_path / "panel.jsonl"
+    assert cli.main(["panel", "--db", db_url, "export", str(panel.id), "--out", str(out)]) == 0
+    import json
+
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["workbench_response_id"] for r in records] == [r.id for r in responses]
+    cites = records[1]["criteria"][1]
+    assert cites == {"criterion": "cites", "verdict": "UNMET", "tie": True,
+                     "how": "tie (MET 1, UNMET 1, abstained 1): UNMET, the verdict with the "
+                            "lower score", "members": ["MET", "UNMET", None]}
+    csv_out = tmp_path / "panel.csv"
+    assert cli.main(["panel", "--db", db_url, "export", str(panel.id), "--out",
+                     str(csv_out)]) == 0
+    assert len(csv_out.read_text().splitlines()) == 1 + 3 * 4
+
+    # bad input: a message, not a traceback, and nothing written
+    assert cli.main(["panel", "--db", db_url, "create", "--rule", "weighted",
+                     "--run", str(run_ids[0]), "--run", str(run_ids[1])]) == 1
+    assert "needs a weight for every member" in capsys.readouterr().err
+    assert len(panels.list_panels(sessions)) == 1
