@@ -283,6 +283,27 @@ class PanelMemberRow(Base):
     weight: Mapped[float] = mapped_column(Float, default=1.0)
 
 
+class CriterionTrialRow(Base):
+    """A criterion's new wording tried with an existing run's judge on reviewed responses.
+
+    ``results`` keeps every verdict and reason the trial got, so it can be audited and shown
+    again; ``adopted_version_id`` is the rubric version made from it, if any."""
+
+    __tablename__ = "criterion_trials"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    criterion_id: Mapped[int] = mapped_column(ForeignKey("criteria.id"), index=True)
+    base_run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id"))
+    requirement: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20))
+    note: Mapped[str] = mapped_column(Text, default="")
+    cost: Mapped[float | None] = mapped_column(Float)
+    results: Mapped[list[Any]] = mapped_column(JSONType)
+    adopted_version_id: Mapped[int | None] = mapped_column(ForeignKey("rubric_versions.id"))
+    created_by: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class HumanVerdictRow(Base):
     """Append-only: a change adds a row with the next ``seq``; the highest ``seq`` is current.
 
