@@ -238,11 +238,46 @@ def _store(
     sessions: SessionFactory, plan: TrialPlan, results: dict[int, EvaluationReport],
     spent: list[float | None], stopped: str | None, actor: Actor,
 ) -> TrialResult:
-    cases = [c for c in plan.cases if c.response.id in results]
+    cost = None if any(c is None for c in spent) else sum(c for c in spent if c is not None)
+    with sessions.begin() as session:
+        row = m.CriterionTrialRow(
+            criterion_id=plan.criterion.id, base_run_id=plan.base_run.id,
+            requirement=plan.requirement, status="stopped" if stopped else "done",
+            note=stopped or "", cost=cost, created_by=actor.key,
+            results=[{"response_id": c.response.id, "verdict": _value(v), "reason": reason}
+                     for c in plan.cases if c.response.id in results
+                     for v, reason in [_verdict_of(results[c.response.id])]],
+        )
+        session.add(row)
+        session.flush()
+        trial_id = row.id
+    return get_trial(sessions, trial_id)
+
+
+def _value(verdict: Verdict | None) -> str | None:
+    return None if verdict is None else verdict.value
+
+
+def get_trial(sessions: SessionFactory, trial_id: int) -> TrialResult:
+    """A stored trial with its figures, computed against the current human verdicts."""
+    with sessions() as session:
+        row = session.get(m.CriterionTrialRow, trial_id)
+        if row is None:
+            raise NotFoundError(f"wording trial {trial_id} does not exist")
+        run = run_repo.get_run(session, row.base_run_id)
+        criterion = criterion_info(session.get(m.CriterionRow, row.criterion_id))
+        reviewed = {c.response.id: c for c in _reviewed_cases(session, run, criterion.id)}
+        base = run_info(run)
+        stored = list(row.results)
+        status, note, cost = row.status, row.note, row.cost
+        created_by, created_at = row.created_by, row.created_at
+    # responses whose human verdict was withdrawn since (or made CANNOT_ASSESS) drop out
+    judged = [(reviewed[r["response_id"]], Verdict(r["verdict"]) if r["verdict"] else None,
+               r["reason"]) for r in stored if r["response_id"] in reviewed]
+    cases = [case for case, _, _ in judged]
     humans = [c.human for c in cases]
     before = [c.before for c in cases]
-    after_pairs = [_verdict_of(results[c.response.id]) for c in cases]
-    after = [v for v, _ in after_pairs]
+    after = [verdict for _, verdict, _ in judged]
 
     def difference(indices: Sequence[int]) -> float | None:
         old = compare_verdicts([humans[i] for i in indices], [before[i] for i in indices])
@@ -254,29 +289,31 @@ def _store(
     flips = tuple(
         Flip(c.response.id, c.response.external_id, c.human, c.before, c.before_reason, v,
              reason)
-        for c, (v, reason) in zip(cases, after_pairs, strict=True) if v != c.before
+        for c, v, reason in judged if v != c.before
     )
-    cost = None if any(c is None for c in spent) else sum(c for c in spent if c is not None)
-    failed = sum(1 for v in after if v is None)
-    with sessions.begin() as session:
-        row = m.CriterionTrialRow(
-            criterion_id=plan.criterion.id, base_run_id=plan.base_run.id,
-            requirement=plan.requirement, status="stopped" if stopped else "done",
-            note=stopped or "", cost=cost, created_by=actor.key,
-            results=[{"response_id": c.response.id, "verdict": None if v is None else v.value,
-                      "reason": reason} for c, (v, reason) in zip(cases, after_pairs,
-                                                                   strict=True)],
-        )
-        session.add(row)
-        session.flush()
-        trial_id, created_at = row.id, row.created_at
+    plan = TrialPlan(base, criterion, row.requirement, tuple(cases),
+                     estimate_for(grader="per_criterion", model=base.model,
+                                  criteria=[criterion.to_criterion()], responses=[],
+                                  settings=base.settings))
     return TrialResult(
         trial_id=trial_id, plan=plan, before=_figures(humans, before),
         after=_figures(humans, after),
         difference_interval=bootstrap_interval(len(cases), difference, seed=1),
-        flips=flips, judged=len(cases), failed=failed, stopped=stopped, cost=cost,
-        created_by=actor.key, created_at=created_at,
+        flips=flips, judged=len(cases), failed=sum(1 for v in after if v is None),
+        stopped=note if status == "stopped" else None, cost=cost,
+        created_by=created_by, created_at=created_at,
     )
+
+
+def list_trials(sessions: SessionFactory, criterion_id: int) -> list[tuple[int, str, str]]:
+    """(trial id, wording, when and by whom) of the trials of a criterion, newest first."""
+    with sessions() as session:
+        rows = session.execute(
+            select(m.CriterionTrialRow.id, m.CriterionTrialRow.requirement,
+                   m.CriterionTrialRow.created_at, m.CriterionTrialRow.created_by)
+            .where(m.CriterionTrialRow.criterion_id == criterion_id)
+            .order_by(m.CriterionTrialRow.id.desc())).all()
+    return [(i, text, f"{when:%Y-%m-%d %H:%M} UTC by {who}") for i, text, when, who in rows]
 
 
 def adopt_wording(

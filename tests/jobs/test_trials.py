@@ -81,6 +81,12 @@ def test_trial_judges_only_the_reworded_criterion_and_reports_before_and_after(
     assert flip.before_reason == "lenient reading" and flip.after_reason == "strict reading"
     assert result.stopped is None and result.failed == 0
 
+    # The stored trial reads back with the same figures (the page shows it after a reload).
+    stored = trials.get_trial(sessions, result.trial_id)
+    assert stored.after.agreement == result.after.agreement
+    assert [f.response_id for f in stored.flips] == [f.response_id for f in result.flips]
+    assert trials.list_trials(sessions, accurate.id)[0][:2] == (result.trial_id, STRICT)
+
     # Trying the same wording again costs nothing: the answers come from the cache.
     again = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
     assert fake_provider.requests - before_calls == 6
