@@ -24,6 +24,7 @@ from storage.errors import (
     NameTakenError,
     Problem,
 )
+from storage.export_names import response_key
 from storage.repositories import datasets as repo
 from storage.repositories import verdicts as verdict_repo
 from storage.response_files import ColumnMapping, NewResponse, ResponseValidator
@@ -212,6 +213,14 @@ def get_responses(sessions: SessionFactory, response_ids: Sequence[int]) -> list
     """Responses in the order asked (the job runner reads a batch at a time)."""
     with sessions() as session:
         return [response_info(r) for r in repo.get_responses(session, response_ids)]
+
+
+def response_keys(sessions: SessionFactory, dataset_id: int) -> dict[int, str]:
+    """The id users know each response by (``export_names.response_key``), by database id."""
+    with sessions() as session:
+        return {rid: response_key(rid, external) for rid, external in session.execute(
+            select(m.ResponseRow.id, m.ResponseRow.external_id)
+            .where(m.ResponseRow.dataset_id == dataset_id))}
 
 
 def archive_dataset(sessions: SessionFactory, dataset_id: int, archived: bool = True) -> None:
