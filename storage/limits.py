@@ -62,7 +62,8 @@ def text_problem(value: str | None, *, max_chars: int | None = None) -> str | No
 
 
 def value_problem(value: Any) -> str | None:
-    """Why a JSON value (metadata) cannot be stored: too deep, NaN/Infinity, NUL bytes."""
+    """Why a JSON value (metadata) cannot be stored: too deep, NaN/Infinity, NUL bytes, or
+    not JSON at all (a set, a date)."""
     if isinstance(value, dict | list) and depth(value) > MAX_NESTING:
         return too_deep_message()
     stack = [value]
@@ -76,12 +77,16 @@ def value_problem(value: Any) -> str | None:
             return f"holds {item!r}, which JSON cannot store; write null or a string"
         elif isinstance(item, dict):
             for key in item:
-                problem = text_problem(str(key))
+                if not isinstance(key, str | int | float | bool | None):
+                    return f"has a key {key!r} that is not text"
+                problem = text_problem(key) if isinstance(key, str) else None
                 if problem:
                     return f"a key {problem}"
             stack.extend(item.values())
         elif isinstance(item, list | tuple):
             stack.extend(item)
+        elif not (item is None or isinstance(item, bool | int | float)):
+            return f"holds a {type(item).__name__}, which is not a JSON value"
     return None
 
 

@@ -167,8 +167,11 @@ def _refuse_constant(name: str) -> Any:
     raise _Constant(name)
 
 
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_refuse_constant)
+    return _DECODER.decode(text)
 
 
 def _constant_problem(where: str, line_text: str, name: str) -> Problem:
@@ -424,6 +427,7 @@ class ResponseValidator:
 
     def __init__(self, mapping: ColumnMapping):
         self.mapping = mapping
+        self._mapped = mapping.mapped()
         self._first_seen: dict[str, str] = {}
 
     def check(self, row: Any, where: str) -> tuple[NewResponse | None, list[Problem]]:
@@ -464,17 +468,12 @@ class ResponseValidator:
                     f"id {external_id!r} is already used by {self._first_seen[external_id]}")
             else:
                 self._first_seen[external_id] = where
-        metadata = {k: v for k, v in row.items() if k not in mapping.mapped()}
+        metadata = {k: v for k, v in row.items() if k not in self._mapped}
         if isinstance(metadata.get("metadata"), dict):
             metadata = {**metadata.pop("metadata"), **metadata}
         problem = limits.value_problem(metadata)
         if problem:
             row_problems.append(f"metadata {problem}")
-        else:
-            try:
-                json.dumps(metadata, allow_nan=False)
-            except (TypeError, ValueError) as exc:
-                row_problems.append(f"metadata is not JSON-serialisable: {exc}")
         if row_problems or output is None:
             return None, [Problem(where, p) for p in row_problems]
         return NewResponse(output=output, query=values["query"], thinking=values["thinking"],

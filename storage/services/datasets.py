@@ -155,11 +155,11 @@ def _store(
                 problems.append(Problem(r.location, f"id {r.external_id!r} is already "
                                         + ("used by an earlier row" if new
                                            else "in this dataset")))
-        if not problems:
-            added = repo.add_responses(session, dataset_id, [_columns(r) for r in batch])
-            count += len(added)
-            if keep_ids:
-                ids.extend(added)
+        if not problems and keep_ids:
+            ids.extend(repo.add_responses(session, dataset_id, [_columns(r) for r in batch]))
+        elif not problems:
+            repo.insert_responses(session, dataset_id, [_columns(r) for r in batch])
+        count += len(batch)
         batch.clear()
 
     try:
