@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 
 from grading.errors import RubricValidationError
 from grading.types import Criterion
+from storage import model_presets
 from storage import models as m
 from storage.errors import ImportProblemsError, InvalidInputError
 from storage.response_files import iter_responses, parse_file, read_responses
@@ -256,3 +257,17 @@ def test_read_responses_reads_a_file_path_the_same_as_its_bytes(tmp_path):
     path = tmp_path / "r.csv"
     path.write_bytes("id;text\n1;café\n".encode("utf-16"))
     assert read_responses(path) == read_responses(path.read_bytes(), "r.csv")
+
+
+@pytest.mark.parametrize(("model", "api_base", "words"), [
+    pytest.param("openai/" + "m" * 300, None, "the model name is 307 characters long",
+                 id="long-model"),
+    pytest.param("openai/m\x00", None, "the model name contains a NUL", id="nul-model"),
+    pytest.param("openai/m", "http://127.0.0.1:8000/v1\x00", "the api_base contains a NUL",
+                 id="nul-api-base"),
+])
+def test_a_model_preset_a_run_could_not_store_is_refused(model, api_base, words):
+    with pytest.raises(InvalidInputError) as caught:
+        model_presets.add_model_preset(model, api_base)
+    assert words in str(caught.value)
+    assert model_presets.list_model_presets() == ()
