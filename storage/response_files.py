@@ -240,7 +240,11 @@ class RowReader:
         self.columns: dict[str, None] = {}
         self.delimiter = ","
         self.rows_read = 0
-        self._stream = _open(source)
+        try:
+            self._stream = _open(source)
+        except OSError as exc:
+            raise ImportProblemsError([Problem("", f"cannot read the file: {exc.strerror}")],
+                                      source=self.filename) from None
         try:
             head = self._stream.read(_HEAD_CHARS)
             head += self._stream.readline()
@@ -260,6 +264,9 @@ class RowReader:
     @property
     def description(self) -> str:
         return ParsedFile(self.format, (), (), (), self.delimiter).description
+
+    def close(self) -> None:
+        self._stream.close()
 
     def _lines(self) -> Iterator[str]:
         for line in itertools.chain(io.StringIO(self._head, newline=""), self._stream):
@@ -400,6 +407,7 @@ def parse_file(data: Source, filename: str | None = None, *,
     """Read rows (dicts) from a file; raise ImportProblemsError with every syntax problem."""
     reader = RowReader(data, filename, fmt=fmt)
     if reader.empty:
+        reader.close()
         raise ImportProblemsError([Problem("", "the file is empty")], source=reader.filename)
     pairs = list(reader)
     if reader.problems:
@@ -548,6 +556,7 @@ def iter_responses(
     reader = reader or RowReader(source, filename, fmt=fmt)
     name = reader.filename
     if reader.empty:
+        reader.close()
         raise ImportProblemsError([Problem("", "the file is empty")], source=name)
     rows = iter(reader)
     peeked = list(itertools.islice(rows, _PEEK_ROWS))

@@ -79,3 +79,11 @@ def test_an_unclosed_quote_stops_grade_before_anything_is_written(
     err = capsys.readouterr().err
     assert "r.csv: nothing was imported" in err and "line 3: a quoted field starts" in err
     assert fake_provider.bodies == [] and _rows(db_url) == (0, 0, 0)
+
+
+def test_an_unreadable_responses_file_is_a_message(tmp_path, fake_provider, db_url, capsys):
+    folder = tmp_path / "answers.csv"
+    folder.mkdir()  # a directory where a file was expected: open() fails
+    assert _grade(tmp_path, fake_provider, folder, db_url) == 2
+    err = capsys.readouterr().err
+    assert "answers.csv" in err and "cannot read the file" in err and "Traceback" not in err
