@@ -9,11 +9,14 @@ child's peak RSS. Each size runs two ways in the same run:
 - ``whole`` (the reference, the way every import worked before): the file read into memory,
   parsed to a list of responses, then stored.
 
-Also printed: the peak RSS of a child that only imports the modules (the floor).
+Also printed: the peak RSS of a child that only imports the modules (the floor). With
+``--before DIR`` (a checkout of the code before streaming, e.g. ``git worktree add DIR
+<commit>``), the ``before`` mode runs that code's import (read, parse and insert all at once).
 
     .venv/bin/python benchmarks/import_memory.py                      # 100k and 1M rows
     .venv/bin/python benchmarks/import_memory.py --rows 10000 100000 --format csv
     .venv/bin/python benchmarks/import_memory.py --skip-whole-above 100000
+    .venv/bin/python benchmarks/import_memory.py --rows 100000 --before /tmp/old-checkout
 """
 
 from __future__ import annotations
@@ -52,15 +55,16 @@ from pathlib import Path
 sys.path.insert(0, {root!r})
 from storage.engine import open_database
 from storage.migrate import upgrade_to_head
-from storage.response_files import iter_responses, read_responses
+from storage.response_files import read_responses
 from storage.services import datasets
 mode, path, url = sys.argv[1:4]
 upgrade_to_head(url)
 sessions = open_database(url)
 started = time.perf_counter()
 if mode == "stream":
+    from storage.response_files import iter_responses
     info = datasets.create_dataset(sessions, "bench", responses=iter_responses(Path(path)))
-elif mode == "whole":
+elif mode in ("whole", "before"):
     data = open(path, "rb").read()
     info = datasets.create_dataset(sessions, "bench", responses=read_responses(data, path))
 else:
@@ -71,11 +75,13 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, rows, elapsed)
 """
 
 
-def measure(mode: str, path: Path, workdir: Path) -> tuple[float, int, float]:
+def measure(mode: str, path: Path, workdir: Path, root: Path = ROOT
+            ) -> tuple[float, int, float]:
     """(peak RSS in MB, rows stored, seconds) of one import in a fresh process."""
     url = f"sqlite:///{workdir / f'{mode}-{path.stem}.db'}"
-    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT)), mode, str(path),
-                          url], capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(root)), mode, str(path),
+                          url], capture_output=True, text=True, check=True,
+                         cwd=root).stdout.split()
     return int(out[0]) / 1024, int(out[1]), float(out[2])
 
 
@@ -83,6 +89,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    parser.add_argument("--before", type=Path, default=None, metavar="DIR",
+                        help="also run the import of the code checked out in DIR")
     parser.add_argument("--skip-whole-above", type=int, default=None,
                         help="do not run the reference above this many rows (it needs GBs)")
     args = parser.parse_args()
@@ -102,8 +110,11 @@ def main() -> None:
             modes = ["stream"]
             if args.skip_whole_above is None or rows <= args.skip_whole_above:
                 modes.append("whole")
+            if args.before is not None:
+                modes.append("before")
             for mode in modes:
-                peak, stored, seconds = measure(mode, path, workdir)
+                root = args.before if mode == "before" else ROOT
+                peak, stored, seconds = measure(mode, path, workdir, root)
                 assert stored == rows, (mode, stored, rows)
                 print(f"{rows:>10,} {size:>8,.0f} {mode:>7} {peak:>12,.0f} "
                       f"{peak - floor:>12,.0f} {seconds:>8.1f}", flush=True)
