@@ -89,6 +89,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    parser.add_argument("--skip-stream", action="store_true",
+                        help="run only the reference modes (stream figures measured already)")
     parser.add_argument("--before", type=Path, default=None, metavar="DIR",
                         help="also run the import of the code checked out in DIR")
     parser.add_argument("--skip-whole-above", type=int, default=None,
@@ -107,7 +109,7 @@ def main() -> None:
             size = path.stat().st_size / 1024 / 1024
             print(f"  (wrote {path.name} in {time.perf_counter() - started:.0f} s)",
                   file=sys.stderr)
-            modes = ["stream"]
+            modes = [] if args.skip_stream else ["stream"]
             if args.skip_whole_above is None or rows <= args.skip_whole_above:
                 modes.append("whole")
             if args.before is not None:
