@@ -100,7 +100,8 @@ def test_an_unauthenticated_browser_sees_only_the_sign_in_page(team_app, loopbac
 
 
 def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopback_page,
-                                                                 browser, screenshot):
+                                                                 browser, screenshot,
+                                                                 monkeypatch):
     app_url, data_dir = team_app
     boss = loopback_page
     boss.set_viewport_size({"width": 1280, "height": 800})
@@ -116,7 +117,7 @@ def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopba
     # The admin (from RUBRIC_WORKBENCH_ADMINS) signs in and gives Rita the reviewer role.
     _sign_in(boss, app_url, ADMIN)
     expect(boss.get_by_text(f"{ADMIN} · admin")).to_be_visible(timeout=30_000)
-    boss.get_by_role("link", name="Settings").click()
+    boss.get_by_role("link", name="Settings", exact=True).click()
     expect(boss.get_by_role("heading", name="People and roles")).to_be_visible(timeout=30_000)
     expect(boss.get_by_text(REVIEWER).first).to_be_visible()
     boss.get_by_role("textbox", name="E-mail").fill(REVIEWER)
@@ -135,10 +136,10 @@ def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopba
     expect(refusal).to_be_visible(timeout=30_000)
     expect(rita.get_by_text("Ask an admin to change your role")).to_be_visible()
     # Nor make herself an admin.
-    rita.get_by_role("link", name="Settings").click()
+    rita.get_by_role("link", name="Settings", exact=True).click()
     expect(rita.get_by_role("heading", name="People and roles")).to_be_visible(timeout=30_000)
     rita.get_by_role("textbox", name="E-mail").fill(REVIEWER)
-    rita.get_by_label("Role").click()
+    rita.get_by_role("combobox", name="Role").click()
     rita.get_by_role("option", name="admin", exact=True).click()
     rita.get_by_role("button", name="Save role").click()
     expect(rita.get_by_text("may not change people's roles: that needs an admin")).to_be_visible(
@@ -147,13 +148,14 @@ def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopba
     _shot(rita, "signin-reviewer-refused")
 
     # The admin can do what Rita could not; it is recorded under the admin's identity.
-    boss.get_by_role("link", name="Start").click()
+    boss.get_by_role("link", name="Start", exact=True).click()
     boss.get_by_role("button", name="Load sample rubric and responses").click()
     expect(boss.get_by_text("Loaded the rubric")).to_be_visible(timeout=30_000)
 
     sessions = open_database(database_url_in(data_dir))
-    roles = {p.key: p.role for p in people.list_people(sessions)}
-    assert roles == {ADMIN: "admin", REVIEWER: "reviewer"}
+    monkeypatch.setenv(people.ADMINS_VARIABLE, ADMIN)  # as the app was started
+    roles = {p.key: (p.role, p.from_environment) for p in people.list_people(sessions)}
+    assert roles == {ADMIN: ("admin", True), REVIEWER: ("reviewer", False)}
     [rubric] = rubrics.list_rubrics(sessions)
     assert rubrics.get_version(sessions, rubric.latest_version_id).created_by == ADMIN
     assert {d.imported_by for d in datasets.list_datasets(sessions)} == {ADMIN}
