@@ -89,7 +89,7 @@ def gate() -> None:
         st.stop()
     if not _identity():
         render_bad_configuration(["the provider sent neither an e-mail nor a subject: add "
-                                  "the `email` scope to the client (openid email profile)"])
+                                  "the email scope to the client (openid email profile)"])
         st.stop()
     actor = current_actor()
     assert actor is not None

@@ -67,15 +67,15 @@ def auth_config() -> AuthConfig | None:
     problems: list[str] = []
     for key in ("redirect_uri", "cookie_secret"):
         if not str(section.get(key) or "").strip():
-            problems.append(f"[auth] has no `{key}`")
+            problems.append(f"[auth] has no {key}")
     redirect_uri = str(section.get("redirect_uri") or "").strip()
     if redirect_uri:
         parsed = urlparse(redirect_uri)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            problems.append(f"`redirect_uri` must be a full URL such as "
+            problems.append(f"redirect_uri must be a full URL such as "
                             f"http://localhost:8501/oauth2callback, got {redirect_uri!r}")
         elif not parsed.path.endswith("/oauth2callback"):
-            problems.append("`redirect_uri` must end with /oauth2callback (the address "
+            problems.append("redirect_uri must end with /oauth2callback (the address "
                             "Streamlit receives the sign-in on), e.g. "
                             f"{parsed.scheme}://{parsed.netloc}/oauth2callback")
     named = {name: value for name, value in section.items()
@@ -83,7 +83,7 @@ def auth_config() -> AuthConfig | None:
     providers: list[Provider] = []
     if not named or any(key in section for key in PROVIDER_KEYS):
         missing = [k for k in PROVIDER_KEYS if not str(section.get(k) or "").strip()]
-        problems.extend(f"[auth] has no `{k}`" for k in missing)
+        problems.extend(f"[auth] has no {k}" for k in missing)
         if not missing:
             providers.append(Provider(None, str(section["server_metadata_url"]).strip()))
     for name, value in named.items():
@@ -92,14 +92,14 @@ def auth_config() -> AuthConfig | None:
                             f"use [auth.{name.replace('_', '-')}]")
             continue
         missing = [k for k in PROVIDER_KEYS if not str(value.get(k) or "").strip()]
-        problems.extend(f"[auth.{name}] has no `{k}`" for k in missing)
+        problems.extend(f"[auth.{name}] has no {k}" for k in missing)
         if not missing:
             providers.append(Provider(name, str(value["server_metadata_url"]).strip()))
     for provider in providers:
         parsed = urlparse(provider.server_metadata_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             problems.append(
-                f"`server_metadata_url` must be the provider's discovery URL, ending in "
+                f"server_metadata_url must be the provider's discovery URL, ending in "
                 f"/.well-known/openid-configuration; got {provider.server_metadata_url!r}")
     return AuthConfig(providers=tuple(providers), redirect_uri=redirect_uri,
                       problems=tuple(problems))

@@ -163,3 +163,65 @@ def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopba
     assert [(e.actor, e.action, e.target_name) for e in events] == [
         (ADMIN, "change role", REVIEWER)]
     rita.context.close()
+
+
+def test_a_signed_in_session_expires_when_the_token_does(tmp_path_factory, loopback_page):
+    """Streamlit keeps its identity cookie for 30 days; the app ends the session when the ID
+    token expires, and signing in again brings the person back."""
+    app_url, _, provider, stop = _team_app(tmp_path_factory, id_token_ttl=20)
+    try:
+        page = loopback_page
+        _sign_in(page, app_url, ADMIN)
+        expect(page.get_by_text(f"{ADMIN} · admin")).to_be_visible(timeout=30_000)
+        page.wait_for_timeout(21_000)
+        page.reload()
+        expect(page.get_by_text("Your sign-in has expired")).to_be_visible(timeout=30_000)
+        expect(page.get_by_role("link", name="Rubrics", exact=True)).to_have_count(0)
+        page.get_by_role("button", name="Sign in again").click()
+        page.wait_for_url("**/interaction/**", timeout=30_000)
+        page.locator("input[name=login]").fill(ADMIN)
+        page.locator("input[name=password]").fill("any password")
+        page.locator("button[type=submit]").click()
+        expect(page.get_by_text(f"{ADMIN} · admin")).to_be_visible(timeout=30_000)
+    finally:
+        stop()
+        provider.stop()
+
+
+def test_bad_sign_in_configuration_is_a_page_saying_what_to_fix(tmp_path_factory, page):
+    data_dir = tmp_path_factory.mktemp("bad-auth")
+    secrets = data_dir / "secrets.toml"
+    secrets.write_text('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n'
+                       'client_id = "rubric-workbench"\n')
+    url, stop = _serve(data_dir, extra_args=("--secrets.files", str(secrets)))
+    try:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto(url)
+        expect(page.get_by_text("Sign-in is configured but cannot work yet")).to_be_visible(
+            timeout=45_000)
+        for key in ("cookie_secret", "client_secret", "server_metadata_url"):
+            expect(page.get_by_role("listitem").filter(has_text=f"[auth] has no {key}")
+                   ).to_be_visible()
+        expect(page.get_by_text("Traceback")).to_have_count(0)
+        _shot(page, "signin-bad-config")
+    finally:
+        stop()
+
+
+def test_local_mode_remembers_the_reviewer_across_a_reload_and_a_new_browser(app_server, page,
+                                                                             browser):
+    page.goto(app_server)
+    name = page.get_by_role("textbox", name="Your name (reviewer)")
+    expect(name).to_be_visible(timeout=45_000)
+    expect(name).to_have_value("")
+    name.fill("Ana Souza")
+    name.press("Enter")
+    expect(page.get_by_text("Remembered on this computer")).to_be_visible(timeout=30_000)
+    page.reload()
+    expect(page.get_by_role("textbox", name="Your name (reviewer)")).to_have_value(
+        "Ana Souza", timeout=45_000)
+    other = browser.new_context().new_page()  # a browser restart: no cookies, no session
+    other.goto(app_server)
+    expect(other.get_by_role("textbox", name="Your name (reviewer)")).to_have_value(
+        "Ana Souza", timeout=45_000)
+    other.context.close()

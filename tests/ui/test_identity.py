@@ -65,9 +65,9 @@ def test_auth_with_missing_keys_is_a_page_saying_what_to_fix():
     at = _app_with_auth(auth)
     assert not at.exception
     shown = texts(at)
-    assert "[auth] has no `cookie_secret`" in shown
-    assert "[auth] has no `client_secret`" in shown
-    assert "[auth] has no `server_metadata_url`" in shown
+    assert "[auth] has no cookie_secret" in shown
+    assert "[auth] has no client_secret" in shown
+    assert "[auth] has no server_metadata_url" in shown
     assert "Sign in" not in [b.label for b in at.button]
     # Nothing of the app rendered: no page title, no navigation ran.
     assert [t.value for t in at.title] == ["Rubric Workbench"]
