@@ -1,15 +1,15 @@
 """People and roles for team mode, an audit trail, and who created/imported/launched what.
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0004_people_roles
+Revises: 0012_criterion_trials
 Create Date: 2026-11-22 18:10:00
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0004"
-down_revision: str | None = "0003"
+revision: str = "0004_people_roles"
+down_revision: str | None = "0012_criterion_trials"
 branch_labels: str | None = None
 depends_on: str | None = None
 
