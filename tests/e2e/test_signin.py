@@ -112,6 +112,7 @@ def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopba
     expect(rita.get_by_text("you have no role yet")).to_be_visible(timeout=30_000)
     expect(rita.get_by_text(ADMIN)).to_be_visible()
     expect(rita.get_by_role("link", name="Rubrics")).to_have_count(0)
+    expect(rita.get_by_role("button", name="Sign out")).to_be_visible()
     _shot(rita, "signin-no-role")
 
     # The admin (from RUBRIC_WORKBENCH_ADMINS) signs in and gives Rita the reviewer role.
@@ -145,6 +146,7 @@ def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopba
     expect(rita.get_by_text("may not change people's roles: that needs an admin")).to_be_visible(
         timeout=30_000)
     expect(rita.get_by_text("Traceback")).to_have_count(0)
+    expect(rita.get_by_role("button", name="Save role")).to_be_visible()
     _shot(rita, "signin-reviewer-refused")
 
     # The admin can do what Rita could not; it is recorded under the admin's identity.
