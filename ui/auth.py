@@ -22,7 +22,7 @@ from storage.local_identity import remember_name, remembered_name
 from storage.services import people
 from storage.services.reviewers import Actor, local_actor
 from ui.auth_config import AuthConfig, Provider, auth_config, provider_problem
-from ui.boundary import plain
+from ui.boundary import page_boundary, plain
 from ui.runtime import get_sessions
 
 # How long a page reuses the roles it read (an admin's change applies within this time).
@@ -91,8 +91,11 @@ def gate() -> None:
         render_bad_configuration(["the provider sent neither an e-mail nor a subject: add "
                                   "the email scope to the client (openid email profile)"])
         st.stop()
-    actor = current_actor()
-    assert actor is not None
+    actor = None
+    with page_boundary(lambda: None):  # e.g. the database is down: say so, not a traceback
+        actor = current_actor()
+    if actor is None:
+        st.stop()
     if not actor.roles:
         render_no_role(actor)
         st.stop()

@@ -16,6 +16,7 @@ from ui.boundary import plain
 from ui.runtime import database_key, get_sessions
 
 NO_ROLE = "(no role)"
+AUDIT_LIMIT = 100
 ROLE_CHOICES = [Role.REVIEWER.value, Role.ADJUDICATOR.value, Role.ADMIN.value, NO_ROLE]
 ROLE_HELP = ("reviewer: review responses and read results · adjudicator: a reviewer who also "
              "resolves disputes · admin: rubrics, datasets, runs, settings, deletions and roles")
@@ -28,7 +29,7 @@ def get_people(db: str) -> list:
 
 @st.cache_data(ttl=30, max_entries=8, show_spinner=False)
 def get_audit(db: str) -> list:
-    return people.list_audit_events(get_sessions(), limit=100)
+    return people.list_audit_events(get_sessions(), limit=AUDIT_LIMIT)
 
 
 def handle_set_role(email: str, role: str) -> None:
@@ -89,8 +90,8 @@ def render_flash() -> None:
 
 def render_audit(db: str) -> None:
     events = get_audit(db)
-    with st.expander(f"Activity: deletions, archives, imports and role changes ({len(events)} "
-                     "most recent)"):
+    shown = f"the {len(events)} most recent" if len(events) >= AUDIT_LIMIT else len(events)
+    with st.expander(f"Activity: deletions, archives, imports and role changes ({shown})"):
         if not events:
             st.caption("Nothing yet.")
             return

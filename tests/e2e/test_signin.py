@@ -222,6 +222,13 @@ def test_local_mode_remembers_the_reviewer_across_a_reload_and_a_new_browser(app
     page.reload()
     expect(page.get_by_role("textbox", name="Your name (reviewer)")).to_have_value(
         "Ana Souza", timeout=45_000)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.get_by_role("link", name="Settings", exact=True).click()
+    people_heading = page.get_by_role("heading", name="People and roles")
+    expect(people_heading).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Local mode: no sign-in")).to_be_visible()
+    people_heading.scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOTS / "local-settings-people.png"))
     other = browser.new_context().new_page()  # a browser restart: no cookies, no session
     other.goto(app_server)
     expect(other.get_by_role("textbox", name="Your name (reviewer)")).to_have_value(
