@@ -14,6 +14,7 @@ from __future__ import annotations
 import getpass
 import time
 from datetime import UTC, datetime
+from urllib.parse import urlparse
 
 import streamlit as st
 
@@ -156,8 +157,6 @@ def render_bad_configuration(problems: list[str] | tuple[str, ...]) -> None:
 def _wrong_origin(config: AuthConfig) -> str | None:
     """The address to open instead, when the browser is not on redirect_uri's origin (the
     sign-in cookie would be lost and the person asked to sign in twice)."""
-    from urllib.parse import urlparse
-
     try:
         here = urlparse(st.context.url or "")
     except Exception:
