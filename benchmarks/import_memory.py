@@ -58,15 +58,19 @@ from storage.migrate import upgrade_to_head
 from storage.response_files import read_responses
 from storage.services import datasets
 mode, path, url = sys.argv[1:4]
+kw = {{}}
+if "actor" in __import__("inspect").signature(datasets.create_dataset).parameters:
+    from storage.services.reviewers import command_line_actor
+    kw["actor"] = command_line_actor()
 upgrade_to_head(url)
 sessions = open_database(url)
 started = time.perf_counter()
 if mode == "stream":
     from storage.response_files import iter_responses
-    info = datasets.create_dataset(sessions, "bench", responses=iter_responses(Path(path)))
+    info = datasets.create_dataset(sessions, "bench", responses=iter_responses(Path(path)), **kw)
 elif mode in ("whole", "before"):
     data = open(path, "rb").read()
-    info = datasets.create_dataset(sessions, "bench", responses=read_responses(data, path))
+    info = datasets.create_dataset(sessions, "bench", responses=read_responses(data, path), **kw)
 else:
     info = None
 elapsed = time.perf_counter() - started

@@ -28,6 +28,8 @@ from storage.export_names import response_key
 from storage.repositories import datasets as repo
 from storage.repositories import verdicts as verdict_repo
 from storage.response_files import ColumnMapping, NewResponse, ResponseValidator
+from storage.services.people import record
+from storage.services.reviewers import Actor, Role, require
 
 _BATCH = 1000  # rows inserted at a time, all in the import's one transaction
 _PEEK = 1000  # rows looked at to guess the column mapping of raw rows
@@ -40,13 +42,14 @@ def _name_taken(name: str) -> NameTakenError:
 def create_dataset(
     sessions: SessionFactory, name: str, *, description: str = "",
     responses: Iterable[NewResponse | Mapping[str, Any]] = (),
-    mapping: ColumnMapping | None = None,
+    mapping: ColumnMapping | None = None, actor: Actor,
 ) -> DatasetInfo:
     """A new dataset, with its responses if given; on any problem nothing is written.
 
     ``responses`` may be a stream (``response_files.iter_responses``): rows are validated and
     stored a batch at a time in one transaction, so memory does not grow with the rows.
     """
+    require(actor, Role.ADMIN, "create a dataset")
     name = name.strip()
     if not name:
         raise InvalidInputError("a dataset needs a name")
@@ -56,7 +59,7 @@ def create_dataset(
         with sessions.begin() as session:
             if repo.find_dataset_by_name(session, name) is not None:
                 raise _name_taken(name)
-            row = m.DatasetRow(name=name, description=description)
+            row = m.DatasetRow(name=name, description=description, imported_by=actor.key)
             session.add(row)
             session.flush()
             count = _store(session, row.id, responses, mapping, new=True, keep_ids=False)
@@ -68,28 +71,33 @@ def create_dataset(
 def import_responses(
     sessions: SessionFactory, dataset_id: int,
     responses: Iterable[NewResponse | Mapping[str, Any]],
-    mapping: ColumnMapping | None = None,
+    mapping: ColumnMapping | None = None, *, actor: Actor,
 ) -> list[int]:
     """Add responses to a dataset in one transaction; returns their ids, in order.
 
     Raises ImportProblemsError listing every problem (with its row or line) and writes
     nothing if there is any, including ids already used in the dataset.
     """
+    require(actor, Role.ADMIN, "import responses")
     with sessions.begin() as session:
-        repo.get_dataset(session, dataset_id)
+        dataset = repo.get_dataset(session, dataset_id)
         try:
-            return _store(session, dataset_id, responses, mapping, new=False, keep_ids=True)
+            ids = _store(session, dataset_id, responses, mapping, new=False, keep_ids=True)
         except IntegrityError:  # a concurrent import took an id in the meantime
             raise ImportProblemsError([Problem("", "another import added the same ids; "
                                                    "nothing was imported, try again")]) from None
+        record(session, actor, "import responses", "dataset", dataset_id, dataset.name,
+               f"{len(ids)} responses")
+    return ids
 
 
 def add_response(
     sessions: SessionFactory, dataset_id: int, output: str, *, query: str | None = None,
     thinking: str | None = None, external_id: str | None = None,
-    metadata: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None, actor: Actor,
 ) -> ResponseInfo:
     """Add one pasted response."""
+    require(actor, Role.ADMIN, "add a response")
     row = {"text": output, "query": query, "thinking": thinking, "id": external_id}
     mapping = ColumnMapping(text="text", query="query", thinking="thinking", id="id")
     validator = ResponseValidator(mapping)
@@ -100,7 +108,7 @@ def add_response(
     if problems or validated is None:
         raise ImportProblemsError(problems)
     validated = replace(validated, metadata=dict(metadata or {}))
-    [response_id] = import_responses(sessions, dataset_id, [validated])
+    [response_id] = import_responses(sessions, dataset_id, [validated], actor=actor)
     return get_response(sessions, response_id)
 
 
@@ -223,21 +231,29 @@ def response_keys(sessions: SessionFactory, dataset_id: int) -> dict[int, str]:
             .where(m.ResponseRow.dataset_id == dataset_id))}
 
 
-def archive_dataset(sessions: SessionFactory, dataset_id: int, archived: bool = True) -> None:
+def archive_dataset(
+    sessions: SessionFactory, dataset_id: int, archived: bool = True, *, actor: Actor
+) -> None:
+    require(actor, Role.ADMIN, "archive a dataset" if archived else "restore a dataset")
     with sessions.begin() as session:
-        repo.get_dataset(session, dataset_id).archived = archived
+        row = repo.get_dataset(session, dataset_id)
+        if row.archived != archived:
+            record(session, actor, "archive" if archived else "restore", "dataset", dataset_id,
+                   row.name)
+        row.archived = archived
 
 
 def delete_dataset(
     sessions: SessionFactory, dataset_id: int, *, confirm: bool = False,
-    delete_human_verdicts: bool = False,
+    delete_human_verdicts: bool = False, actor: Actor,
 ) -> DeletionSummary:
     """Delete a dataset with its responses, runs and grades.
 
     Grades need ``confirm=True``; human verdicts additionally ``delete_human_verdicts=True``.
     """
+    require(actor, Role.ADMIN, "delete a dataset")
     with sessions.begin() as session:
-        repo.get_dataset(session, dataset_id)
+        dataset_name = repo.get_dataset(session, dataset_id).name
         run_ids = list(session.scalars(
             select(m.RunRow.id).where(m.RunRow.dataset_id == dataset_id)))
         grades = session.scalar(
@@ -264,4 +280,7 @@ def delete_dataset(
                         .where(m.HumanVerdictRow.response_id.in_(response_ids)))
         session.execute(delete(m.RunRow).where(m.RunRow.id.in_(run_ids)))
         session.execute(delete(m.DatasetRow).where(m.DatasetRow.id == dataset_id))
+        record(session, actor, "delete", "dataset", dataset_id, dataset_name,
+               f"with {summary.responses} responses, {summary.runs} runs, {summary.grades} "
+               f"grades, {summary.human_verdicts} human verdicts")
         return summary

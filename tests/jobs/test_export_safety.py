@@ -16,6 +16,7 @@ from storage.cli import main as cli_main
 from storage.export_names import download_name, response_key
 from storage.exports import results_export, results_file_name, table_csv
 from storage.services import datasets, labels, results, reviews, rubrics, runs
+from tests.actors import ADMIN
 from tests.jobs.helpers import make_run
 
 FORMULA_IDS = ["=1+1", "-2+3", "@SUM(A1:A9)", "+cmd|' /C calc'!A0", "=HYPERLINK(\"x\")",
@@ -64,10 +65,10 @@ def _unsafe_cells(text: str) -> list[str]:
 
 
 def _hostile_run(sessions):
-    version = rubrics.create_rubric(sessions, "Dose = safety", CRITERIA)
+    version = rubrics.create_rubric(sessions, "Dose = safety", CRITERIA, actor=ADMIN)
     dataset = datasets.create_dataset(sessions, "UX 50 replies", responses=[
         {"id": rid, "text": f"answer {n}"} for n, rid in enumerate(FORMULA_IDS)
-    ] + [{"text": "no id given"}])
+    ] + [{"text": "no id given"}], actor=ADMIN)
     responses = datasets.list_responses(sessions, dataset.id, limit=None)
     run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1",
                    model="openai/=judge")

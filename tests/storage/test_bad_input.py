@@ -15,6 +15,7 @@ from storage import models as m
 from storage.errors import ImportProblemsError, InvalidInputError
 from storage.response_files import iter_responses, parse_file, read_responses
 from storage.services import datasets, labels, reviews, rubrics, runs
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA
 
 DEEP = 5000
@@ -30,7 +31,8 @@ def _counts(sessions) -> dict[str, int]:
 def _import_problems(sessions, data: bytes, filename: str) -> list[str]:
     before = _counts(sessions)
     with pytest.raises(ImportProblemsError) as caught:
-        datasets.create_dataset(sessions, "Broken", responses=iter_responses(data, filename))
+        datasets.create_dataset(sessions, "Broken", responses=iter_responses(data, filename),
+                                actor=ADMIN)
     assert _counts(sessions) == before  # nothing written, not even the dataset
     return [str(p) for p in caught.value.problems]
 
@@ -79,7 +81,7 @@ def test_deep_nesting_is_refused_with_its_line(sessions, data, filename, where):
 def test_a_deeply_nested_rubric_is_refused_with_its_line(sessions, text, filename, line):
     before = _counts(sessions)
     with pytest.raises(RubricValidationError) as caught:
-        rubrics.import_rubric(sessions, "Deep", text, filename=filename)
+        rubrics.import_rubric(sessions, "Deep", text, filename=filename, actor=ADMIN)
     message = str(caught.value)
     assert "nested more than 100 levels" in message
     if line:
@@ -92,20 +94,23 @@ LONG = "x" * 201
 
 
 @pytest.mark.parametrize(("make", "words"), [
-    pytest.param(lambda s: rubrics.create_rubric(s, LONG, CRITERIA),
+    pytest.param(lambda s: rubrics.create_rubric(s, LONG, CRITERIA, actor=ADMIN),
                  "the rubric name is 201 characters long; the limit is 200", id="rubric-name"),
     pytest.param(lambda s: rubrics.create_rubric(s, "R", [
-        *CRITERIA[:1], Criterion(name=LONG, requirement="r")]),
+        *CRITERIA[:1], Criterion(name=LONG, requirement="r")], actor=ADMIN),
                  f"criterion 2 ('{LONG}'): its name is 201 characters", id="criterion-name"),
     pytest.param(lambda s: rubrics.create_rubric(s, "R", [
-        Criterion(name="a", requirement="r\x00"), Criterion(requirement="s", section=LONG)]),
+        Criterion(name="a", requirement="r\x00"), Criterion(requirement="s", section=LONG)],
+        actor=ADMIN),
                  "criterion 1 ('a'): its requirement contains a NUL character",
                  id="nul-requirement"),
-    pytest.param(lambda s: rubrics.create_rubric(s, "R\x00", CRITERIA),
+    pytest.param(lambda s: rubrics.create_rubric(s, "R\x00", CRITERIA, actor=ADMIN),
                  "the rubric name contains a NUL character", id="nul-rubric-name"),
-    pytest.param(lambda s: rubrics.create_rubric(s, "R", CRITERIA, description="d\x00"),
+    pytest.param(lambda s: rubrics.create_rubric(s, "R", CRITERIA, description="d\x00",
+                                                 actor=ADMIN),
                  "the description contains a NUL", id="nul-description"),
-    pytest.param(lambda s: datasets.create_dataset(s, "D" * 181 + ".csv 2026-01-01 00:00:00"),
+    pytest.param(lambda s: datasets.create_dataset(s, "D" * 181 + ".csv 2026-01-01 00:00:00",
+                                                   actor=ADMIN),
                  "the dataset name is 205 characters long", id="long-file-name-as-dataset"),
 ])
 def test_text_the_database_cannot_store_is_refused_before_writing(sessions, make, words):
@@ -136,7 +141,7 @@ def test_text_the_database_cannot_store_is_refused_before_writing(sessions, make
 def test_response_rows_that_cannot_be_stored_are_located(sessions, rows, problem):
     before = _counts(sessions)
     with pytest.raises(ImportProblemsError) as caught:
-        datasets.create_dataset(sessions, "D", responses=rows)
+        datasets.create_dataset(sessions, "D", responses=rows, actor=ADMIN)
     assert str(caught.value.problems[0]).startswith(problem)
     assert _counts(sessions) == before
 
@@ -149,8 +154,9 @@ def test_a_nul_byte_in_a_jsonl_file_is_located(sessions):
 
 
 def _reviewable(sessions):
-    version = rubrics.create_rubric(sessions, "R", CRITERIA)
-    dataset = datasets.create_dataset(sessions, "D", responses=[{"id": "r1", "text": "a"}])
+    version = rubrics.create_rubric(sessions, "R", CRITERIA, actor=ADMIN)
+    dataset = datasets.create_dataset(sessions, "D", responses=[{"id": "r1", "text": "a"}],
+                                      actor=ADMIN)
     [response] = datasets.list_responses(sessions, dataset.id)
     return version, dataset, response
 
@@ -194,7 +200,7 @@ def test_a_run_with_unstorable_names_is_refused(sessions, kwargs, words):
     version, dataset, _ = _reviewable(sessions)
     with pytest.raises(InvalidInputError) as caught:
         runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                        grader="per_criterion", **{"model": "openai/x", **kwargs})
+                        grader="per_criterion", **{"model": "openai/x", **kwargs}, actor=ADMIN)
     assert words in str(caught.value)
     assert _counts(sessions)[m.RunRow.__tablename__] == 0
 
@@ -223,7 +229,8 @@ def test_nan_and_infinity_in_jsonl_are_refused_with_their_place(sessions, line, 
 ])
 def test_the_separator_is_detected(sessions, data, description):
     assert parse_file(data, "r.csv").description == description
-    dataset = datasets.create_dataset(sessions, "D", responses=iter_responses(data, "r.csv"))
+    dataset = datasets.create_dataset(sessions, "D", responses=iter_responses(data, "r.csv"),
+                                      actor=ADMIN)
     first, second = datasets.list_responses(sessions, dataset.id)
     assert (first.external_id, second.output) == ("1", "second")
     assert first.output.startswith("first") and first.metadata == {"note": "n"}
@@ -233,7 +240,7 @@ def test_a_stream_is_stored_in_batches_and_a_late_problem_writes_nothing(session
     path = tmp_path / "big.jsonl"
     rows = [{"id": f"r{i}", "text": f"answer {i}"} for i in range(2500)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    dataset = datasets.create_dataset(sessions, "Big", responses=iter_responses(path))
+    dataset = datasets.create_dataset(sessions, "Big", responses=iter_responses(path), actor=ADMIN)
     stored = datasets.list_responses(sessions, dataset.id, limit=None)
     assert [r.external_id for r in stored] == [r["id"] for r in rows]
 
@@ -241,13 +248,13 @@ def test_a_stream_is_stored_in_batches_and_a_late_problem_writes_nothing(session
         handle.write(json.dumps({"id": "r5", "text": "again"}) + "\n{broken\n")
     before = _counts(sessions)
     with pytest.raises(ImportProblemsError) as caught:
-        datasets.create_dataset(sessions, "Big again", responses=iter_responses(path))
+        datasets.create_dataset(sessions, "Big again", responses=iter_responses(path), actor=ADMIN)
     assert [str(p) for p in caught.value.problems] == [
         "line 2502, column 2: not valid JSON: Expecting property name enclosed in double quotes"]
     assert _counts(sessions) == before
     path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, {"id": "r5", "text": "x"}]))
     with pytest.raises(ImportProblemsError) as caught:
-        datasets.create_dataset(sessions, "Big again", responses=iter_responses(path))
+        datasets.create_dataset(sessions, "Big again", responses=iter_responses(path), actor=ADMIN)
     assert [str(p) for p in caught.value.problems] == [
         "line 2501: id 'r5' is already used by line 6"]
     assert _counts(sessions) == before
@@ -268,6 +275,6 @@ def test_read_responses_reads_a_file_path_the_same_as_its_bytes(tmp_path):
 ])
 def test_a_model_preset_a_run_could_not_store_is_refused(model, api_base, words):
     with pytest.raises(InvalidInputError) as caught:
-        model_presets.add_model_preset(model, api_base)
+        model_presets.add_model_preset(model, api_base, actor=ADMIN)
     assert words in str(caught.value)
     assert model_presets.list_model_presets() == ()
