@@ -168,31 +168,44 @@ def archive_dataset(sessions: SessionFactory, dataset_id: int, archived: bool = 
         repo.get_dataset(session, dataset_id).archived = archived
 
 
+def _deletion_summary(session, dataset_id: int) -> tuple[list[int], DeletionSummary]:
+    repo.get_dataset(session, dataset_id)
+    run_ids = list(session.scalars(
+        select(m.RunRow.id).where(m.RunRow.dataset_id == dataset_id)))
+    grades = session.scalar(
+        select(func.count()).select_from(m.GradeRow)
+        .join(m.ResponseRow, m.ResponseRow.id == m.GradeRow.response_id)
+        .where(m.ResponseRow.dataset_id == dataset_id)
+    ) or 0
+    return run_ids, DeletionSummary(
+        runs=len(run_ids), grades=grades, responses=repo.response_count(session, dataset_id),
+        human_verdicts=verdict_repo.count_for_dataset(session, dataset_id))
+
+
+def deletion_summary(sessions: SessionFactory, dataset_id: int) -> DeletionSummary:
+    """What deleting the dataset would remove: pages offer only what can be done (a dataset
+    with human verdicts can only be archived)."""
+    with sessions() as session:
+        return _deletion_summary(session, dataset_id)[1]
+
+
 def delete_dataset(
     sessions: SessionFactory, dataset_id: int, *, confirm: bool = False,
     delete_human_verdicts: bool = False,
 ) -> DeletionSummary:
     """Delete a dataset with its responses, runs and grades.
 
-    Grades need ``confirm=True``; human verdicts additionally ``delete_human_verdicts=True``.
+    Grades need ``confirm=True``; human verdicts additionally ``delete_human_verdicts=True``
+    (a library-only switch: the app never deletes people's verdicts).
     """
     with sessions.begin() as session:
-        repo.get_dataset(session, dataset_id)
-        run_ids = list(session.scalars(
-            select(m.RunRow.id).where(m.RunRow.dataset_id == dataset_id)))
-        grades = session.scalar(
-            select(func.count()).select_from(m.GradeRow)
-            .join(m.ResponseRow, m.ResponseRow.id == m.GradeRow.response_id)
-            .where(m.ResponseRow.dataset_id == dataset_id)
-        ) or 0
-        humans = verdict_repo.count_for_dataset(session, dataset_id)
-        summary = DeletionSummary(runs=len(run_ids), grades=grades,
-                                  responses=repo.response_count(session, dataset_id),
-                                  human_verdicts=humans)
+        run_ids, summary = _deletion_summary(session, dataset_id)
+        humans, grades = summary.human_verdicts, summary.grades
         if humans and not delete_human_verdicts:
             raise HumanVerdictsExistError(
-                f"this dataset has {humans} human verdicts; archive it instead, or pass "
-                "delete_human_verdicts=True to delete them with it"
+                f"this dataset has {humans} human verdict{'s' if humans != 1 else ''}, and "
+                "people's verdicts are never deleted with it; archive it instead to hide it "
+                "from lists"
             )
         if (run_ids or grades or humans) and not confirm:
             raise ConfirmationRequiredError(
