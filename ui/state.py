@@ -83,7 +83,17 @@ DEFAULTS: dict[str, object] = {
     "results_descending": False,
     "results_page_size": 50,
     "results_page": 1,
-    "results_open_response": None,
+    "results_open_response": None,  # the response id a click on a row opened
+    "results_dialog_pending": False,  # open that response's dialog on this run
+    "results_table_nonce": 0,  # bumped after a click so the table forgets the selection
+    "results_goto_review": False,  # "Review this response" was clicked in the dialog
+    "results_score_gap": 0.2,  # comparable scores further apart count as a disagreement
+    "results_meta_column": "",  # a metadata column to filter on ("" for none)
+    "results_meta_value": None,
+    "results_meta_text": "",  # the value typed for a column with too many values to list
+    "results_verdict_criterion": None,  # criterion id whose effective verdict filters
+    "results_verdict_value": "MET",
+    "results_verdict_run": None,
     # review
     "review_set": None,  # (dataset_id, rubric_version_id)
     "review_unreviewed_only": False,

@@ -22,6 +22,13 @@ def _table(at):
     return at.dataframe[0].value
 
 
+def _open(at, response_id: int):
+    """What a click on the response's row does (a browser test clicks the row itself)."""
+    at.session_state["results_open_response"] = response_id
+    at.session_state["results_dialog_pending"] = True
+    return at.run()
+
+
 def test_no_runs_points_to_the_grade_page():
     at = open_page("results")
     assert "No runs yet — go to Grade" in texts(at)
@@ -34,7 +41,7 @@ def test_table_shows_each_response_with_one_effective_score_per_run():
     assert list(table["ID"]) == ["r0", "r1", "r2"]
     assert list(table[RUN_A]) == pytest.approx([1.0, 1.0, 1.0])
     assert table[RUN_B][1] == pytest.approx(12.5 / 17.5) and table[RUN_B].isna()[2]
-    assert list(table["Flags"]) == ["", "≠ disagree", "⚠ failed"]
+    assert list(table["Flags"]) == ["", "≠ verdicts", "⚠ failed"]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Judges disagree"] == "1" and metrics["Judge failed or fell back"] == "1"
 
@@ -97,10 +104,10 @@ def test_pagination_and_sorting_are_done_over_the_whole_set():
 def test_opening_a_response_shows_both_judges_reasons_and_the_disagreement():
     seeded = seed_graded(count=3)
     at = open_page("results")
-    at.selectbox(key="results_open_response").select(seeded.responses[1].id).run()
+    _open(at, seeded.responses[1].id)
     assert not at.exception
     shown = texts(at)
-    assert "Response r1" in [h.value for h in at.subheader]
+    assert [d.proto.dialog.title for d in at.get("dialog")] == ["Response r1"]
     assert "**2. cites** · weight 5 · Accuracy · :orange-badge[judges disagree]" in shown
     assert "penalty if met" in shown
     assert shown.count("reason 1") == 2  # both runs' reasons for the 'cites' criterion
@@ -113,7 +120,7 @@ def test_opening_a_response_shows_both_judges_reasons_and_the_disagreement():
 def test_a_failed_criterion_shows_the_judges_error():
     seeded = seed_graded(count=3)
     at = open_page("results")
-    at.selectbox(key="results_open_response").select(seeded.responses[2].id).run()
+    _open(at, seeded.responses[2].id)
     shown = texts(at)
     assert "no verdict" in shown and "Error: no answer" in shown
 
@@ -121,7 +128,7 @@ def test_a_failed_criterion_shows_the_judges_error():
 def test_review_this_response_opens_it_in_the_review_queue():
     seeded = seed_graded(count=3)
     at = open_page("results")
-    at.selectbox(key="results_open_response").select(seeded.responses[2].id).run()
+    _open(at, seeded.responses[2].id)
     at.button(key="results_to_review").click().run()
     assert not at.exception
     assert "**2 of 3** · r2" in texts(at)
@@ -149,7 +156,7 @@ def test_model_and_uploaded_text_is_shown_as_text_never_markup():
         for i, c in enumerate(CRITERIA)])
     runs.record_grade(sessions, run.id, response.id, report)
     at = open_page("results")
-    at.selectbox(key="results_open_response").select(response.id).run()
+    _open(at, response.id)
     assert not at.exception
     assert [c.value for c in at.code][:2] == [hostile, hostile]  # verbatim, in code blocks
     reasons = [t.value for t in at.text]
