@@ -32,7 +32,9 @@ DEFAULTS: dict[str, object] = {
     "responses_show_archived": False,
     "responses_dataset_id": None,  # the dataset picker's value
     "responses_goto": None,  # dataset id to select on the next run, after a write
-    "responses_page": 0,
+    "responses_page": 0,  # 0-based page of the browse table
+    "responses_search": "",  # words the browse table is narrowed to (searched in SQL)
+    "responses_jump": 1,  # the page-number box (1-based), set to the page shown each run
     "responses_page_dataset": None,  # the dataset responses_page belongs to
     "responses_upload_nonce": 0,  # bumped after an import to clear the file uploader
     "responses_flash": None,

@@ -22,6 +22,7 @@ from storage.errors import (
     Problem,
 )
 from storage.repositories import datasets as repo
+from storage.repositories import results as results_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.response_files import ColumnMapping, NewResponse, to_responses
 
@@ -150,6 +151,26 @@ def list_responses(
     with sessions() as session:
         return [response_info(r) for r in repo.list_responses(
             session, dataset_id, offset=offset, limit=limit)]
+
+
+def search_responses(
+    sessions: SessionFactory, dataset_id: int, search: str = "", *, offset: int = 0,
+    limit: int = 25,
+) -> tuple[int, list[ResponseInfo]]:
+    """(how many match, one page of them in dataset order): the search (id, query or output
+    containing the words, case-insensitive) and the paging both run in SQL."""
+    if limit < 1 or offset < 0:
+        raise InvalidInputError("page size must be at least 1 and the offset not negative")
+    where = [m.ResponseRow.dataset_id == dataset_id]
+    clause = results_repo.search_clause(search)
+    if clause is not None:
+        where.append(clause)
+    with sessions() as session:
+        repo.get_dataset(session, dataset_id)
+        total = session.scalar(select(func.count()).select_from(m.ResponseRow).where(*where))
+        rows = session.scalars(select(m.ResponseRow).where(*where).order_by(m.ResponseRow.id)
+                               .offset(offset).limit(limit))
+        return total or 0, [response_info(r) for r in rows]
 
 
 def get_response(sessions: SessionFactory, response_id: int) -> ResponseInfo:
