@@ -75,14 +75,17 @@ def render_browse(dataset: DatasetInfo) -> None:
     ])
     event = st.dataframe(
         table, hide_index=True, width="stretch", height="content", on_select="rerun",
-        selection_mode="single-row", key=f"responses_table_{dataset.id}_{page}_{search}",
-        column_config={"#": st.column_config.NumberColumn(width=60),
+        selection_mode=["single-row", "single-cell"],
+        key=f"responses_table_{dataset.id}_{page}_{search}",
+        # Fixed widths that fit a 1280-pixel screen with the sidebar open.
+        column_config={"#": st.column_config.NumberColumn(width=50),
                        "ID": st.column_config.TextColumn(width=90),
-                       "Query": st.column_config.TextColumn(width="medium"),
-                       "Response": st.column_config.TextColumn(width="large"),
-                       "Thinking": st.column_config.TextColumn(width=80)})
+                       "Query": st.column_config.TextColumn(width=200),
+                       "Response": st.column_config.TextColumn(width=350),
+                       "Thinking": st.column_config.TextColumn(width=70)})
     render_pager(total, first, len(rows), page, pages, bool(search))
-    picked = event.selection.rows if event is not None else []
+    picked = (list(event.selection.rows) or [cell[0] for cell in event.selection.cells]
+              if event is not None else [])
     index = picked[0] if picked and picked[0] < len(rows) else 0
     st.caption("Click a row to read it in full." if not picked else
                f"Response #{first + index} in full:")

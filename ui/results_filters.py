@@ -45,10 +45,11 @@ def render_filters(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                           "disagreement.")
     c3.radio("Human review", list(REVIEWED), format_func=REVIEWED.get, horizontal=True,
              key="results_reviewed", on_change=handle_filter_change)
-    low, high, score_run = render_score_range(run_ids, by_id)
-    with st.expander("Filter by a column of the upload or a criterion's verdict",
-                     icon=":material/filter_list:",
-                     expanded=bool(s.results_meta_column or s.results_verdict_criterion)):
+    narrowed = bool(s.results_meta_column or s.results_verdict_criterion
+                    or tuple(s.results_score_range) != (0.0, 1.0))
+    with st.expander("More filters: score range, a column of the upload, a criterion's "
+                     "verdict", icon=":material/filter_list:", expanded=narrowed):
+        low, high, score_run = render_score_range(run_ids, by_id)
         metadata = render_metadata_filter(db, result_set)
         verdict = render_verdict_filter(db, result_set, run_ids, by_id)
     return ResultsFilter(
@@ -143,9 +144,8 @@ def render_verdict_filter(db: str, result_set: ResultSet, run_ids: tuple[int, ..
     return VerdictFilter(criterion, s.results_verdict_value, s.results_verdict_run)
 
 
-def render_sort(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]
+def render_sort(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], c1, c2, c3
                 ) -> tuple[str, int | None, bool]:
-    c1, c2, c3 = st.columns([3, 4, 2])
     sort = c1.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="results_sort",
                         on_change=handle_filter_change)
     sort_run = None

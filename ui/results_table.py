@@ -22,7 +22,8 @@ def flags(row: ResultsRow) -> str:
 
 
 def score_column(run: RunInfo) -> str:
-    return safe_text.text(short_run_label(run))
+    """Short enough for a 100-pixel header: the run number and the model's last part."""
+    return safe_text.text(f"#{run.id} {run.model.split('/')[-1]}")[:24]
 
 
 def table_rows(page: ResultsPage, by_id: dict[int, RunInfo]) -> list[dict]:
@@ -55,24 +56,25 @@ def styled_table(rows: list[dict], score_columns: list[str]):
 def column_config(page: ResultsPage, by_id: dict[int, RunInfo]) -> dict:
     """Fixed widths so every column fits a 1280-pixel screen; Output takes what is left."""
     config: dict = {score_column(by_id[r]): st.column_config.NumberColumn(
-        format="%.3f", width=110,
+        format="%.3f", width=100,
         help=f"Effective score of {safe_text.md(run_label(by_id[r]))} (human verdicts in "
              "place of the judge's)") for r in page.run_ids}
     config.update({
         "ID": st.column_config.TextColumn(width=80, pinned=True),
         "Flags": st.column_config.TextColumn(
-            width=90, help="⚠ a judge failed or fell back · ≠ verdicts: runs differ on a "
+            width=85, help="⚠ a judge failed or fell back · ≠ verdicts: runs differ on a "
                            "criterion · ≠ scores: comparable scores further apart than the "
                            "score gap"),
-        "Reviewed": st.column_config.TextColumn(width=75, help="Criteria a person reviewed"),
-        "Query": st.column_config.TextColumn(width=220),
+        "Reviewed": st.column_config.TextColumn(width=70, help="Criteria a person reviewed"),
+        "Query": st.column_config.TextColumn(width=170),
         "Output": st.column_config.TextColumn(width="large"),
     })
     return config
 
 
 def render_distribution(page: ResultsPage, by_id: dict[int, RunInfo]) -> None:
-    """One small histogram of effective scores per run, over the matching responses."""
+    """One small histogram of effective scores per run, over the matching responses
+    (x: effective score, y: number of responses)."""
     by_run: dict[int, list[ScoreBin]] = {}
     for item in page.distribution:
         by_run.setdefault(item.run_id, []).append(item)
@@ -84,10 +86,11 @@ def render_distribution(page: ResultsPage, by_id: dict[int, RunInfo]) -> None:
         frame = pd.DataFrame([{"from": b.low, "to": b.high, "responses": b.count}
                               for b in bins])
         chart = alt.Chart(frame).mark_bar().encode(
-            x=alt.X("from:Q", bin="binned", title="effective score"), x2="to:Q",
-            y=alt.Y("responses:Q", title="responses"),
+            x=alt.X("from:Q", bin="binned", title=None,
+                    scale=alt.Scale(domain=[bins[0].low, bins[-1].high])), x2="to:Q",
+            y=alt.Y("responses:Q", title=None, axis=alt.Axis(tickMinStep=1)),
             tooltip=[alt.Tooltip("from:Q", format=".2f"), alt.Tooltip("to:Q", format=".2f"),
                      "responses:Q"],
-        ).properties(height=150, title=safe_text.text(short_run_label(by_id[run_id])))
+        ).properties(title=safe_text.text(short_run_label(by_id[run_id])))
         with columns[index % len(columns)]:
-            st.altair_chart(chart, width="stretch")
+            st.altair_chart(chart, width="stretch", height=200)

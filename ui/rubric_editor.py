@@ -30,7 +30,7 @@ CRITERIA_COLUMNS = {
                                         width=140),
     "requirement": st.column_config.TextColumn(
         "Requirement", help="What the response must do (or, for a penalty, must not do)",
-        width=360),
+        width=340),
     "weight": st.column_config.NumberColumn(
         "Weight", help="Positive: points earned when met. Negative: a penalty when met.",
         format="%g", width=70),

@@ -42,7 +42,9 @@ def seed_hostile(sessions: SessionFactory, *, review: bool = True) -> Hostile:
     report = EvaluationReport(score=1.0, raw_score=15.0, report=[
         CriterionReport(**c.to_criterion().model_dump(), verdict="MET", reason=REASON)
         for c in version.criteria])
+    runs.start_run(sessions, run.id, worker="seed")
     runs.record_grade(sessions, run.id, response.id, report)
+    runs.finish_run(sessions, run.id)
     if review:
         reviews.set_human_verdict(sessions, response_id=response.id,
                                   criterion_id=version.criteria[0].id, verdict="UNMET",

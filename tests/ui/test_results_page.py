@@ -10,7 +10,7 @@ from storage.services import reviews
 from tests.ui.pages import open_page, texts
 from tests.ui.seed import M, U, seed_graded
 
-RUN_A, RUN_B = "#1 Per criterion · judge-a", "#2 One-shot · judge-b"
+RUN_A, RUN_B = "#1 judge-a", "#2 judge-b"  # score columns: run number and model
 
 
 @pytest.fixture(autouse=True)

@@ -153,7 +153,7 @@ def render_page() -> None:
         render_upload(all_datasets)
         return
 
-    header, archive, delete = st.columns([4, 1, 1], vertical_alignment="bottom")
+    header, archive, delete = st.columns([4, 1.3, 1.6], vertical_alignment="bottom")
     header.subheader(plain(selected.name + ("  ·  archived" if selected.archived else "")),
                      divider="gray")
     with delete.popover("Delete", width="stretch", icon=":material/delete:"):

@@ -29,7 +29,8 @@ def handle_row_selected(table_key: str, response_ids: list[int]) -> None:
     """A click on a row opens that response; the table forgets the selection so the next
     click (even on the same row) opens again."""
     s = st.session_state
-    rows = s[table_key].selection.rows
+    selection = s[table_key].selection
+    rows = list(selection.rows) or [cell[0] for cell in selection.cells]
     if rows and rows[0] < len(response_ids):
         s.results_open_response = response_ids[rows[0]]
         s.results_dialog_pending = True
@@ -41,7 +42,7 @@ def render_empty() -> None:
     st.page_link("app_pages/grade.py", label="Go to Grade", icon=":material/play_circle:")
 
 
-def pick_result_set(db: str) -> ResultSet | None:
+def pick_result_set(db: str, where) -> ResultSet | None:
     sets = readers.get_result_sets(db)
     if not sets:
         render_empty()
@@ -49,25 +50,25 @@ def pick_result_set(db: str) -> ResultSet | None:
     by_key = {(s.dataset_id, s.rubric_version_id): s for s in sets}
     if st.session_state.results_set not in by_key:
         st.session_state.results_set = next(iter(by_key))
-    key = st.selectbox("Results of", list(by_key),
+    key = where.selectbox("Results of", list(by_key),
                        format_func=lambda k: safe_text.text(by_key[k].label),
                        key="results_set", on_change=results_filters.handle_filter_change)
     return by_key[key]
 
 
-def pick_runs(db: str, result_set: ResultSet) -> tuple[int, ...]:
+def pick_runs(db: str, result_set: ResultSet, where) -> tuple[int, ...]:
     by_id = {run.id: run for run in readers.get_runs(db)}
     options = [rid for rid in result_set.run_ids if rid in by_id]
     chosen = [rid for rid in st.session_state.results_run_ids if rid in options]
     if not chosen:
         chosen = options
     st.session_state.results_run_ids = chosen
-    picked = st.multiselect("Runs to compare", options, key="results_run_ids",
+    picked = where.multiselect("Runs to compare", options, key="results_run_ids",
                             format_func=lambda rid: safe_text.text(run_label(by_id[rid])),
                             on_change=results_filters.handle_filter_change)
     running = [by_id[r] for r in picked if by_id[r].status in ("queued", "running")]
     if running:
-        note, refresh = st.columns([5, 1], vertical_alignment="center")
+        note, refresh = where.columns([3, 1], vertical_alignment="center")
         note.caption("Still grading: " + ", ".join(f"#{r.id} ({r.graded_count}/"
                                                    f"{r.response_count})" for r in running)
                      + ". Refresh to see the grades stored since.")
@@ -113,7 +114,13 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> No
     s = st.session_state
     by_id = {run.id: run for run in readers.get_runs(db)}
     filters, score_gap = results_filters.render_filters(db, result_set, run_ids, by_id)
-    sort, sort_run, descending = results_filters.render_sort(run_ids, by_id)
+    # One row of controls: sorting, then paging (drawn once the page count is known).
+    c_sort, c_run, c_order, c_size, c_page, c_export = st.columns(
+        [2.5, 2.5, 2, 1.7, 1.7, 2], vertical_alignment="bottom")
+    sort, sort_run, descending = results_filters.render_sort(run_ids, by_id, c_sort, c_run,
+                                                             c_order)
+    c_size.selectbox("Rows per page", PAGE_SIZES, key="results_page_size",
+                     on_change=results_filters.handle_filter_change)
     stamp = readers.run_stamp(db, run_ids)
     size = s.results_page_size
 
@@ -129,6 +136,10 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> No
     if page_number > pages:
         s.results_page = page_number = pages
         page = read(page_number)
+    c_page.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages,
+                        key="results_page")
+    with c_export:
+        render_export(db, result_set, run_ids, filters, sort, sort_run, descending, score_gap)
 
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Responses", f"{page.dataset_total:,}")
@@ -144,37 +155,30 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> No
     with st.expander(f"Score distribution of the {page.total:,} matching responses",
                      icon=":material/bar_chart:", expanded=True):
         results_table.render_distribution(page, by_id)
-    render_pager(db, result_set, run_ids, filters, sort, sort_run, descending, score_gap,
-                 page, pages)
     rows = results_table.table_rows(page, by_id)
     columns = results_table.column_config(page, by_id)
     score_columns = [results_table.score_column(by_id[r]) for r in page.run_ids]
     table_key = f"results_table_{s.results_table_nonce}"
     response_ids = [row.response_id for row in page.rows]
-    st.caption("Click a row to open the response with every run's verdicts.")
+    showing = (f"Showing {page.offset + 1:,}–{page.offset + len(page.rows):,} of "
+               f"{page.total:,} matching responses")
+    st.caption(f"{showing}. Click a row to open the response with every run's verdicts.")
     st.dataframe(results_table.styled_table(rows, score_columns), hide_index=True,
                  width="stretch", height="content", column_config=columns, key=table_key,
                  on_select=lambda: handle_row_selected(table_key, response_ids),
-                 selection_mode="single-row")
-    if len(page.rows) > 15:
-        st.caption(f"Showing {page.offset + 1:,}–{page.offset + len(page.rows):,} of "
-                   f"{page.total:,} matching responses.")
+                 selection_mode=["single-row", "single-cell"])
+    if pages > 1:
+        st.caption(f"{showing} · page {page_number:,} of {pages:,}: change the page above.")
     if s.results_dialog_pending:
         s.results_dialog_pending = False
         if s.results_open_response in response_ids:
             open_response(db, result_set, run_ids, page)
 
 
-def render_pager(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
-                 filters: ResultsFilter, sort: str, sort_run: int | None, descending: bool,
-                 score_gap: float, page: ResultsPage, pages: int) -> None:
-    nav1, nav2, nav3, nav4 = st.columns([2, 2, 4, 2], vertical_alignment="bottom")
-    nav1.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, key="results_page")
-    nav2.selectbox("Rows per page", PAGE_SIZES, key="results_page_size",
-                   on_change=results_filters.handle_filter_change)
-    nav3.caption(f"Showing {page.offset + 1:,}–{page.offset + len(page.rows):,} of "
-                 f"{page.total:,} matching responses.")
-    with nav4.popover("Export", icon=":material/download:", width="stretch"):
+def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
+                  filters: ResultsFilter, sort: str, sort_run: int | None, descending: bool,
+                  score_gap: float) -> None:
+    with st.popover("Export", icon=":material/download:", width="stretch"):
         stem = f"results-{result_set.dataset_name}-v{result_set.version_number}"
         st.caption("One record per response × run: judge and effective scores, and per "
                    "criterion the judge's verdict and reason, the human verdict and reviewer.")
@@ -226,9 +230,10 @@ st.caption("Effective scores of every response under each run: the judge's verdi
 db = runtime.database_key()
 runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
 try:
-    chosen = pick_result_set(db)
+    left, right = st.columns([2, 3])
+    chosen = pick_result_set(db, left)
     if chosen is not None:
-        run_ids = pick_runs(db, chosen)
+        run_ids = pick_runs(db, chosen, right)
         if not run_ids:
             st.info("Pick at least one run to compare.")
         else:

@@ -154,7 +154,7 @@ def render_rubric(rubric: RubricInfo) -> None:
     if rubric.description:
         st.caption(plain(rubric.description))
     # Wide enough at 1280 pixels for "Freeze version" and the other labels to show whole.
-    pick, rename, archive, freeze, delete = st.columns([4, 1.3, 1.3, 1.9, 1.3],
+    pick, rename, archive, freeze, delete = st.columns([3.2, 1.3, 1.3, 1.9, 1.7],
                                                        vertical_alignment="bottom")
     pick.selectbox("Version", ids, key="rubrics_version_id",
                    format_func=lambda i: safe_text.text(version_label(by_id[i], ids[0])))
