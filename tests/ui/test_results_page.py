@@ -184,3 +184,59 @@ def test_a_run_still_grading_can_be_refreshed_into_the_table():
     at.button(key="results_refresh").click().run()
     assert "Still grading: #1 (1/3)" in texts(at)
     assert _table(at)[RUN_A][0] == pytest.approx(1.0)
+
+
+def _seed_with_models():
+    """Four responses with a `model` column kept from the upload, graded by two runs that
+    differ on 'cites' for r1 only."""
+    from grading.types import ScoringSettings
+    from storage.config import database_url
+    from storage.engine import open_database
+    from storage.services import datasets, runs
+    from tests.storage.helpers import CRITERIA, judge_report, make_rubric, make_run
+
+    sessions = open_database(database_url())
+    version = make_rubric(sessions)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=[
+        {"id": f"r{i}", "text": f"answer {i}", "model": ("gpt", "claude")[i % 2]}
+        for i in range(4)])
+    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    first = make_run(sessions, version.id, dataset.id)
+    second = make_run(sessions, version.id, dataset.id, grader="one_shot")
+    for index, response in enumerate(responses):
+        for run in (first, second):
+            cites = U if (run is second and index == 1) or index == 3 else M
+            runs.record_grade(sessions, run.id, response.id, judge_report(
+                CRITERIA, [M, cites, M, U], ScoringSettings(), response.output))
+    return version
+
+
+def test_filters_on_an_upload_column_and_on_a_criterion_verdict():
+    version = _seed_with_models()
+    at = open_page("results")
+    at.selectbox(key="results_meta_column").set_value("model").run()
+    at.selectbox(key="results_meta_value").set_value("claude").run()
+    assert not at.exception
+    assert list(_table(at)["ID"]) == ["r1", "r3"]
+    at.selectbox(key="results_meta_column").set_value("").run()
+    cites = version.criteria[1].id
+    at.selectbox(key="results_verdict_criterion").set_value(cites).run()
+    at.selectbox(key="results_verdict_value").set_value("MET").run()
+    assert list(_table(at)["ID"]) == ["r0", "r1", "r2"]  # the first run's verdicts
+    assert at.selectbox(key="results_verdict_run").value == 1
+    at.selectbox(key="results_verdict_run").set_value(2).run()  # the one-shot run
+    assert list(_table(at)["ID"]) == ["r0", "r2"]
+
+
+def test_score_gap_is_adjustable_and_the_flag_says_what_it_means():
+    seed_graded(count=3)  # r1: the runs differ on 'cites' (verdicts) and by 0.29 (scores)
+    at = open_page("results")
+    assert "≠ verdicts" in list(_table(at)["Flags"])
+    caption = texts(at)
+    assert "**Judges disagree** means: Two runs that give per-criterion verdicts differ" in caption
+    assert "more than 0.20 apart" in caption and "holistic" in caption
+    at.number_input(key="results_score_gap").set_value(0.5).run()
+    assert not at.exception
+    assert "more than 0.50 apart" in texts(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Judges disagree"] == "1"  # still flagged: the verdicts differ
