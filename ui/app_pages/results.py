@@ -213,6 +213,9 @@ def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                          on_click=handle_open_in_review,
                          args=(result_set.dataset_id, result_set.rubric_version_id,
                                response_id))
+    if st.session_state.results_goto_review:  # a click reruns only this dialog
+        st.session_state.results_goto_review = False
+        st.switch_page("app_pages/review.py")
     with history:
         response_view.render_history(detail)
     response_view.render_scores(detail)
