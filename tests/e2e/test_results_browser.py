@@ -117,9 +117,15 @@ def test_rubrics_and_responses_fit_the_screen(seeded_app_server, page, screensho
     width, height = size
     page.set_viewport_size({"width": width, "height": height})
     _open(page, url, "rubrics", "Rubrics")
+    expect(page.get_by_role("button", name="Frozen")).to_be_visible(timeout=30_000)
     _no_cut_labels(page)
-    expect(page.get_by_role("button", name="Freeze version")).to_be_visible()
     screenshot(f"rubrics-{width}")
+    page.get_by_role("button", name="Edit as new version").click()
+    expect(page.get_by_role("button", name="Save as new version")).to_be_visible(
+        timeout=30_000)
+    _wait_idle(page)
+    _no_cut_labels(page)
+    screenshot(f"rubrics-editor-{width}")
     _open(page, url, "responses", "Responses")
     _no_cut_labels(page)
     screenshot(f"responses-{width}")
