@@ -30,10 +30,10 @@ CRITERIA_COLUMNS = {
                                         width=140),
     "requirement": st.column_config.TextColumn(
         "Requirement", help="What the response must do (or, for a penalty, must not do)",
-        width=340),
+        width=315),
     "weight": st.column_config.NumberColumn(
         "Weight", help="Positive: points earned when met. Negative: a penalty when met.",
-        format="%g", width=70),
+        format="%g", width=80),
     "section": st.column_config.TextColumn("Section", help="Optional grouping",
                                            width=110),
 }
