@@ -21,6 +21,7 @@ from storage.response_files import (
 )
 from storage.services import datasets as service
 from ui import catalog, safe_text
+from ui.auth import current_actor
 from ui.boundary import count, plain
 from ui.response_browse import short
 from ui.runtime import get_sessions
@@ -83,7 +84,8 @@ def handle_paste(dataset: DatasetInfo, query: str, output: str, thinking: str,
     try:
         response = service.add_response(
             get_sessions(), dataset.id, output, query=query or None,
-            thinking=thinking or None, external_id=external_id.strip() or None)
+            thinking=thinking or None, external_id=external_id.strip() or None,
+            actor=current_actor())
     except ImportProblemsError as exc:
         render_problems(_problems(exc), "the response")
         return
@@ -105,10 +107,11 @@ def handle_import(responses: list[NewResponse], filename: str, target: DatasetIn
             if not new_name.strip():
                 st.error("Give the new dataset a name.")
                 return
-            dataset = service.create_dataset(sessions, new_name, responses=responses)
+            dataset = service.create_dataset(sessions, new_name, responses=responses,
+                                             actor=current_actor())
             target_id, target_name = dataset.id, dataset.name
         else:
-            service.import_responses(sessions, target.id, responses)
+            service.import_responses(sessions, target.id, responses, actor=current_actor())
             target_id, target_name = target.id, target.name
     except ImportProblemsError as exc:
         render_problems(_problems(exc), filename)

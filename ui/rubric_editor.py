@@ -12,6 +12,7 @@ from storage.dto import RubricVersionInfo
 from storage.errors import StorageError
 from storage.services import rubrics as service
 from ui import catalog, safe_text
+from ui.auth import current_actor
 from ui.boundary import count, plain
 from ui.criteria_table import Summary, from_frame, marked_frame, summarize
 from ui.rubric_nav import flash, goto
@@ -41,7 +42,8 @@ CRITERIA_COLUMNS = {
 
 def handle_save(version: RubricVersionInfo, criteria, note: str) -> None:
     try:
-        saved = service.save_criteria(get_sessions(), version.id, criteria, note=note.strip())
+        saved = service.save_criteria(get_sessions(), version.id, criteria, note=note.strip(),
+                                      actor=current_actor())
     except (RubricValidationError, StorageError) as exc:
         st.error(plain(f"Nothing was saved: {exc}"))
         return

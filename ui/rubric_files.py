@@ -15,6 +15,7 @@ from storage.errors import StorageError
 from storage.services import rubrics as service
 from storage.services.rubric_diff import diff_criteria
 from ui import catalog, safe_text
+from ui.auth import current_actor
 from ui.boundary import plain
 from ui.rubric_nav import flash, goto
 from ui.runtime import database_key, get_sessions
@@ -34,7 +35,8 @@ def handle_import(name: str, upload, pasted: str) -> None:
         st.error("Give the imported rubric a name.")
         return
     try:
-        version = service.import_rubric(get_sessions(), name, text, filename=filename)
+        version = service.import_rubric(get_sessions(), name, text, filename=filename,
+                                        actor=current_actor())
     except RubricValidationError as exc:
         state["rubrics_import_problems"] = (None, filename or "pasted text",
                                             list(exc.problems))
@@ -88,7 +90,8 @@ def handle_update_from_file(version: RubricVersionInfo, upload, pasted: str) -> 
         return
     try:
         saved = service.save_criteria(get_sessions(), version.id, rubric,
-                                      note=f"updated from {filename or 'pasted text'}")
+                                      note=f"updated from {filename or 'pasted text'}",
+                                      actor=current_actor())
     except StorageError as exc:
         st.error(plain(f"Nothing was saved: {exc}"))
         return

@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 from grading.types import ScoringSettings, Verdict
 from storage.engine import open_database
 from storage.services import datasets, runs
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, holistic_report, judge_report, make_rubric, make_run
 from tests.ui.hostile_seed import seed_hostile
 
@@ -34,7 +35,7 @@ def _seed(url: str) -> None:
     dataset = datasets.create_dataset(sessions, "Support replies", responses=[
         {"id": f"s{i:02d}", "query": f"Where is my order {i}? " * 3,
          "text": f"Your order {i} ships tomorrow. " * 6, "model": ("gpt", "claude")[i % 2]}
-        for i in range(40)])
+        for i in range(40)], actor=ADMIN)
     responses = datasets.list_responses(sessions, dataset.id, limit=None)
     per = make_run(sessions, version.id, dataset.id)
     holistic = make_run(sessions, version.id, dataset.id, grader="rubric_as_judge")

@@ -15,6 +15,7 @@ from storage.services.results import (
     metadata_columns,
     results_page,
 )
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, judge_report, make_rubric, make_run
 
 M, U = Verdict.MET, Verdict.UNMET
@@ -28,7 +29,7 @@ def graded(sessions):
     rows = [{"id": f"r{i}", "query": f"q{i}", "text": f"answer {i}",
              "model": "gpt-x" if i % 2 == 0 else "claude-y", "turns": i}
             for i in range(4)]
-    dataset = datasets.create_dataset(sessions, "Answers", responses=rows)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=rows, actor=ADMIN)
     responses = datasets.list_responses(sessions, dataset.id, limit=None)
     a = make_run(sessions, version.id, dataset.id)
     b = make_run(sessions, version.id, dataset.id, grader="one_shot")

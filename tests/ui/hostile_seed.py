@@ -9,6 +9,7 @@ from grading.types import Criterion, CriterionReport, EvaluationReport
 from storage.dto import ResponseInfo, RubricVersionInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.services import datasets, reviews, rubrics, runs
+from tests.actors import ADMIN
 
 ICON = ":material/home:"
 RLO = "\u202e"
@@ -33,12 +34,12 @@ def seed_hostile(sessions: SessionFactory, *, review: bool = True) -> Hostile:
         Criterion(name=CRITERION, requirement=f"States the amount {ICON}", weight=10,
                   section=SECTION),
         Criterion(name="tone", requirement="Is polite", weight=5),
-    ])
+    ], actor=ADMIN)
     dataset = datasets.create_dataset(sessions, f"{ICON} answers", responses=[
-        {"id": f"{ICON}1", "query": f"How much{RLO} is the refund?", "text": OUTPUT}])
+        {"id": f"{ICON}1", "query": f"How much{RLO} is the refund?", "text": OUTPUT}], actor=ADMIN)
     [response] = datasets.list_responses(sessions, dataset.id)
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model=MODEL)
+                          grader="per_criterion", model=MODEL, actor=ADMIN)
     report = EvaluationReport(score=1.0, raw_score=15.0, report=[
         CriterionReport(**c.to_criterion().model_dump(), verdict="MET", reason=REASON)
         for c in version.criteria])

@@ -10,6 +10,7 @@ from storage.dto import DatasetInfo
 from storage.errors import HumanVerdictsExistError, StorageError
 from storage.services import datasets as service
 from ui import catalog
+from ui.auth import current_actor
 from ui.boundary import count, page_boundary, plain
 from ui.response_browse import render_browse
 from ui.response_upload import flash, render_paste, render_upload
@@ -34,7 +35,8 @@ def render_flash() -> None:
 # -- handlers ----------------------------------------------------------------------------
 def handle_create_dataset(name: str, description: str) -> None:
     try:
-        dataset = service.create_dataset(get_sessions(), name, description=description.strip())
+        dataset = service.create_dataset(get_sessions(), name, description=description.strip(),
+                                         actor=current_actor())
     except StorageError as exc:
         st.error(plain(f"Could not create the dataset: {exc}."))
         return
@@ -45,7 +47,7 @@ def handle_create_dataset(name: str, description: str) -> None:
 
 
 def handle_archive(dataset: DatasetInfo, archived: bool) -> None:
-    service.archive_dataset(get_sessions(), dataset.id, archived)
+    service.archive_dataset(get_sessions(), dataset.id, archived, actor=current_actor())
     catalog.clear_dataset_list()
     if archived:
         flash(f"Archived '{dataset.name}'. Turn on 'Show archived' to see or restore it.",
@@ -58,7 +60,8 @@ def handle_archive(dataset: DatasetInfo, archived: bool) -> None:
 
 def handle_delete(dataset: DatasetInfo) -> None:
     try:
-        removed = service.delete_dataset(get_sessions(), dataset.id, confirm=True)
+        removed = service.delete_dataset(get_sessions(), dataset.id, confirm=True,
+                                         actor=current_actor())
     except HumanVerdictsExistError:
         # Someone reviewed a response since the popover was drawn.
         get_deletion_summary.clear()
@@ -138,6 +141,7 @@ def render_page() -> None:
             st.dataframe(
                 pd.DataFrame([{"Name": d.name, "Responses": d.response_count,
                                "Description": d.description, "Created": d.created_at,
+                               "Imported by": d.imported_by or "",
                                "Archived": d.archived} for d in shown]),
                 hide_index=True, width="stretch",
                 column_config={

@@ -11,6 +11,7 @@ from storage.dto import RubricInfo, RubricVersionInfo
 from storage.errors import HumanVerdictsExistError, StorageError
 from storage.services import rubrics as service
 from ui import catalog, safe_text
+from ui.auth import current_actor
 from ui.boundary import count, page_boundary, plain
 from ui.rubric_editor import render_editor, render_read_only
 from ui.rubric_files import render_export, render_import, render_versions
@@ -31,7 +32,8 @@ def version_label(version: RubricVersionInfo, latest_id: int) -> str:
               else "draft, editable")
     latest = " · latest" if version.id == latest_id else ""
     note = f" — {version.note}" if version.note else ""
-    return f"v{version.number} · {status}{latest}{note}"
+    by = f" · by {version.created_by}" if version.created_by else ""
+    return f"v{version.number} · {status}{latest}{by}{note}"
 
 
 # -- handlers --------------------------------------------------------------------------------
@@ -42,7 +44,7 @@ def handle_create(name: str, description: str, requirement: str, weight: float) 
     criterion = Criterion(requirement=requirement, weight=weight)
     try:
         version = service.create_rubric(get_sessions(), name, [criterion],
-                                        description=description.strip())
+                                        description=description.strip(), actor=current_actor())
     except StorageError as exc:
         st.error(plain(f"Could not create the rubric: {exc}."))
         return
@@ -55,7 +57,7 @@ def handle_create(name: str, description: str, requirement: str, weight: float) 
 
 def handle_rename(rubric: RubricInfo, name: str) -> None:
     try:
-        service.rename_rubric(get_sessions(), rubric.id, name)
+        service.rename_rubric(get_sessions(), rubric.id, name, actor=current_actor())
     except StorageError as exc:
         st.error(plain(f"Could not rename: {exc}."))
         return
@@ -65,7 +67,7 @@ def handle_rename(rubric: RubricInfo, name: str) -> None:
 
 
 def handle_archive(rubric: RubricInfo, archived: bool) -> None:
-    service.archive_rubric(get_sessions(), rubric.id, archived)
+    service.archive_rubric(get_sessions(), rubric.id, archived, actor=current_actor())
     catalog.clear_rubric_readers()
     if archived:
         flash(f"Archived '{rubric.name}'. Turn on 'Show archived' to see or restore it.", "info")
@@ -77,7 +79,8 @@ def handle_archive(rubric: RubricInfo, archived: bool) -> None:
 
 def handle_delete(rubric: RubricInfo) -> None:
     try:
-        removed = service.delete_rubric(get_sessions(), rubric.id, confirm=True)
+        removed = service.delete_rubric(get_sessions(), rubric.id, confirm=True,
+                                        actor=current_actor())
     except HumanVerdictsExistError:
         # Someone reviewed a response since the popover was drawn.
         get_deletion_summary.clear()
@@ -115,7 +118,7 @@ def render_delete(rubric: RubricInfo) -> None:
 
 
 def handle_freeze(version: RubricVersionInfo) -> None:
-    service.freeze_version(get_sessions(), version.id)
+    service.freeze_version(get_sessions(), version.id, actor=current_actor())
     catalog.clear_rubric_readers()
     flash(f"Version {version.number} is frozen: it will never change. "
           "Edits now create a new version.")
