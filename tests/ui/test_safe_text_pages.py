@@ -61,8 +61,7 @@ def test_results_dialog_shows_names_reasons_and_history_as_typed():
 def test_review_save_message_and_headings_show_the_criterion_name_as_typed():
     hostile = seed_hostile(db(), review=False)
     at = open_page("review")
-    at.session_state["reviewer_name"] = REVIEWER
-    at.run()
+    at.text_input(key="review_name_input").input(REVIEWER).run()
     criterion = hostile.version.criteria[0].id
     at.radio(key=f"review_v_{hostile.response.id}_{criterion}_0").set_value("UNMET")
     next(b for b in at.button if b.label == "Save").click().run()
