@@ -23,14 +23,19 @@ from grading.autograders import (
 )
 from grading.autograders.base import Autograder
 from grading.llm import LiteLLMGenerate
+from grading.redact import redact
+from grading.retry import DEFAULT_CALL_DEADLINE
 from grading.types import Criterion, EvaluationReport
+from storage.db_errors import describe_db_error
 from storage.dto import ResponseInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.errors import GradeExistsError, InvalidStateError
 from storage.jobs import cache as cache_store
 from storage.jobs import queue
+from storage.jobs.breaker import StoreBreaker
 from storage.jobs.calls import Counters, JobGenerate, missing_credentials
 from storage.jobs.limiter import limiter_for
+from storage.jobs.notices import set_notice
 from storage.run_settings import RunSettings
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
@@ -44,7 +49,7 @@ GRADER_CLASSES: dict[str, type[Autograder]] = {
     "rubric_as_judge": RubricAsJudgeGrader,
 }
 # Keys of RunSettings.extra the job runner reads itself; the rest goes to litellm.
-JOB_OPTIONS = ("use_cache", "concurrency", "timeout")
+JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline")
 DEFAULT_TIMEOUT = 120.0
 # Generous transport retries: the limiter keeps 429s rare, and a grade should survive a
 # provider's bad minute rather than fail. Full-jitter backoff, never sooner than Retry-After.
@@ -58,6 +63,7 @@ class JobOptions:
     use_cache: bool = True
     concurrency: int | None = None
     timeout: float = DEFAULT_TIMEOUT
+    call_deadline: float = DEFAULT_CALL_DEADLINE
     litellm_extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -68,6 +74,7 @@ class JobOptions:
             use_cache=bool(extra.get("use_cache", True)),
             concurrency=int(concurrency) if concurrency else None,
             timeout=float(extra.get("timeout") or DEFAULT_TIMEOUT),
+            call_deadline=float(extra.get("call_deadline") or DEFAULT_CALL_DEADLINE),
             litellm_extra={k: v for k, v in extra.items() if k not in JOB_OPTIONS},
         )
 
@@ -95,6 +102,7 @@ def build_grader(grader: str, generate_fn: Any, settings: RunSettings) -> Autogr
         transport_retries=TRANSPORT_RETRIES,
         retry_base_delay=RETRY_BASE_DELAY,
         retry_max_delay=RETRY_MAX_DELAY,
+        call_deadline=JobOptions.from_settings(settings).call_deadline,
     )
 
 
@@ -128,11 +136,15 @@ class RunExecution:
         self.limiter = limiter_for(run.model, run.settings.api_base,
                                    self.options.concurrency or concurrency)
         llm = LiteLLMGenerate(run.model, api_base=run.settings.api_base,
-                              timeout=self.options.timeout, **self.options.litellm_extra)
+                              timeout=min(self.options.timeout, self.options.call_deadline),
+                              **self.options.litellm_extra)
+        self.notice: str | None = None
+        self._notice_shown: str | None = None
+        self.breaker = StoreBreaker(on_change=self._set_notice)
         self.generate = JobGenerate(
             llm, limiter=self.limiter, sessions=sessions, use_cache=self.options.use_cache,
             counters=self.counters, cache_buffer=cache_store.WriteBuffer(sessions),
-            on_fatal=self._on_fatal,
+            on_fatal=self._on_fatal, gate=self.breaker.wait_closed, on_notice=self._set_notice,
         )
         self.grader = build_grader(run.grader, self.generate, run.settings)
         self._wake = asyncio.Event()
@@ -141,6 +153,16 @@ class RunExecution:
         if self.fatal is None:
             self.fatal = exc
             self._halt("fatal")
+
+    def _set_notice(self, notice: str | None) -> None:
+        if notice is None and self.breaker.open:
+            return  # a paused run keeps saying so until stores work again
+        self.notice = notice
+
+    async def _show_notice(self) -> None:
+        if self.notice != self._notice_shown:
+            await asyncio.to_thread(set_notice, self.sessions, self.run.id, self.notice)
+            self._notice_shown = self.notice
 
     def _halt(self, why: str) -> None:
         if self.halt is None:
@@ -160,8 +182,10 @@ class RunExecution:
                 state = await asyncio.to_thread(queue.renew, self.sessions, self.run.id,
                                                 self.worker_id)
                 await self._flush_counters()
-            except Exception:  # the database may be back at the next beat; the lease says
-                log.exception("heartbeat of run %s failed", self.run.id)  # how long to wait
+                await self._show_notice()
+            except Exception as exc:  # the database may be back at the next beat; the lease
+                log.warning("heartbeat of run %s failed: %s", self.run.id,  # says how long
+                            describe_db_error(exc))  # to wait
                 continue
             if state != "ok":
                 self._halt(state)
@@ -182,20 +206,20 @@ class RunExecution:
                 log.exception("grading response %s of run %s failed", response.id,
                               self.run.id)
                 report = EvaluationReport(
-                    score=None, error=f"unexpected error: {type(exc).__name__}: {exc}")
+                    score=None, error=redact(f"unexpected error: {type(exc).__name__}: {exc}"))
             if self.fatal is not None:
                 return  # not this response's fault: it stays pending for a requeue
             latency = time.monotonic() - started
-            try:
-                await asyncio.to_thread(run_service.record_grade, self.sessions, self.run.id,
-                                        response.id, report, latency)
+            try:  # a database that cannot take it pauses the run (see storage/jobs/breaker.py)
+                await self.breaker.store(run_service.record_grade, self.sessions, self.run.id,
+                                         response.id, report, latency)
             except GradeExistsError:
                 return  # another worker took over this run and got here first
             except Exception as exc:  # the response stays pending; the run says so at the end
                 log.exception("could not store the grade of response %s of run %s",
                               response.id, self.run.id)
                 self.unstored += 1
-                self.unstored_error = self.unstored_error or f"{type(exc).__name__}: {exc}"
+                self.unstored_error = self.unstored_error or describe_db_error(exc)
                 return
             self.graded += 1
             if report.score is None and report.error is not None:
@@ -255,6 +279,9 @@ class RunExecution:
             await asyncio.gather(*helpers, return_exceptions=True)
             await self.generate.close()
             await self._flush_counters()
+            self.notice = None
+            with contextlib.suppress(Exception):
+                await self._show_notice()
         return await self._conclude()
 
     async def _conclude(self) -> RunResult:
