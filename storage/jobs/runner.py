@@ -28,7 +28,7 @@ from grading.retry import DEFAULT_CALL_DEADLINE
 from grading.types import Criterion, EvaluationReport
 from storage.db_errors import describe_db_error
 from storage.dto import ResponseInfo, RunInfo
-from storage.engine import SessionFactory
+from storage.engine import SessionFactory, retry_db
 from storage.errors import GradeExistsError, InvalidStateError
 from storage.jobs import cache as cache_store
 from storage.jobs import queue
@@ -169,6 +169,18 @@ class RunExecution:
             self.halt = why
         self._wake.set()
 
+    def _flush_counters_sync(self) -> None:
+        taken = self.counters.take()
+        for name, value in taken.items():
+            setattr(self.totals, name, getattr(self.totals, name) + value)
+        try:
+            queue.add_job_stats(self.sessions, self.run.id, **taken)
+        except Exception:
+            for name, value in taken.items():  # counted again at the next try
+                setattr(self.totals, name, getattr(self.totals, name) - value)
+                setattr(self.counters, name, getattr(self.counters, name) + value)
+            raise
+
     async def _flush_counters(self) -> None:
         taken = self.counters.take()
         for name, value in taken.items():
@@ -231,8 +243,8 @@ class RunExecution:
         problem = missing_credentials(self.run.model, self.run.settings.api_base)
         if problem is not None:
             return await self._finish_failed(problem)
-        pending = await asyncio.to_thread(run_service.pending_response_ids, self.sessions,
-                                          self.run.id)
+        pending = await self.breaker.store(run_service.pending_response_ids, self.sessions,
+                                           self.run.id)
         per_response = calls_per_response(self.run.grader, len(self.criteria))
         # Enough responses in flight to keep every slot busy, few enough to bound memory.
         window = asyncio.Semaphore(
@@ -247,7 +259,7 @@ class RunExecution:
             for start in range(0, len(pending), 100):
                 if self.halt:
                     break
-                batch = await asyncio.to_thread(
+                batch = await self.breaker.store(
                     dataset_service.get_responses, self.sessions, pending[start:start + 100])
                 for response in batch:
                     if window.locked():
@@ -278,7 +290,7 @@ class RunExecution:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
             await self.generate.close()
-            await self._flush_counters()
+            await asyncio.to_thread(retry_db, self._flush_counters_sync)
             self.notice = None
             with contextlib.suppress(Exception):
                 await self._show_notice()
@@ -298,7 +310,8 @@ class RunExecution:
                 f"{self.unstored} grades could not be stored ({self.unstored_error}); requeue "
                 "the run to grade those responses again")
         try:
-            info = await asyncio.to_thread(run_service.finish_run, self.sessions, self.run.id)
+            info = await asyncio.to_thread(retry_db, run_service.finish_run, self.sessions,
+                                           self.run.id)
         except InvalidStateError:  # cancelled in the last moment
             info = await asyncio.to_thread(run_service.get_run, self.sessions, self.run.id)
         return self._result(info.status)
@@ -321,8 +334,8 @@ async def execute_run(
     heartbeat_interval: float = 5.0, stop: asyncio.Event | None = None,
 ) -> RunResult:
     """Grade what run ``run_id`` (already claimed by ``worker_id``) still has to grade."""
-    run = await asyncio.to_thread(run_service.get_run, sessions, run_id)
-    version = await asyncio.to_thread(rubric_service.get_version, sessions,
+    run = await asyncio.to_thread(retry_db, run_service.get_run, sessions, run_id)
+    version = await asyncio.to_thread(retry_db, rubric_service.get_version, sessions,
                                       run.rubric_version_id)
     execution = RunExecution(
         sessions, run, version.to_criteria(), worker_id=worker_id, concurrency=concurrency,
