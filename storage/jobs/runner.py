@@ -148,6 +148,7 @@ class RunExecution:
         )
         self.grader = build_grader(run.grader, self.generate, run.settings)
         self._wake = asyncio.Event()
+        self._beat_failed_at = 0.0
 
     def _on_fatal(self, exc: BaseException) -> None:
         if self.fatal is None:
@@ -196,8 +197,10 @@ class RunExecution:
                 await self._flush_counters()
                 await self._show_notice()
             except Exception as exc:  # the database may be back at the next beat; the lease
-                log.warning("heartbeat of run %s failed: %s", self.run.id,  # says how long
-                            describe_db_error(exc))  # to wait
+                if time.monotonic() - self._beat_failed_at > 60:  # says how long to wait
+                    self._beat_failed_at = time.monotonic()
+                    log.warning("heartbeat of run %s failed: %s", self.run.id,
+                                describe_db_error(exc))
                 continue
             if state != "ok":
                 self._halt(state)

@@ -13,8 +13,8 @@ from grading.autograders import PerCriterionGrader
 from grading.llm import LiteLLMGenerate
 from grading.redact import redact, strip_url_credentials
 from grading.retry import MAX_RETRY_AFTER, parse_retry_after, retry_after_from_headers
-from tests.fault_provider import Fault, fault_provider, fault_provider_server
 from tests.fake_provider import Reply
+from tests.fault_provider import Fault, fault_provider, fault_provider_server
 
 __all__ = ["fault_provider", "fault_provider_server"]
 
