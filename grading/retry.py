@@ -248,12 +248,16 @@ async def call_with_retries(
             raise
         limit = f", call deadline {policy.deadline:g} s" if policy.deadline else ""
         outcome.error = (
-            f"the provider failed {failures['transport']} times in a row "
+            f"the provider failed {_times(failures['transport'])} in a row "
             f"({_attempts(outcome.attempts)} in {time.monotonic() - started:.0f} s{limit}); "
             f"last failure: {transient}"
         )
         outcome.exception = exc
     return outcome
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
 
 
 def _attempts(count: int) -> str:
