@@ -248,7 +248,7 @@ async def call_with_retries(
             raise
         limit = f", call deadline {policy.deadline:g} s" if policy.deadline else ""
         outcome.error = (
-            f"the provider failed {_times(failures['transport'])} in a row "
+            f"the provider failed{_times(failures['transport'])} "
             f"({_attempts(outcome.attempts)} in {time.monotonic() - started:.0f} s{limit}); "
             f"last failure: {transient}"
         )
@@ -257,7 +257,7 @@ async def call_with_retries(
 
 
 def _times(count: int) -> str:
-    return "once" if count == 1 else f"{count} times"
+    return "" if count == 1 else f" {count} times in a row"
 
 
 def _attempts(count: int) -> str:
