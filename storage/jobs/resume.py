@@ -21,6 +21,7 @@ from storage.dto import RunInfo
 from storage.engine import SessionFactory
 from storage.run_settings import RunSettings
 from storage.services import runs as run_service
+from storage.services.reviewers import command_line_actor
 
 TAG = "content sha256:"
 
@@ -76,7 +77,7 @@ def prepare(sessions: SessionFactory, run: RunInfo) -> str:
     if run.status == "done":
         return "done"
     if run.status in ("failed", "cancelled"):
-        run_service.requeue_run(sessions, run.id)
+        run_service.requeue_run(sessions, run.id, actor=command_line_actor())
         return "ready"
     if run.status == "running" and _dead_here(run.claimed_by):
         with sessions.begin() as session:  # only if nobody took it meanwhile

@@ -23,6 +23,7 @@ from storage.engine import create_db_engine, make_session_factory
 from storage.exports import write_results
 from storage.jobs.progress import run_progress
 from storage.services import runs
+from storage.services.reviewers import command_line_actor
 from tests.fake_provider import Reply
 from tests.fault_provider import Fault, FaultProvider, wait_until
 from tests.jobs.helpers import answers_per_response, make_dataset, make_rubric, make_run, run_now
@@ -338,6 +339,6 @@ def test_api_base_credentials_are_not_stored_and_come_from_the_environment(sessi
     assert "pa55-w0rd-secret" not in failed.error and fault.requests == 0
 
     monkeypatch.setenv("RUBRIC_WORKBENCH_API_BASE", full)
-    runs.requeue_run(sessions, run.id)
+    runs.requeue_run(sessions, run.id, actor=command_line_actor())
     assert run_now(sessions, run.id, worker_id="w2").status == "done"
     assert fault.requests == 6

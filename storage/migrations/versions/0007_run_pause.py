@@ -1,7 +1,7 @@
 """Runs say what their runner is waiting for (a provider's Retry-After, a full disk).
 
 Revision ID: 0007_run_pause
-Revises: 0012_criterion_trials
+Revises: 0004_people_roles
 Create Date: 2026-11-22 18:30:00
 """
 
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0007_run_pause"
-down_revision: str | None = "0012_criterion_trials"
+down_revision: str | None = "0004_people_roles"
 branch_labels: str | None = None
 depends_on: str | None = None
 
