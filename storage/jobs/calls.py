@@ -15,7 +15,7 @@ from typing import Any
 from grading.errors import FatalProviderError, ProviderError, TransientProviderError
 from grading.llm import LiteLLMGenerate, credential_problem
 from grading.types import GenerateResult, TokenUsage
-from storage.db_errors import describe_db_error
+from storage.db_errors import describe_db_error, is_storage_fault
 from storage.engine import SessionFactory
 from storage.jobs import cache as cache_store
 from storage.jobs.limiter import AdaptiveLimiter
@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 _FATAL_STATUS = frozenset({401, 403, 404})
 # Answers reach the cache within this many seconds of arriving (a kill loses at most that).
 CACHE_FLUSH_SECONDS = 0.5
+# How long a cache lookup waits for a database that went away before asking the provider.
+CACHE_READ_PATIENCE = 60.0
 
 
 @dataclass
@@ -108,7 +110,7 @@ class JobGenerate:
             self._sampling)
         if self.use_cache and key not in self._answered:
             self._answered.add(key)
-            hit = await self._reader.get(key)
+            hit = await self._cached(key)
             if hit is not None:
                 self.counters.cache_hits += 1
                 return GenerateResult(text=hit.text, usage=TokenUsage(), cost=0.0)
@@ -144,6 +146,21 @@ class JobGenerate:
         )
         # Cached only once the grader could use it: an unusable answer is never kept.
         return result.model_copy(update={"accept": lambda: self._keep(key, model, answer)})
+
+    async def _cached(self, key: str) -> cache_store.CachedAnswer | None:
+        """The cached answer; a database that is briefly away (a restart) is waited for, one
+        that stays away counts as a miss (the cache only saves money)."""
+        pause, deadline = 0.25, time.monotonic() + CACHE_READ_PATIENCE
+        while True:
+            try:
+                return await self._reader.get(key)
+            except Exception as exc:
+                if not is_storage_fault(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    return None
+            await asyncio.sleep(pause)
+            pause = min(5.0, pause * 2)
 
     def _show_wait(self, retry_after: float | None) -> None:
         if not retry_after:
