@@ -27,12 +27,6 @@ from storage.services.reviewers import command_line_actor
 TAG = "content sha256:"
 
 
-def fingerprint(data: bytes, mapping: dict[str, Any]) -> str:
-    digest = hashlib.sha256(data)
-    digest.update(json.dumps(mapping, sort_keys=True).encode())
-    return digest.hexdigest()
-
-
 def fingerprint_file(path: Path, mapping: dict[str, Any]) -> str:
     """``fingerprint`` of a file's content, read in chunks (memory stays flat)."""
     digest = hashlib.sha256()
