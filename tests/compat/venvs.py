@@ -1,0 +1,78 @@
+"""Test-only virtual environments holding the real packages we are compared with.
+
+The real ``rubric`` 1.3 and 2.x, ``autorubric``, ``verifiers`` and the two OpenEnv packages
+cannot share one environment with each other or with the app, so each gets its own venv,
+created once from the package registry (ordinary ``pip install``) and cached across runs in
+``~/.cache/rubric-workbench-test-envs`` (or ``$RUBRIC_WORKBENCH_TEST_ENVS``). A small driver
+script runs inside the venv and speaks JSON on stdin/stdout.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("RUBRIC_WORKBENCH_TEST_ENVS")
+    root = Path(configured) if configured else Path.home() / ".cache" / "rubric-workbench-test-envs"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _key(name: str, requirements: list[str]) -> str:
+    digest = hashlib.sha256(
+        json.dumps([sys.version_info[:2], sorted(requirements)]).encode()
+    ).hexdigest()[:12]
+    return f"{name}-{digest}"
+
+
+def ensure_venv(name: str, requirements: list[str], *, timeout: float = 900) -> Path:
+    """The python of a cached venv holding ``requirements`` (created on first use)."""
+    root = cache_root()
+    target = root / _key(name, requirements)
+    python = target / "bin" / "python"
+    with open(root / f"{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another pytest process may be building it
+        if (target / ".complete").exists():
+            return python
+        building = root / f"{target.name}.building"
+        shutil.rmtree(building, ignore_errors=True)
+        shutil.rmtree(target, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
+        # A venv's scripts hard-code its path: build in place under the final name.
+        building.rename(target)
+        result = subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+             *requirements],
+            capture_output=True, text=True, timeout=timeout,
+        )
+        if result.returncode != 0:
+            shutil.rmtree(target, ignore_errors=True)
+            raise RuntimeError(
+                f"pip install {' '.join(requirements)} failed:\n{result.stderr[-3000:]}"
+            )
+        (target / ".complete").write_text(json.dumps(requirements))
+    return python
+
+
+def run_driver(python: Path, script: Path, payload: Any, *, timeout: float = 300,
+               env: dict[str, str] | None = None) -> Any:
+    """Run ``script`` with ``python``; JSON ``payload`` on stdin, JSON result on stdout."""
+    full_env = {**os.environ, "PYTHONPATH": "", **(env or {})}
+    result = subprocess.run(
+        [str(python), str(script)], input=json.dumps(payload), capture_output=True, text=True,
+        timeout=timeout, env=full_env, cwd=script.parent,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"{script.name} failed ({result.returncode}):\n{result.stderr[-5000:]}")
+    return json.loads(result.stdout)
