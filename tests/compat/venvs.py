@@ -45,12 +45,9 @@ def ensure_venv(name: str, requirements: list[str], *, timeout: float = 900) -> 
         fcntl.flock(lock, fcntl.LOCK_EX)  # another pytest process may be building it
         if (target / ".complete").exists():
             return python
-        building = root / f"{target.name}.building"
-        shutil.rmtree(building, ignore_errors=True)
+        # Only a venv marked complete is used; a half-built one is rebuilt from scratch.
         shutil.rmtree(target, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
-        # A venv's scripts hard-code its path: build in place under the final name.
-        building.rename(target)
+        subprocess.run([sys.executable, "-m", "venv", str(target)], check=True)
         result = subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
              *requirements],
