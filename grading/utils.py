@@ -8,7 +8,9 @@ from typing import Any
 from grading.length_penalty import compute_length_penalty
 from grading.llm import default_generate_fn
 from grading.parsing import ParseError, extract_json_object
+from grading.schemas import OneShotOutput, PerCriterionOutput, RubricAsJudgeOutput
 from grading.text import normalize_to_grade_input, parse_thinking_output, word_count
+from grading.types import LengthPenalty, ThinkingOutputDict, ToGradeInput
 
 # rubric 2.x names: ours returns text (or a GenerateResult), which every grader reads.
 default_per_criterion_generate_fn = default_generate_fn
@@ -31,6 +33,12 @@ def parse_json_to_dict(json_string: str) -> dict[str, Any]:
 
 
 __all__ = [
+    "LengthPenalty",
+    "OneShotOutput",
+    "PerCriterionOutput",
+    "RubricAsJudgeOutput",
+    "ThinkingOutputDict",
+    "ToGradeInput",
     "compute_length_penalty",
     "default_generate_fn",
     "default_oneshot_generate_fn",

@@ -100,3 +100,38 @@ def test_same_results_as_rubric_1_3_2(case, theirs_13):
 def test_same_results_as_rubric_2_2_0_with_output_models(case, theirs_22):
     ours = asyncio.run(run_case(case, models=True))
     assert_same(case, ours, theirs_22[case["id"]])
+
+
+LIST_NAMES = """
+import importlib, json
+out = {}
+for module in ("rubric", "rubric.autograders", "rubric.types", "rubric.utils",
+               "rubric.autograders.schemas"):
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        continue
+    out[module] = sorted(n for n in dir(mod) if not n.startswith("_")
+                         and not isinstance(getattr(mod, n), type(json)))
+print(json.dumps(out))
+"""
+# What rubric's modules re-export from third-party libraries, not rubric's own API.
+FOREIGN = {"genai", "types", "Any", "Literal", "Protocol", "TypedDict", "BaseModel",
+           "ConfigDict", "Field", "Callable", "ABC", "abstractmethod", "Path",
+           "ValidationError", "annotations", "logger", "logging"}
+
+
+@pytest.mark.parametrize("python_fixture", ["rubric13_python", "rubric22_python"])
+def test_every_public_name_of_rubrics_modules_exists_in_gradings(python_fixture, request):
+    import importlib
+    import json
+    import subprocess
+
+    python = request.getfixturevalue(python_fixture)
+    listing = json.loads(subprocess.run([str(python), "-c", LIST_NAMES], capture_output=True,
+                                        text=True, check=True).stdout)
+    missing = []
+    for module, names in listing.items():
+        ours = importlib.import_module(module.replace("rubric", "grading", 1))
+        missing += [f"{module}.{n}" for n in names if n not in FOREIGN and not hasattr(ours, n)]
+    assert missing == []
