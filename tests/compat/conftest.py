@@ -24,3 +24,11 @@ def rubric22_python():
 @pytest.fixture(scope="session")
 def autorubric_python():
     return ensure_venv("autorubric", AUTORUBRIC)
+
+
+VERIFIERS = ["verifiers==0.4.0"]
+
+
+@pytest.fixture(scope="session")
+def verifiers_python():
+    return ensure_venv("verifiers", VERIFIERS, timeout=1800)
