@@ -6,6 +6,11 @@ verifiers 0.3) and ``grading.rewards.openenv`` (``openenv.core.rubrics``) adapt 
 this package imports none of those frameworks; each adapter imports its own when imported.
 """
 
-from grading.rewards.core import JudgeFailedError, RewardResult, RubricReward
+from grading.rewards.core import (
+    JudgeFailedError,
+    RewardResult,
+    RubricReward,
+    openai_generate_fn,
+)
 
-__all__ = ["JudgeFailedError", "RewardResult", "RubricReward"]
+__all__ = ["JudgeFailedError", "RewardResult", "RubricReward", "openai_generate_fn"]

@@ -28,9 +28,9 @@ from grading.autograders import (
     RubricAsJudgeGrader,
 )
 from grading.autograders.base import Autograder
-from grading.errors import ConfigurationError, RubricWorkbenchError
+from grading.errors import ConfigurationError, RubricWorkbenchError, TransientProviderError
 from grading.rubric import Rubric
-from grading.types import EvaluationReport, LengthPenalty
+from grading.types import EvaluationReport, GenerateResult, LengthPenalty, TokenUsage
 
 GraderName = Literal["per_criterion", "one_shot", "holistic"]
 RewardCannotAssess = Literal["zero", "partial", "fail"]
@@ -196,3 +196,26 @@ class RubricReward:
 def verdict_value(verdict: str | None) -> float | None:
     """A per-criterion metric: MET 1.0, UNMET 0.0, CANNOT_ASSESS / no verdict: None."""
     return {"MET": 1.0, "UNMET": 0.0}.get(verdict or "")
+
+
+def openai_generate_fn(client: Any, model: str, **params: Any) -> Any:
+    """A ``generate_fn`` over an OpenAI-compatible async client (``openai.AsyncOpenAI``) that
+    the RL framework already has, so no litellm is needed in its environment."""
+
+    async def generate(system_prompt: str, user_prompt: str, **_: Any) -> GenerateResult:
+        completion = await client.chat.completions.create(
+            model=model,
+            messages=[{"role": "system", "content": system_prompt},
+                      {"role": "user", "content": user_prompt}],
+            **params,
+        )
+        usage = None
+        if completion.usage is not None:
+            usage = TokenUsage(prompt_tokens=completion.usage.prompt_tokens or 0,
+                               completion_tokens=completion.usage.completion_tokens or 0,
+                               total_tokens=completion.usage.total_tokens or 0)
+        if not completion.choices:
+            raise TransientProviderError("the provider returned no choices")
+        return GenerateResult(text=completion.choices[0].message.content or "", usage=usage)
+
+    return generate

@@ -18,6 +18,7 @@ def _stage() -> None:
     if SOURCE.is_dir():  # absent when building from an sdist, which already holds src/
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(SOURCE, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copy2(HERE / "workbench_rubric_judge.py", HERE / "src")
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
