@@ -65,7 +65,10 @@ def ensure_venv(name: str, requirements: list[str], *, timeout: float = 900) -> 
 def run_driver(python: Path, script: Path, payload: Any, *, timeout: float = 300,
                env: dict[str, str] | None = None) -> Any:
     """Run ``script`` with ``python``; JSON ``payload`` on stdin, JSON result on stdout."""
-    full_env = {**os.environ, "PYTHONPATH": "", **(env or {})}
+    # Nothing leaves the machine: litellm (pulled in by autorubric) would fetch a price map.
+    offline = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1",
+               "LITELLM_LOG": "ERROR", "NO_PROXY": "127.0.0.1,localhost"}
+    full_env = {**os.environ, **offline, "PYTHONPATH": "", **(env or {})}
     result = subprocess.run(
         [str(python), str(script)], input=json.dumps(payload), capture_output=True, text=True,
         timeout=timeout, env=full_env, cwd=script.parent,
