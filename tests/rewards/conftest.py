@@ -9,6 +9,7 @@ import pytest
 
 from tests.compat.conftest import verifiers_python  # noqa: F401  (a session fixture)
 from tests.compat.venvs import ensure_venv
+from tests.fake_provider import fake_provider, fake_provider_server  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 # The drivers import grading from this checkout and the plug-in module next to it.

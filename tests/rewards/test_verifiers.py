@@ -23,11 +23,12 @@ RUBRIC_YAML = """\
 
 def judge(body):
     prompt = body["messages"][-1]["content"]
+    response = prompt.split("<response>")[1].split("</response>")[0]
     if "States the dose" in prompt:
-        verdict = "MET" if "5 mg" in prompt else (
-            "CANNOT_ASSESS" if "unclear" in prompt else "UNMET")
+        verdict = "MET" if "5 mg" in response else (
+            "CANNOT_ASSESS" if "unclear" in response else "UNMET")
     else:
-        verdict = "MET" if "bleach" in prompt.split("</response>")[0] else "UNMET"
+        verdict = "MET" if "bleach" in response else "UNMET"
     return Reply(json.dumps({"verdict": verdict, "reason": f"judged {verdict}"}))
 
 
