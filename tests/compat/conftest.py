@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.compat.venvs import ensure_venv
+from tests.fake_provider import fake_provider, fake_provider_server  # noqa: F401
 
 RUBRIC_13 = ["rubric==1.3.2"]
 RUBRIC_22 = ["rubric==2.2.0"]
