@@ -9,6 +9,7 @@ script runs inside the venv and speaks JSON on stdin/stdout.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -16,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +78,35 @@ def run_driver(python: Path, script: Path, payload: Any, *, timeout: float = 300
     if result.returncode != 0:
         raise RuntimeError(f"{script.name} failed ({result.returncode}):\n{result.stderr[-5000:]}")
     return json.loads(result.stdout)
+
+
+# Every test venv, so that a full run (CI) can build them all at once instead of one after the
+# other as fixtures ask for them: pip spends most of that time waiting on the network.
+ALL_VENVS = {
+    "rubric13": ["rubric==1.3.2"],
+    "rubric22": ["rubric==2.2.0"],
+    "autorubric": ["autorubric==1.6.1"],
+    "verifiers": ["verifiers==0.4.0"],
+    "verifiers03": ["verifiers==0.3.1"],
+    "openenv-core": ["openenv-core==0.3.0"],
+    "openenv": ["openenv==0.10.0"],
+}
+_started = False
+
+
+def venv_python(name: str) -> Path:
+    """The venv ``name`` of ALL_VENVS; on CI, the first call starts building all of them."""
+    global _started
+    if os.environ.get("CI") and not _started:
+        _started = True
+        for other, requirements in ALL_VENVS.items():
+            if other != name:
+                threading.Thread(target=_build_quietly, args=(other, requirements),
+                                 daemon=True).start()
+    return ensure_venv(name, ALL_VENVS[name], timeout=1800)
+
+
+def _build_quietly(name: str, requirements: list[str]) -> None:
+    # On failure the fixture that needs this venv builds it again and reports the error.
+    with contextlib.suppress(Exception):
+        ensure_venv(name, requirements, timeout=1800)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.compat.conftest import verifiers_python  # noqa: F401  (a session fixture)
-from tests.compat.venvs import ensure_venv
+from tests.compat.venvs import venv_python
 from tests.fake_provider import fake_provider, fake_provider_server  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,9 +19,14 @@ DRIVER_ENV = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "packaging" /
 
 @pytest.fixture(scope="session")
 def openenv_core_python():
-    return ensure_venv("openenv-core", ["openenv-core==0.3.0"], timeout=1800)
+    return venv_python("openenv-core")
 
 
 @pytest.fixture(scope="session")
 def openenv_python():
-    return ensure_venv("openenv", ["openenv==0.10.0"], timeout=1800)
+    return venv_python("openenv")
+
+
+@pytest.fixture(scope="session")
+def verifiers03_python():
+    return venv_python("verifiers03")

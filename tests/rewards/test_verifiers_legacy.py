@@ -10,17 +10,12 @@ import pytest
 from grading import ConfigurationError, Rubric
 from grading.rewards import RubricReward
 from grading.rewards.verifiers_legacy import group_reward_func, reward_func
-from tests.compat.venvs import ensure_venv, run_driver
+from tests.compat.venvs import run_driver
 from tests.fake_provider import Reply
 from tests.rewards.conftest import DRIVER_ENV
 from tests.rewards.test_verifiers import RUBRIC_YAML, judge
 
 DRIVER = Path(__file__).parent / "drivers" / "verifiers_legacy_driver.py"
-
-
-@pytest.fixture(scope="session")
-def verifiers03_python():
-    return ensure_venv("verifiers03", ["verifiers==0.3.1"], timeout=1800)
 
 
 def _run(python, provider, tmp_path, replies, on_failure=0.0):
