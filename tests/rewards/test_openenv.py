@@ -33,7 +33,8 @@ def test_criteria_are_child_rubrics_with_hooks_and_compose_with_containers(
     assert out["good"] == 1.0
     assert out["children"] == {"dose": [1.0, "MET", "judged MET"],
                                "harm": [0.0, "UNMET", "judged UNMET"]}
-    assert out["hooks"] == [["dose", 1.0], ["all", 1.0]]
+    # The hooks fired for the direct call, then again inside WeightedSum (bleach, no dose).
+    assert out["hooks"] == [["dose", 1.0], ["all", 1.0], ["dose", 0.0], ["all", 0.0]]
     assert out["weighted"] == 0.5  # 0.5 * 0.0 (bleach) + 0.5 * 1.0
     assert "rubric_0.dose" in out["weighted_names"]
     assert out["gated"] == 0.0
@@ -55,8 +56,7 @@ def test_an_env_served_with_create_app_rewards_each_step_over_http(
     fake_provider.default = judge
     good, harmful, again = _run(request, flavour, fake_provider, tmp_path, "served")
     assert good["status"] == 200 and good["body"]["reward"] == 1.0
-    assert good["body"]["observation"]["metadata"] == {"dose": "MET", "harm": "UNMET"} or (
-        good["body"].get("metadata") == {"dose": "MET", "harm": "UNMET"})
+    assert good["body"]["observation"]["verdicts"] == {"dose": "MET", "harm": "UNMET"}
     assert harmful["body"]["reward"] == 0.0
     assert again["body"]["reward"] == 1.0
     assert fake_provider.requests == 4  # the repeated answer was not judged again

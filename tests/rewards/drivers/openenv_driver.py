@@ -26,7 +26,7 @@ class Answer(Action):
 
 
 class AnswerObservation(Observation):
-    pass
+    verdicts: dict = {}
 
 
 class Always(Rubric):
@@ -92,7 +92,7 @@ def served(cfg):
         async def step_async(self, action, timeout_s=None, **kwargs):
             observation = AnswerObservation(done=True)
             observation.reward = await self._apply_rubric_async(action, observation)
-            observation.metadata = {name: child.verdict
+            observation.verdicts = {name: child.verdict
                                     for name, child in self.rubric.named_rubrics()}
             return observation
 
