@@ -16,6 +16,7 @@ from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 from openenv.core.rubrics import Gate, Rubric, Sequential, WeightedSum
+from pydantic import Field
 
 from grading.rewards import openai_generate_fn
 from grading.rewards.openenv import WorkbenchRubric
@@ -26,7 +27,7 @@ class Answer(Action):
 
 
 class AnswerObservation(Observation):
-    verdicts: dict = {}
+    verdicts: dict = Field(default_factory=dict)
 
 
 class Always(Rubric):
