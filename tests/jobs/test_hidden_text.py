@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from storage.services import datasets, runs
+from tests.actors import ADMIN
 from tests.jobs.helpers import make_rubric, make_run, run_now
 
 TAGGED = (
@@ -17,7 +18,8 @@ def _prompts(provider) -> list[str]:
 
 def test_a_plain_output_with_output_tags_reaches_the_judge_in_full(sessions, fake_provider):
     version = make_rubric(sessions)
-    dataset = datasets.create_dataset(sessions, "Tagged", responses=[{"id": "a", "text": TAGGED}])
+    dataset = datasets.create_dataset(sessions, "Tagged", responses=[{"id": "a", "text": TAGGED}],
+                                      actor=ADMIN)
     run = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
 
     assert run_now(sessions, run.id).status == "done"
@@ -36,7 +38,7 @@ def test_uploaded_thinking_and_output_are_passed_as_parts(sessions, fake_provide
     version = make_rubric(sessions)
     dataset = datasets.create_dataset(sessions, "Parts", responses=[
         {"id": "a", "text": "<thinking>not mine</thinking> final answer",
-         "thinking": "the real reasoning"}])
+         "thinking": "the real reasoning"}], actor=ADMIN)
     run = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
 
     assert run_now(sessions, run.id).status == "done"
