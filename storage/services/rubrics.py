@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from grading.rubric import Rubric
 from grading.types import Criterion
+from storage import limits
 from storage import models as m
 from storage.convert import version_info
 from storage.dto import DeletionSummary, RubricInfo, RubricVersionInfo
@@ -30,13 +31,26 @@ from storage.services.reviewers import Actor, Role, require
 
 def _validated(criteria: Sequence[Criterion] | Rubric) -> list[Criterion]:
     # Rubric() checks emptiness and duplicate names and lists every problem.
-    return list(criteria) if isinstance(criteria, Rubric) else Rubric(list(criteria)).criteria
+    checked = list(criteria) if isinstance(criteria, Rubric) else Rubric(list(criteria)).criteria
+    problems = []
+    for number, criterion in enumerate(checked, start=1):
+        where = f"criterion {number}" + (f" ({criterion.name!r})" if criterion.name else "")
+        try:
+            limits.check([("its name", criterion.name, limits.NAME_MAX),
+                          ("its section", criterion.section, limits.NAME_MAX),
+                          ("its requirement", criterion.requirement, None)], where)
+        except InvalidInputError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise InvalidInputError("; ".join(problems))
+    return checked
 
 
 def _clean_name(name: str, what: str) -> str:
     cleaned = name.strip()
     if not cleaned:
         raise InvalidInputError(f"a {what} needs a name")
+    limits.check([(f"the {what} name", cleaned, limits.NAME_MAX)])
     return cleaned
 
 
@@ -48,6 +62,7 @@ def create_rubric(
     require(actor, Role.ADMIN, "create a rubric")
     name = _clean_name(name, "rubric")
     criteria = _validated(criteria)
+    limits.check([("the description", description, None), ("the note", note, None)])
     try:
         with sessions.begin() as session:
             if repo.find_rubric_by_name(session, name) is not None:
@@ -114,6 +129,7 @@ def save_criteria(
     created instead; the returned version says which one holds the criteria."""
     require(actor, Role.ADMIN, "edit a rubric")
     criteria = _validated(criteria)
+    limits.check([("the note", note, None)])
     with sessions.begin() as session:
         version = repo.get_version(session, version_id, for_update=True)
         if version.frozen_at is None:

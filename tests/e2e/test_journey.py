@@ -260,7 +260,9 @@ def _export(page: Page, url: str) -> None:
         page.get_by_role("button", name="Results CSV").click()
     rows = list(csv.DictReader(io.StringIO(
         download.value.path().read_text(encoding="utf-8"))))
-    a2 = [row for row in rows if row["external_id"] == "a2"]
+    name = download.value.suggested_filename
+    assert name.startswith("results-") and name.endswith("-v1.csv") and " " not in name
+    a2 = [row for row in rows if row["response_id"] == "a2"]
     assert len(rows) == 6 and len(a2) == 2  # 3 responses x 2 runs
     assert sorted(row["grader"] for row in a2) == ["one_shot", "per_criterion"]
     for row in a2:

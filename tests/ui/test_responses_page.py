@@ -304,10 +304,18 @@ def test_a_dataset_with_human_verdicts_cannot_be_deleted_here():
     assert len(_responses(dataset.id)) == 1
 
 
-def test_a_semicolon_separated_file_is_explained():
+@pytest.mark.parametrize(("data", "kind"), [
+    pytest.param(b"id;query;response\nr1;q;an answer, with a comma\nr2;q2;two\n", "semicolon",
+                 id="semicolon"),
+    pytest.param(b"id\tquery\tresponse\nr1\tq\tan answer, with a comma\nr2\tq2\ttwo\n", "tab",
+                 id="tab"),
+])
+def test_a_semicolon_or_tab_separated_file_is_detected_and_imports(data, kind):
     dataset = _dataset()
     at = open_page("responses")
-    _upload(at, "excel.csv", b"id;query;response\nr1;q;an answer\n")
-    assert "separates its columns with semicolons" in texts(at)
-    assert not [b for b in at.button if b.label.startswith("Import ")]
-    assert _responses(dataset.id) == []
+    _upload(at, "excel.csv", data)
+    assert f"excel.csv: 2 rows, CSV ({kind}-separated)" in texts(at)
+    _click(at, "Import 2 responses")
+    response, _ = _responses(dataset.id)
+    assert (response.external_id, response.query, response.output) == (
+        "r1", "q", "an answer, with a comma")

@@ -374,6 +374,8 @@ def render_labels(version_id: int, dataset_id: int) -> None:
     with st.expander("Export and import labels", expanded=bool(
             st.session_state.agreement_import_problems)):
         sessions = get_sessions()
+        name = partial(labels.export_file_name, sessions, rubric_version_id=version_id,
+                       dataset_id=dataset_id)
         st.markdown("**Gold set** — the human-reviewed responses as JSONL in a HealthBench-like "
                     "shape: `prompt` (chat messages), `completion`, `rubrics` (criterion, "
                     "points, criteria_met, explanation) and the human score.")
@@ -383,11 +385,11 @@ def render_labels(version_id: int, dataset_id: int) -> None:
             "Download gold set (JSONL)", on_click="ignore", icon=":material/download:",
             data=partial(labels.export_gold_jsonl, sessions, version_id, dataset_id,
                          complete_only=complete),
-            file_name=f"gold-v{version_id}-d{dataset_id}.jsonl", mime="application/jsonl")
+            file_name=name(kind="gold", ext="jsonl"), mime="application/jsonl")
         right.download_button(
             "Download training set (JSONL)", on_click="ignore", icon=":material/download:",
             data=partial(labels.export_training_jsonl, sessions, version_id, dataset_id),
-            file_name=f"training-v{version_id}-d{dataset_id}.jsonl", mime="application/jsonl",
+            file_name=name(kind="training", ext="jsonl"), mime="application/jsonl",
             help="One line per response × run: the text with its effective score (normalized "
                  "when the run normalizes) and raw score.")
         st.divider()
@@ -399,7 +401,7 @@ def render_labels(version_id: int, dataset_id: int) -> None:
         st.download_button(
             "Download the verdict sheet (CSV)", on_click="ignore", icon=":material/download:",
             data=partial(labels.export_verdict_sheet_csv, sessions, version_id, dataset_id),
-            file_name=f"verdicts-v{version_id}-d{dataset_id}.csv", mime="text/csv",
+            file_name=name(kind="verdicts", ext="csv"), mime="text/csv",
             help="Every response × criterion with its current human verdict (blank when "
                  "none): fill it in a spreadsheet and import it here.")
         st.file_uploader("Verdicts CSV", type=["csv"],

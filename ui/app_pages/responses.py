@@ -303,7 +303,7 @@ def render_upload(datasets: list[DatasetInfo], selected: DatasetInfo | None) -> 
         return
     guess = ColumnMapping.guess(columns)
     st.markdown(f"**1. Map the columns** — {upload.name}: {len(parsed.rows)} rows, "
-                f"{parsed.format.upper()}")
+                f"{parsed.description}")
     base = f"responses_map_{state['responses_upload_nonce']}"
     cols = st.columns(4)
     with cols[0]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 
 import pandas as pd
@@ -11,6 +9,7 @@ import streamlit as st
 
 from grading.errors import RubricWorkbenchError
 from storage import exports
+from storage.export_names import file_stem
 from storage.services.results import ResultSet, ResultsFilter
 from ui import response_view, runtime
 from ui import results_readers as readers
@@ -172,20 +171,7 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     page = readers.get_results_page(
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
         sort_run, descending, 0, max(1, first.total), stamp)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    header = ["response_id", "external_id"]
-    for run_id in run_ids:
-        label = f"run{run_id}_{by_id[run_id].grader}_{by_id[run_id].model}"
-        header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
-    writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria"])
-    for row in page.rows:
-        cells: list = [row.response_id, row.external_id or ""]
-        for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
-            cells += ["" if score is None else score, "" if judge is None else judge,
-                      error or ""]
-        writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count])
-    return out.getvalue().encode("utf-8")
+    return exports.table_csv(page, [by_id[r] for r in run_ids]).encode("utf-8")
 
 
 def export_runs(db: str, run_ids: tuple[int, ...], fmt: str) -> bytes:
@@ -232,7 +218,8 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> li
     nav2.caption(f"Showing {first_shown:,}–{page.offset + len(page.rows):,} of "
                  f"{page.total:,} matching responses.")
     with nav3.popover("Export", icon=":material/download:", width="stretch"):
-        stem = f"results-{result_set.dataset_name}-v{result_set.version_number}"
+        stem = file_stem("results", result_set.dataset_name, result_set.rubric_name,
+                         version=result_set.version_number)
         st.caption("One record per response × run: judge and effective scores, and per "
                    "criterion the judge's verdict and reason, the human verdict and reviewer.")
         for fmt, mime in (("csv", "text/csv"), ("jsonl", "application/jsonl")):

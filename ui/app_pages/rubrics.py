@@ -12,6 +12,7 @@ from grading.rubric import Rubric
 from grading.types import Criterion
 from storage.dto import RubricInfo, RubricVersionInfo
 from storage.errors import HumanVerdictsExistError, StorageError
+from storage.export_names import file_stem
 from storage.services import rubrics as service
 from storage.services.rubric_diff import diff_criteria
 from ui import catalog
@@ -438,7 +439,7 @@ def render_versions(versions: list[RubricVersionInfo]) -> None:
 def render_export(version: RubricVersionInfo) -> None:
     url = database_key()
     yaml_text = catalog.get_export(url, version.id, "yaml")
-    stem = f"{version.rubric_name}-v{version.number}".replace(" ", "_").replace("/", "_")
+    stem = file_stem(version.rubric_name, version=version.number)
     left, right, _ = st.columns([1, 1, 3])
     left.download_button("Download YAML", yaml_text, file_name=f"{stem}.yaml",
                          mime="application/yaml", key="rubrics_download_yaml",
