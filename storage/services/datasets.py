@@ -26,6 +26,7 @@ from storage.errors import (
 )
 from storage.export_names import response_key
 from storage.repositories import datasets as repo
+from storage.repositories import results as results_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.response_files import ColumnMapping, NewResponse, ResponseValidator
 from storage.services.people import record
@@ -212,6 +213,26 @@ def list_responses(
             session, dataset_id, offset=offset, limit=limit)]
 
 
+def search_responses(
+    sessions: SessionFactory, dataset_id: int, search: str = "", *, offset: int = 0,
+    limit: int = 25,
+) -> tuple[int, list[ResponseInfo]]:
+    """(how many match, one page of them in dataset order): the search (id, query or output
+    containing the words, case-insensitive) and the paging both run in SQL."""
+    if limit < 1 or offset < 0:
+        raise InvalidInputError("page size must be at least 1 and the offset not negative")
+    where = [m.ResponseRow.dataset_id == dataset_id]
+    clause = results_repo.search_clause(search)
+    if clause is not None:
+        where.append(clause)
+    with sessions() as session:
+        repo.get_dataset(session, dataset_id)
+        total = session.scalar(select(func.count()).select_from(m.ResponseRow).where(*where))
+        rows = session.scalars(select(m.ResponseRow).where(*where).order_by(m.ResponseRow.id)
+                               .offset(offset).limit(limit))
+        return total or 0, [response_info(r) for r in rows]
+
+
 def get_response(sessions: SessionFactory, response_id: int) -> ResponseInfo:
     with sessions() as session:
         return response_info(repo.get_response(session, response_id))
@@ -243,32 +264,46 @@ def archive_dataset(
         row.archived = archived
 
 
+def _deletion_summary(session, dataset_id: int) -> tuple[list[int], DeletionSummary]:
+    repo.get_dataset(session, dataset_id)
+    run_ids = list(session.scalars(
+        select(m.RunRow.id).where(m.RunRow.dataset_id == dataset_id)))
+    grades = session.scalar(
+        select(func.count()).select_from(m.GradeRow)
+        .join(m.ResponseRow, m.ResponseRow.id == m.GradeRow.response_id)
+        .where(m.ResponseRow.dataset_id == dataset_id)
+    ) or 0
+    return run_ids, DeletionSummary(
+        runs=len(run_ids), grades=grades, responses=repo.response_count(session, dataset_id),
+        human_verdicts=verdict_repo.count_for_dataset(session, dataset_id))
+
+
+def deletion_summary(sessions: SessionFactory, dataset_id: int) -> DeletionSummary:
+    """What deleting the dataset would remove: pages offer only what can be done (a dataset
+    with human verdicts can only be archived)."""
+    with sessions() as session:
+        return _deletion_summary(session, dataset_id)[1]
+
+
 def delete_dataset(
     sessions: SessionFactory, dataset_id: int, *, confirm: bool = False,
     delete_human_verdicts: bool = False, actor: Actor,
 ) -> DeletionSummary:
     """Delete a dataset with its responses, runs and grades.
 
-    Grades need ``confirm=True``; human verdicts additionally ``delete_human_verdicts=True``.
+    Grades need ``confirm=True``; human verdicts additionally ``delete_human_verdicts=True``
+    (a library-only switch: the app never deletes people's verdicts).
     """
     require(actor, Role.ADMIN, "delete a dataset")
     with sessions.begin() as session:
         dataset_name = repo.get_dataset(session, dataset_id).name
-        run_ids = list(session.scalars(
-            select(m.RunRow.id).where(m.RunRow.dataset_id == dataset_id)))
-        grades = session.scalar(
-            select(func.count()).select_from(m.GradeRow)
-            .join(m.ResponseRow, m.ResponseRow.id == m.GradeRow.response_id)
-            .where(m.ResponseRow.dataset_id == dataset_id)
-        ) or 0
-        humans = verdict_repo.count_for_dataset(session, dataset_id)
-        summary = DeletionSummary(runs=len(run_ids), grades=grades,
-                                  responses=repo.response_count(session, dataset_id),
-                                  human_verdicts=humans)
+        run_ids, summary = _deletion_summary(session, dataset_id)
+        humans, grades = summary.human_verdicts, summary.grades
         if humans and not delete_human_verdicts:
             raise HumanVerdictsExistError(
-                f"this dataset has {humans} human verdicts; archive it instead, or pass "
-                "delete_human_verdicts=True to delete them with it"
+                f"this dataset has {humans} human verdict{'s' if humans != 1 else ''}, and "
+                "people's verdicts are never deleted with it; archive it instead to hide it "
+                "from lists"
             )
         if (run_ids or grades or humans) and not confirm:
             raise ConfirmationRequiredError(
