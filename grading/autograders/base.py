@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from grading.aggregation import aggregate_verdicts, final_penalty
 from grading.errors import ConfigurationError, GradingError, ProviderError
 from grading.length_penalty import apply_length_penalty
-from grading.llm import default_generate_fn
+from grading.limiter import limiter_for
+from grading.llm import LiteLLMGenerate, default_generate_fn
 from grading.retry import CallOutcome, RetryPolicy, Spend, call_with_retries
 from grading.types import (
     CANNOT_ASSESS_STRATEGIES,
@@ -36,6 +37,7 @@ T = TypeVar("T")
 OnError = Literal["raise", "report"]
 ON_ERROR_MODES = ("raise", "report")
 GenerateFn = Callable[..., Any]
+DEFAULT_MAX_CONCURRENCY = 8  # for a custom generate_fn (litellm's limit is discovered)
 
 
 @dataclass
@@ -86,7 +88,7 @@ class Autograder(ABC):
         normalize: bool = True,
         max_retries: int = 2,
         default_fallback_verdicts: DefaultFallbackVerdicts | None = None,
-        max_concurrency: int = 8,
+        max_concurrency: int | None = None,
         cannot_assess: CannotAssessStrategy = "skip",
         partial_credit: float = 0.5,
         allow_cannot_assess: bool = False,
@@ -107,8 +109,9 @@ class Autograder(ABC):
         for name, value in (("max_retries", max_retries), ("transport_retries", transport_retries)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigurationError(f"{name} must be a whole number >= 0, got {value!r}")
-        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or (
-            max_concurrency < 1
+        if max_concurrency is not None and (
+            isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int)
+            or max_concurrency < 1
         ):
             raise ConfigurationError(f"max_concurrency must be >= 1, got {max_concurrency!r}")
         if retry_base_delay < 0 or retry_max_delay < 0:
@@ -173,11 +176,18 @@ class Autograder(ABC):
         return checked
 
     # -- calling the model -----------------------------------------------------------------
-    def _semaphore(self) -> asyncio.Semaphore:
+    def _semaphore(self) -> Any:
+        """The bound of one call: litellm's endpoint limiter (discovers the provider's
+        capacity, shared by every grader in the process, capped by ``max_concurrency`` when
+        set), else a semaphore of ``max_concurrency`` (default 8) per event loop."""
+        if isinstance(self.generate_fn, LiteLLMGenerate):
+            fn = self.generate_fn
+            return limiter_for(fn.model, fn.api_base, self.max_concurrency).slot()
         loop = asyncio.get_running_loop()
         semaphore = self._semaphores.get(loop)
         if semaphore is None:
-            semaphore = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
+            semaphore = self._semaphores[loop] = asyncio.Semaphore(
+                self.max_concurrency or DEFAULT_MAX_CONCURRENCY)
         return semaphore
 
     async def generate(

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -45,7 +46,11 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                         help="litellm model name, e.g. openai/gpt-4.1-mini (repeat for several)")
     parser.add_argument("--api-base", help="OpenAI-compatible server URL (with /v1)")
     parser.add_argument("--concurrency", type=int, default=None,
-                        help="concurrent calls per model (adapts down on 429s; default 16)")
+                        help="at most this many calls in flight per model (default: no cap; "
+                             "the provider's capacity is discovered)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes that split the grading (default 1; more use more "
+                             "CPU cores when the provider is fast)")
     parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
                                      "or the SQLite file)")
     parser.add_argument("--out", metavar="FILE",
@@ -118,6 +123,9 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         _error("--concurrency must be at least 1")
         return EXIT_USAGE
+    if args.workers < 1:
+        _error("--workers must be at least 1")
+        return EXIT_USAGE
     try:
         rubric, responses = _read_inputs(args)
     except (RubricValidationError, ImportProblemsError) as exc:
@@ -161,16 +169,19 @@ def grade_command(args: argparse.Namespace) -> int:
     print(f"grading {len(responses)} responses with {len(run_ids)} run(s) "
           f"(ids {', '.join(map(str, run_ids))}) in {describe_url(url)}", file=sys.stderr)
     started = time.monotonic()
+    helpers = start_helpers(url, run_ids, args.workers - 1)
     try:
         asyncio.run(_grade_all(sessions, run_ids, claimed, worker_id,
                                show_bar=sys.stderr.isatty()))
     except KeyboardInterrupt:
+        stop_helpers(helpers)
         for run_id in run_ids:
             with contextlib.suppress(RubricWorkbenchError):
                 runs.cancel_run(sessions, run_id)
         print(f"\ninterrupted: runs {', '.join(map(str, run_ids))} cancelled; what was graded "
               "is stored", file=sys.stderr)
         return EXIT_INTERRUPTED
+    stop_helpers(helpers, wait=True)
     status = _summary(sessions, run_ids, time.monotonic() - started)
     if args.out:
         from storage.exports import write_results
@@ -184,6 +195,31 @@ def grade_command(args: argparse.Namespace) -> int:
             return EXIT_FAILED_GRADES
         print(f"wrote {count} records to {args.out}", file=sys.stderr)
     return status
+
+
+def start_helpers(url: str, run_ids: Sequence[int], count: int) -> list[subprocess.Popen]:
+    """``count`` worker processes that help with these runs and exit when they end.
+
+    They inherit the environment (provider keys are never put on a command line).
+    """
+    command = [sys.executable, "-m", "storage.cli", "worker", "--db", url, "--until-idle",
+               "--poll", "0.2"]
+    for run_id in run_ids:
+        command += ["--run", str(run_id)]
+    return [subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            for _ in range(count)]
+
+
+def stop_helpers(helpers: Sequence[subprocess.Popen], *, wait: bool = False) -> None:
+    for helper in helpers:
+        if not wait:
+            helper.terminate()
+    for helper in helpers:
+        try:
+            helper.wait(30)
+        except subprocess.TimeoutExpired:
+            helper.kill()
+            helper.wait()
 
 
 async def _grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], worker_id: str,
@@ -287,7 +323,8 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
                                      "or the SQLite file)")
     parser.add_argument("--concurrency", type=int, default=None,
-                        help="concurrent calls per model unless a run sets it (default 16)")
+                        help="at most this many calls in flight per model unless a run sets it "
+                             "(default: no cap; the capacity is discovered)")
     parser.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS,
                         help="runs executed at once by this worker")
     parser.add_argument("--lease", type=float, default=DEFAULT_LEASE_SECONDS,
@@ -296,6 +333,9 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds between looks at the queue when it is empty")
     parser.add_argument("--until-idle", action="store_true",
                         help="exit once no run is queued or running, instead of waiting")
+    parser.add_argument("--run", type=int, action="append", default=None, metavar="RUN_ID",
+                        help="help only with these runs (repeat for several); with "
+                             "--until-idle, exit once they are finished")
 
 
 def worker_command(args: argparse.Namespace) -> int:
@@ -306,12 +346,13 @@ def worker_command(args: argparse.Namespace) -> int:
                         stream=sys.stderr)
     url = args.db or database_url()
     sessions = open_database(url)
-    if sessions.kw["bind"].dialect.name == "sqlite":
+    if sessions.kw["bind"].dialect.name == "sqlite" and not args.run:
         print("warning: the database is SQLite: run only one worker on it (several are safe "
               "but only slow each other down); use PostgreSQL for several workers",
               file=sys.stderr)
     worker = Worker(sessions, max_runs=args.max_runs, poll_interval=args.poll,
-                    lease_seconds=args.lease, concurrency=args.concurrency)
+                    lease_seconds=args.lease, concurrency=args.concurrency,
+                    only_runs=tuple(args.run) if args.run else None)
     print(f"worker {worker.worker_id} on {describe_url(url)}", file=sys.stderr, flush=True)
 
     async def serve() -> None:
