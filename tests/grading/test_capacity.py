@@ -118,7 +118,8 @@ def test_retry_after_pauses_new_calls_and_is_capped():
     estimate = CapacityEstimate()
     estimate.on_refusal(started=0.0, now=1.0, retry_after=5.0)
     assert estimate.paused_until == pytest.approx(6.0)
-    estimate.on_refusal(started=2.0, now=2.0, retry_after=3600.0)  # a provider's "come back in an hour"
+    # A provider saying "come back in an hour" is capped.
+    estimate.on_refusal(started=2.0, now=2.0, retry_after=3600.0)
     assert estimate.paused_until == pytest.approx(2.0 + MAX_PAUSE)
 
 
