@@ -81,13 +81,16 @@ def claim_chunk(sessions: SessionFactory, run_id: int, worker_id: str, *,
         return None if row is None else _chunk(row)
 
 
-def renew_chunks(sessions: SessionFactory, worker_id: str, chunk_ids: Sequence[int]) -> None:
+def renew_chunks(sessions: SessionFactory, worker_id: str, chunk_ids: Sequence[int]
+                 ) -> set[int]:
+    """Heartbeat of our chunks; returns those still ours (a stale one may be taken over)."""
     if not chunk_ids:
-        return
+        return set()
     with sessions.begin() as session:
-        session.execute(update(m.RunChunkRow).where(
+        return set(session.scalars(update(m.RunChunkRow).where(
             m.RunChunkRow.id.in_(list(chunk_ids)), m.RunChunkRow.claimed_by == worker_id,
-            m.RunChunkRow.status == "taken").values(heartbeat_at=m.utcnow()))
+            m.RunChunkRow.status == "taken").values(heartbeat_at=m.utcnow())
+            .returning(m.RunChunkRow.id)))
 
 
 def finish_chunk(sessions: SessionFactory, chunk_id: int, worker_id: str) -> None:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -181,6 +182,7 @@ class RunExecution:
         self.window = Window(
             lambda: max(2, math.ceil(2 * self.limiter.limit / per_response) + 2))
         self.my_chunks: set[int] = set()
+        self.lost_chunks: set[int] = set()
         self._wake = asyncio.Event()
 
     def _on_fatal(self, exc: BaseException) -> None:
@@ -200,8 +202,10 @@ class RunExecution:
         await asyncio.to_thread(queue.add_job_stats, self.sessions, self.run.id, **taken)
 
     async def _renew(self) -> str:
-        await asyncio.to_thread(chunk_store.renew_chunks, self.sessions, self.worker_id,
-                                list(self.my_chunks))
+        held = list(self.my_chunks)
+        kept = await asyncio.to_thread(chunk_store.renew_chunks, self.sessions,
+                                       self.worker_id, held)
+        self.lost_chunks.update(set(held) - kept)  # taken over: grade no more of them
         if not self.helper:
             return await asyncio.to_thread(queue.renew, self.sessions, self.run.id,
                                            self.worker_id)
@@ -307,6 +311,9 @@ class RunExecution:
                 for response in batch:
                     if not await self._wait_halt_or(self.window.acquire()) or self.halt:
                         break
+                    if chunk.id in self.lost_chunks:
+                        self.window.release()
+                        break
                     task = asyncio.create_task(self._grade_one(response))
                     chunk_tasks.append(task)
                     tasks.add(task)
@@ -359,6 +366,9 @@ class RunExecution:
             if self.helper:
                 return self._result("running")
             return await self._finish_failed(problem)
+        # Import litellm (seconds of CPU) before claiming work: an import inside the first
+        # call would block the event loop, and with it the heartbeats of claimed chunks.
+        await asyncio.to_thread(_preload_litellm)
         helpers = [asyncio.create_task(self._heartbeat()),
                    asyncio.create_task(self._share_capacity())]
         if self.stop is not None:
@@ -415,6 +425,11 @@ class RunExecution:
             provider_calls=self.totals.provider_calls, cache_hits=self.totals.cache_hits,
             rate_limited=self.totals.rate_limited, error=error, passes=self.passes,
         )
+
+
+def _preload_litellm() -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm  # noqa: F401
 
 
 async def execute_run(
