@@ -195,15 +195,19 @@ def limiter_key(model: str, api_base: str | None) -> tuple[str, str, str]:
     return provider, model, (api_base or "").rstrip("/")
 
 
-def limiter_for(model: str, api_base: str | None, ceiling: int | None = None
+_KEEP: Any = object()
+
+
+def limiter_for(model: str, api_base: str | None, ceiling: int | None = _KEEP
                 ) -> AdaptiveLimiter:
-    """The process-wide limiter of this endpoint, capped at ``ceiling`` (None: no cap)."""
+    """The process-wide limiter of this endpoint; ``ceiling`` given: capped at it (None: no
+    cap, discover), else the cap stays as it is."""
     key = limiter_key(model, api_base)
     with _registry_lock:
         limiter = _registry.get(key)
         if limiter is None:
-            limiter = _registry[key] = AdaptiveLimiter(ceiling)
+            limiter = _registry[key] = AdaptiveLimiter(None if ceiling is _KEEP else ceiling)
             return limiter
-    if ceiling != limiter.estimate.ceiling:
+    if ceiling is not _KEEP and ceiling != limiter.estimate.ceiling:
         limiter.set_ceiling(ceiling)
     return limiter

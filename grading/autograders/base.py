@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -176,13 +177,7 @@ class Autograder(ABC):
         return checked
 
     # -- calling the model -----------------------------------------------------------------
-    def _semaphore(self) -> Any:
-        """The bound of one call: litellm's endpoint limiter (discovers the provider's
-        capacity, shared by every grader in the process, capped by ``max_concurrency`` when
-        set), else a semaphore of ``max_concurrency`` (default 8) per event loop."""
-        if isinstance(self.generate_fn, LiteLLMGenerate):
-            fn = self.generate_fn
-            return limiter_for(fn.model, fn.api_base, self.max_concurrency).slot()
+    def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
         semaphore = self._semaphores.get(loop)
         if semaphore is None:
@@ -190,11 +185,29 @@ class Autograder(ABC):
                 self.max_concurrency or DEFAULT_MAX_CONCURRENCY)
         return semaphore
 
+    @contextlib.asynccontextmanager
+    async def _bound(self) -> AsyncIterator[None]:
+        """One call's bound. litellm calls take a slot of their endpoint's limiter, shared by
+        every grader in the process, which discovers the provider's capacity (and under
+        ``max_concurrency``, when set, this grader's own bound too); any other generate_fn
+        is bounded by ``max_concurrency`` (default 8)."""
+        if not isinstance(self.generate_fn, LiteLLMGenerate):
+            async with self._semaphore():
+                yield
+            return
+        slot = limiter_for(self.generate_fn.model, self.generate_fn.api_base).slot()
+        if self.max_concurrency is None:
+            async with slot:
+                yield
+            return
+        async with self._semaphore(), slot:
+            yield
+
     async def generate(
         self, system_prompt: str, user_prompt: str, *, response_format: dict[str, Any] | None = None
     ) -> GenerateResult:
         """One call to ``generate_fn`` under the concurrency bound; a str becomes a result."""
-        async with self._semaphore():
+        async with self._bound():
             if self._passes_response_format and response_format is not None:
                 result = self.generate_fn(
                     system_prompt, user_prompt, response_format=response_format
