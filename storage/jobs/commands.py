@@ -168,8 +168,16 @@ def grade_command(args: argparse.Namespace) -> int:
     claimed = [r for r in run_ids if queue.claim_run(sessions, r, worker_id)]
     print(f"grading {len(responses)} responses with {len(run_ids)} run(s) "
           f"(ids {', '.join(map(str, run_ids))}) in {describe_url(url)}", file=sys.stderr)
-    started = time.monotonic()
     helpers = start_helpers(url, run_ids, args.workers - 1)
+    if helpers:
+        from storage.jobs.runner import _preload_litellm
+
+        waited = time.monotonic()
+        _preload_litellm()  # while the helpers start
+        ready = wait_ready(helpers)
+        print(f"{ready} helper worker(s) ready in {time.monotonic() - waited:.1f} s",
+              file=sys.stderr)
+    started = time.monotonic()
     try:
         asyncio.run(_grade_all(sessions, run_ids, claimed, worker_id,
                                show_bar=sys.stderr.isatty()))
@@ -206,8 +214,29 @@ def start_helpers(url: str, run_ids: Sequence[int], count: int) -> list[subproce
                "--poll", "0.2"]
     for run_id in run_ids:
         command += ["--run", str(run_id)]
-    return [subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    return [subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             text=True)
             for _ in range(count)]
+
+
+def wait_ready(helpers: Sequence[subprocess.Popen], timeout: float = 300.0) -> int:
+    """Wait until each helper says it is ready (litellm imported: seconds on a busy
+    machine), so that they share the work from its start; returns how many are."""
+    import selectors
+
+    deadline = time.monotonic() + timeout
+    ready = 0
+    with selectors.DefaultSelector() as selector:
+        for helper in helpers:
+            selector.register(helper.stdout, selectors.EVENT_READ, helper)
+        waiting = len(helpers)
+        while waiting and time.monotonic() < deadline:
+            for key, _ in selector.select(deadline - time.monotonic()):
+                line = key.fileobj.readline()
+                selector.unregister(key.fileobj)
+                waiting -= 1
+                ready += line.strip() == "ready"
+    return ready
 
 
 def stop_helpers(helpers: Sequence[subprocess.Popen], *, wait: bool = False) -> None:
@@ -354,6 +383,11 @@ def worker_command(args: argparse.Namespace) -> int:
                     lease_seconds=args.lease, concurrency=args.concurrency,
                     only_runs=tuple(args.run) if args.run else None)
     print(f"worker {worker.worker_id} on {describe_url(url)}", file=sys.stderr, flush=True)
+    if args.run:  # a helper started by ``grade --workers N``: it waits for this line
+        from storage.jobs.runner import _preload_litellm
+
+        _preload_litellm()
+        print("ready", flush=True)
 
     async def serve() -> None:
         stop = asyncio.Event()
