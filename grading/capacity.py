@@ -37,6 +37,7 @@ MAX_PROBE_ROUNDS = 16
 LATENCY_TOLERANCE = 2.0
 MIN_LATENCY_RISE = 0.005  # seconds: below this, latency "rising" is noise
 LATENCY_WARMUP = 20  # samples before the delay signal is trusted
+BASELINE_SAMPLES = 40
 LONG_SECONDS = 30.0  # the latency baseline is the lowest average of about this long
 
 
@@ -78,6 +79,7 @@ class CapacityEstimate:
         self.long_latency: float | None = None
         self.samples = 0
         self._bucket_started = 0.0
+        self._smooth_latency: float | None = None
         self._bucket_min = math.inf
         self._previous_min = math.inf
         self.decreases = 0
@@ -122,8 +124,13 @@ class CapacityEstimate:
         self._observe_latency(now - started, now)
         if self._congested():
             # Vegas/Gradient2: shrink in proportion, back to where latency was the baseline.
+            # Not below the starting limit: so few calls hardly queue anywhere, and on a busy
+            # machine our own latency is noisy.
             assert self.short_latency and self.long_latency
-            self._decrease(started, now, factor=max(0.5, self.long_latency / self.short_latency))
+            if self.limit > INITIAL_LIMIT:
+                factor = max(0.5, self.long_latency / self.short_latency,
+                             INITIAL_LIMIT / self.limit)
+                self._decrease(started, now, factor=factor)
             return
         if in_flight * 2 < self.limit:  # the limit is not what holds calls back
             return
@@ -184,17 +191,21 @@ class CapacityEstimate:
     def _observe_latency(self, latency: float, now: float) -> None:
         self.samples += 1
         self.short_latency = _ewma(self.short_latency, latency, max(8.0, self.limit))
-        # The baseline is the lowest short-term average of the last LONG_SECONDS or so (two
+        self._smooth_latency = _ewma(self._smooth_latency, latency, BASELINE_SAMPLES)
+        # The baseline is the lowest smoothed latency of the last LONG_SECONDS or so (two
         # half-window buckets): it follows a model that got slower for good, and cannot
-        # creep upwards with a queue we keep building ourselves.
+        # creep upwards with a queue we keep building ourselves. Smoothed over more calls
+        # than the short-term average, so that noise does not pull it down.
         if now - self._bucket_started >= LONG_SECONDS / 2:
             self._previous_min, self._bucket_min = self._bucket_min, math.inf
             self._bucket_started = now
-        self._bucket_min = min(self._bucket_min, self.short_latency)
+        if self.samples >= BASELINE_SAMPLES / 2:
+            self._bucket_min = min(self._bucket_min, self._smooth_latency)
         self.long_latency = min(self._bucket_min, self._previous_min)
 
     def _congested(self) -> bool:
-        if self.samples < LATENCY_WARMUP or self.short_latency is None:
+        if (self.samples < LATENCY_WARMUP or self.short_latency is None
+                or self.long_latency is None or math.isinf(self.long_latency)):
             return False
         assert self.long_latency is not None
         return (self.short_latency > LATENCY_TOLERANCE * self.long_latency
