@@ -98,6 +98,7 @@ class RubricVersionRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # Set the first time anything is graded or reviewed with this version; never cleared.
     frozen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_by: Mapped[str | None] = mapped_column(String(320))  # actor key; None before 0004
 
     rubric: Mapped[RubricRow] = relationship(back_populates="versions")
     criteria: Mapped[list[CriterionRow]] = relationship(
@@ -131,6 +132,7 @@ class DatasetRow(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    imported_by: Mapped[str | None] = mapped_column(String(320))  # actor key; None before 0004
 
 
 class ResponseRow(Base):
@@ -184,6 +186,7 @@ class RunRow(Base):
     # Sum of the known costs; grades whose cost is unknown are counted, never priced at 0.
     cost: Mapped[float] = mapped_column(Float, default=0.0)
     unknown_cost_count: Mapped[int] = mapped_column(Integer, default=0)
+    launched_by: Mapped[str | None] = mapped_column(String(320))  # actor key; None before 0004
 
 
 class RunResponseRow(Base):
@@ -247,6 +250,65 @@ class GradeCriterionRow(Base):
     verdict: Mapped[str | None] = mapped_column(String(20))
     reason: Mapped[str] = mapped_column(Text, default="")
     error: Mapped[str | None] = mapped_column(Text)
+
+
+PANEL_RULES = ("majority", "unanimous", "any", "weighted")
+
+
+class PanelRow(Base):
+    """A judge panel: two or more runs of one rubric version over one dataset, combined into
+    one verdict per criterion by ``rule`` (grading.panels). Its grades are computed from the
+    members' grades when read, so a member graded later is reflected at once."""
+
+    __tablename__ = "judge_panels"
+    __table_args__ = (CheckConstraint(_in("rule", PANEL_RULES), name="rule"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    rubric_version_id: Mapped[int] = mapped_column(ForeignKey("rubric_versions.id"), index=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"), index=True)
+    rule: Mapped[str] = mapped_column(String(20))
+    # ScoringSettings as JSON: how the panel's verdicts become a score.
+    scoring: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_by: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    members: Mapped[list[PanelMemberRow]] = relationship(
+        order_by="PanelMemberRow.position", cascade="all, delete-orphan", passive_deletes=True,
+    )
+
+
+class PanelMemberRow(Base):
+    __tablename__ = "judge_panel_members"
+
+    panel_id: Mapped[int] = mapped_column(
+        ForeignKey("judge_panels.id", ondelete="CASCADE"), primary_key=True
+    )
+    run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id"), primary_key=True,
+                                        index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    weight: Mapped[float] = mapped_column(Float, default=1.0)
+
+
+class CriterionTrialRow(Base):
+    """A criterion's new wording tried with an existing run's judge on reviewed responses.
+
+    ``results`` keeps every verdict and reason the trial got, so it can be audited and shown
+    again; ``adopted_version_id`` is the rubric version made from it, if any."""
+
+    __tablename__ = "criterion_trials"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    criterion_id: Mapped[int] = mapped_column(ForeignKey("criteria.id"), index=True)
+    base_run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id"))
+    requirement: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20))
+    note: Mapped[str] = mapped_column(Text, default="")
+    cost: Mapped[float | None] = mapped_column(Float)
+    results: Mapped[list[Any]] = mapped_column(JSONType)
+    adopted_version_id: Mapped[int | None] = mapped_column(ForeignKey("rubric_versions.id"))
+    created_by: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class HumanVerdictRow(Base):
@@ -347,3 +409,44 @@ class EndpointCapacityRow(Base):
     refusals: Mapped[int] = mapped_column(Integer, default=0)
     backoff_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# -- people and the audit trail (storage/services/people.py) ------------------------------------
+ROLES = ("admin", "adjudicator", "reviewer")
+
+
+class PersonRow(Base):
+    """A person known to team mode: their sign-in key (e-mail), name and role (None: no role).
+
+    A row appears the first time someone signs in, or when an admin names them in advance.
+    """
+
+    __tablename__ = "people"
+    __table_args__ = (
+        CheckConstraint(f"role IS NULL OR {_in('role', ROLES)}", name="role"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(String(320), unique=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    role: Mapped[str | None] = mapped_column(String(20))
+    role_set_by: Mapped[str | None] = mapped_column(String(320))
+    role_set_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AuditEventRow(Base):
+    """Append-only: who deleted, archived, imported, cancelled or changed a role, and when."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    actor: Mapped[str] = mapped_column(String(320), index=True)
+    action: Mapped[str] = mapped_column(String(60))
+    target_kind: Mapped[str] = mapped_column(String(40))
+    target_id: Mapped[int | None] = mapped_column(Integer)
+    target_name: Mapped[str] = mapped_column(String(400), default="")
+    detail: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+

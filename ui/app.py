@@ -2,10 +2,13 @@
 
 import streamlit as st
 
+from ui.auth import gate
 from ui.state import init_state
 
 st.set_page_config(page_title="Rubric Workbench", page_icon=":material/balance:", layout="wide")
 init_state()
+# In team mode nothing below runs until the person has signed in and has a role.
+gate()
 
 pages = {
     "Workbench": [
@@ -16,6 +19,7 @@ pages = {
         st.Page("app_pages/results.py", title="Results", icon=":material/table_chart:"),
         st.Page("app_pages/review.py", title="Review", icon=":material/rate_review:"),
         st.Page("app_pages/agreement.py", title="Agreement", icon=":material/handshake:"),
+        st.Page("app_pages/judges.py", title="Judges", icon=":material/groups:"),
     ],
     "Configuration": [
         st.Page("app_pages/settings.py", title="Settings", icon=":material/settings:"),

@@ -1,16 +1,16 @@
 """Throughput: run chunks (several workers split a run), transient-failure marks on grades,
 and the capacity each worker learned per provider endpoint.
 
-Revision ID: 0006
-Revises: 0003
+Revision ID: 0006_endpoint_capacity
+Revises: 0004_people_roles
 Create Date: 2026-11-22 18:10:00
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006"
-down_revision: str | None = "0003"
+revision: str = "0006_endpoint_capacity"
+down_revision: str | None = "0004_people_roles"
 branch_labels: str | None = None
 depends_on: str | None = None
 
