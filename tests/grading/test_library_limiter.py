@@ -24,8 +24,8 @@ async def test_gathered_grades_with_a_default_grader_find_the_cap_and_are_rarely
     fake_provider.max_concurrency = 3
     grader = PerCriterionGrader(judge(fake_provider), retry_base_delay=0.01)
     results = await asyncio.gather(*(RUBRIC.grade(f"answer {i}", autograder=grader)
-                                     for i in range(15)))
-    assert [r.score for r in results] == [1.0] * 15
+                                     for i in range(30)))
+    assert [r.score for r in results] == [1.0] * 30
     # The old fixed default (8 in flight) against a cap of 3 is refused on most calls of a
     # round; discovery starts at 4 and settles at the cap.
     assert fake_provider.max_in_flight >= 3
