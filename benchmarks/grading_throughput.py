@@ -1,14 +1,24 @@
-"""Grading throughput against a local fake provider with a concurrency cap (prints figures).
+"""Grading throughput with no tuning, against a local provider with a concurrency cap.
 
-    .venv/bin/python benchmarks/grading_throughput.py --n 200 --k 8 --cap 32 --latency 0.2
+    .venv/bin/python benchmarks/grading_throughput.py             # the full table (~15 min)
+    .venv/bin/python benchmarks/grading_throughput.py --caps 32 --n 100 --skip-memory
 
-The fake OpenAI-compatible provider (tests/fake_provider.py) runs in a child process on
-127.0.0.1, answers after a fixed latency and answers 429 beyond ``cap`` concurrent requests.
-N responses x K criteria are graded per-criterion through the job runner (SQLite file
-database, cache on), then once more (every call a cache hit). The bare reference is litellm
-``acompletion`` for the same number of calls with the same prompts under an
-``asyncio.Semaphore(cap)``: the best a litellm client can do on one event loop.
-Not a test: it prints what it measures.
+The fake OpenAI-compatible provider (tests/fake_provider.py) runs in its own process on
+127.0.0.1, answers after a fixed latency and answers 429 (Retry-After: 0) beyond ``cap``
+concurrent requests. For each cap, N responses x K criteria are graded per-criterion by:
+
+- ``bare``: litellm ``acompletion`` for the same calls and prompts under an
+  ``asyncio.Semaphore(cap)`` — a client that knows the cap, the practical limit;
+- ``runner``: ``rubric-workbench grade`` with its defaults (no --concurrency; a fresh SQLite
+  file, so no cache hits), the wall time it reports for the grading;
+- ``library``: ``PerCriterionGrader()`` with its defaults, N ``rubric.grade`` calls gathered;
+- ``workers2``: ``rubric-workbench grade --workers 2``.
+
+Plus the CPU-bound case (no cap, 5 ms latency: litellm's per-call CPU is the bound), where
+``workers2`` should reach >= 1.7x the calls/s of ``runner`` on two cores, and peak memory of
+the runner at N and 10 x N. Each measurement runs in a fresh process (its own limiter, its
+own peak RSS, litellm imported before the clock starts). Not a test: it prints what it
+measures. The machine may be shared: figures are noisy.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -24,10 +35,6 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
-
-from storage.services.reviewers import command_line_actor
-
-BENCHMARK = command_line_actor("benchmark")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -40,21 +47,20 @@ MODEL = "openai/bench-judge"
 _SERVER = textwrap.dedent("""
     import json, sys
     from tests.fake_provider import FakeProvider
-    latency, cap = float(sys.argv[1]), int(sys.argv[2])
     provider = FakeProvider().start()
-    def configure():
-        provider.latency, provider.max_concurrency = latency, cap
-    configure()
+    def configure(latency, cap):
+        provider.latency = latency
+        provider.max_concurrency = cap if cap > 0 else None
     print(provider.api_base, flush=True)
     for line in sys.stdin:
-        command = line.strip()
+        command, *args = line.split()
         if command == "stats":
             print(json.dumps({"requests": provider.requests,
                               "rate_limited": provider.rate_limited,
                               "max_in_flight": provider.max_in_flight}), flush=True)
         elif command == "reset":
             provider.reset()
-            configure()
+            configure(float(args[0]), int(args[1]))
             print("{}", flush=True)
 """)
 
@@ -62,10 +68,10 @@ _SERVER = textwrap.dedent("""
 class Server:
     """The fake provider in a child process, so its threads do not share our GIL or RSS."""
 
-    def __init__(self, latency: float, cap: int):
+    def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _SERVER, str(latency), str(cap)], cwd=ROOT,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            [sys.executable, "-c", _SERVER], cwd=ROOT, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
         self.api_base = self.process.stdout.readline().strip()
 
     def _ask(self, command: str) -> dict:
@@ -76,17 +82,13 @@ class Server:
     def stats(self) -> dict:
         return self._ask("stats")
 
-    def reset(self) -> None:
-        self._ask("reset")
+    def reset(self, latency: float, cap: int | None) -> None:
+        self._ask(f"reset {latency} {cap or 0}")
 
     def stop(self) -> None:
         self.process.stdin.close()
         self.process.terminate()
         self.process.wait(10)
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def criteria(k: int):
@@ -102,8 +104,12 @@ def responses(n: int) -> list[dict]:
             for i in range(n)]
 
 
-async def bare_reference(api_base: str, n: int, k: int, cap: int) -> tuple[float, int]:
-    """litellm.acompletion for N*K calls (same prompts) under a semaphore at the cap."""
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- one measurement, in a child process ------------------------------------------------------
+async def _bare(api_base: str, n: int, k: int, cap: int) -> dict:
     import litellm
 
     from grading.prompts import (
@@ -112,8 +118,7 @@ async def bare_reference(api_base: str, n: int, k: int, cap: int) -> tuple[float
         per_criterion_user_prompt,
     )
 
-    crits = criteria(k)
-    rows = responses(n)
+    crits, rows = criteria(k), responses(n)
     response_format = per_criterion_response_format()
     semaphore = asyncio.Semaphore(cap)
     failures = 0
@@ -136,111 +141,167 @@ async def bare_reference(api_base: str, n: int, k: int, cap: int) -> tuple[float
             await asyncio.sleep(0.05)
         failures += 1
 
-    async def worker(queue: asyncio.Queue) -> None:
-        while True:
-            try:
-                row, criterion = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            await one(row, criterion)
-
     queue: asyncio.Queue = asyncio.Queue()
     for row in rows:
         for criterion in crits:
             queue.put_nowait((row, criterion))
-    started, cpu = time.perf_counter(), time.process_time()
-    # cap*2 feeders keep the semaphore saturated without holding N*K coroutines at once.
-    await asyncio.gather(*(worker(queue) for _ in range(cap * 2)))
-    return time.perf_counter() - started, time.process_time() - cpu, failures
+
+    async def feeder() -> None:
+        while not queue.empty():
+            await one(*queue.get_nowait())
+
+    started = time.perf_counter()
+    await asyncio.gather(*(feeder() for _ in range(cap * 2)))
+    return {"wall": time.perf_counter() - started, "failed": failures, "correct": n - failures}
 
 
-def run_through_runner(sessions, version_id: int, dataset_id: int, api_base: str, cap: int,
-                       use_cache: bool = True):
-    from storage.jobs import queue, run_progress
-    from storage.jobs.runner import execute_run
+async def _library(api_base: str, n: int, k: int) -> dict:
+    from grading import Rubric
+    from grading.autograders import PerCriterionGrader
+
+    os.environ["RUBRIC_WORKBENCH_MODEL"] = MODEL
+    os.environ["RUBRIC_WORKBENCH_API_BASE"] = api_base
+    rubric = Rubric(criteria(k))
+    grader = PerCriterionGrader(on_error="report")  # defaults otherwise
+    rows = responses(n)
+    started = time.perf_counter()
+    results = await asyncio.gather(*(rubric.grade(r["text"], autograder=grader,
+                                                  query=r["query"]) for r in rows))
+    wall = time.perf_counter() - started
+    correct = sum(1 for r in results if r.score == 1.0)
+    return {"wall": wall, "failed": sum(1 for r in results if r.score is None),
+            "correct": correct}
+
+
+def _cli(api_base: str, n: int, k: int, workers: int) -> dict:
+    import yaml
+
+    from storage import cli
+    from storage.engine import open_database
     from storage.services import runs
 
-    run = runs.create_run(sessions, rubric_version_id=version_id, dataset_id=dataset_id,
-                          grader="per_criterion", model=MODEL,
-                          settings={"api_base": api_base,
-                                    "extra": {"concurrency": cap, "use_cache": use_cache}},
-                                        actor=BENCHMARK)
-    assert queue.claim_run(sessions, run.id, "bench")
-    started, cpu = time.perf_counter(), time.process_time()
-    result = asyncio.run(execute_run(sessions, run.id, worker_id="bench"))
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    return wall, cpu, result, run_progress(sessions, run.id)
+    tmp = Path(tempfile.mkdtemp(prefix="rw-bench-"))
+    (tmp / "rubric.yaml").write_text(yaml.safe_dump(
+        [c.model_dump(include={"name", "requirement", "weight"}) for c in criteria(k)]))
+    lines = ["{}".format(json.dumps({"id": r["id"], "query": r["query"], "text": r["text"]}))
+             for r in responses(n)]
+    (tmp / "r.jsonl").write_text("\n".join(lines) + "\n")
+    db = f"sqlite:///{tmp / 'bench.db'}"
+    open_database(db)  # migrations outside the clock
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        cli.main(["grade", "--rubric", str(tmp / "rubric.yaml"), "--responses",
+                  str(tmp / "r.jsonl"), "--grader", "per-criterion", "--model", MODEL,
+                  "--api-base", api_base, "--db", db, "--workers", str(workers)])
+    wall = float(re.search(r"wall time ([0-9.]+) s", out.getvalue()).group(1))
+    sessions = open_database(db)
+    (run,) = runs.list_runs(sessions)
+    grades = runs.list_grades(sessions, run.id)
+    return {"wall": wall, "failed": sum(1 for g in grades if g.score is None),
+            "correct": sum(1 for g in grades if g.score == 1.0)}
+
+
+def child_main(args: argparse.Namespace) -> None:
+    import litellm
+
+    # litellm's first call sets up lazily (seconds here): outside every timing.
+    asyncio.run(litellm.acompletion(
+        model=MODEL, api_base=args.api_base, api_key="bench-key", timeout=60, num_retries=3,
+        messages=[{"role": "user", "content": "warm-up"}]))
+    print("ready", flush=True)
+    sys.stdin.readline()  # the parent resets the provider's counters, then says go
+    if args.one == "bare":
+        result = asyncio.run(_bare(args.api_base, args.n, args.k, args.cap))
+    elif args.one == "library":
+        result = asyncio.run(_library(args.api_base, args.n, args.k))
+    else:
+        result = _cli(args.api_base, args.n, args.k, 2 if args.one == "workers2" else 1)
+    result["rss"] = peak_rss_mb()
+    print(json.dumps(result), flush=True)
+
+
+# -- the table ----------------------------------------------------------------------------------
+def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency: float) -> dict:
+    server.reset(latency, None)
+    command = [sys.executable, str(Path(__file__).resolve()), "--one", mode, "--api-base",
+               server.api_base, "--n", str(n), "--k", str(k), "--cap", str(cap or 64)]
+    with tempfile.TemporaryFile("w+") as errors:
+        child = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=errors, text=True)
+        ready = child.stdout.readline()
+        if ready.strip() == "ready":
+            server.reset(latency, cap)
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        out, _ = child.communicate(timeout=3600)
+        if child.returncode != 0:
+            errors.seek(0)
+            raise SystemExit(f"{mode} failed:\n{errors.read()[-3000:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result.update(server.stats())
+    return result
+
+
+def _row(label: str, mode: str, r: dict, calls: int, reference: float | None) -> str:
+    ratio = f"{r['wall'] / reference:5.2f}x" if reference else "   — "
+    share = r["rate_limited"] / max(1, r["requests"])
+    return (f"{label:<8} {mode:<9} {r['wall']:8.2f} {calls / r['wall']:8.0f} {ratio:>7} "
+            f"{r['rate_limited']:6d} {share:6.1%} {r['max_in_flight']:6d} "
+            f"{r['correct']:5d}/{r['correct'] + r['failed']:<5d} {r['rss']:7.0f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="responses")
     parser.add_argument("--k", type=int, default=8, help="criteria")
-    parser.add_argument("--cap", type=int, default=32, help="provider concurrency cap")
-    parser.add_argument("--latency", type=float, default=0.2, help="provider latency, seconds")
-    parser.add_argument("--concurrency", type=int, default=None,
-                        help="the runner's starting concurrency (default: the cap; above it, "
-                             "the provider answers 429 until the limiter adapts)")
-    parser.add_argument("--db", help="database URL (default: a temporary SQLite file)")
+    parser.add_argument("--caps", default="8,32,128", help="provider caps to measure")
+    parser.add_argument("--latency", type=float, default=0.2, help="provider latency, s")
+    parser.add_argument("--skip-cpu-bound", action="store_true")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--api-base", help=argparse.SUPPRESS)
+    parser.add_argument("--cap", type=int, default=32, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    n, k, cap, latency = args.n, args.k, args.cap, args.latency
-    concurrency = args.concurrency or cap
-
-    from storage.engine import open_database
-    from storage.services import datasets, rubrics
-
-    server = Server(latency, cap)
-    tmp = tempfile.TemporaryDirectory(prefix="rw-bench-")
+    if args.one:
+        child_main(args)
+        return
+    n, k = args.n, args.k
+    calls = n * k
+    server = Server()
+    print(f"N={n} responses x K={k} criteria = {calls} calls per measurement; provider "
+          f"latency {args.latency} s; {os.cpu_count()} CPUs (shared machine: noisy figures)")
+    print(f"{'cap':<8} {'mode':<9} {'wall s':>8} {'calls/s':>8} {'vs bare':>7} {'429s':>6} "
+          f"{'429 %':>6} {'peak':>6} {'correct':>11} {'RSS MB':>7}", flush=True)
     try:
-        import litellm  # noqa: F401  (import cost outside every timing)
-
-        asyncio.run(bare_reference(server.api_base, 4, 2, cap))  # warm-up
-        server.reset()
-        rss_start = peak_rss_mb()
-
-        sessions = open_database(args.db or f"sqlite:///{tmp.name}/bench.db")
-        version = rubrics.create_rubric(sessions, f"bench {time.time()}", criteria(k),
-                                        actor=BENCHMARK)
-        dataset = datasets.create_dataset(sessions, f"bench {time.time()}",
-                                          responses=responses(n), actor=BENCHMARK)
-        wall, cpu, result, progress = run_through_runner(sessions, version.id, dataset.id,
-                                                         server.api_base, concurrency)
-        first = server.stats()
-        rss_runner = peak_rss_mb()
-        server.reset()
-        cached_wall, _cpu, _cached, cached_progress = run_through_runner(
-            sessions, version.id, dataset.id, server.api_base, concurrency)
-        cached = server.stats()
-        rss_cached = peak_rss_mb()
-        server.reset()
-
-        reference, reference_cpu, reference_failures = asyncio.run(
-            bare_reference(server.api_base, n, k, cap))
-        reference_stats = server.stats()
+        for cap in [int(c) for c in args.caps.split(",") if c]:
+            reference = None
+            for mode in ("bare", "runner", "library", "workers2"):
+                r = measure(server, mode, n, k, cap, args.latency)
+                reference = reference or r["wall"]
+                print(_row(str(cap), mode, r, calls, None if mode == "bare" else reference),
+                      flush=True)
+        if not args.skip_cpu_bound:
+            results = {}
+            for mode in ("bare", "runner", "workers2"):
+                r = results[mode] = measure(server, mode, n, k, None, 0.005)
+                print(_row("none", mode, r, calls, None if mode == "bare"
+                           else results["bare"]["wall"]), flush=True)
+            speedup = results["runner"]["wall"] / results["workers2"]["wall"]
+            print(f"CPU-bound: --workers 2 reaches {speedup:.2f}x the calls/s of one process "
+                  "(target >= 1.7 on two free cores)", flush=True)
+        if not args.skip_memory:
+            small = measure(server, "runner", n, k, 32, args.latency)
+            large = measure(server, "runner", n * 10, k, 32, args.latency)
+            print(f"peak RSS of the runner: N={n}: {small['rss']:.0f} MB, N={n * 10}: "
+                  f"{large['rss']:.0f} MB ({large['rss'] - small['rss']:+.0f} MB; target "
+                  f"within 50 MB); N={n * 10} wall {large['wall']:.1f} s, 429s "
+                  f"{large['rate_limited']} of {large['requests']}, correct "
+                  f"{large['correct']}/{large['correct'] + large['failed']}", flush=True)
     finally:
         server.stop()
-        tmp.cleanup()
-
-    calls = n * k
-    limit = calls * latency / cap
-    print(f"N={n} responses x K={k} criteria = {calls} calls; cap {cap}; latency {latency} s;"
-          f" runner starts at concurrency {concurrency}")
-    print(f"runner wall time           {wall:8.2f} s   ({calls / wall:.0f} calls/s)")
-    print(f"theoretical limit N*K*L/cap {limit:8.2f} s")
-    print(f"bare litellm reference     {reference:8.2f} s   ({calls / reference:.0f} calls/s;"
-          f" {reference_stats['rate_limited']} x 429, {reference_failures} failed)")
-    print(f"runner / reference         {wall / reference:8.2f} x  (target <= 1.2)")
-    print(f"CPU time: runner {cpu:.2f} s ({cpu / calls * 1000:.1f} ms/call), reference "
-          f"{reference_cpu:.2f} s ({reference_cpu / calls * 1000:.1f} ms/call)")
-    print(f"provider calls             {first['requests']:8d}   (429s: {first['rate_limited']};"
-          f" max in flight {first['max_in_flight']})")
-    print(f"grades: done {progress.done}, failed {progress.failed} of {progress.total};"
-          f" run {result.status}")
-    print(f"cached re-run              {cached_wall:8.2f} s   provider calls "
-          f"{cached['requests']}; cache hits {cached_progress.cache_hits};"
-          f" done {cached_progress.done}, failed {cached_progress.failed}")
-    print(f"peak RSS                   {rss_start:8.1f} MB before, {rss_runner:.1f} MB after the"
-          f" run, {rss_cached:.1f} MB after the cached re-run")
 
 
 if __name__ == "__main__":

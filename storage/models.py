@@ -18,6 +18,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -225,6 +226,9 @@ class GradeRow(Base):
     cost: Mapped[float | None] = mapped_column(Float)
     latency_s: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Failed only because the provider kept failing transiently (5xx, timeouts, 429s after
+    # every retry): the runner grades it again in a later pass of the same run.
+    transient: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     criteria: Mapped[list[GradeCriterionRow]] = relationship(
         order_by="GradeCriterionRow.position", cascade="all, delete-orphan",
@@ -366,6 +370,49 @@ class RunJobStatsRow(Base):
     notice: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
+CHUNK_STATUSES = ("open", "taken", "done")
+
+
+class RunChunkRow(Base):
+    """A slice of a run's responses (by response id) that one worker claims and grades.
+
+    Several workers split one run by claiming chunks; ``pass_no`` > 1 chunks re-grade the
+    transient failures of the passes before.
+    """
+
+    __tablename__ = "run_chunks"
+    __table_args__ = (
+        UniqueConstraint("run_id", "pass_no", "first_response_id"),
+        CheckConstraint(_in("status", CHUNK_STATUSES), name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id", ondelete="CASCADE"))
+    pass_no: Mapped[int] = mapped_column(Integer)
+    first_response_id: Mapped[int] = mapped_column(Integer)
+    last_response_id: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(10), default="open")
+    claimed_by: Mapped[str | None] = mapped_column(String(200))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class EndpointCapacityRow(Base):
+    """What one worker process learned about a provider endpoint's capacity.
+
+    Workers on one endpoint read each other's rows every few seconds: a refusal (429) seen by
+    one makes the others back off too, and a pause asked by Retry-After is kept by all.
+    """
+
+    __tablename__ = "endpoint_capacity"
+
+    endpoint: Mapped[str] = mapped_column(String(600), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200), primary_key=True)
+    limit: Mapped[float] = mapped_column(Float)
+    refusals: Mapped[int] = mapped_column(Integer, default=0)
+    backoff_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 # -- people and the audit trail (storage/services/people.py) ------------------------------------
 ROLES = ("admin", "adjudicator", "reviewer")
 
@@ -404,3 +451,4 @@ class AuditEventRow(Base):
     target_name: Mapped[str] = mapped_column(String(400), default="")
     detail: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+

@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from grading.limiter import _registry as limiter_registry
+
 # Set before anything imports litellm: no price-map download, no tokenizer download.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -29,4 +31,7 @@ def _isolated_environment(monkeypatch, tmp_path):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RUBRIC_WORKBENCH_DATABASE_URL", f"sqlite:///{tmp_path / 'workbench.db'}")
     monkeypatch.setenv("RUBRIC_WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    # Endpoint limiters are process-wide: what one test taught them must not pace the next.
+    limiter_registry.clear()
     yield
+    limiter_registry.clear()

@@ -108,6 +108,7 @@ class FakeProvider:
             self.max_in_flight = 0
             self.rate_limited = 0
             self.bodies: list[dict[str, Any]] = []
+            self.answered: list[dict[str, Any]] = []  # bodies that got a 200 answer
             self.headers_seen: list[dict[str, str]] = []
             self.request_times: list[float] = []
 
@@ -199,6 +200,8 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 if wait:
                     release.wait(wait)
                 if reply.status == 200:
+                    with provider._lock:
+                        provider.answered.append(body)
                     self._send(200, _completion(body, reply), reply.headers)
                 else:
                     error = {"message": reply.error_message, "type": "fake_error",

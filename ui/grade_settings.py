@@ -17,9 +17,11 @@ def launch_settings() -> dict:
         "allow_cannot_assess": s.grade_allow_ca,
         "num_retries": int(s.grade_retries),
         "system_prompt": s.grade_system_prompt.strip() or None,
-        "extra": {"concurrency": int(s.grade_concurrency), "use_cache": s.grade_use_cache,
+        "extra": {"use_cache": s.grade_use_cache,
                   "call_deadline": float(s.grade_call_deadline)},
     }
+    if s.grade_concurrency:  # 0: no cap, the runner discovers the provider's capacity
+        settings["extra"]["concurrency"] = int(s.grade_concurrency)
     if s.grade_lp_on:
         settings["length_penalty"] = {
             "free_budget": int(s.grade_lp_free_budget), "max_cap": int(s.grade_lp_max_cap),
@@ -44,9 +46,10 @@ def render_settings() -> None:
         c1.slider("Partial credit", 0.0, 1.0, step=0.05, key="grade_partial_credit",
                   disabled=st.session_state.grade_ca_strategy != "partial")
         c2.number_input("Retries per call", min_value=0, max_value=10, key="grade_retries")
-        c2.number_input("Concurrent calls per model", min_value=1, max_value=256,
-                        key="grade_concurrency",
-                        help="A ceiling: the runner backs off by itself on rate limits.")
+        c2.number_input("Concurrent calls per model", min_value=0,
+                        max_value=1024, key="grade_concurrency",
+                        help="0: the runner finds the provider's capacity by itself (it "
+                             "probes upwards and backs off on rate limits). A number caps it.")
         options = [NO_FALLBACK, "MET", "UNMET", "CANNOT_ASSESS"]
         c2.selectbox("If the judge fails on a positive criterion", options,
                      key="grade_fallback_pos")

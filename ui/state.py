@@ -62,7 +62,7 @@ DEFAULTS: dict[str, object] = {
     "grade_ca_strategy": "skip",
     "grade_partial_credit": 0.5,
     "grade_retries": 2,
-    "grade_concurrency": 16,
+    "grade_concurrency": 0,
     "grade_use_cache": True,
     "grade_call_deadline": 300,
     "grade_fallback_pos": "(none: the criterion fails)",

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -16,7 +17,8 @@ from pydantic import BaseModel, ValidationError
 from grading.aggregation import aggregate_verdicts, final_penalty
 from grading.errors import ConfigurationError, GradingError, ProviderError
 from grading.length_penalty import apply_length_penalty
-from grading.llm import default_generate_fn
+from grading.limiter import limiter_for
+from grading.llm import LiteLLMGenerate, default_generate_fn
 from grading.retry import (
     DEFAULT_CALL_DEADLINE,
     CallOutcome,
@@ -43,6 +45,7 @@ T = TypeVar("T")
 OnError = Literal["raise", "report"]
 ON_ERROR_MODES = ("raise", "report")
 GenerateFn = Callable[..., Any]
+DEFAULT_MAX_CONCURRENCY = 8  # for a custom generate_fn (litellm's limit is discovered)
 
 
 @dataclass
@@ -93,7 +96,7 @@ class Autograder(ABC):
         normalize: bool = True,
         max_retries: int = 2,
         default_fallback_verdicts: DefaultFallbackVerdicts | None = None,
-        max_concurrency: int = 8,
+        max_concurrency: int | None = None,
         cannot_assess: CannotAssessStrategy = "skip",
         partial_credit: float = 0.5,
         allow_cannot_assess: bool = False,
@@ -115,8 +118,9 @@ class Autograder(ABC):
         for name, value in (("max_retries", max_retries), ("transport_retries", transport_retries)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigurationError(f"{name} must be a whole number >= 0, got {value!r}")
-        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or (
-            max_concurrency < 1
+        if max_concurrency is not None and (
+            isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int)
+            or max_concurrency < 1
         ):
             raise ConfigurationError(f"max_concurrency must be >= 1, got {max_concurrency!r}")
         if retry_base_delay < 0 or retry_max_delay < 0:
@@ -189,8 +193,27 @@ class Autograder(ABC):
         loop = asyncio.get_running_loop()
         semaphore = self._semaphores.get(loop)
         if semaphore is None:
-            semaphore = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
+            semaphore = self._semaphores[loop] = asyncio.Semaphore(
+                self.max_concurrency or DEFAULT_MAX_CONCURRENCY)
         return semaphore
+
+    @contextlib.asynccontextmanager
+    async def _bound(self) -> AsyncIterator[None]:
+        """One call's bound. litellm calls take a slot of their endpoint's limiter, shared by
+        every grader in the process, which discovers the provider's capacity (and under
+        ``max_concurrency``, when set, this grader's own bound too); any other generate_fn
+        is bounded by ``max_concurrency`` (default 8)."""
+        if not isinstance(self.generate_fn, LiteLLMGenerate):
+            async with self._semaphore():
+                yield
+            return
+        slot = limiter_for(self.generate_fn.model, self.generate_fn.api_base).slot()
+        if self.max_concurrency is None:
+            async with slot:
+                yield
+            return
+        async with self._semaphore(), slot:
+            yield
 
     async def generate(self, system_prompt: str, user_prompt: str, **kwargs: Any) -> str:
         """The judge's answer text (``rubric``'s ``Autograder.generate``, for custom graders)."""
@@ -201,7 +224,7 @@ class Autograder(ABC):
         response_format: dict[str, Any] | None = None, **kwargs: Any,
     ) -> GenerateResult:
         """One call to ``generate_fn`` under the concurrency bound, as a GenerateResult."""
-        async with self._semaphore():
+        async with self._bound():
             if self._passes_response_format and response_format is not None:
                 kwargs["response_format"] = response_format
             result = self.generate_fn(system_prompt, user_prompt, **kwargs)

@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -53,7 +54,11 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                         help="litellm model name, e.g. openai/gpt-4.1-mini (repeat for several)")
     parser.add_argument("--api-base", help="OpenAI-compatible server URL (with /v1)")
     parser.add_argument("--concurrency", type=int, default=None,
-                        help="concurrent calls per model (adapts down on 429s; default 16)")
+                        help="at most this many calls in flight per model (default: no cap; "
+                             "the provider's capacity is discovered)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes that split the grading (default 1; more use more "
+                             "CPU cores when the provider is fast)")
     parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
                                      "or the SQLite file)")
     parser.add_argument("--out", metavar="FILE",
@@ -202,6 +207,9 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         _error("--concurrency must be at least 1")
         return EXIT_USAGE
+    if args.workers < 1:
+        _error("--workers must be at least 1")
+        return EXIT_USAGE
     if args.call_deadline is not None and not args.call_deadline > 0:
         _error("--call-deadline must be a number of seconds above 0")
         return EXIT_USAGE
@@ -255,17 +263,28 @@ def grade_command(args: argparse.Namespace) -> int:
     what = f"resuming run(s) {', '.join(map(str, resumed))}; " if resumed else ""
     print(f"{what}grading {count} responses with {len(run_ids)} run(s) "
           f"(ids {', '.join(map(str, run_ids))}) in {describe_url(url)}", file=sys.stderr)
+    helpers = start_helpers(url, run_ids, args.workers - 1)
+    if helpers:
+        from storage.jobs.runner import _preload_litellm
+
+        waited = time.monotonic()
+        _preload_litellm()  # while the helpers start
+        joined = wait_ready(helpers)
+        print(f"{joined} helper worker(s) ready in {time.monotonic() - waited:.1f} s",
+              file=sys.stderr)
     started = time.monotonic()
     try:
         asyncio.run(_grade_all(sessions, run_ids, claimed, worker_id,
                                show_bar=sys.stderr.isatty()))
     except KeyboardInterrupt:
+        stop_helpers(helpers)
         for run_id in run_ids:
             with contextlib.suppress(RubricWorkbenchError):
                 runs.cancel_run(sessions, run_id, actor=command_line_actor())
         print(f"\ninterrupted: runs {', '.join(map(str, run_ids))} cancelled; what was graded "
               "is stored", file=sys.stderr)
         return EXIT_INTERRUPTED
+    stop_helpers(helpers, wait=True)
     from storage.engine import retry_db
 
     status = retry_db(_summary, sessions, run_ids, time.monotonic() - started)
@@ -311,6 +330,52 @@ def _runs_for(sessions, args: argparse.Namespace, version_id: int, dataset_id: i
                 grader=GRADER_NAMES[grader], model=model, name=args.name,
                 settings=settings, actor=command_line_actor()).id)
     return run_ids, resumed
+
+
+def start_helpers(url: str, run_ids: Sequence[int], count: int) -> list[subprocess.Popen]:
+    """``count`` worker processes that help with these runs and exit when they end.
+
+    They inherit the environment (provider keys are never put on a command line).
+    """
+    command = [sys.executable, "-m", "storage.cli", "worker", "--db", url, "--until-idle",
+               "--poll", "0.2"]
+    for run_id in run_ids:
+        command += ["--run", str(run_id)]
+    return [subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             text=True)
+            for _ in range(count)]
+
+
+def wait_ready(helpers: Sequence[subprocess.Popen], timeout: float = 300.0) -> int:
+    """Wait until each helper says it is ready (litellm imported: seconds on a busy
+    machine), so that they share the work from its start; returns how many are."""
+    import selectors
+
+    deadline = time.monotonic() + timeout
+    ready = 0
+    with selectors.DefaultSelector() as selector:
+        for helper in helpers:
+            selector.register(helper.stdout, selectors.EVENT_READ, helper)
+        waiting = len(helpers)
+        while waiting and time.monotonic() < deadline:
+            for key, _ in selector.select(deadline - time.monotonic()):
+                line = key.fileobj.readline()
+                selector.unregister(key.fileobj)
+                waiting -= 1
+                ready += line.strip() == "ready"
+    return ready
+
+
+def stop_helpers(helpers: Sequence[subprocess.Popen], *, wait: bool = False) -> None:
+    for helper in helpers:
+        if not wait:
+            helper.terminate()
+    for helper in helpers:
+        try:
+            helper.wait(30)
+        except subprocess.TimeoutExpired:
+            helper.kill()
+            helper.wait()
 
 
 async def _grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], worker_id: str,
@@ -434,7 +499,8 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
                                      "or the SQLite file)")
     parser.add_argument("--concurrency", type=int, default=None,
-                        help="concurrent calls per model unless a run sets it (default 16)")
+                        help="at most this many calls in flight per model unless a run sets it "
+                             "(default: no cap; the capacity is discovered)")
     parser.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS,
                         help="runs executed at once by this worker")
     parser.add_argument("--lease", type=float, default=DEFAULT_LEASE_SECONDS,
@@ -446,6 +512,9 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true",
                         help="log every provider request (default: one progress line per run "
                              "every 30 s)")
+    parser.add_argument("--run", type=int, action="append", default=None, metavar="RUN_ID",
+                        help="help only with these runs (repeat for several); with "
+                             "--until-idle, exit once they are finished")
 
 
 @_guarded
@@ -456,13 +525,19 @@ def worker_command(args: argparse.Namespace) -> int:
     configure_logging(args.verbose)
     url = args.db or database_url()
     sessions = open_database(url)
-    if sessions.kw["bind"].dialect.name == "sqlite":
+    if sessions.kw["bind"].dialect.name == "sqlite" and not args.run:
         print("warning: the database is SQLite: run only one worker on it (several are safe "
               "but only slow each other down); use PostgreSQL for several workers",
               file=sys.stderr)
     worker = Worker(sessions, max_runs=args.max_runs, poll_interval=args.poll,
-                    lease_seconds=args.lease, concurrency=args.concurrency)
+                    lease_seconds=args.lease, concurrency=args.concurrency,
+                    only_runs=tuple(args.run) if args.run else None)
     print(f"worker {worker.worker_id} on {describe_url(url)}", file=sys.stderr, flush=True)
+    if args.run:  # a helper started by ``grade --workers N``: it waits for this line
+        from storage.jobs.runner import _preload_litellm
+
+        _preload_litellm()
+        print("ready", flush=True)
 
     async def serve() -> None:
         stop = asyncio.Event()

@@ -1,192 +1,113 @@
-"""Adaptive concurrency per provider endpoint: AIMD with Retry-After.
+"""The endpoint limiters of ``grading.limiter``, shared between worker processes.
 
-One limiter per (provider, model, api_base), shared by every run in the process. It starts at
-its configured ceiling; a 429 halves the limit (at least 1; once per round of calls, not once
-per 429 of the same burst) and pauses new calls for the provider's Retry-After; each success
-adds ``1/limit``, so the limit climbs back by one per round of successful calls, up to the
-ceiling.
+The discovery itself (slow start, AIMD with a remembered refusal level, the delay signal) is
+``grading.capacity``; every limiter of the process lives in ``grading.limiter``'s registry,
+so the job runner and the library share them. Here, several processes on one endpoint (one
+SQLite file on one machine, or PostgreSQL) share what they learn through the
+``endpoint_capacity`` table, every ``SYNC_INTERVAL`` seconds:
 
-The state is guarded by a threading lock and waiters are woken on their own event loop, so
-one limiter can serve several loops (the app's worker thread and a CLI run, say).
+- each process writes its limit, how many refusals it has seen and any Retry-After pause;
+- a refusal seen by a peer is treated as our own (one decrease per round), so the processes
+  back off together instead of each probing the provider into a storm of 429s;
+- a peer's pause is kept by all;
+- a process starting on an endpoint that a process which has stopped knew starts from that
+  process's limit instead of slow-starting from scratch.
 """
 
 from __future__ import annotations
 
-import asyncio
-import math
-import threading
-import time
-from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
-DEFAULT_CONCURRENCY = 16
+from sqlalchemy import delete, select
+from sqlalchemy.dialects import postgresql, sqlite
 
+from grading.capacity import CapacityEstimate
+from grading.limiter import (
+    AdaptiveLimiter,
+    LimiterStats,
+    Slot,
+    _registry,
+    limiter_for,
+    limiter_key,
+)
+from storage import models as m
+from storage.engine import SessionFactory
 
-@dataclass(frozen=True)
-class LimiterStats:
-    ceiling: int
-    limit: float
-    in_flight: int
-    lowest_limit: float
-    decreases: int
-    throttled: int
+__all__ = [
+    "AdaptiveLimiter", "CapacitySharing", "LimiterStats", "Slot", "_registry", "endpoint_name",
+    "limiter_for", "limiter_key",
+]
 
-
-class AdaptiveLimiter:
-    """``async with limiter.slot() as slot: ...; slot.throttled(retry_after)`` on a 429."""
-
-    def __init__(self, ceiling: int = DEFAULT_CONCURRENCY, *, clock=time.monotonic):
-        if ceiling < 1:
-            raise ValueError(f"concurrency must be >= 1, got {ceiling}")
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._ceiling = int(ceiling)
-        self._limit = float(ceiling)
-        self._in_flight = 0
-        self._paused_until = 0.0
-        self._last_decrease = -math.inf
-        self._lowest = float(ceiling)
-        self._decreases = 0
-        self._throttled = 0
-        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
-
-    # -- configuration and reading -----------------------------------------------------
-    def set_ceiling(self, ceiling: int) -> None:
-        """Change the configured concurrency (a run asking for another value)."""
-        if ceiling < 1:
-            raise ValueError(f"concurrency must be >= 1, got {ceiling}")
-        with self._lock:
-            self._ceiling = int(ceiling)
-            self._limit = min(self._limit, float(ceiling))
-            self._wake_locked()
-
-    @property
-    def limit(self) -> int:
-        return max(1, int(self._limit + 1e-9))  # 3.9999... after three 1/3 steps is 4
-
-    def stats(self) -> LimiterStats:
-        with self._lock:
-            return LimiterStats(
-                ceiling=self._ceiling, limit=self._limit, in_flight=self._in_flight,
-                lowest_limit=self._lowest, decreases=self._decreases,
-                throttled=self._throttled,
-            )
-
-    # -- acquiring -----------------------------------------------------------------------
-    def slot(self) -> _Slot:
-        return _Slot(self)
-
-    async def acquire(self) -> float:
-        """Wait for a free slot; returns the time the call started (for ``release``)."""
-        loop = asyncio.get_running_loop()
-        while True:
-            with self._lock:
-                now = self._clock()
-                if now < self._paused_until:
-                    pause = self._paused_until - now
-                    future = None
-                elif self._in_flight < self.limit:
-                    self._in_flight += 1
-                    return now
-                else:
-                    pause = None
-                    future = loop.create_future()
-                    self._waiters.append((loop, future))
-            if future is None:
-                await asyncio.sleep(pause)
-                continue
-            try:
-                await future
-            except asyncio.CancelledError:
-                with self._lock:
-                    try:
-                        self._waiters.remove((loop, future))
-                    except ValueError:  # already woken: hand the wake-up on
-                        self._wake_locked()
-                raise
-
-    def release(self, started: float, *, throttled: bool = False,
-                retry_after: float | None = None) -> None:
-        with self._lock:
-            self._in_flight -= 1
-            now = self._clock()
-            if throttled:
-                self._throttled += 1
-                # Calls started before the last decrease saw the old limit: one halving per
-                # round, however many of that round's calls come back 429.
-                if started >= self._last_decrease:
-                    self._limit = max(1.0, math.floor(self._limit / 2))
-                    self._last_decrease = now
-                    self._decreases += 1
-                    self._lowest = min(self._lowest, self._limit)
-                if retry_after:
-                    self._paused_until = max(self._paused_until, now + retry_after)
-            elif self._limit < self._ceiling:
-                self._limit = min(float(self._ceiling), self._limit + 1.0 / self._limit)
-            self._wake_locked()
-
-    def _wake_locked(self) -> None:
-        free = self.limit - self._in_flight
-        while free > 0 and self._waiters:
-            loop, future = self._waiters.popleft()
-            if future.done():
-                continue
-            if loop is _running_loop():
-                future.set_result(None)  # same loop: no self-pipe write needed
-            else:
-                loop.call_soon_threadsafe(_resolve, future)
-            free -= 1
+SYNC_INTERVAL = 2.0
+LIVE_SECONDS = 15.0  # a peer not seen for this long has stopped
+REMEMBER_SECONDS = 600.0  # a stopped process's limit still seeds a new one this long
+FORGET_SECONDS = 86_400.0
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+def endpoint_name(model: str, api_base: str | None) -> str:
+    return "|".join(limiter_key(model, api_base))
 
 
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+@dataclass
+class CapacitySharing:
+    """One process's view of the other processes on one endpoint."""
 
+    sessions: SessionFactory
+    limiter: AdaptiveLimiter
+    endpoint: str
+    holder: str
+    _peer_refusals: dict[str, int] = field(default_factory=dict)
+    _synced: bool = False
 
-class _Slot:
-    def __init__(self, limiter: AdaptiveLimiter):
-        self._limiter = limiter
-        self._started = 0.0
-        self._throttled = False
-        self._retry_after: float | None = None
+    def sync(self, now: datetime | None = None) -> None:
+        """Publish our state and take in the peers'. Blocking: call it from a thread."""
+        now = now or m.utcnow()
+        snapshot = self.limiter.snapshot()
+        clock_now = self.limiter.clock()
+        backoff = None
+        if snapshot.paused_until > clock_now:
+            backoff = now + timedelta(seconds=snapshot.paused_until - clock_now)
+        with self.sessions.begin() as session:
+            dialect = session.get_bind().dialect.name
+            insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+            values = {"limit": snapshot.limit, "refusals": snapshot.decreases,
+                      "backoff_until": backoff, "seen_at": now}
+            session.execute(
+                insert(m.EndpointCapacityRow)
+                .values(endpoint=self.endpoint, holder=self.holder, **values)
+                .on_conflict_do_update(index_elements=["endpoint", "holder"], set_=values))
+            peers = session.scalars(
+                select(m.EndpointCapacityRow).where(
+                    m.EndpointCapacityRow.endpoint == self.endpoint,
+                    m.EndpointCapacityRow.holder != self.holder,
+                    m.EndpointCapacityRow.seen_at > now - timedelta(seconds=REMEMBER_SECONDS))
+            ).all()
+            peers = [(p.holder, p.limit, p.refusals, p.backoff_until, p.seen_at) for p in peers]
+            if not self._synced:
+                session.execute(delete(m.EndpointCapacityRow).where(
+                    m.EndpointCapacityRow.seen_at < now - timedelta(seconds=FORGET_SECONDS)))
+        self._apply(peers, now)
+        self._synced = True
 
-    def throttled(self, retry_after: float | None) -> None:
-        self._throttled, self._retry_after = True, retry_after
+    def _apply(self, peers: list[tuple[str, float, int, datetime | None, datetime]],
+               now: datetime) -> None:
+        live = [p for p in peers if p[4] > now - timedelta(seconds=LIVE_SECONDS)]
+        refused = False
+        for holder, _limit, refusals, _backoff, _seen in live:
+            before = self._peer_refusals.get(holder)
+            self._peer_refusals[holder] = refusals
+            refused = refused or (before is not None and refusals > before)
+        backoffs = [b for _h, _l, _r, b, _s in live if b is not None and b > now]
+        stopped = sorted((p for p in peers if p not in live), key=lambda p: p[4])
+        first = not self._synced
 
-    async def __aenter__(self) -> _Slot:
-        self._started = await self._limiter.acquire()
-        return self
+        def change(estimate: CapacityEstimate, clock_now: float) -> None:
+            if first and not live and stopped:
+                estimate.seed(stopped[-1][1])
+            if refused:
+                estimate.on_peer_refusal(clock_now, round_time=estimate.short_latency or 1.0)
+            if backoffs:
+                estimate.pause_until(clock_now + (max(backoffs) - now).total_seconds())
 
-    async def __aexit__(self, *exc_info) -> None:
-        self._limiter.release(self._started, throttled=self._throttled,
-                              retry_after=self._retry_after)
-
-
-_registry: dict[tuple[str, str, str], AdaptiveLimiter] = {}
-_registry_lock = threading.Lock()
-
-
-def limiter_key(model: str, api_base: str | None) -> tuple[str, str, str]:
-    provider = model.split("/", 1)[0] if "/" in model else "openai"
-    return provider, model, (api_base or "").rstrip("/")
-
-
-def limiter_for(model: str, api_base: str | None, concurrency: int | None = None
-                ) -> AdaptiveLimiter:
-    """The process-wide limiter of this endpoint; ``concurrency`` sets its ceiling."""
-    key = limiter_key(model, api_base)
-    with _registry_lock:
-        limiter = _registry.get(key)
-        if limiter is None:
-            limiter = _registry[key] = AdaptiveLimiter(concurrency or DEFAULT_CONCURRENCY)
-            return limiter
-    if concurrency is not None and concurrency != limiter.stats().ceiling:
-        limiter.set_ceiling(concurrency)
-    return limiter
+        self.limiter.update(change)

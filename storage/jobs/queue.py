@@ -11,6 +11,7 @@ lease (its worker died: the run resumes and grades only what has no stored grade
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Literal
 
@@ -82,12 +83,13 @@ def claim_run(
         return claimed is not None
 
 
-def has_active_runs(sessions: SessionFactory) -> bool:
-    """Whether any run is queued or running (held by a live worker or waiting for takeover)."""
+def has_active_runs(sessions: SessionFactory, among: Sequence[int] | None = None) -> bool:
+    """Whether any run (of ``among``, when given) is queued or running."""
+    query = select(m.RunRow.id).where(m.RunRow.status.in_(("queued", "running"))).limit(1)
+    if among is not None:
+        query = query.where(m.RunRow.id.in_(list(among)))
     with sessions() as session:
-        return session.scalar(
-            select(m.RunRow.id).where(m.RunRow.status.in_(("queued", "running"))).limit(1)
-        ) is not None
+        return session.scalar(query) is not None
 
 
 def renew(sessions: SessionFactory, run_id: int, worker_id: str) -> RenewResult:

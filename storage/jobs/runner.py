@@ -4,14 +4,20 @@ Each grade is written as soon as it completes (``storage.services.runs.record_gr
 failed grade is stored as a failed grade (score None + error) and the run goes on; the run is
 ``failed`` only when nothing can work (no credentials, unknown model), with what to do.
 Provider calls go cache -> adaptive limiter -> litellm.
+
+The worker holding the run (its owner) cuts the work into chunks (``storage.jobs.chunks``);
+it and any helper workers that join claim chunks, so several processes split one run. After
+the first pass, grades that failed only transiently get later passes (``storage.jobs.passes``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,10 +37,11 @@ from storage.dto import ResponseInfo, RunInfo
 from storage.engine import SessionFactory, retry_db
 from storage.errors import GradeExistsError, InvalidStateError
 from storage.jobs import cache as cache_store
-from storage.jobs import queue
+from storage.jobs import chunks as chunk_store
+from storage.jobs import passes, queue
 from storage.jobs.breaker import StoreBreaker
 from storage.jobs.calls import Counters, JobGenerate, missing_credentials
-from storage.jobs.limiter import limiter_for
+from storage.jobs.limiter import SYNC_INTERVAL, CapacitySharing, endpoint_name, limiter_for
 from storage.jobs.notices import set_notice
 from storage.run_settings import RunSettings
 from storage.services import datasets as dataset_service
@@ -49,7 +56,9 @@ GRADER_CLASSES: dict[str, type[Autograder]] = {
     "rubric_as_judge": RubricAsJudgeGrader,
 }
 # Keys of RunSettings.extra the job runner reads itself; the rest goes to litellm.
-JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline")
+JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline", "transport_retries",
+               "retry_passes",
+               "pass_delay")
 DEFAULT_TIMEOUT = 120.0
 # Generous transport retries: the limiter keeps 429s rare, and a grade should survive a
 # provider's bad minute rather than fail. Full-jitter backoff, never sooner than Retry-After.
@@ -64,6 +73,9 @@ class JobOptions:
     concurrency: int | None = None
     timeout: float = DEFAULT_TIMEOUT
     call_deadline: float = DEFAULT_CALL_DEADLINE
+    transport_retries: int = TRANSPORT_RETRIES
+    retry_passes: int = passes.DEFAULT_RETRY_PASSES
+    pass_delay: float = passes.DEFAULT_PASS_DELAY
     litellm_extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -75,6 +87,9 @@ class JobOptions:
             concurrency=int(concurrency) if concurrency else None,
             timeout=float(extra.get("timeout") or DEFAULT_TIMEOUT),
             call_deadline=float(extra.get("call_deadline") or DEFAULT_CALL_DEADLINE),
+            transport_retries=int(extra.get("transport_retries", TRANSPORT_RETRIES)),
+            retry_passes=int(extra.get("retry_passes", passes.DEFAULT_RETRY_PASSES)),
+            pass_delay=float(extra.get("pass_delay", passes.DEFAULT_PASS_DELAY)),
             litellm_extra={k: v for k, v in extra.items() if k not in JOB_OPTIONS},
         )
 
@@ -89,9 +104,11 @@ class RunResult:
     cache_hits: int
     rate_limited: int
     error: str | None = None
+    passes: int = 0
 
 
-def build_grader(grader: str, generate_fn: Any, settings: RunSettings) -> Autograder:
+def build_grader(grader: str, generate_fn: Any, settings: RunSettings,
+                 transport_retries: int = TRANSPORT_RETRIES) -> Autograder:
     """The grader of this kind, configured from the run's settings."""
     return GRADER_CLASSES[grader](
         generate_fn,
@@ -99,7 +116,7 @@ def build_grader(grader: str, generate_fn: Any, settings: RunSettings) -> Autogr
         on_error="report",
         # The endpoint's limiter bounds concurrency; the grader's own bound must not.
         max_concurrency=1_000_000,
-        transport_retries=TRANSPORT_RETRIES,
+        transport_retries=transport_retries,
         retry_base_delay=RETRY_BASE_DELAY,
         retry_max_delay=RETRY_MAX_DELAY,
         call_deadline=JobOptions.from_settings(settings).call_deadline,
@@ -110,20 +127,43 @@ def calls_per_response(grader: str, criteria_count: int) -> int:
     return criteria_count if grader == "per_criterion" else 1
 
 
+class Window:
+    """Responses in flight: enough to keep every slot of the limiter busy, few enough to
+    bound memory; follows the limit as it is discovered."""
+
+    def __init__(self, size):
+        self._size = size
+        self.active = 0
+        self._changed = asyncio.Event()
+
+    async def acquire(self) -> None:
+        while self.active >= self._size():
+            self._changed.clear()
+            await self._changed.wait()
+        self.active += 1
+
+    def release(self) -> None:
+        self.active -= 1
+        self._changed.set()
+
+
 class RunExecution:
-    """The state of one run being executed by one worker."""
+    """The state of one run being executed by one worker (its owner, or a helper)."""
 
     def __init__(
         self, sessions: SessionFactory, run: RunInfo, criteria: list[Criterion], *,
         worker_id: str, concurrency: int | None, heartbeat_interval: float,
-        stop: asyncio.Event | None,
+        stop: asyncio.Event | None, helper: bool = False,
+        lease_seconds: float = queue.DEFAULT_LEASE_SECONDS,
     ):
         self.sessions = sessions
         self.run = run
         self.criteria = criteria
         self.worker_id = worker_id
         self.heartbeat_interval = heartbeat_interval
+        self.lease_seconds = lease_seconds
         self.stop = stop
+        self.helper = helper
         self.options = JobOptions.from_settings(run.settings)
         self.counters = Counters()
         self.totals = Counters()
@@ -133,20 +173,30 @@ class RunExecution:
         self.failed = 0
         self.unstored = 0
         self.unstored_error: str | None = None
+        self.passes = 0
         self.limiter = limiter_for(run.model, run.settings.api_base,
                                    self.options.concurrency or concurrency)
+        self.sharing = CapacitySharing(sessions, self.limiter,
+                                       endpoint_name(run.model, run.settings.api_base),
+                                       worker_id)
         llm = LiteLLMGenerate(run.model, api_base=run.settings.api_base,
                               timeout=min(self.options.timeout, self.options.call_deadline),
                               **self.options.litellm_extra)
         self.notice: str | None = None
         self._notice_shown: str | None = None
         self.breaker = StoreBreaker(on_change=self._set_notice)
-        self.generate = JobGenerate(
+        self.generate = passes.TrackedGenerate(JobGenerate(
             llm, limiter=self.limiter, sessions=sessions, use_cache=self.options.use_cache,
             counters=self.counters, cache_buffer=cache_store.WriteBuffer(sessions),
             on_fatal=self._on_fatal, gate=self.breaker.wait_closed, on_notice=self._set_notice,
-        )
-        self.grader = build_grader(run.grader, self.generate, run.settings)
+        ))
+        self.grader = build_grader(run.grader, self.generate, run.settings,
+                                   self.options.transport_retries)
+        per_response = calls_per_response(run.grader, len(criteria))
+        self.window = Window(
+            lambda: max(2, math.ceil(2 * self.limiter.limit / per_response) + 2))
+        self.my_chunks: set[int] = set()
+        self.lost_chunks: set[int] = set()
         self._wake = asyncio.Event()
         self._beat_failed_at = 0.0
 
@@ -188,12 +238,22 @@ class RunExecution:
             setattr(self.totals, name, getattr(self.totals, name) + value)
         await asyncio.to_thread(queue.add_job_stats, self.sessions, self.run.id, **taken)
 
+    async def _renew(self) -> str:
+        held = list(self.my_chunks)
+        kept = await asyncio.to_thread(chunk_store.renew_chunks, self.sessions,
+                                       self.worker_id, held)
+        self.lost_chunks.update(set(held) - kept)  # taken over: grade no more of them
+        if not self.helper:
+            return await asyncio.to_thread(queue.renew, self.sessions, self.run.id,
+                                           self.worker_id)
+        info = await asyncio.to_thread(run_service.get_run, self.sessions, self.run.id)
+        return "ok" if info.status == "running" else "cancelled"
+
     async def _heartbeat(self) -> None:
         while True:
             await asyncio.sleep(self.heartbeat_interval)
             try:
-                state = await asyncio.to_thread(queue.renew, self.sessions, self.run.id,
-                                                self.worker_id)
+                state = await self._renew()
                 await self._flush_counters()
                 await self._show_notice()
             except Exception as exc:  # the database may be back at the next beat; the lease
@@ -206,14 +266,23 @@ class RunExecution:
                 self._halt(state)
                 return
 
+    async def _share_capacity(self) -> None:
+        while True:
+            try:
+                await asyncio.to_thread(self.sharing.sync)
+            except Exception:  # sharing is an optimisation: the limiter works alone too
+                log.exception("could not share the capacity of %s", self.sharing.endpoint)
+            await asyncio.sleep(SYNC_INTERVAL)
+
     async def _watch_stop(self) -> None:
         assert self.stop is not None
         await self.stop.wait()
         self._halt("stopped")
 
-    async def _grade_one(self, response: ResponseInfo, window: asyncio.Semaphore) -> None:
+    async def _grade_one(self, response: ResponseInfo) -> None:
         try:
             started = time.monotonic()
+            calls = passes.track_grade()
             try:
                 report = await self.grader.grade(response.to_grade, self.criteria,
                                                  query=response.query)
@@ -225,9 +294,11 @@ class RunExecution:
             if self.fatal is not None:
                 return  # not this response's fault: it stays pending for a requeue
             latency = time.monotonic() - started
+            transient = calls.failed_transiently(report)
             try:  # a database that cannot take it pauses the run (see storage/jobs/breaker.py)
-                await self.breaker.store(run_service.record_grade, self.sessions, self.run.id,
-                                         response.id, report, latency)
+                await self.breaker.store(functools.partial(
+                    run_service.record_grade, transient=transient), self.sessions, self.run.id,
+                    response.id, report, latency)
             except GradeExistsError:
                 return  # another worker took over this run and got here first
             except Exception as exc:  # the response stays pending; the run says so at the end
@@ -240,51 +311,113 @@ class RunExecution:
             if report.score is None and report.error is not None:
                 self.failed += 1
         finally:
-            window.release()
+            self.window.release()
 
-    async def execute(self) -> RunResult:
-        problem = missing_credentials(self.run.model, self.run.settings.api_base)
-        if problem is not None:
-            return await self._finish_failed(problem)
-        pending = await self.breaker.store(run_service.pending_response_ids, self.sessions,
-                                           self.run.id)
-        per_response = calls_per_response(self.run.grader, len(self.criteria))
-        # Enough responses in flight to keep every slot busy, few enough to bound memory.
-        window = asyncio.Semaphore(
-            max(2, math.ceil(2 * self.limiter.stats().ceiling / per_response) + 2))
-        helpers = [asyncio.create_task(self._heartbeat())]
-        if self.stop is not None:
-            helpers.append(asyncio.create_task(self._watch_stop()))
-        tasks: set[asyncio.Task[None]] = set()
-        halted = asyncio.create_task(self._wake.wait())
-        helpers.append(halted)
+    async def _finish_chunk(self, chunk: chunk_store.Chunk, tasks: list[asyncio.Task]) -> None:
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if not self.halt:
+            await asyncio.to_thread(chunk_store.finish_chunk, self.sessions, chunk.id,
+                                    self.worker_id)
+        self.my_chunks.discard(chunk.id)
+
+    async def _wait_halt_or(self, awaitable) -> bool:
+        """Await ``awaitable`` unless the run halts first; True when it completed."""
+        task = asyncio.ensure_future(awaitable)
+        halted = asyncio.ensure_future(self._wake.wait())
         try:
+            await asyncio.wait({task, halted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            halted.cancel()
+        if task.done():
+            return True
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return False
+
+    async def _work_chunks(self, tasks: set[asyncio.Task]) -> None:
+        """Claim chunks and start their grades until no chunk is left to claim."""
+        while not self.halt:
+            chunk = await asyncio.to_thread(chunk_store.claim_chunk, self.sessions, self.run.id,
+                                            self.worker_id, lease_seconds=self.lease_seconds)
+            if chunk is None:
+                return
+            self.my_chunks.add(chunk.id)
+            pending = await asyncio.to_thread(chunk_store.pending_in_chunk, self.sessions,
+                                              chunk)
+            chunk_tasks: list[asyncio.Task] = []
             for start in range(0, len(pending), 100):
                 if self.halt:
                     break
                 batch = await self.breaker.store(
                     dataset_service.get_responses, self.sessions, pending[start:start + 100])
                 for response in batch:
-                    if window.locked():
-                        acquired = asyncio.create_task(window.acquire())
-                        await asyncio.wait({acquired, halted},
-                                           return_when=asyncio.FIRST_COMPLETED)
-                        if not acquired.done():
-                            acquired.cancel()
-                            break
-                    else:
-                        await window.acquire()
-                    if self.halt:
-                        window.release()
+                    if not await self._wait_halt_or(self.window.acquire()) or self.halt:
                         break
-                    task = asyncio.create_task(self._grade_one(response, window))
+                    if chunk.id in self.lost_chunks:
+                        self.window.release()
+                        break
+                    task = asyncio.create_task(self._grade_one(response))
+                    chunk_tasks.append(task)
                     tasks.add(task)
                     task.add_done_callback(tasks.discard)
-            while not self.halt:
-                running = {t for t in tasks if not t.done()}
-                if not running:
-                    break
-                await asyncio.wait({*running, halted}, return_when=asyncio.FIRST_COMPLETED)
+            finisher = asyncio.create_task(self._finish_chunk(chunk, chunk_tasks))
+            tasks.add(finisher)
+            finisher.add_done_callback(tasks.discard)
+
+    async def _run_passes(self, tasks: set[asyncio.Task]) -> None:
+        if not self.helper:
+            pending = await self.breaker.store(run_service.pending_response_ids, self.sessions,
+                                               self.run.id)
+            await asyncio.to_thread(chunk_store.plan_pass, self.sessions, self.run.id, 1,
+                                    pending)
+        pass_no = 1
+        while not self.halt:
+            self.passes = pass_no
+            await self._work_chunks(tasks)
+            while not self.halt and tasks:
+                await self._wait_halt_or(asyncio.wait(set(tasks)))
+            if self.helper or self.halt:
+                return
+            # Chunks other workers hold: wait for them (or take them over when they stop).
+            while not self.halt and await asyncio.to_thread(chunk_store.unfinished,
+                                                            self.sessions, self.run.id):
+                await self._work_chunks(tasks)
+                if tasks:
+                    await self._wait_halt_or(asyncio.wait(set(tasks)))
+                else:
+                    await self._wait_halt_or(asyncio.sleep(min(1.0, self.heartbeat_interval)))
+            if self.halt or pass_no > self.options.retry_passes:
+                return
+            retry = await asyncio.to_thread(passes.take_transient, self.sessions, self.run.id)
+            if not retry:
+                return
+            delay = self.options.pass_delay * 2 ** (pass_no - 1)
+            log.info("run %s: %s grades failed transiently; pass %s in %.0f s", self.run.id,
+                     len(retry), pass_no + 1, delay)
+            self.failed = max(0, self.failed - len(retry))
+            self.graded = max(0, self.graded - len(retry))
+            if not await self._wait_halt_or(asyncio.sleep(delay)):
+                return
+            pass_no += 1
+            await asyncio.to_thread(chunk_store.plan_pass, self.sessions, self.run.id, pass_no,
+                                    retry)
+
+    async def execute(self) -> RunResult:
+        problem = missing_credentials(self.run.model, self.run.settings.api_base)
+        if problem is not None:
+            if self.helper:
+                return self._result("running")
+            return await self._finish_failed(problem)
+        # Import litellm (seconds of CPU) before claiming work: an import inside the first
+        # call would block the event loop, and with it the heartbeats of claimed chunks.
+        await asyncio.to_thread(_preload_litellm)
+        helpers = [asyncio.create_task(self._heartbeat()),
+                   asyncio.create_task(self._share_capacity())]
+        if self.stop is not None:
+            helpers.append(asyncio.create_task(self._watch_stop()))
+        tasks: set[asyncio.Task] = set()
+        try:
+            await self._run_passes(tasks)
         finally:
             for task in list(tasks):
                 task.cancel()
@@ -292,17 +425,25 @@ class RunExecution:
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
+            for chunk_id in list(self.my_chunks):
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(chunk_store.release_chunk, self.sessions,
+                                            chunk_id, self.worker_id)
             await self.generate.close()
             await asyncio.to_thread(retry_db, self._flush_counters_sync)
             self.notice = None
             with contextlib.suppress(Exception):
                 await self._show_notice()
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self.sharing.sync)
         return await self._conclude()
 
     async def _conclude(self) -> RunResult:
         if self.halt == "fatal":
             assert self.fatal is not None
             return await self._finish_failed(str(self.fatal))
+        if self.helper:
+            return self._result(self.halt or "running")
         if self.halt == "stopped":
             await asyncio.to_thread(queue.release, self.sessions, self.run.id, self.worker_id)
             return self._result("queued")
@@ -328,20 +469,28 @@ class RunExecution:
         return RunResult(
             run_id=self.run.id, status=status, graded=self.graded, failed=self.failed,
             provider_calls=self.totals.provider_calls, cache_hits=self.totals.cache_hits,
-            rate_limited=self.totals.rate_limited, error=error,
+            rate_limited=self.totals.rate_limited, error=error, passes=self.passes,
         )
+
+
+def _preload_litellm() -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm  # noqa: F401
 
 
 async def execute_run(
     sessions: SessionFactory, run_id: int, *, worker_id: str, concurrency: int | None = None,
-    heartbeat_interval: float = 5.0, stop: asyncio.Event | None = None,
+    heartbeat_interval: float = 5.0, stop: asyncio.Event | None = None, helper: bool = False,
+    lease_seconds: float = queue.DEFAULT_LEASE_SECONDS,
 ) -> RunResult:
-    """Grade what run ``run_id`` (already claimed by ``worker_id``) still has to grade."""
+    """Grade what run ``run_id`` still has to grade: as its owner (it is claimed by
+    ``worker_id``), or as a ``helper`` taking chunks of a run another worker owns."""
     run = await asyncio.to_thread(retry_db, run_service.get_run, sessions, run_id)
     version = await asyncio.to_thread(retry_db, rubric_service.get_version, sessions,
                                       run.rubric_version_id)
     execution = RunExecution(
         sessions, run, version.to_criteria(), worker_id=worker_id, concurrency=concurrency,
-        heartbeat_interval=heartbeat_interval, stop=stop,
+        heartbeat_interval=heartbeat_interval, stop=stop, helper=helper,
+        lease_seconds=lease_seconds,
     )
     return await execution.execute()

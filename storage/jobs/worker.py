@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from storage.config import database_url
 from storage.db_errors import describe_db_error, is_storage_fault
 from storage.engine import SessionFactory, open_database
-from storage.jobs import queue
+from storage.jobs import chunks, queue
 from storage.jobs.runner import RunResult, execute_run
 from storage.services import runs as run_service
 
@@ -43,8 +43,11 @@ class Worker:
     lease_seconds: float = queue.DEFAULT_LEASE_SECONDS
     concurrency: int | None = None
     progress_interval: float = 30.0  # one log line per running run this often
+    # Work only on these runs (``grade --workers N`` starts helpers so); stop once they end.
+    only_runs: tuple[int, ...] | None = None
     results: list[RunResult] = field(default_factory=list)
     _running: set[int] = field(default_factory=set)
+    _joined: set[int] = field(default_factory=set)
 
     @property
     def heartbeat_interval(self) -> float:
@@ -61,17 +64,30 @@ class Worker:
         reporter = asyncio.create_task(self._report_progress())
         try:
             while not stop.is_set():
-                claimed = None
+                claimed = joined = None
                 if len(active) < self.max_runs:
-                    claimed = await asyncio.to_thread(
-                        queue.claim_next, self.sessions, self.worker_id,
-                        lease_seconds=self.lease_seconds)
+                    if self.only_runs is None:
+                        claimed = await asyncio.to_thread(
+                            queue.claim_next, self.sessions, self.worker_id,
+                            lease_seconds=self.lease_seconds)
+                    if claimed is None:  # help a running run with its chunks
+                        joined = await asyncio.to_thread(
+                            chunks.joinable_run, self.sessions, self.worker_id,
+                            lease_seconds=self.lease_seconds,
+                            among=self.only_runs, exclude=tuple(self._joined))
                 if claimed is not None:
                     log.info("worker %s took run %s", self.worker_id, claimed)
                     active.add(asyncio.create_task(self._execute(claimed, stop)))
                     continue
+                if joined is not None:
+                    log.info("worker %s helps with run %s", self.worker_id, joined)
+                    self._joined.add(joined)
+                    task = asyncio.create_task(self._execute(joined, stop, helper=True))
+                    task.add_done_callback(lambda _t, run=joined: self._joined.discard(run))
+                    active.add(task)
+                    continue
                 if until_idle and not active and not await asyncio.to_thread(
-                        queue.has_active_runs, self.sessions):
+                        queue.has_active_runs, self.sessions, self.only_runs):
                     break
                 waiting = {stopping, *active}
                 done, _ = await asyncio.wait(waiting, timeout=self.poll_interval,
@@ -103,18 +119,21 @@ class Worker:
                 log.info("run %s: %s/%s graded, %s failed, %s provider calls%s%s", run_id,
                          p.graded, p.total, p.failed, p.provider_calls, rate, notice)
 
-    async def _execute(self, run_id: int, stop: asyncio.Event) -> RunResult:
+    async def _execute(self, run_id: int, stop: asyncio.Event, helper: bool = False
+                       ) -> RunResult:
         self._running.add(run_id)
         try:
-            return await self._execute_one(run_id, stop)
+            return await self._execute_one(run_id, stop, helper)
         finally:
             self._running.discard(run_id)
 
-    async def _execute_one(self, run_id: int, stop: asyncio.Event) -> RunResult:
+    async def _execute_one(self, run_id: int, stop: asyncio.Event, helper: bool
+                           ) -> RunResult:
         try:
             result = await execute_run(
                 self.sessions, run_id, worker_id=self.worker_id, concurrency=self.concurrency,
-                heartbeat_interval=self.heartbeat_interval, stop=stop,
+                heartbeat_interval=self.heartbeat_interval, stop=stop, helper=helper,
+                lease_seconds=self.lease_seconds,
             )
         except Exception as exc:
             # A bug or a lost database: fail the run rather than take it over again and

@@ -163,7 +163,7 @@ def requeue_run(sessions: SessionFactory, run_id: int, *, actor: Actor) -> RunIn
 
 def record_grade(
     sessions: SessionFactory, run_id: int, response_id: int, report: EvaluationReport,
-    latency_s: float | None = None,
+    latency_s: float | None = None, *, transient: bool = False,
 ) -> GradeInfo:
     """Store one completed grade and add it to the run's totals, in one transaction.
 
@@ -174,6 +174,7 @@ def record_grade(
     # Core statements, not ORM objects: the job runner calls this once per grade, and the
     # unit of work made it ~5 ms of CPU per grade (a fifth of a run's overhead at scale).
     grade = _grade_values(run_id, response_id, report, latency_s)
+    row = {**grade, "transient": transient}
     usage = report.token_usage
     failed = report.score is None and report.error is not None
     try:
@@ -194,7 +195,7 @@ def record_grade(
                 .order_by(m.CriterionRow.position)).all()
             verdicts = _criterion_values(report, criteria)
             grade_id = session.scalar(
-                insert(m.GradeRow.__table__).values(**grade).returning(m.GradeRow.id))
+                insert(m.GradeRow.__table__).values(**row).returning(m.GradeRow.id))
             if verdicts:
                 session.execute(insert(m.GradeCriterionRow.__table__),
                                 [{**row, "grade_id": grade_id} for row in verdicts])

@@ -1,54 +1,65 @@
-"""The adaptive limiter: halve on 429 once per round, honour Retry-After, recover additively."""
+"""The endpoint limiter: waiting for slots across event loops, a fake clock, and what worker
+processes share through the database (a real SQLite file and a real PostgreSQL)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 
-from storage.jobs.limiter import AdaptiveLimiter, limiter_for
+from grading.errors import TransientProviderError
+from storage import models as m
+from storage.jobs.limiter import AdaptiveLimiter, CapacitySharing, endpoint_name, limiter_for
 
 
-async def test_a_429_halves_the_limit_once_per_round():
-    limiter = AdaptiveLimiter(8)
-    starts = [await limiter.acquire() for _ in range(8)]
-    limiter.release(starts[0], throttled=True)
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_the_limit_ramps_up_from_a_low_start_as_calls_succeed():
+    clock = FakeClock()
+    limiter = AdaptiveLimiter(clock=clock)
     assert limiter.limit == 4
-    # Another 429 from a call that started before the decrease: the same round, no new halving.
-    limiter.release(starts[1], throttled=True)
-    assert limiter.limit == 4
-    later = await asyncio.wait_for(_acquire_when_free(limiter, starts[2:]), 1)
-    limiter.release(later, throttled=True)
-    assert limiter.limit == 2
+    held: list[float] = []
+    while clock.now < 1001.0:  # a busy client for one second of 200 ms calls
+        while len(held) < limiter.limit:
+            held.append(await limiter.acquire())
+        clock.now += 0.2 / len(held)  # calls end one after another
+        limiter.release(held.pop(0))
+    # Slow start doubles the limit every 200 ms round: 4, 8, 16, 32, 64 -> 128.
+    assert limiter.limit >= 100
+    assert limiter.stats().decreases == 0
+
+
+async def test_a_429_inside_a_slot_backs_off_and_honours_retry_after():
+    clock = FakeClock()
+    limiter = AdaptiveLimiter(clock=clock)
+    limiter.estimate.limit, limiter.estimate.slow_start = 20.0, False
+    with pytest.raises(TransientProviderError):
+        async with limiter.slot():
+            raise TransientProviderError("slow down", retry_after=3.0, status_code=429)
+    assert limiter.limit == 18 and limiter.stats().throttled == 1
+    acquiring = asyncio.create_task(limiter.acquire())
+    await asyncio.sleep(0.05)
+    assert not acquiring.done()  # paused: the provider asked for 3 s
+    clock.now += 3.01
+    await asyncio.wait_for(acquiring, 5)
+
+
+async def test_a_server_error_teaches_nothing():
+    limiter = AdaptiveLimiter()
+    with pytest.raises(TransientProviderError):
+        async with limiter.slot():
+            raise TransientProviderError("bad gateway", status_code=502)
     stats = limiter.stats()
-    assert (stats.decreases, stats.throttled, stats.lowest_limit) == (2, 3, 2)
-
-
-async def _acquire_when_free(limiter: AdaptiveLimiter, held: list[float]) -> float:
-    for started in held:
-        limiter.release(started)
-    return await limiter.acquire()
-
-
-async def test_the_limit_never_drops_below_one_and_recovers_to_the_ceiling():
-    limiter = AdaptiveLimiter(4)
-    for _ in range(5):
-        started = await limiter.acquire()
-        limiter.release(started, throttled=True)
-    assert limiter.limit == 1
-    successes = 0
-    while limiter.limit < 4:
-        started = await limiter.acquire()
-        limiter.release(started)
-        successes += 1
-    # Additive increase (limit += 1/limit): about one slot per round of `limit` successes,
-    # 1 + 2 + 3 = 6 calls; the fractional steps make it 7.
-    assert 6 <= successes <= 7
-    for _ in range(10):
-        limiter.release(await limiter.acquire())
-    assert limiter.stats().limit == 4.0  # capped at the ceiling
+    assert (stats.limit, stats.decreases, stats.in_flight) == (4, 0, 0)
 
 
 async def test_calls_beyond_the_limit_wait_for_a_free_slot():
@@ -60,15 +71,6 @@ async def test_calls_beyond_the_limit_wait_for_a_free_slot():
     limiter.release(held[0])
     await asyncio.wait_for(third, 1)
     assert limiter.stats().in_flight == 2
-
-
-async def test_retry_after_pauses_new_calls():
-    limiter = AdaptiveLimiter(4)
-    started = await limiter.acquire()
-    limiter.release(started, throttled=True, retry_after=0.3)
-    before = time.monotonic()
-    limiter.release(await limiter.acquire())
-    assert time.monotonic() - before >= 0.28
 
 
 async def test_a_cancelled_waiter_gives_its_turn_to_the_next():
@@ -102,13 +104,60 @@ def test_a_limiter_wakes_waiters_on_another_event_loop():
 
 def test_one_limiter_per_endpoint_shared_by_runs():
     a = limiter_for("openai/judge", "http://127.0.0.1:1/v1", 8)
-    assert limiter_for("openai/judge", "http://127.0.0.1:1/v1/", None) is a
+    assert limiter_for("openai/judge", "http://127.0.0.1:1/v1/", 8) is a
     assert limiter_for("openai/judge", "http://127.0.0.1:2/v1", 8) is not a
     assert limiter_for("openai/other", "http://127.0.0.1:1/v1", 8) is not a
     limiter_for("openai/judge", "http://127.0.0.1:1/v1", 3)  # a run asking for less
     assert a.stats().ceiling == 3 and a.limit == 3
+    limiter_for("openai/judge", "http://127.0.0.1:1/v1", None)  # no cap: discover
+    assert a.stats().ceiling is None
 
 
 def test_concurrency_must_be_positive():
     with pytest.raises(ValueError, match=">= 1"):
         AdaptiveLimiter(0)
+
+
+# -- sharing between worker processes through the database ------------------------------------
+ENDPOINT = endpoint_name("openai/judge", "http://127.0.0.1:9/v1")
+
+
+def _process(sessions, name: str) -> CapacitySharing:
+    """One worker process's limiter and its link to the database."""
+    limiter = AdaptiveLimiter(clock=FakeClock())
+    limiter.estimate.limit, limiter.estimate.slow_start = 20.0, False
+    return CapacitySharing(sessions, limiter, ENDPOINT, name)
+
+
+def test_a_refusal_seen_by_one_process_backs_the_others_off(sessions):
+    a, b = _process(sessions, "a"), _process(sessions, "b")
+    a.sync()
+    b.sync()  # b now knows a and its count of refusals
+    a.limiter.estimate.on_refusal(started=1000.0, now=1000.1)
+    a.sync()
+    b.sync()
+    assert a.limiter.estimate.limit == pytest.approx(18.0)
+    assert b.limiter.estimate.limit == pytest.approx(18.0)  # without a 429 of its own
+    b.sync()  # the same refusal is not counted twice
+    assert b.limiter.estimate.limit == pytest.approx(18.0)
+
+
+def test_a_retry_after_pause_is_kept_by_every_process(sessions):
+    a, b = _process(sessions, "a"), _process(sessions, "b")
+    a.limiter.estimate.on_refusal(started=1000.0, now=1000.0, retry_after=30.0)
+    a.sync()
+    b.sync()
+    assert b.limiter.estimate.paused_until == pytest.approx(1030.0, abs=1.0)
+
+
+def test_a_new_process_starts_from_what_a_stopped_one_learned(sessions):
+    old = _process(sessions, "old")
+    old.limiter.estimate.limit = 57.0
+    old.sync()
+    new = CapacitySharing(sessions, AdaptiveLimiter(clock=FakeClock()), ENDPOINT, "new")
+    new.sync(now=m.utcnow() + timedelta(seconds=60))  # "old" stopped a minute ago
+    assert new.limiter.estimate.limit == 57.0 and not new.limiter.estimate.slow_start
+    # While a peer is alive it keeps its share: a newcomer slow-starts instead of doubling up.
+    alive = CapacitySharing(sessions, AdaptiveLimiter(clock=FakeClock()), ENDPOINT, "late")
+    alive.sync(now=m.utcnow() + timedelta(seconds=61))
+    assert alive.limiter.estimate.limit == 4

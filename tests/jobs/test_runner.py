@@ -153,19 +153,21 @@ def test_rate_limits_back_off_adaptively_and_every_grade_succeeds(sessions, fake
     assert (result.status, result.graded, result.failed) == ("done", 20, 0)
     assert fake_provider.rate_limited > 0 and result.rate_limited == fake_provider.rate_limited
     assert fake_provider.requests == 60 + fake_provider.rate_limited
-    stats = limiter_for(MODEL, fake_provider.api_base).stats()
-    assert stats.decreases >= 2 and stats.lowest_limit <= 2  # 8 -> 4 -> 2 ...
+    stats = limiter_for(MODEL, fake_provider.api_base, 8).stats()
+    # Capacity discovery: the limit came down to about the cap (4 -> 3 after the first 429s).
+    assert stats.decreases >= 1 and stats.lowest_limit <= 4
     # The limiter keeps 429s rare: after the first burst, one probe per few rounds (~20 here;
     # a fixed concurrency of 8 against a cap of 3 would get a 429 for most calls of a round).
     assert fake_provider.rate_limited <= 30, fake_provider.rate_limited
 
-    # The provider lifts its cap: the same limiter climbs back to the configured 8.
+    # The provider lifts its cap: the same limiter probes past the old cap, up to at most 8.
     fake_provider.reset()
     fake_provider.latency = 0.05
+    dataset, _ = make_dataset(sessions, 60, name="More answers")
     again = make_run(sessions, version.id, dataset.id, fake_provider.api_base, concurrency=8,
                      use_cache=False)
     assert run_now(sessions, again.id).status == "done"
-    assert limiter_for(MODEL, fake_provider.api_base).stats().limit == 8
+    assert 3 < limiter_for(MODEL, fake_provider.api_base, 8).stats().limit <= 8
     # ... and really sent more at once than the old cap allowed.
     assert fake_provider.rate_limited == 0 and fake_provider.max_in_flight > 3
 

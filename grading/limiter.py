@@ -1,0 +1,213 @@
+"""Adaptive concurrency per provider endpoint, shared by everything in the process.
+
+``limiter_for(model, api_base, ceiling)`` is the one limiter of an endpoint (provider, model,
+api_base): the default graders and the job runner both take their slots from it, so a user
+gathering many ``rubric.grade(...)`` calls gets the same capacity discovery as the runner.
+The rules are in ``grading.capacity`` (TCP-style slow start and AIMD with a remembered
+refusal level, plus a Gradient2-style delay signal); this module adds the waiting.
+
+State is guarded by a threading lock and waiters are woken on their own event loop, so one
+limiter serves several loops (the app's worker thread, ``grade_sync``, a CLI run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from grading.capacity import CapacityEstimate, CapacitySnapshot
+from grading.errors import TransientProviderError
+
+
+@dataclass(frozen=True)
+class LimiterStats:
+    ceiling: int | None
+    limit: float
+    in_flight: int
+    lowest_limit: float
+    decreases: int
+    throttled: int
+
+
+class AdaptiveLimiter:
+    """``async with limiter.slot() as slot: ...``; a 429 raised inside the block is noticed
+    (or say so with ``slot.throttled(retry_after)``)."""
+
+    def __init__(self, ceiling: int | None = None, *, clock: Callable[[], float] = time.monotonic,
+                 initial: int | None = None):
+        if ceiling is not None and ceiling < 1:
+            raise ValueError(f"concurrency must be >= 1, got {ceiling}")
+        self._clock = clock
+        self._lock = threading.Lock()
+        self.estimate = (CapacityEstimate(ceiling) if initial is None
+                         else CapacityEstimate(ceiling, initial=initial))
+        self._in_flight = 0
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
+
+    # -- configuration and reading -----------------------------------------------------
+    def set_ceiling(self, ceiling: int | None) -> None:
+        """A user's cap (None: discover with no cap)."""
+        with self._lock:
+            self.estimate.set_ceiling(ceiling)
+            self._wake_locked()
+
+    @property
+    def limit(self) -> int:
+        return self.estimate.slots
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
+    def stats(self) -> LimiterStats:
+        with self._lock:
+            e = self.estimate
+            return LimiterStats(ceiling=e.ceiling, limit=e.limit, in_flight=self._in_flight,
+                                lowest_limit=e.lowest_limit, decreases=e.decreases,
+                                throttled=e.refusals)
+
+    def snapshot(self) -> CapacitySnapshot:
+        with self._lock:
+            return self.estimate.snapshot()
+
+    def update(self, change: Callable[[CapacityEstimate, float], Any]) -> Any:
+        """Apply ``change(estimate, now)`` under the lock (sharing between processes)."""
+        with self._lock:
+            result = change(self.estimate, self._clock())
+            self._wake_locked()
+            return result
+
+    # -- acquiring -----------------------------------------------------------------------
+    def slot(self) -> Slot:
+        return Slot(self)
+
+    async def acquire(self) -> float:
+        """Wait for a free slot; returns the time the call started (for ``release``)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._lock:
+                now = self._clock()
+                if now < self.estimate.paused_until:
+                    pause = self.estimate.paused_until - now
+                    future = None
+                elif self._in_flight < self.estimate.slots:
+                    self._in_flight += 1
+                    return now
+                else:
+                    pause = None
+                    future = loop.create_future()
+                    self._waiters.append((loop, future))
+            if future is None:
+                await asyncio.sleep(pause)
+                continue
+            try:
+                await future
+            except asyncio.CancelledError:
+                with self._lock:
+                    try:
+                        self._waiters.remove((loop, future))
+                    except ValueError:  # already woken: hand the wake-up on
+                        self._wake_locked()
+                raise
+
+    def release(self, started: float, *, throttled: bool = False,
+                retry_after: float | None = None, failed: bool = False) -> None:
+        """End a call. ``failed``: it failed otherwise (5xx, timeout): no lesson learned."""
+        with self._lock:
+            now = self._clock()
+            if throttled:
+                self.estimate.on_refusal(started, now, retry_after)
+            elif not failed:
+                self.estimate.on_success(started, now, self._in_flight)
+            self._in_flight -= 1
+            self._wake_locked()
+
+    def _wake_locked(self) -> None:
+        free = self.estimate.slots - self._in_flight
+        while free > 0 and self._waiters:
+            loop, future = self._waiters.popleft()
+            if future.done():
+                continue
+            if loop is _running_loop():
+                future.set_result(None)  # same loop: no self-pipe write needed
+            else:
+                loop.call_soon_threadsafe(_resolve, future)
+            free -= 1
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def refusal_of(exc: BaseException | None) -> tuple[bool, float | None]:
+    """Whether ``exc`` is a 429, and the Retry-After it carries."""
+    if exc is None:
+        return False, None
+    status = getattr(exc, "status_code", None)
+    if status != 429:
+        return False, None
+    retry_after = exc.retry_after if isinstance(exc, TransientProviderError) else None
+    return True, retry_after
+
+
+class Slot:
+    def __init__(self, limiter: AdaptiveLimiter):
+        self._limiter = limiter
+        self._started = 0.0
+        self._throttled = False
+        self._retry_after: float | None = None
+
+    def throttled(self, retry_after: float | None) -> None:
+        self._throttled, self._retry_after = True, retry_after
+
+    async def __aenter__(self) -> Slot:
+        self._started = await self._limiter.acquire()
+        return self
+
+    async def __aexit__(self, exc_type, exc, tb) -> None:
+        refused, retry_after = refusal_of(exc)
+        if refused and not self._throttled:
+            self.throttled(retry_after)
+        self._limiter.release(self._started, throttled=self._throttled,
+                              retry_after=self._retry_after,
+                              failed=exc is not None and not self._throttled)
+
+
+_registry: dict[tuple[str, str, str], AdaptiveLimiter] = {}
+_registry_lock = threading.Lock()
+
+
+def limiter_key(model: str, api_base: str | None) -> tuple[str, str, str]:
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    return provider, model, (api_base or "").rstrip("/")
+
+
+_KEEP: Any = object()
+
+
+def limiter_for(model: str, api_base: str | None, ceiling: int | None = _KEEP
+                ) -> AdaptiveLimiter:
+    """The process-wide limiter of this endpoint; ``ceiling`` given: capped at it (None: no
+    cap, discover), else the cap stays as it is."""
+    key = limiter_key(model, api_base)
+    with _registry_lock:
+        limiter = _registry.get(key)
+        if limiter is None:
+            limiter = _registry[key] = AdaptiveLimiter(None if ceiling is _KEEP else ceiling)
+            return limiter
+    if ceiling is not _KEEP and ceiling != limiter.estimate.ceiling:
+        limiter.set_ceiling(ceiling)
+    return limiter

@@ -1,0 +1,144 @@
+"""Chunks: slices of one run's responses that workers claim, so several split one run.
+
+The worker that holds the run (its owner) cuts the responses still to grade into chunks of
+``CHUNK_SIZE`` consecutive response ids; any worker (the owner, or helpers that join a running
+run) claims an open chunk, grades what in it has no grade yet and marks it done. A chunk whose
+worker stopped renewing it for ``lease_seconds`` is claimable again. Claims are atomic:
+``FOR UPDATE SKIP LOCKED`` on PostgreSQL, one conditional ``UPDATE ... RETURNING`` on SQLite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import ColumnElement, and_, delete, exists, func, or_, select, update
+
+from storage import models as m
+from storage.engine import SessionFactory
+
+CHUNK_SIZE = 25
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: int
+    run_id: int
+    pass_no: int
+    first_response_id: int
+    last_response_id: int
+
+
+def _claimable(lease_seconds: float) -> ColumnElement[bool]:
+    stale = m.utcnow() - timedelta(seconds=lease_seconds)
+    chunk = m.RunChunkRow
+    return or_(chunk.status == "open",
+               and_(chunk.status == "taken",
+                    or_(chunk.heartbeat_at.is_(None), chunk.heartbeat_at < stale)))
+
+
+def plan_pass(sessions: SessionFactory, run_id: int, pass_no: int,
+              response_ids: Sequence[int], *, size: int = CHUNK_SIZE) -> int:
+    """Replace the run's chunks with chunks of ``pass_no`` over ``response_ids``."""
+    ids = sorted(response_ids)
+    rows = [{"run_id": run_id, "pass_no": pass_no, "first_response_id": ids[i],
+             "last_response_id": ids[min(i + size, len(ids)) - 1], "status": "open"}
+            for i in range(0, len(ids), size)]
+    with sessions.begin() as session:
+        session.execute(delete(m.RunChunkRow).where(m.RunChunkRow.run_id == run_id))
+        if rows:
+            session.execute(m.RunChunkRow.__table__.insert(), rows)
+    return len(rows)
+
+
+def _chunk(row) -> Chunk:
+    return Chunk(id=row.id, run_id=row.run_id, pass_no=row.pass_no,
+                 first_response_id=row.first_response_id,
+                 last_response_id=row.last_response_id)
+
+
+def claim_chunk(sessions: SessionFactory, run_id: int, worker_id: str, *,
+                lease_seconds: float) -> Chunk | None:
+    """Take the run's next claimable chunk; None when every chunk is taken or done."""
+    take = {"status": "taken", "claimed_by": worker_id, "heartbeat_at": m.utcnow()}
+    chunk = m.RunChunkRow
+    where = and_(chunk.run_id == run_id, _claimable(lease_seconds))
+    with sessions.begin() as session:
+        if session.get_bind().dialect.name == "postgresql":
+            chunk_id = session.scalar(
+                select(chunk.id).where(where).order_by(chunk.id).limit(1)
+                .with_for_update(skip_locked=True))
+            if chunk_id is None:
+                return None
+            row = session.execute(update(chunk).where(chunk.id == chunk_id).values(**take)
+                                  .returning(*chunk.__table__.c)).one()
+            return _chunk(row)
+        candidate = select(chunk.id).where(where).order_by(chunk.id).limit(1)
+        row = session.execute(
+            update(chunk).where(chunk.id == candidate.scalar_subquery(), where)
+            .values(**take).returning(*chunk.__table__.c)).first()
+        return None if row is None else _chunk(row)
+
+
+def renew_chunks(sessions: SessionFactory, worker_id: str, chunk_ids: Sequence[int]
+                 ) -> set[int]:
+    """Heartbeat of our chunks; returns those still ours (a stale one may be taken over)."""
+    if not chunk_ids:
+        return set()
+    with sessions.begin() as session:
+        return set(session.scalars(update(m.RunChunkRow).where(
+            m.RunChunkRow.id.in_(list(chunk_ids)), m.RunChunkRow.claimed_by == worker_id,
+            m.RunChunkRow.status == "taken").values(heartbeat_at=m.utcnow())
+            .returning(m.RunChunkRow.id)))
+
+
+def finish_chunk(sessions: SessionFactory, chunk_id: int, worker_id: str) -> None:
+    with sessions.begin() as session:
+        session.execute(update(m.RunChunkRow).where(
+            m.RunChunkRow.id == chunk_id, m.RunChunkRow.claimed_by == worker_id,
+        ).values(status="done"))
+
+
+def release_chunk(sessions: SessionFactory, chunk_id: int, worker_id: str) -> None:
+    """Hand a chunk back (a worker stopping before it finished)."""
+    with sessions.begin() as session:
+        session.execute(update(m.RunChunkRow).where(
+            m.RunChunkRow.id == chunk_id, m.RunChunkRow.claimed_by == worker_id,
+            m.RunChunkRow.status == "taken",
+        ).values(status="open", claimed_by=None, heartbeat_at=None))
+
+
+def pending_in_chunk(sessions: SessionFactory, chunk: Chunk) -> list[int]:
+    """The chunk's responses that have no grade yet."""
+    rr, grade = m.RunResponseRow, m.GradeRow
+    with sessions() as session:
+        return list(session.scalars(
+            select(rr.response_id).where(
+                rr.run_id == chunk.run_id,
+                rr.response_id.between(chunk.first_response_id, chunk.last_response_id),
+                ~exists().where(grade.run_id == rr.run_id, grade.response_id == rr.response_id),
+            ).order_by(rr.response_id)))
+
+
+def unfinished(sessions: SessionFactory, run_id: int) -> int:
+    """Chunks of the run not done yet (open, or taken by a live or a dead worker)."""
+    with sessions() as session:
+        return session.scalar(select(func.count()).select_from(m.RunChunkRow).where(
+            m.RunChunkRow.run_id == run_id, m.RunChunkRow.status != "done")) or 0
+
+
+def joinable_run(sessions: SessionFactory, worker_id: str, *, lease_seconds: float,
+                 among: Sequence[int] | None = None, exclude: Sequence[int] = ()) -> int | None:
+    """A running run another worker holds, with a chunk to claim, for a helper to join."""
+    run, chunk = m.RunRow, m.RunChunkRow
+    query = (select(run.id).where(
+        run.status == "running", run.claimed_by != worker_id,
+        exists().where(chunk.run_id == run.id, _claimable(lease_seconds)),
+    ).order_by(run.id).limit(1))
+    if among is not None:
+        query = query.where(run.id.in_(list(among)))
+    if exclude:
+        query = query.where(run.id.not_in(list(exclude)))
+    with sessions() as session:
+        return session.scalar(query)

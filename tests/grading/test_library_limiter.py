@@ -1,0 +1,74 @@
+"""The library path discovers the provider's capacity like the job runner: default graders
+on one endpoint share one process-wide limiter (real litellm HTTP path, local fake provider)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from grading import Criterion, Rubric
+from grading.autograders import PerCriterionGrader, RubricAsJudgeGrader
+from grading.limiter import limiter_for
+from grading.llm import LiteLLMGenerate
+
+MODEL = "openai/fake-judge"
+RUBRIC = Rubric([Criterion(requirement=f"Requirement {i}") for i in range(4)])
+
+
+def judge(fake) -> LiteLLMGenerate:
+    return LiteLLMGenerate(MODEL, api_base=fake.api_base, api_key="test-key", timeout=10.0)
+
+
+async def test_gathered_grades_with_a_default_grader_find_the_cap_and_are_rarely_refused(
+        fake_provider):
+    fake_provider.latency = 0.05
+    fake_provider.max_concurrency = 3
+    grader = PerCriterionGrader(judge(fake_provider), retry_base_delay=0.01)
+    results = await asyncio.gather(*(RUBRIC.grade(f"answer {i}", autograder=grader)
+                                     for i in range(30)))
+    assert [r.score for r in results] == [1.0] * 30
+    # The old fixed default (8 in flight) against a cap of 3 is refused on most calls of a
+    # round; discovery starts at 4 and settles at the cap.
+    assert fake_provider.max_in_flight >= 3
+    assert fake_provider.rate_limited <= 0.1 * fake_provider.requests, (
+        fake_provider.rate_limited, fake_provider.requests)
+    limiter = limiter_for(MODEL, fake_provider.api_base)
+    assert limiter.stats().decreases >= 1 and limiter.limit <= 4
+
+
+async def test_what_one_default_grader_learned_paces_the_next(fake_provider):
+    fake_provider.latency = 0.05
+    fake_provider.max_concurrency = 2
+    first = PerCriterionGrader(judge(fake_provider), retry_base_delay=0.01)
+    await asyncio.gather(*(RUBRIC.grade(f"a{i}", autograder=first) for i in range(8)))
+    assert fake_provider.rate_limited > 0  # it had to find the cap
+    fake_provider.rate_limited = fake_provider.max_in_flight = 0
+    # Another grader, another kind, same endpoint: it starts from what the first learned.
+    second = RubricAsJudgeGrader(judge(fake_provider))
+    results = await asyncio.gather(*(RUBRIC.grade(f"b{i}", autograder=second)
+                                     for i in range(12)))
+    assert all(r.score is not None for r in results)
+    assert fake_provider.max_in_flight <= 3
+    assert fake_provider.rate_limited <= 2
+
+
+async def test_a_user_max_concurrency_caps_one_grader(fake_provider):
+    fake_provider.latency = 0.05
+    grader = PerCriterionGrader(judge(fake_provider), max_concurrency=2)
+    await asyncio.gather(*(RUBRIC.grade(f"c{i}", autograder=grader) for i in range(4)))
+    assert fake_provider.max_in_flight == 2
+
+
+async def test_a_custom_generate_fn_keeps_a_fixed_bound():
+    in_flight = peak = 0
+
+    async def generate(system_prompt: str, user_prompt: str) -> str:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.01)
+        in_flight -= 1
+        return '{"verdict": "MET", "reason": "ok"}'
+
+    rubric = Rubric([Criterion(requirement=f"R{i}") for i in range(20)])
+    assert (await rubric.grade("x", autograder=PerCriterionGrader(generate))).score == 1.0
+    assert peak == 8  # the documented default for a generate_fn we cannot see the endpoint of

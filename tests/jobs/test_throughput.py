@@ -1,0 +1,136 @@
+"""Throughput with no tuning: the runner finds a provider's cap, grades that failed only
+transiently get later passes, and ``grade --workers 2`` splits a run between processes
+without grading a response twice (real SQLite file and real PostgreSQL, real litellm HTTP
+path against the local fake provider)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from sqlalchemy import select
+
+from storage import cli
+from storage import models as m
+from storage.services import runs
+from tests.fake_provider import Reply
+from tests.jobs.helpers import (
+    CRITERIA,
+    answers_per_response,
+    make_dataset,
+    make_rubric,
+    make_run,
+    run_now,
+)
+
+FAST_PASSES = {"transport_retries": 1, "retry_passes": 3, "pass_delay": 0.05}
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_with_defaults_the_runner_finds_the_cap_no_grade_fails_and_429s_stay_rare(
+        sessions, backend, fake_provider):
+    fake_provider.max_concurrency = 6
+    fake_provider.latency = 0.05
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 80)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, use_cache=False)
+
+    result = run_now(sessions, run.id)
+
+    assert (result.status, result.graded, result.failed) == ("done", 80, 0)
+    grades = runs.list_grades(sessions, run.id)
+    assert all(g.score is not None for g in grades)
+    # It used what the provider allows (no ceiling was configured) ...
+    assert fake_provider.max_in_flight >= 6
+    # ... and was refused rarely (a fixed 16 in flight would be refused on most calls).
+    assert fake_provider.rate_limited <= 0.05 * fake_provider.requests, (
+        fake_provider.rate_limited, fake_provider.requests)
+
+
+def test_transient_failures_are_graded_again_in_a_later_pass(sessions, fake_provider):
+    version = make_rubric(sessions, criteria=CRITERIA[:1])
+    dataset, _ = make_dataset(sessions, 5)
+    # A bad minute: the first 14 requests fail with 503. Every call of the first pass fails
+    # twice (one transport retry), four calls of the second pass fail once and then succeed.
+    fake_provider.enqueue(*[Reply(status=503, error_message="overloaded")] * 14)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, use_cache=False,
+                   **FAST_PASSES)
+
+    result = run_now(sessions, run.id)
+
+    # Two passes; a third when a busy machine adds a lost connection of its own.
+    assert (result.status, result.failed) == ("done", 0) and result.passes in (2, 3)
+    grades = runs.list_grades(sessions, run.id)
+    assert len(grades) == 5 and all(g.score == 1.0 and g.error is None for g in grades)
+    assert fake_provider.requests >= 10 + 4 + 5
+    info = runs.get_run(sessions, run.id)
+    assert (info.done_count, info.failed_count) == (5, 0)
+
+
+def test_permanent_failures_are_never_retried(sessions, fake_provider):
+    version = make_rubric(sessions, criteria=CRITERIA[:1])
+    dataset, _ = make_dataset(sessions, 1)
+    fake_provider.enqueue(Reply(status=400, error_message="this request is malformed"))
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, use_cache=False,
+                   **FAST_PASSES)
+
+    result = run_now(sessions, run.id)
+
+    assert (result.status, result.failed, result.passes) == ("done", 1, 1)
+    assert fake_provider.requests == 1
+    (grade,) = runs.list_grades(sessions, run.id)
+    assert grade.score is None and "malformed" in grade.error
+
+
+def test_passes_are_bounded_when_the_provider_does_not_recover(sessions, fake_provider):
+    version = make_rubric(sessions, criteria=CRITERIA[:1])
+    dataset, _ = make_dataset(sessions, 2)
+    fake_provider.default = lambda _body: Reply(status=503, error_message="down")
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, use_cache=False,
+                   **{**FAST_PASSES, "transport_retries": 0, "retry_passes": 2})
+
+    result = run_now(sessions, run.id)
+
+    assert (result.status, result.failed, result.passes) == ("done", 2, 3)
+    assert fake_provider.requests == 2 * 3  # 2 calls, 3 passes, no transport retry
+    with sessions() as session:
+        flags = session.scalars(select(m.GradeRow.transient).where(
+            m.GradeRow.run_id == run.id)).all()
+    assert flags == [True, True]  # a requeue or a later look knows they were transient
+    info = runs.get_run(sessions, run.id)
+    assert (info.done_count, info.failed_count) == (0, 2)
+
+
+def test_grade_with_two_workers_splits_the_run_and_never_grades_a_response_twice(
+        db_url, tmp_path, fake_provider, capsys):
+    count = 240
+    (tmp_path / "rubric.yaml").write_text(
+        "- name: accurate\n  requirement: States the dose correctly\n  weight: 10\n")
+    (tmp_path / "r.csv").write_text(
+        "id,query,text\n" + "".join(f"r{i},question {i},answer number {i}\n"
+                                    for i in range(count)))
+    # At least 30 s of work (240 calls, 4 at a time, 0.5 s each): time for the helper process
+    # to start (importing litellm takes long on a busy machine) and join.
+    fake_provider.latency = 0.5
+    fake_provider.max_concurrency = 4
+
+    status = cli.main(["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
+                       str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
+                       "openai/fake-judge", "--api-base", fake_provider.api_base, "--db", db_url,
+                       "--no-cache", "--workers", "2"])
+
+    assert status == 0, capsys.readouterr().err
+    # Requests refused with a 429 were asked again; answered ones never were.
+    per_response = answers_per_response(fake_provider.answered)
+    assert len(per_response) == count
+    assert set(per_response.values()) == {1}  # one answer per response: nobody graded twice
+    from storage.engine import open_database
+
+    sessions = open_database(db_url)
+    with sessions() as session:
+        run_id = session.scalar(select(m.RunRow.id))
+        holders = Counter(session.scalars(select(m.RunChunkRow.claimed_by).where(
+            m.RunChunkRow.run_id == run_id)).all())
+    assert len(holders) == 2, holders  # both processes graded chunks of the one run
+    grades = runs.list_grades(sessions, run_id)
+    assert len(grades) == count and all(g.score == 1.0 for g in grades)
