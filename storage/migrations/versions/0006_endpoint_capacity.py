@@ -2,7 +2,7 @@
 and the capacity each worker learned per provider endpoint.
 
 Revision ID: 0006_endpoint_capacity
-Revises: 0004_people_roles
+Revises: 0007_run_pause
 Create Date: 2026-11-22 18:10:00
 """
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006_endpoint_capacity"
-down_revision: str | None = "0004_people_roles"
+down_revision: str | None = "0007_run_pause"
 branch_labels: str | None = None
 depends_on: str | None = None
 
