@@ -76,6 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
         "import-verdicts", help="append human verdicts from a CSV (nothing on any problem)")
     label_commands.add_import_arguments(verdicts)
     verdicts.set_defaults(func=label_commands.import_verdicts_command)
+
+    from storage import agreement_command
+
+    agree = commands.add_parser(
+        "agreement", help="per-criterion agreement: judges vs the human verdict, reviewers "
+                          "vs each other (the human baseline)")
+    agreement_command.add_arguments(agree)
+    agree.set_defaults(func=agreement_command.agreement_command)
     return parser
 
 
