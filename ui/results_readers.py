@@ -12,7 +12,7 @@ import streamlit as st
 
 from storage import model_presets
 from storage.dto import DatasetInfo, RubricInfo, RubricVersionInfo, RunInfo
-from storage.services import datasets, results, review_queue, rubrics, runs
+from storage.services import datasets, results, review_queue, review_sets, rubrics, runs
 from storage.services.results import (
     GradeFacts,
     ResultSet,
@@ -105,15 +105,18 @@ def get_results_page(
 @st.cache_data(ttl=300, max_entries=200, show_spinner=False)
 def get_response_detail(
     db: str, response_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
-    stamp: RunStamp,
+    stamp: RunStamp, viewer: str | None = None, see_all: bool = False,
 ) -> ResponseDetail:
-    return review_queue.response_detail(sessions_for(db), response_id, rubric_version_id, run_ids)
+    """``viewer`` (a reviewer key) does not see other reviewers' verdicts on a criterion
+    before answering it, unless ``see_all``."""
+    return review_queue.response_detail(sessions_for(db), response_id, rubric_version_id, run_ids,
+                                        viewer=viewer, see_all=see_all)
 
 
 @st.cache_data(ttl=600, max_entries=20, show_spinner="Building the review queue…")
 def get_review_queue(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
-    unreviewed_only: bool, nonce: int,
+    unreviewed_only: bool, nonce: int, reviewer_key: str | None = None,
 ) -> list[QueueItem]:
     """A snapshot: saving a verdict does not reorder it under the reviewer's feet; ``nonce``
     changes when they ask for a fresh queue."""
@@ -121,7 +124,21 @@ def get_review_queue(
                             run_stamp(db, run_ids)[0])
     return review_queue.review_queue(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
-        run_ids=run_ids, unreviewed_only=unreviewed_only, facts=facts)
+        run_ids=run_ids, unreviewed_only=unreviewed_only, facts=facts,
+        reviewer_key=reviewer_key)
+
+
+@st.cache_data(ttl=60, max_entries=20, show_spinner=False)
+def get_review_coverage(db: str, dataset_id: int, rubric_version_id: int,
+                        stamp: RunStamp) -> review_sets.Coverage:
+    return review_sets.coverage(sessions_for(db), dataset_id, rubric_version_id)
+
+
+@st.cache_data(ttl=60, max_entries=20, show_spinner=False)
+def get_adjudication_queue(db: str, dataset_id: int, rubric_version_id: int,
+                           stamp: RunStamp) -> list[review_queue.DisputeItem]:
+    return review_queue.adjudication_queue(sessions_for(db), dataset_id=dataset_id,
+                                           rubric_version_id=rubric_version_id)
 
 
 @st.cache_data(ttl=10, max_entries=5, show_spinner=False)
@@ -136,6 +153,8 @@ def clear_after_verdict() -> None:
     get_response_detail.clear()
     get_results_page.clear()
     get_reviewed_scores.clear()
+    get_review_coverage.clear()
+    get_adjudication_queue.clear()
 
 
 def clear_after_launch() -> None:

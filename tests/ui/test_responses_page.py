@@ -8,6 +8,7 @@ import pytest
 
 from grading.types import Criterion
 from storage.services import datasets, rubrics
+from storage.services.reviewers import local_actor
 from tests.ui.pages import SAMPLES, db, frame_with, frames, open_page, texts
 
 SAMPLE_CSV = (SAMPLES / "sample_responses.csv").read_bytes()
@@ -295,7 +296,7 @@ def test_a_dataset_with_human_verdicts_cannot_be_deleted_here():
     dataset = _dataset(rows=[{"text": "a"}])
     [response] = _responses(dataset.id)
     set_human_verdict(db(), response_id=response.id, criterion_id=version.criteria[0].id,
-                      verdict="MET", reviewer="ana")
+                      verdict="MET", actor=local_actor("ana"))
     at = open_page("responses")
     at.checkbox(key=f"responses_delete_sure_{dataset.id}").check().run()
     at.button(key="responses_delete").click().run()
