@@ -96,7 +96,7 @@ def run(rounds: int) -> None:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"{url}/review")
             page.get_by_role("heading", name="Review", exact=True).wait_for(timeout=90_000)
-            box = page.get_by_label("Your name (reviewer)")
+            box = page.get_by_role("textbox", name="Your name (reviewer)")
             box.fill("bench-reviewer")
             box.press("Enter")
             idle(page)

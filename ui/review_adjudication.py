@@ -33,7 +33,8 @@ def render_adjudication(db: str, chosen: ResultSet, actor: Actor | None) -> None
     items = readers.get_adjudication_queue(
         db, chosen.dataset_id, chosen.rubric_version_id, readers.run_stamp(db, chosen.run_ids))
     disputed = [i for i in items if i.decision.disputed]
-    st.caption(f"{len(disputed)} disputed criteria in this set. Until you decide, the "
+    noun = "criterion" if len(disputed) == 1 else "criteria"
+    st.caption(f"{len(disputed)} disputed {noun} in this set. Until you decide, the "
                "judge's verdict stands for them; your verdict applies at once to every run.")
     render_pending(actor, items)
     if not disputed:

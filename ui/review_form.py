@@ -222,13 +222,17 @@ def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,
             if mine is not None:
                 st.caption(f"Yours: {mine.verdict.value} · "
                            f"{mine.created_at:%Y-%m-%d %H:%M} UTC")
+                if mine.note:
+                    st.text(mine.note)
             if criterion.id in detail.hidden:
                 st.caption("Other reviewers' verdicts are hidden until you save yours.")
             elif decision is not None:
-                others = [h for h in decision.reviews if h is not mine]
-                st.markdown(response_view.decision_caption(decision))
+                others = [h for h in decision.reviews
+                          if mine is None or h.reviewer_key != mine.reviewer_key]
                 if others or decision.adjudication is not None:
                     response_view.render_human_cell(decision)
+                else:
+                    st.markdown(response_view.decision_caption(decision))
 
 
 def render_item(actor: Actor | None, detail: ResponseDetail) -> None:
