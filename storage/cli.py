@@ -84,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "vs each other (the human baseline)")
     agreement_command.add_arguments(agree)
     agree.set_defaults(func=agreement_command.agreement_command)
+
+    from storage import panel_commands
+
+    panel = commands.add_parser("panel", help="judge panels: runs combined by a voting rule")
+    panel_commands.add_panel_arguments(panel)
+    panel.set_defaults(func=panel_commands.panel_command)
     return parser
 
 

@@ -113,6 +113,12 @@ def get_response_detail(
                                         viewer=viewer, see_all=see_all)
 
 
+def detail_stamp(db: str, response_id: int, run_ids: tuple[int, ...]) -> RunStamp:
+    """What one response's detail depends on: the runs' grades and the verdicts on that
+    response alone, so saving on one response leaves the others' details cached."""
+    return (run_stamp(db, run_ids)[0], review_queue.verdict_stamp(sessions_for(db), response_id))
+
+
 @st.cache_data(ttl=600, max_entries=20, show_spinner="Building the review queue…")
 def get_review_queue(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
@@ -145,6 +151,16 @@ def get_adjudication_queue(db: str, dataset_id: int, rubric_version_id: int,
 def get_model_presets(db: str) -> tuple[model_presets.ModelPreset, ...]:
     # ``db`` only keys the cache: the presets file lives beside the default database.
     return model_presets.list_model_presets()
+
+
+def clear_after_review() -> None:
+    """After a save on the Review page: details are keyed by their own verdicts
+    (detail_stamp), so they stay; everything that sums over responses goes."""
+    run_stamp.clear()
+    get_results_page.clear()
+    get_reviewed_scores.clear()
+    get_review_coverage.clear()
+    get_adjudication_queue.clear()
 
 
 def clear_after_verdict() -> None:

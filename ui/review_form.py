@@ -104,7 +104,7 @@ def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int
         s.review_flash = ("error", md_escape(str(exc)))
         return
     finally:
-        readers.clear_after_verdict()
+        readers.clear_after_review()
     s.review_form_nonce += 1
     saved = [md_escape(labels[h.criterion_id]) for h in result.saved]
     if result.stale:

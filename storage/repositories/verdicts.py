@@ -188,3 +188,10 @@ def reviewer_names(session: Session, dataset_id: int,
     ):
         names[key] = name
     return names
+
+
+def response_stamp(session: Session, response_id: int) -> tuple[int, int]:
+    count, newest = session.execute(
+        select(func.count(), func.max(m.HumanVerdictRow.id))
+        .where(m.HumanVerdictRow.response_id == response_id)).one()
+    return int(count or 0), int(newest or 0)

@@ -6,7 +6,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from storage.convert import response_info, run_info, version_info
+from grading.types import ScoringSettings
+from storage.convert import grade_info, response_info, run_info, version_info
 from storage.dto import (
     EffectiveGrade,
     HumanDecision,
@@ -16,6 +17,7 @@ from storage.dto import (
     RubricVersionInfo,
     RunInfo,
 )
+from storage.effective import compute_effective_grade, compute_human_score
 from storage.engine import SessionFactory
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import results as repo
@@ -142,7 +144,7 @@ def response_detail(
     ``viewer`` (a reviewer key) sees other reviewers' verdicts on a criterion only once they
     have answered it themselves, unless ``see_all`` (adjudicators, the Results page).
     """
-    with sessions() as session:
+    with sessions() as session:  # one session, the decisions computed once
         response = response_info(dataset_repo.get_response(session, response_id))
         version = version_info(rubric_repo.get_version(session, rubric_version_id))
         wanted = None if run_ids is None else set(run_ids)
@@ -151,9 +153,17 @@ def response_detail(
             if wanted is None or r.id in wanted)
         decisions = consensus.decisions(session, [response_id], rubric_version_id).get(
             response_id, {})
-    by_run = {g.run_id: g for g in reviews.effective_grades_for_response(
-        sessions, response_id, rubric_version_id)}
-    grades = tuple(by_run.get(run.id) for run in runs)
+        graded = {grade.run_id: grade_info(grade) for grade, _run in
+                  run_repo.grades_for_response(session, response_id, rubric_version_id)}
+        everything = reviews.history_in(session, response_id,
+                                        rubric_version_id=rubric_version_id)
+    criteria = list(version.criteria)
+    grades = tuple(
+        compute_effective_grade(criteria=criteria, grade=graded[run.id],
+                                settings=run.settings.scoring(), to_grade=response.to_grade,
+                                humans=decisions)
+        if run.id in graded else None
+        for run in runs)
     mine: dict[int, HumanVerdictInfo] = {}
     hidden: set[int] = set()
     if viewer is not None:
@@ -163,11 +173,11 @@ def response_detail(
                 mine[cid] = own[0]
             elif not see_all:
                 hidden.add(cid)
-    history = tuple(h for h in reviews.verdict_history(
-        sessions, response_id, rubric_version_id=rubric_version_id)
-        if h.criterion_id not in hidden)
-    settings = runs[0].settings.scoring() if runs else None
-    human = reviews.human_score(sessions, response_id, rubric_version_id, settings)
+    history = tuple(h for h in everything if h.criterion_id not in hidden)
+    settings = runs[0].settings.scoring() if runs else ScoringSettings()
+    human = compute_human_score(
+        response_id=response_id, rubric_version_id=rubric_version_id, criteria=criteria,
+        humans=decisions, settings=settings, to_grade=response.to_grade)
     judged: dict[int, set] = defaultdict(set)
     for grade in grades:
         for criterion in grade.criteria if grade else ():
@@ -180,6 +190,13 @@ def response_detail(
         disagree_criteria=frozenset(c for c, seen in judged.items() if len(seen) > 1),
         mine=mine, hidden=frozenset(hidden),
     )
+
+
+def verdict_stamp(sessions: SessionFactory, response_id: int) -> tuple[int, int]:
+    """(count, newest id) of the human verdicts on one response: what a cached detail of it
+    is keyed on, so a save on another response leaves it cached."""
+    with sessions() as session:
+        return verdict_repo.response_stamp(session, response_id)
 
 
 def adjudication_queue(

@@ -250,16 +250,25 @@ def verdict_history(
     still says which version it was given on).
     """
     with sessions() as session:
-        criteria: list[int] | None = None
-        sources: dict[int, tuple[int, int]] = {}
-        if rubric_version_id is not None:
-            sources = repo.carry_sources(session, rubric_version_id)
-            criteria = [c for c, (target, _n) in sources.items()
-                        if criterion_id is None or target == criterion_id]
-        elif criterion_id is not None:
-            criteria = [criterion_id]
-        found = [human_verdict_info(row, prev) for row, prev in repo.history(
-            session, response_id, criterion_ids=criteria, stream=stream)]
+        return history_in(session, response_id, rubric_version_id=rubric_version_id,
+                          criterion_id=criterion_id, stream=stream)
+
+
+def history_in(
+    session: Session, response_id: int, *, rubric_version_id: int | None = None,
+    criterion_id: int | None = None, stream: str | None = None,
+) -> list[HumanVerdictInfo]:
+    """verdict_history inside the caller's session."""
+    criteria: list[int] | None = None
+    sources: dict[int, tuple[int, int]] = {}
+    if rubric_version_id is not None:
+        sources = repo.carry_sources(session, rubric_version_id)
+        criteria = [c for c, (target, _n) in sources.items()
+                    if criterion_id is None or target == criterion_id]
+    elif criterion_id is not None:
+        criteria = [criterion_id]
+    found = [human_verdict_info(row, prev) for row, prev in repo.history(
+        session, response_id, criterion_ids=criteria, stream=stream)]
     if sources:
         found = [replace(h, criterion_id=sources[h.criterion_id][0]) for h in found]
         found.sort(key=lambda h: (h.criterion_id, h.id))

@@ -1,5 +1,5 @@
-"""Migration 0005: a single-reviewer database (at 0003, with data) moves to per-reviewer
-histories without losing a verdict or changing an effective score; and back down."""
+"""Migration 0005: a single-reviewer database (the revision before it, with data) moves to
+per-reviewer histories without losing a verdict or changing an effective score; and back down."""
 
 from __future__ import annotations
 
@@ -18,6 +18,14 @@ V = Verdict
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
+def _before_0005() -> str:
+    """The revision just before several reviewers: the single-reviewer schema."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config())
+    return script.get_revision("0005_several_reviewers").down_revision
+
+
 def _migrate(url: str, target: str, *, down: bool = False) -> None:
     engine = create_engine(url, poolclass=NullPool)
     with engine.connect() as connection:
@@ -27,8 +35,8 @@ def _migrate(url: str, target: str, *, down: bool = False) -> None:
     engine.dispose()
 
 
-def _seed_at_0003(url: str) -> dict[str, int]:
-    """What the app wrote before: one history per (response, criterion), any reviewers."""
+def _seed_single_reviewer(url: str) -> dict[str, int]:
+    """What the app wrote before 0005: one history per (response, criterion), any reviewers."""
     engine = create_engine(url, poolclass=NullPool)
     naive = engine.dialect.name == "sqlite"
 
@@ -78,8 +86,8 @@ def _seed_at_0003(url: str) -> dict[str, int]:
 
 def test_a_single_reviewer_database_migrates_without_loss(backend, new_database):
     url = new_database(backend)
-    _migrate(url, "0003")
-    _seed_at_0003(url)
+    _migrate(url, _before_0005())
+    _seed_single_reviewer(url)
     _migrate(url, "head")
 
     sessions = open_database(url)
@@ -106,7 +114,7 @@ def test_a_single_reviewer_database_migrates_without_loss(backend, new_database)
     sessions.kw["bind"].dispose()
 
     # and back down: one history per (response, criterion) again, nothing lost
-    _migrate(url, "0003", down=True)
+    _migrate(url, _before_0005(), down=True)
     engine = create_engine(url, poolclass=NullPool)
     with engine.connect() as c:
         rows = c.execute(text("SELECT response_id, criterion_id, seq, verdict FROM "

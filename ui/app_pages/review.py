@@ -46,24 +46,33 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
         st.success("Everything in your queue is reviewed. Switch off “Only responses still "
                    "to review” to revisit verdicts.")
         return
-    stamp = readers.run_stamp(db, chosen.run_ids)
     viewer = actor.key if actor else None
-    item = review_queue_view.current_item(queue)
-    detail = readers.get_response_detail(db, item.response_id, chosen.rubric_version_id,
-                                         chosen.run_ids, stamp, viewer)
+
+    def detail_of(response_id: int):
+        return readers.get_response_detail(
+            db, response_id, chosen.rubric_version_id, chosen.run_ids,
+            readers.detail_stamp(db, response_id, chosen.run_ids), viewer)
+
+    shown = s.review_shown
     if s.review_pending is not None:
-        before = s.review_position
-        review_form.process_pending(actor, detail, len(queue))
-        item = review_queue_view.current_item(queue)
-        if s.review_position != before or s.review_form_nonce != s.review_shown[2]:
-            stamp = readers.run_stamp(db, chosen.run_ids)
-            detail = readers.get_response_detail(
-                db, item.response_id, chosen.rubric_version_id, chosen.run_ids, stamp, viewer)
+        # The save is made against what the form showed (still cached), before the next
+        # response is read: one detail read per save and next.
+        if shown is None:
+            s.review_pending = None
+        else:
+            review_form.process_pending(actor, detail_of(shown[0]), len(queue))
+    item = review_queue_view.current_item(queue)
+    detail = detail_of(item.response_id)
     if s.review_scrolled != item.response_id:
         s.review_scrolled = item.response_id
         review_form.scroll_to_top(item.response_id, s.review_form_nonce)
     review_queue_view.render_nav(queue, item, detail)
     review_form.render_item(actor, detail)
+    # Read the next response ahead (after drawing this one), so "save and next" finds it
+    # cached: a save here does not change the next response's detail stamp.
+    following = s.review_position + 1
+    if following < len(queue):
+        detail_of(queue[following].response_id)
 
 
 st.title("Review")
