@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
@@ -89,7 +91,7 @@ def render_set_panel(db: str, chosen: ResultSet, actor: Actor | None) -> None:
                 st.success("Saved: the queues now follow these settings.")
 
 
-def position_of_requested(queue: list[QueueItem]) -> None:
+def position_of_requested(queue: Sequence[QueueItem]) -> None:
     """Results' "review this response" asks for one response: go to it."""
     s = st.session_state
     wanted = s.review_response_id
@@ -104,7 +106,7 @@ def position_of_requested(queue: list[QueueItem]) -> None:
                "switch off “Only responses still to review”).")
 
 
-def current_item(queue: list[QueueItem]) -> QueueItem:
+def current_item(queue: Sequence[QueueItem]) -> QueueItem:
     s = st.session_state
     s.review_position = min(max(0, s.review_position), len(queue) - 1)
     return queue[s.review_position]
@@ -122,7 +124,7 @@ def item_caption(item: QueueItem, detail: ResponseDetail, blind: bool) -> str:
     return " · ".join([item.external_id or f"#{item.response_id}", *flags, reviewed, others])
 
 
-def render_nav(queue: list[QueueItem], item: QueueItem, detail: ResponseDetail) -> None:
+def render_nav(queue: Sequence[QueueItem], item: QueueItem, detail: ResponseDetail) -> None:
     s = st.session_state
     prev, middle, history, nxt = st.columns([2, 5, 2, 2], vertical_alignment="center")
     prev.button("Previous", icon=":material/chevron_left:", key="review_prev",
