@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 
 from storage.config import data_dir
 from storage.errors import InvalidInputError
+from storage.services.reviewers import Actor, Role, require
 
 PRESETS_FILENAME = "model_presets.json"
 _lock = threading.Lock()
@@ -97,8 +98,9 @@ def list_model_presets() -> tuple[ModelPreset, ...]:
     return tuple(_read(presets_path()))
 
 
-def add_model_preset(model: str, api_base: str | None = None) -> ModelPreset:
+def add_model_preset(model: str, api_base: str | None = None, *, actor: Actor) -> ModelPreset:
     """Add a preset (raises InvalidInputError if it is malformed or already listed)."""
+    require(actor, Role.ADMIN, "change the model list")
     preset = _clean(model, api_base)
     with _lock:
         path = presets_path()
@@ -109,8 +111,9 @@ def add_model_preset(model: str, api_base: str | None = None) -> ModelPreset:
     return preset
 
 
-def remove_model_preset(model: str, api_base: str | None = None) -> bool:
+def remove_model_preset(model: str, api_base: str | None = None, *, actor: Actor) -> bool:
     """Remove a preset; False if it was not there."""
+    require(actor, Role.ADMIN, "change the model list")
     preset = _clean(model, api_base)
     with _lock:
         path = presets_path()

@@ -14,6 +14,7 @@ from storage.model_presets import (
     presets_path,
     remove_model_preset,
 )
+from tests.actors import ADMIN
 
 
 def test_no_file_means_no_presets():
@@ -21,8 +22,8 @@ def test_no_file_means_no_presets():
 
 
 def test_added_presets_are_listed_in_order_and_survive_a_reread():
-    add_model_preset("openai/gpt-4.1-mini")
-    add_model_preset(" openai/local-llama ", "http://127.0.0.1:8000/v1/")
+    add_model_preset("openai/gpt-4.1-mini", actor=ADMIN)
+    add_model_preset(" openai/local-llama ", "http://127.0.0.1:8000/v1/", actor=ADMIN)
     assert list_model_presets() == (
         ModelPreset("openai/gpt-4.1-mini"),
         ModelPreset("openai/local-llama", "http://127.0.0.1:8000/v1"),
@@ -33,8 +34,8 @@ def test_added_presets_are_listed_in_order_and_survive_a_reread():
 
 
 def test_same_model_with_another_api_base_is_a_separate_preset():
-    add_model_preset("openai/m")
-    add_model_preset("openai/m", "http://127.0.0.1:1234/v1")
+    add_model_preset("openai/m", actor=ADMIN)
+    add_model_preset("openai/m", "http://127.0.0.1:1234/v1", actor=ADMIN)
     assert len(list_model_presets()) == 2
 
 
@@ -50,22 +51,22 @@ def test_same_model_with_another_api_base_is_a_separate_preset():
 )
 def test_malformed_presets_are_refused_with_a_reason(model, api_base, message):
     with pytest.raises(InvalidInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        add_model_preset(model, api_base)
+        add_model_preset(model, api_base, actor=ADMIN)
     assert list_model_presets() == ()
 
 
 def test_a_duplicate_is_refused():
-    add_model_preset("openai/m")
+    add_model_preset("openai/m", actor=ADMIN)
     with pytest.raises(InvalidInputError, match="already in the list"):
-        add_model_preset("openai/m ")
+        add_model_preset("openai/m ", actor=ADMIN)
 
 
 def test_remove_takes_out_exactly_that_preset():
-    add_model_preset("openai/m")
-    add_model_preset("openai/m", "http://127.0.0.1:1/v1")
-    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1") is True
+    add_model_preset("openai/m", actor=ADMIN)
+    add_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN)
+    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN) is True
     assert list_model_presets() == (ModelPreset("openai/m"),)
-    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1") is False
+    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN) is False
 
 
 def test_a_corrupt_file_is_explained():

@@ -88,13 +88,15 @@ def test_save_and_next_moves_on_and_a_note_is_kept():
     assert saved.note == "dose checked"
 
 
-def test_without_a_reviewer_name_nothing_is_saved():
+def test_without_a_typed_name_verdicts_are_recorded_under_the_login_name():
+    from ui.auth import computer_login
+
     seeded = seed_graded(count=3)
     at = _review(name="")
     _verdict(at, seeded, 1).set_value("MET")
     at.button[-2].click().run()
-    assert "Enter your name in the sidebar" in texts(at)
-    assert reviews.verdict_history(seeded.sessions, seeded.responses[1].id) == []
+    [saved] = reviews.verdict_history(seeded.sessions, seeded.responses[1].id)
+    assert saved.reviewer == computer_login()
 
 
 def test_the_reviewer_name_is_kept_across_pages():
@@ -201,13 +203,16 @@ def test_accept_the_judges_fills_only_where_they_agree():
     assert "Filled 3 criteria where the judges agree" in texts(at)
 
 
-def test_without_a_name_the_error_is_shown_under_the_save_button():
+def test_an_error_is_shown_under_the_save_button_not_at_the_top():
     seeded = seed_graded(count=3)
-    at = _review(name="")
+    at = _review()
+    rid, cid = seeded.responses[1].id, seeded.version.criteria[1].id
+    reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
+                              verdict="UNMET", actor=local_actor("ana"))  # another window
     _verdict(at, seeded, 1).set_value("MET")
     at.button(key="review_save").click().run()
     [error] = at.error
-    assert "Enter your name in the sidebar" in error.value
+    assert "you changed them in another window" in error.value
     # drawn right after the save buttons, not at the top of the page
     order = [(e.type, getattr(e, "key", None) or getattr(e, "value", None))
              for e in _in_order(at.main)]

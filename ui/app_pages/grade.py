@@ -12,6 +12,7 @@ from storage.dto import RunInfo
 from storage.services import runs
 from ui import grade_settings, runtime
 from ui import results_readers as readers
+from ui.auth import current_actor
 from ui.verdict_view import GRADER_HELP, GRADER_LABELS, STATUS_BADGES, md_escape, run_label
 
 POLL_SECONDS = 2.0
@@ -64,7 +65,7 @@ def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...
                 grader=judge.grader, model=judge.model,
                 settings={**settings, "api_base": judge.api_base},
                 response_ids=list(response_ids) if response_ids is not None else None,
-                name=s.grade_run_name.strip()))
+                name=s.grade_run_name.strip(), actor=current_actor()))
     except RubricWorkbenchError as exc:
         s.grade_flash = ("error", f"Nothing more was launched: {md_escape(str(exc))}")
     else:
@@ -79,7 +80,7 @@ def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...
 
 def handle_cancel(run_id: int) -> None:
     try:
-        runs.cancel_run(runtime.get_sessions(), run_id)
+        runs.cancel_run(runtime.get_sessions(), run_id, actor=current_actor())
         st.session_state.grade_flash = ("info", f"Run #{run_id} was cancelled; the grades it "
                                         "stored are kept.")
     except RubricWorkbenchError as exc:
@@ -89,7 +90,7 @@ def handle_cancel(run_id: int) -> None:
 
 def handle_requeue(run_id: int) -> None:
     try:
-        runs.requeue_run(runtime.get_sessions(), run_id)
+        runs.requeue_run(runtime.get_sessions(), run_id, actor=current_actor())
         st.session_state.grade_flash = ("info", f"Run #{run_id} is queued again; only the "
                                         "responses without a grade are graded.")
     except RubricWorkbenchError as exc:
@@ -298,6 +299,7 @@ def _runs_table(all_runs: list[RunInfo]) -> list[dict]:
         "Tokens": r.total_tokens,
         "Cost": _cost(r),
         "Created": r.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+        "Launched by": r.launched_by or "",
         "Error": r.error or "",
     } for r in reversed(all_runs)]
 

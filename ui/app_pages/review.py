@@ -19,19 +19,6 @@ from ui.auth import current_actor
 from ui.verdict_view import md_escape
 
 
-def handle_name_change() -> None:
-    st.session_state.reviewer_name = st.session_state.review_name_input.strip()
-
-
-def render_sidebar() -> None:
-    st.session_state.review_name_input = st.session_state.reviewer_name
-    st.sidebar.text_input("Your name (reviewer)", key="review_name_input",
-                          on_change=handle_name_change, placeholder="e.g. Ana Souza",
-                          help="Saved with every verdict you enter; set once per session.")
-    if not st.session_state.reviewer_name:
-        st.sidebar.caption("Enter your name to save verdicts.")
-
-
 @st.fragment
 def render_workspace(db: str, chosen: ResultSet) -> None:
     """The queue position, one response and its form: a save or a key press re-runs only
@@ -82,7 +69,6 @@ st.caption("Correct the judges by hand. The human verdict replaces the judge's i
            "adjudicator decides.")
 db = runtime.database_key()
 runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
-render_sidebar()
 try:
     chosen = review_queue_view.pick_set(db)
     if chosen is not None:

@@ -10,7 +10,7 @@ import streamlit as st
 from grading.llm import API_BASE_ENV, API_KEY_ENV, DEFAULT_MODEL, MODEL_ENV
 from storage.config import DATA_DIR_VARIABLE, DATABASE_URL_VARIABLE, data_dir, describe_url
 from storage.connection_check import check_connection, key_variables, needed_key_variable
-from storage.errors import InvalidInputError
+from storage.errors import InvalidInputError, StorageError
 from storage.model_presets import (
     ModelPreset,
     add_model_preset,
@@ -18,7 +18,9 @@ from storage.model_presets import (
     presets_path,
     remove_model_preset,
 )
+from ui.auth import current_actor
 from ui.boundary import plain
+from ui.people_admin import render_people
 from ui.runtime import database_key
 
 state = st.session_state
@@ -38,16 +40,20 @@ def render_flash() -> None:
 # -- handlers --------------------------------------------------------------------------------
 def handle_add(model: str, api_base: str) -> None:
     try:
-        preset = add_model_preset(model, api_base or None)
-    except InvalidInputError as exc:
-        st.error(plain(f"Not added: {exc}."))
+        preset = add_model_preset(model, api_base or None, actor=current_actor())
+    except StorageError as exc:
+        st.error(plain(f"Not added: {exc}"))
         return
     flash(f"Added {preset.label}. Test the connection below before grading with it.")
     st.rerun()
 
 
 def handle_remove(preset: ModelPreset) -> None:
-    remove_model_preset(preset.model, preset.api_base)
+    try:
+        remove_model_preset(preset.model, preset.api_base, actor=current_actor())
+    except StorageError as exc:
+        st.error(plain(f"Not removed: {exc}"))
+        return
     state["settings_check"] = None
     flash(f"Removed {preset.label}.", "info")
     st.rerun()
@@ -158,6 +164,7 @@ def render_page() -> None:
     render_presets(presets)
     render_keys()
     render_storage()
+    render_people()
 
 
 render_page()
