@@ -1,16 +1,19 @@
-"""Two reviewers in two browsers review the same responses blind, disagree on one criterion,
-an adjudicator resolves it — the effective score changes only then — and the Agreement page
-shows the human baseline. Local mode: a browser context with a typed name is a person."""
+"""Two signed-in reviewers (team mode, a real OpenID Connect provider on 127.0.0.1) review the
+same responses blind, disagree on one criterion, an adjudicator resolves it — the effective
+score changes only then — and the Agreement page shows the human baseline."""
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from grading.types import Criterion, ScoringSettings, Verdict
 from storage.engine import open_database
-from storage.services import datasets, review_sets, reviews, rubrics, runs
+from storage.services import datasets, people, review_sets, reviews, rubrics, runs
 from storage.services.reviewers import local_actor
-from tests.e2e.conftest import SCREENSHOTS
+from tests.actors import ADMIN
+from tests.e2e import test_signin as signin
+from tests.e2e.conftest import SCREENSHOTS, database_url_in
 from tests.storage.helpers import judge_report
 
 M = Verdict.MET
@@ -23,12 +26,13 @@ SEEDED: dict[str, object] = {}
 
 def _seed(url: str) -> None:
     sessions = open_database(url)
-    version = rubrics.create_rubric(sessions, "Dosing", CRITERIA)
+    version = rubrics.create_rubric(sessions, "Dosing", CRITERIA, actor=ADMIN)
     dataset = datasets.create_dataset(sessions, "Answers", responses=[
-        {"id": f"q{i}", "query": f"question {i}", "text": f"answer {i}"} for i in range(2)])
+        {"id": f"q{i}", "query": f"question {i}", "text": f"answer {i}"} for i in range(2)],
+        actor=ADMIN)
     responses = datasets.list_responses(sessions, dataset.id, limit=None)
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model="openai/judge")
+                          grader="per_criterion", model="openai/judge", actor=ADMIN)
     for response in responses:
         runs.record_grade(sessions, run.id, response.id, judge_report(
             CRITERIA, [M, M], ScoringSettings(), response.output))
@@ -55,13 +59,11 @@ def _idle(page: Page) -> None:
     expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=30_000)
 
 
-def _sign_in(page: Page, url: str, name: str) -> None:
+def _sign_in(page: Page, url: str, login: str) -> None:
+    signin._sign_in(page, url, login)
     page.goto(f"{url}/review")
     expect(page.get_by_role("heading", name="Review", exact=True)).to_be_visible(
         timeout=45_000)
-    box = page.get_by_role("textbox", name="Your name (reviewer)")
-    box.fill(name)
-    box.press("Enter")
     _idle(page)
     expect(page.get_by_text("1 of 2").first).to_be_visible(timeout=20_000)
     page.get_by_role("heading", name="Review", exact=True).click()  # focus off the input
@@ -80,17 +82,35 @@ def _shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
-def test_two_blind_reviewers_a_dispute_and_an_adjudication(seeded_app_server, browser):
-    url = seeded_app_server(_seed)
-    ana = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    bo = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+@pytest.fixture(scope="module")
+def team(tmp_path_factory):
+    app_url, data_dir, provider, stop = signin._team_app(tmp_path_factory)
+    _seed(database_url_in(data_dir))
+    sessions = open_database(database_url_in(data_dir))
+    people.set_role(sessions, "ana@example.org", "adjudicator", actor=ADMIN)
+    people.set_role(sessions, "bo@example.org", "reviewer", actor=ADMIN)
+    sessions.kw["bind"].dispose()
+    yield app_url
+    stop()
+    provider.stop()
+
+
+def _person(browser) -> Page:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    signin._loopback_only(context)
+    return context.new_page()
+
+
+def test_two_blind_reviewers_a_dispute_and_an_adjudication(team, browser):
+    url = team
+    ana, bo = _person(browser), _person(browser)
     judge_score = _score(0)
 
-    _sign_in(ana, url, "Ana")
+    _sign_in(ana, url, "ana")
     _answer_by_keyboard(ana, ["m", "m"])  # MET, MET on q0, then save and next
     expect(ana.get_by_text("2 of 2").first).to_be_visible(timeout=20_000)
 
-    _sign_in(bo, url, "Bo")
+    _sign_in(bo, url, "bo")
     expect(bo.get_by_text("q0 ·").first).to_be_visible()
     # blind to each other: Ana's verdicts are hidden from Bo until he has answered
     expect(bo.get_by_text("Other reviewers' verdicts are hidden until you save yours")

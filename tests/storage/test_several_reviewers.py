@@ -161,7 +161,7 @@ def test_verdicts_carry_to_later_versions_while_the_requirement_text_stays(sessi
                enumerate(CRITERIA)]
     changed[1] = changed[1].model_copy(update={"requirement": "Cites a peer-reviewed source"})
     changed[2] = changed[2].model_copy(update={"name": "brief"})
-    v2 = rubrics.save_criteria(sessions, version.id, changed)
+    v2 = rubrics.save_criteria(sessions, version.id, changed, actor=ANA)
     run2 = make_run(sessions, v2.id, dataset.id)
     current = reviews.current_verdicts(sessions, response.id, v2.id)
     assert set(current) == {v2.criteria[0].id}
@@ -179,7 +179,7 @@ def test_verdicts_carry_to_later_versions_while_the_requirement_text_stays(sessi
         v2.criteria[0].id]
     assert decision.verdict is V.MET and decision.carried_from is None
     # v3 restores the old text of "cites": v1's verdict stays behind (v2 ended the carry)
-    v3 = rubrics.save_criteria(sessions, v2.id, CRITERIA)
+    v3 = rubrics.save_criteria(sessions, v2.id, CRITERIA, actor=ANA)
     assert v3.criteria[1].id not in reviews.current_verdicts(sessions, response.id, v3.id)
     assert reviews.current_verdicts(sessions, response.id, v3.id)[
         v3.criteria[0].id].verdict is V.MET
