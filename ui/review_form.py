@@ -16,7 +16,7 @@ from storage.errors import InvalidInputError
 from storage.services import reviews
 from storage.services.review_queue import ResponseDetail
 from storage.services.reviewers import Actor, PermissionDeniedError
-from ui import response_view, runtime
+from ui import response_view, runtime, safe_text
 from ui import results_readers as readers
 from ui.verdict_view import md_escape, short_run_label
 
@@ -198,7 +198,7 @@ def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,
         if focused:
             heading += " · :blue-badge[in focus: M / U / N]"
         st.markdown(heading)
-        st.text(criterion.requirement)
+        st.text(safe_text.text(criterion.requirement))
         judges, people = st.columns([3, 2])
         with judges:
             if hide_judges:
@@ -208,7 +208,7 @@ def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,
                 for column, run, grade in zip(columns, detail.runs, detail.grades,
                                               strict=False):
                     with column:
-                        st.caption(short_run_label(run))
+                        st.caption(md_escape(short_run_label(run)))
                         row = grade.criteria[index] if grade is not None else None
                         response_view.render_judge_cell(
                             row, holistic=run.grader == "rubric_as_judge")
@@ -223,7 +223,7 @@ def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,
                 st.caption(f"Yours: {mine.verdict.value} · "
                            f"{mine.created_at:%Y-%m-%d %H:%M} UTC")
                 if mine.note:
-                    st.text(mine.note)
+                    st.text(safe_text.text(mine.note))
             if criterion.id in detail.hidden:
                 st.caption("Other reviewers' verdicts are hidden until you save yours.")
             elif decision is not None:

@@ -11,7 +11,7 @@ from storage.services import review_sets
 from storage.services.results import ResultSet
 from storage.services.review_queue import QueueItem, ResponseDetail
 from storage.services.reviewers import Actor, Role
-from ui import response_view, runtime
+from ui import response_view, runtime, safe_text
 from ui import results_readers as readers
 from ui.verdict_view import md_escape
 
@@ -40,8 +40,9 @@ def pick_set(db: str) -> ResultSet | None:
     by_key = {(s.dataset_id, s.rubric_version_id): s for s in sets}
     if st.session_state.review_set not in by_key:
         st.session_state.review_set = next(iter(by_key))
-    key = st.selectbox("Review", list(by_key), format_func=lambda k: by_key[k].label,
-                       key="review_set", on_change=handle_set_change)
+    key = st.selectbox("Review", list(by_key),
+                       format_func=lambda k: safe_text.text(by_key[k].label), key="review_set",
+                       on_change=handle_set_change)
     return by_key[key]
 
 

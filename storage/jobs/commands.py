@@ -20,9 +20,15 @@ from pathlib import Path
 
 from grading.errors import RubricValidationError, RubricWorkbenchError
 from grading.rubric import Rubric
+from storage import limits
 from storage.config import database_url, describe_url
-from storage.errors import ImportProblemsError
-from storage.response_files import ColumnMapping, NewResponse, parse_file, read_responses
+from storage.errors import ImportProblemsError, Problem
+from storage.response_files import (
+    ColumnMapping,
+    count_responses,
+    iter_responses,
+    peek_columns,
+)
 from storage.services.reviewers import command_line_actor
 
 EXIT_OK, EXIT_FAILED_GRADES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -62,26 +68,35 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="always call the provider (do not answer from the cache)")
     parser.add_argument("--name", default="", help="a name for the runs")
+    parser.add_argument("--max-file-mb", type=float, default=None, metavar="MB",
+                        help="largest responses file accepted (default: the app's limit, "
+                             f"${limits.MAX_FILE_VARIABLE} or {limits.DEFAULT_MAX_FILE_MB:g})")
 
 
-def _read_inputs(args: argparse.Namespace) -> tuple[Rubric, list[NewResponse]]:
-    """Read and validate both files before anything touches the database."""
+def _read_inputs(args: argparse.Namespace) -> tuple[Rubric, ColumnMapping, int]:
+    """Read and validate both files before anything touches the database (the responses as
+    a stream: (rubric, column mapping, number of responses)."""
     rubric = Rubric.from_file(args.rubric)
     path = Path(args.responses)
     try:
-        data = path.read_bytes()
+        size = path.stat().st_size
     except OSError as exc:
         raise ImportProblemsError([], source=f"{path}: cannot read the file: {exc.strerror}"
                                   ) from None
-    parsed = parse_file(data, path.name)
-    guess = ColumnMapping.guess(parsed.columns)
+    limit_mb = args.max_file_mb if args.max_file_mb is not None else limits.max_file_mb()
+    if size > limit_mb * 1024 * 1024:
+        raise ImportProblemsError([Problem("", (
+            f"the file is {size / 1024 / 1024:.1f} MB; the limit is {limit_mb:g} MB (as in "
+            f"the app). Split it, or raise the limit with --max-file-mb or "
+            f"{limits.MAX_FILE_VARIABLE}"))], source=path.name)
+    guess = ColumnMapping.guess(peek_columns(path))
     mapping = ColumnMapping(
         text=args.text_column or guess.text,
         query=args.query_column or guess.query,
         id=args.id_column or guess.id,
         thinking=args.thinking_column or guess.thinking,
     )
-    return rubric, read_responses(data, path.name, mapping=mapping)
+    return rubric, mapping, count_responses(path, mapping=mapping)
 
 
 def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
@@ -99,19 +114,21 @@ def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
                                  actor=command_line_actor()).id
 
 
-def _new_dataset(sessions, path: Path, responses: list[NewResponse]) -> int:
-    """A new dataset named after the file and the time (each import is its own dataset)."""
+def _new_dataset(sessions, path: Path, mapping: ColumnMapping) -> int:
+    """A new dataset named after the file and the time (each import is its own dataset);
+    the file is read again as a stream and stored a batch at a time, all or nothing."""
     from storage.errors import NameTakenError
     from storage.services import datasets
 
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    stem = path.name if len(path.name) <= 150 else path.name[:149] + "…"
     for attempt in range(1, 100):
-        name = f"{path.name} {stamp}" + (f" ({attempt})" if attempt > 1 else "")
+        name = f"{stem} {stamp}" + (f" ({attempt})" if attempt > 1 else "")
         try:
             return datasets.create_dataset(
-                sessions, name, responses=responses,
+                sessions, name, responses=iter_responses(path, mapping=mapping),
                 description=f"imported by rubric-workbench grade from {path}",
-                    actor=command_line_actor()).id
+                actor=command_line_actor()).id
         except NameTakenError:
             continue
     raise NameTakenError(f"could not find a free dataset name for {path.name}")
@@ -122,7 +139,7 @@ def grade_command(args: argparse.Namespace) -> int:
         _error("--concurrency must be at least 1")
         return EXIT_USAGE
     try:
-        rubric, responses = _read_inputs(args)
+        rubric, mapping, count = _read_inputs(args)
     except (RubricValidationError, ImportProblemsError) as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -145,7 +162,7 @@ def grade_command(args: argparse.Namespace) -> int:
             return EXIT_FAILED_GRADES
     try:
         version_id = _rubric_version(sessions, Path(args.rubric).stem, rubric)
-        dataset_id = _new_dataset(sessions, Path(args.responses), responses)
+        dataset_id = _new_dataset(sessions, Path(args.responses), mapping)
         extra: dict = {"use_cache": not args.no_cache}
         if args.concurrency:
             extra["concurrency"] = args.concurrency
@@ -162,7 +179,7 @@ def grade_command(args: argparse.Namespace) -> int:
     worker_id = new_worker_id()
     # A worker on the same database may take a run first; it is then waited for, not re-run.
     claimed = [r for r in run_ids if queue.claim_run(sessions, r, worker_id)]
-    print(f"grading {len(responses)} responses with {len(run_ids)} run(s) "
+    print(f"grading {count} responses with {len(run_ids)} run(s) "
           f"(ids {', '.join(map(str, run_ids))}) in {describe_url(url)}", file=sys.stderr)
     started = time.monotonic()
     try:
@@ -342,7 +359,8 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run id (repeat for several; results only)")
     parser.add_argument("--format", choices=("jsonl", "csv"), default=None,
                         help="default: from --out's extension, else jsonl")
-    parser.add_argument("--out", metavar="FILE", help="output file (default: stdout)")
+    parser.add_argument("--out", metavar="FILE", help="output file, or a directory to write "
+                        "a file named after the dataset, rubric and version (default: stdout)")
     parser.add_argument("--rubric", help="rubric name (gold and training)")
     parser.add_argument("--rubric-version", type=int, default=None,
                         help="version number (default: the latest)")
@@ -369,10 +387,12 @@ def export_command(args: argparse.Namespace) -> int:
     fmt = args.format or ("csv" if (args.out or "").lower().endswith(".csv") else "jsonl")
 
     from storage.engine import open_database
-    from storage.exports import write_results
+    from storage.exports import results_file_name, write_results
 
     sessions = open_database(args.db or database_url())
     try:
+        if args.out not in (None, "-") and Path(args.out).is_dir():
+            args.out = str(Path(args.out) / results_file_name(sessions, args.run, fmt))
         if args.out in (None, "-"):
             count = write_results(sessions, args.run, sys.stdout, fmt)
         else:

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from grading.types import ScoringSettings, Verdict
+from storage import limits
 from storage import models as m
 from storage.convert import criterion_info, grade_info, human_verdict_info
 from storage.dto import EffectiveGrade, HumanScore, HumanVerdictInfo
@@ -128,6 +129,8 @@ def adjudicate(
     """
     require(actor, Role.ADJUDICATOR, "adjudicate a verdict")
     parsed = _parse(verdict)
+    limits.check([("the adjudicator's name", _who(actor)[1], limits.NAME_MAX),
+                  ("the note", note, None)])
 
     def work() -> HumanVerdictInfo:
         try:
@@ -169,6 +172,8 @@ def save_review(
     parsed = {cid: (_parse(v), (note or "").strip()) for cid, (v, note) in verdicts.items()}
     wanted = dict(expected or {})
     who = _who(actor)
+    limits.check([("the reviewer name", who[1], limits.NAME_MAX),
+                  *(("the note", note, None) for _v, note in parsed.values())])
 
     def work() -> SaveResult:
         stale: list[tuple[int, StaleVerdictError]] = []

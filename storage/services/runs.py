@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from grading.errors import ConfigurationError
 from grading.types import EvaluationReport, Verdict
+from storage import limits
 from storage import models as m
 from storage.convert import grade_info, run_info
 from storage.dto import CriterionGradeInfo, GradeInfo, RunInfo
@@ -50,6 +51,8 @@ def create_run(
             f"unknown grader {grader!r}; use one of {', '.join(m.GRADER_KINDS)}")
     if not model.strip():
         raise ConfigurationError("a run needs a model name (e.g. 'openai/gpt-4o-mini')")
+    limits.check([("the model name", model, limits.MODEL_MAX),
+                  ("the run name", name, limits.NAME_MAX)])
     run_settings = _settings(settings)
     with sessions.begin() as session:
         version = rubric_repo.get_version(session, rubric_version_id, for_update=True)
