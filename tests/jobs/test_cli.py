@@ -102,14 +102,20 @@ def test_a_rerun_of_the_same_files_is_answered_from_the_cache(files, fake_provid
     (files / "r.csv").write_text("text\none\ntwo\n")
     assert _grade(files, fake_provider, "r.csv") == 0
     assert fake_provider.requests == 4
+    # The same command resumes the same (finished) run: nothing new (issue 10.7).
     assert _grade(files, fake_provider, "r.csv") == 0
+    assert fake_provider.requests == 4
+    assert "resuming run(s) 1" in capsys.readouterr().err
+    # Other settings make another run of the same dataset, answered from the cache.
+    assert _grade(files, fake_provider, "r.csv", "--concurrency", "3") == 0
     assert fake_provider.requests == 4
     last_line = capsys.readouterr().out.strip().splitlines()[-2]
     assert last_line.split()[-1] == "4"  # 4 cache hits
-    # The same rubric file reuses its rubric version; a new dataset holds each import.
+    # The same rubric file reuses its rubric version; the same content its dataset.
     sessions = open_database(f"sqlite:///{files / 'cli.db'}")
-    versions = {r.rubric_version_id for r in runs.list_runs(sessions)}
-    assert len(versions) == 1
+    assert len({r.rubric_version_id for r in runs.list_runs(sessions)}) == 1
+    assert len({r.dataset_id for r in runs.list_runs(sessions)}) == 1
+    assert len(runs.list_runs(sessions)) == 2
 
 
 def test_no_cache_calls_the_provider_again(files, fake_provider):

@@ -80,3 +80,17 @@ def test_a_model_that_refuses_max_tokens_is_asked_again_without_it(fake_provider
     assert result.ok, result.message
     assert fake_provider.requests == 2
     assert "max_tokens" not in fake_provider.last_body
+
+
+def test_a_keyless_local_server_works_and_every_check_agrees(fake_provider):
+    """Settings' test, the Grade page's pre-check, the CLI and the run ask one function."""
+    from storage.jobs.calls import missing_credentials
+
+    preset = ModelPreset("openai/fake", fake_provider.api_base)
+    result = check_connection(preset, timeout=10)
+    assert result.ok, result.message  # was: "No API key ... set RUBRIC_WORKBENCH_API_KEY"
+    assert missing_credentials(preset.model, preset.api_base) is None
+    cloud = ModelPreset("openai/gpt-4.1-mini")
+    refused = check_connection(cloud)
+    assert not refused.ok and "OPENAI_API_KEY" in refused.message
+    assert "OPENAI_API_KEY" in missing_credentials(cloud.model, None)

@@ -370,6 +370,7 @@ def test_a_semicolon_or_tab_separated_file_is_detected_and_imports(data, kind):
     at = open_page("responses")
     _upload(at, "excel.csv", data)
     assert f"excel.csv: 2 rows, CSV ({kind}-separated)" in texts(at)
+    _into(at, dataset)
     _click(at, "Import 2 responses")
     response, _ = _responses(dataset.id)
     assert (response.external_id, response.query, response.output) == (

@@ -271,6 +271,8 @@ def _progress_line(progress) -> str:
         parts.append(f"{progress.cache_hits:,} cached")
     if progress.eta_s is not None and not progress.finished:
         parts.append(f"ETA {_duration(progress.eta_s)}")
+    if progress.notice and not progress.finished:
+        parts.append(progress.notice)
     return " · ".join(parts)
 
 
