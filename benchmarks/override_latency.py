@@ -30,7 +30,7 @@ from grading.types import Criterion, Verdict
 from storage import models as m
 from storage.engine import open_database
 from storage.services import datasets, reviews, rubrics, runs
-from storage.services.reviewers import command_line_actor
+from storage.services.reviewers import command_line_actor, local_actor
 
 BENCHMARK = command_line_actor("benchmark")
 
@@ -98,7 +98,7 @@ def measure(sessions, response_ids, criterion_ids, run_ids, rounds: int) -> None
         started = time.perf_counter()
         reviews.set_human_verdict(
             sessions, response_id=response_id, criterion_id=rng.choice(criterion_ids),
-            verdict=rng.choice(list(Verdict)), reviewer=f"reviewer{n % 3}")
+            verdict=rng.choice(list(Verdict)), actor=local_actor(f"reviewer{n % 3}"))
         written = time.perf_counter()
         effective = reviews.effective_grades_for_response(sessions, response_id)
         timings.append((time.perf_counter() - started) * 1000)

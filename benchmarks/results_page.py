@@ -43,7 +43,7 @@ from storage.services.results import (
     reviewed_effective_scores,
 )
 from storage.services.review_queue import response_detail, review_queue
-from storage.services.reviewers import command_line_actor
+from storage.services.reviewers import command_line_actor, local_actor
 
 BENCHMARK = command_line_actor("benchmark")
 
@@ -100,7 +100,7 @@ def build(sessions):
     for rid in rng.sample(response_ids, REVIEWED):
         reviews.set_human_verdict(sessions, response_id=rid,
                                   criterion_id=rng.choice(criterion_ids),
-                                  verdict=rng.choice(list(Verdict)), reviewer="bench")
+                                  verdict=rng.choice(list(Verdict)), actor=local_actor("bench"))
     return version.id, dataset.id, response_ids, criterion_ids, run_ids
 
 
@@ -168,7 +168,7 @@ def measure(sessions, version_id, dataset_id, response_ids, criterion_ids, run_i
         rid = rng.choice(response_ids)
         reviews.set_human_verdict(sessions, response_id=rid,
                                   criterion_id=rng.choice(criterion_ids),
-                                  verdict=rng.choice(list(Verdict)), reviewer="bench2")
+                                  verdict=rng.choice(list(Verdict)), actor=local_actor("bench2"))
         return response_detail(sessions, rid, version_id, run_ids)
 
     timed("save a verdict + read the item back", save_and_read, rounds=20)

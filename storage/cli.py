@@ -77,6 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     label_commands.add_import_arguments(verdicts)
     verdicts.set_defaults(func=label_commands.import_verdicts_command)
 
+    from storage import agreement_command
+
+    agree = commands.add_parser(
+        "agreement", help="per-criterion agreement: judges vs the human verdict, reviewers "
+                          "vs each other (the human baseline)")
+    agreement_command.add_arguments(agree)
+    agree.set_defaults(func=agreement_command.agreement_command)
+
     from storage import panel_commands
 
     panel = commands.add_parser("panel", help="judge panels: runs combined by a voting rule")

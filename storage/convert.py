@@ -93,4 +93,6 @@ def human_verdict_info(
         reviewer=row.reviewer, note=row.note, created_at=row.created_at,
         replaces_id=row.replaces_id,
         previous_verdict=None if previous is None else Verdict(previous.verdict),
+        reviewer_key=row.reviewer_key, adjudication=row.adjudication,
+        review_seconds=row.review_seconds,
     )

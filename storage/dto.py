@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from grading.types import Criterion, ToGradeInput, Verdict
 from storage.run_settings import RunSettings
@@ -167,8 +167,40 @@ class HumanVerdictInfo:
     note: str
     created_at: datetime
     replaces_id: int | None
-    # The verdict this one replaced (None for the first verdict on the criterion).
+    # The verdict this one replaced in the same stream (None for the first one).
     previous_verdict: Verdict | None
+    # The stable identity of who saved it (Actor.key); ``reviewer`` is the name shown.
+    reviewer_key: str = ""
+    # An adjudicator's verdict (the adjudication stream) rather than a reviewer's own.
+    adjudication: bool = False
+    review_seconds: float | None = None
+
+
+DecisionStatus = Literal["adjudicated", "agreed", "disputed"]
+
+
+@dataclass(frozen=True)
+class HumanDecision:
+    """The human verdict on one criterion of one response, from every reviewer's verdict.
+
+    The rule (README, "Several reviewers"): an adjudicator's verdict when there is one;
+    otherwise the reviewers' verdict when all who answered agree; otherwise disputed — no
+    human verdict applies and the judge's verdict stands.
+    """
+
+    criterion_id: int
+    status: DecisionStatus
+    verdict: Verdict | None  # None when disputed
+    applied: HumanVerdictInfo | None  # the verdict that stands for the decision
+    reviews: tuple[HumanVerdictInfo, ...]  # each reviewer's current verdict, oldest first
+    adjudication: HumanVerdictInfo | None
+    # The rubric version number the verdict in force was given on, when it is carried over
+    # from an earlier version with the same requirement text; None when given on this one.
+    carried_from: int | None = None
+
+    @property
+    def disputed(self) -> bool:
+        return self.status == "disputed"
 
 
 @dataclass(frozen=True)
@@ -178,12 +210,17 @@ class EffectiveCriterion:
     judge_verdict: Verdict | None
     judge_reason: str
     judge_error: str | None
-    human: HumanVerdictInfo | None
+    human: HumanVerdictInfo | None  # the human verdict applied (None: none, or disputed)
     effective_verdict: Verdict | None
+    decision: HumanDecision | None = None
 
     @property
     def overridden(self) -> bool:
         return self.human is not None and self.human.verdict != self.judge_verdict
+
+    @property
+    def disputed(self) -> bool:
+        return self.decision is not None and self.decision.disputed
 
 
 @dataclass(frozen=True)
@@ -202,6 +239,7 @@ class EffectiveGrade:
     reviewed_count: int
     criteria_count: int
     criteria: tuple[EffectiveCriterion, ...] = field(default=())
+    disputed_count: int = 0
     # The holistic judge's explanation (RubricAsJudge grades only).
     judge_reason: str | None = None
 

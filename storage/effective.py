@@ -1,4 +1,7 @@
-"""Effective verdicts and scores: the judge's verdicts with the current human verdicts in place.
+"""Effective verdicts and scores: the judge's verdicts with the human verdicts in place.
+
+The human verdict of a criterion is the reviewers' decision (storage.services.consensus):
+adjudicated or agreed verdicts apply; a disputed criterion keeps the judge's verdict.
 
 No score math here: every number comes from ``grading.aggregation.score_verdicts``, the same
 function the graders use, with the run's own stored settings.
@@ -15,8 +18,8 @@ from storage.dto import (
     EffectiveCriterion,
     EffectiveGrade,
     GradeInfo,
+    HumanDecision,
     HumanScore,
-    HumanVerdictInfo,
 )
 
 
@@ -26,14 +29,15 @@ def compute_effective_grade(
     grade: GradeInfo,
     settings: ScoringSettings,
     to_grade: ToGradeInput,
-    humans: Mapping[int, HumanVerdictInfo],
+    humans: Mapping[int, HumanDecision],
 ) -> EffectiveGrade:
-    """Combine one grade with the current human verdicts (keyed by criterion id)."""
+    """Combine one grade with the human decisions (keyed by criterion id)."""
     judged = {c.criterion_id: c for c in grade.criteria}
     rows: list[EffectiveCriterion] = []
     for criterion in criteria:
         judge = judged.get(criterion.id)
-        human = humans.get(criterion.id)
+        decision = humans.get(criterion.id)
+        human = decision.applied if decision is not None else None
         judge_verdict = judge.verdict if judge else None
         rows.append(EffectiveCriterion(
             criterion_id=criterion.id,
@@ -43,6 +47,7 @@ def compute_effective_grade(
             judge_error=judge.error if judge else None,
             human=human,
             effective_verdict=human.verdict if human else judge_verdict,
+            decision=decision,
         ))
     reviewed = sum(1 for row in rows if row.human is not None)
     score, raw, penalty, error = grade.score, grade.raw_score, grade.length_penalty, grade.error
@@ -78,6 +83,7 @@ def compute_effective_grade(
         criteria_count=len(rows),
         criteria=tuple(rows),
         judge_reason=grade.reason,
+        disputed_count=sum(1 for row in rows if row.disputed),
     )
 
 
@@ -86,12 +92,14 @@ def compute_human_score(
     response_id: int,
     rubric_version_id: int,
     criteria: Sequence[CriterionInfo],
-    humans: Mapping[int, HumanVerdictInfo],
+    humans: Mapping[int, HumanDecision],
     settings: ScoringSettings,
     to_grade: ToGradeInput | None,
 ) -> HumanScore:
-    """The aggregation of human verdicts alone, once every criterion has one."""
-    verdicts: list[Verdict] = [humans[c.id].verdict for c in criteria if c.id in humans]
+    """The aggregation of human verdicts alone, once every criterion has one (a disputed
+    criterion has none until it is adjudicated)."""
+    verdicts: list[Verdict] = [humans[c.id].verdict for c in criteria
+                               if c.id in humans and humans[c.id].verdict is not None]
     score = raw = None
     if criteria and len(verdicts) == len(criteria):
         aggregate, _penalty, score = score_verdicts(

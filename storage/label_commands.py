@@ -14,6 +14,7 @@ from grading.errors import RubricWorkbenchError
 from storage.engine import open_database
 from storage.errors import ImportProblemsError
 from storage.services import labels
+from storage.services.reviewers import command_line_actor
 
 
 def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +86,7 @@ def import_verdicts(
         version_id, dataset_id = labels.resolve_scope(
             sessions, rubric=rubric, dataset=dataset, version=version)
         summary = labels.import_human_verdicts(sessions, version_id, dataset_id, data,
-                                               Path(path).name)
+                                               Path(path).name, actor=command_line_actor())
     except ImportProblemsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

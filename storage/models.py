@@ -311,16 +311,23 @@ class CriterionTrialRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class HumanVerdictRow(Base):
-    """Append-only: a change adds a row with the next ``seq``; the highest ``seq`` is current.
+ADJUDICATION_STREAM = ""  # the one shared history of adjudications (never an actor key)
 
-    The unique (response, criterion, seq) key makes two concurrent writers collide instead of
-    silently forking the history; the loser re-reads and appends after the winner.
+
+class HumanVerdictRow(Base):
+    """Append-only: a change adds a row with the next ``seq`` in its stream; the highest
+    ``seq`` per (response, criterion, stream) is that stream's current verdict.
+
+    A stream is one reviewer's own verdicts (``stream`` = the reviewer's key) or the
+    adjudications (``stream`` = ADJUDICATION_STREAM, whoever adjudicated). The unique
+    (response, criterion, stream, seq) key makes two concurrent writers on one stream
+    collide instead of silently forking its history; the loser re-reads and appends after
+    the winner.
     """
 
     __tablename__ = "human_verdicts"
     __table_args__ = (
-        UniqueConstraint("response_id", "criterion_id", "seq"),
+        UniqueConstraint("response_id", "criterion_id", "stream", "seq"),
         CheckConstraint(_in("verdict", VERDICTS), name="verdict"),
         Index("ix_human_verdicts_response_version", "response_id", "rubric_version_id"),
     )
@@ -329,12 +336,43 @@ class HumanVerdictRow(Base):
     response_id: Mapped[int] = mapped_column(ForeignKey("responses.id"))
     rubric_version_id: Mapped[int] = mapped_column(ForeignKey("rubric_versions.id"))
     criterion_id: Mapped[int] = mapped_column(ForeignKey("criteria.id"), index=True)
+    stream: Mapped[str] = mapped_column(String(200))
     seq: Mapped[int] = mapped_column(Integer)
     verdict: Mapped[str] = mapped_column(String(20))
+    # Who: the stable identity (Actor.key) and the name shown at the time (Actor.name).
+    reviewer_key: Mapped[str] = mapped_column(String(200))
     reviewer: Mapped[str] = mapped_column(String(200))
     note: Mapped[str] = mapped_column(Text, default="")
     replaces_id: Mapped[int | None] = mapped_column(ForeignKey("human_verdicts.id"))
+    # Seconds from opening the response to this save (None when not measured).
+    review_seconds: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    @property
+    def adjudication(self) -> bool:
+        return self.stream == ADJUDICATION_STREAM
+
+
+class ReviewSetRow(Base):
+    """Settings of one review set (a dataset under a rubric version); defaults when absent."""
+
+    __tablename__ = "review_sets"
+    __table_args__ = (
+        UniqueConstraint("dataset_id", "rubric_version_id"),
+        CheckConstraint("reviewers_per_response >= 1", name="reviewers_per_response"),
+        CheckConstraint("sample_size >= 0", name="sample_size"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    rubric_version_id: Mapped[int] = mapped_column(
+        ForeignKey("rubric_versions.id", ondelete="CASCADE"))
+    reviewers_per_response: Mapped[int] = mapped_column(Integer, default=1)
+    # Responses drawn at random (the same draw for every reviewer) and put ahead of the
+    # rest, so that agreement is not measured on hard cases only. 0: no sample.
+    sample_size: Mapped[int] = mapped_column(Integer, default=0)
+    updated_by: Mapped[str] = mapped_column(String(200), default="")
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 # -- grading jobs (storage/jobs): provider cache and per-run job counters -----------------------

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage.services import agreement, results
+from storage.services import agreement, human_baseline, results
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
+from storage.services.human_baseline import HumanBaseline
 from storage.services.results import ResultSet
 from ui import results_readers
 from ui.runtime import sessions_for
@@ -32,6 +33,13 @@ def get_stamp(db: str, rubric_version_id: int, dataset_id: int) -> Stamp:
 @st.cache_data(ttl=3600, max_entries=20, show_spinner="Comparing the judges…")
 def get_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp) -> AgreementReport:
     return agreement.agreement_report(sessions_for(db), rubric_version_id, dataset_id)
+
+
+@st.cache_data(ttl=3600, max_entries=20, show_spinner=False)
+def get_baseline(db: str, rubric_version_id: int, dataset_id: int,
+                 stamp: Stamp) -> HumanBaseline:
+    report = get_report(db, rubric_version_id, dataset_id, stamp)
+    return human_baseline.build_baseline(report.data)
 
 
 @st.cache_data(ttl=3600, max_entries=50, show_spinner=False)
@@ -59,4 +67,5 @@ def clear_after_import() -> None:
     get_report.clear()
     get_criterion_table.clear()
     get_disagreements.clear()
+    get_baseline.clear()
     results_readers.clear_after_verdict()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage.dto import CriterionInfo, EffectiveCriterion, HumanVerdictInfo
+from storage.dto import CriterionInfo, EffectiveCriterion, HumanDecision
 from storage.services.review_queue import ResponseDetail
 from ui import safe_text
 from ui.verdict_view import (
@@ -68,12 +68,15 @@ def render_history(detail: ResponseDetail) -> None:
             st.caption("No person has reviewed this response yet.")
             return
         labels = {c.id: c.label for c in detail.version.criteria}
-        for h in sorted(detail.history, key=lambda h: h.created_at, reverse=True):
+        for h in sorted(detail.history, key=lambda h: h.id, reverse=True):
             before = h.previous_verdict.value if h.previous_verdict else "the judge's verdict"
+            role = " (adjudication)" if h.adjudication else ""
+            carried = ("" if h.rubric_version_id == detail.version.id
+                       else " · given on an earlier version")
             st.markdown(
-                f"**{md_escape(h.reviewer)}** · {h.created_at:%Y-%m-%d %H:%M} UTC · "
+                f"**{md_escape(h.reviewer)}**{role} · {h.created_at:%Y-%m-%d %H:%M} UTC · "
                 f"{md_escape(labels.get(h.criterion_id, str(h.criterion_id)))}: "
-                f"{before} → **{h.verdict.value}**")
+                f"{before} → **{h.verdict.value}**{carried}")
             if h.note:
                 st.text(safe_text.text(f"“{h.note}”"))
 
@@ -106,14 +109,43 @@ def render_judge_cell(row: EffectiveCriterion | None, holistic: bool) -> None:
         st.text(safe_text.text(row.judge_reason))
 
 
-def render_human_cell(human: HumanVerdictInfo | None) -> None:
-    if human is None:
+STATUS_LABELS = {
+    "agreed": ":green-badge[reviewers agree]",
+    "adjudicated": ":violet-badge[adjudicated]",
+    "disputed": ":orange-badge[disputed — the judge's verdict stands]",
+}
+
+
+def decision_caption(decision: HumanDecision) -> str:
+    parts = [STATUS_LABELS[decision.status]]
+    if decision.carried_from is not None:
+        parts.append(f"carried from v{decision.carried_from}")
+    return " · ".join(parts)
+
+
+def render_human_cell(decision: HumanDecision | None) -> None:
+    """The human verdict in force, how it was reached, and every reviewer's verdict."""
+    if decision is None:
         st.caption("not reviewed")
         return
-    st.markdown(verdict_badge(human.verdict))
-    st.caption(f"by {md_escape(human.reviewer)}, {human.created_at:%Y-%m-%d %H:%M} UTC")
-    if human.note:
-        st.text(safe_text.text(human.note))
+    if decision.verdict is not None:
+        st.markdown(verdict_badge(decision.verdict))
+    st.markdown(decision_caption(decision))
+    if decision.adjudication is not None:
+        h = decision.adjudication
+        st.caption(f"adjudicated by {md_escape(h.reviewer)}, "
+                   f"{h.created_at:%Y-%m-%d %H:%M} UTC")
+        if h.note:
+            st.text(safe_text.text(h.note))
+    render_reviews(decision)
+
+
+def render_reviews(decision: HumanDecision) -> None:
+    for h in decision.reviews:
+        st.caption(f"{md_escape(h.reviewer)}: {h.verdict.value.replace('_', ' ')} · "
+                   f"{h.created_at:%Y-%m-%d %H:%M} UTC")
+        if h.note:
+            st.text(safe_text.text(h.note))
 
 
 def render_criteria(detail: ResponseDetail) -> None:

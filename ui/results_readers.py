@@ -12,7 +12,7 @@ import streamlit as st
 
 from storage import model_presets
 from storage.dto import DatasetInfo, RubricInfo, RubricVersionInfo, RunInfo
-from storage.services import datasets, results, review_queue, rubrics, runs
+from storage.services import datasets, results, review_queue, review_sets, rubrics, runs
 from storage.services.results import (
     DEFAULT_SCORE_GAP,
     GradeFacts,
@@ -121,23 +121,47 @@ def get_version(db: str, version_id: int) -> RubricVersionInfo:
 @st.cache_data(ttl=300, max_entries=200, show_spinner=False)
 def get_response_detail(
     db: str, response_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
-    stamp: RunStamp,
+    stamp: RunStamp, viewer: str | None = None, see_all: bool = False,
 ) -> ResponseDetail:
-    return review_queue.response_detail(sessions_for(db), response_id, rubric_version_id, run_ids)
+    """``viewer`` (a reviewer key) does not see other reviewers' verdicts on a criterion
+    before answering it, unless ``see_all``."""
+    return review_queue.response_detail(sessions_for(db), response_id, rubric_version_id, run_ids,
+                                        viewer=viewer, see_all=see_all)
 
 
-@st.cache_data(ttl=600, max_entries=20, show_spinner="Building the review queue…")
+def detail_stamp(db: str, response_id: int, run_ids: tuple[int, ...]) -> RunStamp:
+    """What one response's detail depends on: the runs' grades and the verdicts on that
+    response alone, so saving on one response leaves the others' details cached."""
+    return (run_stamp(db, run_ids)[0], review_queue.verdict_stamp(sessions_for(db), response_id))
+
+
+@st.cache_resource(ttl=600, max_entries=20, show_spinner="Building the review queue…")
 def get_review_queue(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
-    unreviewed_only: bool, nonce: int,
-) -> list[QueueItem]:
+    unreviewed_only: bool, nonce: int, reviewer_key: str | None = None,
+) -> tuple[QueueItem, ...]:
     """A snapshot: saving a verdict does not reorder it under the reviewer's feet; ``nonce``
-    changes when they ask for a fresh queue."""
+    changes when they ask for a fresh queue. A resource, not data: every fragment run reads
+    it, and 10,000 items are not copied (unpickled) each time; it is an immutable tuple."""
     facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids,
                             run_stamp(db, run_ids)[0])
-    return review_queue.review_queue(
+    return tuple(review_queue.review_queue(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
-        run_ids=run_ids, unreviewed_only=unreviewed_only, facts=facts)
+        run_ids=run_ids, unreviewed_only=unreviewed_only, facts=facts,
+        reviewer_key=reviewer_key))
+
+
+@st.cache_data(ttl=60, max_entries=20, show_spinner=False)
+def get_review_coverage(db: str, dataset_id: int, rubric_version_id: int,
+                        stamp: RunStamp) -> review_sets.Coverage:
+    return review_sets.coverage(sessions_for(db), dataset_id, rubric_version_id)
+
+
+@st.cache_data(ttl=60, max_entries=20, show_spinner=False)
+def get_adjudication_queue(db: str, dataset_id: int, rubric_version_id: int,
+                           stamp: RunStamp) -> list[review_queue.DisputeItem]:
+    return review_queue.adjudication_queue(sessions_for(db), dataset_id=dataset_id,
+                                           rubric_version_id=rubric_version_id)
 
 
 @st.cache_data(ttl=10, max_entries=5, show_spinner=False)
@@ -146,12 +170,24 @@ def get_model_presets(db: str) -> tuple[model_presets.ModelPreset, ...]:
     return model_presets.list_model_presets()
 
 
+def clear_after_review() -> None:
+    """After a save on the Review page: details are keyed by their own verdicts
+    (detail_stamp), so they stay; everything that sums over responses goes."""
+    run_stamp.clear()
+    get_results_page.clear()
+    get_reviewed_scores.clear()
+    get_review_coverage.clear()
+    get_adjudication_queue.clear()
+
+
 def clear_after_verdict() -> None:
     """A human verdict changes effective scores, review counts and the detail view."""
     run_stamp.clear()
     get_response_detail.clear()
     get_results_page.clear()
     get_reviewed_scores.clear()
+    get_review_coverage.clear()
+    get_adjudication_queue.clear()
 
 
 def clear_after_launch() -> None:

@@ -110,7 +110,14 @@ DEFAULTS: dict[str, object] = {
     "review_flash": None,
     "review_form_nonce": 0,  # bumped after a save so the form starts from the saved verdicts
     "review_name_input": "",  # local mode's sidebar name widget (ui/auth.py)
-    "review_shown": None,  # (response_id, {criterion_id: human verdict id}) the form showed
+    # (response_id, {criterion_id: my verdict id}, form nonce, monotonic time opened)
+    "review_shown": None,
+    "review_focus": 0,  # index of the criterion the keyboard verdicts go to
+    "review_pending": None,  # "save" / "next": asked by a button, written by the fragment
+    "review_scrolled": None,  # response id last scrolled to its top
+    "review_mode": "Review",  # Review | Adjudicate
+    "review_adjudicate": None,  # "response_criterion" whose Decide was pressed
+    "review_adjudicate_flash": None,  # (that key, kind, message)
     # agreement
     "agreement_set": None,  # "dataset_id:rubric_version_id" of the compared result set
     "agreement_pair": None,  # "a|b" source keys, or "all" for every source

@@ -202,14 +202,15 @@ def disagree_ids(session: Session, run_ids: list[int], score_gap: float) -> set[
 
 
 def review_counts(session: Session, dataset_id: int, rubric_version_id: int) -> dict[int, int]:
-    return dict(session.execute(
-        select(m.HumanVerdictRow.response_id,
-               func.count(distinct(m.HumanVerdictRow.criterion_id)))
-        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
-        .where(m.HumanVerdictRow.rubric_version_id == rubric_version_id,
-               m.ResponseRow.dataset_id == dataset_id)
-        .group_by(m.HumanVerdictRow.response_id)
-    ).all())
+    """Per response, the criteria of this version anyone has answered (verdicts carried over
+    from earlier versions with the same requirement text included)."""
+    from storage.repositories import verdicts as verdict_repo
+
+    sources = verdict_repo.carry_sources(session, rubric_version_id)
+    answered: dict[int, set[int]] = {}
+    for rid, cid, _stream in verdict_repo.reviewed_criteria(session, dataset_id, list(sources)):
+        answered.setdefault(rid, set()).add(sources[cid][0])
+    return {rid: len(cids) for rid, cids in answered.items()}
 
 
 def criteria_count(session: Session, rubric_version_id: int) -> int:

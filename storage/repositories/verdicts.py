@@ -1,96 +1,150 @@
-"""Human verdicts: append-only rows; the highest ``seq`` per (response, criterion) is current."""
+"""Human verdicts: append-only rows in streams (one per reviewer, one for adjudications);
+the highest ``seq`` per (response, criterion, stream) is that stream's current verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, aliased
 
 from storage import models as m
 
+Pair = tuple[m.HumanVerdictRow, m.HumanVerdictRow | None]  # a verdict and the one it replaced
+_CHUNK = 500
 
-def latest(session: Session, response_id: int, criterion_id: int) -> m.HumanVerdictRow | None:
+
+def latest(session: Session, response_id: int, criterion_id: int,
+           stream: str) -> m.HumanVerdictRow | None:
     return session.scalars(
         select(m.HumanVerdictRow)
         .where(m.HumanVerdictRow.response_id == response_id,
-               m.HumanVerdictRow.criterion_id == criterion_id)
+               m.HumanVerdictRow.criterion_id == criterion_id,
+               m.HumanVerdictRow.stream == stream)
         .order_by(m.HumanVerdictRow.seq.desc())
         .limit(1)
     ).one_or_none()
 
 
 def append(
-    session: Session,
-    *,
-    response_id: int,
-    rubric_version_id: int,
-    criterion_id: int,
-    verdict: str,
-    reviewer: str,
-    note: str,
-    previous: m.HumanVerdictRow | None,
+    session: Session, *, response_id: int, rubric_version_id: int, criterion_id: int,
+    stream: str, verdict: str, reviewer_key: str, reviewer: str, note: str,
+    previous: m.HumanVerdictRow | None, review_seconds: float | None = None,
 ) -> m.HumanVerdictRow:
     row = m.HumanVerdictRow(
         response_id=response_id, rubric_version_id=rubric_version_id,
-        criterion_id=criterion_id, seq=(previous.seq + 1) if previous else 1,
-        verdict=verdict, reviewer=reviewer, note=note,
-        replaces_id=previous.id if previous else None,
+        criterion_id=criterion_id, stream=stream, seq=(previous.seq + 1) if previous else 1,
+        verdict=verdict, reviewer_key=reviewer_key, reviewer=reviewer, note=note,
+        replaces_id=previous.id if previous else None, review_seconds=review_seconds,
     )
     session.add(row)
-    session.flush()  # the unique (response, criterion, seq) key is checked here
+    session.flush()  # the unique (response, criterion, stream, seq) key is checked here
     return row
 
 
-def current_for_responses(
-    session: Session, response_ids: Sequence[int], rubric_version_id: int
-) -> list[tuple[m.HumanVerdictRow, m.HumanVerdictRow | None]]:
-    """The current verdict (and the one it replaced) of every reviewed criterion of these
-    responses under a rubric version."""
+def carry_sources(session: Session, rubric_version_id: int) -> dict[int, tuple[int, int]]:
+    """Which criteria's verdicts apply to this version: source criterion id -> (criterion id
+    in this version, number of the version the source belongs to).
+
+    A criterion carries back through earlier versions of the same rubric for as long as each
+    has a criterion with the very same requirement text; the first version without it ends
+    the carry. Every criterion is its own source.
+    """
+    version = session.get(m.RubricVersionRow, rubric_version_id)
+    if version is None:
+        return {}
+    rows = session.execute(
+        select(m.CriterionRow.id, m.CriterionRow.requirement, m.CriterionRow.position,
+               m.RubricVersionRow.number, m.RubricVersionRow.id)
+        .join(m.RubricVersionRow, m.RubricVersionRow.id == m.CriterionRow.version_id)
+        .where(m.RubricVersionRow.rubric_id == version.rubric_id,
+               m.RubricVersionRow.number <= version.number)
+        .order_by(m.RubricVersionRow.number.desc(), m.CriterionRow.position)).all()
+    by_version: dict[int, dict[str, int]] = {}
+    for cid, requirement, _pos, number, _vid in rows:
+        by_version.setdefault(number, {}).setdefault(requirement, cid)
+    sources: dict[int, tuple[int, int]] = {}
+    for cid, requirement, _pos, number, vid in rows:
+        if vid != rubric_version_id:
+            continue
+        sources[cid] = (cid, number)
+        earlier = number - 1
+        while earlier in by_version and requirement in by_version[earlier]:
+            sources[by_version[earlier][requirement]] = (cid, earlier)
+            earlier -= 1
+    return sources
+
+
+def current_rows(session: Session, response_ids: Iterable[int],
+                 criterion_ids: Iterable[int]) -> list[Pair]:
+    """The current verdict of every stream (and the one it replaced) on these responses and
+    criteria, in a few queries whatever the number of responses."""
     ids = list(response_ids)
-    previous = aliased(m.HumanVerdictRow)
-    found: list[tuple[m.HumanVerdictRow, m.HumanVerdictRow | None]] = []
-    for start in range(0, len(ids), 500):
+    criteria = list(criterion_ids)
+    if not ids or not criteria:
+        return []
+    hv, previous = m.HumanVerdictRow, aliased(m.HumanVerdictRow)
+    found: list[Pair] = []
+    for start in range(0, len(ids), _CHUNK):
         newest = (
-            select(
-                m.HumanVerdictRow.response_id,
-                m.HumanVerdictRow.criterion_id,
-                func.max(m.HumanVerdictRow.seq).label("seq"),
-            )
-            .where(m.HumanVerdictRow.rubric_version_id == rubric_version_id,
-                   m.HumanVerdictRow.response_id.in_(ids[start:start + 500]))
-            .group_by(m.HumanVerdictRow.response_id, m.HumanVerdictRow.criterion_id)
+            select(hv.response_id, hv.criterion_id, hv.stream, func.max(hv.seq).label("seq"))
+            .where(hv.criterion_id.in_(criteria), hv.response_id.in_(ids[start:start + _CHUNK]))
+            .group_by(hv.response_id, hv.criterion_id, hv.stream)
             .subquery()
         )
         found.extend((row, prev) for row, prev in session.execute(
-            select(m.HumanVerdictRow, previous)
-            .join(newest, and_(
-                newest.c.response_id == m.HumanVerdictRow.response_id,
-                newest.c.criterion_id == m.HumanVerdictRow.criterion_id,
-                newest.c.seq == m.HumanVerdictRow.seq,
-            ))
-            .outerjoin(previous, previous.id == m.HumanVerdictRow.replaces_id)
+            select(hv, previous)
+            .join(newest, and_(newest.c.response_id == hv.response_id,
+                               newest.c.criterion_id == hv.criterion_id,
+                               newest.c.stream == hv.stream, newest.c.seq == hv.seq))
+            .outerjoin(previous, previous.id == hv.replaces_id)
         ))
     return found
 
 
 def history(
-    session: Session, response_id: int, *, rubric_version_id: int | None = None,
-    criterion_id: int | None = None,
-) -> list[tuple[m.HumanVerdictRow, m.HumanVerdictRow | None]]:
-    """Every verdict with the one it replaced, oldest first."""
+    session: Session, response_id: int, *, criterion_ids: Sequence[int] | None = None,
+    stream: str | None = None,
+) -> list[Pair]:
+    """Every verdict with the one it replaced, in the order they were saved."""
     previous = aliased(m.HumanVerdictRow)
     query = (
         select(m.HumanVerdictRow, previous)
         .outerjoin(previous, previous.id == m.HumanVerdictRow.replaces_id)
         .where(m.HumanVerdictRow.response_id == response_id)
-        .order_by(m.HumanVerdictRow.criterion_id, m.HumanVerdictRow.seq)
+        .order_by(m.HumanVerdictRow.criterion_id, m.HumanVerdictRow.id)
     )
-    if rubric_version_id is not None:
-        query = query.where(m.HumanVerdictRow.rubric_version_id == rubric_version_id)
-    if criterion_id is not None:
-        query = query.where(m.HumanVerdictRow.criterion_id == criterion_id)
+    if criterion_ids is not None:
+        query = query.where(m.HumanVerdictRow.criterion_id.in_(list(criterion_ids)))
+    if stream is not None:
+        query = query.where(m.HumanVerdictRow.stream == stream)
     return [(row, prev) for row, prev in session.execute(query)]
+
+
+def reviewed_criteria(session: Session, dataset_id: int, criterion_ids: Sequence[int]
+                      ) -> list[tuple[int, int, str]]:
+    """(response, criterion, stream) of every stream with a verdict on these criteria."""
+    if not criterion_ids:
+        return []
+    return [tuple(r) for r in session.execute(
+        select(m.HumanVerdictRow.response_id, m.HumanVerdictRow.criterion_id,
+               m.HumanVerdictRow.stream)
+        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
+        .where(m.ResponseRow.dataset_id == dataset_id,
+               m.HumanVerdictRow.criterion_id.in_(list(criterion_ids)))
+        .distinct())]
+
+
+def dataset_response_ids_with_verdicts(session: Session, dataset_id: int,
+                                       criterion_ids: Sequence[int]) -> list[int]:
+    if not criterion_ids:
+        return []
+    return list(session.scalars(
+        select(m.HumanVerdictRow.response_id)
+        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
+        .where(m.ResponseRow.dataset_id == dataset_id,
+               m.HumanVerdictRow.criterion_id.in_(list(criterion_ids)))
+        .distinct()))
 
 
 def count_for_versions(session: Session, version_ids: Sequence[int]) -> int:
@@ -108,3 +162,36 @@ def count_for_dataset(session: Session, dataset_id: int) -> int:
         .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
         .where(m.ResponseRow.dataset_id == dataset_id)
     ) or 0
+
+
+def get_review_set(session: Session, dataset_id: int,
+                   rubric_version_id: int) -> m.ReviewSetRow | None:
+    return session.scalars(select(m.ReviewSetRow).where(
+        m.ReviewSetRow.dataset_id == dataset_id,
+        m.ReviewSetRow.rubric_version_id == rubric_version_id)).one_or_none()
+
+
+def reviewer_names(session: Session, dataset_id: int,
+                   criterion_ids: Sequence[int]) -> dict[str, str]:
+    """The newest name each reviewer saved with, by key."""
+    if not criterion_ids:
+        return {}
+    names: dict[str, str] = {}
+    for key, name, _newest in session.execute(
+        select(m.HumanVerdictRow.reviewer_key, m.HumanVerdictRow.reviewer,
+               func.max(m.HumanVerdictRow.id).label("newest"))
+        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
+        .where(m.ResponseRow.dataset_id == dataset_id,
+               m.HumanVerdictRow.criterion_id.in_(list(criterion_ids)))
+        .group_by(m.HumanVerdictRow.reviewer_key, m.HumanVerdictRow.reviewer)
+        .order_by("newest")
+    ):
+        names[key] = name
+    return names
+
+
+def response_stamp(session: Session, response_id: int) -> tuple[int, int]:
+    count, newest = session.execute(
+        select(func.count(), func.max(m.HumanVerdictRow.id))
+        .where(m.HumanVerdictRow.response_id == response_id)).one()
+    return int(count or 0), int(newest or 0)

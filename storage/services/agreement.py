@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
-from sqlalchemy import and_, func, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from grading.agreement import (
     AgreementByCriterion,
@@ -38,6 +38,8 @@ from storage.engine import SessionFactory
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
+from storage.repositories import verdicts as verdict_repo
+from storage.services import consensus
 
 HUMAN = "human"
 GRADER_LABELS = {
@@ -98,6 +100,11 @@ class AgreementData:
     human_scores: dict[str, dict[int, float]]
     reviewed_responses: int  # with at least one human verdict
     fully_reviewed_responses: int  # every criterion reviewed
+    # Each reviewer's own current verdicts (reviewer key -> verdicts), their names, and the
+    # seconds they took per response (the longest save of each response), for the baseline.
+    reviewer_verdicts: dict[str, dict[Key, Verdict]] = field(default_factory=dict)
+    reviewer_names: dict[str, str] = field(default_factory=dict)
+    reviewer_seconds: dict[str, dict[int, float]] = field(default_factory=dict)
 
     def source(self, key: str) -> AgreementSource:
         return next(s for s in self.sources if s.key == key)
@@ -188,6 +195,7 @@ def gather_sources(
             session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
         grades = {run.id: run_repo.grade_infos_for_run(session, run.id) for run in runs}
         humans = current_human_verdicts(session, rubric_version_id, dataset_id)
+        own = reviewer_verdicts(session, rubric_version_id, dataset_id)
         reviewed = sorted({h.response_id for h in humans})
         by_response: dict[int, dict[int, HumanVerdictInfo]] = defaultdict(dict)
         for h in humans:
@@ -247,43 +255,50 @@ def gather_sources(
                     by_settings[cache_key][rid] = result.score
         human_scores[f"run:{run.id}"] = by_settings[cache_key]
 
+    per_reviewer: dict[str, dict[Key, Verdict]] = defaultdict(dict)
+    names: dict[str, str] = {}
+    seconds: dict[str, dict[int, float]] = defaultdict(dict)
+    for h in own:
+        per_reviewer[h.reviewer_key][h.response_id, h.criterion_id] = h.verdict
+        names[h.reviewer_key] = h.reviewer
+        if h.review_seconds is not None:
+            spent = seconds[h.reviewer_key]
+            spent[h.response_id] = max(spent.get(h.response_id, 0.0), h.review_seconds)
     return AgreementData(
         rubric_version_id=rubric_version_id, dataset_id=dataset_id, criteria=criteria,
         response_labels=labels, sources=tuple(sources), verdicts=verdicts, reasons=reasons,
         judge_scores=judge_scores, human_scores=human_scores,
         reviewed_responses=len(reviewed), fully_reviewed_responses=len(complete),
+        reviewer_verdicts=dict(per_reviewer), reviewer_names=names,
+        reviewer_seconds=dict(seconds),
     )
 
 
 def current_human_verdicts(
     session: Session, rubric_version_id: int, dataset_id: int
 ) -> list[HumanVerdictInfo]:
-    """The current (highest seq) human verdict of every reviewed (response, criterion)."""
-    hv, previous = m.HumanVerdictRow, aliased(m.HumanVerdictRow)
-    newest = (
-        select(hv.response_id, hv.criterion_id, func.max(hv.seq).label("seq"))
-        .join(m.ResponseRow, m.ResponseRow.id == hv.response_id)
-        .where(hv.rubric_version_id == rubric_version_id, m.ResponseRow.dataset_id == dataset_id)
-        .group_by(hv.response_id, hv.criterion_id)
-        .subquery()
-    )
-    rows = session.execute(
-        select(hv.id, hv.response_id, hv.rubric_version_id, hv.criterion_id, hv.seq,
-               hv.verdict, hv.reviewer, hv.note, hv.created_at, hv.replaces_id,
-               previous.verdict)
-        .join(newest, and_(newest.c.response_id == hv.response_id,
-                           newest.c.criterion_id == hv.criterion_id,
-                           newest.c.seq == hv.seq))
-        .outerjoin(previous, previous.id == hv.replaces_id)
-        .order_by(hv.response_id, hv.criterion_id)
-    )
+    """The human verdict in force (adjudicated, or agreed by every reviewer who answered) of
+    every decided (response, criterion), carried-over verdicts included; disputed criteria
+    have none (storage.services.consensus)."""
+    sources = verdict_repo.carry_sources(session, rubric_version_id)
+    ids = verdict_repo.dataset_response_ids_with_verdicts(session, dataset_id, list(sources))
+    found = consensus.decisions(session, ids, rubric_version_id)
     return [
-        HumanVerdictInfo(
-            id=id_, response_id=rid, rubric_version_id=vid, criterion_id=cid, seq=seq,
-            verdict=Verdict(verdict), reviewer=reviewer, note=note, created_at=created,
-            replaces_id=replaces, previous_verdict=None if prev is None else Verdict(prev))
-        for id_, rid, vid, cid, seq, verdict, reviewer, note, created, replaces, prev in rows
+        decision.applied
+        for rid in sorted(found) for cid, decision in sorted(found[rid].items())
+        if decision.applied is not None
     ]
+
+
+def reviewer_verdicts(
+    session: Session, rubric_version_id: int, dataset_id: int
+) -> list[HumanVerdictInfo]:
+    """Every reviewer's own current verdict (not adjudications), carried-over included."""
+    sources = verdict_repo.carry_sources(session, rubric_version_id)
+    ids = verdict_repo.dataset_response_ids_with_verdicts(session, dataset_id, list(sources))
+    reviews, _adj, _numbers, _v = consensus.gather(session, ids, rubric_version_id)
+    return [h for rid in sorted(reviews) for cid in sorted(reviews[rid])
+            for h in reviews[rid][cid]]
 
 
 def _texts(session: Session, response_ids: list[int]) -> dict[int, ToGradeInput]:
@@ -436,7 +451,7 @@ def data_stamp(
         count, newest = session.execute(
             select(func.count(), func.max(m.HumanVerdictRow.id))
             .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
-            .where(m.ResponseRow.dataset_id == dataset_id,
-                   m.HumanVerdictRow.rubric_version_id == rubric_version_id)).one()
+            # every version: verdicts on earlier versions carry into this one
+            .where(m.ResponseRow.dataset_id == dataset_id)).one()
     return (tuple((rid, graded, status) for rid, graded, status in run_rows),
             (count or 0, newest or 0))

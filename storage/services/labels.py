@@ -33,12 +33,9 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import select
-
 from grading.types import ScoringSettings, Verdict
-from storage import models as m
-from storage.convert import criterion_info, human_verdict_info, response_info
-from storage.dto import CriterionInfo, HumanVerdictInfo
+from storage.convert import criterion_info, response_info
+from storage.dto import CriterionInfo, HumanDecision
 from storage.engine import SessionFactory
 from storage.errors import NotFoundError
 from storage.export_names import download_name, response_key
@@ -46,7 +43,7 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
-from storage.services import reviews
+from storage.services import consensus, reviews
 from storage.services.verdict_import import (  # noqa: F401 - the labels API in one place
     VerdictImportSummary,
     export_verdict_sheet_csv,
@@ -64,7 +61,8 @@ def _criteria_met(verdict: Verdict | None) -> bool | None:
     return {Verdict.MET: True, Verdict.UNMET: False}.get(verdict) if verdict else None
 
 
-def _rubric_item(criterion: CriterionInfo, human: HumanVerdictInfo | None) -> dict[str, Any]:
+def _rubric_item(criterion: CriterionInfo, decision: HumanDecision | None) -> dict[str, Any]:
+    human = decision.applied if decision else None
     verdict = human.verdict if human else None
     return {
         "criterion": criterion.requirement,
@@ -75,6 +73,15 @@ def _rubric_item(criterion: CriterionInfo, human: HumanVerdictInfo | None) -> di
         "criteria_met": _criteria_met(verdict),
         "explanation": human.note if human else "",
         "reviewer": human.reviewer if human else None,
+        # Several reviewers: how the final verdict above was reached and each one's verdict.
+        "status": decision.status if decision else "not_reviewed",
+        "adjudicator": (decision.adjudication.reviewer
+                        if decision and decision.adjudication else None),
+        "carried_from_version": decision.carried_from if decision else None,
+        "reviewers": [
+            {"reviewer": h.reviewer_key, "name": h.reviewer, "verdict": h.verdict.value,
+             "note": h.note}
+            for h in (decision.reviews if decision else ())],
     }
 
 
@@ -88,18 +95,14 @@ def iter_gold_records(
         criteria = [criterion_info(c) for c in version.criteria]
         rubric_name, number = version.rubric.name, version.number
         dataset_name = dataset_repo.get_dataset(session, dataset_id).name
-        reviewed = sorted(set(session.scalars(
-            select(m.HumanVerdictRow.response_id)
-            .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
-            .where(m.ResponseRow.dataset_id == dataset_id,
-                   m.HumanVerdictRow.rubric_version_id == rubric_version_id))))
+        reviewed = sorted(verdict_repo.dataset_response_ids_with_verdicts(
+            session, dataset_id, list(verdict_repo.carry_sources(session, rubric_version_id))))
     for start in range(0, len(reviewed), _BATCH):
         ids = reviewed[start:start + _BATCH]
         with sessions() as session:
             responses = [response_info(r) for r in dataset_repo.get_responses(session, ids)]
-            humans: dict[int, dict[int, HumanVerdictInfo]] = {rid: {} for rid in ids}
-            for row, prev in verdict_repo.current_for_responses(session, ids, rubric_version_id):
-                humans[row.response_id][row.criterion_id] = human_verdict_info(row, prev)
+            found = consensus.decisions(session, ids, rubric_version_id)
+            humans = {rid: found.get(rid, {}) for rid in ids}
         scores = {s.response_id: s for s in
                   reviews.human_scores(sessions, rubric_version_id, ids, settings)}
         for response in responses:

@@ -6,21 +6,25 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from storage.convert import response_info, run_info, version_info
+from grading.types import ScoringSettings
+from storage.convert import grade_info, response_info, run_info, version_info
 from storage.dto import (
     EffectiveGrade,
+    HumanDecision,
     HumanScore,
     HumanVerdictInfo,
     ResponseInfo,
     RubricVersionInfo,
     RunInfo,
 )
+from storage.effective import compute_effective_grade, compute_human_score
 from storage.engine import SessionFactory
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import results as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
-from storage.services import reviews
+from storage.repositories import verdicts as verdict_repo
+from storage.services import consensus, review_sets, reviews
 from storage.services.results import DEFAULT_SCORE_GAP, GradeFacts
 
 
@@ -30,8 +34,11 @@ class QueueItem:
     external_id: str | None
     disagree: bool
     failed: bool
-    reviewed_count: int
+    reviewed_count: int  # criteria the reviewer asking has answered
     criteria_count: int
+    reviewers: int = 0  # complete reviews by anyone
+    needs_review: bool = True  # in this reviewer's queue: still needs them
+    in_sample: bool = False
 
     @property
     def fully_reviewed(self) -> bool:
@@ -40,27 +47,53 @@ class QueueItem:
 
 @dataclass(frozen=True)
 class ResponseDetail:
-    """One response with every selected run's effective grade and the human verdicts."""
+    """One response with every selected run's effective grade and the human verdicts, as one
+    reviewer may see them (other reviewers' verdicts hidden until they have answered)."""
 
     response: ResponseInfo
     version: RubricVersionInfo
     runs: tuple[RunInfo, ...]
     # Aligned with ``runs``; None where the run has not graded this response (yet).
     grades: tuple[EffectiveGrade | None, ...]
-    humans: dict[int, HumanVerdictInfo]
+    humans: dict[int, HumanDecision]  # the decision per criterion (hidden ones left out)
     history: tuple[HumanVerdictInfo, ...]
     human_score: HumanScore
     # Criteria on which the runs' judge verdicts differ.
     disagree_criteria: frozenset[int] = field(default_factory=frozenset)
+    # The viewer's own current verdict per criterion.
+    mine: dict[int, HumanVerdictInfo] = field(default_factory=dict)
+    # Criteria with other reviewers' verdicts the viewer may not see yet (blind to each other).
+    hidden: frozenset[int] = frozenset()
+
+    @property
+    def others_hidden(self) -> bool:
+        return bool(self.hidden)
+
+
+@dataclass(frozen=True)
+class DisputeItem:
+    """A disputed criterion of one response, waiting for an adjudicator."""
+
+    response_id: int
+    external_id: str | None
+    criterion_id: int
+    criterion_label: str
+    decision: HumanDecision
 
 
 def review_queue(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
     run_ids: Sequence[int], unreviewed_only: bool = False,
     score_gap: float = DEFAULT_SCORE_GAP, facts: GradeFacts | None = None,
+    reviewer_key: str | None = None,
 ) -> list[QueueItem]:
-    """Responses to review: not yet fully reviewed before fully reviewed; within each, judge
-    disagreements and failures first, then dataset order."""
+    """One reviewer's queue: the responses that still need reviewers and that they have not
+    finished first; within them judge disagreements and failures, then the set's random
+    sample, then dataset order. ``unreviewed_only`` keeps only those.
+
+    Without ``reviewer_key`` the queue is the set's: responses with fewer complete reviews
+    than the set asks for come first.
+    """
     with sessions() as session:
         dataset_repo.get_dataset(session, dataset_id)
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
@@ -70,49 +103,123 @@ def review_queue(
             disagree = repo.disagree_ids(session, runs, score_gap)
         else:
             failed, disagree = set(facts.failed), set(facts.disagree)
-        counts = repo.review_counts(session, dataset_id, rubric_version_id)
+        settings = review_sets.settings_of(session, dataset_id, rubric_version_id)
+        counts, _names, _n = review_sets.reviewed_by(session, dataset_id, rubric_version_id)
         ids = (repo.run_response_ids(session, runs) if runs
                else dataset_repo.response_ids(session, dataset_id))
         external = repo.external_ids(session, dataset_id)
-    items = [
-        QueueItem(response_id=rid, external_id=external.get(rid), disagree=rid in disagree,
-                  failed=rid in failed, reviewed_count=counts.get(rid, 0),
-                  criteria_count=criteria_count)
-        for rid in ids
-    ]
+    need = settings.reviewers_per_response
+    sample = review_sets.sample_ids(dataset_id, rubric_version_id, sorted(ids),
+                                    settings.sample_size)
+    rank = {rid: i for i, rid in enumerate(sample)}
+    items = []
+    for rid in ids:
+        per = counts.get(rid, {})
+        complete = sum(1 for n in per.values() if criteria_count and n >= criteria_count)
+        if reviewer_key is None:
+            mine = max(per.values(), default=0) if complete < need else criteria_count
+            needs = complete < need
+        else:
+            mine = per.get(reviewer_key, 0)
+            done = criteria_count > 0 and mine >= criteria_count
+            needs = not done and (mine > 0 or complete < need)
+        items.append(QueueItem(
+            response_id=rid, external_id=external.get(rid), disagree=rid in disagree,
+            failed=rid in failed, reviewed_count=mine, criteria_count=criteria_count,
+            reviewers=complete, needs_review=needs, in_sample=rid in rank))
     if unreviewed_only:
-        items = [i for i in items if not i.fully_reviewed]
+        items = [i for i in items if i.needs_review]
     return sorted(items, key=lambda i: (
-        i.fully_reviewed, not i.disagree, not i.failed, i.response_id))
+        not i.needs_review, not i.disagree, not i.failed, rank.get(i.response_id, len(rank)),
+        i.response_id))
 
 
 def response_detail(
     sessions: SessionFactory, response_id: int, rubric_version_id: int,
-    run_ids: Sequence[int] | None = None,
+    run_ids: Sequence[int] | None = None, *, viewer: str | None = None,
+    see_all: bool = False,
 ) -> ResponseDetail:
-    """The response, the rubric version, each run's effective grade and the human side."""
-    with sessions() as session:
+    """The response, the rubric version, each run's effective grade and the human side.
+
+    ``viewer`` (a reviewer key) sees other reviewers' verdicts on a criterion only once they
+    have answered it themselves, unless ``see_all`` (adjudicators, the Results page).
+    """
+    with sessions() as session:  # one session, the decisions computed once
         response = response_info(dataset_repo.get_response(session, response_id))
         version = version_info(rubric_repo.get_version(session, rubric_version_id))
         wanted = None if run_ids is None else set(run_ids)
         runs = tuple(run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=response.dataset_id)
             if wanted is None or r.id in wanted)
-    by_run = {g.run_id: g for g in reviews.effective_grades_for_response(
-        sessions, response_id, rubric_version_id)}
-    grades = tuple(by_run.get(run.id) for run in runs)
-    humans = reviews.current_verdicts(sessions, response_id, rubric_version_id)
-    history = tuple(reviews.verdict_history(
-        sessions, response_id, rubric_version_id=rubric_version_id))
-    settings = runs[0].settings.scoring() if runs else None
-    human = reviews.human_score(sessions, response_id, rubric_version_id, settings)
+        decisions = consensus.decisions(session, [response_id], rubric_version_id).get(
+            response_id, {})
+        graded = {grade.run_id: grade_info(grade) for grade, _run in
+                  run_repo.grades_for_response(session, response_id, rubric_version_id)}
+        everything = reviews.history_in(session, response_id,
+                                        rubric_version_id=rubric_version_id)
+    criteria = list(version.criteria)
+    grades = tuple(
+        compute_effective_grade(criteria=criteria, grade=graded[run.id],
+                                settings=run.settings.scoring(), to_grade=response.to_grade,
+                                humans=decisions)
+        if run.id in graded else None
+        for run in runs)
+    mine: dict[int, HumanVerdictInfo] = {}
+    hidden: set[int] = set()
+    if viewer is not None:
+        for cid, decision in decisions.items():
+            own = [h for h in decision.reviews if h.reviewer_key == viewer]
+            if own:
+                mine[cid] = own[0]
+            elif not see_all:
+                hidden.add(cid)
+    history = tuple(h for h in everything if h.criterion_id not in hidden)
+    settings = runs[0].settings.scoring() if runs else ScoringSettings()
+    human = compute_human_score(
+        response_id=response_id, rubric_version_id=rubric_version_id, criteria=criteria,
+        humans=decisions, settings=settings, to_grade=response.to_grade)
     judged: dict[int, set] = defaultdict(set)
     for grade in grades:
         for criterion in grade.criteria if grade else ():
             if criterion.judge_verdict is not None:
                 judged[criterion.criterion_id].add(criterion.judge_verdict)
     return ResponseDetail(
-        response=response, version=version, runs=runs, grades=grades, humans=humans,
+        response=response, version=version, runs=runs, grades=grades,
+        humans={cid: d for cid, d in decisions.items() if cid not in hidden},
         history=history, human_score=human,
         disagree_criteria=frozenset(c for c, seen in judged.items() if len(seen) > 1),
+        mine=mine, hidden=frozenset(hidden),
     )
+
+
+def verdict_stamp(sessions: SessionFactory, response_id: int) -> tuple[int, int]:
+    """(count, newest id) of the human verdicts on one response: what a cached detail of it
+    is keyed on, so a save on another response leaves it cached."""
+    with sessions() as session:
+        return verdict_repo.response_stamp(session, response_id)
+
+
+def adjudication_queue(
+    sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
+    include_resolved: bool = False,
+) -> list[DisputeItem]:
+    """Disputed criteria (reviewers who answered disagree, no adjudication yet), each with
+    every reviewer's verdict and note; ``include_resolved`` adds the adjudicated ones."""
+    with sessions() as session:
+        version = version_info(rubric_repo.get_version(session, rubric_version_id))
+        sources = verdict_repo.carry_sources(session, rubric_version_id)
+        ids = verdict_repo.dataset_response_ids_with_verdicts(session, dataset_id,
+                                                              list(sources))
+        decisions = consensus.decisions(session, ids, rubric_version_id)
+        external = repo.external_ids(session, dataset_id)
+    labels = {c.id: c.label for c in version.criteria}
+    order = {c.id: c.position for c in version.criteria}
+    found = [
+        DisputeItem(response_id=rid, external_id=external.get(rid), criterion_id=cid,
+                    criterion_label=labels.get(cid, str(cid)), decision=decision)
+        for rid, per in decisions.items() for cid, decision in per.items()
+        if decision.disputed or (include_resolved and decision.status == "adjudicated"
+                                 and len({h.verdict for h in decision.reviews}) > 1)
+    ]
+    return sorted(found, key=lambda d: (not d.decision.disputed, d.response_id,
+                                        order.get(d.criterion_id, 0)))

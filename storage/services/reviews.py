@@ -1,10 +1,14 @@
-"""Human verdicts (append-only, concurrency-safe) and the effective scores they produce."""
+"""Human verdicts (append-only per reviewer, concurrency-safe) and the effective scores they
+produce (through storage.services.consensus and grading's one aggregation function)."""
 
 from __future__ import annotations
 
+import random
+import time
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Final, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -23,6 +27,10 @@ from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as repo
 from storage.run_settings import RunSettings
+from storage.services import consensus
+from storage.services.reviewers import Actor, Role, require
+
+ADJUDICATION = m.ADJUDICATION_STREAM
 
 
 class _Unchecked:
@@ -31,49 +39,168 @@ class _Unchecked:
 
 
 UNCHECKED: Final = _Unchecked()
-_MAX_ATTEMPTS = 10
+# Concurrent writers on one stream retry until their verdict lands, for at most this long
+# (then the error says the database is too busy); the wait between tries grows from
+# _FIRST_WAIT_S to _MAX_WAIT_S with jitter, so colliding writers spread out.
+SAVE_DEADLINE_S = 30.0
+_FIRST_WAIT_S = 0.005
+_MAX_WAIT_S = 0.5
+T = TypeVar("T")
 
 
-def set_human_verdict(
-    sessions: SessionFactory, *, response_id: int, criterion_id: int, verdict: Verdict | str,
-    reviewer: str, note: str = "", expected_current_id: int | _Unchecked | None = UNCHECKED,
-) -> HumanVerdictInfo:
-    """Append a reviewer's verdict on one criterion of one response.
+class _Collision(Exception):
+    """Another writer appended to the same stream first: run the transaction again."""
 
-    ``expected_current_id`` is the id of the current verdict the form showed (None: the
-    form showed no verdict). If the current verdict changed since, StaleVerdictError is
-    raised and nothing is written. Without it, concurrent writers are serialised: every
-    verdict lands in the history, the last one written is current.
+
+def retry_until_saved(work: Callable[[], T], *, deadline_s: float | None = None) -> T:
+    """Run ``work`` (one whole transaction) until it lands, with backoff, bounded by time.
+
+    A unique-key collision (another writer appended to the same stream first) or a SQLite
+    lock time-out runs the transaction again.
     """
-    try:
-        parsed = Verdict.parse(verdict)
-    except ValueError as exc:
-        raise InvalidInputError(str(exc)) from None
-    reviewer = reviewer.strip()
-    if not reviewer:
-        raise InvalidInputError("enter your name as reviewer before saving a verdict")
-    limits.check([("the reviewer name", reviewer, limits.NAME_MAX), ("the note", note, None)])
-    for _attempt in range(_MAX_ATTEMPTS):
+    limit = time.monotonic() + (SAVE_DEADLINE_S if deadline_s is None else deadline_s)
+    wait = _FIRST_WAIT_S
+    while True:
         try:
-            with sessions.begin() as session:
-                return append_verdict(session, response_id, criterion_id, parsed, reviewer,
-                               note or "", expected_current_id)
+            return work()
+        except _Collision:
+            pass
+        except IntegrityError as exc:
+            if not _is_unique(exc):
+                raise
         except OperationalError as exc:
             # SQLite under heavy contention can give up on the write lock; the whole
             # transaction (including the stale-form check) simply runs again.
             if "locked" not in str(exc).lower():
                 raise
+        if time.monotonic() + wait > limit:
+            raise StaleVerdictError(
+                "the database was too busy to save this verdict for "
+                f"{SAVE_DEADLINE_S if deadline_s is None else deadline_s:.0f} s; "
+                "nothing was saved — try again", current_id=None)
+        time.sleep(wait * (0.5 + random.random()))
+        wait = min(wait * 2, _MAX_WAIT_S)
+
+
+def _is_unique(exc: IntegrityError) -> bool:
+    text = str(exc.orig).lower()
+    return "unique" in text or "duplicate key" in text
+
+
+def _parse(verdict: Verdict | str) -> Verdict:
+    try:
+        return Verdict.parse(verdict)
+    except ValueError as exc:
+        raise InvalidInputError(str(exc)) from None
+
+
+def set_human_verdict(
+    sessions: SessionFactory, *, actor: Actor, response_id: int, criterion_id: int,
+    verdict: Verdict | str, note: str = "",
+    expected_current_id: int | _Unchecked | None = UNCHECKED,
+    review_seconds: float | None = None,
+) -> HumanVerdictInfo:
+    """Append ``actor``'s own verdict on one criterion of one response.
+
+    ``expected_current_id`` is the id of the actor's current verdict the form showed (None:
+    the form showed none). If it changed since (another tab), StaleVerdictError is raised
+    and nothing is written. Without it, concurrent writers are serialised: every verdict
+    lands in the history (retrying with backoff), the last one written is current.
+    """
+    require(actor, Role.REVIEWER, "save a verdict")
+    parsed = _parse(verdict)
+    result = save_review(sessions, actor=actor, response_id=response_id,
+                         verdicts={criterion_id: (parsed, note)},
+                         expected={criterion_id: expected_current_id},
+                         review_seconds=review_seconds)
+    if result.stale:
+        raise result.stale[0][1]
+    return result.saved[0]
+
+
+def adjudicate(
+    sessions: SessionFactory, *, actor: Actor, response_id: int, criterion_id: int,
+    verdict: Verdict | str, note: str = "",
+    expected_current_id: int | _Unchecked | None = UNCHECKED,
+) -> HumanVerdictInfo:
+    """Record an adjudicator's verdict: it decides the criterion whatever the reviewers said.
+
+    ``expected_current_id`` is the current adjudication the adjudicator saw (None: none).
+    """
+    require(actor, Role.ADJUDICATOR, "adjudicate a verdict")
+    parsed = _parse(verdict)
+    limits.check([("the adjudicator's name", _who(actor)[1], limits.NAME_MAX),
+                  ("the note", note, None)])
+
+    def work() -> HumanVerdictInfo:
+        try:
+            with sessions.begin() as session:
+                return append_verdict(session, response_id, criterion_id, parsed,
+                                      _who(actor), note or "", expected_current_id,
+                                      stream=ADJUDICATION)
         except IntegrityError as exc:
-            if "unique" not in str(exc.orig).lower():
+            if not _is_unique(exc):
                 raise
-            # Someone appended the same seq first. With a form check that is a stale form;
-            # otherwise re-read and append after them.
             if not isinstance(expected_current_id, _Unchecked):
                 with sessions() as session:
-                    current = repo.latest(session, response_id, criterion_id)
-                raise _stale(current) from None
-    raise StaleVerdictError(
-        "the verdict kept changing while saving; reload and try again", current_id=None)
+                    raise _stale(repo.latest(session, response_id, criterion_id,
+                                             ADJUDICATION)) from None
+            raise _Collision from None
+
+    return retry_until_saved(work)
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    saved: tuple[HumanVerdictInfo, ...]
+    stale: tuple[tuple[int, StaleVerdictError], ...]  # (criterion id, why), nothing written
+
+
+def save_review(
+    sessions: SessionFactory, *, actor: Actor, response_id: int,
+    verdicts: Mapping[int, tuple[Verdict | str, str]],
+    expected: Mapping[int, int | _Unchecked | None] | None = None,
+    review_seconds: float | None = None,
+) -> SaveResult:
+    """Save a reviewer's verdicts on several criteria of one response in one transaction.
+
+    ``verdicts``: criterion id -> (verdict, note). A criterion whose current verdict (of this
+    reviewer) is no longer the one in ``expected`` is reported as stale and not written; the
+    others are written together.
+    """
+    require(actor, Role.REVIEWER, "save a verdict")
+    parsed = {cid: (_parse(v), (note or "").strip()) for cid, (v, note) in verdicts.items()}
+    wanted = dict(expected or {})
+    who = _who(actor)
+    limits.check([("the reviewer name", who[1], limits.NAME_MAX),
+                  *(("the note", note, None) for _v, note in parsed.values())])
+
+    def work() -> SaveResult:
+        stale: list[tuple[int, StaleVerdictError]] = []
+        saved: list[HumanVerdictInfo] = []
+        try:
+            with sessions.begin() as session:
+                for cid, (verdict, note) in parsed.items():
+                    try:  # a stale criterion is refused before anything is written for it
+                        saved.append(append_verdict(
+                            session, response_id, cid, verdict, who, note,
+                            wanted.get(cid, UNCHECKED), review_seconds=review_seconds))
+                    except StaleVerdictError as exc:
+                        stale.append((cid, exc))
+        except IntegrityError as exc:
+            if not _is_unique(exc):
+                raise
+            raise _Collision from None
+        return SaveResult(saved=tuple(saved), stale=tuple(stale))
+
+    return retry_until_saved(work)
+
+
+def _who(actor: Actor) -> tuple[str, str]:
+    key = actor.key.strip()
+    if not key:
+        raise InvalidInputError("enter your name as reviewer before saving a verdict")
+    return key, (actor.name or actor.key).strip()
 
 
 def _stale(current: m.HumanVerdictRow | None) -> StaleVerdictError:
@@ -89,17 +216,21 @@ def _stale(current: m.HumanVerdictRow | None) -> StaleVerdictError:
 
 
 def append_verdict(
-    session: Session, response_id: int, criterion_id: int, verdict: Verdict, reviewer: str,
-    note: str, expected_current_id: int | _Unchecked | None,
+    session: Session, response_id: int, criterion_id: int, verdict: Verdict,
+    who: tuple[str, str], note: str, expected_current_id: int | _Unchecked | None,
+    *, stream: str | None = None, review_seconds: float | None = None,
 ) -> HumanVerdictInfo:
     """Add one human verdict inside the caller's transaction: the one write path that the
-    Review page (set_human_verdict) and the CSV import share."""
+    Review page, adjudication and the CSV import share. ``who`` is (key, name); the stream
+    is the reviewer's own unless given (adjudication)."""
+    key, name = who
+    stream = key if stream is None else stream
     found = rubric_repo.criterion_with_frozen(session, criterion_id)
     if found is None:
         raise NotFoundError(f"criterion {criterion_id} does not exist")
     criterion, frozen = found
     dataset_repo.require_response(session, response_id)
-    current = repo.latest(session, response_id, criterion_id)
+    current = repo.latest(session, response_id, criterion_id, stream)
     checked = not isinstance(expected_current_id, _Unchecked)
     if checked and (current.id if current else None) != expected_current_id:
         raise _stale(current)
@@ -107,30 +238,62 @@ def append_verdict(
         rubric_repo.freeze(session, criterion.version_id)
     row = repo.append(
         session, response_id=response_id, rubric_version_id=criterion.version_id,
-        criterion_id=criterion_id, verdict=verdict.value, reviewer=reviewer, note=note,
-        previous=current,
+        criterion_id=criterion_id, stream=stream, verdict=verdict.value, reviewer_key=key,
+        reviewer=name, note=note, previous=current, review_seconds=review_seconds,
     )
     return human_verdict_info(row, current)
 
 
 def verdict_history(
     sessions: SessionFactory, response_id: int, *, rubric_version_id: int | None = None,
-    criterion_id: int | None = None,
+    criterion_id: int | None = None, stream: str | None = None,
 ) -> list[HumanVerdictInfo]:
-    """Who changed what from what to what, when and why; oldest first per criterion."""
+    """Who changed what from what to what, when and why; in saving order per criterion.
+
+    With a rubric version, the verdicts carried into it from earlier versions are included,
+    under the criterion of that version they apply to (``rubric_version_id`` of each entry
+    still says which version it was given on).
+    """
     with sessions() as session:
-        return [human_verdict_info(row, prev) for row, prev in repo.history(
-            session, response_id, rubric_version_id=rubric_version_id,
-            criterion_id=criterion_id)]
+        return history_in(session, response_id, rubric_version_id=rubric_version_id,
+                          criterion_id=criterion_id, stream=stream)
+
+
+def history_in(
+    session: Session, response_id: int, *, rubric_version_id: int | None = None,
+    criterion_id: int | None = None, stream: str | None = None,
+) -> list[HumanVerdictInfo]:
+    """verdict_history inside the caller's session."""
+    criteria: list[int] | None = None
+    sources: dict[int, tuple[int, int]] = {}
+    if rubric_version_id is not None:
+        sources = repo.carry_sources(session, rubric_version_id)
+        criteria = [c for c, (target, _n) in sources.items()
+                    if criterion_id is None or target == criterion_id]
+    elif criterion_id is not None:
+        criteria = [criterion_id]
+    found = [human_verdict_info(row, prev) for row, prev in repo.history(
+        session, response_id, criterion_ids=criteria, stream=stream)]
+    if sources:
+        found = [replace(h, criterion_id=sources[h.criterion_id][0]) for h in found]
+        found.sort(key=lambda h: (h.criterion_id, h.id))
+    return found
 
 
 def current_verdicts(
-    sessions: SessionFactory, response_id: int, rubric_version_id: int
+    sessions: SessionFactory, response_id: int, rubric_version_id: int,
+    reviewer_key: str | None = None,
 ) -> dict[int, HumanVerdictInfo]:
-    """The current human verdict per criterion id (reviewed criteria only)."""
+    """The human verdict applied per criterion id (adjudicated or agreed; carried over
+    included), or with ``reviewer_key`` that reviewer's own current verdicts."""
     with sessions() as session:
-        return {row.criterion_id: human_verdict_info(row, prev) for row, prev in
-                repo.current_for_responses(session, [response_id], rubric_version_id)}
+        if reviewer_key is None:
+            found = consensus.decisions(session, [response_id], rubric_version_id)
+            return {cid: d.applied for cid, d in found.get(response_id, {}).items()
+                    if d.applied is not None}
+        reviews, _adj, _n, _v = consensus.gather(session, [response_id], rubric_version_id)
+        return {cid: h for cid, items in reviews.get(response_id, {}).items()
+                for h in items if h.reviewer_key == reviewer_key}
 
 
 def effective_grades_for_response(
@@ -153,8 +316,8 @@ def effective_grades_for_response(
         results: list[EffectiveGrade] = []
         for version_id, items in by_version.items():
             criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
-            humans = {row.criterion_id: human_verdict_info(row, prev) for row, prev in
-                      repo.current_for_responses(session, [response_id], version_id)}
+            humans = consensus.decisions(session, [response_id], version_id).get(
+                response_id, {})
             for grade, settings in items:
                 results.append(compute_effective_grade(
                     criteria=criteria, grade=grade_info(grade), settings=settings.scoring(),
@@ -183,9 +346,7 @@ def effective_grades_for_run(
             session, run.rubric_version_id)]
         grades = run_repo.grade_infos_for_run(session, run_id, response_ids)
         ids = [g.response_id for g in grades]
-        humans: dict[int, dict] = defaultdict(dict)
-        for row, prev in repo.current_for_responses(session, ids, run.rubric_version_id):
-            humans[row.response_id][row.criterion_id] = human_verdict_info(row, prev)
+        humans = consensus.decisions(session, ids, run.rubric_version_id)
         texts = _texts(session, ids) if settings.length_penalty is not None else {}
         return [
             compute_effective_grade(
@@ -228,9 +389,7 @@ def human_scores(
         rubric_repo.get_version(session, rubric_version_id)  # NotFoundError if missing
         criteria = [criterion_info(c) for c in rubric_repo.criteria_of(
             session, rubric_version_id)]
-        humans: dict[int, dict] = defaultdict(dict)
-        for row, prev in repo.current_for_responses(session, ids, rubric_version_id):
-            humans[row.response_id][row.criterion_id] = human_verdict_info(row, prev)
+        humans = consensus.decisions(session, ids, rubric_version_id)
         texts = _texts(session, ids) if settings.length_penalty is not None else {}
         missing = set(ids) - set(_existing_ids(session, ids))
         if missing:

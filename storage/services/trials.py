@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import select
 
 from grading.agreement import PairwiseAgreement, compare_verdicts
 from grading.bootstrap import Interval, bootstrap_interval
@@ -350,10 +350,13 @@ def adopt_wording(
         if carry_human_verdicts:
             rubric_repo.freeze(session, new_version.id)
             new_id = next(c.id for c in new_version.criteria if c.position == old.position)
-            for response_id, verdict, reviewer in _current_humans(session, old.id):
+            # Every reviewer's current verdict (and the adjudication) moves over, so the
+            # human verdict under the new wording is decided as it was under the old one.
+            for response_id, stream, verdict, key, name in _current_streams(session, old.id):
                 verdict_repo.append(
                     session, response_id=response_id, rubric_version_id=new_version.id,
-                    criterion_id=new_id, verdict=verdict, reviewer=reviewer,
+                    criterion_id=new_id, stream=stream, verdict=verdict,
+                    reviewer_key=key, reviewer=name,
                     note=f"carried from v{version.number} after rewording (confirmed by "
                          f"{actor.label})", previous=None)
         trial.adopted_version_id = new_version.id
@@ -361,15 +364,51 @@ def adopt_wording(
 
 
 def _current_humans(session, criterion_id: int) -> list[tuple[int, str, str]]:
-    """(response id, verdict, reviewer) of the current human verdict on this criterion."""
-    newest = (
-        select(m.HumanVerdictRow.response_id, func.max(m.HumanVerdictRow.seq).label("seq"))
-        .where(m.HumanVerdictRow.criterion_id == criterion_id)
-        .group_by(m.HumanVerdictRow.response_id).subquery()
-    )
-    return [tuple(r) for r in session.execute(
-        select(m.HumanVerdictRow.response_id, m.HumanVerdictRow.verdict,
-               m.HumanVerdictRow.reviewer)
-        .join(newest, and_(newest.c.response_id == m.HumanVerdictRow.response_id,
-                           newest.c.seq == m.HumanVerdictRow.seq))
-        .where(m.HumanVerdictRow.criterion_id == criterion_id))]
+    """(response id, verdict, reviewer) of the human verdict in force on this criterion
+    (adjudicated, or agreed by every reviewer; disputed ones have none), verdicts carried
+    from earlier versions with the same requirement text included."""
+    from storage.repositories import verdicts as verdict_repo
+    from storage.services import consensus
+
+    criterion = session.get(m.CriterionRow, criterion_id)
+    if criterion is None:
+        return []
+    sources = verdict_repo.carry_sources(session, criterion.version_id)
+    ids = list(session.scalars(
+        select(m.HumanVerdictRow.response_id)
+        .where(m.HumanVerdictRow.criterion_id.in_(
+            [c for c, (target, _n) in sources.items() if target == criterion_id]))
+        .distinct()))
+    found = []
+    for response_id, per in consensus.decisions(session, ids, criterion.version_id).items():
+        decision = per.get(criterion_id)
+        if decision is not None and decision.applied is not None:
+            found.append((response_id, decision.applied.verdict.value,
+                           decision.applied.reviewer))
+    return sorted(found)
+
+
+def _current_streams(session, criterion_id: int) -> list[tuple[int, str, str, str, str]]:
+    """(response id, stream, verdict, reviewer key, name) of each reviewer's current verdict
+    and the adjudication on this criterion (carried ones from earlier versions included)."""
+    from storage.repositories import verdicts as verdict_repo
+    from storage.services import consensus
+
+    criterion = session.get(m.CriterionRow, criterion_id)
+    sources = verdict_repo.carry_sources(session, criterion.version_id)
+    ids = list(session.scalars(
+        select(m.HumanVerdictRow.response_id)
+        .where(m.HumanVerdictRow.criterion_id.in_(
+            [c for c, (target, _n) in sources.items() if target == criterion_id]))
+        .distinct()))
+    reviews, adjudications, _numbers, _v = consensus.gather(session, ids, criterion.version_id)
+    found = []
+    for response_id in ids:
+        for h in reviews.get(response_id, {}).get(criterion_id, []):
+            found.append((response_id, h.reviewer_key, h.verdict.value, h.reviewer_key,
+                          h.reviewer))
+        adjudication = adjudications.get(response_id, {}).get(criterion_id)
+        if adjudication is not None:
+            found.append((response_id, m.ADJUDICATION_STREAM, adjudication.verdict.value,
+                          adjudication.reviewer_key, adjudication.reviewer))
+    return found

@@ -4,9 +4,11 @@ Columns: ``response_id`` (the response's id in the dataset, or ``#<number>`` for
 without one), ``criterion`` (its name in the rubric version), ``verdict`` (MET, UNMET or
 CANNOT_ASSESS, any case), ``reviewer`` and an optional ``note``; other columns are ignored.
 
-A row whose verdict cell is empty is left out (a sheet row nobody filled in); a row equal to
-the current verdict (same verdict, reviewer and note) is left out too, so re-importing an
-edited sheet appends only what changed.
+Every reviewer has their own verdicts: the ``reviewer`` cell says whose verdict a row is (the
+reviewer's identity, as the sheet shows it), and one sheet may hold several reviewers' verdicts
+on the same response and criterion. A row whose verdict cell is empty is left out (a sheet row
+nobody filled in); a row equal to that reviewer's current verdict (same verdict and note) is
+left out too, so re-importing an edited sheet appends only what changed.
 
 The sheet's cells are spreadsheet-safe (storage/csv_cells.py: a text cell that would start a
 formula gets a leading ``'``); the import removes exactly that prefix again, so an exported
@@ -21,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from grading.types import Verdict
 from storage import csv_cells, limits
@@ -34,7 +35,8 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.response_files import parse_file
 from storage.services import reviews
-from storage.services.agreement import current_human_verdicts
+from storage.services.agreement import reviewer_verdicts
+from storage.services.reviewers import Actor, Role, require
 
 COLUMNS = ("response_id", "criterion", "verdict", "reviewer", "note")
 _CANDIDATES = {
@@ -44,7 +46,6 @@ _CANDIDATES = {
     "reviewer": ("reviewer", "reviewer_name"),
 }
 _NOTE_CANDIDATES = ("note", "explanation", "comment")
-_MAX_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,9 @@ class _Row:
 def export_verdict_sheet_csv(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int
 ) -> str:
-    """One row per response x criterion with its current human verdict (blank when none),
-    in the import's columns plus the requirement text, ready to fill in and import."""
+    """One row per response x criterion x reviewer with that reviewer's current verdict (one
+    blank row where nobody answered), in the import's columns plus the requirement text,
+    ready to fill in and import."""
     with sessions() as session:
         criteria = [criterion_info(c) for c in
                     rubric_repo.get_version(session, rubric_version_id).criteria]
@@ -78,19 +80,20 @@ def export_verdict_sheet_csv(
         responses = session.execute(
             select(m.ResponseRow.id, m.ResponseRow.external_id)
             .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id)).all()
-        current = {(h.response_id, h.criterion_id): h
-                   for h in current_human_verdicts(session, rubric_version_id, dataset_id)}
+        current: dict[tuple[int, int], list] = {}
+        for h in reviewer_verdicts(session, rubric_version_id, dataset_id):
+            current.setdefault((h.response_id, h.criterion_id), []).append(h)
     out = io.StringIO()
     writer = csv_cells.writer(out, lineterminator="\n")
     writer.writerow([*COLUMNS, "requirement"])
     for rid, external in responses:
         for criterion in criteria:
-            human = current.get((rid, criterion.id))
-            writer.writerow([
-                response_key(rid, external), criterion.label,
-                human.verdict.value if human else "", human.reviewer if human else "",
-                human.note if human else "", criterion.requirement,
-            ])
+            for human in current.get((rid, criterion.id)) or [None]:
+                writer.writerow([
+                    response_key(rid, external), criterion.label,
+                    human.verdict.value if human else "", human.reviewer_key if human else "",
+                    human.note if human else "", criterion.requirement,
+                ])
     return out.getvalue()
 
 
@@ -101,13 +104,15 @@ def _column(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
 
 def import_human_verdicts(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int, data: bytes | str,
-    filename: str | None = None,
+    filename: str | None = None, *, actor: Actor,
 ) -> VerdictImportSummary:
-    """Append the verdicts of a CSV to the history, all or nothing.
+    """Append the verdicts of a CSV to each reviewer's history, all or nothing.
 
     On any problem ImportProblemsError lists every one with its row and column and nothing is
-    written. Verdicts go through the Review page's append path, in one transaction.
+    written. Verdicts go through the Review page's append path, in one transaction. Rows of
+    reviewers other than ``actor`` need an admin.
     """
+    require(actor, Role.REVIEWER, "import verdicts")
     parsed = parse_file(data, filename, fmt="csv")
     records = [{key: csv_cells.restore(value) if isinstance(value, str) else value
                 for key, value in record.items()} for record in parsed.rows]
@@ -122,26 +127,25 @@ def import_human_verdicts(
     note_column = _column(parsed.columns, _NOTE_CANDIDATES)
     rows, blank = _validate(sessions, rubric_version_id, dataset_id, records,
                             parsed.locations, columns, note_column, filename)
-    for _attempt in range(_MAX_ATTEMPTS):
-        try:
-            with sessions.begin() as session:
-                current = {(h.response_id, h.criterion_id): h for h in
-                           current_human_verdicts(session, rubric_version_id, dataset_id)}
-                changed = [r for r in rows if not _same(current.get(
-                    (r.response_id, r.criterion_id)), r)]
-                for row in changed:
-                    # The Review page's append path: freezes the version, chains the history.
-                    reviews.append_verdict(session, row.response_id, row.criterion_id, row.verdict,
-                                    row.reviewer, row.note, reviews.UNCHECKED)
-            break
-        except IntegrityError:
-            # A reviewer saved one of these verdicts at the same moment; nothing of this
-            # import was kept, so run it again after theirs.
-            continue
-    else:
-        raise ImportProblemsError([Problem("", "reviewers kept changing these verdicts while "
-                                               "importing; nothing was imported, try again")],
-                                  source=filename)
+    if any(r.reviewer != actor.key for r in rows):
+        require(actor, Role.ADMIN, "import verdicts for other reviewers")
+
+    def work() -> list[_Row]:
+        with sessions.begin() as session:
+            current = {(h.response_id, h.criterion_id, h.reviewer_key): h for h in
+                       reviewer_verdicts(session, rubric_version_id, dataset_id)}
+            changed = [r for r in rows if not _same(current.get(
+                (r.response_id, r.criterion_id, r.reviewer)), r)]
+            for row in changed:
+                # The Review page's append path: freezes the version, chains the history.
+                reviews.append_verdict(session, row.response_id, row.criterion_id,
+                                       row.verdict, (row.reviewer, row.reviewer), row.note,
+                                       reviews.UNCHECKED)
+        return changed
+
+    # A reviewer saving one of these verdicts at the same moment rolls the whole import
+    # back; it runs again after theirs (bounded by time).
+    changed = reviews.retry_until_saved(work)
     return VerdictImportSummary(
         verdicts=len(changed), responses=len({r.response_id for r in changed}),
         reviewers=tuple(sorted({r.reviewer for r in changed})),
@@ -150,8 +154,7 @@ def import_human_verdicts(
 
 
 def _same(current: Any, row: _Row) -> bool:
-    return current is not None and (current.verdict, current.reviewer, current.note) == (
-        row.verdict, row.reviewer, row.note)
+    return current is not None and (current.verdict, current.note) == (row.verdict, row.note)
 
 
 def _validate(
@@ -175,7 +178,7 @@ def _validate(
     problems: list[Problem] = []
     rows: list[_Row] = []
     blank = 0
-    first_seen: dict[tuple[int, int], str] = {}
+    first_seen: dict[tuple[int, int, str], str] = {}
     response_col, criterion_col = columns["response id"], columns["criterion"]
     verdict_col, reviewer_col = columns["verdict"], columns["reviewer"]
     for record, where in zip(records, locations, strict=True):
@@ -214,12 +217,13 @@ def _validate(
             problem = limits.text_problem(text, max_chars=max_chars)
             if problem:
                 found.append(Problem(f"{where}, column {column!r}", f"the value {problem}"))
-        if response_id is not None and criterion_id is not None:
-            pair = (response_id, criterion_id)
-            if pair in first_seen:
+        if response_id is not None and criterion_id is not None and reviewer:
+            key = (response_id, criterion_id, reviewer)
+            if key in first_seen:
                 found.append(Problem(where, f"response {external!r}, criterion {name!r} is "
-                                            f"already set by {first_seen[pair]}; keep one row"))
-            first_seen.setdefault(pair, where)
+                                            f"already set for reviewer {reviewer!r} by "
+                                            f"{first_seen[key]}; keep one row"))
+            first_seen.setdefault(key, where)
         problems.extend(found)
         if not found and verdict is not None and response_id is not None \
                 and criterion_id is not None:

@@ -12,6 +12,7 @@ import pytest
 from grading.types import CriterionReport, EvaluationReport, TokenUsage, Verdict
 from storage.exports import results_export
 from storage.services import reviews, runs
+from storage.services.reviewers import local_actor
 from tests.jobs.helpers import CRITERIA, make_dataset, make_rubric, make_run
 
 V = Verdict
@@ -38,7 +39,7 @@ def test_records_carry_judge_human_and_effective_verdicts(sessions):
                                                      (V.MET, V.MET, V.MET)])
     harmful = version.criteria[2]
     reviews.set_human_verdict(sessions, response_id=responses[1].id, criterion_id=harmful.id,
-                              verdict="UNMET", reviewer="Dana", note="no harm here")
+                              verdict="UNMET", actor=local_actor("Dana"), note="no harm here")
 
     records = [json.loads(line) for line in results_export(sessions, [run.id]).splitlines()]
 
@@ -67,7 +68,7 @@ def test_csv_has_one_column_group_per_criterion(sessions):
     version, responses, run = _graded_run(sessions, [(V.MET, V.UNMET, V.UNMET)])
     reviews.set_human_verdict(sessions, response_id=responses[0].id,
                               criterion_id=version.criteria[1].id, verdict="MET",
-                              reviewer="Lee")
+                              actor=local_actor("Lee"))
     [row] = list(csv.DictReader(io.StringIO(results_export(sessions, [run.id], "csv"))))
     assert row["run_id"] == str(run.id) and row["response_id"] == "r0"
     assert (row["cites.judge_verdict"], row["cites.human_verdict"],

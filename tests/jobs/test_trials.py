@@ -51,7 +51,7 @@ def reviewed(sessions, fake_provider):
     accurate = version.criteria[0]
     for index, response in enumerate(responses):
         reviews.set_human_verdict(sessions, response_id=response.id, criterion_id=accurate.id,
-                                  verdict=M if index % 2 == 0 else U, reviewer="Pat",
+                                  verdict=M if index % 2 == 0 else U, actor=local_actor("Pat"),
                                   note="checked the dose")
     return version, responses, run, accurate
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from grading.types import EvaluationReport, ScoringSettings, TokenUsage, Verdict
 from storage.dto import DatasetInfo, ResponseInfo, RubricVersionInfo, RunInfo
 from storage.services import datasets, reviews, rubrics, runs
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, holistic_report, judge_report
 
@@ -80,7 +81,7 @@ def seed(sessions, *, rubric_name: str = "Dosing", dataset_name: str = "Answers"
             if verdict is not None:
                 reviews.set_human_verdict(
                     sessions, response_id=responses[key].id, criterion_id=criterion.id,
-                    verdict=verdict, reviewer="ana", note=f"checked {key}")
+                    verdict=verdict, actor=local_actor("ana"), note=f"checked {key}")
     return Seeded(version=version, dataset=dataset, responses=responses,
                   cheap=runs.get_run(sessions, made["cheap"].id),
                   strong=runs.get_run(sessions, made["strong"].id),

@@ -12,6 +12,7 @@ from storage.errors import (
 )
 from storage.response_files import ColumnMapping, read_responses
 from storage.services import datasets, reviews, runs
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import make_dataset, make_rubric, make_run
 
@@ -158,7 +159,7 @@ def test_deleting_a_dataset_never_removes_human_verdicts_silently(sessions):
     dataset, [response, *_] = make_dataset(sessions)
     reviews.set_human_verdict(sessions, response_id=response.id,
                               criterion_id=version.criteria[1].id, verdict="UNMET",
-                              reviewer="ana")
+                              actor=local_actor("ana"))
     with pytest.raises(HumanVerdictsExistError, match="archive it instead"):
         datasets.delete_dataset(sessions, dataset.id, confirm=True, actor=ADMIN)
     assert len(reviews.verdict_history(sessions, response.id)) == 1

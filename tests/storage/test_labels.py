@@ -9,11 +9,19 @@ import pytest
 from grading.types import Verdict
 from storage.errors import ImportProblemsError
 from storage.services import datasets, labels, reviews
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.agreement_seed import seed
 from tests.storage.helpers import CRITERIA
 
 V = Verdict
+
+
+LEAD = local_actor("lead")  # local mode: every role, so it may import others' verdicts
+
+
+def _import(*args, **kwargs):
+    return labels.import_human_verdicts(*args, actor=LEAD, **kwargs)
 
 
 def _lines(text: str) -> list[dict]:
@@ -59,11 +67,12 @@ def test_cannot_assess_is_exported_as_the_verdict_with_criteria_met_null(session
     response = seeded.responses["r0"]
     reviews.set_human_verdict(sessions, response_id=response.id,
                               criterion_id=seeded.version.criteria[1].id,
-                              verdict="CANNOT_ASSESS", reviewer="bo", note="no source given")
+                              verdict="CANNOT_ASSESS", actor=local_actor("ana"),
+                              note="no source given")
     [first, *_] = labels.iter_gold_records(sessions, seeded.version.id, seeded.dataset.id)
     item = first["rubrics"][1]
     assert (item["verdict"], item["criteria_met"], item["reviewer"], item["explanation"]) == (
-        "CANNOT_ASSESS", None, "bo", "no source given")
+        "CANNOT_ASSESS", None, "ana", "no source given")
 
 
 def test_training_export_has_the_effective_scores_of_every_run(sessions):
@@ -103,7 +112,7 @@ CSV_OK = (
 
 def test_import_appends_every_verdict_to_the_history(sessions):
     seeded = seed(sessions)
-    summary = labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id,
+    summary = _import(sessions, seeded.version.id, seeded.dataset.id,
                                            CSV_OK.encode(), "verdicts.csv")
     assert (summary.verdicts, summary.responses, summary.reviewers) == (3, 2, ("bo", "cy"))
     r5 = reviews.current_verdicts(sessions, seeded.responses["r5"].id, seeded.version.id)
@@ -112,8 +121,11 @@ def test_import_appends_every_verdict_to_the_history(sessions):
         V.MET, "bo", "dose right")
     assert r5[cites].verdict is V.UNMET
     history = reviews.verdict_history(sessions, seeded.responses["r0"].id, criterion_id=cites)
+    # cy's verdict is cy's own: ana's stays, and the criterion is now disputed
     assert [(h.reviewer, h.previous_verdict, h.verdict) for h in history] == [
-        ("ana", None, V.MET), ("cy", V.MET, V.UNMET)]
+        ("ana", None, V.MET), ("cy", None, V.UNMET)]
+    assert cites not in reviews.current_verdicts(sessions, seeded.responses["r0"].id,
+                                                 seeded.version.id)
 
 
 def test_import_lists_every_problem_with_row_and_column_and_writes_nothing(sessions):
@@ -128,7 +140,7 @@ def test_import_lists_every_problem_with_row_and_column_and_writes_nothing(sessi
         "r5,accurate,unmet,bo,twice\n"
     )
     with pytest.raises(ImportProblemsError) as caught:
-        labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id,
+        _import(sessions, seeded.version.id, seeded.dataset.id,
                                      bad.encode(), "verdicts.csv")
     problems = [str(p) for p in caught.value.problems]
     assert len(problems) == 5
@@ -137,7 +149,7 @@ def test_import_lists_every_problem_with_row_and_column_and_writes_nothing(sessi
     assert problems[2].startswith("row 4 (line 5), column 'verdict': verdict must be MET")
     assert problems[3].startswith("row 5 (line 6), column 'reviewer': the reviewer is empty")
     assert problems[4].startswith("row 6 (line 7): response 'r5', criterion 'accurate' is "
-                                  "already set by row 1")
+                                  "already set for reviewer 'bo' by row 1")
     assert "nothing was imported" in str(caught.value)
     assert reviews.current_verdicts(sessions, seeded.responses["r5"].id,
                                     seeded.version.id) == {}
@@ -146,7 +158,7 @@ def test_import_lists_every_problem_with_row_and_column_and_writes_nothing(sessi
 def test_import_names_the_missing_columns(sessions):
     seeded = seed(sessions)
     with pytest.raises(ImportProblemsError) as caught:
-        labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id,
+        _import(sessions, seeded.version.id, seeded.dataset.id,
                                      "id,verdict\nr5,met\n")
     problems = [str(p) for p in caught.value.problems]
     assert len(problems) == 2
@@ -157,7 +169,7 @@ def test_import_names_the_missing_columns(sessions):
 def test_import_reads_column_names_in_any_case_and_spacing(sessions):
     seeded = seed(sessions)
     concise = seeded.version.criteria[2].id
-    labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id,
+    _import(sessions, seeded.version.id, seeded.dataset.id,
                                  "External ID,Criterion Name,Verdict,Reviewer\n"
                                  "r4,concise,cannot assess,dee\n")
     [saved] = reviews.verdict_history(sessions, seeded.responses["r4"].id,
@@ -180,12 +192,12 @@ def test_an_unedited_sheet_imports_nothing_and_an_edited_one_only_the_changes(se
     sheet = labels.export_verdict_sheet_csv(sessions, seeded.version.id, seeded.dataset.id)
     before = {k: len(reviews.verdict_history(sessions, r.id))
               for k, r in seeded.responses.items()}
-    summary = labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id,
+    summary = _import(sessions, seeded.version.id, seeded.dataset.id,
                                            sheet)
     assert (summary.verdicts, summary.unchanged, summary.blank) == (0, 18, 6)
     edited = sheet.replace("r5,cites,,,,", "r5,cites,UNMET,bo,no source,").replace(
         "r0,cites,MET,ana,checked r0", "r0,cites,UNMET,bo,the link is dead")
-    summary = labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id,
+    summary = _import(sessions, seeded.version.id, seeded.dataset.id,
                                            edited)
     assert (summary.verdicts, summary.responses, summary.unchanged, summary.blank) == (
         2, 2, 17, 5)
@@ -199,8 +211,63 @@ def test_a_response_without_an_external_id_is_referenced_by_its_number(sessions)
     seeded = seed(sessions)
     [loose] = datasets.import_responses(sessions, seeded.dataset.id, [{"text": "no id here"}],
                                         actor=ADMIN)
-    labels.import_human_verdicts(
+    _import(
         sessions, seeded.version.id, seeded.dataset.id,
         f"response_id,criterion,verdict,reviewer\n#{loose},accurate,UNMET,bo\n")
     [saved] = reviews.current_verdicts(sessions, loose, seeded.version.id).values()
     assert (saved.verdict, saved.reviewer) == (V.UNMET, "bo")
+
+
+def test_one_sheet_carries_several_reviewers_on_the_same_criterion(sessions):
+    seeded = seed(sessions)
+    sheet = ("response_id,criterion,verdict,reviewer,note\n"
+             "r5,cites,MET,bo,in the footnote\n"
+             "r5,cites,UNMET,cy,a blog\n"
+             "r5,accurate,MET,bo,\n"
+             "r5,accurate,MET,cy,\n")
+    summary = _import(sessions, seeded.version.id, seeded.dataset.id, sheet)
+    assert (summary.verdicts, summary.reviewers) == (4, ("bo", "cy"))
+    rid = seeded.responses["r5"].id
+    accurate = seeded.version.criteria[0].id
+    assert set(reviews.current_verdicts(sessions, rid, seeded.version.id)) == {accurate}
+    exported = labels.export_verdict_sheet_csv(sessions, seeded.version.id, seeded.dataset.id)
+    assert "r5,cites,MET,bo,in the footnote," in exported
+    assert "r5,cites,UNMET,cy,a blog," in exported
+    # the exported sheet imports again as it is: nothing changes
+    again = _import(sessions, seeded.version.id, seeded.dataset.id, exported)
+    assert again.verdicts == 0
+    [gold] = [r for r in labels.iter_gold_records(sessions, seeded.version.id,
+                                                  seeded.dataset.id)
+              if r["response_id"] == "r5"]
+    cites_item = gold["rubrics"][1]
+    assert (cites_item["status"], cites_item["verdict"]) == ("disputed", None)
+    assert [(r["reviewer"], r["verdict"], r["note"]) for r in cites_item["reviewers"]] == [
+        ("bo", "MET", "in the footnote"), ("cy", "UNMET", "a blog")]
+    assert (gold["rubrics"][0]["status"], gold["rubrics"][0]["verdict"]) == ("agreed", "MET")
+
+
+def test_a_bad_reviewer_cell_is_refused_and_nothing_is_written(sessions):
+    seeded = seed(sessions)
+    sheet = ("response_id,criterion,verdict,reviewer\n"
+             "r5,cites,MET,bo\n"
+             f"r5,accurate,MET,{'x' * 201}\n")
+    with pytest.raises(ImportProblemsError) as caught:
+        _import(sessions, seeded.version.id, seeded.dataset.id, sheet)
+    problems = [str(p) for p in caught.value.problems]
+    assert len(problems) == 1
+    assert problems[0].startswith("row 2 (line 3), column 'reviewer': the value")
+    assert reviews.verdict_history(sessions, seeded.responses["r5"].id) == []
+
+
+def test_importing_other_reviewers_verdicts_needs_an_admin(sessions):
+    from storage.services.reviewers import Actor, PermissionDeniedError, Role
+
+    seeded = seed(sessions)
+    dee = Actor(key="dee", name="Dee", roles=frozenset({Role.REVIEWER}))
+    own = "response_id,criterion,verdict,reviewer\nr5,cites,MET,dee\n"
+    other = "response_id,criterion,verdict,reviewer\nr5,cites,MET,bo\n"
+    with pytest.raises(PermissionDeniedError, match="import verdicts for other reviewers"):
+        labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id, other,
+                                     actor=dee)
+    assert labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id, own,
+                                        actor=dee).verdicts == 1

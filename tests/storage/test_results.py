@@ -16,6 +16,7 @@ from storage.services.results import (
     reviewed_effective_scores,
 )
 from storage.services.review_queue import response_detail, review_queue
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, holistic_report, judge_report, make_rubric, make_run
 
@@ -113,7 +114,7 @@ def test_score_range_and_sorting_use_effective_scores(sessions, graded):
     # A reviewer says the harmful error is absent in r3: its effective score rises to 1.0.
     reviews.set_human_verdict(sessions, response_id=responses[3].id,
                               criterion_id=version.criteria[3].id, verdict="UNMET",
-                              reviewer="ana")
+                              actor=local_actor("ana"))
     assert _page(sessions, graded, filters=low).total == 0
     page = _page(sessions, graded, filters=ResultsFilter(min_score=0.99, score_run_id=run_ids[0]))
     assert _ids(page, responses) == ["r0", "r1", "r3"]
@@ -130,7 +131,7 @@ def test_reviewed_filter_and_sort(sessions, graded):
     version, _dataset, responses, _runs = graded
     reviews.set_human_verdict(sessions, response_id=responses[1].id,
                               criterion_id=version.criteria[1].id, verdict="MET",
-                              reviewer="ana")
+                              actor=local_actor("ana"))
     reviewed = _page(sessions, graded, filters=ResultsFilter(reviewed="reviewed"))
     assert _ids(reviewed, responses) == ["r1"] and reviewed.reviewed_total == 1
     assert _ids(_page(sessions, graded, filters=ResultsFilter(reviewed="not_reviewed")),
@@ -186,7 +187,8 @@ def test_review_queue_puts_disagreements_and_failures_first(sessions, graded):
     assert queue[0].disagree and not queue[0].failed and queue[1].failed
     for criterion in version.criteria:
         reviews.set_human_verdict(sessions, response_id=responses[1].id,
-                                  criterion_id=criterion.id, verdict="MET", reviewer="ana")
+                                  criterion_id=criterion.id, verdict="MET",
+                                  actor=local_actor("ana"))
     queue = review_queue(sessions, dataset_id=dataset.id, rubric_version_id=version.id,
                          run_ids=run_ids)
     assert [q.external_id for q in queue] == ["r2", "r0", "r3", "r1"]
@@ -200,16 +202,17 @@ def test_response_detail_shows_every_run_and_the_human_side(sessions, graded):
     version, _dataset, responses, run_ids = graded
     cites = version.criteria[1].id
     reviews.set_human_verdict(sessions, response_id=responses[1].id, criterion_id=cites,
-                              verdict="MET", reviewer="ana", note="footnote")
+                              verdict="MET", actor=local_actor("ana"), note="footnote")
     reviews.set_human_verdict(sessions, response_id=responses[1].id, criterion_id=cites,
-                              verdict="UNMET", reviewer="bo", note="no, a blog")
+                              verdict="UNMET", actor=local_actor("ana"), note="no, a blog")
     detail = response_detail(sessions, responses[1].id, version.id, run_ids)
     assert [r.id for r in detail.runs] == list(run_ids)
     assert detail.disagree_criteria == frozenset({cites})
     assert [g.criteria[1].judge_verdict for g in detail.grades] == [M, U]
     assert all(g.criteria[1].effective_verdict is U for g in detail.grades)
     assert detail.grades[0].score == pytest.approx(12.5 / 17.5)
-    assert detail.humans[cites].reviewer == "bo"
+    assert detail.humans[cites].applied.reviewer == "ana"
+    assert detail.humans[cites].status == "agreed"
     assert [(h.previous_verdict, h.verdict) for h in detail.history] == [(None, M), (M, U)]
     assert detail.human_score.reviewed_count == 1 and detail.human_score.score is None
     assert detail.response.query == "question 1"
@@ -236,7 +239,7 @@ def test_cached_facts_and_reviewed_scores_give_the_same_page(sessions, graded):
     version, dataset, responses, run_ids = graded
     reviews.set_human_verdict(sessions, response_id=responses[3].id,
                               criterion_id=version.criteria[3].id, verdict="UNMET",
-                              reviewer="ana")
+                              actor=local_actor("ana"))
     where = {"dataset_id": dataset.id, "rubric_version_id": version.id, "run_ids": run_ids}
     facts = grade_facts(sessions, **where)
     assert facts.failed == {responses[2].id} and facts.disagree == {responses[1].id}
@@ -254,6 +257,6 @@ def test_the_stamp_changes_with_a_new_grade_or_verdict(sessions, graded):
     before = results_stamp(sessions, run_ids)
     reviews.set_human_verdict(sessions, response_id=responses[0].id,
                               criterion_id=version.criteria[0].id, verdict="UNMET",
-                              reviewer="ana")
+                              actor=local_actor("ana"))
     after = results_stamp(sessions, run_ids)
     assert before != after and before[0] == after[0]

@@ -11,6 +11,7 @@ from grading.types import LengthPenalty, Verdict
 from storage.errors import InvalidInputError, NotFoundError, StaleVerdictError
 from storage.run_settings import RunSettings
 from storage.services import datasets, reviews, runs
+from storage.services.reviewers import PermissionDeniedError, local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, make_rubric
 from tests.storage.judges import ScriptedJudge, grade
@@ -47,7 +48,7 @@ def test_override_changes_the_effective_score_and_keeps_the_judge_score(sessions
 
     saved = reviews.set_human_verdict(
         sessions, response_id=responses["a"].id, criterion_id=version.criteria[1].id,
-        verdict="met", reviewer="ana", note="the source is in the footnote")
+        verdict="met", actor=local_actor("ana"), note="the source is in the footnote")
     assert (saved.verdict, saved.previous_verdict, saved.seq) == (V.MET, None, 1)
     [after] = reviews.effective_grades_for_response(sessions, responses["a"].id)
     assert after.score == pytest.approx(1.0)
@@ -64,14 +65,15 @@ def test_history_records_who_changed_what_from_what_to_what_and_why(sessions):
     version, responses, _ = _setup(sessions, {"a": "[a] text"})
     rid, cid = responses["a"].id, version.criteria[0].id
     first = reviews.set_human_verdict(sessions, response_id=rid, criterion_id=cid,
-                                      verdict="MET", reviewer="ana")
+                                      verdict="MET", actor=local_actor("ana"))
     second = reviews.set_human_verdict(sessions, response_id=rid, criterion_id=cid,
-                                       verdict="UNMET", reviewer="bo", note="dose is wrong")
+                                       verdict="UNMET", actor=local_actor("ana"),
+                                       note="dose is wrong")
     reviews.set_human_verdict(sessions, response_id=rid, criterion_id=version.criteria[2].id,
-                              verdict="CANNOT_ASSESS", reviewer="bo")
+                              verdict="CANNOT_ASSESS", actor=local_actor("bo"))
     history = reviews.verdict_history(sessions, rid, criterion_id=cid)
     assert [(h.reviewer, h.previous_verdict, h.verdict, h.note) for h in history] == [
-        ("ana", None, V.MET, ""), ("bo", V.MET, V.UNMET, "dose is wrong")]
+        ("ana", None, V.MET, ""), ("ana", V.MET, V.UNMET, "dose is wrong")]
     assert history[1].replaces_id == first.id and history[1].created_at >= first.created_at
     assert len(reviews.verdict_history(sessions, rid, rubric_version_id=version.id)) == 3
     current = reviews.current_verdicts(sessions, rid, version.id)
@@ -81,31 +83,34 @@ def test_history_records_who_changed_what_from_what_to_what_and_why(sessions):
 def test_bad_reviewer_input_is_explained(sessions):
     version, responses, _ = _setup(sessions, {"a": "[a] text"})
     base = {"response_id": responses["a"].id, "criterion_id": version.criteria[0].id}
-    with pytest.raises(InvalidInputError, match="name"):
-        reviews.set_human_verdict(sessions, **base, verdict="MET", reviewer="  ")
+    with pytest.raises(PermissionDeniedError, match="reviewer name"):
+        reviews.set_human_verdict(sessions, **base, verdict="MET", actor=local_actor("  "))
     with pytest.raises(InvalidInputError, match="MET, UNMET or CANNOT_ASSESS"):
-        reviews.set_human_verdict(sessions, **base, verdict="maybe", reviewer="ana")
+        reviews.set_human_verdict(sessions, **base, verdict="maybe", actor=local_actor("ana"))
     with pytest.raises(NotFoundError):
         reviews.set_human_verdict(sessions, response_id=base["response_id"],
-                                  criterion_id=10**6, verdict="MET", reviewer="ana")
+                                  criterion_id=10**6, verdict="MET", actor=local_actor("ana"))
     assert reviews.verdict_history(sessions, base["response_id"]) == []
 
 
 def test_a_stale_form_is_detected_and_nothing_is_written(sessions):
     version, responses, _ = _setup(sessions, {"a": "[a] text"})
     key = {"response_id": responses["a"].id, "criterion_id": version.criteria[0].id}
-    # both reviewers open the form while there is no verdict yet
-    ana = reviews.set_human_verdict(sessions, **key, verdict="MET", reviewer="ana",
+    # ana opens the form in two windows while she has no verdict yet
+    ana = reviews.set_human_verdict(sessions, **key, verdict="MET", actor=local_actor("ana"),
                                     expected_current_id=None)
     with pytest.raises(StaleVerdictError, match="ana changed this verdict to MET") as caught:
-        reviews.set_human_verdict(sessions, **key, verdict="UNMET", reviewer="bo",
+        reviews.set_human_verdict(sessions, **key, verdict="UNMET", actor=local_actor("ana"),
                                   expected_current_id=None)
     assert caught.value.current_id == ana.id
-    # after reloading, bo's form shows ana's verdict and the save goes through
-    bo = reviews.set_human_verdict(sessions, **key, verdict="UNMET", reviewer="bo",
-                                   expected_current_id=ana.id)
-    assert bo.previous_verdict == V.MET
-    assert len(reviews.verdict_history(sessions, key["response_id"])) == 2
+    # another reviewer's verdict is not hers: bo's form (also opened before) saves
+    reviews.set_human_verdict(sessions, **key, verdict="UNMET", actor=local_actor("bo"),
+                              expected_current_id=None)
+    # after reloading, her second window shows her verdict and the save goes through
+    again = reviews.set_human_verdict(sessions, **key, verdict="UNMET",
+                                      actor=local_actor("ana"), expected_current_id=ana.id)
+    assert again.previous_verdict == V.MET and again.replaces_id == ana.id
+    assert len(reviews.verdict_history(sessions, key["response_id"])) == 3
 
 
 SCORING = [
@@ -142,7 +147,7 @@ def test_effective_scores_agree_with_the_graders(sessions, strategy, normalize, 
             verdict = rng.choice(ALL)
             reviews.set_human_verdict(sessions, response_id=responses[key].id,
                                       criterion_id=version.criteria[index].id,
-                                      verdict=verdict, reviewer="ana")
+                                      verdict=verdict, actor=local_actor("ana"))
             effective[key][index] = verdict
 
     truth = ScriptedJudge(CRITERIA, effective)
@@ -177,7 +182,7 @@ def test_rubric_as_judge_keeps_its_score_until_every_criterion_is_reviewed(sessi
         assert current.reviewed_count == index
         reviews.set_human_verdict(sessions, response_id=rid,
                                   criterion_id=version.criteria[index].id, verdict=verdict,
-                                  reviewer="ana")
+                                  actor=local_actor("ana"))
     [reviewed] = reviews.effective_grades_for_response(sessions, rid)
     expected = grade("per_criterion", run.settings, CRITERIA, responses["a"].output,
                      ScriptedJudge(CRITERIA, {"a": humans}))
@@ -195,7 +200,7 @@ def test_human_score_exists_once_every_criterion_is_reviewed(sessions):
         assert (partial.score, partial.reviewed_count, partial.complete) == (None, index, False)
         reviews.set_human_verdict(sessions, response_id=rid,
                                   criterion_id=version.criteria[index].id, verdict=verdict,
-                                  reviewer="ana")
+                                  actor=local_actor("ana"))
     done = reviews.human_score(sessions, rid, version.id, run.settings.scoring())
     expected = grade("per_criterion", run.settings, CRITERIA, "[a] x",
                      ScriptedJudge(CRITERIA, {"a": humans}))
@@ -216,11 +221,11 @@ def test_a_failed_criterion_is_scored_once_a_human_fills_it_in(sessions):
     runs.record_grade(sessions, run.id, responses["a"].id, failed)
     rid = responses["a"].id
     reviews.set_human_verdict(sessions, response_id=rid, criterion_id=version.criteria[0].id,
-                              verdict="MET", reviewer="ana")
+                              verdict="MET", actor=local_actor("ana"))
     [g] = reviews.effective_grades_for_run(sessions, run.id)
     assert g.score is None and "1 criteria have no verdict" in g.error
     reviews.set_human_verdict(sessions, response_id=rid, criterion_id=version.criteria[1].id,
-                              verdict="UNMET", reviewer="ana")
+                              verdict="UNMET", actor=local_actor("ana"))
     [g] = reviews.effective_grades_for_run(sessions, run.id)
     expected = grade("per_criterion", run.settings, CRITERIA, "[a] x",
                      ScriptedJudge(CRITERIA, {"a": [V.MET, V.UNMET, V.MET, V.MET]}))
@@ -235,7 +240,8 @@ def test_verdicts_under_one_version_do_not_touch_another(sessions):
             ScriptedJudge(CRITERIA, {"a": [V.MET, V.MET, V.MET, V.UNMET]}))
     v2 = rubrics.save_criteria(sessions, version.id, CRITERIA, actor=ADMIN)  # frozen: a new version
     reviews.set_human_verdict(sessions, response_id=responses["a"].id,
-                              criterion_id=v2.criteria[3].id, verdict="MET", reviewer="ana")
+                              criterion_id=v2.criteria[3].id, verdict="MET",
+                              actor=local_actor("ana"))
     [g] = reviews.effective_grades_for_run(sessions, run.id)
     assert g.reviewed_count == 0 and g.score == g.judge_score == 1.0
 

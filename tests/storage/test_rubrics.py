@@ -9,6 +9,7 @@ from grading.rubric import Rubric
 from grading.types import Criterion
 from storage.errors import ConfirmationRequiredError, HumanVerdictsExistError, NameTakenError
 from storage.services import datasets, reviews, rubrics, runs
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, make_dataset, make_rubric, make_run
 
@@ -66,7 +67,7 @@ def test_a_human_verdict_freezes_the_version_too(sessions):
     _, [response, *_] = make_dataset(sessions)
     reviews.set_human_verdict(sessions, response_id=response.id,
                               criterion_id=version.criteria[0].id, verdict="MET",
-                              reviewer="ana")
+                              actor=local_actor("ana"))
     assert rubrics.get_version(sessions, version.id).frozen
     assert rubrics.save_criteria(sessions, version.id, CRITERIA[:1], actor=ADMIN).id != version.id
 
@@ -134,7 +135,7 @@ def test_deleting_a_rubric_never_removes_human_verdicts_without_saying_so(sessio
     _, [response, *_] = make_dataset(sessions)
     reviews.set_human_verdict(sessions, response_id=response.id,
                               criterion_id=version.criteria[0].id, verdict="MET",
-                              reviewer="ana")
+                              actor=local_actor("ana"))
     with pytest.raises(HumanVerdictsExistError, match="1 human verdict,"):
         rubrics.delete_rubric(sessions, version.rubric_id, confirm=True, actor=ADMIN)
     assert len(reviews.verdict_history(sessions, response.id)) == 1

@@ -54,7 +54,7 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
     headers = [h.value for h in at.subheader]
     assert headers == ["Cohen's κ between sources", "Per criterion, worst first",
                        "Confusion matrices", "Judge score vs human score",
-                       "Judges: agreement next to cost"]
+                       "Judges: agreement next to cost", "Human baseline"]
     # Human vs the cheap judge is compared by default; its table is sorted worst first.
     assert at.selectbox(key="agreement_pair").value == f"human|run:{seeded.cheap.id}"
     criteria = at.dataframe[0].value
@@ -62,7 +62,7 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
     assert kappas == sorted(kappas) and len(kappas) >= 2
     assert set(criteria["Criterion"]) == {"accurate", "cites", "concise", "harmful"}
     assert list(criteria["Pairs used"]) and "Note" in criteria.columns
-    judges = at.dataframe[-1].value
+    judges = next(d.value for d in at.dataframe if "Judge" in d.value.columns)
     assert list(judges["Judge"]) == [
         f"#{seeded.cheap.id} · per-criterion · openai/mini-judge",
         f"#{seeded.strong.id} · one-shot · openai/big-judge",
@@ -107,6 +107,7 @@ def test_download_buttons_are_offered(sessions):
 def test_import_errors_are_listed_and_nothing_is_written(sessions):
     seeded = seed(sessions)
     at = _open()
+    at.session_state.reviewer_name = "lead"  # who imports (every role in local mode)
     at.file_uploader(key="agreement_import_file_0").upload(
         "verdicts.csv", b"response_id,criterion,verdict,reviewer\nr5,tone,maybe,\n", "text/csv")
     next(b for b in at.button if b.label == "Import verdicts").click().run()
@@ -121,6 +122,7 @@ def test_import_errors_are_listed_and_nothing_is_written(sessions):
 def test_a_valid_import_is_written_and_announced(sessions):
     seeded = seed(sessions)
     at = _open()
+    at.session_state.reviewer_name = "lead"  # who imports (every role in local mode)
     at.file_uploader(key="agreement_import_file_0").upload(
         "verdicts.csv", b"response_id,criterion,verdict,reviewer,note\nr5,cites,met,bo,ok\n",
         "text/csv")
@@ -180,6 +182,30 @@ def test_charts_are_drawn_with_seeded_data(sessions):
     at = _open()
     # kappa matrix, 5 confusion matrices, score scatter, cost vs agreement
     assert len(at.get("vega_lite_chart")) == 8
+
+
+def test_the_human_baseline_section_shows_reviewers_and_judges(sessions):
+    from storage.services.reviewers import local_actor
+
+    seeded = seed(sessions)  # ana reviewed r0-r4; bo reviews r0-r2 too, differing once
+    for key in ("r0", "r1", "r2"):
+        for criterion in seeded.version.criteria:
+            current = reviews.current_verdicts(sessions, seeded.responses[key].id,
+                                               seeded.version.id).get(criterion.id)
+            verdict = current.verdict.value if current else "MET"
+            if key == "r2" and criterion.name == "cites":
+                verdict = "UNMET" if verdict == "MET" else "MET"
+            reviews.set_human_verdict(sessions, actor=local_actor("bo"),
+                                      response_id=seeded.responses[key].id,
+                                      criterion_id=criterion.id, verdict=verdict)
+    at = _open()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "Among reviewers" in d.value.columns)
+    assert list(table["Criterion"]) == ["accurate", "cites", "concise", "harmful"]
+    assert set(table["Reviewers"]) == {2}
+    people = next(d.value for d in at.dataframe if "Reviewer" in d.value.columns)
+    assert set(people["Reviewer"]) == {"ana", "bo"}
+    assert any("the range of the people" in t.value for t in at.text)
 
 
 def test_confusion_cells_without_pairs_are_drawn_empty(sessions):

@@ -8,6 +8,7 @@ import pytest
 
 from grading.types import Criterion
 from storage.services import datasets, rubrics
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.ui.pages import SAMPLES, db, frame_with, frames, open_page, texts, unescape
 
@@ -344,7 +345,7 @@ def test_a_dataset_with_human_verdicts_offers_only_archiving():
     dataset = _dataset(rows=[{"text": "a"}])
     [response] = _responses(dataset.id)
     set_human_verdict(db(), response_id=response.id, criterion_id=version.criteria[0].id,
-                      verdict="MET", reviewer="ana")
+                      verdict="MET", actor=local_actor("ana"))
     at = open_page("responses")
     keys = {b.key for b in at.button} | {c.key for c in at.checkbox}
     assert "responses_delete" not in keys

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from storage.services import reviews
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.ui.pages import open_page, texts
 from tests.ui.seed import M, U, seed_graded
@@ -74,7 +75,7 @@ def test_score_range_filters_on_effective_scores_after_an_override():
     assert list(_table(at)["ID"]) == ["r1"]  # judge-b gave r1 0.714
     reviews.set_human_verdict(seeded.sessions, response_id=seeded.responses[1].id,
                               criterion_id=seeded.version.criteria[1].id, verdict="MET",
-                              reviewer="ana")
+                              actor=local_actor("ana"))
     time.sleep(2.1)  # another reviewer's verdict shows within the stamp's 2 s
     at.run()
     assert not at.dataframe

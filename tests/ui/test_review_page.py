@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from storage.services import reviews
+from storage.services.reviewers import local_actor
 from tests.ui.pages import open_page, texts
 from tests.ui.seed import seed_graded
 
@@ -87,13 +88,15 @@ def test_save_and_next_moves_on_and_a_note_is_kept():
     assert saved.note == "dose checked"
 
 
-def test_without_a_reviewer_name_nothing_is_saved():
+def test_without_a_typed_name_verdicts_are_recorded_under_the_login_name():
+    from ui.auth import computer_login
+
     seeded = seed_graded(count=3)
     at = _review(name="")
     _verdict(at, seeded, 1).set_value("MET")
     at.button[-2].click().run()
-    assert "Enter your name in the sidebar" in texts(at)
-    assert reviews.verdict_history(seeded.sessions, seeded.responses[1].id) == []
+    [saved] = reviews.verdict_history(seeded.sessions, seeded.responses[1].id)
+    assert saved.reviewer == computer_login()
 
 
 def test_the_reviewer_name_is_kept_across_pages():
@@ -124,42 +127,116 @@ def test_history_shows_who_changed_what_from_what_to_what_and_why():
     seeded = seed_graded(count=3)
     rid, cid = seeded.responses[1].id, seeded.version.criteria[1].id
     reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
-                              verdict="MET", reviewer="bo", note="source in footnote")
+                              verdict="MET", actor=local_actor("ana"), note="source in footnote")
     reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
-                              verdict="UNMET", reviewer="cy", note="it is a blog")
-    at = _review()
+                              verdict="UNMET", actor=local_actor("bo"), note="it is a blog")
+    at = _review("bo")
     shown = texts(at)
     assert "History (2)" in [p.proto.popover.label for p in at.get("popover")]
-    newest = shown.index("**cy** ·")
-    assert newest < shown.index("**bo** ·")
-    assert "cites: MET → **UNMET**" in shown
+    newest = shown.index("**bo** ·")
+    assert newest < shown.index("**ana** ·")
+    assert "cites: the judge's verdict → **UNMET**" in shown  # bo's first verdict
     assert "cites: the judge's verdict → **MET**" in shown
     assert "“it is a blog”" in shown and "“source in footnote”" in shown
 
 
-def test_a_stale_form_is_refused_and_shows_the_other_reviewers_verdict():
+def test_a_stale_form_is_refused_and_shows_the_verdict_saved_in_another_window():
     seeded = seed_graded(count=3)
     at = _review()
     rid, cid = seeded.responses[1].id, seeded.version.criteria[1].id
-    # Someone else decides while this form is open.
+    # The same reviewer decides in another window while this form is open.
     reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
-                              verdict="UNMET", reviewer="bo")
+                              verdict="UNMET", actor=local_actor("ana"))
     _verdict(at, seeded, 1).set_value("MET")
     at.button[-2].click().run()
     assert not at.exception
     [error] = at.error
-    assert "someone else changed them" in error.value and "bo changed this verdict" in (
-        error.value)
+    assert "you changed them in another window" in error.value
+    assert "ana changed this verdict" in error.value
     [current] = reviews.current_verdicts(seeded.sessions, rid, seeded.version.id).values()
-    assert (current.verdict.value, current.reviewer) == ("UNMET", "bo")
-    assert _verdict(at, seeded, 1).value == "UNMET"  # the form now shows bo's verdict
+    assert (current.verdict.value, current.reviewer) == ("UNMET", "ana")
+    assert _verdict(at, seeded, 1).value == "UNMET"  # the form now shows the saved verdict
+
+
+def test_other_reviewers_are_hidden_until_this_reviewer_saved():
+    seeded = seed_graded(count=3)
+    rid, cid = seeded.responses[1].id, seeded.version.criteria[1].id
+    reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
+                              verdict="UNMET", actor=local_actor("bo"), note="a blog")
+    at = _review("ana")
+    shown = texts(at)
+    assert shown.count("Other reviewers' verdicts are hidden until you save yours") == 1
+    assert "a blog" not in shown and "bo: UNMET" not in shown
+    assert not at.metric  # scores would tell what bo said
+    _verdict(at, seeded, 1).set_value("MET")
+    at.button[-2].click().run()
+    shown = texts(at)
+    assert "Other reviewers' verdicts are hidden" not in shown
+    assert "bo: UNMET" in shown and "a blog" in shown
+    assert "disputed — the judge's verdict stands" in shown
+
+
+def test_keyboard_verdicts_go_to_the_criterion_in_focus_and_move_on():
+    seeded = seed_graded(count=3)
+    at = _review()
+    at.button(key="review_key_MET").click().run()
+    at.button(key="review_key_UNMET").click().run()
+    assert _verdict(at, seeded, 0).value == "MET" and _verdict(at, seeded, 1).value == "UNMET"
+    assert at.session_state.review_focus == 2
+    at.button(key="review_focus_prev").click().run()
+    at.button(key="review_key_CANNOT_ASSESS").click().run()
+    assert _verdict(at, seeded, 1).value == "CANNOT_ASSESS"
+    at.button(key="review_save_next").click().run()
+    assert "**2 of 3**" in texts(at)
+    saved = reviews.current_verdicts(seeded.sessions, seeded.responses[1].id,
+                                     seeded.version.id)
+    assert {seeded.version.criteria[i].id: v for i, v in enumerate(
+        ["MET", "CANNOT_ASSESS"])} == {cid: h.verdict.value for cid, h in saved.items()}
+
+
+def test_accept_the_judges_fills_only_where_they_agree():
+    seeded = seed_graded(count=3)
+    at = _review()  # r1: the judges disagree on 'cites' only
+    at.button(key="review_accept").click().run()
+    assert [_verdict(at, seeded, i).value for i in range(4)] == [
+        "MET", None, "MET", "UNMET"]
+    assert "Filled 3 criteria where the judges agree" in texts(at)
+
+
+def test_an_error_is_shown_under_the_save_button_not_at_the_top():
+    seeded = seed_graded(count=3)
+    at = _review()
+    rid, cid = seeded.responses[1].id, seeded.version.criteria[1].id
+    reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
+                              verdict="UNMET", actor=local_actor("ana"))  # another window
+    _verdict(at, seeded, 1).set_value("MET")
+    at.button(key="review_save").click().run()
+    [error] = at.error
+    assert "you changed them in another window" in error.value
+    # drawn right after the save buttons, not at the top of the page
+    order = [(e.type, getattr(e, "key", None) or getattr(e, "value", None))
+             for e in _in_order(at.main)]
+    save = order.index(("button", "review_save"))
+    assert order.index(("error", error.value)) > save
+    assert not [kind for kind, _ in order[:save] if kind == "error"]
+
+
+def _in_order(block) -> list:
+    found = []
+    for child in getattr(block, "children", {}).values():
+        if getattr(child, "children", None):
+            found.extend(_in_order(child))
+        else:
+            found.append(child)
+    return found
 
 
 def test_only_still_to_review_leaves_out_fully_reviewed_responses():
     seeded = seed_graded(count=3)
     for criterion in seeded.version.criteria:
         reviews.set_human_verdict(seeded.sessions, response_id=seeded.responses[1].id,
-                                  criterion_id=criterion.id, verdict="MET", reviewer="bo")
+                                  criterion_id=criterion.id, verdict="MET",
+                                  actor=local_actor("bo"))
     at = _review()
     assert "**3 of 3** · r1" not in texts(at)
     assert "**1 of 3** · r2" in texts(at)

@@ -16,8 +16,9 @@ from grading.errors import RubricWorkbenchError
 from storage.errors import ImportProblemsError
 from storage.services import labels
 from storage.services.agreement import HUMAN, AgreementReport, AgreementSource
+from ui import agreement_baseline, safe_text
 from ui import agreement_readers as readers
-from ui import safe_text
+from ui.auth import current_actor
 from ui.runtime import database_key, get_sessions
 
 ALL_SOURCES = "all"
@@ -364,8 +365,13 @@ def handle_import(version_id: int, dataset_id: int) -> bool:
         st.session_state.agreement_import_problems = ["Choose a CSV file first."]
         return False
     try:
+        actor = current_actor()
+        if actor is None:
+            st.session_state.agreement_import_problems = [
+                "Sign in first: an import records who made it."]
+            return False
         summary = labels.import_human_verdicts(get_sessions(), version_id, dataset_id,
-                                               upload.getvalue(), upload.name)
+                                               upload.getvalue(), upload.name, actor=actor)
     except ImportProblemsError as exc:
         st.session_state.agreement_import_problems = [str(p) for p in exc.problems]
         return False
@@ -463,6 +469,7 @@ def render_page() -> None:
     render_confusion(report, a, b)
     render_scores(report)
     render_judges(report)
+    agreement_baseline.render_baseline(readers.get_baseline(*scope))
     render_labels(version_id, dataset_id)
 
 

@@ -1,0 +1,61 @@
+"""``rubric-workbench agreement``: the per-criterion human baseline without the UI.
+
+Prints, per criterion, how far the reviewers agree with each other (kappa for two, alpha for
+more, percent, n), each judge against the human verdict in force, and the leave-one-reviewer-out
+comparison, as JSON (``--format json``) or as plain sentences (``--format text``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from grading.errors import RubricWorkbenchError
+from storage.engine import open_database
+from storage.services import agreement, human_baseline, labels
+
+
+def _scope(value: str) -> tuple[str, int | None]:
+    """NAME or NAME:VERSION (a name may itself contain colons: the last part must be a number
+    to count as the version)."""
+    name, sep, number = value.rpartition(":")
+    if sep and number.strip().isdigit() and name:
+        return name, int(number)
+    return value, None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, help="dataset name")
+    parser.add_argument("--rubric", required=True,
+                        help="rubric name, or NAME:VERSION (default: the latest version)")
+    parser.add_argument("--format", choices=("json", "text"), default="json")
+    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
+                                     "or the SQLite file)")
+
+
+def agreement_command(args: argparse.Namespace) -> int:
+    rubric, version = _scope(args.rubric)
+    try:
+        sessions = open_database(args.db)
+        version_id, dataset_id = labels.resolve_scope(
+            sessions, rubric=rubric, dataset=args.dataset, version=version)
+        data = agreement.gather_sources(sessions, version_id, dataset_id)
+        baseline = human_baseline.build_baseline(data)
+    except RubricWorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    report = human_baseline.baseline_json(data, baseline)
+    report.update(rubric=rubric, rubric_version=version, dataset=args.dataset)
+    if args.format == "json":
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+        return 0
+    for row in report["criteria"]:
+        people = row["reviewers"]
+        among = people["agreement"]
+        value = "n/a" if among["value"] is None else f"{among['value']:.2f}"
+        print(f"{row['criterion']}: {people['count']} reviewers, {people['method']} {value} "
+              f"(n={among['n']})")
+        for judge in row["judges"]:
+            print(f"  {judge['sentence']}")
+    return 0

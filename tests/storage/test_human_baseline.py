@@ -1,0 +1,188 @@
+"""The human baseline, checked against scikit-learn and the krippendorff package on generated
+verdicts; and end to end through the database and `rubric-workbench agreement`."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import krippendorff
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
+
+from grading.types import Verdict
+from storage import cli
+from storage.dto import CriterionInfo
+from storage.services import agreement, human_baseline, reviews
+from storage.services.agreement import HUMAN, AgreementData, AgreementSource
+from storage.services.reviewers import local_actor
+from tests.storage.helpers import make_dataset, make_rubric, make_run
+
+V = Verdict
+CLASSES = [V.MET, V.UNMET]
+
+
+def _source(key: str) -> AgreementSource:
+    return AgreementSource(key=key, label=key, run_id=int(key.split(":")[1]), grader="x",
+                           model="m", status="done", per_criterion=True, verdict_count=1,
+                           grades=1, failed=0, total_tokens=0, cost=None,
+                           unknown_cost_count=0)
+
+
+def _generated(reviewers: int, seed: int, n: int = 60):
+    """Reviewers who mostly agree with a truth, a good and a noisy judge, some CANNOT_ASSESS
+    and some gaps; criterion 1 only."""
+    rng = random.Random(seed)
+    truth = {rid: rng.choice(CLASSES) for rid in range(n)}
+
+    def noisy(rate, gaps=0.1):
+        out = {}
+        for rid, v in truth.items():
+            if rng.random() < gaps:
+                continue
+            if rng.random() < 0.05:
+                out[rid] = V.CANNOT_ASSESS
+            elif rng.random() < rate:
+                out[rid] = V.UNMET if v is V.MET else V.MET
+            else:
+                out[rid] = v
+        return out
+
+    people = {f"p{i}": noisy(0.1 + 0.05 * i) for i in range(reviewers)}
+    judges = {"run:1": noisy(0.05, gaps=0), "run:2": noisy(0.4, gaps=0)}
+    final = {}
+    for rid in truth:
+        said = {p[rid] for p in people.values() if rid in p}
+        if len(said) == 1:
+            final[rid] = said.pop()
+    key = lambda m: {(rid, 1): v for rid, v in m.items()}  # noqa: E731
+    data = AgreementData(
+        rubric_version_id=1, dataset_id=1,
+        criteria=(CriterionInfo(1, 0, "c", "req", 1.0, None),),
+        response_labels={rid: f"r{rid}" for rid in truth},
+        sources=tuple(_source(k) for k in judges),
+        verdicts={**{k: key(v) for k, v in judges.items()}, HUMAN: key(final)},
+        reasons={}, judge_scores={}, human_scores={}, reviewed_responses=n,
+        fully_reviewed_responses=n,
+        reviewer_verdicts={k: key(v) for k, v in people.items()},
+        reviewer_names={k: k.upper() for k in people},
+        reviewer_seconds={"p0": {0: 10.0, 1: 30.0, 2: 20.0}},
+    )
+    return data, people, judges, final
+
+
+def _pairs(a: dict, b: dict):
+    keys = [k for k in a if k in b and a[k] in CLASSES and b[k] in CLASSES]
+    return [a[k].value for k in keys], [b[k].value for k in keys]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_two_reviewers_kappa_percent_and_leave_one_out_match_scikit_learn(seed):
+    data, people, judges, final = _generated(2, seed)
+    [row] = human_baseline.build_baseline(data).criteria
+    a, b = _pairs(people["p0"], people["p1"])
+    assert row.method == "kappa" and row.among.n == len(a)
+    assert row.among.value == pytest.approx(cohen_kappa_score(a, b))
+    assert row.percent.value == pytest.approx(100 * accuracy_score(a, b))
+    # leave-one-out with two people: each one against the other
+    assert row.people_f1["p1"].value == pytest.approx(f1_score(a, b, average="macro"))
+    assert row.people_f1["p0"].value == pytest.approx(f1_score(b, a, average="macro"))
+    for judge in row.judges:
+        scores = []
+        for left, other in (("p0", "p1"), ("p1", "p0")):
+            reference = {k: v for k, v in people[other].items()
+                         if v in CLASSES and k in people[left]}
+            truth, said = _pairs(reference, judges[judge.source_key])
+            scores.append(f1_score(truth, said, average="macro"))
+        assert judge.loo_f1.value == pytest.approx(sum(scores) / 2)
+        truth, said = _pairs(final, judges[judge.source_key])
+        assert judge.vs_human.cohens_kappa == pytest.approx(cohen_kappa_score(truth, said))
+        low, high = row.people_range
+        expected = ("below" if judge.loo_f1.value < low else
+                    "above" if judge.loo_f1.value > high else "inside")
+        assert judge.position == expected and expected in judge.sentence
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_three_reviewers_alpha_matches_krippendorff_and_majority_is_the_reference(seed):
+    data, people, _judges, _final = _generated(3, seed)
+    baseline = human_baseline.build_baseline(data)
+    [row] = baseline.criteria
+    keys = sorted(people)
+    units = sorted({rid for p in people.values() for rid in p})
+    table = np.array([[{V.MET: 1.0, V.UNMET: 0.0}.get(people[k].get(u), np.nan)
+                       for u in units] for k in keys])
+    assert row.method == "alpha"
+    assert row.among.value == pytest.approx(krippendorff.alpha(
+        reliability_data=table, level_of_measurement="nominal"))
+    # p0 against the majority of p1 and p2 (ties left out)
+    reference = {}
+    for rid in people["p0"]:
+        votes = Counter(people[k][rid] for k in ("p1", "p2")
+                        if rid in people[k] and people[k][rid] in CLASSES)
+        top = votes.most_common()
+        if top and (len(top) == 1 or top[0][1] > top[1][1]):
+            reference[rid] = top[0][0]
+    truth, said = _pairs(reference, people["p0"])
+    assert row.people_f1["p0"].value == pytest.approx(f1_score(truth, said, average="macro"))
+    good = next(j for j in row.judges if j.source_key == "run:1")
+    noisy = next(j for j in row.judges if j.source_key == "run:2")
+    assert good.loo_f1.value > noisy.loo_f1.value
+    low, high = row.people_range
+    assert low == min(f.value for f in row.people_f1.values())
+    for judge in (good, noisy):
+        expected = ("below" if judge.loo_f1.value < low else
+                    "above" if judge.loo_f1.value > high else "inside")
+        assert judge.position == expected and f"{expected} the range" in judge.sentence
+    [p0, *_] = baseline.reviewers
+    assert (p0.name, p0.median_seconds, p0.timed_responses) == ("P0", 20.0, 3)
+
+
+def _seed_two_reviewers(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=4)
+    make_run(sessions, version.id, dataset.id)
+    ana, bo = local_actor("ana"), local_actor("bo")
+    for i, response in enumerate(responses):
+        for j, criterion in enumerate(version.criteria):
+            verdict = "MET" if (i + j) % 2 else "UNMET"
+            reviews.set_human_verdict(sessions, actor=ana, response_id=response.id,
+                                      criterion_id=criterion.id, verdict=verdict,
+                                      review_seconds=10.0 + i)
+            other = verdict if i != 3 else ("UNMET" if verdict == "MET" else "MET")
+            reviews.set_human_verdict(sessions, actor=bo, response_id=response.id,
+                                      criterion_id=criterion.id, verdict=other)
+    return version, dataset, responses
+
+
+def test_the_database_gives_each_reviewers_verdicts_and_disputes_are_not_final(sessions):
+    version, dataset, responses = _seed_two_reviewers(sessions)
+    data = agreement.gather_sources(sessions, version.id, dataset.id)
+    assert set(data.reviewer_verdicts) == {"ana", "bo"}
+    assert len(data.reviewer_verdicts["ana"]) == 16
+    # response 4: the two disagree everywhere, so it has no final human verdict
+    assert not any(rid == responses[3].id for rid, _c in data.verdicts[HUMAN])
+    baseline = human_baseline.build_baseline(data)
+    ana = next(r for r in baseline.reviewers if r.key == "ana")
+    assert ana.median_seconds == pytest.approx(11.5) and ana.verdicts == 16
+    assert ana.vs_final.percent_agreement == pytest.approx(100.0)
+    assert ana.vs_final.pairs_used == 12
+
+
+def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db_url, capsys):
+    version, _dataset, _responses = _seed_two_reviewers(sessions)
+    status = cli.main(["agreement", "--dataset", "Answers", "--rubric", "Dosing:1",
+                       "--format", "json", "--db", db_url])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    report = json.loads(out.out)
+    assert [c["criterion"] for c in report["criteria"]] == [c.label for c in version.criteria]
+    first = report["criteria"][0]
+    assert first["reviewers"]["count"] == 2 and first["reviewers"]["method"] == "kappa"
+    assert first["reviewers"]["percent_agreement"] == {"value": 75.0, "n": 4, "note": ""}
+    assert {r["reviewer"] for r in report["reviewers"]} == {"ana", "bo"}
+    assert cli.main(["agreement", "--dataset", "Answers", "--rubric", "Nope",
+                     "--db", db_url]) == 1
+    assert "no rubric named 'Nope'" in capsys.readouterr().err
