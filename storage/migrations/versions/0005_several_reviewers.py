@@ -7,7 +7,7 @@ criterion now differ, the verdict that was in force (the last save, as the old r
 recorded as an adjudication by whoever saved it, so no effective score changes.
 
 Revision ID: 0005_several_reviewers
-Revises: 0007_run_pause
+Revises: 0006_endpoint_capacity
 Create Date: 2026-11-22 18:00:00
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0005_several_reviewers"
-down_revision: str | None = "0007_run_pause"
+down_revision: str | None = "0006_endpoint_capacity"
 branch_labels: str | None = None
 depends_on: str | None = None
 
