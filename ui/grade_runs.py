@@ -14,8 +14,8 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from storage.dto import RunInfo
 from storage.services import runs
-from ui import runtime
 from ui import results_readers as readers
+from ui import runtime
 from ui.costs import cost_text
 from ui.verdict_view import GRADER_LABELS, STATUS_BADGES, md_escape, run_label
 

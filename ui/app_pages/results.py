@@ -12,7 +12,7 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from storage import exports
 from storage.services.results import ResultSet, ResultsFilter
-from ui import response_view, runtime
+from ui import grade_handoff, response_view, runtime
 from ui import results_readers as readers
 from ui.verdict_view import md_escape, run_label, short_run_label
 
@@ -246,6 +246,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> li
             file_name=f"{stem}-table.csv", mime="text/csv", on_click="ignore",
             key="results_export_table", width="stretch",
             help="The matching responses of every page, one column per run.")
+    grade_handoff.render_grade_these(db, result_set, run_ids, filters, page.total)
     return list(page.rows)
 
 
