@@ -109,8 +109,8 @@ def _active_ids(all_runs: list[RunInfo]) -> frozenset[int]:
     return frozenset(r.id for r in all_runs if r.status in ACTIVE)
 
 
-def render_runs(db: str) -> None:
-    """Active runs with live progress, then every run."""
+def render_runs(db: str, *, say_when_empty: bool = True) -> None:
+    """Active runs with live progress, then every run; with no run yet, a quiet poll."""
     readers.get_runs.clear()  # the poll below compares with what the page drew from
     drawn_active = _active_ids(readers.get_runs(db))
 
@@ -123,10 +123,12 @@ def render_runs(db: str) -> None:
             # A run started (requeue, launch, a worker, another browser) or finished: redraw
             # the page, which polls again at the pace that fits what is active now.
             st.rerun()
-        st.subheader("Runs")
         if not current:
-            st.info("No runs yet. Pick a rubric, responses and judges above, then launch.")
+            if say_when_empty:
+                st.subheader("Runs")
+                st.info("No runs yet. Pick a rubric, responses and judges above, then launch.")
             return
+        st.subheader("Runs")
         for run in current:
             if run.id in now_active:
                 render_active(db, run)

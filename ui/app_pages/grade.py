@@ -303,7 +303,6 @@ try:
         grade_settings.render_settings()
         can_launch = render_estimate(db, version, dataset, response_ids, judges)
         render_launch(version, dataset, response_ids, judges, can_launch)
-    if picked is not None or readers.get_runs(db):
-        grade_runs.render_runs(db)
+    grade_runs.render_runs(db, say_when_empty=picked is not None)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))
