@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grading.errors import ProviderError, TransientProviderError
-from grading.llm import API_BASE_ENV, API_KEY_ENV, LiteLLMGenerate, key_env_var
+from grading.llm import API_BASE_ENV, API_KEY_ENV, LiteLLMGenerate, _load_litellm, key_env_var
 from storage.model_presets import ModelPreset
 
 # The variables litellm reads for the common providers, plus the workbench's own.
@@ -75,6 +75,7 @@ def check_connection(preset: ModelPreset, *, timeout: float = 20.0) -> Connectio
     missing = _missing_key(preset)
     if missing:
         return ConnectionResult(False, missing)
+    _load_litellm()  # seconds on the first check: not part of the model's answer time
     started = time.monotonic()
     try:
         try:
