@@ -15,6 +15,7 @@ DEFAULTS: dict[str, object] = {
     "reviewer_name": "",
     # home (Start page)
     "home_flash": None,  # (kind, message) shown once after loading the samples
+    "home_sample_loaded": False,  # the samples card then shows the next step
     # rubrics
     "rubrics_show_archived": False,
     "rubrics_selected_id": None,  # the rubric picker's value (fixed up to a listed id)
