@@ -12,7 +12,7 @@ from storage.services import rubrics
 from storage.services.results import ResultSet, ResultsFilter
 from ui import results_readers as readers
 from ui import runtime
-from ui.costs import plural
+from ui.wording import plural
 
 KEY = "grade_handoff"
 

@@ -16,8 +16,8 @@ from storage.dto import RunInfo
 from storage.services import runs
 from ui import results_readers as readers
 from ui import runtime
-from ui.costs import cost_text
 from ui.verdict_view import GRADER_LABELS, STATUS_BADGES, md_escape, run_label
+from ui.wording import cost_text
 
 POLL_SECONDS = 2.0  # while a run is queued or running
 IDLE_POLL_SECONDS = 5.0  # otherwise: to notice runs that become active elsewhere

@@ -10,8 +10,8 @@ from grading.errors import RubricWorkbenchError
 from storage.services import runs
 from ui import grade_handoff, grade_runs, grade_settings, runtime
 from ui import results_readers as readers
-from ui.costs import estimate_cost_text, plural
 from ui.verdict_view import GRADER_HELP, GRADER_LABELS, md_escape, run_label
+from ui.wording import estimate_cost_text, plural
 
 SELECTION_MODES = ("all", "first", "pick", "results")
 
