@@ -99,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
         "import-verdicts", help="append human verdicts from a CSV (nothing on any problem)")
     label_commands.add_import_arguments(verdicts)
     verdicts.set_defaults(func=label_commands.import_verdicts_command)
+
+    from storage import panel_commands
+
+    panel = commands.add_parser("panel", help="judge panels: runs combined by a voting rule")
+    panel_commands.add_panel_arguments(panel)
+    panel.set_defaults(func=panel_commands.panel_command)
     return parser
 
 

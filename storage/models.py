@@ -245,6 +245,65 @@ class GradeCriterionRow(Base):
     error: Mapped[str | None] = mapped_column(Text)
 
 
+PANEL_RULES = ("majority", "unanimous", "any", "weighted")
+
+
+class PanelRow(Base):
+    """A judge panel: two or more runs of one rubric version over one dataset, combined into
+    one verdict per criterion by ``rule`` (grading.panels). Its grades are computed from the
+    members' grades when read, so a member graded later is reflected at once."""
+
+    __tablename__ = "judge_panels"
+    __table_args__ = (CheckConstraint(_in("rule", PANEL_RULES), name="rule"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    rubric_version_id: Mapped[int] = mapped_column(ForeignKey("rubric_versions.id"), index=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"), index=True)
+    rule: Mapped[str] = mapped_column(String(20))
+    # ScoringSettings as JSON: how the panel's verdicts become a score.
+    scoring: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_by: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    members: Mapped[list[PanelMemberRow]] = relationship(
+        order_by="PanelMemberRow.position", cascade="all, delete-orphan", passive_deletes=True,
+    )
+
+
+class PanelMemberRow(Base):
+    __tablename__ = "judge_panel_members"
+
+    panel_id: Mapped[int] = mapped_column(
+        ForeignKey("judge_panels.id", ondelete="CASCADE"), primary_key=True
+    )
+    run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id"), primary_key=True,
+                                        index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    weight: Mapped[float] = mapped_column(Float, default=1.0)
+
+
+class CriterionTrialRow(Base):
+    """A criterion's new wording tried with an existing run's judge on reviewed responses.
+
+    ``results`` keeps every verdict and reason the trial got, so it can be audited and shown
+    again; ``adopted_version_id`` is the rubric version made from it, if any."""
+
+    __tablename__ = "criterion_trials"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    criterion_id: Mapped[int] = mapped_column(ForeignKey("criteria.id"), index=True)
+    base_run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id"))
+    requirement: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20))
+    note: Mapped[str] = mapped_column(Text, default="")
+    cost: Mapped[float | None] = mapped_column(Float)
+    results: Mapped[list[Any]] = mapped_column(JSONType)
+    adopted_version_id: Mapped[int | None] = mapped_column(ForeignKey("rubric_versions.id"))
+    created_by: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class HumanVerdictRow(Base):
     """Append-only: a change adds a row with the next ``seq``; the highest ``seq`` is current.
 

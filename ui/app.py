@@ -16,6 +16,7 @@ pages = {
         st.Page("app_pages/results.py", title="Results", icon=":material/table_chart:"),
         st.Page("app_pages/review.py", title="Review", icon=":material/rate_review:"),
         st.Page("app_pages/agreement.py", title="Agreement", icon=":material/handshake:"),
+        st.Page("app_pages/judges.py", title="Judges", icon=":material/groups:"),
     ],
     "Configuration": [
         st.Page("app_pages/settings.py", title="Settings", icon=":material/settings:"),

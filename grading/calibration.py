@@ -1,0 +1,143 @@
+"""Few-shot calibration: reviewed responses shown to a judge as worked examples.
+
+Pure: candidates in, examples out. For one criterion, :func:`choose_examples` picks up to ``k``
+responses people have reviewed, balanced between MET and UNMET, in an order fixed by a seed, so
+a run that records ``(seed, chosen ids)`` can be reproduced and audited. A response is never its
+own example: :meth:`ExampleSet.for_response` swaps it for a reserve of the same verdict (or
+drops it when there is none), and the run's held-out set is every response it did not use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+from grading.prompts import neutralize
+from grading.types import Verdict
+
+_EXAMPLE_TAG = re.compile(
+    r"<(?=\s*/?\s*(?:example|examples|human_verdict|reason)\b)", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class ReviewedExample:
+    """One reviewed response on one criterion: what the judge is shown as a worked example."""
+
+    response_key: Hashable
+    verdict: Verdict
+    output: str
+    query: str | None = None
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        verdict = Verdict.parse(self.verdict)
+        if verdict is Verdict.CANNOT_ASSESS:
+            raise ValueError("an example must be MET or UNMET, not CANNOT_ASSESS")
+        object.__setattr__(self, "verdict", verdict)
+
+
+@dataclass(frozen=True)
+class ExampleSet:
+    """The examples chosen for one criterion, plus one reserve per verdict."""
+
+    examples: tuple[ReviewedExample, ...]
+    reserves: tuple[ReviewedExample, ...] = field(default=())
+    requested: int = 0
+    note: str = ""
+
+    @property
+    def keys(self) -> tuple[Hashable, ...]:
+        return tuple(e.response_key for e in self.examples)
+
+    def for_response(self, response_key: Hashable) -> tuple[ReviewedExample, ...]:
+        """The examples to show when grading ``response_key``: never the response itself."""
+        if response_key not in self.keys:
+            return self.examples
+        chosen = []
+        for example in self.examples:
+            if example.response_key != response_key:
+                chosen.append(example)
+                continue
+            reserve = next((r for r in self.reserves if r.verdict is example.verdict
+                            and r.response_key != response_key), None)
+            if reserve is not None:
+                chosen.append(reserve)
+        return tuple(chosen)
+
+
+def _rank(seed: int | str, key: Hashable) -> str:
+    return hashlib.sha256(f"{seed}\x00{key!r}".encode()).hexdigest()
+
+
+def choose_examples(
+    candidates: Sequence[ReviewedExample], *, k: int, seed: int | str = 0,
+) -> ExampleSet:
+    """Up to ``k`` examples balanced between MET and UNMET (the odd one goes to the verdict
+    with more candidates); a short class is topped up from the other one."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be a whole number of at least 1, got {k!r}")
+    seen: set[Hashable] = set()
+    unique = []
+    for candidate in candidates:
+        if candidate.response_key in seen:
+            raise ValueError(f"response {candidate.response_key!r} is a candidate twice")
+        seen.add(candidate.response_key)
+        unique.append(candidate)
+    by_verdict = {
+        verdict: sorted((c for c in unique if c.verdict is verdict),
+                        key=lambda c: _rank(seed, c.response_key))
+        for verdict in (Verdict.MET, Verdict.UNMET)
+    }
+    met, unmet = by_verdict[Verdict.MET], by_verdict[Verdict.UNMET]
+    bigger, smaller = (met, unmet) if len(met) >= len(unmet) else (unmet, met)
+    take_smaller = min(len(smaller), k // 2)
+    take_bigger = min(len(bigger), k - take_smaller)
+    take_smaller = min(len(smaller), k - take_bigger)
+    picked = bigger[:take_bigger] + smaller[:take_smaller]
+    picked.sort(key=lambda c: _rank(seed, c.response_key))
+    reserves = tuple(group[taken] for group, taken in ((met, _count(picked, Verdict.MET)),
+                                                      (unmet, _count(picked, Verdict.UNMET)))
+                     if len(group) > taken)
+    notes = []
+    if len(picked) < k:
+        notes.append(f"only {len(picked)} reviewed example(s) for {k} requested "
+                     f"({len(met)} MET, {len(unmet)} UNMET)")
+    elif take_smaller < k // 2:
+        notes.append(f"unbalanced: {_count(picked, Verdict.MET)} MET and "
+                     f"{_count(picked, Verdict.UNMET)} UNMET (too few of one verdict reviewed)")
+    return ExampleSet(tuple(picked), reserves, k, "; ".join(notes))
+
+
+def _count(examples: Sequence[ReviewedExample], verdict: Verdict) -> int:
+    return sum(1 for e in examples if e.verdict is verdict)
+
+
+def _escape(text: str) -> str:
+    return _EXAMPLE_TAG.sub("&lt;", neutralize(text))
+
+
+def render_examples(examples: Sequence[ReviewedExample]) -> str:
+    """The worked-examples block for a judge's prompt ("" when there are none).
+
+    Reviewed text is untrusted like any response: it is delimited and cannot close its tags.
+    """
+    if not examples:
+        return ""
+    blocks = []
+    for number, example in enumerate(examples, start=1):
+        query = (f"<query>\n{_escape(example.query)}\n</query>\n"
+                 if example.query and example.query.strip() else "")
+        reason = _escape(example.reason.strip()) or "(no note)"
+        blocks.append(
+            f'<example number="{number}">\n{query}<response>\n{_escape(example.output)}\n'
+            f"</response>\n<human_verdict>{example.verdict.value}</human_verdict>\n"
+            f"<reason>{reason}</reason>\n</example>"
+        )
+    return (
+        "People reviewed these responses on the same criterion. Judge the new response the "
+        "way they did; the examples are not the response to grade.\n<examples>\n"
+        + "\n".join(blocks) + "\n</examples>"
+    )

@@ -1,0 +1,153 @@
+"""Judge panels: several judges' verdicts on one criterion -> one verdict, by a stated rule.
+
+A panel's score is never computed here: the panel's verdicts go through the one aggregation
+function (``grading.aggregation``) like any other verdicts.
+
+Rules (each member has a weight, 1 unless the rule is ``weighted``):
+- ``majority`` / ``weighted``: a verdict wins with **more than half of all members' weight**.
+  A member that failed (no verdict) or answered CANNOT_ASSESS abstains, and its weight stays
+  in the denominator, so a parse failure cannot turn an odd panel into a tie.
+- ``unanimous``: MET only when every member says MET; UNMET as soon as one says UNMET.
+- ``any``: MET as soon as one member says MET; UNMET when someone says UNMET and nobody MET.
+
+When MET and UNMET hold equal weight and neither wins, the tie resolves to the verdict that
+gives the **lower score** (UNMET on a positive criterion, MET on a negative one: the error
+counts), as the decision's ``note`` says. When abstentions leave no majority and no tie, the
+panel abstains (CANNOT_ASSESS). When every member failed, the panel has no verdict.
+This mirrors autorubric's weight-sign-aware worst-case tie-break for ensembles.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from grading.types import Verdict
+
+PanelRule = Literal["majority", "unanimous", "any", "weighted"]
+PANEL_RULES: tuple[str, ...] = get_args(PanelRule)
+
+
+@dataclass(frozen=True)
+class PanelDecision:
+    """The panel's verdict on one criterion and how it was reached.
+
+    ``verdict`` is None only when every member failed; ``tie`` says the lower-score rule
+    decided; ``note`` explains the decision in words a reviewer reads.
+    """
+
+    verdict: Verdict | None
+    met: float
+    unmet: float
+    abstained: float
+    failed: int
+    tie: bool
+    note: str
+
+
+def lower_score_verdict(criterion_weight: float) -> Verdict:
+    """The verdict that gives the lower score for a criterion of this weight."""
+    return Verdict.MET if criterion_weight < 0 else Verdict.UNMET
+
+
+def check_weights(weights: Sequence[float], members: int) -> list[float]:
+    """Validate member weights; the message says which member is wrong."""
+    if len(weights) != members:
+        raise ValueError(f"{members} panel members but {len(weights)} weights")
+    checked = []
+    for index, weight in enumerate(weights, start=1):
+        if not isinstance(weight, int | float) or isinstance(weight, bool):
+            raise ValueError(f"member {index}: weight must be a number, got {weight!r}")
+        if not math.isfinite(weight) or weight <= 0:
+            raise ValueError(f"member {index}: weight must be a positive number, got {weight}")
+        checked.append(float(weight))
+    return checked
+
+
+def combine_verdicts(
+    votes: Sequence[Verdict | str | None],
+    rule: PanelRule,
+    *,
+    criterion_weight: float,
+    weights: Sequence[float] | None = None,
+) -> PanelDecision:
+    """Combine the members' verdicts on one criterion (None: that member failed)."""
+    if rule not in PANEL_RULES:
+        raise ValueError(f"unknown panel rule {rule!r}; use one of {', '.join(PANEL_RULES)}")
+    if len(votes) < 2:
+        raise ValueError(f"a panel needs at least two members, got {len(votes)}")
+    if rule == "weighted":
+        if weights is None:
+            raise ValueError("the weighted rule needs a weight per member")
+        member_weights = check_weights(weights, len(votes))
+    else:
+        if weights is not None and any(w != 1 for w in weights):
+            raise ValueError(f"the {rule} rule counts every member once; weights are only "
+                             "for the weighted rule")
+        member_weights = [1.0] * len(votes)
+
+    parsed = [None if v is None else Verdict.parse(v) for v in votes]
+    met = sum(w for v, w in zip(parsed, member_weights, strict=True) if v is Verdict.MET)
+    unmet = sum(w for v, w in zip(parsed, member_weights, strict=True) if v is Verdict.UNMET)
+    total = sum(member_weights)
+    abstained = total - met - unmet
+    failed = sum(1 for v in parsed if v is None)
+
+    def decide(verdict: Verdict | None, note: str, *, tie: bool = False) -> PanelDecision:
+        return PanelDecision(verdict, met, unmet, abstained, failed, tie, note)
+
+    tally = _tally(met, unmet, abstained, rule)
+    if failed == len(parsed):
+        return decide(None, f"every member failed ({failed} of {len(parsed)}): no verdict")
+    if rule in ("majority", "weighted"):
+        if met > total / 2:
+            return decide(Verdict.MET, f"majority MET ({tally})")
+        if unmet > total / 2:
+            return decide(Verdict.UNMET, f"majority UNMET ({tally})")
+        if met == unmet and met > 0:
+            lower = lower_score_verdict(criterion_weight)
+            return decide(lower, f"tie ({tally}): {lower.value}, the verdict with the lower "
+                                 "score", tie=True)
+        return decide(Verdict.CANNOT_ASSESS, f"no majority ({tally}): the panel abstains")
+    if rule == "unanimous":
+        if met == total:
+            return decide(Verdict.MET, f"unanimous MET ({tally})")
+        if unmet > 0:
+            return decide(Verdict.UNMET, f"not unanimous ({tally}): UNMET")
+        return decide(Verdict.CANNOT_ASSESS,
+                      f"not unanimous ({tally}): abstentions, the panel abstains")
+    # any
+    if met > 0:
+        return decide(Verdict.MET, f"at least one MET ({tally})")
+    if unmet > 0:
+        return decide(Verdict.UNMET, f"no member MET ({tally})")
+    return decide(Verdict.CANNOT_ASSESS, f"every member abstained ({tally})")
+
+
+def _tally(met: float, unmet: float, abstained: float, rule: str) -> str:
+    def fmt(value: float) -> str:
+        return f"{value:g}"
+
+    unit = " weight" if rule == "weighted" else ""
+    return f"MET {fmt(met)}, UNMET {fmt(unmet)}, abstained {fmt(abstained)}{unit}"
+
+
+def combine_members(
+    member_verdicts: Sequence[Sequence[Verdict | str | None]],
+    rule: PanelRule,
+    *,
+    criterion_weights: Sequence[float],
+    weights: Sequence[float] | None = None,
+) -> list[PanelDecision]:
+    """Combine whole responses: one list of per-criterion verdicts per member."""
+    for index, verdicts in enumerate(member_verdicts, start=1):
+        if len(verdicts) != len(criterion_weights):
+            raise ValueError(f"member {index} has {len(verdicts)} verdicts for "
+                             f"{len(criterion_weights)} criteria")
+    return [
+        combine_verdicts([member[i] for member in member_verdicts], rule,
+                         criterion_weight=cw, weights=weights)
+        for i, cw in enumerate(criterion_weights)
+    ]

@@ -1,0 +1,289 @@
+"""Judge panels, persisted: create, list, delete, and the panel's grades read from its members.
+
+The voting rule is ``grading.panels``; the score is ``grading.aggregation.score_verdicts`` with
+the panel's own scoring settings. Nothing here counts or scores by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from grading.aggregation import score_verdicts
+from grading.agreement import krippendorff_alpha_by_criterion
+from grading.panels import PANEL_RULES, PanelDecision, check_weights, combine_verdicts
+from grading.types import ScoringSettings, Verdict
+from storage import models as m
+from storage.convert import criterion_info, run_info
+from storage.dto import CriterionInfo, GradeInfo, RunInfo
+from storage.engine import SessionFactory
+from storage.errors import InvalidInputError, NotFoundError
+from storage.repositories import datasets as dataset_repo
+from storage.repositories import rubrics as rubric_repo
+from storage.repositories import runs as run_repo
+from storage.services.reviewers import Actor, Role, require
+
+# Krippendorff's own guidance: below 0.667 conclusions are not even tentative.
+LOW_MEMBER_AGREEMENT = 0.667
+HOLISTIC = "rubric_as_judge"
+
+
+@dataclass(frozen=True)
+class PanelMember:
+    run: RunInfo
+    weight: float
+
+
+@dataclass(frozen=True)
+class PanelInfo:
+    id: int
+    name: str
+    rubric_version_id: int
+    dataset_id: int
+    rule: str
+    scoring: ScoringSettings
+    members: tuple[PanelMember, ...]
+    created_by: str
+    created_at: datetime
+
+    @property
+    def label(self) -> str:
+        return self.name or f"panel {self.id} ({self.rule} of {len(self.members)})"
+
+
+@dataclass(frozen=True)
+class PanelCriterion:
+    criterion_id: int
+    label: str
+    decision: PanelDecision
+    member_verdicts: tuple[Verdict | None, ...]
+
+
+@dataclass(frozen=True)
+class PanelGrade:
+    """The panel's grade of one response; ``score`` None with ``error`` when it has none."""
+
+    panel_id: int
+    response_id: int
+    score: float | None
+    raw_score: float | None
+    error: str | None
+    criteria: tuple[PanelCriterion, ...]
+    cost: float | None  # the members' costs added up; None when any is unknown
+    members_graded: int
+
+
+@dataclass(frozen=True)
+class MemberAgreement:
+    """Agreement among a panel's members on one criterion (Krippendorff's alpha, nominal)."""
+
+    criterion_id: int
+    label: str
+    alpha: float | None
+    units: int
+    low: bool
+    note: str
+
+
+def _scoring_of(runs: Sequence[m.RunRow]) -> ScoringSettings:
+    from storage.run_settings import RunSettings
+
+    return RunSettings.model_validate(runs[0].settings).scoring()
+
+
+def create_panel(
+    sessions: SessionFactory, *, run_ids: Sequence[int], rule: str, actor: Actor,
+    weights: Sequence[float] | None = None, name: str = "",
+    scoring: ScoringSettings | None = None,
+) -> PanelInfo:
+    """Combine existing runs into a panel. Every problem is refused before anything is written."""
+    require(actor, Role.ADMIN, "create a judge panel")
+    if rule not in PANEL_RULES:
+        raise InvalidInputError(f"unknown panel rule {rule!r}; use one of "
+                                f"{', '.join(PANEL_RULES)}")
+    ids = list(dict.fromkeys(run_ids))
+    if len(ids) != len(list(run_ids)):
+        raise InvalidInputError("a run can be a panel member only once")
+    if len(ids) < 2:
+        raise InvalidInputError("a panel needs at least two runs of the same rubric version "
+                                "over the same dataset")
+    if rule == "weighted":
+        if weights is None:
+            raise InvalidInputError("the weighted rule needs a weight for every member")
+        try:
+            member_weights = check_weights(list(weights), len(ids))
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from None
+    elif weights is not None and any(w != 1 for w in weights):
+        raise InvalidInputError(f"weights are only for the weighted rule, not {rule}")
+    else:
+        member_weights = [1.0] * len(ids)
+    name = name.strip()
+    if len(name) > 200:
+        raise InvalidInputError(f"panel name: at most 200 characters, got {len(name)}")
+    with sessions.begin() as session:
+        runs = [run_repo.get_run(session, run_id) for run_id in ids]
+        _check_members(runs)
+        panel = m.PanelRow(
+            name=name, rubric_version_id=runs[0].rubric_version_id,
+            dataset_id=runs[0].dataset_id, rule=rule,
+            scoring=(scoring or _scoring_of(runs)).model_dump(mode="json"),
+            created_by=actor.key,
+        )
+        panel.members = [m.PanelMemberRow(run_id=run.id, position=i, weight=w)
+                         for i, (run, w) in enumerate(zip(runs, member_weights, strict=True))]
+        session.add(panel)
+        session.flush()
+        return _info(session, panel)
+
+
+def _check_members(runs: Sequence[m.RunRow]) -> None:
+    holistic = [r for r in runs if r.grader == HOLISTIC]
+    if holistic:
+        raise InvalidInputError(
+            f"run {holistic[0].id} ({holistic[0].model}) is holistic: it gives one 0-100 score, "
+            "not a verdict per criterion, so it cannot vote in a panel")
+    first = runs[0]
+    for run in runs[1:]:
+        if run.rubric_version_id != first.rubric_version_id:
+            raise InvalidInputError(
+                f"run {run.id} graded another rubric version than run {first.id}: a panel "
+                "combines runs of one rubric version (grade the same version, or pick other "
+                "runs)")
+        if run.dataset_id != first.dataset_id:
+            raise InvalidInputError(
+                f"run {run.id} graded another dataset than run {first.id}: a panel combines "
+                "runs over the same dataset")
+
+
+def _info(session, panel: m.PanelRow) -> PanelInfo:
+    return PanelInfo(
+        id=panel.id, name=panel.name, rubric_version_id=panel.rubric_version_id,
+        dataset_id=panel.dataset_id, rule=panel.rule,
+        scoring=ScoringSettings.model_validate(panel.scoring),
+        members=tuple(PanelMember(run_info(run_repo.get_run(session, member.run_id)),
+                                  member.weight) for member in panel.members),
+        created_by=panel.created_by, created_at=panel.created_at,
+    )
+
+
+def _get(session, panel_id: int) -> m.PanelRow:
+    panel = session.get(m.PanelRow, panel_id)
+    if panel is None:
+        raise NotFoundError(f"judge panel {panel_id} does not exist")
+    return panel
+
+
+def get_panel(sessions: SessionFactory, panel_id: int) -> PanelInfo:
+    with sessions() as session:
+        return _info(session, _get(session, panel_id))
+
+
+def list_panels(
+    sessions: SessionFactory, *, dataset_id: int | None = None,
+    rubric_version_id: int | None = None,
+) -> list[PanelInfo]:
+    with sessions() as session:
+        query = select(m.PanelRow).order_by(m.PanelRow.id)
+        if dataset_id is not None:
+            query = query.where(m.PanelRow.dataset_id == dataset_id)
+        if rubric_version_id is not None:
+            query = query.where(m.PanelRow.rubric_version_id == rubric_version_id)
+        return [_info(session, panel) for panel in session.scalars(query)]
+
+
+def delete_panel(sessions: SessionFactory, panel_id: int, *, actor: Actor) -> None:
+    """Remove a panel; its member runs and their grades stay."""
+    require(actor, Role.ADMIN, "delete a judge panel")
+    with sessions.begin() as session:
+        session.delete(_get(session, panel_id))
+
+
+def panel_grades(
+    sessions: SessionFactory, panel_id: int, response_ids: Sequence[int] | None = None,
+) -> list[PanelGrade]:
+    """The panel's grade of every response (or of ``response_ids``) some member graded."""
+    with sessions() as session:
+        panel = _get(session, panel_id)
+        criteria = [criterion_info(c) for c in
+                    rubric_repo.criteria_of(session, panel.rubric_version_id)]
+        members = list(panel.members)
+        by_member = [
+            {g.response_id: g for g in run_repo.grade_infos_for_run(session, member.run_id,
+                                                                     response_ids)}
+            for member in members
+        ]
+        graded = sorted(set().union(*[set(grades) for grades in by_member]))
+        responses = {r.id: r for r in dataset_repo.get_responses(session, graded)}
+        scoring = ScoringSettings.model_validate(panel.scoring)
+        weights = [member.weight for member in members] if panel.rule == "weighted" else None
+        return [
+            _grade(panel.id, panel.rule, weights, scoring, criteria,
+                   [grades.get(response_id) for grades in by_member], responses[response_id])
+            for response_id in graded
+        ]
+
+
+def _grade(
+    panel_id: int, rule: str, weights: list[float] | None, scoring: ScoringSettings,
+    criteria: list[CriterionInfo], grades: list[GradeInfo | None], response: m.ResponseRow,
+) -> PanelGrade:
+    member_maps = [
+        {c.criterion_id: c.verdict for c in grade.criteria} if grade else {} for grade in grades
+    ]
+    rows = []
+    for criterion in criteria:
+        votes = [verdicts.get(criterion.id) for verdicts in member_maps]
+        rows.append(PanelCriterion(
+            criterion_id=criterion.id, label=criterion.label,
+            decision=combine_verdicts(votes, rule, criterion_weight=criterion.weight,  # type: ignore[arg-type]
+                                      weights=weights),
+            member_verdicts=tuple(votes),
+        ))
+    verdicts = [row.decision.verdict for row in rows]
+    score = raw = None
+    error = None
+    if any(v is None for v in verdicts):
+        missing = [row.label for row in rows if row.decision.verdict is None]
+        error = f"every member failed on {', '.join(missing)}: the panel has no verdict there"
+    else:
+        to_grade = {"output": response.output, "thinking": response.thinking or ""}
+        aggregate, _penalty, score = score_verdicts(
+            [c.to_criterion() for c in criteria], verdicts, scoring, to_grade)  # type: ignore[arg-type]
+        raw = aggregate.raw_score
+        if score is None:
+            error = "nothing left to score (every criterion CANNOT_ASSESS or weight 0)"
+    costs = [g.cost if g else 0.0 for g in grades]
+    cost = None if any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
+    return PanelGrade(panel_id=panel_id, response_id=response.id, score=score, raw_score=raw,
+                      error=error, criteria=tuple(rows), cost=cost,
+                      members_graded=sum(1 for g in grades if g is not None))
+
+
+def member_agreement(sessions: SessionFactory, panel_id: int) -> list[MemberAgreement]:
+    """Per criterion, how far the members agree with each other; low agreement flagged."""
+    grades = panel_grades(sessions, panel_id)
+    if not grades:
+        return []
+    members = len(grades[0].criteria[0].member_verdicts) if grades[0].criteria else 0
+    sources = [
+        {(g.response_id, row.criterion_id): row.member_verdicts[i]
+         for g in grades for row in g.criteria}
+        for i in range(members)
+    ]
+    labels = {row.criterion_id: row.label for row in grades[0].criteria}
+    by_criterion = krippendorff_alpha_by_criterion(sources).per_criterion
+    out = []
+    for criterion_id, label in labels.items():
+        result = by_criterion.get(criterion_id)
+        alpha = None if result is None else result.alpha
+        units = 0 if result is None else result.pairable_units
+        out.append(MemberAgreement(
+            criterion_id=criterion_id, label=label, alpha=alpha, units=units,
+            low=alpha is not None and alpha < LOW_MEMBER_AGREEMENT,
+            note="" if result is None else result.note,
+        ))
+    return out

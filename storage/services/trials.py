@@ -1,0 +1,375 @@
+"""Rewording a criterion, tried on the responses people reviewed before it is adopted.
+
+A trial judges only the reworded criterion, with the model and grader settings of an existing
+run, on the responses that have a human MET/UNMET verdict for that criterion. It reports the
+judge's agreement with people before (the run's own verdicts) and after (the new wording) on
+the same responses, with bootstrap intervals, and every response whose verdict flipped.
+Adopting makes a new rubric version with the new wording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, select
+
+from grading.agreement import PairwiseAgreement, compare_verdicts
+from grading.bootstrap import Interval, bootstrap_interval
+from grading.types import Criterion, EvaluationReport, Verdict
+from storage import models as m
+from storage.convert import criterion_info, response_info, run_info
+from storage.dto import CriterionInfo, ResponseInfo, RunInfo
+from storage.engine import SessionFactory
+from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
+from storage.jobs.estimate import RunEstimate, estimate_for
+from storage.repositories import rubrics as rubric_repo
+from storage.repositories import runs as run_repo
+from storage.services.reviewers import Actor, Role, require
+
+GradeFn = Callable[[ResponseInfo, Criterion], Awaitable[EvaluationReport]]
+HOLISTIC = "rubric_as_judge"
+
+
+@dataclass(frozen=True)
+class ReviewedCase:
+    response: ResponseInfo
+    human: Verdict
+    before: Verdict | None  # the base run's verdict (None: not graded or failed)
+    before_reason: str
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    base_run: RunInfo
+    criterion: CriterionInfo
+    requirement: str
+    cases: tuple[ReviewedCase, ...]
+    estimate: RunEstimate
+
+    @property
+    def new_criterion(self) -> Criterion:
+        return Criterion(weight=self.criterion.weight, requirement=self.requirement,
+                         name=self.criterion.name, section=self.criterion.section)
+
+
+@dataclass(frozen=True)
+class Flip:
+    response_id: int
+    external_id: str | None
+    human: Verdict
+    before: Verdict | None
+    before_reason: str
+    after: Verdict | None
+    after_reason: str
+
+
+@dataclass(frozen=True)
+class AgreementFigures:
+    agreement: PairwiseAgreement
+    macro_f1_interval: Interval | None
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    trial_id: int
+    plan: TrialPlan
+    before: AgreementFigures
+    after: AgreementFigures
+    difference_interval: Interval | None  # after minus before, macro-F1, paired resamples
+    flips: tuple[Flip, ...]
+    judged: int
+    failed: int
+    stopped: str | None  # why the trial stopped early (cost cap), None when complete
+    cost: float | None
+    created_by: str
+    created_at: datetime
+
+
+def plan_trial(
+    sessions: SessionFactory, *, base_run_id: int, criterion_id: int, requirement: str,
+) -> TrialPlan:
+    """What a trial would judge and cost; refuses a trial that cannot tell anything."""
+    requirement = requirement.strip()
+    if not requirement:
+        raise InvalidInputError("the new wording is empty: write the requirement to try")
+    with sessions() as session:
+        run = run_repo.get_run(session, base_run_id)
+        if run.grader == HOLISTIC:
+            raise InvalidInputError(
+                f"run {run.id} is holistic (one 0-100 score, no verdict per criterion): pick a "
+                "per-criterion or one-shot run as the judge to try the wording with")
+        row = session.get(m.CriterionRow, criterion_id)
+        if row is None or row.version_id != run.rubric_version_id:
+            raise NotFoundError(f"criterion {criterion_id} is not part of the rubric version "
+                                f"run {run.id} graded")
+        criterion = criterion_info(row)
+        cases = _reviewed_cases(session, run, criterion_id)
+        base = run_info(run)
+    if not cases:
+        raise InvalidInputError(
+            f"nobody has reviewed '{criterion.label}' (MET or UNMET) on the responses run "
+            f"{base.id} graded: review some on the Review page first, then try the wording")
+    plan_criterion = Criterion(weight=criterion.weight, requirement=requirement,
+                               name=criterion.name, section=criterion.section)
+    estimate = estimate_for(
+        grader="per_criterion", model=base.model, criteria=[plan_criterion],
+        responses=[(c.response.to_grade, c.response.query) for c in cases],
+        settings=base.settings)
+    return TrialPlan(base, criterion, requirement, tuple(cases), estimate)
+
+
+def _reviewed_cases(session, run: m.RunRow, criterion_id: int) -> list[ReviewedCase]:
+    humans = {response_id: verdict
+              for response_id, verdict, _ in _current_humans(session, criterion_id)}
+    in_run = set(session.scalars(select(m.RunResponseRow.response_id)
+                                 .where(m.RunResponseRow.run_id == run.id)))
+    judged = dict(
+        (response_id, (verdict, reason)) for response_id, verdict, reason in session.execute(
+            select(m.GradeRow.response_id, m.GradeCriterionRow.verdict,
+                   m.GradeCriterionRow.reason)
+            .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
+            .where(m.GradeRow.run_id == run.id,
+                   m.GradeCriterionRow.criterion_id == criterion_id)))
+    ids = sorted(r for r, v in humans.items() if r in in_run and v != "CANNOT_ASSESS")
+    responses = {row.id: response_info(row) for row in session.scalars(
+        select(m.ResponseRow).where(m.ResponseRow.id.in_(ids)))} if ids else {}
+    cases = []
+    for response_id in ids:
+        verdict, reason = judged.get(response_id, (None, ""))
+        cases.append(ReviewedCase(responses[response_id], Verdict(humans[response_id]),
+                                  None if verdict is None else Verdict(verdict), reason or ""))
+    return cases
+
+
+async def run_trial(
+    sessions: SessionFactory, plan: TrialPlan, *, actor: Actor, max_cost: float | None,
+    grade_fn: GradeFn | None = None, concurrency: int = 8,
+) -> TrialResult:
+    """Judge the reworded criterion on every reviewed response, stopping at ``max_cost``.
+
+    ``grade_fn`` grades one response on one criterion; by default the base run's model and
+    settings through the job runner's provider path (cache, limiter, retries).
+    """
+    require(actor, Role.ADMIN, "try a criterion's new wording")
+    if max_cost is not None and max_cost <= 0:
+        raise InvalidInputError("the cost cap must be a positive amount of dollars")
+    if max_cost is not None and plan.estimate.cost is None:
+        raise InvalidInputError(
+            f"the price of {plan.base_run.model} is unknown, so a cost cap cannot be kept: set "
+            "its price per million tokens in Settings, or try without a cap")
+    close: Callable[[], Awaitable[None]] | None = None
+    if grade_fn is None:
+        grade_fn, close = _default_grade_fn(sessions, plan.base_run)
+    criterion = plan.new_criterion
+    spent: list[float | None] = []
+    stopped: list[str] = []
+    results: dict[int, EvaluationReport] = {}
+    window = asyncio.Semaphore(concurrency)
+
+    async def one(case: ReviewedCase) -> None:
+        async with window:
+            if stopped:
+                return
+            known = sum(c for c in spent if c is not None)
+            if max_cost is not None and known >= max_cost:
+                stopped.append(f"stopped at the cost cap (${max_cost:g}) after "
+                               f"{len(results)} of {len(plan.cases)} responses")
+                return
+            report = await grade_fn(case.response, criterion)
+            results[case.response.id] = report
+            spent.append(report.completion_cost)
+
+    try:
+        await asyncio.gather(*(one(case) for case in plan.cases))
+    finally:
+        if close is not None:
+            await close()
+    return _store(sessions, plan, results, spent, stopped[0] if stopped else None, actor)
+
+
+def _default_grade_fn(
+    sessions: SessionFactory, run: RunInfo,
+) -> tuple[GradeFn, Callable[[], Awaitable[None]]]:
+    from grading.llm import LiteLLMGenerate
+    from storage.jobs import cache as cache_store
+    from storage.jobs.calls import Counters, JobGenerate
+    from storage.jobs.limiter import limiter_for
+    from storage.jobs.runner import JobOptions, build_grader
+
+    options = JobOptions.from_settings(run.settings)
+    llm = LiteLLMGenerate(run.model, api_base=run.settings.api_base, timeout=options.timeout,
+                          **options.litellm_extra)
+    fatal: list[BaseException] = []
+    generate = JobGenerate(
+        llm, limiter=limiter_for(run.model, run.settings.api_base), sessions=sessions,
+        use_cache=True, counters=Counters(), cache_buffer=cache_store.WriteBuffer(sessions),
+        on_fatal=fatal.append)
+    grader = build_grader("per_criterion", generate, run.settings)
+
+    async def grade(response: ResponseInfo, criterion: Criterion) -> EvaluationReport:
+        if fatal:
+            return EvaluationReport(score=None, error=str(fatal[0]))
+        return await grader.grade(response.to_grade, [criterion], query=response.query)
+
+    return grade, generate.close
+
+
+def _verdict_of(report: EvaluationReport | None) -> tuple[Verdict | None, str]:
+    if report is None or not report.report:
+        return None, "" if report is None else (report.error or "")
+    row = report.report[0]
+    return row.verdict, row.reason or (row.error or "")
+
+
+def _figures(humans: Sequence[Verdict], judged: Sequence[Verdict | None]) -> AgreementFigures:
+    def macro_f1(indices: Sequence[int]) -> float | None:
+        return compare_verdicts([humans[i] for i in indices],
+                                [judged[i] for i in indices]).balanced_f1
+
+    return AgreementFigures(compare_verdicts(list(humans), list(judged)),
+                            bootstrap_interval(len(humans), macro_f1, seed=1))
+
+
+def _store(
+    sessions: SessionFactory, plan: TrialPlan, results: dict[int, EvaluationReport],
+    spent: list[float | None], stopped: str | None, actor: Actor,
+) -> TrialResult:
+    cost = None if any(c is None for c in spent) else sum(c for c in spent if c is not None)
+    with sessions.begin() as session:
+        row = m.CriterionTrialRow(
+            criterion_id=plan.criterion.id, base_run_id=plan.base_run.id,
+            requirement=plan.requirement, status="stopped" if stopped else "done",
+            note=stopped or "", cost=cost, created_by=actor.key,
+            results=[{"response_id": c.response.id, "verdict": _value(v), "reason": reason}
+                     for c in plan.cases if c.response.id in results
+                     for v, reason in [_verdict_of(results[c.response.id])]],
+        )
+        session.add(row)
+        session.flush()
+        trial_id = row.id
+    return get_trial(sessions, trial_id)
+
+
+def _value(verdict: Verdict | None) -> str | None:
+    return None if verdict is None else verdict.value
+
+
+def get_trial(sessions: SessionFactory, trial_id: int) -> TrialResult:
+    """A stored trial with its figures, computed against the current human verdicts."""
+    with sessions() as session:
+        row = session.get(m.CriterionTrialRow, trial_id)
+        if row is None:
+            raise NotFoundError(f"wording trial {trial_id} does not exist")
+        run = run_repo.get_run(session, row.base_run_id)
+        criterion = criterion_info(session.get(m.CriterionRow, row.criterion_id))
+        reviewed = {c.response.id: c for c in _reviewed_cases(session, run, criterion.id)}
+        base = run_info(run)
+        stored = list(row.results)
+        status, note, cost = row.status, row.note, row.cost
+        created_by, created_at = row.created_by, row.created_at
+    # responses whose human verdict was withdrawn since (or made CANNOT_ASSESS) drop out
+    judged = [(reviewed[r["response_id"]], Verdict(r["verdict"]) if r["verdict"] else None,
+               r["reason"]) for r in stored if r["response_id"] in reviewed]
+    cases = [case for case, _, _ in judged]
+    humans = [c.human for c in cases]
+    before = [c.before for c in cases]
+    after = [verdict for _, verdict, _ in judged]
+
+    def difference(indices: Sequence[int]) -> float | None:
+        old = compare_verdicts([humans[i] for i in indices], [before[i] for i in indices])
+        new = compare_verdicts([humans[i] for i in indices], [after[i] for i in indices])
+        if old.balanced_f1 is None or new.balanced_f1 is None:
+            return None
+        return new.balanced_f1 - old.balanced_f1
+
+    flips = tuple(
+        Flip(c.response.id, c.response.external_id, c.human, c.before, c.before_reason, v,
+             reason)
+        for c, v, reason in judged if v != c.before
+    )
+    plan = TrialPlan(base, criterion, row.requirement, tuple(cases),
+                     estimate_for(grader="per_criterion", model=base.model,
+                                  criteria=[criterion.to_criterion()], responses=[],
+                                  settings=base.settings))
+    return TrialResult(
+        trial_id=trial_id, plan=plan, before=_figures(humans, before),
+        after=_figures(humans, after),
+        difference_interval=bootstrap_interval(len(cases), difference, seed=1),
+        flips=flips, judged=len(cases), failed=sum(1 for v in after if v is None),
+        stopped=note if status == "stopped" else None, cost=cost,
+        created_by=created_by, created_at=created_at,
+    )
+
+
+def list_trials(sessions: SessionFactory, criterion_id: int) -> list[tuple[int, str, str]]:
+    """(trial id, wording, when and by whom) of the trials of a criterion, newest first."""
+    with sessions() as session:
+        rows = session.execute(
+            select(m.CriterionTrialRow.id, m.CriterionTrialRow.requirement,
+                   m.CriterionTrialRow.created_at, m.CriterionTrialRow.created_by)
+            .where(m.CriterionTrialRow.criterion_id == criterion_id)
+            .order_by(m.CriterionTrialRow.id.desc())).all()
+    return [(i, text, f"{when:%Y-%m-%d %H:%M} UTC by {who}") for i, text, when, who in rows]
+
+
+def adopt_wording(
+    sessions: SessionFactory, trial_id: int, *, actor: Actor, carry_human_verdicts: bool,
+    note: str = "",
+) -> Any:
+    """A new rubric version with the trial's wording. When the person confirms that people's
+    verdicts still mean the same under the new wording, they are carried to it."""
+    require(actor, Role.ADMIN, "adopt a criterion's new wording")
+    from storage.convert import version_info
+    from storage.repositories import verdicts as verdict_repo
+
+    with sessions.begin() as session:
+        trial = session.get(m.CriterionTrialRow, trial_id)
+        if trial is None:
+            raise NotFoundError(f"wording trial {trial_id} does not exist")
+        old = session.get(m.CriterionRow, trial.criterion_id)
+        version = rubric_repo.get_version(session, old.version_id, for_update=True)
+        latest = rubric_repo.latest_version(session, version.rubric_id)
+        if latest.id != version.id:
+            raise InvalidStateError(
+                f"the rubric has a newer version (v{latest.number}) than the one this trial "
+                f"reworded (v{version.number}): try the wording again on the newest version")
+        criteria = []
+        for row in rubric_repo.criteria_of(session, version.id):
+            info = criterion_info(row).to_criterion()
+            if row.id == old.id:
+                info = info.model_copy(update={"requirement": trial.requirement})
+            criteria.append(info)
+        new_version = rubric_repo.add_version(
+            session, version.rubric, criteria,
+            note or f"reworded '{criterion_info(old).label}' (trial {trial.id})")
+        session.flush()
+        if carry_human_verdicts:
+            rubric_repo.freeze(session, new_version.id)
+            new_id = next(c.id for c in new_version.criteria if c.position == old.position)
+            for response_id, verdict, reviewer in _current_humans(session, old.id):
+                verdict_repo.append(
+                    session, response_id=response_id, rubric_version_id=new_version.id,
+                    criterion_id=new_id, verdict=verdict, reviewer=reviewer,
+                    note=f"carried from v{version.number} after rewording (confirmed by "
+                         f"{actor.label})", previous=None)
+        trial.adopted_version_id = new_version.id
+        return version_info(new_version)
+
+
+def _current_humans(session, criterion_id: int) -> list[tuple[int, str, str]]:
+    """(response id, verdict, reviewer) of the current human verdict on this criterion."""
+    newest = (
+        select(m.HumanVerdictRow.response_id, func.max(m.HumanVerdictRow.seq).label("seq"))
+        .where(m.HumanVerdictRow.criterion_id == criterion_id)
+        .group_by(m.HumanVerdictRow.response_id).subquery()
+    )
+    return [tuple(r) for r in session.execute(
+        select(m.HumanVerdictRow.response_id, m.HumanVerdictRow.verdict,
+               m.HumanVerdictRow.reviewer)
+        .join(newest, and_(newest.c.response_id == m.HumanVerdictRow.response_id,
+                           newest.c.seq == m.HumanVerdictRow.seq))
+        .where(m.HumanVerdictRow.criterion_id == criterion_id))]

@@ -1,0 +1,53 @@
+"""The percentile bootstrap behind the intervals shown next to agreement figures."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from grading.bootstrap import bootstrap_interval
+
+
+def test_interval_of_a_mean_matches_numpy_percentiles_on_the_same_draws():
+    source = random.Random(3)
+    values = [source.gauss(10, 2) for _ in range(80)]
+
+    def mean(indices):
+        return sum(values[i] for i in indices) / len(indices)
+
+    interval = bootstrap_interval(len(values), mean, resamples=500, seed=11)
+    rng = random.Random(11)
+    draws = [mean([rng.randrange(80) for _ in range(80)]) for _ in range(500)]
+    assert interval.low == pytest.approx(np.percentile(draws, 2.5, method="lower"))
+    assert interval.high == pytest.approx(np.percentile(draws, 97.5, method="higher"))
+    assert interval.low < mean(range(80)) < interval.high
+    assert interval.resamples == 500 and interval.undefined == 0
+
+
+def test_same_seed_same_interval():
+    def stat(indices):
+        return float(sum(indices))
+
+    assert bootstrap_interval(20, stat, seed=4) == bootstrap_interval(20, stat, seed=4)
+
+
+def test_undefined_resamples_are_counted_and_too_many_give_no_interval():
+    labels = [1] * 9 + [0]
+
+    def only_when_mixed(indices):
+        picked = {labels[i] for i in indices}
+        return 1.0 if len(picked) == 2 else None
+
+    interval = bootstrap_interval(10, only_when_mixed, resamples=400, seed=2)
+    assert interval is not None and interval.undefined > 0
+    assert interval.resamples + interval.undefined == 400
+    assert bootstrap_interval(10, lambda _: None) is None
+    assert bootstrap_interval(1, lambda _: 1.0) is None
+
+
+@pytest.mark.parametrize("kwargs", [{"level": 1.0}, {"level": 0}, {"resamples": 0}])
+def test_bad_settings_are_refused(kwargs):
+    with pytest.raises(ValueError):
+        bootstrap_interval(5, lambda _: 1.0, **kwargs)

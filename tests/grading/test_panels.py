@@ -1,0 +1,131 @@
+"""Table tests for judge-panel voting rules; panel scores go through the one aggregation."""
+
+from __future__ import annotations
+
+import pytest
+
+from grading import Criterion, ScoringSettings, Verdict
+from grading.aggregation import score_verdicts
+from grading.panels import combine_members, combine_verdicts, lower_score_verdict
+
+MET, UNMET, CA = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
+FAILED = None
+
+
+@pytest.mark.parametrize(
+    ("votes", "rule", "weight", "weights", "expected", "tie"),
+    [
+        pytest.param([MET, MET, UNMET], "majority", 10, None, MET, False, id="majority-met"),
+        pytest.param([UNMET, MET, UNMET], "majority", 10, None, UNMET, False,
+                     id="majority-unmet"),
+        # A parse failure stays in the denominator: 1 of 3 is no majority, and the MET/UNMET
+        # tie is settled by the lower score, never by which member came first.
+        pytest.param([MET, UNMET, FAILED], "majority", 10, None, UNMET, True,
+                     id="failed-member-tie-positive-lower-score"),
+        pytest.param([UNMET, MET, FAILED], "majority", 10, None, UNMET, True,
+                     id="failed-member-tie-order-independent"),
+        pytest.param([MET, UNMET, FAILED], "majority", -5, None, MET, True,
+                     id="failed-member-tie-negative-error-counts"),
+        pytest.param([MET, UNMET, CA], "majority", 10, None, UNMET, True,
+                     id="cannot-assess-is-an-abstention"),
+        pytest.param([MET, FAILED, CA], "majority", 10, None, CA, False,
+                     id="abstentions-leave-no-majority"),
+        pytest.param([MET, MET, FAILED], "majority", 10, None, MET, False,
+                     id="two-of-three-despite-failure"),
+        pytest.param([MET, UNMET], "majority", 10, None, UNMET, True, id="even-panel-tie"),
+        pytest.param([MET, UNMET, MET, UNMET], "majority", 0, None, UNMET, True,
+                     id="zero-weight-tie-unmet"),
+        pytest.param([FAILED, FAILED, FAILED], "majority", 10, None, None, False,
+                     id="all-failed-no-verdict"),
+        pytest.param([CA, CA], "majority", 10, None, CA, False, id="all-cannot-assess"),
+        pytest.param([MET, MET, MET], "unanimous", 10, None, MET, False, id="unanimous-met"),
+        pytest.param([MET, UNMET, MET], "unanimous", 10, None, UNMET, False,
+                     id="unanimous-one-dissent"),
+        pytest.param([MET, FAILED, MET], "unanimous", 10, None, CA, False,
+                     id="unanimous-with-failure-abstains"),
+        pytest.param([UNMET, MET, UNMET], "any", 10, None, MET, False, id="any-one-met"),
+        pytest.param([UNMET, CA, FAILED], "any", -3, None, UNMET, False, id="any-none-met"),
+        pytest.param([CA, FAILED], "any", 10, None, CA, False, id="any-all-abstain"),
+        pytest.param([MET, UNMET, UNMET], "weighted", 10, [3, 1, 1], MET, False,
+                     id="weighted-heavy-member-wins"),
+        pytest.param([MET, UNMET, FAILED], "weighted", 10, [2, 1, 2], CA, False,
+                     id="weighted-failed-weight-in-denominator"),
+        pytest.param([MET, UNMET, UNMET], "weighted", -8, [2, 1, 1], MET, True,
+                     id="weighted-tie-negative-lower-score"),
+    ],
+)
+def test_panel_rule_table(votes, rule, weight, weights, expected, tie):
+    decision = combine_verdicts(votes, rule, criterion_weight=weight, weights=weights)
+    assert decision.verdict == expected
+    assert decision.tie is tie
+    if tie:
+        assert "lower score" in decision.note
+
+
+def test_tie_note_names_the_counts():
+    decision = combine_verdicts([MET, UNMET, FAILED], "majority", criterion_weight=10)
+    assert decision.note == ("tie (MET 1, UNMET 1, abstained 1): UNMET, the verdict with the "
+                             "lower score")
+    assert (decision.met, decision.unmet, decision.abstained, decision.failed) == (1, 1, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        pytest.param({"rule": "vote"}, "unknown panel rule 'vote'", id="unknown-rule"),
+        pytest.param({"rule": "weighted"}, "needs a weight per member", id="weights-missing"),
+        pytest.param({"rule": "weighted", "weights": [1, 0]}, "member 2: weight must be a "
+                     "positive number", id="zero-weight-member"),
+        pytest.param({"rule": "weighted", "weights": [1]}, "2 panel members but 1 weights",
+                     id="weights-count"),
+        pytest.param({"rule": "majority", "weights": [2, 1]}, "only for the weighted rule",
+                     id="weights-on-majority"),
+    ],
+)
+def test_bad_panel_settings_are_refused_with_a_reason(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        combine_verdicts([MET, UNMET], criterion_weight=10, **kwargs)
+
+
+def test_a_panel_needs_two_members():
+    with pytest.raises(ValueError, match="at least two members"):
+        combine_verdicts([MET], "majority", criterion_weight=10)
+
+
+def test_lower_score_verdict_follows_the_weight_sign():
+    assert lower_score_verdict(4) is UNMET
+    assert lower_score_verdict(-4) is MET
+    assert lower_score_verdict(0) is UNMET
+
+
+def test_panel_score_comes_from_the_one_aggregation_function():
+    criteria = [Criterion(weight=10, requirement="cites the source"),
+                Criterion(weight=5, requirement="answers in French"),
+                Criterion(weight=-6, requirement="invents a number")]
+    members = [
+        [MET, UNMET, MET],
+        [MET, MET, UNMET],
+        [FAILED, UNMET, FAILED],
+    ]
+    decisions = combine_members(members, "majority",
+                                criterion_weights=[c.weight for c in criteria])
+    verdicts = [d.verdict for d in decisions]
+    assert verdicts == [MET, UNMET, MET]  # the last is a tie on a negative criterion
+    aggregate, _, final = score_verdicts(criteria, verdicts, ScoringSettings())
+    assert aggregate.raw_score == pytest.approx(10 - 6)
+    assert final == pytest.approx(4 / 15)
+
+
+def test_all_negative_rubric_panel_score():
+    criteria = [Criterion(weight=-4, requirement="rude"), Criterion(weight=-6, requirement="wrong")]
+    decisions = combine_members([[UNMET, MET], [UNMET, UNMET], [UNMET, MET]], "unanimous",
+                                criterion_weights=[-4, -6])
+    verdicts = [d.verdict for d in decisions]
+    assert verdicts == [UNMET, UNMET]
+    _, _, final = score_verdicts(criteria, verdicts, ScoringSettings())
+    assert final == pytest.approx(1.0)
+
+
+def test_members_with_a_different_criterion_count_are_refused():
+    with pytest.raises(ValueError, match="member 2 has 1 verdicts for 2 criteria"):
+        combine_members([[MET, MET], [MET]], "any", criterion_weights=[1, 2])

@@ -1,0 +1,181 @@
+"""Rewording a criterion: tried on reviewed responses through the real provider path, adopted
+as a new version. The fake judge's verdict depends on the criterion's wording."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from grading.types import Criterion, Verdict
+from storage.errors import InvalidInputError, InvalidStateError
+from storage.services import datasets, reviews, rubrics, runs, trials
+from storage.services.reviewers import Actor, PermissionDeniedError, Role, local_actor
+from tests.fake_provider import Reply, judge_reply
+from tests.jobs.helpers import make_run, run_now
+
+ADMIN = local_actor("Ada")
+M, U = Verdict.MET, Verdict.UNMET
+STRICT = "Gives the correct dose and names its source"
+
+
+def wording_sensitive_judge(body):
+    """Old wording: every response MET. New (strict) wording: MET only where it is right."""
+    prompt = body["messages"][-1]["content"]
+    if "<criterion" not in prompt:
+        return judge_reply(body)
+    if "correct dose and names its source" in prompt:
+        right = re.search(r"answer \d+ is right", prompt) is not None
+        return Reply(json.dumps({"verdict": "MET" if right else "UNMET",
+                                 "reason": "strict reading"}))
+    return Reply(json.dumps({"verdict": "MET", "reason": "lenient reading"}))
+
+
+@pytest.fixture
+def reviewed(sessions, fake_provider):
+    """Six responses graded by a lenient judge; people reviewed 'accurate' on all six."""
+    fake_provider.default = wording_sensitive_judge
+    version = rubrics.create_rubric(sessions, "Dosing", [
+        Criterion(name="accurate", requirement="States the dose", weight=10),
+        Criterion(name="polite", requirement="Is polite", weight=2),
+    ])
+    rows = [{"id": f"r{i}", "text": f"answer {i} is {'right' if i % 2 == 0 else 'wrong'}"}
+            for i in range(6)]
+    dataset = datasets.create_dataset(sessions, "Answers", responses=rows)
+    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base,
+                   model="openai/gpt-4o-mini")
+    assert run_now(sessions, run.id).status == "done"
+    accurate = version.criteria[0]
+    for index, response in enumerate(responses):
+        reviews.set_human_verdict(sessions, response_id=response.id, criterion_id=accurate.id,
+                                  verdict=M if index % 2 == 0 else U, reviewer="Pat",
+                                  note="checked the dose")
+    return version, responses, run, accurate
+
+
+def test_trial_judges_only_the_reworded_criterion_and_reports_before_and_after(
+        sessions, fake_provider, reviewed):
+    _version, _responses, run, accurate = reviewed
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    assert len(plan.cases) == 6 and plan.estimate.calls == 6
+    assert plan.estimate.cost is not None  # the model has a price: a cap can be kept
+    before_calls = fake_provider.requests
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=5.0))
+    assert fake_provider.requests - before_calls == 6  # one call per reviewed response
+    assert all("Is polite" not in b["messages"][-1]["content"]
+               for b in fake_provider.bodies[before_calls:])
+
+    assert result.before.agreement.pairs_used == 6
+    assert result.before.agreement.percent_agreement == pytest.approx(50.0)
+    assert result.after.agreement.percent_agreement == pytest.approx(100.0)
+    assert result.after.agreement.balanced_f1 == pytest.approx(1.0)
+    assert result.after.macro_f1_interval is not None
+    assert result.difference_interval is not None and result.difference_interval.low > 0
+    assert sorted(f.external_id for f in result.flips) == ["r1", "r3", "r5"]
+    flip = result.flips[0]
+    assert (flip.before, flip.after) == (M, U)
+    assert flip.before_reason == "lenient reading" and flip.after_reason == "strict reading"
+    assert result.stopped is None and result.failed == 0
+
+    # The stored trial reads back with the same figures (the page shows it after a reload).
+    stored = trials.get_trial(sessions, result.trial_id)
+    assert stored.after.agreement == result.after.agreement
+    assert [f.response_id for f in stored.flips] == [f.response_id for f in result.flips]
+    assert trials.list_trials(sessions, accurate.id)[0][:2] == (result.trial_id, STRICT)
+
+    # Trying the same wording again costs nothing: the answers come from the cache.
+    again = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
+    assert fake_provider.requests - before_calls == 6
+    assert again.after.agreement.percent_agreement == pytest.approx(100.0)
+    assert again.trial_id != result.trial_id
+
+
+def test_adopting_makes_a_new_version_and_carries_verdicts_when_confirmed(
+        sessions, fake_provider, reviewed):
+    version, responses, run, accurate = reviewed
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
+    adopted = trials.adopt_wording(sessions, result.trial_id, actor=ADMIN,
+                                   carry_human_verdicts=True)
+    assert adopted.number == version.number + 1
+    assert [c.requirement for c in adopted.criteria] == [STRICT, "Is polite"]
+    carried = reviews.current_verdicts(sessions, responses[1].id, adopted.id)
+    [(criterion_id, verdict)] = carried.items()
+    assert criterion_id == adopted.criteria[0].id and verdict.verdict is U
+    assert verdict.reviewer == "Pat" and "carried from v1" in verdict.note
+    # the old version's verdicts stay where they were
+    assert reviews.current_verdicts(sessions, responses[1].id, version.id)[accurate.id].verdict \
+        is U
+    # a second adoption of the same trial would fork the rubric: refused
+    with pytest.raises(InvalidStateError, match="newer version"):
+        trials.adopt_wording(sessions, result.trial_id, actor=ADMIN, carry_human_verdicts=False)
+
+
+def test_adopting_without_confirmation_carries_nothing(sessions, fake_provider, reviewed):
+    _version, responses, run, accurate = reviewed
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
+    adopted = trials.adopt_wording(sessions, result.trial_id, actor=ADMIN,
+                                   carry_human_verdicts=False)
+    assert reviews.current_verdicts(sessions, responses[0].id, adopted.id) == {}
+
+
+def test_the_cost_cap_stops_the_trial(sessions, fake_provider, reviewed):
+    _version, _responses, run, accurate = reviewed
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT + " exactly")
+    before_calls = fake_provider.requests
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=1e-9,
+                                          concurrency=1))
+    assert fake_provider.requests - before_calls == 1
+    assert result.judged == 1 and "cost cap" in result.stopped
+
+
+def test_trials_that_cannot_tell_anything_are_refused(sessions, fake_provider, reviewed):
+    version, responses, run, accurate = reviewed
+    polite = version.criteria[1]
+    with pytest.raises(InvalidInputError, match="nobody has reviewed 'polite'"):
+        trials.plan_trial(sessions, base_run_id=run.id, criterion_id=polite.id,
+                          requirement="Is very polite")
+    with pytest.raises(InvalidInputError, match="the new wording is empty"):
+        trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                          requirement="  ")
+    holistic = make_run(sessions, version.id, responses[0].dataset_id, fake_provider.api_base,
+                        grader="rubric_as_judge")
+    with pytest.raises(InvalidInputError, match="holistic"):
+        trials.plan_trial(sessions, base_run_id=holistic.id, criterion_id=accurate.id,
+                          requirement=STRICT)
+
+
+def test_an_unpriced_model_with_a_cost_cap_is_refused_before_any_call(
+        sessions, fake_provider, reviewed):
+    version, responses, _run, accurate = reviewed
+    unpriced = make_run(sessions, version.id, responses[0].dataset_id, fake_provider.api_base,
+                        model="openai/no-such-price")
+    run_now(sessions, unpriced.id)
+    plan = trials.plan_trial(sessions, base_run_id=unpriced.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    before_calls = fake_provider.requests
+    with pytest.raises(InvalidInputError, match="price of openai/no-such-price is unknown"):
+        asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=1.0))
+    assert fake_provider.requests == before_calls
+
+
+def test_only_admins_try_and_adopt(sessions, fake_provider, reviewed):
+    _version, _responses, run, accurate = reviewed
+    reviewer = Actor(key="rita", name="Rita", roles=frozenset({Role.REVIEWER}))
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    with pytest.raises(PermissionDeniedError, match="Rita may not try"):
+        asyncio.run(trials.run_trial(sessions, plan, actor=reviewer, max_cost=None))
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
+    with pytest.raises(PermissionDeniedError, match="Rita may not adopt"):
+        trials.adopt_wording(sessions, result.trial_id, actor=reviewer,
+                             carry_human_verdicts=True)
+    assert len(runs.list_runs(sessions)) == 1

@@ -1,0 +1,36 @@
+"""Judges: make judges better from people's corrections — panels of judges, and a criterion's
+wording tried on the responses people reviewed before it is adopted."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from storage.services import results, rubrics, runs
+from ui.boundary import page_boundary
+from ui.panel_view import render_panels
+from ui.runtime import get_sessions
+from ui.trial_view import render_trials
+
+st.title("Judges")
+st.caption("Combine judges into a panel, and try a criterion's new wording on the responses "
+           "people reviewed — before it becomes a new rubric version.")
+
+with page_boundary(lambda: st.session_state.pop("judges_set", None)):
+    sessions = get_sessions()
+    sets = results.list_result_sets(sessions)
+    if not sets:
+        st.info("Nothing graded yet: grade a dataset on the Grade page first.")
+        st.stop()
+    keys = {f"{s.dataset_id}:{s.rubric_version_id}": s for s in sets}
+    if st.session_state.get("judges_set") not in keys:
+        st.session_state["judges_set"] = next(iter(keys))
+    chosen = st.selectbox("Dataset × rubric version", list(keys), key="judges_set",
+                          format_func=lambda k: keys[k].label)
+    result_set = keys[chosen]
+    set_runs = [runs.get_run(sessions, run_id) for run_id in sorted(result_set.run_ids)]
+    criteria = list(rubrics.get_version(sessions, result_set.rubric_version_id).criteria)
+    panels_tab, wording_tab = st.tabs(["Judge panels", "Try a new wording"])
+    with panels_tab:
+        render_panels(result_set, set_runs)
+    with wording_tab:
+        render_trials(criteria, set_runs)

@@ -1,0 +1,136 @@
+"""Judge panels on the Judges page: the panels of a result set and the form that makes one."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from grading.errors import RubricWorkbenchError
+from grading.panels import PANEL_RULES
+from storage.dto import RunInfo
+from storage.services import panels
+from storage.services.results import ResultSet
+from ui.auth import current_actor
+from ui.boundary import count, plain
+from ui.runtime import get_sessions
+
+RULE_HELP = {
+    "majority": "A verdict needs more than half of all members. A failed member or a "
+                "CANNOT_ASSESS answer abstains and still counts in the denominator.",
+    "unanimous": "MET only when every member says MET; one UNMET makes it UNMET.",
+    "any": "MET as soon as one member says MET.",
+    "weighted": "Like majority, with a weight per member.",
+}
+
+
+def run_label(run: RunInfo) -> str:
+    name = f" “{run.name}”" if run.name else ""
+    return f"run {run.id}{name}: {run.grader.replace('_', '-')} · {run.model}"
+
+
+def render_panels(result_set: ResultSet, set_runs: list[RunInfo]) -> None:
+    sessions = get_sessions()
+    existing = panels.list_panels(sessions, dataset_id=result_set.dataset_id,
+                                  rubric_version_id=result_set.rubric_version_id)
+    if existing:
+        for panel in existing:
+            render_panel(panel)
+    else:
+        st.caption("No panel yet for this dataset and rubric version.")
+    render_create_form(set_runs)
+
+
+def render_panel(panel: panels.PanelInfo) -> None:
+    sessions = get_sessions()
+    with st.container(border=True):
+        st.markdown(f"**{plain(panel.label)}** — {panel.rule} of "
+                    f"{count(len(panel.members), 'run')}")
+        st.caption(" · ".join(
+            run_label(m.run) + (f" (weight {m.weight:g})" if panel.rule == "weighted" else "")
+            for m in panel.members))
+        grades = panels.panel_grades(sessions, panel.id)
+        scored = [g.score for g in grades if g.score is not None]
+        costs = [g.cost for g in grades]
+        cols = st.columns(4)
+        cols[0].metric("Responses", len(grades))
+        cols[1].metric("Mean panel score",
+                       "—" if not scored else f"{sum(scored) / len(scored):.2f}")
+        cols[2].metric("Ties decided by the lower score",
+                       sum(1 for g in grades for c in g.criteria if c.decision.tie))
+        total = None if any(c is None for c in costs) else sum(c for c in costs if c)
+        cols[3].metric("Cost of the members", "unknown" if total is None else f"${total:.4f}")
+        agreement = panels.member_agreement(sessions, panel.id)
+        if agreement:
+            st.markdown("Agreement among the members, per criterion (Krippendorff's α):")
+            st.dataframe(pd.DataFrame([{
+                "criterion": a.label,
+                "α": None if a.alpha is None else round(a.alpha, 3),
+                "responses": a.units,
+                "flag": "low agreement" if a.low else "",
+                "note": a.note,
+            } for a in agreement]), hide_index=True, use_container_width=True)
+            st.caption("α below 0.667 is flagged: the members read that criterion "
+                       "differently, so the panel's verdict there rests on a vote, not a "
+                       "consensus.")
+        import json
+
+        from storage.panel_commands import panel_records
+
+        st.download_button(
+            "Download the panel's verdicts (JSONL)",
+            "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                    for r in panel_records(sessions, panel.id)),
+            file_name=f"panel-{panel.id}-{panel.rule}.jsonl", mime="application/json",
+            key=f"judges_panel_download_{panel.id}")
+
+
+def render_create_form(set_runs: list[RunInfo]) -> None:
+    voters = [r for r in set_runs if r.grader != "rubric_as_judge"]
+    holistic = [r for r in set_runs if r.grader == "rubric_as_judge"]
+    st.markdown("**Make a panel from these runs**")
+    if holistic:
+        st.caption(f"{count(len(holistic), 'holistic run')} left out: a holistic judge gives "
+                   "one 0-100 score, not a verdict per criterion, so it cannot vote.")
+    if len(voters) < 2:
+        st.info("A panel needs at least two per-criterion or one-shot runs of this rubric "
+                "version over this dataset. Grade it with more models on the Grade page.")
+        return
+    labels = {run_label(r): r.id for r in voters}
+    with st.form("judges_panel_form", border=True):
+        chosen = st.multiselect("Member runs", list(labels), default=list(labels)[:3])
+        rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
+                            help="\n\n".join(f"**{k}**: {v}" for k, v in RULE_HELP.items()))
+        st.caption("Ties resolve to the verdict with the lower score (UNMET on a positive "
+                   "criterion, MET on a negative one), and the panel's record says so.")
+        weights_text = st.text_input(
+            "Weights (weighted rule only)", placeholder="e.g. 2, 1, 1 — one per member run")
+        name = st.text_input("Panel name (optional)", max_chars=200)
+        submitted = st.form_submit_button("Create panel", type="primary")
+    if submitted:
+        handle_create([labels[c] for c in chosen], rule, weights_text, name)
+    flash = st.session_state.pop("judges_panel_flash", None)
+    if flash:
+        getattr(st, flash[0])(flash[1])
+
+
+def handle_create(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:
+    actor = current_actor()
+    if actor is None:
+        st.error("Say who you are first (your reviewer name, or sign in), then create the "
+                 "panel.")
+        return
+    weights = None
+    if weights_text.strip():
+        try:
+            weights = [float(w) for w in weights_text.replace(";", ",").split(",") if w.strip()]
+        except ValueError:
+            st.error("Weights must be numbers separated by commas, e.g. 2, 1, 1.")
+            return
+    try:
+        panel = panels.create_panel(get_sessions(), run_ids=run_ids, rule=rule,
+                                    weights=weights, name=name, actor=actor)
+    except RubricWorkbenchError as exc:
+        st.error(f"The panel was not created: {exc}.")
+        return
+    st.session_state["judges_panel_flash"] = ("success", f"Created {panel.label}.")
+    st.rerun()

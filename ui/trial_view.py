@@ -1,0 +1,173 @@
+"""Try a criterion's new wording on reviewed responses, then adopt it (Judges page)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from grading.bootstrap import Interval
+from grading.errors import RubricWorkbenchError
+from storage.dto import CriterionInfo, RunInfo
+from storage.jobs import trial_worker
+from storage.services import trials
+from ui.auth import current_actor
+from ui.boundary import plain
+from ui.panel_view import run_label
+from ui.runtime import get_sessions
+
+POLL_SECONDS = 1.5
+
+
+def _f1(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _interval(interval: Interval | None) -> str:
+    if interval is None:
+        return "no interval (too few responses)"
+    return f"{interval.level:.0%} interval {interval.low:.2f} to {interval.high:.2f}"
+
+
+def render_trials(criteria: list[CriterionInfo], set_runs: list[RunInfo]) -> None:
+    judges = [r for r in set_runs if r.grader != "rubric_as_judge"]
+    if not judges:
+        st.info("Trying a wording needs a per-criterion or one-shot run of this rubric "
+                "version: its model and settings judge the new wording.")
+        return
+    by_id = {c.id: c for c in criteria}
+    wanted = st.session_state.get("judges_criterion_id")
+    if wanted not in by_id:
+        st.session_state["judges_criterion_id"] = criteria[0].id
+    criterion_id = st.selectbox("Criterion", list(by_id), key="judges_criterion_id",
+                                format_func=lambda i: by_id[i].label)
+    criterion = by_id[criterion_id]
+    st.caption("Current wording:")
+    st.text(criterion.requirement)
+    run_ids = {r.id: r for r in judges}
+    run_id = st.selectbox("Judge (the model and settings of this run)", list(run_ids),
+                          format_func=lambda i: run_label(run_ids[i]), key="judges_trial_run")
+    text = st.text_area("New wording", value=criterion.requirement,
+                        key=f"judges_text_{criterion_id}", height=90)
+    cap = st.number_input("Stop when the cost reaches (dollars, 0 = no cap)", min_value=0.0,
+                          value=1.0, step=0.5, key="judges_trial_cap")
+    try:
+        plan = trials.plan_trial(get_sessions(), base_run_id=run_id, criterion_id=criterion_id,
+                                 requirement=text)
+    except RubricWorkbenchError as exc:
+        st.warning(str(exc))
+        plan = None
+    if plan is not None:
+        estimate = plan.estimate
+        cost = "unknown (no price for this model)" if estimate.cost is None else \
+            f"about ${estimate.cost:.4f}"
+        st.caption(f"{len(plan.cases)} reviewed responses · {estimate.calls} calls · "
+                   f"{estimate.total_tokens:,} tokens · cost {cost}. Answers already asked "
+                   "with the same wording come from the cache at no cost.")
+        if st.button("Try it", type="primary", key="judges_try"):
+            handle_try(plan, cap)
+    render_running()
+    render_history(criterion_id)
+
+
+def handle_try(plan: trials.TrialPlan, cap: float) -> None:
+    actor = current_actor()
+    if actor is None:
+        st.error("Say who you are first (your reviewer name, or sign in), then try again.")
+        return
+    max_cost = cap if cap > 0 else None
+    if max_cost is not None and plan.estimate.cost is None:
+        st.error(f"The price of {plan.base_run.model} is unknown, so the cost cap cannot be "
+                 "kept: set its price in Settings, or set the cap to 0.")
+        return
+    job = trial_worker.start_trial(get_sessions(), plan, actor=actor, max_cost=max_cost)
+    st.session_state["judges_trial_token"] = job.token
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def render_running() -> None:
+    token = st.session_state.get("judges_trial_token")
+    job = trial_worker.get_job(token) if token else None
+    if job is None:
+        return
+    if job.status == "running":
+        st.info("Judging the new wording on the reviewed responses…")
+        return
+    st.session_state["judges_trial_token"] = None
+    if job.status == "failed":
+        st.error(f"The trial stopped: {job.error}")
+        return
+    st.session_state["judges_trial_open"] = job.trial_id
+    st.rerun()
+
+
+def render_history(criterion_id: int) -> None:
+    past = trials.list_trials(get_sessions(), criterion_id)
+    if not past:
+        return
+    ids = [t[0] for t in past]
+    labels = {t[0]: f"trial {t[0]} · {t[2]}" for t in past}
+    opened = st.session_state.get("judges_trial_open")
+    if opened not in ids:
+        st.session_state["judges_trial_open"] = ids[0]
+    trial_id = st.selectbox("Trials of this criterion", ids, key="judges_trial_open",
+                            format_func=labels.get)
+    render_result(trials.get_trial(get_sessions(), trial_id))
+
+
+def render_result(result: trials.TrialResult) -> None:
+    with st.container(border=True):
+        st.markdown(f"**Trial {result.trial_id}** of “{plain(result.plan.criterion.label)}” "
+                    f"with {plain(run_label(result.plan.base_run))}")
+        st.text(result.plan.requirement)
+        if result.stopped:
+            st.warning(result.stopped)
+        before, after = result.before.agreement, result.after.agreement
+        cols = st.columns(3)
+        cols[0].metric("Macro-F1 before", _f1(before.balanced_f1),
+                       help=_interval(result.before.macro_f1_interval))
+        delta = None if None in (before.balanced_f1, after.balanced_f1) else \
+            after.balanced_f1 - before.balanced_f1
+        cols[1].metric("Macro-F1 after", _f1(after.balanced_f1),
+                       delta=None if delta is None else f"{delta:+.2f}",
+                       help=_interval(result.after.macro_f1_interval))
+        cols[2].metric("Flipped verdicts", len(result.flips))
+        st.caption(
+            f"n = {after.pairs_used} reviewed responses · kappa {_f1(before.cohens_kappa)} → "
+            f"{_f1(after.cohens_kappa)} · before: {_interval(result.before.macro_f1_interval)}"
+            f"; after: {_interval(result.after.macro_f1_interval)}; change: "
+            f"{_interval(result.difference_interval)} (paired bootstrap over responses)"
+            + (f" · {result.failed} judge failures" if result.failed else ""))
+        if result.flips:
+            st.dataframe(pd.DataFrame([{
+                "response": f.external_id or f.response_id,
+                "people": f.human.value,
+                "before": f.before.value if f.before else "failed",
+                "reason before": f.before_reason,
+                "after": f.after.value if f.after else "failed",
+                "reason after": f.after_reason,
+            } for f in result.flips]), hide_index=True, use_container_width=True)
+        render_adopt(result)
+
+
+def render_adopt(result: trials.TrialResult) -> None:
+    carry = st.checkbox(
+        "People's verdicts on this criterion still apply to the new wording (carry them "
+        "over)", key=f"judges_carry_{result.trial_id}",
+        help="Leave this off when the new wording asks for something different: the new "
+             "version then starts with no human verdicts on this criterion.")
+    if st.button("Adopt: make a new rubric version with this wording",
+                 key=f"judges_adopt_{result.trial_id}"):
+        actor = current_actor()
+        if actor is None:
+            st.error("Say who you are first (your reviewer name, or sign in).")
+            return
+        try:
+            version = trials.adopt_wording(get_sessions(), result.trial_id, actor=actor,
+                                           carry_human_verdicts=carry)
+        except RubricWorkbenchError as exc:
+            st.error(f"Not adopted: {exc}.")
+            return
+        rubrics_note = "with people's verdicts carried over" if carry else \
+            "without human verdicts on this criterion"
+        st.success(f"Adopted as {plain(version.rubric_name)} v{version.number} "
+                   f"({rubrics_note}). Grade it on the Grade page.")
