@@ -25,6 +25,10 @@ import textwrap
 import time
 from pathlib import Path
 
+from storage.services.reviewers import command_line_actor
+
+BENCHMARK = command_line_actor("benchmark")
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -159,7 +163,8 @@ def run_through_runner(sessions, version_id: int, dataset_id: int, api_base: str
     run = runs.create_run(sessions, rubric_version_id=version_id, dataset_id=dataset_id,
                           grader="per_criterion", model=MODEL,
                           settings={"api_base": api_base,
-                                    "extra": {"concurrency": cap, "use_cache": use_cache}})
+                                    "extra": {"concurrency": cap, "use_cache": use_cache}},
+                                        actor=BENCHMARK)
     assert queue.claim_run(sessions, run.id, "bench")
     started, cpu = time.perf_counter(), time.process_time()
     result = asyncio.run(execute_run(sessions, run.id, worker_id="bench"))
@@ -194,9 +199,10 @@ def main() -> None:
         rss_start = peak_rss_mb()
 
         sessions = open_database(args.db or f"sqlite:///{tmp.name}/bench.db")
-        version = rubrics.create_rubric(sessions, f"bench {time.time()}", criteria(k))
+        version = rubrics.create_rubric(sessions, f"bench {time.time()}", criteria(k),
+                                        actor=BENCHMARK)
         dataset = datasets.create_dataset(sessions, f"bench {time.time()}",
-                                          responses=responses(n))
+                                          responses=responses(n), actor=BENCHMARK)
         wall, cpu, result, progress = run_through_runner(sessions, version.id, dataset.id,
                                                          server.api_base, concurrency)
         first = server.stats()

@@ -30,6 +30,9 @@ from grading.types import Criterion, Verdict
 from storage import models as m
 from storage.engine import open_database
 from storage.services import datasets, reviews, rubrics, runs
+from storage.services.reviewers import command_line_actor
+
+BENCHMARK = command_line_actor("benchmark")
 
 RESPONSES = 2_500
 CRITERIA = [Criterion(name=f"c{i}", requirement=f"Requirement number {i}", weight=w)
@@ -39,13 +42,13 @@ GRADERS = ["per_criterion", "per_criterion", "one_shot", "rubric_as_judge"]
 
 def build(sessions) -> tuple[list[int], list[int], list[int]]:
     rng = random.Random(7)
-    version = rubrics.create_rubric(sessions, "Benchmark", CRITERIA)
+    version = rubrics.create_rubric(sessions, "Benchmark", CRITERIA, actor=BENCHMARK)
     dataset = datasets.create_dataset(sessions, "Benchmark", responses=[
         {"id": f"r{i}", "query": f"question {i}", "text": "word " * rng.randint(50, 400)}
-        for i in range(RESPONSES)])
+        for i in range(RESPONSES)], actor=BENCHMARK)
     response_ids = [r.id for r in datasets.list_responses(sessions, dataset.id, limit=None)]
     run_ids = [runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                               grader=g, model=f"judge-{n}").id
+                               grader=g, model=f"judge-{n}", actor=BENCHMARK).id
                for n, g in enumerate(GRADERS)]
     criterion_ids = [c.id for c in version.criteria]
     verdicts = list(Verdict)

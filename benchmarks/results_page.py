@@ -42,6 +42,9 @@ from storage.services.results import (
     reviewed_effective_scores,
 )
 from storage.services.review_queue import response_detail, review_queue
+from storage.services.reviewers import command_line_actor
+
+BENCHMARK = command_line_actor("benchmark")
 
 RESPONSES = 10_000
 REVIEWED = 500
@@ -53,14 +56,15 @@ WORDS = ["dose", "source", "margin", "patient", "answer", "table", "cites", "con
 
 def build(sessions):
     rng = random.Random(7)
-    version = rubrics.create_rubric(sessions, "Benchmark", CRITERIA)
+    version = rubrics.create_rubric(sessions, "Benchmark", CRITERIA, actor=BENCHMARK)
     dataset = datasets.create_dataset(sessions, "Benchmark", responses=[
         {"id": f"r{i}", "query": f"question {i} about {rng.choice(WORDS)}",
          "text": " ".join(rng.choice(WORDS) for _ in range(rng.randint(50, 400)))}
-        for i in range(RESPONSES)])
+        for i in range(RESPONSES)], actor=BENCHMARK)
     response_ids = [r.id for r in datasets.list_responses(sessions, dataset.id, limit=None)]
     run_ids = [runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                               grader="per_criterion", model=f"judge-{n}").id for n in range(2)]
+                               grader="per_criterion", model=f"judge-{n}",
+                                   actor=BENCHMARK).id for n in range(2)]
     criterion_ids = [c.id for c in version.criteria]
     first_verdicts = {rid: [rng.choice([Verdict.MET, Verdict.UNMET]) for _ in CRITERIA]
                       for rid in response_ids}

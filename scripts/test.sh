@@ -12,6 +12,9 @@ missing=()
 have_postgres || missing+=(postgresql)
 # Browser tests drive Debian's Chromium (never a downloaded browser build).
 [ -x /usr/bin/chromium ] || missing+=(chromium chromium-driver)
+# The sign-in tests run a real OpenID Connect provider (tests/oidc) on Node.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing system packages: ${missing[*]}"

@@ -28,14 +28,14 @@ def version_info(row: m.RubricVersionRow) -> RubricVersionInfo:
     return RubricVersionInfo(
         id=row.id, rubric_id=row.rubric_id, rubric_name=row.rubric.name, number=row.number,
         note=row.note, created_at=row.created_at, frozen_at=row.frozen_at,
-        criteria=tuple(criterion_info(c) for c in row.criteria),
+        criteria=tuple(criterion_info(c) for c in row.criteria), created_by=row.created_by,
     )
 
 
 def dataset_info(row: m.DatasetRow, response_count: int) -> DatasetInfo:
     return DatasetInfo(
         id=row.id, name=row.name, description=row.description, archived=row.archived,
-        created_at=row.created_at, response_count=response_count,
+        created_at=row.created_at, response_count=response_count, imported_by=row.imported_by,
     )
 
 
@@ -57,7 +57,7 @@ def run_info(row: m.RunRow) -> RunInfo:
         response_count=row.response_count, done_count=row.done_count,
         failed_count=row.failed_count, prompt_tokens=row.prompt_tokens,
         completion_tokens=row.completion_tokens, total_tokens=row.total_tokens,
-        cost=row.cost, unknown_cost_count=row.unknown_cost_count,
+        cost=row.cost, unknown_cost_count=row.unknown_cost_count, launched_by=row.launched_by,
     )
 
 

@@ -40,6 +40,7 @@ class RubricVersionInfo:
     created_at: datetime
     frozen_at: datetime | None
     criteria: tuple[CriterionInfo, ...]
+    created_by: str | None = None
 
     @property
     def frozen(self) -> bool:
@@ -68,6 +69,7 @@ class DatasetInfo:
     archived: bool
     created_at: datetime
     response_count: int
+    imported_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ class RunInfo:
     total_tokens: int
     cost: float
     unknown_cost_count: int
+    launched_by: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -232,3 +235,26 @@ class DeletionSummary:
     grades: int
     responses: int
     human_verdicts: int
+
+
+@dataclass(frozen=True)
+class PersonInfo:
+    key: str
+    name: str
+    role: str | None  # None: signed in, no role yet
+    role_set_by: str | None
+    role_set_at: datetime | None
+    last_seen_at: datetime | None
+    from_environment: bool = False  # an admin named in RUBRIC_WORKBENCH_ADMINS
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    id: int
+    actor: str
+    action: str
+    target_kind: str
+    target_id: int | None
+    target_name: str
+    detail: str
+    created_at: datetime

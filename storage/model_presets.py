@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 
 from storage.config import data_dir
 from storage.errors import InvalidInputError
+from storage.services.reviewers import Actor, Role, require
 
 PRESETS_FILENAME = "model_presets.json"
 _lock = threading.Lock()
@@ -143,9 +144,10 @@ def list_model_presets() -> tuple[ModelPreset, ...]:
     return tuple(_read(presets_path()))
 
 
-def add_model_preset(model: str, api_base: str | None = None, *,
+def add_model_preset(model: str, api_base: str | None = None, *, actor: Actor,
                      input_price: object = None, output_price: object = None) -> ModelPreset:
     """Add a preset (raises InvalidInputError if it is malformed or already listed)."""
+    require(actor, Role.ADMIN, "change the model list")
     preset = _clean(model, api_base, input_price, output_price)
     with _lock:
         path = presets_path()
@@ -157,8 +159,9 @@ def add_model_preset(model: str, api_base: str | None = None, *,
 
 
 def set_model_price(model: str, api_base: str | None, *, input_price: object,
-                    output_price: object) -> ModelPreset:
+                    output_price: object, actor: Actor) -> ModelPreset:
     """Set (or, with both None, clear) a listed preset's price per million tokens."""
+    require(actor, Role.ADMIN, "change the model list")
     wanted = _clean(model, api_base, input_price, output_price)
     with _lock:
         path = presets_path()
@@ -169,8 +172,9 @@ def set_model_price(model: str, api_base: str | None, *, input_price: object,
     return wanted
 
 
-def remove_model_preset(model: str, api_base: str | None = None) -> bool:
+def remove_model_preset(model: str, api_base: str | None = None, *, actor: Actor) -> bool:
     """Remove a preset; False if it was not there."""
+    require(actor, Role.ADMIN, "change the model list")
     preset = _clean(model, api_base)
     with _lock:
         path = presets_path()

@@ -97,6 +97,7 @@ class RubricVersionRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # Set the first time anything is graded or reviewed with this version; never cleared.
     frozen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_by: Mapped[str | None] = mapped_column(String(320))  # actor key; None before 0004
 
     rubric: Mapped[RubricRow] = relationship(back_populates="versions")
     criteria: Mapped[list[CriterionRow]] = relationship(
@@ -130,6 +131,7 @@ class DatasetRow(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    imported_by: Mapped[str | None] = mapped_column(String(320))  # actor key; None before 0004
 
 
 class ResponseRow(Base):
@@ -183,6 +185,7 @@ class RunRow(Base):
     # Sum of the known costs; grades whose cost is unknown are counted, never priced at 0.
     cost: Mapped[float] = mapped_column(Float, default=0.0)
     unknown_cost_count: Mapped[int] = mapped_column(Integer, default=0)
+    launched_by: Mapped[str | None] = mapped_column(String(320))  # actor key; None before 0004
 
 
 class RunResponseRow(Base):
@@ -359,3 +362,43 @@ class RunJobStatsRow(Base):
     provider_calls: Mapped[int] = mapped_column(Integer, default=0)
     cache_hits: Mapped[int] = mapped_column(Integer, default=0)
     rate_limited: Mapped[int] = mapped_column(Integer, default=0)
+
+
+# -- people and the audit trail (storage/services/people.py) ------------------------------------
+ROLES = ("admin", "adjudicator", "reviewer")
+
+
+class PersonRow(Base):
+    """A person known to team mode: their sign-in key (e-mail), name and role (None: no role).
+
+    A row appears the first time someone signs in, or when an admin names them in advance.
+    """
+
+    __tablename__ = "people"
+    __table_args__ = (
+        CheckConstraint(f"role IS NULL OR {_in('role', ROLES)}", name="role"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(String(320), unique=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    role: Mapped[str | None] = mapped_column(String(20))
+    role_set_by: Mapped[str | None] = mapped_column(String(320))
+    role_set_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AuditEventRow(Base):
+    """Append-only: who deleted, archived, imported, cancelled or changed a role, and when."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    actor: Mapped[str] = mapped_column(String(320), index=True)
+    action: Mapped[str] = mapped_column(String(60))
+    target_kind: Mapped[str] = mapped_column(String(40))
+    target_id: Mapped[int | None] = mapped_column(Integer)
+    target_name: Mapped[str] = mapped_column(String(400), default="")
+    detail: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)

@@ -2,10 +2,13 @@
 
 import streamlit as st
 
+from ui.auth import gate
 from ui.state import init_state
 
 st.set_page_config(page_title="Rubric Workbench", page_icon=":material/balance:", layout="wide")
 init_state()
+# In team mode nothing below runs until the person has signed in and has a role.
+gate()
 
 pages = {
     "Workbench": [

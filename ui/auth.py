@@ -1,19 +1,247 @@
-"""The current identity for pages: the one place pages ask "who is acting?".
+"""Who is acting, for pages: the one place that answers it, and the gate app.py runs first.
 
-Today (local mode only) the actor is the reviewer name typed in this browser session, with every
-role. Sign-in (OpenID Connect through ``st.login``) and a remembered local identity replace the
-body of :func:`current_actor`; pages keep calling it and pass the actor to the services, which
-do the permission checks.
+Local mode (no ``[auth]`` in .streamlit/secrets.toml): one person on their own machine, with
+every role. Their name is asked once in the sidebar and remembered in the data directory;
+until they give one, changes are recorded under the computer's login name.
+
+Team mode (``[auth]`` configured): nothing renders until the person has signed in with
+OpenID Connect (``st.login``); the identity is the signed-in e-mail, never typed, and the roles
+come from the database (storage/services/people.py). Services refuse what a role may not do.
 """
 
 from __future__ import annotations
 
+import getpass
+import time
+from datetime import UTC, datetime
+from urllib.parse import urlparse
+
 import streamlit as st
 
+from storage.errors import InvalidInputError
+from storage.local_identity import remember_name, remembered_name
+from storage.services import people
 from storage.services.reviewers import Actor, local_actor
+from ui.auth_config import AuthConfig, Provider, auth_config, provider_problem
+from ui.boundary import page_boundary, plain
+from ui.runtime import get_sessions
+
+# How long a page reuses the roles it read (an admin's change applies within this time).
+_ACTOR_TTL_S = 5.0
+
+
+def computer_login() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name in this environment (e.g. a container without passwd)
+        return "local user"
+
+
+def _logged_in() -> bool:
+    return bool(st.user.get("is_logged_in"))
+
+
+def _identity() -> str:
+    return str(st.user.get("email") or st.user.get("sub") or "")
+
+
+def expired_at() -> datetime | None:
+    """When the signed-in identity's token expired, or None while it is valid."""
+    exp = st.user.get("exp")
+    if isinstance(exp, int | float) and exp < time.time():
+        return datetime.fromtimestamp(exp, UTC)
+    return None
 
 
 def current_actor() -> Actor | None:
-    """The person acting in this browser session, or None when nobody is known yet."""
-    name = str(st.session_state.get("reviewer_name") or "").strip()
-    return local_actor(name) if name else None
+    """The person acting in this browser session, or None when nobody may act."""
+    config = auth_config()
+    if config is None:
+        return local_actor(remembered_name() or computer_login())
+    if config.problems or not _logged_in() or expired_at() is not None or not _identity():
+        return None
+    identity = _identity()
+    cached = st.session_state.get("auth_actor")
+    if cached and cached[0] == identity and time.monotonic() - cached[1] < _ACTOR_TTL_S:
+        return cached[2]
+    actor = people.signed_in_actor(get_sessions(), identity=identity,
+                                   name=str(st.user.get("name") or ""))
+    st.session_state["auth_actor"] = (identity, time.monotonic(), actor)
+    return actor
+
+
+# -- the gate (app.py, before navigation) -----------------------------------------------------
+def gate() -> None:
+    """Show the page this person may see: in team mode, stop here unless signed in with a role."""
+    config = auth_config()
+    if config is None:
+        st.session_state.reviewer_name = remembered_name()
+        render_local_identity()
+        return
+    if config.problems:
+        render_bad_configuration(config.problems)
+        st.stop()
+    if not _logged_in():
+        render_sign_in(config)
+        st.stop()
+    when = expired_at()
+    if when is not None:
+        render_expired(config, when)
+        st.stop()
+    if not _identity():
+        render_bad_configuration(["the provider sent neither an e-mail nor a subject: add "
+                                  "the email scope to the client (openid email profile)"])
+        st.stop()
+    actor = None
+    with page_boundary(lambda: None):  # e.g. the database is down: say so, not a traceback
+        actor = current_actor()
+    if actor is None:
+        st.stop()
+    if not actor.roles:
+        render_no_role(actor)
+        st.stop()
+    st.session_state.reviewer_name = actor.key
+    render_signed_in(actor)
+
+
+# -- local mode -------------------------------------------------------------------------------
+def handle_local_name() -> None:
+    s = st.session_state
+    try:
+        s.reviewer_name = remember_name(s.review_name_input)
+        s.auth_flash = None
+    except InvalidInputError as exc:
+        s.auth_flash = str(exc)
+
+
+def render_local_identity() -> None:
+    s = st.session_state
+    s.review_name_input = s.reviewer_name
+    with st.sidebar:
+        st.text_input("Your name (reviewer)", key="review_name_input", max_chars=200,
+                      on_change=handle_local_name, placeholder="e.g. Ana Souza",
+                      help="Asked once and remembered on this computer. Recorded with every "
+                           "verdict, import, deletion and run you make.")
+        if s.auth_flash:
+            st.error(plain(s.auth_flash))
+        elif s.reviewer_name:
+            st.caption("Remembered on this computer; change it here at any time.")
+        else:
+            st.caption(plain(f"Type your name once: it is remembered on this computer. Until "
+                             f"then your changes are recorded as '{computer_login()}'."))
+
+
+# -- team mode pages --------------------------------------------------------------------------
+def _title(subtitle: str) -> None:
+    st.title("Rubric Workbench")
+    st.caption(subtitle)
+
+
+def render_bad_configuration(problems: list[str] | tuple[str, ...]) -> None:
+    _title("Sign-in is configured but cannot work yet")
+    st.error("Sign-in is switched on (there is an `[auth]` section in "
+             "`.streamlit/secrets.toml`) but it is incomplete. Fix these and restart the app:",
+             icon=":material/settings_alert:")
+    st.markdown("\n".join(f"- {plain(p)}" for p in problems))
+    st.markdown("A working `[auth]` section, for any OpenID Connect provider:")
+    st.code('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n'
+            'cookie_secret = "a long random string"\nclient_id = "rubric-workbench"\n'
+            'client_secret = "from your provider"\n'
+            'server_metadata_url = "https://idp.example.org/.well-known/openid-configuration"',
+            language="toml")
+    st.caption("To use the app without sign-in (one person on their own computer), remove the "
+               "`[auth]` section. The README's “Team mode” section has notes for Google, "
+               "Microsoft Entra and Okta.")
+
+
+def _wrong_origin(config: AuthConfig) -> str | None:
+    """The address to open instead, when the browser is not on redirect_uri's origin (the
+    sign-in cookie would be lost and the person asked to sign in twice)."""
+    try:
+        here = urlparse(st.context.url or "")
+    except Exception:
+        return None
+    there = urlparse(config.redirect_uri)
+    if here.netloc and there.netloc and here.netloc != there.netloc:
+        return f"{there.scheme}://{there.netloc}/"
+    return None
+
+
+def render_provider_down(problems: list[str]) -> None:
+    _title("Sign in")
+    st.error("The sign-in provider cannot be reached, so nobody can sign in right now.",
+             icon=":material/cloud_off:")
+    st.markdown("\n".join(f"- {plain(p)}" for p in problems))
+    st.caption("Check that the provider is running and that `server_metadata_url` in "
+               "`.streamlit/secrets.toml` is its discovery URL (it ends in "
+               "/.well-known/openid-configuration), then try again.")
+    if st.button("Try again", icon=":material/refresh:"):
+        provider_problem.clear()
+        st.rerun()
+
+
+def render_sign_in(config: AuthConfig) -> None:
+    problems = {p: provider_problem(p.server_metadata_url) for p in config.providers}
+    usable = [p for p in config.providers if problems[p] is None]
+    if not usable:
+        render_provider_down([problem for problem in problems.values() if problem])
+        return
+    _title("Sign in to review, grade and manage rubrics")
+    st.info("This workbench is shared by a team: sign in with your organisation's account. "
+            "Everything you change is recorded under your name.", icon=":material/lock:")
+    better = _wrong_origin(config)
+    if better:
+        st.warning(f"Open the app at {better} (the address sign-in returns to); signing in "
+                   "from this address would lose the sign-in.")
+    for provider in usable:
+        if st.button(f"Sign in with {provider.label}", type="primary",
+                     icon=":material/login:", key=f"auth_sign_in_{provider.name or 'default'}"):
+            st.login(provider.name)
+    for provider, problem in problems.items():
+        if problem:
+            st.caption(plain(f"{provider.label} is unavailable: {problem}."))
+
+
+def _provider_of_user(config: AuthConfig) -> Provider:
+    named = {p.name: p for p in config.providers}
+    return named.get(st.user.get("provider")) or config.providers[0]
+
+
+def render_expired(config: AuthConfig, when: datetime) -> None:
+    _title("Your sign-in has expired")
+    st.warning(f"Your sign-in expired at {when:%Y-%m-%d %H:%M} UTC. Sign in again to go on; "
+               "nothing you saved is lost.", icon=":material/timer_off:")
+    if st.button("Sign in again", type="primary", icon=":material/login:"):
+        st.login(_provider_of_user(config).name)
+
+
+def render_no_role(actor: Actor) -> None:
+    _title("You are signed in, but you have no role yet")
+    try:
+        admins = people.admin_contacts(get_sessions())
+    except Exception:  # the page must still say what to do when the database is down
+        admins = []
+    st.warning(plain(f"You are signed in as {actor.key}, but nobody has given you a role in "
+                     "this workbench yet, so there is nothing you can see or change."),
+               icon=":material/person_off:")
+    ask = ("Ask an admin to give you a role in Settings → People and roles"
+           + (f": {', '.join(admins)}." if admins else "."))
+    st.markdown(plain(ask))
+    st.caption("Roles: reviewer (review responses, read results), adjudicator (reviewer + "
+               "resolve disputes), admin (rubrics, datasets, runs, settings, deletions, roles).")
+    row = st.container(horizontal=True)
+    if row.button("Check again", icon=":material/refresh:"):
+        st.session_state.auth_actor = None
+        st.rerun()
+    if row.button("Sign out", icon=":material/logout:"):
+        st.logout()
+
+
+def render_signed_in(actor: Actor) -> None:
+    with st.sidebar:
+        roles = ", ".join(sorted(r.value for r in actor.roles))
+        st.markdown(plain(f"Signed in as {actor.label}"))
+        st.caption(plain(f"{actor.key} · {roles}"))
+        if st.button("Sign out", icon=":material/logout:", key="auth_sign_out"):
+            st.session_state.auth_actor = None
+            st.logout()

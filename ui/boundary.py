@@ -11,6 +11,7 @@ from sqlalchemy.exc import OperationalError
 
 from storage.config import DATABASE_URL_VARIABLE, describe_url
 from storage.errors import StorageError
+from storage.services.reviewers import PermissionDeniedError
 from ui.runtime import database_key
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$])")
@@ -31,6 +32,8 @@ def page_boundary(clear: Callable[[], None]) -> Iterator[None]:
     """Turn the failures a person can act on into a message saying what to do."""
     try:
         yield
+    except PermissionDeniedError as exc:  # the service refused: the message says whom to ask
+        st.error(plain(f"Not allowed: {exc}"), icon=":material/lock:")
     except StorageError as exc:  # e.g. the rubric was deleted from another tab
         clear()
         st.error(f"{exc}. Reload the page to see the current state.")

@@ -16,6 +16,7 @@ from storage.dto import RunInfo
 from storage.services import runs
 from ui import results_readers as readers
 from ui import runtime
+from ui.auth import current_actor
 from ui.verdict_view import GRADER_LABELS, STATUS_BADGES, md_escape, run_label
 from ui.wording import cost_text
 
@@ -26,7 +27,7 @@ ACTIVE = ("queued", "running")
 
 def handle_cancel(run_id: int) -> None:
     try:
-        runs.cancel_run(runtime.get_sessions(), run_id)
+        runs.cancel_run(runtime.get_sessions(), run_id, actor=current_actor())
         st.session_state.grade_flash = ("info", f"Run #{run_id} was cancelled; the grades it "
                                         "stored are kept.")
     except RubricWorkbenchError as exc:
@@ -36,7 +37,7 @@ def handle_cancel(run_id: int) -> None:
 
 def handle_requeue(run_id: int) -> None:
     try:
-        runs.requeue_run(runtime.get_sessions(), run_id)
+        runs.requeue_run(runtime.get_sessions(), run_id, actor=current_actor())
         st.session_state.grade_flash = ("info", f"Run #{run_id} is queued again; only the "
                                         "responses without a grade are graded.")
     except RubricWorkbenchError as exc:

@@ -12,7 +12,9 @@ import streamlit as st
 
 DEFAULTS: dict[str, object] = {
     # shared
-    "reviewer_name": "",
+    "reviewer_name": "",  # who is acting (ui/auth.py keeps it in step with the identity)
+    "auth_flash": None,  # why the typed local name was refused
+    "auth_actor": None,  # (identity, monotonic time, Actor) of team mode's last role read
     # home (Start page)
     "home_flash": None,  # (kind, message) shown once after loading the samples
     "home_sample_loaded": False,  # the samples card then shows the next step
@@ -41,6 +43,7 @@ DEFAULTS: dict[str, object] = {
     "settings_check": None,  # (preset label, ok, message) of the last connection test
     "settings_flash": None,
     "settings_preset": None,  # the label of the preset picked to test or remove
+    "people_flash": None,  # (kind, message) after a role change (ui/people_admin.py)
     # grade
     "grade_flash": None,  # (kind, message) shown once after a launch or cancel
     "grade_rubric_id": None,
@@ -96,7 +99,7 @@ DEFAULTS: dict[str, object] = {
     "review_response_id": None,  # set by Results' "review this response"
     "review_flash": None,
     "review_form_nonce": 0,  # bumped after a save so the form starts from the saved verdicts
-    "review_name_input": "",  # the sidebar widget; reviewer_name keeps the value across pages
+    "review_name_input": "",  # local mode's sidebar name widget (ui/auth.py)
     "review_shown": None,  # (response_id, {criterion_id: human verdict id}) the form showed
     # agreement
     "agreement_set": None,  # "dataset_id:rubric_version_id" of the compared result set

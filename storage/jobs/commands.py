@@ -23,6 +23,7 @@ from grading.rubric import Rubric
 from storage.config import database_url, describe_url
 from storage.errors import ImportProblemsError
 from storage.response_files import ColumnMapping, NewResponse, parse_file, read_responses
+from storage.services.reviewers import command_line_actor
 
 EXIT_OK, EXIT_FAILED_GRADES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 GRADER_NAMES = {"per-criterion": "per_criterion", "one-shot": "one_shot",
@@ -90,11 +91,12 @@ def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
     existing = next((r for r in rubrics.list_rubrics(sessions, include_archived=True)
                      if r.name == name), None)
     if existing is None:
-        return rubrics.create_rubric(sessions, name, rubric).id
+        return rubrics.create_rubric(sessions, name, rubric, actor=command_line_actor()).id
     latest = rubrics.get_version(sessions, existing.latest_version_id)
     if latest.to_criteria() == rubric.criteria:
         return latest.id
-    return rubrics.save_criteria(sessions, latest.id, rubric, note="from the command line").id
+    return rubrics.save_criteria(sessions, latest.id, rubric, note="from the command line",
+                                 actor=command_line_actor()).id
 
 
 def _new_dataset(sessions, path: Path, responses: list[NewResponse]) -> int:
@@ -108,7 +110,8 @@ def _new_dataset(sessions, path: Path, responses: list[NewResponse]) -> int:
         try:
             return datasets.create_dataset(
                 sessions, name, responses=responses,
-                description=f"imported by rubric-workbench grade from {path}").id
+                description=f"imported by rubric-workbench grade from {path}",
+                    actor=command_line_actor()).id
         except NameTakenError:
             continue
     raise NameTakenError(f"could not find a free dataset name for {path.name}")
@@ -149,7 +152,8 @@ def grade_command(args: argparse.Namespace) -> int:
         run_ids = [
             runs.create_run(sessions, rubric_version_id=version_id, dataset_id=dataset_id,
                             grader=GRADER_NAMES[grader], model=model, name=args.name,
-                            settings={"api_base": args.api_base, "extra": extra}).id
+                            settings={"api_base": args.api_base, "extra": extra},
+                                actor=command_line_actor()).id
             for grader in dict.fromkeys(args.grader) for model in dict.fromkeys(args.model)
         ]
     except RubricWorkbenchError as exc:
@@ -167,7 +171,7 @@ def grade_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         for run_id in run_ids:
             with contextlib.suppress(RubricWorkbenchError):
-                runs.cancel_run(sessions, run_id)
+                runs.cancel_run(sessions, run_id, actor=command_line_actor())
         print(f"\ninterrupted: runs {', '.join(map(str, run_ids))} cancelled; what was graded "
               "is stored", file=sys.stderr)
         return EXIT_INTERRUPTED

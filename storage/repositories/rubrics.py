@@ -88,13 +88,14 @@ def add_rubric(session: Session, name: str, description: str) -> m.RubricRow:
 
 
 def add_version(
-    session: Session, rubric: m.RubricRow, criteria: Sequence[Criterion], note: str
+    session: Session, rubric: m.RubricRow, criteria: Sequence[Criterion], note: str,
+    created_by: str | None = None,
 ) -> m.RubricVersionRow:
     number = (session.scalar(
         select(func.max(m.RubricVersionRow.number))
         .where(m.RubricVersionRow.rubric_id == rubric.id)
     ) or 0) + 1
-    version = m.RubricVersionRow(rubric=rubric, number=number, note=note)
+    version = m.RubricVersionRow(rubric=rubric, number=number, note=note, created_by=created_by)
     version.criteria = _criterion_rows(criteria)
     session.add(version)
     session.flush()

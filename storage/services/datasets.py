@@ -24,6 +24,8 @@ from storage.errors import (
 from storage.repositories import datasets as repo
 from storage.repositories import verdicts as verdict_repo
 from storage.response_files import ColumnMapping, NewResponse, to_responses
+from storage.services.people import record
+from storage.services.reviewers import Actor, Role, require
 
 
 def _name_taken(name: str) -> NameTakenError:
@@ -33,9 +35,10 @@ def _name_taken(name: str) -> NameTakenError:
 def create_dataset(
     sessions: SessionFactory, name: str, *, description: str = "",
     responses: Sequence[NewResponse | Mapping[str, Any]] = (),
-    mapping: ColumnMapping | None = None,
+    mapping: ColumnMapping | None = None, actor: Actor,
 ) -> DatasetInfo:
     """A new dataset, with its responses if given; on any problem nothing is written."""
+    require(actor, Role.ADMIN, "create a dataset")
     name = name.strip()
     if not name:
         raise InvalidInputError("a dataset needs a name")
@@ -44,7 +47,7 @@ def create_dataset(
         with sessions.begin() as session:
             if repo.find_dataset_by_name(session, name) is not None:
                 raise _name_taken(name)
-            row = m.DatasetRow(name=name, description=description)
+            row = m.DatasetRow(name=name, description=description, imported_by=actor.key)
             session.add(row)
             session.flush()
             repo.add_responses(session, row.id, [_columns(r) for r in validated])
@@ -56,16 +59,17 @@ def create_dataset(
 def import_responses(
     sessions: SessionFactory, dataset_id: int,
     responses: Sequence[NewResponse | Mapping[str, Any]],
-    mapping: ColumnMapping | None = None,
+    mapping: ColumnMapping | None = None, *, actor: Actor,
 ) -> list[int]:
     """Add responses to a dataset in one transaction; returns their ids, in order.
 
     Raises ImportProblemsError listing every problem (with its row or line) and writes
     nothing if there is any, including ids already used in the dataset.
     """
+    require(actor, Role.ADMIN, "import responses")
     validated = _validate(responses, mapping)
     with sessions.begin() as session:
-        repo.get_dataset(session, dataset_id)
+        dataset = repo.get_dataset(session, dataset_id)
         ids = [r.external_id for r in validated if r.external_id is not None]
         taken = repo.existing_external_ids(session, dataset_id, ids)
         if taken:
@@ -78,20 +82,23 @@ def import_responses(
         except IntegrityError:  # a concurrent import took an id in the meantime
             raise ImportProblemsError([Problem("", "another import added the same ids; "
                                                    "nothing was imported, try again")]) from None
+        record(session, actor, "import responses", "dataset", dataset_id, dataset.name,
+               f"{len(ids)} responses")
     return ids
 
 
 def add_response(
     sessions: SessionFactory, dataset_id: int, output: str, *, query: str | None = None,
     thinking: str | None = None, external_id: str | None = None,
-    metadata: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None, actor: Actor,
 ) -> ResponseInfo:
     """Add one pasted response."""
+    require(actor, Role.ADMIN, "add a response")
     row = {"text": output, "query": query, "thinking": thinking, "id": external_id}
     mapping = ColumnMapping(text="text", query="query", thinking="thinking", id="id")
     [validated] = _validate([row], mapping)
     validated = replace(validated, metadata=dict(metadata or {}))
-    [response_id] = import_responses(sessions, dataset_id, [validated])
+    [response_id] = import_responses(sessions, dataset_id, [validated], actor=actor)
     return get_response(sessions, response_id)
 
 
@@ -163,21 +170,29 @@ def get_responses(sessions: SessionFactory, response_ids: Sequence[int]) -> list
         return [response_info(r) for r in repo.get_responses(session, response_ids)]
 
 
-def archive_dataset(sessions: SessionFactory, dataset_id: int, archived: bool = True) -> None:
+def archive_dataset(
+    sessions: SessionFactory, dataset_id: int, archived: bool = True, *, actor: Actor
+) -> None:
+    require(actor, Role.ADMIN, "archive a dataset" if archived else "restore a dataset")
     with sessions.begin() as session:
-        repo.get_dataset(session, dataset_id).archived = archived
+        row = repo.get_dataset(session, dataset_id)
+        if row.archived != archived:
+            record(session, actor, "archive" if archived else "restore", "dataset", dataset_id,
+                   row.name)
+        row.archived = archived
 
 
 def delete_dataset(
     sessions: SessionFactory, dataset_id: int, *, confirm: bool = False,
-    delete_human_verdicts: bool = False,
+    delete_human_verdicts: bool = False, actor: Actor,
 ) -> DeletionSummary:
     """Delete a dataset with its responses, runs and grades.
 
     Grades need ``confirm=True``; human verdicts additionally ``delete_human_verdicts=True``.
     """
+    require(actor, Role.ADMIN, "delete a dataset")
     with sessions.begin() as session:
-        repo.get_dataset(session, dataset_id)
+        dataset_name = repo.get_dataset(session, dataset_id).name
         run_ids = list(session.scalars(
             select(m.RunRow.id).where(m.RunRow.dataset_id == dataset_id)))
         grades = session.scalar(
@@ -204,4 +219,7 @@ def delete_dataset(
                         .where(m.HumanVerdictRow.response_id.in_(response_ids)))
         session.execute(delete(m.RunRow).where(m.RunRow.id.in_(run_ids)))
         session.execute(delete(m.DatasetRow).where(m.DatasetRow.id == dataset_id))
+        record(session, actor, "delete", "dataset", dataset_id, dataset_name,
+               f"with {summary.responses} responses, {summary.runs} runs, {summary.grades} "
+               f"grades, {summary.human_verdicts} human verdicts")
         return summary

@@ -24,6 +24,8 @@ from storage.errors import (
 )
 from storage.repositories import rubrics as repo
 from storage.repositories import verdicts as verdict_repo
+from storage.services.people import record
+from storage.services.reviewers import Actor, Role, require
 
 
 def _validated(criteria: Sequence[Criterion] | Rubric) -> list[Criterion]:
@@ -40,9 +42,10 @@ def _clean_name(name: str, what: str) -> str:
 
 def create_rubric(
     sessions: SessionFactory, name: str, criteria: Sequence[Criterion] | Rubric, *,
-    description: str = "", note: str = "",
+    description: str = "", note: str = "", actor: Actor,
 ) -> RubricVersionInfo:
     """A new rubric with its first version."""
+    require(actor, Role.ADMIN, "create a rubric")
     name = _clean_name(name, "rubric")
     criteria = _validated(criteria)
     try:
@@ -50,7 +53,7 @@ def create_rubric(
             if repo.find_rubric_by_name(session, name) is not None:
                 raise NameTakenError(f"a rubric named {name!r} already exists; pick another name")
             rubric = repo.add_rubric(session, name, description)
-            version = repo.add_version(session, rubric, criteria, note)
+            version = repo.add_version(session, rubric, criteria, note, actor.key)
             return version_info(version)
     except IntegrityError:
         raise NameTakenError(f"a rubric named {name!r} already exists; pick another name") from None
@@ -58,11 +61,13 @@ def create_rubric(
 
 def import_rubric(
     sessions: SessionFactory, name: str, text: str, *, filename: str | None = None,
-    description: str = "",
+    description: str = "", actor: Actor,
 ) -> RubricVersionInfo:
     """Create a rubric from YAML or JSON text (raises RubricValidationError listing problems)."""
+    require(actor, Role.ADMIN, "import a rubric")
     return create_rubric(
-        sessions, name, Rubric.from_text(text, filename=filename), description=description
+        sessions, name, Rubric.from_text(text, filename=filename), description=description,
+        actor=actor,
     )
 
 
@@ -103,10 +108,11 @@ def list_rubrics(sessions: SessionFactory, *, include_archived: bool = False) ->
 
 def save_criteria(
     sessions: SessionFactory, version_id: int, criteria: Sequence[Criterion] | Rubric, *,
-    note: str = "",
+    note: str = "", actor: Actor,
 ) -> RubricVersionInfo:
     """Edit a version's criteria. A frozen version is left as it is and a new version is
     created instead; the returned version says which one holds the criteria."""
+    require(actor, Role.ADMIN, "edit a rubric")
     criteria = _validated(criteria)
     with sessions.begin() as session:
         version = repo.get_version(session, version_id, for_update=True)
@@ -116,10 +122,14 @@ def save_criteria(
                 version.note = note
             session.flush()
             return version_info(version)
-        return version_info(repo.add_version(session, version.rubric, criteria, note))
+        return version_info(repo.add_version(session, version.rubric, criteria, note,
+                                             actor.key))
 
 
-def freeze_version(sessions: SessionFactory, version_id: int) -> RubricVersionInfo:
+def freeze_version(
+    sessions: SessionFactory, version_id: int, *, actor: Actor
+) -> RubricVersionInfo:
+    require(actor, Role.ADMIN, "freeze a rubric version")
     with sessions.begin() as session:
         version = repo.get_version(session, version_id, for_update=True)
         if version.frozen_at is None:
@@ -127,7 +137,8 @@ def freeze_version(sessions: SessionFactory, version_id: int) -> RubricVersionIn
         return version_info(version)
 
 
-def rename_rubric(sessions: SessionFactory, rubric_id: int, name: str) -> None:
+def rename_rubric(sessions: SessionFactory, rubric_id: int, name: str, *, actor: Actor) -> None:
+    require(actor, Role.ADMIN, "rename a rubric")
     name = _clean_name(name, "rubric")
     try:
         with sessions.begin() as session:
@@ -136,23 +147,31 @@ def rename_rubric(sessions: SessionFactory, rubric_id: int, name: str) -> None:
         raise NameTakenError(f"a rubric named {name!r} already exists; pick another name") from None
 
 
-def archive_rubric(sessions: SessionFactory, rubric_id: int, archived: bool = True) -> None:
+def archive_rubric(
+    sessions: SessionFactory, rubric_id: int, archived: bool = True, *, actor: Actor
+) -> None:
     """Hide a rubric from lists; everything it holds stays. The safe alternative to delete."""
+    require(actor, Role.ADMIN, "archive a rubric" if archived else "restore a rubric")
     with sessions.begin() as session:
-        repo.get_rubric(session, rubric_id).archived = archived
+        row = repo.get_rubric(session, rubric_id)
+        if row.archived != archived:
+            record(session, actor, "archive" if archived else "restore", "rubric", rubric_id,
+                   row.name)
+        row.archived = archived
 
 
 def delete_rubric(
     sessions: SessionFactory, rubric_id: int, *, confirm: bool = False,
-    delete_human_verdicts: bool = False,
+    delete_human_verdicts: bool = False, actor: Actor,
 ) -> DeletionSummary:
     """Delete a rubric, its versions, runs and grades.
 
     With results, ``confirm=True`` is required; with human verdicts, also
     ``delete_human_verdicts=True`` (people's work is never removed silently; archive instead).
     """
+    require(actor, Role.ADMIN, "delete a rubric")
     with sessions.begin() as session:
-        repo.get_rubric(session, rubric_id)
+        rubric_name = repo.get_rubric(session, rubric_id).name
         version_ids = list(session.scalars(
             select(m.RubricVersionRow.id).where(m.RubricVersionRow.rubric_id == rubric_id)
         ))
@@ -178,7 +197,13 @@ def delete_rubric(
                         .where(m.HumanVerdictRow.rubric_version_id.in_(version_ids)))
         session.execute(delete(m.RunRow).where(m.RunRow.id.in_(run_ids)))
         session.execute(delete(m.RubricRow).where(m.RubricRow.id == rubric_id))
+        record(session, actor, "delete", "rubric", rubric_id, rubric_name, _deleted(summary))
         return summary
+
+
+def _deleted(summary: DeletionSummary) -> str:
+    return (f"with {summary.runs} runs, {summary.grades} grades, {summary.responses} responses, "
+            f"{summary.human_verdicts} human verdicts")
 
 
 def _count_grades(session: Session, run_ids: list[int]) -> int:

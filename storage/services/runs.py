@@ -22,6 +22,8 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as repo
 from storage.run_settings import RunSettings, TokenPrice
+from storage.services.people import record
+from storage.services.reviewers import Actor, Role, require
 
 ACTIVE = ("queued", "running")
 
@@ -50,32 +52,33 @@ class Launch:
 def create_run(
     sessions: SessionFactory, *, rubric_version_id: int, dataset_id: int, grader: str,
     model: str, settings: RunSettings | Mapping[str, Any] | None = None,
-    response_ids: Sequence[int] | None = None, name: str = "",
+    response_ids: Sequence[int] | None = None, name: str = "", actor: Actor,
 ) -> RunInfo:
     """Queue a run over a dataset (or a selection of it); freezes the rubric version."""
     return _queue(sessions, rubric_version_id=rubric_version_id, dataset_id=dataset_id,
                   grader=grader, model=model, settings=settings, response_ids=response_ids,
-                  name=name, reuse_active=False).run
+                  name=name, reuse_active=False, actor=actor).run
 
 
 def launch_run(
     sessions: SessionFactory, *, rubric_version_id: int, dataset_id: int, grader: str,
     model: str, settings: RunSettings | Mapping[str, Any] | None = None,
-    response_ids: Sequence[int] | None = None, name: str = "",
+    response_ids: Sequence[int] | None = None, name: str = "", actor: Actor,
 ) -> Launch:
     """Queue a run unless the same work is already queued or running: same rubric version,
     dataset, grader, model, settings and responses (the name is only a label). A second
     click, a stale form or a second browser gets the active run back instead of a copy."""
     return _queue(sessions, rubric_version_id=rubric_version_id, dataset_id=dataset_id,
                   grader=grader, model=model, settings=settings, response_ids=response_ids,
-                  name=name, reuse_active=True)
+                  name=name, reuse_active=True, actor=actor)
 
 
 def _queue(
     sessions: SessionFactory, *, rubric_version_id: int, dataset_id: int, grader: str,
     model: str, settings: RunSettings | Mapping[str, Any] | None,
-    response_ids: Sequence[int] | None, name: str, reuse_active: bool,
+    response_ids: Sequence[int] | None, name: str, reuse_active: bool, actor: Actor,
 ) -> Launch:
+    require(actor, Role.ADMIN, "launch a grading run")
     if grader not in m.GRADER_KINDS:
         raise ConfigurationError(
             f"unknown grader {grader!r}; use one of {', '.join(m.GRADER_KINDS)}")
@@ -114,7 +117,7 @@ def _queue(
         run = m.RunRow(
             name=name, rubric_version_id=version.id, dataset_id=dataset_id, grader=grader,
             model=model.strip(), settings=run_settings.to_json(), status="queued",
-            response_count=len(chosen),
+            response_count=len(chosen), launched_by=actor.key,
         )
         session.add(run)
         session.flush()
@@ -164,13 +167,16 @@ def pending_response_ids(sessions: SessionFactory, run_id: int) -> list[int]:
 
 def _transition(
     sessions: SessionFactory, run_id: int, allowed_from: Sequence[str], to: str,
-    **changes: Any,
+    *, audit: tuple[Actor, str] | None = None, **changes: Any,
 ) -> RunInfo:
     with sessions.begin() as session:
         run = repo.get_run(session, run_id, for_update=True)
         if run.status not in allowed_from:
             raise InvalidStateError(
                 f"run {run_id} is {run.status}; it cannot become {to}")
+        if audit is not None:
+            record(session, audit[0], audit[1], "run", run_id, run.name or run.model,
+                   f"was {run.status}")
         run.status = to
         for key, value in changes.items():
             setattr(run, key, value)
@@ -204,14 +210,16 @@ def fail_run(sessions: SessionFactory, run_id: int, error: str) -> RunInfo:
     return _transition(sessions, run_id, ACTIVE, "failed", error=error)
 
 
-def cancel_run(sessions: SessionFactory, run_id: int) -> RunInfo:
-    return _transition(sessions, run_id, ACTIVE, "cancelled")
+def cancel_run(sessions: SessionFactory, run_id: int, *, actor: Actor) -> RunInfo:
+    require(actor, Role.ADMIN, "cancel a grading run")
+    return _transition(sessions, run_id, ACTIVE, "cancelled", audit=(actor, "cancel"))
 
 
-def requeue_run(sessions: SessionFactory, run_id: int) -> RunInfo:
+def requeue_run(sessions: SessionFactory, run_id: int, *, actor: Actor) -> RunInfo:
     """Put a failed or cancelled run back in the queue; only ungraded responses run again."""
+    require(actor, Role.ADMIN, "requeue a grading run")
     return _transition(sessions, run_id, ("failed", "cancelled"), "queued", error=None,
-                       finished_at=None, claimed_by=None)
+                       finished_at=None, claimed_by=None, audit=(actor, "requeue"))
 
 
 def record_grade(

@@ -11,6 +11,7 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.response_files import read_responses
 from storage.services.datasets import create_dataset
+from storage.services.reviewers import Actor, Role, require
 from storage.services.rubrics import create_rubric
 
 
@@ -41,9 +42,10 @@ def _existing_dataset(sessions: SessionFactory, name: str) -> int | None:
 def load_sample(
     sessions: SessionFactory, *, rubric_name: str, rubric_text: str, rubric_filename: str,
     dataset_name: str, responses_data: bytes, responses_filename: str,
-    description: str = "",
+    description: str = "", actor: Actor,
 ) -> SampleLoad:
     """Create the sample rubric and dataset unless rubrics/datasets with these names exist."""
+    require(actor, Role.ADMIN, "load the samples")
     rubric = Rubric.from_text(rubric_text, filename=rubric_filename)
     responses = read_responses(responses_data, responses_filename)
     rubric_id = _existing_rubric(sessions, rubric_name)
@@ -51,7 +53,7 @@ def load_sample(
     if rubric_id is None:
         try:
             rubric_id = create_rubric(sessions, rubric_name, rubric,
-                                      description=description).rubric_id
+                                      description=description, actor=actor).rubric_id
             rubric_created = True
         except NameTakenError:  # a second click raced the first
             rubric_id = _existing_rubric(sessions, rubric_name)
@@ -60,7 +62,7 @@ def load_sample(
     if dataset_id is None:
         try:
             dataset_id = create_dataset(sessions, dataset_name, description=description,
-                                        responses=responses).id
+                                        responses=responses, actor=actor).id
             dataset_created = True
         except NameTakenError:
             dataset_id = _existing_dataset(sessions, dataset_name)

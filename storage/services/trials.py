@@ -345,7 +345,7 @@ def adopt_wording(
             criteria.append(info)
         new_version = rubric_repo.add_version(
             session, version.rubric, criteria,
-            note or f"reworded '{criterion_info(old).label}' (trial {trial.id})")
+            note or f"reworded '{criterion_info(old).label}' (trial {trial.id})", actor.key)
         session.flush()
         if carry_human_verdicts:
             rubric_repo.freeze(session, new_version.id)

@@ -46,10 +46,12 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
-def _serve(data_dir: Path, extra_env: dict[str, str] | None = None):
+def _serve(data_dir: Path, extra_env: dict[str, str] | None = None, *,
+           port: int | None = None, extra_args: tuple[str, ...] = ()):
     """Start ``streamlit run ui/app.py`` on a free port with its database in ``data_dir``;
-    returns (url, stop). ``extra_env`` adds variables (e.g. a key for a fake provider)."""
-    port = _free_port()
+    returns (url, stop). ``extra_env`` adds variables (e.g. a key for a fake provider),
+    ``extra_args`` options (e.g. ``--secrets.files``)."""
+    port = port or _free_port()
     env = {
         **os.environ,
         "RUBRIC_WORKBENCH_DATABASE_URL": database_url_in(data_dir),
@@ -63,7 +65,7 @@ def _serve(data_dir: Path, extra_env: dict[str, str] | None = None):
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "app.py"),
          "--server.headless", "true", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
+         "--server.fileWatcherType", "none", *extra_args],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"

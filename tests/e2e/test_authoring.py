@@ -9,6 +9,7 @@ from playwright.sync_api import Page, expect
 from storage.engine import open_database
 from storage.model_presets import add_model_preset
 from storage.services import datasets, rubrics
+from tests.actors import ADMIN
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = (b"id,query,response\n"
@@ -149,16 +150,17 @@ def test_write_a_rubric_with_a_penalty_and_upload_responses(seeded_app_server, p
 def _seed_authoring(db_url: str) -> None:
     sessions = open_database(db_url)
     text = (ROOT / "ui" / "samples" / "sample_rubric.yaml").read_text()
-    first = rubrics.import_rubric(sessions, "Sample: refund support", text)
-    rubrics.freeze_version(sessions, first.id)
+    first = rubrics.import_rubric(sessions, "Sample: refund support", text, actor=ADMIN)
+    rubrics.freeze_version(sessions, first.id, actor=ADMIN)
     criteria = first.to_criteria()
     criteria[0] = criteria[0].model_copy(update={"weight": 12.0})
-    rubrics.save_criteria(sessions, first.id, criteria[:4], note="heavier refund window")
+    rubrics.save_criteria(sessions, first.id, criteria[:4], note="heavier refund window",
+                          actor=ADMIN)
     datasets.create_dataset(
         sessions, "Sample: refund replies",
         responses=[{"id": f"r{i}", "query": "Where is my refund?",
                     "text": f"Reply {i}: refunds take 5 to 7 business days."}
-                   for i in range(1, 31)])
+                   for i in range(1, 31)], actor=ADMIN)
     sessions.kw["bind"].dispose()
 
 
@@ -170,8 +172,8 @@ def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, scree
         _seed_authoring(db_url)
         data_dirs["dir"] = Path(db_url.removeprefix("sqlite:///")).parent
         monkeypatch.setenv("RUBRIC_WORKBENCH_DATA_DIR", str(data_dirs["dir"]))
-        add_model_preset("openai/gpt-4.1-mini")
-        add_model_preset("openai/llama-3.1-8b", "http://127.0.0.1:8000/v1")
+        add_model_preset("openai/gpt-4.1-mini", actor=ADMIN)
+        add_model_preset("openai/llama-3.1-8b", "http://127.0.0.1:8000/v1", actor=ADMIN)
 
     url = seeded_app_server(seed)
     page.set_viewport_size({"width": 1400, "height": 1500})

@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 from grading.types import ScoringSettings
 from storage.engine import open_database
 from storage.services import runs
+from tests.actors import ADMIN
 from tests.e2e.conftest import _serve, database_url_in
 from tests.e2e.test_journey import _choose, _type
 from tests.storage.helpers import CRITERIA, judge_report, make_dataset, make_rubric
@@ -49,7 +50,7 @@ def test_requeued_run_shows_live_progress_without_a_reload(page: Page, app, scre
     version = make_rubric(sessions, name="Requeue rubric")
     dataset, responses = make_dataset(sessions, name="Requeue answers", count=4)
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model="openai/judge-requeue")
+                          grader="per_criterion", model="openai/judge-requeue", actor=ADMIN)
     runs.start_run(sessions, run.id, worker="gone")
     _grade(sessions, run.id, responses[0])
     runs.fail_run(sessions, run.id, "the worker stopped")
@@ -79,7 +80,7 @@ def test_a_run_launched_elsewhere_appears_and_progresses(page: Page, app, screen
     _open_grade(page, url)
     expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=30_000)
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="one_shot", model="openai/judge-elsewhere")
+                          grader="one_shot", model="openai/judge-elsewhere", actor=ADMIN)
     progress = page.get_by_role("progressbar")
     expect(progress).to_have_count(1, timeout=45_000)  # it appears, with no reload
     expect(page.get_by_text("Waiting for a worker to pick it up.")).to_be_visible()
@@ -88,7 +89,7 @@ def test_a_run_launched_elsewhere_appears_and_progresses(page: Page, app, screen
     _grade(sessions, run.id, responses[0])
     expect(page.get_by_text("1/2 graded").first).to_be_visible(timeout=45_000)
     screenshot("grade-launched-elsewhere-1280")
-    runs.cancel_run(sessions, run.id)
+    runs.cancel_run(sessions, run.id, actor=ADMIN)
     expect(progress).to_have_count(0, timeout=45_000)
 
 

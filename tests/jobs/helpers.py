@@ -11,6 +11,7 @@ from grading.types import Criterion
 from storage.jobs import queue
 from storage.jobs.runner import RunResult, execute_run
 from storage.services import datasets, rubrics, runs
+from tests.actors import ADMIN
 
 MODEL = "openai/fake-judge"
 CRITERIA = [
@@ -21,13 +22,13 @@ CRITERIA = [
 
 
 def make_rubric(sessions, name: str = "Dosing", criteria=CRITERIA):
-    return rubrics.create_rubric(sessions, name, criteria)
+    return rubrics.create_rubric(sessions, name, criteria, actor=ADMIN)
 
 
 def make_dataset(sessions, count: int, name: str = "Answers"):
     rows = [{"id": f"r{i}", "query": f"question {i}", "text": f"answer number {i}"}
             for i in range(count)]
-    dataset = datasets.create_dataset(sessions, name, responses=rows)
+    dataset = datasets.create_dataset(sessions, name, responses=rows, actor=ADMIN)
     return dataset, datasets.list_responses(sessions, dataset.id, limit=None)
 
 
@@ -35,7 +36,7 @@ def make_run(sessions, version_id: int, dataset_id: int, api_base: str, *,
              grader: str = "per_criterion", model: str = MODEL, **extra: Any):
     return runs.create_run(
         sessions, rubric_version_id=version_id, dataset_id=dataset_id, grader=grader,
-        model=model, settings={"api_base": api_base, "extra": extra},
+        model=model, settings={"api_base": api_base, "extra": extra}, actor=ADMIN,
     )
 
 

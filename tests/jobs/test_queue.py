@@ -10,6 +10,7 @@ import pytest
 
 from storage.jobs import queue
 from storage.services import runs
+from tests.actors import ADMIN
 from tests.jobs.helpers import make_dataset, make_rubric, make_run
 
 API_BASE = "http://127.0.0.1:9/v1"  # never called here
@@ -33,7 +34,7 @@ def test_claims_take_the_oldest_queued_run_once(sessions):
 
 def test_cancelled_and_finished_runs_are_not_claimed(sessions):
     cancelled, finished = _runs(sessions, 2)
-    runs.cancel_run(sessions, cancelled)
+    runs.cancel_run(sessions, cancelled, actor=ADMIN)
     assert queue.claim_run(sessions, finished, "w1")
     runs.finish_run(sessions, finished)
     assert queue.claim_next(sessions, "w2") is None
@@ -59,7 +60,7 @@ def test_renew_reports_a_cancellation(sessions):
     time.sleep(0.01)
     assert queue.renew(sessions, run_id, "w1") == "ok"
     assert runs.get_run(sessions, run_id).heartbeat_at > before
-    runs.cancel_run(sessions, run_id)
+    runs.cancel_run(sessions, run_id, actor=ADMIN)
     assert queue.renew(sessions, run_id, "w1") == "cancelled"
 
 
@@ -75,8 +76,8 @@ def test_a_released_run_goes_back_to_the_queue(sessions):
 def test_a_requeued_run_is_claimable_again(sessions):
     [run_id] = _runs(sessions, 1)
     queue.claim_run(sessions, run_id, "w1")
-    runs.cancel_run(sessions, run_id)
-    runs.requeue_run(sessions, run_id)
+    runs.cancel_run(sessions, run_id, actor=ADMIN)
+    runs.requeue_run(sessions, run_id, actor=ADMIN)
     assert queue.claim_next(sessions, "w2") == run_id
 
 

@@ -9,6 +9,7 @@ from grading.types import EvaluationReport, TokenUsage
 from storage.jobs import run_progress
 from storage.jobs.limiter import limiter_for
 from storage.services import runs
+from tests.actors import ADMIN
 from tests.fake_provider import Reply, judge_reply
 from tests.jobs.helpers import CRITERIA, MODEL, make_dataset, make_rubric, make_run, run_now
 
@@ -55,7 +56,7 @@ def test_missing_credentials_fail_the_run_and_name_the_variable(sessions, monkey
     version = make_rubric(sessions)
     dataset, _ = make_dataset(sessions, 2)
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model="anthropic/claude-judge")
+                          grader="per_criterion", model="anthropic/claude-judge", actor=ADMIN)
 
     result = run_now(sessions, run.id)
 
@@ -79,7 +80,7 @@ def test_a_rejected_key_fails_the_run_without_storing_failed_grades(sessions, fa
     assert len(runs.pending_response_ids(sessions, run.id)) == 4
     # Fixed key, requeued: the run completes.
     fake_provider.required_api_key = "test-key"
-    runs.requeue_run(sessions, run.id)
+    runs.requeue_run(sessions, run.id, actor=ADMIN)
     assert run_now(sessions, run.id).status == "done"
     assert len(runs.list_grades(sessions, run.id)) == 4
 
@@ -216,7 +217,8 @@ def test_a_price_set_for_an_unpriced_model_makes_the_run_cost_known(sessions, fa
     priced = runs.create_run(
         sessions, rubric_version_id=version.id, dataset_id=dataset.id, grader="per_criterion",
         model=MODEL, settings={"api_base": fake_provider.api_base, "extra": {"use_cache": False},
-                               "price": {"input_per_million": 2.0, "output_per_million": 8.0}})
+                               "price": {"input_per_million": 2.0, "output_per_million": 8.0}},
+        actor=ADMIN)
     unpriced = make_run(sessions, version.id, dataset.id, fake_provider.api_base,
                         use_cache=False)
 

@@ -40,10 +40,10 @@ def reviewed(sessions, fake_provider):
     version = rubrics.create_rubric(sessions, "Dosing", [
         Criterion(name="accurate", requirement="States the dose", weight=10),
         Criterion(name="polite", requirement="Is polite", weight=2),
-    ])
+    ], actor=ADMIN)
     rows = [{"id": f"r{i}", "text": f"answer {i} is {'right' if i % 2 == 0 else 'wrong'}"}
             for i in range(6)]
-    dataset = datasets.create_dataset(sessions, "Answers", responses=rows)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=rows, actor=ADMIN)
     responses = datasets.list_responses(sessions, dataset.id, limit=None)
     run = make_run(sessions, version.id, dataset.id, fake_provider.api_base,
                    model="openai/gpt-4o-mini")

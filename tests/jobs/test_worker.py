@@ -16,6 +16,7 @@ import pytest
 
 from storage.jobs import Worker, run_progress, start_in_process_worker, stop_in_process_workers
 from storage.services import runs
+from tests.actors import ADMIN
 from tests.jobs.conftest import API_KEY
 from tests.jobs.helpers import answers_per_response, make_dataset, make_rubric, make_run
 
@@ -58,7 +59,7 @@ def test_cancelling_a_run_stops_it_and_a_requeue_grades_only_the_rest(sessions, 
         serving = asyncio.create_task(worker.run(stop))
         while run_progress(sessions, run.id).graded < 3:
             await asyncio.sleep(0.05)
-        runs.cancel_run(sessions, run.id)
+        runs.cancel_run(sessions, run.id, actor=ADMIN)
         while not worker.results:  # the worker notices at its next heartbeat
             await asyncio.sleep(0.05)
         stop.set()
@@ -71,7 +72,7 @@ def test_cancelling_a_run_stops_it_and_a_requeue_grades_only_the_rest(sessions, 
     assert 3 <= len(graded) < 30 and runs.get_run(sessions, run.id).status == "cancelled"
     calls_before = fake_provider.requests
 
-    runs.requeue_run(sessions, run.id)
+    runs.requeue_run(sessions, run.id, actor=ADMIN)
     fake_provider.latency = 0.0
     asyncio.run(Worker(sessions, poll_interval=0.05).run(asyncio.Event(), until_idle=True))
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from grading.types import EvaluationReport, ScoringSettings, TokenUsage, Verdict
 from storage.dto import DatasetInfo, ResponseInfo, RubricVersionInfo, RunInfo
 from storage.services import datasets, reviews, rubrics, runs
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, holistic_report, judge_report
 
 M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
@@ -51,10 +52,10 @@ def _with_usage(report: EvaluationReport, tokens: int, cost: float | None) -> Ev
 
 
 def seed(sessions, *, rubric_name: str = "Dosing", dataset_name: str = "Answers") -> Seeded:
-    version = rubrics.create_rubric(sessions, rubric_name, CRITERIA)
+    version = rubrics.create_rubric(sessions, rubric_name, CRITERIA, actor=ADMIN)
     dataset = datasets.create_dataset(sessions, dataset_name, responses=[
         {"id": key, "query": f"What is the dose for case {key}?",
-         "text": f"Answer {key}: take 5 mg twice a day."} for key in CHEAP])
+         "text": f"Answer {key}: take 5 mg twice a day."} for key in CHEAP], actor=ADMIN)
     responses = {r.external_id: r for r in datasets.list_responses(sessions, dataset.id)}
     settings = ScoringSettings()
     made = {}
@@ -62,7 +63,7 @@ def seed(sessions, *, rubric_name: str = "Dosing", dataset_name: str = "Answers"
                                 ("strong", "one_shot", "openai/big-judge"),
                                 ("holistic", "rubric_as_judge", "openai/mini-judge")):
         made[name] = runs.create_run(sessions, rubric_version_id=version.id,
-                                     dataset_id=dataset.id, grader=grader, model=model)
+                                     dataset_id=dataset.id, grader=grader, model=model, actor=ADMIN)
     for key, response in responses.items():
         text = response.output
         runs.record_grade(sessions, made["cheap"].id, response.id, _with_usage(

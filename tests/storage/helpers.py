@@ -17,6 +17,7 @@ from grading.types import (
 )
 from storage.dto import RubricVersionInfo
 from storage.services import datasets, rubrics, runs
+from tests.actors import ADMIN
 
 CRITERIA = [
     Criterion(name="accurate", requirement="States the dose correctly", weight=10,
@@ -67,18 +68,18 @@ def holistic_report(
 
 
 def make_rubric(sessions, name: str = "Dosing", criteria=CRITERIA) -> RubricVersionInfo:
-    return rubrics.create_rubric(sessions, name, criteria)
+    return rubrics.create_rubric(sessions, name, criteria, actor=ADMIN)
 
 
 def make_dataset(sessions, name: str = "Answers", count: int = 3, **fields):
     rows = [{"id": f"r{i}", "query": f"question {i}", "text": f"answer {i}", **fields}
             for i in range(count)]
-    dataset = datasets.create_dataset(sessions, name, responses=rows)
+    dataset = datasets.create_dataset(sessions, name, responses=rows, actor=ADMIN)
     return dataset, datasets.list_responses(sessions, dataset.id, limit=None)
 
 
 def make_run(sessions, version_id: int, dataset_id: int, grader="per_criterion", **settings):
     return runs.create_run(
         sessions, rubric_version_id=version_id, dataset_id=dataset_id, grader=grader,
-        model="openai/test-judge", settings=settings,
+        model="openai/test-judge", settings=settings, actor=ADMIN,
     )

@@ -9,6 +9,7 @@ from grading.score_agreement import compare_scores
 from grading.types import Verdict
 from storage.errors import NotFoundError
 from storage.services import agreement, datasets, reviews, rubrics, runs
+from tests.actors import ADMIN
 from tests.storage.agreement_seed import CHEAP, HOLISTIC, HUMAN, STRONG, seed
 from tests.storage.helpers import CRITERIA
 
@@ -82,7 +83,8 @@ def test_human_scores_follow_a_runs_own_settings(sessions):
                               dataset_id=seeded.dataset.id, grader="per_criterion",
                               model="openai/raw-judge",
                               settings={"normalize": False,
-                                        "length_penalty": {"free_budget": 2, "max_cap": 10}})
+                                        "length_penalty": {"free_budget": 2, "max_cap": 10}},
+                                            actor=ADMIN)
     data = agreement.gather_sources(sessions, seeded.version.id, seeded.dataset.id)
     r0 = seeded.responses["r0"].id
     expected = reviews.human_score(sessions, r0, seeded.version.id,
@@ -159,8 +161,8 @@ def test_cannot_assess_is_not_a_disagreement(sessions):
 
 
 def test_without_reviews_or_runs_the_report_is_empty_and_explained(sessions):
-    version = rubrics.create_rubric(sessions, "Empty", CRITERIA)
-    dataset = datasets.create_dataset(sessions, "None yet", responses=[{"text": "a"}])
+    version = rubrics.create_rubric(sessions, "Empty", CRITERIA, actor=ADMIN)
+    dataset = datasets.create_dataset(sessions, "None yet", responses=[{"text": "a"}], actor=ADMIN)
     report = agreement.agreement_report(sessions, version.id, dataset.id)
     assert report.data.sources == () and report.pairwise == {} and report.judges == ()
     assert report.alpha.overall.alpha is None
@@ -171,7 +173,7 @@ def test_without_reviews_or_runs_the_report_is_empty_and_explained(sessions):
 
 def test_a_dataset_not_graded_with_the_version_has_no_sources_and_unknown_ids_fail(sessions):
     seeded = seed(sessions, rubric_name="Solo")
-    other = datasets.create_dataset(sessions, "Other", responses=[{"text": "b"}])
+    other = datasets.create_dataset(sessions, "Other", responses=[{"text": "b"}], actor=ADMIN)
     report = agreement.agreement_report(sessions, seeded.version.id, other.id)
     assert report.data.sources == ()
     with pytest.raises(NotFoundError):

@@ -12,6 +12,7 @@ from storage.errors import (
 )
 from storage.response_files import ColumnMapping, read_responses
 from storage.services import datasets, reviews, runs
+from tests.actors import ADMIN
 from tests.storage.helpers import make_dataset, make_rubric, make_run
 
 
@@ -25,7 +26,7 @@ def test_response_round_trip_with_thinking_metadata_and_a_megabyte_of_text(sessi
         {"id": "a", "query": "Q?", "text": big, "thinking": "hmm", "lang": "en",
          "metadata": {"source": "eval", "tags": ["x", 1]}},
         {"text": "short"},
-    ])
+    ], actor=ADMIN)
     [first, second] = datasets.list_responses(sessions, dataset.id)
     assert first.output == big and first.thinking == "hmm" and first.query == "Q?"
     assert first.external_id == "a"
@@ -45,7 +46,7 @@ def test_external_ids_are_unique_per_dataset_only(sessions):
     with pytest.raises(ImportProblemsError) as caught:
         datasets.import_responses(sessions, a.id, [
             {"id": "new", "text": "fine"}, {"id": "r1", "text": "clash"},
-        ])
+        ], actor=ADMIN)
     assert [str(p) for p in caught.value.problems] == [
         "row 2: id 'r1' is already in this dataset"]
     assert datasets.get_dataset(sessions, a.id).response_count == 3
@@ -61,7 +62,7 @@ def test_a_failed_import_writes_nothing_and_reports_every_problem(sessions):
         "not a row",
     ]
     with pytest.raises(ImportProblemsError) as caught:
-        datasets.create_dataset(sessions, "Broken", responses=rows)
+        datasets.create_dataset(sessions, "Broken", responses=rows, actor=ADMIN)
     problems = [str(p) for p in caught.value.problems]
     assert problems == [
         "row 2: the text column 'text' is empty",
@@ -77,18 +78,18 @@ def test_a_failed_file_import_into_an_existing_dataset_leaves_it_unchanged(sessi
     dataset, _ = make_dataset(sessions)
     data = b"id,text\nx1,fine\nx2,\nx3,also fine\n"
     with pytest.raises(ImportProblemsError, match=r"row 2 \(line 3\)"):
-        datasets.import_responses(sessions, dataset.id, read_responses(data, "r.csv"))
+        datasets.import_responses(sessions, dataset.id, read_responses(data, "r.csv"), actor=ADMIN)
     ids = datasets.import_responses(
-        sessions, dataset.id, read_responses(b"id,text\nx1,fine\n", "r.csv"))
+        sessions, dataset.id, read_responses(b"id,text\nx1,fine\n", "r.csv"), actor=ADMIN)
     assert len(ids) == 1 and _count(sessions) == 4
 
 
 def test_a_file_import_with_a_column_mapping_round_trips(sessions):
-    dataset = datasets.create_dataset(sessions, "Mapped")
+    dataset = datasets.create_dataset(sessions, "Mapped", actor=ADMIN)
     data = b'{"uid": 7, "prompt": "Q", "completion": "A", "cot": "T", "extra": 1}\n'
     mapping = ColumnMapping(text="completion", query="prompt", id="uid", thinking="cot")
     datasets.import_responses(sessions, dataset.id, read_responses(data, "x.jsonl",
-                                                                   mapping=mapping))
+                                                                   mapping=mapping), actor=ADMIN)
     [response] = datasets.list_responses(sessions, dataset.id)
     assert (response.external_id, response.query, response.output, response.thinking) == (
         "7", "Q", "A", "T")
@@ -96,20 +97,20 @@ def test_a_file_import_with_a_column_mapping_round_trips(sessions):
 
 
 def test_add_response_stores_one_pasted_response(sessions):
-    dataset = datasets.create_dataset(sessions, "Pasted")
+    dataset = datasets.create_dataset(sessions, "Pasted", actor=ADMIN)
     response = datasets.add_response(sessions, dataset.id, "the answer", query="q",
-                                     thinking="t", metadata={"by": "hand"})
+                                     thinking="t", metadata={"by": "hand"}, actor=ADMIN)
     assert datasets.get_response(sessions, response.id) == response
     assert response.metadata == {"by": "hand"} and response.thinking == "t"
     with pytest.raises(ImportProblemsError, match="empty"):
-        datasets.add_response(sessions, dataset.id, "  ")
+        datasets.add_response(sessions, dataset.id, "  ", actor=ADMIN)
 
 
 def test_mixed_rows_keep_their_order(sessions):
     from storage.response_files import NewResponse
 
     dataset = datasets.create_dataset(sessions, "Mixed", responses=[
-        {"text": "first"}, NewResponse(output="second"), {"text": "third"}])
+        {"text": "first"}, NewResponse(output="second"), {"text": "third"}], actor=ADMIN)
     assert [r.output for r in datasets.list_responses(sessions, dataset.id)] == [
         "first", "second", "third"]
 
@@ -128,14 +129,14 @@ def test_list_responses_pages(sessions):
 
 def test_archive_keeps_everything_and_hides_the_dataset(sessions):
     dataset, _ = make_dataset(sessions)
-    datasets.archive_dataset(sessions, dataset.id)
+    datasets.archive_dataset(sessions, dataset.id, actor=ADMIN)
     assert datasets.list_datasets(sessions) == []
     assert datasets.list_datasets(sessions, include_archived=True)[0].response_count == 3
 
 
 def test_deleting_a_dataset_without_results_needs_no_confirmation(sessions):
     dataset, _ = make_dataset(sessions)
-    summary = datasets.delete_dataset(sessions, dataset.id)
+    summary = datasets.delete_dataset(sessions, dataset.id, actor=ADMIN)
     assert summary.responses == 3 and _count(sessions) == 0
 
 
@@ -144,9 +145,9 @@ def test_deleting_a_dataset_with_results_needs_confirmation(sessions):
     dataset, _ = make_dataset(sessions)
     make_run(sessions, version.id, dataset.id)
     with pytest.raises(ConfirmationRequiredError):
-        datasets.delete_dataset(sessions, dataset.id)
+        datasets.delete_dataset(sessions, dataset.id, actor=ADMIN)
     assert _count(sessions) == 3
-    summary = datasets.delete_dataset(sessions, dataset.id, confirm=True)
+    summary = datasets.delete_dataset(sessions, dataset.id, confirm=True, actor=ADMIN)
     assert (summary.runs, summary.responses) == (1, 3)
     assert runs.list_runs(sessions) == [] and _count(sessions) == 0
 
@@ -158,7 +159,8 @@ def test_deleting_a_dataset_never_removes_human_verdicts_silently(sessions):
                               criterion_id=version.criteria[1].id, verdict="UNMET",
                               reviewer="ana")
     with pytest.raises(HumanVerdictsExistError, match="archive it instead"):
-        datasets.delete_dataset(sessions, dataset.id, confirm=True)
+        datasets.delete_dataset(sessions, dataset.id, confirm=True, actor=ADMIN)
     assert len(reviews.verdict_history(sessions, response.id)) == 1
-    datasets.delete_dataset(sessions, dataset.id, confirm=True, delete_human_verdicts=True)
+    datasets.delete_dataset(sessions, dataset.id, confirm=True, delete_human_verdicts=True,
+                            actor=ADMIN)
     assert _count(sessions) == 0

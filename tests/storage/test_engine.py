@@ -11,6 +11,7 @@ from storage import config
 from storage.engine import create_db_engine, open_database
 from storage.migrate import current_revision, head_revision
 from storage.services import rubrics
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA
 
 
@@ -33,7 +34,7 @@ def test_open_database_creates_and_migrates_the_default_file(monkeypatch, tmp_pa
     monkeypatch.delenv("RUBRIC_WORKBENCH_DATABASE_URL")
     monkeypatch.setenv("RUBRIC_WORKBENCH_DATA_DIR", str(tmp_path / "new" / "dir"))
     sessions = open_database()
-    rubrics.create_rubric(sessions, "First", CRITERIA)
+    rubrics.create_rubric(sessions, "First", CRITERIA, actor=ADMIN)
     assert Path(tmp_path / "new" / "dir" / "workbench.db").is_file()
     assert current_revision() == head_revision()
 
@@ -54,7 +55,7 @@ def test_sqlite_runs_with_wal_foreign_keys_and_busy_timeout(tmp_path):
 
 def test_timestamps_come_back_timezone_aware_utc(sessions):
     before = datetime.now(UTC)
-    version = rubrics.create_rubric(sessions, "Timed", CRITERIA)
+    version = rubrics.create_rubric(sessions, "Timed", CRITERIA, actor=ADMIN)
     assert version.created_at.tzinfo is not None
     assert version.created_at.utcoffset().total_seconds() == 0
     assert before.replace(microsecond=0) <= version.created_at <= datetime.now(UTC)

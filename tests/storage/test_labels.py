@@ -9,6 +9,7 @@ import pytest
 from grading.types import Verdict
 from storage.errors import ImportProblemsError
 from storage.services import datasets, labels, reviews
+from tests.actors import ADMIN
 from tests.storage.agreement_seed import seed
 from tests.storage.helpers import CRITERIA
 
@@ -196,7 +197,8 @@ def test_an_unedited_sheet_imports_nothing_and_an_edited_one_only_the_changes(se
 
 def test_a_response_without_an_external_id_is_referenced_by_its_number(sessions):
     seeded = seed(sessions)
-    [loose] = datasets.import_responses(sessions, seeded.dataset.id, [{"text": "no id here"}])
+    [loose] = datasets.import_responses(sessions, seeded.dataset.id, [{"text": "no id here"}],
+                                        actor=ADMIN)
     labels.import_human_verdicts(
         sessions, seeded.version.id, seeded.dataset.id,
         f"response_id,criterion,verdict,reviewer\n#{loose},accurate,UNMET,bo\n")

@@ -12,6 +12,7 @@ from storage.engine import open_database
 from storage.migrate import current_revision, head_revision, upgrade_to_head
 from storage.models import Base
 from storage.services import rubrics
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA
 
 
@@ -44,7 +45,7 @@ def test_models_differ_from_an_unmigrated_database(backend, new_database):
 def test_upgrade_is_idempotent_and_keeps_data(backend, new_database):
     url = new_database(backend)
     sessions = open_database(url)
-    rubrics.create_rubric(sessions, "Kept", CRITERIA)
+    rubrics.create_rubric(sessions, "Kept", CRITERIA, actor=ADMIN)
     sessions.kw["bind"].dispose()
     upgrade_to_head(url)
     sessions = open_database(url)

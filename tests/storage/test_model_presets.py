@@ -15,6 +15,7 @@ from storage.model_presets import (
     remove_model_preset,
     set_model_price,
 )
+from tests.actors import ADMIN
 
 
 def test_no_file_means_no_presets():
@@ -22,8 +23,8 @@ def test_no_file_means_no_presets():
 
 
 def test_added_presets_are_listed_in_order_and_survive_a_reread():
-    add_model_preset("openai/gpt-4.1-mini")
-    add_model_preset(" openai/local-llama ", "http://127.0.0.1:8000/v1/")
+    add_model_preset("openai/gpt-4.1-mini", actor=ADMIN)
+    add_model_preset(" openai/local-llama ", "http://127.0.0.1:8000/v1/", actor=ADMIN)
     assert list_model_presets() == (
         ModelPreset("openai/gpt-4.1-mini"),
         ModelPreset("openai/local-llama", "http://127.0.0.1:8000/v1"),
@@ -34,8 +35,8 @@ def test_added_presets_are_listed_in_order_and_survive_a_reread():
 
 
 def test_same_model_with_another_api_base_is_a_separate_preset():
-    add_model_preset("openai/m")
-    add_model_preset("openai/m", "http://127.0.0.1:1234/v1")
+    add_model_preset("openai/m", actor=ADMIN)
+    add_model_preset("openai/m", "http://127.0.0.1:1234/v1", actor=ADMIN)
     assert len(list_model_presets()) == 2
 
 
@@ -51,22 +52,22 @@ def test_same_model_with_another_api_base_is_a_separate_preset():
 )
 def test_malformed_presets_are_refused_with_a_reason(model, api_base, message):
     with pytest.raises(InvalidInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        add_model_preset(model, api_base)
+        add_model_preset(model, api_base, actor=ADMIN)
     assert list_model_presets() == ()
 
 
 def test_a_duplicate_is_refused():
-    add_model_preset("openai/m")
+    add_model_preset("openai/m", actor=ADMIN)
     with pytest.raises(InvalidInputError, match="already in the list"):
-        add_model_preset("openai/m ")
+        add_model_preset("openai/m ", actor=ADMIN)
 
 
 def test_remove_takes_out_exactly_that_preset():
-    add_model_preset("openai/m")
-    add_model_preset("openai/m", "http://127.0.0.1:1/v1")
-    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1") is True
+    add_model_preset("openai/m", actor=ADMIN)
+    add_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN)
+    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN) is True
     assert list_model_presets() == (ModelPreset("openai/m"),)
-    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1") is False
+    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN) is False
 
 
 def test_a_corrupt_file_is_explained():
@@ -87,14 +88,14 @@ def test_bad_hand_edited_entries_are_left_out():
 
 def test_a_price_is_kept_with_the_preset_and_can_be_changed_or_cleared():
     add_model_preset("openai/local", "http://127.0.0.1:8000/v1", input_price="0.5",
-                     output_price=1.5)
+                     output_price=1.5, actor=ADMIN)
     [preset] = list_model_presets()
     assert preset.price == (0.5, 1.5)
     set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=0,
-                    output_price=0)
+                    output_price=0, actor=ADMIN)
     assert list_model_presets()[0].price == (0.0, 0.0)  # free is a known price
     set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=None,
-                    output_price=None)
+                    output_price=None, actor=ADMIN)
     [cleared] = list_model_presets()
     assert cleared.price is None and cleared.key == preset.key
 
@@ -107,10 +108,12 @@ def test_a_price_is_kept_with_the_preset_and_can_be_changed_or_cleared():
 ])
 def test_bad_prices_are_refused_with_a_reason(prices, message):
     with pytest.raises(InvalidInputError, match=message):
-        add_model_preset("openai/local", input_price=prices[0], output_price=prices[1])
+        add_model_preset("openai/local", input_price=prices[0], output_price=prices[1],
+                         actor=ADMIN)
     assert list_model_presets() == ()
 
 
 def test_a_price_cannot_be_set_on_a_model_not_listed():
     with pytest.raises(InvalidInputError, match="add it first"):
-        set_model_price("openai/nowhere", None, input_price=1, output_price=1)
+        set_model_price("openai/nowhere", None, input_price=1, output_price=1,
+                        actor=ADMIN)

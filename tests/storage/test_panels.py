@@ -27,7 +27,7 @@ def three_judges(sessions):
     """Three per-criterion runs over three responses (CRITERIA: 10, 5, 2.5, -8)."""
     version = make_rubric(sessions)
     rows = [{"id": f"r{i}", "text": f"answer {i}"} for i in range(3)]
-    dataset = datasets.create_dataset(sessions, "Answers", responses=rows)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=rows, actor=ADMIN)
     responses = datasets.list_responses(sessions, dataset.id, limit=None)
     judges = [make_run(sessions, version.id, dataset.id) for _ in range(3)]
     script = [
@@ -113,7 +113,8 @@ def test_bad_panel_settings_are_refused(sessions, three_judges, kwargs, message)
 
 def test_runs_of_another_version_or_dataset_or_holistic_cannot_join(sessions, three_judges):
     version, dataset, responses, run_ids = three_judges
-    other_dataset = datasets.create_dataset(sessions, "Other", responses=[{"text": "x"}])
+    other_dataset = datasets.create_dataset(sessions, "Other", responses=[{"text": "x"}],
+                                            actor=ADMIN)
     stranger = make_run(sessions, version.id, other_dataset.id)
     with pytest.raises(InvalidInputError, match="another dataset"):
         panels.create_panel(sessions, run_ids=[run_ids[0], stranger.id], rule="any",

@@ -16,6 +16,7 @@ from storage.services.results import (
     reviewed_effective_scores,
 )
 from storage.services.review_queue import response_detail, review_queue
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, holistic_report, judge_report, make_rubric, make_run
 
 V = Verdict
@@ -28,7 +29,7 @@ def _dataset(sessions, count: int = 4):
             for i in range(count)]
     if count > 2:
         rows[2]["text"] = "the needle is here"
-    dataset = datasets.create_dataset(sessions, "Answers", responses=rows)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=rows, actor=ADMIN)
     return dataset, datasets.list_responses(sessions, dataset.id, limit=None)
 
 
@@ -145,7 +146,7 @@ def test_spread_sort_puts_the_largest_gap_first(sessions, graded):
 
 def test_runs_of_another_dataset_are_refused(sessions, graded):
     version, _dataset, _responses, run_ids = graded
-    other = datasets.create_dataset(sessions, "Other", responses=[{"text": "x"}])
+    other = datasets.create_dataset(sessions, "Other", responses=[{"text": "x"}], actor=ADMIN)
     with pytest.raises(InvalidInputError, match="another dataset"):
         results_page(sessions, dataset_id=other.id, rubric_version_id=version.id,
                      run_ids=run_ids)

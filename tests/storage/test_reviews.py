@@ -11,6 +11,7 @@ from grading.types import LengthPenalty, Verdict
 from storage.errors import InvalidInputError, NotFoundError, StaleVerdictError
 from storage.run_settings import RunSettings
 from storage.services import datasets, reviews, runs
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, make_rubric
 from tests.storage.judges import ScriptedJudge, grade
 
@@ -21,11 +22,12 @@ ALL = [V.MET, V.UNMET, V.CANNOT_ASSESS]
 def _setup(sessions, texts: dict[str, str], grader: str = "per_criterion", **settings):
     version = make_rubric(sessions)
     dataset = datasets.create_dataset(
-        sessions, "Answers", responses=[{"id": k, "text": t} for k, t in texts.items()])
+        sessions, "Answers", responses=[{"id": k, "text": t} for k, t in texts.items()],
+            actor=ADMIN)
     responses = {r.external_id: r for r in datasets.list_responses(sessions, dataset.id)}
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                           grader=grader, model="openai/judge",
-                          settings=RunSettings(allow_cannot_assess=True, **settings))
+                          settings=RunSettings(allow_cannot_assess=True, **settings), actor=ADMIN)
     return version, responses, run
 
 
@@ -129,7 +131,7 @@ def test_effective_scores_agree_with_the_graders(sessions, strategy, normalize, 
     version, responses, run = _setup(sessions, texts, **settings)
     second = runs.create_run(sessions, rubric_version_id=version.id,
                              dataset_id=run.dataset_id, grader="one_shot", model="other",
-                             settings=run.settings)
+                             settings=run.settings, actor=ADMIN)
     judge = ScriptedJudge(CRITERIA, judged)
     _record(sessions, run, version, responses, judge)
     _record(sessions, second, version, responses, judge)
@@ -231,7 +233,7 @@ def test_verdicts_under_one_version_do_not_touch_another(sessions):
     version, responses, run = _setup(sessions, {"a": "[a] x"})
     _record(sessions, run, version, responses,
             ScriptedJudge(CRITERIA, {"a": [V.MET, V.MET, V.MET, V.UNMET]}))
-    v2 = rubrics.save_criteria(sessions, version.id, CRITERIA)  # frozen: a new version
+    v2 = rubrics.save_criteria(sessions, version.id, CRITERIA, actor=ADMIN)  # frozen: a new version
     reviews.set_human_verdict(sessions, response_id=responses["a"].id,
                               criterion_id=v2.criteria[3].id, verdict="MET", reviewer="ana")
     [g] = reviews.effective_grades_for_run(sessions, run.id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from grading.types import Criterion
 from storage.services import rubrics
 from storage.services.rubric_diff import diff_criteria, diff_versions
+from tests.actors import ADMIN
 
 
 def C(name, weight=10, requirement=None, section=None):
@@ -44,9 +45,9 @@ def test_unnamed_criteria_are_matched_by_requirement():
 
 
 def test_diff_versions_reads_both_versions(sessions):
-    first = rubrics.create_rubric(sessions, "r", [C("a"), C("b")])
-    rubrics.freeze_version(sessions, first.id)
-    second = rubrics.save_criteria(sessions, first.id, [C("a", 7), C("c")])
+    first = rubrics.create_rubric(sessions, "r", [C("a"), C("b")], actor=ADMIN)
+    rubrics.freeze_version(sessions, first.id, actor=ADMIN)
+    second = rubrics.save_criteria(sessions, first.id, [C("a", 7), C("c")], actor=ADMIN)
     diff = diff_versions(sessions, first.id, second.id)
     assert (diff.old.number, diff.new.number) == (1, 2)
     assert diff.counts == {"added": 1, "removed": 1, "changed": 1, "unchanged": 0}

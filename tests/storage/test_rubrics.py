@@ -9,6 +9,7 @@ from grading.rubric import Rubric
 from grading.types import Criterion
 from storage.errors import ConfirmationRequiredError, HumanVerdictsExistError, NameTakenError
 from storage.services import datasets, reviews, rubrics, runs
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, make_dataset, make_rubric, make_run
 
 
@@ -33,13 +34,13 @@ def test_rubric_names_are_unique(sessions):
 def test_invalid_criteria_are_refused_with_every_problem(sessions):
     bad = [Criterion(name="a", requirement="x"), Criterion(name="a", requirement="y")]
     with pytest.raises(RubricValidationError, match="already used"):
-        rubrics.create_rubric(sessions, "Dupes", bad)
+        rubrics.create_rubric(sessions, "Dupes", bad, actor=ADMIN)
     assert rubrics.list_rubrics(sessions) == []
 
 
 def test_editing_an_unfrozen_version_changes_it_in_place(sessions):
     version = make_rubric(sessions)
-    edited = rubrics.save_criteria(sessions, version.id, CRITERIA[:2], note="shorter")
+    edited = rubrics.save_criteria(sessions, version.id, CRITERIA[:2], note="shorter", actor=ADMIN)
     assert edited.id == version.id and edited.number == 1
     assert rubrics.get_version(sessions, version.id).to_criteria() == CRITERIA[:2]
 
@@ -51,7 +52,7 @@ def test_first_grading_run_freezes_the_version_and_edits_create_a_new_one(sessio
     frozen = rubrics.get_version(sessions, version.id)
     assert frozen.frozen
     changed = [*CRITERIA[:3], Criterion(name="polite", requirement="Is polite", weight=1)]
-    new = rubrics.save_criteria(sessions, version.id, changed)
+    new = rubrics.save_criteria(sessions, version.id, changed, actor=ADMIN)
     assert (new.number, new.frozen) == (2, False) and new.id != version.id
     assert new.to_criteria() == changed
     assert rubrics.get_version(sessions, version.id).to_criteria() == CRITERIA
@@ -67,7 +68,7 @@ def test_a_human_verdict_freezes_the_version_too(sessions):
                               criterion_id=version.criteria[0].id, verdict="MET",
                               reviewer="ana")
     assert rubrics.get_version(sessions, version.id).frozen
-    assert rubrics.save_criteria(sessions, version.id, CRITERIA[:1]).id != version.id
+    assert rubrics.save_criteria(sessions, version.id, CRITERIA[:1], actor=ADMIN).id != version.id
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
@@ -75,14 +76,14 @@ def test_export_and_import_round_trip_through_grading_writers(sessions, fmt):
     version = make_rubric(sessions)
     text = rubrics.export_version(sessions, version.id, fmt)
     assert text == getattr(Rubric(CRITERIA), f"to_{fmt}")()
-    imported = rubrics.import_rubric(sessions, "Copy", text, filename=f"copy.{fmt}")
+    imported = rubrics.import_rubric(sessions, "Copy", text, filename=f"copy.{fmt}", actor=ADMIN)
     assert imported.to_criteria() == CRITERIA
 
 
 def test_import_of_an_invalid_file_writes_nothing_and_lists_the_problems(sessions):
     text = "- requirement: ''\n  weight: 1\n- weight: zwei\n  requirement: ok\n"
     with pytest.raises(RubricValidationError) as caught:
-        rubrics.import_rubric(sessions, "Broken", text, filename="broken.yaml")
+        rubrics.import_rubric(sessions, "Broken", text, filename="broken.yaml", actor=ADMIN)
     assert len(caught.value.problems) == 2
     assert "line 1" in caught.value.problems[0] and "line 3" in caught.value.problems[1]
     assert rubrics.list_rubrics(sessions) == []
@@ -90,12 +91,12 @@ def test_import_of_an_invalid_file_writes_nothing_and_lists_the_problems(session
 
 def test_archived_rubrics_leave_the_default_list_but_keep_everything(sessions):
     version = make_rubric(sessions)
-    rubrics.archive_rubric(sessions, version.rubric_id)
+    rubrics.archive_rubric(sessions, version.rubric_id, actor=ADMIN)
     assert rubrics.list_rubrics(sessions) == []
     [info] = rubrics.list_rubrics(sessions, include_archived=True)
     assert info.archived
     assert rubrics.get_version(sessions, version.id).to_criteria() == CRITERIA
-    rubrics.archive_rubric(sessions, version.rubric_id, archived=False)
+    rubrics.archive_rubric(sessions, version.rubric_id, archived=False, actor=ADMIN)
     assert len(rubrics.list_rubrics(sessions)) == 1
 
 
@@ -103,14 +104,14 @@ def test_rename_refuses_a_taken_name(sessions):
     a = make_rubric(sessions, "A")
     make_rubric(sessions, "B")
     with pytest.raises(NameTakenError):
-        rubrics.rename_rubric(sessions, a.rubric_id, "B")
-    rubrics.rename_rubric(sessions, a.rubric_id, "C")
+        rubrics.rename_rubric(sessions, a.rubric_id, "B", actor=ADMIN)
+    rubrics.rename_rubric(sessions, a.rubric_id, "C", actor=ADMIN)
     assert [r.name for r in rubrics.list_rubrics(sessions)] == ["B", "C"]
 
 
 def test_deleting_an_unused_rubric_needs_no_confirmation(sessions):
     version = make_rubric(sessions)
-    summary = rubrics.delete_rubric(sessions, version.rubric_id)
+    summary = rubrics.delete_rubric(sessions, version.rubric_id, actor=ADMIN)
     assert summary.runs == 0
     assert rubrics.list_rubrics(sessions, include_archived=True) == []
 
@@ -120,9 +121,9 @@ def test_deleting_a_rubric_with_results_needs_confirmation(sessions):
     dataset, _ = make_dataset(sessions)
     make_run(sessions, version.id, dataset.id)
     with pytest.raises(ConfirmationRequiredError, match="archive"):
-        rubrics.delete_rubric(sessions, version.rubric_id)
+        rubrics.delete_rubric(sessions, version.rubric_id, actor=ADMIN)
     assert len(rubrics.list_rubrics(sessions)) == 1
-    summary = rubrics.delete_rubric(sessions, version.rubric_id, confirm=True)
+    summary = rubrics.delete_rubric(sessions, version.rubric_id, confirm=True, actor=ADMIN)
     assert summary.runs == 1
     assert runs.list_runs(sessions) == []
     assert datasets.get_dataset(sessions, dataset.id).response_count == 3
@@ -135,9 +136,9 @@ def test_deleting_a_rubric_never_removes_human_verdicts_without_saying_so(sessio
                               criterion_id=version.criteria[0].id, verdict="MET",
                               reviewer="ana")
     with pytest.raises(HumanVerdictsExistError, match="1 human verdicts"):
-        rubrics.delete_rubric(sessions, version.rubric_id, confirm=True)
+        rubrics.delete_rubric(sessions, version.rubric_id, confirm=True, actor=ADMIN)
     assert len(reviews.verdict_history(sessions, response.id)) == 1
     summary = rubrics.delete_rubric(sessions, version.rubric_id, confirm=True,
-                                    delete_human_verdicts=True)
+                                    delete_human_verdicts=True, actor=ADMIN)
     assert summary.human_verdicts == 1
     assert reviews.verdict_history(sessions, response.id) == []

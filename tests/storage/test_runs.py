@@ -9,6 +9,7 @@ from grading.types import CriterionReport, EvaluationReport, LengthPenalty, Verd
 from storage.errors import GradeExistsError, InvalidStateError, NotFoundError
 from storage.run_settings import RunSettings
 from storage.services import reviews, runs
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, make_dataset, make_rubric, make_run
 from tests.storage.judges import ScriptedJudge, grade
 
@@ -30,7 +31,7 @@ def test_run_round_trip_with_every_setting(sessions):
     run = runs.create_run(
         sessions, rubric_version_id=version.id, dataset_id=dataset.id, grader="one_shot",
         model="openai/judge", settings=settings, name="strict judge",
-        response_ids=[responses[3].id, responses[1].id],
+        response_ids=[responses[3].id, responses[1].id], actor=ADMIN,
     )
     assert runs.get_run(sessions, run.id) == run
     assert run.settings == settings and run.settings.scoring().cannot_assess == "partial"
@@ -66,7 +67,7 @@ def test_unknown_grader_strategy_or_selection_is_refused(sessions):
     _other, [foreign, *_] = make_dataset(sessions, "Other")
     with pytest.raises(NotFoundError, match="not in dataset"):
         runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                        grader="per_criterion", model="m", response_ids=[foreign.id])
+                        grader="per_criterion", model="m", response_ids=[foreign.id], actor=ADMIN)
     assert runs.list_runs(sessions) == []
 
 
@@ -143,11 +144,11 @@ def test_status_changes_follow_the_run_lifecycle(sessions):
     done = runs.finish_run(sessions, run.id)
     assert done.status == "done" and done.finished_at >= done.started_at
     with pytest.raises(InvalidStateError, match="done"):
-        runs.cancel_run(sessions, run.id)
+        runs.cancel_run(sessions, run.id, actor=ADMIN)
 
     second = make_run(sessions, version.id, dataset.id)
-    assert runs.cancel_run(sessions, second.id).status == "cancelled"
-    requeued = runs.requeue_run(sessions, second.id)
+    assert runs.cancel_run(sessions, second.id, actor=ADMIN).status == "cancelled"
+    requeued = runs.requeue_run(sessions, second.id, actor=ADMIN)
     assert (requeued.status, requeued.finished_at) == ("queued", None)
     failed = runs.fail_run(sessions, second.id, "OPENAI_API_KEY is not set")
     assert (failed.status, failed.error) == ("failed", "OPENAI_API_KEY is not set")
@@ -174,7 +175,7 @@ def _launch(sessions, version, dataset, **overrides):
     arguments = {"rubric_version_id": version.id, "dataset_id": dataset.id,
                  "grader": "per_criterion", "model": "openai/judge",
                  "settings": {"api_base": "http://127.0.0.1:9/v1"}, "name": "first"}
-    return runs.launch_run(sessions, **{**arguments, **overrides})
+    return runs.launch_run(sessions, actor=ADMIN, **{**arguments, **overrides})
 
 
 def test_launching_the_same_run_again_returns_the_active_one(sessions):
@@ -218,7 +219,7 @@ def test_a_finished_or_stopped_run_does_not_block_launching_it_again(sessions, s
         runs.start_run(sessions, first.run.id)
         runs.finish_run(sessions, first.run.id)
     elif stop == "cancel":
-        runs.cancel_run(sessions, first.run.id)
+        runs.cancel_run(sessions, first.run.id, actor=ADMIN)
     else:
         runs.fail_run(sessions, first.run.id, "no key")
     assert _launch(sessions, version, dataset).created

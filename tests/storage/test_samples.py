@@ -6,6 +6,7 @@ from pathlib import Path
 
 from storage.services import datasets, rubrics
 from storage.services.samples import load_sample
+from tests.actors import ADMIN
 
 SAMPLES = Path(__file__).resolve().parents[2] / "ui" / "samples"
 
@@ -16,7 +17,7 @@ def _load(sessions):
         rubric_text=(SAMPLES / "sample_rubric.yaml").read_text(),
         rubric_filename="sample_rubric.yaml",
         responses_data=(SAMPLES / "sample_responses.csv").read_bytes(),
-        responses_filename="sample_responses.csv",
+        responses_filename="sample_responses.csv", actor=ADMIN,
     )
 
 
@@ -39,6 +40,6 @@ def test_second_load_changes_nothing(sessions):
 
 def test_a_missing_half_is_restored(sessions):
     first = _load(sessions)
-    datasets.delete_dataset(sessions, first.dataset_id)
+    datasets.delete_dataset(sessions, first.dataset_id, actor=ADMIN)
     again = _load(sessions)
     assert not again.rubric_created and again.dataset_created

@@ -10,6 +10,7 @@ from storage.config import database_url
 from storage.dto import ResponseInfo, RubricVersionInfo, RunInfo
 from storage.engine import SessionFactory, open_database
 from storage.services import datasets, runs
+from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, judge_report, make_rubric
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
@@ -31,11 +32,11 @@ def seed_graded(count: int = 3, *, grade: bool = True) -> Seeded:
     version = make_rubric(sessions)
     rows = [{"id": f"r{i}", "query": f"question {i}", "text": f"answer {i}"}
             for i in range(count)]
-    dataset = datasets.create_dataset(sessions, "Answers", responses=rows)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=rows, actor=ADMIN)
     responses = datasets.list_responses(sessions, dataset.id, limit=None)
     created = [
         runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                        grader=grader, model=model)
+                        grader=grader, model=model, actor=ADMIN)
         for grader, model in (("per_criterion", "openai/judge-a"),
                               ("one_shot", "openai/judge-b"))
     ]

@@ -11,6 +11,7 @@ from grading.types import ScoringSettings, Verdict
 from storage.config import database_url
 from storage.engine import open_database
 from storage.services import datasets, reviews, rubrics, runs
+from tests.actors import ADMIN
 from tests.storage.agreement_seed import seed
 from tests.storage.helpers import CRITERIA, judge_report
 
@@ -155,11 +156,12 @@ def test_a_disagreement_opens_in_review(sessions):
 
 
 def test_one_run_without_reviews_explains_what_is_missing(sessions):
-    version = rubrics.create_rubric(sessions, "Solo", CRITERIA)
-    dataset = datasets.create_dataset(sessions, "One", responses=[{"id": "a", "text": "t"}])
+    version = rubrics.create_rubric(sessions, "Solo", CRITERIA, actor=ADMIN)
+    dataset = datasets.create_dataset(sessions, "One", responses=[{"id": "a", "text": "t"}],
+                                      actor=ADMIN)
     [response] = datasets.list_responses(sessions, dataset.id)
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model="openai/solo")
+                          grader="per_criterion", model="openai/solo", actor=ADMIN)
     runs.record_grade(sessions, run.id, response.id, judge_report(
         CRITERIA, [Verdict.MET] * 4, ScoringSettings(), "t"))
     at = _open()

@@ -8,6 +8,7 @@ import pytest
 
 from grading.types import Criterion
 from storage.services import datasets, rubrics
+from tests.actors import ADMIN
 from tests.ui.pages import SAMPLES, db, frame_with, frames, open_page, texts
 
 SAMPLE_CSV = (SAMPLES / "sample_responses.csv").read_bytes()
@@ -19,7 +20,7 @@ def _no_worker(monkeypatch):
 
 
 def _dataset(name="Replies", rows=()):
-    return datasets.create_dataset(db(), name, responses=list(rows))
+    return datasets.create_dataset(db(), name, responses=list(rows), actor=ADMIN)
 
 
 def _click(at, label):
@@ -226,7 +227,7 @@ def test_archive_hides_a_dataset_and_restore_brings_it_back():
 
 
 def test_an_uploaded_dataset_is_offered_on_the_grade_page_at_once():
-    rubrics.create_rubric(db(), "R", [Criterion(requirement="Is right")])
+    rubrics.create_rubric(db(), "R", [Criterion(requirement="Is right")], actor=ADMIN)
     at = open_page("grade")  # fills the Grade page's cached dataset list (empty)
     at.switch_page("app_pages/responses.py").run()
     _upload(at, "fresh.csv", SAMPLE_CSV)
@@ -258,7 +259,7 @@ def test_the_dataset_list_shows_response_counts():
 
 def test_names_and_descriptions_are_shown_as_text_not_markup():
     datasets.create_dataset(db(), "**Bold** <b>tag</b> :red[x]",
-                            description="[click](http://example.invalid)")
+                            description="[click](http://example.invalid)", actor=ADMIN)
     at = open_page("responses")
     header = at.subheader[0].value
     assert header.startswith(r"\*\*Bold\*\* \<b\>tag\</b\> \:red\[x\]")
@@ -291,7 +292,7 @@ def test_delete_needs_a_confirmation_and_removes_the_dataset():
 def test_a_dataset_with_human_verdicts_cannot_be_deleted_here():
     from storage.services.reviews import set_human_verdict
 
-    version = rubrics.create_rubric(db(), "R", [Criterion(requirement="Is right")])
+    version = rubrics.create_rubric(db(), "R", [Criterion(requirement="Is right")], actor=ADMIN)
     dataset = _dataset(rows=[{"text": "a"}])
     [response] = _responses(dataset.id)
     set_human_verdict(db(), response_id=response.id, criterion_id=version.criteria[0].id,

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from storage.services import reviews
+from tests.actors import ADMIN
 from tests.ui.pages import open_page, texts
 from tests.ui.seed import M, U, seed_graded
 
@@ -138,10 +139,10 @@ def test_model_and_uploaded_text_is_shown_as_text_never_markup():
     version = make_rubric(sessions)
     hostile = "<script>alert(1)</script> **not bold** [link](http://example.invalid)"
     dataset = datasets.create_dataset(sessions, "Hostile", responses=[
-        {"id": "x1", "query": hostile, "text": hostile}])
+        {"id": "x1", "query": hostile, "text": hostile}], actor=ADMIN)
     [response] = datasets.list_responses(sessions, dataset.id)
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model="openai/judge")
+                          grader="per_criterion", model="openai/judge", actor=ADMIN)
     report = EvaluationReport(score=0.5, raw_score=8.75, report=[
         CriterionReport(**c.model_dump(), verdict="MET" if i else "UNMET",
                         reason=f"<img src=x onerror=alert({i})>",

@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from grading.types import Criterion
 from storage.services import datasets, rubrics
+from tests.actors import ADMIN
 from tests.ui.pages import APP, SAMPLES, db, frame_with, frames, open_page, texts, unescape
 
 SAMPLE = (SAMPLES / "sample_rubric.yaml").read_text()
@@ -22,9 +23,9 @@ def _seed(criteria=None, *, frozen=False):
     version = rubrics.create_rubric(sessions, "Support", criteria or [
         Criterion(name="refund", requirement="States the refund window", weight=10),
         Criterion(name="order", requirement="Asks for the order number", weight=5),
-    ])
+    ], actor=ADMIN)
     if frozen:
-        rubrics.freeze_version(sessions, version.id)
+        rubrics.freeze_version(sessions, version.id, actor=ADMIN)
     return version
 
 
@@ -177,7 +178,7 @@ def test_diff_between_two_versions_lists_added_removed_and_changed():
     rubrics.save_criteria(db(), version.id, [
         Criterion(name="refund", requirement="States the refund window", weight=8),
         Criterion(name="empathy", requirement="Acknowledges the frustration", weight=4),
-    ])
+    ], actor=ADMIN)
     at = open_page("rubrics")
     assert "v1 → v2" in texts(at)
     diff = frames(at)[-1]
@@ -275,7 +276,7 @@ def test_export_offers_yaml_and_json_of_the_selected_version():
 
 
 def test_a_new_rubric_is_offered_on_the_grade_page_at_once():
-    datasets.create_dataset(db(), "Replies", responses=[{"text": "an answer"}])
+    datasets.create_dataset(db(), "Replies", responses=[{"text": "an answer"}], actor=ADMIN)
     at = open_page("grade")  # fills the Grade page's cached rubric list (empty)
     at.switch_page("app_pages/rubrics.py").run()
     at.text_input[0].input("Fresh rubric")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from storage.model_presets import ModelPreset, add_model_preset, list_model_presets
+from tests.actors import ADMIN
 from tests.fake_provider import Reply, fake_provider, fake_provider_server
 from tests.ui.pages import frame_with, frames, open_page, texts, unescape
 
@@ -75,7 +76,7 @@ def test_no_key_at_all_gets_a_warning_with_the_way_out():
 
 def test_test_connection_succeeds_against_a_working_server(fake_provider, monkeypatch):
     monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "local-test-key")
-    add_model_preset("openai/fake-judge", fake_provider.api_base)
+    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN)
     at = open_page("settings")
     at.button(key="settings_test").click().run()
     assert not at.exception
@@ -88,7 +89,7 @@ def test_test_connection_succeeds_against_a_working_server(fake_provider, monkey
 def test_test_connection_failure_is_in_plain_words(fake_provider, monkeypatch):
     monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "wrong-key")
     fake_provider.required_api_key = "right-key"
-    add_model_preset("openai/fake-judge", fake_provider.api_base)
+    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN)
     at = open_page("settings")
     at.button(key="settings_test").click().run()
     assert not at.exception
@@ -101,7 +102,7 @@ def test_test_connection_failure_is_in_plain_words(fake_provider, monkeypatch):
 def test_test_connection_to_a_server_that_errors(fake_provider, monkeypatch):
     monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "k-local")
     fake_provider.enqueue(Reply(status=500, error_message="GPU on fire"))
-    add_model_preset("openai/fake-judge", fake_provider.api_base)
+    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN)
     at = open_page("settings")
     at.button(key="settings_test").click().run()
     [error] = [unescape(e.value) for e in at.error]

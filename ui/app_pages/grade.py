@@ -10,6 +10,7 @@ from grading.errors import RubricWorkbenchError
 from storage.services import runs
 from ui import grade_handoff, grade_runs, grade_settings, runtime
 from ui import results_readers as readers
+from ui.auth import current_actor
 from ui.verdict_view import GRADER_HELP, GRADER_LABELS, md_escape, run_label
 from ui.wording import estimate_cost_text, plural
 
@@ -75,7 +76,7 @@ def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...
                 sessions, rubric_version_id=version_id, dataset_id=dataset_id,
                 grader=judge.grader, model=judge.model, settings=_run_settings(judge, settings),
                 response_ids=list(response_ids) if response_ids is not None else None,
-                name=s.grade_run_name.strip())
+                name=s.grade_run_name.strip(), actor=current_actor())
             (created if launch.created else existing).append(launch.run)
     except RubricWorkbenchError as exc:
         s.grade_flash = ("error", f"Nothing more was launched: {md_escape(str(exc))}")

@@ -13,6 +13,7 @@ from storage.errors import StorageError
 from storage.model_presets import list_model_presets
 from storage.services.samples import load_sample
 from ui import catalog
+from ui.auth import current_actor
 from ui.boundary import page_boundary, plain
 from ui.runtime import database_key, get_sessions
 
@@ -31,7 +32,7 @@ def handle_load_sample() -> None:
             responses_data=(SAMPLES / "sample_responses.csv").read_bytes(),
             responses_filename="sample_responses.csv",
             description="Loaded from the Start page: answers to a customer asking about a "
-                        "late refund.",
+                        "late refund.", actor=current_actor(),
         )
     except (RubricValidationError, StorageError) as exc:
         st.error(plain(f"The samples could not be loaded: {exc}"))

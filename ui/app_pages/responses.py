@@ -20,6 +20,7 @@ from storage.response_files import (
 )
 from storage.services import datasets as service
 from ui import catalog
+from ui.auth import current_actor
 from ui.boundary import count, page_boundary, plain
 from ui.runtime import database_key, get_sessions
 
@@ -82,7 +83,8 @@ def get_validated(data: bytes, filename: str,
 # -- handlers --------------------------------------------------------------------------------
 def handle_create_dataset(name: str, description: str) -> None:
     try:
-        dataset = service.create_dataset(get_sessions(), name, description=description.strip())
+        dataset = service.create_dataset(get_sessions(), name, description=description.strip(),
+                                         actor=current_actor())
     except StorageError as exc:
         st.error(plain(f"Could not create the dataset: {exc}."))
         return
@@ -93,7 +95,7 @@ def handle_create_dataset(name: str, description: str) -> None:
 
 
 def handle_archive(dataset: DatasetInfo, archived: bool) -> None:
-    service.archive_dataset(get_sessions(), dataset.id, archived)
+    service.archive_dataset(get_sessions(), dataset.id, archived, actor=current_actor())
     catalog.clear_dataset_list()
     if archived:
         flash(f"Archived '{dataset.name}'. Turn on 'Show archived' to see or restore it.",
@@ -106,7 +108,8 @@ def handle_archive(dataset: DatasetInfo, archived: bool) -> None:
 
 def handle_delete(dataset: DatasetInfo) -> None:
     try:
-        removed = service.delete_dataset(get_sessions(), dataset.id, confirm=True)
+        removed = service.delete_dataset(get_sessions(), dataset.id, confirm=True,
+                                         actor=current_actor())
     except HumanVerdictsExistError as exc:
         st.error(plain(f"Not deleted: {exc}. People's verdicts are never deleted from here; "
                        "archive the dataset to hide it."))
@@ -126,7 +129,8 @@ def handle_paste(dataset: DatasetInfo, query: str, output: str, thinking: str,
     try:
         response = service.add_response(
             get_sessions(), dataset.id, output, query=query or None,
-            thinking=thinking or None, external_id=external_id.strip() or None)
+            thinking=thinking or None, external_id=external_id.strip() or None,
+                actor=current_actor())
     except ImportProblemsError as exc:
         render_problems(_problems(exc), "the response")
         return
@@ -148,10 +152,11 @@ def handle_import(responses: list[NewResponse], filename: str, target: DatasetIn
             if not new_name.strip():
                 st.error("Give the new dataset a name.")
                 return
-            dataset = service.create_dataset(sessions, new_name, responses=responses)
+            dataset = service.create_dataset(sessions, new_name, responses=responses,
+                                             actor=current_actor())
             target_id, target_name = dataset.id, dataset.name
         else:
-            service.import_responses(sessions, target.id, responses)
+            service.import_responses(sessions, target.id, responses, actor=current_actor())
             target_id, target_name = target.id, target.name
     except ImportProblemsError as exc:
         render_problems(_problems(exc), filename)
@@ -383,6 +388,7 @@ def render_page() -> None:
             st.dataframe(
                 pd.DataFrame([{"Name": d.name, "Responses": d.response_count,
                                "Description": d.description, "Created": d.created_at,
+                               "Imported by": d.imported_by or "",
                                "Archived": d.archived} for d in shown]),
                 hide_index=True, width="stretch",
                 column_config={

@@ -17,10 +17,6 @@ CHOICES = ["", "MET", "UNMET", "CANNOT_ASSESS"]
 CHOICE_LABELS = {"": "—", "MET": "MET", "UNMET": "UNMET", "CANNOT_ASSESS": "CANNOT ASSESS"}
 
 
-def handle_name_change() -> None:
-    st.session_state.reviewer_name = st.session_state.review_name_input.strip()
-
-
 def handle_move(step: int, size: int) -> None:
     s = st.session_state
     s.review_position = min(max(0, s.review_position + step), max(0, size - 1))
@@ -33,15 +29,6 @@ def handle_refresh_queue() -> None:
 
 def handle_set_change() -> None:
     st.session_state.review_position = 0
-
-
-def render_sidebar() -> None:
-    st.session_state.review_name_input = st.session_state.reviewer_name
-    st.sidebar.text_input("Your name (reviewer)", key="review_name_input",
-                          on_change=handle_name_change, placeholder="e.g. Ana Souza",
-                          help="Saved with every verdict you enter; set once per session.")
-    if not st.session_state.reviewer_name:
-        st.sidebar.caption("Enter your name to save verdicts.")
 
 
 def pick_set(db: str) -> ResultSet | None:
@@ -230,7 +217,6 @@ st.caption("Correct the judges by hand. Your verdict replaces the judge's in eve
            "this response under this rubric version; the score is recomputed at once.")
 db = runtime.database_key()
 runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
-render_sidebar()
 try:
     chosen = pick_set(db)
     if chosen is not None:

@@ -15,6 +15,7 @@ from storage.errors import HumanVerdictsExistError, StorageError
 from storage.services import rubrics as service
 from storage.services.rubric_diff import diff_criteria
 from ui import catalog
+from ui.auth import current_actor
 from ui.boundary import count, page_boundary, plain
 from ui.criteria_table import Summary, from_frame, marked_frame, summarize
 from ui.runtime import database_key, get_sessions
@@ -72,7 +73,8 @@ def version_label(version: RubricVersionInfo, latest_id: int) -> str:
               else "draft, editable")
     latest = " · latest" if version.id == latest_id else ""
     note = f" — {version.note}" if version.note else ""
-    return f"v{version.number} · {status}{latest}{note}"
+    by = f" · by {version.created_by}" if version.created_by else ""
+    return f"v{version.number} · {status}{latest}{by}{note}"
 
 
 # -- handlers --------------------------------------------------------------------------------
@@ -83,7 +85,7 @@ def handle_create(name: str, description: str, requirement: str, weight: float) 
     criterion = Criterion(requirement=requirement, weight=weight)
     try:
         version = service.create_rubric(get_sessions(), name, [criterion],
-                                        description=description.strip())
+                                        description=description.strip(), actor=current_actor())
     except StorageError as exc:
         st.error(plain(f"Could not create the rubric: {exc}."))
         return
@@ -105,7 +107,8 @@ def handle_import(name: str, upload, pasted: str) -> None:
         st.error("Give the imported rubric a name.")
         return
     try:
-        version = service.import_rubric(get_sessions(), name, text, filename=filename)
+        version = service.import_rubric(get_sessions(), name, text, filename=filename,
+                                        actor=current_actor())
     except RubricValidationError as exc:
         state["rubrics_import_problems"] = (None, filename or "pasted text",
                                             list(exc.problems))
@@ -159,7 +162,8 @@ def handle_update_from_file(version: RubricVersionInfo, upload, pasted: str) -> 
         return
     try:
         saved = service.save_criteria(get_sessions(), version.id, rubric,
-                                      note=f"updated from {filename or 'pasted text'}")
+                                      note=f"updated from {filename or 'pasted text'}",
+                                          actor=current_actor())
     except StorageError as exc:
         st.error(plain(f"Nothing was saved: {exc}"))
         return
@@ -175,7 +179,7 @@ def handle_update_from_file(version: RubricVersionInfo, upload, pasted: str) -> 
 
 def handle_rename(rubric: RubricInfo, name: str) -> None:
     try:
-        service.rename_rubric(get_sessions(), rubric.id, name)
+        service.rename_rubric(get_sessions(), rubric.id, name, actor=current_actor())
     except StorageError as exc:
         st.error(plain(f"Could not rename: {exc}."))
         return
@@ -185,7 +189,7 @@ def handle_rename(rubric: RubricInfo, name: str) -> None:
 
 
 def handle_archive(rubric: RubricInfo, archived: bool) -> None:
-    service.archive_rubric(get_sessions(), rubric.id, archived)
+    service.archive_rubric(get_sessions(), rubric.id, archived, actor=current_actor())
     catalog.clear_rubric_readers()
     if archived:
         flash(f"Archived '{rubric.name}'. Turn on 'Show archived' to see or restore it.", "info")
@@ -197,7 +201,8 @@ def handle_archive(rubric: RubricInfo, archived: bool) -> None:
 
 def handle_delete(rubric: RubricInfo) -> None:
     try:
-        removed = service.delete_rubric(get_sessions(), rubric.id, confirm=True)
+        removed = service.delete_rubric(get_sessions(), rubric.id, confirm=True,
+                                        actor=current_actor())
     except HumanVerdictsExistError as exc:
         st.error(plain(f"Not deleted: {exc}. People's verdicts are never deleted from here; "
                        "archive the rubric to hide it."))
@@ -210,7 +215,7 @@ def handle_delete(rubric: RubricInfo) -> None:
 
 
 def handle_freeze(version: RubricVersionInfo) -> None:
-    service.freeze_version(get_sessions(), version.id)
+    service.freeze_version(get_sessions(), version.id, actor=current_actor())
     catalog.clear_rubric_readers()
     flash(f"Version {version.number} is frozen: it will never change. "
           "Edits now create a new version.")
@@ -219,7 +224,8 @@ def handle_freeze(version: RubricVersionInfo) -> None:
 
 def handle_save(version: RubricVersionInfo, criteria, note: str) -> None:
     try:
-        saved = service.save_criteria(get_sessions(), version.id, criteria, note=note.strip())
+        saved = service.save_criteria(get_sessions(), version.id, criteria, note=note.strip(),
+                                      actor=current_actor())
     except (RubricValidationError, StorageError) as exc:
         st.error(plain(f"Nothing was saved: {exc}"))
         return

@@ -10,7 +10,7 @@ import streamlit as st
 from grading.llm import API_BASE_ENV, API_KEY_ENV, DEFAULT_MODEL, MODEL_ENV
 from storage.config import DATA_DIR_VARIABLE, DATABASE_URL_VARIABLE, data_dir, describe_url
 from storage.connection_check import check_connection, key_variables, needed_key_variable
-from storage.errors import InvalidInputError
+from storage.errors import InvalidInputError, StorageError
 from storage.model_presets import (
     ModelPreset,
     add_model_preset,
@@ -19,7 +19,9 @@ from storage.model_presets import (
     remove_model_preset,
     set_model_price,
 )
+from ui.auth import current_actor
 from ui.boundary import plain
+from ui.people_admin import render_people
 from ui.runtime import database_key
 
 state = st.session_state
@@ -40,10 +42,10 @@ def render_flash() -> None:
 def handle_add(model: str, api_base: str, input_price: float | None,
                output_price: float | None) -> None:
     try:
-        preset = add_model_preset(model, api_base or None, input_price=input_price,
-                                  output_price=output_price)
-    except InvalidInputError as exc:
-        st.error(plain(f"Not added: {exc}."))
+        preset = add_model_preset(model, api_base or None, actor=current_actor(),
+                                  input_price=input_price, output_price=output_price)
+    except StorageError as exc:
+        st.error(plain(f"Not added: {exc}"))
         return
     flash(f"Added {preset.label}. Test the connection below before grading with it.")
     st.rerun()
@@ -53,9 +55,9 @@ def handle_price(preset: ModelPreset, input_price: float | None,
                  output_price: float | None) -> None:
     try:
         saved = set_model_price(preset.model, preset.api_base, input_price=input_price,
-                                output_price=output_price)
-    except InvalidInputError as exc:
-        st.error(plain(f"Price not saved: {exc}."))
+                                output_price=output_price, actor=current_actor())
+    except StorageError as exc:
+        st.error(plain(f"Price not saved: {exc}"))
         return
     flash(f"Price of {saved.label}: {price_text(saved)}. New estimates and runs use it."
           if saved.price else f"{saved.label} has no price of its own now: litellm's is used.")
@@ -69,7 +71,11 @@ def price_text(preset: ModelPreset) -> str:
 
 
 def handle_remove(preset: ModelPreset) -> None:
-    remove_model_preset(preset.model, preset.api_base)
+    try:
+        remove_model_preset(preset.model, preset.api_base, actor=current_actor())
+    except StorageError as exc:
+        st.error(plain(f"Not removed: {exc}"))
+        return
     state["settings_check"] = None
     flash(f"Removed {preset.label}.", "info")
     st.rerun()
@@ -204,6 +210,7 @@ def render_page() -> None:
     render_presets(presets)
     render_keys()
     render_storage()
+    render_people()
 
 
 render_page()

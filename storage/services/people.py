@@ -1,0 +1,157 @@
+"""Team mode's people: who has which role, who signed in, and the audit trail of what they did.
+
+Roles live in the ``people`` table. The first admins come from ``RUBRIC_WORKBENCH_ADMINS``
+(comma-separated e-mails) so that a new team can never be locked out: those people are admins
+whatever the table says, and the Settings page cannot demote them.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from storage import models as m
+from storage.dto import AuditEvent, PersonInfo
+from storage.engine import SessionFactory
+from storage.errors import InvalidInputError
+from storage.repositories import people as repo
+from storage.services.reviewers import Actor, Role, require
+
+ADMINS_VARIABLE = "RUBRIC_WORKBENCH_ADMINS"
+# A signed-in page reruns on every click: remember "last seen" at most this often.
+_SEEN_EVERY = timedelta(minutes=10)
+
+
+def person_key(identity: str) -> str:
+    """The stable key of a person: the e-mail, lower-cased (e-mails are case-insensitive)."""
+    key = identity.strip()
+    return key.lower() if "@" in key else key
+
+
+def environment_admins() -> frozenset[str]:
+    """The admins named in ``RUBRIC_WORKBENCH_ADMINS`` (read at call time)."""
+    raw = os.environ.get(ADMINS_VARIABLE, "")
+    return frozenset(person_key(part) for part in raw.replace(";", ",").split(",") if part.strip())
+
+
+def _roles(key: str, row: m.PersonRow | None) -> frozenset[Role]:
+    if key in environment_admins():
+        return frozenset({Role.ADMIN})
+    return frozenset({Role(row.role)}) if row is not None and row.role else frozenset()
+
+
+def signed_in_actor(sessions: SessionFactory, *, identity: str, name: str = "") -> Actor:
+    """The signed-in person with their role; remembers that they signed in (so an admin
+    can find them in Settings)."""
+    key = person_key(identity)
+    if not key:
+        raise InvalidInputError("the sign-in provider sent no e-mail or subject for this person")
+    name = " ".join((name or "").split())[:200]
+    now = m.utcnow()
+    try:
+        with sessions.begin() as session:
+            row = repo.find_person(session, key)
+            if row is None:
+                row = m.PersonRow(key=key, name=name, last_seen_at=now, created_at=now)
+                session.add(row)
+            elif row.last_seen_at is None or now - row.last_seen_at > _SEEN_EVERY or (
+                    name and row.name != name):
+                row.last_seen_at = now
+                row.name = name or row.name
+            roles = _roles(key, row)
+    except IntegrityError:  # the same person's other tab inserted the row first
+        with sessions() as session:
+            roles = _roles(key, repo.find_person(session, key))
+    return Actor(key=key, name=name or key, roles=roles, signed_in=True)
+
+
+def _info(row: m.PersonRow | None, key: str, admins: frozenset[str]) -> PersonInfo:
+    from_env = key in admins
+    if row is None:
+        return PersonInfo(key=key, name="", role=Role.ADMIN.value, role_set_by=ADMINS_VARIABLE,
+                          role_set_at=None, last_seen_at=None, from_environment=True)
+    return PersonInfo(
+        key=row.key, name=row.name, role=Role.ADMIN.value if from_env else row.role,
+        role_set_by=ADMINS_VARIABLE if from_env else row.role_set_by,
+        role_set_at=None if from_env else row.role_set_at, last_seen_at=row.last_seen_at,
+        from_environment=from_env,
+    )
+
+
+def list_people(sessions: SessionFactory) -> list[PersonInfo]:
+    """Everyone known: the environment's admins, everyone with a role, everyone who signed in."""
+    admins = environment_admins()
+    with sessions() as session:
+        rows = {row.key: row for row in repo.list_people(session)}
+    return [_info(rows.get(key), key, admins) for key in sorted(set(rows) | admins)]
+
+
+def admin_contacts(sessions: SessionFactory) -> list[str]:
+    """Whom a person without a role should ask: every admin's key."""
+    with sessions() as session:
+        stored = repo.keys_with_role(session, Role.ADMIN.value)
+    return sorted(set(stored) | environment_admins())
+
+
+def set_role(
+    sessions: SessionFactory, identity: str, role: Role | str | None, *, actor: Actor,
+    name: str = "",
+) -> PersonInfo:
+    """Give ``identity`` (an e-mail) a role, or take it away with ``None``. Admins only."""
+    require(actor, Role.ADMIN, "change people's roles")
+    key = person_key(identity)
+    if not key or any(c.isspace() for c in key):
+        raise InvalidInputError(
+            f"{identity.strip()!r} is not an e-mail address; give the address the person "
+            "signs in with, e.g. ana@example.org")
+    try:
+        new = None if role in (None, "") else Role(role).value
+    except ValueError:
+        raise InvalidInputError(
+            f"unknown role {role!r}; use one of {', '.join(r.value for r in Role)}") from None
+    if key in environment_admins() and new != Role.ADMIN.value:
+        raise InvalidInputError(
+            f"{key} is an admin through {ADMINS_VARIABLE}; remove them from that variable "
+            "(and restart the app) to change their role")
+    if key == actor.key and new != Role.ADMIN.value:
+        raise InvalidInputError(
+            "you cannot take away your own admin role; ask another admin to do it")
+    with sessions.begin() as session:
+        row = repo.find_person(session, key)
+        if row is None:
+            row = m.PersonRow(key=key, name=" ".join(name.split())[:200], created_at=m.utcnow())
+            session.add(row)
+        old = row.role
+        if old != new:
+            row.role, row.role_set_by, row.role_set_at = new, actor.key, m.utcnow()
+            record(session, actor, "change role", "person", None, key,
+                   f"{old or 'no role'} → {new or 'no role'}")
+        session.flush()
+        return _info(row, key, environment_admins())
+
+
+def record(
+    session: Session, actor: Actor, action: str, target_kind: str, target_id: int | None,
+    target_name: str = "", detail: str = "",
+) -> None:
+    """Append one audit event inside the caller's transaction (services call this)."""
+    repo.add_event(session, actor=actor.key, action=action, target_kind=target_kind,
+                   target_id=target_id, target_name=target_name, detail=detail)
+
+
+def list_audit_events(
+    sessions: SessionFactory, *, limit: int = 200, target_kind: str | None = None,
+    target_id: int | None = None,
+) -> list[AuditEvent]:
+    """The most recent audit events first."""
+    with sessions() as session:
+        return [
+            AuditEvent(id=e.id, actor=e.actor, action=e.action, target_kind=e.target_kind,
+                       target_id=e.target_id, target_name=e.target_name, detail=e.detail,
+                       created_at=e.created_at)
+            for e in repo.list_events(session, limit=limit, target_kind=target_kind,
+                                      target_id=target_id)
+        ]

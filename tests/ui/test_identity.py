@@ -1,0 +1,104 @@
+"""Who is acting, as the app's pages see it: local mode's remembered name, and team mode's
+configuration checked before anything else renders."""
+
+from __future__ import annotations
+
+import socket
+
+from streamlit.testing.v1 import AppTest
+
+from storage.local_identity import identity_path, remembered_name
+from storage.services import rubrics
+from tests.ui.pages import APP, db, open_page, texts
+
+GOOD_AUTH = {
+    "redirect_uri": "http://localhost:8501/oauth2callback",
+    "cookie_secret": "0123456789abcdef0123456789abcdef",
+    "client_id": "rubric-workbench",
+    "client_secret": "s3cret-value",
+}
+
+
+def _app_with_auth(auth: dict) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.secrets["auth"] = auth
+    return at.run()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_the_local_name_is_asked_once_and_remembered_in_a_new_session():
+    at = open_page("home")
+    assert "Type your name once" in texts(at)
+    at.text_input(key="review_name_input").input("  Ana   Souza ").run()
+    assert remembered_name() == "Ana Souza" and identity_path().exists()
+    # A new browser session (a reload, a browser restart) starts with the name.
+    again = open_page("rubrics")
+    assert again.text_input(key="review_name_input").value == "Ana Souza"
+    assert again.session_state.reviewer_name == "Ana Souza"
+    assert "Remembered on this computer" in texts(again)
+
+
+def test_the_remembered_name_is_recorded_with_changes():
+    at = open_page("home")
+    at.text_input(key="review_name_input").input("Ana").run()
+    at.button(key="home_load_sample").click().run()
+    assert not at.exception
+    [rubric] = rubrics.list_rubrics(db())
+    assert rubrics.get_version(db(), rubric.latest_version_id).created_by == "Ana"
+
+
+def test_an_empty_name_is_refused_and_the_old_one_kept():
+    at = open_page("home")
+    at.text_input(key="review_name_input").input("Ana").run()
+    at.text_input(key="review_name_input").input("   ").run()
+    assert "type your name" in texts(at)
+    assert remembered_name() == "Ana"
+
+
+def test_auth_with_missing_keys_is_a_page_saying_what_to_fix():
+    auth = {k: v for k, v in GOOD_AUTH.items() if k not in ("client_secret", "cookie_secret")}
+    at = _app_with_auth(auth)
+    assert not at.exception
+    shown = texts(at)
+    assert "[auth] has no cookie_secret" in shown
+    assert "[auth] has no client_secret" in shown
+    assert "[auth] has no server_metadata_url" in shown
+    assert "Sign in" not in [b.label for b in at.button]
+    # Nothing of the app rendered: no page title, no navigation ran.
+    assert [t.value for t in at.title] == ["Rubric Workbench"]
+
+
+def test_a_wrong_redirect_uri_is_explained():
+    at = _app_with_auth({**GOOD_AUTH, "redirect_uri": "http://localhost:8501/",
+                         "server_metadata_url": "http://127.0.0.1:1/.well-known/x"})
+    assert "must end with /oauth2callback" in texts(at)
+
+
+def test_a_provider_that_is_down_is_a_clear_page_not_a_sign_in_loop():
+    url = f"http://127.0.0.1:{_closed_port()}/.well-known/openid-configuration"
+    at = _app_with_auth({**GOOD_AUTH, "server_metadata_url": url})
+    assert not at.exception
+    shown = texts(at)
+    assert "The sign-in provider cannot be reached" in shown
+    assert f"{url} does not answer" in shown
+    assert [b.label for b in at.button] == ["Try again"]
+    assert "secrets.toml" in shown
+
+
+def test_a_signed_out_visitor_of_a_configured_app_sees_nothing_but_sign_in(monkeypatch):
+    # A real discovery document from a real (local) OpenID Connect provider.
+    from tests import oidc_provider
+
+    provider = oidc_provider.start("http://localhost:8501/oauth2callback")
+    try:
+        at = _app_with_auth({**GOOD_AUTH, "server_metadata_url": provider.metadata_url})
+    finally:
+        provider.stop()
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Sign in with your organisation"]
+    assert not at.sidebar.text_input  # no name to type in team mode
