@@ -37,6 +37,7 @@ from storage.engine import open_database
 from storage.services import datasets, reviews, rubrics, runs
 from storage.services.results import (
     ResultsFilter,
+    VerdictFilter,
     grade_facts,
     results_page,
     reviewed_effective_scores,
@@ -50,6 +51,7 @@ RESPONSES = 10_000
 REVIEWED = 500
 CRITERIA = [Criterion(name=f"c{i}", requirement=f"Requirement number {i}", weight=w)
             for i, w in enumerate([10, 8, 6, 5, 4, 3, 2, -7])]
+MODELS = ["gpt-x", "claude-y", "llama-z", "mistral-w"]  # a metadata column kept from the upload
 WORDS = ["dose", "source", "margin", "patient", "answer", "table", "cites", "concise",
          "harmful", "summary"]
 
@@ -59,7 +61,8 @@ def build(sessions):
     version = rubrics.create_rubric(sessions, "Benchmark", CRITERIA, actor=BENCHMARK)
     dataset = datasets.create_dataset(sessions, "Benchmark", responses=[
         {"id": f"r{i}", "query": f"question {i} about {rng.choice(WORDS)}",
-         "text": " ".join(rng.choice(WORDS) for _ in range(rng.randint(50, 400)))}
+         "text": " ".join(rng.choice(WORDS) for _ in range(rng.randint(50, 400))),
+         "model": MODELS[i % len(MODELS)]}
         for i in range(RESPONSES)], actor=BENCHMARK)
     response_ids = [r.id for r in datasets.list_responses(sessions, dataset.id, limit=None)]
     run_ids = [runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
@@ -145,6 +148,13 @@ def measure(sessions, version_id, dataset_id, response_ids, criterion_ids, run_i
         timed("text search 'margin patient'", lambda page=page: page(
             filters=ResultsFilter(search="margin patient")))
         timed("page 150 (offset 7,450)", lambda page=page: page(offset=7_450))
+        timed("metadata column model = 'claude-y' (SQL)", lambda page=page: page(
+            filters=ResultsFilter(metadata=(("model", "claude-y"),))))
+        timed("criterion c2 effectively MET in run 2", lambda page=page: page(
+            filters=ResultsFilter(verdict=VerdictFilter(criterion_ids[2], "MET",
+                                                        run_ids[1]))))
+        timed("dataset order + score distribution (20 bins)", lambda page=page: page(
+            distribution_bins=20))
     print("review:")
     timed("review queue, cold", lambda: review_queue(sessions, **where))
     queue = timed("review queue, grade facts cached", lambda: review_queue(

@@ -40,6 +40,11 @@ class ProviderError(RubricWorkbenchError):
     """The model provider refused or failed a request, in a way retrying will not fix."""
 
 
+class FatalProviderError(ProviderError):
+    """No call with this model and these settings can work (missing or rejected key, unknown
+    provider): a batch should stop at once rather than fail every item the same way."""
+
+
 class TransientProviderError(RubricWorkbenchError):
     """A provider failure worth retrying (429, 5xx, timeout, lost connection)."""
 

@@ -7,10 +7,13 @@ into ``TransientProviderError`` (worth retrying) or ``ProviderError`` (tell the 
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
-from grading.errors import ProviderError, TransientProviderError
+from grading.errors import FatalProviderError, ProviderError, TransientProviderError
+from grading.http_limits import MAX_RESPONSE_BYTES, capped_openai_client, is_too_large
+from grading.redact import MASK, call_secrets, redact, strip_url_credentials
 from grading.retry import retry_after_from_headers
 from grading.types import GenerateResult, TokenUsage
 
@@ -33,6 +36,15 @@ _KEY_ENV_BY_PROVIDER = {
     "xai": "XAI_API_KEY",
 }
 _MISSING_KEY_HINTS = ("missing credentials", "api_key client option must be set")
+_UNKNOWN_PROVIDER_HINTS = ("llm provider not provided", "provider not provided")
+# Sent to a server at an api_base when no key is configured: litellm's OpenAI client refuses
+# to call without one, and servers that need no key ignore it.
+PLACEHOLDER_KEY = "no-key-required"
+# A judge answers in a few hundred tokens; the cap keeps a runaway model from costing more.
+DEFAULT_MAX_TOKENS = 4096
+# Providers served through the OpenAI SDK, where the answer's size can be capped while reading.
+_OPENAI_SDK_PROVIDERS = frozenset({"openai", "custom_openai"})
+_known_providers: dict[str, str | None] = {}
 
 
 def _load_litellm() -> Any:
@@ -60,11 +72,15 @@ class LiteLLMGenerate:
         timeout: float = 60.0,
         temperature: float | None = 0.0,
         structured_output: bool = True,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
+        max_response_bytes: int | None = MAX_RESPONSE_BYTES,
         **extra: Any,
     ):
         self._model = model
         self._api_base = api_base
         self._api_key = api_key
+        self.max_tokens = max_tokens
+        self.max_response_bytes = max_response_bytes
         self.timeout = timeout
         self.temperature = temperature
         self.structured_output = structured_output
@@ -79,7 +95,8 @@ class LiteLLMGenerate:
         return self._api_base or os.environ.get(API_BASE_ENV) or None
 
     def __repr__(self) -> str:  # never show the key
-        return f"LiteLLMGenerate(model={self.model!r}, api_base={self.api_base!r})"
+        return (f"LiteLLMGenerate(model={self.model!r}, "
+                f"api_base={strip_url_credentials(self.api_base)!r})")
 
     async def __call__(
         self,
@@ -89,8 +106,13 @@ class LiteLLMGenerate:
         response_format: dict[str, Any] | None = None,
     ) -> GenerateResult:
         litellm = _load_litellm()
-        model, api_base = self.model, self.api_base
+        model, api_base = self.model, resolve_api_base(self.api_base)
         api_key = self._api_key or os.environ.get(API_KEY_ENV) or None
+        problem = credential_problem(model, api_base, api_key)
+        if problem is not None:
+            raise FatalProviderError(problem)
+        if api_base and not api_key and not os.environ.get(key_env_var(model)):
+            api_key = PLACEHOLDER_KEY
         kwargs: dict[str, Any] = {
             **self.extra,
             "model": model,
@@ -103,6 +125,10 @@ class LiteLLMGenerate:
         }
         if self.temperature is not None:  # None: for models that reject a temperature
             kwargs["temperature"] = self.temperature
+        if self.max_tokens is not None and not (
+            {"max_tokens", "max_completion_tokens"} & set(self.extra)
+        ):
+            kwargs["max_tokens"] = self.max_tokens
         if api_base:
             kwargs["api_base"] = api_base
         if api_key:
@@ -110,21 +136,33 @@ class LiteLLMGenerate:
         if response_format is not None and self.structured_output:
             kwargs["response_format"] = response_format
         try:
-            response = await litellm.acompletion(**kwargs)
+            if self.max_response_bytes and _provider(model) in _OPENAI_SDK_PROVIDERS:
+                kwargs["client"] = capped_openai_client(
+                    asyncio.get_running_loop(), api_base=api_base,
+                    api_key=api_key or os.environ.get(key_env_var(model)),
+                    limit=self.max_response_bytes)
+            # litellm's timeout is per read: a server trickling a byte a second never trips
+            # it. This one bounds the whole attempt.
+            async with asyncio.timeout(self.timeout):
+                response = await litellm.acompletion(**kwargs)
         except Exception as exc:
             error = translate_error(exc, model=model, api_base=api_base, api_key=api_key,
                                     timeout=self.timeout)
             if error is None:
                 raise
-            raise error from (None if isinstance(error, _AuthError) else exc)
-        choice = response.choices[0]
-        text = getattr(choice.message, "content", None) or ""
+            raise error from (None if isinstance(error, FatalProviderError) else exc)
+        choices = getattr(response, "choices", None) or []
+        if not choices:  # a provider hiccup (seen under load), not an answer: ask again
+            raise TransientProviderError(
+                f"model '{model}' answered without any choice (an empty reply)")
+        message = getattr(choices[0], "message", None)
+        text = getattr(message, "content", None) or ""
         return GenerateResult(
             text=text, usage=_usage(response), cost=_cost(litellm, response), raw=response
         )
 
 
-class _AuthError(ProviderError):
+class _AuthError(FatalProviderError):
     """Credentials were rejected or missing; raised without the original (it may echo the key)."""
 
 
@@ -168,20 +206,72 @@ def key_env_var(model: str) -> str:
     return _KEY_ENV_BY_PROVIDER.get(provider, f"{provider.upper()}_API_KEY")
 
 
-def _redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
+def _provider(model: str) -> str | None:
+    """The litellm provider of ``model``; None when litellm does not know it."""
+    if model not in _known_providers:
+        litellm = _load_litellm()
+        try:
+            _known_providers[model] = litellm.get_llm_provider(model)[1]
+        except Exception:
+            _known_providers[model] = None
+    return _known_providers[model]
 
 
-def _short(exc: BaseException, secret: str | None, limit: int = 300) -> str:
+def _key_like(name: str) -> bool:
+    return any(word in name for word in ("KEY", "TOKEN", "SECRET"))
+
+
+def credential_problem(model: str, api_base: str | None = None,
+                       api_key: str | None = None) -> str | None:
+    """Why no call to ``model`` can work, decided before calling; None when it may work.
+
+    The one place that decides: the library, the job runner, the CLI, the Grade page's
+    pre-check and Settings' connection test all ask here. A server at an ``api_base`` needs
+    no key (a placeholder is sent when the client library insists on one).
+    """
+    if _provider(model) is None:
+        return (f"litellm does not know which provider serves model '{model}': write it as "
+                "provider/model, e.g. openai/gpt-4.1-mini (or openai/<name> for a local "
+                "OpenAI-compatible server at an api_base).")
+    if api_key or os.environ.get(API_KEY_ENV, "").strip() or api_base:
+        return None
+    try:
+        missing = _load_litellm().validate_environment(model).get("missing_keys") or []
+    except Exception:
+        return None
+    keys = [name for name in missing if _key_like(name)]
+    if not keys:
+        return None
+    wanted = " or ".join(keys)
+    return (f"No API key was found for model '{model}': set {wanted} in the environment "
+            f"(or {API_KEY_ENV}).")
+
+
+def resolve_api_base(api_base: str | None) -> str | None:
+    """An api_base whose credentials were masked for storage gets them back from
+    ``RUBRIC_WORKBENCH_API_BASE`` (the only place they live)."""
+    if not api_base or MASK not in api_base:
+        return api_base
+    full = os.environ.get(API_BASE_ENV, "")
+    if full and strip_url_credentials(full) == api_base:
+        return full
+    raise FatalProviderError(
+        f"The api_base {api_base} needs credentials that are never stored: set {API_BASE_ENV} "
+        "to the full address, credentials included, in the environment of the process that "
+        "grades.")
+
+
+def _short(exc: BaseException, secrets: set[str], limit: int = 300) -> str:
     text = " ".join(str(getattr(exc, "message", None) or exc).split())
-    text = _redact(text, secret)
+    text = redact(text, secrets)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _auth_message(model: str, api_base: str | None, what: str) -> str:
     env = key_env_var(model)
     where = (
-        f"set {API_KEY_ENV} (or pass api_key=...) for the server at {api_base}"
+        f"set {API_KEY_ENV} (or pass api_key=...) for the server at "
+        f"{strip_url_credentials(api_base)}"
         if api_base
         else f"set {env} in the environment (or {API_KEY_ENV}, or pass api_key=...)"
     )
@@ -196,11 +286,24 @@ def translate_error(
     api_key: str | None = None,
     timeout: float | None = None,
 ) -> ProviderError | TransientProviderError | None:
-    """Map a litellm exception to our errors; None for exceptions that are not provider errors."""
+    """Map a litellm exception to our errors; None for exceptions that are not provider errors.
+
+    Every message is redacted of every secret the call could have used.
+    """
+    secrets = call_secrets(api_key=api_key, api_base=api_base)
+    shown_base = strip_url_credentials(api_base)
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     names = {cls.__name__ for cls in type(exc).__mro__}
     text = str(exc).lower()
+    if any(hint in text for hint in _UNKNOWN_PROVIDER_HINTS):
+        return FatalProviderError(credential_problem(model) or (
+            f"litellm does not know which provider serves model '{model}'"))
+    if is_too_large(exc):
+        return ProviderError(
+            f"model '{model}' sent an answer larger than "
+            f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MB; it was not read to the end (a judge's "
+            "answer is a few kilobytes: check the server)")
     if status == 401 or "AuthenticationError" in names or any(
         hint in text for hint in _MISSING_KEY_HINTS
     ):
@@ -212,9 +315,9 @@ def translate_error(
         return _AuthError(_auth_message(model, api_base, what))
     if status == 403 or "PermissionDeniedError" in names:
         return ProviderError(
-            f"The provider denied access to model '{model}' (HTTP 403): {_short(exc, api_key)}"
+            f"The provider denied access to model '{model}' (HTTP 403): {_short(exc, secrets)}"
         )
-    if "Timeout" in names or "APITimeoutError" in names:
+    if isinstance(exc, TimeoutError) or "Timeout" in names or "APITimeoutError" in names:
         limit = f" after {timeout:g} s" if timeout is not None else ""
         return TransientProviderError(
             f"model '{model}' did not answer{limit}", status_code=status or 408
@@ -228,21 +331,21 @@ def translate_error(
                 exc, "headers", None
             )
         return TransientProviderError(
-            f"model '{model}' failed (HTTP {status}): {_short(exc, api_key)}",
+            f"model '{model}' failed (HTTP {status}): {_short(exc, secrets)}",
             retry_after=retry_after_from_headers(headers),
             status_code=status,
         )
     if status == 404 or "NotFoundError" in names:
         return ProviderError(
             f"Model '{model}' was not found (HTTP 404); check the model name"
-            + (f" and the api_base {api_base}" if api_base else "")
-            + f": {_short(exc, api_key)}"
+            + (f" and the api_base {shown_base}" if api_base else "")
+            + f": {_short(exc, secrets)}"
         )
     if status is not None or "BadRequestError" in names or "APIError" in names:
         return ProviderError(
             f"The provider rejected the request for model '{model}'"
             + (f" (HTTP {status})" if status else "")
-            + f": {_short(exc, api_key)}"
+            + f": {_short(exc, secrets)}"
         )
     return None
 

@@ -1,26 +1,38 @@
-"""The retry loop around one judge call: parse retries and transport retries, separately budgeted.
+"""The retry loop around one judge call: parse retries and transport retries, separately budgeted,
+all inside one total deadline.
 
 - A ``ParseError`` (unusable answer) is retried at once, up to ``max_retries`` times.
 - A transient transport failure (429, 5xx, timeout, lost connection) is retried after an
-  exponential backoff with full jitter, never sooner than the provider's ``Retry-After``,
-  up to ``transport_retries`` times.
+  exponential backoff with full jitter, never sooner than the provider's ``Retry-After`` (itself
+  capped: a server asking for an hour, for ever or until 2100 gets ``MAX_RETRY_AFTER``), up to
+  ``transport_retries`` times.
 - A non-transient ``ProviderError`` (bad key, bad request, unknown model) ends the call at once.
-Anything else is a bug and propagates untouched.
+- ``deadline`` bounds the whole call (every attempt, every wait, every slow read).
+Anything else is a bug and propagates untouched. The loop itself is tenacity's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from tenacity import AsyncRetrying, RetryCallState, stop_never
+
 from grading.errors import ProviderError, TransientProviderError
 from grading.parsing import ParseError, preview
 from grading.types import GenerateResult, TokenUsage
+
+# No provider wait is honoured beyond this: a run must not freeze on one absurd header.
+MAX_RETRY_AFTER = 60.0
+# One judge call, all attempts included, ends by then unless configured otherwise.
+DEFAULT_CALL_DEADLINE = 300.0
 
 T = TypeVar("T")
 
@@ -36,6 +48,7 @@ class RetryPolicy:
     transport_retries: int = 4
     base_delay: float = 0.5
     max_delay: float = 60.0
+    deadline: float | None = None  # total seconds for one call, every attempt included
 
     def backoff(self, failure: int, retry_after: float | None, rand: Callable[[], float]) -> float:
         """Delay before retry number ``failure`` (1-based): full jitter, at least Retry-After."""
@@ -100,7 +113,10 @@ class CallOutcome(Generic[T]):
 
 
 def parse_retry_after(value: Any) -> float | None:
-    """Seconds to wait from a Retry-After value (seconds or an HTTP date); None if unreadable."""
+    """Seconds to wait from a Retry-After value (seconds or an HTTP date); None if unreadable.
+
+    Absurd values (an hour, ``inf``, a date in 2100) become ``MAX_RETRY_AFTER``.
+    """
     if value is None:
         return None
     text = str(value).strip()
@@ -109,10 +125,12 @@ def parse_retry_after(value: Any) -> float | None:
     except ValueError:
         try:
             when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
         seconds = when.timestamp() - time.time()
-    return max(0.0, seconds) if seconds == seconds else None
+    if math.isnan(seconds):
+        return None
+    return min(MAX_RETRY_AFTER, max(0.0, seconds))
 
 
 def retry_after_from_headers(headers: Any) -> float | None:
@@ -124,9 +142,12 @@ def retry_after_from_headers(headers: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     if "retry-after-ms" in lowered:
-        ms = parse_retry_after(lowered["retry-after-ms"])
-        if ms is not None:
-            return ms / 1000.0
+        try:
+            ms = float(str(lowered["retry-after-ms"]).strip())
+        except ValueError:
+            ms = math.nan
+        if not math.isnan(ms):
+            return min(MAX_RETRY_AFTER, max(0.0, ms / 1000.0))
     return parse_retry_after(lowered.get("retry-after"))
 
 
@@ -161,46 +182,83 @@ async def call_with_retries(
 ) -> CallOutcome[T]:
     """Call, parse, and retry as the policy allows; never raises for provider trouble."""
     outcome: CallOutcome[T] = CallOutcome()
-    parse_failures = 0
-    transport_failures = 0
-    while True:
+    failures = {"parse": 0, "transport": 0}
+    started = time.monotonic()
+
+    async def attempt() -> T:
         outcome.attempts += 1
-        try:
-            result = await call()
-        except ProviderError as exc:
-            outcome.error, outcome.fatal, outcome.exception = str(exc), True, exc
-            return outcome
-        except Exception as exc:
-            transient = as_transient(exc)
-            if transient is None:
-                status = getattr(exc, "status_code", None)
-                if isinstance(status, int) and 400 <= status < 500:  # an SDK's client error
-                    outcome.error = f"the provider refused the request (HTTP {status}): {exc}"
-                    outcome.fatal, outcome.exception = True, exc
-                    return outcome
-                raise
-            transport_failures += 1
-            if transport_failures > policy.transport_retries:
-                outcome.error = (
-                    f"the provider failed {transport_failures} times in a row; last failure: "
-                    f"{transient}"
-                )
-                outcome.exception = exc
-                return outcome
-            await sleep(policy.backoff(transport_failures, transient.retry_after, rand))
-            continue
+        result = await call()
         outcome.spend.add(result)
         outcome.last_raw = result.text
-        try:
-            outcome.value = parse(result.text)
-        except ParseError as exc:
-            parse_failures += 1
-            if parse_failures > policy.max_retries:
-                outcome.error = (
-                    f"no usable answer after {parse_failures} attempts: {exc}; "
-                    f"last answer: {preview(result.text)!r}"
-                )
-                outcome.exception = exc
+        value = parse(result.text)
+        if result.accept is not None:  # the answer is usable: its caller may keep it
+            result.accept()
+        return value
+
+    def should_retry(state: RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        if exc is None:
+            return False
+        if isinstance(exc, ParseError):
+            failures["parse"] += 1
+            return failures["parse"] <= policy.max_retries
+        if isinstance(exc, ProviderError) or as_transient(exc) is None:
+            return False
+        failures["transport"] += 1
+        return failures["transport"] <= policy.transport_retries
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        transient = as_transient(exc) if exc is not None else None
+        if transient is None:  # an unusable answer: ask again at once
+            return 0.0
+        return policy.backoff(failures["transport"], transient.retry_after, rand)
+
+    retrying = AsyncRetrying(retry=should_retry, wait=wait, stop=stop_never, sleep=sleep,
+                             reraise=True)
+    deadline = (asyncio.timeout(policy.deadline) if policy.deadline
+                else contextlib.nullcontext())
+    try:
+        async with deadline:
+            outcome.value = await retrying(attempt)
+    except TimeoutError as exc:
+        if not (policy.deadline and getattr(deadline, "expired", lambda: False)()):
+            raise  # a generate_fn's own TimeoutError is handled by the retry loop above
+        outcome.error = (
+            f"no answer within the call deadline of {policy.deadline:g} s "
+            f"({_attempts(outcome.attempts)}, {time.monotonic() - started:.0f} s)")
+        outcome.exception = TransientProviderError(outcome.error, status_code=408)
+        outcome.exception.__cause__ = exc
+    except ProviderError as exc:
+        outcome.error, outcome.fatal, outcome.exception = str(exc), True, exc
+    except ParseError as exc:
+        outcome.error = (
+            f"no usable answer after {failures['parse']} attempts: {exc}; "
+            f"last answer: {preview(outcome.last_raw or '')!r}"
+        )
+        outcome.exception = exc
+    except Exception as exc:
+        transient = as_transient(exc)
+        if transient is None:
+            status = getattr(exc, "status_code", None)
+            if isinstance(status, int) and 400 <= status < 500:  # an SDK's client error
+                outcome.error = f"the provider refused the request (HTTP {status}): {exc}"
+                outcome.fatal, outcome.exception = True, exc
                 return outcome
-            continue
-        return outcome
+            raise
+        limit = f", call deadline {policy.deadline:g} s" if policy.deadline else ""
+        outcome.error = (
+            f"the provider failed{_times(failures['transport'])} "
+            f"({_attempts(outcome.attempts)} in {time.monotonic() - started:.0f} s{limit}); "
+            f"last failure: {transient}"
+        )
+        outcome.exception = exc
+    return outcome
+
+
+def _times(count: int) -> str:
+    return "" if count == 1 else f" {count} times in a row"
+
+
+def _attempts(count: int) -> str:
+    return f"{count} attempt{'s' if count != 1 else ''}"

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from grading.errors import RubricValidationError
+from grading.nesting import MAX_NESTING, deep_line, depth, too_deep_message
 from grading.types import Criterion
 
 _CRITERION_FIELDS = ("name", "weight", "requirement", "section")
@@ -40,9 +41,23 @@ _LineLoader.add_constructor(
 )
 
 
+def _too_deep(text: str) -> RubricValidationError:
+    line = deep_line(text)
+    return RubricValidationError(f"the rubric is {too_deep_message()}"
+                                 + (f" (from line {line})" if line else ""))
+
+
+def _within_depth(text: str, data: Any) -> Any:
+    if depth(data) > MAX_NESTING:
+        raise _too_deep(text)
+    return data
+
+
 def load_yaml_text(text: str) -> Any:
     try:
-        return yaml.load(text, Loader=_LineLoader)  # a SafeLoader subclass
+        return _within_depth(text, yaml.load(text, Loader=_LineLoader))  # a SafeLoader
+    except RecursionError:
+        raise _too_deep(text) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -54,7 +69,9 @@ def load_yaml_text(text: str) -> Any:
 
 def load_json_text(text: str) -> Any:
     try:
-        return json.loads(text)
+        return _within_depth(text, json.loads(text))
+    except RecursionError:
+        raise _too_deep(text) from None
     except json.JSONDecodeError as exc:
         raise RubricValidationError(
             f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
@@ -263,6 +280,6 @@ def detect_format(text: str, filename: str | None = None) -> str:
     # YAML flow style also starts with '[' or '{', so only valid JSON counts as JSON.
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "yaml"
     return "json"

@@ -185,3 +185,5 @@ class GenerateResult(BaseModel):
     usage: TokenUsage | None = None
     cost: float | None = None
     raw: Any = Field(default=None, exclude=True, repr=False)
+    # Called by the retry loop once the text parsed (e.g. to cache only usable answers).
+    accept: Any = Field(default=None, exclude=True, repr=False)

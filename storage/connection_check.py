@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from grading.errors import ProviderError, TransientProviderError
-from grading.llm import API_BASE_ENV, API_KEY_ENV, LiteLLMGenerate, _load_litellm, key_env_var
+from grading.llm import (
+    API_BASE_ENV,
+    API_KEY_ENV,
+    LiteLLMGenerate,
+    _load_litellm,
+    credential_problem,
+    key_env_var,
+)
 from storage.model_presets import ModelPreset
 
 # The variables litellm reads for the common providers, plus the workbench's own.
@@ -101,21 +108,18 @@ def check_connection(preset: ModelPreset, *, timeout: float = 20.0) -> Connectio
 
 
 def _call(preset: ModelPreset, timeout: float, *, max_tokens: int | None) -> None:
-    extra = {} if max_tokens is None else {"max_tokens": max_tokens}
     generate = LiteLLMGenerate(preset.model, api_base=preset.api_base, timeout=timeout,
-                               structured_output=False, **extra)
+                               structured_output=False, max_tokens=max_tokens)
     _run(generate("You are a connection check.", "Reply with the word OK."), timeout + 5)
 
 
 def _missing_key(preset: ModelPreset) -> str | None:
-    """Say so before calling when a cloud provider's key is plainly absent."""
-    if preset.api_base or os.environ.get(API_KEY_ENV, "").strip():
-        return None
-    name = key_env_var(preset.model)
-    if name in KNOWN_KEY_VARIABLES and not os.environ.get(name, "").strip():
-        return (f"No API key for {preset.model}: set {name} in the environment of the "
-                "process that runs the app, then restart it.")
-    return None
+    """What no call can work without, decided where the run and the Grade page decide it."""
+    problem = credential_problem(preset.model, preset.api_base)
+    if problem is None or not problem.startswith("No API key"):
+        return problem
+    return (problem.rstrip(".") + ", in the environment of the process that runs the app, "
+            "then restart it.")
 
 
 def _plain(message: str, preset: ModelPreset) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -16,6 +17,7 @@ from storage.config import database_url
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 SessionFactory = sessionmaker[Session]
+T = TypeVar("T")
 
 
 def _on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -47,6 +49,21 @@ def _use_wal(cursor: Any) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def retry_db(fn: Callable[..., T], *args: Any, seconds: float = 120.0) -> T:
+    """``fn(*args)``, retried while the database is briefly unavailable (a PostgreSQL
+    restart, a lock held past the busy timeout); the pool's pre-ping reconnects."""
+    from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
+
+    from storage.db_errors import is_storage_fault
+
+    for attempt in Retrying(retry=retry_if_exception(is_storage_fault),
+                            wait=wait_exponential(multiplier=0.2, max=5),
+                            stop=stop_after_delay(seconds), reraise=True):
+        with attempt:
+            return fn(*args)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def create_db_engine(url: str | None = None, **kwargs: Any) -> Engine:

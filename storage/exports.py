@@ -1,32 +1,35 @@
 """Results export: one record per response x run, as JSONL or CSV.
 
-Each record has the ids, the rubric version, grader and model, the judge's score and raw
-score, the effective score (human verdicts in place of the judge's, through the same
-aggregation), and per criterion the judge's verdict and reason, the human verdict, the
-effective verdict and the reviewer. Used by ``rubric-workbench export`` and the app's
-download buttons.
+Each record has the ids (``response_id`` is the user's id, see storage/export_names.py),
+the rubric version, grader and model, the judge's score and raw score, the effective score
+(human verdicts in place of the judge's, through the same aggregation), and per criterion
+the judge's verdict and reason, the human verdict, the effective verdict and the reviewer.
+Used by ``rubric-workbench export`` and the app's download buttons. CSV cells go through
+storage/csv_cells.py (spreadsheet-safe); JSONL is written exactly.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any, Literal
 
+from storage import csv_cells
 from storage.dto import EffectiveGrade, ResponseInfo, RubricVersionInfo, RunInfo
 from storage.engine import SessionFactory
+from storage.export_names import download_name, response_key
 from storage.services import datasets as dataset_service
 from storage.services import reviews
 from storage.services import rubrics as rubric_service
 from storage.services import runs as run_service
+from storage.services.results import ResultsPage
 
 ExportFormat = Literal["jsonl", "csv"]
 EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv")
 _PAGE = 500
 BASE_COLUMNS = (
-    "run_id", "run_name", "response_id", "external_id", "dataset_id", "rubric_id",
+    "run_id", "run_name", "response_id", "workbench_response_id", "dataset_id", "rubric_id",
     "rubric_name", "rubric_version_id", "rubric_version", "grader", "model", "score",
     "raw_score", "effective_score", "effective_raw_score", "error", "reviewed_criteria",
 )
@@ -41,8 +44,9 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
             effective: EffectiveGrade) -> dict[str, Any]:
     by_id = {c.id: c for c in version.criteria}
     return {
-        "run_id": run.id, "run_name": run.name, "response_id": response.id,
-        "external_id": response.external_id, "dataset_id": run.dataset_id,
+        "run_id": run.id, "run_name": run.name,
+        "response_id": response_key(response.id, response.external_id),
+        "workbench_response_id": response.id, "dataset_id": run.dataset_id,
         "rubric_id": version.rubric_id, "rubric_name": version.rubric_name,
         "rubric_version_id": version.id, "rubric_version": version.number,
         "grader": run.grader, "model": run.model,
@@ -114,11 +118,12 @@ def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[s
             target.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
         return count
-    writer = csv.DictWriter(target, fieldnames=csv_columns(criterion_labels(sessions, run_ids)),
-                            extrasaction="raise")
-    writer.writeheader()
+    columns = csv_columns(criterion_labels(sessions, run_ids))
+    writer = csv_cells.writer(target)
+    writer.writerow(columns)
     for record in iter_result_records(sessions, run_ids):
-        writer.writerow(flatten(record))
+        row = flatten(record)
+        writer.writerow([row.get(column) for column in columns])
         count += 1
     return count
 
@@ -129,3 +134,35 @@ def results_export(sessions: SessionFactory, run_ids: Sequence[int],
     buffer = io.StringIO(newline="")
     write_results(sessions, run_ids, buffer, fmt)
     return buffer.getvalue()
+
+
+def table_csv(page: ResultsPage, runs: Sequence[RunInfo]) -> str:
+    """The Results table (every matching response, one column group per run) as CSV text."""
+    out = io.StringIO()
+    writer = csv_cells.writer(out)
+    header = ["response_id", "workbench_response_id"]
+    for run in runs:
+        label = f"run{run.id}_{run.grader}_{run.model}"
+        header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
+    writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria"])
+    for row in page.rows:
+        cells: list = [response_key(row.response_id, row.external_id), row.response_id]
+        for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
+            cells += ["" if score is None else score, "" if judge is None else judge,
+                      error or ""]
+        writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count])
+    return out.getvalue()
+
+
+def results_file_name(sessions: SessionFactory, run_ids: Sequence[int], fmt: str) -> str:
+    """``results-UX_50_replies-Dosing-v1.csv`` for the runs' dataset and rubric version
+    (``results-runs-3-4.csv`` when the runs span several)."""
+    scopes = {(r.dataset_id, r.rubric_version_id)
+              for r in (run_service.get_run(sessions, i) for i in run_ids)}
+    if len(scopes) != 1:
+        return download_name("results", "runs", "-".join(map(str, run_ids)), ext=fmt)
+    [(dataset_id, version_id)] = scopes
+    dataset = dataset_service.get_dataset(sessions, dataset_id)
+    version = rubric_service.get_version(sessions, version_id)
+    return download_name("results", dataset.name, version.rubric_name, version=version.number,
+                         ext=fmt)

@@ -28,7 +28,8 @@ def export_labels(
     out: str | None = None, complete_only: bool = False, db: str | None = None,
 ) -> int:
     """Write the gold set or the training set (JSONL) or the verdict sheet (CSV) to ``out``
-    (stdout when None or '-'); ``kind`` is gold, training or verdicts."""
+    (stdout when None or '-'; a directory gets a file named after the dataset, rubric and
+    version); ``kind`` is gold, training or verdicts."""
     try:
         sessions = open_database(db)
         version_id, dataset_id = labels.resolve_scope(
@@ -43,6 +44,10 @@ def export_labels(
             records = None
         else:
             raise ValueError(f"unknown label export {kind!r}")
+        if out not in (None, "-") and Path(out).is_dir():
+            ext = "csv" if kind == "verdicts" else "jsonl"
+            out = str(Path(out) / labels.export_file_name(sessions, kind, version_id,
+                                                          dataset_id, ext))
         count = 0
         to_stdout = out in (None, "-")
         with nullcontext(sys.stdout) if to_stdout else Path(out).open(

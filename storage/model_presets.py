@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from storage import limits
 from storage.config import data_dir
 from storage.errors import InvalidInputError
 from storage.services.reviewers import Actor, Role, require
@@ -77,6 +78,8 @@ def _clean(model: str, api_base: str | None, input_price: object = None,
         raise InvalidInputError("a model needs a name, e.g. openai/gpt-4.1-mini")
     if any(c.isspace() for c in model):
         raise InvalidInputError(f"model names have no spaces: {model!r}")
+    limits.check([("the model name", model, limits.MODEL_MAX),
+                  ("the api_base", api_base, limits.MODEL_MAX)])
     base = (api_base or "").strip().rstrip("/") or None
     if base is not None:
         parsed = urlparse(base)

@@ -362,6 +362,8 @@ class RunJobStatsRow(Base):
     provider_calls: Mapped[int] = mapped_column(Integer, default=0)
     cache_hits: Mapped[int] = mapped_column(Integer, default=0)
     rate_limited: Mapped[int] = mapped_column(Integer, default=0)
+    # What the runner is waiting for right now (a provider's Retry-After, a full disk), if any.
+    notice: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 # -- people and the audit trail (storage/services/people.py) ------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 from grading.errors import RubricWorkbenchError
 from grading.panels import PANEL_RULES
 from storage.engine import open_database
-from storage.services import panels
+from storage.services import datasets, panels
 from storage.services.reviewers import command_line_actor
 
 
@@ -68,9 +68,11 @@ def panel_records(sessions, panel_id: int) -> Iterator[dict[str, Any]]:
     """One record per response: the panel's verdicts, how each was reached, the members'."""
     panel = panels.get_panel(sessions, panel_id)
     member_runs = [m.run.id for m in panel.members]
+    keys = datasets.response_keys(sessions, panel.dataset_id)
     for grade in panels.panel_grades(sessions, panel_id):
         yield {
             "panel_id": panel.id, "rule": panel.rule, "member_runs": member_runs,
+            "response_id": keys[grade.response_id],
             "workbench_response_id": grade.response_id, "score": grade.score,
             "raw_score": grade.raw_score, "error": grade.error, "cost": grade.cost,
             "criteria": [
@@ -109,14 +111,15 @@ def _write(records: Iterator[dict[str, Any]], target, fmt: str) -> int:
             target.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
         return count
-    import csv
+    from storage import csv_cells
 
-    writer = csv.writer(target)
-    writer.writerow(["panel_id", "workbench_response_id", "criterion", "verdict", "tie", "how",
-                     "members", "score"])
+    writer = csv_cells.writer(target)
+    writer.writerow(["panel_id", "response_id", "workbench_response_id", "criterion", "verdict",
+                     "tie", "how", "members", "score"])
     for record in records:
         for row in record["criteria"]:
-            writer.writerow([record["panel_id"], record["workbench_response_id"],
+            writer.writerow([record["panel_id"], record["response_id"],
+                             record["workbench_response_id"],
                              row["criterion"], row["verdict"] or "", row["tie"], row["how"],
                              " ".join(v or "failed" for v in row["members"]),
                              "" if record["score"] is None else record["score"]])

@@ -1,25 +1,42 @@
 """Reading responses from CSV, JSONL and JSON files; every problem located by row or line.
 
 Used by the CLI and the UI alike. Nothing here touches the database: the result goes to
-``storage.services.datasets.import_responses``, which writes everything or nothing.
+``storage.services.datasets``, which writes everything or nothing.
+
+Files are read as a stream (``iter_responses``): CSV and JSONL a row at a time, so memory
+does not grow with the number of rows (a JSON list is read whole). CSV is parsed strictly:
+a quote that is never closed is an error naming the line where the quoted field starts,
+never a field that swallows the following rows. The separator (comma, semicolon, tab or
+``|``) is detected from the header and the first rows. JSON values may not be NaN or
+Infinity (not JSON; refused with their line) nor nest more than ``MAX_NESTING`` levels.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
-from collections.abc import Mapping, Sequence
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import IO, Any, Literal
 
+from grading.nesting import MAX_NESTING, deep_line, depth, too_deep_message
+from storage import limits
 from storage.errors import ImportProblemsError, Problem
 
 FileFormat = Literal["csv", "jsonl", "json"]
+Source = bytes | str | os.PathLike
 TEXT_COLUMNS = ("text", "output", "response", "completion", "answer")
 QUERY_COLUMNS = ("query", "prompt", "question", "input")
 ID_COLUMNS = ("id", "external_id", "response_id", "uid")
 THINKING_COLUMNS = ("thinking", "reasoning")
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
+_HEAD_CHARS = 64 * 1024
+_PEEK_ROWS = 1000
 
 
 @dataclass(frozen=True)
@@ -66,9 +83,18 @@ class ParsedFile:
     columns: tuple[str, ...]
     rows: tuple[dict[str, Any], ...]
     locations: tuple[str, ...]
+    delimiter: str = ","
+
+    @property
+    def description(self) -> str:
+        """``CSV``, ``CSV (semicolon-separated)``, ``JSONL`` ..."""
+        if self.format == "csv" and self.delimiter != ",":
+            return f"CSV ({DELIMITERS[self.delimiter]}-separated)"
+        return self.format.upper()
 
 
 def detect_format(filename: str | None, text: str) -> FileFormat:
+    """From the file name, else from the start of the text."""
     name = (filename or "").lower()
     if name.endswith(".csv"):
         return "csv"
@@ -80,11 +106,12 @@ def detect_format(filename: str | None, text: str) -> FileFormat:
     if stripped.startswith("["):
         return "json"
     if stripped.startswith("{"):
+        first = stripped.split("\n", 1)[0]
         try:
-            whole = json.loads(stripped)
-        except ValueError:
-            return "jsonl"  # several objects, one per line
-        return "json" if isinstance(whole, dict) and "responses" in whole else "jsonl"
+            value = json.loads(first)
+        except (ValueError, RecursionError):
+            return "json"  # an object over several lines: one JSON document
+        return "json" if isinstance(value, dict) and "responses" in value else "jsonl"
     return "csv"
 
 
@@ -98,112 +125,297 @@ def decode(data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ImportProblemsError([Problem(
-            f"line {line}, byte {exc.start}",
-            "the file is not UTF-8 text (it may be Latin-1 or Windows-1252, as Excel saves "
-            "CSV); save it as 'CSV UTF-8' or UTF-8 text and upload it again",
-        )]) from None
+        raise ImportProblemsError([_not_utf8(data, exc)]) from None
 
 
-def parse_file(data: bytes | str, filename: str | None = None, *,
+def _not_utf8(data: bytes, exc: UnicodeDecodeError) -> Problem:
+    line = data[: exc.start].count(b"\n") + 1
+    return Problem(
+        f"line {line}, byte {exc.start}",
+        "the file is not UTF-8 text (it may be Latin-1 or Windows-1252, as Excel saves "
+        "CSV); save it as 'CSV UTF-8' or UTF-8 text and upload it again",
+    )
+
+
+def _open(source: Source) -> IO[str]:
+    """A text stream over the source, without copying it: BOM-aware UTF-8 or UTF-16."""
+    if isinstance(source, str):
+        return io.StringIO(source, newline="")
+    raw: IO[bytes] = (io.BytesIO(source) if isinstance(source, bytes)
+                      else open(source, "rb"))  # noqa: SIM115 - closed by RowReader
+    bom = raw.read(2)
+    raw.seek(0)
+    encoding = "utf-16" if bom in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+    return io.TextIOWrapper(raw, encoding=encoding, newline="")
+
+
+def _decode_problem(source: Source, exc: UnicodeDecodeError) -> Problem:
+    """Where the file stops being UTF-8 (read again in full: this is the error path)."""
+    data = source if isinstance(source, bytes) else Path(source).read_bytes()
+    try:
+        decode(data)
+    except ImportProblemsError as located:
+        return located.problems[0]
+    return Problem("", f"the file is not UTF-8 text: {exc.reason}")
+
+
+class _Constant(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def _loads(text: str) -> Any:
+    return _DECODER.decode(text)
+
+
+def _constant_problem(where: str, line_text: str, name: str) -> Problem:
+    column = line_text.find(name) + 1
+    at = f"{where}, column {column}" if column else where
+    return Problem(at, f"{name} is not a JSON value (JSON has no NaN or Infinity); write "
+                       "null for a missing number, or put it in quotes to keep it as text")
+
+
+def _open_quote_line(lines: Sequence[str], first_line: int, delimiter: str) -> int:
+    """The line where the last quoted field of a CSV record was opened."""
+    line, opened, in_quotes, at_start, pending_quote = first_line, first_line, False, True, False
+    for text in lines:
+        for char in text:
+            if pending_quote:  # a quote inside a quoted field: doubled ("") or the end
+                pending_quote = False
+                if char == '"':
+                    continue
+                in_quotes = False
+            if in_quotes:
+                if char == '"':
+                    pending_quote = True
+            elif char == '"' and at_start:
+                in_quotes, opened = True, line
+            if not in_quotes:
+                at_start = char in (delimiter, "\n", "\r")
+            if char == "\n":
+                line += 1
+    return opened
+
+
+def _detect_delimiter(head: str) -> str:
+    """The separator that gives the header several columns and the first rows as many."""
+    best, best_score = ",", (-1, 0)
+    for delimiter in DELIMITERS:
+        rows: list[list[str]] = []
+        try:
+            for row in csv.reader(io.StringIO(head, newline=""), delimiter=delimiter):
+                rows.append(row)
+                if len(rows) > 20:
+                    break
+        except csv.Error:
+            pass
+        if not rows or len(rows[0]) < 2:
+            continue
+        width = len(rows[0])
+        score = (sum(len(r) == width for r in rows[1:] if r), width)
+        if score > best_score:
+            best, best_score = delimiter, score
+    return best
+
+
+class RowReader:
+    """The rows of a file as (location, dict), one at a time.
+
+    Syntax problems are collected in ``problems`` (reading stops at the first one that makes
+    the rest unreadable); ``columns`` grows as rows are read (CSV: the header).
+    """
+
+    def __init__(self, source: Source, filename: str | None = None, *,
+                 fmt: FileFormat | None = None):
+        self.source = source
+        self.filename = filename or (None if isinstance(source, bytes | str)
+                                     else Path(source).name)
+        self.problems: list[Problem] = []
+        self.columns: dict[str, None] = {}
+        self.delimiter = ","
+        self.rows_read = 0
+        try:
+            self._stream = _open(source)
+        except OSError as exc:
+            raise ImportProblemsError([Problem("", f"cannot read the file: {exc.strerror}")],
+                                      source=self.filename) from None
+        try:
+            head = self._stream.read(_HEAD_CHARS)
+            head += self._stream.readline()
+        except UnicodeDecodeError as exc:
+            self._stream.close()
+            raise ImportProblemsError([_decode_problem(source, exc)],
+                                      source=self.filename) from None
+        if not head.strip():
+            head += self._stream.read()  # only blanks so far: the rest decides if it is empty
+        self._head = head
+        self.empty = not head.strip()
+        self.format: FileFormat = fmt or detect_format(self.filename, head)
+        if self.format == "csv" and not self.empty:
+            self.delimiter = _detect_delimiter(head)
+        self._record_lines: list[str] = []
+
+    @property
+    def description(self) -> str:
+        return ParsedFile(self.format, (), (), (), self.delimiter).description
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def _lines(self) -> Iterator[str]:
+        for line in itertools.chain(io.StringIO(self._head, newline=""), self._stream):
+            self._record_lines.append(line)
+            yield line
+
+    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        if self.empty:
+            return
+        reader = {"csv": self._csv, "jsonl": self._jsonl, "json": self._json}[self.format]
+        try:
+            for where, row in reader():
+                self.rows_read += 1
+                yield where, row
+        except UnicodeDecodeError as exc:
+            self.problems.append(_decode_problem(self.source, exc))
+        finally:
+            self._stream.close()
+
+    def _csv(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        csv.field_size_limit(1 << 30)  # megabyte-sized responses are normal
+        reader = csv.reader(self._lines(), delimiter=self.delimiter, strict=True)
+        try:
+            header = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            self.problems.append(self._quote_problem(1, reader.line_num, exc))
+            return
+        columns = [h.strip() for h in header]
+        seen: set[str] = set()
+        for index, name in enumerate(columns, start=1):
+            if not name:
+                self.problems.append(Problem("line 1", f"column {index} has no name"))
+            elif name in seen:
+                self.problems.append(Problem("line 1", f"column {name!r} appears twice"))
+            seen.add(name)
+        self.columns.update(dict.fromkeys(columns))
+        number = 0
+        while True:
+            start_line = reader.line_num + 1
+            self._record_lines.clear()
+            try:
+                values = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                self.problems.append(self._quote_problem(start_line, reader.line_num, exc))
+                return
+            if not any(v.strip() for v in values):
+                continue
+            number += 1
+            where = f"row {number} (line {start_line})"
+            if len(values) != len(columns):
+                self.problems.append(Problem(
+                    where, f"{len(values)} values but the header has {len(columns)} columns"))
+                continue
+            yield where, dict(zip(columns, values, strict=True))
+
+    def _quote_problem(self, start_line: int, end_line: int, exc: csv.Error) -> Problem:
+        opened = _open_quote_line(self._record_lines, start_line, self.delimiter)
+        if "unexpected end of data" in str(exc):
+            return Problem(f"line {opened}", (
+                "a quoted field starts on this line and is never closed (a \" is missing), "
+                "so every row after it would be read into this one field; add the closing "
+                "quote, and write a quote inside a field as two (\"\")"))
+        return Problem(f"line {opened}", (
+            f"the quoted field that starts on this line is not closed properly (at line "
+            f"{end_line}: {exc}); a field in quotes must end with a quote followed by the "
+            "separator or the end of the line, and a quote inside it is written as two (\"\")"))
+
+    def _jsonl(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        for number, line in enumerate(self._lines(), start=1):
+            self._record_lines.clear()
+            if not line.strip():
+                continue
+            where = f"line {number}"
+            line = line.rstrip("\r\n")
+            try:
+                value = _loads(line)
+            except _Constant as exc:
+                self.problems.append(_constant_problem(where, line, str(exc)))
+                continue
+            except json.JSONDecodeError as exc:
+                self.problems.append(Problem(f"{where}, column {exc.colno}",
+                                             f"not valid JSON: {exc.msg}"))
+                continue
+            except RecursionError:
+                self.problems.append(Problem(where, too_deep_message()))
+                continue
+            if not isinstance(value, dict):
+                self.problems.append(Problem(where, "each line must be a JSON object"))
+                continue
+            if depth(value) > MAX_NESTING:
+                self.problems.append(Problem(where, too_deep_message()))
+                continue
+            self.columns.update(dict.fromkeys(value))
+            yield where, value
+
+    def _json(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        text = "".join(self._lines())
+        self._record_lines.clear()
+        try:
+            data = _loads(text)
+        except _Constant as exc:
+            number = text[: text.find(str(exc))].count("\n") + 1
+            self.problems.append(_constant_problem(f"line {number}", "", str(exc)))
+            return
+        except json.JSONDecodeError as exc:
+            self.problems.append(Problem(f"line {exc.lineno}, column {exc.colno}",
+                                         f"not valid JSON: {exc.msg}"))
+            return
+        except RecursionError:
+            line = deep_line(text)
+            self.problems.append(Problem(f"line {line}" if line else "", too_deep_message()))
+            return
+        del text
+        if isinstance(data, dict) and isinstance(data.get("responses"), list):
+            data = data["responses"]
+        if not isinstance(data, list):
+            self.problems.append(Problem("", "expected a JSON list of objects "
+                                             "(or {\"responses\": [...]})"))
+            return
+        for number, value in enumerate(data, start=1):
+            where = f"item {number}"
+            if not isinstance(value, dict):
+                self.problems.append(Problem(where, "must be a JSON object"))
+                continue
+            if depth(value) > MAX_NESTING:
+                self.problems.append(Problem(where, too_deep_message()))
+                continue
+            self.columns.update(dict.fromkeys(value))
+            yield where, value
+
+
+def parse_file(data: Source, filename: str | None = None, *,
                fmt: FileFormat | None = None) -> ParsedFile:
     """Read rows (dicts) from a file; raise ImportProblemsError with every syntax problem."""
-    text = decode(data) if isinstance(data, bytes) else data
-    fmt = fmt or detect_format(filename, text)
-    if not text.strip():
-        raise ImportProblemsError([Problem("", "the file is empty")], source=filename)
-    reader = {"csv": _read_csv, "jsonl": _read_jsonl, "json": _read_json}[fmt]
-    rows, locations, columns, problems = reader(text)
-    if problems:
-        raise ImportProblemsError(problems, source=filename)
-    if not rows:
-        raise ImportProblemsError([Problem("", "the file has no rows")], source=filename)
-    return ParsedFile(fmt, tuple(columns), tuple(rows), tuple(locations))
-
-
-def _read_csv(text: str):
-    csv.field_size_limit(1 << 30)  # megabyte-sized responses are normal
-    reader = csv.reader(io.StringIO(text, newline=""))
-    rows, locations, problems = [], [], []
-    try:
-        header = next(reader)
-    except (csv.Error, StopIteration) as exc:
-        return [], [], [], [Problem("line 1", f"cannot read the CSV header: {exc}")]
-    columns = [h.strip() for h in header]
-    seen: set[str] = set()
-    for index, name in enumerate(columns, start=1):
-        if not name:
-            problems.append(Problem("line 1", f"column {index} has no name"))
-        elif name in seen:
-            problems.append(Problem("line 1", f"column {name!r} appears twice"))
-        seen.add(name)
-    number = 0
-    while True:
-        start_line = reader.line_num + 1
-        try:
-            values = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            problems.append(Problem(f"line {start_line}", f"not valid CSV: {exc}"))
-            break
-        if not any(v.strip() for v in values):
-            continue
-        number += 1
-        where = f"row {number} (line {start_line})"
-        if len(values) != len(columns):
-            problems.append(Problem(
-                where, f"{len(values)} values but the header has {len(columns)} columns"
-            ))
-            continue
-        rows.append(dict(zip(columns, values, strict=True)))
-        locations.append(where)
-    return rows, locations, columns, problems
-
-
-def _read_jsonl(text: str):
-    rows, locations, problems = [], [], []
-    columns: dict[str, None] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(f"line {number}, column {exc.colno}",
-                                    f"not valid JSON: {exc.msg}"))
-            continue
-        if not isinstance(value, dict):
-            problems.append(Problem(f"line {number}", "each line must be a JSON object"))
-            continue
-        columns.update(dict.fromkeys(value))
-        rows.append(value)
-        locations.append(f"line {number}")
-    return rows, locations, list(columns), problems
-
-
-def _read_json(text: str):
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return [], [], [], [Problem(f"line {exc.lineno}, column {exc.colno}",
-                                    f"not valid JSON: {exc.msg}")]
-    if isinstance(data, dict) and isinstance(data.get("responses"), list):
-        data = data["responses"]
-    if not isinstance(data, list):
-        return [], [], [], [Problem("", "expected a JSON list of objects "
-                                        "(or {\"responses\": [...]})")]
-    rows, locations, problems = [], [], []
-    columns: dict[str, None] = {}
-    for number, value in enumerate(data, start=1):
-        if not isinstance(value, dict):
-            problems.append(Problem(f"item {number}", "must be a JSON object"))
-            continue
-        columns.update(dict.fromkeys(value))
-        rows.append(value)
-        locations.append(f"item {number}")
-    return rows, locations, list(columns), problems
+    reader = RowReader(data, filename, fmt=fmt)
+    if reader.empty:
+        reader.close()
+        raise ImportProblemsError([Problem("", "the file is empty")], source=reader.filename)
+    pairs = list(reader)
+    if reader.problems:
+        raise ImportProblemsError(reader.problems, source=reader.filename)
+    if not pairs:
+        raise ImportProblemsError([Problem("", "the file has no rows")], source=reader.filename)
+    return ParsedFile(reader.format, tuple(reader.columns), tuple(r for _, r in pairs),
+                      tuple(w for w, _ in pairs), reader.delimiter)
 
 
 def _text(value: Any, *, field_name: str) -> tuple[str | None, str | None]:
@@ -212,31 +424,24 @@ def _text(value: Any, *, field_name: str) -> tuple[str | None, str | None]:
         return None, None
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return None, f"{field_name} must be text, got {type(value).__name__}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, f"{field_name} is {value!r}, not text or a number"
     text = str(value)
     return (text if text.strip() else None), None
 
 
-def to_responses(
-    rows: Sequence[Mapping[str, Any]],
-    mapping: ColumnMapping | None = None,
-    *,
-    locations: Sequence[str] | None = None,
-) -> tuple[list[NewResponse], list[Problem]]:
-    """Validate rows (dicts) into responses; return every problem with its location."""
-    if mapping is None:
-        columns: dict[str, None] = {}
-        for row in rows:
-            if isinstance(row, Mapping):
-                columns.update(dict.fromkeys(row))
-        mapping = ColumnMapping.guess(list(columns))
-    responses: list[NewResponse] = []
-    problems: list[Problem] = []
-    first_seen: dict[str, str] = {}
-    for index, row in enumerate(rows):
-        where = locations[index] if locations else f"row {index + 1}"
+class ResponseValidator:
+    """Checks rows one at a time; remembers ids to find duplicates within the file."""
+
+    def __init__(self, mapping: ColumnMapping):
+        self.mapping = mapping
+        self._mapped = mapping.mapped()
+        self._first_seen: dict[str, str] = {}
+
+    def check(self, row: Any, where: str) -> tuple[NewResponse | None, list[Problem]]:
+        mapping = self.mapping
         if not isinstance(row, Mapping):
-            problems.append(Problem(where, "must be a mapping of column names to values"))
-            continue
+            return None, [Problem(where, "must be a mapping of column names to values")]
         row_problems: list[str] = []
         if mapping.text not in row:
             row_problems.append(f"the text column {mapping.text!r} is missing")
@@ -247,7 +452,7 @@ def to_responses(
                 row_problems.append(problem)
             elif output is None:
                 row_problems.append(f"the text column {mapping.text!r} is empty")
-        values: dict[str, str | None] = {}
+        values: dict[str, str | None] = {"text": output}
         for key, column in (("query", mapping.query), ("thinking", mapping.thinking),
                             ("id", mapping.id)):
             values[key] = None
@@ -256,47 +461,138 @@ def to_responses(
             values[key], problem = _text(row[column], field_name=f"{column!r}")
             if problem:
                 row_problems.append(problem)
+        for key, column in (("text", mapping.text), ("query", mapping.query),
+                            ("thinking", mapping.thinking)):
+            problem = limits.text_problem(values[key])
+            if problem:
+                row_problems.append(f"the {column!r} text {problem}")
         external_id = values["id"].strip() if values["id"] else None
         if external_id is not None:
-            if len(external_id) > 500:
-                row_problems.append("the id is longer than 500 characters")
-            elif external_id in first_seen:
+            problem = limits.text_problem(external_id, max_chars=limits.EXTERNAL_ID_MAX)
+            if problem:
+                row_problems.append(f"the id {problem}")
+            elif external_id in self._first_seen:
                 row_problems.append(
-                    f"id {external_id!r} is already used by {first_seen[external_id]}"
-                )
+                    f"id {external_id!r} is already used by {self._first_seen[external_id]}")
             else:
-                first_seen[external_id] = where
-        metadata = {k: v for k, v in row.items() if k not in mapping.mapped()}
+                self._first_seen[external_id] = where
+        metadata = {k: v for k, v in row.items() if k not in self._mapped}
         if isinstance(metadata.get("metadata"), dict):
             metadata = {**metadata.pop("metadata"), **metadata}
-        try:
-            json.dumps(metadata)
-        except (TypeError, ValueError) as exc:
-            row_problems.append(f"metadata is not JSON-serialisable: {exc}")
-        problems.extend(Problem(where, p) for p in row_problems)
-        if not row_problems and output is not None:
-            responses.append(NewResponse(
-                output=output, query=values["query"], thinking=values["thinking"],
-                external_id=external_id, metadata=metadata, location=where,
-            ))
+        problem = limits.value_problem(metadata)
+        if problem:
+            row_problems.append(f"metadata {problem}")
+        if row_problems or output is None:
+            return None, [Problem(where, p) for p in row_problems]
+        return NewResponse(output=output, query=values["query"], thinking=values["thinking"],
+                           external_id=external_id, metadata=metadata, location=where), []
+
+
+def _guess_mapping(rows: Iterable[Any]) -> ColumnMapping:
+    columns: dict[str, None] = {}
+    for row in rows:
+        if isinstance(row, Mapping):
+            columns.update(dict.fromkeys(row))
+    return ColumnMapping.guess(list(columns))
+
+
+def to_responses(
+    rows: Sequence[Mapping[str, Any]],
+    mapping: ColumnMapping | None = None,
+    *,
+    locations: Sequence[str] | None = None,
+) -> tuple[list[NewResponse], list[Problem]]:
+    """Validate rows (dicts) into responses; return every problem with its location."""
+    validator = ResponseValidator(mapping or _guess_mapping(rows))
+    responses: list[NewResponse] = []
+    problems: list[Problem] = []
+    for index, row in enumerate(rows):
+        response, found = validator.check(row, locations[index] if locations
+                                          else f"row {index + 1}")
+        problems.extend(found)
+        if response is not None:
+            responses.append(response)
     return responses, problems
 
 
+def peek_columns(source: Source, filename: str | None = None, *,
+                 fmt: FileFormat | None = None) -> list[str]:
+    """The columns of a file (CSV: its header; JSON: the keys of its first rows)."""
+    reader = RowReader(source, filename, fmt=fmt)
+    rows = iter(reader)
+    try:
+        for _ in itertools.islice(rows, _PEEK_ROWS):
+            pass
+    finally:
+        rows.close()  # type: ignore[attr-defined]
+    return list(reader.columns)
+
+
+def _missing_columns(mapping: ColumnMapping, reader: RowReader) -> list[Problem]:
+    columns = list(reader.columns)
+    return [Problem("header", f"column {c!r} not found; the file has: {', '.join(columns)}"
+                    + _separator_hint(columns))
+            for c in sorted(mapping.mapped()) if c not in reader.columns]
+
+
+def _separator_hint(columns: Sequence[str]) -> str:
+    if len(columns) == 1 and any(d in columns[0] for d in DELIMITERS if d != ","):
+        return (" (one column only: the separator could not be told from the header; save "
+                "the file as comma-separated CSV, in Excel: CSV UTF-8, comma delimited)")
+    return ""
+
+
+def iter_responses(
+    source: Source, filename: str | None = None, *,
+    mapping: ColumnMapping | None = None, fmt: FileFormat | None = None,
+    reader: RowReader | None = None,
+) -> Iterator[NewResponse]:
+    """Validated responses of a file, one at a time (memory does not grow with the rows).
+
+    Raises ImportProblemsError, listing every problem with its location, once the file has
+    been read to the end: a caller that stores rows as they come does so in a transaction
+    that this exception rolls back.
+    """
+    reader = reader or RowReader(source, filename, fmt=fmt)
+    name = reader.filename
+    if reader.empty:
+        reader.close()
+        raise ImportProblemsError([Problem("", "the file is empty")], source=name)
+    rows = iter(reader)
+    peeked = list(itertools.islice(rows, _PEEK_ROWS))
+    if not peeked:
+        raise ImportProblemsError(reader.problems or [Problem("", "the file has no rows")],
+                                  source=name)
+    mapping = mapping or ColumnMapping.guess(list(reader.columns))
+    missing = _missing_columns(mapping, reader) if reader.format == "csv" else []
+    if missing:
+        raise ImportProblemsError(missing, source=name)
+    validator = ResponseValidator(mapping)
+    problems: list[Problem] = []
+    for where, row in itertools.chain(peeked, rows):
+        response, found = validator.check(row, where)
+        if found:
+            problems.extend(found)
+        elif response is not None and not problems and not reader.problems:
+            yield response
+    if reader.problems:
+        raise ImportProblemsError(reader.problems, source=name)
+    missing = _missing_columns(mapping, reader)
+    if missing:
+        raise ImportProblemsError(missing, source=name)
+    if problems:
+        raise ImportProblemsError(problems, source=name)
+
+
 def read_responses(
-    data: bytes | str, filename: str | None = None, *,
+    data: Source, filename: str | None = None, *,
     mapping: ColumnMapping | None = None, fmt: FileFormat | None = None,
 ) -> list[NewResponse]:
     """Parse and validate a file in one go; raise ImportProblemsError listing every problem."""
-    parsed = parse_file(data, filename, fmt=fmt)
-    mapping = mapping or ColumnMapping.guess(parsed.columns)
-    missing = [c for c in mapping.mapped() if c not in parsed.columns]
-    if missing:
-        raise ImportProblemsError(
-            [Problem("header", f"column {c!r} not found; the file has: "
-                               f"{', '.join(parsed.columns)}") for c in sorted(missing)],
-            source=filename,
-        )
-    responses, problems = to_responses(parsed.rows, mapping, locations=parsed.locations)
-    if problems:
-        raise ImportProblemsError(problems, source=filename)
-    return responses
+    return list(iter_responses(data, filename, mapping=mapping, fmt=fmt))
+
+
+def count_responses(source: Source, filename: str | None = None, *,
+                    mapping: ColumnMapping | None = None) -> int:
+    """Validate a whole file without keeping its rows; the number of responses in it."""
+    return sum(1 for _ in iter_responses(source, filename, mapping=mapping))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from grading.types import CannotAssessStrategy, LengthPenalty, ScoringSettings
 
@@ -60,6 +60,15 @@ class RunSettings(BaseModel):
                     "provider keys are read from the environment when the run executes"
                 )
         return data
+
+    @field_validator("api_base")
+    @classmethod
+    def _mask_api_base_credentials(cls, value: str | None) -> str | None:
+        """``user:pass@`` and ``?api-key=`` are never stored; the grading process reads the
+        full address from RUBRIC_WORKBENCH_API_BASE (grading.llm.resolve_api_base)."""
+        from grading.redact import strip_url_credentials
+
+        return strip_url_credentials(value)
 
     def scoring(self) -> ScoringSettings:
         """The part of the settings that decides scores, for ``grading.aggregation``."""

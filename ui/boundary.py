@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -12,14 +11,13 @@ from sqlalchemy.exc import OperationalError
 from storage.config import DATABASE_URL_VARIABLE, describe_url
 from storage.errors import StorageError
 from storage.services.reviewers import PermissionDeniedError
+from ui import safe_text
 from ui.runtime import database_key
-
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$])")
 
 
 def plain(text: str) -> str:
     """User text to put inside markdown (titles, captions, messages) without it becoming markup."""
-    return _MARKDOWN.sub(r"\\\1", " ".join(text.split()))
+    return safe_text.md(text)
 
 
 def count(n: int, noun: str) -> str:

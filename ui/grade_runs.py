@@ -70,6 +70,8 @@ def progress_line(progress) -> str:
         parts.append(f"{progress.cache_hits:,} cached")
     if progress.eta_s is not None and not progress.finished:
         parts.append(f"ETA {duration(progress.eta_s)}")
+    if progress.notice and not progress.finished:
+        parts.append(progress.notice)
     return " · ".join(parts)
 
 
@@ -90,6 +92,7 @@ def runs_table(all_runs: list[RunInfo]) -> list[dict]:
         "Tokens": r.total_tokens,
         "Cost": cost_text(r.cost, r.unknown_cost_count, r.graded_count),
         "Created": r.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+        "Launched by": r.launched_by or "",
         "Error": r.error or "",
     } for r in reversed(all_runs)]
 

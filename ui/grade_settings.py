@@ -17,7 +17,8 @@ def launch_settings() -> dict:
         "allow_cannot_assess": s.grade_allow_ca,
         "num_retries": int(s.grade_retries),
         "system_prompt": s.grade_system_prompt.strip() or None,
-        "extra": {"concurrency": int(s.grade_concurrency), "use_cache": s.grade_use_cache},
+        "extra": {"concurrency": int(s.grade_concurrency), "use_cache": s.grade_use_cache,
+                  "call_deadline": float(s.grade_call_deadline)},
     }
     if s.grade_lp_on:
         settings["length_penalty"] = {
@@ -52,6 +53,10 @@ def render_settings() -> None:
         c2.selectbox("If the judge fails on a negative criterion", options,
                      key="grade_fallback_neg")
         c2.checkbox("Reuse cached answers for identical requests", key="grade_use_cache")
+        c2.number_input("Give up on a call after (seconds)", min_value=5, max_value=3600,
+                        step=30, key="grade_call_deadline",
+                        help="One deadline per provider call, every retry and slow read "
+                             "included; the grade then fails and says so.")
         c3.checkbox("Length penalty", key="grade_lp_on")
         lp_off = not st.session_state.grade_lp_on
         c3.number_input("Free budget (tokens)", min_value=0, step=500,

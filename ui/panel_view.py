@@ -8,6 +8,7 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from grading.panels import PANEL_RULES
 from storage.dto import RunInfo
+from storage.export_names import download_name
 from storage.services import panels
 from storage.services.results import ResultSet
 from ui.auth import current_actor
@@ -80,7 +81,7 @@ def render_panel(panel: panels.PanelInfo) -> None:
             "Download the panel's verdicts (JSONL)",
             "".join(json.dumps(r, ensure_ascii=False) + "\n"
                     for r in panel_records(sessions, panel.id)),
-            file_name=f"panel-{panel.id}-{panel.rule}.jsonl", mime="application/json",
+            file_name=download_name("panel", panel.label, ext="jsonl"), mime="application/json",
             key=f"judges_panel_download_{panel.id}")
 
 

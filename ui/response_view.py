@@ -6,6 +6,7 @@ import streamlit as st
 
 from storage.dto import CriterionInfo, EffectiveCriterion, HumanVerdictInfo
 from storage.services.review_queue import ResponseDetail
+from ui import safe_text
 from ui.verdict_view import (
     GRADER_LABELS,
     format_score,
@@ -36,21 +37,21 @@ def render_scores(detail: ResponseDetail) -> None:
         with columns[index % len(columns)]:
             label = f"#{run.id} {GRADER_LABELS.get(run.grader, run.grader)}"
             if grade is None:
-                st.metric(label, "—", help=f"{run.model}: not graded yet")
+                st.metric(label, "—", help=f"{md_escape(run.model)}: not graded yet")
                 continue
             moved = (grade.score is not None and grade.judge_score is not None
                      and abs(grade.score - grade.judge_score) > 1e-9)
             st.metric(
                 label, format_score(grade.score),
                 delta=f"{grade.score - grade.judge_score:+.3f} by review" if moved else None,
-                help=f"Effective score of {run.model}; the judge gave "
+                help=f"Effective score of {md_escape(run.model)}; the judge gave "
                      f"{format_score(grade.judge_score)}")
             st.caption(f"{md_escape(run.model)} · judge {format_score(grade.judge_score)} · "
                        f"reviewed {grade.reviewed_count}/{grade.criteria_count}")
             if grade.error:
-                st.text(grade.error)
+                st.text(safe_text.text(grade.error))
             if grade.judge_reason:
-                st.text(grade.judge_reason)
+                st.text(safe_text.text(grade.judge_reason))
     human = detail.human_score
     with columns[len(items) % len(columns)]:
         st.metric("Human verdicts", format_score(human.score),
@@ -74,7 +75,7 @@ def render_history(detail: ResponseDetail) -> None:
                 f"{md_escape(labels.get(h.criterion_id, str(h.criterion_id)))}: "
                 f"{before} → **{h.verdict.value}**")
             if h.note:
-                st.text(f"“{h.note}”")
+                st.text(safe_text.text(f"“{h.note}”"))
 
 
 def criterion_heading(criterion: CriterionInfo, disagree: bool) -> str:
@@ -100,9 +101,9 @@ def render_judge_cell(row: EffectiveCriterion | None, holistic: bool) -> None:
     if row.judge_error and row.judge_verdict is not None:
         st.markdown(":orange-badge[fallback verdict]")
     if row.judge_error:
-        st.text(f"Error: {row.judge_error}")
+        st.text(safe_text.text(f"Error: {row.judge_error}"))
     if row.judge_reason:
-        st.text(row.judge_reason)
+        st.text(safe_text.text(row.judge_reason))
 
 
 def render_human_cell(human: HumanVerdictInfo | None) -> None:
@@ -112,7 +113,7 @@ def render_human_cell(human: HumanVerdictInfo | None) -> None:
     st.markdown(verdict_badge(human.verdict))
     st.caption(f"by {md_escape(human.reviewer)}, {human.created_at:%Y-%m-%d %H:%M} UTC")
     if human.note:
-        st.text(human.note)
+        st.text(safe_text.text(human.note))
 
 
 def render_criteria(detail: ResponseDetail) -> None:
@@ -122,11 +123,11 @@ def render_criteria(detail: ResponseDetail) -> None:
         disagree = criterion.id in detail.disagree_criteria
         with st.container(border=True):
             st.markdown(criterion_heading(criterion, disagree))
-            st.text(criterion.requirement)
+            st.text(safe_text.text(criterion.requirement))
             columns = st.columns(len(runs) + 1)
             for column, run, grade in zip(columns, runs, detail.grades, strict=False):
                 with column:
-                    st.caption(short_run_label(run))
+                    st.caption(md_escape(short_run_label(run)))
                     row = grade.criteria[index] if grade is not None else None
                     render_judge_cell(row, holistic=run.grader == "rubric_as_judge")
             with columns[-1]:

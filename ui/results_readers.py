@@ -14,6 +14,7 @@ from storage import model_presets
 from storage.dto import DatasetInfo, RubricInfo, RubricVersionInfo, RunInfo
 from storage.services import datasets, results, review_queue, rubrics, runs
 from storage.services.results import (
+    DEFAULT_SCORE_GAP,
     GradeFacts,
     ResultSet,
     ResultsFilter,
@@ -69,11 +70,12 @@ def get_result_sets(db: str) -> list[ResultSet]:
 @st.cache_data(ttl=600, max_entries=20, show_spinner="Comparing the runs…")
 def get_grade_facts(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
-    grades_stamp: tuple,
+    grades_stamp: tuple, score_gap: float = DEFAULT_SCORE_GAP,
 ) -> GradeFacts:
     """Failures, disagreements and judge scores: recomputed only when a grade is stored."""
     return results.grade_facts(sessions_for(db), dataset_id=dataset_id,
-                               rubric_version_id=rubric_version_id, run_ids=run_ids)
+                               rubric_version_id=rubric_version_id, run_ids=run_ids,
+                               score_gap=score_gap)
 
 
 @st.cache_data(ttl=600, max_entries=20, show_spinner=False)
@@ -91,15 +93,29 @@ def get_reviewed_scores(
 def get_results_page(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
     filters: ResultsFilter, sort: SortKey, sort_run_id: int | None, descending: bool,
-    offset: int, limit: int, stamp: RunStamp,
+    offset: int, limit: int, stamp: RunStamp, score_gap: float = DEFAULT_SCORE_GAP,
+    distribution_bins: int = 0,
 ) -> ResultsPage:
-    facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids, stamp[0])
+    facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids, stamp[0], score_gap)
     reviewed = get_reviewed_scores(db, dataset_id, rubric_version_id, run_ids, stamp)
     return results.results_page(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
         run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
         descending=descending, offset=offset, limit=limit, facts=facts,
-        reviewed_scores=reviewed)
+        reviewed_scores=reviewed, score_gap=score_gap, distribution_bins=distribution_bins)
+
+
+@st.cache_data(ttl=60, max_entries=20, show_spinner=False)
+def get_metadata_columns(db: str, dataset_id: int,
+                         response_count: int) -> dict[str, tuple[str, ...] | None]:
+    """Metadata columns to filter on; ``response_count`` keys the cache to the dataset's size."""
+    return results.metadata_columns(sessions_for(db), dataset_id)
+
+
+@st.cache_data(ttl=600, max_entries=50, show_spinner=False)
+def get_version(db: str, version_id: int) -> RubricVersionInfo:
+    """A rubric version with its criteria (frozen once graded, so a long TTL is safe)."""
+    return rubrics.get_version(sessions_for(db), version_id)
 
 
 @st.cache_data(ttl=300, max_entries=200, show_spinner=False)

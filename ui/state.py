@@ -35,7 +35,9 @@ DEFAULTS: dict[str, object] = {
     "responses_show_archived": False,
     "responses_dataset_id": None,  # the dataset picker's value
     "responses_goto": None,  # dataset id to select on the next run, after a write
-    "responses_page": 0,
+    "responses_page": 0,  # 0-based page of the browse table
+    "responses_search": "",  # words the browse table is narrowed to (searched in SQL)
+    "responses_jump": 1,  # the page-number box (1-based), set to the page shown each run
     "responses_page_dataset": None,  # the dataset responses_page belongs to
     "responses_upload_nonce": 0,  # bumped after an import to clear the file uploader
     "responses_flash": None,
@@ -63,6 +65,7 @@ DEFAULTS: dict[str, object] = {
     "grade_retries": 2,
     "grade_concurrency": 16,
     "grade_use_cache": True,
+    "grade_call_deadline": 300,
     "grade_fallback_pos": "(none: the criterion fails)",
     "grade_fallback_neg": "(none: the criterion fails)",
     "grade_lp_on": False,
@@ -89,7 +92,17 @@ DEFAULTS: dict[str, object] = {
     "results_descending": False,
     "results_page_size": 50,
     "results_page": 1,
-    "results_open_response": None,
+    "results_open_response": None,  # the response id a click on a row opened
+    "results_dialog_pending": False,  # open that response's dialog on this run
+    "results_table_nonce": 0,  # bumped after a click so the table forgets the selection
+    "results_goto_review": False,  # "Review this response" was clicked in the dialog
+    "results_score_gap": 0.2,  # comparable scores further apart count as a disagreement
+    "results_meta_column": "",  # a metadata column to filter on ("" for none)
+    "results_meta_value": None,
+    "results_meta_text": "",  # the value typed for a column with too many values to list
+    "results_verdict_criterion": None,  # criterion id whose effective verdict filters
+    "results_verdict_value": "MET",
+    "results_verdict_run": None,
     # review
     "review_set": None,  # (dataset_id, rubric_version_id)
     "review_unreviewed_only": False,

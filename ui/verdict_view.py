@@ -6,6 +6,7 @@ import streamlit as st
 
 from grading.types import Verdict
 from storage.dto import RunInfo
+from ui import safe_text
 
 GRADER_LABELS = {
     "per_criterion": "Per criterion",
@@ -51,11 +52,10 @@ def format_score(score: float | None) -> str:
 
 def render_untrusted(text: str | None, *, empty: str = "(empty)") -> None:
     """Model output and uploaded text: shown verbatim, never interpreted as HTML/markdown."""
-    st.code(text if text else empty, language=None, wrap_lines=True, height="content")
+    st.code(safe_text.text(text) if text else empty, language=None, wrap_lines=True,
+            height="content")
 
 
 def md_escape(text: str) -> str:
     """User and model text inside markdown (titles, messages): shown as typed, never markup."""
-    for char in "\\`*_{}[]<>()#+!|~$:":
-        text = text.replace(char, "\\" + char)
-    return text
+    return safe_text.md(text)

@@ -17,7 +17,13 @@ from grading.aggregation import aggregate_verdicts, final_penalty
 from grading.errors import ConfigurationError, GradingError, ProviderError
 from grading.length_penalty import apply_length_penalty
 from grading.llm import default_generate_fn
-from grading.retry import CallOutcome, RetryPolicy, Spend, call_with_retries
+from grading.retry import (
+    DEFAULT_CALL_DEADLINE,
+    CallOutcome,
+    RetryPolicy,
+    Spend,
+    call_with_retries,
+)
 from grading.types import (
     CANNOT_ASSESS_STRATEGIES,
     CannotAssessStrategy,
@@ -94,6 +100,7 @@ class Autograder(ABC):
         transport_retries: int = 4,
         retry_base_delay: float = 0.5,
         retry_max_delay: float = 60.0,
+        call_deadline: float | None = DEFAULT_CALL_DEADLINE,
     ):
         if not callable(generate_fn):
             raise ConfigurationError("generate_fn must be callable")
@@ -113,6 +120,9 @@ class Autograder(ABC):
             raise ConfigurationError(f"max_concurrency must be >= 1, got {max_concurrency!r}")
         if retry_base_delay < 0 or retry_max_delay < 0:
             raise ConfigurationError("retry delays must be >= 0")
+        if call_deadline is not None and not call_deadline > 0:
+            raise ConfigurationError(
+                f"call_deadline must be a number of seconds > 0 (or None), got {call_deadline!r}")
         try:
             self.scoring_settings = ScoringSettings(
                 normalize=normalize,
@@ -144,6 +154,7 @@ class Autograder(ABC):
             transport_retries=transport_retries,
             base_delay=retry_base_delay,
             max_delay=retry_max_delay,
+            deadline=call_deadline,
         )
         self._passes_response_format = _accepts_response_format(generate_fn)
         # asyncio primitives belong to one event loop; grade_sync may run several loops.

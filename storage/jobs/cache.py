@@ -2,8 +2,8 @@
 
 The key is the sha256 of everything that decides the answer: model, messages, the response
 schema and the sampling parameters. Only answers the provider actually gave are stored.
-Writes are buffered and flushed in batches (one transaction per batch), so caching adds no
-per-call transaction to a run.
+Writes are buffered and flushed in batches (one transaction per batch, at least every half
+second), so caching adds no per-call transaction to a run.
 """
 
 from __future__ import annotations
@@ -152,10 +152,20 @@ class WriteBuffer:
             self._pending[key] = (model, answer)
             return len(self._pending) >= self.batch
 
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
     def flush(self) -> int:
+        """Write what is pending; on failure it stays pending (paid answers are not dropped)."""
         with self._lock:
             pending, self._pending = self._pending, {}
-        store_many(self._sessions, pending)
+        try:
+            store_many(self._sessions, pending)
+        except BaseException:
+            with self._lock:
+                self._pending = {**pending, **self._pending}
+            raise
         return len(pending)
 
 

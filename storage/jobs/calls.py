@@ -4,15 +4,18 @@ and which provider errors mean that no call of a run can work."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import os
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from grading.errors import ProviderError, TransientProviderError
-from grading.llm import API_KEY_ENV, LiteLLMGenerate, key_env_var
+from grading.errors import FatalProviderError, ProviderError, TransientProviderError
+from grading.llm import LiteLLMGenerate, credential_problem
 from grading.types import GenerateResult, TokenUsage
+from storage.db_errors import describe_db_error, is_storage_fault
 from storage.engine import SessionFactory
 from storage.jobs import cache as cache_store
 from storage.jobs.limiter import AdaptiveLimiter
@@ -20,11 +23,10 @@ from storage.jobs.limiter import AdaptiveLimiter
 log = logging.getLogger(__name__)
 
 _FATAL_STATUS = frozenset({401, 403, 404})
-# Keys whose absence means no call can work, for providers litellm needs a key for.
-_KEYED_PROVIDERS = frozenset({
-    "openai", "anthropic", "gemini", "azure", "openrouter", "together_ai", "mistral", "groq",
-    "deepseek", "xai",
-})
+# Answers reach the cache within this many seconds of arriving (a kill loses at most that).
+CACHE_FLUSH_SECONDS = 0.5
+# How long a cache lookup waits for a database that went away before asking the provider.
+CACHE_READ_PATIENCE = 60.0
 
 
 @dataclass
@@ -50,6 +52,8 @@ def is_fatal_for_run(exc: BaseException) -> bool:
     """
     if not isinstance(exc, ProviderError):
         return False
+    if isinstance(exc, FatalProviderError):
+        return True
     cause = exc.__cause__
     if cause is None:
         return True
@@ -57,17 +61,12 @@ def is_fatal_for_run(exc: BaseException) -> bool:
 
 
 def missing_credentials(model: str, api_base: str | None) -> str | None:
-    """Why no call can work, before trying one; None when a key may be there."""
-    if api_base or os.environ.get(API_KEY_ENV):
+    """Why no call can work, before trying one; None when it may (``credential_problem``
+    decides, as for the library, the Grade page and the connection test)."""
+    problem = credential_problem(model, api_base)
+    if problem is None:
         return None
-    provider = model.split("/", 1)[0] if "/" in model else "openai"
-    if provider not in _KEYED_PROVIDERS:
-        return None
-    variable = key_env_var(model)
-    if os.environ.get(variable):
-        return None
-    return (f"No API key was found for model '{model}': set {variable} in the environment "
-            f"of the worker (or {API_KEY_ENV}), then requeue the run.")
+    return problem.rstrip(".") + ", in the environment of the worker; then requeue the run."
 
 
 class JobGenerate:
@@ -77,6 +76,8 @@ class JobGenerate:
         self, llm: LiteLLMGenerate, *, limiter: AdaptiveLimiter, sessions: SessionFactory,
         use_cache: bool, counters: Counters, cache_buffer: cache_store.WriteBuffer,
         on_fatal: Callable[[BaseException], None],
+        gate: Callable[[], Awaitable[None]] | None = None,
+        on_notice: Callable[[str | None], None] | None = None,
     ):
         self.llm = llm
         self.limiter = limiter
@@ -92,6 +93,10 @@ class JobGenerate:
         self._answered: set[str] = set()
         self._flushing: asyncio.Task[Any] | None = None
         self._reader = cache_store.BatchedReader(sessions)
+        self.gate = gate
+        self.on_notice = on_notice or (lambda _: None)
+        self._waiting_until = 0.0
+        self._flush_failed_at = 0.0
 
     async def __call__(
         self, system_prompt: str, user_prompt: str, *,
@@ -105,10 +110,12 @@ class JobGenerate:
             self._sampling)
         if self.use_cache and key not in self._answered:
             self._answered.add(key)
-            hit = await self._reader.get(key)
+            hit = await self._cached(key)
             if hit is not None:
                 self.counters.cache_hits += 1
                 return GenerateResult(text=hit.text, usage=TokenUsage(), cost=0.0)
+        if self.gate is not None:  # no new paid calls while results cannot be stored
+            await self.gate()
         async with self.limiter.slot() as slot:
             self.counters.provider_calls += 1
             try:
@@ -118,33 +125,81 @@ class JobGenerate:
                 if exc.status_code == 429:
                     self.counters.rate_limited += 1
                     slot.throttled(exc.retry_after)
+                    self._show_wait(exc.retry_after)
                 raise
             except ProviderError as exc:
                 if is_fatal_for_run(exc):
                     self.on_fatal(exc)
                 raise
         self._answered.add(key)
-        if self.use_cache:
-            usage = result.usage
-            answer = cache_store.CachedAnswer(
-                text=result.text,
-                prompt_tokens=usage.prompt_tokens if usage else None,
-                completion_tokens=usage.completion_tokens if usage else None,
-                cost=result.cost,
-            )
-            if self.cache_buffer.add(key, model, answer) and self._flushing is None:
-                self._flushing = asyncio.create_task(self._flush())
-        return result
+        if self._waiting_until and time.monotonic() >= self._waiting_until:
+            self._waiting_until = 0.0
+            self.on_notice(None)
+        if not self.use_cache:
+            return result
+        usage = result.usage
+        answer = cache_store.CachedAnswer(
+            text=result.text,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            cost=result.cost,
+        )
+        # Cached only once the grader could use it: an unusable answer is never kept.
+        return result.model_copy(update={"accept": lambda: self._keep(key, model, answer)})
+
+    async def _cached(self, key: str) -> cache_store.CachedAnswer | None:
+        """The cached answer; a database that is briefly away (a restart) is waited for, one
+        that stays away counts as a miss (the cache only saves money)."""
+        pause, deadline = 0.25, time.monotonic() + CACHE_READ_PATIENCE
+        while True:
+            try:
+                return await self._reader.get(key)
+            except Exception as exc:
+                if not is_storage_fault(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    return None
+            await asyncio.sleep(pause)
+            pause = min(5.0, pause * 2)
+
+    def _show_wait(self, retry_after: float | None) -> None:
+        if not retry_after:
+            return
+        until = time.monotonic() + retry_after
+        if until <= self._waiting_until:
+            return
+        self._waiting_until = until
+        clock = (datetime.now(UTC) + timedelta(seconds=retry_after)).strftime("%H:%M:%S")
+        self.on_notice(f"the provider asked to wait {retry_after:.0f} s (HTTP 429); calls "
+                       f"resume at {clock} UTC")
+
+    def _keep(self, key: str, model: str, answer: cache_store.CachedAnswer) -> None:
+        self.cache_buffer.add(key, model, answer)
+        if self._flushing is None:
+            self._flushing = asyncio.get_running_loop().create_task(self._flush_soon())
+
+    async def _flush_soon(self) -> None:
+        """Flush by time as well as by count: a killed process loses under a second of
+        answers, not a whole batch."""
+        try:
+            while self.cache_buffer.pending:
+                await asyncio.sleep(CACHE_FLUSH_SECONDS)
+                await self._flush()
+        finally:
+            self._flushing = None
 
     async def _flush(self) -> None:
         try:
             await asyncio.to_thread(self.cache_buffer.flush)
-        except Exception:  # the cache is an optimisation: losing a batch costs calls, not grades
-            log.exception("could not store a batch of provider answers in the cache")
-        finally:
-            self._flushing = None
+        except Exception as exc:  # kept in the buffer for the next flush; said once a minute
+            if time.monotonic() - self._flush_failed_at > 60:
+                self._flush_failed_at = time.monotonic()
+                log.warning("could not store %s answers in the cache yet (%s); kept in memory",
+                            self.cache_buffer.pending, describe_db_error(exc))
 
     async def close(self) -> None:
         if self._flushing is not None:
-            await self._flushing
+            self._flushing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._flushing
         await self._flush()

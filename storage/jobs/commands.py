@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import shutil
 import signal
 import sys
@@ -20,9 +21,15 @@ from pathlib import Path
 
 from grading.errors import RubricValidationError, RubricWorkbenchError
 from grading.rubric import Rubric
+from storage import limits
 from storage.config import database_url, describe_url
-from storage.errors import ImportProblemsError
-from storage.response_files import ColumnMapping, NewResponse, parse_file, read_responses
+from storage.errors import ImportProblemsError, Problem
+from storage.response_files import (
+    ColumnMapping,
+    count_responses,
+    iter_responses,
+    peek_columns,
+)
 from storage.services.reviewers import command_line_actor
 
 EXIT_OK, EXIT_FAILED_GRADES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -62,26 +69,46 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="always call the provider (do not answer from the cache)")
     parser.add_argument("--name", default="", help="a name for the runs")
+    parser.add_argument("--max-file-mb", type=float, default=None, metavar="MB",
+                        help="largest responses file accepted (default: the app's limit, "
+                             f"${limits.MAX_FILE_VARIABLE} or {limits.DEFAULT_MAX_FILE_MB:g})")
+
+    parser.add_argument("--call-deadline", type=float, default=None, metavar="SECONDS",
+                        help="give up on one provider call after this long, every retry and "
+                             "slow read included (default 300)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="log every provider request (default: warnings and a summary)")
 
 
-def _read_inputs(args: argparse.Namespace) -> tuple[Rubric, list[NewResponse]]:
-    """Read and validate both files before anything touches the database."""
+
+def _read_inputs(args: argparse.Namespace) -> tuple[Rubric, ColumnMapping, int, str]:
+    """Read and validate both files before anything touches the database (the responses as
+    a stream): (rubric, column mapping, number of responses, the content's fingerprint)."""
     rubric = Rubric.from_file(args.rubric)
     path = Path(args.responses)
     try:
-        data = path.read_bytes()
+        size = path.stat().st_size
     except OSError as exc:
         raise ImportProblemsError([], source=f"{path}: cannot read the file: {exc.strerror}"
                                   ) from None
-    parsed = parse_file(data, path.name)
-    guess = ColumnMapping.guess(parsed.columns)
+    limit_mb = args.max_file_mb if args.max_file_mb is not None else limits.max_file_mb()
+    if size > limit_mb * 1024 * 1024:
+        raise ImportProblemsError([Problem("", (
+            f"the file is {size / 1024 / 1024:.1f} MB; the limit is {limit_mb:g} MB (as in "
+            f"the app). Split it, or raise the limit with --max-file-mb or "
+            f"{limits.MAX_FILE_VARIABLE}"))], source=path.name)
+    guess = ColumnMapping.guess(peek_columns(path))
     mapping = ColumnMapping(
         text=args.text_column or guess.text,
         query=args.query_column or guess.query,
         id=args.id_column or guess.id,
         thinking=args.thinking_column or guess.thinking,
     )
-    return rubric, read_responses(data, path.name, mapping=mapping)
+    from storage.jobs.resume import fingerprint_file
+
+    print_ = fingerprint_file(path, {"text": mapping.text, "query": mapping.query,
+                                     "id": mapping.id, "thinking": mapping.thinking})
+    return rubric, mapping, count_responses(path, mapping=mapping), print_
 
 
 def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
@@ -99,30 +126,88 @@ def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
                                  actor=command_line_actor()).id
 
 
-def _new_dataset(sessions, path: Path, responses: list[NewResponse]) -> int:
-    """A new dataset named after the file and the time (each import is its own dataset)."""
+def _dataset(sessions, path: Path, mapping: ColumnMapping, print_: str) -> int:
+    """The dataset already imported from this content, else a new one named after the file
+    and the time; the file is read again as a stream and stored a batch at a time, all or
+    nothing."""
     from storage.errors import NameTakenError
+    from storage.jobs.resume import TAG, find_dataset
     from storage.services import datasets
 
+    existing = find_dataset(sessions, print_)
+    if existing is not None:
+        return existing
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    stem = path.name if len(path.name) <= 150 else path.name[:149] + "…"
     for attempt in range(1, 100):
-        name = f"{path.name} {stamp}" + (f" ({attempt})" if attempt > 1 else "")
+        name = f"{stem} {stamp}" + (f" ({attempt})" if attempt > 1 else "")
         try:
             return datasets.create_dataset(
-                sessions, name, responses=responses,
-                description=f"imported by rubric-workbench grade from {path}",
-                    actor=command_line_actor()).id
+                sessions, name, responses=iter_responses(path, mapping=mapping),
+                description=f"imported by rubric-workbench grade from {path} "
+                            f"({TAG}{print_})", actor=command_line_actor()).id
         except NameTakenError:
             continue
     raise NameTakenError(f"could not find a free dataset name for {path.name}")
 
 
+def configure_logging(verbose: bool) -> None:
+    """Warnings and our own summaries by default; every request with ``--verbose``. Secrets
+    are masked in whatever is written."""
+    from grading.redact import install_log_redaction
+
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr,
+                        force=True)
+    logging.getLogger("storage").setLevel(logging.INFO)
+    for name in ("httpx", "httpcore", "LiteLLM", "litellm", "openai"):
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
+    install_log_redaction()
+
+
+def _database_problem(exc: BaseException, url: str) -> str:
+    from storage.db_errors import describe_db_error
+
+    where = describe_url(url)
+    cause = describe_db_error(exc)
+    advice = "check that it is reachable and writable, or give another one with --db"
+    if "read-only" in cause:
+        advice = ("make the file and its folder writable (the database also writes a -wal "
+                  "and -shm file next to it), or give another one with --db")
+    elif "full" in cause:
+        advice = "free some disk space, then run the same command again"
+    return f"the database {where} cannot be used: {cause}; {advice}"
+
+
+def _guarded(command):
+    """Database faults end a command with a sentence that names the database, not a
+    traceback."""
+    def run(args: argparse.Namespace) -> int:
+        from storage.db_errors import is_storage_fault
+
+        try:
+            return command(args)
+        except Exception as exc:
+            if not is_storage_fault(exc) or isinstance(exc, FileNotFoundError):
+                raise
+            _error(_database_problem(exc, args.db or database_url()))
+            return EXIT_FAILED_GRADES
+    run.__name__ = command.__name__
+    run.__doc__ = command.__doc__
+    return run
+
+
+@_guarded
 def grade_command(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         _error("--concurrency must be at least 1")
         return EXIT_USAGE
+    if args.call_deadline is not None and not args.call_deadline > 0:
+        _error("--call-deadline must be a number of seconds above 0")
+        return EXIT_USAGE
+    configure_logging(args.verbose)
     try:
-        rubric, responses = _read_inputs(args)
+        rubric, mapping, count, print_ = _read_inputs(args)
     except (RubricValidationError, ImportProblemsError) as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -130,14 +215,21 @@ def grade_command(args: argparse.Namespace) -> int:
         _error(f"--out must end in .jsonl or .csv, got {args.out}")
         return EXIT_USAGE
 
+    from grading.llm import API_BASE_ENV
+    from grading.redact import has_url_credentials, strip_url_credentials
     from storage.engine import open_database
-    from storage.jobs import queue
+    from storage.jobs import queue, resume
     from storage.jobs.runner import missing_credentials
     from storage.jobs.worker import new_worker_id
     from storage.services import runs
 
     url = args.db or database_url()
     sessions = open_database(url)
+    api_base = args.api_base
+    if has_url_credentials(api_base):
+        # Credentials live in the environment only; the run stores the masked address.
+        os.environ[API_BASE_ENV] = api_base
+        api_base = strip_url_credentials(api_base)
     for model in args.model:
         problem = missing_credentials(model, args.api_base)
         if problem:
@@ -145,24 +237,23 @@ def grade_command(args: argparse.Namespace) -> int:
             return EXIT_FAILED_GRADES
     try:
         version_id = _rubric_version(sessions, Path(args.rubric).stem, rubric)
-        dataset_id = _new_dataset(sessions, Path(args.responses), responses)
+        dataset_id = _dataset(sessions, Path(args.responses), mapping, print_)
         extra: dict = {"use_cache": not args.no_cache}
         if args.concurrency:
             extra["concurrency"] = args.concurrency
-        run_ids = [
-            runs.create_run(sessions, rubric_version_id=version_id, dataset_id=dataset_id,
-                            grader=GRADER_NAMES[grader], model=model, name=args.name,
-                            settings={"api_base": args.api_base, "extra": extra},
-                                actor=command_line_actor()).id
-            for grader in dict.fromkeys(args.grader) for model in dict.fromkeys(args.model)
-        ]
+        if args.call_deadline:
+            extra["call_deadline"] = args.call_deadline
+        run_ids, resumed = _runs_for(sessions, args, version_id, dataset_id,
+                                     {"api_base": api_base, "extra": extra})
     except RubricWorkbenchError as exc:
         _error(str(exc))
         return EXIT_USAGE
     worker_id = new_worker_id()
+    ready = {r for r in run_ids if resume.prepare(sessions, runs_get(sessions, r)) == "ready"}
     # A worker on the same database may take a run first; it is then waited for, not re-run.
-    claimed = [r for r in run_ids if queue.claim_run(sessions, r, worker_id)]
-    print(f"grading {len(responses)} responses with {len(run_ids)} run(s) "
+    claimed = [r for r in run_ids if r in ready and queue.claim_run(sessions, r, worker_id)]
+    what = f"resuming run(s) {', '.join(map(str, resumed))}; " if resumed else ""
+    print(f"{what}grading {count} responses with {len(run_ids)} run(s) "
           f"(ids {', '.join(map(str, run_ids))}) in {describe_url(url)}", file=sys.stderr)
     started = time.monotonic()
     try:
@@ -175,7 +266,9 @@ def grade_command(args: argparse.Namespace) -> int:
         print(f"\ninterrupted: runs {', '.join(map(str, run_ids))} cancelled; what was graded "
               "is stored", file=sys.stderr)
         return EXIT_INTERRUPTED
-    status = _summary(sessions, run_ids, time.monotonic() - started)
+    from storage.engine import retry_db
+
+    status = retry_db(_summary, sessions, run_ids, time.monotonic() - started)
     if args.out:
         from storage.exports import write_results
 
@@ -188,6 +281,36 @@ def grade_command(args: argparse.Namespace) -> int:
             return EXIT_FAILED_GRADES
         print(f"wrote {count} records to {args.out}", file=sys.stderr)
     return status
+
+
+def runs_get(sessions, run_id: int):
+    from storage.services import runs
+
+    return runs.get_run(sessions, run_id)
+
+
+def _runs_for(sessions, args: argparse.Namespace, version_id: int, dataset_id: int,
+              settings: dict) -> tuple[list[int], list[int]]:
+    """The run of each grader x model: the existing one for this exact grading, else new."""
+    from storage.jobs import resume
+    from storage.run_settings import RunSettings
+    from storage.services import runs
+
+    wanted = RunSettings.model_validate(settings)
+    run_ids, resumed = [], []
+    for grader in dict.fromkeys(args.grader):
+        for model in dict.fromkeys(args.model):
+            found = resume.find_run(sessions, dataset_id=dataset_id, version_id=version_id,
+                                    grader=GRADER_NAMES[grader], model=model, settings=wanted)
+            if found is not None:
+                run_ids.append(found.id)
+                resumed.append(found.id)
+                continue
+            run_ids.append(runs.create_run(
+                sessions, rubric_version_id=version_id, dataset_id=dataset_id,
+                grader=GRADER_NAMES[grader], model=model, name=args.name,
+                settings=settings, actor=command_line_actor()).id)
+    return run_ids, resumed
 
 
 async def _grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], worker_id: str,
@@ -207,19 +330,36 @@ async def _grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], w
         bar.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await bar
-        _draw(sessions, run_ids, final=True)
+        with contextlib.suppress(Exception):
+            _draw(sessions, run_ids, final=True)
 
 
 async def _wait_finished(sessions, run_id: int) -> None:
+    """Wait for a run another live worker holds (a dead one's run is taken over)."""
+    from storage.db_errors import is_storage_fault
+    from storage.jobs import queue
+    from storage.jobs.runner import execute_run
+    from storage.jobs.worker import new_worker_id
     from storage.services import runs
 
-    while not (await asyncio.to_thread(runs.get_run, sessions, run_id)).finished:
+    while True:
+        try:
+            if (await asyncio.to_thread(runs.get_run, sessions, run_id)).finished:
+                return
+            worker_id = new_worker_id()
+            if await asyncio.to_thread(queue.claim_run, sessions, run_id, worker_id):
+                await execute_run(sessions, run_id, worker_id=worker_id)
+                continue
+        except Exception as exc:
+            if not is_storage_fault(exc):
+                raise
         await asyncio.sleep(0.5)
 
 
 async def _progress_bar(sessions, run_ids: Sequence[int]) -> None:
     while True:
-        await asyncio.to_thread(_draw, sessions, run_ids)
+        with contextlib.suppress(Exception):  # the database may be restarting: skip a frame
+            await asyncio.to_thread(_draw, sessions, run_ids)
         await asyncio.sleep(0.5)
 
 
@@ -257,6 +397,9 @@ def _draw(sessions, run_ids: Sequence[int], *, final: bool = False) -> None:
         parts.append(f"{hits} cached")
     if rate and not final:
         parts.append(f"{rate:.1f}/s ETA {_duration((total - graded) / rate)}")
+    notices = {p.notice for p in progresses if p.notice}
+    if notices and not final:
+        parts.append("; ".join(sorted(notices)))
     sys.stderr.write("\r" + " · ".join(parts) + "\033[K" + ("\n" if final else ""))
     sys.stderr.flush()
 
@@ -300,14 +443,17 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds between looks at the queue when it is empty")
     parser.add_argument("--until-idle", action="store_true",
                         help="exit once no run is queued or running, instead of waiting")
+    parser.add_argument("--verbose", action="store_true",
+                        help="log every provider request (default: one progress line per run "
+                             "every 30 s)")
 
 
+@_guarded
 def worker_command(args: argparse.Namespace) -> int:
     from storage.engine import open_database
     from storage.jobs.worker import Worker
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s",
-                        stream=sys.stderr)
+    configure_logging(args.verbose)
     url = args.db or database_url()
     sessions = open_database(url)
     if sessions.kw["bind"].dialect.name == "sqlite":
@@ -342,7 +488,8 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run id (repeat for several; results only)")
     parser.add_argument("--format", choices=("jsonl", "csv"), default=None,
                         help="default: from --out's extension, else jsonl")
-    parser.add_argument("--out", metavar="FILE", help="output file (default: stdout)")
+    parser.add_argument("--out", metavar="FILE", help="output file, or a directory to write "
+                        "a file named after the dataset, rubric and version (default: stdout)")
     parser.add_argument("--rubric", help="rubric name (gold and training)")
     parser.add_argument("--rubric-version", type=int, default=None,
                         help="version number (default: the latest)")
@@ -353,6 +500,7 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
                                      "or the SQLite file)")
 
 
+@_guarded
 def export_command(args: argparse.Namespace) -> int:
     if args.kind != "results":
         if not (args.rubric and args.dataset):
@@ -369,10 +517,12 @@ def export_command(args: argparse.Namespace) -> int:
     fmt = args.format or ("csv" if (args.out or "").lower().endswith(".csv") else "jsonl")
 
     from storage.engine import open_database
-    from storage.exports import write_results
+    from storage.exports import results_file_name, write_results
 
     sessions = open_database(args.db or database_url())
     try:
+        if args.out not in (None, "-") and Path(args.out).is_dir():
+            args.out = str(Path(args.out) / results_file_name(sessions, args.run, fmt))
         if args.out in (None, "-"):
             count = write_results(sessions, args.run, sys.stdout, fmt)
         else:

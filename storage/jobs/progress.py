@@ -38,6 +38,7 @@ class RunProgress:
     finished_at: datetime | None
     claimed_by: str | None
     heartbeat_at: datetime | None
+    notice: str | None = None  # what the runner waits for now (Retry-After, a full disk)
 
     @property
     def graded(self) -> int:
@@ -87,4 +88,5 @@ def run_progress(sessions: SessionFactory, run_id: int) -> RunProgress:
         rate_limited=stats.rate_limited if stats else 0,
         rate_per_s=rate, eta_s=eta, started_at=run.started_at, finished_at=run.finished_at,
         claimed_by=run.claimed_by, heartbeat_at=run.heartbeat_at,
+        notice=stats.notice if stats and run.status == "running" else None,
     )

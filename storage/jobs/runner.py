@@ -23,14 +23,19 @@ from grading.autograders import (
 )
 from grading.autograders.base import Autograder
 from grading.llm import LiteLLMGenerate
+from grading.redact import redact
+from grading.retry import DEFAULT_CALL_DEADLINE
 from grading.types import Criterion, EvaluationReport
+from storage.db_errors import describe_db_error
 from storage.dto import ResponseInfo, RunInfo
-from storage.engine import SessionFactory
+from storage.engine import SessionFactory, retry_db
 from storage.errors import GradeExistsError, InvalidStateError
 from storage.jobs import cache as cache_store
 from storage.jobs import queue
+from storage.jobs.breaker import StoreBreaker
 from storage.jobs.calls import Counters, JobGenerate, missing_credentials
 from storage.jobs.limiter import limiter_for
+from storage.jobs.notices import set_notice
 from storage.run_settings import RunSettings
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
@@ -44,7 +49,7 @@ GRADER_CLASSES: dict[str, type[Autograder]] = {
     "rubric_as_judge": RubricAsJudgeGrader,
 }
 # Keys of RunSettings.extra the job runner reads itself; the rest goes to litellm.
-JOB_OPTIONS = ("use_cache", "concurrency", "timeout")
+JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline")
 DEFAULT_TIMEOUT = 120.0
 # Generous transport retries: the limiter keeps 429s rare, and a grade should survive a
 # provider's bad minute rather than fail. Full-jitter backoff, never sooner than Retry-After.
@@ -58,6 +63,7 @@ class JobOptions:
     use_cache: bool = True
     concurrency: int | None = None
     timeout: float = DEFAULT_TIMEOUT
+    call_deadline: float = DEFAULT_CALL_DEADLINE
     litellm_extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -68,6 +74,7 @@ class JobOptions:
             use_cache=bool(extra.get("use_cache", True)),
             concurrency=int(concurrency) if concurrency else None,
             timeout=float(extra.get("timeout") or DEFAULT_TIMEOUT),
+            call_deadline=float(extra.get("call_deadline") or DEFAULT_CALL_DEADLINE),
             litellm_extra={k: v for k, v in extra.items() if k not in JOB_OPTIONS},
         )
 
@@ -95,6 +102,7 @@ def build_grader(grader: str, generate_fn: Any, settings: RunSettings) -> Autogr
         transport_retries=TRANSPORT_RETRIES,
         retry_base_delay=RETRY_BASE_DELAY,
         retry_max_delay=RETRY_MAX_DELAY,
+        call_deadline=JobOptions.from_settings(settings).call_deadline,
     )
 
 
@@ -128,24 +136,51 @@ class RunExecution:
         self.limiter = limiter_for(run.model, run.settings.api_base,
                                    self.options.concurrency or concurrency)
         llm = LiteLLMGenerate(run.model, api_base=run.settings.api_base,
-                              timeout=self.options.timeout, **self.options.litellm_extra)
+                              timeout=min(self.options.timeout, self.options.call_deadline),
+                              **self.options.litellm_extra)
+        self.notice: str | None = None
+        self._notice_shown: str | None = None
+        self.breaker = StoreBreaker(on_change=self._set_notice)
         self.generate = JobGenerate(
             llm, limiter=self.limiter, sessions=sessions, use_cache=self.options.use_cache,
             counters=self.counters, cache_buffer=cache_store.WriteBuffer(sessions),
-            on_fatal=self._on_fatal,
+            on_fatal=self._on_fatal, gate=self.breaker.wait_closed, on_notice=self._set_notice,
         )
         self.grader = build_grader(run.grader, self.generate, run.settings)
         self._wake = asyncio.Event()
+        self._beat_failed_at = 0.0
 
     def _on_fatal(self, exc: BaseException) -> None:
         if self.fatal is None:
             self.fatal = exc
             self._halt("fatal")
 
+    def _set_notice(self, notice: str | None) -> None:
+        if notice is None and self.breaker.open:
+            return  # a paused run keeps saying so until stores work again
+        self.notice = notice
+
+    async def _show_notice(self) -> None:
+        if self.notice != self._notice_shown:
+            await asyncio.to_thread(set_notice, self.sessions, self.run.id, self.notice)
+            self._notice_shown = self.notice
+
     def _halt(self, why: str) -> None:
         if self.halt is None:
             self.halt = why
         self._wake.set()
+
+    def _flush_counters_sync(self) -> None:
+        taken = self.counters.take()
+        for name, value in taken.items():
+            setattr(self.totals, name, getattr(self.totals, name) + value)
+        try:
+            queue.add_job_stats(self.sessions, self.run.id, **taken)
+        except Exception:
+            for name, value in taken.items():  # counted again at the next try
+                setattr(self.totals, name, getattr(self.totals, name) - value)
+                setattr(self.counters, name, getattr(self.counters, name) + value)
+            raise
 
     async def _flush_counters(self) -> None:
         taken = self.counters.take()
@@ -160,8 +195,12 @@ class RunExecution:
                 state = await asyncio.to_thread(queue.renew, self.sessions, self.run.id,
                                                 self.worker_id)
                 await self._flush_counters()
-            except Exception:  # the database may be back at the next beat; the lease says
-                log.exception("heartbeat of run %s failed", self.run.id)  # how long to wait
+                await self._show_notice()
+            except Exception as exc:  # the database may be back at the next beat; the lease
+                if time.monotonic() - self._beat_failed_at > 60:  # says how long to wait
+                    self._beat_failed_at = time.monotonic()
+                    log.warning("heartbeat of run %s failed: %s", self.run.id,
+                                describe_db_error(exc))
                 continue
             if state != "ok":
                 self._halt(state)
@@ -182,20 +221,20 @@ class RunExecution:
                 log.exception("grading response %s of run %s failed", response.id,
                               self.run.id)
                 report = EvaluationReport(
-                    score=None, error=f"unexpected error: {type(exc).__name__}: {exc}")
+                    score=None, error=redact(f"unexpected error: {type(exc).__name__}: {exc}"))
             if self.fatal is not None:
                 return  # not this response's fault: it stays pending for a requeue
             latency = time.monotonic() - started
-            try:
-                await asyncio.to_thread(run_service.record_grade, self.sessions, self.run.id,
-                                        response.id, report, latency)
+            try:  # a database that cannot take it pauses the run (see storage/jobs/breaker.py)
+                await self.breaker.store(run_service.record_grade, self.sessions, self.run.id,
+                                         response.id, report, latency)
             except GradeExistsError:
                 return  # another worker took over this run and got here first
             except Exception as exc:  # the response stays pending; the run says so at the end
                 log.exception("could not store the grade of response %s of run %s",
                               response.id, self.run.id)
                 self.unstored += 1
-                self.unstored_error = self.unstored_error or f"{type(exc).__name__}: {exc}"
+                self.unstored_error = self.unstored_error or describe_db_error(exc)
                 return
             self.graded += 1
             if report.score is None and report.error is not None:
@@ -207,8 +246,8 @@ class RunExecution:
         problem = missing_credentials(self.run.model, self.run.settings.api_base)
         if problem is not None:
             return await self._finish_failed(problem)
-        pending = await asyncio.to_thread(run_service.pending_response_ids, self.sessions,
-                                          self.run.id)
+        pending = await self.breaker.store(run_service.pending_response_ids, self.sessions,
+                                           self.run.id)
         per_response = calls_per_response(self.run.grader, len(self.criteria))
         # Enough responses in flight to keep every slot busy, few enough to bound memory.
         window = asyncio.Semaphore(
@@ -223,7 +262,7 @@ class RunExecution:
             for start in range(0, len(pending), 100):
                 if self.halt:
                     break
-                batch = await asyncio.to_thread(
+                batch = await self.breaker.store(
                     dataset_service.get_responses, self.sessions, pending[start:start + 100])
                 for response in batch:
                     if window.locked():
@@ -254,7 +293,10 @@ class RunExecution:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
             await self.generate.close()
-            await self._flush_counters()
+            await asyncio.to_thread(retry_db, self._flush_counters_sync)
+            self.notice = None
+            with contextlib.suppress(Exception):
+                await self._show_notice()
         return await self._conclude()
 
     async def _conclude(self) -> RunResult:
@@ -271,7 +313,8 @@ class RunExecution:
                 f"{self.unstored} grades could not be stored ({self.unstored_error}); requeue "
                 "the run to grade those responses again")
         try:
-            info = await asyncio.to_thread(run_service.finish_run, self.sessions, self.run.id)
+            info = await asyncio.to_thread(retry_db, run_service.finish_run, self.sessions,
+                                           self.run.id)
         except InvalidStateError:  # cancelled in the last moment
             info = await asyncio.to_thread(run_service.get_run, self.sessions, self.run.id)
         return self._result(info.status)
@@ -294,8 +337,8 @@ async def execute_run(
     heartbeat_interval: float = 5.0, stop: asyncio.Event | None = None,
 ) -> RunResult:
     """Grade what run ``run_id`` (already claimed by ``worker_id``) still has to grade."""
-    run = await asyncio.to_thread(run_service.get_run, sessions, run_id)
-    version = await asyncio.to_thread(rubric_service.get_version, sessions,
+    run = await asyncio.to_thread(retry_db, run_service.get_run, sessions, run_id)
+    version = await asyncio.to_thread(retry_db, rubric_service.get_version, sessions,
                                       run.rubric_version_id)
     execution = RunExecution(
         sessions, run, version.to_criteria(), worker_id=worker_id, concurrency=concurrency,

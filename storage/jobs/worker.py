@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from storage.config import database_url
+from storage.db_errors import describe_db_error, is_storage_fault
 from storage.engine import SessionFactory, open_database
 from storage.jobs import queue
 from storage.jobs.runner import RunResult, execute_run
@@ -41,7 +42,9 @@ class Worker:
     poll_interval: float = 1.0
     lease_seconds: float = queue.DEFAULT_LEASE_SECONDS
     concurrency: int | None = None
+    progress_interval: float = 30.0  # one log line per running run this often
     results: list[RunResult] = field(default_factory=list)
+    _running: set[int] = field(default_factory=set)
 
     @property
     def heartbeat_interval(self) -> float:
@@ -55,6 +58,7 @@ class Worker:
         """
         active: set[asyncio.Task[RunResult]] = set()
         stopping = asyncio.create_task(stop.wait())
+        reporter = asyncio.create_task(self._report_progress())
         try:
             while not stop.is_set():
                 claimed = None
@@ -81,9 +85,32 @@ class Worker:
                         self.results.append(task)
         finally:
             stopping.cancel()
+            reporter.cancel()
         return self.results
 
+    async def _report_progress(self) -> None:
+        from storage.jobs.progress import run_progress
+
+        while True:
+            await asyncio.sleep(self.progress_interval)
+            for run_id in sorted(self._running):
+                try:
+                    p = await asyncio.to_thread(run_progress, self.sessions, run_id)
+                except Exception:
+                    continue
+                rate = f", {p.rate_per_s:.1f}/s" if p.rate_per_s else ""
+                notice = f"; {p.notice}" if p.notice else ""
+                log.info("run %s: %s/%s graded, %s failed, %s provider calls%s%s", run_id,
+                         p.graded, p.total, p.failed, p.provider_calls, rate, notice)
+
     async def _execute(self, run_id: int, stop: asyncio.Event) -> RunResult:
+        self._running.add(run_id)
+        try:
+            return await self._execute_one(run_id, stop)
+        finally:
+            self._running.discard(run_id)
+
+    async def _execute_one(self, run_id: int, stop: asyncio.Event) -> RunResult:
         try:
             result = await execute_run(
                 self.sessions, run_id, worker_id=self.worker_id, concurrency=self.concurrency,
@@ -93,7 +120,8 @@ class Worker:
             # A bug or a lost database: fail the run rather than take it over again and
             # again; if the database is gone too, the lease expires and a worker retries.
             log.exception("run %s stopped with an unexpected error", run_id)
-            error = f"the worker stopped on an unexpected error: {type(exc).__name__}: {exc}"
+            error = ("the worker stopped on an unexpected error: "
+                     f"{describe_db_error(exc) if is_storage_fault(exc) else type(exc).__name__}")
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(run_service.fail_run, self.sessions, run_id, error)
             return RunResult(run_id=run_id, status="failed", graded=0, failed=0,

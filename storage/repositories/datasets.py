@@ -68,6 +68,12 @@ def add_responses(session: Session, dataset_id: int, rows: Sequence[dict]) -> li
     ))
 
 
+def insert_responses(session: Session, dataset_id: int, rows: Sequence[dict]) -> None:
+    """Bulk insert without reading ids back (a plain executemany: the fast path for files)."""
+    if rows:
+        session.execute(insert(m.ResponseRow), [{"dataset_id": dataset_id, **r} for r in rows])
+
+
 def get_response(session: Session, response_id: int) -> m.ResponseRow:
     row = session.get(m.ResponseRow, response_id)
     if row is None:

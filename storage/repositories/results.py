@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import distinct, func, or_, select
+from sqlalchemy import ColumnElement, String, and_, cast, distinct, func, or_, select
 from sqlalchemy.orm import Session
 
 from storage import models as m
@@ -43,17 +43,83 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def candidate_ids(session: Session, dataset_id: int, search: str) -> list[int]:
-    query = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+def search_clause(search: str) -> ColumnElement[bool] | None:
+    """Responses whose id, query or output contains ``search`` (case-insensitive), or None
+    for an empty search. Shared by the Results table and the Responses page."""
     needle = search.strip()
-    if needle:
-        pattern = f"%{_escape_like(needle)}%"
-        query = query.where(or_(
-            m.ResponseRow.external_id.ilike(pattern, escape="\\"),
-            m.ResponseRow.query.ilike(pattern, escape="\\"),
-            m.ResponseRow.output.ilike(pattern, escape="\\"),
-        ))
+    if not needle:
+        return None
+    pattern = f"%{_escape_like(needle)}%"
+    return or_(
+        m.ResponseRow.external_id.ilike(pattern, escape="\\"),
+        m.ResponseRow.query.ilike(pattern, escape="\\"),
+        m.ResponseRow.output.ilike(pattern, escape="\\"),
+    )
+
+
+def metadata_value(key: str) -> ColumnElement[str]:
+    """A metadata column's value as text, the same expression on SQLite (json_extract) and
+    PostgreSQL (->>), so the values offered and the values filtered on always match."""
+    return cast(m.ResponseRow.meta[key].as_string(), String)
+
+
+def candidate_ids(session: Session, dataset_id: int, search: str,
+                  metadata: Sequence[tuple[str, str]] = ()) -> list[int]:
+    query = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+    clause = search_clause(search)
+    if clause is not None:
+        query = query.where(clause)
+    for key, value in metadata:
+        query = query.where(metadata_value(key) == value)
     return list(session.scalars(query.order_by(m.ResponseRow.id)))
+
+
+def metadata_keys(session: Session, dataset_id: int, sample: int) -> list[str]:
+    """The metadata columns of a dataset's first ``sample`` responses (uploads keep every
+    unmapped column, so the first rows name them all)."""
+    keys: dict[str, None] = {}
+    for meta in session.scalars(
+            select(m.ResponseRow.meta).where(m.ResponseRow.dataset_id == dataset_id)
+            .order_by(m.ResponseRow.id).limit(sample)):
+        keys.update(dict.fromkeys(str(k) for k in (meta or {})))
+    return list(keys)
+
+
+def metadata_values(session: Session, dataset_id: int, key: str, limit: int) -> list[str]:
+    """Distinct values of one metadata column, at most ``limit``."""
+    value = metadata_value(key)
+    return list(session.scalars(
+        select(value).where(m.ResponseRow.dataset_id == dataset_id, value.is_not(None))
+        .group_by(value).order_by(value).limit(limit)))
+
+
+def current_human_verdicts(session: Session, dataset_id: int, rubric_version_id: int,
+                           criterion_id: int) -> dict[int, str]:
+    """response id -> the current (highest seq) human verdict on one criterion."""
+    newest = (
+        select(m.HumanVerdictRow.response_id, func.max(m.HumanVerdictRow.seq).label("seq"))
+        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
+        .where(m.HumanVerdictRow.rubric_version_id == rubric_version_id,
+               m.HumanVerdictRow.criterion_id == criterion_id,
+               m.ResponseRow.dataset_id == dataset_id)
+        .group_by(m.HumanVerdictRow.response_id)
+        .subquery()
+    )
+    return dict(session.execute(
+        select(m.HumanVerdictRow.response_id, m.HumanVerdictRow.verdict)
+        .join(newest, and_(newest.c.response_id == m.HumanVerdictRow.response_id,
+                           newest.c.seq == m.HumanVerdictRow.seq))
+        .where(m.HumanVerdictRow.criterion_id == criterion_id)).all())
+
+
+def judge_verdict_ids(session: Session, run_id: int, criterion_id: int,
+                      verdict: str) -> set[int]:
+    """Responses on which a run's judge gave ``verdict`` on one criterion."""
+    return set(session.scalars(
+        select(m.GradeRow.response_id)
+        .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
+        .where(m.GradeRow.run_id == run_id, m.GradeCriterionRow.criterion_id == criterion_id,
+               m.GradeCriterionRow.verdict == verdict)))
 
 
 def failed_ids(session: Session, run_ids: list[int]) -> set[int]:
@@ -71,26 +137,68 @@ def failed_ids(session: Session, run_ids: list[int]) -> set[int]:
     return set(session.scalars(whole)) | set(session.scalars(partial.distinct()))
 
 
-def disagree_ids(session: Session, run_ids: list[int], score_gap: float) -> set[int]:
-    """Responses on which two selected runs gave different verdicts or far-apart scores."""
-    if len(run_ids) < 2:
+HOLISTIC_GRADERS = frozenset({"rubric_as_judge"})  # one overall score, no verdicts
+
+
+def comparable_groups(session: Session, run_ids: list[int]) -> tuple[list[int], list[list[int]]]:
+    """(runs that give per-criterion verdicts, groups of runs whose scores are comparable).
+
+    A holistic judge's 0-100 score is not the same measure as a score aggregated from
+    verdicts, and a raw weighted sum is not on the 0-1 scale: scores are compared only
+    within a group of the same kind (holistic or aggregated) and the same scale.
+    """
+    if not run_ids:
+        return [], []
+    rows = session.execute(select(m.RunRow.id, m.RunRow.grader, m.RunRow.settings)
+                           .where(m.RunRow.id.in_(run_ids))).all()
+    by_id = {row.id: row for row in rows}
+    with_verdicts = [rid for rid in run_ids
+                     if rid in by_id and by_id[rid].grader not in HOLISTIC_GRADERS]
+    groups: dict[tuple[bool, bool], list[int]] = {}
+    for rid in run_ids:
+        if rid not in by_id:
+            continue
+        row = by_id[rid]
+        normalize = bool((row.settings or {}).get("normalize", True))
+        groups.setdefault((row.grader in HOLISTIC_GRADERS, normalize), []).append(rid)
+    return with_verdicts, [group for group in groups.values() if len(group) >= 2]
+
+
+def verdict_disagree_ids(session: Session, run_ids: list[int]) -> set[int]:
+    """Responses on which two runs that give verdicts differ on some criterion."""
+    with_verdicts, _ = comparable_groups(session, run_ids)
+    if len(with_verdicts) < 2:
         return set()
     verdicts = (
         select(m.GradeRow.response_id)
         .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
-        .where(m.GradeRow.run_id.in_(run_ids), m.GradeCriterionRow.verdict.is_not(None))
+        .where(m.GradeRow.run_id.in_(with_verdicts),
+               m.GradeCriterionRow.verdict.is_not(None))
         .group_by(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id)
         .having(func.count(distinct(m.GradeCriterionRow.verdict)) > 1)
         .subquery()
     )
-    scores = (
-        select(m.GradeRow.response_id)
-        .where(m.GradeRow.run_id.in_(run_ids), m.GradeRow.score.is_not(None))
-        .group_by(m.GradeRow.response_id)
-        .having(func.max(m.GradeRow.score) - func.min(m.GradeRow.score) > score_gap)
-    )
-    return set(session.scalars(select(verdicts.c.response_id).distinct())) | set(
-        session.scalars(scores))
+    return set(session.scalars(select(verdicts.c.response_id).distinct()))
+
+
+def score_disagree_ids(session: Session, run_ids: list[int], score_gap: float) -> set[int]:
+    """Responses on which two runs with comparable scores are more than ``score_gap`` apart."""
+    _, groups = comparable_groups(session, run_ids)
+    found: set[int] = set()
+    for group in groups:
+        found |= set(session.scalars(
+            select(m.GradeRow.response_id)
+            .where(m.GradeRow.run_id.in_(group), m.GradeRow.score.is_not(None))
+            .group_by(m.GradeRow.response_id)
+            .having(func.max(m.GradeRow.score) - func.min(m.GradeRow.score) > score_gap)))
+    return found
+
+
+def disagree_ids(session: Session, run_ids: list[int], score_gap: float) -> set[int]:
+    """Responses on which the judges disagree: different verdicts on a criterion, or
+    comparable scores further apart than ``score_gap``."""
+    return verdict_disagree_ids(session, run_ids) | score_disagree_ids(
+        session, run_ids, score_gap)
 
 
 def review_counts(session: Session, dataset_id: int, rubric_version_id: int) -> dict[int, int]:

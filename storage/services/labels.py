@@ -2,7 +2,7 @@
 
 Gold set (JSONL, one line per human-reviewed response, HealthBench-like)::
 
-    {"response_id": 12, "external_id": "r1", "dataset": "Answers",
+    {"response_id": "r1", "workbench_response_id": 12, "dataset": "Answers",
      "rubric": "Dosing", "rubric_version": 2,
      "prompt": [{"role": "user", "content": "the query"}],   # [] when the response has none
      "completion": "the response text", "thinking": null,
@@ -14,8 +14,10 @@ Gold set (JSONL, one line per human-reviewed response, HealthBench-like)::
      "reviewed_count": 4, "criteria_count": 4,
      "human_score": 0.85, "human_raw_score": 12.5}
 
-``prompt`` is a list of chat messages, as in HealthBench, so a multi-turn conversation can be
-exported the same way later; a response without a query gets ``[]``. ``human_score`` comes from
+``response_id`` is the user's id of the response (``#<number>`` when it has none), as in
+every export; ``workbench_response_id`` is the database's id. ``prompt`` is a list of chat
+messages, as in HealthBench, so a multi-turn conversation can be exported the same way
+later; a response without a query gets ``[]``. ``human_score`` comes from
 ``storage.services.reviews.human_scores`` (grading's aggregation) and is null until every
 criterion is reviewed.
 
@@ -39,6 +41,7 @@ from storage.convert import criterion_info, human_verdict_info, response_info
 from storage.dto import CriterionInfo, HumanVerdictInfo
 from storage.engine import SessionFactory
 from storage.errors import NotFoundError
+from storage.export_names import download_name, response_key
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
@@ -105,8 +108,8 @@ def iter_gold_records(
                 continue
             items = [_rubric_item(c, humans[response.id].get(c.id)) for c in criteria]
             yield {
-                "response_id": response.id,
-                "external_id": response.external_id,
+                "response_id": response_key(response.id, response.external_id),
+                "workbench_response_id": response.id,
                 "dataset": dataset_name,
                 "rubric": rubric_name,
                 "rubric_version": number,
@@ -156,8 +159,8 @@ def iter_training_records(
             for grade in batch:
                 response = responses[grade.response_id]
                 yield {
-                    "response_id": response.id,
-                    "external_id": response.external_id,
+                    "response_id": response_key(response.id, response.external_id),
+                    "workbench_response_id": response.id,
                     "prompt": response.query,
                     "completion": response.output,
                     "thinking": response.thinking,
@@ -207,3 +210,13 @@ def resolve_scope(
             raise NotFoundError(f"no dataset named {dataset!r}; check the name on the "
                                 "Responses page")
         return version_id, dataset_row.id
+
+
+def export_file_name(sessions: SessionFactory, kind: str, rubric_version_id: int,
+                     dataset_id: int, ext: str) -> str:
+    """``gold-UX_50_replies-Dosing-v1.jsonl``: the names and version number the user sees."""
+    with sessions() as session:
+        version = rubric_repo.get_version(session, rubric_version_id)
+        dataset = dataset_repo.get_dataset(session, dataset_id)
+        return download_name(kind, dataset.name, version.rubric.name, version=version.number,
+                             ext=ext)

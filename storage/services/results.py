@@ -3,11 +3,12 @@
 How this stays fast at 10,000 responses (see benchmarks/results_page.py for the figures):
 
 - Everything that can be decided from stored columns runs in SQL (storage.repositories.results),
-  once per call, over the whole dataset: text search, judge failures, judge disagreements (two
-  runs giving different verdicts on one criterion, or scores further apart than ``score_gap``),
-  review counts, and the judge score of every (response, run) pair — a few narrow queries, no
-  response texts. The part that depends only on grades (``grade_facts``) can be cached by the
-  caller until a grade is stored.
+  once per call, over the whole dataset: text search, metadata columns, judge failures, judge
+  disagreements (two runs giving different verdicts on one criterion, or two runs with
+  comparable scores further apart than ``score_gap``; see ``repo.comparable_groups``),
+  per-criterion verdicts, review counts, and the judge score of every (response, run) pair —
+  a few narrow queries, no response texts. The part that depends only on grades
+  (``grade_facts``) can be cached by the caller until a grade is stored.
 - No score math here. An effective score differs from the judge's score only when a person
   has reviewed the response, so the judge's stored score *is* the effective score of every
   unreviewed response. Effective scores are computed (by ``storage.services.reviews``, which
@@ -32,10 +33,21 @@ from storage.services import reviews
 ReviewedFilter = Literal["any", "reviewed", "not_reviewed"]
 SortKey = Literal["response", "score", "spread", "reviewed"]
 SNIPPET_CHARS = 160
-# Two judges whose scores differ by more than this disagree even if no criterion differs
-# (the only way to see disagreement with a holistic RubricAsJudge run).
+# Two judges whose comparable scores differ by more than this disagree even if no criterion
+# differs (the only way to see two holistic RubricAsJudge runs disagree). Adjustable.
 DEFAULT_SCORE_GAP = 0.2
+VERDICTS = ("MET", "UNMET", "CANNOT_ASSESS")
 _CHUNK = 500
+
+
+@dataclass(frozen=True)
+class VerdictFilter:
+    """Responses whose *effective* verdict on a criterion (the current human verdict, else
+    the judge's verdict in ``run_id``) is ``verdict``."""
+
+    criterion_id: int
+    verdict: str
+    run_id: int
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,9 @@ class ResultsFilter:
     max_score: float | None = None
     # Which run's effective score the range applies to; None: any selected run.
     score_run_id: int | None = None
+    # (metadata column, value as text) pairs, all of which must match.
+    metadata: tuple[tuple[str, str], ...] = ()
+    verdict: VerdictFilter | None = None
 
 
 @dataclass(frozen=True)
@@ -64,9 +79,19 @@ class ResultsRow:
     errors: tuple[str | None, ...]
     graded: tuple[bool, ...]
     failed: bool
-    disagree: bool
+    disagree: bool  # verdicts or comparable scores differ
     reviewed_count: int
     criteria_count: int
+    verdicts_differ: bool = False
+    scores_differ: bool = False
+
+
+@dataclass(frozen=True)
+class ScoreBin:
+    run_id: int
+    low: float
+    high: float
+    count: int
 
 
 @dataclass(frozen=True)
@@ -80,6 +105,7 @@ class ResultsPage:
     reviewed_total: int
     offset: int
     limit: int
+    distribution: tuple[ScoreBin, ...] = ()  # only when asked for (``distribution_bins``)
 
 
 @dataclass(frozen=True)
@@ -107,8 +133,11 @@ class GradeFacts:
 
     run_ids: tuple[int, ...]
     failed: frozenset[int]
-    disagree: frozenset[int]
+    disagree: frozenset[int]  # verdicts_differ | scores_differ
     judged: Scores
+    verdicts_differ: frozenset[int] = frozenset()
+    scores_differ: frozenset[int] = frozenset()
+    score_gap: float = DEFAULT_SCORE_GAP
 
 
 def list_result_sets(sessions: SessionFactory) -> list[ResultSet]:
@@ -155,12 +184,16 @@ def grade_facts(
     run_ids: Sequence[int], score_gap: float = DEFAULT_SCORE_GAP,
 ) -> GradeFacts:
     """Failures, disagreements and judge scores of these runs (the slow, cacheable part)."""
+    if not 0 <= score_gap <= 1e9:
+        raise InvalidInputError("the score gap must be a number of 0 or more")
     with sessions() as session:
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
+        verdicts = frozenset(repo.verdict_disagree_ids(session, runs))
+        scores = frozenset(repo.score_disagree_ids(session, runs, score_gap))
         return GradeFacts(
             run_ids=tuple(runs), failed=frozenset(repo.failed_ids(session, runs)),
-            disagree=frozenset(repo.disagree_ids(session, runs, score_gap)),
-            judged=repo.judge_scores(session, runs))
+            disagree=verdicts | scores, judged=repo.judge_scores(session, runs),
+            verdicts_differ=verdicts, scores_differ=scores, score_gap=score_gap)
 
 
 def reviewed_effective_scores(
@@ -180,7 +213,7 @@ def results_page(
     run_ids: Sequence[int], filters: ResultsFilter | None = None, sort: SortKey = "response",
     sort_run_id: int | None = None, descending: bool = False, offset: int = 0,
     limit: int = 50, score_gap: float = DEFAULT_SCORE_GAP, facts: GradeFacts | None = None,
-    reviewed_scores: Scores | None = None,
+    reviewed_scores: Scores | None = None, distribution_bins: int = 0,
 ) -> ResultsPage:
     """One page of the responses x runs table of effective scores.
 
@@ -189,6 +222,8 @@ def results_page(
     ``reviewed`` (number of reviewed criteria). Responses without a score sort last.
     ``facts`` and ``reviewed_scores`` (from ``grade_facts`` and ``reviewed_effective_scores``)
     may be passed in from a cache; they are computed here otherwise.
+    ``distribution_bins``: also count the matching responses' effective scores per run in
+    that many equal bins (``ResultsPage.distribution``).
     """
     filters = filters or ResultsFilter()
     if limit < 1 or offset < 0:
@@ -198,15 +233,19 @@ def results_page(
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
         criteria_count = repo.criteria_count(session, rubric_version_id)
         dataset_total = dataset_repo.response_count(session, dataset_id)
-        candidates = repo.candidate_ids(session, dataset_id, filters.search)
+        candidates = repo.candidate_ids(session, dataset_id, filters.search, filters.metadata)
         review_counts = repo.review_counts(session, dataset_id, rubric_version_id)
-    if facts is None or facts.run_ids != tuple(runs):
+        wanted = (_verdict_matches(session, dataset_id, rubric_version_id, runs,
+                                   filters.verdict) if filters.verdict else None)
+    if facts is None or facts.run_ids != tuple(runs) or facts.score_gap != score_gap:
         facts = grade_facts(sessions, dataset_id=dataset_id,
                             rubric_version_id=rubric_version_id, run_ids=runs,
                             score_gap=score_gap)
     failed, disagree, judged = facts.failed, facts.disagree, facts.judged
 
     ids = candidates
+    if wanted is not None:
+        ids = [i for i in ids if i in wanted]
     if filters.failed_only:
         ids = [i for i in ids if i in failed]
     if filters.disagree_only:
@@ -222,7 +261,7 @@ def results_page(
     effective = dict(judged)
     if reviewed_scores is not None:
         effective.update(reviewed_scores)
-    elif needs_scores:
+    elif needs_scores or distribution_bins:
         effective.update(_effective_overlay(sessions, runs, reviewed_here))
 
     def scores_of(rid: int) -> list[float | None]:
@@ -254,6 +293,8 @@ def results_page(
             graded=tuple((rid, run) in judged for run in runs),
             failed=rid in failed, disagree=rid in disagree,
             reviewed_count=review_counts.get(rid, 0), criteria_count=criteria_count,
+            verdicts_differ=rid in facts.verdicts_differ,
+            scores_differ=rid in facts.scores_differ,
         )
         for rid in page_ids
     )
@@ -261,7 +302,44 @@ def results_page(
         run_ids=tuple(runs), rows=rows, total=len(ids), dataset_total=dataset_total,
         failed_total=len(failed), disagree_total=len(disagree),
         reviewed_total=len(review_counts), offset=offset, limit=limit,
+        distribution=_histogram(runs, ids, scores_of, distribution_bins),
     )
+
+
+def _histogram(runs: list[int], ids: list[int], scores_of, bins: int) -> tuple[ScoreBin, ...]:
+    """Counts of effective scores per run in ``bins`` equal bins: over 0-1 when every score is
+    on that scale, else over the scores' own range. Responses without a score are left out."""
+    if bins < 1 or not ids:
+        return ()
+    found: list[ScoreBin] = []
+    for position, run in enumerate(runs):
+        values = [v for v in (scores_of(i)[position] for i in ids) if v is not None]
+        if not values:
+            continue
+        low, high = (0.0, 1.0) if all(0 <= v <= 1 for v in values) else (
+            min(values), max(values))
+        width = (high - low) / bins or 1.0
+        counts = [0] * bins
+        for value in values:
+            counts[min(bins - 1, int((value - low) / width))] += 1
+        found.extend(ScoreBin(run_id=run, low=low + k * width, high=low + (k + 1) * width,
+                              count=n) for k, n in enumerate(counts))
+    return tuple(found)
+
+
+def _verdict_matches(session, dataset_id: int, rubric_version_id: int, runs: list[int],
+                     wanted: VerdictFilter) -> set[int]:
+    if wanted.verdict not in VERDICTS:
+        raise InvalidInputError(f"unknown verdict {wanted.verdict!r}; use "
+                                + ", ".join(VERDICTS))
+    if wanted.run_id not in runs:
+        raise InvalidInputError("the verdict filter applies to a run that is not selected")
+    humans = repo.current_human_verdicts(session, dataset_id, rubric_version_id,
+                                         wanted.criterion_id)
+    judged = repo.judge_verdict_ids(session, wanted.run_id, wanted.criterion_id,
+                                    wanted.verdict)
+    return ({rid for rid, verdict in humans.items() if verdict == wanted.verdict}
+            | (judged - humans.keys()))
 
 
 def _sorted(ids, sort, sort_run_id, runs, scores_of, review_counts, descending):
@@ -286,6 +364,20 @@ def _sorted(ids, sort, sort_run_id, runs, scores_of, review_counts, descending):
     known = [i for i in ids if value(i) is not None]
     unknown = [i for i in ids if value(i) is None]
     return sorted(known, key=value, reverse=descending) + unknown
+
+
+def metadata_columns(sessions: SessionFactory, dataset_id: int, *, sample: int = 500,
+                     max_values: int = 100) -> dict[str, tuple[str, ...] | None]:
+    """The dataset's metadata columns (kept from the upload) and their values to filter on:
+    ``None`` for a column with more than ``max_values`` distinct values (filter by typing)."""
+    with sessions() as session:
+        dataset_repo.get_dataset(session, dataset_id)
+        keys = repo.metadata_keys(session, dataset_id, sample)
+        found: dict[str, tuple[str, ...] | None] = {}
+        for key in keys:
+            values = repo.metadata_values(session, dataset_id, key, max_values + 1)
+            found[key] = tuple(values) if len(values) <= max_values else None
+    return found
 
 
 def response_labels(

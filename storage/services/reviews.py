@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from grading.types import ScoringSettings, Verdict
+from storage import limits
 from storage import models as m
 from storage.convert import criterion_info, grade_info, human_verdict_info
 from storage.dto import EffectiveGrade, HumanScore, HumanVerdictInfo
@@ -51,6 +52,7 @@ def set_human_verdict(
     reviewer = reviewer.strip()
     if not reviewer:
         raise InvalidInputError("enter your name as reviewer before saving a verdict")
+    limits.check([("the reviewer name", reviewer, limits.NAME_MAX), ("the note", note, None)])
     for _attempt in range(_MAX_ATTEMPTS):
         try:
             with sessions.begin() as session:

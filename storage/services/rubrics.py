@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from grading.rubric import Rubric
 from grading.types import Criterion
+from storage import limits
 from storage import models as m
 from storage.convert import version_info
 from storage.dto import DeletionSummary, RubricInfo, RubricVersionInfo
@@ -30,13 +31,26 @@ from storage.services.reviewers import Actor, Role, require
 
 def _validated(criteria: Sequence[Criterion] | Rubric) -> list[Criterion]:
     # Rubric() checks emptiness and duplicate names and lists every problem.
-    return list(criteria) if isinstance(criteria, Rubric) else Rubric(list(criteria)).criteria
+    checked = list(criteria) if isinstance(criteria, Rubric) else Rubric(list(criteria)).criteria
+    problems = []
+    for number, criterion in enumerate(checked, start=1):
+        where = f"criterion {number}" + (f" ({criterion.name!r})" if criterion.name else "")
+        try:
+            limits.check([("its name", criterion.name, limits.NAME_MAX),
+                          ("its section", criterion.section, limits.NAME_MAX),
+                          ("its requirement", criterion.requirement, None)], where)
+        except InvalidInputError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise InvalidInputError("; ".join(problems))
+    return checked
 
 
 def _clean_name(name: str, what: str) -> str:
     cleaned = name.strip()
     if not cleaned:
         raise InvalidInputError(f"a {what} needs a name")
+    limits.check([(f"the {what} name", cleaned, limits.NAME_MAX)])
     return cleaned
 
 
@@ -48,6 +62,7 @@ def create_rubric(
     require(actor, Role.ADMIN, "create a rubric")
     name = _clean_name(name, "rubric")
     criteria = _validated(criteria)
+    limits.check([("the description", description, None), ("the note", note, None)])
     try:
         with sessions.begin() as session:
             if repo.find_rubric_by_name(session, name) is not None:
@@ -114,6 +129,7 @@ def save_criteria(
     created instead; the returned version says which one holds the criteria."""
     require(actor, Role.ADMIN, "edit a rubric")
     criteria = _validated(criteria)
+    limits.check([("the note", note, None)])
     with sessions.begin() as session:
         version = repo.get_version(session, version_id, for_update=True)
         if version.frozen_at is None:
@@ -160,6 +176,27 @@ def archive_rubric(
         row.archived = archived
 
 
+def _deletion_summary(session: Session, rubric_id: int
+                      ) -> tuple[list[int], list[int], DeletionSummary]:
+    repo.get_rubric(session, rubric_id)
+    version_ids = list(session.scalars(
+        select(m.RubricVersionRow.id).where(m.RubricVersionRow.rubric_id == rubric_id)
+    ))
+    run_ids = list(session.scalars(
+        select(m.RunRow.id).where(m.RunRow.rubric_version_id.in_(version_ids))
+    ))
+    return version_ids, run_ids, DeletionSummary(
+        runs=len(run_ids), grades=_count_grades(session, run_ids), responses=0,
+        human_verdicts=verdict_repo.count_for_versions(session, version_ids))
+
+
+def deletion_summary(sessions: SessionFactory, rubric_id: int) -> DeletionSummary:
+    """What deleting the rubric would remove: pages offer only what can be done (a rubric
+    with human verdicts can only be archived)."""
+    with sessions() as session:
+        return _deletion_summary(session, rubric_id)[2]
+
+
 def delete_rubric(
     sessions: SessionFactory, rubric_id: int, *, confirm: bool = False,
     delete_human_verdicts: bool = False, actor: Actor,
@@ -167,26 +204,19 @@ def delete_rubric(
     """Delete a rubric, its versions, runs and grades.
 
     With results, ``confirm=True`` is required; with human verdicts, also
-    ``delete_human_verdicts=True`` (people's work is never removed silently; archive instead).
+    ``delete_human_verdicts=True`` (a library-only switch: the app never deletes people's
+    verdicts; it archives instead).
     """
     require(actor, Role.ADMIN, "delete a rubric")
     with sessions.begin() as session:
         rubric_name = repo.get_rubric(session, rubric_id).name
-        version_ids = list(session.scalars(
-            select(m.RubricVersionRow.id).where(m.RubricVersionRow.rubric_id == rubric_id)
-        ))
-        run_ids = list(session.scalars(
-            select(m.RunRow.id).where(m.RunRow.rubric_version_id.in_(version_ids))
-        ))
-        grade_count = _count_grades(session, run_ids)
-        human_count = verdict_repo.count_for_versions(session, version_ids)
-        summary = DeletionSummary(
-            runs=len(run_ids), grades=grade_count, responses=0, human_verdicts=human_count
-        )
+        version_ids, run_ids, summary = _deletion_summary(session, rubric_id)
+        human_count, grade_count = summary.human_verdicts, summary.grades
         if human_count and not delete_human_verdicts:
             raise HumanVerdictsExistError(
-                f"this rubric has {human_count} human verdicts; archive it instead, or pass "
-                "delete_human_verdicts=True to delete them with it"
+                f"this rubric has {human_count} human verdict"
+                f"{'s' if human_count != 1 else ''}, and people's verdicts are never deleted "
+                "with it; archive it instead to hide it from lists"
             )
         if (run_ids or human_count) and not confirm:
             raise ConfirmationRequiredError(

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from grading.errors import ConfigurationError
 from grading.types import EvaluationReport, Verdict
+from storage import limits
 from storage import models as m
 from storage.convert import grade_info, run_info
 from storage.dto import CriterionGradeInfo, GradeInfo, RunInfo
@@ -84,6 +85,8 @@ def _queue(
             f"unknown grader {grader!r}; use one of {', '.join(m.GRADER_KINDS)}")
     if not model.strip():
         raise ConfigurationError("a run needs a model name (e.g. 'openai/gpt-4o-mini')")
+    limits.check([("the model name", model, limits.MODEL_MAX),
+                  ("the run name", name, limits.NAME_MAX)])
     run_settings = _settings(settings)
     with sessions.begin() as session:
         if reuse_active:

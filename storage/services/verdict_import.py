@@ -7,11 +7,14 @@ CANNOT_ASSESS, any case), ``reviewer`` and an optional ``note``; other columns a
 A row whose verdict cell is empty is left out (a sheet row nobody filled in); a row equal to
 the current verdict (same verdict, reviewer and note) is left out too, so re-importing an
 edited sheet appends only what changed.
+
+The sheet's cells are spreadsheet-safe (storage/csv_cells.py: a text cell that would start a
+formula gets a leading ``'``); the import removes exactly that prefix again, so an exported
+sheet imports back to the same ids, names, reviewers and notes.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,10 +24,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from grading.types import Verdict
+from storage import csv_cells, limits
 from storage import models as m
 from storage.convert import criterion_info
 from storage.engine import SessionFactory
 from storage.errors import ImportProblemsError, Problem
+from storage.export_names import response_key
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.response_files import parse_file
@@ -76,13 +81,13 @@ def export_verdict_sheet_csv(
         current = {(h.response_id, h.criterion_id): h
                    for h in current_human_verdicts(session, rubric_version_id, dataset_id)}
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv_cells.writer(out, lineterminator="\n")
     writer.writerow([*COLUMNS, "requirement"])
     for rid, external in responses:
         for criterion in criteria:
             human = current.get((rid, criterion.id))
             writer.writerow([
-                external or f"#{rid}", criterion.label,
+                response_key(rid, external), criterion.label,
                 human.verdict.value if human else "", human.reviewer if human else "",
                 human.note if human else "", criterion.requirement,
             ])
@@ -104,6 +109,8 @@ def import_human_verdicts(
     written. Verdicts go through the Review page's append path, in one transaction.
     """
     parsed = parse_file(data, filename, fmt="csv")
+    records = [{key: csv_cells.restore(value) if isinstance(value, str) else value
+                for key, value in record.items()} for record in parsed.rows]
     columns = {name: _column(parsed.columns, c) for name, c in _CANDIDATES.items()}
     missing = [name for name, column in columns.items() if column is None]
     if missing:
@@ -113,7 +120,7 @@ def import_human_verdicts(
                               f"{', '.join(parsed.columns)}")
             for name in missing], source=filename)
     note_column = _column(parsed.columns, _NOTE_CANDIDATES)
-    rows, blank = _validate(sessions, rubric_version_id, dataset_id, parsed.rows,
+    rows, blank = _validate(sessions, rubric_version_id, dataset_id, records,
                             parsed.locations, columns, note_column, filename)
     for _attempt in range(_MAX_ATTEMPTS):
         try:
@@ -201,6 +208,12 @@ def _validate(
         if not reviewer:
             found.append(Problem(f"{where}, column {reviewer_col!r}",
                                  "the reviewer is empty; every verdict needs a reviewer name"))
+        note = str(record.get(note_column) or "").strip() if note_column else ""
+        for column, text, max_chars in ((reviewer_col, reviewer, limits.NAME_MAX),
+                                        (note_column, note, None)):
+            problem = limits.text_problem(text, max_chars=max_chars)
+            if problem:
+                found.append(Problem(f"{where}, column {column!r}", f"the value {problem}"))
         if response_id is not None and criterion_id is not None:
             pair = (response_id, criterion_id)
             if pair in first_seen:
@@ -210,7 +223,6 @@ def _validate(
         problems.extend(found)
         if not found and verdict is not None and response_id is not None \
                 and criterion_id is not None:
-            note = str(record.get(note_column) or "").strip() if note_column else ""
             rows.append(_Row(where, response_id, criterion_id, verdict, reviewer, note))
     if problems:
         raise ImportProblemsError(problems, source=filename)

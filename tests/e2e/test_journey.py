@@ -188,13 +188,16 @@ def _results(page: Page, url: str, screenshot) -> None:
     expect(judges_disagree.get_by_test_id("stMetricValue")).to_have_text("1")
     _no_tracebacks(page)
     screenshot("results")
-    _choose(page, "Open a response", "a3")
+    _open_row(page, 2)  # a3
     expect(page.get_by_text("judges disagree", exact=True)).to_be_visible(timeout=20_000)
     expect(page.get_by_text("one-shot judge: no window")).to_be_visible()
     _wait_idle(page)
     screenshot("results-disagreement")
-    _choose(page, "Open a response", "a2")
-    expect(page.get_by_role("heading", name="Response a2")).to_be_visible(timeout=20_000)
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=20_000)
+    _open_row(page, 1)  # a2
+    expect(page.get_by_role("dialog").get_by_text("Response a2")).to_be_visible(
+        timeout=20_000)
     expect(page.get_by_test_id("stCode").filter(
         has_text="You should have read the policy.")).to_be_visible()
     # Both graders' reasons, per criterion, side by side.
@@ -207,6 +210,17 @@ def _results(page: Page, url: str, screenshot) -> None:
     expect(_score(page, "One-shot")).to_have_text("0.500")
     _no_tracebacks(page)
     screenshot("results-detail")
+
+
+def _open_row(page: Page, index: int) -> None:
+    """Click a row's selection box in the Results table: the response opens in a dialog."""
+    _wait_idle(page)
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 16, box["y"] + 35 + 35 * index + 17)  # under the header row
+    expect(page.get_by_role("dialog")).to_be_visible(timeout=30_000)
+    _wait_idle(page)
 
 
 def _review(page: Page, screenshot) -> None:
@@ -260,7 +274,9 @@ def _export(page: Page, url: str) -> None:
         page.get_by_role("button", name="Results CSV").click()
     rows = list(csv.DictReader(io.StringIO(
         download.value.path().read_text(encoding="utf-8"))))
-    a2 = [row for row in rows if row["external_id"] == "a2"]
+    name = download.value.suggested_filename
+    assert name.startswith("results-") and name.endswith("-v1.csv") and " " not in name
+    a2 = [row for row in rows if row["response_id"] == "a2"]
     assert len(rows) == 6 and len(a2) == 2  # 3 responses x 2 runs
     assert sorted(row["grader"] for row in a2) == ["one_shot", "per_criterion"]
     for row in a2:

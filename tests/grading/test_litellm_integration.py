@@ -168,9 +168,11 @@ async def test_wrong_key_is_a_clear_error_that_never_shows_the_key(fake_provider
     assert fake_provider.requests == 1  # not retried
 
 
-async def test_missing_key_names_the_env_var_without_calling(fake_provider):
-    generate = LiteLLMGenerate(MODEL, api_base=fake_provider.api_base, timeout=10)
-    with pytest.raises(ProviderError, match=r"No API key was found.*RUBRIC_WORKBENCH_API_KEY"):
+async def test_a_missing_cloud_key_names_the_env_var_without_calling(fake_provider):
+    # A server at an api_base needs no key (issue 9.1, tests/grading/test_provider_faults.py);
+    # a cloud provider without its key is refused before any call.
+    generate = LiteLLMGenerate("anthropic/claude-judge", timeout=10)
+    with pytest.raises(ProviderError, match=r"No API key was found.*ANTHROPIC_API_KEY"):
         await ONE.grade("a", autograder=PerCriterionGrader(generate, **FAST))
     assert fake_provider.requests == 0
 

@@ -51,7 +51,7 @@ def test_grade_reads_each_format_and_writes_jsonl(files, fake_provider, capsys, 
 
     assert status == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["external_id"] for r in records] == ["a", "b"]
+    assert [r["response_id"] for r in records] == ["a", "b"]
     assert all(r["score"] == pytest.approx(0.5) and r["grader"] == "per_criterion"
                for r in records)
     assert [c["name"] for c in records[0]["criteria"]] == ["accurate", "harmful"]
@@ -81,7 +81,7 @@ def test_grade_with_named_columns_several_graders_and_models_writes_csv(files, f
     assert {(r["grader"], r["model"]) for r in rows} == {
         (g, m) for g in ("per_criterion", "one_shot", "rubric_as_judge")
         for m in ("openai/judge-a", "openai/judge-b")}
-    assert {r["external_id"] for r in rows} == {"x1"}
+    assert {r["response_id"] for r in rows} == {"x1"}
     holistic = next(r for r in rows if r["grader"] == "rubric_as_judge")
     assert float(holistic["score"]) == pytest.approx(0.8)
     assert holistic["accurate.judge_verdict"] == ""  # a holistic judge gives no verdicts
@@ -102,14 +102,20 @@ def test_a_rerun_of_the_same_files_is_answered_from_the_cache(files, fake_provid
     (files / "r.csv").write_text("text\none\ntwo\n")
     assert _grade(files, fake_provider, "r.csv") == 0
     assert fake_provider.requests == 4
+    # The same command resumes the same (finished) run: nothing new (issue 10.7).
     assert _grade(files, fake_provider, "r.csv") == 0
+    assert fake_provider.requests == 4
+    assert "resuming run(s) 1" in capsys.readouterr().err
+    # Other settings make another run of the same dataset, answered from the cache.
+    assert _grade(files, fake_provider, "r.csv", "--concurrency", "3") == 0
     assert fake_provider.requests == 4
     last_line = capsys.readouterr().out.strip().splitlines()[-2]
     assert last_line.split()[-1] == "4"  # 4 cache hits
-    # The same rubric file reuses its rubric version; a new dataset holds each import.
+    # The same rubric file reuses its rubric version; the same content its dataset.
     sessions = open_database(f"sqlite:///{files / 'cli.db'}")
-    versions = {r.rubric_version_id for r in runs.list_runs(sessions)}
-    assert len(versions) == 1
+    assert len({r.rubric_version_id for r in runs.list_runs(sessions)}) == 1
+    assert len({r.dataset_id for r in runs.list_runs(sessions)}) == 1
+    assert len(runs.list_runs(sessions)) == 2
 
 
 def test_no_cache_calls_the_provider_again(files, fake_provider):
@@ -167,7 +173,7 @@ def test_export_writes_the_runs_of_a_grade(files, fake_provider, capsys):
     db = f"sqlite:///{files / 'cli.db'}"
     assert cli.main(["export", "--run", "1", "--db", db]) == 0
     [record] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert (record["run_id"], record["external_id"]) == (1, "a")
+    assert (record["run_id"], record["response_id"]) == (1, "a")
     out = files / "e.csv"
     assert cli.main(["export", "--run", "1", "--db", db, "--out", str(out)]) == 0
     assert next(csv.DictReader(out.open()))["accurate.judge_verdict"] == "MET"

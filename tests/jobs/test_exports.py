@@ -42,7 +42,7 @@ def test_records_carry_judge_human_and_effective_verdicts(sessions):
 
     records = [json.loads(line) for line in results_export(sessions, [run.id]).splitlines()]
 
-    assert [r["external_id"] for r in records] == ["r0", "r1"]
+    assert [r["response_id"] for r in records] == ["r0", "r1"]
     first, second = records
     assert (first["score"], first["effective_score"], first["reviewed_criteria"]) == (
         pytest.approx(10 / 15), pytest.approx(10 / 15), 0)
@@ -69,7 +69,7 @@ def test_csv_has_one_column_group_per_criterion(sessions):
                               criterion_id=version.criteria[1].id, verdict="MET",
                               reviewer="Lee")
     [row] = list(csv.DictReader(io.StringIO(results_export(sessions, [run.id], "csv"))))
-    assert row["run_id"] == str(run.id) and row["external_id"] == "r0"
+    assert row["run_id"] == str(run.id) and row["response_id"] == "r0"
     assert (row["cites.judge_verdict"], row["cites.human_verdict"],
             row["cites.effective_verdict"], row["cites.reviewer"]) == ("UNMET", "MET", "MET", "Lee")
     assert float(row["effective_score"]) == pytest.approx(1.0)

@@ -112,3 +112,17 @@ def test_the_first_check_reports_the_call_not_the_library_import(fake_provider, 
     # The import is most of the first check's wall time; the reported time leaves it out.
     assert outcome["latency"] < outcome["wall"] / 2, outcome
     assert f"answered in {outcome['latency']:.1f} s" in outcome["message"]
+
+
+def test_a_keyless_local_server_works_and_every_check_agrees(fake_provider):
+    """Settings' test, the Grade page's pre-check, the CLI and the run ask one function."""
+    from storage.jobs.calls import missing_credentials
+
+    preset = ModelPreset("openai/fake", fake_provider.api_base)
+    result = check_connection(preset, timeout=10)
+    assert result.ok, result.message  # was: "No API key ... set RUBRIC_WORKBENCH_API_KEY"
+    assert missing_credentials(preset.model, preset.api_base) is None
+    cloud = ModelPreset("openai/gpt-4.1-mini")
+    refused = check_connection(cloud)
+    assert not refused.ok and "OPENAI_API_KEY" in refused.message
+    assert "OPENAI_API_KEY" in missing_credentials(cloud.model, None)

@@ -23,7 +23,7 @@ def _lines(text: str) -> list[dict]:
 def test_gold_export_has_one_healthbench_like_line_per_reviewed_response(sessions):
     seeded = seed(sessions)
     records = _lines(labels.export_gold_jsonl(sessions, seeded.version.id, seeded.dataset.id))
-    assert [r["external_id"] for r in records] == ["r0", "r1", "r2", "r3", "r4"]
+    assert [r["response_id"] for r in records] == ["r0", "r1", "r2", "r3", "r4"]
     first = records[0]
     response = seeded.responses["r0"]
     assert first["prompt"] == [{"role": "user", "content": response.query}]
@@ -50,7 +50,7 @@ def test_gold_export_can_keep_fully_reviewed_responses_only(sessions):
     seeded = seed(sessions)
     records = _lines(labels.export_gold_jsonl(sessions, seeded.version.id, seeded.dataset.id,
                                               complete_only=True))
-    assert [r["external_id"] for r in records] == ["r0", "r1", "r2", "r3"]
+    assert [r["response_id"] for r in records] == ["r0", "r1", "r2", "r3"]
     assert all(r["human_score"] is not None for r in records)
 
 
@@ -75,12 +75,12 @@ def test_training_export_has_the_effective_scores_of_every_run(sessions):
                                                            seeded.holistic)
                  for g in reviews.effective_grades_for_run(sessions, run.id)}
     for record in records:
-        grade = effective[record["run_id"], record["response_id"]]
+        grade = effective[record["run_id"], record["workbench_response_id"]]
         assert record["score"] == pytest.approx(grade.score)
         assert record["raw_score"] == pytest.approx(grade.raw_score)
         assert record["judge_score"] == pytest.approx(grade.judge_score)
         assert record["normalized"] is True
-    r1 = next(r for r in records if r["external_id"] == "r1"
+    r1 = next(r for r in records if r["response_id"] == "r1"
               and r["run_id"] == seeded.cheap.id)
     assert r1["completion"] == seeded.responses["r1"].output
     assert (r1["grader"], r1["model"]) == ("per_criterion", "openai/mini-judge")

@@ -186,6 +186,8 @@ def test_panel_commands_create_list_and_export(sessions, db_url, three_judges, t
 
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["workbench_response_id"] for r in records] == [r.id for r in responses]
+    assert [r["response_id"] for r in records] == [r.external_id or f"#{r.id}"
+                                                   for r in responses]
     cites = records[1]["criteria"][1]
     assert cites == {"criterion": "cites", "verdict": "UNMET", "tie": True,
                      "how": "tie (MET 1, UNMET 1, abstained 1): UNMET, the verdict with the "
@@ -194,6 +196,7 @@ def test_panel_commands_create_list_and_export(sessions, db_url, three_judges, t
     assert cli.main(["panel", "--db", db_url, "export", str(panel.id), "--out",
                      str(csv_out)]) == 0
     assert len(csv_out.read_text().splitlines()) == 1 + 3 * 4
+    assert csv_out.read_text().startswith("panel_id,response_id,workbench_response_id,")
 
     # bad input: a message, not a traceback, and nothing written
     assert cli.main(["panel", "--db", db_url, "create", "--rule", "weighted",

@@ -152,19 +152,30 @@ def test_runs_of_another_dataset_are_refused(sessions, graded):
                      run_ids=run_ids)
 
 
-def test_a_holistic_run_disagrees_by_score_gap(sessions):
+def test_a_holistic_score_is_compared_only_with_holistic_scores(sessions):
+    """Issue 9 item 7: a 0-100 holistic score next to a score aggregated from verdicts is not
+    a disagreement (it flagged 36 of 50 responses); two holistic judges far apart are."""
     version = make_rubric(sessions)
     dataset, responses = _dataset(sessions, count=2)
     per = make_run(sessions, version.id, dataset.id)
     holistic = make_run(sessions, version.id, dataset.id, grader="rubric_as_judge")
-    for response, llm in zip(responses, (95, 20), strict=True):
+    second = make_run(sessions, version.id, dataset.id, grader="rubric_as_judge")
+    for response, llm, other in zip(responses, (95, 20), (90, 60), strict=True):
         _grade(sessions, per, response, ALL_MET)
-        runs.record_grade(sessions, holistic.id, response.id, holistic_report(
-            CRITERIA, llm, ScoringSettings(), response.output))
-    page = results_page(sessions, dataset_id=dataset.id, rubric_version_id=version.id,
-                        run_ids=[per.id, holistic.id],
-                        filters=ResultsFilter(disagree_only=True))
-    assert [r.response_id for r in page.rows] == [responses[1].id]
+        for run, value in ((holistic, llm), (second, other)):
+            runs.record_grade(sessions, run.id, response.id, holistic_report(
+                CRITERIA, value, ScoringSettings(), response.output))
+
+    def flagged(run_ids, **kwargs):
+        page = results_page(sessions, dataset_id=dataset.id, rubric_version_id=version.id,
+                            run_ids=run_ids, filters=ResultsFilter(disagree_only=True),
+                            **kwargs)
+        return [r.response_id for r in page.rows]
+
+    assert flagged([per.id, holistic.id]) == []
+    assert flagged([per.id, holistic.id, second.id]) == [responses[1].id]
+    assert flagged([holistic.id, second.id], score_gap=0.5) == []
+    assert flagged([holistic.id, second.id], score_gap=0.01) == [r.id for r in responses]
 
 
 def test_review_queue_puts_disagreements_and_failures_first(sessions, graded):

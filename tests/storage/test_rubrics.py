@@ -135,7 +135,7 @@ def test_deleting_a_rubric_never_removes_human_verdicts_without_saying_so(sessio
     reviews.set_human_verdict(sessions, response_id=response.id,
                               criterion_id=version.criteria[0].id, verdict="MET",
                               reviewer="ana")
-    with pytest.raises(HumanVerdictsExistError, match="1 human verdicts"):
+    with pytest.raises(HumanVerdictsExistError, match="1 human verdict,"):
         rubrics.delete_rubric(sessions, version.rubric_id, confirm=True, actor=ADMIN)
     assert len(reviews.verdict_history(sessions, response.id)) == 1
     summary = rubrics.delete_rubric(sessions, version.rubric_id, confirm=True,

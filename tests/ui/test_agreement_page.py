@@ -14,6 +14,7 @@ from storage.services import datasets, reviews, rubrics, runs
 from tests.actors import ADMIN
 from tests.storage.agreement_seed import seed
 from tests.storage.helpers import CRITERIA, judge_report
+from tests.ui.pages import unescape
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 
@@ -67,7 +68,8 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
         f"#{seeded.strong.id} · one-shot · openai/big-judge",
         f"#{seeded.holistic.id} · rubric-as-judge · openai/mini-judge"]
     assert list(judges["Cost / grade"]) == ["$0.0004", "$0.0090", "unknown"]
-    assert any(c.value.endswith("rubric-as-judge · openai/mini-judge: holistic: scores only")
+    assert any(unescape(c.value).endswith(
+        "rubric-as-judge · openai/mini-judge: holistic: scores only")
                for c in at.caption)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Verdict sources"] == "3"
@@ -140,7 +142,7 @@ def test_a_disagreement_opens_on_the_results_page(sessions):
     assert at.title[0].value == "Results"
     assert at.session_state["results_open_response"] == r4
     assert at.session_state["results_run_ids"] == [seeded.cheap.id]
-    assert "Response r4" in [h.value for h in at.subheader]
+    assert [d.proto.dialog.title for d in at.get("dialog")] == ["Response r4"]
 
 
 def test_a_disagreement_opens_in_review(sessions):
@@ -169,7 +171,8 @@ def test_one_run_without_reviews_explains_what_is_missing(sessions):
     infos = [i.value for i in at.info]
     assert any(i.startswith("Fewer than two sources") for i in infos)
     assert any("No response has a human score yet" in i for i in infos)
-    assert any(c.value.endswith("openai/solo: no human verdicts yet") for c in at.caption)
+    assert any(unescape(c.value).endswith("openai/solo: no human verdicts yet")
+               for c in at.caption)
 
 
 def test_charts_are_drawn_with_seeded_data(sessions):
@@ -177,3 +180,20 @@ def test_charts_are_drawn_with_seeded_data(sessions):
     at = _open()
     # kappa matrix, 5 confusion matrices, score scatter, cost vs agreement
     assert len(at.get("vega_lite_chart")) == 8
+
+
+def test_confusion_cells_without_pairs_are_drawn_empty(sessions):
+    """Issue 9 item 11: n=0 cells were filled with the scale's colour, reading as counts."""
+    import json
+
+    seed(sessions)
+    at = _open()
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    matrices = [spec for spec in specs if "(n=" in str(spec.get("title", ""))]
+    assert len(matrices) == 5
+    for spec in matrices:
+        rect = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rect")
+        color = rect["encoding"]["color"]
+        # Filled only where there are pairs; an empty cell is white with an outline.
+        assert color["condition"]["test"] == "(datum.count > 0)"
+        assert color["value"] == "white" and rect["mark"]["stroke"] != "white"

@@ -9,7 +9,7 @@ import pytest
 from grading.types import Criterion
 from storage.services import datasets, rubrics
 from tests.actors import ADMIN
-from tests.ui.pages import SAMPLES, db, frame_with, frames, open_page, texts
+from tests.ui.pages import SAMPLES, db, frame_with, frames, open_page, texts, unescape
 
 SAMPLE_CSV = (SAMPLES / "sample_responses.csv").read_bytes()
 
@@ -35,6 +35,11 @@ def _upload(at, name, data, mime="text/csv"):
 
 def _responses(dataset_id):
     return datasets.list_responses(db(), dataset_id, limit=None)
+
+
+def _into(at, dataset):
+    """Pick an existing dataset as the upload's target (a new one is the default)."""
+    at.selectbox(key="responses_target_responses_map_0").set_value(dataset.id).run()
 
 
 def test_empty_state_offers_to_create_or_upload():
@@ -89,7 +94,7 @@ def test_pasting_a_taken_id_is_refused_with_the_reason():
     assert len(_responses(dataset.id)) == 1
 
 
-def test_upload_a_valid_csv_previews_then_imports_into_the_selected_dataset():
+def test_upload_a_valid_csv_previews_then_imports_into_a_dataset_picked_by_the_user():
     dataset = _dataset()
     at = open_page("responses")
     _upload(at, "sample_responses.csv", SAMPLE_CSV)
@@ -99,6 +104,7 @@ def test_upload_a_valid_csv_previews_then_imports_into_the_selected_dataset():
     assert at.selectbox(key="responses_map_0_query").value == "query"
     assert at.selectbox(key="responses_map_0_id").value == "id"
     assert _responses(dataset.id) == []  # nothing before the import button
+    _into(at, dataset)
     _click(at, "Import 4 responses")
     stored = _responses(dataset.id)
     assert [r.external_id for r in stored] == ["r1", "r2", "r3", "r4"]
@@ -157,6 +163,7 @@ def test_column_mapping_can_be_changed_and_unmapped_columns_become_metadata():
     at.selectbox(key="responses_map_0_text").set_value("answer_b").run()
     at.selectbox(key="responses_map_0_query").set_value("prompt").run()
     assert "Kept as metadata: answer_a, model" in texts(at)
+    _into(at, dataset)
     _click(at, "Import 1 response")
     [response] = _responses(dataset.id)
     assert (response.output, response.query) == ("second answer", "q")
@@ -187,6 +194,7 @@ def test_ids_already_in_the_dataset_refuse_the_whole_upload():
     dataset = _dataset(rows=[{"id": "r2", "text": "already here"}])
     at = open_page("responses")
     _upload(at, "sample_responses.csv", SAMPLE_CSV)
+    _into(at, dataset)
     _click(at, "Import 4 responses")
     assert "id 'r2' is already in this dataset" in " ".join(frames(at)[-1]["Problem"].tolist())
     assert len(_responses(dataset.id)) == 1
@@ -197,6 +205,42 @@ def test_invalid_json_names_the_line():
     at = open_page("responses")
     _upload(at, "broken.json", b'[\n{"text": "a"},\n{"text": }\n]', "application/json")
     assert frames(at)[-1]["Where"].tolist() == ["line 3, column 10"]
+
+
+def test_an_upload_goes_into_a_new_dataset_named_after_the_file_by_default():
+    """Issue 9: the target was whichever dataset happened to be open."""
+    opened = _dataset()
+    at = open_page("responses")
+    _upload(at, "support-march.csv", SAMPLE_CSV)
+    assert at.selectbox(key="responses_target_responses_map_0").value == 0
+    assert at.text_input(key="responses_new_name_responses_map_0").value == "support-march"
+    _click(at, "Import 4 responses")
+    assert _responses(opened.id) == []
+    created = next(d for d in datasets.list_datasets(db()) if d.id != opened.id)
+    assert (created.name, created.response_count) == ("support-march", 4)
+
+
+def test_search_and_jump_to_a_page_in_ten_thousand_responses():
+    rows = [{"id": f"r{i:05d}", "query": f"question {i}", "text": f"answer number {i}"}
+            for i in range(10_000)]
+    dataset = _dataset(rows=rows)
+    at = open_page("responses")
+    assert "Responses 1–15 of 10,000 · page 1 of 667" in texts(at)
+    at.number_input(key="responses_jump").set_value(500).run()
+    assert not at.exception
+    table = frame_with(at, "Thinking")
+    assert table["ID"].iloc[0] == "r07485" and table["#"].iloc[0] == 7486
+    assert "page 500 of 667" in texts(at)
+    at.button(key="responses_next").click().run()
+    assert frame_with(at, "Thinking")["ID"].iloc[0] == "r07500"
+    at.text_input(key="responses_search").input("number 4242").run()
+    table = frame_with(at, "Thinking")
+    assert table["ID"].tolist() == ["r04242"]
+    assert "Responses 1–1 of 1 matching · page 1 of 1" in texts(at)
+    assert "answer number 4242" in [t.value for t in at.text]
+    at.text_input(key="responses_search").input("no such words").run()
+    assert "No response contains these words" in texts(at)
+    assert dataset.response_count == 10_000
 
 
 def test_browsing_is_paginated_and_shows_text_as_text():
@@ -262,8 +306,11 @@ def test_names_and_descriptions_are_shown_as_text_not_markup():
                             description="[click](http://example.invalid)", actor=ADMIN)
     at = open_page("responses")
     header = at.subheader[0].value
-    assert header.startswith(r"\*\*Bold\*\* \<b\>tag\</b\> \:red\[x\]")
-    assert r"\[click\]\(http\://example\.invalid\)" in [c.value for c in at.caption]
+    # Every markup character escaped; a word joiner after each colon so no :shortcode: forms.
+    assert header.startswith("\\*\\*Bold\\*\\* \\<b\\>tag\\<\\/b\\> \\:\u2060red\\[x\\]")
+    assert unescape(header).startswith("**Bold** <b>tag</b> :red[x]")
+    assert ("\\[click\\]\\(http\\:\u2060\\/\\/example\\.invalid\\)"
+            in [c.value for c in at.caption])
 
 
 def test_a_refused_paste_keeps_what_was_typed_and_a_saved_one_clears_the_form():
@@ -289,7 +336,8 @@ def test_delete_needs_a_confirmation_and_removes_the_dataset():
     assert "Deleted 'Replies' with 1 response, 0 grading runs and 0 grades." in texts(at)
 
 
-def test_a_dataset_with_human_verdicts_cannot_be_deleted_here():
+def test_a_dataset_with_human_verdicts_offers_only_archiving():
+    """Issue 9 item 6: it offered a checkbox and Delete, then refused with library wording."""
     from storage.services.reviews import set_human_verdict
 
     version = rubrics.create_rubric(db(), "R", [Criterion(requirement="Is right")], actor=ADMIN)
@@ -298,16 +346,31 @@ def test_a_dataset_with_human_verdicts_cannot_be_deleted_here():
     set_human_verdict(db(), response_id=response.id, criterion_id=version.criteria[0].id,
                       verdict="MET", reviewer="ana")
     at = open_page("responses")
-    at.checkbox(key=f"responses_delete_sure_{dataset.id}").check().run()
-    at.button(key="responses_delete").click().run()
-    assert "People's verdicts are never deleted from here" in texts(at)
-    assert len(_responses(dataset.id)) == 1
+    keys = {b.key for b in at.button} | {c.key for c in at.checkbox}
+    assert "responses_delete" not in keys
+    assert f"responses_delete_sure_{dataset.id}" not in keys
+    shown = texts(at)
+    assert "has 1 human verdict. People's verdicts are never deleted" in shown
+    assert "delete_human_verdicts" not in shown and "=True" not in shown
+    at.button(key="responses_archive_instead").click().run()
+    assert not at.exception
+    [info] = datasets.list_datasets(db(), include_archived=True)
+    assert info.archived and len(_responses(dataset.id)) == 1
 
 
-def test_a_semicolon_separated_file_is_explained():
+@pytest.mark.parametrize(("data", "kind"), [
+    pytest.param(b"id;query;response\nr1;q;an answer, with a comma\nr2;q2;two\n", "semicolon",
+                 id="semicolon"),
+    pytest.param(b"id\tquery\tresponse\nr1\tq\tan answer, with a comma\nr2\tq2\ttwo\n", "tab",
+                 id="tab"),
+])
+def test_a_semicolon_or_tab_separated_file_is_detected_and_imports(data, kind):
     dataset = _dataset()
     at = open_page("responses")
-    _upload(at, "excel.csv", b"id;query;response\nr1;q;an answer\n")
-    assert "separates its columns with semicolons" in texts(at)
-    assert not [b for b in at.button if b.label.startswith("Import ")]
-    assert _responses(dataset.id) == []
+    _upload(at, "excel.csv", data)
+    assert f"excel.csv: 2 rows, CSV ({kind}-separated)" in texts(at)
+    _into(at, dataset)
+    _click(at, "Import 2 responses")
+    response, _ = _responses(dataset.id)
+    assert (response.external_id, response.query, response.output) == (
+        "r1", "q", "an answer, with a comma")

@@ -11,7 +11,7 @@ from tests.actors import ADMIN
 from tests.ui.pages import open_page, texts
 from tests.ui.seed import M, U, seed_graded
 
-RUN_A, RUN_B = "#1 Per criterion · judge-a", "#2 One-shot · judge-b"
+RUN_A, RUN_B = "#1 judge-a", "#2 judge-b"  # score columns: run number and model
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +21,13 @@ def _no_worker(monkeypatch):
 
 def _table(at):
     return at.dataframe[0].value
+
+
+def _open(at, response_id: int):
+    """What a click on the response's row does (a browser test clicks the row itself)."""
+    at.session_state["results_open_response"] = response_id
+    at.session_state["results_dialog_pending"] = True
+    return at.run()
 
 
 def test_no_runs_points_to_the_grade_page():
@@ -35,7 +42,7 @@ def test_table_shows_each_response_with_one_effective_score_per_run():
     assert list(table["ID"]) == ["r0", "r1", "r2"]
     assert list(table[RUN_A]) == pytest.approx([1.0, 1.0, 1.0])
     assert table[RUN_B][1] == pytest.approx(12.5 / 17.5) and table[RUN_B].isna()[2]
-    assert list(table["Flags"]) == ["", "≠ disagree", "⚠ failed"]
+    assert list(table["Flags"]) == ["", "≠ verdicts", "⚠ failed"]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Judges disagree"] == "1" and metrics["Judge failed or fell back"] == "1"
 
@@ -98,10 +105,10 @@ def test_pagination_and_sorting_are_done_over_the_whole_set():
 def test_opening_a_response_shows_both_judges_reasons_and_the_disagreement():
     seeded = seed_graded(count=3)
     at = open_page("results")
-    at.selectbox(key="results_open_response").select(seeded.responses[1].id).run()
+    _open(at, seeded.responses[1].id)
     assert not at.exception
     shown = texts(at)
-    assert "Response r1" in [h.value for h in at.subheader]
+    assert [d.proto.dialog.title for d in at.get("dialog")] == ["Response r1"]
     assert "**2. cites** · weight 5 · Accuracy · :orange-badge[judges disagree]" in shown
     assert "penalty if met" in shown
     assert shown.count("reason 1") == 2  # both runs' reasons for the 'cites' criterion
@@ -114,7 +121,7 @@ def test_opening_a_response_shows_both_judges_reasons_and_the_disagreement():
 def test_a_failed_criterion_shows_the_judges_error():
     seeded = seed_graded(count=3)
     at = open_page("results")
-    at.selectbox(key="results_open_response").select(seeded.responses[2].id).run()
+    _open(at, seeded.responses[2].id)
     shown = texts(at)
     assert "no verdict" in shown and "Error: no answer" in shown
 
@@ -122,7 +129,7 @@ def test_a_failed_criterion_shows_the_judges_error():
 def test_review_this_response_opens_it_in_the_review_queue():
     seeded = seed_graded(count=3)
     at = open_page("results")
-    at.selectbox(key="results_open_response").select(seeded.responses[2].id).run()
+    _open(at, seeded.responses[2].id)
     at.button(key="results_to_review").click().run()
     assert not at.exception
     assert "**2 of 3** · r2" in texts(at)
@@ -150,7 +157,7 @@ def test_model_and_uploaded_text_is_shown_as_text_never_markup():
         for i, c in enumerate(CRITERIA)])
     runs.record_grade(sessions, run.id, response.id, report)
     at = open_page("results")
-    at.selectbox(key="results_open_response").select(response.id).run()
+    _open(at, response.id)
     assert not at.exception
     assert [c.value for c in at.code][:2] == [hostile, hostile]  # verbatim, in code blocks
     reasons = [t.value for t in at.text]
@@ -178,3 +185,59 @@ def test_a_run_still_grading_can_be_refreshed_into_the_table():
     at.button(key="results_refresh").click().run()
     assert "Still grading: #1 (1/3)" in texts(at)
     assert _table(at)[RUN_A][0] == pytest.approx(1.0)
+
+
+def _seed_with_models():
+    """Four responses with a `model` column kept from the upload, graded by two runs that
+    differ on 'cites' for r1 only."""
+    from grading.types import ScoringSettings
+    from storage.config import database_url
+    from storage.engine import open_database
+    from storage.services import datasets, runs
+    from tests.storage.helpers import CRITERIA, judge_report, make_rubric, make_run
+
+    sessions = open_database(database_url())
+    version = make_rubric(sessions)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=[
+        {"id": f"r{i}", "text": f"answer {i}", "model": ("gpt", "claude")[i % 2]}
+        for i in range(4)], actor=ADMIN)
+    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    first = make_run(sessions, version.id, dataset.id)
+    second = make_run(sessions, version.id, dataset.id, grader="one_shot")
+    for index, response in enumerate(responses):
+        for run in (first, second):
+            cites = U if (run is second and index == 1) or index == 3 else M
+            runs.record_grade(sessions, run.id, response.id, judge_report(
+                CRITERIA, [M, cites, M, U], ScoringSettings(), response.output))
+    return version
+
+
+def test_filters_on_an_upload_column_and_on_a_criterion_verdict():
+    version = _seed_with_models()
+    at = open_page("results")
+    at.selectbox(key="results_meta_column").set_value("model").run()
+    at.selectbox(key="results_meta_value").set_value("claude").run()
+    assert not at.exception
+    assert list(_table(at)["ID"]) == ["r1", "r3"]
+    at.selectbox(key="results_meta_column").set_value("").run()
+    cites = version.criteria[1].id
+    at.selectbox(key="results_verdict_criterion").set_value(cites).run()
+    at.selectbox(key="results_verdict_value").set_value("MET").run()
+    assert list(_table(at)["ID"]) == ["r0", "r1", "r2"]  # the first run's verdicts
+    assert at.selectbox(key="results_verdict_run").value == 1
+    at.selectbox(key="results_verdict_run").set_value(2).run()  # the one-shot run
+    assert list(_table(at)["ID"]) == ["r0", "r2"]
+
+
+def test_score_gap_is_adjustable_and_the_flag_says_what_it_means():
+    seed_graded(count=3)  # r1: the runs differ on 'cites' (verdicts) and by 0.29 (scores)
+    at = open_page("results")
+    assert "≠ verdicts" in list(_table(at)["Flags"])
+    caption = texts(at)
+    assert "**Judges disagree** means: Two runs that give per-criterion verdicts differ" in caption
+    assert "more than 0.20 apart" in caption and "holistic" in caption
+    at.number_input(key="results_score_gap").set_value(0.5).run()
+    assert not at.exception
+    assert "more than 0.50 apart" in texts(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Judges disagree"] == "1"  # still flagged: the verdicts differ

@@ -346,3 +346,25 @@ def test_an_invalid_update_file_lists_its_problems_and_saves_nothing():
     assert "Nothing was imported: pasted text has 1 problem" in texts(at)
     assert [c.name for c in rubrics.latest_version(db(), version.rubric_id).criteria] == [
         "refund", "order"]
+
+
+def test_a_rubric_with_human_verdicts_offers_only_archiving():
+    """Issue 9 item 6, for rubrics: no Delete that then refuses in library wording."""
+    from storage.services.reviews import set_human_verdict
+
+    version = _seed()
+    dataset = datasets.create_dataset(db(), "D", responses=[{"text": "a"}], actor=ADMIN)
+    [response] = datasets.list_responses(db(), dataset.id)
+    set_human_verdict(db(), response_id=response.id, criterion_id=version.criteria[0].id,
+                      verdict="MET", reviewer="ana")
+    at = open_page("rubrics")
+    keys = {b.key for b in at.button} | {c.key for c in at.checkbox}
+    assert "rubrics_delete" not in keys
+    assert f"rubrics_delete_sure_{version.rubric_id}" not in keys
+    shown = texts(at)
+    assert "'Support' has 1 human verdict. People's verdicts are never deleted" in shown
+    assert "delete_human_verdicts" not in shown
+    at.button(key="rubrics_archive_instead").click().run()
+    assert not at.exception
+    [info] = rubrics.list_rubrics(db(), include_archived=True)
+    assert info.archived

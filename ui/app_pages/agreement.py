@@ -17,6 +17,7 @@ from storage.errors import ImportProblemsError
 from storage.services import labels
 from storage.services.agreement import HUMAN, AgreementReport, AgreementSource
 from ui import agreement_readers as readers
+from ui import safe_text
 from ui.runtime import database_key, get_sessions
 
 ALL_SOURCES = "all"
@@ -41,7 +42,8 @@ def fmt_cost(value: float | None) -> str:
 
 
 def short(source: AgreementSource) -> str:
-    return source.label if len(source.label) <= 48 else source.label[:47] + "…"
+    label = safe_text.text(source.label)
+    return label if len(label) <= 48 else label[:47] + "…"
 
 
 def render_header(report: AgreementReport) -> None:
@@ -74,7 +76,7 @@ def render_judges(report: AgreementReport) -> None:
         s, v, sc = judge.source, judge.verdicts_vs_human, judge.scores_vs_human
         status = "" if s.status == "done" else f" ({s.status})"
         rows.append({
-            "Judge": s.label + status,
+            "Judge": safe_text.text(s.label) + status,
             "Grades": f"{s.grades}" + (f" ({s.failed} failed)" if s.failed else ""),
             "Tokens / grade": fmt(s.tokens_per_grade, 0),
             "Cost": fmt_cost(s.cost)
@@ -94,9 +96,9 @@ def render_judges(report: AgreementReport) -> None:
     for judge in report.judges:
         note = _judge_note(judge, has_human)
         if note:
-            st.caption(f":material/info: {judge.source.label}: {note}")
+            st.caption(f":material/info: {safe_text.md(judge.source.label)}: {note}")
     points = [
-        {"Judge": j.source.label, "cost": j.source.cost_per_grade,
+        {"Judge": safe_text.text(j.source.label), "cost": j.source.cost_per_grade,
          "kappa": j.verdicts_vs_human.cohens_kappa}
         for j in report.judges
         if j.verdicts_vs_human and j.verdicts_vs_human.cohens_kappa is not None
@@ -145,7 +147,8 @@ def render_matrix(report: AgreementReport) -> None:
             cells.append({"A": short(a), "B": short(b), "kappa": kappa,
                           "text": f"{fmt(kappa)}\nn={result.pairs_used}"})
             if result.note and order.index(short(a)) < order.index(short(b)):
-                notes.append(f"{a.label} vs {b.label}: {result.note}")
+                notes.append(f"{safe_text.md(a.label)} vs {safe_text.md(b.label)}: "
+                             f"{result.note}")
     frame = pd.DataFrame(cells)
     base = alt.Chart(frame).encode(
         x=alt.X("B:N", sort=order, title=None,
@@ -169,7 +172,7 @@ def _pair_options(report: AgreementReport) -> dict[str, str]:
     options = {ALL_SOURCES: "All sources (Krippendorff's α)"}
     labels_by_key = {s.key: s.label for s in report.data.sources}
     for a, b in report.pairwise:
-        options[f"{a}|{b}"] = f"{labels_by_key[a]}  vs  {labels_by_key[b]}"
+        options[f"{a}|{b}"] = safe_text.text(f"{labels_by_key[a]}  vs  {labels_by_key[b]}")
     return options
 
 
@@ -186,8 +189,9 @@ def render_criteria(report: AgreementReport, scope: tuple) -> tuple[str | None, 
     rows = readers.get_criterion_table(*scope, a, b)
     table = []
     for row in rows:
-        entry = {"Criterion": row.criterion.label, "Weight": row.criterion.weight,
-                 "Requirement": row.criterion.requirement}
+        entry = {"Criterion": safe_text.text(row.criterion.label),
+                 "Weight": row.criterion.weight,
+                 "Requirement": safe_text.text(row.criterion.requirement)}
         if row.pair is not None:
             p = row.pair
             entry |= {"κ": fmt(p.cohens_kappa), "Agreement": fmt_pct(p.percent_agreement),
@@ -212,7 +216,8 @@ def render_disagreements(
     if not with_examples:
         st.caption("No disagreements between these sources.")
         return
-    names = {r.criterion.id: f"{r.criterion.label} ({r.disagreements})" for r in with_examples}
+    names = {r.criterion.id: safe_text.text(f"{r.criterion.label} ({r.disagreements})")
+             for r in with_examples}
     if st.session_state.get("agreement_criterion") not in names:
         st.session_state["agreement_criterion"] = with_examples[0].criterion.id
     criterion_id = st.selectbox("Examples where they disagree", list(names),
@@ -220,13 +225,13 @@ def render_disagreements(
     found = readers.get_disagreements(*scope, keys, criterion_id)
     labels_by_key = {s.key: short(s) for s in report.data.sources}
     frame = pd.DataFrame([
-        {"Response": d.response_label,
+        {"Response": safe_text.text(d.response_label),
          **{f"{labels_by_key[k]}": (v.value if v else "—") for k, v in d.verdicts.items()},
-         **{f"Why ({labels_by_key[k]})": d.reasons[k] for k in keys}}
+         **{f"Why ({labels_by_key[k]})": safe_text.text(d.reasons[k]) for k in keys}}
         for d in found
     ])
     st.dataframe(frame, hide_index=True, width="stretch")
-    options = {d.response_id: d.response_label for d in found}
+    options = {d.response_id: safe_text.text(d.response_label) for d in found}
     if st.session_state.get("agreement_open_response") not in options:
         st.session_state["agreement_open_response"] = next(iter(options))
     pick, results_col, review_col = st.columns([2, 1, 1], vertical_alignment="bottom")
@@ -253,7 +258,9 @@ def handle_open_in_results(report: AgreementReport, run_ids: tuple[int, ...],
     s.results_failed_only = s.results_disagree_only = False
     s.results_reviewed = "any"
     s.results_page = 1
+    s.results_meta_column, s.results_verdict_criterion = "", None
     s.results_open_response = response_id
+    s.results_dialog_pending = True  # the Results page opens it
 
 
 def handle_open_in_review(report: AgreementReport, response_id: int) -> None:
@@ -266,7 +273,7 @@ def compact(source: AgreementSource) -> str:
     """A short name for axis titles: "Human" or "#3 mini-judge"."""
     if source.is_human:
         return "Human"
-    return f"#{source.run_id} {(source.model or '').rsplit('/', 1)[-1]}"[:28]
+    return safe_text.text(f"#{source.run_id} {(source.model or '').rsplit('/', 1)[-1]}")[:28]
 
 
 def render_confusion(report: AgreementReport, a: str | None, b: str | None) -> None:
@@ -276,9 +283,10 @@ def render_confusion(report: AgreementReport, a: str | None, b: str | None) -> N
         return
     pair = report.pair(a, b)
     source_a, source_b = report.data.source(a), report.data.source(b)
-    st.caption(f"Rows: **{source_a.label}** · columns: **{source_b.label}**. Counts of "
+    st.caption(f"Rows: **{safe_text.md(source_a.label)}** · columns: "
+               f"**{safe_text.md(source_b.label)}**. Counts of "
                "(response, criterion) pairs; the diagonal is where they agree.")
-    names = {c.id: c.label for c in report.data.criteria}
+    names = {c.id: safe_text.text(c.label) for c in report.data.criteria}
     charts = [("All criteria", pair.overall)] + [
         (names[cid], result) for cid, result in pair.per_criterion.items()]
     for start in range(0, len(charts), 4):
@@ -295,14 +303,21 @@ def render_confusion(report: AgreementReport, a: str | None, b: str | None) -> N
                 y=alt.Y("row:N", sort=["MET", "UNMET"], title=compact(source_a),
                         axis=alt.Axis(labelFontSize=12)),
             )
+            # A cell with no pairs is drawn empty (outlined), never in a fill colour that
+            # reads as "some": with n=0 every cell would otherwise get the scale's colour.
+            most = max(result.confusion.total, 1)
             chart = (
-                base.mark_rect(stroke="white").encode(
-                    color=alt.Color("count:Q", legend=None,
-                                    scale=alt.Scale(scheme="blues", domainMin=0)))
+                base.mark_rect(stroke="#d0d0d0", strokeWidth=1).encode(
+                    color=alt.condition(
+                        alt.datum.count > 0,
+                        alt.Color("count:Q", legend=None,
+                                  scale=alt.Scale(scheme="blues", domain=[0, most])),
+                        alt.value("white")))
                 + base.mark_text(fontSize=18, fontWeight="bold").encode(
                     text="count:Q",
-                    color=alt.condition(alt.datum.count > max(result.confusion.total, 1) / 2,
-                                        alt.value("white"), alt.value("black")))
+                    color=alt.when(alt.datum.count > most / 2).then(alt.value("white"))
+                    .when(alt.datum.count > 0).then(alt.value("black"))
+                    .otherwise(alt.value("#9e9e9e")))
             ).properties(width=alt.Step(62), height=alt.Step(48),
                          title=f"{title} (n={result.pairs_used})")
             with column:
@@ -374,6 +389,8 @@ def render_labels(version_id: int, dataset_id: int) -> None:
     with st.expander("Export and import labels", expanded=bool(
             st.session_state.agreement_import_problems)):
         sessions = get_sessions()
+        name = partial(labels.export_file_name, sessions, rubric_version_id=version_id,
+                       dataset_id=dataset_id)
         st.markdown("**Gold set** — the human-reviewed responses as JSONL in a HealthBench-like "
                     "shape: `prompt` (chat messages), `completion`, `rubrics` (criterion, "
                     "points, criteria_met, explanation) and the human score.")
@@ -383,11 +400,11 @@ def render_labels(version_id: int, dataset_id: int) -> None:
             "Download gold set (JSONL)", on_click="ignore", icon=":material/download:",
             data=partial(labels.export_gold_jsonl, sessions, version_id, dataset_id,
                          complete_only=complete),
-            file_name=f"gold-v{version_id}-d{dataset_id}.jsonl", mime="application/jsonl")
+            file_name=name(kind="gold", ext="jsonl"), mime="application/jsonl")
         right.download_button(
             "Download training set (JSONL)", on_click="ignore", icon=":material/download:",
             data=partial(labels.export_training_jsonl, sessions, version_id, dataset_id),
-            file_name=f"training-v{version_id}-d{dataset_id}.jsonl", mime="application/jsonl",
+            file_name=name(kind="training", ext="jsonl"), mime="application/jsonl",
             help="One line per response × run: the text with its effective score (normalized "
                  "when the run normalizes) and raw score.")
         st.divider()
@@ -399,7 +416,7 @@ def render_labels(version_id: int, dataset_id: int) -> None:
         st.download_button(
             "Download the verdict sheet (CSV)", on_click="ignore", icon=":material/download:",
             data=partial(labels.export_verdict_sheet_csv, sessions, version_id, dataset_id),
-            file_name=f"verdicts-v{version_id}-d{dataset_id}.csv", mime="text/csv",
+            file_name=name(kind="verdicts", ext="csv"), mime="text/csv",
             help="Every response × criterion with its current human verdict (blank when "
                  "none): fill it in a spreadsheet and import it here.")
         st.file_uploader("Verdicts CSV", type=["csv"],
@@ -429,12 +446,12 @@ def render_page() -> None:
     if st.session_state.get("agreement_set") not in options:
         st.session_state["agreement_set"] = next(iter(options))
     chosen = options[st.selectbox("Dataset × rubric version", list(options),
-                                  format_func=lambda k: options[k].label,
+                                  format_func=lambda k: safe_text.text(options[k].label),
                                   key="agreement_set")]
     version_id, dataset_id = chosen.rubric_version_id, chosen.dataset_id
     flash = st.session_state.agreement_flash
     if flash:
-        st.success(flash)
+        st.success(safe_text.md(flash))
         st.session_state.agreement_flash = None
     scope = (db, version_id, dataset_id, readers.get_stamp(db, version_id, dataset_id))
     report = readers.get_report(*scope)
@@ -452,4 +469,4 @@ def render_page() -> None:
 try:
     render_page()
 except RubricWorkbenchError as exc:
-    st.error(f"{exc}")
+    st.error(safe_text.md(str(exc)))

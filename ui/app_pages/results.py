@@ -2,39 +2,38 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 
-import pandas as pd
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
 from storage import exports
-from storage.services.results import ResultSet, ResultsFilter
-from ui import grade_handoff, response_view, runtime
+from storage.export_names import file_stem
+from storage.services.results import ResultSet, ResultsFilter, ResultsPage
+from ui import grade_handoff, response_view, results_filters, results_table, runtime, safe_text
 from ui import results_readers as readers
-from ui.verdict_view import md_escape, run_label, short_run_label
+from ui.verdict_view import md_escape, run_label
 
-SORTS = {
-    "response": "Dataset order",
-    "score": "Effective score",
-    "spread": "Gap between runs",
-    "reviewed": "Reviewed criteria",
-}
-REVIEWED = {"any": "All", "reviewed": "Reviewed", "not_reviewed": "Not reviewed"}
 PAGE_SIZES = [25, 50, 100, 200]
-ANY_RUN = 0  # run ids start at 1
-
-
-def handle_filter_change() -> None:
-    st.session_state.results_page = 1
-    st.session_state.results_open_response = None
+DISTRIBUTION_BINS = 20
 
 
 def handle_open_in_review(dataset_id: int, version_id: int, response_id: int) -> None:
     st.session_state.review_set = (dataset_id, version_id)
     st.session_state.review_response_id = response_id
+    st.session_state.results_goto_review = True  # switched on the next run (not in a callback)
+
+
+def handle_row_selected(table_key: str, response_ids: list[int]) -> None:
+    """A click on a row opens that response; the table forgets the selection so the next
+    click (even on the same row) opens again."""
+    s = st.session_state
+    selection = s[table_key].selection
+    rows = list(selection.rows) or [cell[0] for cell in selection.cells]
+    if rows and rows[0] < len(response_ids):
+        s.results_open_response = response_ids[rows[0]]
+        s.results_dialog_pending = True
+    s.results_table_nonce += 1
 
 
 def render_empty() -> None:
@@ -42,7 +41,7 @@ def render_empty() -> None:
     st.page_link("app_pages/grade.py", label="Go to Grade", icon=":material/play_circle:")
 
 
-def pick_result_set(db: str) -> ResultSet | None:
+def pick_result_set(db: str, where) -> ResultSet | None:
     sets = readers.get_result_sets(db)
     if not sets:
         render_empty()
@@ -50,24 +49,25 @@ def pick_result_set(db: str) -> ResultSet | None:
     by_key = {(s.dataset_id, s.rubric_version_id): s for s in sets}
     if st.session_state.results_set not in by_key:
         st.session_state.results_set = next(iter(by_key))
-    key = st.selectbox("Results of", list(by_key), format_func=lambda k: by_key[k].label,
-                       key="results_set", on_change=handle_filter_change)
+    key = where.selectbox("Results of", list(by_key),
+                       format_func=lambda k: safe_text.text(by_key[k].label),
+                       key="results_set", on_change=results_filters.handle_filter_change)
     return by_key[key]
 
 
-def pick_runs(db: str, result_set: ResultSet) -> tuple[int, ...]:
+def pick_runs(db: str, result_set: ResultSet, where) -> tuple[int, ...]:
     by_id = {run.id: run for run in readers.get_runs(db)}
     options = [rid for rid in result_set.run_ids if rid in by_id]
     chosen = [rid for rid in st.session_state.results_run_ids if rid in options]
     if not chosen:
         chosen = options
     st.session_state.results_run_ids = chosen
-    picked = st.multiselect("Runs to compare", options, key="results_run_ids",
-                            format_func=lambda rid: run_label(by_id[rid]),
-                            on_change=handle_filter_change)
+    picked = where.multiselect("Runs to compare", options, key="results_run_ids",
+                            format_func=lambda rid: safe_text.text(run_label(by_id[rid])),
+                            on_change=results_filters.handle_filter_change)
     running = [by_id[r] for r in picked if by_id[r].status in ("queued", "running")]
     if running:
-        note, refresh = st.columns([5, 1], vertical_alignment="center")
+        note, refresh = where.columns([3, 1], vertical_alignment="center")
         note.caption("Still grading: " + ", ".join(f"#{r.id} ({r.graded_count}/"
                                                    f"{r.response_count})" for r in running)
                      + ". Refresh to see the grades stored since.")
@@ -76,116 +76,19 @@ def pick_runs(db: str, result_set: ResultSet) -> tuple[int, ...]:
     return tuple(picked)
 
 
-def render_filters(db: str, run_ids: tuple[int, ...]) -> ResultsFilter:
-    s = st.session_state
-    by_id = {run.id: run for run in readers.get_runs(db)}
-    c1, c2, c3 = st.columns([3, 2, 3])
-    c1.text_input("Search id, query and output", key="results_search",
-                  on_change=handle_filter_change, placeholder="words in the response")
-    c2.checkbox("Judge failed or fell back", key="results_failed_only",
-                on_change=handle_filter_change)
-    c2.checkbox("Judges disagree", key="results_disagree_only",
-                on_change=handle_filter_change,
-                help="Two runs gave different verdicts on a criterion, or scores more than "
-                     "0.2 apart.")
-    c3.radio("Human review", list(REVIEWED), format_func=REVIEWED.get, horizontal=True,
-             key="results_reviewed", on_change=handle_filter_change)
-    normalized = all(by_id[r].settings.normalize for r in run_ids if r in by_id)
-    low = high = None
-    score_run = None
-    if normalized and run_ids:
-        c4, c5 = st.columns([3, 2])
-        low, high = c4.slider("Effective score between", 0.0, 1.0, step=0.05,
-                              key="results_score_range", on_change=handle_filter_change)
-        if s.results_score_run not in (ANY_RUN, *run_ids):
-            s.results_score_run = ANY_RUN
-        score_run = c5.selectbox(
-            "Score range applies to", [ANY_RUN, *run_ids], key="results_score_run",
-            format_func=lambda r: "any selected run" if r == ANY_RUN else run_label(by_id[r]),
-            on_change=handle_filter_change) or None
-        if (low, high) == (0.0, 1.0):
-            low = high = None  # the full range also keeps responses without a score
-    return ResultsFilter(
-        search=s.results_search, failed_only=s.results_failed_only,
-        disagree_only=s.results_disagree_only, reviewed=s.results_reviewed,
-        min_score=low, max_score=high, score_run_id=score_run)
-
-
-def render_sort(run_ids: tuple[int, ...], by_id) -> tuple[str, int | None, bool, int]:
-    c1, c2, c3, c4 = st.columns([2, 3, 1, 1])
-    sort = c1.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="results_sort",
-                        on_change=handle_filter_change)
-    sort_run = None
-    if sort == "score" and run_ids:
-        if st.session_state.get("results_sort_run") not in run_ids:
-            st.session_state.results_sort_run = run_ids[0]
-        sort_run = c2.selectbox("Score of", run_ids, format_func=lambda r: run_label(by_id[r]),
-                                key="results_sort_run", on_change=handle_filter_change)
-    c3.toggle("Descending", key="results_descending", on_change=handle_filter_change)
-    size = c4.selectbox("Per page", PAGE_SIZES, key="results_page_size",
-                        on_change=handle_filter_change)
-    return sort, sort_run, st.session_state.results_descending, size
-
-
-def table_rows(page, by_id) -> list[dict]:
-    rows = []
-    for row in page.rows:
-        item: dict = {"ID": row.external_id or f"#{row.response_id}"}
-        for run_id, score, graded in zip(page.run_ids, row.scores, row.graded, strict=True):
-            item[short_run_label(by_id[run_id])] = score if graded else None
-        item["Flags"] = " ".join(flag for flag, on in (
-            ("⚠ failed", row.failed), ("≠ disagree", row.disagree)) if on)
-        item["Reviewed"] = (f"{row.reviewed_count}/{row.criteria_count}"
-                            if row.reviewed_count else "")
-        item["Query"] = row.query
-        item["Output"] = row.output
-        rows.append(item)
-    return rows
-
-
-DISAGREE_SHADE = "background-color: rgba(255, 164, 33, 0.16)"
-FAILED_SHADE = "background-color: rgba(255, 43, 43, 0.10)"
-
-
-def styled_table(rows: list[dict], score_columns: list[str]):
-    """Rows where the judges disagree (orange) or failed (red) stand out."""
-    frame = pd.DataFrame(rows)
-
-    def shade(row) -> list[str]:
-        flags = row["Flags"]
-        color = DISAGREE_SHADE if "disagree" in flags else (
-            FAILED_SHADE if "failed" in flags else "")
-        return [color] * len(row)
-
-    return frame.style.apply(shade, axis=1).format(
-        "{:.3f}", subset=score_columns, na_rep="—")
-
-
 def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                filters: ResultsFilter, sort: str, sort_run: int | None,
-               descending: bool) -> bytes:
+               descending: bool, score_gap: float) -> bytes:
     """Every response matching the filter (not just this page), effective and judge scores."""
     by_id = {run.id: run for run in readers.get_runs(db)}
     stamp = readers.run_stamp(db, run_ids)
     first = readers.get_results_page(db, result_set.dataset_id, result_set.rubric_version_id,
-                                     run_ids, filters, sort, sort_run, descending, 0, 1, stamp)
+                                     run_ids, filters, sort, sort_run, descending, 0, 1, stamp,
+                                     score_gap)
     page = readers.get_results_page(
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
-        sort_run, descending, 0, max(1, first.total), stamp)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    header = ["response_id", "external_id"]
-    for run_id in run_ids:
-        label = f"run{run_id}_{by_id[run_id].grader}_{by_id[run_id].model}"
-        header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
-    writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria"])
-    for row in page.rows:
-        cells: list = [row.response_id, row.external_id or ""]
-        for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
-            cells += ["" if score is None else score, "" if judge is None else judge,
-                      error or ""]
-        writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count])
-    return out.getvalue().encode("utf-8")
+        sort_run, descending, 0, max(1, first.total), stamp, score_gap)
+    return exports.table_csv(page, [by_id[r] for r in run_ids]).encode("utf-8")
 
 
 def export_runs(db: str, run_ids: tuple[int, ...], fmt: str) -> bytes:
@@ -193,46 +96,78 @@ def export_runs(db: str, run_ids: tuple[int, ...], fmt: str) -> bytes:
     return exports.results_export(runtime.sessions_for(db), run_ids, fmt).encode("utf-8")
 
 
-def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> list:
+def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> None:
+    s = st.session_state
     by_id = {run.id: run for run in readers.get_runs(db)}
-    filters = render_filters(db, run_ids)
-    sort, sort_run, descending, size = render_sort(run_ids, by_id)
+    filters, score_gap = results_filters.render_filters(db, result_set, run_ids, by_id)
+    # One row of controls: sorting, then paging (drawn once the page count is known).
+    c_sort, c_run, c_order, c_size, c_page, c_export = st.columns(
+        [2.5, 2.5, 2, 1.7, 1.7, 2], vertical_alignment="bottom")
+    sort, sort_run, descending = results_filters.render_sort(run_ids, by_id, c_sort, c_run,
+                                                             c_order)
+    c_size.selectbox("Rows per page", PAGE_SIZES, key="results_page_size",
+                     on_change=results_filters.handle_filter_change)
     stamp = readers.run_stamp(db, run_ids)
-    page_number = max(1, int(st.session_state.results_page))
-    page = readers.get_results_page(
-        db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
-        sort_run, descending, (page_number - 1) * size, size, stamp)
+    size = s.results_page_size
+
+    def read(page_number: int) -> ResultsPage:
+        return readers.get_results_page(
+            db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
+            sort_run, descending, (page_number - 1) * size, size, stamp, score_gap,
+            DISTRIBUTION_BINS)
+
+    page_number = max(1, int(s.results_page))
+    page = read(page_number)
     pages = max(1, math.ceil(page.total / size))
     if page_number > pages:
-        st.session_state.results_page = page_number = pages
-        page = readers.get_results_page(
-            db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
-            sort_run, descending, (page_number - 1) * size, size, stamp)
+        s.results_page = page_number = pages
+        page = read(page_number)
+    c_page.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages,
+                        key="results_page")
+    with c_export:
+        render_export(db, result_set, run_ids, filters, sort, sort_run, descending, score_gap)
 
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Responses", f"{page.dataset_total:,}")
     m2.metric("Judge failed or fell back", f"{page.failed_total:,}")
-    m3.metric("Judges disagree", f"{page.disagree_total:,}")
+    m3.metric("Judges disagree", f"{page.disagree_total:,}",
+              help=results_filters.disagree_help(score_gap))
     m4.metric("Reviewed by a person", f"{page.reviewed_total:,}")
+    st.caption(f"**Judges disagree** means: {results_filters.disagree_help(score_gap)}")
 
     if not page.rows:
         st.info("No response matches these filters. Clear the search or the checkboxes.")
-        return []
-    score_columns = {short_run_label(by_id[r]): st.column_config.NumberColumn(
-        format="%.3f", help=f"Effective score of {run_label(by_id[r])} (human verdicts "
-                            "in place of the judge's)") for r in run_ids}
-    st.dataframe(styled_table(table_rows(page, by_id), list(score_columns)), hide_index=True,
-                 width="stretch",
-                 column_config={**score_columns,
-                                "Query": st.column_config.TextColumn(width="medium"),
-                                "Output": st.column_config.TextColumn(width="large")})
-    nav1, nav2, nav3 = st.columns([2, 3, 2])
-    nav1.number_input(f"Page (of {pages})", min_value=1, max_value=pages, key="results_page")
-    first_shown = page.offset + 1
-    nav2.caption(f"Showing {first_shown:,}–{page.offset + len(page.rows):,} of "
-                 f"{page.total:,} matching responses.")
-    with nav3.popover("Export", icon=":material/download:", width="stretch"):
-        stem = f"results-{result_set.dataset_name}-v{result_set.version_number}"
+        return
+    with st.expander(f"Score distribution of the {page.total:,} matching responses",
+                     icon=":material/bar_chart:", expanded=True):
+        results_table.render_distribution(page, by_id)
+    rows = results_table.table_rows(page, by_id)
+    columns = results_table.column_config(page, by_id)
+    score_columns = [results_table.score_column(by_id[r]) for r in page.run_ids]
+    table_key = f"results_table_{s.results_table_nonce}"
+    response_ids = [row.response_id for row in page.rows]
+    showing = (f"Showing {page.offset + 1:,}–{page.offset + len(page.rows):,} of "
+               f"{page.total:,} matching responses")
+    st.caption(f"{showing}. Click a row to open the response with every run's verdicts.")
+    st.dataframe(results_table.styled_table(rows, score_columns), hide_index=True,
+                 width="stretch", height="content", column_config=columns, key=table_key,
+                 on_select=lambda: handle_row_selected(table_key, response_ids),
+                 selection_mode=["single-row", "single-cell"])
+    if pages > 1:
+        st.caption(f"{showing} · page {page_number:,} of {pages:,}: change the page above.")
+    grade_handoff.render_grade_these(db, result_set, run_ids, filters, page.total, score_gap)
+    if s.results_dialog_pending:
+        s.results_dialog_pending = False
+        if s.results_open_response in response_ids:
+            open_response(db, result_set, run_ids, page)
+
+
+def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
+                  filters: ResultsFilter, sort: str, sort_run: int | None, descending: bool,
+                  score_gap: float) -> None:
+    with st.popover("Export", icon=":material/download:", width="stretch"):
+        stem = file_stem("results", result_set.dataset_name, result_set.rubric_name,
+                         version=result_set.version_number)
         st.caption("One record per response × run: judge and effective scores, and per "
                    "criterion the judge's verdict and reason, the human verdict and reviewer.")
         for fmt, mime in (("csv", "text/csv"), ("jsonl", "application/jsonl")):
@@ -242,31 +177,32 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> li
                 key=f"results_export_{fmt}", width="stretch")
         st.download_button(
             "This table (CSV)", data=lambda: csv_export(db, result_set, run_ids, filters, sort,
-                                                        sort_run, descending),
+                                                        sort_run, descending, score_gap),
             file_name=f"{stem}-table.csv", mime="text/csv", on_click="ignore",
             key="results_export_table", width="stretch",
             help="The matching responses of every page, one column per run.")
-    grade_handoff.render_grade_these(db, result_set, run_ids, filters, page.total)
-    return list(page.rows)
 
 
-def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...], rows) -> None:
-    labels = {row.response_id: row.external_id or f"#{row.response_id}" for row in rows}
-    if st.session_state.results_open_response not in labels:
-        st.session_state.results_open_response = None
-    response_id = st.selectbox(
-        "Open a response", list(labels), key="results_open_response", index=None,
-        format_func=labels.get, placeholder="Choose a response of this page")
-    if response_id is None:
-        return
+def open_response(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
+                  page: ResultsPage) -> None:
+    row = next(r for r in page.rows if r.response_id == st.session_state.results_open_response)
+    label = row.external_id or f"#{row.response_id}"
+    st.dialog(f"Response {safe_text.md(label)}", width="large")(render_detail)(
+        db, result_set, run_ids, row.response_id)
+
+
+def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
+                  response_id: int) -> None:
     detail = readers.get_response_detail(db, response_id, result_set.rubric_version_id,
                                          run_ids, readers.run_stamp(db, run_ids))
-    head, review_button, history = st.columns([4, 2, 2], vertical_alignment="bottom")
-    head.subheader(f"Response {labels[response_id]}")
-    if review_button.button("Review this response", key="results_to_review",
-                            icon=":material/rate_review:", width="stretch"):
-        handle_open_in_review(result_set.dataset_id, result_set.rubric_version_id,
-                              response_id)
+    review_button, history, _ = st.columns([2, 2, 3], vertical_alignment="bottom")
+    review_button.button("Review this response", key="results_to_review",
+                         icon=":material/rate_review:", width="stretch",
+                         on_click=handle_open_in_review,
+                         args=(result_set.dataset_id, result_set.rubric_version_id,
+                               response_id))
+    if st.session_state.results_goto_review:  # a click reruns only this dialog
+        st.session_state.results_goto_review = False
         st.switch_page("app_pages/review.py")
     with history:
         response_view.render_history(detail)
@@ -276,20 +212,22 @@ def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...], rows
     response_view.render_criteria(detail)
 
 
+if st.session_state.results_goto_review:
+    st.session_state.results_goto_review = False
+    st.switch_page("app_pages/review.py")
 st.title("Results")
 st.caption("Effective scores of every response under each run: the judge's verdicts with "
            "the human verdicts in their place, scored by the same aggregation.")
 db = runtime.database_key()
 runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
 try:
-    chosen = pick_result_set(db)
+    left, right = st.columns([2, 3])
+    chosen = pick_result_set(db, left)
     if chosen is not None:
-        run_ids = pick_runs(db, chosen)
+        run_ids = pick_runs(db, chosen, right)
         if not run_ids:
             st.info("Pick at least one run to compare.")
         else:
-            page_rows = render_table(db, chosen, run_ids)
-            if page_rows:
-                render_detail(db, chosen, run_ids, page_rows)
+            render_table(db, chosen, run_ids)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))

@@ -9,7 +9,7 @@ from storage.errors import InvalidInputError, StaleVerdictError
 from storage.services import reviews
 from storage.services.results import ResultSet
 from storage.services.review_queue import QueueItem, ResponseDetail
-from ui import response_view, runtime
+from ui import response_view, runtime, safe_text
 from ui import results_readers as readers
 from ui.verdict_view import md_escape, short_run_label
 
@@ -40,8 +40,9 @@ def pick_set(db: str) -> ResultSet | None:
     by_key = {(s.dataset_id, s.rubric_version_id): s for s in sets}
     if st.session_state.review_set not in by_key:
         st.session_state.review_set = next(iter(by_key))
-    key = st.selectbox("Review", list(by_key), format_func=lambda k: by_key[k].label,
-                       key="review_set", on_change=handle_set_change)
+    key = st.selectbox("Review", list(by_key),
+                       format_func=lambda k: safe_text.text(by_key[k].label), key="review_set",
+                       on_change=handle_set_change)
     return by_key[key]
 
 
@@ -168,7 +169,9 @@ def render_item(detail: ResponseDetail, queue_size: int) -> None:
     choices: dict[int, tuple[str, str]] = {}
     with st.form(f"review_form_{detail.response.id}_{nonce}", border=False):
         st.markdown("**Your verdicts**")
-        st.caption("Leave “—” where you agree with the judges or have not decided; only "
+        st.caption("Leave “—” where you have not decided; only the criteria you set are "
+                   "saved." if blind else
+                   "Leave “—” where you agree with the judges or have not decided; only "
                    "the criteria you set are saved.")
         for index, criterion in enumerate(detail.version.criteria):
             human = humans.get(criterion.id)
@@ -176,7 +179,7 @@ def render_item(detail: ResponseDetail, queue_size: int) -> None:
             disagree = criterion.id in detail.disagree_criteria and not hide
             with st.container(border=True):
                 st.markdown(response_view.criterion_heading(criterion, disagree))
-                st.text(criterion.requirement)
+                st.text(safe_text.text(criterion.requirement))
                 judges, mine = st.columns([3, 2])
                 with judges:
                     if hide:
@@ -186,7 +189,7 @@ def render_item(detail: ResponseDetail, queue_size: int) -> None:
                         for column, run, grade in zip(columns, detail.runs, detail.grades,
                                                       strict=False):
                             with column:
-                                st.caption(short_run_label(run))
+                                st.caption(md_escape(short_run_label(run)))
                                 row = grade.criteria[index] if grade is not None else None
                                 response_view.render_judge_cell(
                                     row, holistic=run.grader == "rubric_as_judge")

@@ -1,0 +1,68 @@
+"""Spreadsheet-safe CSV cells: the one place every CSV export passes its cells through.
+
+A text cell that a spreadsheet would read as a formula (OWASP "CSV injection": a cell that
+starts with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or a line feed, or their
+full-width forms, possibly after spaces) is written with a single quote in front, so the
+spreadsheet shows it as text. Separators, quotes and line breaks inside a cell are quoted by
+the csv module, so a value cannot start a new cell of its own.
+
+Two decisions make the prefix reversible (the verdict sheet is exported, edited and imported
+again):
+
+- A text cell that already starts with a single quote also gets the prefix, so ``restore``
+  can remove exactly the quote the exporter added: ``'=x`` is written ``''=x`` and read back
+  as ``'=x``.
+- A cell that is just a number (``-5``, ``+1.5``, ``-2e3``) is not prefixed: a number cannot
+  be a formula, and the user's id ``-5`` stays ``-5`` (defusedcsv makes the same exception).
+  Numbers that are numbers (int, float) are never touched.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable
+from typing import IO, Any
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+ESCAPE = "'"
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def _needs_prefix(text: str) -> bool:
+    if text.startswith(ESCAPE):
+        return True
+    start = text.lstrip(" ")
+    return start.startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(text.strip())
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """The cell as a spreadsheet should receive it; non-text values are returned as they are."""
+    if isinstance(value, str) and _needs_prefix(value):
+        return ESCAPE + value
+    return value
+
+
+def restore(text: str) -> str:
+    """Undo ``spreadsheet_safe`` on a cell read back from an exported sheet."""
+    if text.startswith(ESCAPE) and _needs_prefix(text[1:]):
+        return text[1:]
+    return text
+
+
+class SafeWriter:
+    """``csv.writer`` whose every cell (header included) goes through ``spreadsheet_safe``."""
+
+    def __init__(self, target: IO[str], **options: Any):
+        self._writer = csv.writer(target, **options)
+
+    def writerow(self, row: Iterable[Any]) -> Any:
+        return self._writer.writerow([spreadsheet_safe(cell) for cell in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+def writer(target: IO[str], **options: Any) -> SafeWriter:
+    return SafeWriter(target, **options)

@@ -1,0 +1,96 @@
+"""Drawing the Results table and its score distribution from a page of results (no reads)."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from storage.dto import RunInfo
+from storage.services.results import ResultsPage, ResultsRow, ScoreBin
+from ui import safe_text
+from ui.verdict_view import run_label, short_run_label
+
+DISAGREE_SHADE = "background-color: rgba(255, 164, 33, 0.16)"
+FAILED_SHADE = "background-color: rgba(255, 43, 43, 0.10)"
+
+
+def flags(row: ResultsRow) -> str:
+    return " ".join(flag for flag, on in (
+        ("⚠ failed", row.failed), ("≠ verdicts", row.verdicts_differ),
+        ("≠ scores", row.scores_differ and not row.verdicts_differ)) if on)
+
+
+def score_column(run: RunInfo) -> str:
+    """Short enough for a 100-pixel header: the run number and the model's last part."""
+    return safe_text.text(f"#{run.id} {run.model.split('/')[-1]}")[:24]
+
+
+def table_rows(page: ResultsPage, by_id: dict[int, RunInfo]) -> list[dict]:
+    rows = []
+    for row in page.rows:
+        item: dict = {"ID": safe_text.text(row.external_id or f"#{row.response_id}")}
+        for run_id, score, graded in zip(page.run_ids, row.scores, row.graded, strict=True):
+            item[score_column(by_id[run_id])] = score if graded else None
+        item["Flags"] = flags(row)
+        item["Reviewed"] = (f"{row.reviewed_count}/{row.criteria_count}"
+                            if row.reviewed_count else "")
+        item["Query"] = safe_text.text(" ".join(row.query.split()))
+        item["Output"] = safe_text.text(" ".join(row.output.split()))
+        rows.append(item)
+    return rows
+
+
+def styled_table(rows: list[dict], score_columns: list[str]):
+    """Rows where the judges disagree (orange) or failed (red) stand out."""
+    frame = pd.DataFrame(rows)
+
+    def shade(row) -> list[str]:
+        marks = row["Flags"]
+        color = DISAGREE_SHADE if "≠" in marks else (FAILED_SHADE if "failed" in marks else "")
+        return [color] * len(row)
+
+    return frame.style.apply(shade, axis=1).format("{:.3f}", subset=score_columns, na_rep="—")
+
+
+def column_config(page: ResultsPage, by_id: dict[int, RunInfo]) -> dict:
+    """Fixed widths so every column fits a 1280-pixel screen; Output takes what is left."""
+    config: dict = {score_column(by_id[r]): st.column_config.NumberColumn(
+        format="%.3f", width=100,
+        help=f"Effective score of {safe_text.md(run_label(by_id[r]))} (human verdicts in "
+             "place of the judge's)") for r in page.run_ids}
+    config.update({
+        "ID": st.column_config.TextColumn(width=80, pinned=True),
+        "Flags": st.column_config.TextColumn(
+            width=85, help="⚠ a judge failed or fell back · ≠ verdicts: runs differ on a "
+                           "criterion · ≠ scores: comparable scores further apart than the "
+                           "score gap"),
+        "Reviewed": st.column_config.TextColumn(width=70, help="Criteria a person reviewed"),
+        "Query": st.column_config.TextColumn(width=170),
+        "Output": st.column_config.TextColumn(width="large"),
+    })
+    return config
+
+
+def render_distribution(page: ResultsPage, by_id: dict[int, RunInfo]) -> None:
+    """One small histogram of effective scores per run, over the matching responses
+    (x: effective score, y: number of responses)."""
+    by_run: dict[int, list[ScoreBin]] = {}
+    for item in page.distribution:
+        by_run.setdefault(item.run_id, []).append(item)
+    if not by_run:
+        st.caption("No scores yet among the matching responses.")
+        return
+    columns = st.columns(min(3, len(by_run)))
+    for index, (run_id, bins) in enumerate(by_run.items()):
+        frame = pd.DataFrame([{"from": b.low, "to": b.high, "responses": b.count}
+                              for b in bins])
+        chart = alt.Chart(frame).mark_bar().encode(
+            x=alt.X("from:Q", bin="binned", title=None,
+                    scale=alt.Scale(domain=[bins[0].low, bins[-1].high])), x2="to:Q",
+            y=alt.Y("responses:Q", title=None, axis=alt.Axis(tickMinStep=1)),
+            tooltip=[alt.Tooltip("from:Q", format=".2f"), alt.Tooltip("to:Q", format=".2f"),
+                     "responses:Q"],
+        ).properties(title=safe_text.text(short_run_label(by_id[run_id])))
+        with columns[index % len(columns)]:
+            st.altair_chart(chart, width="stretch", height=200)

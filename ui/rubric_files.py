@@ -1,0 +1,208 @@
+"""Rubric files and versions: import a new rubric, export a version as YAML or JSON, update a
+version from a file, and compare two versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from grading.errors import RubricValidationError
+from grading.rubric import Rubric
+from storage.dto import RubricVersionInfo
+from storage.errors import StorageError
+from storage.export_names import file_stem
+from storage.services import rubrics as service
+from storage.services.rubric_diff import diff_criteria
+from ui import catalog, safe_text
+from ui.auth import current_actor
+from ui.boundary import plain
+from ui.rubric_nav import flash, goto
+from ui.runtime import database_key, get_sessions
+
+state = st.session_state
+MAX_IMPORT_BYTES = 2 * 1024 * 1024
+
+
+def handle_import(name: str, upload, pasted: str) -> None:
+    state["rubrics_import_problems"] = None
+    read = _read_rubric_text(upload, pasted)
+    if read is None:
+        return
+    text, filename = read
+    name = name.strip() or (Path(filename).stem if filename else "")
+    if not name:
+        st.error("Give the imported rubric a name.")
+        return
+    try:
+        version = service.import_rubric(get_sessions(), name, text, filename=filename,
+                                        actor=current_actor())
+    except RubricValidationError as exc:
+        state["rubrics_import_problems"] = (None, filename or "pasted text",
+                                            list(exc.problems))
+        return
+    except StorageError as exc:
+        st.error(plain(f"Could not import: {exc}."))
+        return
+    catalog.clear_rubric_readers()
+    state["rubrics_editor_nonce"] += 1  # fresh forms and editor
+    goto(version.rubric_id, version.id)
+    flash(f"Imported '{version.rubric_name}' with {len(version.criteria)} criteria.")
+    st.rerun()
+
+
+def _read_rubric_text(upload, pasted: str) -> tuple[str, str | None] | None:
+    """The text to import and its file name, or None after saying what is wrong."""
+    if upload is None and not pasted.strip():
+        st.error("Choose a file or paste the rubric's YAML or JSON, then import.")
+        return None
+    if upload is None:
+        return pasted, None
+    data = upload.getvalue()
+    if len(data) > MAX_IMPORT_BYTES:
+        st.error(plain(f"{upload.name} is {len(data) / 1e6:.1f} MB; a rubric file is at "
+                       f"most {MAX_IMPORT_BYTES // (1024 * 1024)} MB. Is this the right "
+                       "file?"))
+        return None
+    try:
+        return data.decode("utf-8-sig"), upload.name
+    except UnicodeDecodeError:
+        st.error(plain(f"{upload.name} is not UTF-8 text. Save it as UTF-8 and import "
+                       "it again."))
+        return None
+
+
+def handle_update_from_file(version: RubricVersionInfo, upload, pasted: str) -> None:
+    state["rubrics_import_problems"] = None
+    read = _read_rubric_text(upload, pasted)
+    if read is None:
+        return
+    text, filename = read
+    try:
+        rubric = Rubric.from_text(text, filename=filename)
+    except RubricValidationError as exc:
+        state["rubrics_import_problems"] = (version.id, filename or "pasted text",
+                                            list(exc.problems))
+        return
+    changes = diff_criteria(version.to_criteria(), rubric.criteria)
+    if all(change.kind == "unchanged" for change in changes):
+        st.info(f"No changes: the file matches version {version.number}.")
+        return
+    try:
+        saved = service.save_criteria(get_sessions(), version.id, rubric,
+                                      note=f"updated from {filename or 'pasted text'}",
+                                      actor=current_actor())
+    except StorageError as exc:
+        st.error(plain(f"Nothing was saved: {exc}"))
+        return
+    catalog.clear_rubric_readers()
+    state["rubrics_editor_nonce"] += 1
+    goto(saved.rubric_id, saved.id)
+    counts = {kind: sum(1 for c in changes if c.kind == kind)
+              for kind in ("added", "removed", "changed")}
+    flash(f"Version {saved.number} now holds the file's criteria: {counts['added']} added, "
+          f"{counts['removed']} removed, {counts['changed']} changed.")
+    st.rerun()
+
+
+def render_import() -> None:
+    with st.expander("Import YAML or JSON", icon=":material/upload_file:"):
+        st.caption("A list of criteria, `{criteria: [...]}` or `{sections: [{name, criteria}]}`;"
+                   " each criterion has `requirement`, `weight` and optionally `name`.")
+        with st.form(f"rubrics_import_form_{state['rubrics_editor_nonce']}"):
+            name = st.text_input("Name for the imported rubric",
+                                 placeholder="Defaults to the file name")
+            upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"],
+                                      max_upload_size=MAX_IMPORT_BYTES // (1024 * 1024))
+            pasted = st.text_area("…or paste YAML or JSON", height=150)
+            if st.form_submit_button("Import"):
+                handle_import(name, upload, pasted)
+        if state["rubrics_import_problems"] and state["rubrics_import_problems"][0] is None:
+            render_import_problems(*state["rubrics_import_problems"][1:])
+
+
+def render_import_problems(source: str, problems: list[str]) -> None:
+    noun = "problem" if len(problems) == 1 else "problems"
+    st.error(plain(f"Nothing was imported: {source} has {len(problems)} {noun}. "
+                   "Fix them and import again."))
+    st.dataframe(pd.DataFrame({"Problem": problems}), hide_index=True, width="stretch")
+
+
+def render_versions(versions: list[RubricVersionInfo]) -> None:
+    if len(versions) < 2:
+        st.info("Only one version so far. Versions are created when you save changes to a "
+                "frozen version; then you can compare them here.")
+        return
+    ids = [v.id for v in versions]  # newest first
+    by_id = {v.id: v for v in versions}
+    if state["rubrics_diff_new"] not in ids:
+        state["rubrics_diff_new"] = ids[0]
+    if state["rubrics_diff_old"] not in ids:
+        state["rubrics_diff_old"] = ids[1]
+    left, right = st.columns(2)
+    left.selectbox("Older version", ids, key="rubrics_diff_old",
+                   format_func=lambda i: f"v{by_id[i].number}")
+    right.selectbox("Newer version", ids, key="rubrics_diff_new",
+                    format_func=lambda i: f"v{by_id[i].number}")
+    old_id, new_id = state["rubrics_diff_old"], state["rubrics_diff_new"]
+    if old_id == new_id:
+        st.caption("Pick two different versions to compare.")
+        return
+    diff = catalog.get_diff(database_key(), old_id, new_id)
+    counts = diff.counts
+    st.markdown(
+        f"**v{diff.old.number} → v{diff.new.number}:** "
+        f":green-badge[{counts['added']} added] :red-badge[{counts['removed']} removed] "
+        f":orange-badge[{counts['changed']} changed] "
+        f":gray-badge[{counts['unchanged']} unchanged]"
+    )
+    show_all = st.toggle("Show unchanged criteria", key="rubrics_diff_show_all")
+    rows = [
+        {"Change": change.kind, "Criterion": safe_text.text(change.label),
+         "Old weight": None if change.old is None else change.old.weight,
+         "New weight": None if change.new is None else change.new.weight,
+         "Details": safe_text.text("; ".join(change.details)),
+         "Requirement": safe_text.text((change.new or change.old).requirement)}
+        for change in diff.changes if show_all or change.kind != "unchanged"
+    ]
+    if not rows:
+        st.caption("No differences.")
+        return
+    colors = {"added": "#e6f4ea", "removed": "#fce8e6", "changed": "#fff4e5"}
+    table = pd.DataFrame(rows).style.apply(
+        lambda row: [f"background-color: {colors.get(row['Change'], '')}"] * len(row), axis=1)
+    st.dataframe(table, hide_index=True, width="stretch", placeholder="—",
+                 column_config={"Old weight": st.column_config.NumberColumn(format="%g"),
+                                "New weight": st.column_config.NumberColumn(format="%g")})
+
+
+def render_export(version: RubricVersionInfo) -> None:
+    url = database_key()
+    yaml_text = catalog.get_export(url, version.id, "yaml")
+    stem = file_stem(version.rubric_name, version=version.number)
+    left, right, _ = st.columns([1, 1, 3])
+    left.download_button("Download YAML", yaml_text, file_name=f"{stem}.yaml",
+                         mime="application/yaml", key="rubrics_download_yaml",
+                         icon=":material/download:")
+    right.download_button("Download JSON", catalog.get_export(url, version.id, "json"),
+                          file_name=f"{stem}.json", mime="application/json",
+                          key="rubrics_download_json", icon=":material/download:")
+    with st.expander("Show the YAML"):
+        st.code(yaml_text, language="yaml")
+    render_update_from_file(version)
+
+
+def render_update_from_file(version: RubricVersionInfo) -> None:
+    st.markdown("**Update from a file** — for rubrics kept as YAML or JSON elsewhere. "
+                + ("A new version is created; this one stays as it is." if version.frozen
+                   else "The criteria of this draft are replaced."))
+    with st.form(f"rubrics_update_form_{version.id}_{state['rubrics_editor_nonce']}"):
+        upload = st.file_uploader("Updated rubric file", type=["yaml", "yml", "json"],
+                                  max_upload_size=MAX_IMPORT_BYTES // (1024 * 1024))
+        pasted = st.text_area("…or paste the updated YAML or JSON", height=120)
+        submitted = st.form_submit_button("Update from file")
+    if submitted:
+        handle_update_from_file(version, upload, pasted)
+    if state["rubrics_import_problems"] and state["rubrics_import_problems"][0] == version.id:
+        render_import_problems(*state["rubrics_import_problems"][1:])
