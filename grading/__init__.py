@@ -15,39 +15,71 @@ from grading.errors import (
 )
 from grading.length_penalty import compute_length_penalty
 from grading.rubric import Rubric
-from grading.text import normalize_to_grade_input, parse_thinking_output, word_count
+from grading.schemas import (
+    CriterionEvaluation,
+    OneShotOutput,
+    PerCriterionOutput,
+    RubricAsJudgeOutput,
+)
+from grading.text import (
+    DroppedTextWarning,
+    normalize_to_grade_input,
+    parse_thinking_output,
+    word_count,
+)
 from grading.types import (
+    AutograderFn,
     CannotAssessStrategy,
     CountFn,
     Criterion,
     CriterionReport,
     DefaultFallbackVerdicts,
     EvaluationReport,
+    GenerateFn,
     GenerateResult,
     LengthPenalty,
+    OneShotGenerateFn,
     PenaltyType,
+    PerCriterionGenerateFn,
+    RubricAsJudgeGenerateFn,
     ScoringSettings,
     ThinkingOutputDict,
     ToGradeInput,
     TokenUsage,
     Verdict,
 )
+from grading.utils import (
+    default_generate_fn,
+    default_oneshot_generate_fn,
+    default_per_criterion_generate_fn,
+    default_rubric_as_judge_generate_fn,
+)
 
 __all__ = [
     "Aggregate",
+    "AutograderFn",
     "CannotAssessStrategy",
     "ConfigurationError",
     "CountFn",
     "Criterion",
+    "CriterionEvaluation",
     "CriterionReport",
     "DefaultFallbackVerdicts",
+    "DroppedTextWarning",
     "EvaluationReport",
+    "GenerateFn",
     "GenerateResult",
     "GradingError",
     "LengthPenalty",
+    "OneShotGenerateFn",
+    "OneShotOutput",
     "PenaltyType",
+    "PerCriterionGenerateFn",
+    "PerCriterionOutput",
     "ProviderError",
     "Rubric",
+    "RubricAsJudgeGenerateFn",
+    "RubricAsJudgeOutput",
     "RubricValidationError",
     "RubricWorkbenchError",
     "ScoringSettings",
@@ -58,6 +90,10 @@ __all__ = [
     "Verdict",
     "aggregate_verdicts",
     "compute_length_penalty",
+    "default_generate_fn",
+    "default_oneshot_generate_fn",
+    "default_per_criterion_generate_fn",
+    "default_rubric_as_judge_generate_fn",
     "holistic_to_scores",
     "normalize_to_grade_input",
     "parse_thinking_output",

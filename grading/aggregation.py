@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grading.length_penalty import apply_length_penalty, compute_length_penalty
+from grading.text import normalize_to_grade_input
 from grading.types import (
     CANNOT_ASSESS_STRATEGIES,
     Criterion,
@@ -145,4 +146,4 @@ def final_penalty(settings: ScoringSettings, to_grade: ToGradeInput | None) -> f
     """The length penalty these settings impose on this response (None when not configured)."""
     if settings.length_penalty is None or to_grade is None:
         return None
-    return compute_length_penalty(to_grade, settings.length_penalty)
+    return compute_length_penalty(normalize_to_grade_input(to_grade), settings.length_penalty)

@@ -7,14 +7,22 @@ from grading.types import LengthPenalty, ToGradeInput
 
 
 def compute_length_penalty(to_grade: ToGradeInput, config: LengthPenalty) -> float:
-    """The amount to subtract: 0 up to ``free_budget``, ``penalty_at_cap`` from ``max_cap`` on."""
-    sections = normalize_to_grade_input(to_grade)
+    """The amount to subtract: 0 up to ``free_budget``, ``penalty_at_cap`` from ``max_cap`` on.
+
+    A string is all output, as in ``rubric.utils.compute_length_penalty`` (its tags are not
+    parsed here; ``Autograder.grade`` splits a tagged string before it gets here).
+    """
+    if isinstance(to_grade, str):
+        sections = {"thinking": "", "output": to_grade}
+    else:
+        sections = normalize_to_grade_input(to_grade)
     if config.penalty_type == "OUTPUT_ONLY":
         text = sections["output"]
     elif config.penalty_type == "THINKING_ONLY":
         text = sections["thinking"]
     else:
-        text = " ".join(part for part in (sections["thinking"], sections["output"]) if part)
+        # Exactly rubric's text: a custom count_fn (e.g. len) sees the same string.
+        text = sections["thinking"] + " " + sections["output"]
     count = (config.count_fn or word_count)(text)
     if count <= config.free_budget:
         return 0.0

@@ -1,8 +1,11 @@
 """Parsers for the graders' JSON answers. Pure functions; a bad answer raises ``ParseError``.
 
 Tolerated: code fences, prose before or after the JSON object, key case, verdict case and
-whitespace. Never tolerated (the answer is retried instead): a missing verdict or score, an
-unknown verdict, an unknown/duplicate/missing criterion number, a score outside 0-100. A
+whitespace, and the ``rubric`` package's keys (``criterion_status``/``explanation``,
+``criteria_evaluations``/``criterion_number``, ``overall_score``). Never tolerated (the
+answer is retried instead): a missing verdict or score, an unknown verdict, an
+unknown/duplicate/missing criterion number, a non-finite score. A score outside 0-100 is
+returned only when the caller allows it (the holistic grader clamps it, as ``rubric`` does). A
 missing ``reason`` is tolerated (the verdict is still a judgment); it becomes ``""``.
 """
 
@@ -35,27 +38,66 @@ def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def extract_json_object(text: str) -> dict[str, Any]:
-    """The first JSON object in ``text``: bare, inside a code fence, or amid prose."""
+def _decode_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in ``text``, in order (objects nested in one are skipped)."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    end = 0
+    for match in re.finditer(r"\{", text):
+        if match.start() < end:
+            continue
+        try:
+            value, stop = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+            end = stop
+    return found
+
+
+def extract_json_object(text: str, keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The judge's own answer object in ``text``.
+
+    A whole answer that is one JSON object (structured output) is taken as it is. Otherwise
+    the judge may have quoted objects from the response before answering, so the answer is
+    the LAST complete top-level object that has one of ``keys`` (any case), else the last
+    object. The ``rubric`` package takes the first one, which a quoted ``{"verdict": "MET"}``
+    from the response overrides.
+    """
     if not isinstance(text, str) or not text.strip():
         raise ParseError("the answer is empty", text)
-    candidates = [text.strip(), *(m.group(1).strip() for m in _FENCE.finditer(text))]
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise ParseError("the answer contains no JSON object", text)
+    try:
+        whole = json.loads(text.strip())
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict):
+        return whole
+    objects = _decode_objects(text)
+    if not objects:
+        raise ParseError("the answer contains no JSON object", text)
+    wanted = {k.lower() for k in keys}
+    for obj in reversed(objects):
+        if wanted & {str(k).strip().lower() for k in obj}:
+            return obj
+    return objects[-1]
+
+
+def _pick(obj: dict[str, Any], *names: str) -> tuple[str | None, Any]:
+    """The first of ``names`` present in ``obj`` (keys already lowered) and its value."""
+    for name in names:
+        if name in obj:
+            return name, obj[name]
+    return None, None
+
+
+# The keys of our own prompts first, then the ``rubric`` package's, so that a system prompt
+# or a structured-output schema written for ``rubric`` keeps working.
+VERDICT_KEYS = ("verdict", "criterion_status")
+REASON_KEYS = ("reason", "explanation")
+CRITERIA_KEYS = ("criteria", "criteria_evaluations")
+NUMBER_KEYS = ("number", "criterion_number", "criterionnumber", "criterion_num", "id", "index")
+SCORE_KEYS = ("score", "overall_score")
 
 
 def _keys_lowered(obj: dict[str, Any]) -> dict[str, Any]:
@@ -63,11 +105,11 @@ def _keys_lowered(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reason(obj: dict[str, Any], raw: str) -> str:
-    reason = obj.get("reason", "")
+    key, reason = _pick(obj, *REASON_KEYS)
     if reason is None:
         return ""
     if not isinstance(reason, str):
-        raise ParseError(f"'reason' must be a string, got {type(reason).__name__}", raw)
+        raise ParseError(f"'{key}' must be a string, got {type(reason).__name__}", raw)
     return reason.strip()
 
 
@@ -83,10 +125,11 @@ def _verdict(value: Any, raw: str, *, allow_cannot_assess: bool) -> Verdict:
 
 def parse_verdict_answer(text: str, *, allow_cannot_assess: bool = False) -> tuple[Verdict, str]:
     """Read ``{"verdict": ..., "reason": ...}`` into (verdict, reason)."""
-    obj = _keys_lowered(extract_json_object(text))
-    if "verdict" not in obj:
+    obj = _keys_lowered(extract_json_object(text, VERDICT_KEYS))
+    key, value = _pick(obj, *VERDICT_KEYS)
+    if key is None:
         raise ParseError("the answer has no 'verdict'", text)
-    verdict = _verdict(obj["verdict"], text, allow_cannot_assess=allow_cannot_assess)
+    verdict = _verdict(value, text, allow_cannot_assess=allow_cannot_assess)
     return verdict, _reason(obj, text)
 
 
@@ -107,8 +150,8 @@ def parse_criteria_answer(
 ) -> list[tuple[Verdict, str]]:
     """Read ``{"criteria": [{"number", "verdict", "reason"}, ...]}`` into a list in rubric
     order; every number 1..count must appear exactly once."""
-    obj = _keys_lowered(extract_json_object(text))
-    items = obj.get("criteria")
+    obj = _keys_lowered(extract_json_object(text, CRITERIA_KEYS))
+    _, items = _pick(obj, *CRITERIA_KEYS)
     if not isinstance(items, list):
         raise ParseError("the answer has no 'criteria' list", text)
     found: dict[int, tuple[Verdict, str]] = {}
@@ -116,16 +159,18 @@ def parse_criteria_answer(
         if not isinstance(item, dict):
             raise ParseError("each entry of 'criteria' must be an object", text)
         entry = _keys_lowered(item)
-        if "number" not in entry:
+        number_key, raw_number = _pick(entry, *NUMBER_KEYS)
+        if number_key is None:
             raise ParseError("an entry of 'criteria' has no 'number'", text)
-        if "verdict" not in entry:
-            raise ParseError(f"criterion {entry['number']!r} has no 'verdict'", text)
-        number = _criterion_number(entry["number"], text)
+        verdict_key, raw_verdict = _pick(entry, *VERDICT_KEYS)
+        if verdict_key is None:
+            raise ParseError(f"criterion {raw_number!r} has no 'verdict'", text)
+        number = _criterion_number(raw_number, text)
         if not 1 <= number <= count:
             raise ParseError(f"unknown criterion number {number} (expected 1 to {count})", text)
         if number in found:
             raise ParseError(f"criterion {number} is answered more than once", text)
-        verdict = _verdict(entry["verdict"], text, allow_cannot_assess=allow_cannot_assess)
+        verdict = _verdict(raw_verdict, text, allow_cannot_assess=allow_cannot_assess)
         found[number] = (verdict, _reason(entry, text))
     missing = [n for n in range(1, count + 1) if n not in found]
     if missing:
@@ -134,21 +179,26 @@ def parse_criteria_answer(
     return [found[n] for n in range(1, count + 1)]
 
 
-def parse_holistic_answer(text: str) -> tuple[float, str]:
-    """Read ``{"score": 0-100, "reason": ...}`` into (score, reason)."""
-    obj = _keys_lowered(extract_json_object(text))
-    if "score" not in obj:
+def parse_holistic_answer(text: str, *, allow_out_of_range: bool = False) -> tuple[float, str]:
+    """Read ``{"score": 0-100, "reason": ...}`` into (score, reason).
+
+    ``allow_out_of_range``: return a finite score outside 0-100 as it is (the grader clamps
+    it, as ``rubric`` does, and says so) instead of failing.
+    """
+    obj = _keys_lowered(extract_json_object(text, SCORE_KEYS))
+    key, value = _pick(obj, *SCORE_KEYS)
+    if key is None:
         raise ParseError("the answer has no 'score'", text)
-    value = obj["score"]
+    original = value
     if isinstance(value, bool):
         raise ParseError(f"score must be a number, got {value!r}", text)
     if isinstance(value, str):
         try:
             value = float(value.strip())
         except ValueError:
-            raise ParseError(f"score must be a number, got {obj['score']!r}", text) from None
+            raise ParseError(f"score must be a number, got {original!r}", text) from None
     if not isinstance(value, int | float) or not math.isfinite(value):
-        raise ParseError(f"score must be a number, got {obj['score']!r}", text)
-    if not 0 <= value <= 100:
+        raise ParseError(f"score must be a number, got {original!r}", text)
+    if not allow_out_of_range and not 0 <= value <= 100:
         raise ParseError(f"score must be between 0 and 100, got {value:g}", text)
     return float(value), _reason(obj, text)

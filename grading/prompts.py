@@ -8,6 +8,7 @@ inside that text has its ``<`` escaped as ``&lt;``.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +17,10 @@ from grading.types import Criterion, ToGradeInput
 
 RESERVED_TAGS = ("response", "query", "thinking", "output", "criterion", "criteria")
 _RESERVED_TAG = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(RESERVED_TAGS) + r")\b)", re.IGNORECASE)
+# Anything a model may read as "<": the ASCII sign and its full-width / small / math look-alikes.
+_OPENERS = "<\uff1c\ufe64\u2329\u3008\u27e8"
+_OPENER = re.compile(f"[{_OPENERS}]")
+_TAG_WINDOW = 64
 
 PER_CRITERION_SCHEMA_NAME = "criterion_verdict"
 ONE_SHOT_SCHEMA_NAME = "criteria_verdicts"
@@ -72,9 +77,33 @@ mistake is made, and 0 means nothing of value is earned. Heavier criteria matter
 Answer with a single JSON object in the format the user message asks for, and nothing else."""
 
 
+def _skeleton(text: str) -> str:
+    """What a reader sees: invisible characters (zero-width, joiners, bidi controls, soft
+    hyphens: Unicode format characters) removed and compatibility forms folded (NFKC)."""
+    visible = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return unicodedata.normalize("NFKC", visible)
+
+
 def neutralize(text: str) -> str:
-    """Escape the ``<`` of any opening or closing tag named like one of our delimiters."""
-    return _RESERVED_TAG.sub("&lt;", text)
+    """Escape the ``<`` of any opening or closing tag named like one of our delimiters.
+
+    The tag name is compared after invisible characters are removed and look-alike
+    characters folded, so ``</respo\u200bnse>`` or ``\uff1c/response>`` cannot close our
+    tags either. Text that is not such a tag is left exactly as it was.
+    """
+    if not _OPENER.search(text):
+        return text
+    out: list[str] = []
+    position = 0
+    for match in _OPENER.finditer(text):
+        start = match.start()
+        window = _skeleton("<" + text[start + 1:start + 1 + _TAG_WINDOW])
+        if _RESERVED_TAG.match(window):
+            out.append(text[position:start])
+            out.append("&lt;")
+            position = start + 1
+    out.append(text[position:])
+    return "".join(out)
 
 
 def _kind(criterion: Criterion) -> str:

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from grading.autograders.base import Autograder
 
 
+class RubricFileNotFoundError(RubricValidationError, FileNotFoundError):
+    """The rubric file does not exist (a FileNotFoundError, as ``rubric`` raises)."""
+
+
 class Rubric:
     """A list of weighted criteria. Build it directly or with ``from_dict/json/yaml/file``."""
 
@@ -94,6 +98,10 @@ class Rubric:
             try:
                 with open(name, "rb") as handle:
                     content: Any = handle.read()
+            except FileNotFoundError:
+                raise RubricFileNotFoundError(
+                    "cannot read the rubric file: no such file", source=name
+                ) from None
             except OSError as exc:
                 raise RubricValidationError(
                     f"cannot read the rubric file: {exc.strerror}", source=name
@@ -128,8 +136,11 @@ class Rubric:
         to_grade: ToGradeInput,
         autograder: Autograder | None = None,
         query: str | None = None,
+        **kwargs: Any,
     ) -> EvaluationReport:
-        """Grade one response with ``autograder`` (default: a PerCriterionGrader)."""
+        """Grade one response with ``autograder`` (default: a PerCriterionGrader).
+
+        Extra keyword arguments are accepted and ignored, as ``rubric``'s ``grade`` does."""
         if autograder is None:
             from grading.autograders import PerCriterionGrader
 

@@ -1,13 +1,16 @@
 """Reading and writing rubric files (dict, JSON, YAML) with messages that say where it is wrong.
 
-Accepted shapes: a flat list of criteria; ``{"criteria": [...]}``;
-``{"sections": [{"name": ..., "criteria": [...]}]}``; and ``{"rubric": <any of those>}``.
+Accepted shapes: a flat list of criteria; a list of sections; ``{"criteria": [...]}``;
+``{"sections": [{"name"/"title"/"id": ..., "criteria": [...]}]}``; and ``{"rubric": <any of
+those>}`` — every shape the ``rubric`` package loads. Unknown keys are ignored with an
+``IgnoredFieldsWarning`` that names them.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -84,18 +87,60 @@ def _describe(value: Any) -> str:
     return repr(value) if isinstance(value, str | int | float | bool) else type(value).__name__
 
 
-def _unwrap(data: Any) -> Any:
-    if isinstance(data, dict) and set(data) == {"rubric"}:
+def _unwrap(data: Any, ignored: list[str]) -> Any:
+    if isinstance(data, dict) and "rubric" in data:
+        _note_ignored(ignored, "the rubric", data, {"rubric"})
         return data["rubric"]
     return data
 
 
-def _iter_raw_criteria(data: Any) -> Iterator[tuple[Any, str | None]]:
-    """Yield (raw criterion, section name) in file order, raising on a wrong overall shape."""
-    data = _unwrap(data)
+def _note_ignored(ignored: list[str], where: str, mapping: dict, known: set[str]) -> None:
+    extra = [str(k) for k in mapping if k not in known]
+    if extra:
+        ignored.append(f"{where}: {', '.join(repr(k) for k in extra)}")
+
+
+def _section_name(section: dict) -> str | None:
+    """A section's label: its ``name``, else ``title``, else ``id`` (rubric files use both)."""
+    for key in ("name", "title", "id"):
+        value = section.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip()
+    return None
+
+
+def _iter_sections(
+    sections: list, ignored: list[str], first: int = 1
+) -> Iterator[tuple[Any, str | None]]:
+    for number, section in enumerate(sections, start=first):
+        if not isinstance(section, dict):
+            raise RubricValidationError(f"section {number} must be a mapping with 'criteria'")
+        name = _section_name(section)
+        label = f"section {number}" + (f" ('{name}')" if name else "")
+        items = section.get("criteria")
+        if not isinstance(items, list):
+            raise RubricValidationError(f"{label}: 'criteria' must be a list")
+        # 'title' and 'id' label the section when there is no 'name'; the rest is ignored.
+        _note_ignored(ignored, label, section, {"name", "title", "id", "criteria"})
+        for item in items:
+            yield item, name
+
+
+def _iter_raw_criteria(data: Any, ignored: list[str]) -> Iterator[tuple[Any, str | None]]:
+    """Yield (raw criterion, section name) in file order, raising on a wrong overall shape.
+
+    Every shape the ``rubric`` package loads is accepted: a list of criteria, a list of
+    sections (``{..., criteria: [...]}``) or a mix, ``{sections: [...]}``, ``{criteria:
+    [...]}``, and any of them under ``rubric:``. Keys we do not use are collected in
+    ``ignored`` (the caller warns) rather than refused.
+    """
+    data = _unwrap(data, ignored)
     if isinstance(data, list):
-        for item in data:
-            yield item, None
+        for number, item in enumerate(data, start=1):
+            if isinstance(item, dict) and "criteria" in item:
+                yield from _iter_sections([item], ignored, first=number)
+            else:
+                yield item, None
         return
     if not isinstance(data, dict):
         raise RubricValidationError(
@@ -106,44 +151,21 @@ def _iter_raw_criteria(data: Any) -> Iterator[tuple[Any, str | None]]:
     if "criteria" in keys and "sections" in keys:
         raise RubricValidationError("a rubric has either 'criteria' or 'sections', not both")
     if "criteria" in keys:
-        unknown = keys - {"criteria"}
-        if unknown:
-            raise RubricValidationError(f"unknown rubric keys: {', '.join(sorted(unknown))}")
         criteria = data["criteria"]
         if not isinstance(criteria, list):
             raise RubricValidationError(
                 f"'criteria' must be a list, got {_describe(criteria)}"
             )
+        _note_ignored(ignored, "the rubric", data, {"criteria", "name", "title", "id"})
         for item in criteria:
             yield item, None
         return
     if "sections" in keys:
-        unknown = keys - {"sections"}
-        if unknown:
-            raise RubricValidationError(f"unknown rubric keys: {', '.join(sorted(unknown))}")
         sections = data["sections"]
         if not isinstance(sections, list):
             raise RubricValidationError(f"'sections' must be a list, got {_describe(sections)}")
-        for number, section in enumerate(sections, start=1):
-            if not isinstance(section, dict):
-                raise RubricValidationError(
-                    f"section {number} must be a mapping with 'name' and 'criteria'"
-                )
-            name = section.get("name")
-            if not isinstance(name, str) or not name.strip():
-                raise RubricValidationError(f"section {number}: 'name' must be non-empty text")
-            items = section.get("criteria")
-            if not isinstance(items, list):
-                raise RubricValidationError(
-                    f"section {number} ('{name}'): 'criteria' must be a list"
-                )
-            unknown = set(section) - {"name", "criteria"}
-            if unknown:
-                raise RubricValidationError(
-                    f"section {number} ('{name}'): unknown keys {', '.join(sorted(unknown))}"
-                )
-            for item in items:
-                yield item, name.strip()
+        _note_ignored(ignored, "the rubric", data, {"sections", "name", "title", "id"})
+        yield from _iter_sections(sections, ignored)
         return
     raise RubricValidationError(
         "a rubric mapping needs a 'criteria' list or a 'sections' list "
@@ -151,7 +173,9 @@ def _iter_raw_criteria(data: Any) -> Iterator[tuple[Any, str | None]]:
     )
 
 
-def _criterion_problems(item: Any, section: str | None) -> tuple[dict[str, Any], list[str]]:
+def _criterion_problems(
+    item: Any, section: str | None, ignored_fields: list[str]
+) -> tuple[dict[str, Any], list[str]]:
     """Check one raw criterion; return the cleaned fields and a list of 'field: problem'."""
     if isinstance(item, str):
         item = {"requirement": item}
@@ -159,12 +183,7 @@ def _criterion_problems(item: Any, section: str | None) -> tuple[dict[str, Any],
         return {}, [f"must be a mapping with 'requirement' and 'weight', got {_describe(item)}"]
     problems: list[str] = []
     fields: dict[str, Any] = {}
-    unknown = [str(k) for k in item if k not in _CRITERION_FIELDS]
-    if unknown:
-        problems.append(
-            f"unknown field {', '.join(repr(k) for k in unknown)} "
-            f"(allowed: {', '.join(_CRITERION_FIELDS)})"
-        )
+    ignored_fields.extend(str(k) for k in item if k not in _CRITERION_FIELDS)
     requirement = item.get("requirement")
     if requirement is None:
         problems.append("requirement is missing")
@@ -175,13 +194,13 @@ def _criterion_problems(item: Any, section: str | None) -> tuple[dict[str, Any],
     else:
         fields["requirement"] = requirement
     if "weight" in item:
-        weight = item["weight"]
-        if isinstance(weight, bool) or not isinstance(weight, int | float):
-            problems.append(f"weight must be a number, got {_describe(weight)}")
+        weight = _number(item["weight"])
+        if weight is None:
+            problems.append(f"weight must be a number, got {_describe(item['weight'])}")
         elif not math.isfinite(weight):
             problems.append(f"weight must be a finite number, got {weight}")
         else:
-            fields["weight"] = float(weight)
+            fields["weight"] = weight
     for key in ("name", "section"):
         value = item.get(key)
         if value is None:
@@ -198,10 +217,25 @@ def _criterion_problems(item: Any, section: str | None) -> tuple[dict[str, Any],
     return fields, problems
 
 
+def _number(value: Any) -> float | None:
+    """A weight as a float: a number, or a string holding one (``rubric`` accepts "5")."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
 def criteria_from_data(data: Any, *, source: str | None = None) -> list[Criterion]:
     """Validate raw rubric data; raise one RubricValidationError listing every problem."""
+    ignored: list[str] = []
     try:
-        raw = list(_iter_raw_criteria(data))
+        raw = list(_iter_raw_criteria(data, ignored))
     except RubricValidationError as exc:
         raise RubricValidationError(exc.problems, source=source) from None
     if not raw:
@@ -210,11 +244,14 @@ def criteria_from_data(data: Any, *, source: str | None = None) -> list[Criterio
     criteria: list[Criterion] = []
     seen_names: dict[str, int] = {}
     for index, (item, section) in enumerate(raw, start=1):
-        fields, item_problems = _criterion_problems(item, section)
+        ignored_fields: list[str] = []
+        fields, item_problems = _criterion_problems(item, section, ignored_fields)
         name = fields.get("name")
         label = f"criterion {index}" + (f" ('{name}')" if name else "")
         line = getattr(item, "line", None)
         where = f"{label} at line {line}" if line else label
+        if ignored_fields:
+            ignored.append(f"{where}: {', '.join(repr(k) for k in ignored_fields)}")
         if name is not None:
             if name in seen_names:
                 item_problems.append(
@@ -227,7 +264,20 @@ def criteria_from_data(data: Any, *, source: str | None = None) -> list[Criterio
             criteria.append(Criterion(**fields))
     if problems:
         raise RubricValidationError(problems, source=source)
+    if ignored:
+        shown = "; ".join(ignored[:10]) + (f"; and {len(ignored) - 10} more" if len(ignored) > 10
+                                           else "")
+        warnings.warn(
+            f"{source + ': ' if source else ''}fields not used by the rubric were ignored "
+            f"(a criterion uses {', '.join(_CRITERION_FIELDS)}): {shown}",
+            IgnoredFieldsWarning,
+            stacklevel=3,
+        )
     return criteria
+
+
+class IgnoredFieldsWarning(UserWarning):
+    """A rubric file had fields this library does not use; they were ignored."""
 
 
 def criterion_to_dict(criterion: Criterion, *, with_section: bool) -> dict[str, Any]:

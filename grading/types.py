@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from grading.schemas import OneShotOutput, PerCriterionOutput, RubricAsJudgeOutput
 
 CountFn = Callable[[str], int]
 PenaltyType = Literal["ALL", "OUTPUT_ONLY", "THINKING_ONLY"]
@@ -138,6 +140,9 @@ class EvaluationReport(BaseModel):
     # ``report``.
     reason: str | None = None
     error: str | None = None
+    # Things the user should know that are not failures, e.g. a holistic score the judge gave
+    # outside 0-100 that was clamped.
+    notes: tuple[str, ...] = ()
     cannot_assess_count: int = 0
     length_penalty: float | None = None
     token_usage: TokenUsage | None = None
@@ -187,3 +192,44 @@ class GenerateResult(BaseModel):
     raw: Any = Field(default=None, exclude=True, repr=False)
     # Called by the retry loop once the text parsed (e.g. to cache only usable answers).
     accept: Any = Field(default=None, exclude=True, repr=False)
+
+
+class GenerateFn(Protocol):
+    """``generate_fn(system_prompt, user_prompt)``: returns the judge's answer as text, a
+    GenerateResult, or (``rubric`` 2.x) an output model such as PerCriterionOutput."""
+
+    async def __call__(
+        self, system_prompt: str, user_prompt: str, **kwargs: Any
+    ) -> str | GenerateResult | BaseModel: ...
+
+
+class AutograderFn(Protocol):
+    """``rubric.types.AutograderFn``: a grading function."""
+
+    async def __call__(
+        self, to_grade: str, rubric: list[Criterion], generate_fn: GenerateFn, **kwargs: Any
+    ) -> EvaluationReport: ...
+
+
+class PerCriterionGenerateFn(Protocol):
+    """``rubric`` 2.x: a generate_fn returning a PerCriterionOutput."""
+
+    async def __call__(
+        self, system_prompt: str, user_prompt: str, **kwargs: Any
+    ) -> PerCriterionOutput: ...
+
+
+class OneShotGenerateFn(Protocol):
+    """``rubric`` 2.x: a generate_fn returning a OneShotOutput."""
+
+    async def __call__(
+        self, system_prompt: str, user_prompt: str, **kwargs: Any
+    ) -> OneShotOutput: ...
+
+
+class RubricAsJudgeGenerateFn(Protocol):
+    """``rubric`` 2.x: a generate_fn returning a RubricAsJudgeOutput."""
+
+    async def __call__(
+        self, system_prompt: str, user_prompt: str, **kwargs: Any
+    ) -> RubricAsJudgeOutput: ...

@@ -85,10 +85,9 @@ class ResponseInfo:
 
     @property
     def to_grade(self) -> ToGradeInput:
-        """What the graders and the length penalty read."""
-        if self.thinking is None:
-            return self.output
-        return {"thinking": self.thinking, "output": self.output}
+        """What the graders and the length penalty read: the parts as uploaded, never
+        re-parsed for ``<thinking>``/``<output>`` tags (a plain output may contain them)."""
+        return {"thinking": self.thinking or "", "output": self.output}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from grading.aggregation import aggregate_verdicts, final_penalty
 from grading.errors import ConfigurationError, GradingError, ProviderError
@@ -24,6 +24,7 @@ from grading.retry import (
     Spend,
     call_with_retries,
 )
+from grading.text import normalize_to_grade_input
 from grading.types import (
     CANNOT_ASSESS_STRATEGIES,
     CannotAssessStrategy,
@@ -191,36 +192,39 @@ class Autograder(ABC):
             semaphore = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
         return semaphore
 
-    async def generate(
-        self, system_prompt: str, user_prompt: str, *, response_format: dict[str, Any] | None = None
+    async def generate(self, system_prompt: str, user_prompt: str, **kwargs: Any) -> str:
+        """The judge's answer text (``rubric``'s ``Autograder.generate``, for custom graders)."""
+        return (await self._generate(system_prompt, user_prompt, **kwargs)).text
+
+    async def _generate(
+        self, system_prompt: str, user_prompt: str, *,
+        response_format: dict[str, Any] | None = None, **kwargs: Any,
     ) -> GenerateResult:
-        """One call to ``generate_fn`` under the concurrency bound; a str becomes a result."""
+        """One call to ``generate_fn`` under the concurrency bound, as a GenerateResult."""
         async with self._semaphore():
             if self._passes_response_format and response_format is not None:
-                result = self.generate_fn(
-                    system_prompt, user_prompt, response_format=response_format
-                )
-            else:
-                result = self.generate_fn(system_prompt, user_prompt)
+                kwargs["response_format"] = response_format
+            result = self.generate_fn(system_prompt, user_prompt, **kwargs)
             if inspect.isawaitable(result):
                 result = await result
-        if isinstance(result, GenerateResult):
-            return result
-        if isinstance(result, str):
-            return GenerateResult(text=result)
-        raise TypeError(
-            f"generate_fn must return a str or a GenerateResult, got {type(result).__name__}"
-        )
+        return as_generate_result(result)
 
     async def _ask(
         self, user_prompt: str, parse: Callable[[str], T], response_format: dict[str, Any]
     ) -> CallOutcome[T]:
         """One judged question with the retry loop (the concurrency bound is per attempt)."""
-        return await call_with_retries(
-            lambda: self.generate(self.system_prompt, user_prompt, response_format=response_format),
-            parse,
-            self.retry_policy,
-        )
+        if _overrides(self, "generate"):
+            # A subclass written for ``rubric`` replaced generate(): it returns text.
+            async def ask() -> GenerateResult:
+                return as_generate_result(
+                    await self.generate(self.system_prompt, user_prompt)
+                )
+        else:
+            async def ask() -> GenerateResult:
+                return await self._generate(
+                    self.system_prompt, user_prompt, response_format=response_format
+                )
+        return await call_with_retries(ask, parse, self.retry_policy)
 
     # -- failures ------------------------------------------------------------------------
     def fallback_for(self, criterion: Criterion) -> Verdict | None:
@@ -249,8 +253,11 @@ class Autograder(ABC):
     ) -> Any:
         """Ask the model and parse its answers."""
 
-    async def aggregate(self, judge_results: Any) -> EvaluationReport:
+    async def aggregate(
+        self, judge_results: Any, *, normalize: bool | None = None
+    ) -> EvaluationReport:
         """Turn per-criterion verdicts into a report with the one aggregation function."""
+        normalize = self.normalize if normalize is None else normalize
         judgment = (
             judge_results
             if isinstance(judge_results, Judgment)
@@ -271,7 +278,7 @@ class Autograder(ABC):
         result = aggregate_verdicts(
             reports,
             [r.verdict for r in reports if r.verdict is not None],
-            normalize=self.normalize,
+            normalize=normalize,
             cannot_assess=self.cannot_assess,
             partial_credit=self.partial_credit,
         )
@@ -294,13 +301,56 @@ class Autograder(ABC):
     ) -> EvaluationReport:
         """judge -> aggregate -> subtract the length penalty from ``score`` (only)."""
         criteria = list(getattr(rubric, "rubric", rubric))
-        judge_results = await self.judge(to_grade=to_grade, rubric=criteria, query=query)
-        report = await self.aggregate(judge_results)
-        penalty = final_penalty(self.scoring_settings, to_grade)
+        sections = normalize_to_grade_input(to_grade)  # checks the input before any call
+        if _overrides(self, "judge"):
+            # A judge() written for ``rubric`` receives what rubric passes: the string as
+            # given, or a dict rebuilt into tagged text.
+            judge_input: ToGradeInput = rubric_judge_text(to_grade)
+        else:
+            # Ours receive the parts as they are, never re-parsed for tags.
+            judge_input = sections
+        judge_results = await self.judge(judge_input, criteria, query)
+        report = await self.aggregate(judge_results, normalize=self.normalize)
+        penalty = final_penalty(self.scoring_settings, sections)
         if penalty is None:
             return report
         score = apply_length_penalty(report.score, penalty, normalize=self.normalize)
         return report.model_copy(update={"score": score, "length_penalty": penalty})
+
+
+def _overrides(grader: Autograder, method: str) -> bool:
+    """Whether ``method`` comes from a subclass outside this library (a user's grader)."""
+    for klass in type(grader).__mro__:
+        if method in vars(klass):
+            return not klass.__module__.startswith("grading.")
+    return False
+
+
+def rubric_judge_text(to_grade: ToGradeInput) -> str:
+    """The string ``rubric``'s ``Autograder.grade`` hands to ``judge()``."""
+    if isinstance(to_grade, str):
+        return to_grade
+    parts = []
+    if to_grade.get("thinking"):
+        parts.append(f"<thinking>{to_grade['thinking']}</thinking>")
+    if to_grade.get("output"):
+        parts.append(f"<output>{to_grade['output']}</output>")
+    return "\n".join(parts)
+
+
+def as_generate_result(result: Any) -> GenerateResult:
+    """Accept what a ``generate_fn`` may return: text, a GenerateResult, or (``rubric`` 2.x)
+    a validated output model such as ``PerCriterionOutput``."""
+    if isinstance(result, GenerateResult):
+        return result
+    if isinstance(result, str):
+        return GenerateResult(text=result)
+    if isinstance(result, BaseModel):
+        return GenerateResult(text=result.model_dump_json())
+    raise TypeError(
+        "generate_fn must return a str or a GenerateResult (or a rubric 2.x output model "
+        f"such as PerCriterionOutput), got {type(result).__name__}"
+    )
 
 
 def fallback_report(criterion: Criterion, verdict: Verdict, why: str) -> CriterionReport:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +28,7 @@ class RubricAsJudgeGrader(Autograder):
         criteria = list(rubric)
         outcome = await self._ask(
             holistic_user_prompt(criteria, to_grade, query),
-            parse_holistic_answer,
+            functools.partial(parse_holistic_answer, allow_out_of_range=True),
             holistic_response_format(),
         )
         if outcome.ok:
@@ -52,14 +53,25 @@ class RubricAsJudgeGrader(Autograder):
             spend=outcome.spend,
         )
 
-    async def aggregate(self, judge_results: Any) -> EvaluationReport:
+    async def aggregate(
+        self, judge_results: Any, *, normalize: bool | None = None
+    ) -> EvaluationReport:
         judgment: Judgment = judge_results
+        normalize = self.normalize if normalize is None else normalize
         if judgment.llm_score is None:
             # Fallback verdicts (or nothing) go through the per-criterion aggregation.
-            report = await super().aggregate(judgment)
+            report = await super().aggregate(judgment, normalize=normalize)
             return report.model_copy(update={"report": None, "llm_raw_score": None})
-        result = holistic_to_scores(judgment.criteria, judgment.llm_score, normalize=self.normalize)
+        llm_score = judgment.llm_score
+        notes: tuple[str, ...] = ()
+        if not 0.0 <= llm_score <= 100.0:
+            # rubric clamps the score the same way; raw_score is taken from the clamped value.
+            clamped = min(100.0, max(0.0, llm_score))
+            notes = (f"the judge's score {llm_score:g} is outside 0-100; {clamped:g} was used",)
+            llm_score = clamped
+        result = holistic_to_scores(judgment.criteria, llm_score, normalize=normalize)
         return EvaluationReport(
+            notes=notes,
             score=result.score,
             raw_score=result.raw_score,
             llm_raw_score=judgment.llm_score,

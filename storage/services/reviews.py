@@ -204,7 +204,8 @@ def _texts(session: Session, response_ids: list[int]) -> dict:
             select(m.ResponseRow.id, m.ResponseRow.output, m.ResponseRow.thinking)
             .where(m.ResponseRow.id.in_(response_ids[start:start + 500]))
         ):
-            found[rid] = output if thinking is None else {"thinking": thinking, "output": output}
+            # Passed as parts: an uploaded output is never re-parsed for <output> tags.
+            found[rid] = {"thinking": thinking or "", "output": output}
     return found
 
 

@@ -134,11 +134,16 @@ async def test_unparseable_answer_is_retried_and_every_attempt_is_paid_for():
     assert result.completion_cost == pytest.approx(0.003)
 
 
-async def test_out_of_range_holistic_score_is_retried_not_clamped():
-    generate = ScriptedGenerate('{"score": 850, "reason": "x"}', '{"score": 85, "reason": "x"}')
+@pytest.mark.parametrize(("given", "used", "score"), [(850, 100, 1.0), (-20, 0, 0.0)])
+async def test_out_of_range_holistic_score_is_clamped_as_rubric_does_and_noted(given, used, score):
+    # rubric 1.3/2.x clamp the judge's number into [0, 1] instead of failing (issue 14).
+    generate = ScriptedGenerate(f'{{"score": {given}, "reason": "x"}}')
     result = await RUBRIC.grade("t", autograder=RubricAsJudgeGrader(generate, **FAST))
-    assert result.llm_raw_score == 85
-    assert len(generate.calls) == 2
+    assert len(generate.calls) == 1
+    assert result.score == score
+    assert result.llm_raw_score == given
+    assert result.error is None
+    assert result.notes == (f"the judge's score {given} is outside 0-100; {used} was used",)
 
 
 async def test_cannot_assess_answer_is_a_parse_failure_unless_allowed():

@@ -34,7 +34,8 @@ def test_response_round_trip_with_thinking_metadata_and_a_megabyte_of_text(sessi
     assert first.to_grade == {"thinking": "hmm", "output": big}
     assert (second.external_id, second.query, second.thinking, second.metadata) == (
         None, None, None, {})
-    assert second.to_grade == "short"
+    # Passed as parts, so a plain output is never re-parsed for <output> tags (issue 10.3).
+    assert second.to_grade == {"thinking": "", "output": "short"}
     assert datasets.get_response(sessions, first.id) == first
     assert datasets.get_responses(sessions, [second.id, first.id]) == [second, first]
     assert datasets.get_dataset(sessions, dataset.id).response_count == 2

@@ -1,0 +1,43 @@
+"""Runs differential cases through the real autorubric (its own venv): JSON in, JSON out."""
+
+import json
+import sys
+import warnings
+
+from autorubric.scoring import score_reports
+from autorubric.types import (
+    CannotAssessConfig,
+    CannotAssessStrategy,
+    CriterionReport,
+    CriterionVerdict,
+    LengthPenalty,
+)
+from autorubric.utils import compute_length_penalty, normalize_to_grade_input, parse_thinking_output
+
+
+def run(case):
+    kind = case["kind"]
+    try:
+        if kind == "score":
+            reports = [CriterionReport(weight=w, requirement=f"c{i}", verdict=CriterionVerdict(v),
+                                       reason="") for i, (w, v) in
+                       enumerate(zip(case["weights"], case["verdicts"], strict=True))]
+            config = CannotAssessConfig(strategy=CannotAssessStrategy(case["strategy"]),
+                                        partial_credit=case["partial_credit"])
+            return {"score": score_reports(reports, config, normalize=case["normalize"])}
+        if kind == "parse_thinking":
+            return dict(parse_thinking_output(case["text"]))
+        if kind == "normalize":
+            with warnings.catch_warnings(record=True):
+                warnings.simplefilter("always")
+                return {"result": dict(normalize_to_grade_input(case["value"]))}
+        if kind == "length_penalty":
+            return {"penalty": compute_length_penalty(case["value"],
+                                                      LengthPenalty(**case["config"]))}
+    except Exception as exc:
+        return {"error": type(exc).__name__, "is_value_error": isinstance(exc, ValueError)}
+    return {"error": "unknown kind"}
+
+
+cases = json.load(sys.stdin)
+json.dump([run(case) for case in cases], sys.stdout)

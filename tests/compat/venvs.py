@@ -1,0 +1,112 @@
+"""Test-only virtual environments holding the real packages we are compared with.
+
+The real ``rubric`` 1.3 and 2.x, ``autorubric``, ``verifiers`` and the two OpenEnv packages
+cannot share one environment with each other or with the app, so each gets its own venv,
+created once from the package registry (ordinary ``pip install``) and cached across runs in
+``~/.cache/rubric-workbench-test-envs`` (or ``$RUBRIC_WORKBENCH_TEST_ENVS``). A small driver
+script runs inside the venv and speaks JSON on stdin/stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("RUBRIC_WORKBENCH_TEST_ENVS")
+    root = Path(configured) if configured else Path.home() / ".cache" / "rubric-workbench-test-envs"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _key(name: str, requirements: list[str]) -> str:
+    digest = hashlib.sha256(
+        json.dumps([sys.version_info[:2], sorted(requirements)]).encode()
+    ).hexdigest()[:12]
+    return f"{name}-{digest}"
+
+
+def ensure_venv(name: str, requirements: list[str], *, timeout: float = 900) -> Path:
+    """The python of a cached venv holding ``requirements`` (created on first use)."""
+    root = cache_root()
+    target = root / _key(name, requirements)
+    python = target / "bin" / "python"
+    with open(root / f"{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another pytest process may be building it
+        if (target / ".complete").exists():
+            return python
+        # Only a venv marked complete is used; a half-built one is rebuilt from scratch.
+        shutil.rmtree(target, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(target)], check=True)
+        result = subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+             *requirements],
+            capture_output=True, text=True, timeout=timeout,
+        )
+        if result.returncode != 0:
+            shutil.rmtree(target, ignore_errors=True)
+            raise RuntimeError(
+                f"pip install {' '.join(requirements)} failed:\n{result.stderr[-3000:]}"
+            )
+        (target / ".complete").write_text(json.dumps(requirements))
+    return python
+
+
+def run_driver(python: Path, script: Path, payload: Any, *, timeout: float = 300,
+               env: dict[str, str] | None = None) -> Any:
+    """Run ``script`` with ``python``; JSON ``payload`` on stdin, JSON result on stdout."""
+    # Nothing leaves the machine: litellm (pulled in by autorubric) would fetch a price map.
+    offline = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1",
+               "LITELLM_LOG": "ERROR", "NO_PROXY": "127.0.0.1,localhost"}
+    full_env = {**os.environ, **offline, "PYTHONPATH": "", **(env or {})}
+    result = subprocess.run(
+        [str(python), str(script)], input=json.dumps(payload), capture_output=True, text=True,
+        timeout=timeout, env=full_env, cwd=script.parent,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"{script.name} failed ({result.returncode}):\n{result.stderr[-5000:]}")
+    return json.loads(result.stdout)
+
+
+# Every test venv, so that a full run (CI) can build them all at once instead of one after the
+# other as fixtures ask for them: pip spends most of that time waiting on the network.
+ALL_VENVS = {
+    "rubric13": ["rubric==1.3.2"],
+    "rubric22": ["rubric==2.2.0"],
+    "autorubric": ["autorubric==1.6.1"],
+    "verifiers": ["verifiers==0.4.0"],
+    "verifiers03": ["verifiers==0.3.1"],
+    "openenv-core": ["openenv-core==0.3.0"],
+    "openenv": ["openenv==0.10.0"],
+}
+_started = False
+
+
+def venv_python(name: str) -> Path:
+    """The venv ``name`` of ALL_VENVS; on CI, the first call starts building all of them."""
+    global _started
+    if os.environ.get("CI") and not _started:
+        _started = True
+        for other, requirements in ALL_VENVS.items():
+            if other != name:
+                threading.Thread(target=_build_quietly, args=(other, requirements),
+                                 daemon=True).start()
+    return ensure_venv(name, ALL_VENVS[name], timeout=1800)
+
+
+def _build_quietly(name: str, requirements: list[str]) -> None:
+    # On failure the fixture that needs this venv builds it again and reports the error.
+    with contextlib.suppress(Exception):
+        ensure_venv(name, requirements, timeout=1800)
