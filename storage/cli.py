@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +20,30 @@ def _run_ui(args: argparse.Namespace) -> int:
         "--server.port", str(args.port),
         "--browser.gatherUsageStats", "false",
     ]
-    print(f"Rubric Workbench: http://{args.host}:{args.port}", flush=True)
-    return subprocess.call(command, env=os.environ.copy())
+    print(f"Rubric Workbench: http://{args.host}:{args.port} (Ctrl+C stops it)", flush=True)
+    if os.name == "posix":
+        # Become the server: a SIGTERM or Ctrl+C sent to this process then reaches Streamlit
+        # itself, instead of killing a parent and leaving the server serving the port.
+        os.execv(sys.executable, command)
+    return _call_forwarding_signals(command)
+
+
+def _call_forwarding_signals(command: list[str]) -> int:
+    """Where exec does not replace the process (Windows): run the server as a child, pass
+    termination signals on to it and wait for it to stop."""
+    child = subprocess.Popen(command, env=os.environ.copy())
+
+    def forward(signum: int, _frame: object) -> None:
+        child.send_signal(signum)
+
+    for name in ("SIGTERM", "SIGINT", "SIGBREAK"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), forward)
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:  # a second Ctrl+C: keep waiting for the child to stop
+            continue
 
 
 def _db_upgrade(args: argparse.Namespace) -> int:

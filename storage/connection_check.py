@@ -16,6 +16,7 @@ from grading.llm import (
     API_BASE_ENV,
     API_KEY_ENV,
     LiteLLMGenerate,
+    _load_litellm,
     credential_problem,
     key_env_var,
 )
@@ -81,6 +82,7 @@ def check_connection(preset: ModelPreset, *, timeout: float = 20.0) -> Connectio
     missing = _missing_key(preset)
     if missing:
         return ConnectionResult(False, missing)
+    _load_litellm()  # seconds on the first check: not part of the model's answer time
     started = time.monotonic()
     try:
         try:

@@ -1,4 +1,5 @@
-"""Models (and optional ``api_base``s) the user can pick from, kept in a small JSON file.
+"""Models (and optional ``api_base``s) the user can pick from, kept in a small JSON file,
+each with an optional price per million tokens for models litellm has no price for.
 
 The file lives in ``storage.config.data_dir()`` rather than the database so that presets need
 no migration. API keys are never stored here: they come from the environment at call time.
@@ -7,6 +8,7 @@ no migration. API keys are never stored here: they come from the environment at 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import threading
@@ -29,17 +31,48 @@ class ModelPreset:
 
     model: str
     api_base: str | None = None
+    # USD per million input / output tokens; both set or both None (litellm's price).
+    input_price: float | None = None
+    output_price: float | None = None
 
     @property
     def label(self) -> str:
         return f"{self.model} @ {self.api_base}" if self.api_base else self.model
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """What identifies a preset: the model and where it is reached (not its price)."""
+        return (self.model, self.api_base)
+
+    @property
+    def price(self) -> tuple[float, float] | None:
+        if self.input_price is None or self.output_price is None:
+            return None
+        return (self.input_price, self.output_price)
 
 
 def presets_path() -> Path:
     return data_dir() / PRESETS_FILENAME
 
 
-def _clean(model: str, api_base: str | None) -> ModelPreset:
+def _price(value: object, which: str) -> float | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"the {which} price must be a number of US dollars per million tokens, "
+            f"got {value!r}") from None
+    if not math.isfinite(number) or number < 0:
+        raise InvalidInputError(
+            f"the {which} price must be zero or more US dollars per million tokens, "
+            f"got {value!r}")
+    return number
+
+
+def _clean(model: str, api_base: str | None, input_price: object = None,
+           output_price: object = None) -> ModelPreset:
     model = model.strip()
     if not model:
         raise InvalidInputError("a model needs a name, e.g. openai/gpt-4.1-mini")
@@ -57,7 +90,12 @@ def _clean(model: str, api_base: str | None) -> ModelPreset:
         if parsed.username or parsed.password:
             raise InvalidInputError("api_base must not contain a user name or password; "
                                     "put the key in an environment variable instead")
-    return ModelPreset(model=model, api_base=base)
+    prices = (_price(input_price, "input"), _price(output_price, "output"))
+    if (prices[0] is None) != (prices[1] is None):
+        raise InvalidInputError("give both prices (input and output tokens, USD per million; "
+                                "0 for a free local model) or neither")
+    return ModelPreset(model=model, api_base=base, input_price=prices[0],
+                       output_price=prices[1])
 
 
 def _read(path: Path) -> list[ModelPreset]:
@@ -74,17 +112,18 @@ def _read(path: Path) -> list[ModelPreset]:
     for item in items:
         if isinstance(item, dict) and isinstance(item.get("model"), str):
             try:
-                preset = _clean(item["model"], item.get("api_base"))
+                preset = _clean(item["model"], item.get("api_base"),
+                                item.get("input_price"), item.get("output_price"))
             except InvalidInputError:
                 continue  # a hand-edited bad entry is left out rather than breaking the app
-            if preset not in presets:
+            if all(p.key != preset.key for p in presets):
                 presets.append(preset)
     return presets
 
 
 def _write(path: Path, presets: list[ModelPreset]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"presets": [{"model": p.model, "api_base": p.api_base} for p in presets]}
+    payload = {"presets": [_entry(p) for p in presets]}
     # Write then rename, so a crash never leaves half a file behind.
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".presets-", suffix=".json")
     try:
@@ -96,22 +135,44 @@ def _write(path: Path, presets: list[ModelPreset]) -> None:
         raise
 
 
+def _entry(preset: ModelPreset) -> dict[str, object]:
+    entry: dict[str, object] = {"model": preset.model, "api_base": preset.api_base}
+    if preset.price is not None:
+        entry["input_price"], entry["output_price"] = preset.price
+    return entry
+
+
 def list_model_presets() -> tuple[ModelPreset, ...]:
     """The saved presets, in the order they were added."""
     return tuple(_read(presets_path()))
 
 
-def add_model_preset(model: str, api_base: str | None = None, *, actor: Actor) -> ModelPreset:
+def add_model_preset(model: str, api_base: str | None = None, *, actor: Actor,
+                     input_price: object = None, output_price: object = None) -> ModelPreset:
     """Add a preset (raises InvalidInputError if it is malformed or already listed)."""
     require(actor, Role.ADMIN, "change the model list")
-    preset = _clean(model, api_base)
+    preset = _clean(model, api_base, input_price, output_price)
     with _lock:
         path = presets_path()
         presets = _read(path)
-        if preset in presets:
+        if any(p.key == preset.key for p in presets):
             raise InvalidInputError(f"{preset.label} is already in the list")
         _write(path, [*presets, preset])
     return preset
+
+
+def set_model_price(model: str, api_base: str | None, *, input_price: object,
+                    output_price: object, actor: Actor) -> ModelPreset:
+    """Set (or, with both None, clear) a listed preset's price per million tokens."""
+    require(actor, Role.ADMIN, "change the model list")
+    wanted = _clean(model, api_base, input_price, output_price)
+    with _lock:
+        path = presets_path()
+        presets = _read(path)
+        if all(p.key != wanted.key for p in presets):
+            raise InvalidInputError(f"{wanted.label} is not in the list; add it first")
+        _write(path, [wanted if p.key == wanted.key else p for p in presets])
+    return wanted
 
 
 def remove_model_preset(model: str, api_base: str | None = None, *, actor: Actor) -> bool:
@@ -121,7 +182,7 @@ def remove_model_preset(model: str, api_base: str | None = None, *, actor: Actor
     with _lock:
         path = presets_path()
         presets = _read(path)
-        if preset not in presets:
+        if all(p.key != preset.key for p in presets):
             return False
-        _write(path, [p for p in presets if p != preset])
+        _write(path, [p for p in presets if p.key != preset.key])
     return True

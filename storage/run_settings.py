@@ -16,6 +16,20 @@ FallbackVerdicts = dict[
 _SECRET_WORDS = ("api_key", "apikey", "secret", "password", "access_token", "authorization")
 
 
+class TokenPrice(BaseModel):
+    """A price the user set for a model litellm has no price for (or a price of their own):
+    USD per million input (prompt) and output (completion) tokens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_per_million: float = Field(ge=0.0, allow_inf_nan=False)
+    output_per_million: float = Field(ge=0.0, allow_inf_nan=False)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.input_per_million
+                + completion_tokens * self.output_per_million) / 1_000_000
+
+
 class RunSettings(BaseModel):
     """Everything besides rubric, responses, grader and model that defines a run."""
 
@@ -30,6 +44,8 @@ class RunSettings(BaseModel):
     fallback_verdicts: FallbackVerdicts | None = None
     system_prompt: str | None = None
     api_base: str | None = None
+    # When set, the run's cost is counted from its tokens at this price (not litellm's).
+    price: TokenPrice | None = None
     # Sampling and provider options passed through to the grader (temperature, ...).
     extra: dict[str, Any] = Field(default_factory=dict)
 

@@ -74,5 +74,3 @@ def render_settings() -> None:
                      key="grade_lp_type", disabled=lp_off)
         st.text_area("Custom system prompt (optional)", key="grade_system_prompt",
                      placeholder="Leave empty to use the grader's own prompt.")
-        st.text_input("Run name (optional)", key="grade_run_name",
-                      placeholder="e.g. baseline, after prompt fix")

@@ -17,6 +17,7 @@ DEFAULTS: dict[str, object] = {
     "auth_actor": None,  # (identity, monotonic time, Actor) of team mode's last role read
     # home (Start page)
     "home_flash": None,  # (kind, message) shown once after loading the samples
+    "home_sample_loaded": False,  # the samples card then shows the next step
     # rubrics
     "rubrics_show_archived": False,
     "rubrics_selected_id": None,  # the rubric picker's value (fixed up to a listed id)
@@ -50,7 +51,7 @@ DEFAULTS: dict[str, object] = {
     "grade_rubric_id": None,
     "grade_version_id": None,
     "grade_dataset_id": None,
-    "grade_selection_mode": "all",  # all | first | pick
+    "grade_selection_mode": "all",  # all | first | pick | results
     "grade_first_n": 10,
     "grade_picked_ids": [],
     "grade_graders": ["per_criterion"],
@@ -75,6 +76,8 @@ DEFAULTS: dict[str, object] = {
     "grade_lp_type": "ALL",
     "grade_system_prompt": "",
     "grade_run_name": "",
+    "grade_launching": False,  # set by the Launch button, drawn disabled until queued
+    "grade_handoff": None,  # grade_handoff.Handoff: responses sent from a Results filter
     # results
     "results_set": None,  # (dataset_id, rubric_version_id) of the open result set
     "results_run_ids": [],

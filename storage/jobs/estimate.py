@@ -28,7 +28,7 @@ from grading.prompts import (
 from grading.types import Criterion, ToGradeInput
 from storage.engine import SessionFactory
 from storage.jobs.runner import calls_per_response
-from storage.run_settings import RunSettings
+from storage.run_settings import RunSettings, TokenPrice
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
 
@@ -86,14 +86,20 @@ def _sample(count: int, size: int) -> list[int]:
     return sorted({round(i * (count - 1) / (size - 1)) for i in range(size)})
 
 
-def price(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, str]:
-    """USD from litellm's price map, or None and why."""
+def price(model: str, prompt_tokens: int, completion_tokens: int,
+          user_price: TokenPrice | None = None) -> tuple[float | None, str]:
+    """USD from the price set in Settings, else litellm's price map, or None and why."""
+    if user_price is not None:
+        return (user_price.cost(prompt_tokens, completion_tokens),
+                f"cost at the price set in Settings (${user_price.input_per_million:g} in, "
+                f"${user_price.output_per_million:g} out per million tokens)")
     litellm = _load_litellm()
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
     except Exception:  # litellm raises for models it has no price for
-        return None, f"litellm has no price for '{model}', so the cost is unknown"
+        return None, (f"litellm has no price for '{model}', so the cost is unknown (set a "
+                      "price for the model on the Settings page)")
     return float(prompt_cost + completion_cost), "cost from litellm's price map"
 
 
@@ -123,7 +129,7 @@ def estimate_for(
         "rubric_as_judge": COMPLETION_TOKENS_HOLISTIC,
     }[grader]
     completion_tokens = per_call_completion * calls
-    cost, cost_note = price(model, prompt_tokens, completion_tokens)
+    cost, cost_note = price(model, prompt_tokens, completion_tokens, settings.price)
     sampled = (f"prompt tokens measured on {len(sample)} of {len(responses)} responses"
                if len(sample) < len(responses) else "prompt tokens measured on every response")
     note = (f"Approximate: about {CHARS_PER_TOKEN:g} characters per token; {sampled}; "
@@ -159,8 +165,10 @@ def estimate_run(
     scale = len(ids) / len(sample)
     prompt_tokens = round(estimate.prompt_tokens * scale)
     completion_tokens = round(estimate.completion_tokens * scale)
-    cost, _ = price(model, prompt_tokens, completion_tokens) if estimate.cost is not None else (
-        None, "")
+    run_price = (settings if isinstance(settings, RunSettings)
+                 else RunSettings.model_validate(dict(settings or {}))).price
+    cost, _ = (price(model, prompt_tokens, completion_tokens, run_price)
+               if estimate.cost is not None else (None, ""))
     note = estimate.note.replace(
         "prompt tokens measured on every response",
         f"prompt tokens measured on {len(sample)} of {len(ids)} responses")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import and_, insert, select
+from sqlalchemy import and_, insert, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from grading.errors import ConfigurationError
 from grading.types import EvaluationReport, Verdict
@@ -20,7 +22,7 @@ from storage.errors import GradeExistsError, InvalidStateError, NotFoundError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as repo
-from storage.run_settings import RunSettings
+from storage.run_settings import RunSettings, TokenPrice
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 
@@ -39,12 +41,44 @@ def _settings(settings: RunSettings | Mapping[str, Any] | None) -> RunSettings:
         raise ConfigurationError(f"invalid run settings: {problems}") from None
 
 
+@dataclass(frozen=True)
+class Launch:
+    """What a launch did: ``created`` is False when the same run was already queued or
+    running, and ``run`` is then that run (nothing new was queued)."""
+
+    run: RunInfo
+    created: bool
+
+
 def create_run(
     sessions: SessionFactory, *, rubric_version_id: int, dataset_id: int, grader: str,
     model: str, settings: RunSettings | Mapping[str, Any] | None = None,
     response_ids: Sequence[int] | None = None, name: str = "", actor: Actor,
 ) -> RunInfo:
     """Queue a run over a dataset (or a selection of it); freezes the rubric version."""
+    return _queue(sessions, rubric_version_id=rubric_version_id, dataset_id=dataset_id,
+                  grader=grader, model=model, settings=settings, response_ids=response_ids,
+                  name=name, reuse_active=False, actor=actor).run
+
+
+def launch_run(
+    sessions: SessionFactory, *, rubric_version_id: int, dataset_id: int, grader: str,
+    model: str, settings: RunSettings | Mapping[str, Any] | None = None,
+    response_ids: Sequence[int] | None = None, name: str = "", actor: Actor,
+) -> Launch:
+    """Queue a run unless the same work is already queued or running: same rubric version,
+    dataset, grader, model, settings and responses (the name is only a label). A second
+    click, a stale form or a second browser gets the active run back instead of a copy."""
+    return _queue(sessions, rubric_version_id=rubric_version_id, dataset_id=dataset_id,
+                  grader=grader, model=model, settings=settings, response_ids=response_ids,
+                  name=name, reuse_active=True, actor=actor)
+
+
+def _queue(
+    sessions: SessionFactory, *, rubric_version_id: int, dataset_id: int, grader: str,
+    model: str, settings: RunSettings | Mapping[str, Any] | None,
+    response_ids: Sequence[int] | None, name: str, reuse_active: bool, actor: Actor,
+) -> Launch:
     require(actor, Role.ADMIN, "launch a grading run")
     if grader not in m.GRADER_KINDS:
         raise ConfigurationError(
@@ -55,6 +89,13 @@ def create_run(
                   ("the run name", name, limits.NAME_MAX)])
     run_settings = _settings(settings)
     with sessions.begin() as session:
+        if reuse_active:
+            # Write first: on SQLite this takes the database's write lock before anything is
+            # read, and on PostgreSQL the version's row lock, so two launches of the same
+            # work are checked one after the other and the second sees the first's run.
+            session.execute(update(m.RubricVersionRow)
+                            .where(m.RubricVersionRow.id == rubric_version_id)
+                            .values(note=m.RubricVersionRow.note))
         version = rubric_repo.get_version(session, rubric_version_id, for_update=True)
         dataset_repo.get_dataset(session, dataset_id)
         in_dataset = dataset_repo.response_ids(session, dataset_id)
@@ -69,6 +110,11 @@ def create_run(
                     f"{dataset_id}")
         if not chosen:
             raise InvalidStateError("there are no responses to grade in this selection")
+        if reuse_active:
+            same = _active_duplicate(session, version.id, dataset_id, grader, model.strip(),
+                                     run_settings, chosen)
+            if same is not None:
+                return Launch(run_info(same), created=False)
         if version.frozen_at is None:
             version.frozen_at = m.utcnow()
         run = m.RunRow(
@@ -79,7 +125,25 @@ def create_run(
         session.add(run)
         session.flush()
         repo.add_run_responses(session, run.id, chosen)
-        return run_info(run)
+        return Launch(run_info(run), created=True)
+
+
+def _active_duplicate(
+    session: Session, version_id: int, dataset_id: int, grader: str, model: str,
+    settings: RunSettings, chosen: Sequence[int],
+) -> m.RunRow | None:
+    wanted = set(chosen)
+    for row in repo.list_runs(session, rubric_version_id=version_id, dataset_id=dataset_id,
+                              statuses=ACTIVE):
+        if (row.grader, row.model, row.response_count) != (grader, model, len(wanted)):
+            continue
+        if _settings(row.settings) != settings:
+            continue
+        graded_here = set(session.scalars(
+            select(m.RunResponseRow.response_id).where(m.RunResponseRow.run_id == row.id)))
+        if graded_here == wanted:
+            return row
+    return None
 
 
 def get_run(sessions: SessionFactory, run_id: int) -> RunInfo:
@@ -180,7 +244,8 @@ def record_grade(
     try:
         with sessions.begin() as session:
             found = session.execute(
-                select(m.RunRow.rubric_version_id, m.RunResponseRow.response_id)
+                select(m.RunRow.rubric_version_id, m.RunRow.settings,
+                       m.RunResponseRow.response_id)
                 .outerjoin(m.RunResponseRow, and_(m.RunResponseRow.run_id == m.RunRow.id,
                                                   m.RunResponseRow.response_id == response_id))
                 .where(m.RunRow.id == run_id)
@@ -194,6 +259,8 @@ def record_grade(
                 .where(m.CriterionRow.version_id == found.rubric_version_id)
                 .order_by(m.CriterionRow.position)).all()
             verdicts = _criterion_values(report, criteria)
+            cost = _priced_cost(report, found.settings)
+            grade["cost"] = cost
             grade_id = session.scalar(
                 insert(m.GradeRow.__table__).values(**row).returning(m.GradeRow.id))
             if verdicts:
@@ -205,8 +272,8 @@ def record_grade(
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 total_tokens=usage.total_tokens if usage else 0,
-                cost=report.completion_cost or 0.0,
-                unknown_cost_count=1 if report.completion_cost is None else 0,
+                cost=cost or 0.0,
+                unknown_cost_count=1 if cost is None else 0,
             )
     except IntegrityError:
         raise GradeExistsError(
@@ -220,6 +287,18 @@ def record_grade(
                 reason=row["reason"], error=row["error"])
             for row in verdicts),
     )
+
+
+def _priced_cost(report: EvaluationReport, settings: Mapping[str, Any] | None) -> float | None:
+    """The grade's cost: from the price the run was launched with when there is one (a
+    local or unpriced model), else litellm's; None when unknown."""
+    price = (settings or {}).get("price")
+    if not price:
+        return report.completion_cost
+    usage = report.token_usage
+    if usage is None:
+        return None
+    return TokenPrice.model_validate(price).cost(usage.prompt_tokens, usage.completion_tokens)
 
 
 def _grade_values(

@@ -147,7 +147,7 @@ def _grade(page: Page, url: str, db_url: str, provider: FakeProvider, screenshot
     _type(page, "api_base for these models (optional)", provider.api_base)
     page.get_by_text("Scoring and grading settings").click()
     _type(page, "Concurrent calls per model", "1", role="spinbutton")
-    expect(page.get_by_text("2 run(s): 9 provider calls")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("2 runs: 9 provider calls")).to_be_visible(timeout=30_000)
     _wait_idle(page)
     _no_tracebacks(page)
     screenshot("grade")

@@ -99,3 +99,19 @@ def test_an_unknown_grader_is_refused(scope):
     with pytest.raises(ConfigurationError, match="unknown grader"):
         estimate_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                      grader="vibes", model="m")
+
+
+@pytest.mark.parametrize("sample_size", [pytest.param(200, id="every-response"),
+                                         pytest.param(4, id="sampled")])
+def test_a_price_set_in_settings_gives_the_estimate_a_cost(scope, sample_size):
+    sessions, version, dataset, _ = scope
+    kwargs = {"rubric_version_id": version.id, "dataset_id": dataset.id,
+              "grader": "per_criterion", "model": "openai/fake-judge",
+              "sample_size": sample_size}
+    unknown = estimate_run(sessions, **kwargs)
+    assert unknown.cost is None and "Settings" in unknown.note
+    priced = estimate_run(sessions, settings={"price": {"input_per_million": 3.0,
+                                                        "output_per_million": 15.0}}, **kwargs)
+    assert priced.cost == pytest.approx(
+        (priced.prompt_tokens * 3.0 + priced.completion_tokens * 15.0) / 1_000_000)
+    assert priced.cost > 0 and "price set in Settings" in priced.note

@@ -211,3 +211,27 @@ def test_a_cleared_cache_is_asked_again(sessions, fake_provider):
     assert clear_cache(sessions, model=MODEL) == 6
     run_now(sessions, make_run(sessions, version.id, dataset.id, fake_provider.api_base).id)
     assert fake_provider.requests == 12
+
+
+def test_a_price_set_for_an_unpriced_model_makes_the_run_cost_known(sessions, fake_provider):
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 2)
+    priced = runs.create_run(
+        sessions, rubric_version_id=version.id, dataset_id=dataset.id, grader="per_criterion",
+        model=MODEL, settings={"api_base": fake_provider.api_base, "extra": {"use_cache": False},
+                               "price": {"input_per_million": 2.0, "output_per_million": 8.0}},
+        actor=ADMIN)
+    unpriced = make_run(sessions, version.id, dataset.id, fake_provider.api_base,
+                        use_cache=False)
+
+    run_now(sessions, priced.id)
+    run_now(sessions, unpriced.id)
+
+    # 2 responses x 3 criteria, each call 11 prompt and 7 completion tokens (the fake's usage).
+    expected = 6 * (11 * 2.0 + 7 * 8.0) / 1_000_000
+    progress = run_progress(sessions, priced.id)
+    assert progress.cost == pytest.approx(expected) and progress.unknown_cost_count == 0
+    assert [g.cost for g in runs.list_grades(sessions, priced.id)] == [
+        pytest.approx(expected / 2)] * 2
+    litellm_only = run_progress(sessions, unpriced.id)  # litellm has no price for the fake
+    assert litellm_only.cost is None and litellm_only.unknown_cost_count == 2

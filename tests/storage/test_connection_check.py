@@ -82,6 +82,38 @@ def test_a_model_that_refuses_max_tokens_is_asked_again_without_it(fake_provider
     assert "max_tokens" not in fake_provider.last_body
 
 
+FIRST_CHECK = """
+import json, sys, time
+from storage.connection_check import check_connection
+from storage.model_presets import ModelPreset
+started = time.monotonic()
+result = check_connection(ModelPreset("openai/fake", sys.argv[1]), timeout=60)
+print(json.dumps({"ok": result.ok, "message": result.message, "latency": result.latency_s,
+                  "wall": time.monotonic() - started,
+                  "imported": "litellm" in sys.modules}))
+"""
+
+
+def test_the_first_check_reports_the_call_not_the_library_import(fake_provider, tmp_path):
+    """In a fresh process (litellm not yet imported, as in a just-started app), the time
+    shown is the model's answer time; importing litellm takes seconds and is not counted."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    fake_provider.latency = 0.1
+    env = {**os.environ, "RUBRIC_WORKBENCH_API_KEY": "local-key"}
+    done = subprocess.run([sys.executable, "-c", FIRST_CHECK, fake_provider.api_base],
+                          capture_output=True, text=True, env=env, timeout=180, check=True)
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome["ok"], outcome["message"]
+    assert outcome["latency"] >= 0.1  # the server's own delay is in it
+    # The import is most of the first check's wall time; the reported time leaves it out.
+    assert outcome["latency"] < outcome["wall"] / 2, outcome
+    assert f"answered in {outcome['latency']:.1f} s" in outcome["message"]
+
+
 def test_a_keyless_local_server_works_and_every_check_agrees(fake_provider):
     """Settings' test, the Grade page's pre-check, the CLI and the run ask one function."""
     from storage.jobs.calls import missing_credentials

@@ -13,6 +13,7 @@ from storage.model_presets import (
     list_model_presets,
     presets_path,
     remove_model_preset,
+    set_model_price,
 )
 from tests.actors import ADMIN
 
@@ -83,3 +84,36 @@ def test_bad_hand_edited_entries_are_left_out():
         {"model": "openai/b", "api_base": "nope"},
     ]}))
     assert list_model_presets() == (ModelPreset("openai/ok"),)
+
+
+def test_a_price_is_kept_with_the_preset_and_can_be_changed_or_cleared():
+    add_model_preset("openai/local", "http://127.0.0.1:8000/v1", input_price="0.5",
+                     output_price=1.5, actor=ADMIN)
+    [preset] = list_model_presets()
+    assert preset.price == (0.5, 1.5)
+    set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=0,
+                    output_price=0, actor=ADMIN)
+    assert list_model_presets()[0].price == (0.0, 0.0)  # free is a known price
+    set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=None,
+                    output_price=None, actor=ADMIN)
+    [cleared] = list_model_presets()
+    assert cleared.price is None and cleared.key == preset.key
+
+
+@pytest.mark.parametrize(("prices", "message"), [
+    pytest.param(("1", None), "both prices", id="only-input"),
+    pytest.param(("-1", "2"), "zero or more", id="negative"),
+    pytest.param(("nan", "2"), "zero or more", id="nan"),
+    pytest.param(("cheap", "2"), "must be a number", id="words"),
+])
+def test_bad_prices_are_refused_with_a_reason(prices, message):
+    with pytest.raises(InvalidInputError, match=message):
+        add_model_preset("openai/local", input_price=prices[0], output_price=prices[1],
+                         actor=ADMIN)
+    assert list_model_presets() == ()
+
+
+def test_a_price_cannot_be_set_on_a_model_not_listed():
+    with pytest.raises(InvalidInputError, match="add it first"):
+        set_model_price("openai/nowhere", None, input_price=1, output_price=1,
+                        actor=ADMIN)

@@ -169,3 +169,76 @@ def test_a_holistic_grade_keeps_the_judges_explanation(sessions):
     assert reviews.effective_grade(sessions, stored.id).judge_reason == stored.reason
     [effective] = reviews.effective_grades_for_run(sessions, run.id)
     assert effective.judge_reason == stored.reason
+
+
+def _launch(sessions, version, dataset, **overrides):
+    arguments = {"rubric_version_id": version.id, "dataset_id": dataset.id,
+                 "grader": "per_criterion", "model": "openai/judge",
+                 "settings": {"api_base": "http://127.0.0.1:9/v1"}, "name": "first"}
+    return runs.launch_run(sessions, actor=ADMIN, **{**arguments, **overrides})
+
+
+def test_launching_the_same_run_again_returns_the_active_one(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=3)
+    first = _launch(sessions, version, dataset, response_ids=[r.id for r in responses[:2]])
+    again = _launch(sessions, version, dataset, name="a second click",
+                    response_ids=[responses[1].id, responses[0].id])
+    assert first.created and not again.created
+    assert again.run.id == first.run.id
+    runs.start_run(sessions, first.run.id, worker="w")  # running is as active as queued
+    assert not _launch(sessions, version, dataset,
+                       response_ids=[r.id for r in responses[:2]]).created
+    assert [r.id for r in runs.list_runs(sessions)] == [first.run.id]
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param({"model": "openai/other"}, id="model"),
+    pytest.param({"grader": "one_shot"}, id="grader"),
+    pytest.param({"settings": {"api_base": "http://127.0.0.1:9/v1", "normalize": False}},
+                 id="settings"),
+    pytest.param({"settings": {"api_base": "http://127.0.0.1:8/v1"}}, id="api-base"),
+    pytest.param({"response_ids": "first two"}, id="selection"),
+])
+def test_a_launch_that_differs_in_anything_but_the_name_queues_a_new_run(sessions, change):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=3)
+    first = _launch(sessions, version, dataset)
+    if change.get("response_ids") == "first two":
+        change = {"response_ids": [r.id for r in responses[:2]]}
+    second = _launch(sessions, version, dataset, **change)
+    assert second.created and second.run.id != first.run.id
+
+
+@pytest.mark.parametrize("stop", ["finish", "cancel", "fail"])
+def test_a_finished_or_stopped_run_does_not_block_launching_it_again(sessions, stop):
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, count=2)
+    first = _launch(sessions, version, dataset)
+    if stop == "finish":
+        runs.start_run(sessions, first.run.id)
+        runs.finish_run(sessions, first.run.id)
+    elif stop == "cancel":
+        runs.cancel_run(sessions, first.run.id, actor=ADMIN)
+    else:
+        runs.fail_run(sessions, first.run.id, "no key")
+    assert _launch(sessions, version, dataset).created
+
+
+def test_two_launches_at_the_same_moment_queue_one_run(sessions):
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, count=50)
+    barrier = Barrier(4)
+
+    def launch(_):
+        barrier.wait()
+        return _launch(sessions, version, dataset)
+
+    with ThreadPoolExecutor(4) as pool:
+        launches = list(pool.map(launch, range(4)))
+    assert sum(launch.created for launch in launches) == 1
+    assert len({launch.run.id for launch in launches}) == 1
+    assert len(runs.list_runs(sessions)) == 1

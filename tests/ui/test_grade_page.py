@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from grading.types import ScoringSettings
 from storage.config import database_url
 from storage.engine import open_database
 from storage.services import runs
 from tests.actors import ADMIN
-from tests.storage.helpers import make_dataset, make_rubric
-from tests.ui.seed import APP, seed_graded
+from tests.storage.helpers import CRITERIA, judge_report, make_dataset, make_rubric
+from tests.ui.seed import APP, M, U, seed_graded
 
 
 @pytest.fixture(autouse=True)
@@ -186,3 +187,96 @@ def test_a_saved_model_brings_its_own_api_base(sessions):
     at.button(key="grade_launch").click().run()
     [run] = runs.list_runs(sessions)
     assert (run.model, run.settings.api_base) == ("openai/local-judge", "http://127.0.0.1:9/v1")
+
+
+def _ready_to_launch(at: AppTest) -> AppTest:
+    at.text_input(key="grade_custom_models").input("openai/judge").run()
+    at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
+    return at
+
+
+def test_launching_the_same_runs_again_says_so_and_queues_nothing(sessions):
+    at = _ready_to_launch(_grade_page())
+    at.button(key="grade_launch").click().run()
+    [first] = runs.list_runs(sessions)
+    at.text_input(key="grade_run_name").input("clicked again").run()  # a label, not new work
+    at.button(key="grade_launch").click().run()
+    assert not at.exception
+    assert [r.id for r in runs.list_runs(sessions)] == [first.id]
+    [message] = [i.replace("\\", "") for i in _texts(at.info) if "Already queued" in i]
+    assert f"#{first.id}" in message and "not launched again" in message
+    assert not at.button(key="grade_launch").disabled  # changing something launches anew
+    at.checkbox(key="grade_normalize").uncheck().run()
+    at.button(key="grade_launch").click().run()
+    assert len(runs.list_runs(sessions)) == 2
+
+
+def test_the_run_name_is_in_view_next_to_launch_not_in_the_settings(sessions):
+    at = _ready_to_launch(_grade_page())
+    [settings] = [e for e in at.expander if "settings" in e.label]
+    assert "grade_run_name" not in [t.key for t in settings.text_input]
+    at.text_input(key="grade_run_name").input("baseline").run()
+    at.button(key="grade_launch").click().run()
+    assert runs.list_runs(sessions)[0].name == "baseline"
+
+
+def test_one_criterion_and_one_response_are_singular():
+    sessions = open_database(database_url())
+    make_rubric(sessions, criteria=CRITERIA[:1])
+    make_dataset(sessions, count=1)
+    at = _ready_to_launch(_grade_page())
+    shown = " ".join(_texts(at.caption))
+    assert "1 criterion" in shown and "1 criteria" not in shown
+    assert "1 run: 1 provider call," in shown
+    assert at.button(key="grade_launch").label == "Launch 1 run"
+
+
+def test_cost_is_a_dash_before_any_grade_and_unknown_stays_unknown():
+    seeded = seed_graded(count=2, grade=False)
+    first, second = seeded.runs
+    runs.start_run(seeded.sessions, first.id, worker="test")
+    at = _grade_page()
+    bars = {bar.proto.text for bar in at.get("progress")}
+    assert "0/2 graded · cost —" in bars  # nothing spent yet: not "$0.0000"
+    assert all("$0.0000" not in text for text in bars)
+    report = judge_report(CRITERIA, [M, M, M, U], ScoringSettings(), "a", cost=None)
+    runs.record_grade(seeded.sessions, first.id, seeded.responses[0].id, report)
+    at = _grade_page()
+    bars = {bar.proto.text for bar in at.get("progress")}
+    assert any(text.startswith("1/2 graded · cost unknown (no price)") for text in bars)
+    table = at.dataframe[-1].value.set_index("Run")
+    assert table.loc[f"#{first.id}", "Cost"] == "unknown (no price)"
+    assert table.loc[f"#{second.id}", "Cost"] == "—"
+
+
+def test_a_saved_models_price_reaches_the_estimate_and_the_run(sessions):
+    from storage.model_presets import add_model_preset
+
+    preset = add_model_preset("openai/local-judge", "http://127.0.0.1:9/v1",
+                              input_price=1.0, output_price=4.0, actor=ADMIN)
+    at = _grade_page()
+    at.multiselect(key="grade_presets").set_value([preset.label]).run()
+    [cost] = list(at.dataframe[0].value["Cost (USD)"])
+    assert cost.startswith("$") and "unknown" not in " ".join(_texts(at.caption))
+    at.button(key="grade_launch").click().run()
+    [run] = runs.list_runs(sessions)
+    assert (run.settings.price.input_per_million, run.settings.price.output_per_million) == (
+        1.0, 4.0)
+
+
+def test_responses_sent_from_a_results_filter_are_exactly_what_is_graded():
+    seeded = seed_graded(count=4)  # r1 disagrees, r2 failed
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("app_pages/results.py").run()
+    at.checkbox(key="results_disagree_only").check().run()
+    at.button(key="results_grade_these").click().run()
+    assert not at.exception
+    mode = at.radio(key="grade_selection_mode")
+    assert mode.value == "results" and "The 1 response from Results" in mode.options
+    assert any("judges disagree" in c for c in _texts(at.caption))
+    at.switch_page("app_pages/grade.py")  # AppTest reruns the page it last switched to
+    _ready_to_launch(at)
+    assert list(at.dataframe[0].value["Responses"]) == [1]
+    at.button(key="grade_launch").click().run()
+    newest = runs.list_runs(seeded.sessions)[-1]
+    assert runs.pending_response_ids(seeded.sessions, newest.id) == [seeded.responses[1].id]

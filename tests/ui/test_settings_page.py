@@ -116,3 +116,31 @@ def test_storage_locations_are_shown():
     assert rows["Database"].startswith("sqlite:///") and rows["Database"].endswith(
         "workbench.db")
     assert rows["Model list"].endswith("model_presets.json")
+
+
+def test_a_price_per_million_tokens_is_saved_with_the_model_and_shown():
+    at = open_page("settings")
+    at.text_input[0].input("openai/local-llama")
+    at.text_input[1].input("http://127.0.0.1:8000/v1")
+    at.number_input(key="settings_add_input_price").set_value(0.2)
+    at.number_input(key="settings_add_output_price").set_value(0.6)
+    next(b for b in at.button if b.label == "Add model").click().run()
+    assert not at.exception
+    [preset] = list_model_presets()
+    assert preset.price == (0.2, 0.6)
+    assert frame_with(at, "Price (USD)")["Price (USD)"].tolist() == [
+        "$0.2 in / $0.6 out per 1M tokens"]
+    at.number_input(key="settings_price_0_input_price").set_value(0.0)
+    at.number_input(key="settings_price_0_output_price").set_value(0.0)
+    next(b for b in at.button if b.label == "Save price").click().run()
+    assert list_model_presets()[0].price == (0.0, 0.0)
+    assert "$0 in / $0 out per 1M tokens" in texts(at)
+
+
+def test_only_one_of_the_two_prices_is_refused_and_nothing_is_added():
+    at = open_page("settings")
+    at.text_input[0].input("openai/local-llama")
+    at.number_input(key="settings_add_input_price").set_value(0.2)
+    next(b for b in at.button if b.label == "Add model").click().run()
+    assert "give both prices" in texts(at)
+    assert list_model_presets() == ()

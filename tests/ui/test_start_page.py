@@ -50,3 +50,30 @@ def test_next_steps_link_to_every_workbench_page():
     at = open_page("home")
     links = {element.proto.page for element in at.get("page_link")}
     assert {"rubrics", "responses", "grade", "results", "review", "settings"} <= links
+
+
+def _links(at) -> dict[str, str]:
+    return {element.proto.label: element.proto.page for element in at.get("page_link")}
+
+
+def test_after_loading_the_samples_start_points_to_the_next_step():
+    at = open_page("home")
+    at.button(key="home_load_sample").click().run()
+    links = _links(at)
+    # No model and no key yet: connecting one comes first, then grading.
+    assert any(page == "settings" and "Point it at a model" in label
+               for label, page in links.items())
+    assert any(page == "grade" and label.startswith("Grade the sample")
+               for label, page in links.items())
+    at.switch_page("app_pages/grade.py").run()
+    assert unescape(at.selectbox(key="grade_rubric_id").format_func(
+        at.selectbox(key="grade_rubric_id").value)) == "Sample: refund support"
+    assert at.selectbox(key="grade_dataset_id").value == datasets.list_datasets(db())[0].id
+
+
+def test_with_a_model_ready_the_next_step_is_grading(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    at = open_page("home")
+    at.button(key="home_load_sample").click().run()
+    assert not any("Point it at a model" in label for label in _links(at))
+    assert "grade" in _links(at).values()

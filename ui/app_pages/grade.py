@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
-from storage.dto import RunInfo
 from storage.services import runs
-from ui import grade_settings, runtime
+from ui import grade_handoff, grade_runs, grade_settings, runtime
 from ui import results_readers as readers
 from ui.auth import current_actor
-from ui.verdict_view import GRADER_HELP, GRADER_LABELS, STATUS_BADGES, md_escape, run_label
+from ui.verdict_view import GRADER_HELP, GRADER_LABELS, md_escape, run_label
+from ui.wording import estimate_cost_text, plural
 
-POLL_SECONDS = 2.0
+SELECTION_MODES = ("all", "first", "pick", "results")
 
 
 @dataclass(frozen=True)
@@ -23,21 +22,23 @@ class Judge:
     grader: str
     model: str
     api_base: str | None
+    price: tuple[float, float] | None = None  # USD per million input / output tokens
 
 
 def _judges(presets) -> list[Judge]:
+    """One judge per grader x model; a typed model that is also a saved one brings its price."""
     s = st.session_state
-    models: list[tuple[str, str | None]] = []
     by_label = {p.label: p for p in presets}
-    for label in s.grade_presets:
-        if label in by_label:
-            models.append((by_label[label].model, by_label[label].api_base))
-    typed_base = s.grade_api_base.strip() or None
+    by_key = {p.key: p for p in presets}
+    models = [by_label[label].key for label in s.grade_presets if label in by_label]
+    typed_base = s.grade_api_base.strip().rstrip("/") or None
     for line in s.grade_custom_models.replace(",", "\n").splitlines():
         if line.strip():
             models.append((line.strip(), typed_base))
     models = list(dict.fromkeys(models))
-    return [Judge(g, model, base) for g in s.grade_graders for model, base in models]
+    return [Judge(g, model, base, by_key[(model, base)].price if (model, base) in by_key
+                  else None)
+            for g in s.grade_graders for model, base in models]
 
 
 def _credential_problems(judges: list[Judge]) -> list[str]:
@@ -51,68 +52,48 @@ def _credential_problems(judges: list[Judge]) -> list[str]:
     return [problem for problem in seen.values() if problem]
 
 
+def _run_settings(judge: Judge, settings: dict) -> dict:
+    price = ({"input_per_million": judge.price[0], "output_per_million": judge.price[1]}
+             if judge.price else None)
+    return {**settings, "api_base": judge.api_base, "price": price}
+
+
+def handle_launch_click() -> None:
+    st.session_state.grade_launching = True  # drawn disabled until the launch is done
+
+
 def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...] | None,
                   judges: list[Judge]) -> None:
-    """One run per grader x model, queued for the worker; all or nothing for invalid input."""
+    """One run per grader x model, queued for the worker; runs already queued or running
+    for the same work are named, not queued twice."""
     s = st.session_state
     settings = grade_settings.launch_settings()
     sessions = runtime.get_sessions()
-    created: list[RunInfo] = []
+    created, existing = [], []
     try:
         for judge in judges:
-            created.append(runs.create_run(
+            launch = runs.launch_run(
                 sessions, rubric_version_id=version_id, dataset_id=dataset_id,
-                grader=judge.grader, model=judge.model,
-                settings={**settings, "api_base": judge.api_base},
+                grader=judge.grader, model=judge.model, settings=_run_settings(judge, settings),
                 response_ids=list(response_ids) if response_ids is not None else None,
-                name=s.grade_run_name.strip(), actor=current_actor()))
+                name=s.grade_run_name.strip(), actor=current_actor())
+            (created if launch.created else existing).append(launch.run)
     except RubricWorkbenchError as exc:
         s.grade_flash = ("error", f"Nothing more was launched: {md_escape(str(exc))}")
-    else:
-        noun = "run" if len(created) == 1 else "runs"
-        s.grade_flash = ("success", f"Queued {len(created)} {noun}: "
-                         + ", ".join(f"#{r.id}" for r in created)
-                         + ". They are graded in the background; you can leave this page.")
+        return
     finally:
         if created:
             readers.clear_after_launch()
-
-
-def handle_cancel(run_id: int) -> None:
-    try:
-        runs.cancel_run(runtime.get_sessions(), run_id, actor=current_actor())
-        st.session_state.grade_flash = ("info", f"Run #{run_id} was cancelled; the grades it "
-                                        "stored are kept.")
-    except RubricWorkbenchError as exc:
-        st.session_state.grade_flash = ("error", md_escape(str(exc)))
-    readers.get_runs.clear()
-
-
-def handle_requeue(run_id: int) -> None:
-    try:
-        runs.requeue_run(runtime.get_sessions(), run_id, actor=current_actor())
-        st.session_state.grade_flash = ("info", f"Run #{run_id} is queued again; only the "
-                                        "responses without a grade are graded.")
-    except RubricWorkbenchError as exc:
-        st.session_state.grade_flash = ("error", md_escape(str(exc)))
-    readers.get_runs.clear()
-
-
-def render_stopped(current: list[RunInfo]) -> None:
-    """Failed and cancelled runs, newest first, with their error and a way to resume."""
-    stopped = [r for r in reversed(current) if r.status in ("failed", "cancelled")][:5]
-    for run in stopped:
-        with st.container(border=True):
-            head, action = st.columns([5, 1], vertical_alignment="center")
-            head.markdown(f"{STATUS_BADGES[run.status]} **{md_escape(run_label(run))}** · "
-                          f"{run.graded_count:,}/{run.response_count:,} graded")
-            if run.error:
-                head.text(run.error)
-            action.button("Requeue", key=f"grade_requeue_{run.id}", on_click=handle_requeue,
-                          args=(run.id,), width="stretch",
-                          help="Grade the responses this run has not graded yet")
-
-
+    messages = []
+    if created:
+        messages.append(f"Queued {plural(len(created), 'run')}: "
+                        + ", ".join(f"#{r.id}" for r in created)
+                        + ". They are graded in the background; you can leave this page.")
+    if existing:
+        already = "; ".join(f"{md_escape(run_label(r))} ({r.status})" for r in existing)
+        messages.append(f"Already queued or running with these settings and responses, so "
+                        f"not launched again: {already}.")
+    s.grade_flash = ("success" if created else "info", " ".join(messages))
 
 
 def render_flash() -> None:
@@ -128,24 +109,69 @@ def _keep_valid(key: str, options: list) -> None:
         st.session_state[key] = options[0] if options else None
 
 
+def apply_handoff() -> None:
+    """Responses sent from Results: preselect their rubric version, dataset and selection."""
+    handoff = grade_handoff.take_fresh()
+    if handoff is not None:
+        s = st.session_state
+        s.grade_rubric_id = handoff.rubric_id
+        s.grade_version_id = handoff.rubric_version_id
+        s.grade_dataset_id = handoff.dataset_id
+        s.grade_selection_mode = "results"
+
+
+def render_missing(rubric_list, dataset_list) -> None:
+    missing = []
+    if not rubric_list:
+        missing.append("a rubric (Rubrics page)")
+    if not dataset_list:
+        missing.append("a dataset of responses (Responses page)")
+    st.info("To grade you need " + " and ".join(missing) + ". The Start page can load a "
+            "sample rubric and sample responses in one click.")
+    cols = st.columns(3)
+    cols[0].page_link("app_pages/home.py", label="Start: load samples", icon=":material/home:")
+    cols[1].page_link("app_pages/rubrics.py", label="Rubrics", icon=":material/checklist:")
+    cols[2].page_link("app_pages/responses.py", label="Responses",
+                      icon=":material/description:")
+
+
+def render_selection(db: str, dataset) -> tuple[int, ...] | None:
+    """Which responses: all, the first N, picked by hand, or those a Results filter showed."""
+    handoff = grade_handoff.current(dataset.id)
+    modes = [m for m in SELECTION_MODES if m != "results" or handoff is not None]
+    _keep_valid("grade_selection_mode", modes)
+    labels = {"all": f"All {dataset.response_count:,}", "first": "The first N",
+              "pick": "Pick", "results": grade_handoff.option_label(handoff) if handoff
+              else ""}
+    mode = st.radio("Responses", modes, horizontal=True, key="grade_selection_mode",
+                    format_func=labels.get)
+    if mode == "first":
+        count = st.number_input("How many", min_value=1,
+                                max_value=max(1, dataset.response_count), key="grade_first_n")
+        return readers.get_first_response_ids(db, dataset.id, int(count),
+                                              dataset.response_count)
+    if mode == "pick":
+        labels_ = dict(readers.get_response_labels(db, dataset.id))
+        st.session_state.grade_picked_ids = [
+            i for i in st.session_state.grade_picked_ids if i in labels_]
+        picked = st.multiselect("Responses to grade", list(labels_), format_func=labels_.get,
+                                key="grade_picked_ids", placeholder="Choose responses")
+        if dataset.response_count > len(labels_):
+            st.caption(f"Showing the first {len(labels_):,} responses; use “The first N”, or "
+                       "filter them on Results and press “Grade these”.")
+        return tuple(picked)
+    if mode == "results" and handoff is not None:
+        st.caption(f"Matching the Results filter: {md_escape(handoff.description)}.")
+        return handoff.response_ids
+    return None
+
+
 def render_what(db: str):
     """Rubric version and responses; returns (version, dataset, response_ids) or None."""
     rubric_list = [r for r in readers.get_rubric_list(db) if not r.archived]
     dataset_list = [d for d in readers.get_dataset_list(db) if not d.archived]
     if not rubric_list or not dataset_list:
-        missing = []
-        if not rubric_list:
-            missing.append("a rubric (Rubrics page)")
-        if not dataset_list:
-            missing.append("a dataset of responses (Responses page)")
-        st.info("To grade you need " + " and ".join(missing) + ". The Start page can load a "
-                "sample rubric and sample responses in one click.")
-        cols = st.columns(3)
-        cols[0].page_link("app_pages/home.py", label="Start: load samples",
-                          icon=":material/home:")
-        cols[1].page_link("app_pages/rubrics.py", label="Rubrics", icon=":material/checklist:")
-        cols[2].page_link("app_pages/responses.py", label="Responses",
-                          icon=":material/description:")
+        render_missing(rubric_list, dataset_list)
         return None
     left, right = st.columns(2)
     with left:
@@ -164,37 +190,17 @@ def render_what(db: str):
                                   help="Grading freezes the version: later edits make a new one.")
         version = next(v for v in versions if v.id == version_id)
         negatives = sum(1 for c in version.criteria if c.weight < 0)
-        st.caption(f"{len(version.criteria)} criteria"
-                   + (f", {negatives} negative (penalties)" if negatives else ""))
+        st.caption(plural(len(version.criteria), "criterion", "criteria")
+                   + (f", {negatives:,} negative (penalties)" if negatives else ""))
     with right:
         dataset_ids = [d.id for d in dataset_list]
-        dnames = {d.id: f"{d.name} ({d.response_count} responses)" for d in dataset_list}
+        dnames = {d.id: f"{d.name} ({plural(d.response_count, 'response')})"
+                  for d in dataset_list}
         _keep_valid("grade_dataset_id", dataset_ids)
         dataset_id = st.selectbox("Dataset", dataset_ids, format_func=dnames.get,
                                   key="grade_dataset_id")
         dataset = next(d for d in dataset_list if d.id == dataset_id)
-        mode = st.radio("Responses", ["all", "first", "pick"], horizontal=True,
-                        key="grade_selection_mode",
-                        format_func={"all": f"All {dataset.response_count}",
-                                     "first": "The first N", "pick": "Pick"}.get)
-        response_ids: tuple[int, ...] | None = None
-        if mode == "first":
-            count = st.number_input("How many", min_value=1,
-                                    max_value=max(1, dataset.response_count),
-                                    key="grade_first_n")
-            response_ids = readers.get_first_response_ids(db, dataset_id, int(count),
-                                                          dataset.response_count)
-        elif mode == "pick":
-            labels_ = dict(readers.get_response_labels(db, dataset_id))
-            st.session_state.grade_picked_ids = [
-                i for i in st.session_state.grade_picked_ids if i in labels_]
-            picked = st.multiselect("Responses to grade", list(labels_),
-                                    format_func=labels_.get, key="grade_picked_ids",
-                                    placeholder="Choose responses")
-            if dataset.response_count > len(labels_):
-                st.caption(f"Showing the first {len(labels_):,} responses; use “The first N” "
-                           "or a smaller dataset for the rest.")
-            response_ids = tuple(picked)
+        response_ids = render_selection(db, dataset)
     return version, dataset, response_ids
 
 
@@ -240,107 +246,45 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
     s = st.session_state
     estimates = [readers.get_estimate(
         db, version.id, dataset.id, response_ids, judge.grader, judge.model,
-        s.grade_system_prompt.strip() or None, s.grade_allow_ca) for judge in judges]
+        s.grade_system_prompt.strip() or None, s.grade_allow_ca, judge.price)
+        for judge in judges]
     st.dataframe([{
         "Grader": GRADER_LABELS[judge.grader], "Model": judge.model,
         "api_base": judge.api_base or "", "Responses": e.responses, "Calls": e.calls,
         "Tokens (approx.)": e.prompt_tokens + e.completion_tokens,
-        "Cost (USD)": "unknown" if e.cost is None else f"${e.cost:,.4f}",
+        "Cost (USD)": estimate_cost_text(e.cost),
     } for judge, e in zip(judges, estimates, strict=True)], hide_index=True, width="stretch")
     calls = sum(e.calls for e in estimates)
     tokens = sum(e.prompt_tokens + e.completion_tokens for e in estimates)
-    costs = [e.cost for e in estimates]
-    cost = ("unknown (litellm has no price for some models)" if any(c is None for c in costs)
-            else f"${sum(costs):,.4f}")
-    st.caption(f"{len(judges)} run(s): {calls:,} provider calls, about {tokens:,} tokens, "
-               f"cost {cost}. {estimates[0].note}")
+    unpriced = sorted({judge.model for judge, e in zip(judges, estimates, strict=True)
+                       if e.cost is None})
+    cost = (f"unknown (no price for {', '.join(unpriced)}: set one on the Settings page)"
+            if unpriced else f"${sum(e.cost for e in estimates if e.cost is not None):,.4f}")
+    st.caption(f"{plural(len(judges), 'run')}: {plural(calls, 'provider call')}, about "
+               f"{tokens:,} tokens, cost {cost}. {estimates[0].note}")
     problems = _credential_problems(judges)
     for problem in problems:
         st.error(problem + " Or give an api_base for a local OpenAI-compatible server.")
     return not problems
 
 
-def _progress_line(progress) -> str:
-    parts = [f"{progress.graded:,}/{progress.total:,} graded"]
-    if progress.failed:
-        parts.append(f"{progress.failed:,} failed")
-    if progress.known_cost or progress.unknown_cost_count:
-        parts.append(f"${progress.known_cost:,.4f}"
-                     + (" + unknown" if progress.unknown_cost_count else ""))
-    if progress.cache_hits:
-        parts.append(f"{progress.cache_hits:,} cached")
-    if progress.eta_s is not None and not progress.finished:
-        parts.append(f"ETA {_duration(progress.eta_s)}")
-    if progress.notice and not progress.finished:
-        parts.append(progress.notice)
-    return " · ".join(parts)
-
-
-def _duration(seconds: float) -> str:
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
-def _cost(run: RunInfo) -> str:
-    if not run.unknown_cost_count:
-        return f"${run.cost:,.4f}"
-    if run.cost:
-        return f"${run.cost:,.4f} + unknown"
-    return "unknown (no price)"
-
-
-def _runs_table(all_runs: list[RunInfo]) -> list[dict]:
-    return [{
-        "Run": f"#{r.id}", "Status": r.status, "Name": r.name,
-        "Grader": GRADER_LABELS.get(r.grader, r.grader), "Model": r.model,
-        "Graded": f"{r.graded_count:,}/{r.response_count:,}", "Failed": r.failed_count,
-        "Tokens": r.total_tokens,
-        "Cost": _cost(r),
-        "Created": r.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
-        "Launched by": r.launched_by or "",
-        "Error": r.error or "",
-    } for r in reversed(all_runs)]
-
-
-def render_runs(db: str) -> None:
-    """Active runs with live progress, then every run. Polls only while something is active."""
-    all_runs = readers.get_runs(db)
-    active = [r for r in all_runs if r.status in ("queued", "running")]
-
-    @st.fragment(run_every=POLL_SECONDS if active else None)
-    def live() -> None:
-        readers.get_runs.clear()  # the fragment is the poll: always read fresh totals
-        current = readers.get_runs(db)
-        now_active = [r for r in current if r.status in ("queued", "running")]
-        if active and not now_active:
-            st.rerun()  # everything finished: redraw the page once and stop polling
-        st.subheader("Runs")
-        if not current:
-            st.info("No runs yet. Pick a rubric, responses and judges above, then launch.")
-            return
-        for run in now_active:
-            progress = readers.get_progress(db, run.id)
-            with st.container(border=True):
-                head, cancel = st.columns([5, 1])
-                head.markdown(f"{STATUS_BADGES[run.status]} **{md_escape(run_label(run))}**")
-                head.progress(progress.fraction, text=_progress_line(progress))
-                if run.status == "queued":
-                    head.caption("Waiting for a worker to pick it up.")
-                cancel.button("Cancel", key=f"grade_cancel_{run.id}", on_click=handle_cancel,
-                              args=(run.id,), width="stretch")
-        render_stopped(current)
-        st.dataframe(_runs_table(current), hide_index=True, width="stretch")
-        if any(r.status == "done" for r in current):
-            st.page_link("app_pages/results.py", label="Compare the results",
-                         icon=":material/table_chart:")
-        st.caption(f"Updated {datetime.now(UTC):%H:%M:%S} UTC"
-                   + (f"; refreshing every {POLL_SECONDS:g} s." if now_active else "."))
-
-    live()
+def render_launch(version, dataset, response_ids, judges: list[Judge], can_launch: bool):
+    s = st.session_state
+    name_col, button_col = st.columns([3, 1], vertical_alignment="bottom")
+    name_col.text_input("Run name (optional)", key="grade_run_name",
+                        placeholder="e.g. baseline, after prompt fix",
+                        help="Shown next to the run's number on every page.")
+    label = f"Launch {plural(len(judges), 'run')}" if judges else "Launch"
+    button_col.button(label, type="primary", key="grade_launch", width="stretch",
+                      disabled=not can_launch or s.grade_launching,
+                      on_click=handle_launch_click)
+    if s.grade_launching:
+        try:
+            with st.spinner("Queueing…"):
+                handle_launch(version.id, dataset.id, response_ids, judges)
+        finally:
+            s.grade_launching = False
+        st.rerun()
 
 
 st.title("Grade")
@@ -352,18 +296,14 @@ if not runtime.ensure_worker():
                "for a `rubric-workbench worker` process.")
 render_flash()
 try:
+    apply_handoff()
     picked = render_what(db)
     if picked is not None:
         version, dataset, response_ids = picked
         judges = render_judges(db)
         grade_settings.render_settings()
         can_launch = render_estimate(db, version, dataset, response_ids, judges)
-        label = f"Launch {len(judges)} run{'s' if len(judges) != 1 else ''}" if judges else (
-            "Launch")
-        if st.button(label, type="primary", disabled=not can_launch, key="grade_launch"):
-            handle_launch(version.id, dataset.id, response_ids, judges)
-            st.rerun()
-    if picked is not None or readers.get_runs(db):
-        render_runs(db)
+        render_launch(version, dataset, response_ids, judges, can_launch)
+    grade_runs.render_runs(db, say_when_empty=picked is not None)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))

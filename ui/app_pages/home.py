@@ -41,6 +41,12 @@ def handle_load_sample() -> None:
     catalog.clear_dataset_readers()
     state["rubrics_goto"] = (loaded.rubric_id, None)
     state["responses_goto"] = loaded.dataset_id
+    # Grade opens on the sample, and the Start page points there next.
+    state["grade_rubric_id"] = loaded.rubric_id
+    state["grade_version_id"] = None
+    state["grade_dataset_id"] = loaded.dataset_id
+    state["grade_selection_mode"] = "all"
+    state["home_sample_loaded"] = True
     if loaded.already_loaded:
         state["home_flash"] = ("info", f"The samples are already loaded: '{SAMPLE_RUBRIC}' "
                                        f"and '{SAMPLE_DATASET}'. Nothing was changed.")
@@ -85,9 +91,29 @@ def render_samples() -> None:
             "A rubric for customer-support replies about a late refund — three things a good "
             "reply does and two **penalties** (wrong policy, blaming the customer) — and four "
             "replies to grade.")
-        if st.button("Load sample rubric and responses", type="primary", key="home_load_sample"):
+        loaded = state["home_sample_loaded"]
+        if loaded:
+            render_next_step()
+        if st.button("Load sample rubric and responses", key="home_load_sample",
+                     type="secondary" if loaded else "primary"):
             handle_load_sample()
         st.caption("Loading twice changes nothing.")
+
+
+def render_next_step() -> None:
+    """After loading the samples: the one thing to do next (a model first, if none)."""
+    has_model = bool(list_model_presets_or_empty()) or any(
+        k.present for k in key_variables())
+    st.markdown("**Next step**")
+    if not has_model:
+        st.page_link("app_pages/settings.py", icon=":material/arrow_forward:",
+                     label="Point it at a model: add one on Settings (a local "
+                           "OpenAI-compatible server needs no key)")
+        st.caption("Then grade the sample on the Grade page; it opens on the sample.")
+    st.page_link("app_pages/grade.py", icon=":material/play_circle:",
+                 label="Grade the sample: pick a judge and launch")
+    st.page_link("app_pages/rubrics.py", icon=":material/checklist:",
+                 label="Or look at the sample rubric first")
 
 
 def render_connect() -> None:

@@ -10,7 +10,7 @@ from grading.errors import RubricWorkbenchError
 from storage import exports
 from storage.export_names import file_stem
 from storage.services.results import ResultSet, ResultsFilter, ResultsPage
-from ui import response_view, results_filters, results_table, runtime, safe_text
+from ui import grade_handoff, response_view, results_filters, results_table, runtime, safe_text
 from ui import results_readers as readers
 from ui.verdict_view import md_escape, run_label
 
@@ -155,6 +155,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> No
                  selection_mode=["single-row", "single-cell"])
     if pages > 1:
         st.caption(f"{showing} · page {page_number:,} of {pages:,}: change the page above.")
+    grade_handoff.render_grade_these(db, result_set, run_ids, filters, page.total, score_gap)
     if s.results_dialog_pending:
         s.results_dialog_pending = False
         if s.results_open_response in response_ids:

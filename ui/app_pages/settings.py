@@ -17,6 +17,7 @@ from storage.model_presets import (
     list_model_presets,
     presets_path,
     remove_model_preset,
+    set_model_price,
 )
 from ui.auth import current_actor
 from ui.boundary import plain
@@ -38,14 +39,35 @@ def render_flash() -> None:
 
 
 # -- handlers --------------------------------------------------------------------------------
-def handle_add(model: str, api_base: str) -> None:
+def handle_add(model: str, api_base: str, input_price: float | None,
+               output_price: float | None) -> None:
     try:
-        preset = add_model_preset(model, api_base or None, actor=current_actor())
+        preset = add_model_preset(model, api_base or None, actor=current_actor(),
+                                  input_price=input_price, output_price=output_price)
     except StorageError as exc:
         st.error(plain(f"Not added: {exc}"))
         return
     flash(f"Added {preset.label}. Test the connection below before grading with it.")
     st.rerun()
+
+
+def handle_price(preset: ModelPreset, input_price: float | None,
+                 output_price: float | None) -> None:
+    try:
+        saved = set_model_price(preset.model, preset.api_base, input_price=input_price,
+                                output_price=output_price, actor=current_actor())
+    except StorageError as exc:
+        st.error(plain(f"Price not saved: {exc}"))
+        return
+    flash(f"Price of {saved.label}: {price_text(saved)}. New estimates and runs use it."
+          if saved.price else f"{saved.label} has no price of its own now: litellm's is used.")
+    st.rerun()
+
+
+def price_text(preset: ModelPreset) -> str:
+    if preset.price is None:
+        return "litellm's (if it has one)"
+    return f"${preset.price[0]:g} in / ${preset.price[1]:g} out per 1M tokens"
 
 
 def handle_remove(preset: ModelPreset) -> None:
@@ -66,6 +88,21 @@ def handle_check(preset: ModelPreset) -> None:
 
 
 # -- drawing ---------------------------------------------------------------------------------
+PRICE_HELP = ("For a local model or one litellm has no price for, so estimates and run costs "
+              "are known: US dollars per million tokens (0 for a free local model). Leave "
+              "both empty to use litellm's price.")
+
+
+def render_price_inputs(prefix: str, current: tuple[float, float] | None = None):
+    left, right = st.columns(2)
+    values = current or (None, None)
+    input_price = left.number_input("Input price (USD per 1M tokens)", min_value=0.0,
+                                    value=values[0], step=0.1, format="%.4g",
+                                    key=f"{prefix}_input_price", help=PRICE_HELP)
+    output_price = right.number_input("Output price (USD per 1M tokens)", min_value=0.0,
+                                      value=values[1], step=0.1, format="%.4g",
+                                      key=f"{prefix}_output_price", help=PRICE_HELP)
+    return input_price, output_price
 def render_presets(presets: tuple[ModelPreset, ...]) -> None:
     st.subheader("Models", divider="gray")
     st.caption("The models the Grade page offers. Names are litellm's `provider/model`, e.g. "
@@ -77,7 +114,8 @@ def render_presets(presets: tuple[ModelPreset, ...]) -> None:
         table = pd.DataFrame([
             {"Model": p.model, "api_base": p.api_base or "(provider default)",
              "Key read from": needed_key_variable(p),
-             "Key present": needed_key_variable(p) in present}
+             "Key present": needed_key_variable(p) in present,
+             "Price (USD)": price_text(p)}
             for p in presets
         ])
         st.dataframe(table, hide_index=True, width="stretch", column_config={
@@ -93,8 +131,9 @@ def render_presets(presets: tuple[ModelPreset, ...]) -> None:
         model = left.text_input("Model", placeholder="openai/gpt-4.1-mini")
         api_base = right.text_input("api_base (optional)",
                                     placeholder="http://127.0.0.1:8000/v1")
+        input_price, output_price = render_price_inputs("settings_add")
         if st.form_submit_button("Add model", type="primary"):
-            handle_add(model, api_base)
+            handle_add(model, api_base, input_price, output_price)
 
     if not presets:
         return
@@ -109,6 +148,13 @@ def render_presets(presets: tuple[ModelPreset, ...]) -> None:
         handle_check(preset)
     if remove.button("Remove", key="settings_remove", width="stretch"):
         handle_remove(preset)
+    number = list(labels).index(label)  # the inputs start from this model's own price
+    with (st.popover(f"Price: {price_text(preset)}", icon=":material/payments:"),
+          st.form(f"settings_price_form_{number}", border=False)):
+        input_price, output_price = render_price_inputs(f"settings_price_{number}",
+                                                        preset.price)
+        if st.form_submit_button("Save price", type="primary"):
+            handle_price(preset, input_price, output_price)
     if state["settings_check"] and state["settings_check"][0] == label:
         _, ok, message = state["settings_check"]
         (st.success if ok else st.error)(plain(

@@ -1,0 +1,147 @@
+"""The Grade page's runs: live progress of active runs, cancel, requeue, and every run.
+
+The list polls the database, so it follows every run that becomes active — launched here,
+requeued, started by a command-line worker or launched from another browser — without a
+reload: quickly while something is active, slowly (a cheap read) while nothing is.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import streamlit as st
+
+from grading.errors import RubricWorkbenchError
+from storage.dto import RunInfo
+from storage.services import runs
+from ui import results_readers as readers
+from ui import runtime
+from ui.auth import current_actor
+from ui.verdict_view import GRADER_LABELS, STATUS_BADGES, md_escape, run_label
+from ui.wording import cost_text
+
+POLL_SECONDS = 2.0  # while a run is queued or running
+IDLE_POLL_SECONDS = 5.0  # otherwise: to notice runs that become active elsewhere
+ACTIVE = ("queued", "running")
+
+
+def handle_cancel(run_id: int) -> None:
+    try:
+        runs.cancel_run(runtime.get_sessions(), run_id, actor=current_actor())
+        st.session_state.grade_flash = ("info", f"Run #{run_id} was cancelled; the grades it "
+                                        "stored are kept.")
+    except RubricWorkbenchError as exc:
+        st.session_state.grade_flash = ("error", md_escape(str(exc)))
+    readers.get_runs.clear()
+
+
+def handle_requeue(run_id: int) -> None:
+    try:
+        runs.requeue_run(runtime.get_sessions(), run_id, actor=current_actor())
+        st.session_state.grade_flash = ("info", f"Run #{run_id} is queued again; only the "
+                                        "responses without a grade are graded.")
+    except RubricWorkbenchError as exc:
+        st.session_state.grade_flash = ("error", md_escape(str(exc)))
+    readers.get_runs.clear()
+
+
+def render_stopped(current: list[RunInfo]) -> None:
+    """Failed and cancelled runs, newest first, with their error and a way to resume."""
+    stopped = [r for r in reversed(current) if r.status in ("failed", "cancelled")][:5]
+    for run in stopped:
+        with st.container(border=True):
+            head, action = st.columns([5, 1], vertical_alignment="center")
+            head.markdown(f"{STATUS_BADGES[run.status]} **{md_escape(run_label(run))}** · "
+                          f"{run.graded_count:,}/{run.response_count:,} graded")
+            if run.error:
+                head.text(run.error)
+            action.button("Requeue", key=f"grade_requeue_{run.id}", on_click=handle_requeue,
+                          args=(run.id,), width="stretch",
+                          help="Grade the responses this run has not graded yet")
+
+
+def progress_line(progress) -> str:
+    parts = [f"{progress.graded:,}/{progress.total:,} graded"]
+    if progress.failed:
+        parts.append(f"{progress.failed:,} failed")
+    parts.append("cost " + cost_text(progress.known_cost, progress.unknown_cost_count,
+                                     progress.graded))
+    if progress.cache_hits:
+        parts.append(f"{progress.cache_hits:,} cached")
+    if progress.eta_s is not None and not progress.finished:
+        parts.append(f"ETA {duration(progress.eta_s)}")
+    if progress.notice and not progress.finished:
+        parts.append(progress.notice)
+    return " · ".join(parts)
+
+
+def duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def runs_table(all_runs: list[RunInfo]) -> list[dict]:
+    return [{
+        "Run": f"#{r.id}", "Status": r.status, "Name": r.name,
+        "Grader": GRADER_LABELS.get(r.grader, r.grader), "Model": r.model,
+        "Graded": f"{r.graded_count:,}/{r.response_count:,}", "Failed": r.failed_count,
+        "Tokens": r.total_tokens,
+        "Cost": cost_text(r.cost, r.unknown_cost_count, r.graded_count),
+        "Created": r.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+        "Launched by": r.launched_by or "",
+        "Error": r.error or "",
+    } for r in reversed(all_runs)]
+
+
+def render_active(db: str, run: RunInfo) -> None:
+    progress = readers.get_progress(db, run.id)
+    with st.container(border=True):
+        head, cancel = st.columns([5, 1])
+        head.markdown(f"{STATUS_BADGES[progress.status]} **{md_escape(run_label(run))}**")
+        head.progress(progress.fraction, text=progress_line(progress))
+        if progress.status == "queued":
+            head.caption("Waiting for a worker to pick it up.")
+        cancel.button("Cancel", key=f"grade_cancel_{run.id}", on_click=handle_cancel,
+                      args=(run.id,), width="stretch")
+
+
+def _active_ids(all_runs: list[RunInfo]) -> frozenset[int]:
+    return frozenset(r.id for r in all_runs if r.status in ACTIVE)
+
+
+def render_runs(db: str, *, say_when_empty: bool = True) -> None:
+    """Active runs with live progress, then every run; with no run yet, a quiet poll."""
+    readers.get_runs.clear()  # the poll below compares with what the page drew from
+    drawn_active = _active_ids(readers.get_runs(db))
+
+    @st.fragment(run_every=POLL_SECONDS if drawn_active else IDLE_POLL_SECONDS)
+    def live() -> None:
+        readers.get_runs.clear()  # the fragment is the poll: always read fresh totals
+        current = readers.get_runs(db)
+        now_active = _active_ids(current)
+        if now_active != drawn_active:
+            # A run started (requeue, launch, a worker, another browser) or finished: redraw
+            # the page, which polls again at the pace that fits what is active now.
+            st.rerun()
+        if not current:
+            if say_when_empty:
+                st.subheader("Runs")
+                st.info("No runs yet. Pick a rubric, responses and judges above, then launch.")
+            return
+        st.subheader("Runs")
+        for run in current:
+            if run.id in now_active:
+                render_active(db, run)
+        render_stopped(current)
+        st.dataframe(runs_table(current), hide_index=True, width="stretch")
+        if any(r.status == "done" for r in current):
+            st.page_link("app_pages/results.py", label="Compare the results",
+                         icon=":material/table_chart:")
+        st.caption(f"Updated {datetime.now(UTC):%H:%M:%S} UTC"
+                   + (f"; refreshing every {POLL_SECONDS:g} s." if now_active else "."))
+
+    live()
