@@ -25,6 +25,7 @@ from ui.auth import current_actor
 from ui.boundary import count, plain
 from ui.response_browse import short
 from ui.runtime import get_sessions
+from ui.wording import plural
 
 state = st.session_state
 MAX_UPLOAD_VARIABLE = "RUBRIC_WORKBENCH_MAX_UPLOAD_MB"
@@ -52,7 +53,7 @@ def _size(n: int) -> str:
 def render_problems(problems: list[tuple[str, str]], what: str) -> None:
     noun = "problem" if len(problems) == 1 else "problems"
     st.error(plain(f"Nothing was written: {what} has {len(problems)} {noun}. "
-                   "Fix them and try again."))
+                   f"Fix {'it' if len(problems) == 1 else 'them'} and try again."))
     st.dataframe(pd.DataFrame(problems, columns=["Where", "Problem"]), hide_index=True,
                  width="stretch")
 
@@ -179,7 +180,7 @@ def render_upload(datasets: list[DatasetInfo]) -> None:
                        "comma delimited) and upload it again."))
         return
     guess = ColumnMapping.guess(columns)
-    st.markdown(f"**1. Map the columns** — {upload.name}: {len(parsed.rows)} rows, "
+    st.markdown(f"**1. Map the columns** — {upload.name}: {plural(len(parsed.rows), 'row')}, "
                 f"{parsed.description}")
     base = f"responses_map_{state['responses_upload_nonce']}"
     cols = st.columns(4)
@@ -215,7 +216,7 @@ def render_upload(datasets: list[DatasetInfo]) -> None:
         render_problems([(p.location, p.message) for p in problems], upload.name)
         return
     st.success("The row is valid." if len(responses) == 1
-               else f"All {len(responses)} rows are valid.")
+               else f"All {plural(len(responses), 'row')} are valid.")
 
     st.markdown("**3. Import**")
     # A new dataset named after the file unless the user picks one: whichever dataset

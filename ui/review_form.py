@@ -19,6 +19,7 @@ from storage.services.reviewers import Actor, PermissionDeniedError
 from ui import response_view, runtime, safe_text
 from ui import results_readers as readers
 from ui.verdict_view import md_escape, short_run_label
+from ui.wording import plural
 
 CHOICES = ["MET", "UNMET", "CANNOT_ASSESS"]
 CHOICE_LABELS = {"MET": "MET", "UNMET": "UNMET", "CANNOT_ASSESS": "CANNOT ASSESS"}
@@ -55,7 +56,8 @@ def handle_accept_judges(response_id: int, agreed: tuple[tuple[int, str], ...]) 
         key = verdict_key(response_id, criterion_id, s.review_form_nonce)
         if not s.get(key):
             s[key] = value
-    s.review_flash = ("info", f"Filled {len(agreed)} criteria where the judges agree; check "
+    filled = plural(len(agreed), "criterion", "criteria")
+    s.review_flash = ("info", f"Filled {filled} where the judges agree; check "
                       "them and save." if agreed else
                       "The judges agree on no criterion you left open.")
 

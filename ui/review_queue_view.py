@@ -120,7 +120,8 @@ def item_caption(item: QueueItem, detail: ResponseDetail, blind: bool) -> str:
     if item.in_sample:
         flags.append("random sample")
     mine = len(detail.mine)
-    reviewed = f"{mine}/{len(detail.version.criteria)} criteria reviewed"
+    total = len(detail.version.criteria)
+    reviewed = f"{mine}/{total} {'criterion' if total == 1 else 'criteria'} reviewed"
     others = f"{item.reviewers} complete review{'s' if item.reviewers != 1 else ''}"
     return " · ".join([item.external_id or f"#{item.response_id}", *flags, reviewed, others])
 

@@ -17,6 +17,7 @@ from ui.boundary import count, plain
 from ui.criteria_table import Summary, from_frame, marked_frame, summarize
 from ui.rubric_nav import flash, goto
 from ui.runtime import get_sessions
+from ui.wording import plural
 
 state = st.session_state
 
@@ -53,7 +54,8 @@ def handle_save(version: RubricVersionInfo, criteria, note: str) -> None:
     if saved.id != version.id:
         flash(f"Saved as version {saved.number}. Version {version.number} is unchanged.")
     else:
-        flash(f"Saved {len(criteria)} criteria in version {saved.number}.")
+        flash(f"Saved {plural(len(criteria), 'criterion', 'criteria')} in version "
+              f"{saved.number}.")
     st.rerun()
 
 
@@ -77,7 +79,7 @@ def render_summary(summary: Summary) -> None:
     cols[3].metric("Worst response", _score(summary.worst),
                    help="Meets no positive criterion and triggers every penalty")
     st.caption(
-        f"{summary.criteria_count} criteria"
+        f"{plural(summary.criteria_count, 'criterion', 'criteria')}"
         + (f" in {count(summary.section_count, 'section')}" if summary.section_count else "")
         + f", {summary.penalty_count} of them penalties. "
         f"A response judged MET on every criterion, penalties included, scores "

@@ -20,6 +20,7 @@ from ui.auth import current_actor
 from ui.boundary import plain
 from ui.rubric_nav import flash, goto
 from ui.runtime import database_key, get_sessions
+from ui.wording import plural
 
 state = st.session_state
 MAX_IMPORT_BYTES = 2 * 1024 * 1024
@@ -48,7 +49,8 @@ def handle_import(name: str, upload, pasted: str) -> None:
     catalog.clear_rubric_readers()
     state["rubrics_editor_nonce"] += 1  # fresh forms and editor
     goto(version.rubric_id, version.id)
-    flash(f"Imported '{version.rubric_name}' with {len(version.criteria)} criteria.")
+    criteria = plural(len(version.criteria), "criterion", "criteria")
+    flash(f"Imported '{version.rubric_name}' with {criteria}.")
     st.rerun()
 
 
@@ -125,7 +127,7 @@ def render_import() -> None:
 def render_import_problems(source: str, problems: list[str]) -> None:
     noun = "problem" if len(problems) == 1 else "problems"
     st.error(plain(f"Nothing was imported: {source} has {len(problems)} {noun}. "
-                   "Fix them and import again."))
+                   f"Fix {'it' if len(problems) == 1 else 'them'} and import again."))
     st.dataframe(pd.DataFrame({"Problem": problems}), hide_index=True, width="stretch")
 
 

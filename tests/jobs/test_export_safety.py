@@ -16,6 +16,7 @@ from storage.cli import main as cli_main
 from storage.export_names import download_name, response_key
 from storage.exports import results_export, results_file_name, table_csv
 from storage.services import datasets, labels, results, reviews, rubrics, runs
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.jobs.helpers import make_run
 
@@ -83,7 +84,8 @@ def _hostile_run(sessions):
         runs.record_grade(sessions, run.id, response.id, report)
     first = responses[0]
     reviews.set_human_verdict(sessions, response_id=first.id, criterion_id=version.criteria[0].id,
-                              verdict="UNMET", reviewer="+reviewer", note="-not really")
+                              verdict="UNMET", actor=local_actor("+reviewer"),
+                              note="-not really")
     return version, dataset, responses, run
 
 
@@ -117,7 +119,7 @@ def test_the_verdict_sheet_is_safe_and_imports_back_unchanged_then_edited(sessio
     version, dataset, responses, _ = _hostile_run(sessions)
     sheet = labels.export_verdict_sheet_csv(sessions, version.id, dataset.id)
     assert _unsafe_cells(sheet) == []
-    unchanged = labels.import_human_verdicts(sessions, version.id, dataset.id, sheet)
+    unchanged = labels.import_human_verdicts(sessions, version.id, dataset.id, sheet, actor=ADMIN)
     assert (unchanged.verdicts, unchanged.unchanged) == (0, 1)
 
     rows = list(csv.reader(io.StringIO(sheet, newline="")))
@@ -126,7 +128,8 @@ def test_the_verdict_sheet_is_safe_and_imports_back_unchanged_then_edited(sessio
             row[2:5] = ["met", "'=ana", "@note"]
     edited = io.StringIO()
     csv.writer(edited).writerows(rows)
-    summary = labels.import_human_verdicts(sessions, version.id, dataset.id, edited.getvalue())
+    summary = labels.import_human_verdicts(sessions, version.id, dataset.id, edited.getvalue(),
+                                           actor=ADMIN)
     assert summary.verdicts == len(responses) * len(CRITERIA) - 1
     assert summary.reviewers == ("=ana",)
     history = reviews.verdict_history(sessions, responses[3].id, rubric_version_id=version.id)

@@ -15,6 +15,7 @@ from storage.services.results import (
     metadata_columns,
     results_page,
 )
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, judge_report, make_rubric, make_run
 
@@ -80,14 +81,14 @@ def test_verdict_filter_uses_the_effective_verdict_of_the_chosen_run(sessions, g
     # A person's verdict replaces the judge's: r1 becomes UNMET, r3 becomes MET.
     for response, verdict in ((responses[1], "UNMET"), (responses[3], "MET")):
         reviews.set_human_verdict(sessions, response_id=response.id, criterion_id=cites,
-                                  verdict=verdict, reviewer="ana")
+                                  verdict=verdict, actor=local_actor("ana"))
     assert _ids(sessions, graded, filters=ResultsFilter(
         verdict=VerdictFilter(cites, "MET", a))) == ["r0", "r3"]
     assert _ids(sessions, graded, filters=ResultsFilter(
         verdict=VerdictFilter(cites, "UNMET", a))) == ["r1", "r2"]
-    # The latest verdict counts, not the first.
+    # A reviewer's latest verdict counts, not their first.
     reviews.set_human_verdict(sessions, response_id=responses[3].id, criterion_id=cites,
-                              verdict="UNMET", reviewer="bo")
+                              verdict="UNMET", actor=local_actor("ana"))
     assert _ids(sessions, graded, filters=ResultsFilter(
         verdict=VerdictFilter(cites, "MET", a))) == ["r0"]
 

@@ -9,6 +9,7 @@ from grading.types import Criterion, CriterionReport, EvaluationReport
 from storage.dto import ResponseInfo, RubricVersionInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.services import datasets, reviews, rubrics, runs
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 
 ICON = ":material/home:"
@@ -49,5 +50,5 @@ def seed_hostile(sessions: SessionFactory, *, review: bool = True) -> Hostile:
     if review:
         reviews.set_human_verdict(sessions, response_id=response.id,
                                   criterion_id=version.criteria[0].id, verdict="UNMET",
-                                  reviewer=REVIEWER, note=f"wrong{RLO} amount")
+                                  actor=local_actor(REVIEWER), note=f"wrong{RLO} amount")
     return Hostile(version, response, runs.get_run(sessions, run.id))

@@ -128,7 +128,7 @@ def test_a_valid_import_is_written_and_announced(sessions):
         "text/csv")
     next(b for b in at.button if b.label == "Import verdicts").click().run()
     assert not at.exception
-    assert "Imported 1 verdicts on 1 responses" in at.success[0].value
+    assert "Imported 1 verdict on 1 response" in at.success[0].value
     current = reviews.current_verdicts(sessions, seeded.responses["r5"].id, seeded.version.id)
     assert [v.reviewer for v in current.values()] == ["bo"]
 

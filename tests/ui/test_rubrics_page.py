@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from grading.types import Criterion
 from storage.services import datasets, rubrics
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.ui.pages import APP, SAMPLES, db, frame_with, frames, open_page, texts, unescape
 
@@ -356,7 +357,7 @@ def test_a_rubric_with_human_verdicts_offers_only_archiving():
     dataset = datasets.create_dataset(db(), "D", responses=[{"text": "a"}], actor=ADMIN)
     [response] = datasets.list_responses(db(), dataset.id)
     set_human_verdict(db(), response_id=response.id, criterion_id=version.criteria[0].id,
-                      verdict="MET", reviewer="ana")
+                      verdict="MET", actor=local_actor("ana"))
     at = open_page("rubrics")
     keys = {b.key for b in at.button} | {c.key for c in at.checkbox}
     assert "rubrics_delete" not in keys

@@ -20,6 +20,7 @@ from ui import agreement_baseline, safe_text
 from ui import agreement_readers as readers
 from ui.auth import current_actor
 from ui.runtime import database_key, get_sessions
+from ui.wording import plural
 
 ALL_SOURCES = "all"
 EMPTY_HINT = (
@@ -383,7 +384,8 @@ def handle_import(version_id: int, dataset_id: int) -> bool:
                                               (summary.blank, "without a verdict")) if n]
     reviewers = f" (reviewers: {', '.join(summary.reviewers)})" if summary.reviewers else ""
     st.session_state.agreement_flash = (
-        f"Imported {summary.verdicts} verdicts on {summary.responses} responses{reviewers}."
+        f"Imported {plural(summary.verdicts, 'verdict')} on "
+        f"{plural(summary.responses, 'response')}{reviewers}."
         + (f" Left out: {', '.join(left_out)}." if left_out else "")
         + " Earlier verdicts stay in the history.")
     st.session_state.agreement_nonce += 1
