@@ -260,7 +260,7 @@ def record_grade(
                 .order_by(m.CriterionRow.position)).all()
             verdicts = _criterion_values(report, criteria)
             cost = _priced_cost(report, found.settings)
-            grade["cost"] = cost
+            grade["cost"] = row["cost"] = cost
             grade_id = session.scalar(
                 insert(m.GradeRow.__table__).values(**row).returning(m.GradeRow.id))
             if verdicts:
