@@ -16,9 +16,9 @@ def _no_worker(monkeypatch):
 def test_blind_mode_caption_does_not_mention_agreeing_with_the_judges():
     seed_graded(count=2)
     at = open_page("review")
-    assert "where you agree with the judges" in texts(at)
     at.toggle(key="review_blind").set_value(True).run()
     assert not at.exception
     shown = texts(at)
     assert "agree with the judges" not in shown
-    assert "Leave “—” where you have not decided; only the criteria you set are saved." in shown
+    assert "where the judges agree" not in shown
+    assert "Judges hidden until you answer (blind mode)." in shown
