@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from grading.redact import has_url_credentials
 from storage import limits
 from storage.config import data_dir
 from storage.errors import InvalidInputError
@@ -87,9 +88,10 @@ def _clean(model: str, api_base: str | None, input_price: object = None,
             raise InvalidInputError(
                 f"api_base must be an http(s) URL such as http://127.0.0.1:8000/v1, got {base!r}"
             )
-        if parsed.username or parsed.password:
-            raise InvalidInputError("api_base must not contain a user name or password; "
-                                    "put the key in an environment variable instead")
+        if parsed.username or parsed.password or has_url_credentials(base):
+            raise InvalidInputError("api_base must not contain a user name, password or key "
+                                    "(such as ?api-key=...); put the key in "
+                                    "RUBRIC_WORKBENCH_API_KEY or the provider's own variable")
     prices = (_price(input_price, "input"), _price(output_price, "output"))
     if (prices[0] is None) != (prices[1] is None):
         raise InvalidInputError("give both prices (input and output tokens, USD per million; "

@@ -88,8 +88,9 @@ ALL_VENVS = {
     "autorubric": ["autorubric==1.6.1"],
     "verifiers": ["verifiers==0.4.0"],
     "verifiers03": ["verifiers==0.3.1"],
-    "openenv-core": ["openenv-core==0.3.0"],
-    "openenv": ["openenv==0.10.0"],
+    # grading's own dependencies that these frameworks do not bring (the slim install's)
+    "openenv-core": ["openenv-core==0.3.0", "tenacity>=8.2,<10"],
+    "openenv": ["openenv==0.10.0", "tenacity>=8.2,<10"],
 }
 _started = False
 

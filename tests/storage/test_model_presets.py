@@ -48,6 +48,7 @@ def test_same_model_with_another_api_base_is_a_separate_preset():
         pytest.param("openai/x", "localhost:8000", "http(s) URL", id="no-scheme"),
         pytest.param("openai/x", "ftp://host/v1", "http(s) URL", id="wrong-scheme"),
         pytest.param("openai/x", "http://u:secret@host/v1", "password", id="credentials-in-url"),
+        pytest.param("openai/x", "https://host/v1?api-key=sk-secret", "key", id="key-in-query"),
     ],
 )
 def test_malformed_presets_are_refused_with_a_reason(model, api_base, message):
