@@ -15,6 +15,7 @@ from storage import models as m
 from storage.errors import ImportProblemsError, InvalidInputError
 from storage.response_files import iter_responses, parse_file, read_responses
 from storage.services import datasets, labels, reviews, rubrics, runs
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA
 
@@ -171,7 +172,7 @@ def test_a_verdict_with_unstorable_text_is_refused(sessions, reviewer, note, wor
     with pytest.raises(InvalidInputError) as caught:
         reviews.set_human_verdict(sessions, response_id=response.id,
                                   criterion_id=version.criteria[0].id, verdict="MET",
-                                  reviewer=reviewer, note=note)
+                                  actor=local_actor(reviewer), note=note)
     assert words in str(caught.value)
     assert _counts(sessions)[m.HumanVerdictRow.__tablename__] == 0
 
@@ -181,7 +182,7 @@ def test_a_verdict_sheet_with_unstorable_text_names_row_and_column(sessions):
     sheet = (f"response_id,criterion,verdict,reviewer,note\nr1,accurate,MET,ana,fine\n"
              f"r1,cites,MET,{LONG},ok\nr1,concise,MET,bo,a\x00b\n")
     with pytest.raises(ImportProblemsError) as caught:
-        labels.import_human_verdicts(sessions, version.id, dataset.id, sheet)
+        labels.import_human_verdicts(sessions, version.id, dataset.id, sheet, actor=ADMIN)
     assert [str(p) for p in caught.value.problems] == [
         "row 2 (line 3), column 'reviewer': the value is 201 characters long; the limit is 200",
         "row 3 (line 4), column 'note': the value contains a NUL character (\\x00) at "
