@@ -7,7 +7,7 @@ Two dangers, one helper each:
   links, ``:red[...]`` directives, HTML, ``$`` maths), but shortcodes (``:material/home:``,
   ``:smile:``, ``:streamlit:``) are replaced in the *text* after the escapes are undone, so
   an escaped colon still becomes an icon. A WORD JOINER (U+2060, invisible, no width) after
-  every colon keeps the shortcode pattern from matching.
+  every colon that could open a shortcode keeps the pattern from matching.
 - Bidirectional controls. A right-to-left override (U+202E) in a model's output reverses the
   rest of its line on screen; the isolates and embeddings do the same more quietly. They are
   shown as a visible marker, e.g. ``⟨U+202E⟩``, in markdown and in plain text (``st.text``,
@@ -24,6 +24,9 @@ _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Every ASCII punctuation character may be backslash-escaped in CommonMark.
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 WORD_JOINER = "\u2060"
+# A colon that could open a shortcode: followed by something other than a space or the end
+# ("Nothing was written: x" keeps its plain colon, so people can copy and find the text).
+_OPENING_COLON = re.compile(r"\\:(?=\S)")
 
 
 def _marker(match: re.Match[str]) -> str:
@@ -41,7 +44,7 @@ def md(value: object) -> str:
     space), no markup, no icons, no direction controls."""
     flat = " ".join(text(value).split())
     escaped = _PUNCTUATION.sub(r"\\\1", flat)
-    return escaped.replace("\\:", "\\:" + WORD_JOINER)
+    return _OPENING_COLON.sub("\\\\:" + WORD_JOINER, escaped)
 
 
 def md_lines(value: object) -> str:

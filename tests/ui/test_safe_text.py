@@ -50,4 +50,6 @@ def test_plain_text_keeps_everything_else_and_none_is_empty():
     text = "line one\n  **not bold** :material/home: <b>"
     assert safe_text.text(text) == text
     assert safe_text.text(None) == ""
-    assert safe_text.md_lines("a\n:b:") == f"a  \n\\:{WJ}b\\:{WJ}"
+    # a colon that could open a shortcode gets the joiner; one before a space or the end not
+    assert safe_text.md_lines("a\n:b:") == f"a  \n\\:{WJ}b\\:"
+    assert safe_text.md("Note: :x: here") == f"Note\\: \\:{WJ}x\\: here"

@@ -51,8 +51,8 @@ def test_results_dialog_shows_names_reasons_and_history_as_typed():
     _assert_safe(at)
     bodies = _bodies(at)
     # The criterion heading, the History popover and the human cell carry the names, escaped.
-    assert any(body.startswith("**1. \\:\u2060material\\/home\\:\u2060**") for body in bodies)
-    assert any(body.startswith("**\\:\u2060material\\/home\\:\u2060 Ana**") for body in bodies)
+    assert any(body.startswith("**1. \\:\u2060material\\/home\\:**") for body in bodies)
+    assert any(body.startswith("**\\:\u2060material\\/home\\: Ana**") for body in bodies)
     codes = [c.value for c in at.code]
     assert f"The refund is 10{SHOWN_RLO}05 dollars, paid in 3 days." in codes
     assert f"The amount{SHOWN_RLO} is stated." in [t.value for t in at.text]
@@ -67,7 +67,7 @@ def test_review_save_message_and_headings_show_the_criterion_name_as_typed():
     next(b for b in at.button if b.label == "Save").click().run()
     assert not at.exception
     _assert_safe(at)
-    assert any(body.startswith("Saved 1 verdict (\\:\u2060material\\/home\\:\u2060)")
+    assert any(body.startswith("Saved 1 verdict (\\:\u2060material\\/home\\:)")
                for body in _bodies(at))
     assert CRITERION  # the name itself is still in the message, only escaped
 
@@ -77,6 +77,6 @@ def test_rubric_heading_and_criteria_table_show_the_name_as_typed():
     at = open_page("rubrics")
     assert not at.exception
     _assert_safe(at)
-    assert any(h.value.startswith("\\:\u2060material\\/home\\:\u2060 Rubric")
+    assert any(h.value.startswith("\\:\u2060material\\/home\\: Rubric")
                for h in at.subheader)
     assert RUBRIC
