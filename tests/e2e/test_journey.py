@@ -254,8 +254,8 @@ def _review(page: Page, screenshot) -> None:
     _wait_idle(page)
     # The queue put the disagreement (a3) first; a2 is last: go back one.
     expect(page.get_by_text("3 of 3", exact=True)).to_be_visible()
-    expect(page.get_by_role("button", name=re.compile(r"^Next"))).to_be_disabled()
-    page.get_by_role("button", name=re.compile(r"^Previous")).click()
+    expect(page.get_by_role("button", name=re.compile(r"^Next(?! criterion)"))).to_be_disabled()
+    page.get_by_role("button", name=re.compile(r"^Previous(?! criterion)")).click()
     expect(page.get_by_text("2 of 3", exact=True)).to_be_visible(timeout=20_000)
     _wait_idle(page)
     expect(page.get_by_text("Judges hidden until you answer (blind mode).").first
