@@ -24,6 +24,7 @@ from storage.errors import InvalidInputError, NotFoundError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
+from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 
 # Krippendorff's own guidance: below 0.667 conclusions are not even tentative.
@@ -199,7 +200,12 @@ def delete_panel(sessions: SessionFactory, panel_id: int, *, actor: Actor) -> No
     """Remove a panel; its member runs and their grades stay."""
     require(actor, Role.ADMIN, "delete a judge panel")
     with sessions.begin() as session:
-        session.delete(_get(session, panel_id))
+        panel = _get(session, panel_id)
+        members = ", ".join(str(member.run_id) for member in panel.members)
+        record(session, actor, "delete", "judge panel", panel.id,
+               panel.name or f"panel {panel.id}",
+               f"{panel.rule} of runs {members}; the runs and their grades are kept")
+        session.delete(panel)
 
 
 def panel_grades(

@@ -203,3 +203,20 @@ def test_panel_commands_create_list_and_export(sessions, db_url, three_judges, t
                      "--run", str(run_ids[0]), "--run", str(run_ids[1])]) == 1
     assert "needs a weight for every member" in capsys.readouterr().err
     assert len(panels.list_panels(sessions)) == 1
+
+
+def test_deleting_a_panel_is_recorded_in_the_activity_log(sessions, three_judges):
+    from storage.services import people
+
+    run_ids = three_judges[3]
+    panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN,
+                                name="Three judges")
+    refused_before = len(people.list_audit_events(sessions))
+    with pytest.raises(PermissionDeniedError):
+        panels.delete_panel(sessions, panel.id, actor=REVIEWER)
+    assert len(people.list_audit_events(sessions)) == refused_before  # refused: nothing logged
+    panels.delete_panel(sessions, panel.id, actor=ADMIN)
+    [event] = [e for e in people.list_audit_events(sessions) if e.target_kind == "judge panel"]
+    assert (event.actor, event.action, event.target_id, event.target_name) == (
+        "Ada", "delete", panel.id, "Three judges")
+    assert "majority of runs " + ", ".join(map(str, run_ids)) in event.detail
