@@ -179,3 +179,38 @@ def test_only_admins_try_and_adopt(sessions, fake_provider, reviewed):
         trials.adopt_wording(sessions, result.trial_id, actor=reviewer,
                              carry_human_verdicts=True)
     assert len(runs.list_runs(sessions)) == 1
+
+
+def test_a_trial_uses_the_human_verdict_in_force_not_any_reviewers_latest(
+        sessions, fake_provider, reviewed):
+    """Pat reviewed all six; Quinn disagrees on r0 and r1 (disputed: left out of the trial),
+    agrees on r2 (agreed: in). An adjudicator then decides r1 against Pat: r1 is back in,
+    with the adjudicator's verdict (even though Quinn answered last)."""
+    _version, responses, run, accurate = reviewed
+    quinn = local_actor("Quinn")
+    for index, verdict in ((0, U), (1, M), (2, M)):
+        reviews.set_human_verdict(sessions, response_id=responses[index].id,
+                                  criterion_id=accurate.id, verdict=verdict, actor=quinn)
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    humans = {c.response.external_id: c.human for c in plan.cases}
+    assert sorted(humans) == ["r2", "r3", "r4", "r5"]  # r0, r1 disputed
+    assert humans["r2"] is M
+
+    judge = Actor(key="judy", name="Judy", roles=frozenset({Role.ADJUDICATOR}))
+    reviews.adjudicate(sessions, actor=judge, response_id=responses[1].id,
+                       criterion_id=accurate.id, verdict=M, note="the dose is right")
+    reviews.set_human_verdict(sessions, response_id=responses[1].id, criterion_id=accurate.id,
+                              verdict=U, actor=local_actor("Pat"), note="still think not")
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    humans = {c.response.external_id: c.human for c in plan.cases}
+    assert sorted(humans) == ["r1", "r2", "r3", "r4", "r5"]
+    assert humans["r1"] is M  # the adjudicator's verdict, not Pat's latest UNMET
+
+    # the stored trial's figures are read against the same human verdicts
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
+    assert result.judged == 5
+    flipped = {f.external_id: f.human for f in result.flips}
+    # the judge's flips, each shown against the human verdict in force (r1: the adjudicator's)
+    assert flipped == {"r1": M, "r3": U, "r5": U}
