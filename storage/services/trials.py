@@ -10,6 +10,7 @@ Adopting makes a new rubric version with the new wording.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,7 @@ from sqlalchemy import select
 
 from grading.agreement import PairwiseAgreement, compare_verdicts
 from grading.bootstrap import Interval, bootstrap_interval
+from grading.errors import RubricWorkbenchError
 from grading.types import Criterion, EvaluationReport, Verdict
 from storage import models as m
 from storage.convert import criterion_info, response_info, run_info
@@ -28,6 +30,7 @@ from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
 from storage.jobs.estimate import RunEstimate, estimate_for
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
+from storage.services import trial_progress
 from storage.services.reviewers import Actor, Role, require
 
 GradeFn = Callable[[ResponseInfo, Criterion], Awaitable[EvaluationReport]]
@@ -87,6 +90,9 @@ class TrialResult:
     cost: float | None
     created_by: str
     created_at: datetime
+    status: str = "done"  # running | interrupted | done | stopped | failed
+    total: int | None = None  # responses the trial planned to judge
+    note: str = ""  # why it stopped or failed
 
 
 def plan_trial(
@@ -145,15 +151,8 @@ def _reviewed_cases(session, run: m.RunRow, criterion_id: int) -> list[ReviewedC
     return cases
 
 
-async def run_trial(
-    sessions: SessionFactory, plan: TrialPlan, *, actor: Actor, max_cost: float | None,
-    grade_fn: GradeFn | None = None, concurrency: int = 8,
-) -> TrialResult:
-    """Judge the reworded criterion on every reviewed response, stopping at ``max_cost``.
-
-    ``grade_fn`` grades one response on one criterion; by default the base run's model and
-    settings through the job runner's provider path (cache, limiter, retries).
-    """
+def check_trial(plan: TrialPlan, *, actor: Actor, max_cost: float | None) -> None:
+    """Refuse a trial that may not or cannot run, before anything is written."""
     require(actor, Role.ADMIN, "try a criterion's new wording")
     if max_cost is not None and max_cost <= 0:
         raise InvalidInputError("the cost cap must be a positive amount of dollars")
@@ -161,13 +160,58 @@ async def run_trial(
         raise InvalidInputError(
             f"the price of {plan.base_run.model} is unknown, so a cost cap cannot be kept: set "
             "its price per million tokens in Settings, or try without a cap")
+
+
+def begin_trial(sessions: SessionFactory, plan: TrialPlan, *, actor: Actor,
+                max_cost: float | None, worker: str) -> int:
+    """The trial's row, running: its progress is in the database from the start."""
+    check_trial(plan, actor=actor, max_cost=max_cost)
+    return trial_progress.begin(
+        sessions, criterion_id=plan.criterion.id, base_run_id=plan.base_run.id,
+        requirement=plan.requirement, total=len(plan.cases), max_cost=max_cost, actor=actor,
+        worker=worker)
+
+
+def retry_plan(sessions: SessionFactory, trial_id: int) -> TrialPlan:
+    """The plan of a stored trial, made again from the human verdicts in force now."""
+    with sessions() as session:
+        row = session.get(m.CriterionTrialRow, trial_id)
+        if row is None:
+            raise NotFoundError(f"wording trial {trial_id} does not exist")
+        base_run_id, criterion_id, requirement = row.base_run_id, row.criterion_id, \
+            row.requirement
+    return plan_trial(sessions, base_run_id=base_run_id, criterion_id=criterion_id,
+                      requirement=requirement)
+
+
+async def run_trial(
+    sessions: SessionFactory, plan: TrialPlan, *, actor: Actor, max_cost: float | None,
+    grade_fn: GradeFn | None = None, concurrency: int = 8, trial_id: int | None = None,
+    worker: str | None = None, done: Sequence[dict[str, Any]] = (),
+    spent_before: float | None = 0.0,
+) -> TrialResult:
+    """Judge the reworded criterion on every reviewed response, stopping at ``max_cost``.
+
+    ``grade_fn`` grades one response on one criterion; by default the base run's model and
+    settings through the job runner's provider path (cache, limiter, retries). The progress
+    is saved as it goes (``trial_id``/``worker``: a trial already begun, e.g. a retry with
+    the results it had, ``done``, and what they cost, ``spent_before``).
+    """
+    check_trial(plan, actor=actor, max_cost=max_cost)
+    if trial_id is None:
+        from storage.jobs.worker import new_worker_id
+
+        worker = worker or new_worker_id()
+        trial_id = begin_trial(sessions, plan, actor=actor, max_cost=max_cost, worker=worker)
+    assert worker is not None, "a trial begun elsewhere is run by the worker that holds it"
     close: Callable[[], Awaitable[None]] | None = None
     if grade_fn is None:
         grade_fn, close = _default_grade_fn(sessions, plan.base_run)
     criterion = plan.new_criterion
-    spent: list[float | None] = []
+    kept = {entry["response_id"]: dict(entry) for entry in done}
+    entries: list[dict[str, Any]] = list(kept.values())
+    spent: list[float | None] = [spent_before]
     stopped: list[str] = []
-    results: dict[int, EvaluationReport] = {}
     window = asyncio.Semaphore(concurrency)
 
     async def one(case: ReviewedCase) -> None:
@@ -177,18 +221,46 @@ async def run_trial(
             known = sum(c for c in spent if c is not None)
             if max_cost is not None and known >= max_cost:
                 stopped.append(f"stopped at the cost cap (${max_cost:g}) after "
-                               f"{len(results)} of {len(plan.cases)} responses")
+                               f"{len(entries)} of {len(plan.cases)} responses")
                 return
             report = await grade_fn(case.response, criterion)
-            results[case.response.id] = report
+            verdict, reason = _verdict_of(report)
+            entries.append({"response_id": case.response.id, "verdict": _value(verdict),
+                            "reason": reason})
             spent.append(report.completion_cost)
 
+    def cost() -> float | None:
+        return None if any(c is None for c in spent) else sum(c for c in spent if c is not None)
+
+    async def keep_saving() -> None:
+        while True:
+            await asyncio.sleep(trial_progress.HEARTBEAT_SECONDS)
+            with contextlib.suppress(Exception):  # the next beat tries again
+                await asyncio.to_thread(trial_progress.save, sessions, trial_id, worker,
+                                        results=list(entries), cost=cost())
+
+    saver = asyncio.create_task(keep_saving())
     try:
-        await asyncio.gather(*(one(case) for case in plan.cases))
+        await asyncio.gather(*(one(case) for case in plan.cases
+                               if case.response.id not in kept))
+    except BaseException as exc:
+        saver.cancel()
+        note = str(exc) if isinstance(exc, RubricWorkbenchError) else \
+            f"unexpected error: {type(exc).__name__}"
+        with contextlib.suppress(Exception):
+            trial_progress.save(sessions, trial_id, worker, results=entries, cost=cost(),
+                                status="failed", note=note)
+        raise
     finally:
+        saver.cancel()
         if close is not None:
             await close()
-    return _store(sessions, plan, results, spent, stopped[0] if stopped else None, actor)
+    order = {c.response.id: i for i, c in enumerate(plan.cases)}
+    entries.sort(key=lambda e: order.get(e["response_id"], len(order)))
+    trial_progress.save(sessions, trial_id, worker, results=entries, cost=cost(),
+                        status="stopped" if stopped else "done",
+                        note=stopped[0] if stopped else "")
+    return get_trial(sessions, trial_id)
 
 
 def _default_grade_fn(
@@ -234,26 +306,6 @@ def _figures(humans: Sequence[Verdict], judged: Sequence[Verdict | None]) -> Agr
                             bootstrap_interval(len(humans), macro_f1, seed=1))
 
 
-def _store(
-    sessions: SessionFactory, plan: TrialPlan, results: dict[int, EvaluationReport],
-    spent: list[float | None], stopped: str | None, actor: Actor,
-) -> TrialResult:
-    cost = None if any(c is None for c in spent) else sum(c for c in spent if c is not None)
-    with sessions.begin() as session:
-        row = m.CriterionTrialRow(
-            criterion_id=plan.criterion.id, base_run_id=plan.base_run.id,
-            requirement=plan.requirement, status="stopped" if stopped else "done",
-            note=stopped or "", cost=cost, created_by=actor.key,
-            results=[{"response_id": c.response.id, "verdict": _value(v), "reason": reason}
-                     for c in plan.cases if c.response.id in results
-                     for v, reason in [_verdict_of(results[c.response.id])]],
-        )
-        session.add(row)
-        session.flush()
-        trial_id = row.id
-    return get_trial(sessions, trial_id)
-
-
 def _value(verdict: Verdict | None) -> str | None:
     return None if verdict is None else verdict.value
 
@@ -269,7 +321,8 @@ def get_trial(sessions: SessionFactory, trial_id: int) -> TrialResult:
         reviewed = {c.response.id: c for c in _reviewed_cases(session, run, criterion.id)}
         base = run_info(run)
         stored = list(row.results)
-        status, note, cost = row.status, row.note, row.cost
+        status, note, cost = trial_progress.status_of(row, m.utcnow()), row.note, row.cost
+        total = row.total
         created_by, created_at = row.created_by, row.created_at
     # responses whose human verdict was withdrawn since (or made CANNOT_ASSESS) drop out
     judged = [(reviewed[r["response_id"]], Verdict(r["verdict"]) if r["verdict"] else None,
@@ -301,7 +354,7 @@ def get_trial(sessions: SessionFactory, trial_id: int) -> TrialResult:
         difference_interval=bootstrap_interval(len(cases), difference, seed=1),
         flips=flips, judged=len(cases), failed=sum(1 for v in after if v is None),
         stopped=note if status == "stopped" else None, cost=cost,
-        created_by=created_by, created_at=created_at,
+        created_by=created_by, created_at=created_at, status=status, total=total, note=note,
     )
 
 
