@@ -18,12 +18,12 @@ from ui.auth import current_actor
 from ui.verdict_view import GRADER_LABELS, md_escape
 
 HOLISTIC = "rubric_as_judge"
-RULE_LABELS = {
-    "majority": "majority (more than half of all members; a failed member abstains)",
-    "unanimous": "unanimous (MET only if every member says MET)",
-    "any": "any (MET as soon as one member says MET)",
-    "weighted": "weighted majority (a weight per member)",
-}
+RULE_LABELS = {"majority": "majority", "unanimous": "unanimous", "any": "any",
+               "weighted": "weighted majority"}
+RULE_HELP = ("majority: MET with more than half of all members (a failed member abstains and "
+             "still counts); unanimous: MET only if every member says MET; any: MET as soon "
+             "as one member says MET; weighted majority: more than half of the members' "
+             "weight. A tie goes to the verdict with the lower score.")
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def render_panel_choice(judges) -> PanelChoice | None:
     models = _models(judges)
     left, right = st.columns(2)
     rule = left.selectbox("Panel rule", PANEL_RULES, key="grade_panel_rule",
-                          format_func=RULE_LABELS.get)
+                          format_func=RULE_LABELS.get, help=RULE_HELP)
     right.number_input("Stop the panel when its cost reaches (USD, 0 = no cap)",
                        min_value=0.0, step=0.5, key="grade_panel_cap",
                        help="Split over the members in proportion to their estimates; a "
