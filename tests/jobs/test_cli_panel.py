@@ -143,3 +143,18 @@ def test_bad_panel_arguments_are_refused_before_anything_is_written(
     assert message in err and "Traceback" not in err
     assert not db.exists() and not (tmp_path / "out.jsonl").exists()
     assert fake_provider.requests == 0
+
+
+def test_two_graders_make_one_panel_each(files, fake_provider, db_url, capsys):
+    fake_provider.default = judge_reply
+    status = cli.main(["grade", "--rubric", str(files / "rubric.yaml"), "--responses",
+                       str(files / "r.csv"), "--grader", "per-criterion", "--grader", "one-shot",
+                       "--model", MODELS[0], "--model", MODELS[1], "--api-base",
+                       fake_provider.api_base, "--db", db_url, "--panel", "unanimous"])
+    assert status == 0, capsys.readouterr().err
+    sessions = open_database(db_url)
+    made = panels.list_panels(sessions)
+    assert [[(m.run.grader, m.run.model) for m in p.members] for p in made] == [
+        [("per_criterion", MODELS[0]), ("per_criterion", MODELS[1])],
+        [("one_shot", MODELS[0]), ("one_shot", MODELS[1])]]
+    assert all(g.score is not None for p in made for g in panels.panel_grades(sessions, p.id))
