@@ -136,3 +136,18 @@ def make_panels(choice: PanelChoice, judges, launched_runs, name: str) -> list[s
             messages.append(f"Panel #{panel.id} ({choice.rule} of runs {runs_text}) already "
                             "exists, so no new panel was made.")
     return messages
+
+
+def render_panel_progress(current_runs) -> None:
+    """Panels whose members are still grading: how many have finished (Grade's runs list)."""
+    status = {run.id: run.status for run in current_runs}
+    forming = [p for p in panels.list_panels(runtime.get_sessions())
+               if any(status.get(m.run.id) in ("queued", "running") for m in p.members)]
+    for panel in forming:
+        finished = sum(1 for m in panel.members
+                       if status.get(m.run.id) not in ("queued", "running"))
+        st.caption(md_escape(
+            f"Panel #{panel.id} ({panel.rule} of runs "
+            f"{', '.join(f'#{m.run.id}' for m in panel.members)}): {finished} of "
+            f"{len(panel.members)} members finished; its grades so far are on the Judges "
+            "page (a member that fails abstains)."))
