@@ -186,7 +186,8 @@ def one_shot_user_prompt(
     ``examples_block``, ``grading.calibration.render_examples_by_criterion``, when given)."""
     listing = _numbered_criteria(criteria)
     return (
-        f"{_before(examples_block)}{format_to_grade(to_grade, query)}\n\n<criteria>\n{listing}\n</criteria>\n\n"
+        f"{_before(examples_block)}{format_to_grade(to_grade, query)}\n\n"
+        f"<criteria>\n{listing}\n</criteria>\n\n"
         f"For a NEGATIVE criterion, MET means the response makes that mistake.\n"
         f"Answer with JSON only, with exactly one entry for each number from 1 to "
         f"{len(criteria)}, in this shape:\n"
