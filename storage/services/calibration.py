@@ -21,7 +21,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from grading.calibration import ExampleSet, ReviewedExample, RubricExamples, choose_examples
-from grading.types import Verdict
+from grading.types import Criterion, Verdict
 from storage import models as m
 from storage.dto import HumanDecision
 from storage.engine import SessionFactory
@@ -152,6 +152,26 @@ def reviewed_counts(sessions: SessionFactory, rubric_version_id: int
     """Per criterion, in the rubric's order: the reviewed responses that can be examples."""
     with sessions() as session:
         return _counts(*_candidates(session, rubric_version_id))
+
+
+def counts_for_rubric_file(sessions: SessionFactory, rubric_name: str,
+                           criteria: Sequence[Criterion]) -> tuple[ReviewedCount, ...]:
+    """What ``reviewed_counts`` will say for these criteria once the command line has stored
+    them as the next version of ``rubric_name`` (verdicts carry from its latest version
+    where the requirement text is unchanged), read before anything is written."""
+    with sessions() as session:
+        rubric = rubric_repo.find_rubric_by_name(session, rubric_name)
+        by_text: dict[str, ReviewedCount] = {}
+        if rubric is not None:
+            latest = rubric_repo.latest_version(session, rubric.id)
+            for count in _counts(*_candidates(session, latest.id)):
+                text = next(c.requirement for c in latest.criteria if c.id == count.criterion_id)
+                by_text.setdefault(text, count)
+    return tuple(
+        ReviewedCount(criterion_id=0, position=i, label=c.name or f"criterion {i + 1}",
+                      met=by_text[c.requirement].met if c.requirement in by_text else 0,
+                      unmet=by_text[c.requirement].unmet if c.requirement in by_text else 0)
+        for i, c in enumerate(criteria))
 
 
 def too_few(counts: Sequence[ReviewedCount], k: int) -> str | None:
