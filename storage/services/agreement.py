@@ -173,7 +173,10 @@ class AgreementReport:
 
 def run_label(run: RunInfo) -> str:
     name = f" {run.name}" if run.name else ""
-    return f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+    calibrated = (f" · calibrated (k={run.settings.calibration.k})"
+                  if run.settings.calibration is not None else "")
+    return (f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+            + calibrated)
 
 
 def gather_sources(

@@ -183,11 +183,10 @@ def too_few(counts: Sequence[ReviewedCount], k: int) -> str | None:
         f"criterion {c.position + 1} ('{c.label}'): {c.total} ({c.met} MET, {c.unmet} UNMET)"
         for c in short[:5]) + (f"; and {len(short) - 5} more" if len(short) > 5 else "")
     fewest = min(c.total for c in counts)
-    advice = (f"choose k of at most {fewest}, or review more responses" if fewest else
-              "review responses on every criterion first (Review page)")
+    advice = (f"Choose k of at most {fewest}, or review more responses" if fewest else
+              "Review responses on every criterion first (Review page)")
     return (f"{k} examples per criterion were asked for, but fewer reviewed responses (with "
-            f"an agreed or adjudicated MET/UNMET verdict) exist for {listed}. Nothing was "
-            f"launched: {advice}.")
+            f"an agreed or adjudicated MET/UNMET verdict) exist for {listed}. {advice}.")
 
 
 def draw_rows(session: Session, rubric_version_id: int, grader: str,
@@ -201,7 +200,7 @@ def draw_rows(session: Session, rubric_version_id: int, grader: str,
     criteria, found = _candidates(session, rubric_version_id)
     problem = too_few(_counts(criteria, found), settings.k)
     if problem:
-        raise CalibrationRefusedError(problem)
+        raise CalibrationRefusedError(f"Nothing was launched: {problem}")
     rows: list[dict] = []
     for criterion in criteria:
         by_id = {c.response_id: c for c in found.get(criterion.id, ())}
@@ -233,6 +232,33 @@ def _rows(session: Session, run_id: int) -> list[m.RunExampleRow]:
                   m.RunExampleRow.position)))
 
 
+def _build(criteria: Sequence[m.CriterionRow], rows: Iterable[tuple[int, str, int, str, str]],
+           texts: dict[int, tuple[str, str | None]], k: int) -> RubricExamples:
+    """RubricExamples from (criterion id, role, response id, verdict, reason) in order."""
+    by_criterion: dict[int, dict[str, list[ReviewedExample]]] = defaultdict(
+        lambda: {"example": [], "reserve": []})
+    for criterion_id, role, response_id, verdict, reason in rows:
+        output, query = texts[response_id]
+        by_criterion[criterion_id][role].append(ReviewedExample(
+            response_id, Verdict(verdict), output, query=query, reason=reason))
+    return RubricExamples(
+        tuple(ExampleSet(tuple(by_criterion[c.id]["example"]),
+                         tuple(by_criterion[c.id]["reserve"]), requested=k)
+              for c in criteria),
+        tuple(c.requirement for c in criteria))
+
+
+def _texts(session: Session, response_ids: Iterable[int]) -> dict[int, tuple[str, str | None]]:
+    ids = sorted(set(response_ids))
+    found: dict[int, tuple[str, str | None]] = {}
+    for start in range(0, len(ids), 500):
+        for rid, output, query in session.execute(
+                select(m.ResponseRow.id, m.ResponseRow.output, m.ResponseRow.query)
+                .where(m.ResponseRow.id.in_(ids[start:start + 500]))):
+            found[rid] = (output, query)
+    return found
+
+
 def load_examples(sessions: SessionFactory, run_id: int) -> RubricExamples | None:
     """The examples run ``run_id`` recorded at launch, with their texts; None when the run
     is not calibrated."""
@@ -242,21 +268,22 @@ def load_examples(sessions: SessionFactory, run_id: int) -> RubricExamples | Non
             return None
         k = int(run.settings["calibration"]["k"])
         criteria = rubric_repo.criteria_of(session, run.rubric_version_id)
-        rows = _rows(session, run_id)
-        texts = {rid: (output, query) for rid, output, query in session.execute(
-            select(m.ResponseRow.id, m.ResponseRow.output, m.ResponseRow.query)
-            .where(m.ResponseRow.id.in_({r.response_id for r in rows})))}
-    by_criterion: dict[int, dict[str, list[ReviewedExample]]] = defaultdict(
-        lambda: {"example": [], "reserve": []})
-    for row in rows:
-        output, query = texts[row.response_id]
-        by_criterion[row.criterion_id][row.role].append(ReviewedExample(
-            row.response_id, Verdict(row.verdict), output, query=query, reason=row.reason))
-    return RubricExamples(
-        tuple(ExampleSet(tuple(by_criterion[c.id]["example"]),
-                         tuple(by_criterion[c.id]["reserve"]), requested=k)
-              for c in criteria),
-        tuple(c.requirement for c in criteria))
+        rows = [(r.criterion_id, r.role, r.response_id, r.verdict, r.reason)
+                for r in _rows(session, run_id)]
+        texts = _texts(session, (r[2] for r in rows))
+    return _build(criteria, rows, texts, k)
+
+
+def preview_examples(sessions: SessionFactory, rubric_version_id: int, grader: str,
+                     settings: CalibrationSettings) -> RubricExamples:
+    """The examples a launch now would draw (for the estimate); nothing is written."""
+    with sessions() as session:
+        drawn = draw_rows(session, rubric_version_id, grader, settings)
+        criteria = rubric_repo.criteria_of(session, rubric_version_id)
+        texts = _texts(session, (r["response_id"] for r in drawn))
+    rows = [(r["criterion_id"], r["role"], r["response_id"], r["verdict"], r["reason"])
+            for r in drawn]
+    return _build(criteria, rows, texts, settings.k)
 
 
 def list_run_examples(sessions: SessionFactory, run_id: int) -> list[RunExampleInfo]:

@@ -233,3 +233,24 @@ def test_agreement_of_a_calibrated_run_leaves_out_its_example_responses(sessions
     report = agreement.build_report(data)
     pair = report.pair(agreement.HUMAN, f"run:{calibrated.id}")
     assert pair.overall.pairs_used == (10 - len(used)) * len(criteria)
+
+
+def test_the_estimate_counts_the_examples_every_prompt_shows(sessions):
+    from storage.jobs import estimate_run
+
+    version, dataset, responses = _setup(sessions, count=10)
+    _review(sessions, version, responses, _alternating)
+    price = {"input_per_million": 1.0, "output_per_million": 1.0}
+
+    def estimate(**settings):
+        return estimate_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                            grader="per_criterion", model="openai/judge",
+                            settings={"price": price, **settings})
+
+    plain = estimate()
+    calibrated = estimate(calibration={"k": 4, "seed": 0})
+    assert calibrated.calls == plain.calls
+    assert calibrated.prompt_tokens > plain.prompt_tokens
+    assert "with 4 reviewed examples per criterion" in calibrated.note
+    # Too many asked: the estimate stays without examples (the launch refuses, with why).
+    assert estimate(calibration={"k": 20}).prompt_tokens == plain.prompt_tokens
