@@ -38,6 +38,12 @@ def get_run_examples(db: str, run_id: int) -> list[calibration.RunExampleInfo]:
     return calibration.list_run_examples(sessions_for(db), run_id)
 
 
+@st.cache_data(ttl=60, max_entries=50, show_spinner=False)
+def get_examples_jsonl(db: str, run_id: int) -> str:
+    # Recorded at launch and never changed: the Grade page's poll reads it from the cache.
+    return examples_export(sessions_for(db), run_id, "jsonl")
+
+
 def render_run_examples(db: str, runs: list[RunInfo]) -> None:
     """For each calibrated run (newest first), the examples it showed, per criterion."""
     for run in [r for r in reversed(runs) if r.settings.calibration is not None][:5]:
@@ -61,5 +67,5 @@ def render_run_examples(db: str, runs: list[RunInfo]) -> None:
             } for e in used], hide_index=True, width="stretch")
             st.download_button(
                 "Download the examples (JSONL)", key=f"grade_examples_{run.id}",
-                data=examples_export(sessions_for(db), run.id, "jsonl"),
+                data=get_examples_jsonl(db, run.id),
                 file_name=f"examples-run-{run.id}.jsonl", mime="application/x-ndjson")
