@@ -254,3 +254,22 @@ def test_the_estimate_counts_the_examples_every_prompt_shows(sessions):
     assert "with 4 reviewed examples per criterion" in calibrated.note
     # Too many asked: the estimate stays without examples (the launch refuses, with why).
     assert estimate(calibration={"k": 20}).prompt_tokens == plain.prompt_tokens
+
+
+def test_agreement_command_says_what_a_calibrated_run_is_measured_on(sessions, db_url, capsys):
+    import json
+
+    from storage import cli
+
+    version, dataset, responses = _setup(sessions, count=8)
+    _review(sessions, version, responses, _alternating)
+    run = _launch(sessions, version, dataset, k=2)
+    used = {e.response_id for e in calibration.list_run_examples(sessions, run.id)}
+    assert cli.main(["agreement", "--dataset", "Answers", "--rubric", "Dosing",
+                     "--format", "json", "--db", db_url]) == 0
+    held = json.loads(capsys.readouterr().out)["held_out"][f"run:{run.id}"]
+    assert held == {"k": 2, "reviewed": 8, "examples": len(used), "held_out": 8 - len(used)}
+    assert cli.main(["agreement", "--dataset", "Answers", "--rubric", "Dosing",
+                     "--format", "text", "--db", db_url]) == 0
+    assert (f"held out: {8 - len(used)} of 8 reviewed responses; {len(used)} were examples"
+            in capsys.readouterr().out)
