@@ -200,7 +200,7 @@ def draw_rows(session: Session, rubric_version_id: int, grader: str,
     criteria, found = _candidates(session, rubric_version_id)
     problem = too_few(_counts(criteria, found), settings.k)
     if problem:
-        raise CalibrationRefusedError(f"Nothing was launched: {problem}")
+        raise CalibrationRefusedError(problem)
     rows: list[dict] = []
     for criterion in criteria:
         by_id = {c.response_id: c for c in found.get(criterion.id, ())}

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from grading.types import Verdict
 from storage import models as m
 from storage.services import calibration, reviews, runs
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import judge_report, make_dataset, make_rubric
 from tests.ui.pages import APP, db, frame_with, texts
@@ -72,6 +73,23 @@ def test_k_beyond_the_reviewed_examples_is_explained_and_blocks_the_launch(revie
     assert "4 examples per criterion were asked for" in shown
     assert "Choose k of at most 3" in shown
     assert at.button(key="grade_launch").disabled
+    assert _run_count(sessions) == 0
+
+
+def test_a_launch_from_a_stale_form_is_refused_when_examples_became_disputed(reviewed):
+    sessions, version, _dataset, responses = reviewed
+    at = _calibrating(3)
+    assert not at.button(key="grade_launch").disabled
+    # Meanwhile another reviewer disagrees on one response: that verdict is now disputed,
+    # so "cites" has 2 usable examples; the form still shows 3.
+    reviews.set_human_verdict(sessions, actor=local_actor("bo"), response_id=responses[0].id,
+                              criterion_id=version.criteria[1].id,
+                              verdict="UNMET" if _verdict(0, 1) == "MET" else "MET")
+    at.button(key="grade_launch").click().run()
+    assert not at.exception
+    shown = texts(at)
+    assert "Nothing more was launched" in shown
+    assert "criterion 2 ('cites'): 2 (1 MET, 1 UNMET)" in shown
     assert _run_count(sessions) == 0
 
 
