@@ -273,3 +273,23 @@ def test_agreement_command_says_what_a_calibrated_run_is_measured_on(sessions, d
                      "--format", "text", "--db", db_url]) == 0
     assert (f"held out: {8 - len(used)} of 8 reviewed responses; {len(used)} were examples"
             in capsys.readouterr().out)
+
+
+def test_a_wording_trial_on_a_calibrated_run_uses_only_its_held_out_responses(sessions):
+    from storage.services import trials
+    from tests.storage.helpers import judge_report
+
+    version, dataset, responses = _setup(sessions, count=10)
+    _review(sessions, version, responses, _alternating)
+    run = _launch(sessions, version, dataset, k=2)
+    criteria = version.to_criteria()
+    runs.start_run(sessions, run.id)
+    for i, response in enumerate(responses):
+        runs.record_grade(sessions, run.id, response.id, judge_report(
+            criteria, [Verdict(_alternating(i, c)) for c in range(2)], run.settings.scoring(),
+            response.to_grade))
+    used = {e.response_id for e in calibration.list_run_examples(sessions, run.id)}
+    assert used
+    plan = trials.plan_trial(sessions, base_run_id=run.id,
+                             criterion_id=version.criteria[0].id, requirement="States a dose")
+    assert {c.response.id for c in plan.cases} == {r.id for r in responses} - used
