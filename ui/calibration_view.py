@@ -27,9 +27,9 @@ def render_held_out(data: AgreementData) -> None:
         held = data.held_out.get(source.key)
         if held is None:
             continue
-        st.info(f"{safe_text.md(source.label)} was calibrated with {held.k} reviewed examples "
-                "per criterion, so its agreement with people (κ, confusion, scores, "
-                "baseline) is computed on the responses it was not shown as examples — "
+        st.info(f"{safe_text.md(source.label)}: shown {held.k} reviewed examples per "
+                "criterion, so its agreement with people (κ, confusion, scores, baseline) is "
+                "computed on the responses it was not shown as examples — "
                 f"{held_out_sentence(held)}.", icon=":material/school:")
 
 
