@@ -47,6 +47,10 @@ def agreement_command(args: argparse.Namespace) -> int:
         return 1
     report = human_baseline.baseline_json(data, baseline)
     report.update(rubric=rubric, rubric_version=version, dataset=args.dataset)
+    # Calibrated runs are measured on the responses they were not shown as examples.
+    report["held_out"] = {
+        key: {"k": held.k, "reviewed": held.reviewed, "examples": held.examples,
+              "held_out": held.held_out} for key, held in data.held_out.items()}
     if args.format == "json":
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
@@ -58,4 +62,8 @@ def agreement_command(args: argparse.Namespace) -> int:
               f"(n={among['n']})")
         for judge in row["judges"]:
             print(f"  {judge['sentence']}")
+    for key, held in data.held_out.items():
+        print(f"{data.source(key).label}: calibrated with {held.k} examples per criterion; "
+              f"held out: {held.held_out} of {held.reviewed} reviewed responses; "
+              f"{held.examples} were examples")
     return 0

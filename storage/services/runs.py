@@ -23,6 +23,7 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as repo
 from storage.run_settings import RunSettings, TokenPrice
+from storage.services import calibration
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 
@@ -115,6 +116,8 @@ def _queue(
                                      run_settings, chosen)
             if same is not None:
                 return Launch(run_info(same), created=False)
+        examples = (calibration.draw_rows(session, version.id, grader, run_settings.calibration)
+                    if run_settings.calibration is not None else [])  # may refuse: no write yet
         if version.frozen_at is None:
             version.frozen_at = m.utcnow()
         run = m.RunRow(
@@ -125,6 +128,7 @@ def _queue(
         session.add(run)
         session.flush()
         repo.add_run_responses(session, run.id, chosen)
+        calibration.record_examples(session, run.id, examples)
         return Launch(run_info(run), created=True)
 
 

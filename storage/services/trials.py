@@ -29,6 +29,7 @@ from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
 from storage.jobs.estimate import RunEstimate, estimate_for
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
+from storage.services import calibration
 from storage.services.reviewers import Actor, Role, require
 
 GradeFn = Callable[[ResponseInfo, Criterion], Awaitable[EvaluationReport]]
@@ -135,7 +136,11 @@ def _reviewed_cases(session, run: m.RunRow, criterion_id: int) -> list[ReviewedC
             .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
             .where(m.GradeRow.run_id == run.id,
                    m.GradeCriterionRow.criterion_id == criterion_id)))
-    ids = sorted(r for r, v in humans.items() if r in in_run and v != "CANNOT_ASSESS")
+    # A calibrated base run is compared with people on the responses it was not shown as
+    # examples only, as on the Agreement page (storage/services/calibration.py).
+    shown = calibration.example_response_ids(session, [run.id]).get(run.id, set())
+    ids = sorted(r for r, v in humans.items()
+                 if r in in_run and v != "CANNOT_ASSESS" and r not in shown)
     responses = {row.id: response_info(row) for row in session.scalars(
         select(m.ResponseRow).where(m.ResponseRow.id.in_(ids)))} if ids else {}
     cases = []
