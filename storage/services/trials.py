@@ -22,6 +22,7 @@ from grading.agreement import PairwiseAgreement, compare_verdicts
 from grading.bootstrap import Interval, bootstrap_interval
 from grading.errors import RubricWorkbenchError
 from grading.types import Criterion, EvaluationReport, Verdict
+from storage import limits
 from storage import models as m
 from storage.convert import criterion_info, response_info, run_info
 from storage.dto import CriterionInfo, ResponseInfo, RunInfo
@@ -29,7 +30,7 @@ from storage.engine import SessionFactory
 from storage.errors import InvalidInputError, NotFoundError
 from storage.jobs.estimate import RunEstimate, estimate_for
 from storage.repositories import runs as run_repo
-from storage.services import trial_progress
+from storage.services import calibration, trial_progress
 from storage.services.reviewers import Actor, Role, require
 from storage.services.trial_adoption import adopt_wording
 
@@ -142,7 +143,11 @@ def _reviewed_cases(session, run: m.RunRow, criterion_id: int) -> list[ReviewedC
             .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
             .where(m.GradeRow.run_id == run.id,
                    m.GradeCriterionRow.criterion_id == criterion_id)))
-    ids = sorted(r for r, v in humans.items() if r in in_run and v != "CANNOT_ASSESS")
+    # A calibrated base run is compared with people on the responses it was not shown as
+    # examples only, as on the Agreement page (storage/services/calibration.py).
+    shown = calibration.example_response_ids(session, [run.id]).get(run.id, set())
+    ids = sorted(r for r, v in humans.items()
+                 if r in in_run and v != "CANNOT_ASSESS" and r not in shown)
     responses = {row.id: response_info(row) for row in session.scalars(
         select(m.ResponseRow).where(m.ResponseRow.id.in_(ids)))} if ids else {}
     cases = []
@@ -228,7 +233,7 @@ async def run_trial(
             report = await grade_fn(case.response, criterion)
             verdict, reason = _verdict_of(report)
             entries.append({"response_id": case.response.id, "verdict": _value(verdict),
-                            "reason": reason})
+                            "reason": limits.storable(reason)})
             spent.append(report.completion_cost)
 
     def cost() -> float | None:

@@ -3,7 +3,7 @@ runs them and when it last said so, and their cost cap (a reload, a second brows
 restarted app sees a running or interrupted trial, and a retry keeps the cap).
 
 Revision ID: 0014_trial_status
-Revises: 0005_several_reviewers
+Revises: 0013_run_examples
 Create Date: 2026-11-22 21:30:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0014_trial_status"
-down_revision: str | None = "0005_several_reviewers"
+down_revision: str | None = "0013_run_examples"
 branch_labels: str | None = None
 depends_on: str | None = None
 
