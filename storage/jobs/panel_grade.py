@@ -112,9 +112,13 @@ def panel_result_records(sessions, panel_id: int) -> Iterator[dict[str, Any]]:
     version = rubrics.get_version(sessions, panel.rubric_version_id)
     by_id = {c.id: c for c in version.criteria}
     keys = datasets.response_keys(sessions, panel.dataset_id)
+    from storage.exports import BASE_COLUMNS
+
     members = [m.run for m in panel.members]
+    calibrated = members[0].settings.calibration  # members share their settings
+    blank = dict.fromkeys(BASE_COLUMNS)  # any column a run's record has, the panel's has
     for grade in panels.panel_grades(sessions, panel_id):
-        yield {
+        yield blank | {
             "run_id": None, "run_name": panel.label, "panel_id": panel.id, "rule": panel.rule,
             "member_runs": [run.id for run in members],
             "member_weights": [m.weight for m in panel.members],
@@ -128,6 +132,8 @@ def panel_result_records(sessions, panel_id: int) -> Iterator[dict[str, Any]]:
             # People's verdicts in place of the panel's are not applied here.
             "effective_score": None, "effective_raw_score": None,
             "error": grade.error, "reviewed_criteria": None, "cost": grade.cost,
+            "calibration_k": calibrated.k if calibrated else None,
+            "calibration_seed": calibrated.seed if calibrated else None,
             "members_graded": grade.members_graded,
             "criteria": [
                 {
