@@ -103,6 +103,9 @@ DEFAULTS: dict[str, object] = {
     "results_verdict_criterion": None,  # criterion id whose effective verdict filters
     "results_verdict_value": "MET",
     "results_verdict_run": None,
+    "results_panel_ids": [],  # judge panels shown next to the runs
+    "results_panel_goto": None,  # a panel just made on Results: picked on the next run
+    "results_flash": None,  # a message shown once (a panel was made)
     # review
     "review_set": None,  # (dataset_id, rubric_version_id)
     "review_unreviewed_only": False,
