@@ -15,7 +15,7 @@ from storage.services.results import ResultSet, ResultsPage
 from ui import panel_readers, safe_text
 from ui.auth import current_actor
 from ui.runtime import get_sessions
-from ui.verdict_view import format_score, md_escape, run_label
+from ui.verdict_view import format_score, md_escape, run_label, verdict_badge
 
 HOLISTIC = "rubric_as_judge"
 TIE = "⚖ tie"
@@ -172,3 +172,28 @@ def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) 
     st.session_state.results_panel_goto = panel.id  # picked on the next run
     st.session_state.results_flash = f"Created {panel.label}: it is shown next to the runs."
     st.rerun()
+
+
+def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,
+                              response_id: int, criterion_id: int) -> None:
+    """Under the judges' verdicts on one criterion (Review): each panel's verdict, how it
+    was reached, and its members' verdicts under it. The caller hides this wherever it
+    hides the judges (blind mode)."""
+    found = panel_readers.get_panels(db, dataset_id, rubric_version_id)
+    if not found:
+        return
+    results = page_results(db, tuple(found), (response_id,))
+    for panel in found:
+        result = results[panel.id].get(response_id)
+        row = None if result is None else next(
+            (r for r in result.grade.criteria if r.criterion_id == criterion_id), None)
+        if row is None:
+            continue
+        st.markdown(f"{verdict_badge(row.decision.verdict)} "
+                    f"**{md_escape(panel.label)}**"
+                    + (" · :orange-badge[tie: the lower score]" if row.decision.tie else ""))
+        st.caption(md_escape(row.decision.note))
+        st.caption("Members: " + " · ".join(
+            f"{md_escape(f'#{m.run.id} ' + m.run.model.split('/')[-1])} "
+            f"{v.value.replace('_', ' ') if v else 'failed'}"
+            for m, v in zip(panel.members, row.member_verdicts, strict=True)))
