@@ -49,8 +49,42 @@ def render_criteria(report: AgreementReport, scope: tuple) -> tuple[str | None, 
         table.append(entry)
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
     keys = (a, b) if a and b else tuple(s.key for s in report.data.verdict_sources)
+    render_reword_links(report, rows, keys)
     render_disagreements(report, scope, rows, keys)
     return a, b
+
+
+REWORD_LINKS = 3
+
+
+def render_reword_links(report: AgreementReport, rows, keys: tuple[str, ...]) -> None:
+    """The worst criteria lead to the Judges page's rewording trial, criterion chosen."""
+    data = report.data
+    judges = [data.source(k) for k in keys if not data.source(k).is_human]
+    runs = [rid for src in judges for rid in
+            ([src.run_id] if src.run_id is not None else list(src.member_run_ids))]
+    worst = [r for r in rows if r.disagreements][:REWORD_LINKS]
+    if not worst or not runs or not any(s.is_human for s in data.sources):
+        return
+    columns = st.columns([1.2] + [1] * len(worst), vertical_alignment="center")
+    columns[0].caption("Reword a criterion the judges get wrong, and try it on the "
+                       "reviewed responses before adopting it:")
+    for column, row in zip(columns[1:], worst, strict=False):
+        if column.button(f"Reword “{safe_text.text(row.criterion.label)}”",
+                         key=f"agreement_reword_{row.criterion.id}",
+                         icon=":material/edit_note:", width="stretch"):
+            handle_reword(data.dataset_id, data.rubric_version_id, row.criterion.id,
+                          runs[0])
+            st.switch_page("app_pages/judges.py")
+
+
+def handle_reword(dataset_id: int, version_id: int, criterion_id: int, run_id: int) -> None:
+    """Open the Judges page on the wording trial of this criterion, with this run judging."""
+    s = st.session_state
+    s["judges_set"] = f"{dataset_id}:{version_id}"
+    s["judges_criterion_id"] = criterion_id
+    s["judges_trial_run"] = run_id
+    s.judges_tab = "Try a new wording"
 
 
 def render_disagreements(
@@ -81,10 +115,14 @@ def render_disagreements(
     pick, results_col, review_col = st.columns([2, 1, 1], vertical_alignment="bottom")
     response_id = pick.selectbox("Response", list(options), format_func=options.get,
                                  key="agreement_open_response")
-    run_ids = tuple(report.data.source(k).run_id for k in keys
-                    if not report.data.source(k).is_human)
+    compared = [report.data.source(k) for k in keys]
+    run_ids = tuple(dict.fromkeys(
+        [src.run_id for src in compared if src.run_id is not None]
+        + [rid for src in compared for rid in src.member_run_ids]))
+    panel_ids = [src.panel_id for src in compared if src.is_panel]
     if results_col.button("Open in Results", icon=":material/table_view:"):
         handle_open_in_results(report, run_ids, response_id)
+        st.session_state.results_panel_ids = panel_ids
         st.switch_page("app_pages/results.py")
     if review_col.button("Review it", icon=":material/rate_review:"):
         handle_open_in_review(report, response_id)
@@ -97,7 +135,7 @@ def handle_open_in_results(report: AgreementReport, run_ids: tuple[int, ...],
     data, s = report.data, st.session_state
     s.results_set = (data.dataset_id, data.rubric_version_id)
     s.results_run_ids = list(run_ids) or [src.run_id for src in data.sources
-                                          if not src.is_human]
+                                          if src.run_id is not None]
     s.results_search = data.response_labels[response_id]
     s.results_failed_only = s.results_disagree_only = False
     s.results_reviewed = "any"

@@ -35,4 +35,6 @@ def compact(source: AgreementSource) -> str:
     """A short name for axis titles: "Human" or "#3 mini-judge"."""
     if source.is_human:
         return "Human"
+    if source.is_panel:
+        return safe_text.text(f"Panel P{source.panel_id}")
     return safe_text.text(f"#{source.run_id} {(source.model or '').rsplit('/', 1)[-1]}")[:28]

@@ -133,6 +133,8 @@ DEFAULTS: dict[str, object] = {
     "agreement_nonce": 0,  # bumped after an import to clear the file uploader
     "agreement_flash": None,
     "agreement_import_problems": None,  # [problem, ...] of the last refused import
+    # judges
+    "judges_tab": None,  # the tab to open on the next run (Agreement's "Reword" links)
 }
 
 

@@ -94,3 +94,45 @@ def member_models(panel: panels.PanelInfo) -> str:
     return f"{panel.rule} of " + ", ".join(
         f"#{m.run.id} {m.run.model}" + (f" ×{m.weight:g}" if panel.rule == "weighted" else "")
         for m in panel.members)
+
+
+@dataclass(frozen=True)
+class PanelSource:
+    """What the Agreement page needs of one panel: its verdicts, how each was reached, its
+    own scores, its scoring settings, and the members' cost."""
+
+    panel: panels.PanelInfo
+    verdicts: dict[tuple[int, int], Verdict]  # (response, criterion) -> decided verdict
+    reasons: dict[tuple[int, int], str]
+    scores: dict[int, float]
+    grades: int
+    total_tokens: int
+    cost: float | None  # the members' costs over the responses whose cost is known
+    unknown_cost_count: int  # responses where some member's cost is unknown
+    status: str
+
+
+def panel_sources(sessions: SessionFactory, rubric_version_id: int,
+                  dataset_id: int) -> list[PanelSource]:
+    found = []
+    for panel in panels.list_panels(sessions, dataset_id=dataset_id,
+                                    rubric_version_id=rubric_version_id):
+        grades = panels.panel_grades(sessions, panel.id)
+        verdicts: dict[tuple[int, int], Verdict] = {}
+        reasons: dict[tuple[int, int], str] = {}
+        for grade in grades:
+            for row in grade.criteria:
+                if row.decision.verdict is not None:
+                    verdicts[grade.response_id, row.criterion_id] = row.decision.verdict
+                    reasons[grade.response_id, row.criterion_id] = row.decision.note
+        known = [g.cost for g in grades if g.cost is not None]
+        statuses = [m.run.status for m in panel.members]
+        found.append(PanelSource(
+            panel=panel, verdicts=verdicts, reasons=reasons,
+            scores={g.response_id: g.score for g in grades if g.score is not None},
+            grades=len(grades), total_tokens=sum(m.run.total_tokens for m in panel.members),
+            cost=sum(known) if known else None,
+            unknown_cost_count=len(grades) - len(known),
+            status=next((s for s in statuses if s != "done"), "done"),
+        ))
+    return found

@@ -17,6 +17,7 @@ from ui import (
     agreement_criteria,
     agreement_judges,
     agreement_labels,
+    agreement_panels,
     safe_text,
 )
 from ui import agreement_readers as readers
@@ -56,6 +57,7 @@ def render_page() -> None:
     agreement_charts.render_confusion(report, a, b)
     agreement_charts.render_scores(report)
     agreement_judges.render_judges(report)
+    agreement_panels.render_panels(report, db)
     agreement_baseline.render_baseline(readers.get_baseline(*scope))
     agreement_labels.render_labels(version_id, dataset_id)
 

@@ -29,7 +29,10 @@ with page_boundary(lambda: st.session_state.pop("judges_set", None)):
     result_set = keys[chosen]
     set_runs = [runs.get_run(sessions, run_id) for run_id in sorted(result_set.run_ids)]
     criteria = list(rubrics.get_version(sessions, result_set.rubric_version_id).criteria)
-    panels_tab, wording_tab = st.tabs(["Judge panels", "Try a new wording"])
+    # Agreement's "Reword" links open the wording tab, criterion chosen.
+    panels_tab, wording_tab = st.tabs(["Judge panels", "Try a new wording"],
+                                      default=st.session_state.judges_tab)
+    st.session_state.judges_tab = None
     with panels_tab:
         render_panels(result_set, set_runs)
     with wording_tab:
