@@ -54,3 +54,10 @@ def clear_after_panel_change() -> None:
     """A panel made or removed: the lists and stamps that name panels."""
     get_panels.clear()
     get_stamp.clear()
+
+
+@st.cache_data(ttl=600, max_entries=50, show_spinner=False)
+def get_trial(db: str, trial_id: int, stamp: tuple) -> trials.TrialResult:
+    """A stored trial's figures (bootstrap intervals included), recomputed only when the
+    human verdicts change (``stamp``)."""
+    return trials.get_trial(sessions_for(db), trial_id)
