@@ -8,7 +8,7 @@ import streamlit as st
 
 from storage.services.agreement import AgreementReport
 from ui import safe_text
-from ui.agreement_text import EMPTY_HINT, fmt, fmt_cost, fmt_pct
+from ui.agreement_text import EMPTY_HINT, compact, fmt, fmt_cost, fmt_pct
 
 
 def render_judges(report: AgreementReport) -> None:
@@ -44,8 +44,10 @@ def render_judges(report: AgreementReport) -> None:
         if note:
             st.caption(f":material/info: {safe_text.md(judge.source.label)}: {note}")
     points = [
-        {"Judge": safe_text.text(j.source.label), "cost": j.source.cost_per_grade,
-         "kappa": j.verdicts_vs_human.cohens_kappa}
+        # short names on the chart (judges with equal figures sit on one point), the full
+        # name in the tooltip
+        {"Judge": compact(j.source), "Name": safe_text.text(j.source.label),
+         "cost": j.source.cost_per_grade, "kappa": j.verdicts_vs_human.cohens_kappa}
         for j in report.judges
         if j.verdicts_vs_human and j.verdicts_vs_human.cohens_kappa is not None
         and j.source.cost_per_grade is not None
@@ -59,7 +61,9 @@ def render_judges(report: AgreementReport) -> None:
                     scale=alt.Scale(domain=[0, widest], nice=False)),
             y=alt.Y("kappa:Q", title="Cohen's κ vs Human", scale=alt.Scale(domain=[-1, 1])),
         )
-        chart = (base.mark_circle(size=120, color="#4c78a8")
+        chart = (base.mark_circle(size=120, color="#4c78a8").encode(
+                     tooltip=["Name:N", alt.Tooltip("cost:Q", format=".4f"),
+                              alt.Tooltip("kappa:Q", format=".2f")])
                  + base.mark_text(align="left", dx=8, fontSize=12).encode(text="Judge:N"))
         st.altair_chart(chart.properties(height=260, title="Cheaper and as good is top left"),
                         width="stretch")

@@ -16,7 +16,7 @@ from ui.agreement_text import fmt, fmt_cost, fmt_pct
 def _row(judge: JudgeSummary, role: str) -> dict:
     s, v = judge.source, judge.verdicts_vs_human
     return {
-        "": role,
+        "Role": role,
         "Judge": safe_text.text(s.label if not s.is_panel else f"Panel P{s.panel_id}"),
         "κ vs Human": fmt(v.cohens_kappa) if v else "—",
         "Macro-F1 vs Human": fmt(v.balanced_f1) if v else "—",

@@ -120,33 +120,49 @@ def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: in
             hide_index=True, width="stretch")
 
 
+def handle_open_combine() -> None:
+    st.session_state.results_combine_open = True
+
+
+def handle_close_combine() -> None:
+    st.session_state.results_combine_open = False
+
+
 def render_combine(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], where) -> None:
-    """Combine the runs shown into a panel: the same service as the Judges page."""
+    """Combine the runs shown into a panel (a dialog): the same service as the Judges page."""
+    where.button("Combine as a panel", icon=":material/groups:", key="results_combine",
+                 on_click=handle_open_combine,
+                 help="Make a judge panel from the runs shown: their verdicts combined by "
+                      "a voting rule, shown here as one more column.")
+    if st.session_state.results_combine_open:
+        st.dialog("Combine runs as a judge panel", width="large",
+                  on_dismiss=handle_close_combine)(render_combine_form)(run_ids, by_id)
+
+
+def render_combine_form(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]) -> None:
     voters = [by_id[r] for r in run_ids if by_id[r].grader != HOLISTIC]
-    with where.popover("Combine as a panel", icon=":material/groups:", width="stretch"):
-        holistic = [r for r in run_ids if by_id[r].grader == HOLISTIC]
-        if holistic:
-            st.caption(f"{len(holistic)} holistic run(s) left out: a holistic judge gives one "
-                       "0-100 score, not a verdict per criterion, so it cannot vote.")
-        if len(voters) < 2:
-            st.info("Pick at least two per-criterion or one-shot runs under “Runs to "
-                    "compare” to combine them.")
-            return
-        with st.form("results_panel_form", border=False):
-            members = st.multiselect("Member runs", [r.id for r in voters],
-                                     default=[r.id for r in voters],
-                                     format_func=lambda rid: safe_text.text(
-                                         run_label(by_id[rid])))
-            rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
-                                help="\n\n".join(f"**{k}**: {v}" for k, v in
-                                                 RULE_HELP.items()))
-            weights = st.text_input("Weights (weighted rule only)",
-                                    placeholder="e.g. 2, 1, 1 — one per member run")
-            name = st.text_input("Panel name (optional)", max_chars=200)
-            st.caption("Ties resolve to the verdict with the lower score (UNMET on a "
-                       "positive criterion, MET on a negative one), and the panel says so.")
-            if st.form_submit_button("Create panel", type="primary"):
-                handle_combine(members, rule, weights, name)
+    holistic = [r for r in run_ids if by_id[r].grader == HOLISTIC]
+    if holistic:
+        st.caption(f"{len(holistic)} holistic run(s) left out: a holistic judge gives one "
+                   "0-100 score, not a verdict per criterion, so it cannot vote.")
+    if len(voters) < 2:
+        st.info("Pick at least two per-criterion or one-shot runs under “Runs to "
+                "compare” to combine them.")
+        return
+    with st.form("results_panel_form", border=False):
+        members = st.multiselect("Member runs", [r.id for r in voters],
+                                 default=[r.id for r in voters],
+                                 format_func=lambda rid: safe_text.text(
+                                     run_label(by_id[rid])))
+        rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
+                            help="\n\n".join(f"**{k}**: {v}" for k, v in RULE_HELP.items()))
+        weights = st.text_input("Weights (weighted rule only)",
+                                placeholder="e.g. 2, 1, 1 — one per member run")
+        name = st.text_input("Panel name (optional)", max_chars=200)
+        st.caption("Ties resolve to the verdict with the lower score (UNMET on a positive "
+                   "criterion, MET on a negative one), and the panel says so.")
+        if st.form_submit_button("Create panel", type="primary"):
+            handle_combine(members, rule, weights, name)
 
 
 def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:
@@ -169,6 +185,7 @@ def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) 
         st.error(f"The panel was not created: {md_escape(str(exc))}.")
         return
     panel_readers.clear_after_panel_change()
+    st.session_state.results_combine_open = False
     st.session_state.results_panel_goto = panel.id  # picked on the next run
     st.session_state.results_flash = f"Created {panel.label}: it is shown next to the runs."
     st.rerun()

@@ -40,7 +40,7 @@ from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import consensus
-from storage.services.panel_results import member_models, panel_sources
+from storage.services.panel_results import member_models, panel_label, panel_sources
 
 HUMAN = "human"
 GRADER_LABELS = {
@@ -243,7 +243,7 @@ def gather_sources(
                                                           found.scores)
         scorings[key] = panel.scoring
         sources.append(AgreementSource(
-            key=key, label=f"Panel {panel.label} · " + member_models(panel),
+            key=key, label=panel_label(panel),
             run_id=None, grader="panel", model=member_models(panel), status=found.status,
             per_criterion=True, verdict_count=len(found.verdicts), grades=found.grades,
             failed=0, total_tokens=found.total_tokens, cost=found.cost,

@@ -89,6 +89,13 @@ def panel_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:
     return tuple(panel_ids), results.results_stamp(sessions, members)
 
 
+def panel_label(panel: panels.PanelInfo) -> str:
+    """``Panel P2 trio · majority of #3, #4, #5``: short enough for a chart's axis."""
+    name = f" {panel.name}" if panel.name else ""
+    return (f"Panel P{panel.id}{name} · {panel.rule} of "
+            + ", ".join(f"#{m.run.id}" for m in panel.members))
+
+
 def member_models(panel: panels.PanelInfo) -> str:
     """``majority of #3 gpt-4.1-mini, #4 claude-haiku, #5 llama3``."""
     return f"{panel.rule} of " + ", ".join(

@@ -93,10 +93,15 @@ def _no_tracebacks(page: Page) -> None:
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 
-def _shots(page: Page, screenshot, name: str) -> None:
+def _shots(page: Page, screenshot, name: str, at=None) -> None:
+    """Screenshots at each size; ``at``: a locator scrolled to the top of the view first
+    (Streamlit scrolls inside its main area, so a full-page shot shows one screen)."""
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
         _wait_idle(page)
+        if at is not None:
+            at.first.evaluate("element => element.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(400)
         screenshot(f"{name}-{width}x{height}")
     page.set_viewport_size({"width": 1280, "height": 800})
 
@@ -138,13 +143,17 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
 
     # Combine the three runs shown into a panel, on Results.
     page.get_by_role("button", name="Combine as a panel").click()
+    expect(page.get_by_role("dialog")).to_be_visible(timeout=30_000)
     page.get_by_role("button", name="Create panel").click()
     expect(page.get_by_text("Created panel 1 (majority of 3): it is shown next to the "
                             "runs.")).to_be_visible(timeout=30_000)
     _wait_idle(page)
-    expect(page.get_by_text("Panels are shown next to the runs")).to_be_visible()
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=30_000)
+    table_note = page.get_by_text("Panels are shown next to the runs")
+    expect(table_note).to_be_visible()
     _no_tracebacks(page)
-    _shots(page, screenshot, "results-panel")
+    _shots(page, screenshot, "results-panel-top")
+    _shots(page, screenshot, "results-panel", at=page.get_by_text("Showing 1–6 of 6"))
 
     # Agreement: the panel next to its members, member agreement, the worst criterion.
     page.goto(f"{url}/agreement")
@@ -153,7 +162,9 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
     expect(page.get_by_text("differently")).to_be_visible()  # 'polite' is flagged
     _wait_idle(page)
     _no_tracebacks(page)
-    _shots(page, screenshot, "agreement-panel")
+    _shots(page, screenshot, "agreement-panel-top")
+    _shots(page, screenshot, "agreement-panel", at=page.get_by_role(
+        "heading", name="Judges: agreement next to cost"))
 
     page.get_by_role("button", name="Reword “accurate”").click()
     expect(page.get_by_role("heading", name="Judges", exact=True)).to_be_visible(

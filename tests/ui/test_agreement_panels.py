@@ -39,7 +39,7 @@ def test_the_panel_is_shown_next_to_its_members_with_cost_and_member_agreement(s
     assert not at.exception, at.exception
     assert "Judge panels next to their members" in [h.value for h in at.subheader]
     table = next(f.value for f in at.dataframe if "Macro-F1 vs Human" in f.value.columns)
-    assert list(table[""]) == ["panel", "member", "member"]
+    assert list(table["Role"]) == ["panel", "member", "member"]
     assert table["Judge"][0] == f"Panel P{panel.id}"
     assert list(table["Cost / grade"]) == ["$0.0094", "$0.0004", "$0.0090"]
     members = next(f.value for f in at.dataframe if "Flag" in f.value.columns)
@@ -48,8 +48,8 @@ def test_the_panel_is_shown_next_to_its_members_with_cost_and_member_agreement(s
     assert "cites" in flagged  # the two judges split on 'cites' in r3 and r5
     assert any("read" in w.value and "differently" in w.value for w in at.warning)
     # the panel is one more source in the pairwise matrix and the pair picker
-    assert ("Human  vs  Panel pair · majority of #1 openai/mini-judge, #2 openai/big-judge"
-            in at.selectbox(key="agreement_pair").options)
+    assert (f"Human  vs  Panel P{panel.id} pair · majority of #{seeded.cheap.id}, "
+            f"#{seeded.strong.id}" in at.selectbox(key="agreement_pair").options)
 
 
 def test_reword_on_a_worst_criterion_opens_the_trial_with_that_criterion(sessions):

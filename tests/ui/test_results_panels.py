@@ -23,6 +23,8 @@ def _results(name: str = "Ada"):
 
 
 def _create_button(at):
+    """The dialog's submit button, after opening the dialog."""
+    at.button(key="results_combine").click().run()
     return next(b for b in at.button if b.label == "Create panel")
 
 
@@ -39,6 +41,7 @@ def test_combine_as_a_panel_on_results_adds_its_column_with_ties_flagged():
     assert f"Created {panel.label}" in texts(at)
     picker = next(m for m in at.multiselect if m.label == "Panels to compare")
     assert picker.value == [panel.id]
+    assert not [b for b in at.button if b.label == "Create panel"]  # the dialog closed
     table = at.dataframe[0].value
     column = f"P{panel.id} majority"
     assert list(table.columns).index(column) == list(table.columns).index("Flags") - 1
@@ -87,10 +90,11 @@ def test_the_response_dialog_shows_the_panels_verdicts_how_and_its_members():
 def test_weights_that_are_not_numbers_are_refused_and_nothing_is_made():
     seeded = seed_graded(3)
     at = _results()
+    at.button(key="results_combine").click().run()
     rule = next(s for s in at.selectbox if s.label == "Rule")
     rule.set_value("weighted")
     next(t for t in at.text_input if t.label == "Weights (weighted rule only)").set_value(
         "two, one")
-    _create_button(at).click().run()
+    next(b for b in at.button if b.label == "Create panel").click().run()
     assert "Weights must be numbers" in texts(at)
     assert panels.list_panels(seeded.sessions) == []

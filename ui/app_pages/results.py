@@ -239,14 +239,12 @@ try:
     chosen = pick_result_set(db, left)
     if chosen is not None:
         run_ids = pick_runs(db, chosen, right)
+        panels = panel_columns.pick_panels(db, chosen, left)
+        panel_columns.render_combine(run_ids, {r.id: r for r in readers.get_runs(db)}, right)
         flash = st.session_state.results_flash
         if flash:
             st.session_state.results_flash = None
             st.success(md_escape(flash))
-        picker, combine = right.columns([3, 1], vertical_alignment="bottom")
-        panels = panel_columns.pick_panels(db, chosen, picker)
-        panel_columns.render_combine(run_ids, {r.id: r for r in readers.get_runs(db)},
-                                      combine)
         if not run_ids:
             st.info("Pick at least one run to compare.")
         else:
