@@ -210,13 +210,17 @@ def results_export(sessions: SessionFactory, run_ids: Sequence[int],
     return buffer.getvalue()
 
 
-def table_csv(page: ResultsPage, runs: Sequence[RunInfo]) -> str:
-    """The Results table (every matching response, one column group per run) as CSV text."""
+def table_csv(page: ResultsPage, runs: Sequence[RunInfo],
+              panel_scores: Sequence[tuple[str, dict[int, EffectiveGrade]]] = ()) -> str:
+    """The Results table (every matching response, one column group per run, then per
+    panel: ``(label, response id -> the panel's effective grade)``) as CSV text."""
     out = io.StringIO()
     writer = csv_cells.writer(out)
     header = ["response_id", "workbench_response_id"]
     for run in runs:
         label = f"run{run.id}_{run.grader}_{run.model}"
+        header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
+    for label, _grades in panel_scores:
         header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
     writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria"])
     for row in page.rows:
@@ -224,6 +228,11 @@ def table_csv(page: ResultsPage, runs: Sequence[RunInfo]) -> str:
         for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
             cells += ["" if score is None else score, "" if judge is None else judge,
                       error or ""]
+        for _label, grades in panel_scores:
+            grade = grades.get(row.response_id)
+            cells += ["" if grade is None or grade.score is None else grade.score,
+                      "" if grade is None or grade.judge_score is None else grade.judge_score,
+                      "" if grade is None else grade.error or ""]
         writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count])
     return out.getvalue()
 

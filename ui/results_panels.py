@@ -10,9 +10,9 @@ from grading.errors import RubricWorkbenchError
 from grading.panels import PANEL_RULES
 from storage.dto import RunInfo
 from storage.services import panels
-from storage.services.panel_results import PanelResult, member_models
+from storage.services.panel_results import PanelResult, member_models, panel_results
 from storage.services.results import ResultSet, ResultsPage
-from ui import panel_readers, safe_text
+from ui import panel_readers, runtime, safe_text
 from ui.auth import current_actor
 from ui.runtime import get_sessions
 from ui.verdict_view import format_score, md_escape, run_label, verdict_badge
@@ -77,6 +77,14 @@ def add_columns(rows: list[dict], page: ResultsPage, chosen: tuple[panels.PanelI
         for key in ("Reviewed", "Query", "Output"):
             item[key] = item.pop(key)
     return names
+
+
+def table_scores(db: str, panel_ids: tuple[int, ...]) -> list[tuple[str, dict]]:
+    """(column label, response id -> effective grade) per panel, for "This table (CSV)"."""
+    sessions = runtime.sessions_for(db)
+    return [(f"panel{panel.id}_{panel.rule}",
+             {r.response_id: r.effective for r in panel_results(sessions, panel.id)})
+            for panel in (panels.get_panel(sessions, pid) for pid in panel_ids)]
 
 
 def column_config(chosen: tuple[panels.PanelInfo, ...]) -> dict:

@@ -105,3 +105,21 @@ def test_cli_exports_a_panel_and_refuses_a_missing_one_without_writing(
     assert not missing.exists()
     with pytest.raises(NotFoundError):
         results_export(sessions, [], "jsonl", [9999])
+
+
+def test_the_results_table_csv_carries_a_panel_column_group(sessions, three_judges):  # noqa: F811
+    from storage.exports import table_csv
+    from storage.services import results, runs
+
+    _version, dataset, responses, run_ids = three_judges
+    panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN)
+    page = results.results_page(sessions, dataset_id=dataset.id,
+                                rubric_version_id=panel.rubric_version_id,
+                                run_ids=run_ids[:1], limit=10)
+    effective = {r.response_id: r.effective
+                 for r in panel_results.panel_results(sessions, panel.id)}
+    rows = list(csv.DictReader(io.StringIO(table_csv(
+        page, [runs.get_run(sessions, run_ids[0])], [(f"panel{panel.id}_majority", effective)]))))
+    assert [r["workbench_response_id"] for r in rows] == [str(r.id) for r in responses]
+    column = f"panel{panel.id}_majority_effective_score"
+    assert float(rows[1][column]) == pytest.approx((10 + 2.5 - 8) / 17.5)

@@ -79,7 +79,7 @@ def pick_runs(db: str, result_set: ResultSet, where) -> tuple[int, ...]:
 
 def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                filters: ResultsFilter, sort: str, sort_run: int | None,
-               descending: bool, score_gap: float) -> bytes:
+               descending: bool, score_gap: float, panel_ids: tuple[int, ...] = ()) -> bytes:
     """Every response matching the filter (not just this page), effective and judge scores."""
     by_id = {run.id: run for run in readers.get_runs(db)}
     stamp = readers.run_stamp(db, run_ids)
@@ -89,7 +89,8 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     page = readers.get_results_page(
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
         sort_run, descending, 0, max(1, first.total), stamp, score_gap)
-    return exports.table_csv(page, [by_id[r] for r in run_ids]).encode("utf-8")
+    return exports.table_csv(page, [by_id[r] for r in run_ids],
+                             panel_columns.table_scores(db, panel_ids)).encode("utf-8")
 
 
 def export_runs(db: str, run_ids: tuple[int, ...], fmt: str,
@@ -190,10 +191,11 @@ def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                 key=f"results_export_{fmt}", width="stretch")
         st.download_button(
             "This table (CSV)", data=lambda: csv_export(db, result_set, run_ids, filters, sort,
-                                                        sort_run, descending, score_gap),
+                                                        sort_run, descending, score_gap,
+                                                        panel_ids),
             file_name=f"{stem}-table.csv", mime="text/csv", on_click="ignore",
             key="results_export_table", width="stretch",
-            help="The matching responses of every page, one column per run.")
+            help="The matching responses of every page, one column per run (and panel).")
 
 
 def open_response(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
