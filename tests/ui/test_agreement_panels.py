@@ -66,3 +66,18 @@ def test_reword_on_a_worst_criterion_opens_the_trial_with_that_criterion(session
         f"{seeded.dataset.id}:{seeded.version.id}")
     assert at.text_area(key=f"judges_text_{criterion.id}").value == criterion.requirement
     assert "reviewed responses" in texts(at)  # the trial's estimate is shown
+
+
+def test_open_in_results_from_a_panel_pair_shows_the_panel_and_its_members(sessions):
+    seeded = seed(sessions)
+    panel = panels.create_panel(sessions, run_ids=[seeded.cheap.id, seeded.strong.id],
+                                rule="majority", actor=ADMIN, name="pair")
+    at = _open()
+    at.selectbox(key="agreement_pair").set_value(f"human|panel:{panel.id}").run()
+    assert not at.exception, at.exception
+    next(b for b in at.button if b.label == "Open in Results").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state.results_run_ids == [seeded.cheap.id, seeded.strong.id]
+    assert at.multiselect(key="results_panel_ids").value == [panel.id]
+    table = at.dataframe[0].value
+    assert f"P{panel.id} pair" in table.columns
