@@ -154,6 +154,29 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
     _no_tracebacks(page)
     _shots(page, screenshot, "results-panel-top")
     _shots(page, screenshot, "results-panel", at=page.get_by_text("Showing 1–6 of 6"))
+    # A row's dialog: the panel's verdict per criterion, how it was reached, its members.
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 16, box["y"] + 35 + 35 * 1 + 17)  # r1, under the header
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_text("panel 1 (majority of 3)")).to_be_visible(timeout=30_000)
+    # people's UNMET on 'accurate' moves the panel's 1.000 to 0.167
+    expect(dialog.get_by_text(re.compile(r"effective score 0\.167 · panel 1\.000"))
+           ).to_be_visible()
+    _wait_idle(page)
+    screenshot("results-panel-detail")
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=20_000)
+
+    # Review: under the judges, the panel's verdict and its members'.
+    page.goto(f"{url}/review")
+    members = page.get_by_text("Members: #1 gpt-4o-mini").first
+    expect(members).to_be_visible(timeout=45_000)
+    _wait_idle(page)
+    _no_tracebacks(page)
+    members.evaluate("element => element.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(400)
+    screenshot("review-panel")
 
     # Agreement: the panel next to its members, member agreement, the worst criterion.
     page.goto(f"{url}/agreement")
