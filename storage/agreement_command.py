@@ -12,6 +12,7 @@ import json
 import sys
 
 from grading.errors import RubricWorkbenchError
+from storage.config import add_db_argument
 from storage.engine import open_database
 from storage.services import agreement, human_baseline, labels
 
@@ -30,8 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rubric", required=True,
                         help="rubric name, or NAME:VERSION (default: the latest version)")
     parser.add_argument("--format", choices=("json", "text"), default="json")
-    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
-                                     "or the SQLite file)")
+    add_db_argument(parser)
 
 
 def agreement_command(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 from grading.errors import RubricValidationError, RubricWorkbenchError
 from grading.rubric import Rubric
 from storage import limits
-from storage.config import database_url, describe_url
+from storage.config import add_db_argument, database_url, describe_url
 from storage.errors import ImportProblemsError, Problem
 from storage.response_files import (
     ColumnMapping,
@@ -59,8 +59,7 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1,
                         help="processes that split the grading (default 1; more use more "
                              "CPU cores when the provider is fast)")
-    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
-                                     "or the SQLite file)")
+    add_db_argument(parser)
     parser.add_argument("--out", metavar="FILE",
                         help="write the results to a .jsonl or .csv file")
     parser.add_argument("--text-column", help="column with the response text (default: "
@@ -496,8 +495,7 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     from storage.jobs.queue import DEFAULT_LEASE_SECONDS
     from storage.jobs.worker import DEFAULT_MAX_RUNS
 
-    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
-                                     "or the SQLite file)")
+    add_db_argument(parser)
     parser.add_argument("--concurrency", type=int, default=None,
                         help="at most this many calls in flight per model unless a run sets it "
                              "(default: no cap; the capacity is discovered)")
@@ -574,8 +572,7 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="dataset name (gold and training)")
     parser.add_argument("--complete-only", action="store_true",
                         help="gold: only responses with every criterion reviewed")
-    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
-                                     "or the SQLite file)")
+    add_db_argument(parser)
 
 
 @_guarded

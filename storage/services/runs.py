@@ -308,8 +308,8 @@ def _grade_values(
     return {
         "run_id": run_id, "response_id": response_id, "score": report.score,
         "raw_score": report.raw_score, "llm_raw_score": report.llm_raw_score,
-        "reason": report.reason,
-        "error": report.error, "cannot_assess_count": report.cannot_assess_count,
+        "reason": limits.storable(report.reason),
+        "error": limits.storable(report.error), "cannot_assess_count": report.cannot_assess_count,
         "length_penalty": report.length_penalty,
         "prompt_tokens": usage.prompt_tokens if usage else None,
         "completion_tokens": usage.completion_tokens if usage else None,
@@ -335,7 +335,8 @@ def _criterion_values(report: EvaluationReport, criteria: Sequence[Any]) -> list
         rows.append({
             "criterion_id": criterion.id, "position": position,
             "verdict": None if item.verdict is None else item.verdict.value,
-            "reason": item.reason or "", "error": item.error,
+            "reason": limits.storable(item.reason or ""),
+            "error": limits.storable(item.error),
         })
     return rows
 

@@ -20,6 +20,7 @@ from sqlalchemy import select
 from grading.agreement import PairwiseAgreement, compare_verdicts
 from grading.bootstrap import Interval, bootstrap_interval
 from grading.types import Criterion, EvaluationReport, Verdict
+from storage import limits
 from storage import models as m
 from storage.convert import criterion_info, response_info, run_info
 from storage.dto import CriterionInfo, ResponseInfo, RunInfo
@@ -244,7 +245,8 @@ def _store(
             criterion_id=plan.criterion.id, base_run_id=plan.base_run.id,
             requirement=plan.requirement, status="stopped" if stopped else "done",
             note=stopped or "", cost=cost, created_by=actor.key,
-            results=[{"response_id": c.response.id, "verdict": _value(v), "reason": reason}
+            results=[{"response_id": c.response.id, "verdict": _value(v),
+                      "reason": limits.storable(reason)}
                      for c in plan.cases if c.response.id in results
                      for v, reason in [_verdict_of(results[c.response.id])]],
         )
