@@ -10,10 +10,11 @@ from grading.errors import RubricWorkbenchError
 from storage.dto import CriterionInfo, RunInfo
 from storage.jobs import trial_worker
 from storage.services import trial_progress, trials
+from ui import panel_readers, results_readers
 from ui.auth import current_actor
 from ui.boundary import plain
 from ui.panel_view import run_label
-from ui.runtime import get_sessions
+from ui.runtime import database_key, get_sessions
 
 POLL_SECONDS = 1.5
 IDLE_POLL_SECONDS = 10.0  # to notice a trial started in another browser
@@ -51,9 +52,12 @@ def render_trials(criteria: list[CriterionInfo], set_runs: list[RunInfo]) -> Non
                         key=f"judges_text_{criterion_id}", height=90)
     cap = st.number_input("Stop when the cost reaches (dollars, 0 = no cap)", min_value=0.0,
                           value=1.0, step=0.5, key="judges_trial_cap")
+    db = database_key()
     try:
-        plan = trials.plan_trial(get_sessions(), base_run_id=run_id, criterion_id=criterion_id,
-                                 requirement=text)
+        # cached until the run grades more or a person reviews (the stamp), so typing in
+        # another widget does not re-read every reviewed response
+        plan = panel_readers.get_trial_plan(db, run_id, criterion_id, text,
+                                            results_readers.run_stamp(db, (run_id,)))
     except RubricWorkbenchError as exc:
         st.warning(str(exc))
         plan = None
@@ -67,7 +71,7 @@ def render_trials(criteria: list[CriterionInfo], set_runs: list[RunInfo]) -> Non
         if st.button("Try it", type="primary", key="judges_try"):
             handle_try(plan, cap)
     render_running(criterion_id)
-    render_history(criterion_id)
+    render_history(criterion_id, tuple(run_ids))
 
 
 def handle_try(plan: trials.TrialPlan, cap: float) -> None:
@@ -146,12 +150,12 @@ def render_progress(trial: trial_progress.TrialStatus) -> None:
                   args=(trial.trial_id,))
 
 
-def render_history(criterion_id: int) -> None:
+def render_history(criterion_id: int, run_ids: tuple[int, ...]) -> None:
     past = trials.list_trials(get_sessions(), criterion_id)
     if not past:
         return
-    states = {t.trial_id: t.status for t in trial_progress.statuses(get_sessions(),
-                                                                    criterion_id)}
+    progress = {t.trial_id: t for t in trial_progress.statuses(get_sessions(), criterion_id)}
+    states = {trial_id: t.status for trial_id, t in progress.items()}
     ids = [t[0] for t in past]
     labels = {t[0]: f"trial {t[0]} · {t[2]}"
               + ("" if states.get(t[0]) == "done" else f" · {states.get(t[0])}")
@@ -161,7 +165,12 @@ def render_history(criterion_id: int) -> None:
         st.session_state["judges_trial_open"] = ids[0]
     trial_id = st.selectbox("Trials of this criterion", ids, key="judges_trial_open",
                             format_func=labels.get)
-    render_result(trials.get_trial(get_sessions(), trial_id))
+    db = database_key()
+    # a trial that runs (or ran) changes as its progress is saved: part of the cache key
+    shown = progress.get(trial_id)
+    moving = (shown.status, shown.judged) if shown else ()
+    render_result(panel_readers.get_trial(
+        db, trial_id, (*results_readers.run_stamp(db, run_ids), *moving)))
 
 
 def render_result(result: trials.TrialResult) -> None:
