@@ -309,6 +309,13 @@ class CriterionTrialRow(Base):
     adopted_version_id: Mapped[int | None] = mapped_column(ForeignKey("rubric_versions.id"))
     created_by: Mapped[str] = mapped_column(String(200), default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Progress kept in the database while it runs: ``results`` grows towards ``total``; a
+    # "running" trial whose ``claimed_by`` process is gone (or whose heartbeat is old) was
+    # interrupted, and can be tried again.
+    total: Mapped[int | None] = mapped_column(Integer)
+    max_cost: Mapped[float | None] = mapped_column(Float)
+    claimed_by: Mapped[str | None] = mapped_column(String(200))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 EXAMPLE_ROLES = ("example", "reserve")

@@ -14,7 +14,7 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from storage.dto import RunInfo
 from storage.services import runs
-from ui import calibration_view, runtime
+from ui import calibration_view, grade_panel, runtime
 from ui import results_readers as readers
 from ui.auth import current_actor
 from ui.verdict_view import GRADER_LABELS, STATUS_BADGES, md_escape, run_label
@@ -139,6 +139,7 @@ def render_runs(db: str, *, say_when_empty: bool = True) -> None:
             if run.id in now_active:
                 render_active(db, run)
         render_stopped(current)
+        grade_panel.render_panel_progress(current)
         st.dataframe(runs_table(current), hide_index=True, width="stretch")
         calibration_view.render_run_examples(db, current)
         if any(r.status == "done" for r in current):

@@ -80,6 +80,9 @@ DEFAULTS: dict[str, object] = {
     "grade_calibration_seed": 0,
     "grade_run_name": "",
     "grade_launching": False,  # set by the Launch button, drawn disabled until queued
+    "grade_as_panel": False,  # grade as a judge panel (ui/grade_panel.py)
+    "grade_panel_rule": "majority",
+    "grade_panel_cap": 0.0,  # USD for the whole panel; 0: no cap
     "grade_handoff": None,  # grade_handoff.Handoff: responses sent from a Results filter
     # results
     "results_set": None,  # (dataset_id, rubric_version_id) of the open result set

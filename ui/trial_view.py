@@ -9,7 +9,7 @@ from grading.bootstrap import Interval
 from grading.errors import RubricWorkbenchError
 from storage.dto import CriterionInfo, RunInfo
 from storage.jobs import trial_worker
-from storage.services import trials
+from storage.services import trial_progress, trials
 from ui import panel_readers, results_readers
 from ui.auth import current_actor
 from ui.boundary import plain
@@ -17,6 +17,7 @@ from ui.panel_view import run_label
 from ui.runtime import database_key, get_sessions
 
 POLL_SECONDS = 1.5
+IDLE_POLL_SECONDS = 10.0  # to notice a trial started in another browser
 
 
 def _f1(value: float | None) -> str:
@@ -69,7 +70,7 @@ def render_trials(criteria: list[CriterionInfo], set_runs: list[RunInfo]) -> Non
                    "with the same wording come from the cache at no cost.")
         if st.button("Try it", type="primary", key="judges_try"):
             handle_try(plan, cap)
-    render_running()
+    render_running(criterion_id)
     render_history(criterion_id, tuple(run_ids))
 
 
@@ -83,41 +84,93 @@ def handle_try(plan: trials.TrialPlan, cap: float) -> None:
         st.error(f"The price of {plan.base_run.model} is unknown, so the cost cap cannot be "
                  "kept: set its price in Settings, or set the cap to 0.")
         return
-    job = trial_worker.start_trial(get_sessions(), plan, actor=actor, max_cost=max_cost)
-    st.session_state["judges_trial_token"] = job.token
+    try:
+        trial_id = trial_worker.start_trial(get_sessions(), plan, actor=actor,
+                                            max_cost=max_cost)
+    except RubricWorkbenchError as exc:
+        st.error(f"Not started: {plain(str(exc))}.")
+        return
+    st.session_state["judges_trial_follow"] = trial_id
 
 
-@st.fragment(run_every=POLL_SECONDS)
-def render_running() -> None:
-    token = st.session_state.get("judges_trial_token")
-    job = trial_worker.get_job(token) if token else None
-    if job is None:
+def handle_retry(trial_id: int) -> None:
+    actor = current_actor()
+    if actor is None:
+        st.session_state["judges_trial_flash"] = "Say who you are first, then try again."
         return
-    if job.status == "running":
-        st.info("Judging the new wording on the reviewed responses…")
+    try:
+        trial_worker.retry_trial(get_sessions(), trial_id, actor=actor)
+    except RubricWorkbenchError as exc:
+        st.session_state["judges_trial_flash"] = f"Not tried again: {exc}."
         return
-    st.session_state["judges_trial_token"] = None
-    if job.status == "failed":
-        st.error(f"The trial stopped: {job.error}")
+    st.session_state["judges_trial_follow"] = trial_id
+
+
+def render_running(criterion_id: int) -> None:
+    """Trials of this criterion that run or were interrupted — started here, in another
+    browser, or before the app restarted — read from the database, polled while one runs."""
+    active = [t for t in trial_progress.statuses(get_sessions(), criterion_id)
+              if t.status in ("running", "interrupted")]
+    running = any(t.status == "running" for t in active)
+
+    @st.fragment(run_every=POLL_SECONDS if running else IDLE_POLL_SECONDS)
+    def live() -> None:
+        flash = st.session_state.pop("judges_trial_flash", None)
+        if flash:
+            st.error(plain(flash))
+        current = [t for t in trial_progress.statuses(get_sessions(), criterion_id)
+                   if t.status in ("running", "interrupted")]
+        followed = st.session_state.get("judges_trial_follow")
+        if followed is not None and followed not in {t.trial_id for t in current}:
+            # the trial this browser followed has ended: show its result
+            st.session_state["judges_trial_follow"] = None
+            st.session_state["judges_trial_open"] = followed
+            st.rerun()
+        if any(t.status == "running" for t in current) != running:
+            st.rerun()  # poll at the pace that fits what runs now
+        for trial in current:
+            render_progress(trial)
+
+    live()
+
+
+def render_progress(trial: trial_progress.TrialStatus) -> None:
+    total = trial.total or 0
+    done = f"{trial.judged} of {total} reviewed responses judged"
+    if trial.status == "running":
+        st.progress(trial.fraction, text=f"Trial {trial.trial_id}: judging the new wording… "
+                                         f"{done}")
         return
-    st.session_state["judges_trial_open"] = job.trial_id
-    st.rerun()
+    with st.container(border=True):
+        st.warning(f"Trial {trial.trial_id} was interrupted ({done}): the app running it "
+                   "stopped. Try it again: what it judged is kept, and answers already "
+                   "asked come from the cache.")
+        st.text(trial.requirement)
+        st.button("Try again", key=f"judges_retry_{trial.trial_id}", on_click=handle_retry,
+                  args=(trial.trial_id,))
 
 
 def render_history(criterion_id: int, run_ids: tuple[int, ...]) -> None:
     past = trials.list_trials(get_sessions(), criterion_id)
     if not past:
         return
+    progress = {t.trial_id: t for t in trial_progress.statuses(get_sessions(), criterion_id)}
+    states = {trial_id: t.status for trial_id, t in progress.items()}
     ids = [t[0] for t in past]
-    labels = {t[0]: f"trial {t[0]} · {t[2]}" for t in past}
+    labels = {t[0]: f"trial {t[0]} · {t[2]}"
+              + ("" if states.get(t[0]) == "done" else f" · {states.get(t[0])}")
+              for t in past}
     opened = st.session_state.get("judges_trial_open")
     if opened not in ids:
         st.session_state["judges_trial_open"] = ids[0]
     trial_id = st.selectbox("Trials of this criterion", ids, key="judges_trial_open",
                             format_func=labels.get)
     db = database_key()
+    # a trial that runs (or ran) changes as its progress is saved: part of the cache key
+    shown = progress.get(trial_id)
+    moving = (shown.status, shown.judged) if shown else ()
     render_result(panel_readers.get_trial(
-        db, trial_id, results_readers.run_stamp(db, run_ids)))
+        db, trial_id, (*results_readers.run_stamp(db, run_ids), *moving)))
 
 
 def render_result(result: trials.TrialResult) -> None:
@@ -127,6 +180,11 @@ def render_result(result: trials.TrialResult) -> None:
         st.text(result.plan.requirement)
         if result.stopped:
             st.warning(result.stopped)
+        if result.status == "failed":
+            st.error(f"This trial failed: {plain(result.note)}")
+        elif result.status in ("running", "interrupted"):
+            st.info(f"This trial is {result.status}: the figures below cover the "
+                    f"{result.judged} of {result.total or 0} responses judged so far.")
         before, after = result.before.agreement, result.after.agreement
         cols = st.columns(3)
         cols[0].metric("Macro-F1 before", _f1(before.balanced_f1),
@@ -152,7 +210,8 @@ def render_result(result: trials.TrialResult) -> None:
                 "after": f.after.value if f.after else "failed",
                 "reason after": f.after_reason,
             } for f in result.flips]), hide_index=True, use_container_width=True)
-        render_adopt(result)
+        if result.status in ("done", "stopped"):
+            render_adopt(result)
 
 
 def render_adopt(result: trials.TrialResult) -> None:

@@ -89,7 +89,9 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calibration-seed", type=int, default=0, metavar="S",
                         help="which reviewed examples --calibrate draws (default 0; the same "
                              "seed draws the same examples)")
+    from storage.jobs.panel_grade import add_panel_arguments
 
+    add_panel_arguments(parser)
 
 
 def _read_inputs(args: argparse.Namespace) -> tuple[Rubric, ColumnMapping, int, str]:
@@ -219,6 +221,12 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.call_deadline is not None and not args.call_deadline > 0:
         _error("--call-deadline must be a number of seconds above 0")
         return EXIT_USAGE
+    from storage.jobs.panel_grade import panel_problem
+
+    problem = panel_problem(args)
+    if problem:
+        _error(problem)
+        return EXIT_USAGE
     calibration = _calibration(args)
     if isinstance(calibration, str):
         _error(calibration)
@@ -273,6 +281,11 @@ def grade_command(args: argparse.Namespace) -> int:
         if calibration is not None:
             settings["calibration"] = calibration
         run_ids, resumed = _runs_for(sessions, args, version_id, dataset_id, settings)
+        made_panels = []
+        if args.panel:
+            from storage.jobs.panel_grade import make_panels
+
+            made_panels = make_panels(sessions, args, run_ids, command_line_actor())
     except RubricWorkbenchError as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -308,13 +321,21 @@ def grade_command(args: argparse.Namespace) -> int:
     from storage.engine import retry_db
 
     status = retry_db(_summary, sessions, run_ids, time.monotonic() - started)
+    for panel in made_panels:
+        print(f"judge panel {panel.id}: {panel.rule} of runs "
+              f"{', '.join(str(m.run.id) for m in panel.members)}; export with: "
+              f"rubric-workbench panel export {panel.id}")
     if args.out:
-        from storage.exports import write_results
+        from storage.exports import criterion_labels, csv_columns, write_results
+        from storage.jobs.panel_grade import write_panel_records
 
         fmt = "csv" if args.out.lower().endswith(".csv") else "jsonl"
         try:
             with open(args.out, "w", encoding="utf-8", newline="") as target:
                 count = write_results(sessions, run_ids, target, fmt)
+                count += write_panel_records(
+                    sessions, [p.id for p in made_panels], target, fmt,
+                    csv_columns(criterion_labels(sessions, run_ids)) if fmt == "csv" else None)
         except OSError as exc:
             _error(f"cannot write {args.out}: {exc.strerror}")
             return EXIT_FAILED_GRADES

@@ -57,6 +57,11 @@ def find_run(sessions: SessionFactory, *, dataset_id: int, version_id: int, grad
     return None
 
 
+def process_gone(worker_id: str | None) -> bool:
+    """Was this worker id (``host:pid:...``) a process of this machine that has ended?"""
+    return _dead_here(worker_id)
+
+
 def _dead_here(worker_id: str | None) -> bool:
     """Was this run claimed by a process of this machine that no longer exists?"""
     if not worker_id:

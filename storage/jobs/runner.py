@@ -59,7 +59,7 @@ GRADER_CLASSES: dict[str, type[Autograder]] = {
 }
 # Keys of RunSettings.extra the job runner reads itself; the rest goes to litellm.
 JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline", "transport_retries",
-               "retry_passes",
+               "cost_cap", "retry_passes",
                "pass_delay")
 DEFAULT_TIMEOUT = 120.0
 # Generous transport retries: the limiter keeps 429s rare, and a grade should survive a
@@ -78,6 +78,7 @@ class JobOptions:
     transport_retries: int = TRANSPORT_RETRIES
     retry_passes: int = passes.DEFAULT_RETRY_PASSES
     pass_delay: float = passes.DEFAULT_PASS_DELAY
+    cost_cap: float | None = None  # USD: the run stops (failed, saying so) once it spent this
     litellm_extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -92,6 +93,7 @@ class JobOptions:
             transport_retries=int(extra.get("transport_retries", TRANSPORT_RETRIES)),
             retry_passes=int(extra.get("retry_passes", passes.DEFAULT_RETRY_PASSES)),
             pass_delay=float(extra.get("pass_delay", passes.DEFAULT_PASS_DELAY)),
+            cost_cap=float(extra["cost_cap"]) if extra.get("cost_cap") else None,
             litellm_extra={k: v for k, v in extra.items() if k not in JOB_OPTIONS},
         )
 
@@ -174,12 +176,14 @@ class RunExecution:
         self.counters = Counters()
         self.totals = Counters()
         self.fatal: BaseException | None = None
-        self.halt: str | None = None  # "cancelled", "lost", "stopped" or "fatal"
+        self.halt: str | None = None  # "cancelled", "lost", "stopped", "capped" or "fatal"
         self.graded = 0
         self.failed = 0
         self.unstored = 0
         self.unstored_error: str | None = None
         self.passes = 0
+        self.spent = run.cost or 0.0  # known cost so far, for the cost cap
+        self.capped: str | None = None  # why the cost cap stopped the run
         self.limiter = limiter_for(run.model, run.settings.api_base,
                                    self.options.concurrency or concurrency)
         self.sharing = CapacitySharing(sessions, self.limiter,
@@ -210,6 +214,14 @@ class RunExecution:
         if self.fatal is None:
             self.fatal = exc
             self._halt("fatal")
+
+    def _check_cost_cap(self) -> None:
+        cap = self.options.cost_cap
+        if cap is not None and self.spent >= cap and self.capped is None:
+            self.capped = (f"stopped at the cost cap (${cap:g}) after spending "
+                           f"${self.spent:.4f}; the responses not graded yet stay pending: "
+                           "launch again with a higher cap to grade them")
+            self._halt("capped")
 
     def _set_notice(self, notice: str | None) -> None:
         if notice is None and self.breaker.open:
@@ -303,7 +315,7 @@ class RunExecution:
             latency = time.monotonic() - started
             transient = calls.failed_transiently(report)
             try:  # a database that cannot take it pauses the run (see storage/jobs/breaker.py)
-                await self.breaker.store(functools.partial(
+                stored = await self.breaker.store(functools.partial(
                     run_service.record_grade, transient=transient), self.sessions, self.run.id,
                     response.id, report, latency)
             except GradeExistsError:
@@ -317,6 +329,8 @@ class RunExecution:
             self.graded += 1
             if report.score is None and report.error is not None:
                 self.failed += 1
+            self.spent += stored.cost or 0.0
+            self._check_cost_cap()
         finally:
             self.window.release()
 
@@ -415,6 +429,10 @@ class RunExecution:
             if self.helper:
                 return self._result("running")
             return await self._finish_failed(problem)
+        self._check_cost_cap()
+        if self.capped is not None:
+            return self._result("running") if self.helper else \
+                await self._finish_failed(self.capped)
         # Import litellm (seconds of CPU) before claiming work: an import inside the first
         # call would block the event loop, and with it the heartbeats of claimed chunks.
         await asyncio.to_thread(_preload_litellm)
@@ -451,6 +469,9 @@ class RunExecution:
             return await self._finish_failed(str(self.fatal))
         if self.helper:
             return self._result(self.halt or "running")
+        if self.halt == "capped":
+            assert self.capped is not None
+            return await self._finish_failed(self.capped)
         if self.halt == "stopped":
             await asyncio.to_thread(queue.release, self.sessions, self.run.id, self.worker_id)
             return self._result("queued")

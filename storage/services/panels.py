@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from grading.aggregation import score_verdicts
 from grading.agreement import krippendorff_alpha_by_criterion
@@ -24,6 +24,7 @@ from storage.errors import InvalidInputError, NotFoundError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
+from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 
 # Krippendorff's own guidance: below 0.667 conclusions are not even tentative.
@@ -100,6 +101,25 @@ def create_panel(
     scoring: ScoringSettings | None = None,
 ) -> PanelInfo:
     """Combine existing runs into a panel. Every problem is refused before anything is written."""
+    return _create(sessions, run_ids=run_ids, rule=rule, actor=actor, weights=weights,
+                   name=name, scoring=scoring, reuse=False)[0]
+
+
+def ensure_panel(
+    sessions: SessionFactory, *, run_ids: Sequence[int], rule: str, actor: Actor,
+    weights: Sequence[float] | None = None, name: str = "",
+) -> tuple[PanelInfo, bool]:
+    """The panel of exactly these runs (in this order), rule and weights: the existing one
+    when there is one (a second click, a reload, the same command run again), else a new
+    one. Returns (panel, created)."""
+    return _create(sessions, run_ids=run_ids, rule=rule, actor=actor, weights=weights,
+                   name=name, scoring=None, reuse=True)
+
+
+def _create(
+    sessions: SessionFactory, *, run_ids: Sequence[int], rule: str, actor: Actor,
+    weights: Sequence[float] | None, name: str, scoring: ScoringSettings | None, reuse: bool,
+) -> tuple[PanelInfo, bool]:
     require(actor, Role.ADMIN, "create a judge panel")
     if rule not in PANEL_RULES:
         raise InvalidInputError(f"unknown panel rule {rule!r}; use one of "
@@ -127,6 +147,15 @@ def create_panel(
     with sessions.begin() as session:
         runs = [run_repo.get_run(session, run_id) for run_id in ids]
         _check_members(runs)
+        if reuse:
+            # Write first (as runs.launch_run does): SQLite's write lock or PostgreSQL's row
+            # lock makes two concurrent launches check one after the other.
+            session.execute(update(m.RubricVersionRow)
+                            .where(m.RubricVersionRow.id == runs[0].rubric_version_id)
+                            .values(note=m.RubricVersionRow.note))
+            same = _same_panel(session, runs[0].rubric_version_id, ids, rule, member_weights)
+            if same is not None:
+                return _info(session, same), False
         panel = m.PanelRow(
             name=name, rubric_version_id=runs[0].rubric_version_id,
             dataset_id=runs[0].dataset_id, rule=rule,
@@ -137,7 +166,17 @@ def create_panel(
                          for i, (run, w) in enumerate(zip(runs, member_weights, strict=True))]
         session.add(panel)
         session.flush()
-        return _info(session, panel)
+        return _info(session, panel), True
+
+
+def _same_panel(session, version_id: int, run_ids: list[int], rule: str,
+                weights: list[float]) -> m.PanelRow | None:
+    for panel in session.scalars(select(m.PanelRow).where(
+            m.PanelRow.rubric_version_id == version_id, m.PanelRow.rule == rule)):
+        members = [(member.run_id, member.weight) for member in panel.members]
+        if members == list(zip(run_ids, weights, strict=True)):
+            return panel
+    return None
 
 
 def _check_members(runs: Sequence[m.RunRow]) -> None:
@@ -199,7 +238,12 @@ def delete_panel(sessions: SessionFactory, panel_id: int, *, actor: Actor) -> No
     """Remove a panel; its member runs and their grades stay."""
     require(actor, Role.ADMIN, "delete a judge panel")
     with sessions.begin() as session:
-        session.delete(_get(session, panel_id))
+        panel = _get(session, panel_id)
+        members = ", ".join(str(member.run_id) for member in panel.members)
+        record(session, actor, "delete", "judge panel", panel.id,
+               panel.name or f"panel {panel.id}",
+               f"{panel.rule} of runs {members}; the runs and their grades are kept")
+        session.delete(panel)
 
 
 def panel_grades(

@@ -10,6 +10,7 @@ Adopting makes a new rubric version with the new wording.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,19 +20,22 @@ from sqlalchemy import select
 
 from grading.agreement import PairwiseAgreement, compare_verdicts
 from grading.bootstrap import Interval, bootstrap_interval
+from grading.errors import RubricWorkbenchError
 from grading.types import Criterion, EvaluationReport, Verdict
 from storage import limits
 from storage import models as m
 from storage.convert import criterion_info, response_info, run_info
 from storage.dto import CriterionInfo, ResponseInfo, RunInfo
 from storage.engine import SessionFactory
-from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
+from storage.errors import InvalidInputError, NotFoundError
 from storage.jobs.estimate import RunEstimate, estimate_for
-from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
-from storage.services import calibration
+from storage.services import calibration, trial_progress
 from storage.services.reviewers import Actor, Role, require
+from storage.services.trial_adoption import adopt_wording
 
+__all__ = ["adopt_wording", "check_trial", "get_trial", "list_trials", "plan_trial",
+           "retry_plan", "run_trial"]
 GradeFn = Callable[[ResponseInfo, Criterion], Awaitable[EvaluationReport]]
 HOLISTIC = "rubric_as_judge"
 
@@ -89,6 +93,9 @@ class TrialResult:
     cost: float | None
     created_by: str
     created_at: datetime
+    status: str = "done"  # running | interrupted | done | stopped | failed
+    total: int | None = None  # responses the trial planned to judge
+    note: str = ""  # why it stopped or failed
 
 
 def plan_trial(
@@ -151,15 +158,8 @@ def _reviewed_cases(session, run: m.RunRow, criterion_id: int) -> list[ReviewedC
     return cases
 
 
-async def run_trial(
-    sessions: SessionFactory, plan: TrialPlan, *, actor: Actor, max_cost: float | None,
-    grade_fn: GradeFn | None = None, concurrency: int = 8,
-) -> TrialResult:
-    """Judge the reworded criterion on every reviewed response, stopping at ``max_cost``.
-
-    ``grade_fn`` grades one response on one criterion; by default the base run's model and
-    settings through the job runner's provider path (cache, limiter, retries).
-    """
+def check_trial(plan: TrialPlan, *, actor: Actor, max_cost: float | None) -> None:
+    """Refuse a trial that may not or cannot run, before anything is written."""
     require(actor, Role.ADMIN, "try a criterion's new wording")
     if max_cost is not None and max_cost <= 0:
         raise InvalidInputError("the cost cap must be a positive amount of dollars")
@@ -167,13 +167,58 @@ async def run_trial(
         raise InvalidInputError(
             f"the price of {plan.base_run.model} is unknown, so a cost cap cannot be kept: set "
             "its price per million tokens in Settings, or try without a cap")
+
+
+def begin_trial(sessions: SessionFactory, plan: TrialPlan, *, actor: Actor,
+                max_cost: float | None, worker: str) -> int:
+    """The trial's row, running: its progress is in the database from the start."""
+    check_trial(plan, actor=actor, max_cost=max_cost)
+    return trial_progress.begin(
+        sessions, criterion_id=plan.criterion.id, base_run_id=plan.base_run.id,
+        requirement=plan.requirement, total=len(plan.cases), max_cost=max_cost, actor=actor,
+        worker=worker)
+
+
+def retry_plan(sessions: SessionFactory, trial_id: int) -> TrialPlan:
+    """The plan of a stored trial, made again from the human verdicts in force now."""
+    with sessions() as session:
+        row = session.get(m.CriterionTrialRow, trial_id)
+        if row is None:
+            raise NotFoundError(f"wording trial {trial_id} does not exist")
+        base_run_id, criterion_id, requirement = row.base_run_id, row.criterion_id, \
+            row.requirement
+    return plan_trial(sessions, base_run_id=base_run_id, criterion_id=criterion_id,
+                      requirement=requirement)
+
+
+async def run_trial(
+    sessions: SessionFactory, plan: TrialPlan, *, actor: Actor, max_cost: float | None,
+    grade_fn: GradeFn | None = None, concurrency: int = 8, trial_id: int | None = None,
+    worker: str | None = None, done: Sequence[dict[str, Any]] = (),
+    spent_before: float | None = 0.0,
+) -> TrialResult:
+    """Judge the reworded criterion on every reviewed response, stopping at ``max_cost``.
+
+    ``grade_fn`` grades one response on one criterion; by default the base run's model and
+    settings through the job runner's provider path (cache, limiter, retries). The progress
+    is saved as it goes (``trial_id``/``worker``: a trial already begun, e.g. a retry with
+    the results it had, ``done``, and what they cost, ``spent_before``).
+    """
+    check_trial(plan, actor=actor, max_cost=max_cost)
+    if trial_id is None:
+        from storage.jobs.worker import new_worker_id
+
+        worker = worker or new_worker_id()
+        trial_id = begin_trial(sessions, plan, actor=actor, max_cost=max_cost, worker=worker)
+    assert worker is not None, "a trial begun elsewhere is run by the worker that holds it"
     close: Callable[[], Awaitable[None]] | None = None
     if grade_fn is None:
         grade_fn, close = _default_grade_fn(sessions, plan.base_run)
     criterion = plan.new_criterion
-    spent: list[float | None] = []
+    kept = {entry["response_id"]: dict(entry) for entry in done}
+    entries: list[dict[str, Any]] = list(kept.values())
+    spent: list[float | None] = [spent_before]
     stopped: list[str] = []
-    results: dict[int, EvaluationReport] = {}
     window = asyncio.Semaphore(concurrency)
 
     async def one(case: ReviewedCase) -> None:
@@ -183,18 +228,46 @@ async def run_trial(
             known = sum(c for c in spent if c is not None)
             if max_cost is not None and known >= max_cost:
                 stopped.append(f"stopped at the cost cap (${max_cost:g}) after "
-                               f"{len(results)} of {len(plan.cases)} responses")
+                               f"{len(entries)} of {len(plan.cases)} responses")
                 return
             report = await grade_fn(case.response, criterion)
-            results[case.response.id] = report
+            verdict, reason = _verdict_of(report)
+            entries.append({"response_id": case.response.id, "verdict": _value(verdict),
+                            "reason": limits.storable(reason)})
             spent.append(report.completion_cost)
 
+    def cost() -> float | None:
+        return None if any(c is None for c in spent) else sum(c for c in spent if c is not None)
+
+    async def keep_saving() -> None:
+        while True:
+            await asyncio.sleep(trial_progress.HEARTBEAT_SECONDS)
+            with contextlib.suppress(Exception):  # the next beat tries again
+                await asyncio.to_thread(trial_progress.save, sessions, trial_id, worker,
+                                        results=list(entries), cost=cost())
+
+    saver = asyncio.create_task(keep_saving())
     try:
-        await asyncio.gather(*(one(case) for case in plan.cases))
+        await asyncio.gather(*(one(case) for case in plan.cases
+                               if case.response.id not in kept))
+    except BaseException as exc:
+        saver.cancel()
+        note = str(exc) if isinstance(exc, RubricWorkbenchError) else \
+            f"unexpected error: {type(exc).__name__}"
+        with contextlib.suppress(Exception):
+            trial_progress.save(sessions, trial_id, worker, results=entries, cost=cost(),
+                                status="failed", note=note)
+        raise
     finally:
+        saver.cancel()
         if close is not None:
             await close()
-    return _store(sessions, plan, results, spent, stopped[0] if stopped else None, actor)
+    order = {c.response.id: i for i, c in enumerate(plan.cases)}
+    entries.sort(key=lambda e: order.get(e["response_id"], len(order)))
+    trial_progress.save(sessions, trial_id, worker, results=entries, cost=cost(),
+                        status="stopped" if stopped else "done",
+                        note=stopped[0] if stopped else "")
+    return get_trial(sessions, trial_id)
 
 
 def _default_grade_fn(
@@ -240,27 +313,6 @@ def _figures(humans: Sequence[Verdict], judged: Sequence[Verdict | None]) -> Agr
                             bootstrap_interval(len(humans), macro_f1, seed=1))
 
 
-def _store(
-    sessions: SessionFactory, plan: TrialPlan, results: dict[int, EvaluationReport],
-    spent: list[float | None], stopped: str | None, actor: Actor,
-) -> TrialResult:
-    cost = None if any(c is None for c in spent) else sum(c for c in spent if c is not None)
-    with sessions.begin() as session:
-        row = m.CriterionTrialRow(
-            criterion_id=plan.criterion.id, base_run_id=plan.base_run.id,
-            requirement=plan.requirement, status="stopped" if stopped else "done",
-            note=stopped or "", cost=cost, created_by=actor.key,
-            results=[{"response_id": c.response.id, "verdict": _value(v),
-                      "reason": limits.storable(reason)}
-                     for c in plan.cases if c.response.id in results
-                     for v, reason in [_verdict_of(results[c.response.id])]],
-        )
-        session.add(row)
-        session.flush()
-        trial_id = row.id
-    return get_trial(sessions, trial_id)
-
-
 def _value(verdict: Verdict | None) -> str | None:
     return None if verdict is None else verdict.value
 
@@ -276,7 +328,8 @@ def get_trial(sessions: SessionFactory, trial_id: int) -> TrialResult:
         reviewed = {c.response.id: c for c in _reviewed_cases(session, run, criterion.id)}
         base = run_info(run)
         stored = list(row.results)
-        status, note, cost = row.status, row.note, row.cost
+        status, note, cost = trial_progress.status_of(row, m.utcnow()), row.note, row.cost
+        total = row.total
         created_by, created_at = row.created_by, row.created_at
     # responses whose human verdict was withdrawn since (or made CANNOT_ASSESS) drop out
     judged = [(reviewed[r["response_id"]], Verdict(r["verdict"]) if r["verdict"] else None,
@@ -308,7 +361,7 @@ def get_trial(sessions: SessionFactory, trial_id: int) -> TrialResult:
         difference_interval=bootstrap_interval(len(cases), difference, seed=1),
         flips=flips, judged=len(cases), failed=sum(1 for v in after if v is None),
         stopped=note if status == "stopped" else None, cost=cost,
-        created_by=created_by, created_at=created_at,
+        created_by=created_by, created_at=created_at, status=status, total=total, note=note,
     )
 
 
@@ -321,53 +374,6 @@ def list_trials(sessions: SessionFactory, criterion_id: int) -> list[tuple[int, 
             .where(m.CriterionTrialRow.criterion_id == criterion_id)
             .order_by(m.CriterionTrialRow.id.desc())).all()
     return [(i, text, f"{when:%Y-%m-%d %H:%M} UTC by {who}") for i, text, when, who in rows]
-
-
-def adopt_wording(
-    sessions: SessionFactory, trial_id: int, *, actor: Actor, carry_human_verdicts: bool,
-    note: str = "",
-) -> Any:
-    """A new rubric version with the trial's wording. When the person confirms that people's
-    verdicts still mean the same under the new wording, they are carried to it."""
-    require(actor, Role.ADMIN, "adopt a criterion's new wording")
-    from storage.convert import version_info
-    from storage.repositories import verdicts as verdict_repo
-
-    with sessions.begin() as session:
-        trial = session.get(m.CriterionTrialRow, trial_id)
-        if trial is None:
-            raise NotFoundError(f"wording trial {trial_id} does not exist")
-        old = session.get(m.CriterionRow, trial.criterion_id)
-        version = rubric_repo.get_version(session, old.version_id, for_update=True)
-        latest = rubric_repo.latest_version(session, version.rubric_id)
-        if latest.id != version.id:
-            raise InvalidStateError(
-                f"the rubric has a newer version (v{latest.number}) than the one this trial "
-                f"reworded (v{version.number}): try the wording again on the newest version")
-        criteria = []
-        for row in rubric_repo.criteria_of(session, version.id):
-            info = criterion_info(row).to_criterion()
-            if row.id == old.id:
-                info = info.model_copy(update={"requirement": trial.requirement})
-            criteria.append(info)
-        new_version = rubric_repo.add_version(
-            session, version.rubric, criteria,
-            note or f"reworded '{criterion_info(old).label}' (trial {trial.id})", actor.key)
-        session.flush()
-        if carry_human_verdicts:
-            rubric_repo.freeze(session, new_version.id)
-            new_id = next(c.id for c in new_version.criteria if c.position == old.position)
-            # Every reviewer's current verdict (and the adjudication) moves over, so the
-            # human verdict under the new wording is decided as it was under the old one.
-            for response_id, stream, verdict, key, name in _current_streams(session, old.id):
-                verdict_repo.append(
-                    session, response_id=response_id, rubric_version_id=new_version.id,
-                    criterion_id=new_id, stream=stream, verdict=verdict,
-                    reviewer_key=key, reviewer=name,
-                    note=f"carried from v{version.number} after rewording (confirmed by "
-                         f"{actor.label})", previous=None)
-        trial.adopted_version_id = new_version.id
-        return version_info(new_version)
 
 
 def _current_humans(session, criterion_id: int) -> list[tuple[int, str, str]]:
@@ -393,29 +399,3 @@ def _current_humans(session, criterion_id: int) -> list[tuple[int, str, str]]:
             found.append((response_id, decision.applied.verdict.value,
                            decision.applied.reviewer))
     return sorted(found)
-
-
-def _current_streams(session, criterion_id: int) -> list[tuple[int, str, str, str, str]]:
-    """(response id, stream, verdict, reviewer key, name) of each reviewer's current verdict
-    and the adjudication on this criterion (carried ones from earlier versions included)."""
-    from storage.repositories import verdicts as verdict_repo
-    from storage.services import consensus
-
-    criterion = session.get(m.CriterionRow, criterion_id)
-    sources = verdict_repo.carry_sources(session, criterion.version_id)
-    ids = list(session.scalars(
-        select(m.HumanVerdictRow.response_id)
-        .where(m.HumanVerdictRow.criterion_id.in_(
-            [c for c, (target, _n) in sources.items() if target == criterion_id]))
-        .distinct()))
-    reviews, adjudications, _numbers, _v = consensus.gather(session, ids, criterion.version_id)
-    found = []
-    for response_id in ids:
-        for h in reviews.get(response_id, {}).get(criterion_id, []):
-            found.append((response_id, h.reviewer_key, h.verdict.value, h.reviewer_key,
-                          h.reviewer))
-        adjudication = adjudications.get(response_id, {}).get(criterion_id)
-        if adjudication is not None:
-            found.append((response_id, m.ADJUDICATION_STREAM, adjudication.verdict.value,
-                          adjudication.reviewer_key, adjudication.reviewer))
-    return found

@@ -179,3 +179,141 @@ def test_only_admins_try_and_adopt(sessions, fake_provider, reviewed):
         trials.adopt_wording(sessions, result.trial_id, actor=reviewer,
                              carry_human_verdicts=True)
     assert len(runs.list_runs(sessions)) == 1
+
+
+def test_a_trial_uses_the_human_verdict_in_force_not_any_reviewers_latest(
+        sessions, fake_provider, reviewed):
+    """Pat reviewed all six; Quinn disagrees on r0 and r1 (disputed: left out of the trial),
+    agrees on r2 (agreed: in). An adjudicator then decides r1 against Pat: r1 is back in,
+    with the adjudicator's verdict (even though Quinn answered last)."""
+    _version, responses, run, accurate = reviewed
+    quinn = local_actor("Quinn")
+    for index, verdict in ((0, U), (1, M), (2, M)):
+        reviews.set_human_verdict(sessions, response_id=responses[index].id,
+                                  criterion_id=accurate.id, verdict=verdict, actor=quinn)
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    humans = {c.response.external_id: c.human for c in plan.cases}
+    assert sorted(humans) == ["r2", "r3", "r4", "r5"]  # r0, r1 disputed
+    assert humans["r2"] is M
+
+    judge = Actor(key="judy", name="Judy", roles=frozenset({Role.ADJUDICATOR}))
+    reviews.adjudicate(sessions, actor=judge, response_id=responses[1].id,
+                       criterion_id=accurate.id, verdict=M, note="the dose is right")
+    reviews.set_human_verdict(sessions, response_id=responses[1].id, criterion_id=accurate.id,
+                              verdict=U, actor=local_actor("Pat"), note="still think not")
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    humans = {c.response.external_id: c.human for c in plan.cases}
+    assert sorted(humans) == ["r1", "r2", "r3", "r4", "r5"]
+    assert humans["r1"] is M  # the adjudicator's verdict, not Pat's latest UNMET
+
+    # the stored trial's figures are read against the same human verdicts
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
+    assert result.judged == 5
+    flipped = {f.external_id: f.human for f in result.flips}
+    # the judge's flips, each shown against the human verdict in force (r1: the adjudicator's)
+    assert flipped == {"r1": M, "r3": U, "r5": U}
+
+
+TRIAL_PROCESS = """
+import sys, time
+from storage.engine import open_database
+from storage.jobs import trial_worker
+from storage.services import trials
+from storage.services.reviewers import local_actor
+
+url, run_id, criterion_id, requirement = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \\
+    sys.argv[4]
+sessions = open_database(url)
+plan = trials.plan_trial(sessions, base_run_id=run_id, criterion_id=criterion_id,
+                         requirement=requirement)
+print(trial_worker.start_trial(sessions, plan, actor=local_actor("Ada"), max_cost=None),
+      flush=True)
+time.sleep(600)
+"""
+
+
+def _wait_for(check, timeout=120.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def test_a_trial_killed_with_its_app_reads_as_interrupted_and_a_retry_completes_it(
+        sessions, db_url, fake_provider, reviewed):
+    """The app (a separate process) runs a trial; r3-r5 hang at the provider; the process is
+    killed. Any reader — a reload, a second browser, the restarted app — sees the progress
+    and "interrupted"; a retry judges only what was not judged and completes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from storage.jobs import trial_worker
+    from storage.services import trial_progress
+
+    _version, _responses, run, accurate = reviewed
+
+    def first_three_then_hang(body):
+        prompt = body["messages"][-1]["content"]
+        if any(f"answer {i} is" in prompt for i in (3, 4, 5)):
+            return Reply(hang=300)
+        return wording_sensitive_judge(body)
+
+    fake_provider.default = first_three_then_hang
+    app = subprocess.Popen([sys.executable, "-c", TRIAL_PROCESS, db_url, str(run.id),
+                            str(accurate.id), STRICT], stdout=subprocess.PIPE, text=True,
+                           env=os.environ.copy())
+    try:
+        trial_id = int(app.stdout.readline())
+        running = _wait_for(lambda: (s := trial_progress.trial_status(sessions, trial_id))
+                            .judged >= 3 and s)
+        assert (running.status, running.judged, running.total) == ("running", 3, 6)
+    finally:
+        app.send_signal(signal.SIGKILL)
+        app.wait()
+        app.stdout.close()
+    fake_provider.default = wording_sensitive_judge  # the provider is fine again
+
+    interrupted = trial_progress.trial_status(sessions, trial_id)
+    assert (interrupted.status, interrupted.judged) == ("interrupted", 3)
+    assert trials.get_trial(sessions, trial_id).status == "interrupted"
+    asked_before = len(fake_provider.answered)
+
+    trial_worker.retry_trial(sessions, trial_id, actor=ADMIN)
+    with pytest.raises(InvalidStateError, match="only an interrupted or failed trial"):
+        trial_worker.retry_trial(sessions, trial_id, actor=ADMIN)  # a second browser's click
+    done = _wait_for(lambda: (s := trial_progress.trial_status(sessions, trial_id))
+                     .status != "running" and s)
+    assert (done.status, done.judged) == ("done", 6)
+    retried = [b["messages"][-1]["content"] for b in fake_provider.answered[asked_before:]]
+    assert len(retried) == 3 and all(any(f"answer {i} is" in p for i in (3, 4, 5))
+                                     for p in retried)  # r0-r2 were kept, not asked again
+    result = trials.get_trial(sessions, trial_id)
+    assert result.after.agreement.percent_agreement == pytest.approx(100.0)
+    assert sorted(f.external_id for f in result.flips) == ["r1", "r3", "r5"]
+
+
+def test_a_trial_of_another_machine_is_interrupted_once_its_heartbeat_is_old(
+        sessions, fake_provider, reviewed):
+    from datetime import timedelta
+
+    from storage.services import trial_progress
+
+    _version, _responses, run, accurate = reviewed
+    trial_id = trial_progress.begin(
+        sessions, criterion_id=accurate.id, base_run_id=run.id, requirement=STRICT, total=6,
+        max_cost=None, actor=ADMIN, worker="another-host:4242:abcd")
+    began = trial_progress.trial_status(sessions, trial_id)
+    assert began.status == "running"
+    later = began.created_at + timedelta(seconds=trial_progress.LEASE_SECONDS + 1)
+    assert trial_progress.trial_status(sessions, trial_id, now=later).status == "interrupted"
+    with pytest.raises(InvalidStateError, match="is running"):
+        trial_progress.claim_retry(sessions, trial_id, actor=ADMIN, worker="me:1:x")

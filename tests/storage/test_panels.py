@@ -203,3 +203,59 @@ def test_panel_commands_create_list_and_export(sessions, db_url, three_judges, t
                      "--run", str(run_ids[0]), "--run", str(run_ids[1])]) == 1
     assert "needs a weight for every member" in capsys.readouterr().err
     assert len(panels.list_panels(sessions)) == 1
+
+
+def test_deleting_a_panel_is_recorded_in_the_activity_log(sessions, three_judges):
+    from storage.services import people
+
+    run_ids = three_judges[3]
+    panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN,
+                                name="Three judges")
+    refused_before = len(people.list_audit_events(sessions))
+    with pytest.raises(PermissionDeniedError):
+        panels.delete_panel(sessions, panel.id, actor=REVIEWER)
+    assert len(people.list_audit_events(sessions)) == refused_before  # refused: nothing logged
+    panels.delete_panel(sessions, panel.id, actor=ADMIN)
+    [event] = [e for e in people.list_audit_events(sessions) if e.target_kind == "judge panel"]
+    assert (event.actor, event.action, event.target_id, event.target_name) == (
+        "Ada", "delete", panel.id, "Three judges")
+    assert "majority of runs " + ", ".join(map(str, run_ids)) in event.detail
+
+
+def test_ensure_panel_finds_the_same_panel_instead_of_making_a_copy(sessions, three_judges):
+    run_ids = three_judges[3]
+    first, created = panels.ensure_panel(sessions, run_ids=run_ids, rule="majority",
+                                         actor=ADMIN)
+    again, created_again = panels.ensure_panel(sessions, run_ids=run_ids, rule="majority",
+                                               actor=ADMIN, name="another name")
+    assert created and not created_again and again.id == first.id
+    # another rule, other weights or other members make another panel
+    weighted, made = panels.ensure_panel(sessions, run_ids=run_ids, rule="weighted",
+                                         weights=[1, 1, 2], actor=ADMIN)
+    other_weights, made_too = panels.ensure_panel(sessions, run_ids=run_ids, rule="weighted",
+                                                  weights=[1, 2, 1], actor=ADMIN)
+    pair, made_pair = panels.ensure_panel(sessions, run_ids=run_ids[:2], rule="majority",
+                                          actor=ADMIN)
+    assert made and made_too and made_pair
+    assert len({first.id, weighted.id, other_weights.id, pair.id}) == 4
+    with pytest.raises(PermissionDeniedError):
+        panels.ensure_panel(sessions, run_ids=run_ids, rule="majority", actor=REVIEWER)
+
+
+def test_two_launches_at_once_make_one_panel(sessions, three_judges):
+    """Two browsers (or a double click) launching the same panel at the same moment."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    run_ids = three_judges[3]
+    start = Barrier(2)
+
+    def launch(_):
+        start.wait()
+        return panels.ensure_panel(sessions, run_ids=run_ids, rule="any", actor=ADMIN)
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(launch, range(2)))
+    assert len({panel.id for panel, _ in results}) == 1
+    assert sorted(created for _, created in results) == [False, True]
+    assert len(panels.list_panels(sessions)) == 1

@@ -6,8 +6,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from storage.services import panels
+from tests.fake_provider import fake_provider, fake_provider_server
 from tests.ui.pages import APP, texts
 from tests.ui.seed import seed_graded
+
+__all__ = ["fake_provider", "fake_provider_server"]
 
 
 @pytest.fixture(autouse=True)
@@ -66,3 +69,57 @@ def test_a_wording_trial_with_no_reviewed_responses_says_what_to_do_first():
     assert not at.exception, at.exception
     assert "nobody has reviewed 'accurate'" in "\n".join(w.value for w in at.warning)
     assert not [b for b in at.button if b.label == "Try it"]
+
+
+def test_an_interrupted_trial_shows_in_every_browser_and_try_again_completes_it(
+        fake_provider, monkeypatch):
+    """A trial whose app died (its process is gone) reads as interrupted in any browser;
+    Try again judges it against the fake provider over litellm's HTTP path."""
+    import socket
+    import subprocess
+    import time
+
+    from grading.types import ScoringSettings
+    from storage.services import reviews, runs, trial_progress, trials
+    from storage.services.reviewers import local_actor
+    from tests.actors import ADMIN
+    from tests.storage.helpers import CRITERIA, judge_report
+    from tests.ui.seed import M, U
+
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "test-key")
+    seeded = seed_graded(3)
+    sessions = seeded.sessions
+    run = runs.create_run(sessions, rubric_version_id=seeded.version.id,
+                          dataset_id=seeded.responses[0].dataset_id, grader="per_criterion",
+                          model="openai/judge-x", settings={"api_base": fake_provider.api_base},
+                          actor=ADMIN)
+    accurate = seeded.version.criteria[0]
+    for response in seeded.responses:
+        runs.record_grade(sessions, run.id, response.id, judge_report(
+            CRITERIA, [M, M, M, U], ScoringSettings(), response.output))
+        reviews.set_human_verdict(sessions, response_id=response.id, criterion_id=accurate.id,
+                                  verdict=M, actor=local_actor("Pat"))
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement="States the exact dose")
+    ended = subprocess.Popen(["true"])  # a process of this machine that has ended
+    ended.wait()
+    trial_id = trial_progress.begin(
+        sessions, criterion_id=accurate.id, base_run_id=run.id, requirement=plan.requirement,
+        total=3, max_cost=None, actor=ADMIN, worker=f"{socket.gethostname()}:{ended.pid}:x")
+
+    first, second = _open(), _open("Bo")
+    for at in (first, second):
+        assert not at.exception, at.exception
+        assert f"Trial {trial_id} was interrupted (0 of 3 reviewed responses judged)" in \
+            texts(at)
+    first.button(key=f"judges_retry_{trial_id}").click().run()
+    assert not first.exception, first.exception
+    deadline = time.monotonic() + 120
+    while trial_progress.trial_status(sessions, trial_id).status == "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert trial_progress.trial_status(sessions, trial_id).status == "done"
+    second.run()
+    shown = texts(second)
+    assert "was interrupted" not in shown and f"Trial {trial_id}" in shown
+    assert fake_provider.requests == 3

@@ -8,7 +8,14 @@ import streamlit as st
 
 from grading.errors import RubricWorkbenchError
 from storage.services import runs
-from ui import grade_calibration, grade_handoff, grade_runs, grade_settings, runtime
+from ui import (
+    grade_calibration,
+    grade_handoff,
+    grade_panel,
+    grade_runs,
+    grade_settings,
+    runtime,
+)
 from ui import results_readers as readers
 from ui.auth import current_actor
 from ui.verdict_view import GRADER_HELP, GRADER_LABELS, md_escape, run_label
@@ -52,10 +59,11 @@ def _credential_problems(judges: list[Judge]) -> list[str]:
     return [problem for problem in seen.values() if problem]
 
 
-def _run_settings(judge: Judge, settings: dict) -> dict:
+def _run_settings(judge: Judge, settings: dict, cost_cap: float | None = None) -> dict:
     price = ({"input_per_million": judge.price[0], "output_per_million": judge.price[1]}
              if judge.price else None)
-    return {**settings, "api_base": judge.api_base, "price": price}
+    extra = {**settings.get("extra", {}), **({"cost_cap": cost_cap} if cost_cap else {})}
+    return {**settings, "api_base": judge.api_base, "price": price, "extra": extra}
 
 
 def handle_launch_click() -> None:
@@ -63,21 +71,27 @@ def handle_launch_click() -> None:
 
 
 def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...] | None,
-                  judges: list[Judge]) -> None:
+                  judges: list[Judge], panel=None, estimates=()) -> None:
     """One run per grader x model, queued for the worker; runs already queued or running
-    for the same work are named, not queued twice."""
+    for the same work are named, not queued twice. As a panel, the panel over them too."""
     s = st.session_state
     settings = {**grade_settings.launch_settings(), **grade_calibration.launch_settings()}
     sessions = runtime.get_sessions()
-    created, existing = [], []
+    created, existing, launched, panel_messages = [], [], [], []
+    caps = grade_panel.member_caps(panel, estimates) if panel else [None] * len(judges)
     try:
-        for judge in judges:
+        for judge, cap in zip(judges, caps, strict=True):
             launch = runs.launch_run(
                 sessions, rubric_version_id=version_id, dataset_id=dataset_id,
-                grader=judge.grader, model=judge.model, settings=_run_settings(judge, settings),
+                grader=judge.grader, model=judge.model,
+                settings=_run_settings(judge, settings, cap),
                 response_ids=list(response_ids) if response_ids is not None else None,
                 name=s.grade_run_name.strip(), actor=current_actor())
             (created if launch.created else existing).append(launch.run)
+            launched.append(launch.run)
+        if panel is not None:
+            panel_messages = grade_panel.make_panels(panel, judges, launched,
+                                                     s.grade_run_name.strip())
     except RubricWorkbenchError as exc:
         s.grade_flash = ("error", f"Nothing more was launched: {md_escape(str(exc))}")
         return
@@ -93,6 +107,7 @@ def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...
         already = "; ".join(f"{md_escape(run_label(r))} ({r.status})" for r in existing)
         messages.append(f"Already queued or running with these settings and responses, so "
                         f"not launched again: {already}.")
+    messages.extend(md_escape(m) for m in panel_messages)
     s.grade_flash = ("success" if created else "info", " ".join(messages))
 
 
@@ -228,21 +243,22 @@ def render_judges(db: str) -> list[Judge]:
     return _judges(presets)
 
 
-def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]) -> bool:
-    """The estimate table; True when launching is possible."""
+def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge],
+                    panel=None) -> tuple[bool, list]:
+    """The estimate table; (launching is possible, the estimate per judge)."""
     st.subheader("Estimate")
     if not st.session_state.grade_graders:
         st.warning("Pick at least one grader.")
-        return False
+        return False, []
     if not judges:
         st.warning("Pick at least one model: save models on the Settings page, or type a "
                    "litellm model name above (with an api_base for a local server).")
         st.page_link("app_pages/settings.py", label="Settings: models and keys",
                      icon=":material/settings:")
-        return False
+        return False, []
     if response_ids is not None and not response_ids:
         st.warning("Pick at least one response.")
-        return False
+        return False, []
     s = st.session_state
     estimates = [readers.get_estimate(
         db, version.id, dataset.id, response_ids, judge.grader, judge.model,
@@ -266,23 +282,27 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
     problems = _credential_problems(judges)
     for problem in problems:
         st.error(problem + " Or give an api_base for a local OpenAI-compatible server.")
-    return not problems
+    panel_ok = grade_panel.render_panel_problems(panel, estimates, judges)
+    return not problems and panel_ok, estimates
 
 
-def render_launch(version, dataset, response_ids, judges: list[Judge], can_launch: bool):
+def render_launch(version, dataset, response_ids, judges: list[Judge], can_launch: bool,
+                  panel=None, estimates=()):
     s = st.session_state
     name_col, button_col = st.columns([3, 1], vertical_alignment="bottom")
     name_col.text_input("Run name (optional)", key="grade_run_name",
                         placeholder="e.g. baseline, after prompt fix",
                         help="Shown next to the run's number on every page.")
     label = f"Launch {plural(len(judges), 'run')}" if judges else "Launch"
+    if judges and panel is not None:
+        label += " as a panel"
     button_col.button(label, type="primary", key="grade_launch", width="stretch",
                       disabled=not can_launch or s.grade_launching,
                       on_click=handle_launch_click)
     if s.grade_launching:
         try:
             with st.spinner("Queueing…"):
-                handle_launch(version.id, dataset.id, response_ids, judges)
+                handle_launch(version.id, dataset.id, response_ids, judges, panel, estimates)
         finally:
             s.grade_launching = False
         st.rerun()
@@ -302,11 +322,13 @@ try:
     if picked is not None:
         version, dataset, response_ids = picked
         judges = render_judges(db)
+        panel = grade_panel.render_panel_choice(judges)
         grade_settings.render_settings()
         calibration_ok = grade_calibration.render_calibration(db, version)
-        can_launch = render_estimate(db, version, dataset, response_ids, judges)
+        can_launch, estimates = render_estimate(db, version, dataset, response_ids, judges,
+                                                panel)
         can_launch = can_launch and calibration_ok
-        render_launch(version, dataset, response_ids, judges, can_launch)
+        render_launch(version, dataset, response_ids, judges, can_launch, panel, estimates)
     grade_runs.render_runs(db, say_when_empty=picked is not None)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))
