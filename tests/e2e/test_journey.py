@@ -257,7 +257,12 @@ def _review(page: Page, screenshot) -> None:
     expect(blame.get_by_role("radiogroup", name="Your verdict")).to_have_count(1)
     blame.get_by_role("radiogroup", name="Your verdict").get_by_text(
         "UNMET", exact=True).click()
-    blame.get_by_role("textbox", name="Note (optional)").fill("polite enough")
+    wait_idle(page)  # the verdict's rerun
+    note = blame.get_by_role("textbox", name="Note (optional)")
+    note.fill("polite enough")
+    note.press("Tab")  # a text field's value is sent when it loses focus
+    expect(note).to_have_value("polite enough")
+    wait_idle(page)
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_text("Saved 1 verdict (blame); effective scores are updated.")
            ).to_be_visible(timeout=60_000)
@@ -269,7 +274,8 @@ def _review(page: Page, screenshot) -> None:
     screenshot("review")
     page.get_by_role("button", name="History (1)").click()
     expect(page.get_by_text("No verdicts yet")).to_have_count(0)
-    expect(page.get_by_text("polite enough").last).to_be_visible(timeout=60_000)
+    # The note was saved with the verdict: the history quotes it.
+    expect(page.get_by_text("“polite enough”")).to_be_visible(timeout=60_000)
     screenshot("review-history")
     page.keyboard.press("Escape")
     # The pointer still rests on History, whose tooltip would cover the toggle above it.
