@@ -233,18 +233,25 @@ def credential_problem(model: str, api_base: str | None = None,
         return (f"litellm does not know which provider serves model '{model}': write it as "
                 "provider/model, e.g. openai/gpt-4.1-mini (or openai/<name> for a local "
                 "OpenAI-compatible server at an api_base).")
-    if api_key or os.environ.get(API_KEY_ENV, "").strip() or api_base:
-        return None
-    try:
-        missing = _load_litellm().validate_environment(model).get("missing_keys") or []
-    except Exception:
-        return None
-    keys = [name for name in missing if _key_like(name)]
+    keys = missing_key_variables(model, api_base, api_key)
     if not keys:
         return None
     wanted = " or ".join(keys)
     return (f"No API key was found for model '{model}': set {wanted} in the environment "
             f"(or {API_KEY_ENV}).")
+
+
+def missing_key_variables(model: str, api_base: str | None = None,
+                          api_key: str | None = None) -> list[str]:
+    """The key variables litellm wants for ``model`` and finds unset (empty when a key or
+    an ``api_base`` makes them unnecessary, or litellm cannot tell)."""
+    if api_key or os.environ.get(API_KEY_ENV, "").strip() or api_base:
+        return []
+    try:
+        missing = _load_litellm().validate_environment(model).get("missing_keys") or []
+    except Exception:
+        return []
+    return [name for name in missing if _key_like(name)]
 
 
 def resolve_api_base(api_base: str | None) -> str | None:

@@ -19,6 +19,7 @@ from grading.llm import (
     _load_litellm,
     credential_problem,
     key_env_var,
+    missing_key_variables,
 )
 from storage.model_presets import ModelPreset
 
@@ -116,10 +117,12 @@ def _call(preset: ModelPreset, timeout: float, *, max_tokens: int | None) -> Non
 def _missing_key(preset: ModelPreset) -> str | None:
     """What no call can work without, decided where the run and the Grade page decide it."""
     problem = credential_problem(preset.model, preset.api_base)
-    if problem is None or not problem.startswith("No API key"):
+    keys = missing_key_variables(preset.model, preset.api_base) if problem else []
+    if not keys:
         return problem
-    return (problem.rstrip(".") + ", in the environment of the process that runs the app, "
-            "then restart it.")
+    return (f"No API key was found for {preset.label}. Set {' or '.join(keys)} (or "
+            f"{API_KEY_ENV}) in the environment of the process that runs the app, then "
+            "restart the app.")
 
 
 def _plain(message: str, preset: ModelPreset) -> str:

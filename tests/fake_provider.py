@@ -7,15 +7,16 @@ timeouts. Replies are scripted per test; what the server saw is recorded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -57,6 +58,88 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
 
 
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    usage = reply.usage or {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content or ""},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": usage,
+    }
+
+
+class ProviderHandler(BaseHTTPRequestHandler):
+    """Serves ``POST .../chat/completions`` for ``provider`` (set by ``handler_for``): reads
+    the request, asks the provider for its reply, waits as scripted, then ``answer``s.
+    Subclasses change only ``answer`` (the fault provider breaks the answer in its ways)."""
+
+    protocol_version = "HTTP/1.1"
+    provider: FakeProvider
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self.send_json(400, {"error": {"message": "body is not JSON"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        provider = self.provider
+        reply = provider._begin(body, headers)
+        release = provider._release
+        try:
+            if reply.hang is not None:
+                release.wait(reply.hang)
+            wait = provider.latency + reply.delay
+            if wait:
+                release.wait(wait)
+            self.answer(reply, body, headers, release)
+        except OSError:
+            pass  # the client gave up (timeout, reset): nothing to answer
+        finally:
+            provider._end()
+
+    def answer(self, reply: Reply, body: dict[str, Any], headers: dict[str, str],
+               release: threading.Event) -> None:
+        if reply.status == 200:
+            with self.provider._lock:
+                self.provider.answered.append(body)
+            self.send_json(200, _completion(body, reply), reply.headers)
+        else:
+            error = {"message": reply.error_message, "type": "fake_error",
+                     "code": str(reply.status)}
+            self.send_json(reply.status, {"error": error}, reply.headers)
+
+    def send_json(self, status: int, payload: dict[str, Any],
+                  headers: dict[str, str] | None = None) -> None:
+        self.send_bytes(status, json.dumps(payload).encode(), headers)
+
+    def send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None,
+                   content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
 class FakeProvider:
     """Start with ``start()``, point litellm at ``url + "/v1"``, ``stop()`` when done."""
 
@@ -66,12 +149,34 @@ class FakeProvider:
         self._thread: threading.Thread | None = None
         self.reset()
 
+    handler: type[ProviderHandler] = ProviderHandler  # how requests are answered
+
     # -- lifecycle ---------------------------------------------------------------------
-    def start(self) -> FakeProvider:
-        self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
+    def start(self) -> Self:
+        handler = type("Handler", (self.handler,), {"provider": self})
+        self._httpd = _Server(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
         return self
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Self]:
+        """Started for the ``with`` block (a session fixture's whole life)."""
+        self.start()
+        try:
+            yield self
+        finally:
+            self.stop()
+
+    @contextlib.contextmanager
+    def clean(self) -> Iterator[Self]:
+        """A fresh script and counters for the ``with`` block; requests a test left hanging
+        are released at its end."""
+        self.reset()
+        try:
+            yield self
+        finally:
+            self.reset()
 
     def stop(self) -> None:
         self._release.set()
@@ -154,90 +259,16 @@ class FakeProvider:
             self.in_flight -= 1
 
 
-def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    usage = reply.usage or {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-    return {
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model", "fake"),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": reply.content or ""},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": usage,
-    }
-
-
-def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet test output
-            pass
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
-                return
-            try:
-                body = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
-                self._send(400, {"error": {"message": "body is not JSON"}})
-                return
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = provider._begin(body, headers)
-            release = provider._release
-            try:
-                if reply.hang is not None:
-                    release.wait(reply.hang)
-                wait = provider.latency + reply.delay
-                if wait:
-                    release.wait(wait)
-                if reply.status == 200:
-                    with provider._lock:
-                        provider.answered.append(body)
-                    self._send(200, _completion(body, reply), reply.headers)
-                else:
-                    error = {"message": reply.error_message, "type": "fake_error",
-                             "code": str(reply.status)}
-                    self._send(reply.status, {"error": error}, reply.headers)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout): nothing to answer
-            finally:
-                provider._end()
-
-        def _send(self, status: int, payload: dict[str, Any],
-                  headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-    return Handler
-
-
 # -- pytest fixtures: import them into a conftest.py to use them ------------------------------
 @pytest.fixture(scope="session")
 def fake_provider_server():
     """One server for the whole session (starting one per test is slow under load)."""
-    server = FakeProvider().start()
-    yield server
-    server.stop()
+    with FakeProvider().running() as server:
+        yield server
 
 
 @pytest.fixture
 def fake_provider(fake_provider_server):
     """The session server with a clean script and counters for this test."""
-    fake_provider_server.reset()
-    yield fake_provider_server
-    fake_provider_server.reset()  # also releases requests a test left hanging
+    with fake_provider_server.clean() as server:
+        yield server

@@ -11,7 +11,7 @@ lease (its worker died: the run resumes and grades only what has no stored grade
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 from typing import Literal
 
@@ -45,10 +45,18 @@ def _take(worker_id: str) -> dict:
 
 def claim_next(
     sessions: SessionFactory, worker_id: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    exclude: Collection[int] = (),
 ) -> int | None:
-    """Take the oldest claimable run for ``worker_id``; None when there is none."""
+    """Take the oldest claimable run for ``worker_id``; None when there is none.
+
+    ``exclude``: the runs this worker is executing. A run whose heartbeat lapsed (a slow
+    start, a stalled machine) looks abandoned, but its worker is alive: taking it again
+    would grade it twice at once, and both would renew the same claim.
+    """
     with sessions.begin() as session:
         claimable = _claimable(lease_seconds)
+        if exclude:
+            claimable = and_(claimable, m.RunRow.id.not_in(list(exclude)))
         if session.get_bind().dialect.name == "postgresql":
             run_id = session.scalar(
                 select(m.RunRow.id).where(claimable).order_by(m.RunRow.id).limit(1)

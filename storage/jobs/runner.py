@@ -433,15 +433,17 @@ class RunExecution:
         if self.capped is not None:
             return self._result("running") if self.helper else \
                 await self._finish_failed(self.capped)
-        # Import litellm (seconds of CPU) before claiming work: an import inside the first
-        # call would block the event loop, and with it the heartbeats of claimed chunks.
-        await asyncio.to_thread(_preload_litellm)
+        # The heartbeat starts with the claim: the import below can take longer than a lease
+        # on a slow machine, and a run without heartbeats looks abandoned to other workers.
         helpers = [asyncio.create_task(self._heartbeat()),
                    asyncio.create_task(self._share_capacity())]
         if self.stop is not None:
             helpers.append(asyncio.create_task(self._watch_stop()))
         tasks: set[asyncio.Task] = set()
         try:
+            # Import litellm (seconds of CPU) before claiming chunks: an import inside the
+            # first call would block the event loop, and with it the heartbeats.
+            await asyncio.to_thread(_preload_litellm)
             await self._run_passes(tasks)
         finally:
             for task in list(tasks):

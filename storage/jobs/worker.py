@@ -69,7 +69,7 @@ class Worker:
                     if self.only_runs is None:
                         claimed = await asyncio.to_thread(
                             queue.claim_next, self.sessions, self.worker_id,
-                            lease_seconds=self.lease_seconds)
+                            lease_seconds=self.lease_seconds, exclude=tuple(self._running))
                     if claimed is None:  # help a running run with its chunks
                         joined = await asyncio.to_thread(
                             chunks.joinable_run, self.sessions, self.worker_id,
@@ -77,6 +77,7 @@ class Worker:
                             among=self.only_runs, exclude=tuple(self._joined))
                 if claimed is not None:
                     log.info("worker %s took run %s", self.worker_id, claimed)
+                    self._running.add(claimed)  # before the next claim, not when it starts
                     active.add(asyncio.create_task(self._execute(claimed, stop)))
                     continue
                 if joined is not None:

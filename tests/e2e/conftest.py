@@ -15,6 +15,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
+
+# The machines these run on are shared and often loaded: an assertion waits up to 20 s for the
+# page to show what it should (it returns as soon as it does, so a passing run is not slower).
+expect.set_options(timeout=20_000)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from storage.engine import open_database
 from storage.model_presets import add_model_preset
 from storage.services import datasets, rubrics
 from tests.actors import ADMIN
+from tests.e2e.grid import Grid
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = (b"id,query,response\n"
@@ -29,53 +29,11 @@ def _wait_idle(page: Page) -> None:
     page.wait_for_timeout(300)
 
 
-def _edit_cell(page: Page, grid, x_fraction: float, row: int, value: str, *,
-               new_row: bool = False) -> None:
-    """Open a cell of a data editor (a canvas) and type into the overlay editor.
-
-    A click on the empty line under the last row adds a row and opens its cell; existing
-    cells open on a double-click.
-    """
-    box = grid.bounding_box()
-    x = box["x"] + x_fraction * box["width"]
-    y = box["y"] + 35 * (row + 1) + 17  # header row, then 35-pixel rows
-    if new_row:
-        page.mouse.click(x, y)
-    else:
-        page.mouse.dblclick(x, y)
-    editor = page.locator("#portal textarea, #portal input").first
-    expect(editor).to_be_visible(timeout=5_000)
-    editor.focus()
-    page.keyboard.press("ControlOrMeta+a")
-    page.keyboard.press("Backspace")
-    if value:
-        page.keyboard.type(value)
-    expect(editor).to_have_value(value)
-    page.keyboard.press("Enter")
-    expect(editor).to_have_count(0, timeout=5_000)
-    page.wait_for_timeout(1200)  # the edit reruns the page
-
-
-def _edit_cell_until(page: Page, grid, x_fraction: float, row: int, value: str,
-                     shown, attempts: int = 3) -> None:
-    """Edit a cell until ``shown`` (a locator outside the canvas) confirms it."""
-    for attempt in range(attempts):
-        _edit_cell(page, grid, x_fraction, row, value)
-        _wait_idle(page)
-        try:
-            expect(shown).to_be_visible(timeout=3_000)
-            return
-        except AssertionError:
-            if attempt == attempts - 1:
-                raise
-
-
 def _no_tracebacks(page: Page) -> None:
     expect(page.get_by_text("Traceback")).to_have_count(0)
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 
-@pytest.mark.xfail(reason='merge seam (session 2): the criteria grid edit of the weight to -5 is not taken after the Rubrics page split; fix first next session', strict=False)  # noqa: E501
 def test_write_a_rubric_with_a_penalty_and_upload_responses(seeded_app_server, page: Page,
                                                             screenshot, tmp_path):
     database = {}
@@ -95,30 +53,26 @@ def test_write_a_rubric_with_a_penalty_and_upload_responses(seeded_app_server, p
     expect(page.get_by_role("heading", name="Refund replies")).to_be_visible(timeout=45_000)
     _wait_idle(page)
 
-    # Add a penalty in the criteria table: name, requirement, negative weight, section.
-    grid = page.locator('.st-key-rubrics_criteria [data-testid="stDataFrame"]')
-    # Column centres as fractions of the grid's width (#, name, requirement, weight, kind,
-    # section), measured on a 1400-pixel-wide window.
-    _edit_cell(page, grid, 0.53, 1, "Blames the customer", new_row=True)
+    # Add a penalty in the criteria table: requirement, negative weight, name, section. Each
+    # edit is confirmed twice: by the grid's own cell and by what the page computes from it.
+    grid = Grid(page, ".st-key-rubrics_criteria")
+    grid.edit("Requirement", 1, "Blames the customer")
     _wait_idle(page)
-    # The grid is a canvas: each edit is confirmed by what the page shows next (the live
-    # Penalties line), and made again if the grid dropped it — the requirement too, since
-    # the Penalties line needs both.
-    for attempt in range(4):
-        _edit_cell(page, grid, 0.785, 1, "-5")
-        _wait_idle(page)
-        try:
-            expect(page.get_by_text("Blames the customer -5", exact=False)).to_be_visible(
-                timeout=3_000)
-            break
-        except AssertionError:
-            if attempt == 3:
-                raise
-            _edit_cell(page, grid, 0.53, 1, "Blames the customer")
-            _wait_idle(page)
-    _edit_cell_until(page, grid, 0.20, 1, "blame", page.get_by_text("blame -5", exact=False))
-    _edit_cell_until(page, grid, 0.96, 1, "Tone",
-                     page.get_by_text("2 criteria in 1 section", exact=False))
+    expect(page.get_by_text("1 problem to fix before saving")).to_be_visible(timeout=20_000)
+    grid.edit("Weight", 1, "-5")
+    _wait_idle(page)
+    expect(page.get_by_text("Blames the customer -5")).to_be_visible(timeout=20_000)
+    # Two edits in quick succession, the second made while the first one's rerun runs:
+    # neither is lost.
+    grid.edit("Name", 1, "blame")
+    grid.edit("Section", 1, "Tone")
+    _wait_idle(page)
+    expect(page.get_by_text("blame -5")).to_be_visible(timeout=20_000)
+    expect(page.get_by_text("2 criteria in 1 section")).to_be_visible(timeout=20_000)
+    # Every edit is still there after the last rerun.
+    for column, shown in (("Requirement", "Blames the customer"), ("Weight", "-5"),
+                          ("Name", "blame"), ("Section", "Tone")):
+        expect(grid.cell(column, 1)).to_have_text(shown)
     expect(page.get_by_text("Penalties:")).to_be_visible()
     expect(page.get_by_test_id("stMetricValue").nth(1)).to_have_text("5")  # penalty weight
     page.get_by_role("button", name="Save criteria").click()
@@ -166,7 +120,6 @@ def _seed_authoring(db_url: str) -> None:
     sessions.kw["bind"].dispose()
 
 
-@pytest.mark.xfail(reason="merge seam (session 2): Settings' Test connection message changed with the keyless-server fix ('Connection failed. No API key ...'); fix first next session", strict=False)  # noqa: E501
 def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, screenshot,
                                             tmp_path, monkeypatch):
     data_dirs = {}
@@ -224,14 +177,16 @@ def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, scree
     _wait_idle(page)
     # No key in the environment: the check says which variable to set, without calling out.
     page.get_by_role("button", name="Test connection").click()
-    expect(page.get_by_text("Connection failed. No API key for openai/gpt-4.1-mini: set "
-                            "OPENAI_API_KEY")).to_be_visible(timeout=20_000)
+    # The first check loads litellm (seconds, far more on a loaded machine).
+    expect(page.get_by_text(
+        "Connection failed. No API key was found for openai/gpt-4.1-mini. Set OPENAI_API_KEY "
+        "(or RUBRIC_WORKBENCH_API_KEY) in the environment of the process that runs the app, "
+        "then restart the app.")).to_be_visible(timeout=90_000)
     _wait_idle(page)
     _no_tracebacks(page)
     screenshot("settings")
 
 
-@pytest.mark.xfail(reason='merge seam (session 2): the grid editor/upload steps changed under the split Rubrics and Responses pages; fix first next session', strict=False)  # noqa: E501
 def test_screenshots_of_the_problems_people_hit(seeded_app_server, page: Page, screenshot,
                                                 tmp_path):
     url = seeded_app_server(_seed_authoring)
@@ -255,9 +210,13 @@ def test_screenshots_of_the_problems_people_hit(seeded_app_server, page: Page, s
     expect(page.get_by_role("heading", name="Sample: refund support")).to_be_visible(
         timeout=45_000)
     _wait_idle(page)
-    grid = page.locator('.st-key-rubrics_criteria [data-testid="stDataFrame"]')
-    _edit_cell_until(page, grid, 0.785, 1, "",
-                     page.get_by_text("1 problem to fix before saving", exact=False))
+    Grid(page, ".st-key-rubrics_criteria").edit("Weight", 0, "")
+    _wait_idle(page)
+    expect(page.get_by_text("1 problem to fix before saving")).to_be_visible(timeout=20_000)
+    # The problems table (a canvas too) names the row, the criterion and the column.
+    problem = page.locator('[data-testid="stDataFrame"] tbody tr', has_text="a weight is needed")
+    expect(problem).to_have_count(1)
+    expect(problem).to_contain_text("refund_window")
     expect(page.get_by_role("button", name="Save criteria")).to_be_disabled()
     screenshot("rubrics-editor-problems")
 

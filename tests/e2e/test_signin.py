@@ -14,6 +14,7 @@ from storage.engine import open_database
 from storage.services import datasets, people, rubrics
 from tests import oidc_provider
 from tests.e2e.conftest import SCREENSHOTS, _free_port, _serve, database_url_in
+from tests.e2e.streamlit_page import choose, wait_idle
 
 ADMIN = "boss@example.org"
 REVIEWER = "rita@example.org"
@@ -99,7 +100,6 @@ def test_an_unauthenticated_browser_sees_only_the_sign_in_page(team_app, loopbac
     screenshot("signin-page")
 
 
-@pytest.mark.xfail(reason="merge seam (session 2): the Role picker's 'admin' option is not found after the Settings page gained the model price fields; fix first next session", strict=False)  # noqa: E501
 def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopback_page,
                                                                  browser, screenshot,
                                                                  monkeypatch):
@@ -139,10 +139,11 @@ def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopba
     expect(rita.get_by_text("Ask an admin to change your role")).to_be_visible()
     # Nor make herself an admin.
     rita.get_by_role("link", name="Settings", exact=True).click()
-    expect(rita.get_by_role("heading", name="People and roles")).to_be_visible(timeout=30_000)
+    expect(rita.get_by_role("heading", name="People and roles")).to_be_visible(timeout=60_000)
+    wait_idle(rita)
     rita.get_by_role("textbox", name="E-mail").fill(REVIEWER)
-    rita.get_by_role("combobox", name="Role").click()
-    rita.get_by_role("option", name="admin", exact=True).click()
+    choose(rita, "Role", "admin")
+    expect(rita.get_by_role("textbox", name="E-mail")).to_have_value(REVIEWER)
     rita.get_by_role("button", name="Save role").click()
     expect(rita.get_by_text("may not change people's roles: that needs an admin")).to_be_visible(
         timeout=30_000)

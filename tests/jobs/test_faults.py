@@ -25,7 +25,7 @@ from storage.jobs.progress import run_progress
 from storage.services import runs
 from storage.services.reviewers import command_line_actor
 from tests.fake_provider import Reply
-from tests.fault_provider import Fault, FaultProvider, wait_until
+from tests.fault_provider import Fault, fault_provider, fault_provider_server, wait_until
 from tests.jobs.helpers import answers_per_response, make_dataset, make_rubric, make_run, run_now
 
 RUBRIC = """\
@@ -38,18 +38,13 @@ RUBRIC = """\
 """
 
 
-@pytest.fixture(scope="module")
-def faulty():
-    server = FaultProvider().start()
-    yield server
-    server.stop()
+__all__ = ["fault_provider", "fault_provider_server"]
 
 
 @pytest.fixture
-def fault(faulty):
-    faulty.reset()
-    yield faulty
-    faulty.reset()
+def fault(fault_provider):
+    """The shared fault provider, with a clean script and counters for this test."""
+    return fault_provider
 
 
 @contextlib.contextmanager

@@ -10,10 +10,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import update
 
+from storage import models as m
 from storage.jobs import Worker, run_progress, start_in_process_worker, stop_in_process_workers
 from storage.services import runs
 from tests.actors import ADMIN
@@ -83,6 +86,36 @@ def test_cancelling_a_run_stops_it_and_a_requeue_grades_only_the_rest(sessions, 
     new_bodies = fake_provider.bodies[calls_before:]
     texts_done = {f"answer number {r.external_id[1:]}" for r in _responses(sessions, graded)}
     assert not [b for b in new_bodies if _text_of(b) in texts_done]
+
+
+def test_a_live_worker_whose_heartbeat_lapsed_does_not_take_its_own_run_again(
+        sessions, fake_provider):
+    """A stall longer than the lease (a slow machine, a laptop lid, a busy database) leaves
+    the run looking abandoned; the worker still executing it must not claim it a second time
+    (both copies would renew the same claim and grade every response twice)."""
+    fake_provider.latency = 0.05
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 12)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, concurrency=1)
+    lease = 20.0
+    worker = Worker(sessions, poll_interval=0.02, lease_seconds=lease)  # heartbeat every 5 s
+    stalled_at: list = []
+
+    async def stall_then_finish() -> None:
+        serving = asyncio.create_task(worker.run(asyncio.Event(), until_idle=True))
+        while run_progress(sessions, run.id).graded < 1:
+            await asyncio.sleep(0.02)
+        # What a stall leaves in the database: the last heartbeat is older than the lease.
+        with sessions.begin() as session:
+            stalled_at.append(m.utcnow() - timedelta(seconds=2 * lease))
+            session.execute(update(m.RunRow).where(m.RunRow.id == run.id)
+                            .values(heartbeat_at=stalled_at[0]))
+        await serving
+
+    asyncio.run(stall_then_finish())
+    assert [(r.run_id, r.status) for r in worker.results] == [(run.id, "done")]
+    per_response = answers_per_response(fake_provider.bodies)
+    assert len(per_response) == 12 and set(per_response.values()) == {3}  # 3 criteria each
 
 
 def _responses(sessions, ids):

@@ -39,7 +39,11 @@ def test_a_rejected_key_is_named_but_never_shown(fake_provider, monkeypatch):
 def test_a_missing_cloud_key_is_reported_before_any_call():
     result = check_connection(ModelPreset("anthropic/claude-x"))
     assert not result.ok
-    assert "ANTHROPIC_API_KEY" in result.message
+    # One sentence per thing to know: what is missing, then where to set it and what next.
+    assert result.message == (
+        "No API key was found for anthropic/claude-x. Set ANTHROPIC_API_KEY (or "
+        "RUBRIC_WORKBENCH_API_KEY) in the environment of the process that runs the app, "
+        "then restart the app.")
 
 
 def test_an_unreachable_server_says_check_the_address(monkeypatch):
