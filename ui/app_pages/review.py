@@ -41,9 +41,10 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
             readers.detail_stamp(db, response_id, chosen.run_ids), viewer)
 
     shown = s.review_shown
+    # A "save and next" whose run was cut short (a whole-page rerun) is written first.
+    review_form.write_due(actor)
     if s.review_pending is not None:
-        # The save is made against what the form showed (still cached), before the next
-        # response is read: one detail read per save and next.
+        # The save is read from what the form showed (its detail still cached).
         if shown is None:
             s.review_pending = None
         else:
@@ -55,6 +56,9 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
         review_form.scroll_to_top(item.response_id, s.review_form_nonce)
     review_queue_view.render_nav(queue, item, detail)
     review_form.render_item(actor, detail)
+    # "Save and next": the next response is on screen; now the write (on a refusal it comes
+    # back to the response saved).
+    review_form.write_due(actor)
     # Read the next response ahead (after drawing this one), so "save and next" finds it
     # cached: a save here does not change the next response's detail stamp.
     following = s.review_position + 1
