@@ -3,7 +3,10 @@
 Each record has the ids (``response_id`` is the user's id, see storage/export_names.py),
 the rubric version, grader and model, the judge's score and raw score, the effective score
 (human verdicts in place of the judge's, through the same aggregation), and per criterion
-the judge's verdict and reason, the human verdict, the effective verdict and the reviewer.
+the judge's verdict and reason, the human verdict, the effective verdict, the reviewer and how
+the human verdict stands (``human_status``: agreed, adjudicated, disputed or not_reviewed, as in
+the gold export); per record, the disputed criteria (``disputed_count``, ``disputed_criteria``:
+reviewers disagree, no adjudication yet, the judge's verdict stands).
 Used by ``rubric-workbench export`` and the app's download buttons. CSV cells go through
 storage/csv_cells.py (spreadsheet-safe); JSONL is written exactly.
 """
@@ -32,8 +35,12 @@ BASE_COLUMNS = (
     "run_id", "run_name", "response_id", "workbench_response_id", "dataset_id", "rubric_id",
     "rubric_name", "rubric_version_id", "rubric_version", "grader", "model", "score",
     "raw_score", "effective_score", "effective_raw_score", "error", "reviewed_criteria",
+    "disputed_count", "disputed_criteria",
 )
-CRITERION_FIELDS = ("judge_verdict", "reason", "human_verdict", "effective_verdict", "reviewer")
+CRITERION_FIELDS = ("judge_verdict", "reason", "human_verdict", "effective_verdict", "reviewer",
+                    "human_status")
+# CSV: the disputed criteria's names in one cell
+NAME_SEPARATOR = "; "
 
 
 def _value(verdict: Any) -> str | None:
@@ -53,6 +60,8 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
         "score": effective.judge_score, "raw_score": effective.judge_raw_score,
         "effective_score": effective.score, "effective_raw_score": effective.raw_score,
         "error": effective.error, "reviewed_criteria": effective.reviewed_count,
+        "disputed_count": effective.disputed_count,
+        "disputed_criteria": [row.label for row in effective.criteria if row.disputed],
         "criteria": [
             {
                 "criterion_id": row.criterion_id, "name": row.label,
@@ -64,6 +73,7 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
                 "human_note": row.human.note if row.human else None,
                 "effective_verdict": _value(row.effective_verdict),
                 "reviewer": row.human.reviewer if row.human else None,
+                "human_status": row.decision.status if row.decision else "not_reviewed",
             }
             for row in effective.criteria
         ],
@@ -101,6 +111,7 @@ def csv_columns(labels: Iterable[str]) -> list[str]:
 def flatten(record: dict[str, Any]) -> dict[str, Any]:
     """A record as one CSV row: the per-criterion fields become ``<criterion>.<field>``."""
     row = {key: record[key] for key in BASE_COLUMNS}
+    row["disputed_criteria"] = NAME_SEPARATOR.join(record["disputed_criteria"])
     for criterion in record["criteria"]:
         for name in CRITERION_FIELDS:
             row[f"{criterion['name']}.{name}"] = criterion[name]
@@ -144,13 +155,15 @@ def table_csv(page: ResultsPage, runs: Sequence[RunInfo]) -> str:
     for run in runs:
         label = f"run{run.id}_{run.grader}_{run.model}"
         header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
-    writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria"])
+    writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria",
+                     "disputed_count", "disputed_criteria"])
     for row in page.rows:
         cells: list = [response_key(row.response_id, row.external_id), row.response_id]
         for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
             cells += ["" if score is None else score, "" if judge is None else judge,
                       error or ""]
-        writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count])
+        writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count,
+                         len(row.disputed), NAME_SEPARATOR.join(row.disputed)])
     return out.getvalue()
 
 
