@@ -297,3 +297,24 @@ def test_a_save_and_next_cut_short_before_its_write_is_written_on_the_next_run()
     [saved] = reviews.verdict_history(seeded.sessions, rid)
     assert (saved.criterion_id, saved.verdict.value, saved.note) == (cid, "UNMET", "late")
     assert at.session_state.review_due is None
+
+
+def test_two_people_taking_turns_on_one_computer_are_two_reviewers():
+    seeded = seed_graded(count=3)
+    at = _review("ana")
+    rid = seeded_response_id(at)
+    cid = seeded.version.criteria[1].id
+    _verdict(at, seeded, 1).set_value("MET")
+    at.button(key="review_save").click().run()
+    at.text_input(key="review_name_input").input("bo").run()  # the switch in the sidebar
+    assert at.session_state.reviewer_name == "bo"
+    assert seeded_response_id(at) == rid
+    shown = texts(at)
+    assert "Other reviewers' verdicts are hidden until you save yours" in shown
+    assert _verdict(at, seeded, 1).value is None  # bo's own form: ana's verdict is not in it
+    _verdict(at, seeded, 1).set_value("UNMET")
+    at.button(key="review_save").click().run()
+    history = reviews.verdict_history(seeded.sessions, rid, criterion_id=cid)
+    assert sorted((h.reviewer, h.verdict.value) for h in history) == [
+        ("ana", "MET"), ("bo", "UNMET")]
+    assert "disputed — the judge's verdict stands" in texts(at)  # two reviewers, not one
