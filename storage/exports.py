@@ -22,8 +22,8 @@ from storage import csv_cells
 from storage.dto import EffectiveGrade, ResponseInfo, RubricVersionInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.export_names import download_name, response_key
+from storage.services import calibration, reviews
 from storage.services import datasets as dataset_service
-from storage.services import reviews
 from storage.services import rubrics as rubric_service
 from storage.services import runs as run_service
 from storage.services.results import ResultsPage
@@ -36,6 +36,7 @@ BASE_COLUMNS = (
     "rubric_name", "rubric_version_id", "rubric_version", "grader", "model", "score",
     "raw_score", "effective_score", "effective_raw_score", "error", "reviewed_criteria",
     "disputed_count", "disputed_criteria",
+    "calibration_k", "calibration_seed", "shown_as_example",
 )
 CRITERION_FIELDS = ("judge_verdict", "reason", "human_verdict", "effective_verdict", "reviewer",
                     "human_status")
@@ -48,8 +49,9 @@ def _value(verdict: Any) -> str | None:
 
 
 def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
-            effective: EffectiveGrade) -> dict[str, Any]:
+            effective: EffectiveGrade, used: set[int] | None = None) -> dict[str, Any]:
     by_id = {c.id: c for c in version.criteria}
+    calibrated = run.settings.calibration
     return {
         "run_id": run.id, "run_name": run.name,
         "response_id": response_key(response.id, response.external_id),
@@ -62,6 +64,11 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
         "error": effective.error, "reviewed_criteria": effective.reviewed_count,
         "disputed_count": effective.disputed_count,
         "disputed_criteria": [row.label for row in effective.criteria if row.disputed],
+        # A calibrated run: its k and seed, and whether this response was one of the
+        # reviewed examples it showed (left out of its agreement with people).
+        "calibration_k": calibrated.k if calibrated else None,
+        "calibration_seed": calibrated.seed if calibrated else None,
+        "shown_as_example": (response.id in (used or set())) if calibrated else None,
         "criteria": [
             {
                 "criterion_id": row.criterion_id, "name": row.label,
@@ -87,11 +94,12 @@ def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int]
         run = run_service.get_run(sessions, run_id)
         version = rubric_service.get_version(sessions, run.rubric_version_id)
         graded = [g.response_id for g in run_service.list_grades(sessions, run_id)]
+        used = {e.response_id for e in calibration.list_run_examples(sessions, run_id)}
         for start in range(0, len(graded), _PAGE):
             page = graded[start:start + _PAGE]
             responses = {r.id: r for r in dataset_service.get_responses(sessions, page)}
             for effective in reviews.effective_grades_for_run(sessions, run_id, page):
-                yield _record(run, version, responses[effective.response_id], effective)
+                yield _record(run, version, responses[effective.response_id], effective, used)
 
 
 def criterion_labels(sessions: SessionFactory, run_ids: Sequence[int]) -> list[str]:
@@ -144,6 +152,35 @@ def results_export(sessions: SessionFactory, run_ids: Sequence[int],
     """The export as text (for a download button)."""
     buffer = io.StringIO(newline="")
     write_results(sessions, run_ids, buffer, fmt)
+    return buffer.getvalue()
+
+
+EXAMPLE_COLUMNS = ("run_id", "criterion", "criterion_number", "role", "order", "response_id",
+                   "workbench_response_id", "dataset", "verdict", "reason", "status",
+                   "carried_from_version")
+
+
+def examples_records(sessions: SessionFactory, run_id: int) -> list[dict[str, Any]]:
+    """What a calibrated run showed its judge: per criterion, each example (and reserve)
+    with people's verdict and the reason shown; [] for a run without calibration."""
+    return [{"run_id": run_id, "criterion": e.criterion_label,
+             "criterion_number": e.criterion_position + 1, "role": e.role, "order": e.order,
+             "response_id": e.response_label, "workbench_response_id": e.response_id,
+             "dataset": e.dataset_name, "verdict": e.verdict, "reason": e.reason,
+             "status": e.status, "carried_from_version": e.carried_from}
+            for e in calibration.list_run_examples(sessions, run_id)]
+
+
+def examples_export(sessions: SessionFactory, run_id: int, fmt: ExportFormat = "jsonl") -> str:
+    """The run's examples as text: JSONL, or a spreadsheet-safe CSV."""
+    records = examples_records(sessions, run_id)
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    buffer = io.StringIO(newline="")
+    writer = csv_cells.writer(buffer)
+    writer.writerow(EXAMPLE_COLUMNS)
+    for record in records:
+        writer.writerow([record[c] for c in EXAMPLE_COLUMNS])
     return buffer.getvalue()
 
 

@@ -75,6 +75,9 @@ DEFAULTS: dict[str, object] = {
     "grade_lp_exponent": 1.6,
     "grade_lp_type": "ALL",
     "grade_system_prompt": "",
+    "grade_calibrate": False,  # few-shot calibration with reviewed examples (ui/grade_calibration)
+    "grade_calibration_k": 4,
+    "grade_calibration_seed": 0,
     "grade_run_name": "",
     "grade_launching": False,  # set by the Launch button, drawn disabled until queued
     "grade_handoff": None,  # grade_handoff.Handoff: responses sent from a Results filter

@@ -39,7 +39,7 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
-from storage.services import consensus
+from storage.services import calibration, consensus
 
 HUMAN = "human"
 GRADER_LABELS = {
@@ -105,6 +105,9 @@ class AgreementData:
     reviewer_verdicts: dict[str, dict[Key, Verdict]] = field(default_factory=dict)
     reviewer_names: dict[str, str] = field(default_factory=dict)
     reviewer_seconds: dict[str, dict[int, float]] = field(default_factory=dict)
+    # Calibrated runs (run key -> HeldOut): their verdicts and scores above leave out the
+    # responses they showed as examples.
+    held_out: dict[str, calibration.HeldOut] = field(default_factory=dict)
 
     def source(self, key: str) -> AgreementSource:
         return next(s for s in self.sources if s.key == key)
@@ -170,7 +173,10 @@ class AgreementReport:
 
 def run_label(run: RunInfo) -> str:
     name = f" {run.name}" if run.name else ""
-    return f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+    calibrated = (f" · calibrated (k={run.settings.calibration.k})"
+                  if run.settings.calibration is not None else "")
+    return (f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+            + calibrated)
 
 
 def gather_sources(
@@ -194,6 +200,9 @@ def gather_sources(
         runs = [run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
         grades = {run.id: run_repo.grade_infos_for_run(session, run.id) for run in runs}
+        # A calibrated run is measured only on the responses it did not show as examples.
+        used = calibration.example_response_ids(
+            session, [run.id for run in runs if run.settings.calibration is not None])
         humans = current_human_verdicts(session, rubric_version_id, dataset_id)
         own = reviewer_verdicts(session, rubric_version_id, dataset_id)
         reviewed = sorted({h.response_id for h in humans})
@@ -212,6 +221,8 @@ def gather_sources(
         key = f"run:{run.id}"
         verdicts[key], reasons[key], judge_scores[key] = {}, {}, {}
         for grade in grades[run.id]:
+            if grade.response_id in used.get(run.id, ()):
+                continue
             if grade.score is not None:
                 judge_scores[key][grade.response_id] = grade.score
             for item in grade.criteria:
@@ -264,7 +275,12 @@ def gather_sources(
         if h.review_seconds is not None:
             spent = seconds[h.reviewer_key]
             spent[h.response_id] = max(spent.get(h.response_id, 0.0), h.review_seconds)
+    held_out = {
+        f"run:{run.id}": calibration.HeldOut.of(
+            run.settings.calibration.k, set(reviewed), used.get(run.id, set()))
+        for run in runs if run.settings.calibration is not None}
     return AgreementData(
+        held_out=held_out,
         rubric_version_id=rubric_version_id, dataset_id=dataset_id, criteria=criteria,
         response_labels=labels, sources=tuple(sources), verdicts=verdicts, reasons=reasons,
         judge_scores=judge_scores, human_scores=human_scores,

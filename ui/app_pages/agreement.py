@@ -16,7 +16,7 @@ from grading.errors import RubricWorkbenchError
 from storage.errors import ImportProblemsError
 from storage.services import labels
 from storage.services.agreement import HUMAN, AgreementReport, AgreementSource
-from ui import agreement_baseline, safe_text
+from ui import agreement_baseline, calibration_view, safe_text
 from ui import agreement_readers as readers
 from ui.auth import current_actor
 from ui.runtime import database_key, get_sessions
@@ -466,6 +466,7 @@ def render_page() -> None:
     if len(report.data.verdict_sources) < 2:
         st.info("Fewer than two sources of per-criterion verdicts: " + EMPTY_HINT)
     render_header(report)
+    calibration_view.render_held_out(report.data)
     render_matrix(report)
     a, b = render_criteria(report, scope)
     render_confusion(report, a, b)
