@@ -186,6 +186,17 @@ def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db
     assert percent == {"value": 75.0, "n": 4, "note": ""}
     assert 0 <= low <= 75.0 <= high <= 100
     assert {r["reviewer"] for r in report["reviewers"]} == {"ana", "bo"}
+    for reviewer in report["reviewers"]:
+        final = reviewer["vs_final_verdict"]
+        low, high = final["percent_agreement_ci95"]
+        assert low <= final["percent_agreement"] <= high
+    agreement = first["reviewers"]["agreement"]
+    low, high = agreement["ci95"]
+    assert low <= agreement["value"] <= high
+    assert cli.main(["agreement", "--dataset", "Answers", "--rubric", "Dosing:1",
+                     "--format", "text", "--db", db_url]) == 0
+    text = capsys.readouterr().out  # the text format carries the interval too
+    assert f"[95% {low:.2f}, {high:.2f}]" in text.splitlines()[0]
     assert cli.main(["agreement", "--dataset", "Answers", "--rubric", "Nope",
                      "--db", db_url]) == 1
     assert "no rubric named 'Nope'" in capsys.readouterr().err
