@@ -106,6 +106,10 @@ DEFAULTS: dict[str, object] = {
     "results_verdict_criterion": None,  # criterion id whose effective verdict filters
     "results_verdict_value": "MET",
     "results_verdict_run": None,
+    "results_panel_ids": [],  # judge panels shown next to the runs
+    "results_panel_goto": None,  # a panel just made on Results: picked on the next run
+    "results_flash": None,  # a message shown once (a panel was made)
+    "results_combine_open": False,  # the "Combine as a panel" dialog is open
     # review
     "review_set": None,  # (dataset_id, rubric_version_id)
     "review_unreviewed_only": False,
@@ -136,6 +140,8 @@ DEFAULTS: dict[str, object] = {
     "agreement_nonce": 0,  # bumped after an import to clear the file uploader
     "agreement_flash": None,
     "agreement_import_problems": None,  # [problem, ...] of the last refused import
+    # judges
+    "judges_tab": None,  # the tab to open on the next run (Agreement's "Reword" links)
 }
 
 

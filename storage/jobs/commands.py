@@ -632,6 +632,9 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
                              "showed its judge")
     parser.add_argument("--run", type=int, action="append", default=[],
                         help="run id (repeat for several; results only)")
+    parser.add_argument("--panel", type=int, action="append", default=[],
+                        help="judge panel id, exported like a run (repeat for several; "
+                             "results only; `rubric-workbench panel list` shows them)")
     parser.add_argument("--format", choices=("jsonl", "csv"), default=None,
                         help="default: from --out's extension, else jsonl")
     parser.add_argument("--out", metavar="FILE", help="output file, or a directory to write "
@@ -658,8 +661,9 @@ def export_command(args: argparse.Namespace) -> int:
         return export_labels(args.kind, rubric=args.rubric, dataset=args.dataset,
                              version=args.rubric_version, out=args.out,
                              complete_only=args.complete_only, db=args.db)
-    if not args.run:
-        _error("give at least one --run ID (rubric-workbench grade prints them)")
+    if not args.run and not args.panel:
+        _error("give at least one --run ID (rubric-workbench grade prints them) or --panel ID "
+               "(rubric-workbench panel list)")
         return EXIT_USAGE
     fmt = args.format or ("csv" if (args.out or "").lower().endswith(".csv") else "jsonl")
 
@@ -669,12 +673,17 @@ def export_command(args: argparse.Namespace) -> int:
     sessions = open_database(args.db or database_url())
     try:
         if args.out not in (None, "-") and Path(args.out).is_dir():
-            args.out = str(Path(args.out) / results_file_name(sessions, args.run, fmt))
+            args.out = str(Path(args.out) / results_file_name(sessions, args.run, fmt,
+                                                              args.panel))
         if args.out in (None, "-"):
-            count = write_results(sessions, args.run, sys.stdout, fmt)
+            count = write_results(sessions, args.run, sys.stdout, fmt, args.panel)
         else:
+            from storage.services import panels
+
+            for panel_id in args.panel:  # refused before the file is opened
+                panels.get_panel(sessions, panel_id)
             with open(args.out, "w", encoding="utf-8", newline="") as target:
-                count = write_results(sessions, args.run, target, fmt)
+                count = write_results(sessions, args.run, target, fmt, args.panel)
     except RubricWorkbenchError as exc:
         _error(str(exc))
         return EXIT_FAILED_GRADES

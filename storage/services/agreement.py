@@ -40,6 +40,7 @@ from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import calibration, consensus
+from storage.services.panel_results import member_models, panel_label, panel_sources
 
 HUMAN = "human"
 GRADER_LABELS = {
@@ -55,7 +56,7 @@ Key = tuple[int, int]  # (response_id, criterion_id)
 class AgreementSource:
     """One source of verdicts and/or scores: a run, or the human reviewers."""
 
-    key: str  # "run:<id>" or "human"
+    key: str  # "run:<id>", "panel:<id>" or "human"
     label: str
     run_id: int | None
     grader: str | None
@@ -68,10 +69,17 @@ class AgreementSource:
     total_tokens: int
     cost: float | None  # sum of known costs; None when no grade's cost is known
     unknown_cost_count: int
+    # A judge panel (storage.services.panels): its member runs' ids, in order.
+    panel_id: int | None = None
+    member_run_ids: tuple[int, ...] = ()
 
     @property
     def is_human(self) -> bool:
-        return self.run_id is None
+        return self.key == HUMAN
+
+    @property
+    def is_panel(self) -> bool:
+        return self.panel_id is not None
 
     @property
     def tokens_per_grade(self) -> float | None:
@@ -239,6 +247,24 @@ def gather_sources(
             unknown_cost_count=run.unknown_cost_count,
         ))
 
+    scorings = {f"run:{run.id}": run.settings.scoring() for run in runs}
+    for found in panel_sources(sessions, rubric_version_id, dataset_id):
+        panel, key = found.panel, f"panel:{found.panel.id}"
+        verdicts[key], reasons[key], judge_scores[key] = (found.verdicts, found.reasons,
+                                                          found.scores)
+        scorings[key] = panel.scoring
+        sources.append(AgreementSource(
+            key=key, label=panel_label(panel),
+            run_id=None, grader="panel", model=member_models(panel), status=found.status,
+            per_criterion=True, verdict_count=len(found.verdicts), grades=found.grades,
+            failed=0, total_tokens=found.total_tokens, cost=found.cost,
+            unknown_cost_count=found.unknown_cost_count, panel_id=panel.id,
+            member_run_ids=tuple(m.run.id for m in panel.members)))
+        needs_text = needs_text or panel.scoring.length_penalty is not None
+    if needs_text and not texts:
+        with sessions() as session:
+            texts = _texts(session, complete)
+
     verdicts[HUMAN] = {(h.response_id, h.criterion_id): h.verdict for h in humans}
     reasons[HUMAN] = {(h.response_id, h.criterion_id): h.note for h in humans}
     if humans:
@@ -253,8 +279,7 @@ def gather_sources(
     # storage.services.reviews.human_scores.
     human_scores: dict[str, dict[int, float]] = {}
     by_settings: dict[str, dict[int, float]] = {}
-    for run in runs:
-        scoring = run.settings.scoring()
+    for source_key, scoring in scorings.items():
         cache_key = scoring.model_dump_json()
         if cache_key not in by_settings:
             by_settings[cache_key] = {}
@@ -264,7 +289,7 @@ def gather_sources(
                     humans=by_response[rid], settings=scoring, to_grade=texts.get(rid))
                 if result.score is not None:
                     by_settings[cache_key][rid] = result.score
-        human_scores[f"run:{run.id}"] = by_settings[cache_key]
+        human_scores[source_key] = by_settings[cache_key]
 
     per_reviewer: dict[str, dict[Key, Verdict]] = defaultdict(dict)
     names: dict[str, str] = {}
@@ -352,7 +377,10 @@ def build_report(data: AgreementData) -> AgreementReport:
         result = compare_verdicts_by_criterion(padded[a], padded[b])
         pairwise[a, b] = AgreementByCriterion(
             overall=result.overall, per_criterion=_by_criterion_id(data, result.per_criterion))
-    alpha = krippendorff_alpha_by_criterion([padded[k] for k in keys] if keys else [
+    # A panel is left out of alpha across sources: its verdicts come from its members, so
+    # they would be counted twice. Panels take part in every pairwise comparison.
+    voters = [k for k in keys if not data.source(k).is_panel]
+    alpha = krippendorff_alpha_by_criterion([padded[k] for k in voters] if voters else [
         _with_all_criteria(data, {})])
     alpha = MultiSourceAgreementByCriterion(
         overall=alpha.overall, per_criterion=_by_criterion_id(data, alpha.per_criterion))
@@ -455,9 +483,10 @@ def _worst_first(row: CriterionAgreement) -> tuple[int, float, float]:
 
 def data_stamp(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int
-) -> tuple[tuple[tuple[int, int, str], ...], tuple[int, int]]:
-    """A cheap fingerprint of what the report reads: each run's graded count and status, and
-    the number and newest id of the human verdicts. Cached readers key on it."""
+) -> tuple[tuple[tuple[int, int, str], ...], tuple[int, int], tuple[int, ...]]:
+    """A cheap fingerprint of what the report reads: each run's graded count and status,
+    the number and newest id of the human verdicts, and the panels' ids. Cached readers key
+    on it."""
     with sessions() as session:
         run_rows = session.execute(
             select(m.RunRow.id, m.RunRow.done_count + m.RunRow.failed_count, m.RunRow.status)
@@ -469,5 +498,9 @@ def data_stamp(
             .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
             # every version: verdicts on earlier versions carry into this one
             .where(m.ResponseRow.dataset_id == dataset_id)).one()
+        panel_ids = tuple(session.scalars(
+            select(m.PanelRow.id).where(m.PanelRow.rubric_version_id == rubric_version_id,
+                                        m.PanelRow.dataset_id == dataset_id)
+            .order_by(m.PanelRow.id)))
     return (tuple((rid, graded, status) for rid, graded, status in run_rows),
-            (count or 0, newest or 0))
+            (count or 0, newest or 0), panel_ids)
