@@ -225,39 +225,48 @@ def _compare(a: dict[Any, Verdict], b: dict[Any, Verdict]) -> PairwiseAgreement:
         )
 
     notes: list[str] = []
-    agreeing = confusion.met_met + confusion.unmet_unmet
-    disagreeing = n - agreeing
-    a_met, b_met = confusion.met_met + confusion.met_unmet, confusion.met_met + confusion.unmet_met
-    # n² times the chance agreement, in integers so that "chance agreement is 1" is exact.
-    chance = a_met * b_met + (n - a_met) * (n - b_met)
-    if chance == n * n:
-        kappa = None
-        only = MET if a_met else UNMET
+    percent, kappa, f1_met, f1_unmet, balanced = pair_scores(
+        confusion.met_met, confusion.met_unmet, confusion.unmet_met, confusion.unmet_unmet)
+    if kappa is None:
+        only = MET if confusion.met_met + confusion.met_unmet else UNMET
         notes.append(
             f"kappa undefined: every pair is {only} in both sources, so chance agreement is 1 "
             "(percent agreement is 100%)"
         )
-    else:
-        kappa = (n * agreeing - chance) / (n * n - chance)
-
-    f1: dict[Verdict, float | None] = {}
-    for label, true_positives in ((MET, confusion.met_met), (UNMET, confusion.unmet_unmet)):
-        denominator = 2 * true_positives + disagreeing
-        if denominator == 0:
-            f1[label] = None
+    f1 = {MET: f1_met, UNMET: f1_unmet}
+    for label, value in f1.items():
+        if value is None:
             notes.append(f"F1 of {label} undefined: neither source gave {label}")
-        else:
-            f1[label] = 2 * true_positives / denominator
-    defined = [value for value in f1.values() if value is not None]
-    if len(defined) < len(f1):
+    if None in f1.values():
         kept = next(label for label, value in f1.items() if value is not None)
         notes.append(f"balanced F1 is the F1 of {kept} alone")
 
     return PairwiseAgreement(
-        pairs_used=n, **counts_only, percent_agreement=100 * agreeing / n, cohens_kappa=kappa,
-        f1_met=f1[MET], f1_unmet=f1[UNMET], balanced_f1=sum(defined) / len(defined),
+        pairs_used=n, **counts_only, percent_agreement=percent, cohens_kappa=kappa,
+        f1_met=f1_met, f1_unmet=f1_unmet, balanced_f1=balanced,
         confusion=confusion, note="; ".join(notes),
     )
+
+
+def pair_scores(met_met: int, met_unmet: int, unmet_met: int, unmet_unmet: int
+                ) -> tuple[float | None, float | None, float | None, float | None,
+                           float | None]:
+    """(percent agreement, kappa, F1 of MET, F1 of UNMET, balanced F1) from a confusion
+    matrix (A's verdict first); None where undefined, as described above. Bootstrap
+    intervals call this once per resample."""
+    n = met_met + met_unmet + unmet_met + unmet_unmet
+    if n == 0:
+        return None, None, None, None, None
+    agreeing = met_met + unmet_unmet
+    disagreeing = n - agreeing
+    a_met, b_met = met_met + met_unmet, met_met + unmet_met
+    # n² times the chance agreement, in integers so that "chance agreement is 1" is exact.
+    chance = a_met * b_met + (n - a_met) * (n - b_met)
+    kappa = None if chance == n * n else (n * agreeing - chance) / (n * n - chance)
+    f1 = [None if 2 * tp + disagreeing == 0 else 2 * tp / (2 * tp + disagreeing)
+          for tp in (met_met, unmet_unmet)]
+    defined = [value for value in f1 if value is not None]
+    return 100 * agreeing / n, kappa, f1[0], f1[1], sum(defined) / len(defined)
 
 
 def _alpha(sources: list[dict[Any, Verdict]]) -> MultiSourceAgreement:
@@ -302,5 +311,13 @@ def _alpha(sources: list[dict[Any, Verdict]]) -> MultiSourceAgreement:
     observed = sum(
         values.count(MET) * values.count(UNMET) / (len(values) - 1) for values in pairable
     )
-    alpha = 1 - (n - 1) * observed / (n_met * (n - n_met))
-    return MultiSourceAgreement(**result, alpha=alpha, note="")
+    return MultiSourceAgreement(**result, alpha=alpha_value(n, n_met, observed), note="")
+
+
+def alpha_value(values_used: int, met: int, observed: float) -> float | None:
+    """Nominal alpha with two values from its sums over pairable units: ``values_used``
+    verdicts, ``met`` of them MET, ``observed`` = sum of MET x UNMET / (values - 1) per unit;
+    None when every verdict is of one class."""
+    if met in (0, values_used):
+        return None
+    return 1 - (values_used - 1) * observed / (met * (values_used - met))

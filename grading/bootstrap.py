@@ -34,18 +34,35 @@ def bootstrap_interval(
     if count < 2:
         return None
     rng = random.Random(seed)
-    values = []
-    undefined = 0
-    for _ in range(resamples):
-        value = statistic([rng.randrange(count) for _ in range(count)])
-        if value is None:
-            undefined += 1
-        else:
-            values.append(value)
-    if len(values) < max(2, resamples // 2):
+    values = [statistic([rng.randrange(count) for _ in range(count)])
+              for _ in range(resamples)]
+    return percentile_interval(values, resamples=resamples, level=level)
+
+
+def percentile_interval(values: Sequence[float | None], *, resamples: int,
+                        level: float = 0.95) -> Interval | None:
+    """The percentile interval of resampled values (None: the statistic had no value on
+    that resample); None when fewer than half the resamples (or fewer than two) have one."""
+    defined = sorted(v for v in values if v is not None)
+    if len(defined) < max(2, resamples // 2):
         return None
-    values.sort()
     tail = (1 - level) / 2
-    low = values[math.floor(tail * (len(values) - 1))]
-    high = values[math.ceil((1 - tail) * (len(values) - 1))]
-    return Interval(low, high, level, len(values), undefined)
+    low = defined[math.floor(tail * (len(defined) - 1))]
+    high = defined[math.ceil((1 - tail) * (len(defined) - 1))]
+    return Interval(low, high, level, len(defined), len(values) - len(defined))
+
+
+def resample_weights(count: int, *, resamples: int = 1000, seed: int = 0):
+    """How many times each of ``count`` items is drawn in each resample (a resamples x count
+    integer array): sums of per-item contributions weighted by a row are the statistic's
+    inputs on that resample, so many figures share one set of draws. numpy's PCG64 with
+    ``seed``: the same items and seed give the same draws."""
+    import numpy as np  # lazily: only the baseline intervals need it
+
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, count, size=(resamples, count))
+    weights = np.zeros((resamples, count), dtype=np.int64)
+    np.add.at(weights, (np.arange(resamples)[:, None], draws), 1)
+    return weights

@@ -58,6 +58,8 @@ def agreement_command(args: argparse.Namespace) -> int:
         people = row["reviewers"]
         among = people["agreement"]
         value = "n/a" if among["value"] is None else f"{among['value']:.2f}"
+        if among["value"] is not None and among["ci95"]:
+            value += f" [95% {among['ci95'][0]:.2f}, {among['ci95'][1]:.2f}]"
         print(f"{row['criterion']}: {people['count']} reviewers, {people['method']} {value} "
               f"(n={among['n']})")
         for judge in row["judges"]:

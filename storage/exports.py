@@ -3,7 +3,10 @@
 Each record has the ids (``response_id`` is the user's id, see storage/export_names.py),
 the rubric version, grader and model, the judge's score and raw score, the effective score
 (human verdicts in place of the judge's, through the same aggregation), and per criterion
-the judge's verdict and reason, the human verdict, the effective verdict and the reviewer.
+the judge's verdict and reason, the human verdict, the effective verdict, the reviewer and how
+the human verdict stands (``human_status``: agreed, adjudicated, disputed or not_reviewed, as in
+the gold export); per record, the disputed criteria (``disputed_count``, ``disputed_criteria``:
+reviewers disagree, no adjudication yet, the judge's verdict stands).
 Used by ``rubric-workbench export`` and the app's download buttons. CSV cells go through
 storage/csv_cells.py (spreadsheet-safe); JSONL is written exactly.
 """
@@ -33,9 +36,13 @@ BASE_COLUMNS = (
     "run_id", "run_name", "response_id", "workbench_response_id", "dataset_id", "rubric_id",
     "rubric_name", "rubric_version_id", "rubric_version", "grader", "model", "score",
     "raw_score", "effective_score", "effective_raw_score", "error", "reviewed_criteria",
+    "disputed_count", "disputed_criteria",
     "calibration_k", "calibration_seed", "shown_as_example",
 )
-CRITERION_FIELDS = ("judge_verdict", "reason", "human_verdict", "effective_verdict", "reviewer")
+CRITERION_FIELDS = ("judge_verdict", "reason", "human_verdict", "effective_verdict", "reviewer",
+                    "human_status")
+# CSV: the disputed criteria's names in one cell
+NAME_SEPARATOR = "; "
 # A panel's record is a run's record plus these (run_id empty; the panel's verdict and how it
 # was reached in judge_verdict and reason); the CSV has them only when a panel is exported.
 PANEL_COLUMNS = ("panel_id", "member_runs", "ties")
@@ -60,6 +67,8 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
         "score": effective.judge_score, "raw_score": effective.judge_raw_score,
         "effective_score": effective.score, "effective_raw_score": effective.raw_score,
         "error": effective.error, "reviewed_criteria": effective.reviewed_count,
+        "disputed_count": effective.disputed_count,
+        "disputed_criteria": [row.label for row in effective.criteria if row.disputed],
         # A calibrated run: its k and seed, and whether this response was one of the
         # reviewed examples it showed (left out of its agreement with people).
         "calibration_k": calibrated.k if calibrated else None,
@@ -76,6 +85,7 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
                 "human_note": row.human.note if row.human else None,
                 "effective_verdict": _value(row.effective_verdict),
                 "reviewer": row.human.reviewer if row.human else None,
+                "human_status": row.decision.status if row.decision else "not_reviewed",
             }
             for row in effective.criteria
         ],
@@ -97,6 +107,8 @@ def _panel_record(result: PanelResult, version: RubricVersionInfo,
         "effective_score": result.effective.score,
         "effective_raw_score": result.effective.raw_score, "error": result.effective.error,
         "reviewed_criteria": result.effective.reviewed_count,
+        "disputed_count": result.effective.disputed_count,
+        "disputed_criteria": [row.label for row in result.effective.criteria if row.disputed],
         "panel_id": panel.id, "member_runs": " ".join(str(m.run.id) for m in panel.members),
         "ties": result.ties, "cost": result.grade.cost,
     }
@@ -113,6 +125,7 @@ def _panel_record(result: PanelResult, version: RubricVersionInfo,
             "human_note": row.human.note if row.human else None,
             "effective_verdict": _value(row.effective_verdict),
             "reviewer": row.human.reviewer if row.human else None,
+            "human_status": row.decision.status if row.decision else "not_reviewed",
             "tie": decided[row.criterion_id].decision.tie,
             "members": " ".join(
                 f"#{m.run.id}:{_value(v) or 'failed'}" for m, v in
@@ -175,6 +188,7 @@ def csv_columns(labels: Iterable[str], with_panels: bool = False) -> list[str]:
 def flatten(record: dict[str, Any]) -> dict[str, Any]:
     """A record as one CSV row: the per-criterion fields become ``<criterion>.<field>``."""
     row = {key: record.get(key) for key in BASE_COLUMNS + PANEL_COLUMNS}
+    row["disputed_criteria"] = NAME_SEPARATOR.join(record.get("disputed_criteria") or ())
     for criterion in record["criteria"]:
         for name in CRITERION_FIELDS + PANEL_CRITERION_FIELDS:
             row[f"{criterion['name']}.{name}"] = criterion.get(name)
@@ -259,7 +273,8 @@ def table_csv(page: ResultsPage, runs: Sequence[RunInfo],
         header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
     for label, _grades in panel_scores:
         header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
-    writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria"])
+    writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria",
+                     "disputed_count", "disputed_criteria"])
     for row in page.rows:
         cells: list = [response_key(row.response_id, row.external_id), row.response_id]
         for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
@@ -270,7 +285,8 @@ def table_csv(page: ResultsPage, runs: Sequence[RunInfo],
             cells += ["" if grade is None or grade.score is None else grade.score,
                       "" if grade is None or grade.judge_score is None else grade.judge_score,
                       "" if grade is None else grade.error or ""]
-        writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count])
+        writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count,
+                         len(row.disputed), NAME_SEPARATOR.join(row.disputed)])
     return out.getvalue()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from grading.bootstrap import Interval
 from storage.services.human_baseline import Figure, HumanBaseline
 
 POSITION_BADGES = {
@@ -14,14 +15,28 @@ POSITION_BADGES = {
 }
 
 
+def span(interval: Interval | None, digits: int = 2, unit: str = "") -> str:
+    """`` [0.41, 0.80]``: the 95% bootstrap interval, or nothing when there is none."""
+    if interval is None:
+        return ""
+    return f" [{interval.low:.{digits}f}{unit}, {interval.high:.{digits}f}{unit}]"
+
+
+def value(number: float | None, n: int, interval: Interval | None = None,
+          digits: int = 2) -> str:
+    if number is None:
+        return f"— (n={n})"
+    return f"{number:.{digits}f}{span(interval, digits)} (n={n})"
+
+
 def fig(figure: Figure, digits: int = 2) -> str:
-    if figure.value is None:
-        return f"— (n={figure.n})"
-    return f"{figure.value:.{digits}f} (n={figure.n})"
+    return value(figure.value, figure.n, figure.interval, digits)
 
 
-def pct(value: float | None, n: int) -> str:
-    return f"— (n={n})" if value is None else f"{value:.0f}% (n={n})"
+def pct(number: float | None, n: int, interval: Interval | None = None) -> str:
+    if number is None:
+        return f"— (n={n})"
+    return f"{number:.0f}%{span(interval, 0, '%')} (n={n})"
 
 
 def render_baseline(baseline: HumanBaseline) -> None:
@@ -31,7 +46,8 @@ def render_baseline(baseline: HumanBaseline) -> None:
         "judge is inside, above or below the range of the people: every reviewer is compared "
         "with the others (their majority) by macro-F1, and so is each judge, on the same "
         "responses. n is the number of MET/UNMET pairs behind each figure; CANNOT ASSESS is "
-        "left out.")
+        "left out. [low, high] is its 95% bootstrap interval (the responses resampled 1,000 "
+        "times, the same every time for the same verdicts): with few responses it is wide.")
     if not any(len(row.reviewers) >= 2 for row in baseline.criteria):
         st.info("No human baseline yet: it needs at least two reviewers on the same "
                 "responses. Set “Reviewers per response” to 2 in the review set (Review page).")
@@ -43,14 +59,15 @@ def render_baseline(baseline: HumanBaseline) -> None:
             "Reviewers": len(row.reviewers),
             "Among reviewers": (f"{'κ' if row.method == 'kappa' else 'α'} {fig(row.among)}"
                                 if row.method != "none" else "—"),
-            "Percent agreement": pct(row.percent.value, row.percent.n),
+            "Percent agreement": pct(row.percent.value, row.percent.n, row.percent.interval),
             "People's macro-F1": (f"{span[0]:.2f}–{span[1]:.2f}" if span else "—"),
         }
         for judge in row.judges:
             vs = judge.vs_human
-            item[f"{judge.label} · κ vs human"] = (
-                f"{vs.cohens_kappa:.2f} (n={vs.pairs_used})" if vs.cohens_kappa is not None
-                else f"— (n={vs.pairs_used})")
+            item[f"{judge.label} · κ vs human"] = value(
+                vs.cohens_kappa, vs.pairs_used, judge.vs_human_kappa_interval)
+            item[f"{judge.label} · macro-F1 vs human"] = value(
+                vs.balanced_f1, vs.pairs_used, judge.vs_human_f1_interval)
             item[f"{judge.label} · macro-F1 vs people"] = fig(judge.loo_f1)
         rows.append(item)
     if rows:
@@ -66,7 +83,8 @@ def render_baseline(baseline: HumanBaseline) -> None:
              "Median time per response": (f"{r.median_seconds:.0f} s (n={r.timed_responses})"
                                           if r.median_seconds is not None else "—"),
              "Agreement with the final verdict": pct(r.vs_final.percent_agreement,
-                                                     r.vs_final.pairs_used),
-             "κ with the final verdict": (f"{r.vs_final.cohens_kappa:.2f}"
-                                          if r.vs_final.cohens_kappa is not None else "—")}
+                                                     r.vs_final.pairs_used,
+                                                     r.vs_final_percent_interval),
+             "κ with the final verdict": value(r.vs_final.cohens_kappa, r.vs_final.pairs_used,
+                                               r.vs_final_kappa_interval)}
             for r in baseline.reviewers], hide_index=True, width="stretch")

@@ -105,6 +105,11 @@ def gate() -> None:
 
 
 # -- local mode -------------------------------------------------------------------------------
+def unnamed_key() -> str:
+    """Who acts in local mode before a name is typed: the computer's login."""
+    return local_actor(computer_login()).key
+
+
 def handle_local_name() -> None:
     s = st.session_state
     try:

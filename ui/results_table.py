@@ -21,6 +21,13 @@ def flags(row: ResultsRow) -> str:
         ("≠ scores", row.scores_differ and not row.verdicts_differ)) if on)
 
 
+def disputed_cell(row: ResultsRow) -> str:
+    """How many criteria the reviewers dispute, and which: "2: cites, dose"."""
+    if not row.disputed:
+        return ""
+    return safe_text.text(f"{len(row.disputed)}: {', '.join(row.disputed)}")
+
+
 def score_column(run: RunInfo) -> str:
     """Short enough for a 100-pixel header: the run number and the model's last part."""
     return safe_text.text(f"#{run.id} {run.model.split('/')[-1]}")[:24]
@@ -35,6 +42,7 @@ def table_rows(page: ResultsPage, by_id: dict[int, RunInfo]) -> list[dict]:
         item["Flags"] = flags(row)
         item["Reviewed"] = (f"{row.reviewed_count}/{row.criteria_count}"
                             if row.reviewed_count else "")
+        item["Disputed"] = disputed_cell(row)
         item["Query"] = safe_text.text(" ".join(row.query.split()))
         item["Output"] = safe_text.text(" ".join(row.output.split()))
         rows.append(item)
@@ -66,6 +74,10 @@ def column_config(page: ResultsPage, by_id: dict[int, RunInfo]) -> dict:
                            "criterion · ≠ scores: comparable scores further apart than the "
                            "score gap"),
         "Reviewed": st.column_config.TextColumn(width=70, help="Criteria a person reviewed"),
+        "Disputed": st.column_config.TextColumn(
+            width=90, help="Criteria whose reviewers disagree, with no adjudication yet: "
+                           "the judge's verdict stands until an adjudicator decides "
+                           "(Review → Adjudicate)"),
         "Query": st.column_config.TextColumn(width=170),
         "Output": st.column_config.TextColumn(width="large"),
     })

@@ -9,8 +9,10 @@ cursor is in a note, Ctrl+Enter is not.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.errors import StreamlitInvalidLayoutContextError
 
 from storage.errors import InvalidInputError
 from storage.services import reviews
@@ -68,8 +70,24 @@ def handle_save_request(advance: bool) -> None:
 
 
 # -- the write, run in the fragment body (never in a callback) --------------------------------
+@dataclass(frozen=True)
+class Due:
+    """A save the form asked for: what to write, and where to go back to if it fails."""
+
+    response_id: int
+    wanted: dict[int, tuple[str, str]]  # criterion id -> (verdict, note)
+    expected: dict[int, int | None]
+    labels: dict[int, str]
+    opened: float
+    advance: bool
+    position: int  # the queue position of the response saved
+    nonce: int  # the form nonce the values were read under
+
+
 def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int) -> None:
-    """Save what the form shows for ``detail`` if a save was asked for."""
+    """Act on the save the form asked for on ``detail``: "save" writes now; "save and next"
+    moves on at once and leaves the write (``review_due``) to :func:`write_due`, called once
+    the next response is drawn — the reviewer sees it without waiting for the database."""
     s = st.session_state
     pending, s.review_pending = s.review_pending, None
     if pending is None:
@@ -82,7 +100,6 @@ def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int
         s.review_flash = ("error", "Enter your name in the sidebar (“Your name”) before "
                                    "saving: every verdict records who made it.")
         return
-    labels = {c.id: c.label for c in detail.version.criteria}
     wanted: dict[int, tuple[str, str]] = {}
     for criterion in detail.version.criteria:
         choice = s.get(verdict_key(detail.response.id, criterion.id, nonce))
@@ -98,32 +115,72 @@ def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int
         if pending == "next" and all(c.id in detail.mine for c in detail.version.criteria):
             _advance(queue_size)
         return
+    due = Due(response_id=detail.response.id, wanted=wanted,
+              expected={cid: expected.get(cid) for cid in wanted},
+              labels={c.id: c.label for c in detail.version.criteria}, opened=opened,
+              advance=pending == "next", position=s.review_position, nonce=nonce)
+    if not due.advance:
+        write_due(actor, due)
+        return
+    s.review_due = due
+    s.review_form_nonce += 1  # the next response's form starts clean
+    _advance(queue_size)
+
+
+def write_due(actor: Actor | None, due: Due | None = None) -> None:
+    """Write a pending save. After "save and next" the next response is already on screen:
+    if the save is refused, go back to the response saved, with the message under its
+    buttons and the reviewer's choices still in the form."""
+    s = st.session_state
+    if due is None:
+        due, s.review_due = s.review_due, None  # taken before writing: written once
+        if due is None:
+            return
+    if actor is None:
+        return
     try:
         result = reviews.save_review(
-            runtime.get_sessions(), actor=actor, response_id=detail.response.id,
-            verdicts=wanted, expected={cid: expected.get(cid) for cid in wanted},
-            review_seconds=round(time.monotonic() - opened, 1))
+            runtime.get_sessions(), actor=actor, response_id=due.response_id,
+            verdicts=due.wanted, expected=due.expected,
+            review_seconds=round(time.monotonic() - due.opened, 1))
     except (InvalidInputError, PermissionDeniedError) as exc:
         s.review_flash = ("error", md_escape(str(exc)))
+        if due.advance:
+            _go_back(due, keep=due.wanted)
         return
     finally:
         readers.clear_after_review()
-    s.review_form_nonce += 1
-    saved = [md_escape(labels[h.criterion_id]) for h in result.saved]
+    if not due.advance:
+        s.review_form_nonce += 1
+    saved = [md_escape(due.labels[h.criterion_id]) for h in result.saved]
     if result.stale:
         s.review_flash = ("error", "Not saved because you changed them in another window "
                           "since you opened this response — the form now shows them:\n\n"
-                          + "\n".join(f"- {md_escape(labels[cid])}: {md_escape(str(exc))}"
+                          + "\n".join(f"- {md_escape(due.labels[cid])}: {md_escape(str(exc))}"
                                       for cid, exc in result.stale)
                           + (f"\n\nSaved: {', '.join(saved)}." if saved else ""))
+        if due.advance:
+            _go_back(due, keep={})  # the form shows what is saved now
         return
     message = (f"Saved {len(saved)} verdict{'s' if len(saved) != 1 else ''} "
                f"({', '.join(saved)}); effective scores are updated.")
-    if pending == "next":
+    if due.advance:
         st.toast(message, icon=":material/check:")
-        _advance(queue_size)
     else:
         s.review_flash = ("success", message)
+
+
+def _go_back(due: Due, keep: dict[int, tuple[str, str]]) -> None:
+    s = st.session_state
+    s.review_position, s.review_focus = due.position, 0
+    s.review_form_nonce += 1
+    for cid, (choice, note) in keep.items():
+        s[verdict_key(due.response_id, cid, s.review_form_nonce)] = choice
+        s[note_key(due.response_id, cid, s.review_form_nonce)] = note
+    try:
+        st.rerun(scope="fragment")
+    except StreamlitInvalidLayoutContextError:  # the fragment ran inside a whole-page run
+        st.rerun()
 
 
 def _advance(queue_size: int) -> None:

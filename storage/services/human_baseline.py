@@ -14,6 +14,12 @@ Per criterion:
 
 Per reviewer: verdicts given, median seconds per response, agreement with the final verdict.
 Every metric comes from ``grading.agreement``; CANNOT_ASSESS is left out as there.
+
+Every figure has a 95% percentile bootstrap interval: the responses behind it are resampled
+with replacement (``RESAMPLES`` times, seeded with ``SEED`` so the same data give the same
+interval; all figures of a criterion share one set of draws) and the figure is computed on
+each resample from its confusion counts (``grading.agreement.pair_scores``). None when the
+figure has no value on most resamples (or there are fewer than two responses).
 """
 
 from __future__ import annotations
@@ -24,13 +30,24 @@ from itertools import combinations
 from statistics import median
 from typing import Literal
 
-from grading.agreement import PairwiseAgreement, compare_verdicts, krippendorff_alpha
+from grading.agreement import (
+    PairwiseAgreement,
+    alpha_value,
+    compare_verdicts,
+    krippendorff_alpha,
+    pair_scores,
+)
+from grading.bootstrap import Interval, percentile_interval, resample_weights
 from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.services.agreement import HUMAN, AgreementData, Key
 
 Position = Literal["inside", "above", "below", "unknown"]
 _DECIDED = (Verdict.MET, Verdict.UNMET)
+RESAMPLES = 1000
+SEED = 0
+_CELL = {(Verdict.MET, Verdict.MET): 0, (Verdict.MET, Verdict.UNMET): 1,
+         (Verdict.UNMET, Verdict.MET): 2, (Verdict.UNMET, Verdict.UNMET): 3}
 
 
 @dataclass(frozen=True)
@@ -40,6 +57,7 @@ class Figure:
     value: float | None
     n: int
     note: str = ""
+    interval: Interval | None = None  # 95% bootstrap interval over the responses
 
 
 @dataclass(frozen=True)
@@ -50,6 +68,8 @@ class JudgeBaseline:
     loo_f1: Figure  # mean over left-out reviewers of the judge's macro-F1 vs the others
     position: Position
     sentence: str
+    vs_human_kappa_interval: Interval | None = None
+    vs_human_f1_interval: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +97,8 @@ class ReviewerStats:
     median_seconds: float | None
     timed_responses: int
     vs_final: PairwiseAgreement  # against the human verdict in force
+    vs_final_kappa_interval: Interval | None = None  # resampling the reviewer's responses
+    vs_final_percent_interval: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -97,8 +119,54 @@ def _majority(values: list[Verdict]) -> Verdict | None:
     return None if rest and rest[0][1] == n else top
 
 
-def _figure(value: float | None, n: int, note: str = "") -> Figure:
-    return Figure(value=value, n=n, note=note)
+def _figure(value: float | None, n: int, note: str = "",
+            interval: Interval | None = None) -> Figure:
+    return Figure(value=value, n=n, note=note, interval=interval)
+
+
+class _Resampler:
+    """One set of bootstrap draws over ``items`` (response ids), shared by the figures."""
+
+    def __init__(self, items: list[int], seed: int = SEED):
+        self.index = {item: i for i, item in enumerate(items)}
+        self.weights = (resample_weights(len(items), resamples=RESAMPLES, seed=seed)
+                        if len(items) >= 2 else None)
+
+    def cells(self, a: dict, b: dict, item_of=lambda key: key):
+        """Per item, the counts of each confusion cell of A (reference) vs B."""
+        import numpy as np
+
+        counts = np.zeros((len(self.index), 4), dtype=np.int64)
+        for key, first in a.items():
+            second = b.get(key)
+            cell = _CELL.get((first, second))
+            if cell is not None:
+                counts[self.index[item_of(key)], cell] += 1
+        return counts
+
+    def sums(self, contributions) -> list[list] | None:
+        """Per resample, the weighted sums of per-item contributions (an items x k array)."""
+        if self.weights is None:
+            return None
+        return (self.weights @ contributions).tolist()
+
+    def interval(self, contributions, statistic) -> Interval | None:
+        rows = self.sums(contributions)
+        if rows is None:
+            return None
+        return percentile_interval([statistic(*row) for row in rows], resamples=RESAMPLES)
+
+
+def _kappa(*cells: int) -> float | None:
+    return pair_scores(*cells)[1]
+
+
+def _f1(*cells: int) -> float | None:
+    return pair_scores(*cells)[4]
+
+
+def _percent(*cells: int) -> float | None:
+    return pair_scores(*cells)[0]
 
 
 def _position(judge: float | None, people: tuple[float, float] | None) -> Position:
@@ -122,7 +190,9 @@ def _sentence(label: str, loo: Figure, people: tuple[float, float] | None,
     low, high = people  # type: ignore[misc]
     span = f"{low:.2f}" if abs(high - low) < 1e-9 else f"{low:.2f}–{high:.2f}"
     where = {"inside": "inside", "above": "above", "below": "below"}[position]
-    return (f"{label}: macro-F1 {loo.value:.2f} against the reviewers (n={loo.n}), "
+    ci = (f" [95% interval {loo.interval.low:.2f}–{loo.interval.high:.2f}]"
+          if loo.interval is not None else "")
+    return (f"{label}: macro-F1 {loo.value:.2f}{ci} against the reviewers (n={loo.n}), "
             f"{where} the range of the people ({span}, {reviewers} reviewers).")
 
 
@@ -135,6 +205,8 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
         people = {k: _only(v, cid) for k, v in data.reviewer_verdicts.items()}
         people = {k: v for k, v in people.items() if v}
         keys = tuple(sorted(people))
+        final_c = _only(final, cid)
+        boot = _Resampler(sorted({rid for v in people.values() for rid in v} | set(final_c)))
         method: Literal["kappa", "alpha", "none"] = "none"
         among = _figure(None, 0, "fewer than two reviewers answered")
         agree = total = 0
@@ -145,16 +217,20 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
         if len(keys) == 2:
             method = "kappa"
             pair = compare_verdicts(people[keys[0]], people[keys[1]])
-            among = _figure(pair.cohens_kappa, pair.pairs_used, pair.note)
+            among = _figure(pair.cohens_kappa, pair.pairs_used, pair.note, boot.interval(
+                boot.cells(people[keys[0]], people[keys[1]]), _kappa))
         elif len(keys) > 2:
             method = "alpha"
             alpha = krippendorff_alpha([people[k] for k in keys])
-            among = _figure(alpha.alpha, alpha.pairable_units, alpha.note)
+            among = _figure(alpha.alpha, alpha.pairable_units, alpha.note,
+                            boot.interval(_alpha_units(boot, people, keys), _alpha_of))
         percent = _figure(100.0 * agree / total if total else None, total,
-                          "" if total else "no shared MET/UNMET verdicts")
+                          "" if total else "no shared MET/UNMET verdicts",
+                          boot.interval(_pooled_pairs(boot, people, keys), _pooled_percent))
 
         people_f1: dict[str, Figure] = {}
         judge_scores: dict[str, list[tuple[float, int]]] = defaultdict(list)
+        judge_cells: dict[str, list] = defaultdict(list)  # per left-out reviewer
         judge_maps = {s.key: _only(data.verdicts.get(s.key, {}), cid) for s in judges}
         for left in keys:
             others = [people[k] for k in keys if k != left]
@@ -165,11 +241,13 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
                     reference[rid] = verdict
             mine = {rid: people[left][rid] for rid in reference}
             result = compare_verdicts(reference, mine)
-            people_f1[left] = _figure(result.balanced_f1, result.pairs_used, result.note)
+            people_f1[left] = _figure(result.balanced_f1, result.pairs_used, result.note,
+                                      boot.interval(boot.cells(reference, mine), _f1))
             for source in judges:
                 theirs = {rid: judge_maps[source.key][rid] for rid in reference
                           if rid in judge_maps[source.key]}
                 versus = compare_verdicts(reference, theirs)
+                judge_cells[source.key].append(boot.cells(reference, theirs))
                 if versus.balanced_f1 is not None:
                     judge_scores[source.key].append((versus.balanced_f1, versus.pairs_used))
         span = CriterionBaseline(criterion, keys, method, among, percent, people_f1, ()
@@ -178,28 +256,87 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
         for source in judges:
             scores = judge_scores.get(source.key, [])
             loo = (_figure(sum(v for v, _ in scores) / len(scores),
-                           max(n for _, n in scores))
+                           max(n for _, n in scores), "",
+                           _mean_f1_interval(boot, judge_cells[source.key]))
                    if scores else _figure(None, 0, "the judge and the reviewers share no "
                                                    "MET/UNMET verdicts"))
             position = _position(loo.value, span)
+            versus_human = boot.cells(final_c, judge_maps[source.key])
             baselines.append(JudgeBaseline(
                 source_key=source.key, label=source.label,
-                vs_human=compare_verdicts(_only(final, cid), judge_maps[source.key]),
+                vs_human=compare_verdicts(final_c, judge_maps[source.key]),
                 loo_f1=loo, position=position,
-                sentence=_sentence(source.label, loo, span, len(keys), position)))
+                sentence=_sentence(source.label, loo, span, len(keys), position),
+                vs_human_kappa_interval=boot.interval(versus_human, _kappa),
+                vs_human_f1_interval=boot.interval(versus_human, _f1)))
         rows.append(CriterionBaseline(criterion, keys, method, among, percent, people_f1,
                                       tuple(baselines)))
 
     stats = []
     for key, verdicts in sorted(data.reviewer_verdicts.items()):
         seconds = data.reviewer_seconds.get(key, {})
+        # resampling the reviewer's responses (all their criteria on a response together)
+        boot = _Resampler(sorted({rid for rid, _cid in verdicts}))
+        cells = boot.cells(verdicts, final, item_of=lambda k: k[0])
         stats.append(ReviewerStats(
             key=key, name=data.reviewer_names.get(key, key), verdicts=len(verdicts),
             responses=len({rid for rid, _cid in verdicts}),
             median_seconds=median(seconds.values()) if seconds else None,
             timed_responses=len(seconds),
-            vs_final=compare_verdicts(final, verdicts)))
+            vs_final=compare_verdicts(final, verdicts),
+            vs_final_kappa_interval=boot.interval(cells, _kappa),
+            vs_final_percent_interval=boot.interval(cells, _percent)))
     return HumanBaseline(criteria=tuple(rows), reviewers=tuple(stats))
+
+
+def _alpha_units(boot: _Resampler, people: dict[str, dict[int, Verdict]], keys):
+    """Per response, alpha's sums: (values, MET values, MET x UNMET / (values - 1),
+    pairable unit)."""
+    import numpy as np
+
+    sums = np.zeros((len(boot.index), 4), dtype=np.float64)
+    for rid, i in boot.index.items():
+        values = [people[k][rid] for k in keys if people[k].get(rid) in _DECIDED]
+        if len(values) >= 2:
+            met = values.count(Verdict.MET)
+            unmet = len(values) - met
+            sums[i] = (len(values), met, met * unmet / (len(values) - 1), 1)
+    return sums
+
+
+def _alpha_of(values: float, met: float, observed: float, units: float) -> float | None:
+    if units < 2:
+        return None
+    return alpha_value(round(values), round(met), observed)
+
+
+def _pooled_pairs(boot: _Resampler, people: dict[str, dict[int, Verdict]], keys):
+    """Per response, (agreeing pairs, pairs) over every two reviewers."""
+    import numpy as np
+
+    sums = np.zeros((len(boot.index), 2), dtype=np.int64)
+    for a, b in combinations(keys, 2):
+        cells = boot.cells(people[a], people[b])
+        sums[:, 0] += cells[:, 0] + cells[:, 3]
+        sums[:, 1] += cells.sum(axis=1)
+    return sums
+
+
+def _pooled_percent(agree: int, total: int) -> float | None:
+    return 100.0 * agree / total if total else None
+
+
+def _mean_f1_interval(boot: _Resampler, per_left: list) -> Interval | None:
+    """The judge's leave-one-out figure on each resample: the mean of its macro-F1 against
+    each left-out reviewer's reference, over those where it is defined."""
+    if boot.weights is None or not per_left:
+        return None
+    sums = [boot.sums(cells) for cells in per_left]
+    values = []
+    for r in range(RESAMPLES):
+        defined = [v for v in (_f1(*rows[r]) for rows in sums) if v is not None]
+        values.append(sum(defined) / len(defined) if defined else None)
+    return percentile_interval(values, resamples=RESAMPLES)
 
 
 def baseline_json(data: AgreementData, baseline: HumanBaseline) -> dict:
@@ -210,8 +347,11 @@ def baseline_json(data: AgreementData, baseline: HumanBaseline) -> dict:
                 "macro_f1": p.balanced_f1, "n": p.pairs_used,
                 "excluded_cannot_assess": p.excluded_cannot_assess, "note": p.note}
 
+    def ci(interval: Interval | None) -> list[float] | None:
+        return None if interval is None else [interval.low, interval.high]
+
     def fig(f: Figure) -> dict:
-        return {"value": f.value, "n": f.n, "note": f.note}
+        return {"value": f.value, "n": f.n, "ci95": ci(f.interval), "note": f.note}
 
     return {
         "rubric_version_id": data.rubric_version_id,
@@ -233,7 +373,9 @@ def baseline_json(data: AgreementData, baseline: HumanBaseline) -> dict:
                 },
                 "judges": [
                     {"source": j.source_key, "label": j.label,
-                     "vs_human_verdict": pair(j.vs_human),
+                     "vs_human_verdict": {**pair(j.vs_human),
+                                          "kappa_ci95": ci(j.vs_human_kappa_interval),
+                                          "macro_f1_ci95": ci(j.vs_human_f1_interval)},
                      "leave_one_out_macro_f1": fig(j.loo_f1),
                      "position": j.position, "sentence": j.sentence}
                     for j in row.judges],
@@ -243,7 +385,10 @@ def baseline_json(data: AgreementData, baseline: HumanBaseline) -> dict:
         "reviewers": [
             {"reviewer": r.name, "key": r.key, "verdicts": r.verdicts,
              "responses": r.responses, "median_seconds_per_response": r.median_seconds,
-             "timed_responses": r.timed_responses, "vs_final_verdict": pair(r.vs_final)}
+             "timed_responses": r.timed_responses,
+             "vs_final_verdict": {**pair(r.vs_final),
+                                  "kappa_ci95": ci(r.vs_final_kappa_interval),
+                                  "percent_agreement_ci95": ci(r.vs_final_percent_interval)}}
             for r in baseline.reviewers
         ],
     }

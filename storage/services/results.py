@@ -23,12 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from storage.convert import criterion_info
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import results as repo
+from storage.repositories import rubrics as rubric_repo
 from storage.repositories.results import Scores
-from storage.services import reviews
+from storage.services import consensus, reviews
 
 ReviewedFilter = Literal["any", "reviewed", "not_reviewed"]
 SortKey = Literal["response", "score", "spread", "reviewed"]
@@ -84,6 +86,9 @@ class ResultsRow:
     criteria_count: int
     verdicts_differ: bool = False
     scores_differ: bool = False
+    # Labels of the criteria whose reviewers disagree with no adjudication yet (the judge's
+    # verdict stands on them), in rubric order.
+    disputed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -283,6 +288,8 @@ def results_page(
             sessions, runs, [i for i in page_ids if review_counts.get(i, 0) > 0]))
     with sessions() as session:
         texts = repo.snippets(session, page_ids, SNIPPET_CHARS)
+        disputed = _disputed(session, [i for i in page_ids if review_counts.get(i, 0) > 0],
+                             rubric_version_id)
     rows = tuple(
         ResultsRow(
             response_id=rid, external_id=texts[rid][0], query=texts[rid][1],
@@ -295,6 +302,7 @@ def results_page(
             reviewed_count=review_counts.get(rid, 0), criteria_count=criteria_count,
             verdicts_differ=rid in facts.verdicts_differ,
             scores_differ=rid in facts.scores_differ,
+            disputed=disputed.get(rid, ()),
         )
         for rid in page_ids
     )
@@ -304,6 +312,20 @@ def results_page(
         reviewed_total=len(review_counts), offset=offset, limit=limit,
         distribution=_histogram(runs, ids, scores_of, distribution_bins),
     )
+
+
+def _disputed(session, response_ids: list[int], rubric_version_id: int
+              ) -> dict[int, tuple[str, ...]]:
+    """The disputed criteria's labels per response (only the page's reviewed responses)."""
+    if not response_ids:
+        return {}
+    criteria = [criterion_info(c) for c in rubric_repo.get_version(session, rubric_version_id)
+                .criteria]
+    order = {c.id: (c.position, c.label) for c in criteria}
+    found = consensus.decisions(session, response_ids, rubric_version_id)
+    return {rid: tuple(order[cid][1] for cid in sorted(
+        (cid for cid, d in per.items() if d.disputed and cid in order),
+        key=lambda cid: order[cid][0])) for rid, per in found.items()}
 
 
 def _histogram(runs: list[int], ids: list[int], scores_of, bins: int) -> tuple[ScoreBin, ...]:

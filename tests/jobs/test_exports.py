@@ -58,8 +58,9 @@ def test_records_carry_judge_human_and_effective_verdicts(sessions):
         "requirement": "Recommends a harmful action", "weight": -8.0,
         "judge_verdict": "MET", "reason": "why harmful", "judge_error": None,
         "human_verdict": "UNMET", "human_note": "no harm here", "effective_verdict": "UNMET",
-        "reviewer": "Dana",
+        "reviewer": "Dana", "human_status": "agreed",
     }
+    assert (second["disputed_count"], second["disputed_criteria"]) == (0, [])
     assert second["criteria"][0]["human_verdict"] is None
     assert second["criteria"][0]["effective_verdict"] == "MET"
 
@@ -84,3 +85,60 @@ def test_only_graded_responses_are_exported(sessions):
     assert results_export(sessions, [run.id]) == ""
     header = results_export(sessions, [run.id], "csv").splitlines()
     assert len(header) == 1 and header[0].startswith("run_id,run_name,response_id")
+
+
+def _dispute(sessions, response_id, criterion_id):
+    reviews.set_human_verdict(sessions, response_id=response_id, criterion_id=criterion_id,
+                              verdict="MET", actor=local_actor("ana"), note="it cites one")
+    reviews.set_human_verdict(sessions, response_id=response_id, criterion_id=criterion_id,
+                              verdict="UNMET", actor=local_actor("bo"), note="a blog")
+
+
+def test_disputed_criteria_are_in_the_jsonl_and_csv_exports(sessions):
+    version, responses, run = _graded_run(sessions, [(V.MET, V.UNMET, V.UNMET),
+                                                     (V.MET, V.MET, V.MET)])
+    cites, harmful = version.criteria[1], version.criteria[2]
+    _dispute(sessions, responses[0].id, cites.id)
+    _dispute(sessions, responses[0].id, harmful.id)
+    reviews.set_human_verdict(sessions, response_id=responses[1].id, criterion_id=cites.id,
+                              verdict="MET", actor=local_actor("ana"))
+
+    first, second = [json.loads(line) for line in
+                     results_export(sessions, [run.id]).splitlines()]
+    assert (first["disputed_count"], first["disputed_criteria"]) == (2, ["cites", "harmful"])
+    assert [c["human_status"] for c in first["criteria"]] == [
+        "not_reviewed", "disputed", "disputed"]
+    # disputed: no human verdict applies, the judge's stands
+    assert (first["criteria"][1]["human_verdict"], first["criteria"][1]["effective_verdict"]
+            ) == (None, "UNMET")
+    assert first["effective_score"] == pytest.approx(first["score"])
+    assert (second["disputed_count"], second["disputed_criteria"]) == (0, [])
+    assert second["criteria"][1]["human_status"] == "agreed"
+
+    rows = list(csv.DictReader(io.StringIO(results_export(sessions, [run.id], "csv"))))
+    assert [(r["disputed_count"], r["disputed_criteria"]) for r in rows] == [
+        ("2", "cites; harmful"), ("0", "")]
+    assert [r["cites.human_status"] for r in rows] == ["disputed", "agreed"]
+    assert rows[0]["harmful.human_status"] == "disputed"
+    assert rows[0]["accurate.human_status"] == "not_reviewed"
+
+    reviews.adjudicate(sessions, response_id=responses[0].id, criterion_id=cites.id,
+                       verdict="MET", actor=local_actor("cy"))
+    first = json.loads(results_export(sessions, [run.id]).splitlines()[0])
+    assert (first["disputed_count"], first["disputed_criteria"]) == (1, ["harmful"])
+    assert first["criteria"][1]["human_status"] == "adjudicated"
+
+
+def test_the_results_table_csv_names_the_disputed_criteria(sessions):
+    from storage.exports import table_csv
+    from storage.services.results import results_page
+
+    version, responses, run = _graded_run(sessions, [(V.MET, V.UNMET, V.UNMET),
+                                                     (V.MET, V.MET, V.MET)])
+    _dispute(sessions, responses[1].id, version.criteria[0].id)
+    page = results_page(sessions, dataset_id=run.dataset_id, rubric_version_id=version.id,
+                        run_ids=[run.id])
+    assert [r.disputed for r in page.rows] == [(), ("accurate",)]
+    rows = list(csv.DictReader(io.StringIO(table_csv(page, [run]))))
+    assert [(r["disputed_count"], r["disputed_criteria"]) for r in rows] == [
+        ("0", ""), ("1", "accurate")]

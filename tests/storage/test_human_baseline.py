@@ -181,8 +181,136 @@ def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db
     assert [c["criterion"] for c in report["criteria"]] == [c.label for c in version.criteria]
     first = report["criteria"][0]
     assert first["reviewers"]["count"] == 2 and first["reviewers"]["method"] == "kappa"
-    assert first["reviewers"]["percent_agreement"] == {"value": 75.0, "n": 4, "note": ""}
+    percent = dict(first["reviewers"]["percent_agreement"])
+    low, high = percent.pop("ci95")  # a 95% bootstrap interval around the figure
+    assert percent == {"value": 75.0, "n": 4, "note": ""}
+    assert 0 <= low <= 75.0 <= high <= 100
     assert {r["reviewer"] for r in report["reviewers"]} == {"ana", "bo"}
+    for reviewer in report["reviewers"]:
+        final = reviewer["vs_final_verdict"]
+        low, high = final["percent_agreement_ci95"]
+        assert low <= final["percent_agreement"] <= high
+    agreement = first["reviewers"]["agreement"]
+    low, high = agreement["ci95"]
+    assert low <= agreement["value"] <= high
+    assert cli.main(["agreement", "--dataset", "Answers", "--rubric", "Dosing:1",
+                     "--format", "text", "--db", db_url]) == 0
+    text = capsys.readouterr().out  # the text format carries the interval too
+    assert f"[95% {low:.2f}, {high:.2f}]" in text.splitlines()[0]
     assert cli.main(["agreement", "--dataset", "Answers", "--rubric", "Nope",
                      "--db", db_url]) == 1
     assert "no rubric named 'Nope'" in capsys.readouterr().err
+
+
+def _reference_interval(items: list[int], statistic) -> tuple[float, float]:
+    """The interval computed straightforwardly: the same draws (numpy PCG64, the baseline's
+    seed), the statistic recomputed on each resample by scikit-learn / krippendorff from
+    the resampled responses, then numpy's percentiles (lower / higher, as the percentile
+    bootstrap of grading/bootstrap.py)."""
+    rng = np.random.default_rng(human_baseline.SEED)
+    draws = rng.integers(0, len(items), size=(human_baseline.RESAMPLES, len(items)))
+    values = [v for v in (statistic([items[i] for i in row]) for row in draws)
+              if v is not None]
+    return (float(np.percentile(values, 2.5, method="lower")),
+            float(np.percentile(values, 97.5, method="higher")))
+
+
+def _kappa_on(a: dict, b: dict):
+    def statistic(sample):
+        x = [a[r].value for r in sample if a.get(r) in CLASSES and b.get(r) in CLASSES]
+        y = [b[r].value for r in sample if a.get(r) in CLASSES and b.get(r) in CLASSES]
+        if not x or len(set(x) | set(y)) < 2:
+            return None
+        return cohen_kappa_score(x, y)
+    return statistic
+
+
+def _f1_on(a: dict, b: dict):
+    def statistic(sample):
+        x = [a[r].value for r in sample if a.get(r) in CLASSES and b.get(r) in CLASSES]
+        y = [b[r].value for r in sample if a.get(r) in CLASSES and b.get(r) in CLASSES]
+        if not x:
+            return None
+        present = sorted(set(x) | set(y))
+        return f1_score(x, y, labels=present, average="macro", zero_division=np.nan)
+    return statistic
+
+
+def test_intervals_match_a_straightforward_bootstrap_on_the_same_resamples():
+    data, people, judges, final = _generated(reviewers=2, seed=5, n=80)
+    [row] = human_baseline.build_baseline(data).criteria
+    items = sorted({rid for p in people.values() for rid in p} | set(final))
+
+    kappa = row.among.interval
+    assert (kappa.low, kappa.high) == pytest.approx(
+        _reference_interval(items, _kappa_on(people["p0"], people["p1"])))
+    assert kappa.low <= row.among.value <= kappa.high
+
+    good = next(j for j in row.judges if j.source_key == "run:1")
+    assert (good.vs_human_kappa_interval.low, good.vs_human_kappa_interval.high) == \
+        pytest.approx(_reference_interval(items, _kappa_on(final, judges["run:1"])))
+    assert (good.vs_human_f1_interval.low, good.vs_human_f1_interval.high) == \
+        pytest.approx(_reference_interval(items, _f1_on(final, judges["run:1"])))
+
+    # a reviewer's leave-one-out macro-F1: against the other reviewer (two reviewers)
+    p0 = row.people_f1["p0"].interval
+    reference = {rid: v for rid, v in people["p1"].items() if v in CLASSES}
+    mine = {rid: people["p0"][rid] for rid in reference if rid in people["p0"]}
+    assert (p0.low, p0.high) == pytest.approx(
+        _reference_interval(items, _f1_on(reference, mine)))
+
+    # the same data give the same intervals
+    again = human_baseline.build_baseline(data).criteria[0]
+    assert again.among.interval == kappa
+
+
+def test_alpha_and_percent_intervals_match_a_straightforward_bootstrap():
+    data, people, _judges, final = _generated(reviewers=3, seed=8, n=70)
+    [row] = human_baseline.build_baseline(data).criteria
+    items = sorted({rid for p in people.values() for rid in p} | set(final))
+    keys = sorted(people)
+
+    def alpha(sample):
+        table = [[people[k][r].value == "MET" if people[k].get(r) in CLASSES else np.nan
+                  for r in sample] for k in keys]
+        table = np.array(table, dtype=float)
+        pairable = (~np.isnan(table)).sum(axis=0) >= 2
+        values = table[:, pairable]
+        if pairable.sum() < 2 or len(set(values[~np.isnan(values)])) < 2:
+            return None
+        return krippendorff.alpha(reliability_data=values, level_of_measurement="nominal")
+
+    def percent(sample):
+        agree = total = 0
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            x, y = people[keys[a]], people[keys[b]]
+            for r in sample:
+                if x.get(r) in CLASSES and y.get(r) in CLASSES:
+                    total += 1
+                    agree += x[r] is y[r]
+        return 100 * agree / total if total else None
+
+    assert row.method == "alpha"
+    assert (row.among.interval.low, row.among.interval.high) == pytest.approx(
+        _reference_interval(items, alpha))
+    assert (row.percent.interval.low, row.percent.interval.high) == pytest.approx(
+        _reference_interval(items, percent))
+
+
+def test_intervals_narrow_as_the_number_of_responses_grows():
+    widths = []
+    for n in (30, 120, 480):
+        data, *_ = _generated(reviewers=2, seed=3, n=n)
+        [row] = human_baseline.build_baseline(data).criteria
+        interval = row.among.interval
+        judge = row.judges[0].vs_human_kappa_interval
+        widths.append((interval.high - interval.low, judge.high - judge.low))
+    assert widths[0][0] > widths[1][0] > widths[2][0]
+    assert widths[0][1] > widths[1][1] > widths[2][1]
+    assert widths[2][0] < widths[0][0] / 2.5  # about 1/sqrt(n): a quarter of the n, half the width
+
+
+def test_too_few_responses_give_no_interval_but_keep_the_figure():
+    data, *_ = _generated(reviewers=2, seed=1, n=1)
+    [row] = human_baseline.build_baseline(data).criteria
+    assert row.among.interval is None

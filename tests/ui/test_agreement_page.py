@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -223,3 +224,34 @@ def test_confusion_cells_without_pairs_are_drawn_empty(sessions):
         # Filled only where there are pairs; an empty cell is white with an outline.
         assert color["condition"]["test"] == "(datum.count > 0)"
         assert color["value"] == "white" and rect["mark"]["stroke"] != "white"
+
+
+def test_every_human_baseline_figure_shows_its_interval_and_n(sessions):
+    from storage.services.reviewers import local_actor
+
+    seeded = seed(sessions)  # ana reviewed r0-r4; bo reviews them too, differing on two
+    for key in ("r0", "r1", "r2", "r3", "r4"):
+        for criterion in seeded.version.criteria:
+            current = reviews.current_verdicts(sessions, seeded.responses[key].id,
+                                               seeded.version.id).get(criterion.id)
+            verdict = current.verdict.value if current else "MET"
+            if key in ("r2", "r4") and criterion.name == "cites":
+                verdict = "UNMET" if verdict == "MET" else "MET"
+            reviews.set_human_verdict(sessions, actor=local_actor("bo"),
+                                      response_id=seeded.responses[key].id,
+                                      criterion_id=criterion.id, verdict=verdict)
+    at = _open()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "Among reviewers" in d.value.columns)
+    [cites] = [r for _, r in table.iterrows() if r["Criterion"] == "cites"]
+    # "κ 0.17 [-0.67, 1.00] (n=5)": the figure, its 95% interval, n
+    interval = r"-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\] \(n=\d+\)"
+    assert re.fullmatch(r"κ " + interval, cites["Among reviewers"]), cites["Among reviewers"]
+    assert re.fullmatch(r"\d+% \[\d+%, \d+%\] \(n=\d+\)", cites["Percent agreement"])
+    judged = [c for c in table.columns if c.endswith("vs human")]
+    assert judged and all(re.fullmatch(interval, cites[c]) or cites[c].startswith("—")
+                          for c in judged)
+    assert any(re.fullmatch(interval, cites[c]) for c in judged)
+    people = next(d.value for d in at.dataframe if "Reviewer" in d.value.columns)
+    assert all(re.fullmatch(r"\d+% \[\d+%, \d+%\] \(n=\d+\)", v)
+               for v in people["Agreement with the final verdict"])

@@ -242,3 +242,22 @@ def test_score_gap_is_adjustable_and_the_flag_says_what_it_means():
     assert "more than 0.50 apart" in texts(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Judges disagree"] == "1"  # still flagged: the verdicts differ
+
+
+def test_a_disputed_criterion_shows_in_the_table_until_an_adjudicator_decides():
+    seeded = seed_graded(count=3)
+    rid = seeded.responses[1].id
+    cites, concise = seeded.version.criteria[1], seeded.version.criteria[2]
+    for criterion in (cites, concise):  # ana and bo disagree on both
+        reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=criterion.id,
+                                  verdict="MET", actor=local_actor("ana"))
+        reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=criterion.id,
+                                  verdict="UNMET", actor=local_actor("bo"))
+    at = open_page("results")
+    table = _table(at)
+    assert list(table["Disputed"]) == ["", "2: cites, concise", ""]
+    reviews.adjudicate(seeded.sessions, response_id=rid, criterion_id=cites.id,
+                       verdict="UNMET", actor=local_actor("ana"))
+    time.sleep(2.1)  # verdicts from elsewhere show within 2 s (the results stamp's TTL)
+    at.run()
+    assert list(_table(at)["Disputed"]) == ["", "1: concise", ""]

@@ -242,3 +242,79 @@ def test_only_still_to_review_leaves_out_fully_reviewed_responses():
     assert "**1 of 3** · r2" in texts(at)
     at.toggle(key="review_unreviewed_only").set_value(True).run()
     assert "**1 of 2** · r2" in texts(at)
+
+
+def test_save_and_next_refused_as_stale_comes_back_with_the_message_and_saves_the_rest():
+    seeded = seed_graded(count=3)
+    at = _review()
+    rid = seeded_response_id(at)
+    first, second = (c.id for c in seeded.version.criteria[:2])
+    # the same reviewer decides 'cites' in another window while this form is open
+    reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=second,
+                              verdict="UNMET", actor=local_actor("ana"))
+    _verdict(at, seeded, 0).set_value("MET")
+    _verdict(at, seeded, 1).set_value("MET")
+    at.button(key="review_save_next").click().run()
+    assert not at.exception
+    assert "**1 of 3**" in texts(at) and seeded_response_id(at) == rid  # came back
+    [error] = at.error
+    assert "you changed them in another window" in error.value
+    assert "Saved: " in error.value
+    current = reviews.current_verdicts(seeded.sessions, rid, seeded.version.id)
+    assert {cid: h.verdict.value for cid, h in current.items()} == {
+        first: "MET", second: "UNMET"}
+    assert _verdict(at, seeded, 0).value == "MET" and _verdict(at, seeded, 1).value == "UNMET"
+
+
+def test_save_and_next_refused_keeps_the_reviewers_choices_in_the_form():
+    seeded = seed_graded(count=3)
+    at = _review()
+    rid = seeded_response_id(at)
+    _verdict(at, seeded, 0).set_value("MET")
+    at.text_input(key=f"review_n_{rid}_{seeded.version.criteria[0].id}_0").input("bad\x00note")
+    at.button(key="review_save_next").click().run()
+    assert not at.exception
+    assert seeded_response_id(at) == rid  # back on the response that was not saved
+    [error] = at.error
+    assert "note" in error.value
+    assert _verdict(at, seeded, 0).value == "MET"
+    assert not reviews.verdict_history(seeded.sessions, rid)
+
+
+def test_a_save_and_next_cut_short_before_its_write_is_written_on_the_next_run():
+    from ui.review_form import Due
+
+    seeded = seed_graded(count=3)
+    at = _review()
+    rid = seeded_response_id(at)
+    cid = seeded.version.criteria[2].id
+    # what "save and next" leaves behind when a whole-page rerun cuts its run short
+    at.session_state["review_due"] = Due(
+        response_id=rid, wanted={cid: ("UNMET", "late")}, expected={cid: None},
+        labels={cid: "c"}, opened=0.0, advance=True, position=0, nonce=0)
+    at.run()
+    assert not at.exception
+    [saved] = reviews.verdict_history(seeded.sessions, rid)
+    assert (saved.criterion_id, saved.verdict.value, saved.note) == (cid, "UNMET", "late")
+    assert at.session_state.review_due is None
+
+
+def test_two_people_taking_turns_on_one_computer_are_two_reviewers():
+    seeded = seed_graded(count=3)
+    at = _review("ana")
+    rid = seeded_response_id(at)
+    cid = seeded.version.criteria[1].id
+    _verdict(at, seeded, 1).set_value("MET")
+    at.button(key="review_save").click().run()
+    at.text_input(key="review_name_input").input("bo").run()  # the switch in the sidebar
+    assert at.session_state.reviewer_name == "bo"
+    assert seeded_response_id(at) == rid
+    shown = texts(at)
+    assert "Other reviewers' verdicts are hidden until you save yours" in shown
+    assert _verdict(at, seeded, 1).value is None  # bo's own form: ana's verdict is not in it
+    _verdict(at, seeded, 1).set_value("UNMET")
+    at.button(key="review_save").click().run()
+    history = reviews.verdict_history(seeded.sessions, rid, criterion_id=cid)
+    assert sorted((h.reviewer, h.verdict.value) for h in history) == [
+        ("ana", "MET"), ("bo", "UNMET")]
+    assert "disputed — the judge's verdict stands" in texts(at)  # two reviewers, not one

@@ -15,7 +15,7 @@ from storage.services.results import ResultSet
 from storage.services.reviewers import Role
 from ui import results_readers as readers
 from ui import review_adjudication, review_form, review_queue_view, runtime
-from ui.auth import current_actor
+from ui.auth import current_actor, unnamed_key
 from ui.verdict_view import md_escape
 
 
@@ -25,6 +25,15 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
     this, never the whole page."""
     s = st.session_state
     actor = current_actor()
+    viewer = actor.key if actor else None
+    if s.review_actor != viewer:
+        if s.review_actor not in (None, unnamed_key()):
+            # Another person took over (local mode's name switch): their own form, never the
+            # previous person's choices, and nothing of theirs left to save under the new name.
+            # (Typing a first name keeps the form: the same person, named now.)
+            s.review_form_nonce += 1
+            s.review_shown = s.review_pending = s.review_due = None
+        s.review_actor = viewer
     queue = readers.get_review_queue(
         db, chosen.dataset_id, chosen.rubric_version_id, chosen.run_ids,
         s.review_unreviewed_only, s.review_queue_nonce, actor.key if actor else None)
@@ -33,7 +42,6 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
         st.success("Everything in your queue is reviewed. Switch off “Only responses still "
                    "to review” to revisit verdicts.")
         return
-    viewer = actor.key if actor else None
 
     def detail_of(response_id: int):
         return readers.get_response_detail(
@@ -41,9 +49,10 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
             readers.detail_stamp(db, response_id, chosen.run_ids), viewer)
 
     shown = s.review_shown
+    # A "save and next" whose run was cut short (a whole-page rerun) is written first.
+    review_form.write_due(actor)
     if s.review_pending is not None:
-        # The save is made against what the form showed (still cached), before the next
-        # response is read: one detail read per save and next.
+        # The save is read from what the form showed (its detail still cached).
         if shown is None:
             s.review_pending = None
         else:
@@ -55,6 +64,9 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
         review_form.scroll_to_top(item.response_id, s.review_form_nonce)
     review_queue_view.render_nav(queue, item, detail)
     review_form.render_item(actor, detail)
+    # "Save and next": the next response is on screen; now the write (on a refusal it comes
+    # back to the response saved).
+    review_form.write_due(actor)
     # Read the next response ahead (after drawing this one), so "save and next" finds it
     # cached: a save here does not change the next response's detail stamp.
     following = s.review_position + 1
