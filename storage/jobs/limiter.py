@@ -106,7 +106,7 @@ class CapacitySharing:
             if first and not live and stopped:
                 estimate.seed(stopped[-1][1])
             if refused:
-                estimate.on_peer_refusal(clock_now, round_time=estimate.short_latency or 1.0)
+                estimate.peer_refused(clock_now, round_time=estimate.short_latency or 1.0)
             if backoffs:
                 estimate.pause_until(clock_now + (max(backoffs) - now).total_seconds())
 
