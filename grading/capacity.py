@@ -75,6 +75,7 @@ class CapacitySnapshot:
     paused_until: float
     decreases: int
     refusals: int
+    refused_rounds: int
     lowest_limit: float
 
 
@@ -117,6 +118,7 @@ class CapacityEstimate:
         self._previous_min = math.inf
         self.decreases = 0
         self.refusals = 0
+        self.refused_rounds = 0  # decreases for our own 429s (what peers are told)
         self.lowest_limit = self.limit
 
     # -- reading ---------------------------------------------------------------------------
@@ -146,7 +148,7 @@ class CapacityEstimate:
             refused_at=self.refused_at, probe_rounds=self.probe_rounds,
             short_latency=self.short_latency, long_latency=self.long_latency,
             paused_until=self.paused_until, decreases=self.decreases, refusals=self.refusals,
-            lowest_limit=self.lowest_limit,
+            refused_rounds=self.refused_rounds, lowest_limit=self.lowest_limit,
         )
 
     # -- configuration ---------------------------------------------------------------------
@@ -232,6 +234,7 @@ class CapacityEstimate:
         # Below the refused level, but by at most half in one round: with other clients on
         # the provider, or a limit on requests per minute, our own level says less.
         self._floor = self.limit / 2 if not self.slow_start else 1.0
+        self.refused_rounds += 1
         self._decrease(call.started, now,
                        min(max(below, self._floor), self.limit * DECREASE, self.limit - 1.0),
                        float(call.level))

@@ -145,6 +145,12 @@ def test_a_refusal_seen_by_one_process_backs_the_others_off(sessions):
     assert b.limiter.estimate.limit == pytest.approx(18.0)  # without a 429 of its own
     b.sync()  # the same refusal is not counted twice
     assert b.limiter.estimate.limit == pytest.approx(18.0)
+    for _ in range(3):  # nor echoed back: b's decrease was for a's refusal, not its own
+        for process in (a, b):
+            process.limiter.clock.now += 5.0  # rounds later
+            process.sync()
+    assert a.limiter.estimate.limit == pytest.approx(18.0)
+    assert b.limiter.estimate.limit == pytest.approx(18.0)
 
 
 def test_a_retry_after_pause_is_kept_by_every_process(sessions):
