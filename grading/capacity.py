@@ -26,7 +26,9 @@ itself included. A 429 for a call at level n says the provider did not take n of
 - **Delay signal**, as in TCP Vegas and Netflix concurrency-limits' Gradient2: when the
   short-term average latency exceeds ``LATENCY_TOLERANCE`` x the baseline (the lowest recent
   average), the provider (or our own event loop) is queueing calls: the limit shrinks by
-  baseline / current (at most by half), back to where calls did not queue; no pause.
+  baseline / current (at most by half, not below ``DELAY_FLOOR``), back to where calls did
+  not queue; no pause. It judges only calls started since the last decrease, so one queue
+  is not counted again while it drains.
 - The limit only grows while it is used (at least half of it in flight), is capped by a user's
   ceiling when there is one, and by ``MAX_LIMIT`` otherwise.
 """
@@ -44,6 +46,7 @@ DECREASE = 0.9
 FIRST_PROBE_ROUNDS = 8
 MAX_PROBE_ROUNDS = 64
 LATENCY_TOLERANCE = 2.0
+DELAY_FLOOR = 16  # the delay signal never takes the limit below this
 MIN_LATENCY_RISE = 0.005  # seconds: below this, latency "rising" is noise
 LATENCY_WARMUP = 20  # samples before the delay signal is trusted
 BASELINE_SAMPLES = 40
@@ -182,15 +185,14 @@ class CapacityEstimate:
         used = self.in_flight * 2 >= self.limit  # before this call ended
         current = self._end(call)
         self._observe_latency(now - call.started, now, fresh=call.started > self.last_decrease)
-        if self._congested():
+        if self._congested() and self.limit > DELAY_FLOOR:
             # Vegas/Gradient2: shrink in proportion, back to where latency was the baseline.
-            # Not below the starting limit: so few calls hardly queue anywhere, and on a busy
-            # machine our own latency is noisy.
+            # Not below DELAY_FLOOR: so few calls hardly queue at a provider, and latency
+            # that rises with them is our own event loop's, busy with its share of the CPU;
+            # cutting there would only leave the CPU idle between calls.
             assert self.short_latency and self.long_latency
-            if self.limit > INITIAL_LIMIT:
-                factor = max(0.5, self.long_latency / self.short_latency,
-                             INITIAL_LIMIT / self.limit)
-                self._decrease(call.started, now, self.limit * factor, None)
+            factor = max(0.5, self.long_latency / self.short_latency, DELAY_FLOOR / self.limit)
+            self._decrease(call.started, now, self.limit * factor, None)
             return
         if current:  # the provider took a call above the limit: the limit may rise to it
             level = float(min(call.level, self.max_limit))
