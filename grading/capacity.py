@@ -19,8 +19,8 @@ itself included. A 429 for a call at level n says the provider did not take n of
   the level of the last refusal the limit climbs back (+1, +2, +4, ... per round); at it, it
   stays, and every ``probe_rounds`` rounds one call is sent above it. A refused probe leaves
   the limit as it is and doubles the interval (up to ``MAX_PROBE_ROUNDS``); an answered one
-  raises the limit by one and probes again after a round; two answered probes past the old
-  level mean the capacity grew, and the climb resumes. While the probe is out no other call
+  raises the limit by one and quarters the interval; two answered probes past the old level
+  mean the capacity grew, and the climb resumes. While the probe is out no other call
   takes its place above the limit (it borrows a slot), so a refused probe costs one 429 even
   from a provider that counts the refused call as in flight until it answers.
 - **Delay signal**, as in TCP Vegas and Netflix concurrency-limits' Gradient2: when the
@@ -269,8 +269,11 @@ class CapacityEstimate:
         if not self._wave_refused:
             if not self._edge:
                 self.step = min(self.step * 2.0, float(MAX_STEP))
-            else:  # answered above the refused level: the capacity may have grown
-                self.probe_rounds, self._rounds_to_probe = 1, 1.0
+            else:  # answered above the refused level: the capacity may have grown. Probe
+                # sooner, not at once: our count of calls in flight runs ahead of the
+                # provider's (answers wait for our event loop), so one answer may be luck.
+                self.probe_rounds = max(1, self.probe_rounds // 4)
+                self._rounds_to_probe = float(self.probe_rounds)
                 if self.refused_at is not None and self.limit >= self.refused_at + 1:
                     self.refused_at, self.step = None, 1.0
         self._wave += 1
