@@ -18,11 +18,13 @@ itself included. A 429 for a call at level n says the provider did not take n of
 - **Probing above the refused level** (CUBIC's plateau around ``W_max``, RFC 9438): below
   the level of the last refusal the limit climbs back (+1, +2, +4, ... per round); at it, it
   stays, and every ``probe_rounds`` rounds one call is sent above it. A refused probe leaves
-  the limit as it is and doubles the interval (up to ``MAX_PROBE_ROUNDS``); an answered one
-  raises the limit by one and quarters the interval; two answered probes past the old level
-  mean the capacity grew, and the climb resumes. While the probe is out no other call
-  takes its place above the limit (it borrows a slot), so a refused probe costs one 429 even
-  from a provider that counts the refused call as in flight until it answers.
+  the limit as it is and doubles the interval (up to ``MAX_PROBE_ROUNDS``); one answered is
+  asked again the next round (our count of calls in flight runs ahead of the provider's, so
+  one answer may be luck), and a second raises the limit by one and quarters the interval;
+  answers past the old level mean the capacity grew, and the climb resumes. While the probe
+  is out no other call takes its place above the limit (it borrows a slot), so a refused
+  probe costs one 429 even from a provider that counts the refused call as in flight until
+  it answers.
 - **Delay signal**, as in TCP Vegas and Netflix concurrency-limits' Gradient2: when the
   short-term average latency exceeds ``LATENCY_TOLERANCE`` x the baseline (the lowest recent
   average), the provider (or our own event loop) is queueing calls: the limit shrinks by
@@ -105,6 +107,7 @@ class CapacityEstimate:
         self._wave = 1
         self._opening = True
         self._edge = False  # the wave goes to or above the refused level
+        self._vouched = False  # an edge probe was answered once; the next answer counts
         self._to_send = 0  # probes of the current wave not sent yet
         self._out = 0  # probes of the current wave in flight
         self._wave_refused = False
@@ -198,7 +201,14 @@ class CapacityEstimate:
             level = float(min(call.level, self.max_limit))
             if self._wave_refused and self.refused_at is not None:
                 level = min(level, self.refused_at - 1.0)  # a sibling probe was refused
-            self.limit = max(self.limit, level)
+            if self._edge and not self._vouched:
+                # Our count runs ahead of the provider's (answers wait for our event loop):
+                # one answer above a refused level may be luck. A second one, next round,
+                # raises the limit.
+                self._vouched = True
+            else:
+                self._vouched = False
+                self.limit = max(self.limit, level)
             if self._out == 0 and self._to_send == 0:
                 self._wave_answered()
         elif used and not call.probe:
@@ -214,6 +224,7 @@ class CapacityEstimate:
             self.paused_until = max(self.paused_until, now + min(retry_after, MAX_PAUSE))
         below = float(max(1, call.level - 1))
         if current:  # a probe: the limit stays where calls are answered
+            self._vouched = False
             edge = not self.slow_start and self.refused_at is not None
             self.refused_at = min(self.refused_at or math.inf, float(call.level))
             if not self._wave_refused:
@@ -269,9 +280,9 @@ class CapacityEstimate:
         if not self._wave_refused:
             if not self._edge:
                 self.step = min(self.step * 2.0, float(MAX_STEP))
-            else:  # answered above the refused level: the capacity may have grown. Probe
-                # sooner, not at once: our count of calls in flight runs ahead of the
-                # provider's (answers wait for our event loop), so one answer may be luck.
+            elif self._vouched:  # once: ask again next round before believing it
+                self._rounds_to_probe = 1.0
+            else:  # answered twice above the refused level: the capacity may have grown
                 self.probe_rounds = max(1, self.probe_rounds // 4)
                 self._rounds_to_probe = float(self.probe_rounds)
                 if self.refused_at is not None and self.limit >= self.refused_at + 1:
@@ -320,7 +331,7 @@ class CapacityEstimate:
         self.step = 1.0
         self._wave += 1  # probes in flight were sent above the old limit: they teach nothing
         self._to_send = self._out = 0
-        self._wave_refused = False
+        self._wave_refused = self._vouched = False
         self.last_decrease = now
         self.short_latency, self._fresh = None, 0
         self.decreases += 1
