@@ -6,11 +6,14 @@ concurrent calls (RFC 5681 slow start and AIMD), reading each refusal as precise
 allows. Every call carries its *level*: how many calls were in flight when it started,
 itself included. A 429 for a call at level n says the provider did not take n of ours.
 
-- **Limited slow start** (RFC 5681, RFC 3742): from ``INITIAL_LIMIT``, +1 per success, so the
-  limit doubles every round of calls, but grows by at most ``MAX_STEP`` per round, which
-  bounds the overshoot of the last round. At the first 429 it stops, and the limit drops to
-  the level below the lowest level refused in that round, where calls were succeeding (not
-  to a fraction of the overshoot).
+- **Limited slow start** (RFC 5681, RFC 3742): from ``INITIAL_LIMIT``, the limit doubles every
+  round of calls, but by at most ``MAX_STEP`` per round, which bounds the overshoot of the
+  last round. Growth goes out as a *wave* of probes, calls above the limit; the limit rises
+  to the levels the provider answered. At the first 429 slow start ends, and the limit stays
+  below the lowest level refused, where calls were answered (not at a fraction of the
+  overshoot). While a wave is out its probes borrow slots: a call that ends under the limit
+  is not replaced until fewer than the limit are out, so a provider that counts a refused
+  call as in flight until it answers refuses the wave's excess, not every call of a round.
 - **Multiplicative decrease** (AIMD): a 429 for a call the limit allowed all along (the
   capacity fell, another client took a share) cuts the limit to x0.9, and below the refused
   level, once per round: calls that started before the last decrease saw the old limit, so
@@ -21,10 +24,8 @@ itself included. A 429 for a call at level n says the provider did not take n of
   the limit as it is and doubles the interval (up to ``MAX_PROBE_ROUNDS``); one answered is
   asked again the next round (our count of calls in flight runs ahead of the provider's, so
   one answer may be luck), and a second raises the limit by one and quarters the interval;
-  answers past the old level mean the capacity grew, and the climb resumes. While the probe
-  is out no other call takes its place above the limit (it borrows a slot), so a refused
-  probe costs one 429 even from a provider that counts the refused call as in flight until
-  it answers.
+  answers past the old level mean the capacity grew, and the climb resumes. A probe borrows
+  a slot like a wave, so a refused probe costs one 429.
 - **Delay signal**, as in TCP Vegas and Netflix concurrency-limits' Gradient2: when the
   short-term average latency exceeds ``LATENCY_TOLERANCE`` x the baseline (the lowest recent
   average), the provider (or our own event loop) is queueing calls: the limit shrinks by
