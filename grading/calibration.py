@@ -14,8 +14,9 @@ import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
+from grading.errors import ConfigurationError
 from grading.prompts import neutralize
-from grading.types import Verdict
+from grading.types import Criterion, Verdict
 
 _EXAMPLE_TAG = re.compile(
     r"<(?=\s*/?\s*(?:example|examples|human_verdict|reason)\b)", re.IGNORECASE
@@ -52,20 +53,65 @@ class ExampleSet:
     def keys(self) -> tuple[Hashable, ...]:
         return tuple(e.response_key for e in self.examples)
 
-    def for_response(self, response_key: Hashable) -> tuple[ReviewedExample, ...]:
-        """The examples to show when grading ``response_key``: never the response itself."""
-        if response_key not in self.keys:
+    def for_response(self, response_key: Hashable,
+                     output: str | None = None) -> tuple[ReviewedExample, ...]:
+        """The examples to show when grading ``response_key``: never the response itself.
+
+        With ``output``, an example whose text is the very same (a duplicate uploaded under
+        another id) counts as the response too: showing it would hand the judge the answer.
+        """
+        def own(example: ReviewedExample) -> bool:
+            return example.response_key == response_key or (
+                output is not None and example.output.strip() == output.strip())
+
+        if not any(own(e) for e in self.examples):
             return self.examples
-        chosen = []
+        chosen: list[ReviewedExample] = []
         for example in self.examples:
-            if example.response_key != response_key:
+            if not own(example):
                 chosen.append(example)
                 continue
             reserve = next((r for r in self.reserves if r.verdict is example.verdict
-                            and r.response_key != response_key), None)
+                            and not own(r) and r not in chosen), None)
             if reserve is not None:
                 chosen.append(reserve)
         return tuple(chosen)
+
+
+@dataclass(frozen=True)
+class RubricExamples:
+    """One :class:`ExampleSet` per criterion of a rubric, in the rubric's order.
+
+    ``requirements`` pins each set to its criterion's text, so examples can never be shown
+    with another criterion than the one people judged (a reordered or edited rubric is
+    refused instead).
+    """
+
+    sets: tuple[ExampleSet, ...]
+    requirements: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.sets) != len(self.requirements):
+            raise ValueError("one example set per criterion is needed")
+
+    def check(self, criteria: Sequence[Criterion]) -> None:
+        """Refuse criteria these examples were not chosen for."""
+        given = tuple(c.requirement for c in criteria)
+        if given != self.requirements:
+            raise ConfigurationError(
+                f"the examples were chosen for {len(self.requirements)} criteria that differ "
+                f"from the {len(given)} being graded; choose the examples for this rubric")
+
+    def for_response(self, response_key: Hashable, output: str | None = None
+                     ) -> tuple[tuple[ReviewedExample, ...], ...]:
+        """Per criterion, the examples to show when grading this response (never itself)."""
+        return tuple(s.for_response(response_key, output) for s in self.sets)
+
+    @property
+    def response_keys(self) -> frozenset[Hashable]:
+        """Every response shown as an example (reserves included): not held out."""
+        return frozenset(e.response_key for s in self.sets
+                         for e in (*s.examples, *s.reserves))
 
 
 def _rank(seed: int | str, key: Hashable) -> str:
@@ -128,16 +174,56 @@ def render_examples(examples: Sequence[ReviewedExample]) -> str:
         return ""
     blocks = []
     for number, example in enumerate(examples, start=1):
-        query = (f"<query>\n{_escape(example.query)}\n</query>\n"
-                 if example.query and example.query.strip() else "")
-        reason = _escape(example.reason.strip()) or "(no note)"
         blocks.append(
-            f'<example number="{number}">\n{query}<response>\n{_escape(example.output)}\n'
-            f"</response>\n<human_verdict>{example.verdict.value}</human_verdict>\n"
-            f"<reason>{reason}</reason>\n</example>"
+            f'<example number="{number}">\n{_example_text(example)}'
+            f"<human_verdict>{example.verdict.value}</human_verdict>\n"
+            f"<reason>{_reason(example)}</reason>\n</example>"
         )
     return (
         "People reviewed these responses on the same criterion. Judge the new response the "
-        "way they did; the examples are not the response to grade.\n<examples>\n"
-        + "\n".join(blocks) + "\n</examples>"
+        "way they did; the examples are not the response to grade, which follows the "
+        "examples.\n<examples>\n" + "\n".join(blocks) + "\n</examples>"
+    )
+
+
+NO_NOTE = "(the reviewer gave no reason)"
+
+
+def _reason(example: ReviewedExample) -> str:
+    return _escape(example.reason.strip()) or NO_NOTE
+
+
+def _example_text(example: ReviewedExample) -> str:
+    query = (f"<query>\n{_escape(example.query)}\n</query>\n"
+             if example.query and example.query.strip() else "")
+    return f"{query}<response>\n{_escape(example.output)}\n</response>\n"
+
+
+def render_examples_by_criterion(
+    per_criterion: Sequence[Sequence[ReviewedExample]],
+) -> str:
+    """The worked-examples block for a judge that sees every criterion at once (one-shot).
+
+    Each example response appears once, with the people's verdict on each criterion (by
+    number, from 1) it is an example for.
+    """
+    grouped: dict[Hashable, list[tuple[int, ReviewedExample]]] = {}
+    for number, examples in enumerate(per_criterion, start=1):
+        for example in examples:
+            grouped.setdefault(example.response_key, []).append((number, example))
+    if not grouped:
+        return ""
+    blocks = []
+    for index, verdicts in enumerate(grouped.values(), start=1):
+        lines = "".join(
+            f'<human_verdict criterion="{number}">{example.verdict.value}</human_verdict>\n'
+            f'<reason criterion="{number}">{_reason(example)}</reason>\n'
+            for number, example in verdicts)
+        blocks.append(f'<example number="{index}">\n{_example_text(verdicts[0][1])}'
+                      f"{lines}</example>")
+    return (
+        "People reviewed these responses on some of the numbered criteria below; each example "
+        "gives their verdict on those criteria. Judge the new response the way they did; the "
+        "examples are not the response to grade, which follows the examples.\n"
+        "<examples>\n" + "\n".join(blocks) + "\n</examples>"
     )

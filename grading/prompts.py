@@ -131,6 +131,12 @@ def format_to_grade(to_grade: ToGradeInput, query: str | None = None) -> str:
     return "\n\n".join(parts)
 
 
+def _before(examples_block: str) -> str:
+    if not examples_block:
+        return ""
+    return f"{examples_block}\n\nThe response to grade:\n\n"
+
+
 def _verdict_words(allow_cannot_assess: bool) -> str:
     if allow_cannot_assess:
         return (
@@ -146,8 +152,12 @@ def per_criterion_user_prompt(
     query: str | None = None,
     *,
     allow_cannot_assess: bool = False,
+    examples_block: str = "",
 ) -> str:
-    """The user message asking for a verdict on one criterion."""
+    """The user message asking for a verdict on one criterion.
+
+    ``examples_block`` (``grading.calibration.render_examples``) goes first: reviewed
+    responses with people's verdicts, before the response to grade."""
     kind = _kind(criterion)
     meaning = (
         "MET means the response makes this mistake."
@@ -155,7 +165,7 @@ def per_criterion_user_prompt(
         else "MET means the response does this."
     )
     return (
-        f"{format_to_grade(to_grade, query)}\n\n"
+        f"{_before(examples_block)}{format_to_grade(to_grade, query)}\n\n"
         f'<criterion kind="{kind}">\n{neutralize(criterion.requirement)}\n</criterion>\n\n'
         f"This is a {kind} criterion: {meaning}\n"
         "Answer with JSON only, in exactly this shape:\n"
@@ -170,11 +180,14 @@ def one_shot_user_prompt(
     query: str | None = None,
     *,
     allow_cannot_assess: bool = False,
+    examples_block: str = "",
 ) -> str:
-    """The user message asking for a verdict on every criterion, numbered from 1."""
+    """The user message asking for a verdict on every criterion, numbered from 1 (after
+    ``examples_block``, ``grading.calibration.render_examples_by_criterion``, when given)."""
     listing = _numbered_criteria(criteria)
     return (
-        f"{format_to_grade(to_grade, query)}\n\n<criteria>\n{listing}\n</criteria>\n\n"
+        f"{_before(examples_block)}{format_to_grade(to_grade, query)}\n\n"
+        f"<criteria>\n{listing}\n</criteria>\n\n"
         f"For a NEGATIVE criterion, MET means the response makes that mistake.\n"
         f"Answer with JSON only, with exactly one entry for each number from 1 to "
         f"{len(criteria)}, in this shape:\n"

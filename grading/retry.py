@@ -8,7 +8,12 @@ all inside one total deadline.
   ``transport_retries`` times.
 - A non-transient ``ProviderError`` (bad key, bad request, unknown model) ends the call at once.
 - ``deadline`` bounds the whole call (every attempt, every wait, every slow read).
-Anything else is a bug and propagates untouched. The loop itself is tenacity's.
+Anything else is a bug and propagates untouched.
+
+The loop is written out here (a dozen lines) rather than taken from tenacity: the grading
+library installs with pydantic and pyyaml only (``packaging/grading``), and this loop's two
+budgets, Retry-After floor and outer deadline are all it needs. The app's database retries
+(``storage.engine.retry_db``) do use tenacity.
 """
 
 from __future__ import annotations
@@ -22,8 +27,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
-
-from tenacity import AsyncRetrying, RetryCallState, stop_never
 
 from grading.errors import ProviderError, TransientProviderError
 from grading.parsing import ParseError, preview
@@ -195,10 +198,7 @@ async def call_with_retries(
             result.accept()
         return value
 
-    def should_retry(state: RetryCallState) -> bool:
-        exc = state.outcome.exception() if state.outcome else None
-        if exc is None:
-            return False
+    def should_retry(exc: BaseException) -> bool:
         if isinstance(exc, ParseError):
             failures["parse"] += 1
             return failures["parse"] <= policy.max_retries
@@ -207,20 +207,26 @@ async def call_with_retries(
         failures["transport"] += 1
         return failures["transport"] <= policy.transport_retries
 
-    def wait(state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        transient = as_transient(exc) if exc is not None else None
+    def wait(exc: BaseException) -> float:
+        transient = as_transient(exc)
         if transient is None:  # an unusable answer: ask again at once
             return 0.0
         return policy.backoff(failures["transport"], transient.retry_after, rand)
 
-    retrying = AsyncRetrying(retry=should_retry, wait=wait, stop=stop_never, sleep=sleep,
-                             reraise=True)
+    async def attempts() -> T:
+        while True:
+            try:
+                return await attempt()
+            except Exception as exc:
+                if not should_retry(exc):
+                    raise
+                await sleep(wait(exc))
+
     deadline = (asyncio.timeout(policy.deadline) if policy.deadline
                 else contextlib.nullcontext())
     try:
         async with deadline:
-            outcome.value = await retrying(attempt)
+            outcome.value = await attempts()
     except TimeoutError as exc:
         if not (policy.deadline and getattr(deadline, "expired", lambda: False)()):
             raise  # a generate_fn's own TimeoutError is handled by the retry loop above

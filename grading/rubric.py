@@ -44,6 +44,8 @@ class Rubric:
         if problems:
             raise RubricValidationError(problems)
         self.rubric: list[Criterion] = criteria
+        # Where a loaded file had fields the rubric does not use (also warned about).
+        self.ignored_fields: list[str] = []
 
     @property
     def criteria(self) -> list[Criterion]:
@@ -64,7 +66,11 @@ class Rubric:
     # -- loading ---------------------------------------------------------------------------
     @classmethod
     def from_dict(cls, data: Any, *, source: str | None = None) -> Rubric:
-        return cls(rubric_io.criteria_from_data(data, source=source))
+        criteria, ignored = rubric_io.read_criteria(data, source=source)
+        rubric_io.warn_ignored(ignored, source, stacklevel=3)
+        rubric = cls(criteria)
+        rubric.ignored_fields = ignored
+        return rubric
 
     @classmethod
     def from_json(cls, json_string: str, *, source: str | None = None) -> Rubric:

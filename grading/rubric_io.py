@@ -232,7 +232,16 @@ def _number(value: Any) -> float | None:
 
 
 def criteria_from_data(data: Any, *, source: str | None = None) -> list[Criterion]:
-    """Validate raw rubric data; raise one RubricValidationError listing every problem."""
+    """Validate raw rubric data; raise one RubricValidationError listing every problem.
+
+    Fields the rubric does not use are ignored with an ``IgnoredFieldsWarning`` naming them."""
+    criteria, ignored = read_criteria(data, source=source)
+    warn_ignored(ignored, source, stacklevel=3)
+    return criteria
+
+
+def read_criteria(data: Any, *, source: str | None = None) -> tuple[list[Criterion], list[str]]:
+    """The criteria, and where fields were ignored ("criterion 2 ('tone') at line 7: 'id'")."""
     ignored: list[str] = []
     try:
         raw = list(_iter_raw_criteria(data, ignored))
@@ -264,16 +273,21 @@ def criteria_from_data(data: Any, *, source: str | None = None) -> list[Criterio
             criteria.append(Criterion(**fields))
     if problems:
         raise RubricValidationError(problems, source=source)
+    return criteria, ignored
+
+
+def ignored_fields_message(ignored: list[str], source: str | None = None) -> str:
+    """One sentence naming the ignored fields (the first ten places, then a count)."""
+    shown = "; ".join(ignored[:10]) + (f"; and {len(ignored) - 10} more" if len(ignored) > 10
+                                       else "")
+    return (f"{source + ': ' if source else ''}fields not used by the rubric were ignored "
+            f"(a criterion uses {', '.join(_CRITERION_FIELDS)}): {shown}")
+
+
+def warn_ignored(ignored: list[str], source: str | None, *, stacklevel: int) -> None:
     if ignored:
-        shown = "; ".join(ignored[:10]) + (f"; and {len(ignored) - 10} more" if len(ignored) > 10
-                                           else "")
-        warnings.warn(
-            f"{source + ': ' if source else ''}fields not used by the rubric were ignored "
-            f"(a criterion uses {', '.join(_CRITERION_FIELDS)}): {shown}",
-            IgnoredFieldsWarning,
-            stacklevel=3,
-        )
-    return criteria
+        warnings.warn(ignored_fields_message(ignored, source), IgnoredFieldsWarning,
+                      stacklevel=stacklevel + 1)
 
 
 class IgnoredFieldsWarning(UserWarning):

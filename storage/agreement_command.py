@@ -12,6 +12,7 @@ import json
 import sys
 
 from grading.errors import RubricWorkbenchError
+from storage.config import add_db_argument
 from storage.engine import open_database
 from storage.services import agreement, human_baseline, labels
 
@@ -30,8 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rubric", required=True,
                         help="rubric name, or NAME:VERSION (default: the latest version)")
     parser.add_argument("--format", choices=("json", "text"), default="json")
-    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
-                                     "or the SQLite file)")
+    add_db_argument(parser)
 
 
 def agreement_command(args: argparse.Namespace) -> int:
@@ -47,6 +47,10 @@ def agreement_command(args: argparse.Namespace) -> int:
         return 1
     report = human_baseline.baseline_json(data, baseline)
     report.update(rubric=rubric, rubric_version=version, dataset=args.dataset)
+    # Calibrated runs are measured on the responses they were not shown as examples.
+    report["held_out"] = {
+        key: {"k": held.k, "reviewed": held.reviewed, "examples": held.examples,
+              "held_out": held.held_out} for key, held in data.held_out.items()}
     if args.format == "json":
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
@@ -58,4 +62,8 @@ def agreement_command(args: argparse.Namespace) -> int:
               f"(n={among['n']})")
         for judge in row["judges"]:
             print(f"  {judge['sentence']}")
+    for key, held in data.held_out.items():
+        print(f"{data.source(key).label}: calibrated with {held.k} examples per criterion; "
+              f"held out: {held.held_out} of {held.reviewed} reviewed responses; "
+              f"{held.examples} were examples")
     return 0

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from storage.config import add_db_argument
+
 APP = Path(__file__).resolve().parent.parent / "ui" / "app.py"
 
 
@@ -75,8 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     db_commands = db.add_subparsers(dest="db_command", required=True)
     upgrade = db_commands.add_parser(
         "upgrade", help="apply the schema migrations (the app also does this at start-up)")
-    upgrade.add_argument(
-        "--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL or the SQLite file)")
+    add_db_argument(upgrade)
     upgrade.set_defaults(func=_db_upgrade)
 
     from storage.jobs import commands as jobs
@@ -116,9 +117,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _plain_warnings() -> None:
+    """Warnings meant for the person (ignored rubric fields, text left out) as one plain line
+    each, without Python's file-and-line preamble."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        print(f"warning: {message}", file=file or sys.stderr)
+
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
+    from storage.config import DatabaseUrlError
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    _plain_warnings()
+    try:
+        return args.func(args)
+    except DatabaseUrlError as exc:  # $RUBRIC_WORKBENCH_DATABASE_URL (--db is checked above)
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -19,10 +19,11 @@ from storage import csv_cells
 from storage.dto import EffectiveGrade, ResponseInfo, RubricVersionInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.export_names import download_name, response_key
+from storage.services import calibration, panels, reviews
 from storage.services import datasets as dataset_service
-from storage.services import reviews
 from storage.services import rubrics as rubric_service
 from storage.services import runs as run_service
+from storage.services.panel_results import PanelResult, member_models, panel_results
 from storage.services.results import ResultsPage
 
 ExportFormat = Literal["jsonl", "csv"]
@@ -32,8 +33,13 @@ BASE_COLUMNS = (
     "run_id", "run_name", "response_id", "workbench_response_id", "dataset_id", "rubric_id",
     "rubric_name", "rubric_version_id", "rubric_version", "grader", "model", "score",
     "raw_score", "effective_score", "effective_raw_score", "error", "reviewed_criteria",
+    "calibration_k", "calibration_seed", "shown_as_example",
 )
 CRITERION_FIELDS = ("judge_verdict", "reason", "human_verdict", "effective_verdict", "reviewer")
+# A panel's record is a run's record plus these (run_id empty; the panel's verdict and how it
+# was reached in judge_verdict and reason); the CSV has them only when a panel is exported.
+PANEL_COLUMNS = ("panel_id", "member_runs", "ties")
+PANEL_CRITERION_FIELDS = ("tie", "members")
 
 
 def _value(verdict: Any) -> str | None:
@@ -41,8 +47,9 @@ def _value(verdict: Any) -> str | None:
 
 
 def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
-            effective: EffectiveGrade) -> dict[str, Any]:
+            effective: EffectiveGrade, used: set[int] | None = None) -> dict[str, Any]:
     by_id = {c.id: c for c in version.criteria}
+    calibrated = run.settings.calibration
     return {
         "run_id": run.id, "run_name": run.name,
         "response_id": response_key(response.id, response.external_id),
@@ -53,6 +60,11 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
         "score": effective.judge_score, "raw_score": effective.judge_raw_score,
         "effective_score": effective.score, "effective_raw_score": effective.raw_score,
         "error": effective.error, "reviewed_criteria": effective.reviewed_count,
+        # A calibrated run: its k and seed, and whether this response was one of the
+        # reviewed examples it showed (left out of its agreement with people).
+        "calibration_k": calibrated.k if calibrated else None,
+        "calibration_seed": calibrated.seed if calibrated else None,
+        "shown_as_example": (response.id in (used or set())) if calibrated else None,
         "criteria": [
             {
                 "criterion_id": row.criterion_id, "name": row.label,
@@ -70,6 +82,62 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
     }
 
 
+def _panel_record(result: PanelResult, version: RubricVersionInfo,
+                  response: ResponseInfo) -> dict[str, Any]:
+    panel = result.panel
+    record = {
+        "run_id": None, "run_name": panel.label,
+        "response_id": response_key(response.id, response.external_id),
+        "workbench_response_id": response.id, "dataset_id": panel.dataset_id,
+        "rubric_id": version.rubric_id, "rubric_name": version.rubric_name,
+        "rubric_version_id": version.id, "rubric_version": version.number,
+        "grader": "panel", "model": member_models(panel),
+        "score": result.effective.judge_score,
+        "raw_score": result.effective.judge_raw_score,
+        "effective_score": result.effective.score,
+        "effective_raw_score": result.effective.raw_score, "error": result.effective.error,
+        "reviewed_criteria": result.effective.reviewed_count,
+        "panel_id": panel.id, "member_runs": " ".join(str(m.run.id) for m in panel.members),
+        "ties": result.ties, "cost": result.grade.cost,
+    }
+    by_id = {c.id: c for c in version.criteria}
+    decided = {row.criterion_id: row for row in result.grade.criteria}
+    record["criteria"] = [
+        {
+            "criterion_id": row.criterion_id, "name": row.label,
+            "requirement": by_id[row.criterion_id].requirement,
+            "weight": by_id[row.criterion_id].weight,
+            "judge_verdict": _value(row.judge_verdict), "reason": row.judge_reason,
+            "judge_error": row.judge_error,
+            "human_verdict": _value(row.human.verdict) if row.human else None,
+            "human_note": row.human.note if row.human else None,
+            "effective_verdict": _value(row.effective_verdict),
+            "reviewer": row.human.reviewer if row.human else None,
+            "tie": decided[row.criterion_id].decision.tie,
+            "members": " ".join(
+                f"#{m.run.id}:{_value(v) or 'failed'}" for m, v in
+                zip(panel.members, decided[row.criterion_id].member_verdicts, strict=True)),
+        }
+        for row in result.effective.criteria
+    ]
+    return record
+
+
+def iter_panel_records(sessions: SessionFactory, panel_ids: Sequence[int]
+                       ) -> Iterator[dict[str, Any]]:
+    """Records of every response a panel's members graded, like a run's."""
+    for panel_id in panel_ids:
+        panel = panels.get_panel(sessions, panel_id)
+        version = rubric_service.get_version(sessions, panel.rubric_version_id)
+        found = panel_results(sessions, panel_id)
+        for start in range(0, len(found), _PAGE):
+            page = found[start:start + _PAGE]
+            responses = {r.id: r for r in dataset_service.get_responses(
+                sessions, [p.response_id for p in page])}
+            for result in page:
+                yield _panel_record(result, version, responses[result.response_id])
+
+
 def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int]
                         ) -> Iterator[dict[str, Any]]:
     """Records of every graded response of each run, a page of grades at a time."""
@@ -77,51 +145,65 @@ def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int]
         run = run_service.get_run(sessions, run_id)
         version = rubric_service.get_version(sessions, run.rubric_version_id)
         graded = [g.response_id for g in run_service.list_grades(sessions, run_id)]
+        used = {e.response_id for e in calibration.list_run_examples(sessions, run_id)}
         for start in range(0, len(graded), _PAGE):
             page = graded[start:start + _PAGE]
             responses = {r.id: r for r in dataset_service.get_responses(sessions, page)}
             for effective in reviews.effective_grades_for_run(sessions, run_id, page):
-                yield _record(run, version, responses[effective.response_id], effective)
+                yield _record(run, version, responses[effective.response_id], effective, used)
 
 
-def criterion_labels(sessions: SessionFactory, run_ids: Sequence[int]) -> list[str]:
-    """Criterion labels of the runs' rubric versions, in order of first appearance."""
+def criterion_labels(sessions: SessionFactory, run_ids: Sequence[int],
+                     panel_ids: Sequence[int] = ()) -> list[str]:
+    """Criterion labels of the runs' (and panels') rubric versions, in order of first
+    appearance."""
     labels: dict[str, None] = {}
-    for run_id in run_ids:
-        run = run_service.get_run(sessions, run_id)
-        for criterion in rubric_service.get_version(sessions, run.rubric_version_id).criteria:
+    versions = [run_service.get_run(sessions, i).rubric_version_id for i in run_ids]
+    versions += [panels.get_panel(sessions, i).rubric_version_id for i in panel_ids]
+    for version_id in versions:
+        for criterion in rubric_service.get_version(sessions, version_id).criteria:
             labels.setdefault(criterion.label)
     return list(labels)
 
 
-def csv_columns(labels: Iterable[str]) -> list[str]:
-    return [*BASE_COLUMNS, *(f"{label}.{name}" for label in labels for name in CRITERION_FIELDS)]
+def csv_columns(labels: Iterable[str], with_panels: bool = False) -> list[str]:
+    fields = CRITERION_FIELDS + (PANEL_CRITERION_FIELDS if with_panels else ())
+    base = BASE_COLUMNS + (PANEL_COLUMNS if with_panels else ())
+    return [*base, *(f"{label}.{name}" for label in labels for name in fields)]
 
 
 def flatten(record: dict[str, Any]) -> dict[str, Any]:
     """A record as one CSV row: the per-criterion fields become ``<criterion>.<field>``."""
-    row = {key: record[key] for key in BASE_COLUMNS}
+    row = {key: record.get(key) for key in BASE_COLUMNS + PANEL_COLUMNS}
     for criterion in record["criteria"]:
-        for name in CRITERION_FIELDS:
-            row[f"{criterion['name']}.{name}"] = criterion[name]
+        for name in CRITERION_FIELDS + PANEL_CRITERION_FIELDS:
+            row[f"{criterion['name']}.{name}"] = criterion.get(name)
     return row
 
 
 def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[str],
-                  fmt: ExportFormat = "jsonl") -> int:
-    """Write the runs' results to ``target``; returns the number of records."""
+                  fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = ()) -> int:
+    """Write the runs' (then the panels') results to ``target``; returns the number of
+    records."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; use csv or jsonl")
+    for panel_id in panel_ids:  # a missing panel is refused before anything is written
+        panels.get_panel(sessions, panel_id)
+
+    def records() -> Iterator[dict[str, Any]]:
+        yield from iter_result_records(sessions, run_ids)
+        yield from iter_panel_records(sessions, panel_ids)
+
     count = 0
     if fmt == "jsonl":
-        for record in iter_result_records(sessions, run_ids):
+        for record in records():
             target.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
         return count
-    columns = csv_columns(criterion_labels(sessions, run_ids))
+    columns = csv_columns(criterion_labels(sessions, run_ids, panel_ids), bool(panel_ids))
     writer = csv_cells.writer(target)
     writer.writerow(columns)
-    for record in iter_result_records(sessions, run_ids):
+    for record in records():
         row = flatten(record)
         writer.writerow([row.get(column) for column in columns])
         count += 1
@@ -129,20 +211,53 @@ def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[s
 
 
 def results_export(sessions: SessionFactory, run_ids: Sequence[int],
-                   fmt: ExportFormat = "jsonl") -> str:
+                   fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = ()) -> str:
     """The export as text (for a download button)."""
     buffer = io.StringIO(newline="")
-    write_results(sessions, run_ids, buffer, fmt)
+    write_results(sessions, run_ids, buffer, fmt, panel_ids)
     return buffer.getvalue()
 
 
-def table_csv(page: ResultsPage, runs: Sequence[RunInfo]) -> str:
-    """The Results table (every matching response, one column group per run) as CSV text."""
+EXAMPLE_COLUMNS = ("run_id", "criterion", "criterion_number", "role", "order", "response_id",
+                   "workbench_response_id", "dataset", "verdict", "reason", "status",
+                   "carried_from_version")
+
+
+def examples_records(sessions: SessionFactory, run_id: int) -> list[dict[str, Any]]:
+    """What a calibrated run showed its judge: per criterion, each example (and reserve)
+    with people's verdict and the reason shown; [] for a run without calibration."""
+    return [{"run_id": run_id, "criterion": e.criterion_label,
+             "criterion_number": e.criterion_position + 1, "role": e.role, "order": e.order,
+             "response_id": e.response_label, "workbench_response_id": e.response_id,
+             "dataset": e.dataset_name, "verdict": e.verdict, "reason": e.reason,
+             "status": e.status, "carried_from_version": e.carried_from}
+            for e in calibration.list_run_examples(sessions, run_id)]
+
+
+def examples_export(sessions: SessionFactory, run_id: int, fmt: ExportFormat = "jsonl") -> str:
+    """The run's examples as text: JSONL, or a spreadsheet-safe CSV."""
+    records = examples_records(sessions, run_id)
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    buffer = io.StringIO(newline="")
+    writer = csv_cells.writer(buffer)
+    writer.writerow(EXAMPLE_COLUMNS)
+    for record in records:
+        writer.writerow([record[c] for c in EXAMPLE_COLUMNS])
+    return buffer.getvalue()
+
+
+def table_csv(page: ResultsPage, runs: Sequence[RunInfo],
+              panel_scores: Sequence[tuple[str, dict[int, EffectiveGrade]]] = ()) -> str:
+    """The Results table (every matching response, one column group per run, then per
+    panel: ``(label, response id -> the panel's effective grade)``) as CSV text."""
     out = io.StringIO()
     writer = csv_cells.writer(out)
     header = ["response_id", "workbench_response_id"]
     for run in runs:
         label = f"run{run.id}_{run.grader}_{run.model}"
+        header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
+    for label, _grades in panel_scores:
         header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
     writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria"])
     for row in page.rows:
@@ -150,15 +265,23 @@ def table_csv(page: ResultsPage, runs: Sequence[RunInfo]) -> str:
         for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
             cells += ["" if score is None else score, "" if judge is None else judge,
                       error or ""]
+        for _label, grades in panel_scores:
+            grade = grades.get(row.response_id)
+            cells += ["" if grade is None or grade.score is None else grade.score,
+                      "" if grade is None or grade.judge_score is None else grade.judge_score,
+                      "" if grade is None else grade.error or ""]
         writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count])
     return out.getvalue()
 
 
-def results_file_name(sessions: SessionFactory, run_ids: Sequence[int], fmt: str) -> str:
+def results_file_name(sessions: SessionFactory, run_ids: Sequence[int], fmt: str,
+                      panel_ids: Sequence[int] = ()) -> str:
     """``results-UX_50_replies-Dosing-v1.csv`` for the runs' dataset and rubric version
     (``results-runs-3-4.csv`` when the runs span several)."""
     scopes = {(r.dataset_id, r.rubric_version_id)
               for r in (run_service.get_run(sessions, i) for i in run_ids)}
+    scopes |= {(p.dataset_id, p.rubric_version_id)
+               for p in (panels.get_panel(sessions, i) for i in panel_ids)}
     if len(scopes) != 1:
         return download_name("results", "runs", "-".join(map(str, run_ids)), ext=fmt)
     [(dataset_id, version_id)] = scopes

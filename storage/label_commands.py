@@ -11,6 +11,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from grading.errors import RubricWorkbenchError
+from storage.config import add_db_argument
 from storage.engine import open_database
 from storage.errors import ImportProblemsError
 from storage.services import labels
@@ -103,8 +104,7 @@ def add_import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE",
                         help="CSV with response_id, criterion, verdict, reviewer and note columns")
     add_scope_arguments(parser)
-    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
-                                     "or the SQLite file)")
+    add_db_argument(parser)
 
 
 def import_verdicts_command(args: argparse.Namespace) -> int:

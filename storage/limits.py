@@ -45,6 +45,18 @@ def _unstorable(text: str) -> str | None:
     return None
 
 
+_UNSTORABLE = {0: "\ufffd", **{code: "\ufffd" for code in range(0xD800, 0xE000)}}
+
+
+def storable(text: str | None) -> str | None:
+    """A provider's or model's text made storable: a NUL or a lone surrogate (which PostgreSQL
+    refuses as text, and which is not text) becomes U+FFFD. For what people did not type — a
+    judge's reason, an error — where refusing would lose a paid answer."""
+    if text is None or ("\x00" not in text and text.isascii()):
+        return text
+    return text.translate(_UNSTORABLE)
+
+
 def text_problem(value: str | None, *, max_chars: int | None = None) -> str | None:
     """Why this text cannot be stored (None when it can)."""
     if value is None:

@@ -311,6 +311,39 @@ class CriterionTrialRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+EXAMPLE_ROLES = ("example", "reserve")
+
+
+class RunExampleRow(Base):
+    """A reviewed response a calibrated run shows its judge, per criterion, drawn at launch.
+
+    ``role`` is "example" (shown to every response but itself) or "reserve" (shown in an
+    example's place when that example is the response being graded). The verdict and reason
+    are kept as shown, so the prompts can be rebuilt and audited; ``human_verdict_id`` is the
+    verdict in force they came from."""
+
+    __tablename__ = "run_examples"
+    __table_args__ = (
+        UniqueConstraint("run_id", "criterion_id", "response_id"),
+        CheckConstraint(_in("role", EXAMPLE_ROLES), name="role"),
+        CheckConstraint(_in("verdict", ("MET", "UNMET")), name="verdict"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id", ondelete="CASCADE"))
+    criterion_id: Mapped[int] = mapped_column(ForeignKey("criteria.id", ondelete="CASCADE"))
+    response_id: Mapped[int] = mapped_column(ForeignKey("responses.id", ondelete="CASCADE"),
+                                             index=True)
+    role: Mapped[str] = mapped_column(String(10))
+    position: Mapped[int] = mapped_column(Integer)
+    verdict: Mapped[str] = mapped_column(String(20))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(20))  # agreed | adjudicated
+    carried_from: Mapped[int | None] = mapped_column(Integer)  # version number, when carried
+    human_verdict_id: Mapped[int | None] = mapped_column(
+        ForeignKey("human_verdicts.id", ondelete="SET NULL"))
+
+
 ADJUDICATION_STREAM = ""  # the one shared history of adjudications (never an actor key)
 
 

@@ -12,13 +12,14 @@ from typing import Any
 
 from grading.errors import RubricWorkbenchError
 from grading.panels import PANEL_RULES
+from storage.config import add_db_argument
 from storage.engine import open_database
 from storage.services import datasets, panels
 from storage.services.reviewers import command_line_actor
 
 
 def add_panel_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help="database URL (default: the configured database)")
+    add_db_argument(parser)
     actions = parser.add_subparsers(dest="panel_command", required=True)
     create = actions.add_parser(
         "create", help="combine two or more runs of one rubric version over one dataset")

@@ -357,14 +357,19 @@ class RowReader:
             except RecursionError:
                 self.problems.append(Problem(where, too_deep_message()))
                 continue
-            if not isinstance(value, dict):
-                self.problems.append(Problem(where, "each line must be a JSON object"))
-                continue
-            if depth(value) > MAX_NESTING:
-                self.problems.append(Problem(where, too_deep_message()))
-                continue
-            self.columns.update(dict.fromkeys(value))
-            yield where, value
+            if self._accept(where, value, "each line must be a JSON object"):
+                yield where, value
+
+    def _accept(self, where: str, value: Any, not_object: str) -> bool:
+        """A parsed record is one row when it is an object and not too deep; else a problem."""
+        if not isinstance(value, dict):
+            self.problems.append(Problem(where, not_object))
+            return False
+        if depth(value) > MAX_NESTING:
+            self.problems.append(Problem(where, too_deep_message()))
+            return False
+        self.columns.update(dict.fromkeys(value))
+        return True
 
     def _json(self) -> Iterator[tuple[str, dict[str, Any]]]:
         text = "".join(self._lines())
@@ -392,14 +397,8 @@ class RowReader:
             return
         for number, value in enumerate(data, start=1):
             where = f"item {number}"
-            if not isinstance(value, dict):
-                self.problems.append(Problem(where, "must be a JSON object"))
-                continue
-            if depth(value) > MAX_NESTING:
-                self.problems.append(Problem(where, too_deep_message()))
-                continue
-            self.columns.update(dict.fromkeys(value))
-            yield where, value
+            if self._accept(where, value, "must be a JSON object"):
+                yield where, value
 
 
 def parse_file(data: Source, filename: str | None = None, *,

@@ -13,6 +13,7 @@ GraderKind = Literal["per_criterion", "one_shot", "rubric_as_judge"]
 FallbackVerdicts = dict[
     Literal["positive", "negative"], Literal["MET", "UNMET", "CANNOT_ASSESS"]
 ]
+MAX_EXAMPLES = 20  # per criterion: more would crowd the judge's context for little gain
 _SECRET_WORDS = ("api_key", "apikey", "secret", "password", "access_token", "authorization")
 
 
@@ -28,6 +29,16 @@ class TokenPrice(BaseModel):
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (prompt_tokens * self.input_per_million
                 + completion_tokens * self.output_per_million) / 1_000_000
+
+
+class CalibrationSettings(BaseModel):
+    """Few-shot calibration: up to ``k`` reviewed examples per criterion, drawn with ``seed``
+    when the run is launched and recorded in ``run_examples``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    k: int = Field(ge=1, le=MAX_EXAMPLES)
+    seed: int = Field(default=0, ge=0)
 
 
 class RunSettings(BaseModel):
@@ -46,6 +57,7 @@ class RunSettings(BaseModel):
     api_base: str | None = None
     # When set, the run's cost is counted from its tokens at this price (not litellm's).
     price: TokenPrice | None = None
+    calibration: CalibrationSettings | None = None
     # Sampling and provider options passed through to the grader (temperature, ...).
     extra: dict[str, Any] = Field(default_factory=dict)
 

@@ -16,7 +16,7 @@ from storage.services.results import ResultSet
 from ui import results_readers
 from ui.runtime import sessions_for
 
-Stamp = tuple[tuple[tuple[int, int, str], ...], tuple[int, int]]
+Stamp = tuple[tuple[tuple[int, int, str], ...], tuple[int, int], tuple[int, ...]]
 
 
 @st.cache_data(ttl=30, max_entries=20, show_spinner=False)

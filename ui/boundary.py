@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import streamlit as st
 from sqlalchemy.exc import OperationalError
 
-from storage.config import DATABASE_URL_VARIABLE, describe_url
+from storage.config import DATABASE_URL_VARIABLE, DatabaseUrlError, describe_url
 from storage.errors import StorageError
 from storage.services.reviewers import PermissionDeniedError
 from ui import safe_text
@@ -32,6 +32,8 @@ def page_boundary(clear: Callable[[], None]) -> Iterator[None]:
         yield
     except PermissionDeniedError as exc:  # the service refused: the message says whom to ask
         st.error(plain(f"Not allowed: {exc}"), icon=":material/lock:")
+    except DatabaseUrlError as exc:  # the configured value is no URL (never repeated: a password)
+        st.error(plain(f"{exc}. Set it where the app is started and start the app again."))
     except StorageError as exc:  # e.g. the rubric was deleted from another tab
         clear()
         st.error(f"{exc}. Reload the page to see the current state.")

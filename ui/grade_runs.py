@@ -14,8 +14,8 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from storage.dto import RunInfo
 from storage.services import runs
+from ui import calibration_view, runtime
 from ui import results_readers as readers
-from ui import runtime
 from ui.auth import current_actor
 from ui.verdict_view import GRADER_LABELS, STATUS_BADGES, md_escape, run_label
 from ui.wording import cost_text
@@ -92,6 +92,8 @@ def runs_table(all_runs: list[RunInfo]) -> list[dict]:
         "Tokens": r.total_tokens,
         "Cost": cost_text(r.cost, r.unknown_cost_count, r.graded_count),
         "Created": r.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+        "Calibration": (f"k={r.settings.calibration.k}, seed {r.settings.calibration.seed}"
+                        if r.settings.calibration is not None else ""),
         "Launched by": r.launched_by or "",
         "Error": r.error or "",
     } for r in reversed(all_runs)]
@@ -138,6 +140,7 @@ def render_runs(db: str, *, say_when_empty: bool = True) -> None:
                 render_active(db, run)
         render_stopped(current)
         st.dataframe(runs_table(current), hide_index=True, width="stretch")
+        calibration_view.render_run_examples(db, current)
         if any(r.status == "done" for r in current):
             st.page_link("app_pages/results.py", label="Compare the results",
                          icon=":material/table_chart:")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import streamlit as st
 
@@ -9,11 +11,13 @@ from grading.errors import RubricWorkbenchError
 from grading.panels import PANEL_RULES
 from storage.dto import RunInfo
 from storage.export_names import download_name
+from storage.panel_commands import panel_records
 from storage.services import panels
 from storage.services.results import ResultSet
+from ui import panel_readers
 from ui.auth import current_actor
 from ui.boundary import count, plain
-from ui.runtime import get_sessions
+from ui.runtime import database_key, get_sessions
 
 RULE_HELP = {
     "majority": "A verdict needs more than half of all members. A failed member or a "
@@ -30,26 +34,29 @@ def run_label(run: RunInfo) -> str:
 
 
 def render_panels(result_set: ResultSet, set_runs: list[RunInfo]) -> None:
-    sessions = get_sessions()
-    existing = panels.list_panels(sessions, dataset_id=result_set.dataset_id,
-                                  rubric_version_id=result_set.rubric_version_id)
+    db = database_key()
+    existing = panel_readers.get_panels(db, result_set.dataset_id,
+                                        result_set.rubric_version_id)
     if existing:
         for panel in existing:
-            render_panel(panel)
+            render_panel(db, panel)
     else:
         st.caption("No panel yet for this dataset and rubric version.")
     render_create_form(set_runs)
 
 
-def render_panel(panel: panels.PanelInfo) -> None:
-    sessions = get_sessions()
+def render_panel(db: str, panel: panels.PanelInfo) -> None:
+    # Cached by a stamp of the members' grades and the human verdicts: a rerun (any widget
+    # on the page) recomputes nothing until a member grades or a person reviews.
+    stamp = panel_readers.get_stamp(db, (panel.id,))
     with st.container(border=True):
         st.markdown(f"**{plain(panel.label)}** — {panel.rule} of "
                     f"{count(len(panel.members), 'run')}")
         st.caption(" · ".join(
             run_label(m.run) + (f" (weight {m.weight:g})" if panel.rule == "weighted" else "")
             for m in panel.members))
-        grades = panels.panel_grades(sessions, panel.id)
+        grades = [r.grade for r in
+                  panel_readers.get_panel_results(db, panel.id, None, stamp).values()]
         scored = [g.score for g in grades if g.score is not None]
         costs = [g.cost for g in grades]
         cols = st.columns(4)
@@ -60,7 +67,7 @@ def render_panel(panel: panels.PanelInfo) -> None:
                        sum(1 for g in grades for c in g.criteria if c.decision.tie))
         total = None if any(c is None for c in costs) else sum(c for c in costs if c)
         cols[3].metric("Cost of the members", "unknown" if total is None else f"${total:.4f}")
-        agreement = panels.member_agreement(sessions, panel.id)
+        agreement = panel_readers.get_member_agreement(db, panel.id, stamp)
         if agreement:
             st.markdown("Agreement among the members, per criterion (Krippendorff's α):")
             st.dataframe(pd.DataFrame([{
@@ -73,16 +80,14 @@ def render_panel(panel: panels.PanelInfo) -> None:
             st.caption("α below 0.667 is flagged: the members read that criterion "
                        "differently, so the panel's verdict there rests on a vote, not a "
                        "consensus.")
-        import json
-
-        from storage.panel_commands import panel_records
-
         st.download_button(
             "Download the panel's verdicts (JSONL)",
-            "".join(json.dumps(r, ensure_ascii=False) + "\n"
-                    for r in panel_records(sessions, panel.id)),
+            # built only when clicked, not on every rerun
+            lambda panel_id=panel.id: "".join(
+                json.dumps(r, ensure_ascii=False) + "\n"
+                for r in panel_records(get_sessions(), panel_id)),
             file_name=download_name("panel", panel.label, ext="jsonl"), mime="application/json",
-            key=f"judges_panel_download_{panel.id}")
+            on_click="ignore", key=f"judges_panel_download_{panel.id}")
 
 
 def render_create_form(set_runs: list[RunInfo]) -> None:
@@ -133,5 +138,6 @@ def handle_create(run_ids: list[int], rule: str, weights_text: str, name: str) -
     except RubricWorkbenchError as exc:
         st.error(f"The panel was not created: {exc}.")
         return
+    panel_readers.clear_after_panel_change()
     st.session_state["judges_panel_flash"] = ("success", f"Created {panel.label}.")
     st.rerun()

@@ -17,6 +17,7 @@ from storage.services import reviews
 from storage.services.review_queue import ResponseDetail
 from storage.services.reviewers import Actor, PermissionDeniedError
 from ui import response_view, runtime, safe_text
+from ui import results_panels as panel_columns
 from ui import results_readers as readers
 from ui.verdict_view import md_escape, short_run_label
 from ui.wording import plural
@@ -214,6 +215,9 @@ def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,
                         row = grade.criteria[index] if grade is not None else None
                         response_view.render_judge_cell(
                             row, holistic=run.grader == "rubric_as_judge")
+                panel_columns.render_criterion_verdicts(
+                    runtime.database_key(), detail.response.dataset_id, detail.version.id,
+                    rid, criterion.id)
         with people:
             key = verdict_key(rid, criterion.id, nonce)
             s.setdefault(key, mine.verdict.value if mine else None)

@@ -10,6 +10,7 @@ import streamlit as st
 
 from grading.errors import RubricValidationError
 from grading.rubric import Rubric
+from grading.rubric_io import ignored_fields_message
 from storage.dto import RubricVersionInfo
 from storage.errors import StorageError
 from storage.export_names import file_stem
@@ -37,8 +38,8 @@ def handle_import(name: str, upload, pasted: str) -> None:
         st.error("Give the imported rubric a name.")
         return
     try:
-        version = service.import_rubric(get_sessions(), name, text, filename=filename,
-                                        actor=current_actor())
+        rubric = Rubric.from_text(text, filename=filename)
+        version = service.create_rubric(get_sessions(), name, rubric, actor=current_actor())
     except RubricValidationError as exc:
         state["rubrics_import_problems"] = (None, filename or "pasted text",
                                             list(exc.problems))
@@ -50,8 +51,18 @@ def handle_import(name: str, upload, pasted: str) -> None:
     state["rubrics_editor_nonce"] += 1  # fresh forms and editor
     goto(version.rubric_id, version.id)
     criteria = plural(len(version.criteria), "criterion", "criteria")
-    flash(f"Imported '{version.rubric_name}' with {criteria}.")
+    flash(f"Imported '{version.rubric_name}' with {criteria}.",
+          warning=_ignored_warning(rubric, filename))
     st.rerun()
+
+
+def _ignored_warning(rubric: Rubric, filename: str | None) -> str | None:
+    """Tell the person which of their file's fields the workbench did not keep."""
+    if not rubric.ignored_fields:
+        return None
+    return (ignored_fields_message(rubric.ignored_fields, filename or "the pasted text")
+            + ". They are not part of the saved rubric; if one of them matters, rename it to "
+            "a criterion field or put it into the requirement text.")
 
 
 def _read_rubric_text(upload, pasted: str) -> tuple[str, str | None] | None:
@@ -90,6 +101,9 @@ def handle_update_from_file(version: RubricVersionInfo, upload, pasted: str) -> 
     changes = diff_criteria(version.to_criteria(), rubric.criteria)
     if all(change.kind == "unchanged" for change in changes):
         st.info(f"No changes: the file matches version {version.number}.")
+        warning = _ignored_warning(rubric, filename)
+        if warning:
+            st.warning(safe_text.md(warning), icon=":material/warning:")
         return
     try:
         saved = service.save_criteria(get_sessions(), version.id, rubric,
@@ -104,7 +118,8 @@ def handle_update_from_file(version: RubricVersionInfo, upload, pasted: str) -> 
     counts = {kind: sum(1 for c in changes if c.kind == kind)
               for kind in ("added", "removed", "changed")}
     flash(f"Version {saved.number} now holds the file's criteria: {counts['added']} added, "
-          f"{counts['removed']} removed, {counts['changed']} changed.")
+          f"{counts['removed']} removed, {counts['changed']} changed.",
+          warning=_ignored_warning(rubric, filename))
     st.rerun()
 
 

@@ -10,15 +10,18 @@ from ui import safe_text
 state = st.session_state
 
 
-def flash(message: str, kind: str = "success") -> None:
-    state["rubrics_flash"] = (kind, message)
+def flash(message: str, kind: str = "success", *, warning: str | None = None) -> None:
+    """Say what happened after the next rerun; ``warning`` is shown under it when given."""
+    state["rubrics_flash"] = (kind, message, warning)
 
 
 def render_flash() -> None:
     if state["rubrics_flash"]:
-        kind, message = state["rubrics_flash"]
+        kind, message, warning = state["rubrics_flash"]
         state["rubrics_flash"] = None
         (st.success if kind == "success" else st.info)(safe_text.md(message))
+        if warning:
+            st.warning(safe_text.md(warning), icon=":material/warning:")
 
 
 def goto(rubric_id: int, version_id: int | None = None) -> None:

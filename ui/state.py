@@ -75,6 +75,9 @@ DEFAULTS: dict[str, object] = {
     "grade_lp_exponent": 1.6,
     "grade_lp_type": "ALL",
     "grade_system_prompt": "",
+    "grade_calibrate": False,  # few-shot calibration with reviewed examples (ui/grade_calibration)
+    "grade_calibration_k": 4,
+    "grade_calibration_seed": 0,
     "grade_run_name": "",
     "grade_launching": False,  # set by the Launch button, drawn disabled until queued
     "grade_handoff": None,  # grade_handoff.Handoff: responses sent from a Results filter
@@ -103,6 +106,10 @@ DEFAULTS: dict[str, object] = {
     "results_verdict_criterion": None,  # criterion id whose effective verdict filters
     "results_verdict_value": "MET",
     "results_verdict_run": None,
+    "results_panel_ids": [],  # judge panels shown next to the runs
+    "results_panel_goto": None,  # a panel just made on Results: picked on the next run
+    "results_flash": None,  # a message shown once (a panel was made)
+    "results_combine_open": False,  # the "Combine as a panel" dialog is open
     # review
     "review_set": None,  # (dataset_id, rubric_version_id)
     "review_unreviewed_only": False,
@@ -130,6 +137,8 @@ DEFAULTS: dict[str, object] = {
     "agreement_nonce": 0,  # bumped after an import to clear the file uploader
     "agreement_flash": None,
     "agreement_import_problems": None,  # [problem, ...] of the last refused import
+    # judges
+    "judges_tab": None,  # the tab to open on the next run (Agreement's "Reword" links)
 }
 
 

@@ -10,10 +10,11 @@ from grading.errors import RubricWorkbenchError
 from storage.dto import CriterionInfo, RunInfo
 from storage.jobs import trial_worker
 from storage.services import trials
+from ui import panel_readers, results_readers
 from ui.auth import current_actor
 from ui.boundary import plain
 from ui.panel_view import run_label
-from ui.runtime import get_sessions
+from ui.runtime import database_key, get_sessions
 
 POLL_SECONDS = 1.5
 
@@ -50,9 +51,12 @@ def render_trials(criteria: list[CriterionInfo], set_runs: list[RunInfo]) -> Non
                         key=f"judges_text_{criterion_id}", height=90)
     cap = st.number_input("Stop when the cost reaches (dollars, 0 = no cap)", min_value=0.0,
                           value=1.0, step=0.5, key="judges_trial_cap")
+    db = database_key()
     try:
-        plan = trials.plan_trial(get_sessions(), base_run_id=run_id, criterion_id=criterion_id,
-                                 requirement=text)
+        # cached until the run grades more or a person reviews (the stamp), so typing in
+        # another widget does not re-read every reviewed response
+        plan = panel_readers.get_trial_plan(db, run_id, criterion_id, text,
+                                            results_readers.run_stamp(db, (run_id,)))
     except RubricWorkbenchError as exc:
         st.warning(str(exc))
         plan = None
@@ -66,7 +70,7 @@ def render_trials(criteria: list[CriterionInfo], set_runs: list[RunInfo]) -> Non
         if st.button("Try it", type="primary", key="judges_try"):
             handle_try(plan, cap)
     render_running()
-    render_history(criterion_id)
+    render_history(criterion_id, tuple(run_ids))
 
 
 def handle_try(plan: trials.TrialPlan, cap: float) -> None:
@@ -100,7 +104,7 @@ def render_running() -> None:
     st.rerun()
 
 
-def render_history(criterion_id: int) -> None:
+def render_history(criterion_id: int, run_ids: tuple[int, ...]) -> None:
     past = trials.list_trials(get_sessions(), criterion_id)
     if not past:
         return
@@ -111,7 +115,9 @@ def render_history(criterion_id: int) -> None:
         st.session_state["judges_trial_open"] = ids[0]
     trial_id = st.selectbox("Trials of this criterion", ids, key="judges_trial_open",
                             format_func=labels.get)
-    render_result(trials.get_trial(get_sessions(), trial_id))
+    db = database_key()
+    render_result(panel_readers.get_trial(
+        db, trial_id, results_readers.run_stamp(db, run_ids)))
 
 
 def render_result(result: trials.TrialResult) -> None:

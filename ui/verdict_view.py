@@ -34,11 +34,19 @@ STATUS_BADGES = {
 
 def run_label(run: RunInfo) -> str:
     name = f" {run.name}" if run.name else ""
-    return f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+    return (f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+            + calibrated_suffix(run))
+
+
+def calibrated_suffix(run: RunInfo) -> str:
+    """`` · calibrated (k=4)`` for a run shown reviewed examples; "" otherwise."""
+    calibration = run.settings.calibration
+    return f" · calibrated (k={calibration.k})" if calibration is not None else ""
 
 
 def short_run_label(run: RunInfo) -> str:
-    return f"#{run.id} {GRADER_LABELS.get(run.grader, run.grader)} · {run.model.split('/')[-1]}"
+    return (f"#{run.id} {GRADER_LABELS.get(run.grader, run.grader)} · "
+            f"{run.model.split('/')[-1]}" + calibrated_suffix(run))
 
 
 def verdict_badge(verdict: Verdict | None) -> str:

@@ -8,13 +8,14 @@ import contextlib
 import inspect
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from grading.aggregation import aggregate_verdicts, final_penalty
+from grading.calibration import RubricExamples
 from grading.errors import ConfigurationError, GradingError, ProviderError
 from grading.length_penalty import apply_length_penalty
 from grading.limiter import limiter_for
@@ -86,6 +87,8 @@ class Autograder(ABC):
     """Base of the graders. Subclasses implement ``judge()``; most reuse ``aggregate()``."""
 
     default_system_prompt: ClassVar[str] = ""
+    # Whether judge() takes per-criterion ``examples`` (few-shot calibration).
+    takes_examples: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -105,6 +108,7 @@ class Autograder(ABC):
         retry_base_delay: float = 0.5,
         retry_max_delay: float = 60.0,
         call_deadline: float | None = DEFAULT_CALL_DEADLINE,
+        examples: RubricExamples | None = None,
     ):
         if not callable(generate_fn):
             raise ConfigurationError("generate_fn must be callable")
@@ -140,6 +144,14 @@ class Autograder(ABC):
             field_name = ".".join(str(p) for p in problem["loc"]) or "settings"
             raise ConfigurationError(f"{field_name}: {problem['msg']}") from None
         self.fallback_verdicts = self._check_fallbacks(default_fallback_verdicts)
+        if examples is not None and not self.takes_examples:
+            raise ConfigurationError(
+                f"{type(self).__name__} cannot be calibrated with reviewed examples: people's "
+                "verdicts are per criterion and this grader gives one overall score; use "
+                "PerCriterionGrader or PerCriterionOneShotGrader")
+        # Few-shot calibration (grading.calibration): per criterion, reviewed responses
+        # shown to the judge with people's verdicts; never the response being graded.
+        self.examples = examples
 
         self.generate_fn = generate_fn
         self.system_prompt = system_prompt if system_prompt is not None else (
@@ -320,11 +332,24 @@ class Autograder(ABC):
         )
 
     async def grade(
-        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
+        *, response_key: Hashable | None = None,
     ) -> EvaluationReport:
-        """judge -> aggregate -> subtract the length penalty from ``score`` (only)."""
+        """judge -> aggregate -> subtract the length penalty from ``score`` (only).
+
+        ``response_key`` names the response for few-shot calibration: it is never shown as
+        its own example (nor is an example with the very same text).
+        """
         criteria = list(getattr(rubric, "rubric", rubric))
         sections = normalize_to_grade_input(to_grade)  # checks the input before any call
+        if self.examples is not None:
+            if _overrides(self, "judge"):
+                raise ConfigurationError(
+                    "a judge() of your own cannot take reviewed examples; leave examples unset")
+            self.examples.check(criteria)
+            shown = self.examples.for_response(response_key, sections["output"])
+            judge_results = await self.judge(sections, criteria, query, examples=shown)
+            return await self._finish(judge_results, sections)
         if _overrides(self, "judge"):
             # A judge() written for ``rubric`` receives what rubric passes: the string as
             # given, or a dict rebuilt into tagged text.
@@ -333,6 +358,9 @@ class Autograder(ABC):
             # Ours receive the parts as they are, never re-parsed for tags.
             judge_input = sections
         judge_results = await self.judge(judge_input, criteria, query)
+        return await self._finish(judge_results, sections)
+
+    async def _finish(self, judge_results: Any, sections: dict[str, str]) -> EvaluationReport:
         report = await self.aggregate(judge_results, normalize=self.normalize)
         penalty = final_penalty(self.scoring_settings, sections)
         if penalty is None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from grading.autograders.base import Autograder, Judgment, fallback_report, judged_report
 from grading.autograders.per_criterion import summarize_failures
+from grading.calibration import ReviewedExample, render_examples_by_criterion
 from grading.parsing import parse_criteria_answer
 from grading.prompts import ONE_SHOT_SYSTEM_PROMPT, one_shot_response_format, one_shot_user_prompt
 from grading.types import Criterion, ToGradeInput
@@ -16,10 +17,14 @@ class PerCriterionOneShotGrader(Autograder):
     """One call returning a verdict per numbered criterion; cheaper, a little less careful."""
 
     default_system_prompt = ONE_SHOT_SYSTEM_PROMPT
+    takes_examples = True
 
     async def judge(
-        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
+        *, examples: Sequence[Sequence[ReviewedExample]] | None = None,
     ) -> Judgment:
+        """``examples``: per criterion, the reviewed examples to show (calibration); each
+        example response appears once with people's verdicts on its criteria."""
         criteria = list(rubric)
         parse = functools.partial(
             parse_criteria_answer,
@@ -27,7 +32,8 @@ class PerCriterionOneShotGrader(Autograder):
             allow_cannot_assess=self.allow_cannot_assess,
         )
         prompt = one_shot_user_prompt(
-            criteria, to_grade, query, allow_cannot_assess=self.allow_cannot_assess
+            criteria, to_grade, query, allow_cannot_assess=self.allow_cannot_assess,
+            examples_block=render_examples_by_criterion(examples) if examples else "",
         )
         outcome = await self._ask(
             prompt, parse, one_shot_response_format(allow_cannot_assess=self.allow_cannot_assess)

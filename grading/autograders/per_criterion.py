@@ -14,6 +14,7 @@ from grading.autograders.base import (
     fallback_report,
     judged_report,
 )
+from grading.calibration import ReviewedExample, render_examples
 from grading.parsing import parse_verdict_answer
 from grading.prompts import (
     PER_CRITERION_SYSTEM_PROMPT,
@@ -38,10 +39,13 @@ class PerCriterionGrader(Autograder):
     """Asks the judge about each criterion separately; the most careful and the most calls."""
 
     default_system_prompt = PER_CRITERION_SYSTEM_PROMPT
+    takes_examples = True
 
     async def judge(
-        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
+        *, examples: Sequence[Sequence[ReviewedExample]] | None = None,
     ) -> Judgment:
+        """``examples``: per criterion, the reviewed examples its call shows (calibration)."""
         criteria = list(rubric)
         response_format = per_criterion_response_format(
             allow_cannot_assess=self.allow_cannot_assess
@@ -52,7 +56,8 @@ class PerCriterionGrader(Autograder):
 
         async def judge_one(index: int, criterion: Criterion) -> CallOutcome[Any]:
             prompt = per_criterion_user_prompt(
-                criterion, to_grade, query, allow_cannot_assess=self.allow_cannot_assess
+                criterion, to_grade, query, allow_cannot_assess=self.allow_cannot_assess,
+                examples_block=render_examples(examples[index - 1]) if examples else "",
             )
             outcome = await self._ask(prompt, parse, response_format)
             if not outcome.ok and (outcome.fatal or self.fallback_for(criterion) is None):

@@ -23,7 +23,7 @@ from pathlib import Path
 from grading.errors import RubricValidationError, RubricWorkbenchError
 from grading.rubric import Rubric
 from storage import limits
-from storage.config import database_url, describe_url
+from storage.config import add_db_argument, database_url, describe_url
 from storage.errors import ImportProblemsError, Problem
 from storage.response_files import (
     ColumnMapping,
@@ -59,8 +59,7 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1,
                         help="processes that split the grading (default 1; more use more "
                              "CPU cores when the provider is fast)")
-    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
-                                     "or the SQLite file)")
+    add_db_argument(parser)
     parser.add_argument("--out", metavar="FILE",
                         help="write the results to a .jsonl or .csv file")
     parser.add_argument("--text-column", help="column with the response text (default: "
@@ -83,6 +82,13 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                              "slow read included (default 300)")
     parser.add_argument("--verbose", action="store_true",
                         help="log every provider request (default: warnings and a summary)")
+    parser.add_argument("--calibrate", type=int, default=None, metavar="K",
+                        help="few-shot calibration: show the judge up to K reviewed examples "
+                             "per criterion (balanced MET/UNMET), taken from responses people "
+                             "reviewed under this rubric; recorded with the run")
+    parser.add_argument("--calibration-seed", type=int, default=0, metavar="S",
+                        help="which reviewed examples --calibrate draws (default 0; the same "
+                             "seed draws the same examples)")
 
 
 
@@ -213,6 +219,10 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.call_deadline is not None and not args.call_deadline > 0:
         _error("--call-deadline must be a number of seconds above 0")
         return EXIT_USAGE
+    calibration = _calibration(args)
+    if isinstance(calibration, str):
+        _error(calibration)
+        return EXIT_USAGE
     configure_logging(args.verbose)
     try:
         rubric, mapping, count, print_ = _read_inputs(args)
@@ -243,6 +253,14 @@ def grade_command(args: argparse.Namespace) -> int:
         if problem:
             _error(problem)
             return EXIT_FAILED_GRADES
+    if calibration is not None:
+        from storage.services import calibration as calibration_service
+
+        refused = calibration_service.too_few(calibration_service.counts_for_rubric_file(
+            sessions, Path(args.rubric).stem, rubric.criteria), calibration["k"])
+        if refused:  # before the rubric or the responses are stored
+            _error(refused)
+            return EXIT_USAGE
     try:
         version_id = _rubric_version(sessions, Path(args.rubric).stem, rubric)
         dataset_id = _dataset(sessions, Path(args.responses), mapping, print_)
@@ -251,8 +269,10 @@ def grade_command(args: argparse.Namespace) -> int:
             extra["concurrency"] = args.concurrency
         if args.call_deadline:
             extra["call_deadline"] = args.call_deadline
-        run_ids, resumed = _runs_for(sessions, args, version_id, dataset_id,
-                                     {"api_base": api_base, "extra": extra})
+        settings: dict = {"api_base": api_base, "extra": extra}
+        if calibration is not None:
+            settings["calibration"] = calibration
+        run_ids, resumed = _runs_for(sessions, args, version_id, dataset_id, settings)
     except RubricWorkbenchError as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -300,6 +320,24 @@ def grade_command(args: argparse.Namespace) -> int:
             return EXIT_FAILED_GRADES
         print(f"wrote {count} records to {args.out}", file=sys.stderr)
     return status
+
+
+def _calibration(args: argparse.Namespace) -> dict | str | None:
+    """``--calibrate``/``--calibration-seed`` as RunSettings.calibration, or what is wrong."""
+    from storage.run_settings import MAX_EXAMPLES
+
+    if args.calibrate is None:
+        if args.calibration_seed:
+            return "--calibration-seed needs --calibrate K"
+        return None
+    if not 1 <= args.calibrate <= MAX_EXAMPLES:
+        return f"--calibrate must be a number of examples from 1 to {MAX_EXAMPLES}"
+    if args.calibration_seed < 0:
+        return "--calibration-seed must be 0 or more"
+    if "rubric-as-judge" in args.grader:
+        return ("--calibrate cannot be used with --grader rubric-as-judge: it gives one "
+                "overall score, while people's verdicts are per criterion")
+    return {"k": args.calibrate, "seed": args.calibration_seed}
 
 
 def runs_get(sessions, run_id: int):
@@ -496,8 +534,7 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     from storage.jobs.queue import DEFAULT_LEASE_SECONDS
     from storage.jobs.worker import DEFAULT_MAX_RUNS
 
-    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
-                                     "or the SQLite file)")
+    add_db_argument(parser)
     parser.add_argument("--concurrency", type=int, default=None,
                         help="at most this many calls in flight per model unless a run sets it "
                              "(default: no cap; the capacity is discovered)")
@@ -551,16 +588,53 @@ def worker_command(args: argparse.Namespace) -> int:
     return EXIT_FAILED_GRADES if failed else EXIT_OK
 
 
+def _export_examples(args: argparse.Namespace) -> int:
+    if len(args.run) != 1:
+        _error("--kind examples needs exactly one --run ID (a calibrated run)")
+        return EXIT_USAGE
+    from storage.engine import open_database
+    from storage.exports import examples_export
+    from storage.services import runs
+
+    fmt = args.format or ("csv" if (args.out or "").lower().endswith(".csv") else "jsonl")
+    sessions = open_database(args.db or database_url())
+    try:
+        run = runs.get_run(sessions, args.run[0])
+    except RubricWorkbenchError as exc:
+        _error(str(exc))
+        return EXIT_FAILED_GRADES
+    if run.settings.calibration is None:
+        _error(f"run {run.id} was not calibrated with reviewed examples; nothing to export")
+        return EXIT_USAGE
+    text = examples_export(sessions, run.id, fmt)
+    if args.out in (None, "-"):
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        with open(args.out, "w", encoding="utf-8", newline="") as target:
+            target.write(text)
+    except OSError as exc:
+        _error(f"cannot write {args.out}: {exc.strerror}")
+        return EXIT_FAILED_GRADES
+    print(f"wrote the examples of run {run.id} to {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
 # -- export -------------------------------------------------------------------------------------
 def add_export_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kind", choices=("results", "gold", "training", "verdicts"),
+    parser.add_argument("--kind", choices=("results", "gold", "training", "verdicts",
+                                           "examples"),
                         default="results",
                         help="results (default): one record per response x run; gold: the "
                              "human-reviewed set; training: texts with effective scores; "
                              "verdicts: the human-verdict sheet (CSV) that import-verdicts "
-                             "reads")
+                             "reads; examples: the reviewed examples a calibrated --run "
+                             "showed its judge")
     parser.add_argument("--run", type=int, action="append", default=[],
                         help="run id (repeat for several; results only)")
+    parser.add_argument("--panel", type=int, action="append", default=[],
+                        help="judge panel id, exported like a run (repeat for several; "
+                             "results only; `rubric-workbench panel list` shows them)")
     parser.add_argument("--format", choices=("jsonl", "csv"), default=None,
                         help="default: from --out's extension, else jsonl")
     parser.add_argument("--out", metavar="FILE", help="output file, or a directory to write "
@@ -571,12 +645,13 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="dataset name (gold and training)")
     parser.add_argument("--complete-only", action="store_true",
                         help="gold: only responses with every criterion reviewed")
-    parser.add_argument("--db", help="database URL (default: $RUBRIC_WORKBENCH_DATABASE_URL "
-                                     "or the SQLite file)")
+    add_db_argument(parser)
 
 
 @_guarded
 def export_command(args: argparse.Namespace) -> int:
+    if args.kind == "examples":
+        return _export_examples(args)
     if args.kind != "results":
         if not (args.rubric and args.dataset):
             _error(f"--kind {args.kind} needs --rubric and --dataset")
@@ -586,8 +661,9 @@ def export_command(args: argparse.Namespace) -> int:
         return export_labels(args.kind, rubric=args.rubric, dataset=args.dataset,
                              version=args.rubric_version, out=args.out,
                              complete_only=args.complete_only, db=args.db)
-    if not args.run:
-        _error("give at least one --run ID (rubric-workbench grade prints them)")
+    if not args.run and not args.panel:
+        _error("give at least one --run ID (rubric-workbench grade prints them) or --panel ID "
+               "(rubric-workbench panel list)")
         return EXIT_USAGE
     fmt = args.format or ("csv" if (args.out or "").lower().endswith(".csv") else "jsonl")
 
@@ -597,12 +673,17 @@ def export_command(args: argparse.Namespace) -> int:
     sessions = open_database(args.db or database_url())
     try:
         if args.out not in (None, "-") and Path(args.out).is_dir():
-            args.out = str(Path(args.out) / results_file_name(sessions, args.run, fmt))
+            args.out = str(Path(args.out) / results_file_name(sessions, args.run, fmt,
+                                                              args.panel))
         if args.out in (None, "-"):
-            count = write_results(sessions, args.run, sys.stdout, fmt)
+            count = write_results(sessions, args.run, sys.stdout, fmt, args.panel)
         else:
+            from storage.services import panels
+
+            for panel_id in args.panel:  # refused before the file is opened
+                panels.get_panel(sessions, panel_id)
             with open(args.out, "w", encoding="utf-8", newline="") as target:
-                count = write_results(sessions, args.run, target, fmt)
+                count = write_results(sessions, args.run, target, fmt, args.panel)
     except RubricWorkbenchError as exc:
         _error(str(exc))
         return EXIT_FAILED_GRADES

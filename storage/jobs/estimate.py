@@ -8,6 +8,7 @@ Retries and cache hits are not counted: the estimate is an upper bound for a fir
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 from grading.autograders import PerCriterionOneShotGrader, RubricAsJudgeGrader
 from grading.autograders.per_criterion import PerCriterionGrader
+from grading.calibration import RubricExamples, render_examples, render_examples_by_criterion
 from grading.llm import _load_litellm
 from grading.prompts import (
     holistic_response_format,
@@ -29,8 +31,10 @@ from grading.types import Criterion, ToGradeInput
 from storage.engine import SessionFactory
 from storage.jobs.runner import calls_per_response
 from storage.run_settings import RunSettings, TokenPrice
+from storage.services import calibration
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
+from storage.services.calibration import CalibrationRefusedError
 
 CHARS_PER_TOKEN = 4.0
 SAMPLE_SIZE = 200
@@ -66,16 +70,20 @@ def approx_tokens(text: str) -> int:
 
 
 def _prompts(grader: str, criteria: Sequence[Criterion], to_grade: ToGradeInput,
-             query: str | None, allow_cannot_assess: bool) -> list[str]:
+             query: str | None, allow_cannot_assess: bool,
+             examples: RubricExamples | None = None) -> list[str]:
+    shown = [s.examples for s in examples.sets] if examples is not None else None
     if grader == "per_criterion":
         schema = json.dumps(per_criterion_response_format(allow_cannot_assess=allow_cannot_assess))
-        return [per_criterion_user_prompt(c, to_grade, query,
-                                          allow_cannot_assess=allow_cannot_assess) + schema
-                for c in criteria]
+        return [per_criterion_user_prompt(
+                    c, to_grade, query, allow_cannot_assess=allow_cannot_assess,
+                    examples_block=render_examples(shown[i]) if shown else "") + schema
+                for i, c in enumerate(criteria)]
     if grader == "one_shot":
         schema = json.dumps(one_shot_response_format(allow_cannot_assess=allow_cannot_assess))
-        return [one_shot_user_prompt(criteria, to_grade, query,
-                                     allow_cannot_assess=allow_cannot_assess) + schema]
+        return [one_shot_user_prompt(
+            criteria, to_grade, query, allow_cannot_assess=allow_cannot_assess,
+            examples_block=render_examples_by_criterion(shown) if shown else "") + schema]
     return [holistic_user_prompt(criteria, to_grade, query)
             + json.dumps(holistic_response_format())]
 
@@ -107,8 +115,10 @@ def estimate_for(
     *, grader: str, model: str, criteria: Sequence[Criterion],
     responses: Sequence[tuple[ToGradeInput, str | None]],
     settings: RunSettings | Mapping[str, Any] | None = None, sample_size: int = SAMPLE_SIZE,
+    examples: RubricExamples | None = None,
 ) -> RunEstimate:
-    """The estimate from criteria and (to_grade, query) pairs; no database."""
+    """The estimate from criteria and (to_grade, query) pairs (and, for a calibrated run,
+    the reviewed examples every prompt shows); no database."""
     settings = settings if isinstance(settings, RunSettings) else RunSettings.model_validate(
         dict(settings or {}))
     system = (settings.system_prompt if settings.system_prompt is not None
@@ -119,7 +129,8 @@ def estimate_for(
     prompt_tokens = 0
     for index in sample:
         to_grade, query = responses[index]
-        prompts = _prompts(grader, criteria, to_grade, query, settings.allow_cannot_assess)
+        prompts = _prompts(grader, criteria, to_grade, query, settings.allow_cannot_assess,
+                           examples)
         prompt_tokens += sum(approx_tokens(system) + approx_tokens(p) for p in prompts)
     if sample:
         prompt_tokens = round(prompt_tokens * len(responses) / len(sample))
@@ -132,6 +143,8 @@ def estimate_for(
     cost, cost_note = price(model, prompt_tokens, completion_tokens, settings.price)
     sampled = (f"prompt tokens measured on {len(sample)} of {len(responses)} responses"
                if len(sample) < len(responses) else "prompt tokens measured on every response")
+    if examples is not None:
+        sampled += f"; with {examples.sets[0].requested} reviewed examples per criterion"
     note = (f"Approximate: about {CHARS_PER_TOKEN:g} characters per token; {sampled}; "
             f"answers assumed ~{per_call_completion} tokens per call; retries and cache hits "
             f"not counted; {cost_note}.")
@@ -155,10 +168,18 @@ def estimate_run(
     ids = list(response_ids) if response_ids is not None else _dataset_ids(sessions, dataset_id)
     sample = [ids[i] for i in _sample(len(ids), sample_size)]
     sampled = dataset_service.get_responses(sessions, sample)
+    run_settings = (settings if isinstance(settings, RunSettings)
+                    else RunSettings.model_validate(dict(settings or {})))
+    examples = None
+    if run_settings.calibration is not None:
+        # Too few examples: the launch refuses it with the reason; estimated without them.
+        with contextlib.suppress(CalibrationRefusedError):
+            examples = calibration.preview_examples(sessions, rubric_version_id, grader,
+                                                    run_settings.calibration)
     estimate = estimate_for(
         grader=grader, model=model, criteria=version.to_criteria(),
-        responses=[(r.to_grade, r.query) for r in sampled], settings=settings,
-        sample_size=sample_size,
+        responses=[(r.to_grade, r.query) for r in sampled], settings=run_settings,
+        sample_size=sample_size, examples=examples,
     )
     if len(sample) == len(ids):
         return estimate

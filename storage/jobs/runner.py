@@ -28,6 +28,7 @@ from grading.autograders import (
     RubricAsJudgeGrader,
 )
 from grading.autograders.base import Autograder
+from grading.calibration import RubricExamples
 from grading.llm import LiteLLMGenerate
 from grading.redact import redact
 from grading.retry import DEFAULT_CALL_DEADLINE
@@ -44,6 +45,7 @@ from storage.jobs.calls import Counters, JobGenerate, missing_credentials
 from storage.jobs.limiter import SYNC_INTERVAL, CapacitySharing, endpoint_name, limiter_for
 from storage.jobs.notices import set_notice
 from storage.run_settings import RunSettings
+from storage.services import calibration as calibration_service
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
 from storage.services import runs as run_service
@@ -108,8 +110,10 @@ class RunResult:
 
 
 def build_grader(grader: str, generate_fn: Any, settings: RunSettings,
-                 transport_retries: int = TRANSPORT_RETRIES) -> Autograder:
-    """The grader of this kind, configured from the run's settings."""
+                 transport_retries: int = TRANSPORT_RETRIES,
+                 examples: RubricExamples | None = None) -> Autograder:
+    """The grader of this kind, configured from the run's settings (and, for a calibrated
+    run, the reviewed examples it recorded at launch)."""
     return GRADER_CLASSES[grader](
         generate_fn,
         **settings.grader_kwargs(),
@@ -120,6 +124,7 @@ def build_grader(grader: str, generate_fn: Any, settings: RunSettings,
         retry_base_delay=RETRY_BASE_DELAY,
         retry_max_delay=RETRY_MAX_DELAY,
         call_deadline=JobOptions.from_settings(settings).call_deadline,
+        examples=examples,
     )
 
 
@@ -155,6 +160,7 @@ class RunExecution:
         worker_id: str, concurrency: int | None, heartbeat_interval: float,
         stop: asyncio.Event | None, helper: bool = False,
         lease_seconds: float = queue.DEFAULT_LEASE_SECONDS,
+        examples: RubricExamples | None = None,
     ):
         self.sessions = sessions
         self.run = run
@@ -191,7 +197,7 @@ class RunExecution:
             on_fatal=self._on_fatal, gate=self.breaker.wait_closed, on_notice=self._set_notice,
         ))
         self.grader = build_grader(run.grader, self.generate, run.settings,
-                                   self.options.transport_retries)
+                                   self.options.transport_retries, examples)
         per_response = calls_per_response(run.grader, len(criteria))
         self.window = Window(
             lambda: max(2, math.ceil(2 * self.limiter.limit / per_response) + 2))
@@ -285,7 +291,8 @@ class RunExecution:
             calls = passes.track_grade()
             try:
                 report = await self.grader.grade(response.to_grade, self.criteria,
-                                                 query=response.query)
+                                                 query=response.query,
+                                                 response_key=response.id)
             except Exception as exc:  # a bug must not end the run; it is logged in full
                 log.exception("grading response %s of run %s failed", response.id,
                               self.run.id)
@@ -488,9 +495,13 @@ async def execute_run(
     run = await asyncio.to_thread(retry_db, run_service.get_run, sessions, run_id)
     version = await asyncio.to_thread(retry_db, rubric_service.get_version, sessions,
                                       run.rubric_version_id)
+    # The examples recorded at launch, never drawn again: a requeued, resumed or helped run
+    # shows its judge exactly the same ones.
+    examples = await asyncio.to_thread(retry_db, calibration_service.load_examples, sessions,
+                                       run_id)
     execution = RunExecution(
         sessions, run, version.to_criteria(), worker_id=worker_id, concurrency=concurrency,
         heartbeat_interval=heartbeat_interval, stop=stop, helper=helper,
-        lease_seconds=lease_seconds,
+        lease_seconds=lease_seconds, examples=examples,
     )
     return await execution.execute()

@@ -39,7 +39,8 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
-from storage.services import consensus
+from storage.services import calibration, consensus
+from storage.services.panel_results import member_models, panel_label, panel_sources
 
 HUMAN = "human"
 GRADER_LABELS = {
@@ -55,7 +56,7 @@ Key = tuple[int, int]  # (response_id, criterion_id)
 class AgreementSource:
     """One source of verdicts and/or scores: a run, or the human reviewers."""
 
-    key: str  # "run:<id>" or "human"
+    key: str  # "run:<id>", "panel:<id>" or "human"
     label: str
     run_id: int | None
     grader: str | None
@@ -68,10 +69,17 @@ class AgreementSource:
     total_tokens: int
     cost: float | None  # sum of known costs; None when no grade's cost is known
     unknown_cost_count: int
+    # A judge panel (storage.services.panels): its member runs' ids, in order.
+    panel_id: int | None = None
+    member_run_ids: tuple[int, ...] = ()
 
     @property
     def is_human(self) -> bool:
-        return self.run_id is None
+        return self.key == HUMAN
+
+    @property
+    def is_panel(self) -> bool:
+        return self.panel_id is not None
 
     @property
     def tokens_per_grade(self) -> float | None:
@@ -105,6 +113,9 @@ class AgreementData:
     reviewer_verdicts: dict[str, dict[Key, Verdict]] = field(default_factory=dict)
     reviewer_names: dict[str, str] = field(default_factory=dict)
     reviewer_seconds: dict[str, dict[int, float]] = field(default_factory=dict)
+    # Calibrated runs (run key -> HeldOut): their verdicts and scores above leave out the
+    # responses they showed as examples.
+    held_out: dict[str, calibration.HeldOut] = field(default_factory=dict)
 
     def source(self, key: str) -> AgreementSource:
         return next(s for s in self.sources if s.key == key)
@@ -170,7 +181,10 @@ class AgreementReport:
 
 def run_label(run: RunInfo) -> str:
     name = f" {run.name}" if run.name else ""
-    return f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+    calibrated = (f" · calibrated (k={run.settings.calibration.k})"
+                  if run.settings.calibration is not None else "")
+    return (f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+            + calibrated)
 
 
 def gather_sources(
@@ -194,6 +208,9 @@ def gather_sources(
         runs = [run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
         grades = {run.id: run_repo.grade_infos_for_run(session, run.id) for run in runs}
+        # A calibrated run is measured only on the responses it did not show as examples.
+        used = calibration.example_response_ids(
+            session, [run.id for run in runs if run.settings.calibration is not None])
         humans = current_human_verdicts(session, rubric_version_id, dataset_id)
         own = reviewer_verdicts(session, rubric_version_id, dataset_id)
         reviewed = sorted({h.response_id for h in humans})
@@ -212,6 +229,8 @@ def gather_sources(
         key = f"run:{run.id}"
         verdicts[key], reasons[key], judge_scores[key] = {}, {}, {}
         for grade in grades[run.id]:
+            if grade.response_id in used.get(run.id, ()):
+                continue
             if grade.score is not None:
                 judge_scores[key][grade.response_id] = grade.score
             for item in grade.criteria:
@@ -228,6 +247,24 @@ def gather_sources(
             unknown_cost_count=run.unknown_cost_count,
         ))
 
+    scorings = {f"run:{run.id}": run.settings.scoring() for run in runs}
+    for found in panel_sources(sessions, rubric_version_id, dataset_id):
+        panel, key = found.panel, f"panel:{found.panel.id}"
+        verdicts[key], reasons[key], judge_scores[key] = (found.verdicts, found.reasons,
+                                                          found.scores)
+        scorings[key] = panel.scoring
+        sources.append(AgreementSource(
+            key=key, label=panel_label(panel),
+            run_id=None, grader="panel", model=member_models(panel), status=found.status,
+            per_criterion=True, verdict_count=len(found.verdicts), grades=found.grades,
+            failed=0, total_tokens=found.total_tokens, cost=found.cost,
+            unknown_cost_count=found.unknown_cost_count, panel_id=panel.id,
+            member_run_ids=tuple(m.run.id for m in panel.members)))
+        needs_text = needs_text or panel.scoring.length_penalty is not None
+    if needs_text and not texts:
+        with sessions() as session:
+            texts = _texts(session, complete)
+
     verdicts[HUMAN] = {(h.response_id, h.criterion_id): h.verdict for h in humans}
     reasons[HUMAN] = {(h.response_id, h.criterion_id): h.note for h in humans}
     if humans:
@@ -242,8 +279,7 @@ def gather_sources(
     # storage.services.reviews.human_scores.
     human_scores: dict[str, dict[int, float]] = {}
     by_settings: dict[str, dict[int, float]] = {}
-    for run in runs:
-        scoring = run.settings.scoring()
+    for source_key, scoring in scorings.items():
         cache_key = scoring.model_dump_json()
         if cache_key not in by_settings:
             by_settings[cache_key] = {}
@@ -253,7 +289,7 @@ def gather_sources(
                     humans=by_response[rid], settings=scoring, to_grade=texts.get(rid))
                 if result.score is not None:
                     by_settings[cache_key][rid] = result.score
-        human_scores[f"run:{run.id}"] = by_settings[cache_key]
+        human_scores[source_key] = by_settings[cache_key]
 
     per_reviewer: dict[str, dict[Key, Verdict]] = defaultdict(dict)
     names: dict[str, str] = {}
@@ -264,7 +300,12 @@ def gather_sources(
         if h.review_seconds is not None:
             spent = seconds[h.reviewer_key]
             spent[h.response_id] = max(spent.get(h.response_id, 0.0), h.review_seconds)
+    held_out = {
+        f"run:{run.id}": calibration.HeldOut.of(
+            run.settings.calibration.k, set(reviewed), used.get(run.id, set()))
+        for run in runs if run.settings.calibration is not None}
     return AgreementData(
+        held_out=held_out,
         rubric_version_id=rubric_version_id, dataset_id=dataset_id, criteria=criteria,
         response_labels=labels, sources=tuple(sources), verdicts=verdicts, reasons=reasons,
         judge_scores=judge_scores, human_scores=human_scores,
@@ -336,7 +377,10 @@ def build_report(data: AgreementData) -> AgreementReport:
         result = compare_verdicts_by_criterion(padded[a], padded[b])
         pairwise[a, b] = AgreementByCriterion(
             overall=result.overall, per_criterion=_by_criterion_id(data, result.per_criterion))
-    alpha = krippendorff_alpha_by_criterion([padded[k] for k in keys] if keys else [
+    # A panel is left out of alpha across sources: its verdicts come from its members, so
+    # they would be counted twice. Panels take part in every pairwise comparison.
+    voters = [k for k in keys if not data.source(k).is_panel]
+    alpha = krippendorff_alpha_by_criterion([padded[k] for k in voters] if voters else [
         _with_all_criteria(data, {})])
     alpha = MultiSourceAgreementByCriterion(
         overall=alpha.overall, per_criterion=_by_criterion_id(data, alpha.per_criterion))
@@ -439,9 +483,10 @@ def _worst_first(row: CriterionAgreement) -> tuple[int, float, float]:
 
 def data_stamp(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int
-) -> tuple[tuple[tuple[int, int, str], ...], tuple[int, int]]:
-    """A cheap fingerprint of what the report reads: each run's graded count and status, and
-    the number and newest id of the human verdicts. Cached readers key on it."""
+) -> tuple[tuple[tuple[int, int, str], ...], tuple[int, int], tuple[int, ...]]:
+    """A cheap fingerprint of what the report reads: each run's graded count and status,
+    the number and newest id of the human verdicts, and the panels' ids. Cached readers key
+    on it."""
     with sessions() as session:
         run_rows = session.execute(
             select(m.RunRow.id, m.RunRow.done_count + m.RunRow.failed_count, m.RunRow.status)
@@ -453,5 +498,9 @@ def data_stamp(
             .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
             # every version: verdicts on earlier versions carry into this one
             .where(m.ResponseRow.dataset_id == dataset_id)).one()
+        panel_ids = tuple(session.scalars(
+            select(m.PanelRow.id).where(m.PanelRow.rubric_version_id == rubric_version_id,
+                                        m.PanelRow.dataset_id == dataset_id)
+            .order_by(m.PanelRow.id)))
     return (tuple((rid, graded, status) for rid, graded, status in run_rows),
-            (count or 0, newest or 0))
+            (count or 0, newest or 0), panel_ids)

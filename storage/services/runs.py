@@ -23,6 +23,7 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as repo
 from storage.run_settings import RunSettings, TokenPrice
+from storage.services import calibration
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 
@@ -115,6 +116,8 @@ def _queue(
                                      run_settings, chosen)
             if same is not None:
                 return Launch(run_info(same), created=False)
+        examples = (calibration.draw_rows(session, version.id, grader, run_settings.calibration)
+                    if run_settings.calibration is not None else [])  # may refuse: no write yet
         if version.frozen_at is None:
             version.frozen_at = m.utcnow()
         run = m.RunRow(
@@ -125,6 +128,7 @@ def _queue(
         session.add(run)
         session.flush()
         repo.add_run_responses(session, run.id, chosen)
+        calibration.record_examples(session, run.id, examples)
         return Launch(run_info(run), created=True)
 
 
@@ -308,8 +312,8 @@ def _grade_values(
     return {
         "run_id": run_id, "response_id": response_id, "score": report.score,
         "raw_score": report.raw_score, "llm_raw_score": report.llm_raw_score,
-        "reason": report.reason,
-        "error": report.error, "cannot_assess_count": report.cannot_assess_count,
+        "reason": limits.storable(report.reason),
+        "error": limits.storable(report.error), "cannot_assess_count": report.cannot_assess_count,
         "length_penalty": report.length_penalty,
         "prompt_tokens": usage.prompt_tokens if usage else None,
         "completion_tokens": usage.completion_tokens if usage else None,
@@ -335,7 +339,8 @@ def _criterion_values(report: EvaluationReport, criteria: Sequence[Any]) -> list
         rows.append({
             "criterion_id": criterion.id, "position": position,
             "verdict": None if item.verdict is None else item.verdict.value,
-            "reason": item.reason or "", "error": item.error,
+            "reason": limits.storable(item.reason or ""),
+            "error": limits.storable(item.error),
         })
     return rows
 

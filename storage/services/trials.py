@@ -20,6 +20,7 @@ from sqlalchemy import select
 from grading.agreement import PairwiseAgreement, compare_verdicts
 from grading.bootstrap import Interval, bootstrap_interval
 from grading.types import Criterion, EvaluationReport, Verdict
+from storage import limits
 from storage import models as m
 from storage.convert import criterion_info, response_info, run_info
 from storage.dto import CriterionInfo, ResponseInfo, RunInfo
@@ -28,6 +29,7 @@ from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
 from storage.jobs.estimate import RunEstimate, estimate_for
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
+from storage.services import calibration
 from storage.services.reviewers import Actor, Role, require
 
 GradeFn = Callable[[ResponseInfo, Criterion], Awaitable[EvaluationReport]]
@@ -134,7 +136,11 @@ def _reviewed_cases(session, run: m.RunRow, criterion_id: int) -> list[ReviewedC
             .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
             .where(m.GradeRow.run_id == run.id,
                    m.GradeCriterionRow.criterion_id == criterion_id)))
-    ids = sorted(r for r, v in humans.items() if r in in_run and v != "CANNOT_ASSESS")
+    # A calibrated base run is compared with people on the responses it was not shown as
+    # examples only, as on the Agreement page (storage/services/calibration.py).
+    shown = calibration.example_response_ids(session, [run.id]).get(run.id, set())
+    ids = sorted(r for r, v in humans.items()
+                 if r in in_run and v != "CANNOT_ASSESS" and r not in shown)
     responses = {row.id: response_info(row) for row in session.scalars(
         select(m.ResponseRow).where(m.ResponseRow.id.in_(ids)))} if ids else {}
     cases = []
@@ -244,7 +250,8 @@ def _store(
             criterion_id=plan.criterion.id, base_run_id=plan.base_run.id,
             requirement=plan.requirement, status="stopped" if stopped else "done",
             note=stopped or "", cost=cost, created_by=actor.key,
-            results=[{"response_id": c.response.id, "verdict": _value(v), "reason": reason}
+            results=[{"response_id": c.response.id, "verdict": _value(v),
+                      "reason": limits.storable(reason)}
                      for c in plan.cases if c.response.id in results
                      for v, reason in [_verdict_of(results[c.response.id])]],
         )

@@ -89,8 +89,8 @@ ALL_VENVS = {
     "verifiers": ["verifiers==0.4.0"],
     "verifiers03": ["verifiers==0.3.1"],
     # grading's own dependencies that these frameworks do not bring (the slim install's)
-    "openenv-core": ["openenv-core==0.3.0", "tenacity>=8.2,<10"],
-    "openenv": ["openenv==0.10.0", "tenacity>=8.2,<10"],
+    "openenv-core": ["openenv-core==0.3.0"],
+    "openenv": ["openenv==0.10.0"],
 }
 _started = False
 

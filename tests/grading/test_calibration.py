@@ -92,3 +92,99 @@ def test_rendered_block_holds_exactly_the_examples_and_cannot_be_escaped():
     assert "<human_verdict>UNMET</human_verdict>" in block
     assert "&lt;/example>" in block and "&lt;/reason>" in block
     assert render_examples([]) == ""
+
+
+# -- graders with examples -------------------------------------------------------------------
+import asyncio  # noqa: E402
+import json  # noqa: E402
+
+from grading import Criterion  # noqa: E402
+from grading.autograders import (  # noqa: E402
+    PerCriterionGrader,
+    PerCriterionOneShotGrader,
+    RubricAsJudgeGrader,
+)
+from grading.calibration import RubricExamples  # noqa: E402
+from grading.errors import ConfigurationError  # noqa: E402
+from tests.grading.scripted import ScriptedGenerate  # noqa: E402
+
+CRITERIA = [Criterion(name="dose", weight=5, requirement="States the dose"),
+            Criterion(name="harm", weight=-5, requirement="Recommends a harmful drug")]
+
+
+def _calibration(k: int = 2) -> RubricExamples:
+    pools = [
+        [ReviewedExample(f"r{i}", MET if i % 2 else UNMET, f"text of r{i}",
+                         reason=f"dose note r{i}") for i in range(6)],
+        [ReviewedExample(f"r{i}", UNMET if i % 3 else MET, f"text of r{i}",
+                         reason="" if i == 4 else f"harm note r{i}") for i in range(6)],
+    ]
+    return RubricExamples(tuple(choose_examples(p, k=k, seed=5) for p in pools),
+                          tuple(c.requirement for c in CRITERIA))
+
+
+def _met(prompt: str) -> str:
+    return json.dumps({"verdict": "MET", "reason": "ok"})
+
+
+def test_per_criterion_prompt_shows_that_criterions_examples_and_never_the_graded_one():
+    calibration = _calibration()
+    generate = ScriptedGenerate(route=_met)
+    grader = PerCriterionGrader(generate, examples=calibration)
+    graded = calibration.sets[0].examples[0]
+    asyncio.run(grader.grade({"thinking": "", "output": graded.output}, CRITERIA,
+                             response_key=graded.response_key))
+    by_criterion = {c.requirement: next(call.user_prompt for call in generate.calls
+                                        if c.requirement in call.user_prompt)
+                    for c in CRITERIA}
+    for number, criterion in enumerate(CRITERIA):
+        prompt = by_criterion[criterion.requirement]
+        shown = calibration.sets[number].for_response(graded.response_key, graded.output)
+        assert prompt.count("<example number=") == len(shown) == 2
+        for example in shown:
+            assert f"<response>\n{example.output}\n</response>" in prompt
+        examples_part = prompt.split("</examples>")[0]
+        assert f"text of {graded.response_key}\n" not in examples_part
+        # the graded response is the one after the examples
+        assert prompt.split("</examples>")[1].count(graded.output) == 1
+
+
+def test_an_example_without_a_note_gets_a_neutral_reason():
+    block = render_examples([ReviewedExample("x", MET, "t", reason="  ")])
+    assert "<reason>(the reviewer gave no reason)</reason>" in block
+
+
+def test_an_identical_text_under_another_id_is_not_shown_as_an_example():
+    calibration = _calibration()
+    example = calibration.sets[0].examples[0]
+    shown = calibration.sets[0].for_response("another-id", example.output)
+    assert example.output not in [e.output for e in shown]
+    assert len(shown) == 2
+
+
+def test_one_shot_prompt_shows_each_example_response_once_with_its_criteria():
+    calibration = _calibration()
+    answer = json.dumps({"criteria": [{"number": 1, "verdict": "MET", "reason": "x"},
+                                      {"number": 2, "verdict": "UNMET", "reason": "y"}]})
+    generate = ScriptedGenerate(answer)
+    grader = PerCriterionOneShotGrader(generate, examples=calibration)
+    asyncio.run(grader.grade("a fresh response", CRITERIA, response_key="fresh"))
+    [call] = generate.calls
+    wanted = {(n, e.response_key, e.verdict.value) for n, s in enumerate(calibration.sets, 1)
+              for e in s.examples}
+    for number, key, verdict in wanted:
+        assert f'<human_verdict criterion="{number}">{verdict}</human_verdict>' in call.user_prompt
+        assert call.user_prompt.count(f"text of {key}\n") == 1
+    assert call.user_prompt.count("<example number=") == len({k for _, k, _ in wanted})
+    assert call.user_prompt.index("</examples>") < call.user_prompt.index("a fresh response")
+
+
+def test_holistic_grader_cannot_be_calibrated():
+    with pytest.raises(ConfigurationError, match="one overall score"):
+        RubricAsJudgeGrader(ScriptedGenerate(), examples=_calibration())
+
+
+def test_examples_for_other_criteria_are_refused():
+    grader = PerCriterionGrader(ScriptedGenerate(route=_met), examples=_calibration())
+    with pytest.raises(ConfigurationError, match="differ"):
+        asyncio.run(grader.grade("x", list(reversed(CRITERIA)), response_key="x"))

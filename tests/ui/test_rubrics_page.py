@@ -219,6 +219,49 @@ def test_import_uploaded_json_file_takes_the_file_name():
     assert [r.name for r in rubrics.list_rubrics(db())] == ["tone"]
 
 
+def test_fields_the_rubric_does_not_use_are_named_after_the_import():
+    """A file written for another tool (ids, rubric-style sections) imports, and the person is
+    told which of its fields were not kept, with the criterion and line."""
+    at = open_page("rubrics")
+    at.text_input[3].input("From rubric")
+    at.text_area[0].input(
+        "rubric:\n  id: r1\n  sections:\n    - id: s1\n      title: Accuracy\n"
+        "      criteria:\n        - id: c1\n          weight: 3\n"
+        "          requirement: States the refund window\n          rationale: policy 4.2\n")
+    next(b for b in at.button if b.label == "Import").click().run()
+    assert not at.exception
+    shown = texts(at)
+    assert "Imported 'From rubric' with 1 criterion" in shown
+    [warning] = [w.value for w in at.warning if "were ignored" in w.value]
+    plain = unescape(warning)
+    assert "criterion 1 at line 7: 'id', 'rationale'" in plain
+    assert "not part of the saved rubric" in plain
+    [info] = rubrics.list_rubrics(db())
+    [criterion] = rubrics.latest_version(db(), info.id).criteria
+    assert (criterion.weight, criterion.section) == (3, "Accuracy")
+
+
+def test_a_clean_import_shows_no_ignored_fields_warning():
+    at = open_page("rubrics")
+    at.text_input[3].input("Clean")
+    at.text_area[0].input("- {name: a, weight: 1, requirement: x}\n")
+    next(b for b in at.button if b.label == "Import").click().run()
+    assert not at.exception
+    assert not [w for w in at.warning if "were ignored" in w.value]
+
+
+def test_updating_from_a_file_with_unused_fields_names_them():
+    version = _seed()
+    at = open_page("rubrics")
+    at.text_area[1].input(
+        "- {name: refund, requirement: States the refund window, weight: 10, id: x1}\n")
+    next(b for b in at.button if b.label == "Update from file").click().run()
+    assert not at.exception
+    [warning] = [w.value for w in at.warning if "were ignored" in w.value]
+    assert "criterion 1 ('refund') at line 1: 'id'" in unescape(warning)
+    assert len(rubrics.list_versions(db(), version.rubric_id)) >= 1
+
+
 def test_invalid_yaml_lists_every_problem_with_its_line_and_imports_nothing():
     at = open_page("rubrics")
     at.text_input[3].input("Broken")
@@ -301,6 +344,18 @@ def test_an_unreachable_database_is_explained_without_the_password(monkeypatch):
                             "workbench cannot be reached")
     assert "RUBRIC_WORKBENCH_DATABASE_URL" in error
     assert "s3cret-pw" not in error
+
+
+def test_a_database_variable_that_is_no_url_is_one_sentence(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_DATABASE_URL", "postgresql://me:s3cret@db:port/x")
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert not at.exception
+    at.switch_page("app_pages/rubrics.py").run()
+    assert not at.exception
+    [error] = [unescape(e.value) for e in at.error]
+    assert error.startswith("RUBRIC_WORKBENCH_DATABASE_URL is not a database URL; give a "
+                            "database URL (sqlite:///path/to/file.db")
+    assert "s3cret" not in error
 
 
 def test_delete_needs_a_confirmation_and_removes_the_rubric():

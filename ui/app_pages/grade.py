@@ -8,7 +8,7 @@ import streamlit as st
 
 from grading.errors import RubricWorkbenchError
 from storage.services import runs
-from ui import grade_handoff, grade_runs, grade_settings, runtime
+from ui import grade_calibration, grade_handoff, grade_runs, grade_settings, runtime
 from ui import results_readers as readers
 from ui.auth import current_actor
 from ui.verdict_view import GRADER_HELP, GRADER_LABELS, md_escape, run_label
@@ -67,7 +67,7 @@ def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...
     """One run per grader x model, queued for the worker; runs already queued or running
     for the same work are named, not queued twice."""
     s = st.session_state
-    settings = grade_settings.launch_settings()
+    settings = {**grade_settings.launch_settings(), **grade_calibration.launch_settings()}
     sessions = runtime.get_sessions()
     created, existing = [], []
     try:
@@ -246,7 +246,8 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
     s = st.session_state
     estimates = [readers.get_estimate(
         db, version.id, dataset.id, response_ids, judge.grader, judge.model,
-        s.grade_system_prompt.strip() or None, s.grade_allow_ca, judge.price)
+        s.grade_system_prompt.strip() or None, s.grade_allow_ca, judge.price,
+        grade_calibration.estimate_key(judge.grader))
         for judge in judges]
     st.dataframe([{
         "Grader": GRADER_LABELS[judge.grader], "Model": judge.model,
@@ -302,7 +303,9 @@ try:
         version, dataset, response_ids = picked
         judges = render_judges(db)
         grade_settings.render_settings()
+        calibration_ok = grade_calibration.render_calibration(db, version)
         can_launch = render_estimate(db, version, dataset, response_ids, judges)
+        can_launch = can_launch and calibration_ok
         render_launch(version, dataset, response_ids, judges, can_launch)
     grade_runs.render_runs(db, say_when_empty=picked is not None)
 except RubricWorkbenchError as exc:

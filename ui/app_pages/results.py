@@ -11,6 +11,7 @@ from storage import exports
 from storage.export_names import file_stem
 from storage.services.results import ResultSet, ResultsFilter, ResultsPage
 from ui import grade_handoff, response_view, results_filters, results_table, runtime, safe_text
+from ui import results_panels as panel_columns
 from ui import results_readers as readers
 from ui.verdict_view import md_escape, run_label
 
@@ -78,7 +79,7 @@ def pick_runs(db: str, result_set: ResultSet, where) -> tuple[int, ...]:
 
 def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                filters: ResultsFilter, sort: str, sort_run: int | None,
-               descending: bool, score_gap: float) -> bytes:
+               descending: bool, score_gap: float, panel_ids: tuple[int, ...] = ()) -> bytes:
     """Every response matching the filter (not just this page), effective and judge scores."""
     by_id = {run.id: run for run in readers.get_runs(db)}
     stamp = readers.run_stamp(db, run_ids)
@@ -88,15 +89,19 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     page = readers.get_results_page(
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
         sort_run, descending, 0, max(1, first.total), stamp, score_gap)
-    return exports.table_csv(page, [by_id[r] for r in run_ids]).encode("utf-8")
+    return exports.table_csv(page, [by_id[r] for r in run_ids],
+                             panel_columns.table_scores(db, panel_ids)).encode("utf-8")
 
 
-def export_runs(db: str, run_ids: tuple[int, ...], fmt: str) -> bytes:
+def export_runs(db: str, run_ids: tuple[int, ...], fmt: str,
+                panel_ids: tuple[int, ...] = ()) -> bytes:
     """Runs only when the button is clicked: the whole export is built then."""
-    return exports.results_export(runtime.sessions_for(db), run_ids, fmt).encode("utf-8")
+    return exports.results_export(runtime.sessions_for(db), run_ids, fmt,
+                                  panel_ids).encode("utf-8")
 
 
-def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> None:
+def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
+                 panels: tuple = ()) -> None:
     s = st.session_state
     by_id = {run.id: run for run in readers.get_runs(db)}
     filters, score_gap = results_filters.render_filters(db, result_set, run_ids, by_id)
@@ -125,7 +130,8 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> No
     c_page.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages,
                         key="results_page")
     with c_export:
-        render_export(db, result_set, run_ids, filters, sort, sort_run, descending, score_gap)
+        render_export(db, result_set, run_ids, filters, sort, sort_run, descending, score_gap,
+                      tuple(p.id for p in panels))
 
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Responses", f"{page.dataset_total:,}")
@@ -146,6 +152,12 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> No
     score_columns = [results_table.score_column(by_id[r]) for r in page.run_ids]
     table_key = f"results_table_{s.results_table_nonce}"
     response_ids = [row.response_id for row in page.rows]
+    if panels:
+        score_columns += panel_columns.add_columns(
+            rows, page, panels, panel_columns.page_results(db, panels, tuple(response_ids)))
+        columns.update(panel_columns.column_config(panels))
+        st.caption("Panels are shown next to the runs; filters and sorting apply to the "
+                   "runs' scores.")
     showing = (f"Showing {page.offset + 1:,}–{page.offset + len(page.rows):,} of "
                f"{page.total:,} matching responses")
     st.caption(f"{showing}. Click a row to open the response with every run's verdicts.")
@@ -159,40 +171,43 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...]) -> No
     if s.results_dialog_pending:
         s.results_dialog_pending = False
         if s.results_open_response in response_ids:
-            open_response(db, result_set, run_ids, page)
+            open_response(db, result_set, run_ids, page, panels)
 
 
 def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                   filters: ResultsFilter, sort: str, sort_run: int | None, descending: bool,
-                  score_gap: float) -> None:
+                  score_gap: float, panel_ids: tuple[int, ...] = ()) -> None:
     with st.popover("Export", icon=":material/download:", width="stretch"):
         stem = file_stem("results", result_set.dataset_name, result_set.rubric_name,
                          version=result_set.version_number)
-        st.caption("One record per response × run: judge and effective scores, and per "
-                   "criterion the judge's verdict and reason, the human verdict and reviewer.")
+        st.caption("One record per response × run (and × panel): judge and effective scores, "
+                   "and per criterion the judge's verdict and reason, the human verdict and "
+                   "reviewer; a panel's records add its ties and members' verdicts.")
         for fmt, mime in (("csv", "text/csv"), ("jsonl", "application/jsonl")):
             st.download_button(
-                f"Results {fmt.upper()}", data=lambda fmt=fmt: export_runs(db, run_ids, fmt),
+                f"Results {fmt.upper()}",
+                data=lambda fmt=fmt: export_runs(db, run_ids, fmt, panel_ids),
                 file_name=f"{stem}.{fmt}", mime=mime, on_click="ignore",
                 key=f"results_export_{fmt}", width="stretch")
         st.download_button(
             "This table (CSV)", data=lambda: csv_export(db, result_set, run_ids, filters, sort,
-                                                        sort_run, descending, score_gap),
+                                                        sort_run, descending, score_gap,
+                                                        panel_ids),
             file_name=f"{stem}-table.csv", mime="text/csv", on_click="ignore",
             key="results_export_table", width="stretch",
-            help="The matching responses of every page, one column per run.")
+            help="The matching responses of every page, one column per run (and panel).")
 
 
 def open_response(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
-                  page: ResultsPage) -> None:
+                  page: ResultsPage, panels: tuple = ()) -> None:
     row = next(r for r in page.rows if r.response_id == st.session_state.results_open_response)
     label = row.external_id or f"#{row.response_id}"
     st.dialog(f"Response {safe_text.md(label)}", width="large")(render_detail)(
-        db, result_set, run_ids, row.response_id)
+        db, result_set, run_ids, row.response_id, panels)
 
 
 def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
-                  response_id: int) -> None:
+                  response_id: int, panels: tuple = ()) -> None:
     detail = readers.get_response_detail(db, response_id, result_set.rubric_version_id,
                                          run_ids, readers.run_stamp(db, run_ids))
     review_button, history, _ = st.columns([2, 2, 3], vertical_alignment="bottom")
@@ -207,6 +222,7 @@ def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     with history:
         response_view.render_history(detail)
     response_view.render_scores(detail)
+    panel_columns.render_detail(db, panels, response_id)
     response_view.render_response_text(detail)
     st.markdown("**Per criterion**")
     response_view.render_criteria(detail)
@@ -225,9 +241,15 @@ try:
     chosen = pick_result_set(db, left)
     if chosen is not None:
         run_ids = pick_runs(db, chosen, right)
+        panels = panel_columns.pick_panels(db, chosen, left)
+        panel_columns.render_combine(run_ids, {r.id: r for r in readers.get_runs(db)}, right)
+        flash = st.session_state.results_flash
+        if flash:
+            st.session_state.results_flash = None
+            st.success(md_escape(flash))
         if not run_ids:
             st.info("Pick at least one run to compare.")
         else:
-            render_table(db, chosen, run_ids)
+            render_table(db, chosen, run_ids, panels)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))

@@ -1,0 +1,145 @@
+"""A panel read like a run: its grades with people's verdicts in place, per response.
+
+The panel's verdicts (storage.services.panels, grading.panels' rule) become a grade whose
+criteria carry the panel's verdict and the sentence saying how it was reached; the human
+verdicts then replace them exactly as they replace a run's (storage.effective, which scores
+through grading.aggregation with the panel's own scoring settings). So the Results page, the
+Review page, the Agreement page and the exports read a panel the way they read a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grading.types import Verdict
+from storage.convert import criterion_info
+from storage.dto import CriterionGradeInfo, EffectiveGrade, GradeInfo
+from storage.effective import compute_effective_grade
+from storage.engine import SessionFactory
+from storage.repositories import rubrics as rubric_repo
+from storage.services import consensus, panels, results
+from storage.services.reviews import _texts
+
+
+@dataclass(frozen=True)
+class PanelResult:
+    """One response under a panel: how the panel decided, and its effective grade."""
+
+    panel: panels.PanelInfo
+    grade: panels.PanelGrade  # the panel's own verdicts, ties and members' verdicts
+    effective: EffectiveGrade  # people's verdicts in place of the panel's
+
+    @property
+    def response_id(self) -> int:
+        return self.grade.response_id
+
+    @property
+    def ties(self) -> int:
+        return sum(1 for row in self.grade.criteria if row.decision.tie)
+
+
+def panel_grade_info(panel: panels.PanelInfo, grade: panels.PanelGrade) -> GradeInfo:
+    """The panel's grade in the shape of a judge's grade: its verdicts, and as the reason of
+    each the sentence saying how it was reached (ties say which way they resolved)."""
+    return GradeInfo(
+        id=0, run_id=0, response_id=grade.response_id, score=grade.score,
+        raw_score=grade.raw_score, llm_raw_score=None, error=grade.error,
+        cannot_assess_count=sum(1 for row in grade.criteria
+                                if row.decision.verdict is Verdict.CANNOT_ASSESS),
+        length_penalty=None, prompt_tokens=None, completion_tokens=None, total_tokens=None,
+        cost=grade.cost, latency_s=None, created_at=panel.created_at,
+        criteria=tuple(
+            CriterionGradeInfo(criterion_id=row.criterion_id, position=index,
+                               verdict=row.decision.verdict, reason=row.decision.note,
+                               error=None if row.decision.verdict is not None else
+                               "every member failed: no verdict")
+            for index, row in enumerate(grade.criteria)),
+    )
+
+
+def panel_results(
+    sessions: SessionFactory, panel_id: int, response_ids: Sequence[int] | None = None,
+) -> list[PanelResult]:
+    """The panel's result for every response a member graded (or for ``response_ids``)."""
+    panel = panels.get_panel(sessions, panel_id)
+    grades = panels.panel_grades(sessions, panel_id, response_ids)
+    ids = [g.response_id for g in grades]
+    with sessions() as session:
+        criteria = [criterion_info(c) for c in
+                    rubric_repo.criteria_of(session, panel.rubric_version_id)]
+        humans = consensus.decisions(session, ids, panel.rubric_version_id) if ids else {}
+        texts = _texts(session, ids) if panel.scoring.length_penalty is not None else {}
+    return [
+        PanelResult(panel, grade, compute_effective_grade(
+            criteria=criteria, grade=panel_grade_info(panel, grade), settings=panel.scoring,
+            to_grade=texts.get(grade.response_id, ""),
+            humans=humans.get(grade.response_id, {})))
+        for grade in grades
+    ]
+
+
+def panel_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:
+    """Changes whenever these panels' results may have: a member's new grade or status, a
+    new human verdict, a panel made or removed. Cheap; lets pages cache until it changes."""
+    if not panel_ids:
+        return ()
+    infos = [panels.get_panel(sessions, pid) for pid in panel_ids]
+    members = sorted({m.run.id for info in infos for m in info.members})
+    return tuple(panel_ids), results.results_stamp(sessions, members)
+
+
+def panel_label(panel: panels.PanelInfo) -> str:
+    """``Panel P2 trio · majority of #3, #4, #5``: short enough for a chart's axis."""
+    name = f" {panel.name}" if panel.name else ""
+    return (f"Panel P{panel.id}{name} · {panel.rule} of "
+            + ", ".join(f"#{m.run.id}" for m in panel.members))
+
+
+def member_models(panel: panels.PanelInfo) -> str:
+    """``majority of #3 gpt-4.1-mini, #4 claude-haiku, #5 llama3``."""
+    return f"{panel.rule} of " + ", ".join(
+        f"#{m.run.id} {m.run.model}" + (f" ×{m.weight:g}" if panel.rule == "weighted" else "")
+        for m in panel.members)
+
+
+@dataclass(frozen=True)
+class PanelSource:
+    """What the Agreement page needs of one panel: its verdicts, how each was reached, its
+    own scores, its scoring settings, and the members' cost."""
+
+    panel: panels.PanelInfo
+    verdicts: dict[tuple[int, int], Verdict]  # (response, criterion) -> decided verdict
+    reasons: dict[tuple[int, int], str]
+    scores: dict[int, float]
+    grades: int
+    total_tokens: int
+    cost: float | None  # the members' costs over the responses whose cost is known
+    unknown_cost_count: int  # responses where some member's cost is unknown
+    status: str
+
+
+def panel_sources(sessions: SessionFactory, rubric_version_id: int,
+                  dataset_id: int) -> list[PanelSource]:
+    found = []
+    for panel in panels.list_panels(sessions, dataset_id=dataset_id,
+                                    rubric_version_id=rubric_version_id):
+        grades = panels.panel_grades(sessions, panel.id)
+        verdicts: dict[tuple[int, int], Verdict] = {}
+        reasons: dict[tuple[int, int], str] = {}
+        for grade in grades:
+            for row in grade.criteria:
+                if row.decision.verdict is not None:
+                    verdicts[grade.response_id, row.criterion_id] = row.decision.verdict
+                    reasons[grade.response_id, row.criterion_id] = row.decision.note
+        known = [g.cost for g in grades if g.cost is not None]
+        statuses = [m.run.status for m in panel.members]
+        found.append(PanelSource(
+            panel=panel, verdicts=verdicts, reasons=reasons,
+            scores={g.response_id: g.score for g in grades if g.score is not None},
+            grades=len(grades), total_tokens=sum(m.run.total_tokens for m in panel.members),
+            cost=sum(known) if known else None,
+            unknown_cost_count=len(grades) - len(known),
+            status=next((s for s in statuses if s != "done"), "done"),
+        ))
+    return found

@@ -1,0 +1,100 @@
+"""AppTest checks of panels on the Results page: combined from the runs shown, a score column
+like a run's with ties flagged, and the panel's verdicts in the response dialog."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.services import panels, reviews
+from tests.actors import ADMIN
+from tests.ui.pages import open_page, texts
+from tests.ui.seed import seed_graded
+
+
+@pytest.fixture(autouse=True)
+def _no_worker(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
+
+
+def _results(name: str = "Ada"):
+    at = open_page("results")
+    at.session_state["reviewer_name"] = name
+    return at.run()
+
+
+def _create_button(at):
+    """The dialog's submit button, after opening the dialog."""
+    at.button(key="results_combine").click().run()
+    return next(b for b in at.button if b.label == "Create panel")
+
+
+def test_combine_as_a_panel_on_results_adds_its_column_with_ties_flagged():
+    seeded = seed_graded(3)
+    at = _results()
+    assert not at.exception, at.exception
+    assert "Panels to compare" not in [m.label for m in at.multiselect]
+    _create_button(at).click().run()
+    assert not at.exception, at.exception
+    [panel] = panels.list_panels(seeded.sessions)
+    assert [m.run.id for m in panel.members] == [r.id for r in seeded.runs]
+    assert panel.rule == "majority"
+    assert f"Created {panel.label}" in texts(at)
+    picker = next(m for m in at.multiselect if m.label == "Panels to compare")
+    assert picker.value == [panel.id]
+    assert not [b for b in at.button if b.label == "Create panel"]  # the dialog closed
+    table = at.dataframe[0].value
+    column = f"P{panel.id} majority"
+    assert list(table.columns).index(column) == list(table.columns).index("Flags") - 1
+    # r0 both MET but harmful UNMET; r1 'cites' MET vs UNMET: a tie, resolved to UNMET;
+    # r2 the second judge failed on 'concise': one MET of two is no majority, the panel
+    # abstains there and CANNOT_ASSESS is skipped.
+    assert list(table[column]) == pytest.approx([1.0, 12.5 / 17.5, 1.0])
+    assert list(table["Flags"]) == ["", "≠ verdicts ⚖ tie", "⚠ failed"]
+
+
+def test_the_panels_column_is_effective_people_replace_its_verdict():
+    seeded = seed_graded(3)
+    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
+                                rule="majority", actor=ADMIN)
+    cites = seeded.version.criteria[1]
+    reviews.set_human_verdict(seeded.sessions, response_id=seeded.responses[1].id,
+                              criterion_id=cites.id, verdict="MET", actor=ADMIN)
+    at = _results()
+    at.multiselect(key="results_panel_ids").set_value([panel.id]).run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert table[f"P{panel.id} majority"][1] == pytest.approx(1.0)
+
+
+def test_the_response_dialog_shows_the_panels_verdicts_how_and_its_members():
+    seeded = seed_graded(3)
+    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
+                                rule="majority", actor=ADMIN, name="pair")
+    at = _results()
+    at.multiselect(key="results_panel_ids").set_value([panel.id]).run()
+    at.session_state["results_open_response"] = seeded.responses[1].id
+    at.session_state["results_dialog_pending"] = True
+    at.run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "1 ties resolved to the lower score" in shown
+    frame = next(f.value for f in at.dataframe if "How" in f.value.columns)
+    cites = frame[frame["Criterion"] == "cites"].iloc[0]
+    assert cites["Panel"] == "UNMET"
+    assert cites["How"] == ("tie (MET 1, UNMET 1, abstained 0): UNMET, the verdict with "
+                            "the lower score")
+    assert (cites[f"#{seeded.runs[0].id} judge-a"],
+            cites[f"#{seeded.runs[1].id} judge-b"]) == ("MET", "UNMET")
+
+
+def test_weights_that_are_not_numbers_are_refused_and_nothing_is_made():
+    seeded = seed_graded(3)
+    at = _results()
+    at.button(key="results_combine").click().run()
+    rule = next(s for s in at.selectbox if s.label == "Rule")
+    rule.set_value("weighted")
+    next(t for t in at.text_input if t.label == "Weights (weighted rule only)").set_value(
+        "two, one")
+    next(b for b in at.button if b.label == "Create panel").click().run()
+    assert "Weights must be numbers" in texts(at)
+    assert panels.list_panels(seeded.sessions) == []

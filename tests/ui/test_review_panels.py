@@ -1,0 +1,46 @@
+"""AppTest checks of panels on the Review page: under the judges, each panel's verdict with
+how it was reached and its members' verdicts; hidden where blind mode hides the judges."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.services import panels
+from tests.actors import ADMIN
+from tests.ui.pages import open_page, texts
+from tests.ui.seed import seed_graded
+
+
+@pytest.fixture(autouse=True)
+def _no_worker(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
+
+
+def _review_with_panel():
+    seeded = seed_graded(count=3)
+    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
+                                rule="majority", actor=ADMIN, name="pair")
+    at = open_page("review")
+    at.text_input(key="review_name_input").input("ana").run()
+    return seeded, panel, at
+
+
+def test_the_panels_verdict_and_its_members_show_under_the_judges():
+    seeded, _panel, at = _review_with_panel()
+    assert not at.exception, at.exception
+    assert at.session_state.review_shown[0] == seeded.responses[1].id  # the disagreement
+    shown = texts(at)
+    assert "tie (MET 1, UNMET 1, abstained 0): UNMET, the verdict with the lower score" in shown
+    assert f"Members: #{seeded.runs[0].id} judge-a MET · #{seeded.runs[1].id} judge-b UNMET" \
+        in shown
+    assert ":red-badge[UNMET] **pair** · :orange-badge[tie: the lower score]" in "\n".join(
+        str(m.value) for m in at.markdown)
+
+
+def test_blind_mode_hides_the_panel_with_the_judges_until_you_answer():
+    _seeded, _panel, at = _review_with_panel()
+    at.toggle(key="review_blind").set_value(True).run()
+    shown = texts(at)
+    assert "Judges hidden until you answer (blind mode)." in shown
+    assert "Members:" not in shown and "the verdict with the lower score" not in shown
+    assert "**pair**" not in "\n".join(str(m.value) for m in at.markdown)

@@ -1,0 +1,224 @@
+"""Judge panels on the Results page: picked next to the runs, a score column like a run's,
+their verdicts in the response dialog, and "Combine as a panel" from the runs shown."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from grading.errors import RubricWorkbenchError
+from grading.panels import PANEL_RULES
+from storage.dto import RunInfo
+from storage.services import panels
+from storage.services.panel_results import PanelResult, member_models, panel_results
+from storage.services.results import ResultSet, ResultsPage
+from ui import panel_readers, runtime, safe_text
+from ui.auth import current_actor
+from ui.runtime import get_sessions
+from ui.verdict_view import format_score, md_escape, run_label, verdict_badge
+
+HOLISTIC = "rubric_as_judge"
+TIE = "⚖ tie"
+RULE_HELP = {
+    "majority": "a verdict needs more than half of all members; a failed member or a "
+                "CANNOT_ASSESS answer abstains and stays in the denominator",
+    "unanimous": "MET only when every member says MET",
+    "any": "MET as soon as one member says MET",
+    "weighted": "like majority, with a weight per member",
+}
+
+
+def panel_column(panel: panels.PanelInfo) -> str:
+    """Like a run's column: short enough for a 100-pixel header."""
+    return safe_text.text(f"P{panel.id} {panel.name or panel.rule}")[:24]
+
+
+def pick_panels(db: str, result_set: ResultSet, where) -> tuple[panels.PanelInfo, ...]:
+    """The panels to show beside the runs (none offered when the set has none)."""
+    found = panel_readers.get_panels(db, result_set.dataset_id, result_set.rubric_version_id)
+    if not found:
+        st.session_state.results_panel_ids = []
+        return ()
+    by_id = {p.id: p for p in found}
+    s = st.session_state
+    goto, s.results_panel_goto = s.results_panel_goto, None
+    s.results_panel_ids = [pid for pid in [*s.results_panel_ids, goto] if pid in by_id]
+    picked = where.multiselect(
+        "Panels to compare", list(by_id), key="results_panel_ids",
+        format_func=lambda pid: safe_text.text(f"{by_id[pid].label} · "
+                                               f"{member_models(by_id[pid])}"),
+        help="A panel combines its member runs' verdicts by its rule; its score comes "
+             "from the same aggregation as a run's, with people's verdicts in place.")
+    return tuple(by_id[pid] for pid in picked)
+
+
+def page_results(db: str, chosen: tuple[panels.PanelInfo, ...],
+                 response_ids: tuple[int, ...]) -> dict[int, dict[int, PanelResult]]:
+    """Panel id -> response id -> result, for the responses on this page only."""
+    stamp = panel_readers.get_stamp(db, tuple(p.id for p in chosen))
+    return {p.id: panel_readers.get_panel_results(db, p.id, response_ids, stamp)
+            for p in chosen}
+
+
+def add_columns(rows: list[dict], page: ResultsPage, chosen: tuple[panels.PanelInfo, ...],
+                found: dict[int, dict[int, PanelResult]]) -> list[str]:
+    """Put each panel's effective score after the runs' (before Flags); a tie adds a flag.
+    Returns the panel columns' names."""
+    names = [panel_column(p) for p in chosen]
+    for row, item in zip(page.rows, rows, strict=True):
+        flags = item.pop("Flags")
+        ties = 0
+        for panel, name in zip(chosen, names, strict=True):
+            result = found[panel.id].get(row.response_id)
+            item[name] = None if result is None else result.effective.score
+            ties += 0 if result is None else result.ties
+        item["Flags"] = " ".join(f for f in (flags, TIE if ties else "") if f)
+        # keep the text columns last, where the run table has them
+        for key in ("Reviewed", "Query", "Output"):
+            item[key] = item.pop(key)
+    return names
+
+
+def table_scores(db: str, panel_ids: tuple[int, ...]) -> list[tuple[str, dict]]:
+    """(column label, response id -> effective grade) per panel, for "This table (CSV)"."""
+    sessions = runtime.sessions_for(db)
+    return [(f"panel{panel.id}_{panel.rule}",
+             {r.response_id: r.effective for r in panel_results(sessions, panel.id)})
+            for panel in (panels.get_panel(sessions, pid) for pid in panel_ids)]
+
+
+def column_config(chosen: tuple[panels.PanelInfo, ...]) -> dict:
+    return {panel_column(p): st.column_config.NumberColumn(
+        format="%.3f", width=100,
+        help=f"Effective score of {md_escape(p.label)} ({md_escape(member_models(p))}): the "
+             "panel's verdicts, people's in their place, scored by the same aggregation. "
+             f"{TIE}: a tie resolved to the verdict with the lower score.")
+        for p in chosen}
+
+
+def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: int) -> None:
+    """In the response dialog: each panel's score and, per criterion, its verdict, how it
+    was reached (a tie says which way it resolved) and each member's verdict."""
+    if not chosen:
+        return
+    found = page_results(db, chosen, (response_id,))
+    for panel in chosen:
+        result = found[panel.id].get(response_id)
+        st.markdown(f"**{md_escape(panel.label)}** · {md_escape(member_models(panel))}")
+        if result is None:
+            st.caption("No member has graded this response yet.")
+            continue
+        effective = result.effective
+        st.caption(f"effective score {format_score(effective.score)} · panel "
+                   f"{format_score(effective.judge_score)} · reviewed "
+                   f"{effective.reviewed_count}/{effective.criteria_count}"
+                   + (f" · {result.ties} ties resolved to the lower score" if result.ties
+                      else ""))
+        if effective.error:
+            st.text(safe_text.text(effective.error))
+        st.dataframe(pd.DataFrame([{
+            "Criterion": safe_text.text(row.label),
+            "Panel": row.decision.verdict.value if row.decision.verdict else "no verdict",
+            "How": safe_text.text(row.decision.note),
+            **{safe_text.text(f"#{m.run.id} {m.run.model.split('/')[-1]}"):
+               (v.value if v else "failed")
+               for m, v in zip(panel.members, row.member_verdicts, strict=True)},
+            "Effective": (eff.effective_verdict.value if eff.effective_verdict else "—"),
+        } for row, eff in zip(result.grade.criteria, effective.criteria, strict=True)]),
+            hide_index=True, width="stretch")
+
+
+def handle_open_combine() -> None:
+    st.session_state.results_combine_open = True
+
+
+def handle_close_combine() -> None:
+    st.session_state.results_combine_open = False
+
+
+def render_combine(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], where) -> None:
+    """Combine the runs shown into a panel (a dialog): the same service as the Judges page."""
+    where.button("Combine as a panel", icon=":material/groups:", key="results_combine",
+                 on_click=handle_open_combine,
+                 help="Make a judge panel from the runs shown: their verdicts combined by "
+                      "a voting rule, shown here as one more column.")
+    if st.session_state.results_combine_open:
+        st.dialog("Combine runs as a judge panel", width="large",
+                  on_dismiss=handle_close_combine)(render_combine_form)(run_ids, by_id)
+
+
+def render_combine_form(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]) -> None:
+    voters = [by_id[r] for r in run_ids if by_id[r].grader != HOLISTIC]
+    holistic = [r for r in run_ids if by_id[r].grader == HOLISTIC]
+    if holistic:
+        st.caption(f"{len(holistic)} holistic run(s) left out: a holistic judge gives one "
+                   "0-100 score, not a verdict per criterion, so it cannot vote.")
+    if len(voters) < 2:
+        st.info("Pick at least two per-criterion or one-shot runs under “Runs to "
+                "compare” to combine them.")
+        return
+    with st.form("results_panel_form", border=False):
+        members = st.multiselect("Member runs", [r.id for r in voters],
+                                 default=[r.id for r in voters],
+                                 format_func=lambda rid: safe_text.text(
+                                     run_label(by_id[rid])))
+        rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
+                            help="\n\n".join(f"**{k}**: {v}" for k, v in RULE_HELP.items()))
+        weights = st.text_input("Weights (weighted rule only)",
+                                placeholder="e.g. 2, 1, 1 — one per member run")
+        name = st.text_input("Panel name (optional)", max_chars=200)
+        st.caption("Ties resolve to the verdict with the lower score (UNMET on a positive "
+                   "criterion, MET on a negative one), and the panel says so.")
+        if st.form_submit_button("Create panel", type="primary"):
+            handle_combine(members, rule, weights, name)
+
+
+def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:
+    actor = current_actor()
+    if actor is None:
+        st.error("Say who you are first (your reviewer name, or sign in), then combine.")
+        return
+    weights = None
+    if weights_text.strip():
+        try:
+            weights = [float(w) for w in weights_text.replace(";", ",").split(",")
+                       if w.strip()]
+        except ValueError:
+            st.error("Weights must be numbers separated by commas, e.g. 2, 1, 1.")
+            return
+    try:
+        panel = panels.create_panel(get_sessions(), run_ids=run_ids, rule=rule,
+                                    weights=weights, name=name, actor=actor)
+    except RubricWorkbenchError as exc:
+        st.error(f"The panel was not created: {md_escape(str(exc))}.")
+        return
+    panel_readers.clear_after_panel_change()
+    st.session_state.results_combine_open = False
+    st.session_state.results_panel_goto = panel.id  # picked on the next run
+    st.session_state.results_flash = f"Created {panel.label}: it is shown next to the runs."
+    st.rerun()
+
+
+def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,
+                              response_id: int, criterion_id: int) -> None:
+    """Under the judges' verdicts on one criterion (Review): each panel's verdict, how it
+    was reached, and its members' verdicts under it. The caller hides this wherever it
+    hides the judges (blind mode)."""
+    found = panel_readers.get_panels(db, dataset_id, rubric_version_id)
+    if not found:
+        return
+    results = page_results(db, tuple(found), (response_id,))
+    for panel in found:
+        result = results[panel.id].get(response_id)
+        row = None if result is None else next(
+            (r for r in result.grade.criteria if r.criterion_id == criterion_id), None)
+        if row is None:
+            continue
+        st.markdown(f"{verdict_badge(row.decision.verdict)} "
+                    f"**{md_escape(panel.label)}**"
+                    + (" · :orange-badge[tie: the lower score]" if row.decision.tie else ""))
+        st.caption(md_escape(row.decision.note))
+        st.caption("Members: " + " · ".join(
+            f"{md_escape(f'#{m.run.id} ' + m.run.model.split('/')[-1])} "
+            f"{v.value.replace('_', ' ') if v else 'failed'}"
+            for m, v in zip(panel.members, row.member_verdicts, strict=True)))
