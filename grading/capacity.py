@@ -1,25 +1,37 @@
 """Capacity discovery: how many calls to keep in flight to one provider endpoint.
 
-No I/O and no asyncio: a state machine fed with call outcomes and a clock, so every rule is
-table-tested with a fake clock. It is TCP congestion control applied to concurrent calls:
+No I/O and no asyncio: a state machine fed with call starts, call outcomes and a clock, so
+every rule is table-tested with a fake clock. It is TCP congestion control applied to
+concurrent calls (RFC 5681 slow start and AIMD), reading each refusal as precisely as it
+allows. Every call carries its *level*: how many calls were in flight when it started,
+itself included. A 429 for a call at level n says the provider did not take n of ours.
 
-- **Slow start** (RFC 5681): from ``INITIAL_LIMIT``, +1 per success, so the limit doubles
-  every round of calls, until the first sign of congestion.
-- **Multiplicative decrease** on a refusal (HTTP 429, here or reported by a peer process):
-  x0.9 (and at least -1), once per round — calls that started before the last decrease saw
-  the old limit, so their 429s belong to the same round. Retry-After pauses new calls
-  (capped at ``MAX_PAUSE``).
-- **Additive increase with a remembered ceiling**, CUBIC's idea (RFC 9438 ``W_max``): the
-  level of the last refusal is kept. Below it the limit climbs back quickly (+1, +2, +4, ...
-  per round); the step onto that level is a slow probe, one step per ``probe_rounds`` rounds,
-  doubling (up to ``MAX_PROBE_ROUNDS``) each time the provider refuses at the same level. A
-  hard provider cap therefore sees one refusal every few dozen rounds, not every round. A
-  probe that passes the old level by 2 means the capacity grew: the memory is dropped and
-  the limit ramps up again.
+- **Limited slow start** (RFC 5681, RFC 3742): from ``INITIAL_LIMIT``, the limit doubles every
+  round of calls, but by at most ``MAX_STEP`` per round, which bounds the overshoot of the
+  last round. Growth goes out as a *wave* of probes, calls above the limit; the limit rises
+  to the levels the provider answered. At the first 429 slow start ends, and the limit stays
+  below the lowest level refused, where calls were answered (not at a fraction of the
+  overshoot). While a wave is out its probes borrow slots: a call that ends under the limit
+  is not replaced until fewer than the limit are out, so a provider that counts a refused
+  call as in flight until it answers refuses the wave's excess, not every call of a round.
+- **Multiplicative decrease** (AIMD): a 429 for a call the limit allowed all along (the
+  capacity fell, another client took a share) cuts the limit to x0.9, and below the refused
+  level, once per round: calls that started before the last decrease saw the old limit, so
+  their 429s are the same signal. Retry-After pauses new calls (capped at ``MAX_PAUSE``).
+- **Probing above the refused level** (CUBIC's plateau around ``W_max``, RFC 9438): below
+  the level of the last refusal the limit climbs back (+1, +2, +4, ... per round); at it, it
+  stays, and every ``probe_rounds`` rounds one call is sent above it. A refused probe leaves
+  the limit as it is and doubles the interval (up to ``MAX_PROBE_ROUNDS``); one answered is
+  asked again the next round (our count of calls in flight runs ahead of the provider's, so
+  one answer may be luck), and a second raises the limit by one and quarters the interval;
+  answers past the old level mean the capacity grew, and the climb resumes. A probe borrows
+  a slot like a wave, so a refused probe costs one 429.
 - **Delay signal**, as in TCP Vegas and Netflix concurrency-limits' Gradient2: when the
   short-term average latency exceeds ``LATENCY_TOLERANCE`` x the baseline (the lowest recent
   average), the provider (or our own event loop) is queueing calls: the limit shrinks by
-  baseline / current (at most by half), back to where calls did not queue; no pause.
+  baseline / current (at most by half, not below ``DELAY_FLOOR``), back to where calls did
+  not queue; no pause. It judges only calls started since the last decrease, so one queue
+  is not counted again while it drains.
 - The limit only grows while it is used (at least half of it in flight), is capped by a user's
   ceiling when there is one, and by ``MAX_LIMIT`` otherwise.
 """
@@ -31,14 +43,30 @@ from dataclasses import dataclass
 
 INITIAL_LIMIT = 4
 MAX_LIMIT = 1024
+MAX_STEP = 16  # calls per round the limit may grow by, in slow start and while climbing
 MAX_PAUSE = 60.0
 DECREASE = 0.9
-MAX_PROBE_ROUNDS = 16
+FIRST_PROBE_ROUNDS = 8
+MAX_PROBE_ROUNDS = 64
 LATENCY_TOLERANCE = 2.0
+DELAY_FLOOR = 16  # the delay signal never takes the limit below this
 MIN_LATENCY_RISE = 0.005  # seconds: below this, latency "rising" is noise
 LATENCY_WARMUP = 20  # samples before the delay signal is trusted
 BASELINE_SAMPLES = 40
 LONG_SECONDS = 30.0  # the latency baseline is the lowest average of about this long
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call in flight: when it started, at which level, and whether it is the probe."""
+
+    started: float
+    level: int
+    wave: int = 0  # the wave of probes it belongs to; 0: not a probe
+
+    @property
+    def probe(self) -> bool:
+        return self.wave > 0
 
 
 @dataclass(frozen=True)
@@ -53,6 +81,7 @@ class CapacitySnapshot:
     paused_until: float
     decreases: int
     refusals: int
+    refused_rounds: int
     lowest_limit: float
 
 
@@ -68,22 +97,35 @@ class CapacityEstimate:
     def __init__(self, ceiling: int | None = None, *, initial: int = INITIAL_LIMIT):
         self.ceiling = ceiling
         self.limit = float(min(initial, self.max_limit))
+        self.in_flight = 0
         self.slow_start = True
         self.refused_at: float | None = None
-        self.probe_rounds = 1
-        self.step = 1.0  # rounds climb by this below the remembered level; doubles per round
-        self._round_successes = 0.0
+        self.probe_rounds = FIRST_PROBE_ROUNDS
+        self._rounds_to_probe = float(FIRST_PROBE_ROUNDS)
+        self.step = 1.0  # the next wave's size while climbing; doubles per answered wave
+        # The current wave of probes (calls above the limit). The opening calls are a wave of
+        # their own: the first answers must not arm the next wave before the rest answer.
+        self._wave = 1
+        self._opening = True
+        self._edge = False  # the wave goes to or above the refused level
+        self._vouched = False  # an edge probe was answered once; the next answer counts
+        self._to_send = 0  # probes of the current wave not sent yet
+        self._out = 0  # probes of the current wave in flight
+        self._wave_refused = False
         self.last_decrease = -math.inf
+        self._floor = 1.0  # no refusal of the round since the last decrease goes lower
         self.paused_until = -math.inf
         self.short_latency: float | None = None
         self.long_latency: float | None = None
         self.samples = 0
+        self._fresh = 0  # latency samples of calls started since the last decrease
         self._bucket_started = 0.0
         self._smooth_latency: float | None = None
         self._bucket_min = math.inf
         self._previous_min = math.inf
         self.decreases = 0
         self.refusals = 0
+        self.refused_rounds = 0  # decreases for our own 429s (what peers are told)
         self.lowest_limit = self.limit
 
     # -- reading ---------------------------------------------------------------------------
@@ -92,9 +134,20 @@ class CapacityEstimate:
         return MAX_LIMIT if self.ceiling is None else min(MAX_LIMIT, self.ceiling)
 
     @property
-    def slots(self) -> int:
-        """Calls allowed in flight now (the limit, rounded down, at least 1)."""
+    def base_slots(self) -> int:
         return max(1, int(self.limit + 1e-9))
+
+    @property
+    def slots(self) -> int:
+        """Calls allowed in flight now: the limit, rounded down, plus a wave of probes while
+        it is being sent. Once sent, its probes borrow slots: calls that end under the limit
+        are not replaced until the probes are answered or fewer than the limit are out."""
+        if self._to_send:
+            return self.base_slots + self._to_send + self._out
+        return self.base_slots
+
+    def can_start(self, now: float) -> bool:
+        return now >= self.paused_until and self.in_flight < self.slots
 
     def snapshot(self) -> CapacitySnapshot:
         return CapacitySnapshot(
@@ -102,7 +155,7 @@ class CapacityEstimate:
             refused_at=self.refused_at, probe_rounds=self.probe_rounds,
             short_latency=self.short_latency, long_latency=self.long_latency,
             paused_until=self.paused_until, decreases=self.decreases, refusals=self.refusals,
-            lowest_limit=self.lowest_limit,
+            refused_rounds=self.refused_rounds, lowest_limit=self.lowest_limit,
         )
 
     # -- configuration ---------------------------------------------------------------------
@@ -111,6 +164,7 @@ class CapacityEstimate:
             raise ValueError(f"concurrency must be >= 1, got {ceiling}")
         self.ceiling = ceiling
         self.limit = min(self.limit, float(self.max_limit))
+        self._to_send = min(self._to_send, self.max_limit - self.base_slots)
 
     def seed(self, limit: float) -> None:
         """Start from what another process learned, instead of slow-starting from scratch."""
@@ -119,78 +173,176 @@ class CapacityEstimate:
             self.slow_start = False
 
     # -- events ----------------------------------------------------------------------------
-    def on_success(self, started: float, now: float, in_flight: int) -> None:
-        """A call that started at ``started`` succeeded; ``in_flight`` counts it."""
-        self._observe_latency(now - started, now)
-        if self._congested():
-            # Vegas/Gradient2: shrink in proportion, back to where latency was the baseline.
-            # Not below the starting limit: so few calls hardly queue anywhere, and on a busy
-            # machine our own latency is noisy.
-            assert self.short_latency and self.long_latency
-            if self.limit > INITIAL_LIMIT:
-                factor = max(0.5, self.long_latency / self.short_latency,
-                             INITIAL_LIMIT / self.limit)
-                self._decrease(started, now, factor=factor)
-            return
-        if in_flight * 2 < self.limit:  # the limit is not what holds calls back
-            return
-        if self.slow_start:
-            self._grow(1.0)
-            return
-        if self.refused_at is not None and self.limit + 1.0 > self.refused_at:
-            # The slow probe onto the level where the provider refused last time.
-            self._grow(1.0 / (self.limit * self.probe_rounds))
-            if self.limit >= self.refused_at + 2.0:  # capacity grew: ramp up again
-                self.refused_at, self.probe_rounds, self.step = None, 1, 1.0
-            return
-        increment = self.step / self.limit
-        if self.refused_at is not None:
-            increment = min(increment, max(0.0, self.refused_at - 1.0 - self.limit))
-            if increment == 0.0:
-                increment = 1.0 / (self.limit * self.probe_rounds)
-        self._grow(increment)
-        self._round_successes += 1
-        if self._round_successes >= self.limit:
-            self._round_successes = 0
-            self.step = min(self.step * 2.0, max(1.0, self.limit / 4.0))
+    def start(self, now: float) -> Call:
+        """A call starts now (the caller checked ``can_start``)."""
+        self.in_flight += 1
+        if self._opening and self.slow_start:
+            self._out += 1
+            return Call(started=now, level=self.in_flight, wave=self._wave)
+        if self.in_flight <= self.base_slots or self._to_send == 0:
+            return Call(started=now, level=self.in_flight)
+        self._to_send -= 1
+        self._out += 1
+        return Call(started=now, level=self.in_flight, wave=self._wave)
 
-    def on_refusal(self, started: float, now: float, retry_after: float | None = None) -> None:
-        """The provider answered 429 to a call that started at ``started``."""
+    def succeeded(self, call: Call, now: float) -> None:
+        used = self.in_flight * 2 >= self.limit  # before this call ended
+        current = self._end(call)
+        self._observe_latency(now - call.started, now, fresh=call.started > self.last_decrease)
+        if self._congested() and self.limit > DELAY_FLOOR:
+            # Vegas/Gradient2: shrink in proportion, back to where latency was the baseline.
+            # Not below DELAY_FLOOR: so few calls hardly queue at a provider, and latency
+            # that rises with them is our own event loop's, busy with its share of the CPU;
+            # cutting there would only leave the CPU idle between calls.
+            assert self.short_latency and self.long_latency
+            factor = max(0.5, self.long_latency / self.short_latency, DELAY_FLOOR / self.limit)
+            self._decrease(call.started, now, self.limit * factor, None)
+            return
+        if current:  # the provider took a call above the limit: the limit may rise to it
+            level = float(min(call.level, self.max_limit))
+            if self._wave_refused and self.refused_at is not None:
+                level = min(level, self.refused_at - 1.0)  # a sibling probe was refused
+            if self._edge and not self._vouched:
+                # Our count runs ahead of the provider's (answers wait for our event loop):
+                # one answer above a refused level may be luck. A second one, next round,
+                # raises the limit.
+                self._vouched = True
+            else:
+                self._vouched = False
+                self.limit = max(self.limit, level)
+            if self._out == 0 and self._to_send == 0:
+                self._wave_answered()
+        elif used and not call.probe:
+            self._rounds_to_probe -= 1.0 / self.limit
+        if used:
+            self._arm()
+
+    def refused(self, call: Call, now: float, retry_after: float | None = None) -> None:
+        """The provider answered 429."""
+        current = self._end(call)
         self.refusals += 1
         if retry_after:
             self.paused_until = max(self.paused_until, now + min(retry_after, MAX_PAUSE))
-        self._decrease(started, now)
+        below = float(max(1, call.level - 1))
+        if current:  # a probe: the limit stays where calls are answered
+            self._vouched = False
+            edge = not self.slow_start and self.refused_at is not None
+            self.refused_at = min(self.refused_at or math.inf, float(call.level))
+            if not self._wave_refused:
+                self._wave_refused = True
+                self.probe_rounds = (min(MAX_PROBE_ROUNDS, self.probe_rounds * 2) if edge
+                                     else FIRST_PROBE_ROUNDS)
+            self._rounds_to_probe = float(self.probe_rounds)
+            self.slow_start = False
+            self.limit = min(self.limit, below)
+            self._to_send = 0
+            # Calls started before this answer saw the same limit: their 429s are this signal.
+            self.last_decrease = max(self.last_decrease, now)
+            return
+        if call.started <= self.last_decrease or call.probe:
+            # The round already paid (or a probe of a wave given up): only learn the level.
+            self.limit = min(self.limit, max(below, self._floor))
+            self.refused_at = min(self.refused_at or math.inf, float(call.level))
+            self.lowest_limit = min(self.lowest_limit, self.limit)
+            return
+        # Below the refused level, but by at most half in one round: with other clients on
+        # the provider, or a limit on requests per minute, our own level says less.
+        self._floor = self.limit / 2 if not self.slow_start else 1.0
+        self.refused_rounds += 1
+        self._decrease(call.started, now,
+                       min(max(below, self._floor), self.limit * DECREASE, self.limit - 1.0),
+                       float(call.level))
 
-    def on_peer_refusal(self, now: float, round_time: float) -> None:
+    def failed(self, call: Call, now: float) -> None:
+        """The call failed otherwise (5xx, timeout, lost connection): no lesson learned."""
+        if self._end(call) and self._out == 0 and self._to_send == 0:
+            self._wave += 1  # a lost probe: the next wave may go
+            self._wave_refused = False
+
+    def peer_refused(self, now: float, round_time: float) -> None:
         """Another process on this endpoint was refused (learned through the database)."""
-        self._decrease(now - round_time, now)
+        self._decrease(now - round_time, now, min(self.limit * DECREASE, self.limit - 1.0),
+                       self.limit)
 
     def pause_until(self, until: float) -> None:
         self.paused_until = max(self.paused_until, until)
 
     # -- internals -------------------------------------------------------------------------
-    def _grow(self, increment: float) -> None:
-        self.limit = min(float(self.max_limit), self.limit + increment)
+    def _end(self, call: Call) -> bool:
+        """Count the call out; True when it is a probe of the current wave."""
+        self._opening = False
+        self.in_flight = max(0, self.in_flight - 1)
+        if call.wave and call.wave == self._wave:
+            self._out -= 1
+            return True
+        return False
 
-    def _decrease(self, started: float, now: float, factor: float = DECREASE) -> None:
+    def _wave_answered(self) -> None:
+        if not self._wave_refused:
+            if not self._edge:
+                self.step = min(self.step * 2.0, float(MAX_STEP))
+            elif self._vouched:  # once: ask again next round before believing it
+                self._rounds_to_probe = 1.0
+            else:  # answered twice above the refused level: the capacity may have grown
+                self.probe_rounds = max(1, self.probe_rounds // 4)
+                self._rounds_to_probe = float(self.probe_rounds)
+                if self.refused_at is not None and self.limit >= self.refused_at + 1:
+                    self.refused_at, self.step = None, 1.0
+        self._wave += 1
+        self._wave_refused = False
+
+    def _arm(self) -> None:
+        """Arm the next wave of probes, if one is due: it goes when the limit is full."""
+        if self._out or self._to_send:
+            return
+        base = self.base_slots
+        room = self.max_limit - base
+        if room <= 0:
+            return
+        if self.slow_start:
+            size = min(base, MAX_STEP)
+        elif self.refused_at is None:
+            size = int(self.step)
+        elif base + 1 < self.refused_at:  # climbing back below the refused level
+            size = min(int(self.step), int(self.refused_at) - 1 - base)
+        elif self._rounds_to_probe <= 0:
+            size = 1
+        else:
+            return
+        self._edge = self.refused_at is not None and base + size >= self.refused_at
+        self._to_send = max(1, min(size, room))
+        self._wave += 1
+        self._wave_refused = False
+
+    def _decrease(self, started: float, now: float, target: float,
+                  level: float | None) -> None:
+        """Once per round; ``level``: refused there (None: queueing, which keeps what the
+        refusals taught)."""
         if started <= self.last_decrease:
             return  # this round already paid
-        level = self.limit
-        same_level = self.refused_at is not None and abs(level - self.refused_at) <= max(
-            2.0, 0.1 * level)
-        self.probe_rounds = min(MAX_PROBE_ROUNDS, self.probe_rounds * 2) if same_level else 1
-        self.refused_at = level
-        self.limit = max(1.0, min(level - 1.0, level * factor))
+        if level is not None:
+            same_level = self.refused_at is not None and abs(level - self.refused_at) <= max(
+                2.0, 0.1 * level)
+            self.probe_rounds = (min(MAX_PROBE_ROUNDS, self.probe_rounds * 2) if same_level
+                                 else FIRST_PROBE_ROUNDS)
+            self._rounds_to_probe = float(self.probe_rounds)
+            self.refused_at = level
+        self.limit = max(1.0, min(self.limit, target))
         self.slow_start = False
         self.step = 1.0
-        self._round_successes = 0
+        self._wave += 1  # probes in flight were sent above the old limit: they teach nothing
+        self._to_send = self._out = 0
+        self._wave_refused = self._vouched = False
         self.last_decrease = now
+        self.short_latency, self._fresh = None, 0
         self.decreases += 1
         self.lowest_limit = min(self.lowest_limit, self.limit)
 
-    def _observe_latency(self, latency: float, now: float) -> None:
+    def _observe_latency(self, latency: float, now: float, *, fresh: bool) -> None:
         self.samples += 1
-        self.short_latency = _ewma(self.short_latency, latency, max(8.0, self.limit))
+        if fresh:  # the short-term average is of calls started since the last decrease
+            self._fresh += 1
+            self.short_latency = _ewma(self.short_latency, latency, max(8.0, self.limit))
         self._smooth_latency = _ewma(self._smooth_latency, latency, BASELINE_SAMPLES)
         # The baseline is the lowest smoothed latency of the last LONG_SECONDS or so (two
         # half-window buckets): it follows a model that got slower for good, and cannot
@@ -204,7 +356,8 @@ class CapacityEstimate:
         self.long_latency = min(self._bucket_min, self._previous_min)
 
     def _congested(self) -> bool:
-        if (self.samples < LATENCY_WARMUP or self.short_latency is None
+        if (self.samples < LATENCY_WARMUP or self._fresh < max(8.0, self.limit / 2)
+                or self.short_latency is None
                 or self.long_latency is None or math.isinf(self.long_latency)):
             return False
         assert self.long_latency is not None

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grading.capacity import CapacityEstimate, CapacitySnapshot
+from grading.capacity import Call, CapacityEstimate, CapacitySnapshot
 from grading.errors import TransientProviderError
 
 
@@ -46,7 +46,6 @@ class AdaptiveLimiter:
         self._lock = threading.Lock()
         self.estimate = (CapacityEstimate(ceiling) if initial is None
                          else CapacityEstimate(ceiling, initial=initial))
-        self._in_flight = 0
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
 
     # -- configuration and reading -----------------------------------------------------
@@ -67,7 +66,7 @@ class AdaptiveLimiter:
     def stats(self) -> LimiterStats:
         with self._lock:
             e = self.estimate
-            return LimiterStats(ceiling=e.ceiling, limit=e.limit, in_flight=self._in_flight,
+            return LimiterStats(ceiling=e.ceiling, limit=e.limit, in_flight=e.in_flight,
                                 lowest_limit=e.lowest_limit, decreases=e.decreases,
                                 throttled=e.refusals)
 
@@ -86,8 +85,8 @@ class AdaptiveLimiter:
     def slot(self) -> Slot:
         return Slot(self)
 
-    async def acquire(self) -> float:
-        """Wait for a free slot; returns the time the call started (for ``release``)."""
+    async def acquire(self) -> Call:
+        """Wait for a free slot; returns the call (for ``release``)."""
         loop = asyncio.get_running_loop()
         while True:
             with self._lock:
@@ -95,9 +94,8 @@ class AdaptiveLimiter:
                 if now < self.estimate.paused_until:
                     pause = self.estimate.paused_until - now
                     future = None
-                elif self._in_flight < self.estimate.slots:
-                    self._in_flight += 1
-                    return now
+                elif self.estimate.can_start(now):
+                    return self.estimate.start(now)
                 else:
                     pause = None
                     future = loop.create_future()
@@ -115,20 +113,21 @@ class AdaptiveLimiter:
                         self._wake_locked()
                 raise
 
-    def release(self, started: float, *, throttled: bool = False,
+    def release(self, call: Call, *, throttled: bool = False,
                 retry_after: float | None = None, failed: bool = False) -> None:
         """End a call. ``failed``: it failed otherwise (5xx, timeout): no lesson learned."""
         with self._lock:
             now = self._clock()
             if throttled:
-                self.estimate.on_refusal(started, now, retry_after)
-            elif not failed:
-                self.estimate.on_success(started, now, self._in_flight)
-            self._in_flight -= 1
+                self.estimate.refused(call, now, retry_after)
+            elif failed:
+                self.estimate.failed(call, now)
+            else:
+                self.estimate.succeeded(call, now)
             self._wake_locked()
 
     def _wake_locked(self) -> None:
-        free = self.estimate.slots - self._in_flight
+        free = self.estimate.slots - self.estimate.in_flight
         while free > 0 and self._waiters:
             loop, future = self._waiters.popleft()
             if future.done():
@@ -166,7 +165,7 @@ def refusal_of(exc: BaseException | None) -> tuple[bool, float | None]:
 class Slot:
     def __init__(self, limiter: AdaptiveLimiter):
         self._limiter = limiter
-        self._started = 0.0
+        self._call: Call | None = None
         self._throttled = False
         self._retry_after: float | None = None
 
@@ -174,14 +173,15 @@ class Slot:
         self._throttled, self._retry_after = True, retry_after
 
     async def __aenter__(self) -> Slot:
-        self._started = await self._limiter.acquire()
+        self._call = await self._limiter.acquire()
         return self
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
         refused, retry_after = refusal_of(exc)
         if refused and not self._throttled:
             self.throttled(retry_after)
-        self._limiter.release(self._started, throttled=self._throttled,
+        assert self._call is not None
+        self._limiter.release(self._call, throttled=self._throttled,
                               retry_after=self._retry_after,
                               failed=exc is not None and not self._throttled)
 

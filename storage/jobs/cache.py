@@ -44,6 +44,31 @@ def cache_key(
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+class KeyMaker:
+    """``cache_key`` for many calls that differ mostly in their messages: the same text is
+    hashed, but the response schema and sampling are serialised once, not per call."""
+
+    def __init__(self, sampling: Mapping[str, Any]):
+        self._sampling = _canonical(dict(sampling))
+        self._tails: dict[tuple[str, int], tuple[Any, str]] = {}
+
+    def __call__(self, model: str, messages: Sequence[Mapping[str, Any]],
+                 response_format: Mapping[str, Any] | None) -> str:
+        # sort_keys orders the payload's keys: messages, model, response_format, sampling.
+        cached = self._tails.get((model, id(response_format)))
+        if cached is None or cached[0] is not response_format:
+            tail = (f',"model":{_canonical(model)},"response_format":'
+                    f'{_canonical(response_format)},"sampling":{self._sampling}}}')
+            cached = self._tails[(model, id(response_format))] = (response_format, tail)
+        payload = '{"messages":' + _canonical(list(messages)) + cached[1]
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
 def lookup(sessions: SessionFactory, key: str) -> CachedAnswer | None:
     with sessions() as session:
         row = session.execute(

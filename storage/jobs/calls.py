@@ -86,8 +86,9 @@ class JobGenerate:
         self.counters = counters
         self.cache_buffer = cache_buffer
         self.on_fatal = on_fatal
-        self._sampling = {"temperature": llm.temperature,
-                          "structured_output": llm.structured_output, **llm.extra}
+        self._key = cache_store.KeyMaker({
+            "temperature": llm.temperature, "structured_output": llm.structured_output,
+            **llm.extra})
         # Keys already answered in this run: asking again means the answer was unusable (a
         # parse retry) or the request is a duplicate; either way, ask the provider afresh.
         self._answered: set[str] = set()
@@ -105,9 +106,7 @@ class JobGenerate:
         model = self.llm.model
         messages = [{"role": "system", "content": system_prompt},
                     {"role": "user", "content": user_prompt}]
-        key = cache_store.cache_key(
-            model, messages, response_format if self.llm.structured_output else None,
-            self._sampling)
+        key = self._key(model, messages, response_format if self.llm.structured_output else None)
         if self.use_cache and key not in self._answered:
             self._answered.add(key)
             hit = await self._cached(key)

@@ -6,7 +6,9 @@ so the job runner and the library share them. Here, several processes on one end
 SQLite file on one machine, or PostgreSQL) share what they learn through the
 ``endpoint_capacity`` table, every ``SYNC_INTERVAL`` seconds:
 
-- each process writes its limit, how many refusals it has seen and any Retry-After pause;
+- each process writes its limit, how many rounds of its calls were refused (its own 429s
+  only: a decrease made for a peer is not published, or two processes would echo each
+  other's decreases down to one call) and any Retry-After pause;
 - a refusal seen by a peer is treated as our own (one decrease per round), so the processes
   back off together instead of each probing the provider into a storm of 429s;
 - a peer's pause is kept by all;
@@ -71,7 +73,7 @@ class CapacitySharing:
         with self.sessions.begin() as session:
             dialect = session.get_bind().dialect.name
             insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-            values = {"limit": snapshot.limit, "refusals": snapshot.decreases,
+            values = {"limit": snapshot.limit, "refusals": snapshot.refused_rounds,
                       "backoff_until": backoff, "seen_at": now}
             session.execute(
                 insert(m.EndpointCapacityRow)
@@ -106,7 +108,7 @@ class CapacitySharing:
             if first and not live and stopped:
                 estimate.seed(stopped[-1][1])
             if refused:
-                estimate.on_peer_refusal(clock_now, round_time=estimate.short_latency or 1.0)
+                estimate.peer_refused(clock_now, round_time=estimate.short_latency or 1.0)
             if backoffs:
                 estimate.pause_until(clock_now + (max(backoffs) - now).total_seconds())
 

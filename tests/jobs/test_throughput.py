@@ -42,11 +42,13 @@ def test_with_defaults_the_runner_finds_the_cap_no_grade_fails_and_429s_stay_rar
     assert all(g.score is not None for g in grades)
     # It used what the provider allows (no ceiling was configured) ...
     assert fake_provider.max_in_flight >= 6
-    # ... and was refused rarely (a fixed 16 in flight would be refused on most calls).
-    # On ~250 calls the slow-start overshoot and the probes above the refused level cost
-    # 5-8 % here (measured 14-25 429s); issue 13's target (<= 2 %) is a benchmark figure at
-    # 1,600 calls and is still open for small runs.
-    assert fake_provider.rate_limited <= 0.12 * fake_provider.requests, (
+    # ... and was refused rarely (a fixed 16 in flight would be refused on most calls). On a
+    # quiet machine: 0-3 429s in ~245 calls (the slow-start overshoot, a refused probe),
+    # within issue 13's 2 %, which tests/grading/test_capacity.py holds for this very run
+    # (cap 6, 240 calls, refused calls held) with a fake clock. Here the clock is real: at
+    # load 15-19 answers wait long for our event loop, our count of calls in flight runs far
+    # ahead of the provider's, and 11-16 429s were measured (4-6 %).
+    assert fake_provider.rate_limited <= 0.08 * fake_provider.requests, (
         fake_provider.rate_limited, fake_provider.requests)
 
 
