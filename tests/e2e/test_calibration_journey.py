@@ -11,7 +11,9 @@ from storage.engine import open_database
 from storage.services import calibration, reviews, runs
 from tests.actors import ADMIN
 from tests.e2e.conftest import _serve, database_url_in
-from tests.e2e.test_journey import _no_tracebacks, _type, _wait_idle
+from tests.e2e.streamlit_page import no_tracebacks as _no_tracebacks
+from tests.e2e.streamlit_page import wait_idle as _wait_idle
+from tests.e2e.test_journey import _type
 from tests.fake_provider import FakeProvider
 from tests.storage.helpers import make_dataset, make_rubric
 

@@ -16,7 +16,8 @@ from storage.engine import open_database
 from storage.services import runs
 from tests.actors import ADMIN
 from tests.e2e.conftest import _serve, database_url_in
-from tests.e2e.test_journey import _choose, _type
+from tests.e2e.streamlit_page import choose as _choose
+from tests.e2e.test_journey import _type
 from tests.storage.helpers import CRITERIA, judge_report, make_dataset, make_rubric
 from tests.ui.seed import M, U
 
