@@ -74,21 +74,23 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
         "calibration_k": calibrated.k if calibrated else None,
         "calibration_seed": calibrated.seed if calibrated else None,
         "shown_as_example": (response.id in (used or set())) if calibrated else None,
-        "criteria": [
-            {
-                "criterion_id": row.criterion_id, "name": row.label,
-                "requirement": by_id[row.criterion_id].requirement,
-                "weight": by_id[row.criterion_id].weight,
-                "judge_verdict": _value(row.judge_verdict), "reason": row.judge_reason,
-                "judge_error": row.judge_error,
-                "human_verdict": _value(row.human.verdict) if row.human else None,
-                "human_note": row.human.note if row.human else None,
-                "effective_verdict": _value(row.effective_verdict),
-                "reviewer": row.human.reviewer if row.human else None,
-                "human_status": row.decision.status if row.decision else "not_reviewed",
-            }
-            for row in effective.criteria
-        ],
+        "criteria": [_criterion_record(row, by_id) for row in effective.criteria],
+    }
+
+
+def _criterion_record(row, by_id: dict) -> dict[str, Any]:
+    """One criterion of a record: the judge's verdict, people's, and the one in effect."""
+    return {
+        "criterion_id": row.criterion_id, "name": row.label,
+        "requirement": by_id[row.criterion_id].requirement,
+        "weight": by_id[row.criterion_id].weight,
+        "judge_verdict": _value(row.judge_verdict), "reason": row.judge_reason,
+        "judge_error": row.judge_error,
+        "human_verdict": _value(row.human.verdict) if row.human else None,
+        "human_note": row.human.note if row.human else None,
+        "effective_verdict": _value(row.effective_verdict),
+        "reviewer": row.human.reviewer if row.human else None,
+        "human_status": row.decision.status if row.decision else "not_reviewed",
     }
 
 
@@ -116,16 +118,7 @@ def _panel_record(result: PanelResult, version: RubricVersionInfo,
     decided = {row.criterion_id: row for row in result.grade.criteria}
     record["criteria"] = [
         {
-            "criterion_id": row.criterion_id, "name": row.label,
-            "requirement": by_id[row.criterion_id].requirement,
-            "weight": by_id[row.criterion_id].weight,
-            "judge_verdict": _value(row.judge_verdict), "reason": row.judge_reason,
-            "judge_error": row.judge_error,
-            "human_verdict": _value(row.human.verdict) if row.human else None,
-            "human_note": row.human.note if row.human else None,
-            "effective_verdict": _value(row.effective_verdict),
-            "reviewer": row.human.reviewer if row.human else None,
-            "human_status": row.decision.status if row.decision else "not_reviewed",
+            **_criterion_record(row, by_id),
             "tie": decided[row.criterion_id].decision.tie,
             "members": " ".join(
                 f"#{m.run.id}:{_value(v) or 'failed'}" for m, v in
