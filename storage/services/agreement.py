@@ -248,15 +248,24 @@ def gather_sources(
         ))
 
     scorings = {f"run:{run.id}": run.settings.scoring() for run in runs}
+    panel_used: dict[str, tuple[int, set[int]]] = {}
     for found in panel_sources(sessions, rubric_version_id, dataset_id):
         panel, key = found.panel, f"panel:{found.panel.id}"
-        verdicts[key], reasons[key], judge_scores[key] = (found.verdicts, found.reasons,
-                                                          found.scores)
+        # A panel with calibrated members is measured only where no member was shown the
+        # response as an example (a member's example would leak people's verdict into it).
+        shown = set().union(*(used.get(m.run.id, set()) for m in panel.members))
+        verdicts[key] = {k: v for k, v in found.verdicts.items() if k[0] not in shown}
+        reasons[key] = {k: v for k, v in found.reasons.items() if k[0] not in shown}
+        judge_scores[key] = {r: v for r, v in found.scores.items() if r not in shown}
+        ks = [m.run.settings.calibration.k for m in panel.members
+              if m.run.settings.calibration is not None]
+        if ks:
+            panel_used[key] = (max(ks), shown)
         scorings[key] = panel.scoring
         sources.append(AgreementSource(
             key=key, label=panel_label(panel),
             run_id=None, grader="panel", model=member_models(panel), status=found.status,
-            per_criterion=True, verdict_count=len(found.verdicts), grades=found.grades,
+            per_criterion=True, verdict_count=len(verdicts[key]), grades=found.grades,
             failed=0, total_tokens=found.total_tokens, cost=found.cost,
             unknown_cost_count=found.unknown_cost_count, panel_id=panel.id,
             member_run_ids=tuple(m.run.id for m in panel.members)))
@@ -304,6 +313,8 @@ def gather_sources(
         f"run:{run.id}": calibration.HeldOut.of(
             run.settings.calibration.k, set(reviewed), used.get(run.id, set()))
         for run in runs if run.settings.calibration is not None}
+    held_out.update({key: calibration.HeldOut.of(k, set(reviewed), shown)
+                     for key, (k, shown) in panel_used.items()})
     return AgreementData(
         held_out=held_out,
         rubric_version_id=rubric_version_id, dataset_id=dataset_id, criteria=criteria,

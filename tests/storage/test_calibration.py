@@ -235,6 +235,37 @@ def test_agreement_of_a_calibrated_run_leaves_out_its_example_responses(sessions
     assert pair.overall.pairs_used == (10 - len(used)) * len(criteria)
 
 
+def test_a_panel_with_a_calibrated_member_is_measured_on_held_out_responses(sessions):
+    from storage.services import panels
+    from tests.storage.helpers import judge_report
+
+    version, dataset, responses = _setup(sessions, count=10)
+    _review(sessions, version, responses, _alternating)
+    calibrated = _launch(sessions, version, dataset, k=2)
+    plain = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                            grader="per_criterion", model="openai/other", actor=ADMIN)
+    criteria = version.to_criteria()
+    for run in (calibrated, plain):
+        runs.start_run(sessions, run.id)
+        for i, response in enumerate(responses):
+            verdicts = [Verdict(_alternating(i, c)) for c in range(len(criteria))]
+            runs.record_grade(sessions, run.id, response.id, judge_report(
+                criteria, verdicts, run.settings.scoring(), response.to_grade))
+    panel = panels.create_panel(sessions, run_ids=[calibrated.id, plain.id], rule="majority",
+                                actor=ADMIN)
+    used = {e.response_id for e in calibration.list_run_examples(sessions, calibrated.id)}
+    assert 0 < len(used) < len(responses)
+    data = agreement.gather_sources(sessions, version.id, dataset.id)
+    key = f"panel:{panel.id}"
+    assert {rid for rid, _ in data.verdicts[key]} == {r.id for r in responses} - used
+    assert set(data.judge_scores[key]) <= {r.id for r in responses} - used
+    held = data.held_out[key]
+    assert (held.reviewed, held.examples, held.held_out, held.k) == (
+        10, len(used), 10 - len(used), 2)
+    [source] = [s for s in data.sources if s.key == key]
+    assert source.verdict_count == (10 - len(used)) * len(criteria)
+
+
 def test_the_estimate_counts_the_examples_every_prompt_shows(sessions):
     from storage.jobs import estimate_run
 
