@@ -25,24 +25,24 @@ IDLE_POLL_SECONDS = 5.0  # otherwise: to notice runs that become active elsewher
 ACTIVE = ("queued", "running")
 
 
-def handle_cancel(run_id: int) -> None:
+def _act(action, run_id: int, done: str) -> None:
+    """Cancel or requeue as the current person; say what happened (or why not) on the page."""
     try:
-        runs.cancel_run(runtime.get_sessions(), run_id, actor=current_actor())
-        st.session_state.grade_flash = ("info", f"Run #{run_id} was cancelled; the grades it "
-                                        "stored are kept.")
+        action(runtime.get_sessions(), run_id, actor=current_actor())
+        st.session_state.grade_flash = ("info", done)
     except RubricWorkbenchError as exc:
         st.session_state.grade_flash = ("error", md_escape(str(exc)))
     readers.get_runs.clear()
+
+
+def handle_cancel(run_id: int) -> None:
+    _act(runs.cancel_run, run_id,
+         f"Run #{run_id} was cancelled; the grades it stored are kept.")
 
 
 def handle_requeue(run_id: int) -> None:
-    try:
-        runs.requeue_run(runtime.get_sessions(), run_id, actor=current_actor())
-        st.session_state.grade_flash = ("info", f"Run #{run_id} is queued again; only the "
-                                        "responses without a grade are graded.")
-    except RubricWorkbenchError as exc:
-        st.session_state.grade_flash = ("error", md_escape(str(exc)))
-    readers.get_runs.clear()
+    _act(runs.requeue_run, run_id,
+         f"Run #{run_id} is queued again; only the responses without a grade are graded.")
 
 
 def render_stopped(current: list[RunInfo]) -> None:

@@ -119,25 +119,34 @@ def render_create_form(set_runs: list[RunInfo]) -> None:
         getattr(st, flash[0])(flash[1])
 
 
-def handle_create(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:
+def create_from_form(run_ids: list[int], rule: str, weights_text: str, name: str,
+                     who_first: str):
+    """The panel a create form asked for (Judges and Results share it), or None after saying
+    what is wrong (no identity, weights that are not numbers, the service's refusal)."""
     actor = current_actor()
     if actor is None:
-        st.error("Say who you are first (your reviewer name, or sign in), then create the "
-                 "panel.")
-        return
+        st.error(f"Say who you are first (your reviewer name, or sign in), then {who_first}.")
+        return None
     weights = None
     if weights_text.strip():
         try:
             weights = [float(w) for w in weights_text.replace(";", ",").split(",") if w.strip()]
         except ValueError:
             st.error("Weights must be numbers separated by commas, e.g. 2, 1, 1.")
-            return
+            return None
     try:
         panel = panels.create_panel(get_sessions(), run_ids=run_ids, rule=rule,
                                     weights=weights, name=name, actor=actor)
     except RubricWorkbenchError as exc:
-        st.error(f"The panel was not created: {exc}.")
-        return
+        st.error(plain(f"The panel was not created: {exc}."))
+        return None
     panel_readers.clear_after_panel_change()
+    return panel
+
+
+def handle_create(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:
+    panel = create_from_form(run_ids, rule, weights_text, name, "create the panel")
+    if panel is None:
+        return
     st.session_state["judges_panel_flash"] = ("success", f"Created {panel.label}.")
     st.rerun()

@@ -6,15 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from grading.errors import RubricWorkbenchError
 from grading.panels import PANEL_RULES
 from storage.dto import RunInfo
 from storage.services import panels
 from storage.services.panel_results import PanelResult, member_models, panel_results
 from storage.services.results import ResultSet, ResultsPage
-from ui import panel_readers, runtime, safe_text
-from ui.auth import current_actor
-from ui.runtime import get_sessions
+from ui import panel_readers, panel_view, runtime, safe_text
 from ui.verdict_view import format_score, md_escape, run_label, verdict_badge
 
 HOLISTIC = "rubric_as_judge"
@@ -174,25 +171,9 @@ def render_combine_form(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]) -> 
 
 
 def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:
-    actor = current_actor()
-    if actor is None:
-        st.error("Say who you are first (your reviewer name, or sign in), then combine.")
+    panel = panel_view.create_from_form(run_ids, rule, weights_text, name, "combine")
+    if panel is None:
         return
-    weights = None
-    if weights_text.strip():
-        try:
-            weights = [float(w) for w in weights_text.replace(";", ",").split(",")
-                       if w.strip()]
-        except ValueError:
-            st.error("Weights must be numbers separated by commas, e.g. 2, 1, 1.")
-            return
-    try:
-        panel = panels.create_panel(get_sessions(), run_ids=run_ids, rule=rule,
-                                    weights=weights, name=name, actor=actor)
-    except RubricWorkbenchError as exc:
-        st.error(f"The panel was not created: {md_escape(str(exc))}.")
-        return
-    panel_readers.clear_after_panel_change()
     st.session_state.results_combine_open = False
     st.session_state.results_panel_goto = panel.id  # picked on the next run
     st.session_state.results_flash = f"Created {panel.label}: it is shown next to the runs."

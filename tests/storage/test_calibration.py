@@ -204,6 +204,18 @@ def test_loaded_examples_carry_the_texts_and_never_show_a_response_to_itself(ses
     assert calibration.load_examples(sessions, plain.id) is None
 
 
+def _grade_alternating(sessions, graded_runs, responses, criteria) -> None:
+    """Every run judges every response as the reviewers did (the alternating pattern)."""
+    from tests.storage.helpers import judge_report
+
+    for run in graded_runs:
+        runs.start_run(sessions, run.id)
+        for i, response in enumerate(responses):
+            verdicts = [Verdict(_alternating(i, c)) for c in range(len(criteria))]
+            runs.record_grade(sessions, run.id, response.id, judge_report(
+                criteria, verdicts, run.settings.scoring(), response.to_grade))
+
+
 def test_agreement_of_a_calibrated_run_leaves_out_its_example_responses(sessions):
     version, dataset, responses = _setup(sessions, count=10)
     _review(sessions, version, responses, _alternating)
@@ -211,14 +223,7 @@ def test_agreement_of_a_calibrated_run_leaves_out_its_example_responses(sessions
     plain = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                             grader="per_criterion", model="openai/judge", actor=ADMIN)
     criteria = version.to_criteria()
-    from tests.storage.helpers import judge_report
-
-    for run in (calibrated, plain):
-        runs.start_run(sessions, run.id)
-        for i, response in enumerate(responses):
-            verdicts = [Verdict(_alternating(i, c)) for c in range(len(criteria))]
-            runs.record_grade(sessions, run.id, response.id, judge_report(
-                criteria, verdicts, run.settings.scoring(), response.to_grade))
+    _grade_alternating(sessions, (calibrated, plain), responses, criteria)
     used = {e.response_id for e in calibration.list_run_examples(sessions, calibrated.id)}
     assert 0 < len(used) < len(responses)
     data = agreement.gather_sources(sessions, version.id, dataset.id)
@@ -237,7 +242,6 @@ def test_agreement_of_a_calibrated_run_leaves_out_its_example_responses(sessions
 
 def test_a_panel_with_a_calibrated_member_is_measured_on_held_out_responses(sessions):
     from storage.services import panels
-    from tests.storage.helpers import judge_report
 
     version, dataset, responses = _setup(sessions, count=10)
     _review(sessions, version, responses, _alternating)
@@ -245,12 +249,7 @@ def test_a_panel_with_a_calibrated_member_is_measured_on_held_out_responses(sess
     plain = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                             grader="per_criterion", model="openai/other", actor=ADMIN)
     criteria = version.to_criteria()
-    for run in (calibrated, plain):
-        runs.start_run(sessions, run.id)
-        for i, response in enumerate(responses):
-            verdicts = [Verdict(_alternating(i, c)) for c in range(len(criteria))]
-            runs.record_grade(sessions, run.id, response.id, judge_report(
-                criteria, verdicts, run.settings.scoring(), response.to_grade))
+    _grade_alternating(sessions, (calibrated, plain), responses, criteria)
     panel = panels.create_panel(sessions, run_ids=[calibrated.id, plain.id], rule="majority",
                                 actor=ADMIN)
     used = {e.response_id for e in calibration.list_run_examples(sessions, calibrated.id)}
