@@ -280,3 +280,33 @@ def test_fake_provider_records_json_bodies(fake_provider):
         payload = json.loads(response.read())
     assert payload["object"] == "chat.completion"
     assert fake_provider.last_body == {"model": "m", "messages": []}
+
+
+def test_graded_in_several_event_loops_the_process_exits_without_unclosed_session_noise(
+        fake_provider):
+    # grade_sync makes a loop per call; the connections each loop's client opened are closed
+    # by the time the loop is gone or the process ends (no "Unclosed client session" lines,
+    # no tracebacks at exit), and clients of finished loops are not kept.
+    code = (
+        "import asyncio, os\n"
+        "from grading import Criterion, Rubric\n"
+        "from grading.autograders import PerCriterionGrader\n"
+        "from grading import http_limits\n"
+        "rubric = Rubric([Criterion(requirement='Alpha'), Criterion(requirement='Beta')])\n"
+        "grader = PerCriterionGrader()\n"
+        "for _ in range(3):\n"
+        "    assert rubric.grade_sync('answer', autograder=grader).score == 1.0\n"
+        "async def more():\n"
+        "    return await rubric.grade('answer', autograder=grader)\n"
+        "assert asyncio.run(more()).score == 1.0\n"
+        "print(len(http_limits._clients))\n"
+    )
+    env = {**__import__("os").environ, "RUBRIC_WORKBENCH_MODEL": MODEL,
+           "RUBRIC_WORKBENCH_API_BASE": fake_provider.api_base,
+           "RUBRIC_WORKBENCH_API_KEY": "test-key"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120, cwd=str(__import__("pathlib").Path(__file__).parents[2]))
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert int(out.stdout.split()[-1]) <= 1  # only the last loop's client may remain
+    assert "Unclosed" not in out.stderr and "Traceback" not in out.stderr, out.stderr[-3000:]
+    assert "Exception ignored" not in out.stderr, out.stderr[-3000:]
