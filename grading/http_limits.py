@@ -61,6 +61,10 @@ def _capped_transport(limit: int) -> Any:
             self.inner = inner
 
         async def handle_async_request(self, request: Any) -> Any:
+            if request.url.userinfo:
+                # httpx already turned an api_base's user:password into the Authorization
+                # header; aiohttp refuses a URL that still carries them next to that header.
+                request.url = request.url.copy_with(userinfo=b"")
             response = await self.inner.handle_async_request(request)
             length = response.headers.get("content-length", "")
             if length.isdigit():

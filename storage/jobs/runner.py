@@ -1,6 +1,6 @@
 """Executes one grading run: grades the responses that have no stored grade yet.
 
-Each grade is written as soon as it completes (``storage.services.runs.record_grade``). A
+Grades are stored a few at a time as they complete (``storage.jobs.grade_writer``). A
 failed grade is stored as a failed grade (score None + error) and the run goes on; the run is
 ``failed`` only when nothing can work (no credentials, unknown model), with what to do.
 Provider calls go cache -> adaptive limiter -> litellm.
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import math
 import os
@@ -34,14 +33,15 @@ from grading.redact import redact
 from grading.retry import DEFAULT_CALL_DEADLINE
 from grading.types import Criterion, EvaluationReport
 from storage.db_errors import describe_db_error
-from storage.dto import ResponseInfo, RunInfo
+from storage.dto import GradeInfo, ResponseInfo, RunInfo
 from storage.engine import SessionFactory, retry_db
-from storage.errors import GradeExistsError, InvalidStateError
+from storage.errors import InvalidStateError
 from storage.jobs import cache as cache_store
 from storage.jobs import chunks as chunk_store
 from storage.jobs import passes, queue
 from storage.jobs.breaker import StoreBreaker
 from storage.jobs.calls import Counters, JobGenerate, missing_credentials
+from storage.jobs.grade_writer import GradeWriter
 from storage.jobs.limiter import SYNC_INTERVAL, CapacitySharing, endpoint_name, limiter_for
 from storage.jobs.notices import set_notice
 from storage.run_settings import RunSettings
@@ -49,6 +49,7 @@ from storage.services import calibration as calibration_service
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
 from storage.services import runs as run_service
+from storage.services.grade_records import NewGrade
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,8 @@ DEFAULT_TIMEOUT = 120.0
 TRANSPORT_RETRIES = 10
 RETRY_BASE_DELAY = 0.25
 RETRY_MAX_DELAY = 30.0
+# How long a stopping run waits for the database to take the grades it has made.
+FINAL_STORE_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,8 @@ class RunExecution:
         self.notice: str | None = None
         self._notice_shown: str | None = None
         self.breaker = StoreBreaker(on_change=self._set_notice)
+        self.writer = GradeWriter(sessions, run.id, self.breaker, on_stored=self._stored,
+                                  on_unstored=self._unstored)
         self.generate = passes.TrackedGenerate(JobGenerate(
             llm, limiter=self.limiter, sessions=sessions, use_cache=self.options.use_cache,
             counters=self.counters, cache_buffer=cache_store.WriteBuffer(sessions),
@@ -312,30 +317,26 @@ class RunExecution:
                     score=None, error=redact(f"unexpected error: {type(exc).__name__}: {exc}"))
             if self.fatal is not None:
                 return  # not this response's fault: it stays pending for a requeue
-            latency = time.monotonic() - started
-            transient = calls.failed_transiently(report)
-            try:  # a database that cannot take it pauses the run (see storage/jobs/breaker.py)
-                stored = await self.breaker.store(functools.partial(
-                    run_service.record_grade, transient=transient), self.sessions, self.run.id,
-                    response.id, report, latency)
-            except GradeExistsError:
-                return  # another worker took over this run and got here first
-            except Exception as exc:  # the response stays pending; the run says so at the end
-                log.exception("could not store the grade of response %s of run %s",
-                              response.id, self.run.id)
-                self.unstored += 1
-                self.unstored_error = self.unstored_error or describe_db_error(exc)
-                return
-            self.graded += 1
-            if report.score is None and report.error is not None:
-                self.failed += 1
-            self.spent += stored.cost or 0.0
-            self._check_cost_cap()
+            self.writer.add(NewGrade(response.id, report, time.monotonic() - started,
+                                     transient=calls.failed_transiently(report)))
         finally:
             self.window.release()
 
+    def _stored(self, grade: NewGrade, stored: GradeInfo) -> None:
+        self.graded += 1
+        if grade.report.score is None and grade.report.error is not None:
+            self.failed += 1
+        self.spent += stored.cost or 0.0
+        self._check_cost_cap()
+
+    def _unstored(self, _grade: NewGrade, exc: Exception) -> None:
+        """The response stays pending; the run says so at the end."""
+        self.unstored += 1
+        self.unstored_error = self.unstored_error or describe_db_error(exc)
+
     async def _finish_chunk(self, chunk: chunk_store.Chunk, tasks: list[asyncio.Task]) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.writer.flush()  # a chunk is done only once its grades are stored
         if not self.halt:
             await asyncio.to_thread(chunk_store.finish_chunk, self.sessions, chunk.id,
                                     self.worker_id)
@@ -449,6 +450,7 @@ class RunExecution:
             for task in list(tasks):
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            await self._store_the_rest()
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
@@ -464,6 +466,22 @@ class RunExecution:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self.sharing.sync)
         return await self._conclude()
+
+    async def _store_the_rest(self) -> None:
+        """Grades made but not stored yet are stored before the run lets go of its chunks
+        (they were paid for); a database that stays away leaves those responses pending."""
+        try:
+            await asyncio.wait_for(self.writer.close(), FINAL_STORE_SECONDS)
+        except TimeoutError:
+            self._unstored_left(self.writer.pending)
+        except Exception as exc:  # kept in memory no longer: pending for a requeue
+            log.exception("could not store the last grades of run %s", self.run.id)
+            self._unstored_left(self.writer.pending, describe_db_error(exc))
+
+    def _unstored_left(self, count: int, why: str | None = None) -> None:
+        self.unstored += count
+        self.unstored_error = self.unstored_error or why or self.breaker.fault or \
+            "the database did not take them in time"
 
     async def _conclude(self) -> RunResult:
         if self.halt == "fatal":

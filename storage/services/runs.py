@@ -1,4 +1,4 @@
-"""Grading runs: launch, status changes, and grades recorded one at a time as they complete."""
+"""Grading runs: launch and status changes; grades are stored by ``grade_records``."""
 
 from __future__ import annotations
 
@@ -7,23 +7,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import and_, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from grading.errors import ConfigurationError
-from grading.types import EvaluationReport, Verdict
 from storage import limits
 from storage import models as m
 from storage.convert import grade_info, run_info
-from storage.dto import CriterionGradeInfo, GradeInfo, RunInfo
+from storage.dto import GradeInfo, RunInfo
 from storage.engine import SessionFactory
-from storage.errors import GradeExistsError, InvalidStateError, NotFoundError
+from storage.errors import InvalidStateError, NotFoundError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as repo
-from storage.run_settings import RunSettings, TokenPrice
+from storage.run_settings import RunSettings
 from storage.services import calibration
+
+# Grades are stored by grade_records; callers have always found them here too.
+from storage.services.grade_records import NewGrade as NewGrade
+from storage.services.grade_records import record_grade as record_grade
+from storage.services.grade_records import record_grades as record_grades
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 
@@ -227,122 +230,6 @@ def requeue_run(sessions: SessionFactory, run_id: int, *, actor: Actor) -> RunIn
     require(actor, Role.ADMIN, "requeue a grading run")
     return _transition(sessions, run_id, ("failed", "cancelled"), "queued", error=None,
                        finished_at=None, claimed_by=None, audit=(actor, "requeue"))
-
-
-def record_grade(
-    sessions: SessionFactory, run_id: int, response_id: int, report: EvaluationReport,
-    latency_s: float | None = None, *, transient: bool = False,
-) -> GradeInfo:
-    """Store one completed grade and add it to the run's totals, in one transaction.
-
-    ``report.report`` (when present) lists one CriterionReport per criterion of the run's
-    rubric version, in order. A second grade for the same (run, response) raises
-    GradeExistsError, so a resumed or doubly-claimed run never stores a duplicate.
-    """
-    # Core statements, not ORM objects: the job runner calls this once per grade, and the
-    # unit of work made it ~5 ms of CPU per grade (a fifth of a run's overhead at scale).
-    grade = _grade_values(run_id, response_id, report, latency_s)
-    row = {**grade, "transient": transient}
-    usage = report.token_usage
-    failed = report.score is None and report.error is not None
-    try:
-        with sessions.begin() as session:
-            found = session.execute(
-                select(m.RunRow.rubric_version_id, m.RunRow.settings,
-                       m.RunResponseRow.response_id)
-                .outerjoin(m.RunResponseRow, and_(m.RunResponseRow.run_id == m.RunRow.id,
-                                                  m.RunResponseRow.response_id == response_id))
-                .where(m.RunRow.id == run_id)
-            ).first()
-            if found is None:
-                raise NotFoundError(f"grading run {run_id} does not exist")
-            if found.response_id is None:
-                raise NotFoundError(f"response {response_id} is not part of run {run_id}")
-            criteria = session.execute(
-                select(m.CriterionRow.id, m.CriterionRow.requirement, m.CriterionRow.weight)
-                .where(m.CriterionRow.version_id == found.rubric_version_id)
-                .order_by(m.CriterionRow.position)).all()
-            verdicts = _criterion_values(report, criteria)
-            cost = _priced_cost(report, found.settings)
-            grade["cost"] = row["cost"] = cost
-            grade_id = session.scalar(
-                insert(m.GradeRow.__table__).values(**row).returning(m.GradeRow.id))
-            if verdicts:
-                session.execute(insert(m.GradeCriterionRow.__table__),
-                                [{**row, "grade_id": grade_id} for row in verdicts])
-            repo.add_totals(
-                session, run_id,
-                done_count=0 if failed else 1, failed_count=1 if failed else 0,
-                prompt_tokens=usage.prompt_tokens if usage else 0,
-                completion_tokens=usage.completion_tokens if usage else 0,
-                total_tokens=usage.total_tokens if usage else 0,
-                cost=cost or 0.0,
-                unknown_cost_count=1 if cost is None else 0,
-            )
-    except IntegrityError:
-        raise GradeExistsError(
-            f"run {run_id} already has a grade for response {response_id}") from None
-    return GradeInfo(
-        id=grade_id, **grade,
-        criteria=tuple(
-            CriterionGradeInfo(
-                criterion_id=row["criterion_id"], position=row["position"],
-                verdict=None if row["verdict"] is None else Verdict(row["verdict"]),
-                reason=row["reason"], error=row["error"])
-            for row in verdicts),
-    )
-
-
-def _priced_cost(report: EvaluationReport, settings: Mapping[str, Any] | None) -> float | None:
-    """The grade's cost: from the price the run was launched with when there is one (a
-    local or unpriced model), else litellm's; None when unknown."""
-    price = (settings or {}).get("price")
-    if not price:
-        return report.completion_cost
-    usage = report.token_usage
-    if usage is None:
-        return None
-    return TokenPrice.model_validate(price).cost(usage.prompt_tokens, usage.completion_tokens)
-
-
-def _grade_values(
-    run_id: int, response_id: int, report: EvaluationReport, latency_s: float | None,
-) -> dict[str, Any]:
-    usage = report.token_usage
-    return {
-        "run_id": run_id, "response_id": response_id, "score": report.score,
-        "raw_score": report.raw_score, "llm_raw_score": report.llm_raw_score,
-        "reason": limits.storable(report.reason),
-        "error": limits.storable(report.error), "cannot_assess_count": report.cannot_assess_count,
-        "length_penalty": report.length_penalty,
-        "prompt_tokens": usage.prompt_tokens if usage else None,
-        "completion_tokens": usage.completion_tokens if usage else None,
-        "total_tokens": usage.total_tokens if usage else None,
-        "cost": report.completion_cost, "latency_s": latency_s, "created_at": m.utcnow(),
-    }
-
-
-def _criterion_values(report: EvaluationReport, criteria: Sequence[Any]) -> list[dict[str, Any]]:
-    """One grade_criteria row per criterion (without grade_id); checks the report matches."""
-    if report.report is None:
-        return []
-    if len(report.report) != len(criteria):
-        raise ValueError(
-            f"the report has {len(report.report)} criteria but the rubric version has "
-            f"{len(criteria)}")
-    rows = []
-    for position, (item, criterion) in enumerate(zip(report.report, criteria, strict=True)):
-        if item.requirement != criterion.requirement or item.weight != criterion.weight:
-            raise ValueError(
-                f"report criterion {position + 1} does not match the rubric version "
-                f"({item.requirement[:60]!r} vs {criterion.requirement[:60]!r})")
-        rows.append({
-            "criterion_id": criterion.id, "position": position,
-            "verdict": None if item.verdict is None else item.verdict.value,
-            "reason": limits.storable(item.reason or ""),
-            "error": limits.storable(item.error),
-        })
-    return rows
 
 
 def list_grades(

@@ -131,6 +131,54 @@ def test_a_report_for_another_rubric_is_refused(sessions):
         runs.record_grade(sessions, run.id, outsider.id, EvaluationReport(score=1.0))
 
 
+def test_a_batch_of_grades_is_stored_whole_with_its_totals(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=4)
+    run = make_run(sessions, version.id, dataset.id, allow_cannot_assess=True)
+    judge = ScriptedJudge(CRITERIA, {"r0": [V.MET, V.UNMET, V.CANNOT_ASSESS, V.UNMET],
+                                     "r1": [V.UNMET, V.MET, V.MET, V.MET]})
+    reports = [grade("per_criterion", run.settings, CRITERIA, f"[r{i}] answer", judge)
+               for i in range(2)]
+    failed = EvaluationReport(score=None, error="provider timed out after 3 attempts")
+    batch = [runs.NewGrade(responses[0].id, reports[0], 1.5),
+             runs.NewGrade(responses[2].id, failed, 0.5, transient=True),
+             runs.NewGrade(responses[1].id, reports[1], 2.5)]
+
+    stored = runs.record_grades(sessions, run.id, batch)
+
+    assert [s.response_id for s in stored] == [responses[i].id for i in (0, 2, 1)]
+    assert [s.latency_s for s in stored] == [1.5, 0.5, 2.5]
+    assert [[c.verdict for c in s.criteria] for s in stored] == [
+        [r.verdict for r in reports[0].report], [], [r.verdict for r in reports[1].report]]
+    assert runs.list_grades(sessions, run.id) == sorted(stored, key=lambda g: g.response_id)
+    progress = runs.get_run(sessions, run.id)
+    assert (progress.done_count, progress.failed_count, progress.unknown_cost_count) == (2, 1, 1)
+    assert (progress.total_tokens, progress.cost) == (480, pytest.approx(0.008))
+    assert runs.pending_response_ids(sessions, run.id) == [responses[3].id]
+
+
+def test_a_batch_with_one_bad_grade_stores_none_of_them(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=3)
+    run = make_run(sessions, version.id, dataset.id)
+    ok = EvaluationReport(score=None, error="no answer")
+    runs.record_grade(sessions, run.id, responses[1].id, ok)
+    _other, [outsider, *_] = make_dataset(sessions, "Other")
+
+    with pytest.raises(GradeExistsError, match=str(responses[1].id)):
+        runs.record_grades(sessions, run.id, [runs.NewGrade(responses[0].id, ok),
+                                              runs.NewGrade(responses[1].id, ok)])
+    with pytest.raises(GradeExistsError):  # twice in one batch
+        runs.record_grades(sessions, run.id, [runs.NewGrade(responses[0].id, ok),
+                                              runs.NewGrade(responses[0].id, ok)])
+    with pytest.raises(NotFoundError, match="not part of run"):
+        runs.record_grades(sessions, run.id, [runs.NewGrade(responses[2].id, ok),
+                                              runs.NewGrade(outsider.id, ok)])
+
+    assert [g.response_id for g in runs.list_grades(sessions, run.id)] == [responses[1].id]
+    assert runs.get_run(sessions, run.id).failed_count == 1
+
+
 def test_status_changes_follow_the_run_lifecycle(sessions):
     version = make_rubric(sessions)
     dataset, _ = make_dataset(sessions)

@@ -1,0 +1,110 @@
+"""The runner's grades, stored a few at a time: one transaction per batch, not per response.
+
+A grade waits in memory at most ``FLUSH_SECONDS`` (or until ``BATCH`` are waiting); the
+runner flushes before it marks a chunk done, before a retry pass and when it stops, so no
+chunk is done while its grades are only in memory. A kill loses at most that much work, and
+the answers behind it are in the provider cache already. Writes go through the store
+breaker (``storage.jobs.breaker``): a database that cannot take them pauses the run's calls.
+A batch the database refuses (another worker stored one of its responses first, a report
+that does not match) is stored grade by grade, so only the grade at fault is left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from storage.db_errors import describe_db_error
+from storage.dto import GradeInfo
+from storage.engine import SessionFactory
+from storage.errors import GradeExistsError
+from storage.jobs.breaker import StoreBreaker
+from storage.services.grade_records import NewGrade, record_grades
+
+log = logging.getLogger(__name__)
+
+BATCH = 16
+FLUSH_SECONDS = 0.25
+
+
+class GradeWriter:
+    def __init__(
+        self, sessions: SessionFactory, run_id: int, breaker: StoreBreaker, *,
+        on_stored: Callable[[NewGrade, GradeInfo], None],
+        on_unstored: Callable[[NewGrade, Exception], None],
+        batch: int = BATCH, seconds: float = FLUSH_SECONDS,
+    ):
+        self.sessions = sessions
+        self.run_id = run_id
+        self.breaker = breaker
+        self.on_stored = on_stored
+        self.on_unstored = on_unstored
+        self.batch = batch
+        self.seconds = seconds
+        self._pending: list[NewGrade] = []
+        self._lock = asyncio.Lock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def add(self, grade: NewGrade) -> None:
+        """Queue a completed grade; it is stored within ``seconds``."""
+        self._pending.append(grade)
+        if len(self._pending) >= self.batch:
+            self._start_flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.seconds,
+                                                                self._start_flush)
+
+    def _start_flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        task = asyncio.get_running_loop().create_task(self.flush())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def flush(self) -> None:
+        """Store every grade queued before this call (waits for a flush under way)."""
+        async with self._lock:
+            while self._pending:
+                batch, self._pending = self._pending[:self.batch], self._pending[self.batch:]
+                await self._store(batch)
+
+    async def close(self) -> None:
+        """Flush what is left; stop the timer and any flush in progress."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        await self.flush()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _store(self, batch: list[NewGrade]) -> None:
+        try:
+            stored = await self.breaker.store(record_grades, self.sessions, self.run_id, batch)
+        except asyncio.CancelledError:
+            self._pending[:0] = batch  # not stored: a later flush may still store them
+            raise
+        except Exception as exc:
+            if len(batch) == 1:
+                self._refused(batch[0], exc)
+                return
+            for grade in batch:  # find the one at fault; the others are stored
+                await self._store([grade])
+            return
+        for grade, info in zip(batch, stored, strict=True):
+            self.on_stored(grade, info)
+
+    def _refused(self, grade: NewGrade, exc: Exception) -> None:
+        if isinstance(exc, GradeExistsError):
+            return  # another worker took over this response and got here first
+        log.error("could not store the grade of response %s of run %s: %s", grade.response_id,
+                  self.run_id, describe_db_error(exc), exc_info=exc)
+        self.on_unstored(grade, exc)

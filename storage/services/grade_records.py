@@ -1,0 +1,182 @@
+"""Storing the judges' grades: one, or a batch of them in one transaction.
+
+The job runner stores its grades a few at a time (``storage.jobs.grade_writer``): one
+transaction per batch instead of one per response. A batch is stored whole or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.exc import IntegrityError
+
+from grading.types import EvaluationReport, Verdict
+from storage import limits
+from storage import models as m
+from storage.dto import CriterionGradeInfo, GradeInfo
+from storage.engine import SessionFactory
+from storage.errors import GradeExistsError, NotFoundError
+from storage.repositories import runs as repo
+from storage.run_settings import TokenPrice
+
+
+@dataclass(frozen=True)
+class NewGrade:
+    """A completed grade, not stored yet. ``transient``: it failed only transiently (a
+    later pass of the run grades the response again, see ``storage.jobs.passes``)."""
+
+    response_id: int
+    report: EvaluationReport
+    latency_s: float | None = None
+    transient: bool = False
+
+
+def record_grade(
+    sessions: SessionFactory, run_id: int, response_id: int, report: EvaluationReport,
+    latency_s: float | None = None, *, transient: bool = False,
+) -> GradeInfo:
+    """Store one completed grade and add it to the run's totals, in one transaction.
+
+    ``report.report`` (when present) lists one CriterionReport per criterion of the run's
+    rubric version, in order. A second grade for the same (run, response) raises
+    GradeExistsError, so a resumed or doubly-claimed run never stores a duplicate.
+    """
+    return record_grades(sessions, run_id, [NewGrade(response_id, report, latency_s,
+                                                     transient)])[0]
+
+
+def record_grades(sessions: SessionFactory, run_id: int,
+                  grades: Sequence[NewGrade]) -> list[GradeInfo]:
+    """Store completed grades of one run and add them to its totals, in one transaction:
+    all of them, or none (GradeExistsError when any response already has a grade,
+    NotFoundError / ValueError when one is not part of the run or does not match its
+    rubric version)."""
+    if not grades:
+        return []
+    # Core statements, not ORM objects: the job runner stores every grade through here, and
+    # the unit of work made it ~5 ms of CPU per grade (a fifth of a run's overhead at scale).
+    ids = [grade.response_id for grade in grades]
+    if len(set(ids)) != len(ids):
+        raise GradeExistsError(f"run {run_id}: a batch holds two grades for one response")
+    values = [_grade_values(run_id, g.response_id, g.report, g.latency_s) for g in grades]
+    try:
+        with sessions.begin() as session:
+            found = session.execute(
+                select(m.RunRow.rubric_version_id, m.RunRow.settings)
+                .where(m.RunRow.id == run_id)).first()
+            if found is None:
+                raise NotFoundError(f"grading run {run_id} does not exist")
+            members = set(session.scalars(
+                select(m.RunResponseRow.response_id).where(
+                    m.RunResponseRow.run_id == run_id, m.RunResponseRow.response_id.in_(ids))))
+            outsider = next((i for i in ids if i not in members), None)
+            if outsider is not None:
+                raise NotFoundError(f"response {outsider} is not part of run {run_id}")
+            criteria = session.execute(
+                select(m.CriterionRow.id, m.CriterionRow.requirement, m.CriterionRow.weight)
+                .where(m.CriterionRow.version_id == found.rubric_version_id)
+                .order_by(m.CriterionRow.position)).all()
+            verdicts = [_criterion_values(g.report, criteria) for g in grades]
+            for grade, row in zip(grades, values, strict=True):
+                row["cost"] = _priced_cost(grade.report, found.settings)
+            # One executemany, then the ids by the (run, response) key: cheaper than a
+            # RETURNING per row, which is what SQLite gets for ordered RETURNING.
+            session.execute(insert(m.GradeRow.__table__), [
+                {**row, "transient": g.transient} for row, g in zip(values, grades, strict=True)])
+            by_response = dict(session.execute(
+                select(m.GradeRow.response_id, m.GradeRow.id).where(
+                    m.GradeRow.run_id == run_id, m.GradeRow.response_id.in_(ids))).all())
+            grade_ids = [by_response[i] for i in ids]
+            rows = [{**verdict, "grade_id": grade_id}
+                    for grade_id, per_grade in zip(grade_ids, verdicts, strict=True)
+                    for verdict in per_grade]
+            if rows:
+                session.execute(insert(m.GradeCriterionRow.__table__), rows)
+            repo.add_totals(session, run_id, **_totals(grades, values))
+    except IntegrityError:
+        raise GradeExistsError(
+            f"run {run_id} already has a grade for response "
+            f"{ids[0] if len(ids) == 1 else 'one of ' + ', '.join(map(str, ids))}") from None
+    return [
+        GradeInfo(id=grade_id, **row, criteria=tuple(
+            CriterionGradeInfo(
+                criterion_id=v["criterion_id"], position=v["position"],
+                verdict=None if v["verdict"] is None else Verdict(v["verdict"]),
+                reason=v["reason"], error=v["error"])
+            for v in per_grade))
+        for grade_id, row, per_grade in zip(grade_ids, values, verdicts, strict=True)
+    ]
+
+
+def _totals(grades: Sequence[NewGrade], values: Sequence[Mapping[str, Any]]
+            ) -> dict[str, float]:
+    totals = dict.fromkeys(("done_count", "failed_count", "prompt_tokens", "completion_tokens",
+                            "total_tokens", "cost", "unknown_cost_count"), 0)
+    for grade, row in zip(grades, values, strict=True):
+        report, usage = grade.report, grade.report.token_usage
+        failed = report.score is None and report.error is not None
+        totals["done_count" if not failed else "failed_count"] += 1
+        if usage:
+            totals["prompt_tokens"] += usage.prompt_tokens
+            totals["completion_tokens"] += usage.completion_tokens
+            totals["total_tokens"] += usage.total_tokens
+        if row["cost"] is None:
+            totals["unknown_cost_count"] += 1
+        else:
+            totals["cost"] += row["cost"]
+    return totals
+
+
+def _priced_cost(report: EvaluationReport, settings: Mapping[str, Any] | None) -> float | None:
+    """The grade's cost: from the price the run was launched with when there is one (a
+    local or unpriced model), else litellm's; None when unknown."""
+    price = (settings or {}).get("price")
+    if not price:
+        return report.completion_cost
+    usage = report.token_usage
+    if usage is None:
+        return None
+    return TokenPrice.model_validate(price).cost(usage.prompt_tokens, usage.completion_tokens)
+
+
+def _grade_values(
+    run_id: int, response_id: int, report: EvaluationReport, latency_s: float | None,
+) -> dict[str, Any]:
+    usage = report.token_usage
+    return {
+        "run_id": run_id, "response_id": response_id, "score": report.score,
+        "raw_score": report.raw_score, "llm_raw_score": report.llm_raw_score,
+        "reason": limits.storable(report.reason),
+        "error": limits.storable(report.error), "cannot_assess_count": report.cannot_assess_count,
+        "length_penalty": report.length_penalty,
+        "prompt_tokens": usage.prompt_tokens if usage else None,
+        "completion_tokens": usage.completion_tokens if usage else None,
+        "total_tokens": usage.total_tokens if usage else None,
+        "cost": report.completion_cost, "latency_s": latency_s, "created_at": m.utcnow(),
+    }
+
+
+def _criterion_values(report: EvaluationReport, criteria: Sequence[Any]) -> list[dict[str, Any]]:
+    """One grade_criteria row per criterion (without grade_id); checks the report matches."""
+    if report.report is None:
+        return []
+    if len(report.report) != len(criteria):
+        raise ValueError(
+            f"the report has {len(report.report)} criteria but the rubric version has "
+            f"{len(criteria)}")
+    rows = []
+    for position, (item, criterion) in enumerate(zip(report.report, criteria, strict=True)):
+        if item.requirement != criterion.requirement or item.weight != criterion.weight:
+            raise ValueError(
+                f"report criterion {position + 1} does not match the rubric version "
+                f"({item.requirement[:60]!r} vs {criterion.requirement[:60]!r})")
+        rows.append({
+            "criterion_id": criterion.id, "position": position,
+            "verdict": None if item.verdict is None else item.verdict.value,
+            "reason": limits.storable(item.reason or ""),
+            "error": limits.storable(item.error),
+        })
+    return rows

@@ -1,0 +1,95 @@
+"""The runner stores its grades a few per transaction (storage.jobs.grade_writer), against
+real SQLite and PostgreSQL: batches, the time limit, and batches the database refuses."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy import event
+
+from grading.types import CriterionReport, EvaluationReport, Verdict
+from storage.jobs.breaker import StoreBreaker
+from storage.jobs.grade_writer import GradeWriter
+from storage.services import runs
+from tests.jobs.helpers import CRITERIA, make_dataset, make_rubric, make_run, run_now
+
+
+def _report(verdict: Verdict = Verdict.MET) -> EvaluationReport:
+    return EvaluationReport(score=1.0, raw_score=7.0, report=[
+        CriterionReport(**c.model_dump(), verdict=verdict, reason="ok") for c in CRITERIA])
+
+
+async def _write(sessions, run_id, grades, **options):
+    stored, unstored = [], []
+    writer = GradeWriter(sessions, run_id, StoreBreaker(),
+                         on_stored=lambda grade, info: stored.append(info.response_id),
+                         on_unstored=lambda grade, exc: unstored.append(grade.response_id),
+                         **options)
+    for grade in grades:
+        writer.add(grade)
+    await writer.close()
+    return stored, unstored
+
+
+def test_a_batch_holding_a_response_another_worker_stored_keeps_the_others(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, 6)
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
+    ids = [r.id for r in responses]
+    runs.record_grade(sessions, run.id, ids[2], _report())  # the other worker's
+    wrong = EvaluationReport(score=1.0, report=[
+        CriterionReport(requirement="Another rubric", weight=1, verdict=Verdict.MET)])
+
+    stored, unstored = asyncio.run(_write(sessions, run.id, [
+        runs.NewGrade(ids[0], _report()), runs.NewGrade(ids[1], _report(Verdict.UNMET)),
+        runs.NewGrade(ids[2], _report()), runs.NewGrade(ids[3], wrong),
+        runs.NewGrade(ids[4], _report()), runs.NewGrade(ids[5], _report())], batch=4))
+
+    assert sorted(stored) == [ids[0], ids[1], ids[4], ids[5]]
+    assert unstored == [ids[3]]  # the grade at fault; the duplicate is simply not ours
+    grades = {g.response_id: g for g in runs.list_grades(sessions, run.id)}
+    assert sorted(grades) == [ids[0], ids[1], ids[2], ids[4], ids[5]]
+    assert [c.verdict for c in grades[ids[1]].criteria] == [Verdict.UNMET] * 3
+    assert runs.get_run(sessions, run.id).done_count == 5
+
+
+def test_a_lone_grade_is_stored_after_the_time_limit_without_a_flush(sessions):
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, 1)
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
+    stored = []
+
+    async def scenario():
+        writer = GradeWriter(sessions, run.id, StoreBreaker(), seconds=0.05,
+                             on_stored=lambda grade, info: stored.append(info.id),
+                             on_unstored=lambda grade, exc: None)
+        writer.add(runs.NewGrade(responses[0].id, _report()))
+        for _ in range(200):
+            if stored:
+                return
+            await asyncio.sleep(0.02)
+
+    asyncio.run(scenario())
+    assert len(stored) == 1 and runs.pending_response_ids(sessions, run.id) == []
+
+
+def test_a_run_stores_its_grades_in_a_few_transactions(sessions, fake_provider):
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 40)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
+    inserts = []
+
+    def count(_conn, _cursor, statement, *_args):
+        if statement.lstrip().upper().startswith("INSERT INTO GRADES "):
+            inserts.append(statement)
+
+    engine = sessions.kw["bind"]
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        result = run_now(sessions, run.id)
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+    assert (result.status, result.graded) == ("done", 40)
+    assert len(runs.list_grades(sessions, run.id)) == 40
+    assert len(inserts) < 30, len(inserts)  # one per response before
