@@ -234,7 +234,10 @@ class CapacityEstimate:
                                      else FIRST_PROBE_ROUNDS)
             self._rounds_to_probe = float(self.probe_rounds)
             self.slow_start = False
-            self.limit = min(self.limit, below)
+            if below < self.limit:  # the opening wave: refused below where it started
+                self.limit = below
+                self.decreases += 1
+                self.lowest_limit = min(self.lowest_limit, self.limit)
             self._to_send = 0
             # Calls started before this answer saw the same limit: their 429s are this signal.
             self.last_decrease = max(self.last_decrease, now)

@@ -364,3 +364,13 @@ def test_seeding_skips_slow_start_only_before_any_call():
     used.succeeded(used.start(0.0), 0.1)
     used.seed(80.0)
     assert used.limit < 80
+
+
+def test_a_refusal_of_the_opening_calls_is_a_decrease_the_statistics_show():
+    # The first calls go out as a wave of INITIAL_LIMIT probes; a provider that takes fewer
+    # refuses the last one: the limit falls below where it started, and the figures say so.
+    estimate = CapacityEstimate()
+    calls = [estimate.start(0.0) for _ in range(INITIAL_LIMIT)]
+    estimate.refused(calls[-1], now=0.1)
+    assert estimate.limit == INITIAL_LIMIT - 1
+    assert estimate.decreases == 1 and estimate.lowest_limit == INITIAL_LIMIT - 1
