@@ -16,9 +16,11 @@ concurrent requests. For each cap, N responses x K criteria are graded per-crite
 
 Plus the CPU-bound case (no cap, 5 ms latency: litellm's per-call CPU is the bound), where
 ``workers2`` should reach >= 1.7x the calls/s of ``runner`` on two cores, and peak memory of
-the runner at N and 10 x N. Each measurement runs in a fresh process (its own limiter, its
-own peak RSS, litellm imported before the clock starts). Not a test: it prints what it
-measures. The machine may be shared: figures are noisy.
+the runner and of the bare client at N and 10 x N (no cap, 5 ms). Every row shows the CPU
+time per call of the measuring process (for ``workers2`` the helper's is not included).
+Each measurement runs in a fresh process (its own limiter, its own peak RSS, litellm
+imported and warmed up before the clock starts). Not a test: it prints what it measures.
+The machine may be shared: wall figures are noisy, CPU per call less so.
 """
 
 from __future__ import annotations
@@ -106,6 +108,12 @@ def responses(n: int) -> list[dict]:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process, every thread (robust to a shared machine, unlike wall)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 # -- one measurement, in a child process ------------------------------------------------------
@@ -207,18 +215,27 @@ def _cli(api_base: str, n: int, k: int, workers: int) -> dict:
 def child_main(args: argparse.Namespace) -> None:
     import litellm
 
-    # litellm's first call sets up lazily (seconds here): outside every timing.
+    from grading.llm import LiteLLMGenerate
+    from grading.prompts import per_criterion_response_format
+
+    # litellm's first call sets up lazily (seconds here), through its own client and through
+    # the library's: outside every timing, the same for every mode.
     asyncio.run(litellm.acompletion(
         model=MODEL, api_base=args.api_base, api_key="bench-key", timeout=60, num_retries=3,
-        messages=[{"role": "user", "content": "warm-up"}]))
+        messages=[{"role": "user", "content": "warm-up"}],
+        response_format=per_criterion_response_format()))
+    asyncio.run(LiteLLMGenerate(MODEL, api_base=args.api_base, api_key="bench-key")(
+        "warm-up", "warm-up", response_format=per_criterion_response_format()))
     print("ready", flush=True)
     sys.stdin.readline()  # the parent resets the provider's counters, then says go
+    cpu = cpu_seconds()
     if args.one == "bare":
         result = asyncio.run(_bare(args.api_base, args.n, args.k, args.cap))
     elif args.one == "library":
         result = asyncio.run(_library(args.api_base, args.n, args.k))
     else:
         result = _cli(args.api_base, args.n, args.k, 2 if args.one == "workers2" else 1)
+    result["cpu"] = cpu_seconds() - cpu  # the runner's: its set-up and checks included
     result["rss"] = peak_rss_mb()
     print(json.dumps(result), flush=True)
 
@@ -250,7 +267,8 @@ def _row(label: str, mode: str, r: dict, calls: int, reference: float | None) ->
     share = r["rate_limited"] / max(1, r["requests"])
     return (f"{label:<8} {mode:<9} {r['wall']:8.2f} {calls / r['wall']:8.0f} {ratio:>7} "
             f"{r['rate_limited']:6d} {share:6.1%} {r['max_in_flight']:6d} "
-            f"{r['correct']:5d}/{r['correct'] + r['failed']:<5d} {r['rss']:7.0f}")
+            f"{r['correct']:5d}/{r['correct'] + r['failed']:<5d} {r['rss']:7.0f} "
+            f"{1000 * r['cpu'] / calls:8.2f}")
 
 
 def main() -> None:
@@ -274,7 +292,8 @@ def main() -> None:
     print(f"N={n} responses x K={k} criteria = {calls} calls per measurement; provider "
           f"latency {args.latency} s; {os.cpu_count()} CPUs (shared machine: noisy figures)")
     print(f"{'cap':<8} {'mode':<9} {'wall s':>8} {'calls/s':>8} {'vs bare':>7} {'429s':>6} "
-          f"{'429 %':>6} {'peak':>6} {'correct':>11} {'RSS MB':>7}", flush=True)
+          f"{'429 %':>6} {'peak':>6} {'correct':>11} {'RSS MB':>7} {'CPU ms/call':>8}",
+          flush=True)
     try:
         for cap in [int(c) for c in args.caps.split(",") if c]:
             reference = None
@@ -293,13 +312,17 @@ def main() -> None:
             print(f"CPU-bound: --workers 2 reaches {speedup:.2f}x the calls/s of one process "
                   "(target >= 1.7 on two free cores)", flush=True)
         if not args.skip_memory:
-            small = measure(server, "runner", n, k, 32, args.latency)
-            large = measure(server, "runner", n * 10, k, 32, args.latency)
-            print(f"peak RSS of the runner: N={n}: {small['rss']:.0f} MB, N={n * 10}: "
-                  f"{large['rss']:.0f} MB ({large['rss'] - small['rss']:+.0f} MB; target "
-                  f"within 50 MB); N={n * 10} wall {large['wall']:.1f} s, 429s "
-                  f"{large['rate_limited']} of {large['requests']}, correct "
-                  f"{large['correct']}/{large['correct'] + large['failed']}", flush=True)
+            # No cap, 5 ms: the most calls per second, so anything held per response shows.
+            rss = {}
+            for mode in ("bare", "runner"):
+                for size in (n, n * 10):
+                    r = rss[mode, size] = measure(server, mode, size, k, None, 0.005)
+                    print(_row(f"N={size}", mode, r, size * k, None), flush=True)
+            for mode in ("bare", "runner"):
+                grown = rss[mode, n * 10]["rss"] - rss[mode, n]["rss"]
+                print(f"peak RSS of {mode}: N={n}: {rss[mode, n]['rss']:.0f} MB, N={n * 10}: "
+                      f"{rss[mode, n * 10]['rss']:.0f} MB ({grown:+.0f} MB"
+                      + ("; target within 50 MB)" if mode == "runner" else ")"), flush=True)
     finally:
         server.stop()
 
