@@ -34,7 +34,7 @@ from grading.redact import redact
 from grading.retry import DEFAULT_CALL_DEADLINE
 from grading.types import Criterion, EvaluationReport
 from storage.db_errors import describe_db_error
-from storage.dto import ResponseInfo, RunInfo
+from storage.dto import COST_CAP_STOP, ResponseInfo, RunInfo
 from storage.engine import SessionFactory, retry_db
 from storage.errors import GradeExistsError, InvalidStateError
 from storage.jobs import cache as cache_store
@@ -218,7 +218,7 @@ class RunExecution:
     def _check_cost_cap(self) -> None:
         cap = self.options.cost_cap
         if cap is not None and self.spent >= cap and self.capped is None:
-            self.capped = (f"stopped at the cost cap (${cap:g}) after spending "
+            self.capped = (f"{COST_CAP_STOP} (${cap:g}) after spending "
                            f"${self.spent:.4f}; the responses not graded yet stay pending: "
                            "launch again with a higher cap to grade them")
             self._halt("capped")

@@ -74,6 +74,11 @@ def pick_runs(db: str, result_set: ResultSet, where) -> tuple[int, ...]:
                      + ". Refresh to see the grades stored since.")
         refresh.button("Refresh", icon=":material/refresh:", key="results_refresh",
                        on_click=readers.get_runs.clear, width="stretch")
+    for run in (by_id[r] for r in picked if by_id[r].stopped_by_cost_cap):
+        where.warning(md_escape(
+            f"Run #{run.id} stopped at its cost cap after grading {run.graded_count:,} of "
+            f"{run.response_count:,} responses: the others have no score from it. "
+            f"({run.error})"))
     return tuple(picked)
 
 
