@@ -125,8 +125,9 @@ def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: in
             hide_index=True, width="stretch")
 
 
-def handle_open_combine() -> None:
+def handle_open_combine(run_ids: tuple[int, ...]) -> None:
     st.session_state.results_combine_open = True
+    st.session_state.results_combine_runs = run_ids  # to name any deleted while it is open
 
 
 def handle_close_combine() -> None:
@@ -136,12 +137,28 @@ def handle_close_combine() -> None:
 def render_combine(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], where) -> None:
     """Combine the runs shown into a panel (a dialog): the same service as the Judges page."""
     where.button("Combine as a panel", icon=":material/groups:", key="results_combine",
-                 on_click=handle_open_combine,
+                 on_click=handle_open_combine, args=(run_ids,),
                  help="Make a judge panel from the runs shown: their verdicts combined by "
                       "a voting rule, shown here as one more column.")
     if st.session_state.results_combine_open:
         st.dialog("Combine runs as a judge panel", width="large",
                   on_dismiss=handle_close_combine)(render_combine_form)(run_ids, by_id)
+
+
+def render_stale_combine(existing: set[int]) -> None:
+    """The "Combine as a panel" dialog was open while another tab deleted some of its runs
+    (with their dataset or rubric): it closes, naming them, and nothing is made."""
+    s = st.session_state
+    gone = [r for r in s.results_combine_runs if r not in existing]
+    if not (s.results_combine_open and gone):
+        return
+    s.results_combine_open = False
+    s.results_combine_runs = ()
+    st.error(md_escape(
+        f"Run{'s' if len(gone) > 1 else ''} {', '.join(f'#{r}' for r in gone)} no longer "
+        f"exist{'' if len(gone) > 1 else 's'}: deleted (with their dataset or rubric) since "
+        "the “Combine as a panel” dialog was opened. No panel was made; pick the runs "
+        "again."))
 
 
 def render_combine_form(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]) -> None:

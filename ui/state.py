@@ -114,6 +114,7 @@ DEFAULTS: dict[str, object] = {
     "results_panel_goto": None,  # a panel just made on Results: picked on the next run
     "results_flash": None,  # a message shown once (a panel was made)
     "results_combine_open": False,  # the "Combine as a panel" dialog is open
+    "results_combine_runs": (),  # the runs shown when it was opened (ids)
     # review
     "review_set": None,  # (dataset_id, rubric_version_id)
     "review_unreviewed_only": False,

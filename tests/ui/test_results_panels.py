@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from storage.services import panels, reviews
+from storage.services import datasets, panels, reviews
 from tests.actors import ADMIN
 from tests.ui.pages import open_page, texts
 from tests.ui.seed import seed_graded
+from ui import results_readers as readers
 
 
 @pytest.fixture(autouse=True)
@@ -98,3 +99,32 @@ def test_weights_that_are_not_numbers_are_refused_and_nothing_is_made():
     next(b for b in at.button if b.label == "Create panel").click().run()
     assert "Weights must be numbers" in texts(at)
     assert panels.list_panels(seeded.sessions) == []
+
+
+def _stale_dialog(refresh_lists: bool):
+    """The dialog is open; another tab deletes the dataset (with the member runs); then the
+    first submits. ``refresh_lists``: the page's cached run list has caught up by then."""
+    seeded = seed_graded(3)
+    at = _results()
+    create = _create_button(at)
+    datasets.delete_dataset(seeded.sessions, seeded.responses[0].dataset_id, confirm=True,
+                            actor=ADMIN)
+    if refresh_lists:
+        readers.get_runs.clear()
+        readers.get_result_sets.clear()
+    create.click().run()
+    assert not at.exception, at.exception
+    assert panels.list_panels(seeded.sessions) == []
+    return texts(at), ", ".join(f"#{r.id}" for r in seeded.runs)
+
+
+def test_a_stale_combine_dialog_names_the_deleted_runs_and_makes_nothing():
+    shown, missing = _stale_dialog(refresh_lists=True)
+    assert f"Runs {missing} no longer exist: deleted (with their dataset or rubric)" in shown
+    assert "No panel was made; pick the runs again" in shown
+
+
+def test_a_stale_dialog_over_a_stale_run_list_is_refused_by_the_service_naming_the_runs():
+    shown, missing = _stale_dialog(refresh_lists=False)
+    assert f"runs {missing} no longer exist" in shown.replace("Runs", "runs")
+    assert "Traceback" not in shown

@@ -242,6 +242,7 @@ st.caption("Effective scores of every response under each run: the judge's verdi
 db = runtime.database_key()
 runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
 try:
+    panel_columns.render_stale_combine({r.id for r in readers.get_runs(db)})
     left, right = st.columns([2, 3])
     chosen = pick_result_set(db, left)
     if chosen is not None:
