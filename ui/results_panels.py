@@ -197,6 +197,16 @@ def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) 
     st.rerun()
 
 
+def response_scores(db: str, dataset_id: int, rubric_version_id: int, response_id: int
+                    ) -> list[tuple[panels.PanelInfo, PanelResult | None]]:
+    """Every panel of the result set with its result for one response (Review's score row)."""
+    found = panel_readers.get_panels(db, dataset_id, rubric_version_id)
+    if not found:
+        return []
+    results = page_results(db, tuple(found), (response_id,))
+    return [(panel, results[panel.id].get(response_id)) for panel in found]
+
+
 def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,
                               response_id: int, criterion_id: int) -> None:
     """Under the judges' verdicts on one criterion (Review): each panel's verdict, how it

@@ -23,6 +23,7 @@ from storage.services.results import (
     SortKey,
 )
 from storage.services.review_queue import QueueItem, ResponseDetail
+from ui import panel_readers
 from ui.runtime import sessions_for
 
 RunStamp = tuple
@@ -178,10 +179,12 @@ def clear_after_review() -> None:
     get_reviewed_scores.clear()
     get_review_coverage.clear()
     get_adjudication_queue.clear()
+    panel_readers.get_stamp.clear()  # panels' effective scores take the new verdicts at once
 
 
 def clear_after_verdict() -> None:
     """A human verdict changes effective scores, review counts and the detail view."""
+    panel_readers.get_stamp.clear()
     run_stamp.clear()
     get_response_detail.clear()
     get_results_page.clear()
