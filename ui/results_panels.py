@@ -49,6 +49,15 @@ def pick_panels(db: str, result_set: ResultSet, where) -> tuple[panels.PanelInfo
     return tuple(by_id[pid] for pid in picked)
 
 
+def query(db: str, panel_ids: tuple[int, ...], sort_panel: int | None) -> dict:
+    """The keyword arguments that make ``results_readers.get_results_page`` read these
+    panels as columns (filtered, sorted and counted like runs)."""
+    if not panel_ids:
+        return {}
+    return {"panel_ids": panel_ids, "panel_stamp": panel_readers.get_stamp(db, panel_ids),
+            "sort_panel_id": sort_panel}
+
+
 def page_results(db: str, chosen: tuple[panels.PanelInfo, ...],
                  response_ids: tuple[int, ...]) -> dict[int, dict[int, PanelResult]]:
     """Panel id -> response id -> result, for the responses on this page only."""

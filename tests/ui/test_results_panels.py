@@ -128,3 +128,57 @@ def test_a_stale_dialog_over_a_stale_run_list_is_refused_by_the_service_naming_t
     shown, missing = _stale_dialog(refresh_lists=False)
     assert f"runs {missing} no longer exist" in shown.replace("Runs", "runs")
     assert "Traceback" not in shown
+
+
+def _with_panel():
+    seeded = seed_graded(3)
+    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
+                                rule="majority", actor=ADMIN)
+    at = _results()
+    at.multiselect(key="results_panel_ids").set_value([panel.id]).run()
+    assert not at.exception, at.exception
+    return seeded, panel, at
+
+
+def _ids(at) -> list[str]:
+    return list(at.dataframe[0].value["ID"])
+
+
+def test_the_score_range_can_apply_to_a_panel():
+    _seeded, panel, at = _with_panel()
+    applies = at.selectbox(key="results_score_run")
+    assert any(o.endswith("(judge panel)") and f"Panel P{panel.id}" in o
+               for o in applies.options)
+    assert applies.options[0] == "any selected run or panel"
+    applies.set_value(f"panel:{panel.id}").run()
+    at.slider(key="results_score_range").set_value((0.6, 0.8)).run()
+    assert not at.exception, at.exception
+    assert _ids(at) == ["r1"]  # the panel's tie on 'cites': 12.5 of 17.5
+
+
+def test_sorting_by_a_panels_score():
+    _seeded, panel, at = _with_panel()
+    at.selectbox(key="results_sort").set_value("score").run()
+    at.selectbox(key="results_sort_run").set_value(f"panel:{panel.id}").run()
+    assert not at.exception, at.exception
+    assert _ids(at)[0] == "r1"  # the panel's lowest score first
+    column = list(at.dataframe[0].value[f"P{panel.id} majority"])
+    assert column == sorted(column)
+
+
+def test_a_criterions_verdict_filter_can_read_the_panel():
+    seeded, panel, at = _with_panel()
+    cites = seeded.version.criteria[1]
+    at.selectbox(key="results_verdict_criterion").set_value(cites.id).run()
+    at.selectbox(key="results_verdict_value").set_value("UNMET").run()
+    at.selectbox(key="results_verdict_run").set_value(f"panel:{panel.id}").run()
+    assert not at.exception, at.exception
+    assert _ids(at) == ["r1"]
+
+
+def test_the_panels_histogram_is_next_to_the_runs():
+    _seeded, panel, at = _with_panel()
+    charts = at.get("vega_lite_chart")
+    titles = [str(c.proto.spec) for c in charts]
+    assert len(charts) == 3  # two runs and the panel
+    assert sum(f"Panel P{panel.id} majority" in t for t in titles) == 1
