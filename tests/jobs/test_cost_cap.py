@@ -102,3 +102,21 @@ def test_a_cap_that_is_not_a_positive_amount_is_refused_before_anything_is_writt
                         grader="per_criterion", model=MODEL, actor=ADMIN,
                         settings={"extra": {"cost_cap": cap}})
     assert runs.list_runs(sessions) == []
+
+
+def test_a_cap_on_a_model_with_no_price_fails_before_any_call(sessions, fake_provider):
+    """Launched by the library (the pages and the command refuse it earlier): the run says
+    why instead of grading everything past a cap it could never see."""
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, 3)
+    run = runs.create_run(
+        sessions, rubric_version_id=version.id, dataset_id=dataset.id, grader="per_criterion",
+        model=MODEL, actor=ADMIN,
+        settings={"api_base": fake_provider.api_base, "extra": {"cost_cap": 1.0}})
+    result = run_now(sessions, run.id)
+    assert result.status == "failed"
+    assert result.error == (
+        "the cost cap ($1) cannot be kept: there is no price for openai/fake-judge, so its "
+        "cost stays unknown; set its price per million tokens in Settings and launch again, "
+        "or launch without a cap")
+    assert fake_provider.requests == 0 and runs.get_run(sessions, run.id).graded_count == 0
