@@ -182,3 +182,14 @@ def test_the_panels_histogram_is_next_to_the_runs():
     titles = [str(c.proto.spec) for c in charts]
     assert len(charts) == 3  # two runs and the panel
     assert sum(f"Panel P{panel.id} majority" in t for t in titles) == 1
+
+
+def test_grade_these_sends_exactly_the_responses_a_panel_filter_shows():
+    seeded, panel, at = _with_panel()
+    at.selectbox(key="results_score_run").set_value(f"panel:{panel.id}").run()
+    at.slider(key="results_score_range").set_value((0.6, 0.8)).run()
+    at.button(key="results_grade_these").click().run()
+    assert not at.exception, at.exception
+    handoff = at.session_state["grade_handoff"]
+    assert handoff.response_ids == (seeded.responses[1].id,)
+    assert handoff.description == f"score 0.6–0.8 in panel P{panel.id}"

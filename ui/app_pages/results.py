@@ -89,13 +89,13 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     """Every response matching the filter (not just this page), effective and judge scores."""
     by_id = {run.id: run for run in readers.get_runs(db)}
     stamp = readers.run_stamp(db, run_ids)
-    columns = panel_columns.query(db, panel_ids, sort_panel)
+    panel_query = panel_columns.query(db, panel_ids, sort_panel)
     first = readers.get_results_page(db, result_set.dataset_id, result_set.rubric_version_id,
                                      run_ids, filters, sort, sort_run, descending, 0, 1, stamp,
-                                     score_gap, **columns)
+                                     score_gap, **panel_query)
     page = readers.get_results_page(
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
-        sort_run, descending, 0, max(1, first.total), stamp, score_gap, **columns)
+        sort_run, descending, 0, max(1, first.total), stamp, score_gap, **panel_query)
     return exports.table_csv(page, [by_id[r] for r in run_ids],
                              panel_columns.table_scores(db, panel_ids)).encode("utf-8")
 
@@ -117,7 +117,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         [2.5, 2.5, 2, 1.7, 1.7, 2], vertical_alignment="bottom")
     sort, sort_run, descending, sort_panel = results_filters.render_sort(
         run_ids, by_id, c_sort, c_run, c_order, panels)
-    columns = panel_columns.query(db, tuple(p.id for p in panels), sort_panel)
+    panel_query = panel_columns.query(db, tuple(p.id for p in panels), sort_panel)
     c_size.selectbox("Rows per page", PAGE_SIZES, key="results_page_size",
                      on_change=results_filters.handle_filter_change)
     stamp = readers.run_stamp(db, run_ids)
@@ -127,7 +127,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         return readers.get_results_page(
             db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
             sort_run, descending, (page_number - 1) * size, size, stamp, score_gap,
-            DISTRIBUTION_BINS, **columns)
+            DISTRIBUTION_BINS, **panel_query)
 
     page_number = max(1, int(s.results_page))
     page = read(page_number)
@@ -177,7 +177,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     if pages > 1:
         st.caption(f"{showing} · page {page_number:,} of {pages:,}: change the page above.")
     grade_handoff.render_grade_these(db, result_set, run_ids, filters, page.total, score_gap,
-                                     columns)
+                                     panel_query)
     if s.results_dialog_pending:
         s.results_dialog_pending = False
         if s.results_open_response in response_ids:
