@@ -91,3 +91,30 @@ def test_deleting_a_dataset_or_a_rubric_takes_its_panels_with_it(sessions, three
     rubric_id = rubrics.get_version(sessions, version.id).rubric_id
     rubrics.delete_rubric(sessions, rubric_id, confirm=True, actor=ADMIN)
     assert _panel_rows(sessions) == 0
+
+
+def _trial_rows(sessions) -> int:
+    with sessions() as session:
+        return session.scalar(select(func.count()).select_from(m.CriterionTrialRow))
+
+
+@pytest.mark.parametrize("owner", ["dataset", "rubric"])
+def test_deleting_with_a_rewording_trial_takes_the_trial_too(sessions, three_judges, owner):
+    """A trial re-asks one run's judge: with the people's verdicts deleted too (the library's
+    switch), the dataset or rubric goes, never a foreign-key error."""
+    from storage.services import trial_progress
+
+    version, dataset, _responses, run_ids = three_judges
+    criterion_id = rubrics.get_version(sessions, version.id).criteria[0].id
+    trial_progress.begin(sessions, criterion_id=criterion_id, base_run_id=run_ids[0],
+                         requirement="States the dose in mg", total=3, max_cost=None,
+                         actor=ADMIN, worker="test")
+    assert _trial_rows(sessions) == 1
+    if owner == "dataset":
+        summary = datasets.delete_dataset(sessions, dataset.id, confirm=True,
+                                          delete_human_verdicts=True, actor=ADMIN)
+    else:
+        rubric_id = rubrics.get_version(sessions, version.id).rubric_id
+        summary = rubrics.delete_rubric(sessions, rubric_id, confirm=True,
+                                        delete_human_verdicts=True, actor=ADMIN)
+    assert summary.runs == 3 and _trial_rows(sessions) == 0
