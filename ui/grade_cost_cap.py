@@ -25,7 +25,8 @@ def render_cap(panel, estimates, judges) -> bool:
     if panel is not None:
         return True  # the panel's own cap, split over its members, is above
     several = len(judges) > 1
-    st.number_input(
+    field, _ = st.columns([1, 2])  # an amount, not a paragraph: as wide as the panel's cap
+    field.number_input(
         "Stop each run when its cost reaches (USD, 0 = no cap)" if several else
         "Stop the run when its cost reaches (USD, 0 = no cap)",
         min_value=0.0, step=0.5, key="grade_run_cap",
