@@ -147,6 +147,16 @@ def dataset_response_ids_with_verdicts(session: Session, dataset_id: int,
         .distinct()))
 
 
+def response_ids_reviewed_on(session: Session, criterion: m.CriterionRow) -> list[int]:
+    """Responses with a verdict on this criterion, or on an earlier one that carries into it."""
+    sources = carry_sources(session, criterion.version_id)
+    carried = [c for c, (target, _number) in sources.items() if target == criterion.id]
+    return list(session.scalars(
+        select(m.HumanVerdictRow.response_id)
+        .where(m.HumanVerdictRow.criterion_id.in_(carried))
+        .distinct()))
+
+
 def count_for_versions(session: Session, version_ids: Sequence[int]) -> int:
     if not version_ids:
         return 0
