@@ -100,3 +100,19 @@ def test_a_local_name_that_is_an_email_is_text_on_the_settings_page():
     captions = [c.value for c in at.caption if "Local mode" in unescape(c.value)]
     assert captions and "you (ana@example.org) hold every role" in unescape(captions[0])
     assert_no_link(captions[0])
+
+
+def test_a_storage_refusal_at_the_page_boundary_shows_its_names_as_text():
+    def script() -> None:
+        from storage.errors import InvalidStateError
+        from ui.boundary import page_boundary
+
+        with page_boundary(lambda: None):
+            raise InvalidStateError("the rubric '**Ana** ana@example.org' was archived")
+
+    at = AppTest.from_function(script, default_timeout=30).run()
+    [error] = at.error
+    assert unescape(error.value) == ("the rubric '**Ana** ana@example.org' was archived. "
+                                     "Reload the page to see the current state.")
+    assert "**Ana**" not in error.value
+    assert_no_link(error.value)
