@@ -116,3 +116,18 @@ def test_a_storage_refusal_at_the_page_boundary_shows_its_names_as_text():
                                      "Reload the page to see the current state.")
     assert "**Ana**" not in error.value
     assert_no_link(error.value)
+
+
+def test_the_activity_table_shows_names_with_direction_controls_made_visible():
+    from grading.types import Criterion
+    from storage.services import rubrics
+
+    remember_name("Ana\u202eevil")
+    version = rubrics.create_rubric(db(), "Refunds\u202etxt.exe", [Criterion(requirement="x")],
+                                    actor=local_actor("Ana\u202eevil"))
+    rubrics.archive_rubric(db(), version.rubric_id, actor=local_actor("Ana\u202eevil"))
+    at = open_page("settings")
+    activity = next(f.value for f in at.dataframe if "Who" in f.value.columns)
+    row = activity.iloc[0]
+    assert row["Who"] == "Ana⟨U+202E⟩evil"
+    assert row["On"] == "rubric Refunds⟨U+202E⟩txt.exe"
