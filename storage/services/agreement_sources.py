@@ -305,8 +305,7 @@ def current_human_verdicts(
     """The human verdict in force (adjudicated, or agreed by every reviewer who answered) of
     every decided (response, criterion), carried-over verdicts included; disputed criteria
     have none (storage.services.consensus)."""
-    sources = verdict_repo.carry_sources(session, rubric_version_id)
-    ids = verdict_repo.dataset_response_ids_with_verdicts(session, dataset_id, list(sources))
+    ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, rubric_version_id)
     found = consensus.decisions(session, ids, rubric_version_id)
     return [
         decision.applied
@@ -319,8 +318,7 @@ def reviewer_verdicts(
     session: Session, rubric_version_id: int, dataset_id: int
 ) -> list[HumanVerdictInfo]:
     """Every reviewer's own current verdict (not adjudications), carried-over included."""
-    sources = verdict_repo.carry_sources(session, rubric_version_id)
-    ids = verdict_repo.dataset_response_ids_with_verdicts(session, dataset_id, list(sources))
+    ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, rubric_version_id)
     reviews, _adj, _numbers, _v = consensus.gather(session, ids, rubric_version_id)
     return [h for rid in sorted(reviews) for cid in sorted(reviews[rid])
             for h in reviews[rid][cid]]
