@@ -131,7 +131,7 @@ def handle_local_name() -> None:
     s = st.session_state
     try:
         s.reviewer_name = s.auth_shown_name = remember_name(s.review_name_input)
-        s.auth_flash = None
+        s.auth_flash = s.auth_name_notice = None  # this tab's own change needs no notice
     except InvalidInputError as exc:
         s.auth_flash = str(exc)
 

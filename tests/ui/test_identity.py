@@ -125,7 +125,11 @@ def test_a_name_changed_in_another_tab_is_the_one_recorded_and_the_old_tab_says_
     assert second.text_input(key="review_name_input").value == "Ana Souza"
     second.run()
     assert "another tab" in texts(second)  # for a while, whatever the page reruns
+    second.text_input(key="review_name_input").input("Ana S.").run()
+    assert "another tab" not in texts(second)  # renamed here: nothing left to explain
+    assert remembered_name() == "Ana S."
+    first.run()
+    assert "recorded as 'Ana S.'" in texts(first)  # and the first tab is told in turn
     monkeypatch.setattr(auth, "NAME_NOTICE_S", 0.0)
-    second.run()
-    assert "another tab" not in texts(second)
-    assert remembered_name() == "Ana Souza"  # the old tab did not write its name back
+    first.run()
+    assert "another tab" not in texts(first)  # after a while, no more
