@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -78,6 +79,19 @@ class RunSettings(ScoringSettings):
         from grading.redact import strip_url_credentials
 
         return strip_url_credentials(value)
+
+    @field_validator("extra")
+    @classmethod
+    def _positive_cost_cap(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """A cap of 0, below 0 or not a number would stop the run before its first grade (or
+        never): refused, so nothing is launched with it."""
+        if "cost_cap" in value:
+            cap = value["cost_cap"]
+            if isinstance(cap, bool) or not isinstance(cap, int | float) or not (
+                    math.isfinite(cap) and cap > 0):
+                raise ValueError(f"the cost cap must be a positive amount of US dollars, got "
+                                 f"{cap!r}")
+        return value
 
     def scoring(self) -> ScoringSettings:
         """The part of the settings that decides scores, for ``grading.aggregation``."""

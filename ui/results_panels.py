@@ -40,6 +40,15 @@ def pick_panels(db: str, result_set: ResultSet, where) -> tuple[panels.PanelInfo
     return tuple(by_id[pid] for pid in picked)
 
 
+def query(db: str, panel_ids: tuple[int, ...], sort_panel: int | None) -> dict:
+    """The keyword arguments that make ``results_readers.get_results_page`` read these
+    panels as columns (filtered, sorted and counted like runs)."""
+    if not panel_ids:
+        return {}
+    return {"panel_ids": panel_ids, "panel_stamp": panel_readers.get_stamp(db, panel_ids),
+            "sort_panel_id": sort_panel}
+
+
 def page_results(db: str, chosen: tuple[panels.PanelInfo, ...],
                  response_ids: tuple[int, ...]) -> dict[int, dict[int, PanelResult]]:
     """Panel id -> response id -> result, for the responses on this page only."""
@@ -116,8 +125,9 @@ def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: in
             hide_index=True, width="stretch")
 
 
-def handle_open_combine() -> None:
+def handle_open_combine(run_ids: tuple[int, ...]) -> None:
     st.session_state.results_combine_open = True
+    st.session_state.results_combine_runs = run_ids  # to name any deleted while it is open
 
 
 def handle_close_combine() -> None:
@@ -127,12 +137,28 @@ def handle_close_combine() -> None:
 def render_combine(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], where) -> None:
     """Combine the runs shown into a panel (a dialog): the same service as the Judges page."""
     where.button("Combine as a panel", icon=":material/groups:", key="results_combine",
-                 on_click=handle_open_combine,
+                 on_click=handle_open_combine, args=(run_ids,),
                  help="Make a judge panel from the runs shown: their verdicts combined by "
                       "a voting rule, shown here as one more column.")
     if st.session_state.results_combine_open:
         st.dialog("Combine runs as a judge panel", width="large",
                   on_dismiss=handle_close_combine)(render_combine_form)(run_ids, by_id)
+
+
+def render_stale_combine(existing: set[int]) -> None:
+    """The "Combine as a panel" dialog was open while another tab deleted some of its runs
+    (with their dataset or rubric): it closes, naming them, and nothing is made."""
+    s = st.session_state
+    gone = [r for r in s.results_combine_runs if r not in existing]
+    if not (s.results_combine_open and gone):
+        return
+    s.results_combine_open = False
+    s.results_combine_runs = ()
+    st.error(md_escape(
+        f"Run{'s' if len(gone) > 1 else ''} {', '.join(f'#{r}' for r in gone)} no longer "
+        f"exist{'' if len(gone) > 1 else 's'}: deleted (with their dataset or rubric) since "
+        "the “Combine as a panel” dialog was opened. No panel was made; pick the runs "
+        "again."))
 
 
 def render_combine_form(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]) -> None:
@@ -155,6 +181,16 @@ def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) 
     st.session_state.results_panel_goto = panel.id  # picked on the next run
     st.session_state.results_flash = f"Created {panel.label}: it is shown next to the runs."
     st.rerun()
+
+
+def response_scores(db: str, dataset_id: int, rubric_version_id: int, response_id: int
+                    ) -> list[tuple[panels.PanelInfo, PanelResult | None]]:
+    """Every panel of the result set with its result for one response (Review's score row)."""
+    found = panel_readers.get_panels(db, dataset_id, rubric_version_id)
+    if not found:
+        return []
+    results = page_results(db, tuple(found), (response_id,))
+    return [(panel, results[panel.id].get(response_id)) for panel in found]
 
 
 def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,

@@ -85,6 +85,7 @@ DEFAULTS: dict[str, object] = {
     "grade_as_panel": False,  # grade as a judge panel (ui/grade_panel.py)
     "grade_panel_rule": "majority",
     "grade_panel_cap": 0.0,  # USD for the whole panel; 0: no cap
+    "grade_run_cap": 0.0,  # USD per run launched without a panel (ui/grade_cost_cap); 0: none
     "grade_handoff": None,  # grade_handoff.Handoff: responses sent from a Results filter
     # results
     "results_set": None,  # (dataset_id, rubric_version_id) of the open result set
@@ -115,6 +116,7 @@ DEFAULTS: dict[str, object] = {
     "results_panel_goto": None,  # a panel just made on Results: picked on the next run
     "results_flash": None,  # a message shown once (a panel was made)
     "results_combine_open": False,  # the "Combine as a panel" dialog is open
+    "results_combine_runs": (),  # the runs shown when it was opened (ids)
     # review
     "review_set": None,  # (dataset_id, rubric_version_id)
     "review_unreviewed_only": False,

@@ -313,6 +313,10 @@ def delete_dataset(
         response_ids = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
         session.execute(delete(m.HumanVerdictRow)
                         .where(m.HumanVerdictRow.response_id.in_(response_ids)))
+        # Panels over these runs are derived from them alone (no person's judgment): they go
+        # with their members, or the runs could not be deleted.
+        session.execute(delete(m.PanelRow).where(m.PanelRow.id.in_(
+            select(m.PanelMemberRow.panel_id).where(m.PanelMemberRow.run_id.in_(run_ids)))))
         session.execute(delete(m.RunRow).where(m.RunRow.id.in_(run_ids)))
         session.execute(delete(m.DatasetRow).where(m.DatasetRow.id == dataset_id))
         record(session, actor, "delete", "dataset", dataset_id, dataset_name,

@@ -225,6 +225,10 @@ def delete_rubric(
             )
         session.execute(delete(m.HumanVerdictRow)
                         .where(m.HumanVerdictRow.rubric_version_id.in_(version_ids)))
+        # Panels over these runs are derived from them alone (no person's judgment): they go
+        # with their members, or the runs could not be deleted.
+        session.execute(delete(m.PanelRow).where(m.PanelRow.id.in_(
+            select(m.PanelMemberRow.panel_id).where(m.PanelMemberRow.run_id.in_(run_ids)))))
         session.execute(delete(m.RunRow).where(m.RunRow.id.in_(run_ids)))
         session.execute(delete(m.RubricRow).where(m.RubricRow.id == rubric_id))
         record(session, actor, "delete", "rubric", rubric_id, rubric_name, _deleted(summary))
