@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from grading.types import CannotAssessStrategy, LengthPenalty, ScoringSettings
+from grading.types import ScoringSettings
 
 GraderKind = Literal["per_criterion", "one_shot", "rubric_as_judge"]
 # grading's DefaultFallbackVerdicts is a typing.TypedDict, which pydantic refuses on 3.11.
@@ -42,15 +42,12 @@ class CalibrationSettings(BaseModel):
     seed: int = Field(default=0, ge=0)
 
 
-class RunSettings(BaseModel):
-    """Everything besides rubric, responses, grader and model that defines a run."""
+class RunSettings(ScoringSettings):
+    """Everything besides rubric, responses, grader and model that defines a run: the
+    scoring settings (inherited, so their fields and bounds are defined once) and more."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    normalize: bool = True
-    cannot_assess: CannotAssessStrategy = "skip"
-    partial_credit: float = Field(default=0.5, ge=0.0, le=1.0)
-    length_penalty: LengthPenalty | None = None
     num_retries: int = Field(default=2, ge=0)
     allow_cannot_assess: bool = False
     fallback_verdicts: FallbackVerdicts | None = None
@@ -98,12 +95,8 @@ class RunSettings(BaseModel):
 
     def scoring(self) -> ScoringSettings:
         """The part of the settings that decides scores, for ``grading.aggregation``."""
-        return ScoringSettings(
-            normalize=self.normalize,
-            cannot_assess=self.cannot_assess,
-            partial_credit=self.partial_credit,
-            length_penalty=self.length_penalty,
-        )
+        return ScoringSettings(**{name: getattr(self, name)
+                                  for name in ScoringSettings.model_fields})
 
     def grader_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for a ``grading.autograders`` grader built from these settings."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from grading.panels import PANEL_RULES
 from storage.dto import RunInfo
 from storage.services import panels
 from storage.services.panel_results import PanelResult, member_models, panel_results
@@ -14,15 +13,7 @@ from storage.services.results import ResultSet, ResultsPage
 from ui import panel_readers, panel_view, runtime, safe_text
 from ui.verdict_view import format_score, md_escape, run_label, verdict_badge
 
-HOLISTIC = "rubric_as_judge"
 TIE = "⚖ tie"
-RULE_HELP = {
-    "majority": "a verdict needs more than half of all members; a failed member or a "
-                "CANNOT_ASSESS answer abstains and stays in the denominator",
-    "unanimous": "MET only when every member says MET",
-    "any": "MET as soon as one member says MET",
-    "weighted": "like majority, with a weight per member",
-}
 
 
 def panel_column(panel: panels.PanelInfo) -> str:
@@ -171,29 +162,15 @@ def render_stale_combine(existing: set[int]) -> None:
 
 
 def render_combine_form(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]) -> None:
-    voters = [by_id[r] for r in run_ids if by_id[r].grader != HOLISTIC]
-    holistic = [r for r in run_ids if by_id[r].grader == HOLISTIC]
-    if holistic:
-        st.caption(f"{len(holistic)} holistic run(s) left out: a holistic judge gives one "
-                   "0-100 score, not a verdict per criterion, so it cannot vote.")
-    if len(voters) < 2:
-        st.info("Pick at least two per-criterion or one-shot runs under “Runs to "
-                "compare” to combine them.")
+    voters = panel_view.voting_runs([by_id[r] for r in run_ids], "Pick at least two "
+                                    "per-criterion or one-shot runs under “Runs to compare” "
+                                    "to combine them.")
+    if voters is None:
         return
     with st.form("results_panel_form", border=False):
-        members = st.multiselect("Member runs", [r.id for r in voters],
-                                 default=[r.id for r in voters],
-                                 format_func=lambda rid: safe_text.text(
-                                     run_label(by_id[rid])))
-        rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
-                            help="\n\n".join(f"**{k}**: {v}" for k, v in RULE_HELP.items()))
-        weights = st.text_input("Weights (weighted rule only)",
-                                placeholder="e.g. 2, 1, 1 — one per member run")
-        name = st.text_input("Panel name (optional)", max_chars=200)
-        st.caption("Ties resolve to the verdict with the lower score (UNMET on a positive "
-                   "criterion, MET on a negative one), and the panel says so.")
+        fields = panel_view.render_panel_fields(voters, run_label)
         if st.form_submit_button("Create panel", type="primary"):
-            handle_combine(members, rule, weights, name)
+            handle_combine(*fields)
 
 
 def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:

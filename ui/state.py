@@ -14,6 +14,8 @@ DEFAULTS: dict[str, object] = {
     # shared
     "reviewer_name": "",  # who is acting (ui/auth.py keeps it in step with the identity)
     "auth_flash": None,  # why the typed local name was refused
+    "auth_shown_name": None,  # the local name this tab last showed (None: not drawn yet)
+    "auth_name_notice": None,  # (name, monotonic time) another tab changed it to (ui/auth.py)
     "auth_actor": None,  # (identity, monotonic time, Actor) of team mode's last role read
     # home (Start page)
     "home_flash": None,  # (kind, message) shown once after loading the samples
