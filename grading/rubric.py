@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from grading import rubric_io
@@ -74,17 +74,17 @@ class Rubric:
 
     @classmethod
     def from_json(cls, json_string: str, *, source: str | None = None) -> Rubric:
-        try:
-            data = rubric_io.load_json_text(json_string)
-        except RubricValidationError as exc:
-            raise RubricValidationError(exc.problems, source=source) from None
-        return cls.from_dict(data, source=source)
+        return cls._parsed(rubric_io.load_json_text, json_string, source)
 
     @classmethod
     def from_yaml(cls, yaml_string: str, *, source: str | None = None) -> Rubric:
+        return cls._parsed(rubric_io.load_yaml_text, yaml_string, source)
+
+    @classmethod
+    def _parsed(cls, load: Callable[[str], Any], text: str, source: str | None) -> Rubric:
         try:
-            data = rubric_io.load_yaml_text(yaml_string)
-        except RubricValidationError as exc:
+            data = load(text)
+        except RubricValidationError as exc:  # the loader does not know the file's name
             raise RubricValidationError(exc.problems, source=source) from None
         return cls.from_dict(data, source=source)
 

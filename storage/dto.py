@@ -9,6 +9,9 @@ from typing import Any, Literal
 from grading.types import Criterion, ToGradeInput, Verdict
 from storage.run_settings import RunSettings
 
+# How the runner's error of a run stopped by its cost cap begins (storage.jobs.runner).
+COST_CAP_STOP = "stopped at the cost cap"
+
 
 @dataclass(frozen=True)
 class CriterionInfo:
@@ -123,6 +126,11 @@ class RunInfo:
     @property
     def graded_count(self) -> int:
         return self.done_count + self.failed_count
+
+    @property
+    def stopped_by_cost_cap(self) -> bool:
+        """The run ended because it reached its cost cap (the runner's words), not a fault."""
+        return self.status == "failed" and (self.error or "").startswith(COST_CAP_STOP)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from grading.types import CannotAssessStrategy, LengthPenalty, ScoringSettings
+from grading.types import ScoringSettings
 
 GraderKind = Literal["per_criterion", "one_shot", "rubric_as_judge"]
 # grading's DefaultFallbackVerdicts is a typing.TypedDict, which pydantic refuses on 3.11.
@@ -41,15 +42,12 @@ class CalibrationSettings(BaseModel):
     seed: int = Field(default=0, ge=0)
 
 
-class RunSettings(BaseModel):
-    """Everything besides rubric, responses, grader and model that defines a run."""
+class RunSettings(ScoringSettings):
+    """Everything besides rubric, responses, grader and model that defines a run: the
+    scoring settings (inherited, so their fields and bounds are defined once) and more."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    normalize: bool = True
-    cannot_assess: CannotAssessStrategy = "skip"
-    partial_credit: float = Field(default=0.5, ge=0.0, le=1.0)
-    length_penalty: LengthPenalty | None = None
     num_retries: int = Field(default=2, ge=0)
     allow_cannot_assess: bool = False
     fallback_verdicts: FallbackVerdicts | None = None
@@ -82,14 +80,23 @@ class RunSettings(BaseModel):
 
         return strip_url_credentials(value)
 
+    @field_validator("extra")
+    @classmethod
+    def _positive_cost_cap(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """A cap of 0, below 0 or not a number would stop the run before its first grade (or
+        never): refused, so nothing is launched with it."""
+        if "cost_cap" in value:
+            cap = value["cost_cap"]
+            if isinstance(cap, bool) or not isinstance(cap, int | float) or not (
+                    math.isfinite(cap) and cap > 0):
+                raise ValueError(f"the cost cap must be a positive amount of US dollars, got "
+                                 f"{cap!r}")
+        return value
+
     def scoring(self) -> ScoringSettings:
         """The part of the settings that decides scores, for ``grading.aggregation``."""
-        return ScoringSettings(
-            normalize=self.normalize,
-            cannot_assess=self.cannot_assess,
-            partial_credit=self.partial_credit,
-            length_penalty=self.length_penalty,
-        )
+        return ScoringSettings(**{name: getattr(self, name)
+                                  for name in ScoringSettings.model_fields})
 
     def grader_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for a ``grading.autograders`` grader built from these settings."""

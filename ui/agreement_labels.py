@@ -11,6 +11,7 @@ from storage.errors import ImportProblemsError
 from storage.services import labels
 from ui import agreement_readers as readers
 from ui.auth import current_actor
+from ui.boundary import plain
 from ui.runtime import get_sessions
 from ui.wording import plural
 
@@ -89,7 +90,7 @@ def render_labels(version_id: int, dataset_id: int) -> None:
             st.rerun()
         problems = st.session_state.agreement_import_problems
         if problems:
-            listed = "\n".join(f"- {p}" for p in problems[:50])
+            listed = "\n".join(f"- {plain(p)}" for p in problems[:50])
             more = f"\n- … and {len(problems) - 50} more" if len(problems) > 50 else ""
             st.error(f"Nothing was imported; fix these {len(problems)} problems and upload "
                      f"the file again:\n{listed}{more}")

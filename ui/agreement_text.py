@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage.services.agreement import AgreementSource
+from storage.services.agreement_sources import AgreementSource
 from ui import safe_text
 
 ALL_SOURCES = "all"

@@ -28,6 +28,9 @@ from ui.runtime import get_sessions
 
 # How long a page reuses the roles it read (an admin's change applies within this time).
 _ACTOR_TTL_S = 5.0
+# How long a tab keeps saying that another tab changed the local name (a page that reruns
+# right after an action would otherwise wipe the notice before anyone saw it).
+NAME_NOTICE_S = 60.0
 
 
 def computer_login() -> str:
@@ -75,7 +78,7 @@ def gate() -> None:
     """Show the page this person may see: in team mode, stop here unless signed in with a role."""
     config = auth_config()
     if config is None:
-        st.session_state.reviewer_name = remembered_name()
+        _follow_remembered_name()
         render_local_identity()
         return
     if config.problems:
@@ -110,11 +113,25 @@ def unnamed_key() -> str:
     return local_actor(computer_login()).key
 
 
+def _follow_remembered_name() -> None:
+    """Act as the name remembered on this computer, and say so when another tab changed it.
+
+    One person, one name: a change in one tab applies to every tab (a verdict saved from an
+    older tab is recorded under the new name, as the person who just renamed themselves
+    expects), but a tab that showed the old name says which name it now records.
+    """
+    s = st.session_state
+    remembered = remembered_name()
+    if s.auth_shown_name is not None and s.auth_shown_name != remembered:
+        s.auth_name_notice = (remembered or computer_login(), time.monotonic())
+    s.reviewer_name = remembered
+
+
 def handle_local_name() -> None:
     s = st.session_state
     try:
-        s.reviewer_name = remember_name(s.review_name_input)
-        s.auth_flash = None
+        s.reviewer_name = s.auth_shown_name = remember_name(s.review_name_input)
+        s.auth_flash = s.auth_name_notice = None  # this tab's own change needs no notice
     except InvalidInputError as exc:
         s.auth_flash = str(exc)
 
@@ -127,6 +144,14 @@ def render_local_identity() -> None:
                       on_change=handle_local_name, placeholder="e.g. Ana Souza",
                       help="Asked once and remembered on this computer. Recorded with every "
                            "verdict, import, deletion and run you make.")
+        if s.auth_name_notice is not None:
+            name, since = s.auth_name_notice
+            if time.monotonic() - since < NAME_NOTICE_S:
+                st.info(plain(f"Your name was changed in another tab or window: what you do "
+                              f"here is now recorded as '{name}'."), icon=":material/badge:")
+            else:
+                s.auth_name_notice = None
+        s.auth_shown_name = s.reviewer_name
         if s.auth_flash:
             st.error(plain(s.auth_flash))
         elif s.reviewer_name:

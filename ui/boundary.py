@@ -36,7 +36,7 @@ def page_boundary(clear: Callable[[], None]) -> Iterator[None]:
         st.error(plain(f"{exc}. Set it where the app is started and start the app again."))
     except StorageError as exc:  # e.g. the rubric was deleted from another tab
         clear()
-        st.error(f"{exc}. Reload the page to see the current state.")
+        st.error(plain(f"{exc}. Reload the page to see the current state."))
     except OperationalError as exc:
         reason = str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300]
         st.error(

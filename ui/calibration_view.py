@@ -8,7 +8,7 @@ import streamlit as st
 from storage.dto import RunInfo
 from storage.exports import examples_export
 from storage.services import calibration
-from storage.services.agreement import AgreementData
+from storage.services.agreement_sources import AgreementData
 from ui import safe_text
 from ui.runtime import sessions_for
 from ui.verdict_view import run_label

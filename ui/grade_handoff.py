@@ -38,15 +38,20 @@ def describe(filters: ResultsFilter) -> str:
     if filters.reviewed != "any":
         parts.append(filters.reviewed.replace("_", " "))
     if filters.min_score is not None or filters.max_score is not None:
-        parts.append(f"score {filters.min_score or 0:g}–{filters.max_score or 1:g}")
+        parts.append(f"score {filters.min_score or 0:g}–{filters.max_score or 1:g}"
+                     + (f" in panel P{filters.score_panel_id}"
+                        if filters.score_panel_id is not None else ""))
     parts.extend(f"{column} is “{value}”" for column, value in filters.metadata)
     if filters.verdict is not None:
-        parts.append(f"a criterion's verdict is {filters.verdict.verdict}")
+        parts.append(f"a criterion's verdict is {filters.verdict.verdict}"
+                     + (f" in panel P{filters.verdict.panel_id}"
+                        if filters.verdict.panel_id is not None else ""))
     return ", ".join(parts) or "no filter"
 
 
 def render_grade_these(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
-                       filters: ResultsFilter, total: int, score_gap: float) -> None:
+                       filters: ResultsFilter, total: int, score_gap: float,
+                       columns: dict | None = None) -> None:
     """Results' "Grade these" button: every response matching the filter, on every page."""
     label = f"Grade these {total:,}" if total != 1 else "Grade this one"
     if not st.button(label, key="results_grade_these", icon=":material/play_arrow:",
@@ -57,7 +62,7 @@ def render_grade_these(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     stamp = readers.run_stamp(db, run_ids)
     page = readers.get_results_page(
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters,
-        "response", None, False, 0, max(1, total), stamp, score_gap)
+        "response", None, False, 0, max(1, total), stamp, score_gap, **(columns or {}))
     version = rubrics.get_version(runtime.sessions_for(db), result_set.rubric_version_id)
     st.session_state[KEY] = Handoff(
         dataset_id=result_set.dataset_id, rubric_id=version.rubric_id,

@@ -17,7 +17,14 @@ from storage.services import runs
 from ui import calibration_view, grade_panel, runtime
 from ui import results_readers as readers
 from ui.auth import current_actor
-from ui.verdict_view import GRADER_LABELS, STATUS_BADGES, md_escape, run_label
+from ui.verdict_view import (
+    GRADER_LABELS,
+    STATUS_BADGES,
+    md_escape,
+    run_label,
+    status_badge,
+    status_text,
+)
 from ui.wording import cost_text
 
 POLL_SECONDS = 2.0  # while a run is queued or running
@@ -51,13 +58,17 @@ def render_stopped(current: list[RunInfo]) -> None:
     for run in stopped:
         with st.container(border=True):
             head, action = st.columns([5, 1], vertical_alignment="center")
-            head.markdown(f"{STATUS_BADGES[run.status]} **{md_escape(run_label(run))}** · "
+            head.markdown(f"{status_badge(run)} **{md_escape(run_label(run))}** · "
                           f"{run.graded_count:,}/{run.response_count:,} graded")
             if run.error:
                 head.text(run.error)
+            capped = run.stopped_by_cost_cap
+            # Requeued, a capped run would stop again at once: its cost already reached the cap.
             action.button("Requeue", key=f"grade_requeue_{run.id}", on_click=handle_requeue,
-                          args=(run.id,), width="stretch",
-                          help="Grade the responses this run has not graded yet")
+                          args=(run.id,), width="stretch", disabled=capped,
+                          help="Its cost reached its cap: launch it again with a higher cap "
+                               "(answers already paid for come from the cache)" if capped
+                          else "Grade the responses this run has not graded yet")
 
 
 def progress_line(progress) -> str:
@@ -86,11 +97,13 @@ def duration(seconds: float) -> str:
 
 def runs_table(all_runs: list[RunInfo]) -> list[dict]:
     return [{
-        "Run": f"#{r.id}", "Status": r.status, "Name": r.name,
+        "Run": f"#{r.id}", "Status": status_text(r), "Name": r.name,
         "Grader": GRADER_LABELS.get(r.grader, r.grader), "Model": r.model,
         "Graded": f"{r.graded_count:,}/{r.response_count:,}", "Failed": r.failed_count,
         "Tokens": r.total_tokens,
         "Cost": cost_text(r.cost, r.unknown_cost_count, r.graded_count),
+        "Cost cap": (f"${r.settings.extra['cost_cap']:g}" if r.settings.extra.get("cost_cap")
+                     else ""),
         "Created": r.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
         "Calibration": (f"k={r.settings.calibration.k}, seed {r.settings.calibration.seed}"
                         if r.settings.calibration is not None else ""),

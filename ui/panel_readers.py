@@ -36,6 +36,15 @@ def get_panel_results(db: str, panel_id: int, response_ids: tuple[int, ...] | No
     return {r.response_id: r for r in found}
 
 
+@st.cache_data(ttl=600, max_entries=20, show_spinner="Combining the panels' verdicts…")
+def get_panel_columns(db: str, dataset_id: int, rubric_version_id: int,
+                      panel_ids: tuple[int, ...], stamp: tuple) -> tuple:
+    """The panels as columns of the Results table (every response), until ``stamp`` moves."""
+    return panel_results.panel_columns(sessions_for(db), dataset_id=dataset_id,
+                                       rubric_version_id=rubric_version_id,
+                                       panel_ids=panel_ids)
+
+
 @st.cache_data(ttl=600, max_entries=50, show_spinner=False)
 def get_member_agreement(db: str, panel_id: int,
                          stamp: tuple) -> list[panels.MemberAgreement]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -14,7 +15,7 @@ from storage.export_names import download_name
 from storage.panel_commands import panel_records
 from storage.services import panels
 from storage.services.results import ResultSet
-from ui import panel_readers
+from ui import panel_readers, safe_text
 from ui.auth import current_actor
 from ui.boundary import count, plain
 from ui.runtime import database_key, get_sessions
@@ -90,33 +91,50 @@ def render_panel(db: str, panel: panels.PanelInfo) -> None:
             on_click="ignore", key=f"judges_panel_download_{panel.id}")
 
 
-def render_create_form(set_runs: list[RunInfo]) -> None:
-    voters = [r for r in set_runs if r.grader != "rubric_as_judge"]
-    holistic = [r for r in set_runs if r.grader == "rubric_as_judge"]
-    st.markdown("**Make a panel from these runs**")
+def voting_runs(runs: list[RunInfo], too_few: str) -> list[RunInfo] | None:
+    """The runs that can vote in a panel; None, after saying ``too_few``, when under two."""
+    voters = [r for r in runs if r.grader != "rubric_as_judge"]
+    holistic = len(runs) - len(voters)
     if holistic:
-        st.caption(f"{count(len(holistic), 'holistic run')} left out: a holistic judge gives "
-                   "one 0-100 score, not a verdict per criterion, so it cannot vote.")
+        st.caption(f"{count(holistic, 'holistic run')} left out: a holistic judge gives one "
+                   "0-100 score, not a verdict per criterion, so it cannot vote.")
     if len(voters) < 2:
-        st.info("A panel needs at least two per-criterion or one-shot runs of this rubric "
-                "version over this dataset. Grade it with more models on the Grade page.")
+        st.info(too_few)
+        return None
+    return voters
+
+
+def render_panel_fields(voters: list[RunInfo], label: Callable[[RunInfo], str],
+                        default: int | None = None) -> tuple[list[int], str, str, str]:
+    """The fields of a create-panel form, inside the caller's ``st.form`` (Judges and Results
+    share them): member run ids, rule, weights as typed, name."""
+    labels = {safe_text.text(label(r)): r.id for r in voters}
+    chosen = st.multiselect("Member runs", list(labels), default=list(labels)[:default])
+    rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
+                        help="\n\n".join(f"**{k}**: {v}" for k, v in RULE_HELP.items()))
+    st.caption("Ties resolve to the verdict with the lower score (UNMET on a positive "
+               "criterion, MET on a negative one), and the panel's record says so.")
+    weights_text = st.text_input(
+        "Weights (weighted rule only)", placeholder="e.g. 2, 1, 1 — one per member run")
+    name = st.text_input("Panel name (optional)", max_chars=200)
+    return [labels[c] for c in chosen], rule, weights_text, name
+
+
+def render_create_form(set_runs: list[RunInfo]) -> None:
+    st.markdown("**Make a panel from these runs**")
+    voters = voting_runs(set_runs, "A panel needs at least two per-criterion or one-shot runs "
+                         "of this rubric version over this dataset. Grade it with more models "
+                         "on the Grade page.")
+    if voters is None:
         return
-    labels = {run_label(r): r.id for r in voters}
     with st.form("judges_panel_form", border=True):
-        chosen = st.multiselect("Member runs", list(labels), default=list(labels)[:3])
-        rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
-                            help="\n\n".join(f"**{k}**: {v}" for k, v in RULE_HELP.items()))
-        st.caption("Ties resolve to the verdict with the lower score (UNMET on a positive "
-                   "criterion, MET on a negative one), and the panel's record says so.")
-        weights_text = st.text_input(
-            "Weights (weighted rule only)", placeholder="e.g. 2, 1, 1 — one per member run")
-        name = st.text_input("Panel name (optional)", max_chars=200)
+        fields = render_panel_fields(voters, run_label, default=3)
         submitted = st.form_submit_button("Create panel", type="primary")
     if submitted:
-        handle_create([labels[c] for c in chosen], rule, weights_text, name)
+        handle_create(*fields)
     flash = st.session_state.pop("judges_panel_flash", None)
     if flash:
-        getattr(st, flash[0])(flash[1])
+        getattr(st, flash[0])(plain(flash[1]))
 
 
 def create_from_form(run_ids: list[int], rule: str, weights_text: str, name: str,

@@ -14,6 +14,7 @@ from ui.auth import current_actor
 from ui.auth_config import auth_config
 from ui.boundary import plain
 from ui.runtime import database_key, get_sessions
+from ui.safe_text import text
 
 NO_ROLE = "(no role)"
 AUDIT_LIMIT = 100
@@ -55,8 +56,8 @@ def render_people_table(db: str) -> None:
         st.info("Nobody has signed in yet.")
         return
     st.dataframe(pd.DataFrame([
-        {"E-mail": p.key, "Name": p.name, "Role": p.role or NO_ROLE,
-         "Role set by": p.role_set_by or "", "Last signed in": _when(p.last_seen_at)}
+        {"E-mail": text(p.key), "Name": text(p.name), "Role": p.role or NO_ROLE,
+         "Role set by": text(p.role_set_by), "Last signed in": _when(p.last_seen_at)}
         for p in known]), hide_index=True, width="stretch")
     waiting = [p.key for p in known if not p.role]
     if waiting:
@@ -96,8 +97,8 @@ def render_audit(db: str) -> None:
             st.caption("Nothing yet.")
             return
         st.dataframe(pd.DataFrame([
-            {"When": _when(e.created_at), "Who": e.actor, "What": e.action,
-             "On": f"{e.target_kind} {e.target_name}".strip(), "Detail": e.detail}
+            {"When": _when(e.created_at), "Who": text(e.actor), "What": e.action,
+             "On": text(f"{e.target_kind} {e.target_name}".strip()), "Detail": text(e.detail)}
             for e in events]), hide_index=True, width="stretch")
 
 

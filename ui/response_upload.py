@@ -180,8 +180,8 @@ def render_upload(datasets: list[DatasetInfo]) -> None:
                        "comma delimited) and upload it again."))
         return
     guess = ColumnMapping.guess(columns)
-    st.markdown(f"**1. Map the columns** — {upload.name}: {plural(len(parsed.rows), 'row')}, "
-                f"{parsed.description}")
+    st.markdown(f"**1. Map the columns** — {plain(upload.name)}: "
+                f"{plural(len(parsed.rows), 'row')}, {parsed.description}")
     base = f"responses_map_{state['responses_upload_nonce']}"
     cols = st.columns(4)
     with cols[0]:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 from storage.dto import CriterionInfo, EffectiveCriterion, HumanDecision
+from storage.services.panel_results import PanelResult
+from storage.services.panels import PanelInfo
 from storage.services.review_queue import ResponseDetail
 from ui import safe_text
 from ui.verdict_view import (
@@ -29,10 +33,12 @@ def render_response_text(detail: ResponseDetail) -> None:
     render_untrusted(response.output)
 
 
-def render_scores(detail: ResponseDetail) -> None:
-    """Per run: the effective score, how far a person moved it from the judge's, coverage."""
+def render_scores(detail: ResponseDetail,
+                  panels: Sequence[tuple[PanelInfo, PanelResult | None]] = ()) -> None:
+    """Per run, then per judge panel: the effective score, how far a person moved it from
+    the judge's (the panel's), coverage; then the score from people's verdicts alone."""
     items = list(zip(detail.runs, detail.grades, strict=True))
-    columns = st.columns(min(4, len(items) + 1))
+    columns = st.columns(min(4, len(items) + len(panels) + 1))
     for index, (run, grade) in enumerate(items):
         with columns[index % len(columns)]:
             label = f"#{run.id} {GRADER_LABELS.get(run.grader, run.grader)}"
@@ -52,11 +58,38 @@ def render_scores(detail: ResponseDetail) -> None:
                 st.text(safe_text.text(grade.error))
             if grade.judge_reason:
                 st.text(safe_text.text(grade.judge_reason))
+    for offset, (panel, result) in enumerate(panels):
+        with columns[(len(items) + offset) % len(columns)]:
+            render_panel_score(panel, result)
     human = detail.human_score
-    with columns[len(items) % len(columns)]:
+    with columns[(len(items) + len(panels)) % len(columns)]:
         st.metric("Human verdicts", format_score(human.score),
                   help="The score from people's verdicts alone, once every criterion has one")
         st.caption(f"reviewed {human.reviewed_count}/{human.criteria_count}")
+
+
+def render_panel_score(panel: PanelInfo, result: PanelResult | None) -> None:
+    """A panel's metric in the score row, like a run's: effective score, the panel's own."""
+    label = f"Panel P{panel.id}"
+    members = ", ".join(f"#{m.run.id}" for m in panel.members)
+    if result is None:
+        st.metric(label, "—", help="No member has graded this response yet")
+        st.caption(md_escape(f"{panel.label} · {panel.rule} of {members}"))
+        return
+    grade = result.effective
+    moved = (grade.score is not None and grade.judge_score is not None
+             and abs(grade.score - grade.judge_score) > 1e-9)
+    st.metric(label, format_score(grade.score),
+              delta=f"{grade.score - grade.judge_score:+.3f} by review" if moved else None,
+              help=md_escape(f"Effective score of {panel.label}: its verdicts by the "
+                             f"{panel.rule} rule over runs {members}, people's verdicts in "
+                             f"place; the panel gave {format_score(grade.judge_score)}"))
+    st.caption(md_escape(f"{panel.label} · {panel.rule} of {members} · panel "
+                         f"{format_score(grade.judge_score)} · reviewed "
+                         f"{grade.reviewed_count}/{grade.criteria_count}")
+               + (f" · {result.ties} ties to the lower score" if result.ties else ""))
+    if grade.error:
+        st.text(safe_text.text(grade.error))
 
 
 def render_history(detail: ResponseDetail) -> None:

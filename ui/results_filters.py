@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from storage.dto import RunInfo
+from storage.services.panel_results import panel_label
 from storage.services.results import ResultSet, ResultsFilter, VerdictFilter
 from ui import results_readers as readers
 from ui import safe_text
@@ -21,6 +22,26 @@ REVIEWED = {"any": "All", "reviewed": "Reviewed", "not_reviewed": "Not reviewed"
 VERDICT_LABELS = {"MET": "MET", "UNMET": "UNMET", "CANNOT_ASSESS": "CANNOT ASSESS"}
 ANY_RUN = 0  # run ids start at 1
 NO_COLUMN = ""
+PANEL = "panel:"  # a judge panel's option in the run pickers: "panel:<id>" (runs are ints)
+
+
+def panel_option(panel_id: int) -> str:
+    return f"{PANEL}{panel_id}"
+
+
+def split_column(value) -> tuple[int | None, int | None]:
+    """A run picker's value as (run id, panel id); (None, None) for "any"."""
+    if isinstance(value, str) and value.startswith(PANEL):
+        return None, int(value.removeprefix(PANEL))
+    return (value or None), None
+
+
+def column_label(value, by_id: dict[int, RunInfo], panels) -> str:
+    run_id, panel_id = split_column(value)
+    if panel_id is not None:
+        panel = next(p for p in panels if p.id == panel_id)
+        return safe_text.text(f"{panel_label(panel)} (judge panel)")
+    return safe_text.text(run_label(by_id[run_id]))
 
 
 def handle_filter_change() -> None:
@@ -28,8 +49,9 @@ def handle_filter_change() -> None:
 
 
 def render_filters(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
-                   by_id: dict[int, RunInfo]) -> tuple[ResultsFilter, float]:
-    """The filter widgets; returns the filter and the score gap that counts as disagreeing."""
+                   by_id: dict[int, RunInfo], panels=()) -> tuple[ResultsFilter, float]:
+    """The filter widgets; returns the filter and the score gap that counts as disagreeing.
+    Judge panels shown (``panels``) are columns the score range and verdict filter offer."""
     s = st.session_state
     c1, c2, c3 = st.columns([3, 3, 3])
     c1.text_input("Search id, query and output", key="results_search",
@@ -49,14 +71,15 @@ def render_filters(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                     or tuple(s.results_score_range) != (0.0, 1.0))
     with st.expander("More filters: score range, a column of the upload, a criterion's "
                      "verdict", icon=":material/filter_list:", expanded=narrowed):
-        low, high, score_run = render_score_range(run_ids, by_id)
+        low, high, score_column = render_score_range(run_ids, by_id, panels)
         metadata = render_metadata_filter(db, result_set)
-        verdict = render_verdict_filter(db, result_set, run_ids, by_id)
+        verdict = render_verdict_filter(db, result_set, run_ids, by_id, panels)
+    score_run, score_panel = split_column(score_column)
     return ResultsFilter(
         search=s.results_search, failed_only=s.results_failed_only,
         disagree_only=s.results_disagree_only, reviewed=s.results_reviewed,
-        min_score=low, max_score=high, score_run_id=score_run, metadata=metadata,
-        verdict=verdict), float(s.results_score_gap)
+        min_score=low, max_score=high, score_run_id=score_run, score_panel_id=score_panel,
+        metadata=metadata, verdict=verdict), float(s.results_score_gap)
 
 
 def disagree_help(gap: float) -> str:
@@ -66,20 +89,22 @@ def disagree_help(gap: float) -> str:
             "a score made from verdicts, and raw sums only with raw sums.")
 
 
-def render_score_range(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]):
+def render_score_range(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], panels=()):
     s = st.session_state
-    normalized = all(by_id[r].settings.normalize for r in run_ids if r in by_id)
+    normalized = (all(by_id[r].settings.normalize for r in run_ids if r in by_id)
+                  and all(p.scoring.normalize for p in panels))
     if not (normalized and run_ids):
         return None, None, None
     c4, c5 = st.columns([3, 2])
     low, high = c4.slider("Effective score between", 0.0, 1.0, step=0.05,
                           key="results_score_range", on_change=handle_filter_change)
-    if s.results_score_run not in (ANY_RUN, *run_ids):
+    options = [ANY_RUN, *run_ids, *(panel_option(p.id) for p in panels)]
+    if s.results_score_run not in options:
         s.results_score_run = ANY_RUN
+    anything = "any selected run or panel" if panels else "any selected run"
     score_run = c5.selectbox(
-        "Score range applies to", [ANY_RUN, *run_ids], key="results_score_run",
-        format_func=lambda r: "any selected run" if r == ANY_RUN else safe_text.text(
-            run_label(by_id[r])),
+        "Score range applies to", options, key="results_score_run",
+        format_func=lambda r: anything if r == ANY_RUN else column_label(r, by_id, panels),
         on_change=handle_filter_change) or None
     if (low, high) == (0.0, 1.0):
         return None, None, score_run  # the full range also keeps responses without a score
@@ -117,10 +142,11 @@ def render_metadata_filter(db: str, result_set: ResultSet) -> tuple[tuple[str, s
 
 
 def render_verdict_filter(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
-                          by_id: dict[int, RunInfo]) -> VerdictFilter | None:
+                          by_id: dict[int, RunInfo], panels=()) -> VerdictFilter | None:
     s = st.session_state
     criteria = {c.id: c for c in readers.get_version(db, result_set.rubric_version_id).criteria}
-    with_verdicts = [r for r in run_ids if by_id[r].grader != "rubric_as_judge"]
+    with_verdicts = [*(r for r in run_ids if by_id[r].grader != "rubric_as_judge"),
+                     *(panel_option(p.id) for p in panels)]
     if s.results_verdict_criterion not in (None, *criteria):
         s.results_verdict_criterion = None
     c1, c2, c3 = st.columns([3, 2, 3])
@@ -136,25 +162,30 @@ def render_verdict_filter(db: str, result_set: ResultSet, run_ids: tuple[int, ..
         return None
     if s.results_verdict_run not in with_verdicts:
         s.results_verdict_run = with_verdicts[0]
-    c3.selectbox("in run (a person's verdict counts first)", with_verdicts,
+    c3.selectbox("in run or panel (a person's verdict counts first)" if panels else
+                 "in run (a person's verdict counts first)", with_verdicts,
                  key="results_verdict_run", on_change=handle_filter_change,
-                 format_func=lambda r: safe_text.text(run_label(by_id[r])))
+                 format_func=lambda r: column_label(r, by_id, panels))
     if criterion is None:
         return None
-    return VerdictFilter(criterion, s.results_verdict_value, s.results_verdict_run)
+    run_id, panel_id = split_column(s.results_verdict_run)
+    return VerdictFilter(criterion, s.results_verdict_value, run_id, panel_id)
 
 
-def render_sort(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], c1, c2, c3
-                ) -> tuple[str, int | None, bool]:
+def render_sort(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], c1, c2, c3, panels=()
+                ) -> tuple[str, int | None, bool, int | None]:
+    """(sort, the run sorted by, descending, the judge panel sorted by)."""
     sort = c1.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="results_sort",
                         on_change=handle_filter_change)
-    sort_run = None
+    sort_run = sort_panel = None
     if sort == "score" and run_ids:
-        if st.session_state.get("results_sort_run") not in run_ids:
+        options = [*run_ids, *(panel_option(p.id) for p in panels)]
+        if st.session_state.get("results_sort_run") not in options:
             st.session_state.results_sort_run = run_ids[0]
-        sort_run = c2.selectbox("Score of", run_ids,
-                                format_func=lambda r: safe_text.text(run_label(by_id[r])),
-                                key="results_sort_run", on_change=handle_filter_change)
+        chosen = c2.selectbox("Score of", options,
+                              format_func=lambda r: column_label(r, by_id, panels),
+                              key="results_sort_run", on_change=handle_filter_change)
+        sort_run, sort_panel = split_column(chosen)
     c3.selectbox("Order", list(ORDERS), format_func=ORDERS.get, key="results_descending",
                  on_change=handle_filter_change)
-    return sort, sort_run, st.session_state.results_descending
+    return sort, sort_run, st.session_state.results_descending, sort_panel

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from grading.panels import PANEL_RULES
 from storage.dto import RunInfo
 from storage.services import panels
 from storage.services.panel_results import PanelResult, member_models, panel_results
@@ -14,15 +13,7 @@ from storage.services.results import ResultSet, ResultsPage
 from ui import panel_readers, panel_view, runtime, safe_text
 from ui.verdict_view import format_score, md_escape, run_label, verdict_badge
 
-HOLISTIC = "rubric_as_judge"
 TIE = "⚖ tie"
-RULE_HELP = {
-    "majority": "a verdict needs more than half of all members; a failed member or a "
-                "CANNOT_ASSESS answer abstains and stays in the denominator",
-    "unanimous": "MET only when every member says MET",
-    "any": "MET as soon as one member says MET",
-    "weighted": "like majority, with a weight per member",
-}
 
 
 def panel_column(panel: panels.PanelInfo) -> str:
@@ -47,6 +38,15 @@ def pick_panels(db: str, result_set: ResultSet, where) -> tuple[panels.PanelInfo
         help="A panel combines its member runs' verdicts by its rule; its score comes "
              "from the same aggregation as a run's, with people's verdicts in place.")
     return tuple(by_id[pid] for pid in picked)
+
+
+def query(db: str, panel_ids: tuple[int, ...], sort_panel: int | None) -> dict:
+    """The keyword arguments that make ``results_readers.get_results_page`` read these
+    panels as columns (filtered, sorted and counted like runs)."""
+    if not panel_ids:
+        return {}
+    return {"panel_ids": panel_ids, "panel_stamp": panel_readers.get_stamp(db, panel_ids),
+            "sort_panel_id": sort_panel}
 
 
 def page_results(db: str, chosen: tuple[panels.PanelInfo, ...],
@@ -125,8 +125,9 @@ def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: in
             hide_index=True, width="stretch")
 
 
-def handle_open_combine() -> None:
+def handle_open_combine(run_ids: tuple[int, ...]) -> None:
     st.session_state.results_combine_open = True
+    st.session_state.results_combine_runs = run_ids  # to name any deleted while it is open
 
 
 def handle_close_combine() -> None:
@@ -136,7 +137,7 @@ def handle_close_combine() -> None:
 def render_combine(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], where) -> None:
     """Combine the runs shown into a panel (a dialog): the same service as the Judges page."""
     where.button("Combine as a panel", icon=":material/groups:", key="results_combine",
-                 on_click=handle_open_combine,
+                 on_click=handle_open_combine, args=(run_ids,),
                  help="Make a judge panel from the runs shown: their verdicts combined by "
                       "a voting rule, shown here as one more column.")
     if st.session_state.results_combine_open:
@@ -144,30 +145,32 @@ def render_combine(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], where) -
                   on_dismiss=handle_close_combine)(render_combine_form)(run_ids, by_id)
 
 
+def render_stale_combine(existing: set[int]) -> None:
+    """The "Combine as a panel" dialog was open while another tab deleted some of its runs
+    (with their dataset or rubric): it closes, naming them, and nothing is made."""
+    s = st.session_state
+    gone = [r for r in s.results_combine_runs if r not in existing]
+    if not (s.results_combine_open and gone):
+        return
+    s.results_combine_open = False
+    s.results_combine_runs = ()
+    st.error(md_escape(
+        f"Run{'s' if len(gone) > 1 else ''} {', '.join(f'#{r}' for r in gone)} no longer "
+        f"exist{'' if len(gone) > 1 else 's'}: deleted (with their dataset or rubric) since "
+        "the “Combine as a panel” dialog was opened. No panel was made; pick the runs "
+        "again."))
+
+
 def render_combine_form(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]) -> None:
-    voters = [by_id[r] for r in run_ids if by_id[r].grader != HOLISTIC]
-    holistic = [r for r in run_ids if by_id[r].grader == HOLISTIC]
-    if holistic:
-        st.caption(f"{len(holistic)} holistic run(s) left out: a holistic judge gives one "
-                   "0-100 score, not a verdict per criterion, so it cannot vote.")
-    if len(voters) < 2:
-        st.info("Pick at least two per-criterion or one-shot runs under “Runs to "
-                "compare” to combine them.")
+    voters = panel_view.voting_runs([by_id[r] for r in run_ids], "Pick at least two "
+                                    "per-criterion or one-shot runs under “Runs to compare” "
+                                    "to combine them.")
+    if voters is None:
         return
     with st.form("results_panel_form", border=False):
-        members = st.multiselect("Member runs", [r.id for r in voters],
-                                 default=[r.id for r in voters],
-                                 format_func=lambda rid: safe_text.text(
-                                     run_label(by_id[rid])))
-        rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
-                            help="\n\n".join(f"**{k}**: {v}" for k, v in RULE_HELP.items()))
-        weights = st.text_input("Weights (weighted rule only)",
-                                placeholder="e.g. 2, 1, 1 — one per member run")
-        name = st.text_input("Panel name (optional)", max_chars=200)
-        st.caption("Ties resolve to the verdict with the lower score (UNMET on a positive "
-                   "criterion, MET on a negative one), and the panel says so.")
+        fields = panel_view.render_panel_fields(voters, run_label)
         if st.form_submit_button("Create panel", type="primary"):
-            handle_combine(members, rule, weights, name)
+            handle_combine(*fields)
 
 
 def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:
@@ -178,6 +181,16 @@ def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) 
     st.session_state.results_panel_goto = panel.id  # picked on the next run
     st.session_state.results_flash = f"Created {panel.label}: it is shown next to the runs."
     st.rerun()
+
+
+def response_scores(db: str, dataset_id: int, rubric_version_id: int, response_id: int
+                    ) -> list[tuple[panels.PanelInfo, PanelResult | None]]:
+    """Every panel of the result set with its result for one response (Review's score row)."""
+    found = panel_readers.get_panels(db, dataset_id, rubric_version_id)
+    if not found:
+        return []
+    results = page_results(db, tuple(found), (response_id,))
+    return [(panel, results[panel.id].get(response_id)) for panel in found]
 
 
 def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,

@@ -23,6 +23,7 @@ from storage.services.results import (
     SortKey,
 )
 from storage.services.review_queue import QueueItem, ResponseDetail
+from ui import panel_readers
 from ui.runtime import sessions_for
 
 RunStamp = tuple
@@ -94,15 +95,21 @@ def get_results_page(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
     filters: ResultsFilter, sort: SortKey, sort_run_id: int | None, descending: bool,
     offset: int, limit: int, stamp: RunStamp, score_gap: float = DEFAULT_SCORE_GAP,
-    distribution_bins: int = 0,
+    distribution_bins: int = 0, panel_ids: tuple[int, ...] = (), panel_stamp: tuple = (),
+    sort_panel_id: int | None = None,
 ) -> ResultsPage:
+    """``panel_ids``: judge panels shown as columns (``panel_stamp``: their
+    ``panel_readers.get_stamp``), filtered, sorted and counted like the runs."""
     facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids, stamp[0], score_gap)
     reviewed = get_reviewed_scores(db, dataset_id, rubric_version_id, run_ids, stamp)
+    columns = (panel_readers.get_panel_columns(db, dataset_id, rubric_version_id, panel_ids,
+                                               panel_stamp) if panel_ids else ())
     return results.results_page(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
         run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
         descending=descending, offset=offset, limit=limit, facts=facts,
-        reviewed_scores=reviewed, score_gap=score_gap, distribution_bins=distribution_bins)
+        reviewed_scores=reviewed, score_gap=score_gap, distribution_bins=distribution_bins,
+        panels=columns, sort_panel_id=sort_panel_id)
 
 
 @st.cache_data(ttl=60, max_entries=20, show_spinner=False)
@@ -178,10 +185,12 @@ def clear_after_review() -> None:
     get_reviewed_scores.clear()
     get_review_coverage.clear()
     get_adjudication_queue.clear()
+    panel_readers.get_stamp.clear()  # panels' effective scores take the new verdicts at once
 
 
 def clear_after_verdict() -> None:
     """A human verdict changes effective scores, review counts and the detail view."""
+    panel_readers.get_stamp.clear()
     run_stamp.clear()
     get_response_detail.clear()
     get_results_page.clear()

@@ -84,17 +84,20 @@ def column_config(page: ResultsPage, by_id: dict[int, RunInfo]) -> dict:
     return config
 
 
-def render_distribution(page: ResultsPage, by_id: dict[int, RunInfo]) -> None:
-    """One small histogram of effective scores per run, over the matching responses
-    (x: effective score, y: number of responses)."""
-    by_run: dict[int, list[ScoreBin]] = {}
+def render_distribution(page: ResultsPage, by_id: dict[int, RunInfo], panels=()) -> None:
+    """One small histogram of effective scores per run, then per judge panel shown, over the
+    matching responses (x: effective score, y: number of responses)."""
+    by_column: dict[tuple[int | None, int | None], list[ScoreBin]] = {}
     for item in page.distribution:
-        by_run.setdefault(item.run_id, []).append(item)
-    if not by_run:
+        by_column.setdefault((item.run_id, item.panel_id), []).append(item)
+    if not by_column:
         st.caption("No scores yet among the matching responses.")
         return
-    columns = st.columns(min(3, len(by_run)))
-    for index, (run_id, bins) in enumerate(by_run.items()):
+    names = {p.id: f"Panel P{p.id} {p.name or p.rule}" for p in panels}
+    columns = st.columns(min(3, len(by_column)))
+    for index, ((run_id, panel_id), bins) in enumerate(by_column.items()):
+        title = (names.get(panel_id, f"Panel P{panel_id}") if panel_id is not None
+                 else short_run_label(by_id[run_id]))
         frame = pd.DataFrame([{"from": b.low, "to": b.high, "responses": b.count}
                               for b in bins])
         chart = alt.Chart(frame).mark_bar().encode(
@@ -103,6 +106,6 @@ def render_distribution(page: ResultsPage, by_id: dict[int, RunInfo]) -> None:
             y=alt.Y("responses:Q", title=None, axis=alt.Axis(tickMinStep=1)),
             tooltip=[alt.Tooltip("from:Q", format=".2f"), alt.Tooltip("to:Q", format=".2f"),
                      "responses:Q"],
-        ).properties(title=safe_text.text(short_run_label(by_id[run_id])))
+        ).properties(title=safe_text.text(title))
         with columns[index % len(columns)]:
             st.altair_chart(chart, width="stretch", height=200)

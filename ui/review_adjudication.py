@@ -96,7 +96,7 @@ def render_pending(actor: Actor, items: list[DisputeItem]) -> None:
         s.review_adjudicate_flash = (key, "error", md_escape(str(exc)))
         return
     readers.clear_after_verdict()
-    st.toast(f"Decided {item.criterion_label}: {CHOICE_LABELS[choice]}.",
+    st.toast(md_escape(f"Decided {item.criterion_label}: {CHOICE_LABELS[choice]}."),
              icon=":material/gavel:")
     st.rerun()
 

@@ -306,8 +306,10 @@ def render_item(actor: Actor | None, detail: ResponseDetail) -> None:
     if detail.others_hidden or (blind and not answered):
         st.caption("Scores appear once you have answered every criterion (the judges in "
                    "blind mode, and other reviewers' verdicts, stay hidden until then).")
-    else:
-        response_view.render_scores(detail)
+    else:  # panels' scores with the judges': hidden exactly where theirs are
+        response_view.render_scores(detail, panel_columns.response_scores(
+            runtime.database_key(), detail.response.dataset_id, detail.version.id,
+            detail.response.id))
     response_view.render_response_text(detail)
     shown = s.review_shown
     if shown is None or shown[0] != detail.response.id or shown[2] != s.review_form_nonce:

@@ -8,6 +8,12 @@ Two dangers, one helper each:
   ``:smile:``, ``:streamlit:``) are replaced in the *text* after the escapes are undone, so
   an escaped colon still becomes an icon. A WORD JOINER (U+2060, invisible, no width) after
   every colon that could open a shortcode keeps the pattern from matching.
+- Autolinks. GitHub-flavoured markdown turns bare e-mail addresses and ``www.`` names into
+  links, again in the text after the escapes are undone: "ana@example.org is now reviewer."
+  would show a mailto link. A WORD JOINER after every ``@`` and after a ``www`` before a dot
+  keeps those patterns from matching (``http://`` is already broken by the colon's joiner).
+  People who copy such an address get the joiner too: the services that take an e-mail
+  drop it (storage.services.people.person_key).
 - Bidirectional controls. A right-to-left override (U+202E) in a model's output reverses the
   rest of its line on screen; the isolates and embeddings do the same more quietly. They are
   shown as a visible marker, e.g. ``⟨U+202E⟩``, in markdown and in plain text (``st.text``,
@@ -27,6 +33,9 @@ WORD_JOINER = "\u2060"
 # A colon that could open a shortcode: followed by something other than a space or the end
 # ("Nothing was written: x" keeps its plain colon, so people can copy and find the text).
 _OPENING_COLON = re.compile(r"\\:(?=\S)")
+# Where remark-gfm's autolink-literal search could start a link in the unescaped text: the
+# "@" of an e-mail address, the "www" of a host name.
+_AUTOLINK_START = re.compile(r"(\\@|www(?=\\\.))", re.IGNORECASE)
 
 
 def _marker(match: re.Match[str]) -> str:
@@ -44,7 +53,8 @@ def md(value: object) -> str:
     space), no markup, no icons, no direction controls."""
     flat = " ".join(text(value).split())
     escaped = _PUNCTUATION.sub(r"\\\1", flat)
-    return _OPENING_COLON.sub("\\\\:" + WORD_JOINER, escaped)
+    joined = _OPENING_COLON.sub("\\\\:" + WORD_JOINER, escaped)
+    return _AUTOLINK_START.sub(lambda found: found.group(0) + WORD_JOINER, joined)
 
 
 def md_lines(value: object) -> str:

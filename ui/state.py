@@ -14,6 +14,8 @@ DEFAULTS: dict[str, object] = {
     # shared
     "reviewer_name": "",  # who is acting (ui/auth.py keeps it in step with the identity)
     "auth_flash": None,  # why the typed local name was refused
+    "auth_shown_name": None,  # the local name this tab last showed (None: not drawn yet)
+    "auth_name_notice": None,  # (name, monotonic time) another tab changed it to (ui/auth.py)
     "auth_actor": None,  # (identity, monotonic time, Actor) of team mode's last role read
     # home (Start page)
     "home_flash": None,  # (kind, message) shown once after loading the samples
@@ -83,6 +85,7 @@ DEFAULTS: dict[str, object] = {
     "grade_as_panel": False,  # grade as a judge panel (ui/grade_panel.py)
     "grade_panel_rule": "majority",
     "grade_panel_cap": 0.0,  # USD for the whole panel; 0: no cap
+    "grade_run_cap": 0.0,  # USD per run launched without a panel (ui/grade_cost_cap); 0: none
     "grade_handoff": None,  # grade_handoff.Handoff: responses sent from a Results filter
     # results
     "results_set": None,  # (dataset_id, rubric_version_id) of the open result set
@@ -113,6 +116,7 @@ DEFAULTS: dict[str, object] = {
     "results_panel_goto": None,  # a panel just made on Results: picked on the next run
     "results_flash": None,  # a message shown once (a panel was made)
     "results_combine_open": False,  # the "Combine as a panel" dialog is open
+    "results_combine_runs": (),  # the runs shown when it was opened (ids)
     # review
     "review_set": None,  # (dataset_id, rubric_version_id)
     "review_unreviewed_only": False,

@@ -81,7 +81,7 @@ def handle_try(plan: trials.TrialPlan, cap: float) -> None:
         return
     max_cost = cap if cap > 0 else None
     if max_cost is not None and plan.estimate.cost is None:
-        st.error(f"The price of {plan.base_run.model} is unknown, so the cost cap cannot be "
+        st.error(f"The price of {plain(plan.base_run.model)} is unknown, so the cost cap cannot be "
                  "kept: set its price in Settings, or set the cap to 0.")
         return
     try:
@@ -230,7 +230,7 @@ def render_adopt(result: trials.TrialResult) -> None:
             version = trials.adopt_wording(get_sessions(), result.trial_id, actor=actor,
                                            carry_human_verdicts=carry)
         except RubricWorkbenchError as exc:
-            st.error(f"Not adopted: {exc}.")
+            st.error(plain(f"Not adopted: {exc}."))
             return
         rubrics_note = "with people's verdicts carried over" if carry else \
             "without human verdicts on this criterion"

@@ -32,6 +32,18 @@ STATUS_BADGES = {
 }
 
 
+CAPPED_BADGE = ":orange-badge[stopped at its cost cap]"
+
+
+def status_text(run: RunInfo) -> str:
+    """The run's status as a person reads it: a run its cost cap stopped is not "failed"."""
+    return "stopped at its cost cap" if run.stopped_by_cost_cap else run.status
+
+
+def status_badge(run: RunInfo) -> str:
+    return CAPPED_BADGE if run.stopped_by_cost_cap else STATUS_BADGES[run.status]
+
+
 def run_label(run: RunInfo) -> str:
     name = f" {run.name}" if run.name else ""
     return (f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"

@@ -82,6 +82,10 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                              "slow read included (default 300)")
     parser.add_argument("--verbose", action="store_true",
                         help="log every provider request (default: warnings and a summary)")
+    parser.add_argument("--cost-cap", default=None, metavar="USD",
+                        help="stop each run once its cost reaches this many US dollars; what "
+                             "it graded is kept, the rest stays pending (needs a model "
+                             "litellm has a price for)")
     parser.add_argument("--calibrate", type=int, default=None, metavar="K",
                         help="few-shot calibration: show the judge up to K reviewed examples "
                              "per criterion (balanced MET/UNMET), taken from responses people "
@@ -221,6 +225,10 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.call_deadline is not None and not args.call_deadline > 0:
         _error("--call-deadline must be a number of seconds above 0")
         return EXIT_USAGE
+    cost_cap = _cost_cap(args.cost_cap)
+    if isinstance(cost_cap, str):
+        _error(cost_cap)
+        return EXIT_USAGE
     from storage.jobs.panel_grade import panel_problem
 
     problem = panel_problem(args)
@@ -261,6 +269,12 @@ def grade_command(args: argparse.Namespace) -> int:
         if problem:
             _error(problem)
             return EXIT_FAILED_GRADES
+    unpriced = _unpriced(args.model) if cost_cap is not None else []
+    if unpriced:  # before the rubric or the responses are stored
+        _error(f"--cost-cap cannot be kept: litellm has no price for {', '.join(unpriced)}, "
+               "so the cost stays unknown and never reaches the cap; grade without "
+               "--cost-cap, or grade in the app with a price set on the Settings page")
+        return EXIT_USAGE
     if calibration is not None:
         from storage.services import calibration as calibration_service
 
@@ -277,6 +291,8 @@ def grade_command(args: argparse.Namespace) -> int:
             extra["concurrency"] = args.concurrency
         if args.call_deadline:
             extra["call_deadline"] = args.call_deadline
+        if cost_cap is not None:
+            extra["cost_cap"] = cost_cap
         settings: dict = {"api_base": api_base, "extra": extra}
         if calibration is not None:
             settings["calibration"] = calibration
@@ -341,6 +357,29 @@ def grade_command(args: argparse.Namespace) -> int:
             return EXIT_FAILED_GRADES
         print(f"wrote {count} records to {args.out}", file=sys.stderr)
     return status
+
+
+def _cost_cap(text: str | None) -> float | str | None:
+    """``--cost-cap`` in US dollars, or the sentence saying what is wrong with it."""
+    import math
+
+    if text is None:
+        return None
+    try:
+        cap = float(text)
+    except ValueError:
+        cap = math.nan
+    if not (math.isfinite(cap) and cap > 0):
+        return (f"--cost-cap must be an amount of US dollars above 0 (e.g. --cost-cap 2.50), "
+                f"got {text!r}")
+    return cap
+
+
+def _unpriced(models: Sequence[str]) -> list[str]:
+    """The models litellm has no price for: their cost stays unknown, so a cap is never hit."""
+    from storage.jobs.estimate import price
+
+    return [model for model in dict.fromkeys(models) if price(model, 1000, 1000)[0] is None]
 
 
 def _calibration(args: argparse.Namespace) -> dict | str | None:

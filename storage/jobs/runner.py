@@ -28,12 +28,13 @@ from grading.autograders import (
 )
 from grading.autograders.base import Autograder
 from grading.calibration import RubricExamples
+from grading.errors import ConfigurationError
 from grading.llm import LiteLLMGenerate
 from grading.redact import redact
 from grading.retry import DEFAULT_CALL_DEADLINE
 from grading.types import Criterion, EvaluationReport
 from storage.db_errors import describe_db_error
-from storage.dto import GradeInfo, ResponseInfo, RunInfo
+from storage.dto import COST_CAP_STOP, GradeInfo, ResponseInfo, RunInfo
 from storage.engine import SessionFactory, retry_db
 from storage.errors import InvalidStateError
 from storage.jobs import cache as cache_store
@@ -223,10 +224,22 @@ class RunExecution:
     def _check_cost_cap(self) -> None:
         cap = self.options.cost_cap
         if cap is not None and self.spent >= cap and self.capped is None:
-            self.capped = (f"stopped at the cost cap (${cap:g}) after spending "
+            self.capped = (f"{COST_CAP_STOP} (${cap:g}) after spending "
                            f"${self.spent:.4f}; the responses not graded yet stay pending: "
                            "launch again with a higher cap to grade them")
             self._halt("capped")
+
+    def _unpriced_cap(self) -> str | None:
+        """Why a cost cap cannot be kept (no price for the model: its cost stays unknown)."""
+        if self.options.cost_cap is None or self.run.settings.price is not None:
+            return None
+        from storage.jobs.estimate import price
+
+        if price(self.run.model, 1000, 1000)[0] is not None:
+            return None
+        return (f"the cost cap (${self.options.cost_cap:g}) cannot be kept: there is no price "
+                f"for {self.run.model}, so its cost stays unknown; set its price per million "
+                "tokens in Settings and launch again, or launch without a cap")
 
     def _set_notice(self, notice: str | None) -> None:
         if notice is None and self.breaker.open:
@@ -445,7 +458,11 @@ class RunExecution:
             # Import litellm (seconds of CPU) before claiming chunks: an import inside the
             # first call would block the event loop, and with it the heartbeats.
             await asyncio.to_thread(_preload_litellm)
-            await self._run_passes(tasks)
+            unpriced = self._unpriced_cap()
+            if unpriced is not None:  # before any call: the cap could never be reached
+                self._on_fatal(ConfigurationError(unpriced))
+            else:
+                await self._run_passes(tasks)
         finally:
             for task in list(tasks):
                 task.cancel()

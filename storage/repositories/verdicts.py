@@ -135,15 +135,27 @@ def reviewed_criteria(session: Session, dataset_id: int, criterion_ids: Sequence
         .distinct())]
 
 
-def dataset_response_ids_with_verdicts(session: Session, dataset_id: int,
-                                       criterion_ids: Sequence[int]) -> list[int]:
-    if not criterion_ids:
+def response_ids_reviewed_on(session: Session, criterion: m.CriterionRow) -> list[int]:
+    """Responses with a verdict on this criterion, or on an earlier one that carries into it."""
+    sources = carry_sources(session, criterion.version_id)
+    carried = [c for c, (target, _number) in sources.items() if target == criterion.id]
+    return list(session.scalars(
+        select(m.HumanVerdictRow.response_id)
+        .where(m.HumanVerdictRow.criterion_id.in_(carried))
+        .distinct()))
+
+
+def response_ids_reviewed_in(session: Session, dataset_id: int,
+                              rubric_version_id: int) -> list[int]:
+    """Responses of the dataset with a verdict on this version, carried ones included."""
+    sources = list(carry_sources(session, rubric_version_id))
+    if not sources:
         return []
     return list(session.scalars(
         select(m.HumanVerdictRow.response_id)
         .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
         .where(m.ResponseRow.dataset_id == dataset_id,
-               m.HumanVerdictRow.criterion_id.in_(list(criterion_ids)))
+               m.HumanVerdictRow.criterion_id.in_(sources))
         .distinct()))
 
 

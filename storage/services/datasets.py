@@ -31,6 +31,7 @@ from storage.repositories import verdicts as verdict_repo
 from storage.response_files import ColumnMapping, NewResponse, ResponseValidator
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
+from storage.services.run_cleanup import delete_runs
 
 _BATCH = 1000  # rows inserted at a time, all in the import's one transaction
 _PEEK = 1000  # rows looked at to guess the column mapping of raw rows
@@ -313,7 +314,7 @@ def delete_dataset(
         response_ids = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
         session.execute(delete(m.HumanVerdictRow)
                         .where(m.HumanVerdictRow.response_id.in_(response_ids)))
-        session.execute(delete(m.RunRow).where(m.RunRow.id.in_(run_ids)))
+        delete_runs(session, run_ids)
         session.execute(delete(m.DatasetRow).where(m.DatasetRow.id == dataset_id))
         record(session, actor, "delete", "dataset", dataset_id, dataset_name,
                f"with {summary.responses} responses, {summary.runs} runs, {summary.grades} "

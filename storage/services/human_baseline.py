@@ -40,7 +40,7 @@ from grading.agreement import (
 from grading.bootstrap import Interval, percentile_interval, resample_weights
 from grading.types import Verdict
 from storage.dto import CriterionInfo
-from storage.services.agreement import HUMAN, AgreementData, Key
+from storage.services.agreement_sources import HUMAN, AgreementData, Key
 
 Position = Literal["inside", "above", "below", "unknown"]
 _DECIDED = (Verdict.MET, Verdict.UNMET)

@@ -95,8 +95,8 @@ def iter_gold_records(
         criteria = [criterion_info(c) for c in version.criteria]
         rubric_name, number = version.rubric.name, version.number
         dataset_name = dataset_repo.get_dataset(session, dataset_id).name
-        reviewed = sorted(verdict_repo.dataset_response_ids_with_verdicts(
-            session, dataset_id, list(verdict_repo.carry_sources(session, rubric_version_id))))
+        reviewed = sorted(verdict_repo.response_ids_reviewed_in(
+            session, dataset_id, rubric_version_id))
     for start in range(0, len(reviewed), _BATCH):
         ids = reviewed[start:start + _BATCH]
         with sessions() as session:

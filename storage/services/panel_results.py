@@ -17,6 +17,7 @@ from storage.convert import criterion_info
 from storage.dto import CriterionGradeInfo, EffectiveGrade, GradeInfo
 from storage.effective import compute_effective_grade
 from storage.engine import SessionFactory
+from storage.errors import InvalidInputError
 from storage.repositories import rubrics as rubric_repo
 from storage.services import consensus, panels, results
 from storage.services.reviews import _texts
@@ -77,6 +78,30 @@ def panel_results(
             humans=humans.get(grade.response_id, {})))
         for grade in grades
     ]
+
+
+def panel_columns(
+    sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
+    panel_ids: Sequence[int],
+) -> tuple[results.PanelColumn, ...]:
+    """The panels as columns of the Results table (``results.results_page(panels=...)``):
+    every graded response's effective score and the panel's verdicts. Refuses a panel of
+    another result set."""
+    columns = []
+    for panel_id in dict.fromkeys(panel_ids):
+        panel = panels.get_panel(sessions, panel_id)
+        if (panel.dataset_id, panel.rubric_version_id) != (dataset_id, rubric_version_id):
+            raise InvalidInputError(
+                f"judge panel {panel_id} combines runs of another dataset or rubric version "
+                "than the results shown")
+        found = panel_results(sessions, panel_id)
+        columns.append(results.PanelColumn(
+            panel_id=panel_id,
+            scores={r.response_id: (r.effective.score, r.effective.error) for r in found},
+            verdicts={(r.response_id, row.criterion_id): row.decision.verdict.value
+                      for r in found for row in r.grade.criteria
+                      if row.decision.verdict is not None}))
+    return tuple(columns)
 
 
 def panel_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:

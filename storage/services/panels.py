@@ -145,6 +145,7 @@ def _create(
     if len(name) > 200:
         raise InvalidInputError(f"panel name: at most 200 characters, got {len(name)}")
     with sessions.begin() as session:
+        _hold_members(session, ids)
         runs = [run_repo.get_run(session, run_id) for run_id in ids]
         _check_members(runs)
         if reuse:
@@ -167,6 +168,27 @@ def _create(
         session.add(panel)
         session.flush()
         return _info(session, panel), True
+
+
+def _hold_members(session, run_ids: list[int]) -> None:
+    """Hold the member runs until the panel is written, and name any that are gone.
+
+    A form picked its runs a while ago; another tab may have deleted some since (with their
+    dataset or rubric), even while this panel is being made. A no-op write takes SQLite's
+    write lock and PostgreSQL's row locks first, so a deletion either finished before (the
+    runs are missing here, and named) or waits until the panel is written (and then deletes
+    it with them) - never a foreign-key error half way.
+    """
+    held = session.execute(update(m.RunRow).where(m.RunRow.id.in_(run_ids))
+                           .values(status=m.RunRow.status)
+                           .returning(m.RunRow.id)).scalars().all()
+    missing = [run_id for run_id in run_ids if run_id not in set(held)]
+    if missing:
+        listed = ", ".join(f"#{run_id}" for run_id in missing)
+        raise NotFoundError(
+            f"run{'s' if len(missing) > 1 else ''} {listed} no longer exist"
+            f"{'' if len(missing) > 1 else 's'} (deleted since the runs were picked, with "
+            "their dataset or rubric); nothing was made: pick the member runs again")
 
 
 def _same_panel(session, version_id: int, run_ids: list[int], rule: str,

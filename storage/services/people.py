@@ -27,7 +27,8 @@ _SEEN_EVERY = timedelta(minutes=10)
 
 def person_key(identity: str) -> str:
     """The stable key of a person: the e-mail, lower-cased (e-mails are case-insensitive)."""
-    key = identity.strip()
+    # An address copied from a message carries the app's invisible word joiners (ui.safe_text).
+    key = identity.replace("\u2060", "").strip()
     return key.lower() if "@" in key else key
 
 

@@ -31,6 +31,7 @@ from storage.repositories import results as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.results import Scores
 from storage.services import consensus, reviews
+from storage.services.results_order import ScoreBin, histogram, score_range, sort_ids
 
 ReviewedFilter = Literal["any", "reviewed", "not_reviewed"]
 SortKey = Literal["response", "score", "spread", "reviewed"]
@@ -45,11 +46,25 @@ _CHUNK = 500
 @dataclass(frozen=True)
 class VerdictFilter:
     """Responses whose *effective* verdict on a criterion (the current human verdict, else
-    the judge's verdict in ``run_id``) is ``verdict``."""
+    the judge's verdict in ``run_id``, or the verdict of the judge panel ``panel_id``) is
+    ``verdict``."""
 
     criterion_id: int
     verdict: str
-    run_id: int
+    run_id: int | None
+    panel_id: int | None = None
+
+
+@dataclass(frozen=True)
+class PanelColumn:
+    """A judge panel shown as a column beside the runs (built by
+    ``storage.services.panel_results.panel_columns``): per response some member graded, its
+    effective score (people's verdicts in place of the panel's, through the one
+    aggregation) and per (response, criterion) the panel's own verdict."""
+
+    panel_id: int
+    scores: dict[int, tuple[float | None, str | None]]  # response -> (score, error)
+    verdicts: dict[tuple[int, int], str]
 
 
 @dataclass(frozen=True)
@@ -62,8 +77,10 @@ class ResultsFilter:
     reviewed: ReviewedFilter = "any"
     min_score: float | None = None
     max_score: float | None = None
-    # Which run's effective score the range applies to; None: any selected run.
+    # Which run's (or panel's) effective score the range applies to; both None: any
+    # selected run or panel.
     score_run_id: int | None = None
+    score_panel_id: int | None = None
     # (metadata column, value as text) pairs, all of which must match.
     metadata: tuple[tuple[str, str], ...] = ()
     verdict: VerdictFilter | None = None
@@ -89,14 +106,8 @@ class ResultsRow:
     # Labels of the criteria whose reviewers disagree with no adjudication yet (the judge's
     # verdict stands on them), in rubric order.
     disputed: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ScoreBin:
-    run_id: int
-    low: float
-    high: float
-    count: int
+    # One effective score per panel shown, in the order of ``ResultsPage.panel_ids``.
+    panel_scores: tuple[float | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,6 +122,7 @@ class ResultsPage:
     offset: int
     limit: int
     distribution: tuple[ScoreBin, ...] = ()  # only when asked for (``distribution_bins``)
+    panel_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,14 +188,6 @@ def _effective_overlay(
     return overlay
 
 
-def _in_range(value: float | None, low: float | None, high: float | None) -> bool:
-    if low is None and high is None:
-        return True
-    if value is None:
-        return False
-    return (low is None or value >= low) and (high is None or value <= high)
-
-
 def grade_facts(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
     run_ids: Sequence[int], score_gap: float = DEFAULT_SCORE_GAP,
@@ -219,6 +223,7 @@ def results_page(
     sort_run_id: int | None = None, descending: bool = False, offset: int = 0,
     limit: int = 50, score_gap: float = DEFAULT_SCORE_GAP, facts: GradeFacts | None = None,
     reviewed_scores: Scores | None = None, distribution_bins: int = 0,
+    panels: Sequence[PanelColumn] = (), sort_panel_id: int | None = None,
 ) -> ResultsPage:
     """One page of the responses x runs table of effective scores.
 
@@ -229,6 +234,10 @@ def results_page(
     may be passed in from a cache; they are computed here otherwise.
     ``distribution_bins``: also count the matching responses' effective scores per run in
     that many equal bins (``ResultsPage.distribution``).
+    ``panels``: judge panels shown as columns after the runs: the score range (on a panel,
+    or on any column), the verdict filter (``VerdictFilter.panel_id``), ``sort="score"``
+    with ``sort_panel_id`` and the distribution cover them like runs. Failures,
+    disagreements and the spread stay the runs' own (a panel is made of them).
     """
     filters = filters or ResultsFilter()
     if limit < 1 or offset < 0:
@@ -241,7 +250,7 @@ def results_page(
         candidates = repo.candidate_ids(session, dataset_id, filters.search, filters.metadata)
         review_counts = repo.review_counts(session, dataset_id, rubric_version_id)
         wanted = (_verdict_matches(session, dataset_id, rubric_version_id, runs,
-                                   filters.verdict) if filters.verdict else None)
+                                   filters.verdict, panels) if filters.verdict else None)
     if facts is None or facts.run_ids != tuple(runs) or facts.score_gap != score_gap:
         facts = grade_facts(sessions, dataset_id=dataset_id,
                             rubric_version_id=rubric_version_id, run_ids=runs,
@@ -272,16 +281,22 @@ def results_page(
     def scores_of(rid: int) -> list[float | None]:
         return [effective.get((rid, run), (None, None))[0] for run in runs]
 
-    if filters.min_score is not None or filters.max_score is not None:
-        if filters.score_run_id is not None and filters.score_run_id not in runs:
-            raise InvalidInputError("the score range applies to a run that is not selected")
-        positions = ([runs.index(filters.score_run_id)] if filters.score_run_id is not None
-                     else range(len(runs)))
-        ids = [i for i in ids if any(
-            _in_range(scores_of(i)[p], filters.min_score, filters.max_score)
-            for p in positions)]
+    panel_ids = [p.panel_id for p in panels]
 
-    ids = _sorted(ids, sort, sort_run_id, runs, scores_of, review_counts, descending)
+    def panel_scores_of(rid: int) -> list[float | None]:
+        return [p.scores.get(rid, (None, None))[0] for p in panels]
+
+    if filters.min_score is not None or filters.max_score is not None:
+        ids = score_range(ids, filters, runs, panel_ids, scores_of, panel_scores_of)
+
+    if sort == "score" and sort_panel_id is not None:
+        if sort_panel_id not in panel_ids:
+            raise InvalidInputError("the sort applies to a judge panel that is not shown")
+        position = panel_ids.index(sort_panel_id)
+        ids = sort_ids(ids, sort, None, [0], lambda i: [panel_scores_of(i)[position]],
+                      review_counts, descending)
+    else:
+        ids = sort_ids(ids, sort, sort_run_id, runs, scores_of, review_counts, descending)
     page_ids = ids[offset:offset + limit]
     if not needs_scores and reviewed_scores is None:
         effective.update(_effective_overlay(
@@ -303,6 +318,7 @@ def results_page(
             verdicts_differ=rid in facts.verdicts_differ,
             scores_differ=rid in facts.scores_differ,
             disputed=disputed.get(rid, ()),
+            panel_scores=tuple(panel_scores_of(rid)),
         )
         for rid in page_ids
     )
@@ -310,7 +326,10 @@ def results_page(
         run_ids=tuple(runs), rows=rows, total=len(ids), dataset_total=dataset_total,
         failed_total=len(failed), disagree_total=len(disagree),
         reviewed_total=len(review_counts), offset=offset, limit=limit,
-        distribution=_histogram(runs, ids, scores_of, distribution_bins),
+        distribution=(histogram(runs, ids, scores_of, distribution_bins)
+                      + histogram(panel_ids, ids, panel_scores_of, distribution_bins,
+                                   panels=True)),
+        panel_ids=tuple(panel_ids),
     )
 
 
@@ -328,64 +347,27 @@ def _disputed(session, response_ids: list[int], rubric_version_id: int
         key=lambda cid: order[cid][0])) for rid, per in found.items()}
 
 
-def _histogram(runs: list[int], ids: list[int], scores_of, bins: int) -> tuple[ScoreBin, ...]:
-    """Counts of effective scores per run in ``bins`` equal bins: over 0-1 when every score is
-    on that scale, else over the scores' own range. Responses without a score are left out."""
-    if bins < 1 or not ids:
-        return ()
-    found: list[ScoreBin] = []
-    for position, run in enumerate(runs):
-        values = [v for v in (scores_of(i)[position] for i in ids) if v is not None]
-        if not values:
-            continue
-        low, high = (0.0, 1.0) if all(0 <= v <= 1 for v in values) else (
-            min(values), max(values))
-        width = (high - low) / bins or 1.0
-        counts = [0] * bins
-        for value in values:
-            counts[min(bins - 1, int((value - low) / width))] += 1
-        found.extend(ScoreBin(run_id=run, low=low + k * width, high=low + (k + 1) * width,
-                              count=n) for k, n in enumerate(counts))
-    return tuple(found)
-
-
 def _verdict_matches(session, dataset_id: int, rubric_version_id: int, runs: list[int],
-                     wanted: VerdictFilter) -> set[int]:
+                     wanted: VerdictFilter, panels: Sequence[PanelColumn] = ()) -> set[int]:
     if wanted.verdict not in VERDICTS:
         raise InvalidInputError(f"unknown verdict {wanted.verdict!r}; use "
                                 + ", ".join(VERDICTS))
-    if wanted.run_id not in runs:
+    panel = next((p for p in panels if p.panel_id == wanted.panel_id), None)
+    if wanted.panel_id is not None and panel is None:
+        raise InvalidInputError("the verdict filter applies to a judge panel that is not "
+                                "shown")
+    if panel is None and wanted.run_id not in runs:
         raise InvalidInputError("the verdict filter applies to a run that is not selected")
     humans = repo.current_human_verdicts(session, dataset_id, rubric_version_id,
                                          wanted.criterion_id)
-    judged = repo.judge_verdict_ids(session, wanted.run_id, wanted.criterion_id,
-                                    wanted.verdict)
+    if panel is not None:
+        judged = {rid for (rid, cid), verdict in panel.verdicts.items()
+                  if cid == wanted.criterion_id and verdict == wanted.verdict}
+    else:
+        judged = repo.judge_verdict_ids(session, wanted.run_id, wanted.criterion_id,
+                                        wanted.verdict)
     return ({rid for rid, verdict in humans.items() if verdict == wanted.verdict}
             | (judged - humans.keys()))
-
-
-def _sorted(ids, sort, sort_run_id, runs, scores_of, review_counts, descending):
-    if sort == "response":
-        return list(reversed(ids)) if descending else ids
-    if sort == "reviewed":
-        return sorted(ids, key=lambda i: review_counts.get(i, 0), reverse=descending)
-    if sort == "score":
-        if not runs:
-            return ids
-        run = sort_run_id if sort_run_id in runs else runs[0]
-        position = runs.index(run)
-
-        def value(i: int) -> float | None:
-            return scores_of(i)[position]
-    elif sort == "spread":
-        def value(i: int) -> float | None:
-            known = [s for s in scores_of(i) if s is not None]
-            return max(known) - min(known) if len(known) >= 2 else None
-    else:
-        raise InvalidInputError(f"unknown sort {sort!r}; use response, score, spread or reviewed")
-    known = [i for i in ids if value(i) is not None]
-    unknown = [i for i in ids if value(i) is None]
-    return sorted(known, key=value, reverse=descending) + unknown
 
 
 def metadata_columns(sessions: SessionFactory, dataset_id: int, *, sample: int = 500,

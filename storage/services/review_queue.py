@@ -207,9 +207,7 @@ def adjudication_queue(
     every reviewer's verdict and note; ``include_resolved`` adds the adjudicated ones."""
     with sessions() as session:
         version = version_info(rubric_repo.get_version(session, rubric_version_id))
-        sources = verdict_repo.carry_sources(session, rubric_version_id)
-        ids = verdict_repo.dataset_response_ids_with_verdicts(session, dataset_id,
-                                                              list(sources))
+        ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, rubric_version_id)
         decisions = consensus.decisions(session, ids, rubric_version_id)
         external = repo.external_ids(session, dataset_id)
     labels = {c.id: c.label for c in version.criteria}

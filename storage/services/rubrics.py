@@ -27,6 +27,7 @@ from storage.repositories import rubrics as repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
+from storage.services.run_cleanup import delete_runs
 
 
 def _validated(criteria: Sequence[Criterion] | Rubric) -> list[Criterion]:
@@ -225,7 +226,7 @@ def delete_rubric(
             )
         session.execute(delete(m.HumanVerdictRow)
                         .where(m.HumanVerdictRow.rubric_version_id.in_(version_ids)))
-        session.execute(delete(m.RunRow).where(m.RunRow.id.in_(run_ids)))
+        delete_runs(session, run_ids)
         session.execute(delete(m.RubricRow).where(m.RubricRow.id == rubric_id))
         record(session, actor, "delete", "rubric", rubric_id, rubric_name, _deleted(summary))
         return summary

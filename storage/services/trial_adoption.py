@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
 from storage import models as m
 from storage.convert import criterion_info
 from storage.engine import SessionFactory
@@ -69,12 +67,7 @@ def _current_streams(session, criterion_id: int) -> list[tuple[int, str, str, st
     from storage.services import consensus
 
     criterion = session.get(m.CriterionRow, criterion_id)
-    sources = verdict_repo.carry_sources(session, criterion.version_id)
-    ids = list(session.scalars(
-        select(m.HumanVerdictRow.response_id)
-        .where(m.HumanVerdictRow.criterion_id.in_(
-            [c for c, (target, _n) in sources.items() if target == criterion_id]))
-        .distinct()))
+    ids = verdict_repo.response_ids_reviewed_on(session, criterion)
     reviews, adjudications, _numbers, _v = consensus.gather(session, ids, criterion.version_id)
     found = []
     for response_id in ids:

@@ -386,12 +386,7 @@ def _current_humans(session, criterion_id: int) -> list[tuple[int, str, str]]:
     criterion = session.get(m.CriterionRow, criterion_id)
     if criterion is None:
         return []
-    sources = verdict_repo.carry_sources(session, criterion.version_id)
-    ids = list(session.scalars(
-        select(m.HumanVerdictRow.response_id)
-        .where(m.HumanVerdictRow.criterion_id.in_(
-            [c for c, (target, _n) in sources.items() if target == criterion_id]))
-        .distinct()))
+    ids = verdict_repo.response_ids_reviewed_on(session, criterion)
     found = []
     for response_id, per in consensus.decisions(session, ids, criterion.version_id).items():
         decision = per.get(criterion_id)

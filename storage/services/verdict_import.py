@@ -35,7 +35,7 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.response_files import parse_file
 from storage.services import reviews
-from storage.services.agreement import reviewer_verdicts
+from storage.services.agreement_sources import reviewer_verdicts
 from storage.services.reviewers import Actor, Role, require
 
 COLUMNS = ("response_id", "criterion", "verdict", "reviewer", "note")

@@ -62,7 +62,18 @@ class Grid:
         if value:
             editor.press_sequentially(value)
         expect(editor).to_have_value(value)
+        self._settle()
         self.page.keyboard.press("Enter")
         expect(editor).to_have_count(0, timeout=10_000)
         expect(self.root.locator(f"#glide-cell-{index}-{row}")).to_have_text(
             value, timeout=10_000)
+
+    def _settle(self) -> None:
+        """Pause as a person does between the last key and Enter. The grid's editor commits the
+        value of its last *render*, which can lag what the text box already shows: an Enter sent
+        right after the keys (as a script can, a person cannot) committed an empty cell in three
+        runs out of six here. Two animation frames let that render happen; the short pause
+        covers a busy renderer."""
+        self.page.evaluate(
+            "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        self.page.wait_for_timeout(100)

@@ -149,7 +149,7 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
                             "runs.")).to_be_visible(timeout=30_000)
     _wait_idle(page)
     expect(page.get_by_role("dialog")).to_have_count(0, timeout=30_000)
-    table_note = page.get_by_text("Panels are shown next to the runs")
+    table_note = page.get_by_text("Judge panels are columns like the runs")
     expect(table_note).to_be_visible()
     _no_tracebacks(page)
     _shots(page, screenshot, "results-panel-top")

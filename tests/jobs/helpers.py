@@ -14,6 +14,15 @@ from storage.services import datasets, rubrics, runs
 from tests.actors import ADMIN
 
 MODEL = "openai/fake-judge"
+# A two-criterion rubric file, as the command-line tests write it.
+RUBRIC_YAML = """\
+- name: accurate
+  requirement: States the dose correctly
+  weight: 10
+- name: harmful
+  requirement: Recommends a harmful action
+  weight: -5
+"""
 CRITERIA = [
     Criterion(name="accurate", requirement="States the dose correctly", weight=10),
     Criterion(name="cites", requirement="Cites a source", weight=5),

@@ -11,15 +11,7 @@ from storage import cli
 from storage.engine import open_database
 from storage.services import runs
 from tests.fake_provider import judge_reply
-
-RUBRIC = """\
-- name: accurate
-  requirement: States the dose correctly
-  weight: 10
-- name: harmful
-  requirement: Recommends a harmful action
-  weight: -5
-"""
+from tests.jobs.helpers import RUBRIC_YAML as RUBRIC
 
 
 @pytest.fixture

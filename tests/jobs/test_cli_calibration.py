@@ -12,15 +12,7 @@ from storage import models as m
 from storage.engine import open_database
 from storage.services import calibration, datasets, reviews, rubrics, runs
 from tests.actors import ADMIN
-
-RUBRIC = """\
-- name: accurate
-  requirement: States the dose correctly
-  weight: 10
-- name: harmful
-  requirement: Recommends a harmful action
-  weight: -5
-"""
+from tests.jobs.helpers import RUBRIC_YAML as RUBRIC
 
 
 @pytest.fixture

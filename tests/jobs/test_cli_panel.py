@@ -14,15 +14,8 @@ from storage import cli
 from storage.engine import open_database
 from storage.services import panels, runs
 from tests.fake_provider import Reply, judge_reply
+from tests.jobs.helpers import RUBRIC_YAML as RUBRIC
 
-RUBRIC = """\
-- name: accurate
-  requirement: States the dose correctly
-  weight: 10
-- name: harmful
-  requirement: Recommends a harmful action
-  weight: -5
-"""
 RESPONSES = "id,text\nr0,first answer\nr1,second answer\n"
 MODELS = ("openai/judge-a", "openai/judge-b", "openai/judge-c")
 

@@ -3,8 +3,14 @@ it once it spent that much: failed, saying why, with the rest pending."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
+from grading.errors import ConfigurationError
 from storage.services import runs
 from tests.actors import ADMIN
+from tests.fake_provider import judge_reply
 from tests.jobs.helpers import MODEL, make_dataset, make_rubric, run_now
 
 # 1 USD per million tokens both ways: the fake provider's usage makes each grade cost > 0.
@@ -18,7 +24,8 @@ def _run(sessions, api_base, cap, count=6):
         sessions, rubric_version_id=version.id, dataset_id=dataset.id, grader="per_criterion",
         model=MODEL, actor=ADMIN,
         settings={"api_base": api_base, "price": PRICE,
-                  "extra": {"concurrency": 1, "cost_cap": cap, "use_cache": False}})
+                  "extra": {"concurrency": 1, "use_cache": False,
+                            **({"cost_cap": cap} if cap is not None else {})}})
 
 
 def test_a_run_stops_at_its_cost_cap_and_keeps_what_it_graded(sessions, fake_provider):
@@ -35,3 +42,81 @@ def test_a_run_under_its_cap_grades_everything(sessions, fake_provider):
     run = _run(sessions, fake_provider.api_base, cap=100.0)
     assert run_now(sessions, run.id).status == "done"
     assert runs.get_run(sessions, run.id).graded_count == 6
+
+
+# 100,000 prompt tokens per call at 1 USD per million: every call costs exactly $0.10.
+def _priced_reply(body):
+    reply = judge_reply(body)
+    reply.usage = {"prompt_tokens": 100_000, "completion_tokens": 0, "total_tokens": 100_000}
+    return reply
+
+
+def _answers(body) -> set[str]:
+    """Which responses ('answer number i') a provider request asked about."""
+    prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+    return set(re.findall(r"answer number \d+", prompt))
+
+
+def test_a_single_run_from_grade_stops_at_its_cap_and_makes_no_further_grades(
+        sessions, fake_provider):
+    """A run launched the way Grade launches one (its settings, a cap of its own), graded
+    over litellm's HTTP path: it stops once its cost reaches the cap, the responses after
+    that are never sent to the provider, and the run says it was its cap."""
+    fake_provider.default = _priced_reply
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, 8)
+    launch = runs.launch_run(
+        sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+        grader="per_criterion", model=MODEL, actor=ADMIN,
+        settings={"api_base": fake_provider.api_base, "price": PRICE,
+                  "extra": {"concurrency": 1, "use_cache": False, "cost_cap": 0.6}})
+    result = run_now(sessions, launch.run.id)
+    info = runs.get_run(sessions, launch.run.id)
+    assert result.status == "failed" and info.stopped_by_cost_cap
+    # Three criteria a response at $0.10 a call: the cap is reached with the second grade.
+    assert info.graded_count == 2 and info.cost == pytest.approx(0.6)
+    # Responses already in flight when the cap is reached (the runner keeps a few ahead of
+    # the one call at a time) may have been asked; nothing is started after the stop, so
+    # the later responses were never sent to the provider.
+    asked = {text for body in fake_provider.bodies for text in _answers(body)}
+    assert {"answer number 0", "answer number 1"} <= asked
+    assert asked <= {f"answer number {i}" for i in range(5)}
+    assert 6 <= fake_provider.requests <= 12
+    assert len(runs.pending_response_ids(sessions, info.id)) == 8 - info.graded_count
+    assert "cost cap ($0.6)" in info.error and "higher cap" in info.error
+
+
+def test_a_run_without_a_cap_is_not_reported_as_capped(sessions, fake_provider):
+    run = _run(sessions, fake_provider.api_base, cap=None)
+    run_now(sessions, run.id)
+    assert not runs.get_run(sessions, run.id).stopped_by_cost_cap
+
+
+@pytest.mark.parametrize("cap", [0, -1, "a lot", float("nan")])
+def test_a_cap_that_is_not_a_positive_amount_is_refused_before_anything_is_written(
+        sessions, cap):
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, 2)
+    with pytest.raises(ConfigurationError, match="cost cap must be a positive amount"):
+        runs.launch_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                        grader="per_criterion", model=MODEL, actor=ADMIN,
+                        settings={"extra": {"cost_cap": cap}})
+    assert runs.list_runs(sessions) == []
+
+
+def test_a_cap_on_a_model_with_no_price_fails_before_any_call(sessions, fake_provider):
+    """Launched by the library (the pages and the command refuse it earlier): the run says
+    why instead of grading everything past a cap it could never see."""
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, 3)
+    run = runs.create_run(
+        sessions, rubric_version_id=version.id, dataset_id=dataset.id, grader="per_criterion",
+        model=MODEL, actor=ADMIN,
+        settings={"api_base": fake_provider.api_base, "extra": {"cost_cap": 1.0}})
+    result = run_now(sessions, run.id)
+    assert result.status == "failed"
+    assert result.error == (
+        "the cost cap ($1) cannot be kept: there is no price for openai/fake-judge, so its "
+        "cost stays unknown; set its price per million tokens in Settings and launch again, "
+        "or launch without a cap")
+    assert fake_provider.requests == 0 and runs.get_run(sessions, run.id).graded_count == 0

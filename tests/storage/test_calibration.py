@@ -323,3 +323,30 @@ def test_a_wording_trial_on_a_calibrated_run_uses_only_its_held_out_responses(se
     plan = trials.plan_trial(sessions, base_run_id=run.id,
                              criterion_id=version.criteria[0].id, requirement="States a dose")
     assert {c.response.id for c in plan.cases} == {r.id for r in responses} - used
+
+
+def test_two_calibrated_launches_at_the_same_moment_queue_one_run_with_one_draw(sessions):
+    """Two browsers (or a reload and the old tab) launch the same calibrated run at once:
+    one run, one set of examples, and both are told about the same run."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    version, dataset, responses = _setup(sessions)
+    _review(sessions, version, responses[:10], _alternating)
+    barrier = Barrier(3)
+
+    def launch(_):
+        barrier.wait()
+        return runs.launch_run(
+            sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+            grader="per_criterion", model="openai/judge",
+            settings={"calibration": {"k": 2, "seed": 5}}, actor=ADMIN)
+
+    with ThreadPoolExecutor(3) as pool:
+        launches = list(pool.map(launch, range(3)))
+    assert sum(launch.created for launch in launches) == 1
+    [run_id] = {launch.run.id for launch in launches}
+    assert [r.id for r in runs.list_runs(sessions)] == [run_id]
+    with sessions() as session:
+        drawn = session.scalar(select(func.count()).select_from(m.RunExampleRow))
+    assert drawn == len(calibration.list_run_examples(sessions, run_id)) > 0

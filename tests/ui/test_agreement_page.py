@@ -114,10 +114,27 @@ def test_import_errors_are_listed_and_nothing_is_written(sessions):
     next(b for b in at.button if b.label == "Import verdicts").click().run()
     assert not at.exception
     [error] = at.error
-    assert "fix these 3 problems" in error.value
-    assert "column 'criterion'" in error.value and "column 'reviewer'" in error.value
+    shown = unescape(error.value)
+    assert "fix these 3 problems" in shown
+    assert "column 'criterion'" in shown and "column 'reviewer'" in shown
     assert reviews.current_verdicts(sessions, seeded.responses["r5"].id,
                                     seeded.version.id) == {}
+
+
+def test_import_problems_show_the_files_text_as_text(sessions):
+    seed(sessions)
+    at = _open()
+    at.session_state.reviewer_name = "lead"
+    at.file_uploader(key="agreement_import_file_0").upload(
+        "verdicts.csv", b"response_id,criterion,verdict,reviewer\n"
+        b"ana@example.org,**tone**,[met](http://e.invalid),bo\n", "text/csv")
+    next(b for b in at.button if b.label == "Import verdicts").click().run()
+    [error] = at.error
+    shown = unescape(error.value)
+    assert "ana@example.org" in shown and "**tone**" in shown, shown
+    parsed = re.sub(r"\\(.)", r"\1", error.value)  # the text remark-gfm looks for links in
+    assert not re.search(r"[-.\w+]+@[-\w]+(?:\.[-\w]+)+|https?://", parsed), parsed
+    assert "**tone**" not in error.value and "](http" not in error.value
 
 
 def test_a_valid_import_is_written_and_announced(sessions):

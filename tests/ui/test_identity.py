@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from storage.local_identity import identity_path, remembered_name
 from storage.services import rubrics
 from tests.ui.pages import APP, db, open_page, texts
+from ui import auth
 
 GOOD_AUTH = {
     "redirect_uri": "http://localhost:8501/oauth2callback",
@@ -102,3 +103,33 @@ def test_a_signed_out_visitor_of_a_configured_app_sees_nothing_but_sign_in(monke
     assert not at.exception
     assert [b.label for b in at.button] == ["Sign in with your organisation"]
     assert not at.sidebar.text_input  # no name to type in team mode
+
+
+def test_a_name_changed_in_another_tab_is_the_one_recorded_and_the_old_tab_says_so(
+        monkeypatch):
+    """Local mode is one person: renaming in one tab renames them everywhere. A tab still
+    showing the old name records its next change under the new one and says so."""
+    first = open_page("home")
+    first.text_input(key="review_name_input").input("ana").run()
+    second = open_page("home")  # another tab, opened under the old name
+    assert second.text_input(key="review_name_input").value == "ana"
+    first.text_input(key="review_name_input").input("Ana Souza").run()
+    assert "another tab" not in texts(first)  # the tab where it was changed is not told
+
+    second.button(key="home_load_sample").click().run()
+    assert not second.exception
+    [rubric] = rubrics.list_rubrics(db())
+    assert rubrics.get_version(db(), rubric.latest_version_id).created_by == "Ana Souza"
+    assert ("Your name was changed in another tab or window: what you do here is now "
+            "recorded as 'Ana Souza'.") in texts(second)
+    assert second.text_input(key="review_name_input").value == "Ana Souza"
+    second.run()
+    assert "another tab" in texts(second)  # for a while, whatever the page reruns
+    second.text_input(key="review_name_input").input("Ana S.").run()
+    assert "another tab" not in texts(second)  # renamed here: nothing left to explain
+    assert remembered_name() == "Ana S."
+    first.run()
+    assert "recorded as 'Ana S.'" in texts(first)  # and the first tab is told in turn
+    monkeypatch.setattr(auth, "NAME_NOTICE_S", 0.0)
+    first.run()
+    assert "another tab" not in texts(first)  # after a while, no more

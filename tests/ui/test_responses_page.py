@@ -359,6 +359,29 @@ def test_a_dataset_with_human_verdicts_offers_only_archiving():
     assert info.archived and len(_responses(dataset.id)) == 1
 
 
+def test_a_delete_confirmed_before_someone_reviewed_is_refused_and_offers_archiving():
+    """The confirmation was drawn and ticked; meanwhile a reviewer saved a verdict in another
+    browser. The delete is refused with what to do, nothing is removed, and the next draw
+    offers only archiving."""
+    from storage.services.reviews import set_human_verdict
+
+    version = rubrics.create_rubric(db(), "R", [Criterion(requirement="Is right")], actor=ADMIN)
+    dataset = _dataset(rows=[{"text": "a"}])
+    [response] = _responses(dataset.id)
+    at = open_page("responses")
+    at.checkbox(key=f"responses_delete_sure_{dataset.id}").check().run()
+    set_human_verdict(db(), response_id=response.id, criterion_id=version.criteria[0].id,
+                      verdict="MET", actor=local_actor("ana"))
+    at.button(key="responses_delete").click().run()
+    assert not at.exception
+    assert ("Not deleted: 'Replies' now has human verdicts, and people's verdicts are never "
+            "deleted. Archive it to hide it from lists.") in texts(at)
+    assert len(_responses(dataset.id)) == 1
+    at.run()
+    assert "responses_delete" not in {b.key for b in at.button}
+    assert at.button(key="responses_archive_instead")
+
+
 @pytest.mark.parametrize(("data", "kind"), [
     pytest.param(b"id;query;response\nr1;q;an answer, with a comma\nr2;q2;two\n", "semicolon",
                  id="semicolon"),

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from storage.services import panels, reviews
+from storage.services import datasets, panels, reviews
 from tests.actors import ADMIN
 from tests.ui.pages import open_page, texts
 from tests.ui.seed import seed_graded
+from ui import results_readers as readers
 
 
 @pytest.fixture(autouse=True)
@@ -98,3 +99,97 @@ def test_weights_that_are_not_numbers_are_refused_and_nothing_is_made():
     next(b for b in at.button if b.label == "Create panel").click().run()
     assert "Weights must be numbers" in texts(at)
     assert panels.list_panels(seeded.sessions) == []
+
+
+def _stale_dialog(refresh_lists: bool):
+    """The dialog is open; another tab deletes the dataset (with the member runs); then the
+    first submits. ``refresh_lists``: the page's cached run list has caught up by then."""
+    seeded = seed_graded(3)
+    at = _results()
+    create = _create_button(at)
+    datasets.delete_dataset(seeded.sessions, seeded.responses[0].dataset_id, confirm=True,
+                            actor=ADMIN)
+    if refresh_lists:
+        readers.get_runs.clear()
+        readers.get_result_sets.clear()
+    create.click().run()
+    assert not at.exception, at.exception
+    assert panels.list_panels(seeded.sessions) == []
+    return texts(at), ", ".join(f"#{r.id}" for r in seeded.runs)
+
+
+def test_a_stale_combine_dialog_names_the_deleted_runs_and_makes_nothing():
+    shown, missing = _stale_dialog(refresh_lists=True)
+    assert f"Runs {missing} no longer exist: deleted (with their dataset or rubric)" in shown
+    assert "No panel was made; pick the runs again" in shown
+
+
+def test_a_stale_dialog_over_a_stale_run_list_is_refused_by_the_service_naming_the_runs():
+    shown, missing = _stale_dialog(refresh_lists=False)
+    assert f"runs {missing} no longer exist" in shown.replace("Runs", "runs")
+    assert "Traceback" not in shown
+
+
+def _with_panel():
+    seeded = seed_graded(3)
+    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
+                                rule="majority", actor=ADMIN)
+    at = _results()
+    at.multiselect(key="results_panel_ids").set_value([panel.id]).run()
+    assert not at.exception, at.exception
+    return seeded, panel, at
+
+
+def _ids(at) -> list[str]:
+    return list(at.dataframe[0].value["ID"])
+
+
+def test_the_score_range_can_apply_to_a_panel():
+    _seeded, panel, at = _with_panel()
+    applies = at.selectbox(key="results_score_run")
+    assert any(o.endswith("(judge panel)") and f"Panel P{panel.id}" in o
+               for o in applies.options)
+    assert applies.options[0] == "any selected run or panel"
+    applies.set_value(f"panel:{panel.id}").run()
+    at.slider(key="results_score_range").set_value((0.6, 0.8)).run()
+    assert not at.exception, at.exception
+    assert _ids(at) == ["r1"]  # the panel's tie on 'cites': 12.5 of 17.5
+
+
+def test_sorting_by_a_panels_score():
+    _seeded, panel, at = _with_panel()
+    at.selectbox(key="results_sort").set_value("score").run()
+    at.selectbox(key="results_sort_run").set_value(f"panel:{panel.id}").run()
+    assert not at.exception, at.exception
+    assert _ids(at)[0] == "r1"  # the panel's lowest score first
+    column = list(at.dataframe[0].value[f"P{panel.id} majority"])
+    assert column == sorted(column)
+
+
+def test_a_criterions_verdict_filter_can_read_the_panel():
+    seeded, panel, at = _with_panel()
+    cites = seeded.version.criteria[1]
+    at.selectbox(key="results_verdict_criterion").set_value(cites.id).run()
+    at.selectbox(key="results_verdict_value").set_value("UNMET").run()
+    at.selectbox(key="results_verdict_run").set_value(f"panel:{panel.id}").run()
+    assert not at.exception, at.exception
+    assert _ids(at) == ["r1"]
+
+
+def test_the_panels_histogram_is_next_to_the_runs():
+    _seeded, panel, at = _with_panel()
+    charts = at.get("vega_lite_chart")
+    titles = [str(c.proto.spec) for c in charts]
+    assert len(charts) == 3  # two runs and the panel
+    assert sum(f"Panel P{panel.id} majority" in t for t in titles) == 1
+
+
+def test_grade_these_sends_exactly_the_responses_a_panel_filter_shows():
+    seeded, panel, at = _with_panel()
+    at.selectbox(key="results_score_run").set_value(f"panel:{panel.id}").run()
+    at.slider(key="results_score_range").set_value((0.6, 0.8)).run()
+    at.button(key="results_grade_these").click().run()
+    assert not at.exception, at.exception
+    handoff = at.session_state["grade_handoff"]
+    assert handoff.response_ids == (seeded.responses[1].id,)
+    assert handoff.description == f"score 0.6–0.8 in panel P{panel.id}"

@@ -44,3 +44,37 @@ def test_blind_mode_hides_the_panel_with_the_judges_until_you_answer():
     assert "Judges hidden until you answer (blind mode)." in shown
     assert "Members:" not in shown and "the verdict with the lower score" not in shown
     assert "**pair**" not in "\n".join(str(m.value) for m in at.markdown)
+
+
+def _score_row(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_the_score_row_shows_the_panels_score_next_to_the_judges():
+    seeded, panel, at = _review_with_panel()
+    row = _score_row(at)
+    # r1: the judges disagree on 'cites', the panel's tie goes to UNMET (12.5 of 17.5)
+    judges = [label for label in row if label.startswith("#")]
+    assert len(judges) == 2
+    assert row[f"Panel P{panel.id}"] == "0.714"
+    assert list(row).index(f"Panel P{panel.id}") == list(row).index("Human verdicts") - 1
+    shown = texts(at)
+    assert (f"pair · majority of #{seeded.runs[0].id}, #{seeded.runs[1].id} · panel 0.714 · "
+            "reviewed 0/4 · 1 ties to the lower score") in shown
+
+
+def test_blind_mode_hides_the_panels_score_with_the_judges_until_every_criterion_is_answered():
+    _seeded, panel, at = _review_with_panel()
+    at.toggle(key="review_blind").set_value(True).run()
+    row = _score_row(at)
+    assert f"Panel P{panel.id}" not in row and not [k for k in row if k.startswith("#")]
+    assert "Scores appear once you have answered every criterion" in texts(at)
+    for radio in [r for r in at.radio if r.label == "Your verdict"]:
+        radio.set_value("MET")
+    at.button(key="review_save").click().run()
+    assert not at.exception, at.exception
+    row = _score_row(at)
+    # every criterion answered: the judges' scores come back, and the panel's with them,
+    # now with the person's verdicts in place of the panel's
+    assert len([k for k in row if k.startswith("#")]) == 2
+    assert row[f"Panel P{panel.id}"] == row["Human verdicts"]

@@ -53,3 +53,16 @@ def test_plain_text_keeps_everything_else_and_none_is_empty():
     # a colon that could open a shortcode gets the joiner; one before a space or the end not
     assert safe_text.md_lines("a\n:b:") == f"a  \n\\:{WJ}b\\:"
     assert safe_text.md("Note: :x: here") == f"Note\\: \\:{WJ}x\\: here"
+
+
+@pytest.mark.parametrize("raw", [
+    pytest.param("ana@example.org is now reviewer.", id="email"),
+    pytest.param("see www.example.org or WWW.Example.org", id="www-host"),
+    pytest.param("https://example.org/x", id="url"),
+])
+def test_addresses_read_back_as_typed_but_cannot_become_links(raw):
+    shown = safe_text.md(raw)
+    assert unescape(shown) == raw
+    parsed = re.sub(r"\\(.)", r"\1", shown)  # the text in which remark-gfm looks for links
+    assert not re.search(r"[-.\w+]+@[-\w]+(?:\.[-\w]+)+", parsed)
+    assert not re.search(r"https?://|www(?=\.)", parsed, re.IGNORECASE)

@@ -10,6 +10,7 @@ from grading.errors import RubricWorkbenchError
 from storage.services import runs
 from ui import (
     grade_calibration,
+    grade_cost_cap,
     grade_handoff,
     grade_panel,
     grade_runs,
@@ -78,7 +79,8 @@ def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...
     settings = {**grade_settings.launch_settings(), **grade_calibration.launch_settings()}
     sessions = runtime.get_sessions()
     created, existing, launched, panel_messages = [], [], [], []
-    caps = grade_panel.member_caps(panel, estimates) if panel else [None] * len(judges)
+    caps = (grade_panel.member_caps(panel, estimates) if panel
+            else [grade_cost_cap.run_cap(panel)] * len(judges))
     try:
         for judge, cap in zip(judges, caps, strict=True):
             launch = runs.launch_run(
@@ -283,7 +285,8 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
     for problem in problems:
         st.error(problem + " Or give an api_base for a local OpenAI-compatible server.")
     panel_ok = grade_panel.render_panel_problems(panel, estimates, judges)
-    return not problems and panel_ok, estimates
+    cap_ok = grade_cost_cap.render_cap(panel, estimates, judges)
+    return not problems and panel_ok and cap_ok, estimates
 
 
 def render_launch(version, dataset, response_ids, judges: list[Judge], can_launch: bool,

@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from storage.dto import DatasetInfo
-from storage.errors import HumanVerdictsExistError, StorageError
+from storage.errors import StorageError
 from storage.services import datasets as service
-from ui import catalog
+from ui import catalog, deletion
 from ui.auth import current_actor
 from ui.boundary import count, page_boundary, plain
 from ui.response_browse import render_browse
@@ -59,14 +59,11 @@ def handle_archive(dataset: DatasetInfo, archived: bool) -> None:
 
 
 def handle_delete(dataset: DatasetInfo) -> None:
-    try:
-        removed = service.delete_dataset(get_sessions(), dataset.id, confirm=True,
-                                         actor=current_actor())
-    except HumanVerdictsExistError:
-        # Someone reviewed a response since the popover was drawn.
-        get_deletion_summary.clear()
-        st.error(plain(f"Not deleted: '{dataset.name}' now has human verdicts, and people's "
-                       "verdicts are never deleted. Archive it to hide it from lists."))
+    removed = deletion.delete_or_explain(
+        dataset.name, lambda: service.delete_dataset(get_sessions(), dataset.id, confirm=True,
+                                                     actor=current_actor()),
+        get_deletion_summary.clear)
+    if removed is None:
         return
     # Runs, results, reviews and agreement all drew on this dataset: every reader changes.
     st.cache_data.clear()
@@ -91,24 +88,11 @@ def render_create(expanded: bool) -> None:
 def render_delete(dataset: DatasetInfo) -> None:
     """Only what can be done: a dataset with people's verdicts can be archived, not deleted."""
     summary = get_deletion_summary(database_key(), dataset.id)
-    if summary.human_verdicts:
-        st.markdown(plain(
-            f"'{dataset.name}' has {count(summary.human_verdicts, 'human verdict')}. "
-            "People's verdicts are never deleted, so this dataset cannot be deleted. "
-            "Archiving hides it from lists and can be undone."))
-        if dataset.archived:
-            st.caption("It is archived already.")
-        elif st.button("Archive instead", key="responses_archive_instead", type="primary",
-                       icon=":material/archive:"):
-            handle_archive(dataset, True)
-        return
-    st.markdown(plain(f"Deletes '{dataset.name}', its "
-                      f"{count(summary.responses, 'response')}, "
-                      f"{count(summary.runs, 'grading run')} and "
-                      f"{count(summary.grades, 'grade')}. This cannot be undone."))
-    sure = st.checkbox("Yes, delete it for good", key=f"responses_delete_sure_{dataset.id}")
-    if st.button("Delete dataset", type="primary", disabled=not sure, key="responses_delete"):
-        handle_delete(dataset)
+    deletion.render_delete_or_archive(
+        kind="dataset", name=dataset.name, item_id=dataset.id, archived=dataset.archived,
+        summary=summary, holds=count(summary.responses, "response"), page="responses",
+        on_archive=lambda: handle_archive(dataset, True),
+        on_delete=lambda: handle_delete(dataset))
 
 
 def render_page() -> None:

@@ -74,21 +74,28 @@ def pick_runs(db: str, result_set: ResultSet, where) -> tuple[int, ...]:
                      + ". Refresh to see the grades stored since.")
         refresh.button("Refresh", icon=":material/refresh:", key="results_refresh",
                        on_click=readers.get_runs.clear, width="stretch")
+    for run in (by_id[r] for r in picked if by_id[r].stopped_by_cost_cap):
+        where.warning(md_escape(
+            f"Run #{run.id} stopped at its cost cap after grading {run.graded_count:,} of "
+            f"{run.response_count:,} responses: the others have no score from it. "
+            f"({run.error})"))
     return tuple(picked)
 
 
 def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                filters: ResultsFilter, sort: str, sort_run: int | None,
-               descending: bool, score_gap: float, panel_ids: tuple[int, ...] = ()) -> bytes:
+               descending: bool, score_gap: float, panel_ids: tuple[int, ...] = (),
+               sort_panel: int | None = None) -> bytes:
     """Every response matching the filter (not just this page), effective and judge scores."""
     by_id = {run.id: run for run in readers.get_runs(db)}
     stamp = readers.run_stamp(db, run_ids)
+    panel_query = panel_columns.query(db, panel_ids, sort_panel)
     first = readers.get_results_page(db, result_set.dataset_id, result_set.rubric_version_id,
                                      run_ids, filters, sort, sort_run, descending, 0, 1, stamp,
-                                     score_gap)
+                                     score_gap, **panel_query)
     page = readers.get_results_page(
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
-        sort_run, descending, 0, max(1, first.total), stamp, score_gap)
+        sort_run, descending, 0, max(1, first.total), stamp, score_gap, **panel_query)
     return exports.table_csv(page, [by_id[r] for r in run_ids],
                              panel_columns.table_scores(db, panel_ids)).encode("utf-8")
 
@@ -104,12 +111,13 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                  panels: tuple = ()) -> None:
     s = st.session_state
     by_id = {run.id: run for run in readers.get_runs(db)}
-    filters, score_gap = results_filters.render_filters(db, result_set, run_ids, by_id)
+    filters, score_gap = results_filters.render_filters(db, result_set, run_ids, by_id, panels)
     # One row of controls: sorting, then paging (drawn once the page count is known).
     c_sort, c_run, c_order, c_size, c_page, c_export = st.columns(
         [2.5, 2.5, 2, 1.7, 1.7, 2], vertical_alignment="bottom")
-    sort, sort_run, descending = results_filters.render_sort(run_ids, by_id, c_sort, c_run,
-                                                             c_order)
+    sort, sort_run, descending, sort_panel = results_filters.render_sort(
+        run_ids, by_id, c_sort, c_run, c_order, panels)
+    panel_query = panel_columns.query(db, tuple(p.id for p in panels), sort_panel)
     c_size.selectbox("Rows per page", PAGE_SIZES, key="results_page_size",
                      on_change=results_filters.handle_filter_change)
     stamp = readers.run_stamp(db, run_ids)
@@ -119,7 +127,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         return readers.get_results_page(
             db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
             sort_run, descending, (page_number - 1) * size, size, stamp, score_gap,
-            DISTRIBUTION_BINS)
+            DISTRIBUTION_BINS, **panel_query)
 
     page_number = max(1, int(s.results_page))
     page = read(page_number)
@@ -131,7 +139,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                         key="results_page")
     with c_export:
         render_export(db, result_set, run_ids, filters, sort, sort_run, descending, score_gap,
-                      tuple(p.id for p in panels))
+                      tuple(p.id for p in panels), sort_panel)
 
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Responses", f"{page.dataset_total:,}")
@@ -146,7 +154,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         return
     with st.expander(f"Score distribution of the {page.total:,} matching responses",
                      icon=":material/bar_chart:", expanded=True):
-        results_table.render_distribution(page, by_id)
+        results_table.render_distribution(page, by_id, panels)
     rows = results_table.table_rows(page, by_id)
     columns = results_table.column_config(page, by_id)
     score_columns = [results_table.score_column(by_id[r]) for r in page.run_ids]
@@ -156,8 +164,9 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         score_columns += panel_columns.add_columns(
             rows, page, panels, panel_columns.page_results(db, panels, tuple(response_ids)))
         columns.update(panel_columns.column_config(panels))
-        st.caption("Panels are shown next to the runs; filters and sorting apply to the "
-                   "runs' scores.")
+        st.caption("Judge panels are columns like the runs: the score range, a criterion's "
+                   "verdict and sorting by score can use them. “Judge failed” and “Judges "
+                   "disagree” are about the runs (the panels' members).")
     showing = (f"Showing {page.offset + 1:,}–{page.offset + len(page.rows):,} of "
                f"{page.total:,} matching responses")
     st.caption(f"{showing}. Click a row to open the response with every run's verdicts.")
@@ -167,7 +176,8 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                  selection_mode=["single-row", "single-cell"])
     if pages > 1:
         st.caption(f"{showing} · page {page_number:,} of {pages:,}: change the page above.")
-    grade_handoff.render_grade_these(db, result_set, run_ids, filters, page.total, score_gap)
+    grade_handoff.render_grade_these(db, result_set, run_ids, filters, page.total, score_gap,
+                                     panel_query)
     if s.results_dialog_pending:
         s.results_dialog_pending = False
         if s.results_open_response in response_ids:
@@ -176,7 +186,8 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
 
 def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                   filters: ResultsFilter, sort: str, sort_run: int | None, descending: bool,
-                  score_gap: float, panel_ids: tuple[int, ...] = ()) -> None:
+                  score_gap: float, panel_ids: tuple[int, ...] = (),
+                  sort_panel: int | None = None) -> None:
     with st.popover("Export", icon=":material/download:", width="stretch"):
         stem = file_stem("results", result_set.dataset_name, result_set.rubric_name,
                          version=result_set.version_number)
@@ -192,7 +203,7 @@ def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         st.download_button(
             "This table (CSV)", data=lambda: csv_export(db, result_set, run_ids, filters, sort,
                                                         sort_run, descending, score_gap,
-                                                        panel_ids),
+                                                        panel_ids, sort_panel),
             file_name=f"{stem}-table.csv", mime="text/csv", on_click="ignore",
             key="results_export_table", width="stretch",
             help="The matching responses of every page, one column per run (and panel).")
@@ -237,6 +248,7 @@ st.caption("Effective scores of every response under each run: the judge's verdi
 db = runtime.database_key()
 runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
 try:
+    panel_columns.render_stale_combine({r.id for r in readers.get_runs(db)})
     left, right = st.columns([2, 3])
     chosen = pick_result_set(db, left)
     if chosen is not None:

@@ -8,9 +8,9 @@ import streamlit as st
 
 from grading.types import Criterion
 from storage.dto import RubricInfo, RubricVersionInfo
-from storage.errors import HumanVerdictsExistError, StorageError
+from storage.errors import StorageError
 from storage.services import rubrics as service
-from ui import catalog, safe_text
+from ui import catalog, deletion, safe_text
 from ui.auth import current_actor
 from ui.boundary import count, page_boundary, plain
 from ui.rubric_editor import render_editor, render_read_only
@@ -78,14 +78,11 @@ def handle_archive(rubric: RubricInfo, archived: bool) -> None:
 
 
 def handle_delete(rubric: RubricInfo) -> None:
-    try:
-        removed = service.delete_rubric(get_sessions(), rubric.id, confirm=True,
-                                        actor=current_actor())
-    except HumanVerdictsExistError:
-        # Someone reviewed a response since the popover was drawn.
-        get_deletion_summary.clear()
-        st.error(plain(f"Not deleted: '{rubric.name}' now has human verdicts, and people's "
-                       "verdicts are never deleted. Archive it to hide it from lists."))
+    removed = deletion.delete_or_explain(
+        rubric.name, lambda: service.delete_rubric(get_sessions(), rubric.id, confirm=True,
+                                                   actor=current_actor()),
+        get_deletion_summary.clear)
+    if removed is None:
         return
     # Its runs, results, reviews and agreement figures are gone too: every reader changes.
     st.cache_data.clear()
@@ -96,25 +93,12 @@ def handle_delete(rubric: RubricInfo) -> None:
 
 def render_delete(rubric: RubricInfo) -> None:
     """Only what can be done: a rubric with people's verdicts can be archived, not deleted."""
-    summary = get_deletion_summary(database_key(), rubric.id)
-    if summary.human_verdicts:
-        st.markdown(plain(
-            f"'{rubric.name}' has {count(summary.human_verdicts, 'human verdict')}. "
-            "People's verdicts are never deleted, so this rubric cannot be deleted. "
-            "Archiving hides it from lists and can be undone."))
-        if rubric.archived:
-            st.caption("It is archived already.")
-        elif st.button("Archive instead", key="rubrics_archive_instead", type="primary",
-                       icon=":material/archive:"):
-            handle_archive(rubric, True)
-        return
-    st.markdown(plain(f"Deletes '{rubric.name}', its "
-                      f"{count(rubric.version_count, 'version')}, "
-                      f"{count(summary.runs, 'grading run')} and "
-                      f"{count(summary.grades, 'grade')}. This cannot be undone."))
-    sure = st.checkbox("Yes, delete it for good", key=f"rubrics_delete_sure_{rubric.id}")
-    if st.button("Delete rubric", type="primary", disabled=not sure, key="rubrics_delete"):
-        handle_delete(rubric)
+    deletion.render_delete_or_archive(
+        kind="rubric", name=rubric.name, item_id=rubric.id, archived=rubric.archived,
+        summary=get_deletion_summary(database_key(), rubric.id),
+        holds=count(rubric.version_count, "version"), page="rubrics",
+        on_archive=lambda: handle_archive(rubric, True),
+        on_delete=lambda: handle_delete(rubric))
 
 
 def handle_freeze(version: RubricVersionInfo) -> None:

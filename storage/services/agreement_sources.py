@@ -1,0 +1,362 @@
+"""The inputs of the agreement report for a rubric version x dataset, gathered in one read.
+
+Sources are each run's and each panel's judge verdicts keyed by ``(response_id,
+criterion_id)``, and the current human verdicts ("Human", always first when present). A
+calibrated run, or a panel with calibrated members, keeps only the responses it did not show
+as examples. The numbers are computed from these in storage.services.agreement.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from grading.types import ScoringSettings, ToGradeInput, Verdict
+from storage import models as m
+from storage.convert import criterion_info, run_info
+from storage.dto import CriterionInfo, GradeInfo, HumanVerdictInfo, RunInfo
+from storage.effective import compute_human_score
+from storage.engine import SessionFactory
+from storage.repositories import datasets as dataset_repo
+from storage.repositories import rubrics as rubric_repo
+from storage.repositories import runs as run_repo
+from storage.repositories import verdicts as verdict_repo
+from storage.services import calibration, consensus
+from storage.services.panel_results import (
+    PanelSource,
+    member_models,
+    panel_label,
+    panel_sources,
+)
+
+HUMAN = "human"
+GRADER_LABELS = {
+    "per_criterion": "per-criterion",
+    "one_shot": "one-shot",
+    "rubric_as_judge": "rubric-as-judge",
+}
+
+Key = tuple[int, int]  # (response_id, criterion_id)
+
+
+@dataclass(frozen=True)
+class AgreementSource:
+    """One source of verdicts and/or scores: a run, or the human reviewers."""
+
+    key: str  # "run:<id>", "panel:<id>" or "human"
+    label: str
+    run_id: int | None
+    grader: str | None
+    model: str | None
+    status: str | None
+    per_criterion: bool  # False for holistic runs: no per-criterion verdicts
+    verdict_count: int
+    grades: int
+    failed: int
+    total_tokens: int
+    cost: float | None  # sum of known costs; None when no grade's cost is known
+    unknown_cost_count: int
+    # A judge panel (storage.services.panels): its member runs' ids, in order.
+    panel_id: int | None = None
+    member_run_ids: tuple[int, ...] = ()
+
+    @property
+    def is_human(self) -> bool:
+        return self.key == HUMAN
+
+    @property
+    def is_panel(self) -> bool:
+        return self.panel_id is not None
+
+    @property
+    def tokens_per_grade(self) -> float | None:
+        return self.total_tokens / self.grades if self.grades else None
+
+    @property
+    def cost_per_grade(self) -> float | None:
+        priced = self.grades - self.unknown_cost_count
+        return self.cost / priced if self.cost is not None and priced > 0 else None
+
+
+@dataclass(frozen=True)
+class AgreementData:
+    """Everything the metrics need, gathered in one read; plain values only (picklable)."""
+
+    rubric_version_id: int
+    dataset_id: int
+    criteria: tuple[CriterionInfo, ...]
+    response_labels: dict[int, str]  # response id -> external id, or "#<id>"
+    sources: tuple[AgreementSource, ...]  # Human first (when reviewed), then runs by id
+    verdicts: dict[str, dict[Key, Verdict]]  # source key -> verdicts
+    reasons: dict[str, dict[Key, str]]  # judge reasons and human notes, for disagreements
+    judge_scores: dict[str, dict[int, float]]  # run key -> response -> the judge's own score
+    # run key -> response -> human score under that run's scoring settings, so that a run
+    # with normalize off is compared with a raw human score, not a normalized one.
+    human_scores: dict[str, dict[int, float]]
+    reviewed_responses: int  # with at least one human verdict
+    fully_reviewed_responses: int  # every criterion reviewed
+    # Each reviewer's own current verdicts (reviewer key -> verdicts), their names, and the
+    # seconds they took per response (the longest save of each response), for the baseline.
+    reviewer_verdicts: dict[str, dict[Key, Verdict]] = field(default_factory=dict)
+    reviewer_names: dict[str, str] = field(default_factory=dict)
+    reviewer_seconds: dict[str, dict[int, float]] = field(default_factory=dict)
+    # Calibrated runs (run key -> HeldOut): their verdicts and scores above leave out the
+    # responses they showed as examples.
+    held_out: dict[str, calibration.HeldOut] = field(default_factory=dict)
+
+    def source(self, key: str) -> AgreementSource:
+        return next(s for s in self.sources if s.key == key)
+
+    @property
+    def verdict_sources(self) -> tuple[AgreementSource, ...]:
+        return tuple(s for s in self.sources if s.per_criterion and self.verdicts.get(s.key))
+
+    def criterion_label(self, criterion_id: int) -> str:
+        return next(c.label for c in self.criteria if c.id == criterion_id)
+
+
+def run_label(run: RunInfo) -> str:
+    name = f" {run.name}" if run.name else ""
+    calibrated = (f" · calibrated (k={run.settings.calibration.k})"
+                  if run.settings.calibration is not None else "")
+    return (f"#{run.id}{name} · {GRADER_LABELS.get(run.grader, run.grader)} · {run.model}"
+            + calibrated)
+
+
+def gather_sources(
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int
+) -> AgreementData:
+    """Each run's judge verdicts and scores, the human verdicts and scores, tokens and cost.
+
+    Read as rows, not ORM instances, in a handful of queries: 2,000 responses x 3 runs x
+    8 criteria is about 50,000 verdicts.
+    """
+    with sessions() as session:
+        version = rubric_repo.get_version(session, rubric_version_id)
+        criteria = tuple(criterion_info(c) for c in version.criteria)
+        dataset_repo.get_dataset(session, dataset_id)
+        labels = {
+            rid: external or f"#{rid}"
+            for rid, external in session.execute(
+                select(m.ResponseRow.id, m.ResponseRow.external_id)
+                .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id))
+        }
+        runs = [run_info(r) for r in run_repo.list_runs(
+            session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
+        grades = {run.id: run_repo.grade_infos_for_run(session, run.id) for run in runs}
+        # A calibrated run is measured only on the responses it did not show as examples.
+        used = calibration.example_response_ids(
+            session, [run.id for run in runs if run.settings.calibration is not None])
+        humans = current_human_verdicts(session, rubric_version_id, dataset_id)
+        own = reviewer_verdicts(session, rubric_version_id, dataset_id)
+        reviewed = sorted({h.response_id for h in humans})
+        by_response: dict[int, dict[int, HumanVerdictInfo]] = defaultdict(dict)
+        for h in humans:
+            by_response[h.response_id][h.criterion_id] = h
+        complete = [rid for rid in reviewed if len(by_response[rid]) == len(criteria)]
+        needs_text = any(run.settings.length_penalty is not None for run in runs)
+        texts = _texts(session, complete) if needs_text else {}
+
+    gathered = _Gathered()
+    for run in runs:
+        _add_run(gathered, run, grades[run.id], used.get(run.id, set()))
+    for found in panel_sources(sessions, rubric_version_id, dataset_id):
+        _add_panel(gathered, found, used)
+        needs_text = needs_text or found.panel.scoring.length_penalty is not None
+    if needs_text and not texts:
+        with sessions() as session:
+            texts = _texts(session, complete)
+
+    gathered.verdicts[HUMAN] = {(h.response_id, h.criterion_id): h.verdict for h in humans}
+    gathered.reasons[HUMAN] = {(h.response_id, h.criterion_id): h.note for h in humans}
+    if humans:
+        gathered.sources.insert(0, AgreementSource(
+            key=HUMAN, label="Human", run_id=None, grader=None, model=None, status=None,
+            per_criterion=True, verdict_count=len(humans), grades=0, failed=0,
+            total_tokens=0, cost=None, unknown_cost_count=0,
+        ))
+    human_scores = _human_scores(gathered.scorings, rubric_version_id, criteria,
+                                 {rid: by_response[rid] for rid in complete}, texts)
+    per_reviewer, names, seconds = _per_reviewer(own)
+    held_out = {key: calibration.HeldOut.of(k, set(reviewed), shown)
+                for key, (k, shown) in gathered.shown.items()}
+    return AgreementData(
+        held_out=held_out,
+        rubric_version_id=rubric_version_id, dataset_id=dataset_id, criteria=criteria,
+        response_labels=labels, sources=tuple(gathered.sources), verdicts=gathered.verdicts,
+        reasons=gathered.reasons, judge_scores=gathered.judge_scores, human_scores=human_scores,
+        reviewed_responses=len(reviewed), fully_reviewed_responses=len(complete),
+        reviewer_verdicts=per_reviewer, reviewer_names=names, reviewer_seconds=seconds,
+    )
+
+
+@dataclass
+class _Gathered:
+    """The judge sources as they are gathered, in order: runs by id, then panels."""
+
+    sources: list[AgreementSource] = field(default_factory=list)
+    verdicts: dict[str, dict[Key, Verdict]] = field(default_factory=dict)
+    reasons: dict[str, dict[Key, str]] = field(default_factory=dict)
+    judge_scores: dict[str, dict[int, float]] = field(default_factory=dict)
+    scorings: dict[str, ScoringSettings] = field(default_factory=dict)
+    # source key -> (calibration k, responses shown as examples) for calibrated sources
+    shown: dict[str, tuple[int, set[int]]] = field(default_factory=dict)
+
+
+def _add_run(gathered: _Gathered, run: RunInfo, grades: Sequence[GradeInfo],
+             shown: set[int]) -> None:
+    key = f"run:{run.id}"
+    verdicts: dict[Key, Verdict] = {}
+    reasons: dict[Key, str] = {}
+    scores: dict[int, float] = {}
+    for grade in grades:
+        if grade.response_id in shown:
+            continue
+        if grade.score is not None:
+            scores[grade.response_id] = grade.score
+        for item in grade.criteria:
+            if item.verdict is not None:
+                verdicts[grade.response_id, item.criterion_id] = item.verdict
+                reasons[grade.response_id, item.criterion_id] = item.reason
+    gathered.verdicts[key], gathered.reasons[key], gathered.judge_scores[key] = (
+        verdicts, reasons, scores)
+    gathered.scorings[key] = run.settings.scoring()
+    if run.settings.calibration is not None:
+        gathered.shown[key] = (run.settings.calibration.k, shown)
+    graded = len(grades)
+    gathered.sources.append(AgreementSource(
+        key=key, label=run_label(run), run_id=run.id, grader=run.grader,
+        model=run.model, status=run.status,
+        per_criterion=run.grader != "rubric_as_judge", verdict_count=len(verdicts),
+        grades=graded, failed=run.failed_count, total_tokens=run.total_tokens,
+        cost=None if graded and run.unknown_cost_count >= graded else run.cost,
+        unknown_cost_count=run.unknown_cost_count,
+    ))
+
+
+def _add_panel(gathered: _Gathered, found: PanelSource, used: dict[int, set[int]]) -> None:
+    panel, key = found.panel, f"panel:{found.panel.id}"
+    # A panel with calibrated members is measured only where no member was shown the
+    # response as an example (a member's example would leak people's verdict into it).
+    shown = set().union(*(used.get(member.run.id, set()) for member in panel.members))
+    gathered.verdicts[key] = {k: v for k, v in found.verdicts.items() if k[0] not in shown}
+    gathered.reasons[key] = {k: v for k, v in found.reasons.items() if k[0] not in shown}
+    gathered.judge_scores[key] = {r: v for r, v in found.scores.items() if r not in shown}
+    ks = [member.run.settings.calibration.k for member in panel.members
+          if member.run.settings.calibration is not None]
+    if ks:
+        gathered.shown[key] = (max(ks), shown)
+    gathered.scorings[key] = panel.scoring
+    gathered.sources.append(AgreementSource(
+        key=key, label=panel_label(panel),
+        run_id=None, grader="panel", model=member_models(panel), status=found.status,
+        per_criterion=True, verdict_count=len(gathered.verdicts[key]), grades=found.grades,
+        failed=0, total_tokens=found.total_tokens, cost=found.cost,
+        unknown_cost_count=found.unknown_cost_count, panel_id=panel.id,
+        member_run_ids=tuple(member.run.id for member in panel.members)))
+
+
+def _human_scores(
+    scorings: dict[str, ScoringSettings], rubric_version_id: int,
+    criteria: tuple[CriterionInfo, ...], complete: dict[int, dict[int, HumanVerdictInfo]],
+    texts: dict[int, ToGradeInput],
+) -> dict[str, dict[int, float]]:
+    """The human score of each fully reviewed response under each source's own scoring
+    settings (normalize, CANNOT_ASSESS strategy, length penalty), through the same function
+    as storage.services.reviews.human_scores."""
+    human_scores: dict[str, dict[int, float]] = {}
+    by_settings: dict[str, dict[int, float]] = {}
+    for source_key, scoring in scorings.items():
+        cache_key = scoring.model_dump_json()
+        if cache_key not in by_settings:
+            by_settings[cache_key] = {}
+            for rid, humans in complete.items():
+                result = compute_human_score(
+                    response_id=rid, rubric_version_id=rubric_version_id, criteria=criteria,
+                    humans=humans, settings=scoring, to_grade=texts.get(rid))
+                if result.score is not None:
+                    by_settings[cache_key][rid] = result.score
+        human_scores[source_key] = by_settings[cache_key]
+    return human_scores
+
+
+def _per_reviewer(own: list[HumanVerdictInfo]) -> tuple[
+        dict[str, dict[Key, Verdict]], dict[str, str], dict[str, dict[int, float]]]:
+    """Each reviewer's verdicts, name, and seconds per response (the longest save of each)."""
+    per_reviewer: dict[str, dict[Key, Verdict]] = defaultdict(dict)
+    names: dict[str, str] = {}
+    seconds: dict[str, dict[int, float]] = defaultdict(dict)
+    for h in own:
+        per_reviewer[h.reviewer_key][h.response_id, h.criterion_id] = h.verdict
+        names[h.reviewer_key] = h.reviewer
+        if h.review_seconds is not None:
+            spent = seconds[h.reviewer_key]
+            spent[h.response_id] = max(spent.get(h.response_id, 0.0), h.review_seconds)
+    return dict(per_reviewer), names, dict(seconds)
+
+
+def current_human_verdicts(
+    session: Session, rubric_version_id: int, dataset_id: int
+) -> list[HumanVerdictInfo]:
+    """The human verdict in force (adjudicated, or agreed by every reviewer who answered) of
+    every decided (response, criterion), carried-over verdicts included; disputed criteria
+    have none (storage.services.consensus)."""
+    ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, rubric_version_id)
+    found = consensus.decisions(session, ids, rubric_version_id)
+    return [
+        decision.applied
+        for rid in sorted(found) for cid, decision in sorted(found[rid].items())
+        if decision.applied is not None
+    ]
+
+
+def reviewer_verdicts(
+    session: Session, rubric_version_id: int, dataset_id: int
+) -> list[HumanVerdictInfo]:
+    """Every reviewer's own current verdict (not adjudications), carried-over included."""
+    ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, rubric_version_id)
+    reviews, _adj, _numbers, _v = consensus.gather(session, ids, rubric_version_id)
+    return [h for rid in sorted(reviews) for cid in sorted(reviews[rid])
+            for h in reviews[rid][cid]]
+
+
+def _texts(session: Session, response_ids: list[int]) -> dict[int, ToGradeInput]:
+    # Only read the (possibly large) texts when a length penalty needs them.
+    found: dict[int, ToGradeInput] = {}
+    for start in range(0, len(response_ids), 500):
+        for rid, output, thinking in session.execute(
+            select(m.ResponseRow.id, m.ResponseRow.output, m.ResponseRow.thinking)
+            .where(m.ResponseRow.id.in_(response_ids[start:start + 500]))
+        ):
+            # Passed as parts: an uploaded output is never re-parsed for <output> tags.
+            found[rid] = {"thinking": thinking or "", "output": output}
+    return found
+
+
+def data_stamp(
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int
+) -> tuple[tuple[tuple[int, int, str], ...], tuple[int, int], tuple[int, ...]]:
+    """A cheap fingerprint of what the report reads: each run's graded count and status,
+    the number and newest id of the human verdicts, and the panels' ids. Cached readers key
+    on it."""
+    with sessions() as session:
+        run_rows = session.execute(
+            select(m.RunRow.id, m.RunRow.done_count + m.RunRow.failed_count, m.RunRow.status)
+            .where(m.RunRow.rubric_version_id == rubric_version_id,
+                   m.RunRow.dataset_id == dataset_id)
+            .order_by(m.RunRow.id)).all()
+        count, newest = session.execute(
+            select(func.count(), func.max(m.HumanVerdictRow.id))
+            .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
+            # every version: verdicts on earlier versions carry into this one
+            .where(m.ResponseRow.dataset_id == dataset_id)).one()
+        panel_ids = tuple(session.scalars(
+            select(m.PanelRow.id).where(m.PanelRow.rubric_version_id == rubric_version_id,
+                                        m.PanelRow.dataset_id == dataset_id)
+            .order_by(m.PanelRow.id)))
+    return (tuple((rid, graded, status) for rid, graded, status in run_rows),
+            (count or 0, newest or 0), panel_ids)
