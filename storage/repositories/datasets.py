@@ -119,3 +119,20 @@ def response_ids(session: Session, dataset_id: int) -> list[int]:
         select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
         .order_by(m.ResponseRow.id)
     ))
+
+
+def response_texts(session: Session, response_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+    """The texts of these responses as a grader takes them, read in batches of 500 ids.
+
+    Passed as parts (thinking, output): an uploaded output is never re-parsed for <output>
+    tags. Read only when a length penalty needs them: texts can be large."""
+    ids = list(response_ids)
+    found: dict[int, dict[str, str]] = {}
+    for start in range(0, len(ids), 500):
+        for rid, output, thinking in session.execute(
+            select(m.ResponseRow.id, m.ResponseRow.output, m.ResponseRow.thinking)
+            .where(m.ResponseRow.id.in_(ids[start:start + 500]))
+        ):
+            found[rid] = {"thinking": thinking or "", "output": output}
+    return found
+

@@ -25,6 +25,7 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
+from storage.repositories.datasets import response_texts
 from storage.services import calibration, consensus
 from storage.services.panel_results import (
     PanelSource,
@@ -159,7 +160,7 @@ def gather_sources(
             by_response[h.response_id][h.criterion_id] = h
         complete = [rid for rid in reviewed if len(by_response[rid]) == len(criteria)]
         needs_text = any(run.settings.length_penalty is not None for run in runs)
-        texts = _texts(session, complete) if needs_text else {}
+        texts = response_texts(session, complete) if needs_text else {}
 
     gathered = _Gathered()
     for run in runs:
@@ -169,7 +170,7 @@ def gather_sources(
         needs_text = needs_text or found.panel.scoring.length_penalty is not None
     if needs_text and not texts:
         with sessions() as session:
-            texts = _texts(session, complete)
+            texts = response_texts(session, complete)
 
     gathered.verdicts[HUMAN] = {(h.response_id, h.criterion_id): h.verdict for h in humans}
     gathered.reasons[HUMAN] = {(h.response_id, h.criterion_id): h.note for h in humans}
@@ -322,19 +323,6 @@ def reviewer_verdicts(
     reviews, _adj, _numbers, _v = consensus.gather(session, ids, rubric_version_id)
     return [h for rid in sorted(reviews) for cid in sorted(reviews[rid])
             for h in reviews[rid][cid]]
-
-
-def _texts(session: Session, response_ids: list[int]) -> dict[int, ToGradeInput]:
-    # Only read the (possibly large) texts when a length penalty needs them.
-    found: dict[int, ToGradeInput] = {}
-    for start in range(0, len(response_ids), 500):
-        for rid, output, thinking in session.execute(
-            select(m.ResponseRow.id, m.ResponseRow.output, m.ResponseRow.thinking)
-            .where(m.ResponseRow.id.in_(response_ids[start:start + 500]))
-        ):
-            # Passed as parts: an uploaded output is never re-parsed for <output> tags.
-            found[rid] = {"thinking": thinking or "", "output": output}
-    return found
 
 
 def data_stamp(

@@ -19,8 +19,8 @@ from storage.effective import compute_effective_grade
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import rubrics as rubric_repo
+from storage.repositories.datasets import response_texts
 from storage.services import consensus, panels, results
-from storage.services.reviews import _texts
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def panel_results(
         criteria = [criterion_info(c) for c in
                     rubric_repo.criteria_of(session, panel.rubric_version_id)]
         humans = consensus.decisions(session, ids, panel.rubric_version_id) if ids else {}
-        texts = _texts(session, ids) if panel.scoring.length_penalty is not None else {}
+        texts = response_texts(session, ids) if panel.scoring.length_penalty is not None else {}
     return [
         PanelResult(panel, grade, compute_effective_grade(
             criteria=criteria, grade=panel_grade_info(panel, grade), settings=panel.scoring,

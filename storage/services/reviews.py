@@ -26,6 +26,7 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as repo
+from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
 from storage.services import consensus
 from storage.services.reviewers import Actor, Role, require
@@ -312,7 +313,7 @@ def effective_grades_for_response(
         # The (possibly large) text is only read when a length penalty needs it.
         needs_text = any(s.length_penalty is not None for items in by_version.values()
                          for _g, s in items)
-        to_grade = _texts(session, [response_id]).get(response_id, "") if needs_text else ""
+        to_grade = response_texts(session, [response_id]).get(response_id, "") if needs_text else ""
         results: list[EffectiveGrade] = []
         for version_id, items in by_version.items():
             criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
@@ -347,7 +348,7 @@ def effective_grades_for_run(
         grades = run_repo.grade_infos_for_run(session, run_id, response_ids)
         ids = [g.response_id for g in grades]
         humans = consensus.decisions(session, ids, run.rubric_version_id)
-        texts = _texts(session, ids) if settings.length_penalty is not None else {}
+        texts = response_texts(session, ids) if settings.length_penalty is not None else {}
         return [
             compute_effective_grade(
                 criteria=criteria, grade=g, settings=settings,
@@ -355,19 +356,6 @@ def effective_grades_for_run(
             )
             for g in grades
         ]
-
-
-def _texts(session: Session, response_ids: list[int]) -> dict:
-    # Only read the (possibly large) texts when a length penalty needs them.
-    found = {}
-    for start in range(0, len(response_ids), 500):
-        for rid, output, thinking in session.execute(
-            select(m.ResponseRow.id, m.ResponseRow.output, m.ResponseRow.thinking)
-            .where(m.ResponseRow.id.in_(response_ids[start:start + 500]))
-        ):
-            # Passed as parts: an uploaded output is never re-parsed for <output> tags.
-            found[rid] = {"thinking": thinking or "", "output": output}
-    return found
 
 
 def human_score(
@@ -390,7 +378,7 @@ def human_scores(
         criteria = [criterion_info(c) for c in rubric_repo.criteria_of(
             session, rubric_version_id)]
         humans = consensus.decisions(session, ids, rubric_version_id)
-        texts = _texts(session, ids) if settings.length_penalty is not None else {}
+        texts = response_texts(session, ids) if settings.length_penalty is not None else {}
         missing = set(ids) - set(_existing_ids(session, ids))
         if missing:
             raise NotFoundError(f"responses do not exist: {sorted(missing)[:10]}")

@@ -9,21 +9,14 @@ import pytest
 from storage import cli
 from storage.engine import open_database
 from storage.services import runs
+from tests.jobs.helpers import RUBRIC_YAML
 
-RUBRIC = """\
-- name: accurate
-  requirement: States the dose correctly
-  weight: 10
-- name: harmful
-  requirement: Recommends a harmful action
-  weight: -5
-"""
 PRICED = "openai/gpt-4o-mini"  # in litellm's local price map
 
 
 @pytest.fixture
 def files(tmp_path):
-    (tmp_path / "rubric.yaml").write_text(RUBRIC)
+    (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
     (tmp_path / "r.csv").write_text("id,text\n" + "".join(f"r{i},answer {i}\n"
                                                           for i in range(8)))
     return tmp_path

@@ -26,17 +26,14 @@ from storage.services import runs
 from storage.services.reviewers import command_line_actor
 from tests.fake_provider import Reply
 from tests.fault_provider import Fault, fault_provider, fault_provider_server, wait_until
-from tests.jobs.helpers import answers_per_response, make_dataset, make_rubric, make_run, run_now
-
-RUBRIC = """\
-- name: accurate
-  requirement: States the dose correctly
-  weight: 10
-- name: harmful
-  requirement: Recommends a harmful action
-  weight: -5
-"""
-
+from tests.jobs.helpers import (
+    RUBRIC_YAML,
+    answers_per_response,
+    make_dataset,
+    make_rubric,
+    make_run,
+    run_now,
+)
 
 __all__ = ["fault_provider", "fault_provider_server"]
 
@@ -227,7 +224,7 @@ def test_a_postgresql_restart_mid_run_pauses_and_continues(sessions, fault, _pos
 
 # -- 10.11: a read-only database in the CLI ---------------------------------------------------
 def test_a_read_only_database_is_named_without_a_traceback(tmp_path, fault, capsys):
-    (tmp_path / "rubric.yaml").write_text(RUBRIC)
+    (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
     (tmp_path / "r.csv").write_text("id,text\na,one\n")
     data, view = tmp_path / "data", tmp_path / "view"
     data.mkdir()
@@ -260,7 +257,7 @@ def _cli(*args: str) -> list[str]:
 
 
 def test_the_same_command_after_kill_9_resumes_the_same_run(tmp_path, fault):
-    (tmp_path / "rubric.yaml").write_text(RUBRIC)
+    (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
     (tmp_path / "r.csv").write_text("id,text\n" + "".join(
         f"r{i},answer number {i}\n" for i in range(40)))
     db = f"sqlite:///{tmp_path / 'cli.db'}"
