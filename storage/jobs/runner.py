@@ -50,7 +50,7 @@ from storage.services import calibration as calibration_service
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
 from storage.services import runs as run_service
-from storage.services.grade_records import NewGrade
+from storage.services.grade_records import NewGrade, priced_cost
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +187,8 @@ class RunExecution:
         self.unstored_error: str | None = None
         self.passes = 0
         self.spent = run.cost or 0.0  # known cost so far, for the cost cap
+        self.price_settings = {"price": run.settings.price.model_dump()
+                               if run.settings.price else None}
         self.capped: str | None = None  # why the cost cap stopped the run
         self.limiter = limiter_for(run.model, run.settings.api_base,
                                    self.options.concurrency or concurrency)
@@ -330,6 +332,10 @@ class RunExecution:
                     score=None, error=redact(f"unexpected error: {type(exc).__name__}: {exc}"))
             if self.fatal is not None:
                 return  # not this response's fault: it stays pending for a requeue
+            # Counted when the answer is in, not when its batch is stored: the calls are paid
+            # for either way, and a batch may wait a quarter of a second for company.
+            self.spent += priced_cost(report, self.price_settings) or 0.0
+            self._check_cost_cap()
             self.writer.add(NewGrade(response.id, report, time.monotonic() - started,
                                      transient=calls.failed_transiently(report)))
         finally:
@@ -339,8 +345,6 @@ class RunExecution:
         self.graded += 1
         if grade.report.score is None and grade.report.error is not None:
             self.failed += 1
-        self.spent += stored.cost or 0.0
-        self._check_cost_cap()
 
     def _unstored(self, _grade: NewGrade, exc: Exception) -> None:
         """The response stays pending; the run says so at the end."""

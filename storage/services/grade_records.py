@@ -81,7 +81,7 @@ def record_grades(sessions: SessionFactory, run_id: int,
                 .order_by(m.CriterionRow.position)).all()
             verdicts = [_criterion_values(g.report, criteria) for g in grades]
             for grade, row in zip(grades, values, strict=True):
-                row["cost"] = _priced_cost(grade.report, found.settings)
+                row["cost"] = priced_cost(grade.report, found.settings)
             # One executemany, then the ids by the (run, response) key: cheaper than a
             # RETURNING per row, which is what SQLite gets for ordered RETURNING.
             session.execute(insert(m.GradeRow.__table__), [
@@ -130,9 +130,10 @@ def _totals(grades: Sequence[NewGrade], values: Sequence[Mapping[str, Any]]
     return totals
 
 
-def _priced_cost(report: EvaluationReport, settings: Mapping[str, Any] | None) -> float | None:
-    """The grade's cost: from the price the run was launched with when there is one (a
-    local or unpriced model), else litellm's; None when unknown."""
+def priced_cost(report: EvaluationReport, settings: Mapping[str, Any] | None) -> float | None:
+    """The grade's cost (``settings``: the run's, as stored): from the price the run was
+    launched with when there is one (a local or unpriced model), else litellm's; None when
+    unknown."""
     price = (settings or {}).get("price")
     if not price:
         return report.completion_cost
