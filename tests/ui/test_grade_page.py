@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from grading.types import ScoringSettings
 from storage.config import database_url
 from storage.engine import open_database
-from storage.services import runs
+from storage.services import datasets, runs
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, judge_report, make_dataset, make_rubric
 from tests.ui.seed import APP, M, U, seed_graded
@@ -24,6 +25,11 @@ def _grade_page() -> AppTest:
     at.switch_page("app_pages/grade.py").run()
     assert not at.exception
     return at
+
+
+def st_cache_clear() -> None:
+    """Another tab's change reaches this page at once (the page's readers are cached)."""
+    st.cache_data.clear()
 
 
 def _texts(elements) -> list[str]:
@@ -280,3 +286,26 @@ def test_responses_sent_from_a_results_filter_are_exactly_what_is_graded():
     at.button(key="grade_launch").click().run()
     newest = runs.list_runs(seeded.sessions)[-1]
     assert runs.pending_response_ids(seeded.sessions, newest.id) == [seeded.responses[1].id]
+
+
+def test_a_launch_that_found_nothing_to_launch_leaves_launch_usable(sessions):
+    """Launch pressed after another tab deleted the dataset: that run of the page ends early
+    (nothing to grade). Once responses exist again, nothing is launched until Launch is
+    pressed again, and then it works (the 'launching' flag used to survive that run and
+    launch at the next one the person made, unasked)."""
+    at = _ready_to_launch(_grade_page())
+    [dataset] = datasets.list_datasets(sessions)
+    datasets.delete_dataset(sessions, dataset.id, confirm=True, actor=ADMIN)
+    st_cache_clear()
+    at.button(key="grade_launch").click().run()
+    assert not at.exception and runs.list_runs(sessions) == []
+    assert any("Responses page" in i.value for i in at.info)  # says what to create first
+
+    make_dataset(sessions, count=2)
+    st_cache_clear()
+    _ready_to_launch(at.run())
+    assert runs.list_runs(sessions) == []  # nothing launched without a click
+    assert at.button(key="grade_launch").label == "Launch 1 run"
+    assert not at.button(key="grade_launch").disabled
+    at.button(key="grade_launch").click().run()
+    assert len(runs.list_runs(sessions)) == 1
