@@ -180,7 +180,7 @@ class WorkerHandle:
         except Exception:
             log.exception("the in-process worker stopped with an error")
         finally:
-            self._loop.close()
+            _close_loop(self._loop)
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
@@ -192,6 +192,24 @@ class WorkerHandle:
         if self._stop is not None and self.alive:
             self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close the loop as ``asyncio.run`` does: cancel what is left on it first. litellm starts
+    a logging task on every loop it is called from; left pending, it would be destroyed at
+    whatever moment the garbage collector runs, logging from inside unrelated code."""
+    try:
+        left = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    except Exception:
+        log.exception("could not shut the in-process worker's event loop down cleanly")
+    finally:
+        loop.close()
 
 
 _handles: dict[str, WorkerHandle] = {}

@@ -223,3 +223,27 @@ def test_a_stopped_worker_hands_its_run_back_to_the_queue(sessions, fake_provide
     stored = runs.get_run(sessions, run.id)
     assert (stored.status, stored.claimed_by) == ("queued", None)
     assert 2 <= stored.graded_count < 20
+
+
+def test_a_stopped_in_process_worker_leaves_no_task_pending_on_its_closed_loop(
+        db_url, fake_provider, caplog):
+    """litellm starts a logging task on each event loop it calls from. Closed without
+    cancelling it, the task was destroyed later at whatever moment the garbage collector ran —
+    logging "Task was destroyed but it is pending!" from inside unrelated code (once inside a
+    Streamlit script's compile, which then failed on Python 3.11)."""
+    import gc
+
+    try:
+        handle = start_in_process_worker(db_url, poll_interval=0.1)
+        sessions = handle.worker.sessions
+        version = make_rubric(sessions)
+        dataset, _ = make_dataset(sessions, 2)
+        run = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
+        _wait_for(lambda: runs.get_run(sessions, run.id).status == "done", what="the run")
+    finally:
+        stop_in_process_workers()
+    assert not handle.alive
+    assert [t for t in asyncio.all_tasks(handle._loop) if not t.done()] == []
+    with caplog.at_level("ERROR", logger="asyncio"):
+        gc.collect()
+    assert "Task was destroyed but it is pending" not in caplog.text
