@@ -290,8 +290,8 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
 
 
 def render_launch(version, dataset, response_ids, judges: list[Judge], can_launch: bool,
-                  panel=None, estimates=(), launching: bool = False):
-    """``launching``: Launch was pressed for this run of the page (see the page body)."""
+                  panel=None, estimates=()):
+    s = st.session_state
     name_col, button_col = st.columns([3, 1], vertical_alignment="bottom")
     name_col.text_input("Run name (optional)", key="grade_run_name",
                         placeholder="e.g. baseline, after prompt fix",
@@ -300,11 +300,14 @@ def render_launch(version, dataset, response_ids, judges: list[Judge], can_launc
     if judges and panel is not None:
         label += " as a panel"
     button_col.button(label, type="primary", key="grade_launch", width="stretch",
-                      disabled=not can_launch or launching,
+                      disabled=not can_launch or s.grade_launching,
                       on_click=handle_launch_click)
-    if launching and can_launch:
-        with st.spinner("Queueing…"):
-            handle_launch(version.id, dataset.id, response_ids, judges, panel, estimates)
+    if s.grade_launching:
+        try:
+            with st.spinner("Queueing…"):
+                handle_launch(version.id, dataset.id, response_ids, judges, panel, estimates)
+        finally:
+            s.grade_launching = False
         st.rerun()
 
 
@@ -316,9 +319,6 @@ if not runtime.ensure_worker():
     st.caption(f"This app's own worker is off ({runtime.WORKER_VARIABLE}=0): queued runs wait "
                "for a `rubric-workbench worker` process.")
 render_flash()
-# The Launch click is read once, by this run of the page: a run that ends before the button
-# (nothing to grade, an error) must not leave it pending for a later run to act on unasked.
-launching, st.session_state.grade_launching = st.session_state.grade_launching, False
 try:
     apply_handoff()
     picked = render_what(db)
@@ -331,8 +331,7 @@ try:
         can_launch, estimates = render_estimate(db, version, dataset, response_ids, judges,
                                                 panel)
         can_launch = can_launch and calibration_ok
-        render_launch(version, dataset, response_ids, judges, can_launch, panel, estimates,
-                      launching)
+        render_launch(version, dataset, response_ids, judges, can_launch, panel, estimates)
     grade_runs.render_runs(db, say_when_empty=picked is not None)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))
