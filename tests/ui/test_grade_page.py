@@ -291,8 +291,9 @@ def test_responses_sent_from_a_results_filter_are_exactly_what_is_graded():
 def test_a_launch_that_found_nothing_to_launch_leaves_launch_usable(sessions):
     """Launch pressed after another tab deleted the dataset: that run of the page ends early
     (nothing to grade). Once responses exist again, nothing is launched until Launch is
-    pressed again, and then it works (the 'launching' flag used to survive that run and
-    launch at the next one the person made, unasked)."""
+    pressed again, and then it works. (The page run that found nothing leaves the
+    'launching' flag set; the next run, with no models typed since Streamlit dropped them,
+    clears it without launching — this test fails if that stops being true.)"""
     at = _ready_to_launch(_grade_page())
     [dataset] = datasets.list_datasets(sessions)
     datasets.delete_dataset(sessions, dataset.id, confirm=True, actor=ADMIN)
