@@ -224,10 +224,14 @@ def test_screenshots_of_the_problems_people_hit(seeded_app_server, page: Page, s
     page.goto(f"{url}/rubrics")
     expect(page.get_by_role("heading", name="Sample: refund support")).to_be_visible(
         timeout=45_000)
+    # The heading shows while the page is still drawing the editor below it: a person waits
+    # for the page to finish before using the form (a submit sent mid-load was lost in CI).
+    _wait_idle(page)
     page.get_by_text("Import YAML or JSON").click()
     page.get_by_label("…or paste YAML or JSON").fill(
         "- name: a\n  weight: ten\n  requirement: x\n- name: b\n  weight: 1\n  requirement: ''\n")
     page.get_by_label("Name for the imported rubric").fill("Broken")
+    _wait_idle(page)
     page.get_by_role("button", name="Import", exact=True).click()
     expect(page.get_by_text("Nothing was imported: pasted text has 2 problems")).to_be_visible(
         timeout=20_000)

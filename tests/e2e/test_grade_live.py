@@ -17,6 +17,7 @@ from storage.services import runs
 from tests.actors import ADMIN
 from tests.e2e.conftest import _serve, database_url_in
 from tests.e2e.streamlit_page import choose as _choose
+from tests.e2e.streamlit_page import wait_idle
 from tests.e2e.test_journey import _type
 from tests.storage.helpers import CRITERIA, judge_report, make_dataset, make_rubric
 from tests.ui.seed import M, U
@@ -106,6 +107,7 @@ def test_a_double_clicked_launch_queues_each_run_once(page: Page, app, screensho
     launch.dblclick()
     expect(page.get_by_text("Queued 1 run").or_(page.get_by_text("Already queued")).first
            ).to_be_visible(timeout=45_000)
+    wait_idle(page)
     launch.click()  # a third click, after the page settled
     expect(page.get_by_text("Already queued")).to_be_visible(timeout=45_000)
     screenshot("grade-launch-again-1280")

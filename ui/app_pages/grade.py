@@ -114,10 +114,14 @@ def handle_launch(version_id: int, dataset_id: int, response_ids: tuple[int, ...
 
 
 def render_flash() -> None:
+    """The message of the last launch or cancel, in a slot drawn on every run: a message that
+    appears must not move the page down under a person's pointer (mid-rerun the browser would
+    show the old, disabled Launch button and the new one at once)."""
+    slot = st.container()
     flash = st.session_state.grade_flash
     if flash:
         kind, message = flash
-        getattr(st, kind)(message)
+        getattr(slot, kind)(message)
         st.session_state.grade_flash = None
 
 
@@ -302,9 +306,10 @@ def render_launch(version, dataset, response_ids, judges: list[Judge], can_launc
     button_col.button(label, type="primary", key="grade_launch", width="stretch",
                       disabled=not can_launch or s.grade_launching,
                       on_click=handle_launch_click)
+    busy = st.empty()  # drawn on every run, so the spinner below shifts nothing
     if s.grade_launching:
         try:
-            with st.spinner("Queueing…"):
+            with busy, st.spinner("Queueing…"):
                 handle_launch(version.id, dataset.id, response_ids, judges, panel, estimates)
         finally:
             s.grade_launching = False
