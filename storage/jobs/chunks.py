@@ -128,6 +128,13 @@ def unfinished(sessions: SessionFactory, run_id: int) -> int:
             m.RunChunkRow.run_id == run_id, m.RunChunkRow.status != "done")) or 0
 
 
+def open_chunks(sessions: SessionFactory, run_ids: Sequence[int]) -> int:
+    """Chunks of these runs that no worker has claimed yet (work a new helper would find)."""
+    with sessions() as session:
+        return session.scalar(select(func.count()).select_from(m.RunChunkRow).where(
+            m.RunChunkRow.run_id.in_(list(run_ids)), m.RunChunkRow.status == "open")) or 0
+
+
 def joinable_run(sessions: SessionFactory, worker_id: str, *, lease_seconds: float,
                  among: Sequence[int] | None = None, exclude: Sequence[int] = ()) -> int | None:
     """A running run another worker holds, with a chunk to claim, for a helper to join."""

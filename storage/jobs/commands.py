@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import shutil
 import signal
@@ -56,9 +57,10 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=None,
                         help="at most this many calls in flight per model (default: no cap; "
                              "the provider's capacity is discovered)")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="processes that split the grading (default 1; more use more "
-                             "CPU cores when the provider is fast)")
+    parser.add_argument("--workers", type=_workers, default="auto",
+                        help="processes that split the grading: a number, or auto (the "
+                             "default: one, plus a helper process on each idle core while "
+                             "grading is CPU-bound, as with a fast provider)")
     add_db_argument(parser)
     parser.add_argument("--out", metavar="FILE",
                         help="write the results to a .jsonl or .csv file")
@@ -219,9 +221,6 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         _error("--concurrency must be at least 1")
         return EXIT_USAGE
-    if args.workers < 1:
-        _error("--workers must be at least 1")
-        return EXIT_USAGE
     if args.call_deadline is not None and not args.call_deadline > 0:
         _error("--call-deadline must be a number of seconds above 0")
         return EXIT_USAGE
@@ -312,7 +311,17 @@ def grade_command(args: argparse.Namespace) -> int:
     what = f"resuming run(s) {', '.join(map(str, resumed))}; " if resumed else ""
     print(f"{what}grading {count} responses with {len(run_ids)} run(s) "
           f"(ids {', '.join(map(str, run_ids))}) in {describe_url(url)}", file=sys.stderr)
-    helpers = start_helpers(url, run_ids, args.workers - 1)
+    scaler = _auto_scaler(url, sessions, run_ids) if args.workers == "auto" else None
+    if scaler is not None:
+        from storage.jobs.chunks import CHUNK_SIZE
+        from storage.jobs.runner import _preload_litellm
+
+        scaler.prestart(math.ceil(count / CHUNK_SIZE) * len(claimed))
+        # Imported before the clock and the scaler start: importing is CPU-bound too, and
+        # must not read as grading that needs a helper.
+        _preload_litellm()
+    helpers = (start_helpers(url, run_ids, args.workers - 1)
+               if isinstance(args.workers, int) else [])
     if helpers:
         from storage.jobs.runner import _preload_litellm
 
@@ -324,15 +333,18 @@ def grade_command(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         asyncio.run(_grade_all(sessions, run_ids, claimed, worker_id,
-                               show_bar=sys.stderr.isatty()))
+                               show_bar=sys.stderr.isatty(), scaler=scaler))
     except KeyboardInterrupt:
-        stop_helpers(helpers)
+        stop_helpers(helpers + (scaler.helpers if scaler else []))
         for run_id in run_ids:
             with contextlib.suppress(RubricWorkbenchError):
                 runs.cancel_run(sessions, run_id, actor=command_line_actor())
         print(f"\ninterrupted: runs {', '.join(map(str, run_ids))} cancelled; what was graded "
               "is stored", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if scaler is not None and scaler.helpers:
+        helpers = scaler.helpers
+        print(f"grading was CPU-bound: {plural_helpers(len(helpers))} joined", file=sys.stderr)
     stop_helpers(helpers, wait=True)
     from storage.engine import retry_db
 
@@ -430,17 +442,76 @@ def _runs_for(sessions, args: argparse.Namespace, version_id: int, dataset_id: i
     return run_ids, resumed
 
 
-def start_helpers(url: str, run_ids: Sequence[int], count: int) -> list[subprocess.Popen]:
+def _workers(value: str) -> int | str:
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of processes (1 or more) or auto, got {value!r}")
+    return count
+
+
+def plural_helpers(count: int) -> str:
+    return f"{count} helper worker{'' if count == 1 else 's'}"
+
+
+def _auto_scaler(url: str, sessions, run_ids: Sequence[int]):
+    """The scaler of ``--workers auto``; None where helpers cannot share the database (an
+    in-memory SQLite database belongs to this process alone)."""
+    from storage.jobs import chunks
+    from storage.jobs.autoscale import AutoScaler
+
+    if sessions.kw["bind"].url.database in (None, "", ":memory:"):
+        return None
+    return AutoScaler(lambda: start_helpers(url, run_ids, 1, standby=True)[0],
+                      _activate, _dismiss, lambda: chunks.open_chunks(sessions, run_ids))
+
+
+def _activate(helper: subprocess.Popen) -> bool:
+    """Set a standby helper to work; False when it is gone."""
+    try:
+        helper.stdin.write("go\n")
+        helper.stdin.flush()
+        helper.stdin.close()
+    except (BrokenPipeError, OSError, ValueError):
+        return False
+    return helper.poll() is None
+
+
+def _dismiss(helper: subprocess.Popen) -> None:
+    """Stop a standby helper (it may still be importing: it is not waited for to finish)."""
+    with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+        helper.stdin.close()
+    helper.terminate()
+    try:
+        helper.wait(10)
+    except subprocess.TimeoutExpired:
+        helper.kill()
+        helper.wait()
+
+
+def start_helpers(url: str, run_ids: Sequence[int], count: int, *,
+                  standby: bool = False) -> list[subprocess.Popen]:
     """``count`` worker processes that help with these runs and exit when they end.
 
-    They inherit the environment (provider keys are never put on a command line).
+    They inherit the environment (provider keys are never put on a command line). Each
+    prints "ready" once it has imported litellm (``wait_ready()`` reads it); a ``standby``
+    helper then waits for "go" on its standard input before it takes any work (see
+    ``storage.jobs.autoscale``), and its output is discarded.
     """
     command = [sys.executable, "-m", "storage.cli", "worker", "--db", url, "--until-idle",
                "--poll", "0.2"]
     for run_id in run_ids:
         command += ["--run", str(run_id)]
-    return [subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             text=True)
+    if standby:
+        command.append("--standby")
+    return [subprocess.Popen(command, text=True,
+                             stdin=subprocess.PIPE if standby else subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL if standby else subprocess.PIPE)
             for _ in range(count)]
 
 
@@ -477,24 +548,26 @@ def stop_helpers(helpers: Sequence[subprocess.Popen], *, wait: bool = False) -> 
 
 
 async def _grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], worker_id: str,
-                     *, show_bar: bool) -> None:
+                     *, show_bar: bool, scaler=None) -> None:
     from storage.jobs.runner import execute_run
 
     work = asyncio.gather(
         *(execute_run(sessions, run_id, worker_id=worker_id) for run_id in claimed),
         *(_wait_finished(sessions, run_id) for run_id in run_ids if run_id not in claimed))
-    if not show_bar:
-        await work
-        return
-    bar = asyncio.create_task(_progress_bar(sessions, run_ids))
+    aside = [asyncio.create_task(scaler.run())] if scaler is not None else []
+    if show_bar:
+        aside.append(asyncio.create_task(_progress_bar(sessions, run_ids)))
     try:
         await work
     finally:
-        bar.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await bar
-        with contextlib.suppress(Exception):
-            _draw(sessions, run_ids, final=True)
+        for task in aside:
+            task.cancel()
+        await asyncio.gather(*aside, return_exceptions=True)
+        if scaler is not None:
+            await asyncio.to_thread(scaler.close)
+        if show_bar:
+            with contextlib.suppress(Exception):
+                _draw(sessions, run_ids, final=True)
 
 
 async def _wait_finished(sessions, run_id: int) -> None:
@@ -612,6 +685,8 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", type=int, action="append", default=None, metavar="RUN_ID",
                         help="help only with these runs (repeat for several); with "
                              "--until-idle, exit once they are finished")
+    # A helper of ``grade --workers auto``: ready, then waits for "go" on stdin (or exits).
+    parser.add_argument("--standby", action="store_true", help=argparse.SUPPRESS)
 
 
 @_guarded
@@ -635,6 +710,8 @@ def worker_command(args: argparse.Namespace) -> int:
 
         _preload_litellm()
         print("ready", flush=True)
+    if args.standby and sys.stdin.readline().strip() != "go":
+        return EXIT_OK  # not needed after all
 
     async def serve() -> None:
         stop = asyncio.Event()

@@ -1,0 +1,171 @@
+"""``grade --workers auto``: a helper process joins when grading is CPU-bound, and only then.
+
+The decision is tested on samples; the processes for real: ``grade`` through the command
+line against the local fake provider and a real SQLite file (and PostgreSQL), with helper
+processes that really start, stand by, join the run or are dismissed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from storage import cli
+from storage import models as m
+from storage.engine import open_database
+from storage.jobs import autoscale
+from storage.jobs.autoscale import MachineMeter, Sample, wants_helper
+from storage.services import runs
+from tests.jobs.helpers import answers_per_response
+
+ROOT = Path(__file__).resolve().parents[2]
+BUSY, IDLE = Sample(own_share=0.97, idle_cores=0.9), Sample(own_share=0.3, idle_cores=0.9)
+
+
+def _wants(recent, **state) -> bool:
+    given = {"open_chunks": 5, "helpers": 0, "max_helpers": 1, "since_last": 60.0, **state}
+    return wants_helper(recent, **given)
+
+
+def test_a_helper_is_wanted_only_when_the_process_is_the_bound_and_a_core_is_free():
+    assert _wants([BUSY, BUSY])
+    # A process waiting on the provider (a rate limit, a slow model) uses little CPU.
+    assert not _wants([BUSY, IDLE])
+    assert not _wants([IDLE, BUSY])
+    assert not _wants([BUSY])  # one busy second is not yet sustained
+    # No idle core now: a helper would only take CPU from this process.
+    assert not _wants([BUSY, Sample(own_share=0.99, idle_cores=0.1)])
+    # ... but a core busy a moment ago (a standby helper importing) does not count.
+    assert _wants([Sample(own_share=0.99, idle_cores=0.0), BUSY])
+
+
+def test_a_helper_is_not_wanted_without_work_left_a_core_for_it_or_time_since_the_last():
+    assert not _wants([BUSY, BUSY], open_chunks=1)
+    assert not _wants([BUSY, BUSY], helpers=1, max_helpers=1)
+    assert not _wants([BUSY, BUSY], max_helpers=0)
+    assert not _wants([BUSY, BUSY], since_last=autoscale.GAP / 2)
+    assert _wants([BUSY, BUSY], helpers=1, max_helpers=3)
+
+
+def test_the_meter_tells_a_busy_process_from_a_waiting_one():
+    meter = MachineMeter()
+    until = time.process_time() + 0.4
+    while time.process_time() < until:
+        pass
+    busy = meter.sample()
+    time.sleep(0.4)
+    waiting = meter.sample()
+    assert busy.own_share > 0.3 > waiting.own_share  # generous: CI shares its two cores
+    assert 0.0 <= waiting.idle_cores <= meter.cores
+
+
+def _write_inputs(tmp_path: Path, count: int) -> list[str]:
+    (tmp_path / "rubric.yaml").write_text(
+        "- name: accurate\n  requirement: States the dose correctly\n  weight: 10\n")
+    (tmp_path / "r.csv").write_text(
+        "id,query,text\n" + "".join(f"r{i},question {i},answer number {i}\n"
+                                    for i in range(count)))
+    return ["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
+            str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
+            "openai/fake-judge", "--no-cache"]
+
+
+def _standby_helpers(db_url: str) -> list[str]:
+    """Processes still running as standby helpers on this database."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "--standby" in command and db_url in command:
+            found.append(command)
+    return found
+
+
+def _chunk_holders(db_url: str) -> Counter:
+    sessions = open_database(db_url)
+    with sessions() as session:
+        run_id = session.scalar(select(m.RunRow.id))
+        return Counter(session.scalars(select(m.RunChunkRow.claimed_by).where(
+            m.RunChunkRow.run_id == run_id)).all())
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
+        db_url, tmp_path, fake_provider, capsys, monkeypatch):
+    # "CPU-bound" made certain: any share of a core counts as busy, any idle as enough. The
+    # processes, the database and the provider are real.
+    for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("SUSTAINED", 1),
+                        ("GAP", 0.0), ("MAX_HELPERS", 1)):
+        monkeypatch.setattr(autoscale, name, value)
+    # 30 s of work (240 calls, 4 at a time, 0.5 s each): time for the helper to import
+    # litellm on a busy machine and join.
+    count = 240
+    fake_provider.latency = 0.5
+    fake_provider.max_concurrency = 4
+
+    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+                       "--db", db_url])
+
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "grading was CPU-bound: 1 helper worker joined" in err
+    per_response = answers_per_response(fake_provider.answered)
+    assert len(per_response) == count and set(per_response.values()) == {1}
+    assert len(_chunk_holders(db_url)) == 2  # the helper graded chunks of the run too
+    grades = runs.list_grades(open_database(db_url), 1)
+    assert len(grades) == count and all(g.score == 1.0 for g in grades)
+    assert _standby_helpers(db_url) == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_auto_leaves_a_run_waiting_on_the_provider_to_one_process(
+        db_url, tmp_path, fake_provider, capsys):
+    # A slow provider and a low cap: the process waits, it is not the bound. The standby
+    # helper (started: the run is big enough) is never put to work, and is stopped.
+    count = 120
+    fake_provider.latency = 0.2
+    fake_provider.max_concurrency = 2
+
+    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+                       "--db", db_url])
+
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "helper worker" not in err
+    assert len(_chunk_holders(db_url)) == 1
+    assert len(answers_per_response(fake_provider.answered)) == count
+    assert _standby_helpers(db_url) == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_standby_helper_that_is_never_told_to_go_exits_without_taking_work(db_url):
+    command = [sys.executable, "-m", "storage.cli", "worker", "--db", db_url, "--until-idle",
+               "--run", "1", "--standby"]
+    helper = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    assert helper.stdout.readline().strip() == "ready"
+    helper.stdin.close()  # the grading ended without needing it
+    assert helper.wait(60) == 0
+    assert "helps with run" not in helper.stderr.read()
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "many"])
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_workers_takes_a_number_or_auto_and_says_so(db_url, tmp_path, capsys, value):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([*_write_inputs(tmp_path, 1), "--db", db_url, "--workers", value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --workers: must be a number of processes (1 or more) or auto, got '{value}'" in err
