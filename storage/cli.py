@@ -132,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     from storage.config import DatabaseUrlError
 
     args = build_parser().parse_args(argv)
+    # From the command line (no argv given), the command owns its process: the grading
+    # commands then tune it for grading (``storage.jobs.run_options.freeze_heap``).
+    args.own_process = argv is None
     _plain_warnings()
     try:
         return args.func(args)

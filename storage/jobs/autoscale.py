@@ -11,6 +11,8 @@ started, one at a time, while all of these hold:
 - the machine had at least ``IDLE_CORES`` of a core idle in the last sample (from
   ``/proc/stat`` where there is one; elsewhere, every core but the one this process uses
   counts as idle);
+- the provider refused no call (HTTP 429) in the last ``QUIET_SECONDS``: a provider that
+  refuses is a bound too, and a second process would mostly add refusals;
 - at least ``MIN_OPEN_CHUNKS`` chunks of the runs are still unclaimed, so a helper finds
   work once it has started (starting one costs seconds of CPU: it imports litellm);
 - fewer than ``max_helpers`` helpers run (cores - 1) and the last one started at least
@@ -45,6 +47,7 @@ IDLE_CORES = 0.4
 MIN_OPEN_CHUNKS = 2
 SPARE_CHUNKS = 4
 GAP = 5.0
+QUIET_SECONDS = 10
 INTERVAL = 1.0
 MAX_HELPERS: int | None = None  # None: one per core but this process's
 
@@ -53,6 +56,7 @@ MAX_HELPERS: int | None = None  # None: one per core but this process's
 class Sample:
     own_share: float  # of one core, this process, the last interval
     idle_cores: float  # of the whole machine, the last interval
+    refused: bool = False  # the provider refused a call of ours in the last interval
 
 
 def wants_helper(recent: list[Sample], *, open_chunks: int, helpers: int, max_helpers: int,
@@ -61,6 +65,8 @@ def wants_helper(recent: list[Sample], *, open_chunks: int, helpers: int, max_he
     if helpers >= max_helpers or since_last < GAP or open_chunks < MIN_OPEN_CHUNKS:
         return False
     if len(recent) < SUSTAINED:
+        return False
+    if QUIET_SECONDS and any(s.refused for s in recent[-QUIET_SECONDS:]):
         return False
     last = recent[-SUSTAINED:]
     # Idle now is what counts: a standby helper importing litellm keeps a core busy for a
@@ -115,6 +121,7 @@ class AutoScaler:
 
     def __init__(self, spawn: Callable[[], object], activate: Callable[[object], bool],
                  dismiss: Callable[[object], None], open_chunks: Callable[[], int], *,
+                 refusals: Callable[[], int] = lambda: 0,
                  max_helpers: int | None = None, meter: MachineMeter | None = None):
         self.meter = meter or MachineMeter()
         if max_helpers is None:
@@ -124,9 +131,11 @@ class AutoScaler:
         self.activate = activate
         self.dismiss = dismiss
         self.open_chunks = open_chunks
+        self.refusals = refusals  # 429s of this process's calls so far
+        self._refused_before = 0
         self.helpers: list = []  # at work
         self.spare = None  # on standby
-        self._recent: deque[Sample] = deque(maxlen=SUSTAINED)
+        self._recent: deque[Sample] = deque(maxlen=max(SUSTAINED, QUIET_SECONDS))
         self._last_start = -GAP
 
     async def run(self) -> None:
@@ -136,7 +145,11 @@ class AutoScaler:
         while True:
             await self._keep_spare()
             await asyncio.sleep(INTERVAL)
-            self._recent.append(self.meter.sample())
+            refused_now = self.refusals()
+            sample = self.meter.sample()
+            self._recent.append(Sample(sample.own_share, sample.idle_cores,
+                                       refused=refused_now > self._refused_before))
+            self._refused_before = refused_now
             await self.consider()
 
     def prestart(self, chunks: int) -> None:
@@ -184,7 +197,10 @@ class AutoScaler:
                 self.dismiss(spare)
                 return False
         self._last_start = time.monotonic()
-        self._recent.clear()  # the next helper is weighed on what this one changes
+        # The next helper is weighed on what this one changes (refusals are kept).
+        kept = [Sample(0.0, 0.0, refused=True)] if any(r.refused for r in recent) else []
+        self._recent.clear()
+        self._recent.extend(kept)
         self.helpers.append(spare)
         log.info("grading is CPU-bound (%.0f%% of a core, %.1f cores idle, %s chunks left): "
                  "helper %s of at most %s at work", 100 * recent[-1].own_share,

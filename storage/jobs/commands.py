@@ -314,22 +314,27 @@ def grade_command(args: argparse.Namespace) -> int:
     scaler = _auto_scaler(url, sessions, run_ids) if args.workers == "auto" else None
     if scaler is not None:
         from storage.jobs.chunks import CHUNK_SIZE
-        from storage.jobs.runner import _preload_litellm
+        from storage.jobs.run_options import preload_litellm
 
         scaler.prestart(math.ceil(count / CHUNK_SIZE) * len(claimed))
         # Imported before the clock and the scaler start: importing is CPU-bound too, and
         # must not read as grading that needs a helper.
-        _preload_litellm()
+        preload_litellm()
     helpers = (start_helpers(url, run_ids, args.workers - 1)
                if isinstance(args.workers, int) else [])
     if helpers:
-        from storage.jobs.runner import _preload_litellm
+        from storage.jobs.run_options import preload_litellm
 
         waited = time.monotonic()
-        _preload_litellm()  # while the helpers start
+        preload_litellm()  # while the helpers start
         joined = wait_ready(helpers)
         print(f"{joined} helper worker(s) ready in {time.monotonic() - waited:.1f} s",
               file=sys.stderr)
+    from storage.jobs.run_options import freeze_heap, preload_litellm
+
+    preload_litellm()
+    if getattr(args, "own_process", False):
+        freeze_heap()
     started = time.monotonic()
     try:
         asyncio.run(_grade_all(sessions, run_ids, claimed, worker_id,
@@ -464,11 +469,21 @@ def _auto_scaler(url: str, sessions, run_ids: Sequence[int]):
     in-memory SQLite database belongs to this process alone)."""
     from storage.jobs import chunks
     from storage.jobs.autoscale import AutoScaler
+    from storage.jobs.limiter import limiter_for
+    from storage.services import runs
 
     if sessions.kw["bind"].url.database in (None, "", ":memory:"):
         return None
+    endpoints = {(run.model, run.settings.api_base)
+                 for run in (runs.get_run(sessions, run_id) for run_id in run_ids)}
+
+    def refusals() -> int:
+        return sum(limiter_for(model, api_base).snapshot().refusals
+                   for model, api_base in endpoints)
+
     return AutoScaler(lambda: start_helpers(url, run_ids, 1, standby=True)[0],
-                      _activate, _dismiss, lambda: chunks.open_chunks(sessions, run_ids))
+                      _activate, _dismiss, lambda: chunks.open_chunks(sessions, run_ids),
+                      refusals=refusals)
 
 
 def _activate(helper: subprocess.Popen) -> bool:
@@ -706,12 +721,18 @@ def worker_command(args: argparse.Namespace) -> int:
                     only_runs=tuple(args.run) if args.run else None)
     print(f"worker {worker.worker_id} on {describe_url(url)}", file=sys.stderr, flush=True)
     if args.run:  # a helper started by ``grade --workers N``: it waits for this line
-        from storage.jobs.runner import _preload_litellm
+        from storage.jobs.run_options import preload_litellm
 
-        _preload_litellm()
+        preload_litellm()
         print("ready", flush=True)
     if args.standby and sys.stdin.readline().strip() != "go":
         return EXIT_OK  # not needed after all
+
+    from storage.jobs.run_options import freeze_heap, preload_litellm
+
+    preload_litellm()
+    if getattr(args, "own_process", False):
+        freeze_heap()
 
     async def serve() -> None:
         stop = asyncio.Event()

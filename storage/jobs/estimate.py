@@ -29,7 +29,7 @@ from grading.prompts import (
 )
 from grading.types import Criterion, ToGradeInput
 from storage.engine import SessionFactory
-from storage.jobs.runner import calls_per_response
+from storage.jobs.run_options import calls_per_response
 from storage.run_settings import RunSettings, TokenPrice
 from storage.services import calibration
 from storage.services import datasets as dataset_service

@@ -26,7 +26,10 @@ from storage.services.grade_records import NewGrade, record_grades
 log = logging.getLogger(__name__)
 
 BATCH = 16
-FLUSH_SECONDS = 0.25
+# Each transaction costs milliseconds of CPU in the grading process (a few statements); a
+# second's grades in one costs a fraction of a quarter second's four (measured: ~0.9 ms of
+# CPU per provider call at 0.25 s, for grades of 8 calls arriving ~13 a second).
+FLUSH_SECONDS = 1.0
 
 
 class GradeWriter:
@@ -44,6 +47,8 @@ class GradeWriter:
         self.batch = batch
         self.seconds = seconds
         self._pending: list[NewGrade] = []
+        self._added = 0  # grades ever added, and ever taken from _pending to be stored:
+        self._taken = 0  # a flush stores up to the count added when it was called
         self._lock = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -55,6 +60,7 @@ class GradeWriter:
     def add(self, grade: NewGrade) -> None:
         """Queue a completed grade; it is stored within ``seconds``."""
         self._pending.append(grade)
+        self._added += 1
         if len(self._pending) >= self.batch:
             self._start_flush()
         elif self._timer is None:
@@ -70,11 +76,22 @@ class GradeWriter:
         task.add_done_callback(self._tasks.discard)
 
     async def flush(self) -> None:
-        """Store every grade queued before this call (waits for a flush under way)."""
+        """Store every grade queued before this call (waits for a flush under way).
+
+        Grades that arrive while it stores wait for their own batch (the timer, or a full
+        batch): draining them too made a chain of one-grade transactions at a steady rate.
+        """
+        target = self._added
         async with self._lock:
-            while self._pending:
-                batch, self._pending = self._pending[:self.batch], self._pending[self.batch:]
-                await self._store(batch)
+            while self._taken < target and self._pending:
+                count = min(self.batch, target - self._taken)
+                batch, self._pending = self._pending[:count], self._pending[count:]
+                self._taken += len(batch)
+                try:
+                    await self._store(batch)
+                except asyncio.CancelledError:
+                    self._taken -= len(batch)  # put back in front by _store
+                    raise
 
     async def close(self) -> None:
         """Flush what is left; stop the timer and any flush in progress."""

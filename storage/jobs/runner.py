@@ -16,22 +16,13 @@ import asyncio
 import contextlib
 import logging
 import math
-import os
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from grading.autograders import (
-    PerCriterionGrader,
-    PerCriterionOneShotGrader,
-    RubricAsJudgeGrader,
-)
-from grading.autograders.base import Autograder
 from grading.calibration import RubricExamples
 from grading.errors import ConfigurationError
 from grading.llm import LiteLLMGenerate
 from grading.redact import redact
-from grading.retry import DEFAULT_CALL_DEADLINE
 from grading.types import Criterion, EvaluationReport
 from storage.db_errors import describe_db_error
 from storage.dto import COST_CAP_STOP, GradeInfo, ResponseInfo, RunInfo
@@ -45,7 +36,13 @@ from storage.jobs.calls import Counters, JobGenerate, missing_credentials
 from storage.jobs.grade_writer import GradeWriter
 from storage.jobs.limiter import SYNC_INTERVAL, CapacitySharing, endpoint_name, limiter_for
 from storage.jobs.notices import set_notice
-from storage.run_settings import RunSettings
+from storage.jobs.run_options import (
+    JobOptions,
+    Window,
+    build_grader,
+    calls_per_response,
+    preload_litellm,
+)
 from storage.services import calibration as calibration_service
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
@@ -54,53 +51,8 @@ from storage.services.grade_records import NewGrade, priced_cost
 
 log = logging.getLogger(__name__)
 
-GRADER_CLASSES: dict[str, type[Autograder]] = {
-    "per_criterion": PerCriterionGrader,
-    "one_shot": PerCriterionOneShotGrader,
-    "rubric_as_judge": RubricAsJudgeGrader,
-}
-# Keys of RunSettings.extra the job runner reads itself; the rest goes to litellm.
-JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline", "transport_retries",
-               "cost_cap", "retry_passes",
-               "pass_delay")
-DEFAULT_TIMEOUT = 120.0
-# Generous transport retries: the limiter keeps 429s rare, and a grade should survive a
-# provider's bad minute rather than fail. Full-jitter backoff, never sooner than Retry-After.
-TRANSPORT_RETRIES = 10
-RETRY_BASE_DELAY = 0.25
-RETRY_MAX_DELAY = 30.0
 # How long a stopping run waits for the database to take the grades it has made.
 FINAL_STORE_SECONDS = 120.0
-
-
-@dataclass(frozen=True)
-class JobOptions:
-    use_cache: bool = True
-    concurrency: int | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    call_deadline: float = DEFAULT_CALL_DEADLINE
-    transport_retries: int = TRANSPORT_RETRIES
-    retry_passes: int = passes.DEFAULT_RETRY_PASSES
-    pass_delay: float = passes.DEFAULT_PASS_DELAY
-    cost_cap: float | None = None  # USD: the run stops (failed, saying so) once it spent this
-    litellm_extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_settings(cls, settings: RunSettings) -> JobOptions:
-        extra = dict(settings.extra)
-        concurrency = extra.get("concurrency")
-        return cls(
-            use_cache=bool(extra.get("use_cache", True)),
-            concurrency=int(concurrency) if concurrency else None,
-            timeout=float(extra.get("timeout") or DEFAULT_TIMEOUT),
-            call_deadline=float(extra.get("call_deadline") or DEFAULT_CALL_DEADLINE),
-            transport_retries=int(extra.get("transport_retries", TRANSPORT_RETRIES)),
-            retry_passes=int(extra.get("retry_passes", passes.DEFAULT_RETRY_PASSES)),
-            pass_delay=float(extra.get("pass_delay", passes.DEFAULT_PASS_DELAY)),
-            cost_cap=float(extra["cost_cap"]) if extra.get("cost_cap") else None,
-            litellm_extra={k: v for k, v in extra.items() if k not in JOB_OPTIONS},
-        )
-
 
 @dataclass(frozen=True)
 class RunResult:
@@ -113,49 +65,6 @@ class RunResult:
     rate_limited: int
     error: str | None = None
     passes: int = 0
-
-
-def build_grader(grader: str, generate_fn: Any, settings: RunSettings,
-                 transport_retries: int = TRANSPORT_RETRIES,
-                 examples: RubricExamples | None = None) -> Autograder:
-    """The grader of this kind, configured from the run's settings (and, for a calibrated
-    run, the reviewed examples it recorded at launch)."""
-    return GRADER_CLASSES[grader](
-        generate_fn,
-        **settings.grader_kwargs(),
-        on_error="report",
-        # The endpoint's limiter bounds concurrency; the grader's own bound must not.
-        max_concurrency=1_000_000,
-        transport_retries=transport_retries,
-        retry_base_delay=RETRY_BASE_DELAY,
-        retry_max_delay=RETRY_MAX_DELAY,
-        call_deadline=JobOptions.from_settings(settings).call_deadline,
-        examples=examples,
-    )
-
-
-def calls_per_response(grader: str, criteria_count: int) -> int:
-    return criteria_count if grader == "per_criterion" else 1
-
-
-class Window:
-    """Responses in flight: enough to keep every slot of the limiter busy, few enough to
-    bound memory; follows the limit as it is discovered."""
-
-    def __init__(self, size):
-        self._size = size
-        self.active = 0
-        self._changed = asyncio.Event()
-
-    async def acquire(self) -> None:
-        while self.active >= self._size():
-            self._changed.clear()
-            await self._changed.wait()
-        self.active += 1
-
-    def release(self) -> None:
-        self.active -= 1
-        self._changed.set()
 
 
 class RunExecution:
@@ -333,7 +242,7 @@ class RunExecution:
             if self.fatal is not None:
                 return  # not this response's fault: it stays pending for a requeue
             # Counted when the answer is in, not when its batch is stored: the calls are paid
-            # for either way, and a batch may wait a quarter of a second for company.
+            # for either way, and a batch may wait a second for company.
             self.spent += priced_cost(report, self.price_settings) or 0.0
             self._check_cost_cap()
             self.writer.add(NewGrade(response.id, report, time.monotonic() - started,
@@ -461,7 +370,7 @@ class RunExecution:
         try:
             # Import litellm (seconds of CPU) before claiming chunks: an import inside the
             # first call would block the event loop, and with it the heartbeats.
-            await asyncio.to_thread(_preload_litellm)
+            await asyncio.to_thread(preload_litellm)
             unpriced = self._unpriced_cap()
             if unpriced is not None:  # before any call: the cap could never be reached
                 self._on_fatal(ConfigurationError(unpriced))
@@ -540,11 +449,6 @@ class RunExecution:
             provider_calls=self.totals.provider_calls, cache_hits=self.totals.cache_hits,
             rate_limited=self.totals.rate_limited, error=error, passes=self.passes,
         )
-
-
-def _preload_litellm() -> None:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm  # noqa: F401
 
 
 async def execute_run(

@@ -277,7 +277,7 @@ def _default_grade_fn(
     from storage.jobs import cache as cache_store
     from storage.jobs.calls import Counters, JobGenerate
     from storage.jobs.limiter import limiter_for
-    from storage.jobs.runner import JobOptions, build_grader
+    from storage.jobs.run_options import JobOptions, build_grader
 
     options = JobOptions.from_settings(run.settings)
     llm = LiteLLMGenerate(run.model, api_base=run.settings.api_base, timeout=options.timeout,

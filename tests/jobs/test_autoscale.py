@@ -46,6 +46,15 @@ def test_a_helper_is_wanted_only_when_the_process_is_the_bound_and_a_core_is_fre
     assert _wants([Sample(own_share=0.99, idle_cores=0.0), BUSY])
 
 
+def test_a_helper_is_not_wanted_while_the_provider_refuses_calls():
+    # The provider is a bound too: a second process would mostly add 429s.
+    refused = Sample(own_share=0.97, idle_cores=0.9, refused=True)
+    assert not _wants([refused, BUSY, BUSY])
+    quiet = [BUSY] * autoscale.QUIET_SECONDS
+    assert not _wants([*quiet[1:], refused, BUSY])
+    assert _wants([refused, *quiet])  # long enough ago
+
+
 def test_a_helper_is_not_wanted_without_work_left_a_core_for_it_or_time_since_the_last():
     assert not _wants([BUSY, BUSY], open_chunks=1)
     assert not _wants([BUSY, BUSY], helpers=1, max_helpers=1)
@@ -106,7 +115,7 @@ def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
     # "CPU-bound" made certain: any share of a core counts as busy, any idle as enough. The
     # processes, the database and the provider are real.
     for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("SUSTAINED", 1),
-                        ("GAP", 0.0), ("MAX_HELPERS", 1)):
+                        ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SECONDS", 0)):
         monkeypatch.setattr(autoscale, name, value)
     # 30 s of work (240 calls, 4 at a time, 0.5 s each): time for the helper to import
     # litellm on a busy machine and join.
@@ -168,4 +177,5 @@ def test_workers_takes_a_number_or_auto_and_says_so(db_url, tmp_path, capsys, va
         cli.main([*_write_inputs(tmp_path, 1), "--db", db_url, "--workers", value])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert f"argument --workers: must be a number of processes (1 or more) or auto, got '{value}'" in err
+    assert ("argument --workers: must be a number of processes (1 or more) or auto, "
+            f"got '{value}'") in err
