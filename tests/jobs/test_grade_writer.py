@@ -4,6 +4,7 @@ real SQLite and PostgreSQL: batches, the time limit, and batches the database re
 from __future__ import annotations
 
 import asyncio
+import time
 
 from sqlalchemy import event
 
@@ -93,3 +94,40 @@ def test_a_run_stores_its_grades_in_a_few_transactions(sessions, fake_provider):
     assert (result.status, result.graded) == ("done", 40)
     assert len(runs.list_grades(sessions, run.id)) == 40
     assert len(inserts) < 30, len(inserts)  # one per response before
+
+
+def test_grades_arriving_while_a_batch_is_stored_wait_for_their_own_batch(sessions):
+    """At a steady rate, a flush must not also drain what arrives during its own store: it
+    made a chain of one-grade transactions (each costs milliseconds of the runner's CPU)."""
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, 24)
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
+    sizes: list[int] = []
+
+    async def scenario():
+        writer = GradeWriter(sessions, run.id, StoreBreaker(), seconds=0.3,
+                             on_stored=lambda grade, info: None,
+                             on_unstored=lambda grade, exc: None)
+        from storage.jobs import grade_writer
+
+        store = grade_writer.record_grades
+
+        def counted(sessions_, run_id, batch):  # a slow database: grades arrive meanwhile
+            sizes.append(len(batch))
+            time.sleep(0.12)
+            return store(sessions_, run_id, batch)
+
+        grade_writer.record_grades = counted
+        try:
+            for response in responses:  # one grade every 50 ms, for 1.2 s
+                writer.add(runs.NewGrade(response.id, _report()))
+                await asyncio.sleep(0.05)
+            await writer.close()
+        finally:
+            grade_writer.record_grades = store
+
+    asyncio.run(scenario())
+    assert sum(sizes) == 24 and len(runs.list_grades(sessions, run.id)) == 24
+    # About 0.3 s of grades per transaction (~5 batches), not a batch per store's worth of
+    # arrivals (2 or 3 grades: ~9 batches).
+    assert len(sizes) <= 6, sizes
