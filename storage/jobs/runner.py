@@ -242,7 +242,7 @@ class RunExecution:
             if self.fatal is not None:
                 return  # not this response's fault: it stays pending for a requeue
             # Counted when the answer is in, not when its batch is stored: the calls are paid
-            # for either way, and a batch may wait a second for company.
+            # for either way, and a batch may wait a quarter of a second for company.
             self.spent += priced_cost(report, self.price_settings) or 0.0
             self._check_cost_cap()
             self.writer.add(NewGrade(response.id, report, time.monotonic() - started,
