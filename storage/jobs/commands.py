@@ -314,12 +314,8 @@ def grade_command(args: argparse.Namespace) -> int:
     scaler = _auto_scaler(url, sessions, run_ids) if args.workers == "auto" else None
     if scaler is not None:
         from storage.jobs.chunks import CHUNK_SIZE
-        from storage.jobs.run_options import preload_litellm
 
         scaler.prestart(math.ceil(count / CHUNK_SIZE) * len(claimed))
-        # Imported before the clock and the scaler start: importing is CPU-bound too, and
-        # must not read as grading that needs a helper.
-        preload_litellm()
     helpers = (start_helpers(url, run_ids, args.workers - 1)
                if isinstance(args.workers, int) else [])
     if helpers:
@@ -332,6 +328,8 @@ def grade_command(args: argparse.Namespace) -> int:
               file=sys.stderr)
     from storage.jobs.run_options import freeze_heap, preload_litellm
 
+    # Imported before the clock and the scaler start: importing is CPU-bound too, and must
+    # not read as grading that needs a helper.
     preload_litellm()
     if getattr(args, "own_process", False):
         freeze_heap()

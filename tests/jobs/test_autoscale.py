@@ -109,6 +109,18 @@ def _chunk_holders(db_url: str) -> Counter:
             m.RunChunkRow.run_id == run_id)).all())
 
 
+def _grade(tmp_path, fake_provider, db_url, capsys, *, count: int, latency: float,
+           cap: int) -> str:
+    """``grade`` through the command line with its defaults; its standard error."""
+    fake_provider.latency = latency
+    fake_provider.max_concurrency = cap
+    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+                       "--db", db_url])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    return err
+
+
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
         db_url, tmp_path, fake_provider, capsys, monkeypatch):
@@ -120,14 +132,8 @@ def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
     # 30 s of work (240 calls, 4 at a time, 0.5 s each): time for the helper to import
     # litellm on a busy machine and join.
     count = 240
-    fake_provider.latency = 0.5
-    fake_provider.max_concurrency = 4
+    err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.5, cap=4)
 
-    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
-                       "--db", db_url])
-
-    err = capsys.readouterr().err
-    assert status == 0, err
     assert "grading was CPU-bound: 1 helper worker joined" in err
     per_response = answers_per_response(fake_provider.answered)
     assert len(per_response) == count and set(per_response.values()) == {1}
@@ -143,14 +149,8 @@ def test_auto_leaves_a_run_waiting_on_the_provider_to_one_process(
     # A slow provider and a low cap: the process waits, it is not the bound. The standby
     # helper (started: the run is big enough) is never put to work, and is stopped.
     count = 120
-    fake_provider.latency = 0.2
-    fake_provider.max_concurrency = 2
+    err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.2, cap=2)
 
-    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
-                       "--db", db_url])
-
-    err = capsys.readouterr().err
-    assert status == 0, err
     assert "helper worker" not in err
     assert len(_chunk_holders(db_url)) == 1
     assert len(answers_per_response(fake_provider.answered)) == count
