@@ -114,6 +114,10 @@ def _panel_record(result: PanelResult, version: RubricVersionInfo,
         "panel_id": panel.id, "member_runs": " ".join(str(m.run.id) for m in panel.members),
         "ties": result.ties, "cost": result.grade.cost,
     }
+    # members calibrated alike (a panel graded with --calibrate): the panel's k and seed
+    calibrations = {m.run.settings.calibration for m in panel.members}
+    if len(calibrations) == 1 and (calibrated := calibrations.pop()) is not None:
+        record["calibration_k"], record["calibration_seed"] = calibrated.k, calibrated.seed
     by_id = {c.id: c for c in version.criteria}
     decided = {row.criterion_id: row for row in result.grade.criteria}
     record["criteria"] = [

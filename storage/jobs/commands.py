@@ -357,16 +357,14 @@ def grade_command(args: argparse.Namespace) -> int:
               f"{', '.join(str(m.run.id) for m in panel.members)}; export with: "
               f"rubric-workbench panel export {panel.id}")
     if args.out:
-        from storage.exports import criterion_labels, csv_columns, write_results
-        from storage.jobs.panel_grade import write_panel_records
+        from storage.exports import write_results
 
         fmt = "csv" if args.out.lower().endswith(".csv") else "jsonl"
         try:
             with open(args.out, "w", encoding="utf-8", newline="") as target:
-                count = write_results(sessions, run_ids, target, fmt)
-                count += write_panel_records(
-                    sessions, [p.id for p in made_panels], target, fmt,
-                    csv_columns(criterion_labels(sessions, run_ids)) if fmt == "csv" else None)
+                # the panels' records after the members', exactly as `export --panel` writes
+                count = write_results(sessions, run_ids, target, fmt,
+                                      [p.id for p in made_panels])
         except OSError as exc:
             _error(f"cannot write {args.out}: {exc.strerror}")
             return EXIT_FAILED_GRADES

@@ -4,16 +4,15 @@ combine the runs into a judge panel (storage.services.panels), persisted so the 
 The arguments are checked before anything is written. The panel is made (or found again, when
 the same command runs again and resumes the same runs) before grading starts, so the app
 shows its grades as the members finish. With ``--out`` the panel's record per response is
-written after the members' records, in the same shape: ``grader`` is ``panel``, ``run_id`` is
-empty and ``panel_id`` names the panel.
+written after the members' records by ``storage.exports`` (what ``export --panel`` writes):
+``grader`` is ``panel``, ``run_id`` is empty and ``panel_id`` names the panel.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from grading.panels import PANEL_RULES
 
@@ -102,75 +101,3 @@ def make_panels(sessions, args: argparse.Namespace, run_ids: Sequence[int], acto
             name=args.name)
         made.append(panel)
     return made
-
-
-def panel_result_records(sessions, panel_id: int) -> Iterator[dict[str, Any]]:
-    """The panel's record per response, in the shape of a run's results record."""
-    from storage.services import datasets, panels, rubrics
-
-    panel = panels.get_panel(sessions, panel_id)
-    version = rubrics.get_version(sessions, panel.rubric_version_id)
-    by_id = {c.id: c for c in version.criteria}
-    keys = datasets.response_keys(sessions, panel.dataset_id)
-    from storage.exports import BASE_COLUMNS
-
-    members = [m.run for m in panel.members]
-    calibrated = members[0].settings.calibration  # members share their settings
-    blank = dict.fromkeys(BASE_COLUMNS)  # any column a run's record has, the panel's has
-    for grade in panels.panel_grades(sessions, panel_id):
-        yield blank | {
-            "run_id": None, "run_name": panel.label, "panel_id": panel.id, "rule": panel.rule,
-            "member_runs": [run.id for run in members],
-            "member_weights": [m.weight for m in panel.members],
-            "response_id": keys[grade.response_id],
-            "workbench_response_id": grade.response_id, "dataset_id": panel.dataset_id,
-            "rubric_id": version.rubric_id, "rubric_name": version.rubric_name,
-            "rubric_version_id": version.id, "rubric_version": version.number,
-            "grader": "panel", "model": f"{panel.rule} of "
-                                        + ", ".join(run.model for run in members),
-            "score": grade.score, "raw_score": grade.raw_score,
-            # People's verdicts in place of the panel's are not applied here.
-            "effective_score": None, "effective_raw_score": None,
-            "error": grade.error, "reviewed_criteria": None, "cost": grade.cost,
-            "calibration_k": calibrated.k if calibrated else None,
-            "calibration_seed": calibrated.seed if calibrated else None,
-            "members_graded": grade.members_graded,
-            "criteria": [
-                {
-                    "criterion_id": row.criterion_id, "name": row.label,
-                    "requirement": by_id[row.criterion_id].requirement,
-                    "weight": by_id[row.criterion_id].weight,
-                    "judge_verdict": _value(row.decision.verdict), "reason": row.decision.note,
-                    "judge_error": None, "tie": row.decision.tie,
-                    "members": [_value(v) for v in row.member_verdicts],
-                    "human_verdict": None, "human_note": None, "effective_verdict": None,
-                    "reviewer": None,
-                }
-                for row in grade.criteria
-            ],
-        }
-
-
-def _value(verdict) -> str | None:
-    return None if verdict is None else verdict.value
-
-
-def write_panel_records(sessions, panel_ids: Sequence[int], target, fmt: str,
-                        columns: Sequence[str] | None) -> int:
-    """Append the panels' records to an open results file (``columns``: the CSV header)."""
-    import json
-
-    from storage import csv_cells
-    from storage.exports import flatten
-
-    count = 0
-    writer = csv_cells.writer(target) if fmt == "csv" else None
-    for panel_id in panel_ids:
-        for record in panel_result_records(sessions, panel_id):
-            if writer is None:
-                target.write(json.dumps(record, ensure_ascii=False) + "\n")
-            else:
-                row = flatten(record)
-                writer.writerow([row.get(column) for column in columns or ()])
-            count += 1
-    return count

@@ -102,3 +102,23 @@ def test_calibrate_grades_with_reviewed_examples_records_them_and_exports_them(
     exported = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(e["criterion"], e["response_id"], e["verdict"], e["role"]) for e in exported] == [
         (e.criterion_label, e.response_label, e.verdict, e.role) for e in used]
+
+
+def test_a_calibrated_panel_names_its_k_and_seed_in_the_results_file(files, fake_provider):
+    assert _grade(files, fake_provider) == 0
+    sessions = open_database(f"sqlite:///{files / 'cli.db'}")
+    [rubric] = rubrics.list_rubrics(sessions)
+    version = rubrics.get_version(sessions, rubric.latest_version_id)
+    [dataset] = datasets.list_datasets(sessions)
+    for i, response in enumerate(datasets.list_responses(sessions, dataset.id, limit=None)[:4]):
+        for criterion in version.criteria:
+            reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response.id,
+                                      criterion_id=criterion.id,
+                                      verdict="MET" if i % 2 else "UNMET")
+    out = files / "panel.jsonl"
+    assert _grade(files, fake_provider, "--model", "openai/other-judge", "--panel", "majority",
+                  "--calibrate", "1", "--calibration-seed", "7", "--out", str(out)) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    panel_rows = [r for r in records if r["grader"] == "panel"]
+    assert len(panel_rows) == 8
+    assert {(r["calibration_k"], r["calibration_seed"]) for r in records} == {(1, 7)}

@@ -62,20 +62,21 @@ def test_grade_as_a_majority_panel_writes_the_panel_beside_its_members(
     r0, r1 = by_response["r0"], by_response["r1"]
     # r0: a and b say MET on both; c abstains (failed) and stays in the denominator: 2 of 3
     assert [c["judge_verdict"] for c in r0["criteria"]] == ["MET", "MET"]
-    assert r0["criteria"][0]["members"] == ["MET", "MET", None]
     assert r0["score"] == pytest.approx(0.5)  # 10 earned, 5 lost, over 10
     # r1: a and b say UNMET on 'accurate': the majority, even with c failed
     assert [c["judge_verdict"] for c in r1["criteria"]] == ["UNMET", "MET"]
     assert "majority UNMET" in r1["criteria"][0]["reason"]
     assert r1["score"] == pytest.approx(0.0)
-    assert r0["model"] == "majority of " + ", ".join(MODELS)
 
     # Persisted: the app lists the panel over the three runs
     sessions = open_database(db_url)
     [panel] = panels.list_panels(sessions)
     assert panel.rule == "majority"
     assert [m.run.model for m in panel.members] == list(MODELS)
-    assert r0["panel_id"] == panel.id and r0["member_runs"] == [m.run.id for m in panel.members]
+    a, b, c = (m.run.id for m in panel.members)
+    assert r0["model"] == f"majority of #{a} {MODELS[0]}, #{b} {MODELS[1]}, #{c} {MODELS[2]}"
+    assert r0["panel_id"] == panel.id and r0["member_runs"] == f"{a} {b} {c}"
+    assert r0["criteria"][0]["members"] == f"#{a}:MET #{b}:MET #{c}:failed"
     stdout = capsys.readouterr().out
     assert f"judge panel {panel.id}: majority of runs" in stdout
 
@@ -151,3 +152,29 @@ def test_two_graders_make_one_panel_each(files, fake_provider, db_url, capsys):
         [("per_criterion", MODELS[0]), ("per_criterion", MODELS[1])],
         [("one_shot", MODELS[0]), ("one_shot", MODELS[1])]]
     assert all(g.score is not None for p in made for g in panels.panel_grades(sessions, p.id))
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_grade_out_writes_the_panel_exactly_as_the_results_export_does(
+        files, fake_provider, db_url, capsys, fmt):
+    """One shape for a panel's record in a results file: ``grade --out`` holds what
+    ``export --run ... --panel P`` writes (the CSV too: panel_id, member_runs, members)."""
+    out = files / f"graded.{fmt}"
+    _grade(files, fake_provider, db_url, "--panel", "majority", "--out", str(out))
+    sessions = open_database(db_url)
+    [panel] = panels.list_panels(sessions)
+    member_ids = [m.run.id for m in panel.members]
+    exported = files / f"exported.{fmt}"
+    args = ["export", "--db", db_url, "--out", str(exported), "--panel", str(panel.id)]
+    for run_id in member_ids:
+        args += ["--run", str(run_id)]
+    assert cli.main(args) == 0, capsys.readouterr().err
+    assert out.read_text() == exported.read_text()
+    if fmt == "csv":
+        rows = [r for r in csv.DictReader(out.open(newline="")) if r["grader"] == "panel"]
+        members = " ".join(f"#{run_id}:{v}" for run_id, v in
+                           zip(member_ids, ["UNMET", "UNMET", "failed"], strict=True))
+        r1 = next(r for r in rows if r["response_id"] == "r1")
+        assert (r1["panel_id"], r1["member_runs"]) == (str(panel.id),
+                                                       " ".join(map(str, member_ids)))
+        assert r1["accurate.members"] == members and r1["accurate.judge_verdict"] == "UNMET"

@@ -123,3 +123,27 @@ def test_the_results_table_csv_carries_a_panel_column_group(sessions, three_judg
     assert [r["workbench_response_id"] for r in rows] == [str(r.id) for r in responses]
     column = f"panel{panel.id}_majority_effective_score"
     assert float(rows[1][column]) == pytest.approx((10 + 2.5 - 8) / 17.5)
+
+
+def test_panel_export_and_the_results_export_agree_on_every_decision(sessions, three_judges):  # noqa: F811
+    """``panel export`` (the panel's decisions only) and ``export --panel`` (a record like a
+    run's, people's verdicts applied) are two documented shapes of the same decisions."""
+    from storage.panel_commands import panel_records
+
+    run_ids = three_judges[3]
+    panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN)
+    compact = list(panel_records(sessions, panel.id))
+    full = [json.loads(line) for line in
+            results_export(sessions, [], "jsonl", [panel.id]).splitlines()]
+    assert len(compact) == len(full) == 3
+    for short, long in zip(compact, full, strict=True):
+        keys = ("panel_id", "response_id", "workbench_response_id", "score", "raw_score",
+                "error", "cost")
+        assert {k: short[k] for k in keys} == {k: long[k] for k in keys}
+        assert " ".join(map(str, short["member_runs"])) == long["member_runs"]
+        for mine, theirs in zip(short["criteria"], long["criteria"], strict=True):
+            assert (mine["criterion"], mine["verdict"], mine["tie"], mine["how"]) == (
+                theirs["name"], theirs["judge_verdict"], theirs["tie"], theirs["reason"])
+            assert " ".join(f"#{run_id}:{verdict or 'failed'}" for run_id, verdict in
+                            zip(run_ids, mine["members"], strict=True)) == theirs["members"]
+    assert sum(c["tie"] for r in compact for c in r["criteria"]) > 0  # ties are compared too
