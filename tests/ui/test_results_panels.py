@@ -193,3 +193,28 @@ def test_grade_these_sends_exactly_the_responses_a_panel_filter_shows():
     handoff = at.session_state["grade_handoff"]
     assert handoff.response_ids == (seeded.responses[1].id,)
     assert handoff.description == f"score 0.6–0.8 in panel P{panel.id}"
+
+
+def test_a_holistic_run_shown_is_left_out_of_the_panel_and_the_dialog_says_why():
+    from grading.types import ScoringSettings
+    from storage.services import runs
+    from tests.storage.helpers import CRITERIA, holistic_report
+
+    seeded = seed_graded(3)
+    holistic = runs.create_run(seeded.sessions, rubric_version_id=seeded.version.id,
+                               dataset_id=seeded.responses[0].dataset_id,
+                               grader="rubric_as_judge", model="openai/judge-h", actor=ADMIN)
+    for response in seeded.responses:
+        runs.record_grade(seeded.sessions, holistic.id, response.id, holistic_report(
+            CRITERIA, 70, ScoringSettings(), response.output))
+    at = _results()
+    assert holistic.id in at.session_state.results_run_ids  # shown with the others
+    _create_button(at)
+    assert ("1 holistic run left out: a holistic judge gives one 0-100 score, not a verdict "
+            "per criterion, so it cannot vote.") in texts(at)
+    members = next(m for m in at.multiselect if m.label == "Member runs")
+    assert len(members.options) == 2 and not any("judge-h" in o for o in members.options)
+    next(b for b in at.button if b.label == "Create panel").click().run()
+    assert not at.exception, at.exception
+    [panel] = panels.list_panels(seeded.sessions)
+    assert [m.run.id for m in panel.members] == [r.id for r in seeded.runs]
