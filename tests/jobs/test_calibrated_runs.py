@@ -154,3 +154,21 @@ def test_a_requeued_run_reuses_its_recorded_examples(sessions, fake_provider, ho
         position = next(p for text, p in requirement.items() if text in graded)
         assert sorted(int(n) for n in TEXT.findall(examples)) == expected[graded_number,
                                                                           position]
+
+
+def test_a_calibrated_run_stops_at_its_cost_cap(sessions, fake_provider):
+    """The examples make every prompt longer; the run's cap still stops it, saying so."""
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, 6)
+    _review(sessions, version, responses[:4])
+    run = runs.create_run(
+        sessions, rubric_version_id=version.id, dataset_id=dataset.id, grader="per_criterion",
+        model=MODEL, actor=ADMIN,
+        settings={"api_base": fake_provider.api_base, "calibration": {"k": 2, "seed": 0},
+                  "price": {"input_per_million": 1.0, "output_per_million": 1.0},
+                  "extra": {"concurrency": 1, "use_cache": False, "cost_cap": 1e-9}})
+    result = run_now(sessions, run.id)
+    assert result.status == "failed" and "cost cap ($1e-09)" in result.error
+    info = runs.get_run(sessions, run.id)
+    assert 1 <= info.graded_count < 6 and info.cost > 0
+    assert "<human_verdict>" in fake_provider.bodies[0]["messages"][-1]["content"]
