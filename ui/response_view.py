@@ -126,14 +126,19 @@ def criterion_heading(criterion: CriterionInfo, disagree: bool) -> str:
     return " · ".join(parts)
 
 
-def render_judge_cell(row: EffectiveCriterion | None, holistic: bool) -> None:
+def render_judge_cell(row: EffectiveCriterion | None, holistic: bool, label: str) -> None:
+    """One judge's verdict on a criterion, the verdict first: judges side by side keep their
+    badges on one line however their labels wrap."""
     if row is None:
         st.caption("not graded yet")
+        st.caption(md_escape(label))
         return
     if holistic and row.judge_verdict is None and not row.judge_error:
         st.caption("holistic score only")
+        st.caption(md_escape(label))
         return
     st.markdown(verdict_badge(row.judge_verdict))
+    st.caption(md_escape(label))
     if row.judge_error and row.judge_verdict is not None:
         st.markdown(":orange-badge[fallback verdict]")
     if row.judge_error:
@@ -192,9 +197,9 @@ def render_criteria(detail: ResponseDetail) -> None:
             columns = st.columns(len(runs) + 1)
             for column, run, grade in zip(columns, runs, detail.grades, strict=False):
                 with column:
-                    st.caption(md_escape(short_run_label(run)))
                     row = grade.criteria[index] if grade is not None else None
-                    render_judge_cell(row, holistic=run.grader == "rubric_as_judge")
+                    render_judge_cell(row, holistic=run.grader == "rubric_as_judge",
+                                      label=short_run_label(run))
             with columns[-1]:
                 st.caption("Human")
                 render_human_cell(detail.humans.get(criterion.id))

@@ -3,6 +3,8 @@ their verdicts in the response dialog, and "Combine as a panel" from the runs sh
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pandas as pd
 import streamlit as st
 
@@ -193,11 +195,25 @@ def response_scores(db: str, dataset_id: int, rubric_version_id: int, response_i
     return [(panel, results[panel.id].get(response_id)) for panel in found]
 
 
+def members_line(panel: panels.PanelInfo, verdicts, shown_runs: Collection[int]) -> str:
+    """``Members: #1, #2 (verdicts above) · #5 llama3 UNMET``: a member whose verdict is in
+    the judges' columns just above is named, not repeated; any other member's is given."""
+    above = [f"#{m.run.id}" for m in panel.members if m.run.id in shown_runs]
+    others = [f"{md_escape(f'#{m.run.id} ' + m.run.model.split('/')[-1])} "
+              f"{v.value.replace('_', ' ') if v else 'failed'}"
+              for m, v in zip(panel.members, verdicts, strict=True)
+              if m.run.id not in shown_runs]
+    parts = ([f"{', '.join(above)} (verdicts above)"] if above else []) + others
+    return "Members: " + " · ".join(parts)
+
+
 def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,
-                              response_id: int, criterion_id: int) -> None:
+                              response_id: int, criterion_id: int,
+                              shown_runs: Collection[int] = ()) -> None:
     """Under the judges' verdicts on one criterion (Review): each panel's verdict, how it
-    was reached, and its members' verdicts under it. The caller hides this wherever it
-    hides the judges (blind mode)."""
+    was reached, and its members (``shown_runs``: the judges whose verdicts are drawn just
+    above, named rather than repeated). The caller hides this wherever it hides the judges
+    (blind mode)."""
     found = panel_readers.get_panels(db, dataset_id, rubric_version_id)
     if not found:
         return
@@ -212,7 +228,4 @@ def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,
                     f"**{md_escape(panel.label)}**"
                     + (" · :orange-badge[tie: the lower score]" if row.decision.tie else ""))
         st.caption(md_escape(row.decision.note))
-        st.caption("Members: " + " · ".join(
-            f"{md_escape(f'#{m.run.id} ' + m.run.model.split('/')[-1])} "
-            f"{v.value.replace('_', ' ') if v else 'failed'}"
-            for m, v in zip(panel.members, row.member_verdicts, strict=True)))
+        st.caption(members_line(panel, row.member_verdicts, shown_runs))

@@ -268,13 +268,13 @@ def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,
                 for column, run, grade in zip(columns, detail.runs, detail.grades,
                                               strict=False):
                     with column:
-                        st.caption(md_escape(short_run_label(run)))
                         row = grade.criteria[index] if grade is not None else None
                         response_view.render_judge_cell(
-                            row, holistic=run.grader == "rubric_as_judge")
+                            row, holistic=run.grader == "rubric_as_judge",
+                            label=short_run_label(run))
                 panel_columns.render_criterion_verdicts(
                     runtime.database_key(), detail.response.dataset_id, detail.version.id,
-                    rid, criterion.id)
+                    rid, criterion.id, shown_runs={run.id for run in detail.runs})
         with people:
             key = verdict_key(rid, criterion.id, nonce)
             s.setdefault(key, mine.verdict.value if mine else None)

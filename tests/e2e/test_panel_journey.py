@@ -168,15 +168,24 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog")).to_have_count(0, timeout=20_000)
 
-    # Review: under the judges, the panel's verdict and its members'.
+    # Review: under the judges, the panel's verdict and its members (the judges above).
     page.goto(f"{url}/review")
-    members = page.get_by_text("Members: #1 gpt-4o-mini").first
+    members = page.get_by_text("Members: #1, #2, #3 (verdicts above)").first
     expect(members).to_be_visible(timeout=45_000)
     _wait_idle(page)
     _no_tracebacks(page)
     members.evaluate("element => element.scrollIntoView({block: 'center'})")
     page.wait_for_timeout(400)
     screenshot("review-panel")
+    # The three judges' badges sit on one line though "gpt-4o-mini" wraps at 1280 px and
+    # "gpt-4o" does not (the verdict is drawn before the judge's label).
+    tops = []
+    for label in ("#1 Per criterion · gpt-4o-mini", "#2 Per criterion · gpt-4o",
+                  "#3 Per criterion · gpt-4.1-mini"):
+        column = page.get_by_text(label, exact=True).first.locator(
+            "xpath=ancestor::div[@data-testid='stColumn'][1]")  # on the first criterion
+        tops.append(column.get_by_text("MET", exact=True).first.bounding_box()["y"])
+    assert max(tops) - min(tops) < 2, tops
 
     # Agreement: the panel next to its members, member agreement, the worst criterion.
     page.goto(f"{url}/agreement")

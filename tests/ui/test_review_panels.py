@@ -31,8 +31,9 @@ def test_the_panels_verdict_and_its_members_show_under_the_judges():
     assert at.session_state.review_shown[0] == seeded.responses[1].id  # the disagreement
     shown = texts(at)
     assert "tie (MET 1, UNMET 1, abstained 0): UNMET, the verdict with the lower score" in shown
-    assert f"Members: #{seeded.runs[0].id} judge-a MET · #{seeded.runs[1].id} judge-b UNMET" \
-        in shown
+    # the members are the judges just above: named, their verdicts not repeated
+    assert f"Members: #{seeded.runs[0].id}, #{seeded.runs[1].id} (verdicts above)" in shown
+    assert "judge-a MET" not in shown
     assert ":red-badge[UNMET] **pair** · :orange-badge[tie: the lower score]" in "\n".join(
         str(m.value) for m in at.markdown)
 
@@ -78,3 +79,19 @@ def test_blind_mode_hides_the_panels_score_with_the_judges_until_every_criterion
     # now with the person's verdicts in place of the panel's
     assert len([k for k in row if k.startswith("#")]) == 2
     assert row[f"Panel P{panel.id}"] == row["Human verdicts"]
+
+
+def test_a_member_not_among_the_judges_shown_keeps_its_verdict_in_the_members_line():
+    from grading.types import Verdict
+    from ui.results_panels import members_line
+    from ui.verdict_view import md_escape
+
+    seeded = seed_graded(count=1)
+    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
+                                rule="majority", actor=ADMIN)
+    first, second = seeded.runs
+    b, a = md_escape(f"#{second.id} judge-b"), md_escape(f"#{first.id} judge-a")
+    line = members_line(panel, (Verdict.MET, None), {first.id})
+    assert line == f"Members: #{first.id} (verdicts above) · {b} failed"
+    assert members_line(panel, (Verdict.CANNOT_ASSESS, Verdict.UNMET), ()) == (
+        f"Members: {a} CANNOT ASSESS · {b} UNMET")
