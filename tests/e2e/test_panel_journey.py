@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -167,6 +168,23 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
     screenshot("results-panel-detail")
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog")).to_have_count(0, timeout=20_000)
+
+    # Results' exports carry the panel like a run: its record per response after the runs',
+    # and a column of its effective scores in "This table (CSV)".
+    page.get_by_role("button", name=re.compile(r"Export$")).click()
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="Results JSONL").click()
+    records = [json.loads(line) for line in
+               Path(download.value.path()).read_text(encoding="utf-8").splitlines()]
+    panel_rows = [r for r in records if r["grader"] == "panel"]
+    assert len(records) == 3 * 6 + 6 and [r["panel_id"] for r in panel_rows] == [1] * 6
+    assert all(r["member_runs"] == "1 2 3" for r in panel_rows)
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_role("button", name="This table (CSV)").click()
+    header = Path(download.value.path()).read_text(encoding="utf-8").splitlines()[0]
+    assert "panel1_majority_effective_score" in header.split(","), header
+    page.keyboard.press("Escape")
+    _wait_idle(page)
 
     # Review: under the judges, the panel's verdict and its members (the judges above).
     page.goto(f"{url}/review")
