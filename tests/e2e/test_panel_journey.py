@@ -238,6 +238,15 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
     assert provider.requests - before == 6  # only the reworded criterion, once per response
     flipped = page.get_by_test_id("stMetric").filter(has_text="Flipped verdicts")
     expect(flipped.get_by_test_id("stMetricValue")).to_have_text("3")
+    # n, kappa before -> after and the bootstrap intervals; each flip with both reasons
+    expect(page.get_by_text(re.compile(
+        r"n = 6 reviewed responses · kappa \S+ → 1\.00 · before: 95% interval .+; after: "
+        r"95% interval .+; change: 95% interval .+ \(paired bootstrap"))).to_be_visible()
+    flips = page.get_by_test_id("stDataFrame").filter(
+        has=page.locator("th", has_text="reason after"))
+    expect(flips.locator("td").filter(has_text=re.compile(r"^strict reading$"))).to_have_count(3)
+    expect(flips.locator("td").filter(has_text=re.compile(r"^lenient reading$"))).to_have_count(
+        3)
     _no_tracebacks(page)
     screenshot("judges-trial")
 

@@ -141,3 +141,13 @@ def test_agreement_says_a_calibrated_run_is_measured_on_held_out_responses(revie
     assert (f"held out: {3 - examples} of 3 reviewed responses; {examples} "
             f"{'was an example' if examples == 1 else 'were examples'}") in shown
     assert "calibrated (k=1)" in shown
+
+
+def test_the_grade_estimate_grows_with_the_examples_each_prompt_shows(reviewed):
+    at = _calibrating(1)
+    one = frame_with(at, "Calls")["Tokens (approx.)"][0]
+    at.number_input(key="grade_calibration_k").set_value(2).run()
+    two = frame_with(at, "Calls")["Tokens (approx.)"][0]
+    at.checkbox(key="grade_calibrate").uncheck().run()
+    off = frame_with(at, "Calls")["Tokens (approx.)"][0]
+    assert off < one < two
