@@ -140,9 +140,11 @@ def test_the_cost_cap_stops_the_trial(sessions, fake_provider, reviewed):
 def test_trials_that_cannot_tell_anything_are_refused(sessions, fake_provider, reviewed):
     version, responses, run, accurate = reviewed
     polite = version.criteria[1]
+    calls = fake_provider.requests
     with pytest.raises(InvalidInputError, match="nobody has reviewed 'polite'"):
         trials.plan_trial(sessions, base_run_id=run.id, criterion_id=polite.id,
                           requirement="Is very polite")
+    assert trials.list_trials(sessions, polite.id) == [] and fake_provider.requests == calls
     with pytest.raises(InvalidInputError, match="the new wording is empty"):
         trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
                           requirement="  ")
