@@ -60,7 +60,8 @@ def render_baseline(baseline: HumanBaseline) -> None:
             "Among reviewers": (f"{'κ' if row.method == 'kappa' else 'α'} {fig(row.among)}"
                                 if row.method != "none" else "—"),
             "Percent agreement": pct(row.percent.value, row.percent.n, row.percent.interval),
-            "People's macro-F1": (f"{span[0]:.2f}–{span[1]:.2f}" if span else "—"),
+            "People's macro-F1": (f"{span[0]:.2f}–{span[1]:.2f} (n={row.people_n})" if span
+                                  else "—"),
         }
         for judge in row.judges:
             vs = judge.vs_human
