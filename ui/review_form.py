@@ -202,12 +202,16 @@ def render_flash(key: str = "review_flash") -> None:
 
 
 def scroll_to_top(response_id: int, nonce: int) -> None:
-    """A newly opened response starts at its top, wherever the reviewer had scrolled."""
+    """A newly opened response starts at its top, wherever the reviewer had scrolled.
+
+    The script runs in the page's global scope, once per response: its names live in a
+    function of their own (a top-level ``const`` made every script after the first fail
+    with "already declared", so only the first response opened at its top)."""
     st.html(
-        f"<script>/* {response_id}:{nonce} */"
+        f"<script>/* {response_id}:{nonce} */(() => {{"
         "const main = window.parent.document.querySelector('[data-testid=\"stMain\"]')"
         " || document.querySelector('[data-testid=\"stMain\"]');"
-        "if (main) main.scrollTo({top: 0}); window.scrollTo({top: 0});</script>",
+        "if (main) main.scrollTo({top: 0}); window.scrollTo({top: 0});})();</script>",
         unsafe_allow_javascript=True)
 
 

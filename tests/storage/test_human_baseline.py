@@ -193,6 +193,12 @@ def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db
     assert percent == {"value": 75.0, "n": 4, "note": ""}
     assert 0 <= low <= 75.0 <= high <= 100
     assert {r["reviewer"] for r in report["reviewers"]} == {"ana", "bo"}
+    # per reviewer: verdicts given, median time per response, agreement with the final one
+    ana = next(r for r in report["reviewers"] if r["reviewer"] == "ana")
+    assert (ana["verdicts"], ana["responses"], ana["median_seconds_per_response"],
+            ana["timed_responses"]) == (16, 4, 11.5, 4)
+    assert (ana["vs_final_verdict"]["percent_agreement"], ana["vs_final_verdict"]["n"]) == (
+        100.0, 12)
     for reviewer in report["reviewers"]:
         final = reviewer["vs_final_verdict"]
         low, high = final["percent_agreement_ci95"]

@@ -224,6 +224,12 @@ def test_the_human_baseline_section_shows_reviewers_and_judges(sessions):
     people = next(d.value for d in at.dataframe if "Reviewer" in d.value.columns)
     assert set(people["Reviewer"]) == {"ana", "bo"}
     assert any("the range of the people" in t.value for t in at.text)
+    # per criterion, plainly: each judge's position is shown under the criterion's name
+    positions = [m.value for m in at.markdown if "people's range]" in m.value
+                 or "no baseline]" in m.value]
+    named = [p.rsplit("**", 2)[1] for p in positions]
+    assert list(dict.fromkeys(named)) == ["accurate", "cites", "concise", "harmful"]
+    assert len({named.count(label) for label in named}) == 1  # every judge on every one
 
 
 def test_confusion_cells_without_pairs_are_drawn_empty(sessions):
