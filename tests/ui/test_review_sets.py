@@ -130,3 +130,29 @@ def test_a_disputed_criterion_is_named_in_the_response_detail_on_results():
     shown = texts(at)
     assert "disputed — the judge's verdict stands" not in shown
     assert "adjudicated" in shown and "a blog is no source" in shown
+
+
+def test_deciding_a_dispute_another_adjudicator_decided_meanwhile_says_so_and_writes_nothing():
+    seeded = seed_graded(count=3)
+    rid, cites = seeded.responses[1].id, seeded.version.criteria[1]
+    for who, verdict in (("ana", "MET"), ("bo", "UNMET")):
+        reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cites.id,
+                                  verdict=verdict, actor=local_actor(who))
+    at = _review("cy")
+    at.session_state["review_mode"] = "Adjudicate"
+    at.run()
+    assert "1 disputed criterion in this set" in texts(at)
+    key = f"{rid}_{cites.id}"
+    at.radio(key=f"review_adj_v_{key}").set_value("MET").run()
+    # meanwhile, in another window
+    reviews.adjudicate(seeded.sessions, response_id=rid, criterion_id=cites.id,
+                       verdict="UNMET", actor=local_actor("eve"))
+    time.sleep(2.1)  # verdicts from elsewhere show within 2 s
+    at.button(key=f"review_adj_go_{key}").click().run()
+    assert not at.exception, at.exception
+    [warning] = at.warning
+    assert warning.value.replace("\\", "") == (
+        "Not saved: r1 · cites was decided meanwhile by eve (UNMET). Nothing was written.")
+    adjudications = [h for h in reviews.verdict_history(seeded.sessions, rid)
+                     if h.adjudication]
+    assert [(h.reviewer, h.verdict.value) for h in adjudications] == [("eve", "UNMET")]
