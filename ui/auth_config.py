@@ -86,6 +86,12 @@ def auth_config() -> AuthConfig | None:
         problems.extend(f"[auth] has no {k}" for k in missing)
         if not missing:
             providers.append(Provider(None, str(section["server_metadata_url"]).strip()))
+    if "client_kwargs" in section and named and not any(k in section for k in PROVIDER_KEYS):
+        # Streamlit gives [auth]'s client_kwargs to the unnamed provider only: silently
+        # dropped, a provider that refuses the default prompt would loop.
+        problems.append(f"[auth] client_kwargs applies to no provider: with named providers, "
+                        f"put it in each one's table ([auth.{next(iter(named))}] "
+                        f"client_kwargs = ...)")
     for name, value in named.items():
         if "_" in name:
             problems.append(f"[auth.{name}]: provider names cannot contain '_'; "
