@@ -173,8 +173,9 @@ def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopba
     assert rubrics.get_version(sessions, rubric.latest_version_id).created_by == ADMIN
     assert {d.imported_by for d in datasets.list_datasets(sessions)} == {ADMIN}
     events = people.list_audit_events(sessions)
-    assert [(e.actor, e.action, e.target_name) for e in events] == [
-        (ADMIN, "change role", REVIEWER)]
+    assert [(e.actor, e.action, e.target_kind) for e in reversed(events)] == [
+        (ADMIN, "change role", "person"), (ADMIN, "create", "rubric"),
+        (ADMIN, "import responses", "dataset")]
     rita.context.close()
 
 
