@@ -127,3 +127,17 @@ def test_rubric_module_names_are_all_importable():
     }
     missing = [f"{m.__name__}.{n}" for m, ns in names.items() for n in ns if not hasattr(m, n)]
     assert missing == []
+
+
+async def test_grade_accepts_and_ignores_extra_keyword_arguments_as_rubric_does():
+    async def met_if_apples(system_prompt, user_prompt):
+        response = user_prompt.split("<response>")[-1]
+        status = "MET" if "mentions apples" in user_prompt and "apples" in response else "UNMET"
+        return json.dumps({"criterion_status": status, "explanation": "x"})
+
+    grader = PerCriterionGrader(generate_fn=met_if_apples)
+    plain = await RUBRIC.grade("apples", autograder=grader)
+    extra = await RUBRIC.grade("apples", autograder=grader, query=None, temperature=0.3,
+                               request_id="r-1", metadata={"run": 1})
+    assert extra.score == plain.score == 1.0
+    assert [r.verdict for r in extra.report] == [r.verdict for r in plain.report]
