@@ -124,3 +124,23 @@ def test_the_litellm_extra_gives_the_default_generate_fn_and_nothing_of_the_app(
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["1.0", "True"]
     assert fake_provider.requests == 1 and fake_provider.last_body["model"] == "judge"
+
+
+def test_verifiers_finds_the_judge_plug_in_the_slim_wheel_installs(grading_wheel, tmp_path,
+                                                                   verifiers_python,
+                                                                   fake_provider):
+    """The wheel's own files (not this checkout) inside verifiers 0.4.0's Task.score."""
+    from tests.compat.venvs import run_driver
+    from tests.rewards.test_verifiers import DRIVER, RUBRIC_YAML, judge
+
+    site = tmp_path / "site"
+    _pip(verifiers_python, "install", "--quiet", "--no-deps", "--target", str(site),
+         str(grading_wheel))
+    assert (site / "workbench_rubric_judge.py").exists() and (site / "grading").is_dir()
+    (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
+    fake_provider.default = judge
+    [out] = run_driver(verifiers_python, DRIVER, {
+        "rubric_path": str(tmp_path / "rubric.yaml"), "base_url": fake_provider.api_base,
+        "prompt": "How much should I take?", "replies": ["Take 5 mg."]},
+        env={"PYTHONPATH": str(site), "FAKE_JUDGE_KEY": "test-key"})
+    assert out["reward"] == 1.0 and out["judge_calls"] == 2
