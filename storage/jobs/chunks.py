@@ -39,8 +39,10 @@ def _claimable(lease_seconds: float) -> ColumnElement[bool]:
 
 
 def plan_pass(sessions: SessionFactory, run_id: int, pass_no: int,
-              response_ids: Sequence[int], *, size: int = CHUNK_SIZE) -> int:
-    """Replace the run's chunks with chunks of ``pass_no`` over ``response_ids``."""
+              response_ids: Sequence[int], *, size: int | None = None) -> int:
+    """Replace the run's chunks with chunks of ``pass_no`` over ``response_ids`` (of
+    ``CHUNK_SIZE`` responses unless ``size`` says otherwise)."""
+    size = size or CHUNK_SIZE
     ids = sorted(response_ids)
     rows = [{"run_id": run_id, "pass_no": pass_no, "first_response_id": ids[i],
              "last_response_id": ids[min(i + size, len(ids)) - 1], "status": "open"}

@@ -264,8 +264,8 @@ class RunExecution:
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.writer.flush()  # a chunk is done only once its grades are stored
         if not self.halt:
-            await asyncio.to_thread(chunk_store.finish_chunk, self.sessions, chunk.id,
-                                    self.worker_id)
+            await self.breaker.store(chunk_store.finish_chunk, self.sessions, chunk.id,
+                                     self.worker_id)
         self.my_chunks.discard(chunk.id)
 
     async def _wait_halt_or(self, awaitable) -> bool:
@@ -282,16 +282,19 @@ class RunExecution:
         await asyncio.gather(task, return_exceptions=True)
         return False
 
+    def _claim_chunk(self) -> chunk_store.Chunk | None:
+        return chunk_store.claim_chunk(self.sessions, self.run.id, self.worker_id,
+                                       lease_seconds=self.lease_seconds)
+
     async def _work_chunks(self, tasks: set[asyncio.Task]) -> None:
         """Claim chunks and start their grades until no chunk is left to claim."""
         while not self.halt:
-            chunk = await asyncio.to_thread(chunk_store.claim_chunk, self.sessions, self.run.id,
-                                            self.worker_id, lease_seconds=self.lease_seconds)
+            chunk = await self.breaker.store(self._claim_chunk)
             if chunk is None:
                 return
             self.my_chunks.add(chunk.id)
-            pending = await asyncio.to_thread(chunk_store.pending_in_chunk, self.sessions,
-                                              chunk)
+            pending = await self.breaker.store(chunk_store.pending_in_chunk, self.sessions,
+                                               chunk)
             chunk_tasks: list[asyncio.Task] = []
             for start in range(0, len(pending), 100):
                 if self.halt:
@@ -316,8 +319,8 @@ class RunExecution:
         if not self.helper:
             pending = await self.breaker.store(run_service.pending_response_ids, self.sessions,
                                                self.run.id)
-            await asyncio.to_thread(chunk_store.plan_pass, self.sessions, self.run.id, 1,
-                                    pending)
+            await self.breaker.store(chunk_store.plan_pass, self.sessions, self.run.id, 1,
+                                     pending)
         pass_no = 1
         while not self.halt:
             self.passes = pass_no
@@ -327,8 +330,8 @@ class RunExecution:
             if self.helper or self.halt:
                 return
             # Chunks other workers hold: wait for them (or take them over when they stop).
-            while not self.halt and await asyncio.to_thread(chunk_store.unfinished,
-                                                            self.sessions, self.run.id):
+            while not self.halt and await self.breaker.store(chunk_store.unfinished,
+                                                             self.sessions, self.run.id):
                 await self._work_chunks(tasks)
                 if tasks:
                     await self._wait_halt_or(asyncio.wait(set(tasks)))
@@ -336,7 +339,7 @@ class RunExecution:
                     await self._wait_halt_or(asyncio.sleep(min(1.0, self.heartbeat_interval)))
             if self.halt or pass_no > self.options.retry_passes:
                 return
-            retry = await asyncio.to_thread(passes.take_transient, self.sessions, self.run.id)
+            retry = await self.breaker.store(passes.take_transient, self.sessions, self.run.id)
             if not retry:
                 return
             delay = self.options.pass_delay * 2 ** (pass_no - 1)
@@ -347,8 +350,8 @@ class RunExecution:
             if not await self._wait_halt_or(asyncio.sleep(delay)):
                 return
             pass_no += 1
-            await asyncio.to_thread(chunk_store.plan_pass, self.sessions, self.run.id, pass_no,
-                                    retry)
+            await self.breaker.store(chunk_store.plan_pass, self.sessions, self.run.id, pass_no,
+                                     retry)
 
     async def execute(self) -> RunResult:
         problem = missing_credentials(self.run.model, self.run.settings.api_base)

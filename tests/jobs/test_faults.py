@@ -21,6 +21,7 @@ from storage import cli
 from storage import models as m
 from storage.engine import create_db_engine, make_session_factory
 from storage.exports import write_results
+from storage.jobs import chunks as chunk_store
 from storage.jobs.progress import run_progress
 from storage.services import runs
 from storage.services.reviewers import command_line_actor
@@ -163,7 +164,13 @@ def test_retry_after_infinity_is_capped_and_the_wait_is_shown(sessions, fault, m
 
 
 # -- 10.6: a full disk pauses the run; nothing paid for is asked twice -------------------------
-def test_a_full_disk_pauses_the_run_and_resumes_without_paying_twice(fault, _templates):
+@pytest.mark.parametrize("chunk_size", [None, 1], ids=["chunks-of-25", "chunks-of-1"])
+def test_a_full_disk_pauses_the_run_and_resumes_without_paying_twice(fault, _templates,
+                                                                     chunk_size, monkeypatch):
+    # Chunks of one response: the full disk is met by a chunk's claim or finish as often as by
+    # a grade's write (the chunk bookkeeping failed the run instead of pausing it).
+    if chunk_size is not None:
+        monkeypatch.setattr(chunk_store, "CHUNK_SIZE", chunk_size)
     with small_filesystem("8m") as disk:
         shutil.copyfile(_templates["sqlite"], disk / "run.db")
         engine = create_db_engine(f"sqlite:///{disk / 'run.db'}")
