@@ -303,8 +303,9 @@ def test_a_browser_on_another_address_than_redirect_uri_is_sent_to_the_right_one
     page.goto(link.get_attribute("href"))  # (the link opens a new tab)
     page.get_by_role("button", name=SIGN_IN).click(timeout=45_000)
     page.wait_for_url("**/interaction/**", timeout=30_000)
-    page.locator("input[name=login]").fill(REVIEWER)
+    page.locator("input[name=login]").fill("newcomer@example.org")  # no role in any test
     page.locator("input[name=password]").fill("any password")
     page.locator("button[type=submit]").click()
     # Once: straight back, signed in (no role yet), not asked to sign in again.
     expect(page.get_by_text("you have no role yet")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(shown("You are signed in as newcomer@example.org"))).to_be_visible()
