@@ -300,6 +300,7 @@ def test_a_browser_on_another_address_than_redirect_uri_is_sent_to_the_right_one
     expect(page.get_by_role("button", name=SIGN_IN)).to_have_count(0)
     link = page.get_by_role("link", name=f"Open {app_url}/")
     expect(link).to_have_attribute("href", f"{app_url}/")
+    _shot(page, "signin-wrong-address")
     page.goto(link.get_attribute("href"))  # (the link opens a new tab)
     page.get_by_role("button", name=SIGN_IN).click(timeout=45_000)
     page.wait_for_url("**/interaction/**", timeout=30_000)
