@@ -4,7 +4,11 @@ to fix instead of Streamlit's exception or a sign-in loop."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import stat as stat_module
+import tomllib
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -13,7 +17,6 @@ from urllib.parse import urlparse
 
 import streamlit as st
 
-SECRETS_FILE = ".streamlit/secrets.toml"
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 # Keys of [auth] that are settings, not named providers.
 _SETTINGS = {"client_kwargs", "expose_tokens"}
@@ -48,11 +51,30 @@ def _auth_section() -> Mapping | None:
 
 
 def _unreadable_secrets() -> str | None:
+    """Why a secrets file cannot be read, if one cannot. Streamlit only logs this and goes on
+    without any secrets, which would open a team's app to everyone in local mode."""
+    for path in st.get_option("secrets.files") or ():
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue  # no file there: Streamlit looks in several places
+        if not stat_module.S_ISREG(stat.st_mode):
+            continue  # a folder of secrets: Streamlit reads it itself
+        problem = _toml_problem(path, stat.st_mtime_ns, stat.st_size)
+        if problem:
+            return problem
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _toml_problem(path: str, mtime_ns: int, size: int) -> str | None:
     try:
-        st.secrets.load_if_toml_exists()
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-        return f"{SECRETS_FILE} cannot be read ({first}); fix the TOML syntax"
+        with open(path, encoding="utf-8") as handle:
+            tomllib.loads(handle.read())
+    except tomllib.TOMLDecodeError as exc:
+        return f"{path} cannot be read ({exc}); fix the TOML syntax"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"{path} cannot be read ({exc}); make it a readable UTF-8 TOML file"
     return None
 
 

@@ -310,3 +310,21 @@ def test_a_browser_on_another_address_than_redirect_uri_is_sent_to_the_right_one
     # Once: straight back, signed in (no role yet), not asked to sign in again.
     expect(page.get_by_text("you have no role yet")).to_be_visible(timeout=30_000)
     expect(page.get_by_text(shown("You are signed in as newcomer@example.org"))).to_be_visible()
+
+
+def test_a_secrets_file_that_is_not_toml_is_a_page_saying_so(tmp_path_factory, page):
+    data_dir = tmp_path_factory.mktemp("bad-toml")
+    secrets = data_dir / "secrets.toml"
+    secrets.write_text('[auth\nredirect_uri = "http://localhost:8501/oauth2callback"\n')
+    url, stop = _serve(data_dir, extra_args=("--secrets.files", str(secrets)))
+    try:
+        page.goto(url)
+        expect(page.get_by_text("Sign-in is configured but cannot work yet")).to_be_visible(
+            timeout=45_000)
+        expect(page.get_by_text("cannot be read")).to_be_visible()
+        expect(page.get_by_text("fix the TOML syntax")).to_be_visible()
+        expect(page.get_by_role("link", name="Rubrics", exact=True)).to_have_count(0)
+        expect(page.get_by_text("Traceback")).to_have_count(0)
+        _shot(page, "signin-bad-toml")
+    finally:
+        stop()
