@@ -11,6 +11,8 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+DRAW_CHUNK = 50  # resamples drawn (and summed) at a time
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -56,13 +58,35 @@ def resample_weights(count: int, *, resamples: int = 1000, seed: int = 0):
     """How many times each of ``count`` items is drawn in each resample (a resamples x count
     integer array): sums of per-item contributions weighted by a row are the statistic's
     inputs on that resample, so many figures share one set of draws. numpy's PCG64 with
-    ``seed``: the same items and seed give the same draws."""
+    ``seed``: the same items and seed give the same draws.
+
+    The array has the smallest unsigned type that holds ``count`` (an item is drawn at most
+    ``count`` times): 20 MB rather than 80 MB at 10,000 items. The draws are made
+    ``DRAW_CHUNK`` resamples at a time, in the order one call would make them."""
     import numpy as np  # lazily: only the baseline intervals need it
 
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, count, size=(resamples, count))
-    weights = np.zeros((resamples, count), dtype=np.int64)
-    np.add.at(weights, (np.arange(resamples)[:, None], draws), 1)
+    weights = np.empty((resamples, count), dtype=np.min_scalar_type(count))
+    for start in range(0, resamples, DRAW_CHUNK):
+        rows = min(DRAW_CHUNK, resamples - start)
+        draws = rng.integers(0, count, size=(rows, count))
+        # one count per (row, item): the row's draws offset into a flat range of its own
+        flat = (draws + (np.arange(rows) * count)[:, None]).ravel()
+        weights[start:start + rows] = np.bincount(flat, minlength=rows * count).reshape(
+            rows, count)
     return weights
+
+
+def weighted_sums(weights, contributions) -> list[list]:
+    """Per resample, the sums of per-item contributions (an items x k array) weighted by that
+    resample's draws, computed ``DRAW_CHUNK`` resamples at a time so the small-typed weights
+    are never widened all at once."""
+    import numpy as np
+
+    out = []
+    for start in range(0, len(weights), DRAW_CHUNK):
+        chunk = weights[start:start + DRAW_CHUNK].astype(contributions.dtype)
+        out.extend(np.matmul(chunk, contributions).tolist())
+    return out

@@ -32,6 +32,13 @@ itself included. A 429 for a call at level n says the provider did not take n of
   baseline / current (at most by half, not below ``DELAY_FLOOR``), back to where calls did
   not queue; no pause. It judges only calls started since the last decrease, so one queue
   is not counted again while it drains.
+- **Our own CPU** (the caller measures it: ``own_cpu``): while the process itself is busy
+  for most of a core, latency rises in our own event loop, not at the provider, and more calls
+  in flight cannot answer faster. Then the delay signal is not applied (a cut would leave
+  the CPU idle between calls: measured, the limit sawtoothed between 16 and 23 at a provider
+  taking 32) and the limit does not grow either (it would only queue more calls in our own
+  loop); 429s are handled as always. When the process stops being busy, the short-term
+  latency starts afresh (what was measured while busy was our own queue).
 - The limit only grows while it is used (at least half of it in flight), is capped by a user's
   ceiling when there is one, and by ``MAX_LIMIT`` otherwise.
 """
@@ -83,6 +90,7 @@ class CapacitySnapshot:
     refusals: int
     refused_rounds: int
     lowest_limit: float
+    cpu_bound: bool = False
 
 
 def _ewma(average: float | None, sample: float, samples: float) -> float:
@@ -127,6 +135,7 @@ class CapacityEstimate:
         self.refusals = 0
         self.refused_rounds = 0  # decreases for our own 429s (what peers are told)
         self.lowest_limit = self.limit
+        self.cpu_bound = False  # the process is busy for most of a core (``own_cpu``)
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -156,6 +165,7 @@ class CapacityEstimate:
             short_latency=self.short_latency, long_latency=self.long_latency,
             paused_until=self.paused_until, decreases=self.decreases, refusals=self.refusals,
             refused_rounds=self.refused_rounds, lowest_limit=self.lowest_limit,
+            cpu_bound=self.cpu_bound,
         )
 
     # -- configuration ---------------------------------------------------------------------
@@ -165,6 +175,14 @@ class CapacityEstimate:
         self.ceiling = ceiling
         self.limit = min(self.limit, float(self.max_limit))
         self._to_send = min(self._to_send, self.max_limit - self.base_slots)
+
+    def own_cpu(self, busy: bool) -> None:
+        """Whether the process is busy for most of a core (measured by the caller)."""
+        if self.cpu_bound and not busy:
+            self.short_latency, self._fresh = None, 0  # measured in our own queue
+        if busy:
+            self._to_send = 0  # probes not sent yet stay unsent: no growth while busy
+        self.cpu_bound = busy
 
     def seed(self, limit: float) -> None:
         """Start from what another process learned, instead of slow-starting from scratch."""
@@ -189,7 +207,7 @@ class CapacityEstimate:
         used = self.in_flight * 2 >= self.limit  # before this call ended
         current = self._end(call)
         self._observe_latency(now - call.started, now, fresh=call.started > self.last_decrease)
-        if self._congested() and self.limit > DELAY_FLOOR:
+        if not self.cpu_bound and self._congested() and self.limit > DELAY_FLOOR:
             # Vegas/Gradient2: shrink in proportion, back to where latency was the baseline.
             # Not below DELAY_FLOOR: so few calls hardly queue at a provider, and latency
             # that rises with them is our own event loop's, busy with its share of the CPU;
@@ -214,7 +232,7 @@ class CapacityEstimate:
                 self._wave_answered()
         elif used and not call.probe:
             self._rounds_to_probe -= 1.0 / self.limit
-        if used:
+        if used and not self.cpu_bound:
             self._arm()
 
     def refused(self, call: Call, now: float, retry_after: float | None = None) -> None:

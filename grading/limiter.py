@@ -23,6 +23,21 @@ from typing import Any
 from grading.capacity import Call, CapacityEstimate, CapacitySnapshot
 from grading.errors import TransientProviderError
 
+CPU_WINDOW = 1.0  # seconds over which the process's own CPU use is measured
+CPU_BUSY = 0.85  # of one core: busy enough that latency rises in our own event loop
+
+
+def busy_seconds() -> float:
+    """CPU seconds this process used, plus the seconds the calling thread (an event loop's)
+    waited for a core (Linux schedstat; 0 elsewhere): on a machine shared with other
+    processes a starved loop queues answers as much as a busy one does."""
+    used = time.process_time()
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as stats:
+            return used + int(stats.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return used
+
 
 @dataclass(frozen=True)
 class LimiterStats:
@@ -39,7 +54,10 @@ class AdaptiveLimiter:
     (or say so with ``slot.throttled(retry_after)``)."""
 
     def __init__(self, ceiling: int | None = None, *, clock: Callable[[], float] = time.monotonic,
-                 initial: int | None = None):
+                 initial: int | None = None, cpu_clock: Callable[[], float] | None = None):
+        """``cpu_clock``: seconds the process used (or, per thread, waited for) the CPU
+        (``busy_seconds``), read with ``clock`` every ``CPU_WINDOW`` by each thread that
+        ends calls, to tell the estimate when the process is busy."""
         if ceiling is not None and ceiling < 1:
             raise ValueError(f"concurrency must be >= 1, got {ceiling}")
         self._clock = clock
@@ -47,6 +65,8 @@ class AdaptiveLimiter:
         self.estimate = (CapacityEstimate(ceiling) if initial is None
                          else CapacityEstimate(ceiling, initial=initial))
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
+        self._cpu_clock = cpu_clock
+        self._cpu_marks: dict[int, tuple[float, float]] = {}  # per thread: (clock, cpu)
 
     # -- configuration and reading -----------------------------------------------------
     def set_ceiling(self, ceiling: int | None) -> None:
@@ -124,7 +144,20 @@ class AdaptiveLimiter:
                 self.estimate.failed(call, now)
             else:
                 self.estimate.succeeded(call, now)
+            self._measure_cpu_locked(now)
             self._wake_locked()
+
+    def _measure_cpu_locked(self, now: float) -> None:
+        if self._cpu_clock is None:
+            return
+        thread = threading.get_ident()
+        mark = self._cpu_marks.get(thread)
+        if mark is not None and now - mark[0] < CPU_WINDOW:
+            return
+        cpu = self._cpu_clock()
+        self._cpu_marks[thread] = (now, cpu)
+        if mark is not None:
+            self.estimate.own_cpu((cpu - mark[1]) / (now - mark[0]) >= CPU_BUSY)
 
     def _wake_locked(self) -> None:
         free = self.estimate.slots - self.estimate.in_flight
@@ -206,7 +239,8 @@ def limiter_for(model: str, api_base: str | None, ceiling: int | None = _KEEP
     with _registry_lock:
         limiter = _registry.get(key)
         if limiter is None:
-            limiter = _registry[key] = AdaptiveLimiter(None if ceiling is _KEEP else ceiling)
+            limiter = _registry[key] = AdaptiveLimiter(None if ceiling is _KEEP else ceiling,
+                                                       cpu_clock=busy_seconds)
             return limiter
     if ceiling is not _KEEP and ceiling != limiter.estimate.ceiling:
         limiter.set_ceiling(ceiling)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from grading.bootstrap import Interval
 from storage.services.human_baseline import Figure, HumanBaseline
+from ui.verdict_view import md_escape
 
 POSITION_BADGES = {
     "inside": ":green-badge[inside the people's range]",
@@ -60,7 +61,8 @@ def render_baseline(baseline: HumanBaseline) -> None:
             "Among reviewers": (f"{'κ' if row.method == 'kappa' else 'α'} {fig(row.among)}"
                                 if row.method != "none" else "—"),
             "Percent agreement": pct(row.percent.value, row.percent.n, row.percent.interval),
-            "People's macro-F1": (f"{span[0]:.2f}–{span[1]:.2f}" if span else "—"),
+            "People's macro-F1": (f"{span[0]:.2f}–{span[1]:.2f} (n={row.people_n})" if span
+                                  else "—"),
         }
         for judge in row.judges:
             vs = judge.vs_human
@@ -72,9 +74,9 @@ def render_baseline(baseline: HumanBaseline) -> None:
         rows.append(item)
     if rows:
         st.dataframe(rows, hide_index=True, width="stretch")
-    for row in baseline.criteria:
+    for row in baseline.criteria:  # per criterion, plainly: inside, above or below
         for judge in row.judges:
-            st.markdown(f"{POSITION_BADGES[judge.position]} ", help=None)
+            st.markdown(f"{POSITION_BADGES[judge.position]} **{md_escape(row.criterion.label)}**")
             st.text(judge.sentence)
     if baseline.reviewers:
         st.markdown("**Reviewers**")

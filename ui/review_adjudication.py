@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
-from storage.services import reviews
+from storage.services import review_queue, reviews
 from storage.services.results import ResultSet
 from storage.services.review_queue import DisputeItem
 from storage.services.reviewers import Actor, Role
@@ -80,7 +80,8 @@ def render_pending(actor: Actor, items: list[DisputeItem]) -> None:
         return
     item = next((i for i in items if _key(i) == key), None)
     choice = s.get(f"review_adj_v_{key}")
-    if item is None:
+    if item is None:  # decided in another window (or the reviewers now agree) meanwhile
+        st.warning(md_escape(decided_meanwhile(key)))
         return
     if not choice:
         s.review_adjudicate_flash = (key, "error", "Pick a verdict first.")
@@ -100,3 +101,20 @@ def render_pending(actor: Actor, items: list[DisputeItem]) -> None:
              icon=":material/gavel:")
     st.rerun()
 
+
+
+def decided_meanwhile(key: str) -> str:
+    """Why a Decide found its dispute gone, naming the response, the criterion and who
+    decided it."""
+    response_id = int(key.split("_")[0])
+    chosen = st.session_state.review_set
+    found = next((i for i in review_queue.adjudication_queue(
+        runtime.get_sessions(), dataset_id=chosen[0], rubric_version_id=chosen[1],
+        include_resolved=True) if _key(i) == key), None) if chosen else None
+    if found is None or found.decision.adjudication is None:
+        return ("Not saved: that criterion is no longer disputed (the reviewers now agree). "
+                "Nothing was written.")
+    decided = found.decision.adjudication
+    return (f"Not saved: {found.external_id or f'#{response_id}'} · {found.criterion_label} "
+            f"was decided meanwhile by {decided.reviewer} "
+            f"({CHOICE_LABELS[decided.verdict.value]}). Nothing was written.")

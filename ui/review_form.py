@@ -60,9 +60,10 @@ def handle_accept_judges(response_id: int, agreed: tuple[tuple[int, str], ...]) 
         if not s.get(key):
             s[key] = value
     filled = plural(len(agreed), "criterion", "criteria")
-    s.review_flash = ("info", f"Filled {filled} where the judges agree; check "
-                      "them and save." if agreed else
-                      "The judges agree on no criterion you left open.")
+    # shown next to the button (ui.review_form.render_keyboard), not under Save
+    s.review_accept_flash = ("info", f"Filled {filled} where the judges agree; check "
+                             "them and save." if agreed else
+                             "The judges agree on no criterion you left open.")
 
 
 def handle_save_request(advance: bool) -> None:
@@ -190,22 +191,27 @@ def _advance(queue_size: int) -> None:
 
 
 # -- drawing ---------------------------------------------------------------------------------
-def render_flash() -> None:
-    """The message of the last action, right under the buttons that caused it."""
-    flash = st.session_state.review_flash
+def render_flash(key: str = "review_flash") -> None:
+    """The message of the last action, right under the buttons that caused it (the save
+    buttons' in ``review_flash``, the keyboard row's in ``review_accept_flash``)."""
+    flash = st.session_state[key]
     if flash:
         kind, message = flash
         getattr(st, kind)(message)
-        st.session_state.review_flash = None
+        st.session_state[key] = None
 
 
 def scroll_to_top(response_id: int, nonce: int) -> None:
-    """A newly opened response starts at its top, wherever the reviewer had scrolled."""
+    """A newly opened response starts at its top, wherever the reviewer had scrolled.
+
+    The script runs in the page's global scope, once per response: its names live in a
+    function of their own (a top-level ``const`` made every script after the first fail
+    with "already declared", so only the first response opened at its top)."""
     st.html(
-        f"<script>/* {response_id}:{nonce} */"
+        f"<script>/* {response_id}:{nonce} */(() => {{"
         "const main = window.parent.document.querySelector('[data-testid=\"stMain\"]')"
         " || document.querySelector('[data-testid=\"stMain\"]');"
-        "if (main) main.scrollTo({top: 0}); window.scrollTo({top: 0});</script>",
+        "if (main) main.scrollTo({top: 0}); window.scrollTo({top: 0});})();</script>",
         unsafe_allow_javascript=True)
 
 
@@ -243,6 +249,7 @@ def render_keyboard(detail: ResponseDetail) -> None:
                   args=(rid, () if blind else judges_agree(detail)), disabled=blind,
                   help="Off in blind mode (it would show the judges)." if blind else
                   "Fills the criteria you left open with the verdict every judge gave.")
+    render_flash("review_accept_flash")
 
 
 def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,

@@ -89,7 +89,12 @@ def render_set_panel(db: str, chosen: ResultSet, actor: Actor | None) -> None:
             else:
                 readers.clear_after_verdict()
                 handle_refresh_queue()
-                st.success("Saved: the queues now follow these settings.")
+                # again from the top, so the summary above and the queue show the new settings
+                st.session_state.review_set_flash = "Saved: the queues now follow these settings."
+                st.rerun()
+        if st.session_state.review_set_flash:
+            st.success(st.session_state.review_set_flash)
+            st.session_state.review_set_flash = None
 
 
 def position_of_requested(queue: Sequence[QueueItem]) -> None:

@@ -125,6 +125,8 @@ DEFAULTS: dict[str, object] = {
     "review_queue_nonce": 0,  # bumped by "refresh queue"
     "review_response_id": None,  # set by Results' "review this response"
     "review_flash": None,
+    "review_set_flash": None,  # the review set form's "saved", shown after its rerun
+    "review_accept_flash": None,  # the message of "accept the judges", next to that button
     "review_form_nonce": 0,  # bumped after a save so the form starts from the saved verdicts
     "review_name_input": "",  # local mode's sidebar name widget (ui/auth.py)
     # (response_id, {criterion_id: my verdict id}, form nonce, monotonic time opened)

@@ -37,7 +37,7 @@ from grading.agreement import (
     krippendorff_alpha,
     pair_scores,
 )
-from grading.bootstrap import Interval, percentile_interval, resample_weights
+from grading.bootstrap import Interval, percentile_interval, resample_weights, weighted_sums
 from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.services.agreement_sources import HUMAN, AgreementData, Key
@@ -86,6 +86,11 @@ class CriterionBaseline:
     def people_range(self) -> tuple[float, float] | None:
         values = [f.value for f in self.people_f1.values() if f.value is not None]
         return (min(values), max(values)) if values else None
+
+    @property
+    def people_n(self) -> str:
+        """The n behind the people's range: ``4`` or ``3–5`` (each reviewer's own n)."""
+        return n_span([f.n for f in self.people_f1.values() if f.value is not None])
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,7 @@ class _Resampler:
         """Per resample, the weighted sums of per-item contributions (an items x k array)."""
         if self.weights is None:
             return None
-        return (self.weights @ contributions).tolist()
+        return weighted_sums(self.weights, contributions)
 
     def interval(self, contributions, statistic) -> Interval | None:
         rows = self.sums(contributions)
@@ -169,6 +174,13 @@ def _percent(*cells: int) -> float | None:
     return pair_scores(*cells)[0]
 
 
+def n_span(counts: list[int]) -> str:
+    if not counts:
+        return "0"
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}–{high}"
+
+
 def _position(judge: float | None, people: tuple[float, float] | None) -> Position:
     if judge is None or people is None:
         return "unknown"
@@ -181,7 +193,7 @@ def _position(judge: float | None, people: tuple[float, float] | None) -> Positi
 
 
 def _sentence(label: str, loo: Figure, people: tuple[float, float] | None,
-              reviewers: int, position: Position) -> str:
+              reviewers: int, position: Position, people_n: str = "0") -> str:
     if position == "unknown":
         if reviewers < 2:
             return (f"{label}: no human baseline yet — it needs at least two reviewers on the "
@@ -193,7 +205,8 @@ def _sentence(label: str, loo: Figure, people: tuple[float, float] | None,
     ci = (f" [95% interval {loo.interval.low:.2f}–{loo.interval.high:.2f}]"
           if loo.interval is not None else "")
     return (f"{label}: macro-F1 {loo.value:.2f}{ci} against the reviewers (n={loo.n}), "
-            f"{where} the range of the people ({span}, {reviewers} reviewers).")
+            f"{where} the range of the people ({span}, {reviewers} reviewers, "
+            f"n={people_n}).")
 
 
 def build_baseline(data: AgreementData) -> HumanBaseline:
@@ -250,8 +263,8 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
                 judge_cells[source.key].append(boot.cells(reference, theirs))
                 if versus.balanced_f1 is not None:
                     judge_scores[source.key].append((versus.balanced_f1, versus.pairs_used))
-        span = CriterionBaseline(criterion, keys, method, among, percent, people_f1, ()
-                                 ).people_range
+        bare = CriterionBaseline(criterion, keys, method, among, percent, people_f1, ())
+        span = bare.people_range
         baselines = []
         for source in judges:
             scores = judge_scores.get(source.key, [])
@@ -266,7 +279,8 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
                 source_key=source.key, label=source.label,
                 vs_human=compare_verdicts(final_c, judge_maps[source.key]),
                 loo_f1=loo, position=position,
-                sentence=_sentence(source.label, loo, span, len(keys), position),
+                sentence=_sentence(source.label, loo, span, len(keys), position,
+                                   bare.people_n),
                 vs_human_kappa_interval=boot.interval(versus_human, _kappa),
                 vs_human_f1_interval=boot.interval(versus_human, _f1)))
         rows.append(CriterionBaseline(criterion, keys, method, among, percent, people_f1,

@@ -69,12 +69,18 @@ def _sign_in(page: Page, url: str, login: str) -> None:
     page.get_by_role("heading", name="Review", exact=True).click()  # focus off the input
 
 
-def _answer_by_keyboard(page: Page, keys: list[str]) -> None:
-    for key in keys:
-        page.keyboard.press(key)
-        _idle(page)
-    page.keyboard.press("Control+Enter")
-    _idle(page)
+_SCROLLED = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    return Math.max(main ? main.scrollTop : 0, window.scrollY);
+}"""
+
+
+def _scroll_to_the_bottom(page: Page) -> None:
+    page.evaluate("""() => {
+        const main = document.querySelector('[data-testid="stMain"]');
+        if (main) main.scrollTo(0, main.scrollHeight);
+        window.scrollTo(0, document.body.scrollHeight);
+    }""")
 
 
 def _shot(page: Page, name: str) -> None:
@@ -107,8 +113,19 @@ def test_two_blind_reviewers_a_dispute_and_an_adjudication(team, browser):
     judge_score = _score(0)
 
     _sign_in(ana, url, "ana")
-    _answer_by_keyboard(ana, ["m", "m"])  # MET, MET on q0, then save and next
+    ana.set_viewport_size({"width": 1400, "height": 500})  # short: the page scrolls
+    for key in ("m", "m"):  # MET, MET on q0 by keyboard
+        ana.keyboard.press(key)
+        _idle(ana)
+    _scroll_to_the_bottom(ana)  # down at the Save buttons, as after answering
+    assert ana.evaluate(_SCROLLED) > 100
+    ana.keyboard.press("Control+Enter")  # save and next
+    _idle(ana)
     expect(ana.get_by_text("2 of 2").first).to_be_visible(timeout=20_000)
+    # the next response opens at its top
+    ana.wait_for_function(f"() => ({_SCROLLED})() === 0", timeout=10_000)
+    expect(ana.get_by_role("heading", name="Review", exact=True)).to_be_in_viewport()
+    ana.set_viewport_size({"width": 1400, "height": 1000})
 
     _sign_in(bo, url, "bo")
     expect(bo.get_by_text("q0 ·").first).to_be_visible()

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from grading.bootstrap import bootstrap_interval
+from grading.bootstrap import bootstrap_interval, resample_weights, weighted_sums
 
 
 def test_interval_of_a_mean_matches_numpy_percentiles_on_the_same_draws():
@@ -51,3 +51,23 @@ def test_undefined_resamples_are_counted_and_too_many_give_no_interval():
 def test_bad_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
         bootstrap_interval(5, lambda _: 1.0, **kwargs)
+
+
+@pytest.mark.parametrize("count, resamples", [(7, 123), (300, 1000)])
+def test_resample_weights_count_the_draws_of_one_seeded_stream(count, resamples):
+    """Made in chunks of a small type, the weights are exactly the counts of one call's
+    draws (the stream the baseline's intervals are checked against)."""
+    weights = resample_weights(count, resamples=resamples, seed=9)
+    draws = np.random.default_rng(9).integers(0, count, size=(resamples, count))
+    expected = np.zeros((resamples, count), dtype=np.int64)
+    np.add.at(expected, (np.arange(resamples)[:, None], draws), 1)
+    assert (weights == expected).all()
+    contributions = np.arange(count * 3, dtype=np.int64).reshape(count, 3)
+    assert weighted_sums(weights, contributions) == (expected @ contributions).tolist()
+
+
+def test_resample_weights_at_ten_thousand_items_hold_two_bytes_per_draw_count():
+    """The baseline holds one such array per criterion: 1,000 x 10,000 int64 was 80 MB."""
+    weights = resample_weights(10_000, resamples=1000, seed=0)
+    assert weights.nbytes <= 2 * 10_000 * 1000
+    assert (weights.sum(axis=1) == 10_000).all()

@@ -374,3 +374,44 @@ def test_a_refusal_of_the_opening_calls_is_a_decrease_the_statistics_show():
     estimate.refused(calls[-1], now=0.1)
     assert estimate.limit == INITIAL_LIMIT - 1
     assert estimate.decreases == 1 and estimate.lowest_limit == INITIAL_LIMIT - 1
+
+
+def _full_rounds(estimate: CapacityEstimate, start: float, rounds: int,
+                 latency: float) -> float:
+    """``rounds`` rounds of calls filling every slot, each answered after ``latency``."""
+    now = start
+    for _ in range(rounds):
+        calls = [estimate.start(now) for _ in range(estimate.slots - estimate.in_flight)]
+        now += latency
+        for call in calls:
+            estimate.succeeded(call, now)
+    return now
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["not-told", "told-busy"])
+def test_latency_measured_while_our_own_process_is_busy_neither_cuts_nor_grows(busy):
+    # Calls answered in 0.2 s, then three times slower while our own process is busy for
+    # most of a core: the rise is in our event loop, not at the provider. A cut would
+    # leave the CPU idle between calls; growth would only queue more calls in our loop.
+    estimate = CapacityEstimate(64)
+    now = _full_rounds(estimate, 0.0, 12, 0.2)
+    assert estimate.limit == 64 and estimate.decreases == 0
+    estimate.own_cpu(busy)
+    estimate.set_ceiling(None)  # room to grow, were it allowed
+    _full_rounds(estimate, now, 12, 0.6)
+    if busy:
+        assert (estimate.limit, estimate.decreases) == (64, 0)
+        assert estimate.snapshot().cpu_bound
+    else:  # the same latencies from a process that is not busy: the provider queues
+        assert estimate.decreases >= 1 and estimate.limit < 64
+
+
+def test_latency_measured_while_busy_is_forgotten_when_the_process_is_free_again():
+    estimate = CapacityEstimate(64)
+    now = _full_rounds(estimate, 0.0, 12, 0.2)
+    estimate.own_cpu(True)
+    now = _full_rounds(estimate, now, 6, 0.6)
+    estimate.own_cpu(False)
+    assert estimate.short_latency is None  # the busy latencies were our own queue
+    now = _full_rounds(estimate, now, 6, 0.2)
+    assert estimate.decreases == 0 and estimate.limit >= 64

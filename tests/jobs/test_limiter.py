@@ -12,6 +12,7 @@ import pytest
 
 from grading.capacity import Call
 from grading.errors import TransientProviderError
+from grading.limiter import busy_seconds
 from storage import models as m
 from storage.jobs.limiter import AdaptiveLimiter, CapacitySharing, endpoint_name, limiter_for
 
@@ -38,6 +39,44 @@ async def test_the_limit_ramps_up_from_a_low_start_as_calls_succeed():
     # second.
     assert limiter.limit >= 24
     assert limiter.stats().decreases == 0
+
+
+async def test_the_limiter_tells_its_estimate_when_the_process_is_busy_for_most_of_a_core():
+    clock, cpu = FakeClock(), FakeClock()
+    cpu.now = 0.0
+    limiter = AdaptiveLimiter(clock=clock, cpu_clock=cpu)
+
+    async def one_call(wall: float, cpu_used: float) -> None:
+        call = await limiter.acquire()
+        clock.now += wall
+        cpu.now += cpu_used
+        limiter.release(call)
+
+    await one_call(0.5, 0.5)  # the first call marks where the measurement starts
+    await one_call(0.5, 0.5)
+    assert not limiter.snapshot().cpu_bound  # less than a second measured: not judged yet
+    await one_call(0.6, 0.5)  # 1.0 s of CPU in 1.1 s
+    assert limiter.snapshot().cpu_bound
+    await one_call(1.0, 0.2)
+    assert not limiter.snapshot().cpu_bound
+    assert limiter_for("openai/cpu-meter", "http://127.0.0.1:9")._cpu_clock is busy_seconds
+
+
+def test_busy_seconds_count_this_process_cpu_and_the_time_a_thread_waited_for_a_core():
+    start_cpu, start = time.process_time(), busy_seconds()
+    deadline = time.perf_counter() + 0.3
+    while time.perf_counter() < deadline:  # busy: both grow by at least the CPU used
+        pass
+    assert busy_seconds() - start >= time.process_time() - start_cpu > 0.1
+
+    def waited() -> float:  # Linux, as CI: the time this thread waited for a core is counted
+        with open("/proc/thread-self/schedstat") as stats:
+            return int(stats.read().split()[1]) / 1e9
+
+    before = waited()
+    busy, used = busy_seconds(), time.process_time()
+    # (other threads may use a little CPU between the two readings)
+    assert before - 0.05 <= busy - used <= waited()
 
 
 async def test_a_429_inside_a_slot_backs_off_and_honours_retry_after():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter
 
 import krippendorff
@@ -12,13 +13,13 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 
-from grading.types import Verdict
+from grading.types import ScoringSettings, Verdict
 from storage import cli
 from storage.dto import CriterionInfo
-from storage.services import agreement, human_baseline, reviews
+from storage.services import agreement, human_baseline, reviews, runs
 from storage.services.agreement import HUMAN, AgreementData, AgreementSource
 from storage.services.reviewers import local_actor
-from tests.storage.helpers import make_dataset, make_rubric, make_run
+from tests.storage.helpers import CRITERIA, judge_report, make_dataset, make_rubric, make_run
 
 V = Verdict
 CLASSES = [V.MET, V.UNMET]
@@ -140,10 +141,16 @@ def test_three_reviewers_alpha_matches_krippendorff_and_majority_is_the_referenc
     assert (p0.name, p0.median_seconds, p0.timed_responses) == ("P0", 20.0, 3)
 
 
-def _seed_two_reviewers(sessions):
+def _seed_two_reviewers(sessions, judged: bool = False):
     version = make_rubric(sessions)
     dataset, responses = make_dataset(sessions, count=4)
-    make_run(sessions, version.id, dataset.id)
+    run = make_run(sessions, version.id, dataset.id)
+    if judged:  # the judge says what ana says, except once
+        for i, response in enumerate(responses):
+            said = [V.MET if ((i + j) % 2 == 1) != ((i, j) == (1, 0)) else V.UNMET
+                    for j in range(len(CRITERIA))]
+            runs.record_grade(sessions, run.id, response.id, judge_report(
+                CRITERIA, said, ScoringSettings(), response.output))
     ana, bo = local_actor("ana"), local_actor("bo")
     for i, response in enumerate(responses):
         for j, criterion in enumerate(version.criteria):
@@ -172,7 +179,7 @@ def test_the_database_gives_each_reviewers_verdicts_and_disputes_are_not_final(s
 
 
 def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db_url, capsys):
-    version, _dataset, _responses = _seed_two_reviewers(sessions)
+    version, _dataset, _responses = _seed_two_reviewers(sessions, judged=True)
     status = cli.main(["agreement", "--dataset", "Answers", "--rubric", "Dosing:1",
                        "--format", "json", "--db", db_url])
     out = capsys.readouterr()
@@ -186,10 +193,28 @@ def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db
     assert percent == {"value": 75.0, "n": 4, "note": ""}
     assert 0 <= low <= 75.0 <= high <= 100
     assert {r["reviewer"] for r in report["reviewers"]} == {"ana", "bo"}
+    # per reviewer: verdicts given, median time per response, agreement with the final one
+    ana = next(r for r in report["reviewers"] if r["reviewer"] == "ana")
+    assert (ana["verdicts"], ana["responses"], ana["median_seconds_per_response"],
+            ana["timed_responses"]) == (16, 4, 11.5, 4)
+    assert (ana["vs_final_verdict"]["percent_agreement"], ana["vs_final_verdict"]["n"]) == (
+        100.0, 12)
     for reviewer in report["reviewers"]:
         final = reviewer["vs_final_verdict"]
         low, high = final["percent_agreement_ci95"]
         assert low <= final["percent_agreement"] <= high
+    # each judge against the human verdict in force and against the people, with n and
+    # intervals
+    for row in report["criteria"]:
+        [judge] = row["judges"]
+        versus = judge["vs_human_verdict"]
+        assert versus["n"] == 3 and versus["percent_agreement"] is not None
+        assert "kappa_ci95" in versus and "macro_f1_ci95" in versus
+        assert judge["leave_one_out_macro_f1"]["n"] > 0
+        assert judge["position"] in ("inside", "above", "below")
+        assert "the range of the people" in judge["sentence"]
+    [accurate] = [r["judges"][0] for r in report["criteria"] if r["criterion"] == "accurate"]
+    assert accurate["vs_human_verdict"]["percent_agreement"] == pytest.approx(200 / 3)
     agreement = first["reviewers"]["agreement"]
     low, high = agreement["ci95"]
     assert low <= agreement["value"] <= high
@@ -197,6 +222,10 @@ def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db
                      "--format", "text", "--db", db_url]) == 0
     text = capsys.readouterr().out  # the text format carries the interval too
     assert f"[95% {low:.2f}, {high:.2f}]" in text.splitlines()[0]
+    judged = [line for line in text.splitlines() if "range of the people" in line]
+    # every figure with its n: the people's range too
+    assert judged and all(re.search(r"the range of the people \([^)]*, n=\d+", line)
+                          for line in judged), judged
     assert cli.main(["agreement", "--dataset", "Answers", "--rubric", "Nope",
                      "--db", db_url]) == 1
     assert "no rubric named 'Nope'" in capsys.readouterr().err

@@ -204,7 +204,7 @@ def test_queues_follow_reviewers_per_response_and_coverage_counts_them(sessions)
         _say(sessions, BO, first, criterion, "MET")
     assert first.id not in queue(CY)  # two complete reviews: it needs nobody else
     _say(sessions, CY, responses[1], version.criteria[0], "MET")  # started, not finished
-    assert queue(CY)[0] == responses[1].id or responses[1].id in queue(CY)
+    assert responses[1].id in queue(CY) and first.id not in queue(CY)
     cover = review_sets.coverage(sessions, dataset.id, version.id)
     assert cover.by_reviewers == {0: 2, 2: 1} and cover.complete == 1
     progress = {p.reviewer: (p.responses_done, p.responses_started) for p in cover.reviewers}
@@ -246,3 +246,50 @@ def test_other_reviewers_are_hidden_until_the_viewer_answered(sessions):
     adjudicator = review_queue.response_detail(sessions, response.id, version.id,
                                                viewer="eve@example.org", see_all=True)
     assert not adjudicator.hidden and cites.id in adjudicator.humans
+
+
+
+def test_each_reviewers_queue_puts_disagreements_and_failures_first_then_the_sample(sessions):
+    """Two runs over six responses: r1 the judges disagree on, r2 one failed on; two
+    reviewers per response and a random sample of two."""
+    from grading.types import ScoringSettings
+    from storage.services import datasets, runs
+    from tests.storage.helpers import judge_report
+
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, count=6)
+    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    run_a, run_b = (make_run(sessions, version.id, dataset.id) for _ in range(2))
+    for i, response in enumerate(responses):
+        runs.record_grade(sessions, run_a.id, response.id, judge_report(
+            CRITERIA, [V.MET, V.UNMET, V.MET, V.UNMET], ScoringSettings(), response.output))
+        second = {1: [V.MET, V.MET, V.MET, V.UNMET], 2: [V.MET, V.UNMET, None, V.UNMET]}
+        runs.record_grade(sessions, run_b.id, response.id, judge_report(
+            CRITERIA, second.get(i, [V.MET, V.UNMET, V.MET, V.UNMET]), ScoringSettings(),
+            response.output))
+    review_sets.update_settings(sessions, actor=ANA, dataset_id=dataset.id,
+                                rubric_version_id=version.id, reviewers_per_response=2,
+                                sample_size=2)
+    ids = [r.id for r in responses]
+    sample = review_sets.sample_ids(dataset.id, version.id, ids, 2)
+
+    def queue(actor, unreviewed_only=True):
+        return [i.response_id for i in review_queue.review_queue(
+            sessions, dataset_id=dataset.id, rubric_version_id=version.id,
+            run_ids=[run_a.id, run_b.id], unreviewed_only=unreviewed_only,
+            reviewer_key=actor.key)]
+
+    rest = [rid for rid in ids[3:] + ids[:1] if rid not in sample]
+    expected = [ids[1], ids[2], *[rid for rid in sample if rid not in ids[1:3]],
+                *sorted(rest)]
+    assert queue(CY) == queue(ANA) == expected
+    # ana finishes the disagreement: it leaves her queue, stays first in cy's (one more
+    # reviewer needed); once bo has finished it too, it leaves everyone's
+    for criterion in version.criteria:
+        _say(sessions, ANA, responses[1], criterion, "MET")
+    assert queue(ANA) == expected[1:] and queue(CY) == expected
+    for criterion in version.criteria:
+        _say(sessions, BO, responses[1], criterion, "MET")
+    assert queue(CY) == expected[1:]
+    # the whole queue keeps it, at the end: it needs nobody else
+    assert queue(CY, unreviewed_only=False) == [*expected[1:], ids[1]]

@@ -88,6 +88,26 @@ def test_launch_queues_one_run_per_grader_and_model(sessions):
     assert list(table["Status"]) == ["queued"] * 4
 
 
+def _in_page_order(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _in_page_order(child)
+
+
+def test_the_launch_message_is_shown_under_the_launch_button(sessions):
+    # At the page's top it was out of view of the button at 1280x800: nothing seemed to happen.
+    at = _grade_page()
+    at.text_input(key="grade_custom_models").input("openai/judge-a").run()
+    at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
+    at.button(key="grade_launch").click().run()
+    order = list(_in_page_order(at.main))
+    button = next(i for i, e in enumerate(order) if getattr(e, "key", None) == "grade_launch")
+    message = next(i for i, e in enumerate(order)
+                   if e.type == "success" and "Queued 1 run" in e.value)
+    table = max(i for i, e in enumerate(order) if e.type in ("dataframe", "arrow_data_frame"))
+    assert button < message < table  # under the button, above the runs it speaks of
+
+
 def test_settings_reach_the_stored_run(sessions):
     at = _grade_page()
     at.text_input(key="grade_custom_models").input("openai/judge").run()

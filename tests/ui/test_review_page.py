@@ -200,7 +200,13 @@ def test_accept_the_judges_fills_only_where_they_agree():
     at.button(key="review_accept").click().run()
     assert [_verdict(at, seeded, i).value for i in range(4)] == [
         "MET", None, "MET", "UNMET"]
-    assert "Filled 3 criteria where the judges agree" in texts(at)
+    [message] = [m for m in at.info if "Filled 3 criteria where the judges agree" in m.value]
+    # next to the button that caused it: after it, before the first criterion's verdict
+    order = [(e.type, getattr(e, "key", None) or getattr(e, "value", None))
+             for e in _in_order(at.main)]
+    accept = order.index(("button", "review_accept"))
+    first_radio = next(i for i, (kind, _) in enumerate(order) if kind == "radio")
+    assert accept < order.index(("info", message.value)) < first_radio, order
 
 
 def test_an_error_is_shown_under_the_save_button_not_at_the_top():

@@ -323,7 +323,6 @@ db = runtime.database_key()
 if not runtime.ensure_worker():
     st.caption(f"This app's own worker is off ({runtime.WORKER_VARIABLE}=0): queued runs wait "
                "for a `rubric-workbench worker` process.")
-render_flash()
 try:
     apply_handoff()
     picked = render_what(db)
@@ -337,6 +336,8 @@ try:
                                                 panel)
         can_launch = can_launch and calibration_ok
         render_launch(version, dataset, response_ids, judges, can_launch, panel, estimates)
+    render_flash()  # under the Launch button (and above the runs the message is about)
     grade_runs.render_runs(db, say_when_empty=picked is not None)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))
+    render_flash()
