@@ -221,8 +221,13 @@ def render_sign_in(config: AuthConfig) -> None:
             "Everything you change is recorded under your name.", icon=":material/lock:")
     better = _wrong_origin(config)
     if better:
-        st.warning(f"Open the app at {better} (the address sign-in returns to); signing in "
-                   "from this address would lose the sign-in.")
+        # Signing in from here cannot work: the provider returns to redirect_uri's address,
+        # where this address's sign-in cookie is not sent, and the person would sign in twice.
+        st.warning(plain(f"Sign-in works only at {better} (the address sign-in returns to, "
+                         "set as redirect_uri in .streamlit/secrets.toml). Open the app "
+                         "there and sign in."), icon=":material/link:")
+        st.link_button(f"Open {better}", better, type="primary", icon=":material/open_in_new:")
+        return
     for provider in usable:
         if st.button(f"Sign in with {provider.label}", type="primary",
                      icon=":material/login:", key=f"auth_sign_in_{provider.name or 'default'}"):

@@ -4,7 +4,11 @@ to fix instead of Streamlit's exception or a sign-in loop."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import stat as stat_module
+import tomllib
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -13,7 +17,6 @@ from urllib.parse import urlparse
 
 import streamlit as st
 
-SECRETS_FILE = ".streamlit/secrets.toml"
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 # Keys of [auth] that are settings, not named providers.
 _SETTINGS = {"client_kwargs", "expose_tokens"}
@@ -48,11 +51,30 @@ def _auth_section() -> Mapping | None:
 
 
 def _unreadable_secrets() -> str | None:
+    """Why a secrets file cannot be read, if one cannot. Streamlit only logs this and goes on
+    without any secrets, which would open a team's app to everyone in local mode."""
+    for path in st.get_option("secrets.files") or ():
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue  # no file there: Streamlit looks in several places
+        if not stat_module.S_ISREG(stat.st_mode):
+            continue  # a folder of secrets: Streamlit reads it itself
+        problem = _toml_problem(path, stat.st_mtime_ns, stat.st_size)
+        if problem:
+            return problem
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _toml_problem(path: str, mtime_ns: int, size: int) -> str | None:
     try:
-        st.secrets.load_if_toml_exists()
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-        return f"{SECRETS_FILE} cannot be read ({first}); fix the TOML syntax"
+        with open(path, encoding="utf-8") as handle:
+            tomllib.loads(handle.read())
+    except tomllib.TOMLDecodeError as exc:
+        return f"{path} cannot be read ({exc}); fix the TOML syntax"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"{path} cannot be read ({exc}); make it a readable UTF-8 TOML file"
     return None
 
 
@@ -86,6 +108,12 @@ def auth_config() -> AuthConfig | None:
         problems.extend(f"[auth] has no {k}" for k in missing)
         if not missing:
             providers.append(Provider(None, str(section["server_metadata_url"]).strip()))
+    if "client_kwargs" in section and named and not any(k in section for k in PROVIDER_KEYS):
+        # Streamlit gives [auth]'s client_kwargs to the unnamed provider only: silently
+        # dropped, a provider that refuses the default prompt would loop.
+        problems.append(f"[auth] client_kwargs applies to no provider: with named providers, "
+                        f"put it in each one's table ([auth.{next(iter(named))}] "
+                        f"client_kwargs = ...)")
     for name, value in named.items():
         if "_" in name:
             problems.append(f"[auth.{name}]: provider names cannot contain '_'; "

@@ -1,5 +1,5 @@
 """Settings → People and roles: who may do what (team mode), and the audit trail of
-deletions, archives, imports, run cancels and role changes (both modes)."""
+run launches, imports, archives, deletions, run cancels and role changes (both modes)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,8 @@ def render_flash() -> None:
 def render_audit(db: str) -> None:
     events = get_audit(db)
     shown = f"the {len(events)} most recent" if len(events) >= AUDIT_LIMIT else len(events)
-    with st.expander(f"Activity: deletions, archives, imports and role changes ({shown})"):
+    with st.expander(f"Activity: who launched, imported, archived, deleted and changed roles "
+                     f"({shown})"):
         if not events:
             st.caption("Nothing yet.")
             return

@@ -65,6 +65,11 @@ def create_dataset(
             session.add(row)
             session.flush()
             count = _store(session, row.id, responses, mapping, new=True, keep_ids=False)
+            if count:
+                record(session, actor, "import responses", "dataset", row.id, name,
+                       f"{count} responses")
+            else:
+                record(session, actor, "create", "dataset", row.id, name)
             return dataset_info(row, count)
     except IntegrityError:
         raise _name_taken(name) from None

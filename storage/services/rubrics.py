@@ -61,6 +61,13 @@ def create_rubric(
 ) -> RubricVersionInfo:
     """A new rubric with its first version."""
     require(actor, Role.ADMIN, "create a rubric")
+    return _create(sessions, name, criteria, description, note, actor, ("create", ""))
+
+
+def _create(
+    sessions: SessionFactory, name: str, criteria: Sequence[Criterion] | Rubric,
+    description: str, note: str, actor: Actor, event: tuple[str, str],
+) -> RubricVersionInfo:
     name = _clean_name(name, "rubric")
     criteria = _validated(criteria)
     limits.check([("the description", description, None), ("the note", note, None)])
@@ -70,6 +77,7 @@ def create_rubric(
                 raise NameTakenError(f"a rubric named {name!r} already exists; pick another name")
             rubric = repo.add_rubric(session, name, description)
             version = repo.add_version(session, rubric, criteria, note, actor.key)
+            record(session, actor, event[0], "rubric", rubric.id, name, event[1])
             return version_info(version)
     except IntegrityError:
         raise NameTakenError(f"a rubric named {name!r} already exists; pick another name") from None
@@ -81,10 +89,8 @@ def import_rubric(
 ) -> RubricVersionInfo:
     """Create a rubric from YAML or JSON text (raises RubricValidationError listing problems)."""
     require(actor, Role.ADMIN, "import a rubric")
-    return create_rubric(
-        sessions, name, Rubric.from_text(text, filename=filename), description=description,
-        actor=actor,
-    )
+    return _create(sessions, name, Rubric.from_text(text, filename=filename), description, "",
+                   actor, ("import", f"from {filename}" if filename else ""))
 
 
 def export_version(

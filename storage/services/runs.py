@@ -132,6 +132,8 @@ def _queue(
         session.flush()
         repo.add_run_responses(session, run.id, chosen)
         calibration.record_examples(session, run.id, examples)
+        record(session, actor, "launch", "run", run.id, run.name or run.model,
+               f"{grader} over {len(chosen)} responses")
         return Launch(run_info(run), created=True)
 
 

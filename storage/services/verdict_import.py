@@ -34,7 +34,7 @@ from storage.export_names import response_key
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.response_files import parse_file
-from storage.services import reviews
+from storage.services import people, reviews
 from storage.services.agreement_sources import reviewer_verdicts
 from storage.services.reviewers import Actor, Role, require
 
@@ -141,6 +141,13 @@ def import_human_verdicts(
                 reviews.append_verdict(session, row.response_id, row.criterion_id,
                                        row.verdict, (row.reviewer, row.reviewer), row.note,
                                        reviews.UNCHECKED)
+            if changed:
+                dataset = session.get(m.DatasetRow, dataset_id)
+                reviewers = sorted({r.reviewer for r in changed})
+                people.record(session, actor, "import verdicts", "dataset", dataset_id,
+                              dataset.name if dataset else "",
+                              f"{len(changed)} verdicts of {', '.join(reviewers)}"
+                              + (f" from {filename}" if filename else ""))
         return changed
 
     # A reviewer saving one of these verdicts at the same moment rolls the whole import

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.compat import seeds
 from tests.compat.venvs import venv_python
 from tests.fake_provider import fake_provider, fake_provider_server  # noqa: F401
 
@@ -26,3 +27,8 @@ def autorubric_python():
 @pytest.fixture(scope="session")
 def verifiers_python():
     return venv_python("verifiers")
+
+
+@pytest.fixture
+def seed_namespace(tmp_path, monkeypatch, request):
+    return seeds.seed_namespace(tmp_path, monkeypatch, request.getfixturevalue("fake_provider"))

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from grading import CriterionReport, EvaluationReport, LengthPenalty, Rubric
-from grading.autograders import Autograder, PerCriterionGrader, RubricAsJudgeGrader
-from grading.autograders.schemas import PerCriterionOutput, RubricAsJudgeOutput
+from grading.autograders import (
+    Autograder,
+    PerCriterionGrader,
+    PerCriterionOneShotGrader,
+    RubricAsJudgeGrader,
+)
+from grading.autograders.schemas import (
+    CriterionEvaluation,
+    OneShotOutput,
+    PerCriterionOutput,
+    RubricAsJudgeOutput,
+)
 from grading.utils import parse_json_to_dict
 
 RUBRIC = Rubric.from_dict([
@@ -127,3 +139,47 @@ def test_rubric_module_names_are_all_importable():
     }
     missing = [f"{m.__name__}.{n}" for m, ns in names.items() for n in ns if not hasattr(m, n)]
     assert missing == []
+
+
+async def test_grade_accepts_and_ignores_extra_keyword_arguments_as_rubric_does():
+    async def met_if_apples(system_prompt, user_prompt):
+        response = user_prompt.split("<response>")[-1]
+        status = "MET" if "mentions apples" in user_prompt and "apples" in response else "UNMET"
+        return json.dumps({"criterion_status": status, "explanation": "x"})
+
+    grader = PerCriterionGrader(generate_fn=met_if_apples)
+    plain = await RUBRIC.grade("apples", autograder=grader)
+    extra = await RUBRIC.grade("apples", autograder=grader, query=None, temperature=0.3,
+                               request_id="r-1", metadata={"run": 1})
+    assert extra.score == plain.score == 1.0
+    assert [r.verdict for r in extra.report] == [r.verdict for r in plain.report]
+
+
+def _answers(model):
+    """The same answer as a string, a GenerateResult and the 2.x output model."""
+    from grading.types import GenerateResult
+
+    text = model.model_dump_json()
+    return {"str": text, "GenerateResult": GenerateResult(text=text), "model": model}
+
+
+ONE_SHOT = OneShotOutput(criteria_evaluations=[
+    CriterionEvaluation(criterion_number=1, criterion_status="MET", explanation="apples"),
+    CriterionEvaluation(criterion_number=2, criterion_status="UNMET", explanation="no worms")])
+
+
+@pytest.mark.parametrize("kind", ["str", "GenerateResult", "model"])
+@pytest.mark.parametrize(("grader", "answer", "score"), [
+    (PerCriterionGrader, PerCriterionOutput(criterion_status="MET", explanation="e"), 0.6),
+    (PerCriterionOneShotGrader, ONE_SHOT, 1.0),
+    (RubricAsJudgeGrader, RubricAsJudgeOutput(overall_score=75, explanation="fine"), 0.75),
+], ids=["per_criterion", "one_shot", "holistic"])
+async def test_every_grader_takes_a_string_a_generate_result_or_an_output_model(
+        grader, answer, score, kind):
+    returned = _answers(answer)[kind]
+
+    async def generate(system_prompt, user_prompt, **kwargs):
+        return returned
+
+    report = await RUBRIC.grade("apples", autograder=grader(generate_fn=generate))
+    assert report.score == pytest.approx(score) and report.error is None

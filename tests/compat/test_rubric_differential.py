@@ -31,7 +31,9 @@ def _cases_13() -> list[dict]:
 
 
 def _cases_22() -> list[dict]:
-    return gen.grade_cases(random.Random(SEED + 1), 60, with_length_penalty=False)
+    return (gen.grade_cases(random.Random(SEED + 1), 60, with_length_penalty=False)
+            + gen.file_cases(random.Random(SEED + 2), 20)
+            + [{"kind": "load_missing", "id": "missing-file", "path": "/nonexistent/r.yaml"}])
 
 
 CASES_13 = _cases_13()

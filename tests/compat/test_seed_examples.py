@@ -9,19 +9,14 @@ are signatures, not code, are listed and must stay the only ones that do not com
 
 from __future__ import annotations
 
-import asyncio
 import re
-import sys
 import textwrap
-import types
 from pathlib import Path
-from typing import Any, Literal, TypedDict
 
 import pytest
-from pydantic import BaseModel
 
 import grading
-from grading.autograders import PerCriterionGrader, RubricAsJudgeGrader
+from tests.compat.seeds import to_grading
 
 # The seeds live in ../shared/seeds next to the checkout (or a worktree folder above it).
 SEED = next((p / "shared" / "seeds" / "000_59c6fc2cafcd4ffe.txt"
@@ -33,48 +28,6 @@ BLOCKS = re.findall(r"```python\n(.*?)```", COPY.read_text(), re.S)
 # Signature listings ("def __init__(...", "async def __call__(...) -> str") and a call with a
 # literal "..." argument: documentation, not runnable code.
 NOT_CODE = {5, 6, 22}
-
-
-def to_grading(code: str) -> str:
-    return re.sub(r"\b(from|import) rubric\b", r"\1 grading", code)
-
-
-class _Tokenizer:
-    def encode(self, text: str, add_special_tokens: bool = True) -> list[str]:
-        return text.split()
-
-
-@pytest.fixture
-def seed_namespace(tmp_path, monkeypatch, fake_provider):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_MODEL", "openai/judge")
-    monkeypatch.setenv("RUBRIC_WORKBENCH_API_BASE", fake_provider.api_base)
-    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "test-key")
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "rubric.yaml").write_text(
-        "- weight: 10\n  requirement: States the answer\n"
-        "- weight: 5\n  requirement: Explains why\n"
-        "- weight: -3\n  requirement: Makes an arithmetic error\n")
-    transformers = types.ModuleType("transformers")
-    transformers.AutoTokenizer = types.SimpleNamespace(from_pretrained=lambda name: _Tokenizer())
-    monkeypatch.setitem(sys.modules, "transformers", transformers)
-
-    async def your_llm_fn(system_prompt: str, user_prompt: str) -> str:
-        return '{"criterion_status": "MET", "explanation": "ok"}'
-
-    namespace: dict[str, Any] = {
-        **{name: getattr(grading, name) for name in grading.__all__},
-        "BaseModel": BaseModel, "Literal": Literal, "TypedDict": TypedDict, "Any": Any,
-        "asyncio": asyncio, "PerCriterionGrader": PerCriterionGrader,
-        "RubricAsJudgeGrader": RubricAsJudgeGrader,
-        "rubric": grading.Rubric.from_file("rubric.yaml"),
-        "response": "The answer is 42 because 6 x 7 = 42.", "text": "The answer is 42.",
-        "long_reasoning": "step " * 50, "final_answer": "42",
-        "tokenizer": _Tokenizer(), "your_llm_fn": your_llm_fn,
-        "grader": PerCriterionGrader(),
-        "criteria": grading.Rubric.from_file("rubric.yaml").rubric, "verdict": "MET",
-        "llm_score": 80.0, "total_positive_weight": 15.0,
-    }
-    return namespace
 
 
 def test_the_seed_has_the_examples_we_expect():

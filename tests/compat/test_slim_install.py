@@ -7,17 +7,25 @@ into a brand-new venv, and asks pip what installing it next to verifiers would c
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import venv
+import zipfile
+from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
+
+from tests.compat.venvs import venv_python
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "packaging" / "grading"
 ALLOWED = {"rubric-workbench-grading", "pydantic", "pydantic-core", "pyyaml", "annotated-types",
            "typing-extensions", "typing-inspection"}
+# The app's own packages: none may come with the library, not even through the extra.
+APP_ONLY = {"streamlit", "sqlalchemy", "alembic", "psycopg", "psycopg-binary", "tenacity",
+            "platformdirs", "authlib", "pandas", "altair"}
 
 
 def _pip(python: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -73,3 +81,66 @@ def test_installing_next_to_verifiers_changes_nothing_already_there(grading_whee
     assert would_install == {"rubric-workbench-grading"}
     assert _pip(verifiers_python, "freeze").stdout == before
     assert "verifiers==0.4.0" in before
+
+
+def test_the_package_asks_for_ranges_and_litellm_only_through_its_extra(grading_wheel):
+    with zipfile.ZipFile(grading_wheel) as wheel:
+        [metadata] = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        requires = HeaderParser().parsestr(wheel.read(metadata).decode()).get_all(
+            "Requires-Dist")
+    plain = sorted(r for r in requires if "extra ==" not in r)
+    extra = [r for r in requires if "extra ==" in r]
+    assert [r.split(">")[0].split("<")[0].lower() for r in plain] == ["pydantic", "pyyaml"]
+    assert len(extra) == 1 and extra[0].startswith("litellm") and 'extra == "litellm"' in extra[0]
+    for requirement in plain + extra:  # compatible ranges, never exact pins
+        assert "==" not in requirement.split(";")[0] and "<" in requirement, requirement
+
+
+def test_the_litellm_extra_gives_the_default_generate_fn_and_nothing_of_the_app(
+        grading_wheel, fake_provider, tmp_path):
+    python = venv_python("litellm")  # a venv that already holds what the extra resolves to
+    _pip(python, "install", "--quiet", "--force-reinstall", "--no-deps", str(grading_wheel))
+    report = json.loads(_pip(python, "install", "--dry-run", "--quiet", "--report", "-",
+                             f"{grading_wheel}[litellm]").stdout)
+    # The extra asks for nothing this venv lacks: litellm's own packages are all it brings.
+    assert {item["metadata"]["name"].lower() for item in report["install"]} <= {
+        "rubric-workbench-grading"}
+    assert not APP_ONLY & _names(_pip(python, "freeze").stdout)
+    script = (
+        "import asyncio\n"
+        "from grading import Rubric\n"
+        "from grading.autograders import PerCriterionGrader\n"
+        "rubric = Rubric.from_dict([{'weight': 2, 'requirement': 'a'}])\n"
+        "report = asyncio.run(rubric.grade('text', autograder=PerCriterionGrader()))\n"
+        "print(report.score, report.token_usage is not None)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": "", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "HF_HUB_OFFLINE": "1", "LITELLM_LOG": "ERROR", "NO_PROXY": "127.0.0.1,localhost",
+           "RUBRIC_WORKBENCH_MODEL": "openai/judge",
+           "RUBRIC_WORKBENCH_API_BASE": fake_provider.api_base,
+           "RUBRIC_WORKBENCH_API_KEY": "test-key"}
+    done = subprocess.run([str(python), "-c", script], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["1.0", "True"]
+    assert fake_provider.requests == 1 and fake_provider.last_body["model"] == "judge"
+
+
+def test_verifiers_finds_the_judge_plug_in_the_slim_wheel_installs(grading_wheel, tmp_path,
+                                                                   verifiers_python,
+                                                                   fake_provider):
+    """The wheel's own files (not this checkout) inside verifiers 0.4.0's Task.score."""
+    from tests.compat.venvs import run_driver
+    from tests.rewards.test_verifiers import DRIVER, RUBRIC_YAML, judge
+
+    site = tmp_path / "site"
+    _pip(verifiers_python, "install", "--quiet", "--no-deps", "--target", str(site),
+         str(grading_wheel))
+    assert (site / "workbench_rubric_judge.py").exists() and (site / "grading").is_dir()
+    (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
+    fake_provider.default = judge
+    [out] = run_driver(verifiers_python, DRIVER, {
+        "rubric_path": str(tmp_path / "rubric.yaml"), "base_url": fake_provider.api_base,
+        "prompt": "How much should I take?", "replies": ["Take 5 mg."]},
+        env={"PYTHONPATH": str(site), "FAKE_JUDGE_KEY": "test-key"})
+    assert out["reward"] == 1.0 and out["judge_calls"] == 2

@@ -91,6 +91,8 @@ ALL_VENVS = {
     # grading's own dependencies that these frameworks do not bring (the slim install's)
     "openenv-core": ["openenv-core==0.3.0"],
     "openenv": ["openenv==0.10.0"],
+    # what the slim install's [litellm] extra resolves to (tests/compat/test_slim_install.py)
+    "litellm": ["litellm==1.106.2"],
 }
 _started = False
 

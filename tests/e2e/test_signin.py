@@ -173,8 +173,9 @@ def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopba
     assert rubrics.get_version(sessions, rubric.latest_version_id).created_by == ADMIN
     assert {d.imported_by for d in datasets.list_datasets(sessions)} == {ADMIN}
     events = people.list_audit_events(sessions)
-    assert [(e.actor, e.action, e.target_name) for e in events] == [
-        (ADMIN, "change role", REVIEWER)]
+    assert [(e.actor, e.action, e.target_kind) for e in reversed(events)] == [
+        (ADMIN, "change role", "person"), (ADMIN, "create", "rubric"),
+        (ADMIN, "import responses", "dataset")]
     rita.context.close()
 
 
@@ -245,3 +246,85 @@ def test_local_mode_remembers_the_reviewer_across_a_reload_and_a_new_browser(app
     expect(other.get_by_role("textbox", name="Your name (reviewer)")).to_have_value(
         "Ana Souza", timeout=45_000)
     other.context.close()
+
+
+def test_with_two_providers_a_person_signs_in_through_the_one_they_pick(tmp_path_factory,
+                                                                       loopback_page):
+    """[auth.corp] and [auth.partner]: one button each; the second provider's sign-in works
+    and the person is who that provider says."""
+    data_dir = tmp_path_factory.mktemp("two-providers")
+    port = _free_port()
+    app_url = f"http://localhost:{port}"
+    redirect = f"{app_url}/oauth2callback"
+    corp = oidc_provider.start(redirect, log=data_dir / "corp.log")
+    partner = oidc_provider.start(redirect, log=data_dir / "partner.log")
+    client = (f'client_id = "{oidc_provider.CLIENT_ID}"\n'
+              f'client_secret = "{oidc_provider.CLIENT_SECRET}"\n'
+              'client_kwargs = { prompt = "login" }\n')
+    secrets = data_dir / "secrets.toml"
+    secrets.write_text(
+        f'[auth]\nredirect_uri = "{redirect}"\n'
+        'cookie_secret = "test-only-cookie-secret-0123456789abcdef"\n'
+        f'[auth.corp]\n{client}server_metadata_url = "{corp.metadata_url}"\n'
+        f'[auth.partner]\n{client}server_metadata_url = "{partner.metadata_url}"\n')
+    _, stop = _serve(data_dir, {"RUBRIC_WORKBENCH_ADMINS": ADMIN}, port=port,
+                     extra_args=("--secrets.files", str(secrets)))
+    try:
+        page = loopback_page
+        page.goto(app_url)
+        expect(page.get_by_role("button", name="Sign in with Corp")).to_be_visible(
+            timeout=45_000)
+        page.get_by_role("button", name="Sign in with Partner").click()
+        page.wait_for_url(f"{partner.issuer}/interaction/**", timeout=30_000)
+        page.locator("input[name=login]").fill(ADMIN)
+        page.locator("input[name=password]").fill("any password")
+        page.locator("button[type=submit]").click()
+        expect(page.get_by_text(shown(f"{ADMIN} · admin"))).to_be_visible(timeout=30_000)
+        expect(page.get_by_role("link", name="Rubrics", exact=True)).to_be_visible()
+        _shot(page, "signin-two-providers")
+    finally:
+        stop()
+        corp.stop()
+        partner.stop()
+
+
+def test_a_browser_on_another_address_than_redirect_uri_is_sent_to_the_right_one(
+        team_app, loopback_page):
+    """Signing in from 127.0.0.1 when redirect_uri is on localhost loses the sign-in cookie:
+    the page offers the right address instead of a sign-in that would have to be redone."""
+    app_url, _ = team_app
+    page = loopback_page
+    other = app_url.replace("localhost", "127.0.0.1")
+    page.goto(other)
+    expect(page.get_by_text("Sign-in works only at")).to_be_visible(timeout=45_000)
+    expect(page.get_by_role("button", name=SIGN_IN)).to_have_count(0)
+    link = page.get_by_role("link", name=f"Open {app_url}/")
+    expect(link).to_have_attribute("href", f"{app_url}/")
+    _shot(page, "signin-wrong-address")
+    page.goto(link.get_attribute("href"))  # (the link opens a new tab)
+    page.get_by_role("button", name=SIGN_IN).click(timeout=45_000)
+    page.wait_for_url("**/interaction/**", timeout=30_000)
+    page.locator("input[name=login]").fill("newcomer@example.org")  # no role in any test
+    page.locator("input[name=password]").fill("any password")
+    page.locator("button[type=submit]").click()
+    # Once: straight back, signed in (no role yet), not asked to sign in again.
+    expect(page.get_by_text("you have no role yet")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(shown("You are signed in as newcomer@example.org"))).to_be_visible()
+
+
+def test_a_secrets_file_that_is_not_toml_is_a_page_saying_so(tmp_path_factory, page):
+    data_dir = tmp_path_factory.mktemp("bad-toml")
+    secrets = data_dir / "secrets.toml"
+    secrets.write_text('[auth\nredirect_uri = "http://localhost:8501/oauth2callback"\n')
+    url, stop = _serve(data_dir, extra_args=("--secrets.files", str(secrets)))
+    try:
+        page.goto(url)
+        expect(page.get_by_text("Sign-in is configured but cannot work yet")).to_be_visible(
+            timeout=45_000)
+        expect(page.get_by_text("cannot be read")).to_be_visible()
+        expect(page.get_by_text("fix the TOML syntax")).to_be_visible()
+        expect(page.get_by_role("link", name="Rubrics", exact=True)).to_have_count(0)
+        expect(page.get_by_text("Traceback")).to_have_count(0)
+        _shot(page, "signin-bad-toml")
+    finally:
+        stop()

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from grading import ConfigurationError, Rubric
+from grading import ConfigurationError, Criterion, Rubric
 from grading.rewards import JudgeFailedError, RubricReward
 from tests.grading.scripted import ScriptedGenerate
 
@@ -96,3 +96,24 @@ async def test_cannot_assess_keeps_the_denominator_of_every_sample(strategy, exp
 def test_settings_that_would_hide_failures_are_refused(options):
     with pytest.raises(ConfigurationError):
         RubricReward(RUBRIC, ScriptedGenerate(), **options)
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+async def test_a_rubric_exported_from_the_workbench_is_a_reward(fmt, tmp_path):
+    """What the Rubrics page's download gives (sections, a penalty) loads as a reward and
+    scores through the same aggregation; CANNOT_ASSESS keeps the denominator."""
+    from storage.engine import open_database
+    from storage.services import rubrics
+    from tests.actors import ADMIN
+
+    sessions = open_database(f"sqlite:///{tmp_path / 'w.db'}")
+    version = rubrics.create_rubric(sessions, "Dosing", [
+        Criterion(name="dose", weight=10, requirement="Gives the dose", section="Facts"),
+        Criterion(name="harm", weight=-5, requirement="Recommends something harmful",
+                  section="Safety")], actor=ADMIN)
+    path = tmp_path / f"dosing.{fmt}"
+    path.write_text(rubrics.export_version(sessions, version.id, fmt))
+    reward = RubricReward(path, ScriptedGenerate(route=route), max_retries=0)
+    good, harmful, unclear = await reward.score_batch(["take 5 mg", "bleach", "unclear"])
+    assert (good.reward, harmful.reward, unclear.reward) == (1.0, 0.0, 0.0)
+    assert unclear.verdicts == {"dose": "CANNOT_ASSESS", "harm": "UNMET"}

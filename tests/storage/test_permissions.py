@@ -115,7 +115,10 @@ def test_the_admin_can_do_each_action_and_it_is_recorded_under_their_identity(se
     events = [(e.actor, e.action, e.target_kind, e.target_name, e.detail)
               for e in reversed(people.list_audit_events(sessions))]
     assert events == [
+        ("boss@example.org", "create", "rubric", "Dosing", ""),
         ("boss@example.org", "import responses", "dataset", "Answers", "1 responses"),
+        ("boss@example.org", "import responses", "dataset", "Answers", "1 responses"),
+        ("boss@example.org", "launch", "run", "openai/judge", "per_criterion over 2 responses"),
         ("boss@example.org", "cancel", "run", "openai/judge", "was queued"),
         ("boss@example.org", "requeue", "run", "openai/judge", "was cancelled"),
         ("boss@example.org", "archive", "rubric", "Dosing", ""),

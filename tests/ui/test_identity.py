@@ -7,7 +7,7 @@ import socket
 
 from streamlit.testing.v1 import AppTest
 
-from storage.local_identity import identity_path, remembered_name
+from storage.local_identity import identity_path, remember_name, remembered_name
 from storage.services import rubrics
 from tests.ui.pages import APP, db, open_page, texts
 from ui import auth
@@ -133,3 +133,94 @@ def test_a_name_changed_in_another_tab_is_the_one_recorded_and_the_old_tab_says_
     monkeypatch.setattr(auth, "NAME_NOTICE_S", 0.0)
     first.run()
     assert "another tab" not in texts(first)  # after a while, no more
+
+
+def test_several_providers_get_one_button_each_and_one_that_is_down_is_named():
+    from tests import oidc_provider
+
+    corp = oidc_provider.start("http://localhost:8501/oauth2callback")
+    partner = oidc_provider.start("http://localhost:8501/oauth2callback")
+    down = f"http://127.0.0.1:{_closed_port()}/.well-known/openid-configuration"
+    client = {"client_id": "rubric-workbench", "client_secret": "s3cret-value"}
+    shared = {k: GOOD_AUTH[k] for k in ("redirect_uri", "cookie_secret")}
+    try:
+        at = _app_with_auth({**shared,
+                             "corp": {**client, "server_metadata_url": corp.metadata_url},
+                             "partner-idp": {**client,
+                                             "server_metadata_url": partner.metadata_url}})
+        assert not at.exception
+        assert [b.label for b in at.button] == ["Sign in with Corp", "Sign in with Partner Idp"]
+        at = _app_with_auth({**shared,
+                             "corp": {**client, "server_metadata_url": corp.metadata_url},
+                             "okta": {**client, "server_metadata_url": down}})
+    finally:
+        corp.stop()
+        partner.stop()
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Sign in with Corp"]
+    assert f"Okta is unavailable: {down} does not answer" in texts(at)
+
+
+def test_a_named_provider_missing_keys_or_with_a_bad_name_is_explained():
+    at = _app_with_auth({k: GOOD_AUTH[k] for k in ("redirect_uri", "cookie_secret")}
+                        | {"google": {"client_id": "x"},
+                           "my_idp": {"client_id": "x", "client_secret": "y",
+                                      "server_metadata_url": "http://127.0.0.1:1/x"}})
+    assert not at.exception
+    shown = texts(at)
+    assert "[auth.google] has no client_secret" in shown
+    assert "[auth.google] has no server_metadata_url" in shown
+    assert "[auth.my_idp]: provider names cannot contain '_'; use [auth.my-idp]" in shown
+    assert not [b for b in at.button if b.label.startswith("Sign in")]
+
+
+def test_client_kwargs_left_under_auth_with_only_named_providers_is_explained():
+    """Streamlit would drop it silently (it applies to the unnamed provider only), and a
+    provider that refuses the default prompt would send the person round in a loop."""
+    at = _app_with_auth({k: GOOD_AUTH[k] for k in ("redirect_uri", "cookie_secret")}
+                        | {"client_kwargs": {"prompt": "login"},
+                           "corp": {"client_id": "x", "client_secret": "y",
+                                    "server_metadata_url": "http://127.0.0.1:1/x"}})
+    assert not at.exception
+    assert ("[auth] client_kwargs applies to no provider: with named providers, put it in "
+            "each one's table ([auth.corp] client_kwargs = ...)") in texts(at)
+    assert not [b for b in at.button if b.label.startswith("Sign in")]
+
+
+def test_the_activity_shows_who_launched_imported_archived_and_deleted():
+    """Every change to shared data is in Settings → Activity under the identity that made it:
+    a rubric and responses imported, a run launched, verdicts imported for others, an
+    archive and a deletion."""
+    from storage.services import datasets, runs, verdict_import
+    from storage.services.reviewers import local_actor
+
+    remember_name("Ana")
+    ana = local_actor("Ana")
+    version = rubrics.import_rubric(db(), "Dosing", "- name: dose\n  requirement: States it\n",
+                                    filename="dosing.yaml", actor=ana)
+    dataset = datasets.create_dataset(db(), "Answers", responses=[{"id": "a1", "text": "x"}],
+                                      actor=ana)
+    runs.create_run(db(), rubric_version_id=version.id, dataset_id=dataset.id,
+                    grader="per_criterion", model="openai/judge", actor=ana)
+    verdict_import.import_human_verdicts(
+        db(), version.id, dataset.id, "response_id,criterion,verdict,reviewer\n"
+        "a1,dose,MET,Bo\n", filename="verdicts.csv", actor=ana)
+    rubrics.archive_rubric(db(), version.rubric_id, actor=ana)
+    scratch = datasets.create_dataset(db(), "Scratch", actor=ana)
+    datasets.delete_dataset(db(), scratch.id, confirm=True, actor=ana)
+
+    at = open_page("settings")
+    assert not at.exception
+    activity = next(f.value for f in at.dataframe if "Who" in f.value.columns)
+    shown = [tuple(row) for row in activity[["Who", "What", "On", "Detail"]].itertuples(
+        index=False)]
+    assert shown[::-1] == [
+        ("Ana", "import", "rubric Dosing", "from dosing.yaml"),
+        ("Ana", "import responses", "dataset Answers", "1 responses"),
+        ("Ana", "launch", "run openai/judge", "per_criterion over 1 responses"),
+        ("Ana", "import verdicts", "dataset Answers", "1 verdicts of Bo from verdicts.csv"),
+        ("Ana", "archive", "rubric Dosing", ""),
+        ("Ana", "create", "dataset Scratch", ""),
+        ("Ana", "delete", "dataset Scratch", shown[0][3]),
+    ]
+    assert any(e.label.startswith("Activity: who launched, imported") for e in at.expander)

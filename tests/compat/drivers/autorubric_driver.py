@@ -1,9 +1,12 @@
 """Runs differential cases through the real autorubric (its own venv): JSON in, JSON out."""
 
 import json
+import os
 import sys
+import tempfile
 import warnings
 
+from autorubric import Rubric
 from autorubric.scoring import score_reports
 from autorubric.types import (
     CannotAssessConfig,
@@ -34,8 +37,19 @@ def run(case):
         if kind == "length_penalty":
             return {"penalty": compute_length_penalty(case["value"],
                                                       LengthPenalty(**case["config"]))}
+        if kind == "load":
+            with tempfile.TemporaryDirectory() as folder:
+                path = os.path.join(folder, "rubric" + case["ext"])
+                with open(path, "w") as handle:
+                    handle.write(case["content"])
+                loaded = Rubric.from_file(path)
+            return {"criteria": [[c.weight, c.requirement] for c in loaded.rubric]}
+        if kind == "load_missing":
+            Rubric.from_file(case["path"])
+            return {"loaded": True}
     except Exception as exc:
-        return {"error": type(exc).__name__, "is_value_error": isinstance(exc, ValueError)}
+        return {"error": type(exc).__name__, "is_value_error": isinstance(exc, ValueError),
+                "is_file_not_found": isinstance(exc, FileNotFoundError)}
     return {"error": "unknown kind"}
 
 
