@@ -68,6 +68,12 @@ def render_trials(criteria: list[CriterionInfo], set_runs: list[RunInfo]) -> Non
         st.caption(f"{len(plan.cases)} reviewed responses · {estimate.calls} calls · "
                    f"{estimate.total_tokens:,} tokens · cost {cost}. Answers already asked "
                    "with the same wording come from the cache at no cost.")
+        if plan.examples is not None:
+            shown = len(plan.examples.sets[0].examples)
+            st.caption(f"Run #{plan.base_run.id} is calibrated: the judge sees the same "
+                       f"{shown} reviewed examples for this criterion as in that run, so "
+                       "only the wording differs between before and after. Responses shown "
+                       "as examples are left out of the comparison.")
         if st.button("Try it", type="primary", key="judges_try"):
             handle_try(plan, cap)
     render_running(criterion_id)

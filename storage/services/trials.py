@@ -4,7 +4,9 @@ A trial judges only the reworded criterion, with the model and grader settings o
 run, on the responses that have a human MET/UNMET verdict for that criterion. It reports the
 judge's agreement with people before (the run's own verdicts) and after (the new wording) on
 the same responses, with bootstrap intervals, and every response whose verdict flipped.
-Adopting makes a new rubric version with the new wording.
+A calibrated run's judge is tried with the examples that run showed it for this criterion
+(the same people's verdicts and reasons, now under the new wording), so "before" and "after"
+differ only in the wording. Adopting makes a new rubric version with the new wording.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from sqlalchemy import select
 
 from grading.agreement import PairwiseAgreement, compare_verdicts
 from grading.bootstrap import Interval, bootstrap_interval
+from grading.calibration import RubricExamples
 from grading.errors import RubricWorkbenchError
 from grading.types import Criterion, EvaluationReport, Verdict
 from storage import limits
@@ -27,7 +30,7 @@ from storage import models as m
 from storage.convert import criterion_info, response_info, run_info
 from storage.dto import CriterionInfo, ResponseInfo, RunInfo
 from storage.engine import SessionFactory
-from storage.errors import InvalidInputError, NotFoundError
+from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
 from storage.jobs.estimate import RunEstimate, estimate_for
 from storage.repositories import runs as run_repo
 from storage.services import calibration, trial_progress
@@ -55,6 +58,7 @@ class TrialPlan:
     requirement: str
     cases: tuple[ReviewedCase, ...]
     estimate: RunEstimate
+    examples: RubricExamples | None = None  # a calibrated base run's, for this criterion
 
     @property
     def new_criterion(self) -> Criterion:
@@ -124,11 +128,26 @@ def plan_trial(
             f"{base.id} graded: review some on the Review page first, then try the wording")
     plan_criterion = Criterion(weight=criterion.weight, requirement=requirement,
                                name=criterion.name, section=criterion.section)
+    examples = _base_examples(sessions, base, criterion, requirement)
     estimate = estimate_for(
         grader="per_criterion", model=base.model, criteria=[plan_criterion],
         responses=[(c.response.to_grade, c.response.query) for c in cases],
-        settings=base.settings)
-    return TrialPlan(base, criterion, requirement, tuple(cases), estimate)
+        settings=base.settings, examples=examples)
+    return TrialPlan(base, criterion, requirement, tuple(cases), estimate, examples)
+
+
+def _base_examples(sessions: SessionFactory, run: RunInfo, criterion: CriterionInfo,
+                   requirement: str) -> RubricExamples | None:
+    """The examples a calibrated base run showed its judge for ``criterion``, pinned to the
+    new wording; None when the run is not calibrated."""
+    loaded = calibration.load_examples(sessions, run.id)
+    if loaded is None:
+        return None
+    if loaded.requirements[criterion.position] != criterion.requirement:
+        raise InvalidStateError(
+            f"run {run.id}'s recorded examples do not match '{criterion.label}': launch a "
+            "new calibrated run of this rubric version and try the wording with it")
+    return RubricExamples((loaded.sets[criterion.position],), (requirement,))
 
 
 def _reviewed_cases(session, run: m.RunRow, criterion_id: int) -> list[ReviewedCase]:
@@ -213,7 +232,7 @@ async def run_trial(
     assert worker is not None, "a trial begun elsewhere is run by the worker that holds it"
     close: Callable[[], Awaitable[None]] | None = None
     if grade_fn is None:
-        grade_fn, close = _default_grade_fn(sessions, plan.base_run)
+        grade_fn, close = _default_grade_fn(sessions, plan.base_run, plan.examples)
     criterion = plan.new_criterion
     kept = {entry["response_id"]: dict(entry) for entry in done}
     entries: list[dict[str, Any]] = list(kept.values())
@@ -271,7 +290,7 @@ async def run_trial(
 
 
 def _default_grade_fn(
-    sessions: SessionFactory, run: RunInfo,
+    sessions: SessionFactory, run: RunInfo, examples: RubricExamples | None = None,
 ) -> tuple[GradeFn, Callable[[], Awaitable[None]]]:
     from grading.llm import LiteLLMGenerate
     from storage.jobs import cache as cache_store
@@ -287,12 +306,13 @@ def _default_grade_fn(
         llm, limiter=limiter_for(run.model, run.settings.api_base), sessions=sessions,
         use_cache=True, counters=Counters(), cache_buffer=cache_store.WriteBuffer(sessions),
         on_fatal=fatal.append)
-    grader = build_grader("per_criterion", generate, run.settings)
+    grader = build_grader("per_criterion", generate, run.settings, examples=examples)
 
     async def grade(response: ResponseInfo, criterion: Criterion) -> EvaluationReport:
         if fatal:
             return EvaluationReport(score=None, error=str(fatal[0]))
-        return await grader.grade(response.to_grade, [criterion], query=response.query)
+        return await grader.grade(response.to_grade, [criterion], query=response.query,
+                                  response_key=response.id)
 
     return grade, generate.close
 

@@ -11,7 +11,8 @@ import pytest
 
 from grading.types import Criterion, Verdict
 from storage.errors import InvalidInputError, InvalidStateError
-from storage.services import datasets, reviews, rubrics, runs, trials
+from storage.jobs.estimate import estimate_for
+from storage.services import calibration, datasets, reviews, rubrics, runs, trials
 from storage.services.reviewers import Actor, PermissionDeniedError, Role, local_actor
 from tests.fake_provider import Reply, judge_reply
 from tests.jobs.helpers import make_run, run_now
@@ -319,3 +320,55 @@ def test_a_trial_of_another_machine_is_interrupted_once_its_heartbeat_is_old(
     assert trial_progress.trial_status(sessions, trial_id, now=later).status == "interrupted"
     with pytest.raises(InvalidStateError, match="is running"):
         trial_progress.claim_retry(sessions, trial_id, actor=ADMIN, worker="me:1:x")
+
+
+def test_a_calibrated_runs_wording_is_tried_with_the_examples_it_showed_its_judge(
+        sessions, fake_provider):
+    # "Before" is a calibrated judge's verdicts: "after" must come from the same judge with
+    # the same examples, or the trial compares calibration, not wording.
+    fake_provider.default = wording_sensitive_judge
+    version = rubrics.create_rubric(sessions, "Dosing", [
+        Criterion(name="accurate", requirement="States the dose", weight=10),
+        Criterion(name="polite", requirement="Is polite", weight=2),
+    ], actor=ADMIN)
+    rows = [{"id": f"r{i}", "text": f"answer {i} is {'right' if i % 2 == 0 else 'wrong'}"}
+            for i in range(10)]
+    dataset = datasets.create_dataset(sessions, "Answers", responses=rows, actor=ADMIN)
+    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    for index, response in enumerate(responses):
+        for criterion in version.criteria:
+            reviews.set_human_verdict(sessions, response_id=response.id,
+                                      criterion_id=criterion.id, actor=local_actor("Pat"),
+                                      verdict=M if index % 2 == 0 else U,
+                                      note=f"checked {index}")
+    run = runs.create_run(
+        sessions, rubric_version_id=version.id, dataset_id=dataset.id, grader="per_criterion",
+        model="openai/gpt-4o-mini", actor=ADMIN,
+        settings={"api_base": fake_provider.api_base, "calibration": {"k": 2, "seed": 3}})
+    assert run_now(sessions, run.id).status == "done"
+    accurate = version.criteria[0]
+    shown = {e.response_id for e in calibration.list_run_examples(sessions, run.id)
+             if e.criterion_id == accurate.id and e.role == "example"}
+    assert len(shown) == 2
+
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    assert plan.examples is not None
+    plain = estimate_for(grader="per_criterion", model=plan.base_run.model,
+                         criteria=[plan.new_criterion], settings=plan.base_run.settings,
+                         responses=[(c.response.to_grade, c.response.query) for c in plan.cases])
+    assert plan.estimate.prompt_tokens > plain.prompt_tokens  # the estimate counts them
+    assert plan.cases and not {c.response.id for c in plan.cases} & shown  # held out
+    before_calls = fake_provider.requests
+    asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
+    bodies = fake_provider.bodies[before_calls:]
+    assert len(bodies) == len(plan.cases)
+    texts = {r.id: r.output for r in responses}
+    for body in bodies:
+        prompt = body["messages"][-1]["content"]
+        examples, graded = prompt.split("The response to grade:")
+        assert STRICT in prompt and "States the dose" not in prompt  # the new wording only
+        assert all(texts[i] in examples for i in shown)  # the run's own examples
+        assert examples.count("<human_verdict>") == 2
+        assert not any(texts[c.response.id] in examples for c in plan.cases
+                       if c.response.output in graded)  # never the graded response

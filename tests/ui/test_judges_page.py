@@ -123,3 +123,30 @@ def test_an_interrupted_trial_shows_in_every_browser_and_try_again_completes_it(
     shown = texts(second)
     assert "was interrupted" not in shown and f"Trial {trial_id}" in shown
     assert fake_provider.requests == 3
+
+
+def test_a_calibrated_judge_is_tried_with_its_examples_and_the_page_says_so():
+    from storage.services import reviews, runs
+    from storage.services.reviewers import local_actor
+    from tests.actors import ADMIN
+    from tests.ui.seed import M, U
+
+    seeded = seed_graded(8)
+    for index, response in enumerate(seeded.responses):
+        for criterion in seeded.version.criteria:
+            reviews.set_human_verdict(seeded.sessions, response_id=response.id,
+                                      criterion_id=criterion.id, actor=local_actor("Pat"),
+                                      verdict=M if index % 2 else U)
+    calibrated = runs.create_run(
+        seeded.sessions, rubric_version_id=seeded.version.id,
+        dataset_id=seeded.responses[0].dataset_id, grader="per_criterion",
+        model="openai/judge-c", actor=ADMIN,
+        settings={"api_base": "http://127.0.0.1:9/v1", "calibration": {"k": 2, "seed": 1}})
+    at = _open()
+    at.selectbox(key="judges_trial_run").set_value(seeded.runs[0].id).run()
+    assert not at.exception, at.exception
+    assert "is calibrated" not in texts(at)  # an uncalibrated judge: nothing to say
+    at.selectbox(key="judges_trial_run").set_value(calibrated.id).run()
+    assert not at.exception, at.exception
+    assert (f"Run #{calibrated.id} is calibrated: the judge sees the same 2 reviewed "
+            "examples for this criterion") in texts(at)
