@@ -184,6 +184,35 @@ class CapacityEstimate:
             self._to_send = 0  # probes not sent yet stay unsent: no growth while busy
         self.cpu_bound = busy
 
+    def give_share(self) -> tuple[float, bool]:
+        """Hand half of the limit to a process that joins now (the total stays what the
+        provider was found to take); returns (the share handed over, whether a refused
+        level is known). With a refused level known, the level above what is kept is the
+        peer's: the limit stays there and only probes above it, as after a refusal."""
+        keep = max(1.0, math.floor(self.limit / 2))
+        share = max(1.0, self.limit - keep)
+        known = self.refused_at is not None
+        self._hold(keep, known)
+        return share, known
+
+    def take_share(self, limit: float, known: bool) -> None:
+        """Start from a share handed over by a peer (``give_share``), not from slow start."""
+        self._hold(max(1.0, min(float(self.max_limit), limit)), known)
+
+    def _hold(self, limit: float, known: bool) -> None:
+        self.limit = limit
+        self.lowest_limit = min(self.lowest_limit, limit)
+        self._to_send = 0
+        self._wave += 1  # probes out were sent above the new limit: they teach nothing
+        self._out = 0
+        self._wave_refused = self._vouched = False
+        if known:
+            self.slow_start = False
+            self.refused_at = limit + 1.0
+            self.step = 1.0
+            self.probe_rounds = FIRST_PROBE_ROUNDS
+            self._rounds_to_probe = float(FIRST_PROBE_ROUNDS)
+
     def seed(self, limit: float) -> None:
         """Start from what another process learned, instead of slow-starting from scratch."""
         if self.samples == 0 and limit > self.limit:

@@ -11,8 +11,8 @@ started, one at a time, while all of these hold:
 - the machine had at least ``IDLE_CORES`` of a core idle in the last sample (from
   ``/proc/stat`` where there is one; elsewhere, every core but the one this process uses
   counts as idle);
-- the provider refused no call (HTTP 429) in the last ``QUIET_SECONDS``: a provider that
-  refuses is a bound too, and a second process would mostly add refusals;
+- the provider refused no call (HTTP 429) in the last ``QUIET_SECONDS``: while it is
+  refusing, the limit is still being learned;
 - at least ``MIN_OPEN_CHUNKS`` chunks of the runs are still unclaimed, so a helper finds
   work once it has started (starting one costs seconds of CPU: it imports litellm);
 - fewer than ``max_helpers`` helpers run (cores - 1) and the last one started at least
@@ -24,9 +24,13 @@ helper waits on standby, imported and idle: it takes no chunk, and makes no call
 the scaler says go, so a provider that is the bound (a low rate limit) never sees a second
 process probing it. A standby helper not needed is stopped when the runs end.
 
-Helpers join the runs by claiming chunks (``storage.jobs.chunks``) and learn the endpoint's
-capacity through the database (``storage.jobs.limiter.CapacitySharing``), so adding one
-neither grades a response twice nor starts a new probe into the provider's limit.
+Helpers join the runs by claiming chunks (``storage.jobs.chunks``). A helper set to work
+starts with half of this process's limit on each endpoint, handed over with "go" (this
+process keeps the other half; ``CapacityEstimate.give_share``): the provider sees as many
+calls in flight as before, from two processes, so a provider found at its cap gets no
+new probe into it, and the CPU work of those calls is split over two cores. Afterwards the
+processes share what they learn through the database (``storage.jobs.limiter.
+CapacitySharing``).
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +52,7 @@ IDLE_CORES = 0.4
 MIN_OPEN_CHUNKS = 2
 SPARE_CHUNKS = 4
 GAP = 5.0
-QUIET_SECONDS = 10
+QUIET_SECONDS = 3
 INTERVAL = 1.0
 MAX_HELPERS: int | None = None  # None: one per core but this process's
 
@@ -114,14 +119,18 @@ def _read_proc_stat() -> tuple[int, int] | None:
 class AutoScaler:
     """Samples once a second and puts a helper to work when ``wants_helper`` says so.
 
-    ``spawn()`` starts one helper process on standby and returns it; ``activate(helper)``
-    sets it to work; ``dismiss(helper)`` stops one that was never needed. ``open_chunks()``
-    counts the unclaimed chunks of the runs (called in a thread: it reads the database).
+    ``spawn()`` starts one helper process on standby and returns it; ``activate(helper,
+    handed)`` sets it to work with what ``handover()`` (awaited first) gave up for it
+    (``give_back(handed)`` when no helper could be set to work after all);
+    ``dismiss(helper)`` stops one that was never needed. ``open_chunks()`` counts the
+    unclaimed chunks of the runs (called in a thread: it reads the database).
     """
 
-    def __init__(self, spawn: Callable[[], object], activate: Callable[[object], bool],
+    def __init__(self, spawn: Callable[[], object], activate: Callable[[object, Any], bool],
                  dismiss: Callable[[object], None], open_chunks: Callable[[], int], *,
                  refusals: Callable[[], int] = lambda: 0,
+                 handover: Callable[[], Awaitable[Any]] | None = None,
+                 give_back: Callable[[Any], None] = lambda _handed: None,
                  max_helpers: int | None = None, meter: MachineMeter | None = None):
         self.meter = meter or MachineMeter()
         if max_helpers is None:
@@ -132,6 +141,8 @@ class AutoScaler:
         self.dismiss = dismiss
         self.open_chunks = open_chunks
         self.refusals = refusals  # 429s of this process's calls so far
+        self.handover = handover
+        self.give_back = give_back
         self._refused_before = 0
         self.helpers: list = []  # at work
         self.spare = None  # on standby
@@ -191,10 +202,12 @@ class AutoScaler:
                 max_helpers=self.max_helpers, since_last=since):
             return False
         spare, self.spare = self.spare, None
-        if spare is None or not self.activate(spare):  # none ready (or it died): a new one
+        handed = await self.handover() if self.handover is not None else None
+        if spare is None or not self.activate(spare, handed):  # none ready (or it died)
             spare = self.spawn()
-            if not self.activate(spare):
+            if not self.activate(spare, handed):
                 self.dismiss(spare)
+                self.give_back(handed)
                 return False
         self._last_start = time.monotonic()
         # The next helper is weighed on what this one changes (refusals are kept).

@@ -14,7 +14,6 @@ import math
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -26,6 +25,14 @@ from grading.rubric import Rubric
 from storage import limits
 from storage.config import add_db_argument, database_url, describe_url
 from storage.errors import ImportProblemsError, Problem
+from storage.jobs.helper_processes import (
+    auto_scaler,
+    plural_helpers,
+    start_helpers,
+    stop_helpers,
+    take_shares,
+    wait_ready,
+)
 from storage.response_files import (
     ColumnMapping,
     count_responses,
@@ -311,7 +318,7 @@ def grade_command(args: argparse.Namespace) -> int:
     what = f"resuming run(s) {', '.join(map(str, resumed))}; " if resumed else ""
     print(f"{what}grading {count} responses with {len(run_ids)} run(s) "
           f"(ids {', '.join(map(str, run_ids))}) in {describe_url(url)}", file=sys.stderr)
-    scaler = _auto_scaler(url, sessions, run_ids) if args.workers == "auto" else None
+    scaler = auto_scaler(url, sessions, run_ids) if args.workers == "auto" else None
     if scaler is not None:
         from storage.jobs.chunks import CHUNK_SIZE
 
@@ -454,108 +461,6 @@ def _workers(value: str) -> int | str:
         raise argparse.ArgumentTypeError(
             f"must be a number of processes (1 or more) or auto, got {value!r}")
     return count
-
-
-def plural_helpers(count: int) -> str:
-    return f"{count} helper worker{'' if count == 1 else 's'}"
-
-
-def _auto_scaler(url: str, sessions, run_ids: Sequence[int]):
-    """The scaler of ``--workers auto``; None where helpers cannot share the database (an
-    in-memory SQLite database belongs to this process alone)."""
-    from storage.jobs import chunks
-    from storage.jobs.autoscale import AutoScaler
-    from storage.jobs.limiter import limiter_for
-    from storage.services import runs
-
-    if sessions.kw["bind"].url.database in (None, "", ":memory:"):
-        return None
-    endpoints = {(run.model, run.settings.api_base)
-                 for run in (runs.get_run(sessions, run_id) for run_id in run_ids)}
-
-    def refusals() -> int:
-        return sum(limiter_for(model, api_base).snapshot().refusals
-                   for model, api_base in endpoints)
-
-    return AutoScaler(lambda: start_helpers(url, run_ids, 1, standby=True)[0],
-                      _activate, _dismiss, lambda: chunks.open_chunks(sessions, run_ids),
-                      refusals=refusals)
-
-
-def _activate(helper: subprocess.Popen) -> bool:
-    """Set a standby helper to work; False when it is gone."""
-    try:
-        helper.stdin.write("go\n")
-        helper.stdin.flush()
-        helper.stdin.close()
-    except (BrokenPipeError, OSError, ValueError):
-        return False
-    return helper.poll() is None
-
-
-def _dismiss(helper: subprocess.Popen) -> None:
-    """Stop a standby helper (it may still be importing: it is not waited for to finish)."""
-    with contextlib.suppress(BrokenPipeError, OSError, ValueError):
-        helper.stdin.close()
-    helper.terminate()
-    try:
-        helper.wait(10)
-    except subprocess.TimeoutExpired:
-        helper.kill()
-        helper.wait()
-
-
-def start_helpers(url: str, run_ids: Sequence[int], count: int, *,
-                  standby: bool = False) -> list[subprocess.Popen]:
-    """``count`` worker processes that help with these runs and exit when they end.
-
-    They inherit the environment (provider keys are never put on a command line). Each
-    prints "ready" once it has imported litellm (``wait_ready()`` reads it); a ``standby``
-    helper then waits for "go" on its standard input before it takes any work (see
-    ``storage.jobs.autoscale``), and its output is discarded.
-    """
-    command = [sys.executable, "-m", "storage.cli", "worker", "--db", url, "--until-idle",
-               "--poll", "0.2"]
-    for run_id in run_ids:
-        command += ["--run", str(run_id)]
-    if standby:
-        command.append("--standby")
-    return [subprocess.Popen(command, text=True,
-                             stdin=subprocess.PIPE if standby else subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL if standby else subprocess.PIPE)
-            for _ in range(count)]
-
-
-def wait_ready(helpers: Sequence[subprocess.Popen], timeout: float = 300.0) -> int:
-    """Wait until each helper says it is ready (litellm imported: seconds on a busy
-    machine), so that they share the work from its start; returns how many are."""
-    import selectors
-
-    deadline = time.monotonic() + timeout
-    ready = 0
-    with selectors.DefaultSelector() as selector:
-        for helper in helpers:
-            selector.register(helper.stdout, selectors.EVENT_READ, helper)
-        waiting = len(helpers)
-        while waiting and time.monotonic() < deadline:
-            for key, _ in selector.select(deadline - time.monotonic()):
-                line = key.fileobj.readline()
-                selector.unregister(key.fileobj)
-                waiting -= 1
-                ready += line.strip() == "ready"
-    return ready
-
-
-def stop_helpers(helpers: Sequence[subprocess.Popen], *, wait: bool = False) -> None:
-    for helper in helpers:
-        if not wait:
-            helper.terminate()
-    for helper in helpers:
-        try:
-            helper.wait(30)
-        except subprocess.TimeoutExpired:
-            helper.kill()
-            helper.wait()
 
 
 async def _grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], worker_id: str,
@@ -721,7 +626,7 @@ def worker_command(args: argparse.Namespace) -> int:
 
         preload_litellm()
         print("ready", flush=True)
-    if args.standby and sys.stdin.readline().strip() != "go":
+    if args.standby and not take_shares(sys.stdin.readline()):
         return EXIT_OK  # not needed after all
 
     from storage.jobs.run_options import freeze_heap, preload_litellm

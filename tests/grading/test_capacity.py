@@ -27,6 +27,9 @@ class Simulation:
     peers: list[CapacityEstimate] = field(default_factory=list)
     share_refusals: bool = False  # peers learn each other's refusals (through the database)
     client_lag: float = 0.0  # up to this long between the provider's answer and our seeing it
+    join_at: float | None = None  # the peers start calling then (work=None only)
+    on_join: Callable[[], None] | None = None  # called then
+    peers_ready: Callable[[], bool] | None = None  # after join_at, the peers wait for this
     now: float = 0.0
     server: int = 0
     calls: int = 0
@@ -37,11 +40,14 @@ class Simulation:
     _waiting: list[int] = field(default_factory=list)  # queued calls per client
     _retries: list[tuple[float, int]] = field(default_factory=list)
     _seq: int = 0
+    _joining: bool = False
 
     def __post_init__(self) -> None:
         self.clients = [self.estimate, *self.peers]
         per_client = None if self.work is None else self.work // len(self.clients)
         self._waiting = [per_client if per_client is not None else -1] * len(self.clients)
+        if self.join_at is not None:
+            self._waiting[1:] = [0] * len(self.peers)
 
     def _start(self, client: int) -> None:
         call = self.clients[client].start(self.now)
@@ -60,6 +66,15 @@ class Simulation:
                        (self.now + delay, self._seq, client, call, refused, True))
 
     def _fill(self) -> None:
+        if self.join_at is not None and self.now >= self.join_at:
+            self.join_at = None
+            if self.on_join is not None:
+                self.on_join()
+            self._joining = True
+        if self._joining and (self.peers_ready is None
+                                                 or self.peers_ready()):
+            self._joining = False
+            self._waiting[1:] = [-1] * len(self.peers)
         while self._retries and self._retries[0][0] <= self.now:
             _at, client = heapq.heappop(self._retries)
             self._waiting[client] += 1
@@ -75,7 +90,7 @@ class Simulation:
     def run(self, until: float = 3600.0) -> Simulation:
         while self.now < until and not self.finished():
             self._fill()
-            times = [until]
+            times = [until] if self.join_at is None else [min(until, self.join_at)]
             if self._events:
                 times.append(self._events[0][0])
             if self._retries:
@@ -415,3 +430,48 @@ def test_latency_measured_while_busy_is_forgotten_when_the_process_is_free_again
     assert estimate.short_latency is None  # the busy latencies were our own queue
     now = _full_rounds(estimate, now, 6, 0.2)
     assert estimate.decreases == 0 and estimate.limit >= 64
+
+
+@pytest.mark.parametrize("handed_over", [True, False], ids=["share-handed-over", "slow-start"])
+def test_a_process_joining_at_the_cap_takes_half_of_the_limit_and_adds_no_storm(handed_over):
+    # One process found the provider's cap of 32; after 30 s a second joins (grade --workers
+    # auto adds a helper when the first is CPU-bound). Handed half of the first one's limit,
+    # the two keep 32 in flight between them from the first round.
+    first, second = CapacityEstimate(), CapacityEstimate()
+    learned: list[float] = []
+
+    def join() -> None:
+        assert first.refused_at is not None and 30 <= first.limit <= 32
+        learned.append(first.limit)
+        if handed_over:
+            share, known = first.give_share()
+            second.take_share(share, known)
+            assert known and first.limit + second.limit == pytest.approx(learned[0])
+            assert not second.slow_start and second.refused_at == second.limit + 1
+
+    # The process handing over waits until its own calls are within what it kept before it
+    # says go (storage.jobs.commands: the helper's calls then replace its own).
+    sim = Simulation(first, cap_of(32), flat(0.2), refusal_latency=HELD, peers=[second],
+                     share_refusals=True, join_at=30.0, on_join=join,
+                     peers_ready=lambda: first.in_flight <= first.base_slots)
+    sim.run(until=30.0)
+    refused_alone, answered_alone = sim.refused, sim.successes
+    sim.run(until=40.0)
+    assert learned  # the second did join
+    refused = sim.refused - refused_alone
+    if handed_over:
+        assert refused <= 4, refused  # rare probes above each share
+        assert sim.successes - answered_alone >= 0.9 * 32 * 10.0 / 0.22
+        assert 28 <= first.limit + second.limit <= 33
+    else:  # the slow start of the newcomer runs into the first one's calls
+        assert refused > 4, refused
+
+
+def test_a_share_handed_over_before_the_cap_is_known_keeps_discovering():
+    first = CapacityEstimate()
+    first.limit = 20.0  # still in slow start: no refusal yet
+    share, known = first.give_share()
+    second = CapacityEstimate()
+    second.take_share(share, known)
+    assert (first.limit, second.limit, known) == (10.0, 10.0, False)
+    assert first.slow_start and second.slow_start and second.refused_at is None

@@ -179,3 +179,18 @@ def test_workers_takes_a_number_or_auto_and_says_so(db_url, tmp_path, capsys, va
     err = capsys.readouterr().err
     assert ("argument --workers: must be a number of processes (1 or more) or auto, "
             f"got '{value}'") in err
+
+
+def test_a_helper_told_to_go_takes_the_share_of_each_endpoint_it_was_handed():
+    from grading.limiter import limiter_for
+    from storage.jobs.helper_processes import take_shares
+
+    assert not take_shares("")  # stdin closed: not needed after all
+    assert take_shares("go\n")  # nothing handed over (no limit learned, or --workers N)
+    assert take_shares('go [["openai/share-test", "http://127.0.0.1:9", 12.0, true], '
+                       '["openai/share-other", null, 3.0, false]]\n')
+    handed = limiter_for("openai/share-test", "http://127.0.0.1:9").snapshot()
+    assert (handed.limit, handed.refused_at, handed.slow_start) == (12.0, 13.0, False)
+    discovering = limiter_for("openai/share-other", None).snapshot()
+    assert (discovering.limit, discovering.refused_at, discovering.slow_start) == (
+        3.0, None, True)
