@@ -63,11 +63,13 @@ async def test_the_limiter_tells_its_estimate_when_the_process_is_busy_for_most_
 
 
 def test_busy_seconds_count_this_process_cpu_and_the_time_a_thread_waited_for_a_core():
-    start_cpu, start = time.process_time(), busy_seconds()
+    start = busy_seconds()
+    start_cpu = time.process_time()  # read after: a bracket around the CPU count
     deadline = time.perf_counter() + 0.3
     while time.perf_counter() < deadline:  # busy: both grow by at least the CPU used
         pass
-    assert busy_seconds() - start >= time.process_time() - start_cpu > 0.1
+    end_cpu = time.process_time()
+    assert busy_seconds() - start >= end_cpu - start_cpu > 0.1
 
     def waited() -> float:  # Linux, as CI: the time this thread waited for a core is counted
         with open("/proc/thread-self/schedstat") as stats:
