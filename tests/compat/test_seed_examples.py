@@ -16,13 +16,9 @@ from pathlib import Path
 import pytest
 
 import grading
-from tests.compat.seeds import to_grading
+from tests.compat.seeds import seed_file, to_grading
 
-# The seeds live in ../shared/seeds next to the checkout (or a worktree folder above it).
-SEED = next((p / "shared" / "seeds" / "000_59c6fc2cafcd4ffe.txt"
-             for p in Path(__file__).resolve().parents
-             if (p / "shared" / "seeds" / "000_59c6fc2cafcd4ffe.txt").exists()),
-            Path("/nonexistent"))
+SEED = seed_file("000_59c6fc2cafcd4ffe.txt")
 COPY = Path(__file__).parent / "seed_000_examples.md"  # the blocks, verbatim, for CI
 BLOCKS = re.findall(r"```python\n(.*?)```", COPY.read_text(), re.S)
 # Signature listings ("def __init__(...", "async def __call__(...) -> str") and a call with a

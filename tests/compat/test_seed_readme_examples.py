@@ -16,13 +16,10 @@ from pathlib import Path
 import pytest
 
 import grading
-from tests.compat.seeds import to_grading
+from tests.compat.seeds import seed_file, to_grading
 from tests.fake_provider import Reply
 
-SEED = next((p / "shared" / "seeds" / "002_f1ecdca39aa5c7f6.txt"
-             for p in Path(__file__).resolve().parents
-             if (p / "shared" / "seeds" / "002_f1ecdca39aa5c7f6.txt").exists()),
-            Path("/nonexistent"))
+SEED = seed_file("002_f1ecdca39aa5c7f6.txt")
 COPY = Path(__file__).parent / "seed_002_examples.md"  # the blocks, verbatim, for CI
 BLOCKS = re.findall(r"```(python|json|yaml)\n(.*?)```", COPY.read_text(), re.S)
 PYTHON = [code for lang, code in BLOCKS if lang == "python"]

@@ -34,18 +34,23 @@ def wording_sensitive_judge(body):
     return Reply(json.dumps({"verdict": "MET", "reason": "lenient reading"}))
 
 
-@pytest.fixture
-def reviewed(sessions, fake_provider):
-    """Six responses graded by a lenient judge; people reviewed 'accurate' on all six."""
-    fake_provider.default = wording_sensitive_judge
+def _dosing(sessions, count: int):
+    """The 'Dosing' rubric (accurate, polite) and ``count`` answers, even ones right."""
     version = rubrics.create_rubric(sessions, "Dosing", [
         Criterion(name="accurate", requirement="States the dose", weight=10),
         Criterion(name="polite", requirement="Is polite", weight=2),
     ], actor=ADMIN)
     rows = [{"id": f"r{i}", "text": f"answer {i} is {'right' if i % 2 == 0 else 'wrong'}"}
-            for i in range(6)]
+            for i in range(count)]
     dataset = datasets.create_dataset(sessions, "Answers", responses=rows, actor=ADMIN)
-    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    return version, dataset, datasets.list_responses(sessions, dataset.id, limit=None)
+
+
+@pytest.fixture
+def reviewed(sessions, fake_provider):
+    """Six responses graded by a lenient judge; people reviewed 'accurate' on all six."""
+    fake_provider.default = wording_sensitive_judge
+    version, dataset, responses = _dosing(sessions, 6)
     run = make_run(sessions, version.id, dataset.id, fake_provider.api_base,
                    model="openai/gpt-4o-mini")
     assert run_now(sessions, run.id).status == "done"
@@ -327,14 +332,7 @@ def test_a_calibrated_runs_wording_is_tried_with_the_examples_it_showed_its_judg
     # "Before" is a calibrated judge's verdicts: "after" must come from the same judge with
     # the same examples, or the trial compares calibration, not wording.
     fake_provider.default = wording_sensitive_judge
-    version = rubrics.create_rubric(sessions, "Dosing", [
-        Criterion(name="accurate", requirement="States the dose", weight=10),
-        Criterion(name="polite", requirement="Is polite", weight=2),
-    ], actor=ADMIN)
-    rows = [{"id": f"r{i}", "text": f"answer {i} is {'right' if i % 2 == 0 else 'wrong'}"}
-            for i in range(10)]
-    dataset = datasets.create_dataset(sessions, "Answers", responses=rows, actor=ADMIN)
-    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    version, dataset, responses = _dosing(sessions, 10)
     for index, response in enumerate(responses):
         for criterion in version.criteria:
             reviews.set_human_verdict(sessions, response_id=response.id,
