@@ -194,3 +194,33 @@ def test_a_helper_told_to_go_takes_the_share_of_each_endpoint_it_was_handed():
     discovering = limiter_for("openai/share-other", None).snapshot()
     assert (discovering.limit, discovering.refused_at, discovering.slow_start) == (
         3.0, None, True)
+
+
+@pytest.mark.parametrize("alive", [True, False], ids=["helper-set-to-work", "helpers-died"])
+async def test_a_share_handed_over_for_a_helper_that_never_starts_is_given_back(alive):
+    # The standby helper died (and so did the one started in its place): the half of the
+    # limit set aside for it comes back to this process, and nothing counts as joined.
+    events: list = []
+
+    async def handover():
+        events.append("handover")
+        return "half"
+
+    scaler = autoscale.AutoScaler(
+        spawn=lambda: "new helper", activate=lambda helper, handed: (
+            events.append(("go", helper, handed)) or alive),
+        dismiss=lambda helper: events.append(("dismiss", helper)),
+        open_chunks=lambda: 10, handover=handover,
+        give_back=lambda handed: events.append(("give back", handed)), max_helpers=1)
+    scaler.spare = "standby helper"
+    scaler._recent.extend([BUSY] * autoscale.SUSTAINED)
+
+    assert await scaler.consider() is alive
+    if alive:
+        assert events == ["handover", ("go", "standby helper", "half")]
+        assert scaler.helpers == ["standby helper"]
+    else:
+        assert events == ["handover", ("go", "standby helper", "half"),
+                          ("go", "new helper", "half"), ("dismiss", "new helper"),
+                          ("give back", "half")]
+        assert scaler.helpers == []
