@@ -155,6 +155,8 @@ class AdaptiveLimiter:
         if mark is not None and now - mark[0] < CPU_WINDOW:
             return
         cpu = self._cpu_clock()
+        if mark is None and len(self._cpu_marks) >= 64:
+            self._cpu_marks.clear()  # threads come and go (an app runs for months)
         self._cpu_marks[thread] = (now, cpu)
         if mark is not None:
             self.estimate.own_cpu((cpu - mark[1]) / (now - mark[0]) >= CPU_BUSY)

@@ -102,7 +102,6 @@ def render_pending(actor: Actor, items: list[DisputeItem]) -> None:
     st.rerun()
 
 
-
 def decided_meanwhile(key: str) -> str:
     """Why a Decide found its dispute gone, naming the response, the criterion and who
     decided it."""
