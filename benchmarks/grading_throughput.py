@@ -21,9 +21,12 @@ cores, and peak memory of the runner and of the bare client at N and 10 x N (no 
 Every row shows the CPU time per call of the measuring process (a helper's is not
 included) and the cores the provider itself used meanwhile (on a two-core machine, what
 it uses is not free for grading). Each measurement runs in a fresh process (its own
-limiter, its own peak RSS, litellm imported and warmed up before the clock starts). Not a
-test: it prints what it measures. The machine may be shared: wall figures are noisy (+-20%
-from run to run here), CPU per call less so; ``--repeat 3`` shows the median of three.
+limiter, its own peak RSS). The bare client and the library import litellm and make a first
+call before their clock starts; the runner modes run as a user's ``rubric-workbench grade``
+does: the command imports litellm (and what its first call would) itself and starts its
+clock after, its standby helper importing meanwhile. Not a test: it prints what it
+measures. The machine may be shared: wall figures are noisy (+-20% from run to run here),
+CPU per call less so; ``--repeat 3`` shows the median of three, the modes taking turns.
 """
 
 from __future__ import annotations
@@ -223,31 +226,49 @@ def _cli(api_base: str, n: int, k: int, workers: str) -> dict:
             "correct": sum(1 for g in grades if g.score == 1.0)}
 
 
-def child_main(args: argparse.Namespace) -> None:
+def _warm_up(api_base: str) -> None:
     import litellm
 
     from grading.llm import LiteLLMGenerate
     from grading.prompts import per_criterion_response_format
 
     # litellm's first call sets up lazily (seconds here), through its own client and through
-    # the library's: outside every timing, the same for every mode.
+    # the library's: outside the timing of the bare client and of the library.
     asyncio.run(litellm.acompletion(
-        model=MODEL, api_base=args.api_base, api_key="bench-key", timeout=60, num_retries=3,
+        model=MODEL, api_base=api_base, api_key="bench-key", timeout=60, num_retries=3,
         messages=[{"role": "user", "content": "warm-up"}],
         response_format=per_criterion_response_format()))
-    asyncio.run(LiteLLMGenerate(MODEL, api_base=args.api_base, api_key="bench-key")(
+    asyncio.run(LiteLLMGenerate(MODEL, api_base=api_base, api_key="bench-key")(
         "warm-up", "warm-up", response_format=per_criterion_response_format()))
+
+
+def child_main(args: argparse.Namespace) -> None:
+    runner = args.one not in ("bare", "library")
+    if not runner:
+        _warm_up(args.api_base)
     print("ready", flush=True)
     sys.stdin.readline()  # the parent resets the provider's counters, then says go
-    cpu = cpu_seconds()
+    mark = {"cpu": cpu_seconds()}
     if args.one == "bare":
         result = asyncio.run(_bare(args.api_base, args.n, args.k, args.cap))
     elif args.one == "library":
         result = asyncio.run(_library(args.api_base, args.n, args.k))
     else:
+        # As a user's `rubric-workbench grade` runs: the command imports litellm itself (its
+        # standby helper, started first, imports it meanwhile) and starts its clock after;
+        # CPU is counted from there too (the last preload before the clock).
+        from storage.jobs import run_options
+
+        preload = run_options.preload_litellm
+
+        def preload_and_mark() -> None:
+            preload()
+            mark["cpu"] = cpu_seconds()
+
+        run_options.preload_litellm = preload_and_mark
         workers = {"workers2": "2", "runner1": "1"}.get(args.one, "auto")
         result = _cli(args.api_base, args.n, args.k, workers)
-    result["cpu"] = cpu_seconds() - cpu  # the runner's: its set-up and checks included
+    result["cpu"] = cpu_seconds() - mark["cpu"]
     result["rss"] = peak_rss_mb()
     print(json.dumps(result), flush=True)
 
@@ -278,13 +299,18 @@ def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency:
     return result
 
 
-def measure_median(server: Server, mode: str, n: int, k: int, cap: int | None,
-                   latency: float, repeat: int) -> dict:
-    """The run with the median wall time of ``repeat`` (a shared machine's noise is
-    +-20% from one run to the next; the median of a few is steadier than any one)."""
-    runs = sorted((measure(server, mode, n, k, cap, latency) for _ in range(repeat)),
-                  key=lambda r: r["wall"])
-    return runs[len(runs) // 2]
+def measure_median(server: Server, modes: list[str], n: int, k: int, cap: int | None,
+                   latency: float, repeat: int) -> dict[str, dict]:
+    """Per mode, the run with the median wall time of ``repeat`` (a shared machine's noise
+    is +-20% from one run to the next; the median of a few is steadier than any one). The
+    modes take turns (bare, runner, ..., bare, runner, ...), so a slow minute of the machine
+    falls on all of them rather than on one."""
+    measured: dict[str, list[dict]] = {mode: [] for mode in modes}
+    for _ in range(repeat):
+        for mode in modes:
+            measured[mode].append(measure(server, mode, n, k, cap, latency))
+    return {mode: sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]
+            for mode, runs in measured.items()}
 
 
 def _row(label: str, mode: str, r: dict, calls: int, reference: float | None) -> str:
@@ -325,21 +351,18 @@ def main() -> None:
         print(f"each row: the median of {args.repeat} runs (by wall time)", flush=True)
     try:
         for cap in [int(c) for c in args.caps.split(",") if c]:
-            reference = None
-            for mode in ("bare", "runner", "library", "workers2"):
-                r = measure_median(server, mode, n, k, cap, args.latency, args.repeat)
-                reference = reference or r["wall"]
-                print(_row(str(cap), mode, r, calls, None if mode == "bare" else reference),
-                      flush=True)
+            results = measure_median(server, ["bare", "runner", "library", "workers2"], n, k,
+                                     cap, args.latency, args.repeat)
+            for mode, r in results.items():
+                print(_row(str(cap), mode, r, calls, None if mode == "bare"
+                           else results["bare"]["wall"]), flush=True)
         if not args.skip_cpu_bound:
-            results = {}
-            for mode in ("bare", "runner", "workers2"):
-                r = results[mode] = measure_median(server, mode, n, k, None, 0.005,
-                                                   args.repeat)
+            results = measure_median(server, ["bare", "runner", "workers2", "runner1"], n, k,
+                                     None, 0.005, args.repeat)
+            for mode, r in results.items():
                 print(_row("none", mode, r, calls, None if mode == "bare"
                            else results["bare"]["wall"]), flush=True)
-            one = measure_median(server, "runner1", n, k, None, 0.005, args.repeat)
-            print(_row("none", "runner1", one, calls, results["bare"]["wall"]), flush=True)
+            one = results["runner1"]
             speedup = one["wall"] / results["workers2"]["wall"]
             free = (os.cpu_count() or 1) - results["workers2"]["provider_cores"]
             print(f"CPU-bound: --workers 2 reaches {speedup:.2f}x the calls/s of one process "

@@ -7,12 +7,16 @@ This scaler watches for exactly that and adds the processes ``--workers N`` woul
 started, one at a time, while all of these hold:
 
 - the process used at least ``BUSY_SHARE`` of a core in each of the last ``SUSTAINED``
-  one-second samples (a process waiting on the provider uses far less);
+  samples, taken every ``INTERVAL`` seconds (a process waiting on the provider uses far
+  less);
 - the machine had at least ``IDLE_CORES`` of a core idle in the last sample (from
   ``/proc/stat`` where there is one; elsewhere, every core but the one this process uses
   counts as idle);
-- the provider refused no call (HTTP 429) in the last ``QUIET_SECONDS``: while it is
-  refusing, the limit is still being learned;
+- the provider refused no more than one call (HTTP 429) per sample in the last
+  ``QUIET_SAMPLES``: a storm of refusals (the opening slow start overshooting) says the limit
+  is still being learned. A single refusal is a probe above a level already found, which
+  goes on as long as the run: a helper taking over half of the limit (below) adds no call
+  in flight, so waiting for probes to stop would only keep a core idle;
 - at least ``MIN_OPEN_CHUNKS`` chunks of the runs are still unclaimed, so a helper finds
   work once it has started (starting one costs seconds of CPU: it imports litellm);
 - fewer than ``max_helpers`` helpers run (cores - 1) and the last one started at least
@@ -52,8 +56,9 @@ IDLE_CORES = 0.4
 MIN_OPEN_CHUNKS = 2
 SPARE_CHUNKS = 4
 GAP = 5.0
-QUIET_SECONDS = 3
-INTERVAL = 1.0
+QUIET_SAMPLES = 2
+STORM_REFUSALS = 2  # refusals in one sample that say the limit is still being learned
+INTERVAL = 0.5
 MAX_HELPERS: int | None = None  # None: one per core but this process's
 
 
@@ -61,7 +66,7 @@ MAX_HELPERS: int | None = None  # None: one per core but this process's
 class Sample:
     own_share: float  # of one core, this process, the last interval
     idle_cores: float  # of the whole machine, the last interval
-    refused: bool = False  # the provider refused a call of ours in the last interval
+    refused: bool = False  # the provider refused calls of ours in a storm, the last interval
 
 
 def wants_helper(recent: list[Sample], *, open_chunks: int, helpers: int, max_helpers: int,
@@ -71,7 +76,7 @@ def wants_helper(recent: list[Sample], *, open_chunks: int, helpers: int, max_he
         return False
     if len(recent) < SUSTAINED:
         return False
-    if QUIET_SECONDS and any(s.refused for s in recent[-QUIET_SECONDS:]):
+    if QUIET_SAMPLES and any(s.refused for s in recent[-QUIET_SAMPLES:]):
         return False
     last = recent[-SUSTAINED:]
     # Idle now is what counts: a standby helper importing litellm keeps a core busy for a
@@ -146,7 +151,7 @@ class AutoScaler:
         self._refused_before = 0
         self.helpers: list = []  # at work
         self.spare = None  # on standby
-        self._recent: deque[Sample] = deque(maxlen=max(SUSTAINED, QUIET_SECONDS))
+        self._recent: deque[Sample] = deque(maxlen=max(SUSTAINED, QUIET_SAMPLES))
         self._last_start = -GAP
 
     async def run(self) -> None:
@@ -156,12 +161,16 @@ class AutoScaler:
         while True:
             await self._keep_spare()
             await asyncio.sleep(INTERVAL)
-            refused_now = self.refusals()
-            sample = self.meter.sample()
-            self._recent.append(Sample(sample.own_share, sample.idle_cores,
-                                       refused=refused_now > self._refused_before))
-            self._refused_before = refused_now
+            self._recent.append(self.sample())
             await self.consider()
+
+    def sample(self) -> Sample:
+        """The machine's last interval, and whether the provider refused a storm of calls."""
+        refused_now = self.refusals()
+        sample = self.meter.sample()
+        storm = refused_now - self._refused_before >= STORM_REFUSALS
+        self._refused_before = refused_now
+        return Sample(sample.own_share, sample.idle_cores, refused=storm)
 
     def prestart(self, chunks: int) -> None:
         """Start the standby helper now, before grading starts, when the work will be

@@ -19,6 +19,25 @@ from storage import models as m
 from storage.engine import SessionFactory
 
 CHUNK_SIZE = 25
+# The last chunks are smaller (guided self-scheduling, Polychronopoulos and Kuck 1987): each
+# is an eighth of what is left, so that several workers finish within a small chunk of each
+# other instead of one grading a whole chunk of 25 while the others have nothing left.
+TAIL_SHARE = 8
+SMALLEST_CHUNK = 2
+
+
+def chunk_sizes(count: int, largest: int | None = None) -> list[int]:
+    """The sizes of the chunks ``count`` responses are cut into, in order: ``largest``
+    (``CHUNK_SIZE``) until an eighth of what is left is smaller, then that eighth (at least
+    ``SMALLEST_CHUNK``)."""
+    largest = largest or CHUNK_SIZE
+    sizes: list[int] = []
+    left = count
+    while left > 0:
+        size = min(left, largest, max(SMALLEST_CHUNK, -(-left // TAIL_SHARE)))
+        sizes.append(size)
+        left -= size
+    return sizes
 
 
 @dataclass(frozen=True)
@@ -41,12 +60,15 @@ def _claimable(lease_seconds: float) -> ColumnElement[bool]:
 def plan_pass(sessions: SessionFactory, run_id: int, pass_no: int,
               response_ids: Sequence[int], *, size: int | None = None) -> int:
     """Replace the run's chunks with chunks of ``pass_no`` over ``response_ids`` (of
-    ``CHUNK_SIZE`` responses unless ``size`` says otherwise)."""
-    size = size or CHUNK_SIZE
+    ``chunk_sizes``: ``CHUNK_SIZE`` responses unless ``size`` says otherwise, smaller at the
+    end)."""
     ids = sorted(response_ids)
-    rows = [{"run_id": run_id, "pass_no": pass_no, "first_response_id": ids[i],
-             "last_response_id": ids[min(i + size, len(ids)) - 1], "status": "open"}
-            for i in range(0, len(ids), size)]
+    rows = []
+    start = 0
+    for length in chunk_sizes(len(ids), size):
+        rows.append({"run_id": run_id, "pass_no": pass_no, "first_response_id": ids[start],
+                     "last_response_id": ids[start + length - 1], "status": "open"})
+        start += length
     with sessions.begin() as session:
         session.execute(delete(m.RunChunkRow).where(m.RunChunkRow.run_id == run_id))
         if rows:

@@ -49,9 +49,9 @@ def test_a_helper_is_wanted_only_when_the_process_is_the_bound_and_a_core_is_fre
 def test_a_helper_is_not_wanted_while_the_provider_refuses_calls():
     # The provider is a bound too: a second process would mostly add 429s.
     refused = Sample(own_share=0.97, idle_cores=0.9, refused=True)
-    assert not _wants([refused, BUSY, BUSY])
-    quiet = [BUSY] * autoscale.QUIET_SECONDS
-    assert not _wants([*quiet[1:], refused, BUSY])
+    quiet = [BUSY] * autoscale.QUIET_SAMPLES
+    assert not _wants([*quiet, refused])
+    assert not _wants([*quiet[1:], refused, *quiet[:-1]])
     assert _wants([refused, *quiet])  # long enough ago
 
 
@@ -127,7 +127,7 @@ def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
     # "CPU-bound" made certain: any share of a core counts as busy, any idle as enough. The
     # processes, the database and the provider are real.
     for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("SUSTAINED", 1),
-                        ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SECONDS", 0)):
+                        ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SAMPLES", 0)):
         monkeypatch.setattr(autoscale, name, value)
     # 30 s of work (240 calls, 4 at a time, 0.5 s each): time for the helper to import
     # litellm on a busy machine and join.
@@ -224,3 +224,17 @@ async def test_a_share_handed_over_for_a_helper_that_never_starts_is_given_back(
                           ("go", "new helper", "half"), ("dismiss", "new helper"),
                           ("give back", "half")]
         assert scaler.helpers == []
+
+
+def test_a_probe_refused_now_and_then_is_not_a_storm_that_keeps_helpers_away():
+    # At a provider's cap the limiter sends a probe above it every few rounds for the whole
+    # run, and most are refused: one refusal per sample is that, two or more a storm (the
+    # opening slow start overshooting, the capacity falling).
+    refusals = iter([0, 1, 2, 2, 4, 9])
+    meter = MachineMeter()
+    scaler = autoscale.AutoScaler(spawn=lambda: None, activate=lambda helper, handed: True,
+                                  dismiss=lambda helper: None, open_chunks=lambda: 10,
+                                  refusals=lambda: next(refusals), max_helpers=1, meter=meter)
+    storms = [scaler.sample().refused for _ in range(6)]
+    assert storms == [False, False, False, False, True, True]
+    assert autoscale.STORM_REFUSALS == 2

@@ -26,6 +26,32 @@ from tests.jobs.helpers import (
 FAST_PASSES = {"transport_retries": 1, "retry_passes": 3, "pass_delay": 0.05}
 
 
+def test_a_pass_is_cut_into_chunks_that_shrink_towards_its_end(sessions):
+    # Several workers then finish within a small chunk of each other: with chunks of 25 to
+    # the end, one graded a whole last chunk while the other had nothing left.
+    from storage.jobs.chunks import CHUNK_SIZE, chunk_sizes, plan_pass
+
+    sizes = chunk_sizes(200)
+    assert sum(sizes) == 200 and sizes[0] == CHUNK_SIZE
+    assert sizes == sorted(sizes, reverse=True)
+    assert max(sizes[-6:]) <= 2
+    assert chunk_sizes(7, 1) == [1] * 7 and chunk_sizes(0) == []
+
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, 60)
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9")
+    ids = [r.id for r in responses]
+    planned = plan_pass(sessions, run.id, 1, list(reversed(ids)))
+    with sessions() as session:
+        chunks = session.execute(select(m.RunChunkRow.first_response_id,
+                                        m.RunChunkRow.last_response_id)
+                                 .where(m.RunChunkRow.run_id == run.id)
+                                 .order_by(m.RunChunkRow.id)).all()
+    assert planned == len(chunks) == len(chunk_sizes(60))
+    covered = [i for first, last in chunks for i in ids if first <= i <= last]
+    assert covered == sorted(ids)  # every response in exactly one chunk, in order
+
+
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_with_defaults_the_runner_finds_the_cap_no_grade_fails_and_429s_stay_rare(
         sessions, backend, fake_provider):
