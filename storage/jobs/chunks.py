@@ -26,15 +26,14 @@ TAIL_SHARE = 8
 SMALLEST_CHUNK = 2
 
 
-def chunk_sizes(count: int, largest: int | None = None) -> list[int]:
-    """The sizes of the chunks ``count`` responses are cut into, in order: ``largest``
-    (``CHUNK_SIZE``) until an eighth of what is left is smaller, then that eighth (at least
+def chunk_sizes(count: int) -> list[int]:
+    """The sizes of the chunks ``count`` responses are cut into, in order: ``CHUNK_SIZE``
+    until an eighth of what is left is smaller, then that eighth (at least
     ``SMALLEST_CHUNK``)."""
-    largest = largest or CHUNK_SIZE
     sizes: list[int] = []
     left = count
     while left > 0:
-        size = min(left, largest, max(SMALLEST_CHUNK, -(-left // TAIL_SHARE)))
+        size = min(left, CHUNK_SIZE, max(SMALLEST_CHUNK, -(-left // TAIL_SHARE)))
         sizes.append(size)
         left -= size
     return sizes
@@ -58,14 +57,13 @@ def _claimable(lease_seconds: float) -> ColumnElement[bool]:
 
 
 def plan_pass(sessions: SessionFactory, run_id: int, pass_no: int,
-              response_ids: Sequence[int], *, size: int | None = None) -> int:
+              response_ids: Sequence[int]) -> int:
     """Replace the run's chunks with chunks of ``pass_no`` over ``response_ids`` (of
-    ``chunk_sizes``: ``CHUNK_SIZE`` responses unless ``size`` says otherwise, smaller at the
-    end)."""
+    ``chunk_sizes``: ``CHUNK_SIZE`` responses, smaller at the end)."""
     ids = sorted(response_ids)
     rows = []
     start = 0
-    for length in chunk_sizes(len(ids), size):
+    for length in chunk_sizes(len(ids)):
         rows.append({"run_id": run_id, "pass_no": pass_no, "first_response_id": ids[start],
                      "last_response_id": ids[start + length - 1], "status": "open"})
         start += length
@@ -153,10 +151,16 @@ def unfinished(sessions: SessionFactory, run_id: int) -> int:
 
 
 def open_chunks(sessions: SessionFactory, run_ids: Sequence[int]) -> int:
-    """Chunks of these runs that no worker has claimed yet (work a new helper would find)."""
+    """The work of these runs no worker has claimed yet (what a new helper would find), in
+    chunks of ``CHUNK_SIZE`` responses: the small chunks at the end of a pass count for what
+    they hold, so a few responses left never look like work worth a new process. Counted by
+    response ids, which a chunk's responses run through with few gaps."""
+    chunk = m.RunChunkRow
     with sessions() as session:
-        return session.scalar(select(func.count()).select_from(m.RunChunkRow).where(
-            m.RunChunkRow.run_id.in_(list(run_ids)), m.RunChunkRow.status == "open")) or 0
+        responses = session.scalar(
+            select(func.sum(chunk.last_response_id - chunk.first_response_id + 1)).where(
+                chunk.run_id.in_(list(run_ids)), chunk.status == "open")) or 0
+    return -(-int(responses) // CHUNK_SIZE)
 
 
 def joinable_run(sessions: SessionFactory, worker_id: str, *, lease_seconds: float,

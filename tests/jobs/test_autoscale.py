@@ -230,11 +230,12 @@ def test_a_probe_refused_now_and_then_is_not_a_storm_that_keeps_helpers_away():
     # At a provider's cap the limiter sends a probe above it every few rounds for the whole
     # run, and most are refused: one refusal per sample is that, two or more a storm (the
     # opening slow start overshooting, the capacity falling).
-    refusals = iter([0, 1, 2, 2, 4, 9])
-    meter = MachineMeter()
+    storm = autoscale.STORM_REFUSALS
+    per_sample = [0, 1, 1, 0, storm, storm + 3]
+    totals = iter([sum(per_sample[:i + 1]) for i in range(len(per_sample))])
     scaler = autoscale.AutoScaler(spawn=lambda: None, activate=lambda helper, handed: True,
                                   dismiss=lambda helper: None, open_chunks=lambda: 10,
-                                  refusals=lambda: next(refusals), max_helpers=1, meter=meter)
-    storms = [scaler.sample().refused for _ in range(6)]
+                                  refusals=lambda: next(totals), max_helpers=1,
+                                  meter=MachineMeter())
+    storms = [scaler.sample().refused for _ in per_sample]
     assert storms == [False, False, False, False, True, True]
-    assert autoscale.STORM_REFUSALS == 2

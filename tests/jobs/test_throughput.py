@@ -26,16 +26,17 @@ from tests.jobs.helpers import (
 FAST_PASSES = {"transport_retries": 1, "retry_passes": 3, "pass_delay": 0.05}
 
 
-def test_a_pass_is_cut_into_chunks_that_shrink_towards_its_end(sessions):
+def test_a_pass_is_cut_into_chunks_that_shrink_towards_its_end(sessions, monkeypatch):
     # Several workers then finish within a small chunk of each other: with chunks of 25 to
     # the end, one graded a whole last chunk while the other had nothing left.
-    from storage.jobs.chunks import CHUNK_SIZE, chunk_sizes, plan_pass
+    from storage.jobs import chunks as chunk_store
+    from storage.jobs.chunks import CHUNK_SIZE, chunk_sizes, open_chunks, plan_pass
 
     sizes = chunk_sizes(200)
     assert sum(sizes) == 200 and sizes[0] == CHUNK_SIZE
     assert sizes == sorted(sizes, reverse=True)
     assert max(sizes[-6:]) <= 2
-    assert chunk_sizes(7, 1) == [1] * 7 and chunk_sizes(0) == []
+    assert chunk_sizes(0) == []
 
     version = make_rubric(sessions)
     dataset, responses = make_dataset(sessions, 60)
@@ -50,6 +51,11 @@ def test_a_pass_is_cut_into_chunks_that_shrink_towards_its_end(sessions):
     assert planned == len(chunks) == len(chunk_sizes(60))
     covered = [i for first, last in chunks for i in ids if first <= i <= last]
     assert covered == sorted(ids)  # every response in exactly one chunk, in order
+    # The scaler weighs open work in chunks of 25: 60 responses are 3 of them, not the 17
+    # small chunks they were cut into (a few responses left are no work for a new process).
+    assert open_chunks(sessions, [run.id]) == 3
+    monkeypatch.setattr(chunk_store, "CHUNK_SIZE", 1)
+    assert chunk_sizes(7) == [1] * 7
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
