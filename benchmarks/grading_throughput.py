@@ -21,8 +21,9 @@ cores, and peak memory of the runner and of the bare client at N and 10 x N (no 
 Every row shows the CPU time per call of the measuring process (a helper's is not
 included) and the cores the provider itself used meanwhile (on a two-core machine, what
 it uses is not free for grading). Each measurement runs in a fresh process (its own
-limiter, its own peak RSS). The bare client and the library import litellm and make a first
-call before their clock starts; the runner modes run as a user's ``rubric-workbench grade``
+limiter, its own peak RSS). The bare client and the library make a first call before their
+clock starts, each as its user would (the bare client through litellm, the library through
+itself, which imports litellm on its first call); the runner modes run as a user's ``rubric-workbench grade``
 does: the command imports litellm (and what its first call would) itself and starts its
 clock after, its standby helper importing meanwhile. Not a test: it prints what it
 measures. The machine may be shared: wall figures are noisy (+-20% from run to run here),
@@ -226,18 +227,23 @@ def _cli(api_base: str, n: int, k: int, workers: str) -> dict:
             "correct": sum(1 for g in grades if g.score == 1.0)}
 
 
-def _warm_up(api_base: str) -> None:
-    import litellm
-
-    from grading.llm import LiteLLMGenerate
+def _warm_up(api_base: str, mode: str) -> None:
+    """litellm's first call sets up lazily (seconds here): outside the clock. Each mode warms
+    up as its user would: the bare client through litellm, the library through itself (it
+    imports litellm on its first call, and then leaves that heap out of the garbage
+    collector's passes: ``grading.llm.freeze_heap_on_load``)."""
     from grading.prompts import per_criterion_response_format
 
-    # litellm's first call sets up lazily (seconds here), through its own client and through
-    # the library's: outside the timing of the bare client and of the library.
-    asyncio.run(litellm.acompletion(
-        model=MODEL, api_base=api_base, api_key="bench-key", timeout=60, num_retries=3,
-        messages=[{"role": "user", "content": "warm-up"}],
-        response_format=per_criterion_response_format()))
+    if mode == "bare":
+        import litellm
+
+        asyncio.run(litellm.acompletion(
+            model=MODEL, api_base=api_base, api_key="bench-key", timeout=60, num_retries=3,
+            messages=[{"role": "user", "content": "warm-up"}],
+            response_format=per_criterion_response_format()))
+        return
+    from grading.llm import LiteLLMGenerate
+
     asyncio.run(LiteLLMGenerate(MODEL, api_base=api_base, api_key="bench-key")(
         "warm-up", "warm-up", response_format=per_criterion_response_format()))
 
@@ -245,7 +251,7 @@ def _warm_up(api_base: str) -> None:
 def child_main(args: argparse.Namespace) -> None:
     runner = args.one not in ("bare", "library")
     if not runner:
-        _warm_up(args.api_base)
+        _warm_up(args.api_base, args.one)
     print("ready", flush=True)
     sys.stdin.readline()  # the parent resets the provider's counters, then says go
     mark = {"cpu": cpu_seconds()}
@@ -332,6 +338,8 @@ def main() -> None:
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--repeat", type=int, default=1,
                         help="measure each row this many times and show the median run")
+    parser.add_argument("--modes", default="bare,runner,library,workers2",
+                        help="modes of the capped rows (bare is always measured: the reference)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--api-base", help=argparse.SUPPRESS)
     parser.add_argument("--cap", type=int, default=32, help=argparse.SUPPRESS)
@@ -351,8 +359,8 @@ def main() -> None:
         print(f"each row: the median of {args.repeat} runs (by wall time)", flush=True)
     try:
         for cap in [int(c) for c in args.caps.split(",") if c]:
-            results = measure_median(server, ["bare", "runner", "library", "workers2"], n, k,
-                                     cap, args.latency, args.repeat)
+            modes = ["bare"] + [m for m in args.modes.split(",") if m and m != "bare"]
+            results = measure_median(server, modes, n, k, cap, args.latency, args.repeat)
             for mode, r in results.items():
                 print(_row(str(cap), mode, r, calls, None if mode == "bare"
                            else results["bare"]["wall"]), flush=True)

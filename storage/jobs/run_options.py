@@ -4,10 +4,7 @@ itself, the grader it builds, and the window of responses it keeps in flight."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
-import importlib
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,23 +108,12 @@ class Window:
         self._changed.set()
 
 
-# Imported by litellm's (and the OpenAI SDK's) first chat completion, not by ``import
-# litellm``: ~0.9 s of CPU on the event loop in the middle of the first calls, which stalls
-# every call in flight and the opening slow start (measured with litellm 1.106).
-FIRST_CALL_MODULES = ("openai.resources.chat", "litellm.proxy._types",
-                      "litellm.proxy.openai_files_endpoints.common_utils",
-                      "litellm.llms.litellm_proxy.chat")
-
-
 def preload_litellm() -> None:
     """Import litellm (seconds of CPU), with its price map read locally, not fetched, and
-    what its first call would import on the event loop."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm  # noqa: F401
+    what its first call would import on the event loop (``grading.llm.FIRST_CALL_MODULES``)."""
+    from grading.llm import _load_litellm
 
-    for name in FIRST_CALL_MODULES:
-        with contextlib.suppress(ImportError):  # another litellm or SDK version
-            importlib.import_module(name)
+    _load_litellm()
 
 
 def freeze_heap() -> None:
