@@ -23,11 +23,12 @@ included) and the cores the provider itself used meanwhile (on a two-core machin
 it uses is not free for grading). Each measurement runs in a fresh process (its own
 limiter, its own peak RSS). The bare client and the library make a first call before their
 clock starts, each as its user would (the bare client through litellm, the library through
-itself, which imports litellm on its first call); the runner modes run as a user's ``rubric-workbench grade``
-does: the command imports litellm (and what its first call would) itself and starts its
-clock after, its standby helper importing meanwhile. Not a test: it prints what it
-measures. The machine may be shared: wall figures are noisy (+-20% from run to run here),
-CPU per call less so; ``--repeat 3`` shows the median of three, the modes taking turns.
+itself, which imports litellm on its first call); the runner modes run as a user's
+``rubric-workbench grade`` does: the command imports litellm (and what its first call
+would) itself and starts its clock after, its standby helper importing meanwhile. Not a
+test: it prints what it measures. The machine may be shared: wall figures are noisy (+-20%
+from run to run here), CPU per call less so; ``--repeat 3`` shows the median of three, the
+modes taking turns.
 """
 
 from __future__ import annotations
