@@ -250,7 +250,7 @@ def _warm_up(api_base: str, mode: str) -> None:
 
 
 def child_main(args: argparse.Namespace) -> None:
-    runner = args.one not in ("bare", "library")
+    runner = args.one not in ("bare", "library", "library-warm")
     if not runner:
         _warm_up(args.api_base, args.one)
     print("ready", flush=True)
@@ -258,7 +258,7 @@ def child_main(args: argparse.Namespace) -> None:
     mark = {"cpu": cpu_seconds()}
     if args.one == "bare":
         result = asyncio.run(_bare(args.api_base, args.n, args.k, args.cap))
-    elif args.one == "library":
+    elif args.one in ("library", "library-warm"):
         result = asyncio.run(_library(args.api_base, args.n, args.k))
     else:
         # As a user's `rubric-workbench grade` runs: the command imports litellm itself (its
@@ -281,12 +281,22 @@ def child_main(args: argparse.Namespace) -> None:
 
 
 # -- the table ----------------------------------------------------------------------------------
+# What the library and the runner remember of an endpoint's capacity between processes
+# (``grading.capacity_memory``): every mode starts without it (cold), except
+# ``library-warm``, which starts from what the ``library`` run just before it at this cap
+# learned, as a user's second run on an endpoint does.
+MEMORY = Path(tempfile.mkdtemp(prefix="rw-bench-memory-"))
+
+
 def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency: float) -> dict:
     server.reset(latency, None)
     command = [sys.executable, str(Path(__file__).resolve()), "--one", mode, "--api-base",
                server.api_base, "--n", str(n), "--k", str(k), "--cap", str(cap or 64)]
+    if mode != "library-warm":
+        (MEMORY / "capacity.json").unlink(missing_ok=True)
+    env = {**os.environ, "RUBRIC_WORKBENCH_CACHE_DIR": str(MEMORY)}
     with tempfile.TemporaryFile("w+") as errors:
-        child = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE,
+        child = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=errors, text=True)
         ready = child.stdout.readline()
         provider_cpu = 0.0
@@ -339,7 +349,7 @@ def main() -> None:
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--repeat", type=int, default=1,
                         help="measure each row this many times and show the median run")
-    parser.add_argument("--modes", default="bare,runner,library,workers2",
+    parser.add_argument("--modes", default="bare,runner,library,library-warm,workers2",
                         help="modes of the capped rows (bare is always measured: the reference)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--api-base", help=argparse.SUPPRESS)

@@ -39,6 +39,10 @@ itself included. A 429 for a call at level n says the provider did not take n of
   taking 32) and the limit does not grow either (it would only queue more calls in our own
   loop); 429s are handled as always. When the process stops being busy, the short-term
   latency starts afresh (what was measured while busy was our own queue).
+- **Resuming** (``resume``): a process may start from what the last one on the endpoint
+  held (``grading.capacity_memory``, like Linux's per-destination ``tcp_metrics``): slow
+  start from half of it, doubling back up to it in one round; refused just above it before,
+  slow start ends there and probes above at once, as the capacity may have grown since.
 - The limit only grows while it is used (at least half of it in flight), is capped by a user's
   ceiling when there is one, and by ``MAX_LIMIT`` otherwise.
 """
@@ -136,6 +140,9 @@ class CapacityEstimate:
         self.refused_rounds = 0  # decreases for our own 429s (what peers are told)
         self.lowest_limit = self.limit
         self.cpu_bound = False  # the process is busy for most of a core (``own_cpu``)
+        self._resume_to = 0.0  # in slow start, double up to this level (``resume``)
+        self._resume_capped = False  # ... and stop there: refused just above it before
+        self._remembered_plateau = False  # the refused level is the memory's, not a 429's
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -200,6 +207,7 @@ class CapacityEstimate:
         self._hold(max(1.0, min(float(self.max_limit), limit)), known)
 
     def _hold(self, limit: float, known: bool) -> None:
+        self._resume_to = 0.0  # a share of the endpoint, not the whole of it
         self.limit = limit
         self.lowest_limit = min(self.lowest_limit, limit)
         self._to_send = 0
@@ -213,11 +221,34 @@ class CapacityEstimate:
             self.probe_rounds = FIRST_PROBE_ROUNDS
             self._rounds_to_probe = float(FIRST_PROBE_ROUNDS)
 
+    def resume(self, level: float, capped: bool = False) -> None:
+        """Start from what the last process on this endpoint held (``capacity_memory``): slow
+        start from half of it, doubling back up to it in one round, unlimited by
+        ``MAX_STEP`` (half, in case the capacity has fallen since: a round at half of the old
+        level is not a storm). ``capped``: the provider refused just above that level, so
+        slow start ends there and the limit only probes above it, as after a refusal;
+        otherwise slow start goes on above it as usual."""
+        if self.samples == 0 and self.slow_start:
+            self._resume_to = min(float(self.max_limit), level)
+            self._resume_capped = capped
+            self.limit = max(self.limit, min(float(self.max_limit), math.floor(level / 2)))
+            self.lowest_limit = self.limit
+
+    def abandon_resume(self) -> None:
+        """Another process is at work on the endpoint: what the last one held is not ours to
+        take; slow start from scratch instead."""
+        if self._resume_to:
+            self._resume_to = 0.0
+            if self.slow_start:
+                self.limit = float(min(INITIAL_LIMIT, self.max_limit))
+                self.lowest_limit = min(self.lowest_limit, self.limit)
+
     def seed(self, limit: float) -> None:
         """Start from what another process learned, instead of slow-starting from scratch."""
         if self.samples == 0 and limit > self.limit:
             self.limit = min(float(self.max_limit), limit)
             self.slow_start = False
+            self._resume_to = 0.0
 
     # -- events ----------------------------------------------------------------------------
     def start(self, now: float) -> Call:
@@ -271,6 +302,7 @@ class CapacityEstimate:
         if retry_after:
             self.paused_until = max(self.paused_until, now + min(retry_after, MAX_PAUSE))
         below = float(max(1, call.level - 1))
+        self._remembered_plateau = False
         if current:  # a probe: the limit stays where calls are answered
             self._vouched = False
             edge = not self.slow_start and self.refused_at is not None
@@ -338,6 +370,9 @@ class CapacityEstimate:
                 self._rounds_to_probe = float(self.probe_rounds)
                 if self.refused_at is not None and self.limit >= self.refused_at + 1:
                     self.refused_at, self.step = None, 1.0
+                    # Only remembered, never refused here: slow start goes on (as cold).
+                    self.slow_start = self._remembered_plateau
+                    self._remembered_plateau = False
         self._wave += 1
         self._wave_refused = False
 
@@ -349,8 +384,19 @@ class CapacityEstimate:
         room = self.max_limit - base
         if room <= 0:
             return
+        if self.slow_start and self._resume_capped and base >= self._resume_to:
+            # Back at the level a process held before, refused just above it: a plateau.
+            self.slow_start, self._resume_to, self._resume_capped = False, 0.0, False
+            # The capacity may have grown since: the first probe goes the next round.
+            self._remembered_plateau = True
+            self.refused_at = float(base + 1)
+            self.probe_rounds = 2
+            self._rounds_to_probe = 1.0
+            return
         if self.slow_start:
             size = min(base, MAX_STEP)
+            if base < self._resume_to:  # back up to the level a process held before
+                size = max(size, min(base, int(self._resume_to) - base))
         elif self.refused_at is None:
             size = int(self.step)
         elif base + 1 < self.refused_at:  # climbing back below the refused level

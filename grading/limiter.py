@@ -13,6 +13,8 @@ limiter serves several loops (the app's worker thread, ``grade_sync``, a CLI run
 from __future__ import annotations
 
 import asyncio
+import atexit
+import math
 import threading
 import time
 from collections import deque
@@ -20,11 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from grading import capacity_memory
 from grading.capacity import Call, CapacityEstimate, CapacitySnapshot
 from grading.errors import TransientProviderError
 
 CPU_WINDOW = 1.0  # seconds over which the process's own CPU use is measured
 CPU_BUSY = 0.85  # of one core: busy enough that latency rises in our own event loop
+REMEMBER_INTERVAL = 5.0  # seconds between writes of an endpoint's limit (``capacity_memory``)
 
 
 def busy_seconds() -> float:
@@ -67,6 +71,10 @@ class AdaptiveLimiter:
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
         self._cpu_clock = cpu_clock
         self._cpu_marks: dict[int, tuple[float, float]] = {}  # per thread: (clock, cpu)
+        self.memory_key: tuple[str, str, str] | None = None  # set by ``limiter_for``
+        # What the last process held, and whether it was refused just above (``capacity_memory``)
+        self.recalled: tuple[float, bool] | None = None
+        self._remembered_at = -math.inf
 
     # -- configuration and reading -----------------------------------------------------
     def set_ceiling(self, ceiling: int | None) -> None:
@@ -146,6 +154,28 @@ class AdaptiveLimiter:
                 self.estimate.succeeded(call, now)
             self._measure_cpu_locked(now)
             self._wake_locked()
+            remember = (self.memory_key is not None
+                        and now - self._remembered_at >= REMEMBER_INTERVAL)
+            if remember:
+                self._remembered_at = now
+        if remember:
+            self.remember()
+
+    def remember(self) -> None:
+        """Keep this endpoint's limit for the next process (``capacity_memory``): the limit
+        held, or, when nothing here was refused or cut, at least what was recalled (a short
+        run that never needed the old level does not make the next one start lower)."""
+        with self._lock:
+            e = self.estimate
+            if self.memory_key is None or e.samples == 0:
+                return
+            if e.decreases or e.refusals:
+                limit = e.limit
+                capped = e.refused_at is not None and e.refused_at <= e.limit + 2
+            else:
+                limit, capped = max((e.limit, False), self.recalled or (0.0, False))
+            key = self.memory_key
+        capacity_memory.remember(key, limit, capped)
 
     def _measure_cpu_locked(self, now: float) -> None:
         if self._cpu_clock is None:
@@ -225,6 +255,15 @@ _registry: dict[tuple[str, str, str], AdaptiveLimiter] = {}
 _registry_lock = threading.Lock()
 
 
+@atexit.register
+def _remember_all() -> None:
+    """At exit, every endpoint's limit for the next process."""
+    with _registry_lock:
+        limiters = list(_registry.values())
+    for limiter in limiters:
+        limiter.remember()
+
+
 def limiter_key(model: str, api_base: str | None) -> tuple[str, str, str]:
     provider = model.split("/", 1)[0] if "/" in model else "openai"
     return provider, model, (api_base or "").rstrip("/")
@@ -243,6 +282,10 @@ def limiter_for(model: str, api_base: str | None, ceiling: int | None = _KEEP
         if limiter is None:
             limiter = _registry[key] = AdaptiveLimiter(None if ceiling is _KEEP else ceiling,
                                                        cpu_clock=busy_seconds)
+            limiter.memory_key = key
+            limiter.recalled = capacity_memory.claim(key)
+            if limiter.recalled is not None:
+                limiter.estimate.resume(*limiter.recalled)
             return limiter
     if ceiling is not _KEEP and ceiling != limiter.estimate.ceiling:
         limiter.set_ceiling(ceiling)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
@@ -12,6 +13,9 @@ from grading.limiter import _registry as limiter_registry
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
+# What limiters remember of an endpoint between processes (``grading.capacity_memory``) never
+# goes to the real cache directory; each test has its own (below).
+os.environ["RUBRIC_WORKBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="rw-test-cache-")
 
 _PROVIDER_KEYS = (
     "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
@@ -31,6 +35,7 @@ def _isolated_environment(monkeypatch, tmp_path):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RUBRIC_WORKBENCH_DATABASE_URL", f"sqlite:///{tmp_path / 'workbench.db'}")
     monkeypatch.setenv("RUBRIC_WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RUBRIC_WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
     # Endpoint limiters are process-wide: what one test taught them must not pace the next.
     limiter_registry.clear()
     yield

@@ -13,7 +13,9 @@ SQLite file on one machine, or PostgreSQL) share what they learn through the
   back off together instead of each probing the provider into a storm of 429s;
 - a peer's pause is kept by all;
 - a process starting on an endpoint that a process which has stopped knew starts from that
-  process's limit instead of slow-starting from scratch.
+  process's limit instead of slow-starting from scratch; one that finds a peer at work does
+  not resume from what the last process on this machine held (``grading.capacity_memory``:
+  the peer may be on another machine).
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ class CapacitySharing:
         first = not self._synced
 
         def change(estimate: CapacityEstimate, clock_now: float) -> None:
+            if first and live:
+                estimate.abandon_resume()  # a peer holds the endpoint (on another machine)
             if first and not live and stopped:
                 estimate.seed(stopped[-1][1])
             if refused:

@@ -213,3 +213,21 @@ def test_a_new_process_starts_from_what_a_stopped_one_learned(sessions):
     alive = CapacitySharing(sessions, AdaptiveLimiter(clock=FakeClock()), ENDPOINT, "late")
     alive.sync(now=m.utcnow() + timedelta(seconds=61))
     assert alive.limiter.estimate.limit == 4
+
+
+def test_a_process_resuming_from_this_machines_memory_starts_cold_beside_a_live_peer(sessions):
+    # The peer may be on another machine, where this machine's memory of the endpoint
+    # (``grading.capacity_memory``) is not known: taking the whole of it would double up.
+    peer = _process(sessions, "peer")
+    peer.limiter.estimate.limit = 40.0
+    peer.sync()
+    limiter = AdaptiveLimiter(clock=FakeClock())
+    limiter.estimate.resume(80.0, True)
+    assert limiter.estimate.limit == 40
+    CapacitySharing(sessions, limiter, ENDPOINT, "resuming").sync()
+    assert limiter.estimate.limit == 4 and limiter.estimate.slow_start
+    # Alone on the endpoint, it keeps what it resumed from.
+    alone = AdaptiveLimiter(clock=FakeClock())
+    alone.estimate.resume(80.0, True)
+    CapacitySharing(sessions, alone, "other|endpoint|", "alone").sync()
+    assert alone.estimate.limit == 40
