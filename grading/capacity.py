@@ -42,7 +42,8 @@ itself included. A 429 for a call at level n says the provider did not take n of
 - **Resuming** (``resume``): a process may start from what the last one on the endpoint
   held (``grading.capacity_memory``, like Linux's per-destination ``tcp_metrics``): slow
   start from half of it, doubling back up to it in one round; refused just above it before,
-  slow start ends there and probes above at once, as the capacity may have grown since.
+  slow start ends there and probes above it as after a refusal; two probes answered there
+  (the capacity grew since) and slow start goes on.
 - The limit only grows while it is used (at least half of it in flight), is capped by a user's
   ceiling when there is one, and by ``MAX_LIMIT`` otherwise.
 """
@@ -226,8 +227,9 @@ class CapacityEstimate:
         start from half of it, doubling back up to it in one round, unlimited by
         ``MAX_STEP`` (half, in case the capacity has fallen since: a round at half of the old
         level is not a storm). ``capped``: the provider refused just above that level, so
-        slow start ends there and the limit only probes above it, as after a refusal;
-        otherwise slow start goes on above it as usual."""
+        slow start ends there and the limit only probes above it, as after a refusal (two
+        probes answered: the capacity grew since, and slow start goes on); otherwise slow
+        start goes on above it as usual."""
         if self.samples == 0 and self.slow_start:
             self._resume_to = min(float(self.max_limit), level)
             self._resume_capped = capped
@@ -387,11 +389,13 @@ class CapacityEstimate:
         if self.slow_start and self._resume_capped and base >= self._resume_to:
             # Back at the level a process held before, refused just above it: a plateau.
             self.slow_start, self._resume_to, self._resume_capped = False, 0.0, False
-            # The capacity may have grown since: the first probe goes the next round.
+            # Probed as after a refusal: our count of calls in flight runs ahead of the
+            # provider's, so sooner probes are answered above the cap by luck and climb
+            # into it (measured: 17 refusals instead of 6 in 1,600 calls at a cap of 32).
             self._remembered_plateau = True
             self.refused_at = float(base + 1)
-            self.probe_rounds = 2
-            self._rounds_to_probe = 1.0
+            self.probe_rounds = FIRST_PROBE_ROUNDS
+            self._rounds_to_probe = float(FIRST_PROBE_ROUNDS)
             return
         if self.slow_start:
             size = min(base, MAX_STEP)

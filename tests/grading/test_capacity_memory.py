@@ -119,10 +119,13 @@ def test_a_stale_memory_costs_one_round_not_the_run():
     fallen = _run(8, (128.0, True))  # the capacity fell since: half of the old level is refused
     assert fallen.finished() and fallen.average_limit(5.0, fallen.now) <= 8.5
     assert fallen.refused <= 64, fallen.refused
-    grown = _run(128, (32.0, True))  # it grew since: the plateau is probed at once
+    # It grew since: the plateau is probed as after a refusal (every 8 rounds: sooner, and
+    # probes answered by luck at the cap climb into it), then slow start goes on. The price,
+    # once: ~1.5x a cold start's time to 1,600 calls, against 3x without the slow start.
+    grown = _run(128, (32.0, True))
     cold = _run(128, None)
-    assert grown.average_limit(3.0, grown.now) >= 0.8 * 128
-    assert grown.now <= 1.3 * cold.now, (grown.now, cold.now)
+    assert grown.average_limit(5.0, grown.now) >= 0.8 * 128
+    assert grown.now <= 1.6 * cold.now, (grown.now, cold.now)
 
 
 def test_a_peer_found_at_work_makes_a_resuming_estimate_start_cold():
@@ -171,7 +174,7 @@ def test_a_second_process_on_an_endpoint_starts_where_the_first_left_off(fake_pr
     fake_provider.max_concurrency = 24
     first = _grade_in_a_new_process(fake_provider.api_base, 80)
     assert first["recalled"] is None and first["limit"] == INITIAL_LIMIT  # cold
-    assert first["refusals"] >= 1 and first["end_limit"] <= 25
+    assert first["refusals"] >= 1  # it found the cap
 
     second = _grade_in_a_new_process(fake_provider.api_base, 80)
     remembered, capped = second["recalled"]
@@ -181,4 +184,3 @@ def test_a_second_process_on_an_endpoint_starts_where_the_first_left_off(fake_pr
     # Half of it, doubling back up to it in one round (what that saves: the simulations
     # above; a real provider's figures vary too much run to run to compare two runs).
     assert second["limit"] == max(INITIAL_LIMIT, math.floor(remembered / 2))
-    assert second["refused_at"] is not None and second["end_limit"] <= 25
