@@ -18,8 +18,10 @@ from urllib.parse import urlparse
 
 from grading.redact import has_url_credentials
 from storage import limits
-from storage.config import data_dir
+from storage.config import data_dir, database_url
+from storage.engine import SessionFactory, open_database
 from storage.errors import InvalidInputError
+from storage.services import people
 from storage.services.reviewers import Actor, Role, require
 
 PRESETS_FILENAME = "model_presets.json"
@@ -149,8 +151,24 @@ def list_model_presets() -> tuple[ModelPreset, ...]:
     return tuple(_read(presets_path()))
 
 
+def _audit(sessions: SessionFactory | None, actor: Actor, action: str, preset: ModelPreset,
+           detail: str = "") -> None:
+    """The change in the Activity log (the list is a file; the log is the database's:
+    ``sessions``, else the configured database)."""
+    sessions = sessions or open_database(database_url())
+    with sessions.begin() as session:
+        people.record(session, actor, action, "model", None, preset.label, detail)
+
+
+def _price_detail(preset: ModelPreset) -> str:
+    if preset.price is None:
+        return "no price of its own (litellm's, if it has one)"
+    return f"${preset.price[0]:g} in / ${preset.price[1]:g} out per 1M tokens"
+
+
 def add_model_preset(model: str, api_base: str | None = None, *, actor: Actor,
-                     input_price: object = None, output_price: object = None) -> ModelPreset:
+                     input_price: object = None, output_price: object = None,
+                     sessions: SessionFactory | None = None) -> ModelPreset:
     """Add a preset (raises InvalidInputError if it is malformed or already listed)."""
     require(actor, Role.ADMIN, "change the model list")
     preset = _clean(model, api_base, input_price, output_price)
@@ -160,24 +178,31 @@ def add_model_preset(model: str, api_base: str | None = None, *, actor: Actor,
         if any(p.key == preset.key for p in presets):
             raise InvalidInputError(f"{preset.label} is already in the list")
         _write(path, [*presets, preset])
+    _audit(sessions, actor, "add to the model list", preset, _price_detail(preset))
     return preset
 
 
 def set_model_price(model: str, api_base: str | None, *, input_price: object,
-                    output_price: object, actor: Actor) -> ModelPreset:
+                    output_price: object, actor: Actor,
+                    sessions: SessionFactory | None = None) -> ModelPreset:
     """Set (or, with both None, clear) a listed preset's price per million tokens."""
     require(actor, Role.ADMIN, "change the model list")
     wanted = _clean(model, api_base, input_price, output_price)
     with _lock:
         path = presets_path()
         presets = _read(path)
-        if all(p.key != wanted.key for p in presets):
+        old = next((p for p in presets if p.key == wanted.key), None)
+        if old is None:
             raise InvalidInputError(f"{wanted.label} is not in the list; add it first")
         _write(path, [wanted if p.key == wanted.key else p for p in presets])
+    if old.price != wanted.price:
+        _audit(sessions, actor, "set price", wanted,
+               f"{_price_detail(old)} → {_price_detail(wanted)}")
     return wanted
 
 
-def remove_model_preset(model: str, api_base: str | None = None, *, actor: Actor) -> bool:
+def remove_model_preset(model: str, api_base: str | None = None, *, actor: Actor,
+                        sessions: SessionFactory | None = None) -> bool:
     """Remove a preset; False if it was not there."""
     require(actor, Role.ADMIN, "change the model list")
     preset = _clean(model, api_base)
@@ -187,4 +212,5 @@ def remove_model_preset(model: str, api_base: str | None = None, *, actor: Actor
         if all(p.key != preset.key for p in presets):
             return False
         _write(path, [p for p in presets if p.key != preset.key])
+    _audit(sessions, actor, "remove from the model list", preset)
     return True

@@ -15,6 +15,7 @@ from storage.errors import InvalidInputError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import verdicts as repo
+from storage.services import people
 from storage.services.reviewers import Actor, Role, require
 
 MAX_REVIEWERS_PER_RESPONSE = 20
@@ -79,16 +80,24 @@ def update_settings(
     if int(sample_size) < 0:
         raise InvalidInputError(f"the random sample cannot be negative, got {sample_size}")
     with sessions.begin() as session:
-        dataset_repo.get_dataset(session, dataset_id)
-        rubric_repo.get_version(session, rubric_version_id)
+        dataset = dataset_repo.get_dataset(session, dataset_id)
+        version = rubric_repo.get_version(session, rubric_version_id)
         row = repo.get_review_set(session, dataset_id, rubric_version_id)
         if row is None:
             row = m.ReviewSetRow(dataset_id=dataset_id, rubric_version_id=rubric_version_id)
             session.add(row)
+        before = (row.reviewers_per_response, row.sample_size)
         row.reviewers_per_response = int(reviewers_per_response)
         row.sample_size = int(sample_size)
         row.updated_by = actor.key
         row.updated_at = m.utcnow()
+        if before != (row.reviewers_per_response, row.sample_size):
+            sample = (f"a random sample of {row.sample_size}" if row.sample_size
+                      else "every response")
+            people.record(session, actor, "set review set", "dataset", dataset_id,
+                          dataset.name,
+                          f"{version.rubric.name} v{version.number}: "
+                          f"{row.reviewers_per_response} reviewer(s) per response, {sample}")
     return ReviewSetSettings(dataset_id, rubric_version_id, int(reviewers_per_response),
                              int(sample_size))
 

@@ -118,3 +118,35 @@ def test_a_price_cannot_be_set_on_a_model_not_listed():
     with pytest.raises(InvalidInputError, match="add it first"):
         set_model_price("openai/nowhere", None, input_price=1, output_price=1,
                         actor=ADMIN)
+
+
+def test_changes_to_the_model_list_are_in_the_activity_log(tmp_path):
+    from storage.config import database_url
+    from storage.engine import open_database
+    from storage.services import people
+
+    sessions = open_database(database_url())
+
+    def events():
+        return [(e.actor, e.action, e.target_kind, e.target_name, e.detail)
+                for e in people.list_audit_events(sessions, target_kind="model")]
+
+    add_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN,
+                     sessions=sessions)
+    with pytest.raises(InvalidInputError):  # refused: nothing happened, nothing logged
+        add_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN)
+    set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=0.5,
+                    output_price=1.5, actor=ADMIN)  # the configured database by default
+    set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=0.5,
+                    output_price=1.5, actor=ADMIN, sessions=sessions)  # no change
+    remove_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN,
+                        sessions=sessions)
+    assert not remove_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN)
+    label = "openai/local @ http://127.0.0.1:8000/v1"
+    assert events() == [  # newest first
+        (ADMIN.key, "remove from the model list", "model", label, ""),
+        (ADMIN.key, "set price", "model", label,
+         "no price of its own (litellm's, if it has one) → $0.5 in / $1.5 out per 1M tokens"),
+        (ADMIN.key, "add to the model list", "model", label,
+         "no price of its own (litellm's, if it has one)"),
+    ]

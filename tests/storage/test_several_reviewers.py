@@ -293,3 +293,30 @@ def test_each_reviewers_queue_puts_disagreements_and_failures_first_then_the_sam
     assert queue(CY) == expected[1:]
     # the whole queue keeps it, at the end: it needs nobody else
     assert queue(CY, unreviewed_only=False) == [*expected[1:], ids[1]]
+
+
+def test_review_set_settings_are_in_the_activity_log(sessions):
+    from storage.services import people
+
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, count=2)
+
+    def changes():
+        return [(e.actor, e.action, e.target_kind, e.target_id, e.target_name, e.detail)
+                for e in people.list_audit_events(sessions) if e.action == "set review set"]
+
+    review_sets.update_settings(sessions, actor=ANA, dataset_id=dataset.id,
+                                rubric_version_id=version.id, reviewers_per_response=2)
+    review_sets.update_settings(sessions, actor=ANA, dataset_id=dataset.id,
+                                rubric_version_id=version.id, reviewers_per_response=3,
+                                sample_size=10)
+    review_sets.update_settings(sessions, actor=ANA, dataset_id=dataset.id,  # no change
+                                rubric_version_id=version.id, reviewers_per_response=3,
+                                sample_size=10)
+    rubric = f"{rubrics.get_version(sessions, version.id).rubric_name} v1"
+    assert changes() == [  # newest first
+        (ANA.key, "set review set", "dataset", dataset.id, dataset.name,
+         f"{rubric}: 3 reviewer(s) per response, a random sample of 10"),
+        (ANA.key, "set review set", "dataset", dataset.id, dataset.name,
+         f"{rubric}: 2 reviewer(s) per response, every response"),
+    ]

@@ -22,7 +22,7 @@ from storage.model_presets import (
 from ui.auth import current_actor
 from ui.boundary import plain
 from ui.people_admin import render_people
-from ui.runtime import database_key
+from ui.runtime import database_key, get_sessions
 
 state = st.session_state
 
@@ -43,7 +43,8 @@ def handle_add(model: str, api_base: str, input_price: float | None,
                output_price: float | None) -> None:
     try:
         preset = add_model_preset(model, api_base or None, actor=current_actor(),
-                                  input_price=input_price, output_price=output_price)
+                                  input_price=input_price, output_price=output_price,
+                                  sessions=get_sessions())
     except StorageError as exc:
         st.error(plain(f"Not added: {exc}"))
         return
@@ -55,7 +56,8 @@ def handle_price(preset: ModelPreset, input_price: float | None,
                  output_price: float | None) -> None:
     try:
         saved = set_model_price(preset.model, preset.api_base, input_price=input_price,
-                                output_price=output_price, actor=current_actor())
+                                output_price=output_price, actor=current_actor(),
+                                sessions=get_sessions())
     except StorageError as exc:
         st.error(plain(f"Price not saved: {exc}"))
         return
@@ -72,7 +74,8 @@ def price_text(preset: ModelPreset) -> str:
 
 def handle_remove(preset: ModelPreset) -> None:
     try:
-        remove_model_preset(preset.model, preset.api_base, actor=current_actor())
+        remove_model_preset(preset.model, preset.api_base, actor=current_actor(),
+                            sessions=get_sessions())
     except StorageError as exc:
         st.error(plain(f"Not removed: {exc}"))
         return
