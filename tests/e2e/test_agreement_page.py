@@ -32,10 +32,17 @@ def test_agreement_page_shows_the_comparison(seeded_app_server, page, screenshot
     page.wait_for_timeout(1500)
     expect(page.get_by_text("Traceback")).to_have_count(0)
     page.get_by_text("Export and import labels").click()
-    expect(page.get_by_role("button", name="Download gold set (JSONL)")).to_be_visible()
+    gold = page.get_by_role("button", name="Download gold set (JSONL)")
+    expect(gold).to_be_visible()
     assert screenshot("agreement").stat().st_size > 0
+    # The opened expander puts the button below the 4,600 px viewport, in Streamlit's own
+    # scrolling container: bring it into view and let the scroll settle before clicking (a
+    # click while the container still scrolled was lost in 2 of ~6 CI runs).
+    gold.scroll_into_view_if_needed()
+    expect(gold).to_be_in_viewport()
+    page.wait_for_timeout(500)
     with page.expect_download(timeout=60_000) as download:
-        page.get_by_role("button", name="Download gold set (JSONL)").click()
+        gold.click()
     lines = Path(download.value.path()).read_text().splitlines()
     assert len(lines) == 5  # r0-r4 have human verdicts
     assert json.loads(lines[0])["prompt"][0]["role"] == "user"
