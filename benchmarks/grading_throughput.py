@@ -285,13 +285,14 @@ def child_main(args: argparse.Namespace) -> None:
 # (``grading.capacity_memory``): every mode starts without it (cold), except
 # ``library-warm``, which starts from what the ``library`` run just before it at this cap
 # learned, as a user's second run on an endpoint does.
-MEMORY = Path(tempfile.mkdtemp(prefix="rw-bench-memory-"))
+MEMORY = Path(tempfile.gettempdir()) / f"rw-bench-memory-{os.getpid()}"  # the parent's
 
 
 def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency: float) -> dict:
     server.reset(latency, None)
     command = [sys.executable, str(Path(__file__).resolve()), "--one", mode, "--api-base",
                server.api_base, "--n", str(n), "--k", str(k), "--cap", str(cap or 64)]
+    MEMORY.mkdir(exist_ok=True)
     if mode != "library-warm":
         (MEMORY / "capacity.json").unlink(missing_ok=True)
     env = {**os.environ, "RUBRIC_WORKBENCH_CACHE_DIR": str(MEMORY)}

@@ -160,9 +160,10 @@ def _audit(sessions: SessionFactory | None, actor: Actor, action: str, preset: M
         people.record(session, actor, action, "model", None, preset.label, detail)
 
 
-def _price_detail(preset: ModelPreset) -> str:
+def price_text(preset: ModelPreset) -> str:
+    """The preset's price as the Settings page and the Activity log say it."""
     if preset.price is None:
-        return "no price of its own (litellm's, if it has one)"
+        return "litellm's (if it has one)"
     return f"${preset.price[0]:g} in / ${preset.price[1]:g} out per 1M tokens"
 
 
@@ -178,7 +179,7 @@ def add_model_preset(model: str, api_base: str | None = None, *, actor: Actor,
         if any(p.key == preset.key for p in presets):
             raise InvalidInputError(f"{preset.label} is already in the list")
         _write(path, [*presets, preset])
-    _audit(sessions, actor, "add to the model list", preset, _price_detail(preset))
+    _audit(sessions, actor, "add to the model list", preset, price_text(preset))
     return preset
 
 
@@ -197,7 +198,7 @@ def set_model_price(model: str, api_base: str | None, *, input_price: object,
         _write(path, [wanted if p.key == wanted.key else p for p in presets])
     if old.price != wanted.price:
         _audit(sessions, actor, "set price", wanted,
-               f"{_price_detail(old)} → {_price_detail(wanted)}")
+               f"{price_text(old)} → {price_text(wanted)}")
     return wanted
 
 

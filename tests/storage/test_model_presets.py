@@ -146,7 +146,6 @@ def test_changes_to_the_model_list_are_in_the_activity_log(tmp_path):
     assert events() == [  # newest first
         (ADMIN.key, "remove from the model list", "model", label, ""),
         (ADMIN.key, "set price", "model", label,
-         "no price of its own (litellm's, if it has one) → $0.5 in / $1.5 out per 1M tokens"),
-        (ADMIN.key, "add to the model list", "model", label,
-         "no price of its own (litellm's, if it has one)"),
+         "litellm's (if it has one) → $0.5 in / $1.5 out per 1M tokens"),
+        (ADMIN.key, "add to the model list", "model", label, "litellm's (if it has one)"),
     ]

@@ -16,6 +16,7 @@ from storage.model_presets import (
     add_model_preset,
     list_model_presets,
     presets_path,
+    price_text,
     remove_model_preset,
     set_model_price,
 )
@@ -64,12 +65,6 @@ def handle_price(preset: ModelPreset, input_price: float | None,
     flash(f"Price of {saved.label}: {price_text(saved)}. New estimates and runs use it."
           if saved.price else f"{saved.label} has no price of its own now: litellm's is used.")
     st.rerun()
-
-
-def price_text(preset: ModelPreset) -> str:
-    if preset.price is None:
-        return "litellm's (if it has one)"
-    return f"${preset.price[0]:g} in / ${preset.price[1]:g} out per 1M tokens"
 
 
 def handle_remove(preset: ModelPreset) -> None:
