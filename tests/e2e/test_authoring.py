@@ -231,6 +231,8 @@ def test_screenshots_of_the_problems_people_hit(seeded_app_server, page: Page, s
     page.get_by_label("…or paste YAML or JSON").fill(
         "- name: a\n  weight: ten\n  requirement: x\n- name: b\n  weight: 1\n  requirement: ''\n")
     page.get_by_label("Name for the imported rubric").fill("Broken")
+    # A field's value is sent when it loses focus: let that rerun end before the click.
+    page.get_by_label("Name for the imported rubric").press("Tab")
     _wait_idle(page)
     page.get_by_role("button", name="Import", exact=True).click()
     expect(page.get_by_text("Nothing was imported: pasted text has 2 problems")).to_be_visible(

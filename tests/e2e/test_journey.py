@@ -129,6 +129,10 @@ def _author(page: Page, url: str, tmp_path) -> None:
     page.get_by_text("Import YAML or JSON").click()
     page.get_by_label("Name for the imported rubric").fill("Refund replies")
     page.get_by_label("…or paste YAML or JSON").fill(RUBRIC_YAML)
+    # A text area's value is sent when it loses focus: let that rerun end before the click
+    # (on a loaded machine a click that lands during it was lost).
+    page.get_by_label("…or paste YAML or JSON").press("Tab")
+    wait_idle(page)
     page.get_by_role("button", name="Import", exact=True).click()
     expect(page.get_by_text("Imported 'Refund replies' with 2 criteria.")).to_be_visible(
         timeout=60_000)
@@ -258,6 +262,7 @@ def _review(page: Page, screenshot) -> None:
     blame.get_by_role("radiogroup", name="Your verdict").get_by_text(
         "UNMET", exact=True).click()
     wait_idle(page)  # the verdict's rerun
+    expect(blame.get_by_role("radio", name="UNMET", exact=True)).to_be_checked()
     note = blame.get_by_role("textbox", name="Note (optional)")
     note.fill("polite enough")
     note.press("Tab")  # a text field's value is sent when it loses focus
@@ -267,6 +272,10 @@ def _review(page: Page, screenshot) -> None:
     expect(page.get_by_text("Saved 1 verdict (blame); effective scores are updated.")
            ).to_be_visible(timeout=60_000)
     wait_idle(page)
+    # What was saved, then what it did to the scores (CI once showed the save's message
+    # beside the old score: these say which of the two was wrong).
+    expect(page.get_by_text(re.compile(r"^Yours: UNMET · "))).to_have_count(1)
+    expect(page.get_by_text(re.compile(r"^Yours: (?!UNMET)"))).to_have_count(0)
     expect(_score(page, "Per criterion")).to_have_text("1.000")
     expect(_score(page, "One-shot")).to_have_text("1.000")
     expect(page.get_by_text("+0.500 by review").first).to_be_visible()
