@@ -25,7 +25,11 @@ itself included. A 429 for a call at level n says the provider did not take n of
   asked again the next round (our count of calls in flight runs ahead of the provider's, so
   one answer may be luck), and a second raises the limit by one and quarters the interval;
   answers past the old level mean the capacity grew, and the climb resumes. A probe borrows
-  a slot like a wave, so a refused probe costs one 429.
+  a slot like a wave, so a refused probe costs one 429. Requests reach the provider in
+  another order than they start (a busy event loop sends them one after another): a call
+  the limit allowed, refused while a probe was out, is the probe's 429 (the probe arrived
+  first), and no decrease; refused again at a level probed, the interval doubles from what
+  it was before lucky answers shortened it, so such luck does not probe ever more often.
 - **Delay signal**, as in TCP Vegas and Netflix concurrency-limits' Gradient2: when the
   short-term average latency exceeds ``LATENCY_TOLERANCE`` x the baseline (the lowest recent
   average), the provider (or our own event loop) is queueing calls: the limit shrinks by
@@ -144,6 +148,14 @@ class CapacityEstimate:
         self._resume_to = 0.0  # in slow start, double up to this level (``resume``)
         self._resume_capped = False  # ... and stop there: refused just above it before
         self._remembered_plateau = False  # the refused level is the memory's, not a 429's
+        # The probe interval before answered probes shortened it: refused again at that
+        # level, the next interval doubles this, not the shortened one.
+        self._probed_before = 0
+        self._grew_past: float | None = None  # the refused level answered probes climbed past
+        # The last probe sent at or above the refused level, and when it was answered.
+        self._edge_call: Call | None = None
+        self._edge_done: float | None = None
+        self._edge_blamed = False
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -263,11 +275,16 @@ class CapacityEstimate:
             return Call(started=now, level=self.in_flight)
         self._to_send -= 1
         self._out += 1
-        return Call(started=now, level=self.in_flight, wave=self._wave)
+        call = Call(started=now, level=self.in_flight, wave=self._wave)
+        if self._edge:
+            self._edge_call, self._edge_done, self._edge_blamed = call, None, False
+        return call
 
     def succeeded(self, call: Call, now: float) -> None:
         used = self.in_flight * 2 >= self.limit  # before this call ended
         current = self._end(call)
+        if call is self._edge_call:
+            self._edge_done = now
         self._observe_latency(now - call.started, now, fresh=call.started > self.last_decrease)
         if not self.cpu_bound and self._congested() and self.limit > DELAY_FLOOR:
             # Vegas/Gradient2: shrink in proportion, back to where latency was the baseline.
@@ -300,6 +317,8 @@ class CapacityEstimate:
     def refused(self, call: Call, now: float, retry_after: float | None = None) -> None:
         """The provider answered 429."""
         current = self._end(call)
+        if call is self._edge_call:
+            self._edge_done = now
         self.refusals += 1
         if retry_after:
             self.paused_until = max(self.paused_until, now + min(retry_after, MAX_PAUSE))
@@ -311,7 +330,7 @@ class CapacityEstimate:
             self.refused_at = min(self.refused_at or math.inf, float(call.level))
             if not self._wave_refused:
                 self._wave_refused = True
-                self.probe_rounds = (min(MAX_PROBE_ROUNDS, self.probe_rounds * 2) if edge
+                self.probe_rounds = (self._longer_probe_interval() if edge
                                      else FIRST_PROBE_ROUNDS)
             self._rounds_to_probe = float(self.probe_rounds)
             self.slow_start = False
@@ -322,6 +341,8 @@ class CapacityEstimate:
             self._to_send = 0
             # Calls started before this answer saw the same limit: their 429s are this signal.
             self.last_decrease = max(self.last_decrease, now)
+            return
+        if self._blame_probe(call, now):
             return
         if call.started <= self.last_decrease or call.probe:
             # The round already paid (or a probe of a wave given up): only learn the level.
@@ -336,6 +357,33 @@ class CapacityEstimate:
         self._decrease(call.started, now,
                        min(max(below, self._floor), self.limit * DECREASE, self.limit - 1.0),
                        float(call.level))
+
+    def _blame_probe(self, call: Call, now: float) -> bool:
+        """A call the limit allowed, refused while a probe above the refused level was out:
+        the probe's 429. Requests reach the provider in another order than they start (a busy
+        event loop sends them one after another), so the probe may arrive first, be answered,
+        and the provider refuses the next arrival instead: the probe's answer was luck, and
+        the limit, which no other call went above, stays below the probe's level."""
+        probe = self._edge_call
+        if probe is None or call.probe or call.level >= probe.level:
+            return False
+        done = self._edge_done if self._edge_done is not None else now
+        if not (call.started <= done and now >= probe.started):
+            return False  # not in flight beside the probe
+        if self._edge_blamed:
+            return True  # the same probe's 429, already counted
+        self._edge_blamed = True
+        level = float(probe.level)
+        if self.refused_at is None:  # the probe's answers looked like growth: they were not
+            self.slow_start, self.step = False, 1.0
+        self.refused_at = min(self.refused_at or math.inf, level)
+        if self.limit >= level:
+            self.limit = level - 1.0
+            self.lowest_limit = min(self.lowest_limit, self.limit)
+        self._vouched = False
+        self.probe_rounds = self._longer_probe_interval()
+        self._rounds_to_probe = float(self.probe_rounds)
+        return True
 
     def failed(self, call: Call, now: float) -> None:
         """The call failed otherwise (5xx, timeout, lost connection): no lesson learned."""
@@ -368,15 +416,25 @@ class CapacityEstimate:
             elif self._vouched:  # once: ask again next round before believing it
                 self._rounds_to_probe = 1.0
             else:  # answered twice above the refused level: the capacity may have grown
+                self._probed_before = max(self._probed_before, self.probe_rounds)
                 self.probe_rounds = max(1, self.probe_rounds // 4)
                 self._rounds_to_probe = float(self.probe_rounds)
                 if self.refused_at is not None and self.limit >= self.refused_at + 1:
+                    self._grew_past = self.refused_at
                     self.refused_at, self.step = None, 1.0
                     # Only remembered, never refused here: slow start goes on (as cold).
                     self.slow_start = self._remembered_plateau
                     self._remembered_plateau = False
         self._wave += 1
         self._wave_refused = False
+
+    def _longer_probe_interval(self) -> int:
+        """Refused again at the level probed: probe half as often as before. "Before" is
+        before answered probes shortened the interval: a probe can be answered above the
+        provider's cap by luck (our count of calls in flight is not the provider's while
+        requests wait to be sent and answers wait to be read), and doubling the shortened
+        interval would, round after round, probe ever more often into the same cap."""
+        return min(MAX_PROBE_ROUNDS, 2 * max(self.probe_rounds, self._probed_before))
 
     def _arm(self) -> None:
         """Arm the next wave of probes, if one is due: it goes when the limit is full."""
@@ -422,10 +480,13 @@ class CapacityEstimate:
         if started <= self.last_decrease:
             return  # this round already paid
         if level is not None:
-            same_level = self.refused_at is not None and abs(level - self.refused_at) <= max(
-                2.0, 0.1 * level)
-            self.probe_rounds = (min(MAX_PROBE_ROUNDS, self.probe_rounds * 2) if same_level
+            last = self.refused_at if self.refused_at is not None else self._grew_past
+            same_level = last is not None and abs(level - last) <= max(2.0, 0.1 * level)
+            self._grew_past = None
+            self.probe_rounds = (self._longer_probe_interval() if same_level
                                  else FIRST_PROBE_ROUNDS)
+            if not same_level:
+                self._probed_before = 0
             self._rounds_to_probe = float(self.probe_rounds)
             self.refused_at = level
         self.limit = max(1.0, min(self.limit, target))

@@ -27,6 +27,10 @@ class Simulation:
     peers: list[CapacityEstimate] = field(default_factory=list)
     share_refusals: bool = False  # peers learn each other's refusals (through the database)
     client_lag: float = 0.0  # up to this long between the provider's answer and our seeing it
+    # Up to this long between a call's start and its arrival at the provider (a busy event
+    # loop sends a burst's requests one after another), so calls arrive in another order
+    # than their levels and the provider's count at arrival is not the call's level.
+    send_lag: float = 0.0
     join_at: float | None = None  # the peers start calling then (work=None only)
     on_join: Callable[[], None] | None = None  # called then
     peers_ready: Callable[[], bool] | None = None  # after join_at, the peers wait for this
@@ -39,6 +43,7 @@ class Simulation:
     _events: list[tuple[float, int, int, Call, bool, bool]] = field(default_factory=list)
     _waiting: list[int] = field(default_factory=list)  # queued calls per client
     _retries: list[tuple[float, int]] = field(default_factory=list)
+    _arrivals: list[tuple[float, int, int, Call]] = field(default_factory=list)
     _seq: int = 0
     _joining: bool = False
 
@@ -51,19 +56,25 @@ class Simulation:
 
     def _start(self, client: int) -> None:
         call = self.clients[client].start(self.now)
-        self.server += 1
         self.calls += 1
+        self._seq += 1
+        if self.send_lag:
+            lag = self.send_lag * ((self._seq * 17) % 11) / 10
+            heapq.heappush(self._arrivals, (self.now + lag, self._seq, client, call))
+        else:
+            self._arrive(self._seq, client, call)
+
+    def _arrive(self, seq: int, client: int, call: Call) -> None:
+        self.server += 1
         cap = self.cap(self.now)
         refused = cap is not None and self.server > cap
-        self._seq += 1
-        jitter = 1.0 + 0.2 * ((self._seq * 7919) % 101) / 100  # calls do not end in lockstep
+        jitter = 1.0 + 0.2 * ((seq * 7919) % 101) / 100  # calls do not end in lockstep
         normal = self.latency(self.now, self.server) * jitter
         if refused and self.refusal_latency is not None:
             delay = self.refusal_latency
         else:
             delay = normal
-        heapq.heappush(self._events,
-                       (self.now + delay, self._seq, client, call, refused, True))
+        heapq.heappush(self._events, (self.now + delay, seq, client, call, refused, True))
 
     def _fill(self) -> None:
         if self.join_at is not None and self.now >= self.join_at:
@@ -95,8 +106,13 @@ class Simulation:
                 times.append(self._events[0][0])
             if self._retries:
                 times.append(self._retries[0][0])
+            if self._arrivals:
+                times.append(self._arrivals[0][0])
             times += [e.paused_until for e in self.clients if e.paused_until > self.now]
             self.now = max(self.now, min(times))
+            while self._arrivals and self._arrivals[0][0] <= self.now:
+                _at, seq, client, call = heapq.heappop(self._arrivals)
+                self._arrive(seq, client, call)
             while self._events and self._events[0][0] <= self.now:
                 _at, seq, client, call, refused, at_server = heapq.heappop(self._events)
                 if at_server:
@@ -215,6 +231,49 @@ def test_rare_refusals_when_our_count_of_calls_in_flight_runs_ahead_of_the_provi
     assert sim.finished()
     assert sim.refused_share <= 0.02, (sim.refused, sim.calls)
     assert sim.now <= 1.15 * 1600 / cap * 0.24, sim.now  # 0.24: mean latency with the lag
+
+
+@pytest.mark.parametrize("send_lag", [pytest.param(0.02, id="20ms"),
+                                      pytest.param(0.05, id="50ms")])
+@pytest.mark.parametrize("cap", [pytest.param(8, id="cap-8"), pytest.param(32, id="cap-32")])
+def test_rare_refusals_and_the_whole_cap_used_when_requests_reach_the_provider_out_of_order(
+        cap, send_lag):
+    # Requests wait up to 20-50 ms to be sent, so they reach the provider in another order
+    # than they started: a probe above the cap may arrive first and be answered, and a call
+    # the limit allowed is refused in its place. Measured before the probe took the blame and
+    # before the probe interval stopped shrinking with every lucky answer: 1.3-2.5% refused,
+    # and at a cap of 8 the limit sat at 7.2-7.7 (0.81-0.86 of the cap's throughput).
+    sim = Simulation(CapacityEstimate(), cap_of(cap), flat(0.2), refusal_latency=HELD,
+                     send_lag=send_lag).run(until=120.0)
+    assert sim.refused_share <= 0.015, (sim.refused, sim.calls)
+    mean_latency = 0.22 + send_lag / 2  # with the jitter and the send lag
+    assert sim.successes >= 0.95 * cap * 120.0 / mean_latency, sim.successes
+    assert sim.average_limit(60.0, 120.0) >= cap - 0.6
+
+
+def test_a_call_refused_beside_a_probe_is_the_probes_429_not_a_fall_in_capacity():
+    estimate = CapacityEstimate()
+    estimate.limit, estimate.slow_start, estimate.refused_at = 8.0, False, 9.0
+    estimate._rounds_to_probe = 0.0  # the next probe is due
+    calls = [estimate.start(0.0) for _ in range(8)]
+    estimate.succeeded(calls.pop(0), 0.2)  # the wave is armed when the limit is full
+    calls.append(estimate.start(0.2))
+    probe = estimate.start(0.2)
+    assert probe.probe and probe.level == 9
+    before = estimate.probe_rounds
+    # The probe reached the provider before a call that started with it, was answered, and
+    # the call was refused in its place.
+    estimate.succeeded(probe, 0.4)
+    estimate.refused(calls[-1], 0.41)
+    assert estimate.limit == 8 and estimate.decreases == 0
+    assert estimate.refused_at == 9 and estimate.probe_rounds == 2 * before
+    # A second call of that moment: the same 429, not counted again.
+    estimate.refused(calls[0], 0.42)
+    assert estimate.limit == 8 and estimate.probe_rounds == 2 * before
+    # A call started after the probe was answered and refused: the capacity fell.
+    later = estimate.start(0.5)
+    estimate.refused(later, 0.7)
+    assert estimate.limit < 8 and estimate.decreases == 1
 
 
 def test_a_refused_probe_costs_one_429_and_the_next_probe_waits_longer():
@@ -354,7 +413,7 @@ def test_a_peer_refusal_backs_off_once_per_round():
     assert estimate.limit == pytest.approx(18.0) and estimate.decreases == 1
 
 
-def test_two_processes_on_one_provider_split_its_capacity_and_sharing_refusals_helps():
+def test_two_processes_on_one_provider_split_its_capacity_with_rare_refusals():
     refused = {}
     for share in (True, False):
         a, b = CapacityEstimate(), CapacityEstimate()
@@ -364,11 +423,11 @@ def test_two_processes_on_one_provider_split_its_capacity_and_sharing_refusals_h
         assert 28 <= a.limit + b.limit <= 32
         assert sim.successes >= 0.85 * 32 * 60.0 / 0.22
         refused[share] = sim.refused_share
-    # Each one's refusals back the other off: 429s stay rare. Alone, each reads the other's
-    # calls as a fall in capacity, and probes into it: about three times as many.
+    # With each one's refusals backing the other off, 429s stay rare. Alone, each sees the
+    # other's calls refused beside its own probes: those 429s are blamed on the probe, which
+    # then waits longer, so they stay as rare (before that rule: about twice as many).
     assert refused[True] <= 0.01, refused
-    assert refused[False] <= 0.03, refused
-    assert refused[True] < refused[False]
+    assert refused[False] <= 0.01, refused
 
 
 def test_seeding_skips_slow_start_only_before_any_call():
