@@ -18,8 +18,8 @@ from urllib.parse import urlparse
 
 from grading.redact import has_url_credentials
 from storage import limits
-from storage.config import data_dir, database_url
-from storage.engine import SessionFactory, open_database
+from storage.config import data_dir
+from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.services import people
 from storage.services.reviewers import Actor, Role, require
@@ -151,13 +151,15 @@ def list_model_presets() -> tuple[ModelPreset, ...]:
     return tuple(_read(presets_path()))
 
 
-def _audit(sessions: SessionFactory | None, actor: Actor, action: str, preset: ModelPreset,
-           detail: str = "") -> None:
-    """The change in the Activity log (the list is a file; the log is the database's:
-    ``sessions``, else the configured database)."""
-    sessions = sessions or open_database(database_url())
+def _write_logged(sessions: SessionFactory, path: Path, presets: list[ModelPreset],
+                  actor: Actor, action: str, preset: ModelPreset, detail: str = "") -> None:
+    """Write the list and record the change in the Activity log, both or neither: the event
+    is flushed first (the database refuses before the file changes) and committed once the
+    file is written (a failed write rolls the event back)."""
     with sessions.begin() as session:
         people.record(session, actor, action, "model", None, preset.label, detail)
+        session.flush()
+        _write(path, presets)
 
 
 def price_text(preset: ModelPreset) -> str:
@@ -168,9 +170,10 @@ def price_text(preset: ModelPreset) -> str:
 
 
 def add_model_preset(model: str, api_base: str | None = None, *, actor: Actor,
-                     input_price: object = None, output_price: object = None,
-                     sessions: SessionFactory | None = None) -> ModelPreset:
-    """Add a preset (raises InvalidInputError if it is malformed or already listed)."""
+                     sessions: SessionFactory, input_price: object = None,
+                     output_price: object = None) -> ModelPreset:
+    """Add a preset (raises InvalidInputError if it is malformed or already listed); the
+    change is recorded in the Activity log of ``sessions``' database."""
     require(actor, Role.ADMIN, "change the model list")
     preset = _clean(model, api_base, input_price, output_price)
     with _lock:
@@ -178,14 +181,14 @@ def add_model_preset(model: str, api_base: str | None = None, *, actor: Actor,
         presets = _read(path)
         if any(p.key == preset.key for p in presets):
             raise InvalidInputError(f"{preset.label} is already in the list")
-        _write(path, [*presets, preset])
-    _audit(sessions, actor, "add to the model list", preset, price_text(preset))
+        _write_logged(sessions, path, [*presets, preset], actor, "add to the model list",
+                      preset, price_text(preset))
     return preset
 
 
 def set_model_price(model: str, api_base: str | None, *, input_price: object,
                     output_price: object, actor: Actor,
-                    sessions: SessionFactory | None = None) -> ModelPreset:
+                    sessions: SessionFactory) -> ModelPreset:
     """Set (or, with both None, clear) a listed preset's price per million tokens."""
     require(actor, Role.ADMIN, "change the model list")
     wanted = _clean(model, api_base, input_price, output_price)
@@ -195,15 +198,16 @@ def set_model_price(model: str, api_base: str | None, *, input_price: object,
         old = next((p for p in presets if p.key == wanted.key), None)
         if old is None:
             raise InvalidInputError(f"{wanted.label} is not in the list; add it first")
-        _write(path, [wanted if p.key == wanted.key else p for p in presets])
-    if old.price != wanted.price:
-        _audit(sessions, actor, "set price", wanted,
-               f"{price_text(old)} → {price_text(wanted)}")
+        if old.price != wanted.price:  # unchanged: nothing to write or to log
+            _write_logged(sessions, path,
+                          [wanted if p.key == wanted.key else p for p in presets],
+                          actor, "set price", wanted,
+                          f"{price_text(old)} → {price_text(wanted)}")
     return wanted
 
 
 def remove_model_preset(model: str, api_base: str | None = None, *, actor: Actor,
-                        sessions: SessionFactory | None = None) -> bool:
+                        sessions: SessionFactory) -> bool:
     """Remove a preset; False if it was not there."""
     require(actor, Role.ADMIN, "change the model list")
     preset = _clean(model, api_base)
@@ -212,6 +216,6 @@ def remove_model_preset(model: str, api_base: str | None = None, *, actor: Actor
         presets = _read(path)
         if all(p.key != preset.key for p in presets):
             return False
-        _write(path, [p for p in presets if p.key != preset.key])
-    _audit(sessions, actor, "remove from the model list", preset)
+        _write_logged(sessions, path, [p for p in presets if p.key != preset.key], actor,
+                      "remove from the model list", preset)
     return True

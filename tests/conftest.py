@@ -40,3 +40,14 @@ def _isolated_environment(monkeypatch, tmp_path):
     limiter_registry.clear()
     yield
     limiter_registry.clear()
+
+
+@pytest.fixture
+def configured_db():
+    """The test's own configured database (above), for changes that are logged there."""
+    from storage.config import database_url
+    from storage.engine import open_database
+
+    sessions = open_database(database_url())
+    yield sessions
+    sessions.kw["bind"].dispose()

@@ -128,8 +128,11 @@ def test_screenshots_of_the_authoring_pages(seeded_app_server, page: Page, scree
         _seed_authoring(db_url)
         data_dirs["dir"] = Path(db_url.removeprefix("sqlite:///")).parent
         monkeypatch.setenv("RUBRIC_WORKBENCH_DATA_DIR", str(data_dirs["dir"]))
-        add_model_preset("openai/gpt-4.1-mini", actor=ADMIN)
-        add_model_preset("openai/llama-3.1-8b", "http://127.0.0.1:8000/v1", actor=ADMIN)
+        log = open_database(db_url)  # the Activity log of the app's database
+        add_model_preset("openai/gpt-4.1-mini", actor=ADMIN, sessions=log)
+        add_model_preset("openai/llama-3.1-8b", "http://127.0.0.1:8000/v1", actor=ADMIN,
+                         sessions=log)
+        log.kw["bind"].dispose()
 
     url = seeded_app_server(seed)
     page.set_viewport_size({"width": 1400, "height": 1500})

@@ -274,8 +274,8 @@ def test_read_responses_reads_a_file_path_the_same_as_its_bytes(tmp_path):
     pytest.param("openai/m", "http://127.0.0.1:8000/v1\x00", "the api_base contains a NUL",
                  id="nul-api-base"),
 ])
-def test_a_model_preset_a_run_could_not_store_is_refused(model, api_base, words):
+def test_a_model_preset_a_run_could_not_store_is_refused(model, api_base, words, configured_db):
     with pytest.raises(InvalidInputError) as caught:
-        model_presets.add_model_preset(model, api_base, actor=ADMIN)
+        model_presets.add_model_preset(model, api_base, actor=ADMIN, sessions=configured_db)
     assert words in str(caught.value)
     assert model_presets.list_model_presets() == ()

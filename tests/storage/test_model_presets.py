@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 
+from storage.config import database_url
+from storage.engine import SessionFactory, open_database
 from storage.errors import InvalidInputError
 from storage.model_presets import (
     ModelPreset,
@@ -18,13 +21,21 @@ from storage.model_presets import (
 from tests.actors import ADMIN
 
 
+@pytest.fixture
+def log() -> Iterator[SessionFactory]:
+    """The database whose Activity log records the list's changes (each test's own)."""
+    sessions = open_database(database_url())
+    yield sessions
+    sessions.kw["bind"].dispose()
+
+
 def test_no_file_means_no_presets():
     assert list_model_presets() == ()
 
 
-def test_added_presets_are_listed_in_order_and_survive_a_reread():
-    add_model_preset("openai/gpt-4.1-mini", actor=ADMIN)
-    add_model_preset(" openai/local-llama ", "http://127.0.0.1:8000/v1/", actor=ADMIN)
+def test_added_presets_are_listed_in_order_and_survive_a_reread(log):
+    add_model_preset("openai/gpt-4.1-mini", actor=ADMIN, sessions=log)
+    add_model_preset(" openai/local-llama ", "http://127.0.0.1:8000/v1/", actor=ADMIN, sessions=log)
     assert list_model_presets() == (
         ModelPreset("openai/gpt-4.1-mini"),
         ModelPreset("openai/local-llama", "http://127.0.0.1:8000/v1"),
@@ -34,9 +45,9 @@ def test_added_presets_are_listed_in_order_and_survive_a_reread():
                                     "api_base": "http://127.0.0.1:8000/v1"}
 
 
-def test_same_model_with_another_api_base_is_a_separate_preset():
-    add_model_preset("openai/m", actor=ADMIN)
-    add_model_preset("openai/m", "http://127.0.0.1:1234/v1", actor=ADMIN)
+def test_same_model_with_another_api_base_is_a_separate_preset(log):
+    add_model_preset("openai/m", actor=ADMIN, sessions=log)
+    add_model_preset("openai/m", "http://127.0.0.1:1234/v1", actor=ADMIN, sessions=log)
     assert len(list_model_presets()) == 2
 
 
@@ -51,24 +62,26 @@ def test_same_model_with_another_api_base_is_a_separate_preset():
         pytest.param("openai/x", "https://host/v1?api-key=sk-secret", "key", id="key-in-query"),
     ],
 )
-def test_malformed_presets_are_refused_with_a_reason(model, api_base, message):
+def test_malformed_presets_are_refused_with_a_reason(model, api_base, message, log):
     with pytest.raises(InvalidInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        add_model_preset(model, api_base, actor=ADMIN)
+        add_model_preset(model, api_base, actor=ADMIN, sessions=log)
     assert list_model_presets() == ()
 
 
-def test_a_duplicate_is_refused():
-    add_model_preset("openai/m", actor=ADMIN)
+def test_a_duplicate_is_refused(log):
+    add_model_preset("openai/m", actor=ADMIN, sessions=log)
     with pytest.raises(InvalidInputError, match="already in the list"):
-        add_model_preset("openai/m ", actor=ADMIN)
+        add_model_preset("openai/m ", actor=ADMIN, sessions=log)
 
 
-def test_remove_takes_out_exactly_that_preset():
-    add_model_preset("openai/m", actor=ADMIN)
-    add_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN)
-    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN) is True
+def test_remove_takes_out_exactly_that_preset(log):
+    add_model_preset("openai/m", actor=ADMIN, sessions=log)
+    add_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN, sessions=log)
+    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN,
+                               sessions=log) is True
     assert list_model_presets() == (ModelPreset("openai/m"),)
-    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN) is False
+    assert remove_model_preset("openai/m", "http://127.0.0.1:1/v1", actor=ADMIN,
+                               sessions=log) is False
 
 
 def test_a_corrupt_file_is_explained():
@@ -87,16 +100,16 @@ def test_bad_hand_edited_entries_are_left_out():
     assert list_model_presets() == (ModelPreset("openai/ok"),)
 
 
-def test_a_price_is_kept_with_the_preset_and_can_be_changed_or_cleared():
+def test_a_price_is_kept_with_the_preset_and_can_be_changed_or_cleared(log):
     add_model_preset("openai/local", "http://127.0.0.1:8000/v1", input_price="0.5",
-                     output_price=1.5, actor=ADMIN)
+                     output_price=1.5, actor=ADMIN, sessions=log)
     [preset] = list_model_presets()
     assert preset.price == (0.5, 1.5)
     set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=0,
-                    output_price=0, actor=ADMIN)
+                    output_price=0, actor=ADMIN, sessions=log)
     assert list_model_presets()[0].price == (0.0, 0.0)  # free is a known price
     set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=None,
-                    output_price=None, actor=ADMIN)
+                    output_price=None, actor=ADMIN, sessions=log)
     [cleared] = list_model_presets()
     assert cleared.price is None and cleared.key == preset.key
 
@@ -107,41 +120,38 @@ def test_a_price_is_kept_with_the_preset_and_can_be_changed_or_cleared():
     pytest.param(("nan", "2"), "zero or more", id="nan"),
     pytest.param(("cheap", "2"), "must be a number", id="words"),
 ])
-def test_bad_prices_are_refused_with_a_reason(prices, message):
+def test_bad_prices_are_refused_with_a_reason(prices, message, log):
     with pytest.raises(InvalidInputError, match=message):
         add_model_preset("openai/local", input_price=prices[0], output_price=prices[1],
-                         actor=ADMIN)
+                         actor=ADMIN, sessions=log)
     assert list_model_presets() == ()
 
 
-def test_a_price_cannot_be_set_on_a_model_not_listed():
+def test_a_price_cannot_be_set_on_a_model_not_listed(log):
     with pytest.raises(InvalidInputError, match="add it first"):
         set_model_price("openai/nowhere", None, input_price=1, output_price=1,
-                        actor=ADMIN)
+                        actor=ADMIN, sessions=log)
 
 
-def test_changes_to_the_model_list_are_in_the_activity_log(tmp_path):
-    from storage.config import database_url
-    from storage.engine import open_database
+def test_changes_to_the_model_list_are_in_the_activity_log(tmp_path, log):
     from storage.services import people
-
-    sessions = open_database(database_url())
 
     def events():
         return [(e.actor, e.action, e.target_kind, e.target_name, e.detail)
-                for e in people.list_audit_events(sessions, target_kind="model")]
+                for e in people.list_audit_events(log, target_kind="model")]
 
     add_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN,
-                     sessions=sessions)
+                     sessions=log)
     with pytest.raises(InvalidInputError):  # refused: nothing happened, nothing logged
-        add_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN)
+        add_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN, sessions=log)
     set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=0.5,
-                    output_price=1.5, actor=ADMIN)  # the configured database by default
+                    output_price=1.5, actor=ADMIN, sessions=log)
     set_model_price("openai/local", "http://127.0.0.1:8000/v1", input_price=0.5,
-                    output_price=1.5, actor=ADMIN, sessions=sessions)  # no change
+                    output_price=1.5, actor=ADMIN, sessions=log)  # no change
     remove_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN,
-                        sessions=sessions)
-    assert not remove_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN)
+                        sessions=log)
+    assert not remove_model_preset("openai/local", "http://127.0.0.1:8000/v1", actor=ADMIN,
+                                   sessions=log)
     label = "openai/local @ http://127.0.0.1:8000/v1"
     assert events() == [  # newest first
         (ADMIN.key, "remove from the model list", "model", label, ""),

@@ -53,7 +53,8 @@ def _admin_actions(sessions, version, dataset, run):
             sessions, rubric_version_id=version.id, dataset_id=dataset.id,
             grader="per_criterion", model="openai/judge", actor=a),
         "cancel a grading run": lambda a: runs.cancel_run(sessions, run.id, actor=a),
-        "change the model list": lambda a: add_model_preset("openai/gpt-4.1-mini", actor=a),
+        "change the model list": lambda a: add_model_preset("openai/gpt-4.1-mini", actor=a,
+                                                            sessions=sessions),
         "load the samples": lambda a: load_sample(
             sessions, rubric_name="S", rubric_text="- requirement: Is kind\n",
             rubric_filename="s.yaml", dataset_name="S", responses_data=b"text\nhi\n",
@@ -162,4 +163,4 @@ def test_signing_in_twice_records_one_person(sessions):
 def test_a_local_or_command_line_actor_holds_every_role(sessions):
     version = rubrics.create_rubric(sessions, "Local", CRITERIA, actor=ADMIN)
     assert version.created_by == "tester"
-    remove_model_preset("openai/none", actor=ADMIN)
+    remove_model_preset("openai/none", actor=ADMIN, sessions=sessions)

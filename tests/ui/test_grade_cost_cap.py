@@ -46,7 +46,10 @@ def _page(at: AppTest | None = None, page: str = "grade") -> AppTest:
 
 
 def _priced(api_base: str) -> AppTest:
-    add_model_preset(MODEL, api_base, input_price=1.0, output_price=0.0, actor=ADMIN)
+    sessions = open_database(database_url())
+    add_model_preset(MODEL, api_base, input_price=1.0, output_price=0.0, actor=ADMIN,
+                     sessions=sessions)
+    sessions.kw["bind"].dispose()
     at = _page()
     at.multiselect(key="grade_presets").set_value([f"{MODEL} @ {api_base}"]).run()
     return at

@@ -206,7 +206,8 @@ def test_the_first_n_responses_are_not_capped_by_the_picker_list():
 def test_a_saved_model_brings_its_own_api_base(sessions):
     from storage.model_presets import add_model_preset
 
-    preset = add_model_preset("openai/local-judge", "http://127.0.0.1:9/v1", actor=ADMIN)
+    preset = add_model_preset("openai/local-judge", "http://127.0.0.1:9/v1", actor=ADMIN,
+                              sessions=sessions)
     at = _grade_page()
     at.multiselect(key="grade_presets").set_value([preset.label]).run()
     assert not at.error  # a local server needs no cloud key
@@ -279,7 +280,7 @@ def test_a_saved_models_price_reaches_the_estimate_and_the_run(sessions):
     from storage.model_presets import add_model_preset
 
     preset = add_model_preset("openai/local-judge", "http://127.0.0.1:9/v1",
-                              input_price=1.0, output_price=4.0, actor=ADMIN)
+                              input_price=1.0, output_price=4.0, actor=ADMIN, sessions=sessions)
     at = _grade_page()
     at.multiselect(key="grade_presets").set_value([preset.label]).run()
     [cost] = list(at.dataframe[0].value["Cost (USD)"])

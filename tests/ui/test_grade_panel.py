@@ -129,7 +129,7 @@ def test_grading_as_a_panel_launches_one_run_per_model_and_one_panel_never_twice
 def test_weights_and_a_cost_cap_reach_the_members(sessions, fake_provider):
     for model in MODELS:
         add_model_preset(model, fake_provider.api_base, input_price=1.0, output_price=2.0,
-                         actor=ADMIN)
+                         actor=ADMIN, sessions=sessions)
     at = _grade_page()
     at.multiselect(key="grade_presets").set_value(
         [f"{m} @ {fake_provider.api_base}" for m in MODELS]).run()

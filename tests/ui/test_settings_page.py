@@ -74,9 +74,11 @@ def test_no_key_at_all_gets_a_warning_with_the_way_out():
     assert "No provider key is set" in " ".join(w.value for w in at.warning)
 
 
-def test_test_connection_succeeds_against_a_working_server(fake_provider, monkeypatch):
+def test_test_connection_succeeds_against_a_working_server(fake_provider, monkeypatch,
+                                                           configured_db):
     monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "local-test-key")
-    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN)
+    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN,
+                     sessions=configured_db)
     at = open_page("settings")
     at.button(key="settings_test").click().run()
     assert not at.exception
@@ -86,10 +88,11 @@ def test_test_connection_succeeds_against_a_working_server(fake_provider, monkey
     assert "local-test-key" not in _all_text(at)
 
 
-def test_test_connection_failure_is_in_plain_words(fake_provider, monkeypatch):
+def test_test_connection_failure_is_in_plain_words(fake_provider, monkeypatch, configured_db):
     monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "wrong-key")
     fake_provider.required_api_key = "right-key"
-    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN)
+    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN,
+                     sessions=configured_db)
     at = open_page("settings")
     at.button(key="settings_test").click().run()
     assert not at.exception
@@ -99,10 +102,11 @@ def test_test_connection_failure_is_in_plain_words(fake_provider, monkeypatch):
     assert "Traceback" not in error and "wrong-key" not in _all_text(at)
 
 
-def test_test_connection_to_a_server_that_errors(fake_provider, monkeypatch):
+def test_test_connection_to_a_server_that_errors(fake_provider, monkeypatch, configured_db):
     monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "k-local")
     fake_provider.enqueue(Reply(status=500, error_message="GPU on fire"))
-    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN)
+    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN,
+                     sessions=configured_db)
     at = open_page("settings")
     at.button(key="settings_test").click().run()
     [error] = [unescape(e.value) for e in at.error]
