@@ -77,13 +77,14 @@ def _alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def _locked_entries(now: float) -> Iterator[dict[str, dict]]:
+def _locked_entries(now: float, *, wait: bool = True) -> Iterator[dict[str, dict]]:
     """The file's recent entries, under an exclusive lock; written back (atomically) when
-    the block changed them."""
+    the block changed them. ``wait=False``: a lock held elsewhere raises ``BlockingIOError``
+    (an ``OSError``) at once instead of waiting."""
     file = path()
     file.parent.mkdir(parents=True, exist_ok=True)
     with open(file.with_name(FILE_NAME + ".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -132,12 +133,13 @@ def claim(key: tuple[str, ...], *, now: float | None = None) -> tuple[float, boo
 
 
 def remember(key: tuple[str, ...], limit: float, capped: bool = False, *,
-             now: float | None = None) -> None:
+             now: float | None = None, wait: bool = True) -> None:
     """Keep this endpoint's limit for the next process. With several processes on the
-    endpoint, the last one to write is remembered."""
+    endpoint, the last one to write is remembered. ``wait=False`` (a caller on an event
+    loop): when another process holds the file's lock, skip this write rather than wait."""
     if not enabled():
         return
     now = time.time() if now is None else now
-    with contextlib.suppress(OSError), _locked_entries(now) as entries:
+    with contextlib.suppress(OSError), _locked_entries(now, wait=wait) as entries:
         entries[endpoint_id(key)] = {"limit": round(float(limit), 1), "capped": bool(capped),
                                      "seen": round(now, 1), "pid": os.getpid()}

@@ -58,10 +58,13 @@ class AdaptiveLimiter:
     (or say so with ``slot.throttled(retry_after)``)."""
 
     def __init__(self, ceiling: int | None = None, *, clock: Callable[[], float] = time.monotonic,
-                 initial: int | None = None, cpu_clock: Callable[[], float] | None = None):
+                 initial: int | None = None, cpu_clock: Callable[[], float] | None = None,
+                 memory_key: tuple[str, str, str] | None = None):
         """``cpu_clock``: seconds the process used (or, per thread, waited for) the CPU
         (``busy_seconds``), read with ``clock`` every ``CPU_WINDOW`` by each thread that
-        ends calls, to tell the estimate when the process is busy."""
+        ends calls, to tell the estimate when the process is busy. ``memory_key``: the
+        endpoint, whose limit is kept between processes (``capacity_memory``): this one
+        starts from what the last one held, unless another is live on it."""
         if ceiling is not None and ceiling < 1:
             raise ValueError(f"concurrency must be >= 1, got {ceiling}")
         self._clock = clock
@@ -71,9 +74,11 @@ class AdaptiveLimiter:
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
         self._cpu_clock = cpu_clock
         self._cpu_marks: dict[int, tuple[float, float]] = {}  # per thread: (clock, cpu)
-        self.memory_key: tuple[str, str, str] | None = None  # set by ``limiter_for``
+        self.memory_key = memory_key
         # What the last process held, and whether it was refused just above (``capacity_memory``)
-        self.recalled: tuple[float, bool] | None = None
+        self.recalled = capacity_memory.claim(memory_key) if memory_key is not None else None
+        if self.recalled is not None:
+            self.estimate.resume(*self.recalled)
         self._remembered_at = -math.inf
 
     # -- configuration and reading -----------------------------------------------------
@@ -159,12 +164,13 @@ class AdaptiveLimiter:
             if remember:
                 self._remembered_at = now
         if remember:
-            self.remember()
+            self.remember(wait=False)  # on the event loop: never wait for the file's lock
 
-    def remember(self) -> None:
+    def remember(self, *, wait: bool = True) -> None:
         """Keep this endpoint's limit for the next process (``capacity_memory``): the limit
         held, or, when nothing here was refused or cut, at least what was recalled (a short
-        run that never needed the old level does not make the next one start lower)."""
+        run that never needed the old level does not make the next one start lower).
+        ``wait=False``: skipped when another process holds the memory file's lock."""
         with self._lock:
             e = self.estimate
             if self.memory_key is None or e.samples == 0:
@@ -175,7 +181,7 @@ class AdaptiveLimiter:
             else:
                 limit, capped = max((e.limit, False), self.recalled or (0.0, False))
             key = self.memory_key
-        capacity_memory.remember(key, limit, capped)
+        capacity_memory.remember(key, limit, capped, wait=wait)
 
     def _measure_cpu_locked(self, now: float) -> None:
         if self._cpu_clock is None:
@@ -281,11 +287,7 @@ def limiter_for(model: str, api_base: str | None, ceiling: int | None = _KEEP
         limiter = _registry.get(key)
         if limiter is None:
             limiter = _registry[key] = AdaptiveLimiter(None if ceiling is _KEEP else ceiling,
-                                                       cpu_clock=busy_seconds)
-            limiter.memory_key = key
-            limiter.recalled = capacity_memory.claim(key)
-            if limiter.recalled is not None:
-                limiter.estimate.resume(*limiter.recalled)
+                                                       cpu_clock=busy_seconds, memory_key=key)
             return limiter
     if ceiling is not _KEEP and ceiling != limiter.estimate.ceiling:
         limiter.set_ceiling(ceiling)

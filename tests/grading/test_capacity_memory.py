@@ -10,13 +10,14 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from grading import capacity_memory
 from grading.capacity import INITIAL_LIMIT, CapacityEstimate
-from grading.limiter import limiter_key
+from grading.limiter import AdaptiveLimiter, limiter_key
 from tests.grading.test_capacity import HELD, Simulation, cap_of, flat
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +58,7 @@ def test_a_process_at_work_on_the_endpoint_keeps_the_memory_to_itself():
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         _file().parent.mkdir(parents=True, exist_ok=True)
-        entry = {"limit": 64.0, "capped": False, "seen": __import__("time").time(),
+        entry = {"limit": 64.0, "capped": False, "seen": time.time(),
                  "pid": holder.pid}
         _file().write_text(json.dumps({capacity_memory.endpoint_id(KEY): entry}))
         # Live (its process runs, it wrote just now): a second process starts cold beside it.
@@ -77,6 +78,34 @@ def test_an_unreadable_file_is_as_if_there_were_none(content):
     assert capacity_memory.claim(KEY) is None
     capacity_memory.remember(KEY, 20.0)
     assert capacity_memory.claim(KEY) == (20.0, False)
+
+
+def test_a_cache_directory_that_cannot_be_written_is_as_if_there_were_no_memory(
+        monkeypatch, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv(capacity_memory.CACHE_DIR_ENV, str(blocker))
+    capacity_memory.remember(KEY, 40.0)  # cannot be kept: no error either
+    assert capacity_memory.claim(KEY) is None
+    limiter = AdaptiveLimiter(memory_key=KEY)  # starts cold, works, and its write is skipped
+    assert limiter.recalled is None and limiter.estimate.limit == INITIAL_LIMIT
+    limiter.estimate.succeeded(limiter.estimate.start(0.0), 0.2)
+    limiter.remember()
+    assert blocker.read_text() == "not a directory"
+
+
+def test_a_write_from_the_event_loop_skips_a_lock_held_elsewhere_instead_of_waiting():
+    import fcntl
+
+    capacity_memory.remember(KEY, 10.0)
+    with open(_file().with_name(capacity_memory.FILE_NAME + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process, writing
+        started = time.monotonic()
+        capacity_memory.remember(KEY, 50.0, wait=False)
+        assert time.monotonic() - started < 1.0
+    assert capacity_memory.claim(KEY) == (10.0, False)  # skipped, not waited for
+    capacity_memory.remember(KEY, 50.0, wait=False)  # the lock is free: written
+    assert capacity_memory.claim(KEY) == (50.0, False)
 
 
 def test_switched_off_nothing_is_read_or_written(monkeypatch):
