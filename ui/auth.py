@@ -82,7 +82,7 @@ def gate() -> None:
         render_local_identity()
         return
     if config.problems:
-        render_bad_configuration(config.problems)
+        render_bad_configuration(config.problems, unreadable=config.unreadable)
         st.stop()
     if not _logged_in():
         render_sign_in(config)
@@ -167,11 +167,21 @@ def _title(subtitle: str) -> None:
     st.caption(subtitle)
 
 
-def render_bad_configuration(problems: list[str] | tuple[str, ...]) -> None:
-    _title("Sign-in is configured but cannot work yet")
-    st.error("Sign-in is switched on (there is an `[auth]` section in "
-             "`.streamlit/secrets.toml`) but it is incomplete. Fix these and restart the app:",
-             icon=":material/settings_alert:")
+def render_bad_configuration(problems: list[str] | tuple[str, ...], *,
+                             unreadable: bool = False) -> None:
+    """``unreadable``: the secrets file itself cannot be read, so whether sign-in is on is
+    unknown; the app stays closed rather than open to everyone."""
+    if unreadable:
+        _title("The settings file cannot be read")
+        st.error("Sign-in is set in `.streamlit/secrets.toml`, and that file cannot be read, "
+                 "so the app cannot tell whether sign-in is on: it stays closed until the "
+                 "file is fixed. Fix this and restart the app:",
+                 icon=":material/settings_alert:")
+    else:
+        _title("Sign-in is configured but cannot work yet")
+        st.error("Sign-in is switched on (there is an `[auth]` section in "
+                 "`.streamlit/secrets.toml`) but it is incomplete. Fix these and restart the "
+                 "app:", icon=":material/settings_alert:")
     st.markdown("\n".join(f"- {plain(p)}" for p in problems))
     st.markdown("A working `[auth]` section, for any OpenID Connect provider:")
     st.code('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n'

@@ -37,6 +37,7 @@ class AuthConfig:
     providers: tuple[Provider, ...]
     redirect_uri: str
     problems: tuple[str, ...]  # what to fix in [auth]; empty when usable
+    unreadable: bool = False  # the secrets file itself cannot be read (problems say why)
 
 
 def _auth_section() -> Mapping | None:
@@ -82,7 +83,8 @@ def auth_config() -> AuthConfig | None:
     """The sign-in configuration, or None for local mode (no [auth] section)."""
     unreadable = _unreadable_secrets()
     if unreadable:
-        return AuthConfig(providers=(), redirect_uri="", problems=(unreadable,))
+        return AuthConfig(providers=(), redirect_uri="", problems=(unreadable,),
+                          unreadable=True)
     section = _auth_section()
     if section is None:
         return None

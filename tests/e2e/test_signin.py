@@ -319,9 +319,11 @@ def test_a_secrets_file_that_is_not_toml_is_a_page_saying_so(tmp_path_factory, p
     url, stop = _serve(data_dir, extra_args=("--secrets.files", str(secrets)))
     try:
         page.goto(url)
-        expect(page.get_by_text("Sign-in is configured but cannot work yet")).to_be_visible(
-            timeout=45_000)
-        expect(page.get_by_text("cannot be read")).to_be_visible()
+        # Not "configured but incomplete": whether sign-in is on cannot be known.
+        expect(page.get_by_text("The settings file cannot be read", exact=True)
+               ).to_be_visible(timeout=45_000)
+        expect(page.get_by_text("Sign-in is configured but cannot work yet")).to_have_count(0)
+        expect(page.get_by_text("it stays closed until the file is fixed")).to_be_visible()
         expect(page.get_by_text("fix the TOML syntax")).to_be_visible()
         expect(page.get_by_role("link", name="Rubrics", exact=True)).to_have_count(0)
         expect(page.get_by_text("Traceback")).to_have_count(0)
