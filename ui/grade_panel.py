@@ -120,7 +120,7 @@ def make_panels(choice: PanelChoice, judges, launched_runs, name: str) -> list[s
     by_grader: dict[str, list] = {}
     for judge, run in zip(judges, launched_runs, strict=True):
         by_grader.setdefault(judge.grader, []).append((judge, run))
-    messages = []
+    messages, made = [], []
     for grader, members in by_grader.items():
         weights = ([choice.weights[(j.model, j.api_base)] for j, _ in members]
                    if choice.rule == "weighted" else None)
@@ -129,12 +129,15 @@ def make_panels(choice: PanelChoice, judges, launched_runs, name: str) -> list[s
             weights=weights, name=name, actor=current_actor())
         runs_text = ", ".join(f"#{run.id}" for _, run in members)
         if created:
-            messages.append(f"Panel #{panel.id} ({choice.rule} of runs {runs_text}, "
+            messages.append(f"Panel P{panel.id} ({choice.rule} of runs {runs_text}, "
                             f"{GRADER_LABELS[grader]}) is made: its grades appear on Judges "
                             "and Results as the members finish.")
         else:
-            messages.append(f"Panel #{panel.id} ({choice.rule} of runs {runs_text}) already "
+            messages.append(f"Panel P{panel.id} ({choice.rule} of runs {runs_text}) already "
                             "exists, so no new panel was made.")
+        made.append(panel.id)
+    # Results shows them beside their members on the next visit, as the message says.
+    st.session_state.results_panel_goto = made
     return messages
 
 
@@ -147,7 +150,7 @@ def render_panel_progress(current_runs) -> None:
         finished = sum(1 for m in panel.members
                        if status.get(m.run.id) not in ("queued", "running"))
         st.caption(md_escape(
-            f"Panel #{panel.id} ({panel.rule} of runs "
+            f"Panel P{panel.id} ({panel.rule} of runs "
             f"{', '.join(f'#{m.run.id}' for m in panel.members)}): {finished} of "
             f"{len(panel.members)} members finished; its grades so far are on the Judges "
             "page (a member that fails abstains)."))

@@ -32,7 +32,9 @@ def pick_panels(db: str, result_set: ResultSet, where) -> tuple[panels.PanelInfo
     by_id = {p.id: p for p in found}
     s = st.session_state
     goto, s.results_panel_goto = s.results_panel_goto, None
-    s.results_panel_ids = [pid for pid in [*s.results_panel_ids, goto] if pid in by_id]
+    wanted = goto if isinstance(goto, list) else [goto]  # made on Grade: a list
+    s.results_panel_ids = [pid for pid in dict.fromkeys([*s.results_panel_ids, *wanted])
+                           if pid in by_id]
     picked = where.multiselect(
         "Panels to compare", list(by_id), key="results_panel_ids",
         format_func=lambda pid: safe_text.text(f"{by_id[pid].label} · "

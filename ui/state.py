@@ -113,7 +113,7 @@ DEFAULTS: dict[str, object] = {
     "results_verdict_value": "MET",
     "results_verdict_run": None,
     "results_panel_ids": [],  # judge panels shown next to the runs
-    "results_panel_goto": None,  # a panel just made on Results: picked on the next run
+    "results_panel_goto": None,  # panel(s) just made (Results, Grade): picked on the next run
     "results_flash": None,  # a message shown once (a panel was made)
     "results_combine_open": False,  # the "Combine as a panel" dialog is open
     "results_combine_runs": (),  # the runs shown when it was opened (ids)

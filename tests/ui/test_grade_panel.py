@@ -85,8 +85,8 @@ def test_grading_as_a_panel_launches_one_run_per_model_and_one_panel_never_twice
     [panel] = panels.list_panels(sessions)
     assert panel.rule == "majority" and [m.run.id for m in panel.members] == [
         r.id for r in members]
-    assert f"Panel #{panel.id}" in texts(at)
-    assert f"Panel #{panel.id} (majority of runs " in texts(at)
+    assert f"Panel P{panel.id}" in texts(at)
+    assert f"Panel P{panel.id} (majority of runs " in texts(at)
     assert "0 of 3 members finished" in texts(at)  # the runs list follows the panel
 
     # A second click: the same runs are still queued, so nothing new is queued or made

@@ -66,20 +66,36 @@ def pick_runs(db: str, result_set: ResultSet, where) -> tuple[int, ...]:
     picked = where.multiselect("Runs to compare", options, key="results_run_ids",
                             format_func=lambda rid: safe_text.text(run_label(by_id[rid])),
                             on_change=results_filters.handle_filter_change)
-    running = [by_id[r] for r in picked if by_id[r].status in ("queued", "running")]
+    running = tuple(r for r in picked if by_id[r].status in ("queued", "running"))
     if running:
-        note, refresh = where.columns([3, 1], vertical_alignment="center")
-        note.caption("Still grading: " + ", ".join(f"#{r.id} ({r.graded_count}/"
-                                                   f"{r.response_count})" for r in running)
-                     + ". Refresh to see the grades stored since.")
-        refresh.button("Refresh", icon=":material/refresh:", key="results_refresh",
-                       on_click=readers.get_runs.clear, width="stretch")
+        with where:
+            render_still_grading(db, running)
     for run in (by_id[r] for r in picked if by_id[r].stopped_by_cost_cap):
         where.warning(md_escape(
             f"Run #{run.id} stopped at its cost cap after grading {run.graded_count:,} of "
             f"{run.response_count:,} responses: the others have no score from it. "
             f"({run.error})"))
     return tuple(picked)
+
+
+@st.fragment(run_every=2.0)
+def render_still_grading(db: str, drawn: tuple[int, ...]) -> None:
+    """Live counts of the runs still grading; when one of them ends, the page is drawn
+    again (its table and figures were of the grades stored until then)."""
+    readers.get_runs.clear()  # the fragment is the poll: always read fresh totals
+    by_id = {run.id: run for run in readers.get_runs(db)}
+    running = [by_id[r] for r in drawn if r in by_id and by_id[r].status in ("queued",
+                                                                          "running")]
+    if len(running) != len(drawn):
+        st.rerun()
+    note, refresh = st.columns([3, 1], vertical_alignment="center")
+    note.caption("Still grading: " + ", ".join(f"#{r.id} ({r.graded_count}/"
+                                               f"{r.response_count})" for r in running)
+                 + ". Refresh to see the grades stored since; the page redraws by itself "
+                   "when they finish.")
+    if refresh.button("Refresh", icon=":material/refresh:", key="results_refresh",
+                      width="stretch"):
+        st.rerun()  # the whole page: its table, not only this note
 
 
 def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
