@@ -15,6 +15,8 @@ from ui import response_view, runtime, safe_text
 from ui import results_readers as readers
 from ui.verdict_view import md_escape
 
+COVERAGE_POLL_SECONDS = 5.0  # the review set's counts follow saves made since
+
 
 def handle_move(step: int, size: int) -> None:
     s = st.session_state
@@ -46,8 +48,11 @@ def pick_set(db: str) -> ResultSet | None:
     return by_key[key]
 
 
+@st.fragment(run_every=COVERAGE_POLL_SECONDS)
 def render_set_panel(db: str, chosen: ResultSet, actor: Actor | None) -> None:
-    """Reviewers per response, the random sample, the set's coverage and each one's progress."""
+    """Reviewers per response, the random sample, the set's coverage and each one's progress.
+    A fragment of its own that polls: a save re-runs only the review form (its fragment), and
+    other reviewers save too, so the counts follow without redrawing the page."""
     coverage = readers.get_review_coverage(db, chosen.dataset_id, chosen.rubric_version_id,
                                            readers.run_stamp(db, chosen.run_ids))
     settings = coverage.settings

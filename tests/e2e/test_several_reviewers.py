@@ -149,6 +149,11 @@ def test_two_blind_reviewers_a_dispute_and_an_adjudication(team, browser):
 
     # the dispute is not applied: the judge's verdict stands, the score is the judge's
     assert _score(0) == judge_score
+    # q0 now has its two reviewers: the review set's counts follow on both pages, with no
+    # reload (Ana's page has not been drawn again since her save).
+    for person in (bo, ana):
+        expect(person.get_by_text("2 reviewers per response · 1 of 2 responses have them")
+               ).to_be_visible(timeout=20_000)
 
     ana.get_by_text("Adjudicate", exact=True).click()
     _idle(ana)
