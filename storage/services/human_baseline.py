@@ -84,13 +84,21 @@ class CriterionBaseline:
 
     @property
     def people_range(self) -> tuple[float, float] | None:
-        values = [f.value for f in self.people_f1.values() if f.value is not None]
-        return (min(values), max(values)) if values else None
+        return _people_range(self.people_f1)
 
     @property
     def people_n(self) -> str:
         """The n behind the people's range: ``4`` or ``3–5`` (each reviewer's own n)."""
-        return n_span([f.n for f in self.people_f1.values() if f.value is not None])
+        return _people_n(self.people_f1)
+
+
+def _people_range(people_f1: dict[str, Figure]) -> tuple[float, float] | None:
+    values = [f.value for f in people_f1.values() if f.value is not None]
+    return (min(values), max(values)) if values else None
+
+
+def _people_n(people_f1: dict[str, Figure]) -> str:
+    return n_span([f.n for f in people_f1.values() if f.value is not None])
 
 
 @dataclass(frozen=True)
@@ -263,8 +271,7 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
                 judge_cells[source.key].append(boot.cells(reference, theirs))
                 if versus.balanced_f1 is not None:
                     judge_scores[source.key].append((versus.balanced_f1, versus.pairs_used))
-        bare = CriterionBaseline(criterion, keys, method, among, percent, people_f1, ())
-        span = bare.people_range
+        span, span_n = _people_range(people_f1), _people_n(people_f1)
         baselines = []
         for source in judges:
             scores = judge_scores.get(source.key, [])
@@ -279,8 +286,7 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
                 source_key=source.key, label=source.label,
                 vs_human=compare_verdicts(final_c, judge_maps[source.key]),
                 loo_f1=loo, position=position,
-                sentence=_sentence(source.label, loo, span, len(keys), position,
-                                   bare.people_n),
+                sentence=_sentence(source.label, loo, span, len(keys), position, span_n),
                 vs_human_kappa_interval=boot.interval(versus_human, _kappa),
                 vs_human_f1_interval=boot.interval(versus_human, _f1)))
         rows.append(CriterionBaseline(criterion, keys, method, among, percent, people_f1,
