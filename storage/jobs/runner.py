@@ -33,6 +33,7 @@ from storage.jobs import chunks as chunk_store
 from storage.jobs import passes, queue
 from storage.jobs.breaker import StoreBreaker
 from storage.jobs.calls import Counters, JobGenerate, missing_credentials
+from storage.jobs.cost_budget import CostBudget
 from storage.jobs.grade_writer import GradeWriter
 from storage.jobs.limiter import SYNC_INTERVAL, CapacitySharing, endpoint_name, limiter_for
 from storage.jobs.notices import set_notice
@@ -95,7 +96,8 @@ class RunExecution:
         self.unstored = 0
         self.unstored_error: str | None = None
         self.passes = 0
-        self.spent = run.cost or 0.0  # known cost so far, for the cost cap
+        # known cost so far, and what may start under the cost cap
+        self.budget = CostBudget(self.options.cost_cap, run.cost or 0.0)
         self.price_settings = {"price": run.settings.price.model_dump()
                                if run.settings.price else None}
         self.capped: str | None = None  # why the cost cap stopped the run
@@ -132,13 +134,37 @@ class RunExecution:
             self.fatal = exc
             self._halt("fatal")
 
+    @property
+    def spent(self) -> float:
+        return self.budget.spent
+
     def _check_cost_cap(self) -> None:
         cap = self.options.cost_cap
-        if cap is not None and self.spent >= cap and self.capped is None:
-            self.capped = (f"{COST_CAP_STOP} (${cap:g}) after spending "
-                           f"${self.spent:.4f}; the responses not graded yet stay pending: "
-                           "launch again with a higher cap to grade them")
-            self._halt("capped")
+        if cap is not None and self.budget.reached() and self.capped is None:
+            self._stop_at_cap("")
+
+    def _stop_at_cap(self, why: str) -> None:
+        self.capped = (f"{COST_CAP_STOP} (${self.options.cost_cap:g}) after spending "
+                       f"${self.spent:.4f}{why}; the responses not graded yet stay pending: "
+                       "launch again with a higher cap to grade them")
+        self._halt("capped")
+
+    async def _admit(self) -> bool:
+        """Whether one more response may start under the cost cap (``CostBudget``): it waits
+        while the responses in flight might take the run past it; when even one more would
+        (at the average cost of a response so far), the run stops before the cap."""
+        admitted = asyncio.ensure_future(self.budget.admit())
+        if not await self._wait_halt_or(admitted) or self.halt:
+            if admitted.done() and not admitted.cancelled() and admitted.result():
+                self.budget.finished(None)  # admitted, never started
+            return False
+        if admitted.result():
+            return True
+        if self.capped is None:
+            average = self.budget.average or 0.0
+            self._stop_at_cap(f": one more response (about ${average:.4f} each) would have "
+                              "gone over it" if self.budget.full else "")
+        return False
 
     def _unpriced_cap(self) -> str | None:
         """Why a cost cap cannot be kept (no price for the model: its cost stays unknown)."""
@@ -227,6 +253,7 @@ class RunExecution:
         self._halt("stopped")
 
     async def _grade_one(self, response: ResponseInfo) -> None:
+        counted = False
         try:
             started = time.monotonic()
             calls = passes.track_grade()
@@ -243,11 +270,14 @@ class RunExecution:
                 return  # not this response's fault: it stays pending for a requeue
             # Counted when the answer is in, not when its batch is stored: the calls are paid
             # for either way, and a batch may wait a quarter of a second for company.
-            self.spent += priced_cost(report, self.price_settings) or 0.0
+            self.budget.finished(priced_cost(report, self.price_settings) or 0.0)
+            counted = True
             self._check_cost_cap()
             self.writer.add(NewGrade(response.id, report, time.monotonic() - started,
                                      transient=calls.failed_transiently(report)))
         finally:
+            if not counted:
+                self.budget.finished(None)
             self.window.release()
 
     def _stored(self, grade: NewGrade, stored: GradeInfo) -> None:
@@ -304,7 +334,7 @@ class RunExecution:
                 for response in batch:
                     if not await self._wait_halt_or(self.window.acquire()) or self.halt:
                         break
-                    if chunk.id in self.lost_chunks:
+                    if chunk.id in self.lost_chunks or not await self._admit():
                         self.window.release()
                         break
                     task = asyncio.create_task(self._grade_one(response))

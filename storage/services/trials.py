@@ -31,6 +31,7 @@ from storage.convert import criterion_info, response_info, run_info
 from storage.dto import CriterionInfo, ResponseInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
+from storage.jobs.cost_budget import CostBudget
 from storage.jobs.estimate import RunEstimate, estimate_for
 from storage.repositories import runs as run_repo
 from storage.services import calibration, trial_progress
@@ -239,17 +240,27 @@ async def run_trial(
     spent: list[float | None] = [spent_before]
     stopped: list[str] = []
     window = asyncio.Semaphore(concurrency)
+    # A call starts only while it fits under the cap (those in flight counted at the average
+    # cost of a call so far), so the eight in flight never take the trial past it.
+    budget = CostBudget(max_cost, spent_before or 0.0)
 
     async def one(case: ReviewedCase) -> None:
         async with window:
             if stopped:
                 return
-            known = sum(c for c in spent if c is not None)
-            if max_cost is not None and known >= max_cost:
-                stopped.append(f"stopped at the cost cap (${max_cost:g}) after "
-                               f"{len(entries)} of {len(plan.cases)} responses")
+            if not await budget.admit():
+                if not stopped:
+                    over = (f": one more (about ${budget.average or 0.0:.4f} each) would have "
+                            "gone over it" if budget.full else "")
+                    stopped.append(f"stopped at the cost cap (${max_cost:g}) after "
+                                   f"{len(entries)} of {len(plan.cases)} responses{over}")
                 return
-            report = await grade_fn(case.response, criterion)
+            cost = None
+            try:
+                report = await grade_fn(case.response, criterion)
+                cost = report.completion_cost
+            finally:
+                budget.finished(cost)
             verdict, reason = _verdict_of(report)
             entries.append({"response_id": case.response.id, "verdict": _value(verdict),
                             "reason": limits.storable(reason)})

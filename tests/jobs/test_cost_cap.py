@@ -120,3 +120,26 @@ def test_a_cap_on_a_model_with_no_price_fails_before_any_call(sessions, fake_pro
         "cost stays unknown; set its price per million tokens in Settings and launch again, "
         "or launch without a cap")
     assert fake_provider.requests == 0 and runs.get_run(sessions, run.id).graded_count == 0
+
+
+def test_a_run_with_many_calls_in_flight_stops_before_its_cap_not_past_it(
+        sessions, fake_provider):
+    """Eight calls at a time, $0.30 a response: checking the cost after each answer let the
+    whole window (about eight responses) go out, and the run spent twice its cap. Now a
+    response starts only if it fits (those in flight counted at the average cost so far)."""
+    fake_provider.default = _priced_reply
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, 12)
+    launch = runs.launch_run(
+        sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+        grader="per_criterion", model=MODEL, actor=ADMIN,
+        settings={"api_base": fake_provider.api_base, "price": PRICE,
+                  "extra": {"concurrency": 8, "use_cache": False, "cost_cap": 1.0}})
+    result = run_now(sessions, launch.run.id)
+    info = runs.get_run(sessions, launch.run.id)
+    assert result.status == "failed" and info.stopped_by_cost_cap
+    # Three responses fit ($0.90); a fourth would have gone over, so it never started.
+    assert info.graded_count == 3 and info.cost == pytest.approx(0.9)
+    assert fake_provider.requests == 9  # every call sent was one the run paid and counted
+    assert "one more response (about $0.3000 each) would have gone over it" in info.error
+    assert len(runs.pending_response_ids(sessions, info.id)) == 9

@@ -143,6 +143,29 @@ def test_the_cost_cap_stops_the_trial(sessions, fake_provider, reviewed):
     assert result.judged == 1 and "cost cap" in result.stopped
 
 
+def test_eight_calls_in_flight_never_take_a_trial_past_its_cap(sessions, fake_provider,
+                                                              reviewed):
+    # A million prompt tokens a call: $0.15 each at gpt-4o-mini's price. Checked only after
+    # each answer, all six calls went out at once ($0.90 against a cap of $0.50).
+    _version, _responses, run, accurate = reviewed
+
+    def expensive(body):
+        reply = wording_sensitive_judge(body)
+        reply.usage = {"prompt_tokens": 1_000_000, "completion_tokens": 0,
+                       "total_tokens": 1_000_000}
+        return reply
+
+    fake_provider.default = expensive
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT + " in full")
+    before_calls = fake_provider.requests
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=0.5,
+                                          concurrency=8))
+    assert fake_provider.requests - before_calls == 3  # $0.45; a fourth would make $0.60
+    assert result.judged == 3 and result.cost == pytest.approx(0.45)
+    assert "would have gone over it" in result.stopped
+
+
 def test_trials_that_cannot_tell_anything_are_refused(sessions, fake_provider, reviewed):
     version, responses, run, accurate = reviewed
     polite = version.criteria[1]
