@@ -252,6 +252,13 @@ def _review(page: Page, screenshot) -> None:
     expect(page.get_by_text("of 3").first).to_be_visible()
     expect(page.get_by_text("a2 ·").first).to_be_visible()
     _type(page, "Your name (reviewer)", "Ana")
+    # The name's whole-page rerun has been drawn: a verdict ticked while it still runs is
+    # lost (the form is a fragment; Streamlit drops its change when the whole page reruns
+    # under it: 2 clicks of 3 made right after Enter, and the CI failures). A person sees it
+    # unticked and ticks it again; the test waits as a person's eyes would.
+    expect(page.get_by_text("Remembered on this computer; change it here at any time.")
+           ).to_be_visible(timeout=60_000)
+    wait_idle(page)
     # The penalty's own box in the form: the innermost block holding its requirement and a
     # verdict picker (the requirement may be named elsewhere on the page too).
     blame = page.get_by_test_id("stVerticalBlock").filter(
