@@ -6,7 +6,8 @@ cap of $1 a run could spend $2. Here a unit of work (a response, a trial's call)
 if the spent money, plus the units in flight and this one at the average cost of a finished
 unit, stays under the cap; near the cap it waits for those in flight to be counted; when not
 even one more fits, the work stops there. Until a unit has finished (its cost is the only
-measure there is), units start one at a time.
+measure there is), units start one at a time; work taken up again (a requeued run, a retried
+trial) starts from the average of what it already paid for.
 """
 
 from __future__ import annotations
@@ -16,15 +17,15 @@ import asyncio
 
 class CostBudget:
     """``cap`` None: no cap, ``admit`` always says yes. ``spent``: paid before this process
-    took the work over (a requeued run's cost so far)."""
+    took the work over (a requeued run's cost so far), for ``done`` units."""
 
-    def __init__(self, cap: float | None, spent: float = 0.0):
+    def __init__(self, cap: float | None, spent: float = 0.0, done: int = 0):
         self.cap = cap
         self.spent = spent
         self.in_flight = 0
         self.full = False  # not even one more unit fits: stopped before the cap
-        self._cost = 0.0
-        self._measured = 0
+        self._cost = spent if done and spent else 0.0
+        self._measured = done if done and spent else 0
         self._changed = asyncio.Event()
 
     @property

@@ -97,7 +97,7 @@ class RunExecution:
         self.unstored_error: str | None = None
         self.passes = 0
         # known cost so far, and what may start under the cost cap
-        self.budget = CostBudget(self.options.cost_cap, run.cost or 0.0)
+        self.budget = CostBudget(self.options.cost_cap, run.cost or 0.0, run.graded_count)
         self.price_settings = {"price": run.settings.price.model_dump()
                                if run.settings.price else None}
         self.capped: str | None = None  # why the cost cap stopped the run

@@ -242,7 +242,7 @@ async def run_trial(
     window = asyncio.Semaphore(concurrency)
     # A call starts only while it fits under the cap (those in flight counted at the average
     # cost of a call so far), so the eight in flight never take the trial past it.
-    budget = CostBudget(max_cost, spent_before or 0.0)
+    budget = CostBudget(max_cost, spent_before or 0.0, len(kept))
 
     async def one(case: ReviewedCase) -> None:
         async with window:

@@ -50,3 +50,11 @@ async def test_a_unit_that_cost_nothing_known_does_not_teach_an_average():
     budget.finished(None)  # failed before any call was paid
     assert budget.average is None and budget.in_flight == 0
     assert await budget.admit()  # again one at a time
+
+
+async def test_work_taken_up_again_starts_from_the_average_it_already_paid():
+    budget = CostBudget(1.0, spent=0.9, done=3)  # a requeued run: 3 responses, $0.90
+    assert budget.average == pytest.approx(0.3)
+    assert await budget.admit() is False and budget.full  # $1.20 would pass the cap
+    fresh = CostBudget(1.0, spent=0.9)  # paid, but for nothing counted: nothing to go by
+    assert fresh.average is None and await fresh.admit()

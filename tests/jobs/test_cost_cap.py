@@ -57,21 +57,27 @@ def _answers(body) -> set[str]:
     return set(re.findall(r"answer number \d+", prompt))
 
 
-def test_a_single_run_from_grade_stops_at_its_cap_and_makes_no_further_grades(
-        sessions, fake_provider):
-    """A run launched the way Grade launches one (its settings, a cap of its own), graded
-    over litellm's HTTP path: it stops once its cost reaches the cap, the responses after
-    that are never sent to the provider, and the run says it was its cap."""
+def _launch_priced(sessions, fake_provider, count: int, concurrency: int, cap: float):
+    """A run launched the way Grade launches one (its settings, a cap of its own) at $0.10 a
+    call, graded over litellm's HTTP path; returns (its result, the run as stored)."""
     fake_provider.default = _priced_reply
     version = make_rubric(sessions)
-    dataset, _responses = make_dataset(sessions, 8)
+    dataset, _responses = make_dataset(sessions, count)
     launch = runs.launch_run(
         sessions, rubric_version_id=version.id, dataset_id=dataset.id,
         grader="per_criterion", model=MODEL, actor=ADMIN,
         settings={"api_base": fake_provider.api_base, "price": PRICE,
-                  "extra": {"concurrency": 1, "use_cache": False, "cost_cap": 0.6}})
+                  "extra": {"concurrency": concurrency, "use_cache": False,
+                            "cost_cap": cap}})
     result = run_now(sessions, launch.run.id)
-    info = runs.get_run(sessions, launch.run.id)
+    return result, runs.get_run(sessions, launch.run.id)
+
+
+def test_a_single_run_from_grade_stops_at_its_cap_and_makes_no_further_grades(
+        sessions, fake_provider):
+    """It stops once its cost reaches the cap, the responses after that are never sent to
+    the provider, and the run says it was its cap."""
+    result, info = _launch_priced(sessions, fake_provider, 8, concurrency=1, cap=0.6)
     assert result.status == "failed" and info.stopped_by_cost_cap
     # Three criteria a response at $0.10 a call: the cap is reached with the second grade.
     assert info.graded_count == 2 and info.cost == pytest.approx(0.6)
@@ -127,19 +133,26 @@ def test_a_run_with_many_calls_in_flight_stops_before_its_cap_not_past_it(
     """Eight calls at a time, $0.30 a response: checking the cost after each answer let the
     whole window (about eight responses) go out, and the run spent twice its cap. Now a
     response starts only if it fits (those in flight counted at the average cost so far)."""
-    fake_provider.default = _priced_reply
-    version = make_rubric(sessions)
-    dataset, _responses = make_dataset(sessions, 12)
-    launch = runs.launch_run(
-        sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-        grader="per_criterion", model=MODEL, actor=ADMIN,
-        settings={"api_base": fake_provider.api_base, "price": PRICE,
-                  "extra": {"concurrency": 8, "use_cache": False, "cost_cap": 1.0}})
-    result = run_now(sessions, launch.run.id)
-    info = runs.get_run(sessions, launch.run.id)
+    result, info = _launch_priced(sessions, fake_provider, 12, concurrency=8, cap=1.0)
     assert result.status == "failed" and info.stopped_by_cost_cap
     # Three responses fit ($0.90); a fourth would have gone over, so it never started.
     assert info.graded_count == 3 and info.cost == pytest.approx(0.9)
     assert fake_provider.requests == 9  # every call sent was one the run paid and counted
     assert "one more response (about $0.3000 each) would have gone over it" in info.error
+    assert len(runs.pending_response_ids(sessions, info.id)) == 9
+
+
+def test_a_run_stopped_short_of_its_cap_and_requeued_sends_nothing_more(sessions,
+                                                                       fake_provider):
+    """Requeued as it is (same cap), a run that stopped because one more response would go
+    over it does not send that response now: the new process starts from the average the run
+    already paid, not from 'nothing known, one may go'."""
+    _result, info = _launch_priced(sessions, fake_provider, 12, concurrency=8, cap=1.0)
+    assert info.cost == pytest.approx(0.9) and fake_provider.requests == 9
+    runs.requeue_run(sessions, info.id, actor=ADMIN)
+    again = run_now(sessions, info.id)
+    after = runs.get_run(sessions, info.id)
+    assert again.status == "failed" and after.stopped_by_cost_cap
+    assert fake_provider.requests == 9 and after.cost == pytest.approx(0.9)
+    assert "would have gone over it" in after.error
     assert len(runs.pending_response_ids(sessions, info.id)) == 9
