@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from grading.redact import has_url_credentials
 from storage import limits
 from storage.config import data_dir
+from storage.db_errors import describe_db_error
 from storage.engine import SessionFactory
-from storage.errors import InvalidInputError
+from storage.errors import InvalidInputError, InvalidStateError
 from storage.services import people
 from storage.services.reviewers import Actor, Role, require
 
@@ -155,11 +158,20 @@ def _write_logged(sessions: SessionFactory, path: Path, presets: list[ModelPrese
                   actor: Actor, action: str, preset: ModelPreset, detail: str = "") -> None:
     """Write the list and record the change in the Activity log, both or neither: the event
     is flushed first (the database refuses before the file changes) and committed once the
-    file is written (a failed write rolls the event back)."""
-    with sessions.begin() as session:
-        people.record(session, actor, action, "model", None, preset.label, detail)
-        session.flush()
-        _write(path, presets)
+    file is written (a failed write rolls the event back). Either failing is said in words."""
+    try:
+        with sessions.begin() as session:
+            people.record(session, actor, action, "model", None, preset.label, detail)
+            session.flush()
+            _write(path, presets)
+    except SQLAlchemyError as exc:
+        raise InvalidStateError(
+            f"the model list was not changed: its Activity log cannot be written "
+            f"({describe_db_error(exc)}); try again once the database is writable") from None
+    except OSError as exc:
+        raise InvalidStateError(
+            f"the model list at {path} cannot be written ({exc.strerror or exc}); make its "
+            "folder (the data directory) writable and try again") from None
 
 
 def price_text(preset: ModelPreset) -> str:

@@ -9,7 +9,7 @@ import pytest
 
 from storage.config import database_url
 from storage.engine import SessionFactory, open_database
-from storage.errors import InvalidInputError
+from storage.errors import InvalidInputError, InvalidStateError
 from storage.model_presets import (
     ModelPreset,
     add_model_preset,
@@ -159,3 +159,41 @@ def test_changes_to_the_model_list_are_in_the_activity_log(tmp_path, log):
          "litellm's (if it has one) → $0.5 in / $1.5 out per 1M tokens"),
         (ADMIN.key, "add to the model list", "model", label, "litellm's (if it has one)"),
     ]
+
+
+def test_a_database_that_cannot_log_the_change_leaves_the_list_as_it_was(log, tmp_path):
+    from storage.engine import create_db_engine, make_session_factory
+
+    add_model_preset("openai/kept", actor=ADMIN, sessions=log)
+    # A database without the app's tables: the Activity log's insert fails.
+    unmigrated = create_db_engine(f"sqlite:///{tmp_path / 'empty.db'}")
+    try:
+        with pytest.raises(InvalidStateError, match="the model list was not changed: its "
+                                                    "Activity log cannot be written"):
+            add_model_preset("openai/new", actor=ADMIN,
+                             sessions=make_session_factory(unmigrated))
+    finally:
+        unmigrated.dispose()
+    assert list_model_presets() == (ModelPreset("openai/kept"),)
+
+
+def test_a_list_file_that_cannot_be_written_is_said_so_and_logs_nothing(log, monkeypatch):
+    import errno
+
+    from storage import model_presets
+    from storage.services import people
+
+    add_model_preset("openai/kept", actor=ADMIN, sessions=log)
+
+    def disk_full(*_args):  # the operating system's failure, injected (tests run as root)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patched, pytest.raises(
+            InvalidStateError, match=r"cannot be written \(No space left on device\); make "
+                                     r"its folder"):
+        patched.setattr(model_presets.os, "replace", disk_full)
+        add_model_preset("openai/new", actor=ADMIN, sessions=log)
+    assert list_model_presets() == (ModelPreset("openai/kept"),)
+    # the refused change is not in the Activity log: only the first one is
+    assert [e.target_name for e in people.list_audit_events(log, target_kind="model")] == [
+        "openai/kept"]
