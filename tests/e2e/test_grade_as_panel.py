@@ -134,6 +134,18 @@ def test_grade_as_a_panel_from_the_grade_page(server, provider, page: Page, brow
         other.close()
     assert _counts(db_url) == (3, 1)
 
+    # Results, opened while the members are still held: it says they are grading; once they
+    # finish it redraws by itself (no click, no reload) with the panel beside them.
+    page.get_by_role("link", name="Results").click()  # the same session, as a user goes
+    expect(page.get_by_role("heading", name="Results", exact=True)).to_be_visible(
+        timeout=45_000)
+    wait_idle(page)
+    expect(page.get_by_text("Still grading: #1 (0/3)")).to_be_visible(timeout=30_000)
+    # As Grade's message said: the panel is beside its members, picked already.
+    picked = page.get_by_test_id("stMultiSelect").filter(
+        has=page.get_by_role("combobox", name="Panels to compare"))
+    expect(picked).to_contain_text("panel 1 (majority of 3)", timeout=60_000)
+
     provider.held.opened.set()
     members = _finished(db_url)
     assert [(r.model, r.status, r.graded_count, r.failed_count) for r in members] == [
@@ -145,17 +157,11 @@ def test_grade_as_a_panel_from_the_grade_page(server, provider, page: Page, brow
         assert len(panels.panel_grades(sessions, panel.id)) == 3
     finally:
         sessions.kw["bind"].dispose()
-
-    page.get_by_role("link", name="Results").click()  # the same session, as a user goes
-    expect(page.get_by_role("heading", name="Results", exact=True)).to_be_visible(
-        timeout=45_000)
-    wait_idle(page)
-    # As Grade's message said: the panel is beside its members, picked already.
-    picked = page.get_by_test_id("stMultiSelect").filter(
-        has=page.get_by_role("combobox", name="Panels to compare"))
-    expect(picked).to_contain_text(f"panel {panel.id} (majority of 3)", timeout=60_000)
-    expect(page.get_by_text("Judge panels are columns like the runs")).to_be_visible()
-    # The runs ended while Grade was open: a status read then is redrawn, not left stale.
     expect(page.get_by_text("Still grading")).to_have_count(0, timeout=30_000)
+    wait_idle(page)
+    expect(picked).to_contain_text(f"panel {panel.id} (majority of 3)")
+    expect(page.get_by_text("Judge panels are columns like the runs")).to_be_visible()
+    responses = page.get_by_test_id("stMetric").filter(has_text="Responses")
+    expect(responses.get_by_test_id("stMetricValue").first).to_have_text("3")
     no_tracebacks(page)
     screenshot("grade-as-panel-results")
