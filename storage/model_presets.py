@@ -7,6 +7,7 @@ no migration. API keys are never stored here: they come from the environment at 
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -20,7 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from grading.redact import has_url_credentials
 from storage import limits
-from storage.config import data_dir
+from storage.config import DATA_DIR_VARIABLE, data_dir
 from storage.db_errors import describe_db_error
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError, InvalidStateError
@@ -105,14 +106,34 @@ def _clean(model: str, api_base: str | None, input_price: object = None,
                        output_price=prices[1])
 
 
+def _what_to_do(path: Path, exc: OSError, access: str) -> str:
+    """What is wrong with the list's file or its folder, and what to do, in words."""
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):  # a file where a folder should be
+        return (f"{path.parent} (or a folder above it) is a file, not a folder; move that "
+                f"file away, or set {DATA_DIR_VARIABLE} to a folder")
+    if exc.errno == errno.EISDIR:
+        return f"{path} is a folder, not a file; move that folder away"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (f"permission denied; make {path} and its folder (the data directory) "
+                f"{access} by the user running the app")
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full; free some space and try again"
+    return f"{exc.strerror or exc}; check {path} and its folder (the data directory)"
+
+
 def _read(path: Path) -> list[ModelPreset]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return []
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise InvalidInputError(
-            f"the model list at {path} cannot be read ({exc}); fix or delete the file"
+            f"the model list at {path} cannot be read: {_what_to_do(path, exc, 'readable')}"
+        ) from None
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"the model list at {path} cannot be read (it is not valid JSON: {exc}); fix or "
+            "delete the file"
         ) from None
     items = data.get("presets", []) if isinstance(data, dict) else []
     presets: list[ModelPreset] = []
@@ -170,8 +191,8 @@ def _write_logged(sessions: SessionFactory, path: Path, presets: list[ModelPrese
             f"({describe_db_error(exc)}); try again once the database is writable") from None
     except OSError as exc:
         raise InvalidStateError(
-            f"the model list at {path} cannot be written ({exc.strerror or exc}); make its "
-            "folder (the data directory) writable and try again") from None
+            f"the model list at {path} cannot be written: "
+            f"{_what_to_do(path, exc, 'writable')}") from None
 
 
 def price_text(preset: ModelPreset) -> str:

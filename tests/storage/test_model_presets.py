@@ -87,7 +87,30 @@ def test_remove_takes_out_exactly_that_preset(log):
 def test_a_corrupt_file_is_explained():
     presets_path().parent.mkdir(parents=True, exist_ok=True)
     presets_path().write_text("{not json")
-    with pytest.raises(InvalidInputError, match="fix or delete the file"):
+    with pytest.raises(InvalidInputError, match="not valid JSON.*; fix or delete the file"):
+        list_model_presets()
+
+
+def test_a_data_directory_that_is_a_file_is_said_so_with_what_to_do(tmp_path, monkeypatch, log):
+    # RUBRIC_WORKBENCH_DATA_DIR pointed at a file by mistake: "fix or delete the file" (the
+    # list's) would be the wrong advice, and errno wording is not for users.
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    monkeypatch.setenv("RUBRIC_WORKBENCH_DATA_DIR", str(a_file))
+    advice = (rf"{a_file} \(or a folder above it\) is a file, not a folder; move that file "
+              r"away, or set RUBRIC_WORKBENCH_DATA_DIR to a folder")
+    with pytest.raises(InvalidInputError, match="cannot be read: " + advice) as read:
+        list_model_presets()
+    assert "Errno" not in str(read.value)
+    with pytest.raises(InvalidInputError, match=advice):  # Settings' add says the same
+        add_model_preset("openai/m", actor=ADMIN, sessions=log)
+    assert a_file.read_text() == "not a folder"
+
+
+def test_a_folder_where_the_list_file_should_be_is_said_so():
+    presets_path().mkdir(parents=True)
+    with pytest.raises(InvalidInputError,
+                       match=rf"{presets_path()} is a folder, not a file; move that folder"):
         list_model_presets()
 
 
@@ -189,8 +212,7 @@ def test_a_list_file_that_cannot_be_written_is_said_so_and_logs_nothing(log, mon
         raise OSError(errno.ENOSPC, "No space left on device")
 
     with monkeypatch.context() as patched, pytest.raises(
-            InvalidStateError, match=r"cannot be written \(No space left on device\); make "
-                                     r"its folder"):
+            InvalidStateError, match=r"cannot be written: the disk is full; free some space"):
         patched.setattr(model_presets.os, "replace", disk_full)
         add_model_preset("openai/new", actor=ADMIN, sessions=log)
     assert list_model_presets() == (ModelPreset("openai/kept"),)
