@@ -87,7 +87,7 @@ def test_remove_takes_out_exactly_that_preset(log):
 def test_a_corrupt_file_is_explained():
     presets_path().parent.mkdir(parents=True, exist_ok=True)
     presets_path().write_text("{not json")
-    with pytest.raises(InvalidInputError, match="not valid JSON.*; fix or delete the file"):
+    with pytest.raises(InvalidInputError, match=r"not valid JSON.*; fix or delete the file"):
         list_model_presets()
 
 
