@@ -100,6 +100,8 @@ class CapacitySnapshot:
     refused_rounds: int
     lowest_limit: float
     cpu_bound: bool = False
+    answered: int = 0  # calls answered so far
+    grew_past: float | None = None  # a refused level answered probes climbed past, since
 
 
 def _ewma(average: float | None, sample: float, samples: float) -> float:
@@ -185,7 +187,7 @@ class CapacityEstimate:
             short_latency=self.short_latency, long_latency=self.long_latency,
             paused_until=self.paused_until, decreases=self.decreases, refusals=self.refusals,
             refused_rounds=self.refused_rounds, lowest_limit=self.lowest_limit,
-            cpu_bound=self.cpu_bound,
+            cpu_bound=self.cpu_bound, answered=self.samples, grew_past=self._grew_past,
         )
 
     # -- configuration ---------------------------------------------------------------------
@@ -211,7 +213,9 @@ class CapacityEstimate:
         peer's: the limit stays there and only probes above it, as after a refusal."""
         keep = max(1.0, math.floor(self.limit / 2))
         share = max(1.0, self.limit - keep)
-        known = self.refused_at is not None
+        # Climbing past a refused level (the capacity grew) is not slow start: a cap was
+        # found, the climb looks for the next one; both shares probe above, neither doubles.
+        known = self.refused_at is not None or self._grew_past is not None
         self._hold(keep, known)
         return share, known
 

@@ -12,6 +12,15 @@ started, one at a time, while all of these hold:
 - the machine had at least ``IDLE_CORES`` of a core idle in the last sample (from
   ``/proc/stat`` where there is one; elsewhere, every core but the one this process uses
   counts as idle);
+- the provider is not the bound: not every endpoint's limit sits at the level its provider
+  refused above, and it is not still unknown (``provider``: "at cap", or "learning" while
+  an endpoint has answered nothing yet, in the last ``SUSTAINED`` samples: a process busy
+  starting up is not busy grading). There a second process would only split the same calls in
+  flight between two processes, each probing above its share into the one cap, a probe of
+  one refusing the other's calls. Measured (``benchmarks/grading_throughput.py``, cap 32):
+  ``--workers 2`` took 1.22x the time of a bare client with 4-5.5% of calls refused, one
+  process 0.94-1.09x. Below a cap our own CPU holds the limit back (it does not grow while
+  the process is busy): there, a helper is what lets the calls in flight grow;
 - the provider refused no more than one call (HTTP 429) per sample in the last
   ``QUIET_SAMPLES``: a storm of refusals (the opening slow start overshooting) says the limit
   is still being learned. A single refusal is a probe above a level already found, which
@@ -67,6 +76,9 @@ class Sample:
     own_share: float  # of one core, this process, the last interval
     idle_cores: float  # of the whole machine, the last interval
     refused: bool = False  # the provider refused calls of ours in a storm, the last interval
+    # "below cap"; "at cap": every endpoint's limit sits at its provider's refused level;
+    # "learning": an endpoint has answered nothing yet (``AutoScaler`` ``provider``)
+    provider: str = "below cap"
 
 
 def wants_helper(recent: list[Sample], *, open_chunks: int, helpers: int, max_helpers: int,
@@ -79,6 +91,8 @@ def wants_helper(recent: list[Sample], *, open_chunks: int, helpers: int, max_he
     if QUIET_SAMPLES and any(s.refused for s in recent[-QUIET_SAMPLES:]):
         return False
     last = recent[-SUSTAINED:]
+    if last[-1].provider == "at cap" or any(s.provider == "learning" for s in last):
+        return False  # the provider is the bound (or may be), not this process
     # Idle now is what counts: a standby helper importing litellm keeps a core busy for a
     # few seconds, and it is exactly the process that would use the idle core.
     return all(s.own_share >= BUSY_SHARE for s in last) and last[-1].idle_cores >= IDLE_CORES
@@ -127,13 +141,16 @@ class AutoScaler:
     ``spawn()`` starts one helper process on standby and returns it; ``activate(helper,
     handed)`` sets it to work with what ``handover()`` (awaited first) gave up for it
     (``give_back(handed)`` when no helper could be set to work after all);
-    ``dismiss(helper)`` stops one that was never needed. ``open_chunks()`` counts the
+    ``dismiss(helper)`` stops one that was never needed. ``provider()``: "at cap" when
+    every endpoint's limit sits at its provider's refused level, "learning" while one has
+    answered nothing yet, else "below cap". ``open_chunks()`` counts the
     unclaimed chunks of the runs (called in a thread: it reads the database).
     """
 
     def __init__(self, spawn: Callable[[], object], activate: Callable[[object, Any], bool],
                  dismiss: Callable[[object], None], open_chunks: Callable[[], int], *,
                  refusals: Callable[[], int] = lambda: 0,
+                 provider: Callable[[], str] = lambda: "below cap",
                  handover: Callable[[], Awaitable[Any]] | None = None,
                  give_back: Callable[[Any], None] = lambda _handed: None,
                  max_helpers: int | None = None, meter: MachineMeter | None = None):
@@ -146,6 +163,7 @@ class AutoScaler:
         self.dismiss = dismiss
         self.open_chunks = open_chunks
         self.refusals = refusals  # 429s of this process's calls so far
+        self.provider = provider  # "below cap", "at cap" or "learning" (``Sample``)
         self.handover = handover
         self.give_back = give_back
         self._refused_before = 0
@@ -170,7 +188,8 @@ class AutoScaler:
         sample = self.meter.sample()
         storm = refused_now - self._refused_before >= STORM_REFUSALS
         self._refused_before = refused_now
-        return Sample(sample.own_share, sample.idle_cores, refused=storm)
+        return Sample(sample.own_share, sample.idle_cores, refused=storm,
+                      provider=self.provider())
 
     def prestart(self, chunks: int) -> None:
         """Start the standby helper now, before grading starts, when the work will be

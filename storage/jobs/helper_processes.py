@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 
 HANDOVER_SECONDS = 30.0  # at most this long for our calls to drain to what we kept
+AT_CAP_SHARE = 0.85  # a limit this close to the refused level is at the provider's cap
 
 
 def plural_helpers(count: int) -> str:
@@ -38,6 +39,17 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
         return sum(limiter_for(model, api_base).snapshot().refusals
                    for model, api_base in endpoints)
 
+    def provider() -> str:
+        """"at cap": every endpoint's limit sits at the level its provider refused above
+        (``_at_cap``), so the provider is the bound, not this process's CPU; "learning": an
+        endpoint has answered nothing yet; else "below cap"."""
+        snapshots = [limiter_for(model, api_base).snapshot() for model, api_base in endpoints]
+        if any(s.answered == 0 and s.refusals == 0 for s in snapshots):
+            return "learning"
+        if snapshots and all(_at_cap(s) for s in snapshots):
+            return "at cap"
+        return "below cap"
+
     async def handover() -> list:
         """Half of this process's limit on each endpoint, for the helper set to work. It is
         told to go once this process's own calls are within what it kept, so the provider
@@ -59,7 +71,15 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
 
     return AutoScaler(lambda: start_helpers(url, run_ids, 1, standby=True)[0],
                       _activate, _dismiss, lambda: chunks.open_chunks(sessions, run_ids),
-                      refusals=refusals, handover=handover, give_back=give_back)
+                      refusals=refusals, provider=provider, handover=handover,
+                      give_back=give_back)
+
+
+def _at_cap(snapshot) -> bool:
+    """The limit sits at the level the provider refused above (within the 10% a refusal
+    takes off), or climbs past it (the capacity grew) to find the next cap."""
+    level = snapshot.refused_at if snapshot.refused_at is not None else snapshot.grew_past
+    return level is not None and snapshot.limit >= AT_CAP_SHARE * (level - 1)
 
 
 def _activate(helper: subprocess.Popen, shares: list | None) -> bool:

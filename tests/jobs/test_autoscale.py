@@ -55,6 +55,20 @@ def test_a_helper_is_not_wanted_while_the_provider_refuses_calls():
     assert _wants([refused, *quiet])  # long enough ago
 
 
+def test_a_helper_is_not_wanted_while_the_provider_is_the_bound():
+    # Busy, a core free, no storm, but every endpoint's limit sits at its provider's cap: a
+    # second process would split the same calls and probe into the cap from two sides.
+    at_cap = Sample(own_share=0.97, idle_cores=0.9, provider="at cap")
+    assert not _wants([BUSY, at_cap])
+    assert _wants([at_cap, BUSY])  # below the cap again now (the capacity grew)
+    # Before an endpoint has answered anything, a busy process is busy starting up, and
+    # whether the provider is the bound is not known yet.
+    learning = Sample(own_share=0.97, idle_cores=0.9, provider="learning")
+    assert not _wants([learning, BUSY])
+    assert not _wants([BUSY, learning])
+    assert _wants([learning, BUSY, BUSY])
+
+
 def test_a_helper_is_not_wanted_without_work_left_a_core_for_it_or_time_since_the_last():
     assert not _wants([BUSY, BUSY], open_chunks=1)
     assert not _wants([BUSY, BUSY], helpers=1, max_helpers=1)
@@ -110,12 +124,12 @@ def _chunk_holders(db_url: str) -> Counter:
 
 
 def _grade(tmp_path, fake_provider, db_url, capsys, *, count: int, latency: float,
-           cap: int) -> str:
+           cap: int | None, extra: tuple[str, ...] = ()) -> str:
     """``grade`` through the command line with its defaults; its standard error."""
     fake_provider.latency = latency
     fake_provider.max_concurrency = cap
     status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
-                       "--db", db_url])
+                       "--db", db_url, *extra])
     err = capsys.readouterr().err
     assert status == 0, err
     return err
@@ -130,9 +144,11 @@ def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
                         ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SAMPLES", 0)):
         monkeypatch.setattr(autoscale, name, value)
     # 30 s of work (240 calls, 4 at a time, 0.5 s each): time for the helper to import
-    # litellm on a busy machine and join.
+    # litellm on a busy machine and join. Four at a time by the user's --concurrency, not a
+    # provider's cap: at a cap the provider is the bound and no helper joins (below).
     count = 240
-    err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.5, cap=4)
+    err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.5, cap=None,
+                 extra=("--concurrency", "4"))
 
     assert "grading was CPU-bound: 1 helper worker joined" in err
     per_response = answers_per_response(fake_provider.answered)
@@ -148,6 +164,23 @@ def test_auto_leaves_a_run_waiting_on_the_provider_to_one_process(
         db_url, tmp_path, fake_provider, capsys):
     # A slow provider and a low cap: the process waits, it is not the bound. The standby
     # helper (started: the run is big enough) is never put to work, and is stopped.
+    count = 120
+    err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.2, cap=2)
+
+    assert "helper worker" not in err
+    assert len(_chunk_holders(db_url)) == 1
+    assert len(answers_per_response(fake_provider.answered)) == count
+    assert _standby_helpers(db_url) == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_auto_adds_no_helper_at_the_providers_cap_even_when_the_process_is_busy(
+        db_url, tmp_path, fake_provider, capsys, monkeypatch):
+    # "CPU-bound" made certain as above, but the provider takes 2 calls at once and the
+    # limiter found that: the provider is the bound, a helper would add only 429s.
+    for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("GAP", 0.0),
+                        ("MAX_HELPERS", 1)):
+        monkeypatch.setattr(autoscale, name, value)
     count = 120
     err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.2, cap=2)
 
@@ -194,6 +227,59 @@ def test_a_helper_told_to_go_takes_the_share_of_each_endpoint_it_was_handed():
     discovering = limiter_for("openai/share-other", None).snapshot()
     assert (discovering.limit, discovering.refused_at, discovering.slow_start) == (
         3.0, None, True)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_the_scaler_of_grade_sees_when_every_endpoint_is_at_its_providers_cap(sessions,
+                                                                              db_url):
+    # The real scaler of ``--workers auto`` over two runs on two endpoints, and their real
+    # limiters: at the cap only when both sit at the level their providers refused above.
+    from grading.limiter import limiter_for
+    from storage.jobs.helper_processes import auto_scaler
+    from tests.jobs.helpers import make_dataset, make_rubric, make_run
+
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 3)
+    endpoints = ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"]
+    run_ids = [make_run(sessions, version.id, dataset.id, base).id for base in endpoints]
+    scaler = auto_scaler(db_url, sessions, run_ids)
+    limiters = [limiter_for("openai/fake-judge", base) for base in endpoints]
+
+    def refused_above(limiter, level: int) -> None:  # a provider taking ``level`` calls
+        def drive(estimate, now):
+            calls = [estimate.start(now) for _ in range(level + 1)]
+            for call in calls[:level]:
+                estimate.succeeded(call, now + 0.2)
+            estimate.refused(calls[level], now + 0.2)
+        limiter.update(drive)
+
+    assert scaler.provider() == "learning"  # nothing answered yet
+    refused_above(limiters[0], 3)
+    assert limiters[0].snapshot().refused_at == 4
+    assert scaler.provider() == "learning"  # the other endpoint has answered nothing yet
+    limiters[1].update(lambda estimate, now: estimate.succeeded(estimate.start(now), now))
+    assert scaler.provider() == "below cap"  # ... and may take more
+    refused_above(limiters[1], 2)
+    assert scaler.provider() == "at cap"
+    assert scaler.sample().provider == "at cap"
+    # The provider takes more now: probes above the refused level are answered, and the
+    # limit climbs past it to find the next cap. That is the provider's bound still.
+    def rounds(estimate, now):
+        for _ in range(40):
+            calls = [estimate.start(now) for _ in range(estimate.slots - estimate.in_flight)]
+            now += 0.2
+            for call in calls:
+                estimate.succeeded(call, now)
+    limiters[1].update(rounds)
+    grown = limiters[1].snapshot()
+    assert grown.refused_at is None and grown.grew_past == 3 and grown.limit > 3
+    assert scaler.provider() == "at cap"
+    # ... and a share handed over then is of a known level: both halves probe above it,
+    # neither slow-starts into the other's calls.
+    assert limiters[1].update(lambda estimate, _now: estimate.give_share())[1] is True
+    # Far below the refused level (our own CPU, a latency cut held it back): not at the cap.
+    limiters[0].update(lambda estimate, _now: setattr(estimate, "limit", 1.0))
+    assert scaler.provider() == "below cap"
 
 
 @pytest.mark.parametrize("alive", [True, False], ids=["helper-set-to-work", "helpers-died"])
