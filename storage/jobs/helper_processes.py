@@ -77,7 +77,11 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
 
 def _at_cap(snapshot) -> bool:
     """The limit sits at the level the provider refused above (within the 10% a refusal
-    takes off), or climbs past it (the capacity grew) to find the next cap."""
+    takes off), or climbs past it (the capacity grew) to find the next cap, or it has
+    reached the user's own cap (``--concurrency``: at most that many calls in flight, which
+    a second process would not add to)."""
+    if snapshot.ceiling is not None and snapshot.limit >= AT_CAP_SHARE * snapshot.ceiling:
+        return True
     level = snapshot.refused_at if snapshot.refused_at is not None else snapshot.grew_past
     return level is not None and snapshot.limit >= AT_CAP_SHARE * (level - 1)
 

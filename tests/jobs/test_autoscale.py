@@ -7,6 +7,7 @@ processes that really start, stand by, join the run or are dismissed.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from sqlalchemy import select
 from storage import cli
 from storage import models as m
 from storage.engine import open_database
-from storage.jobs import autoscale
+from storage.jobs import autoscale, helper_processes
 from storage.jobs.autoscale import MachineMeter, Sample, wants_helper
 from storage.services import runs
 from tests.jobs.helpers import answers_per_response
@@ -124,12 +125,12 @@ def _chunk_holders(db_url: str) -> Counter:
 
 
 def _grade(tmp_path, fake_provider, db_url, capsys, *, count: int, latency: float,
-           cap: int | None, extra: tuple[str, ...] = ()) -> str:
+           cap: int | None) -> str:
     """``grade`` through the command line with its defaults; its standard error."""
     fake_provider.latency = latency
     fake_provider.max_concurrency = cap
     status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
-                       "--db", db_url, *extra])
+                       "--db", db_url])
     err = capsys.readouterr().err
     assert status == 0, err
     return err
@@ -143,12 +144,13 @@ def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
     for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("SUSTAINED", 1),
                         ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SAMPLES", 0)):
         monkeypatch.setattr(autoscale, name, value)
+    # And "not at the provider's cap" made certain (no limit is ever close enough to its
+    # refused level): at a cap the provider is the bound and no helper joins (below).
+    monkeypatch.setattr(helper_processes, "AT_CAP_SHARE", math.inf)
     # 30 s of work (240 calls, 4 at a time, 0.5 s each): time for the helper to import
-    # litellm on a busy machine and join. Four at a time by the user's --concurrency, not a
-    # provider's cap: at a cap the provider is the bound and no helper joins (below).
+    # litellm on a busy machine and join.
     count = 240
-    err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.5, cap=None,
-                 extra=("--concurrency", "4"))
+    err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.5, cap=4)
 
     assert "grading was CPU-bound: 1 helper worker joined" in err
     per_response = answers_per_response(fake_provider.answered)
@@ -280,6 +282,9 @@ def test_the_scaler_of_grade_sees_when_every_endpoint_is_at_its_providers_cap(se
     # Far below the refused level (our own CPU, a latency cut held it back): not at the cap.
     limiters[0].update(lambda estimate, _now: setattr(estimate, "limit", 1.0))
     assert scaler.provider() == "below cap"
+    # The user's own cap (--concurrency) reached is a bound too: a helper would not add to it.
+    limiters[0].set_ceiling(1)
+    assert scaler.provider() == "at cap"
 
 
 @pytest.mark.parametrize("alive", [True, False], ids=["helper-set-to-work", "helpers-died"])
