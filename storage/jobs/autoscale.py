@@ -14,7 +14,7 @@ started, one at a time, while all of these hold:
   counts as idle);
 - the provider is not the bound: not every endpoint's limit sits at the level its provider
   refused above, and it is not still unknown (``provider``: "at cap", or "learning" while
-  an endpoint has answered nothing yet, in the last ``SUSTAINED`` samples: a process busy
+  no endpoint has answered anything yet, in the last ``SUSTAINED`` samples: a process busy
   starting up is not busy grading). There a second process would only split the same calls in
   flight between two processes, each probing above its share into the one cap, a probe of
   one refusing the other's calls. Measured (``benchmarks/grading_throughput.py``, cap 32):
@@ -77,7 +77,7 @@ class Sample:
     idle_cores: float  # of the whole machine, the last interval
     refused: bool = False  # the provider refused calls of ours in a storm, the last interval
     # "below cap"; "at cap": every endpoint's limit sits at its provider's refused level;
-    # "learning": an endpoint has answered nothing yet (``AutoScaler`` ``provider``)
+    # "learning": no endpoint has answered anything yet (``AutoScaler`` ``provider``)
     provider: str = "below cap"
 
 
@@ -142,8 +142,8 @@ class AutoScaler:
     handed)`` sets it to work with what ``handover()`` (awaited first) gave up for it
     (``give_back(handed)`` when no helper could be set to work after all);
     ``dismiss(helper)`` stops one that was never needed. ``provider()``: "at cap" when
-    every endpoint's limit sits at its provider's refused level, "learning" while one has
-    answered nothing yet, else "below cap". ``open_chunks()`` counts the
+    every endpoint in use sits at its provider's refused level, "learning" while none has
+    answered anything yet, else "below cap". ``open_chunks()`` counts the
     unclaimed chunks of the runs (called in a thread: it reads the database).
     """
 

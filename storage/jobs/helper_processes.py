@@ -40,15 +40,16 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
                    for model, api_base in endpoints)
 
     def provider() -> str:
-        """"at cap": every endpoint's limit sits at the level its provider refused above
-        (``_at_cap``), so the provider is the bound, not this process's CPU; "learning": an
-        endpoint has answered nothing yet; else "below cap"."""
+        """"at cap": every endpoint in use sits at the level its provider refused above
+        (``_at_cap``), so the provider is the bound, not this process's CPU; "learning": no
+        endpoint has answered anything yet; else "below cap". An endpoint this process makes
+        no call to (its run answered from the cache, or held by another worker) is not in
+        use and does not count."""
         snapshots = [limiter_for(model, api_base).snapshot() for model, api_base in endpoints]
-        if any(s.answered == 0 and s.refusals == 0 for s in snapshots):
+        used = [s for s in snapshots if s.answered or s.refusals]
+        if not used:
             return "learning"
-        if snapshots and all(_at_cap(s) for s in snapshots):
-            return "at cap"
-        return "below cap"
+        return "at cap" if all(_at_cap(s) for s in used) else "below cap"
 
     async def handover() -> list:
         """Half of this process's limit on each endpoint, for the helper set to work. It is
