@@ -161,9 +161,11 @@ def test_rate_limits_back_off_adaptively_and_every_grade_succeeds(sessions, fake
     assert fake_provider.rate_limited <= 30, fake_provider.rate_limited
 
     # The provider lifts its cap: the same limiter probes past the old cap, up to at most 8.
+    # Probes go every 8 rounds, up to every 64 after refused ones (the first run may have
+    # had a few): 150 rounds of 3 calls leave room for two probes at the longest interval.
     fake_provider.reset()
-    fake_provider.latency = 0.05
-    dataset, _ = make_dataset(sessions, 60, name="More answers")
+    fake_provider.latency = 0.02
+    dataset, _ = make_dataset(sessions, 150, name="More answers")
     again = make_run(sessions, version.id, dataset.id, fake_provider.api_base, concurrency=8,
                      use_cache=False)
     assert run_now(sessions, again.id).status == "done"
