@@ -55,9 +55,13 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 log = logging.getLogger(__name__)
+
+# "below cap"; "at cap": every endpoint in use sits at its provider's refused level;
+# "learning": no endpoint has answered anything yet (``AutoScaler``'s ``provider``)
+ProviderState = Literal["below cap", "at cap", "learning"]
 
 BUSY_SHARE = 0.8
 SUSTAINED = 2
@@ -76,9 +80,7 @@ class Sample:
     own_share: float  # of one core, this process, the last interval
     idle_cores: float  # of the whole machine, the last interval
     refused: bool = False  # the provider refused calls of ours in a storm, the last interval
-    # "below cap"; "at cap": every endpoint's limit sits at its provider's refused level;
-    # "learning": no endpoint has answered anything yet (``AutoScaler`` ``provider``)
-    provider: str = "below cap"
+    provider: ProviderState = "below cap"  # the provider is the bound, or not known yet
 
 
 def wants_helper(recent: list[Sample], *, open_chunks: int, helpers: int, max_helpers: int,
@@ -150,7 +152,7 @@ class AutoScaler:
     def __init__(self, spawn: Callable[[], object], activate: Callable[[object, Any], bool],
                  dismiss: Callable[[object], None], open_chunks: Callable[[], int], *,
                  refusals: Callable[[], int] = lambda: 0,
-                 provider: Callable[[], str] = lambda: "below cap",
+                 provider: Callable[[], ProviderState] = lambda: "below cap",
                  handover: Callable[[], Awaitable[Any]] | None = None,
                  give_back: Callable[[Any], None] = lambda _handed: None,
                  max_helpers: int | None = None, meter: MachineMeter | None = None):

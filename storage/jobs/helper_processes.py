@@ -26,7 +26,7 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
     """The scaler of ``--workers auto``; None where helpers cannot share the database (an
     in-memory SQLite database belongs to this process alone)."""
     from storage.jobs import chunks
-    from storage.jobs.autoscale import AutoScaler
+    from storage.jobs.autoscale import AutoScaler, ProviderState
     from storage.jobs.limiter import limiter_for
     from storage.services import runs
 
@@ -39,7 +39,7 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
         return sum(limiter_for(model, api_base).snapshot().refusals
                    for model, api_base in endpoints)
 
-    def provider() -> str:
+    def provider() -> ProviderState:
         """"at cap": every endpoint in use sits at the level its provider refused above
         (``_at_cap``), so the provider is the bound, not this process's CPU; "learning": no
         endpoint has answered anything yet; else "below cap". An endpoint this process makes

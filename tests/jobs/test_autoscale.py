@@ -161,28 +161,18 @@ def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
     assert _standby_helpers(db_url) == []
 
 
+@pytest.mark.parametrize("busy", [False, True], ids=["waiting", "busy-at-the-cap"])
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-def test_auto_leaves_a_run_waiting_on_the_provider_to_one_process(
-        db_url, tmp_path, fake_provider, capsys):
+def test_auto_leaves_a_run_bound_by_its_provider_to_one_process(
+        db_url, tmp_path, fake_provider, capsys, monkeypatch, busy):
     # A slow provider and a low cap: the process waits, it is not the bound. The standby
     # helper (started: the run is big enough) is never put to work, and is stopped.
-    count = 120
-    err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.2, cap=2)
-
-    assert "helper worker" not in err
-    assert len(_chunk_holders(db_url)) == 1
-    assert len(answers_per_response(fake_provider.answered)) == count
-    assert _standby_helpers(db_url) == []
-
-
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-def test_auto_adds_no_helper_at_the_providers_cap_even_when_the_process_is_busy(
-        db_url, tmp_path, fake_provider, capsys, monkeypatch):
-    # "CPU-bound" made certain as above, but the provider takes 2 calls at once and the
-    # limiter found that: the provider is the bound, a helper would add only 429s.
-    for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("GAP", 0.0),
-                        ("MAX_HELPERS", 1)):
-        monkeypatch.setattr(autoscale, name, value)
+    # "busy": "CPU-bound" made certain as above, but the provider takes 2 calls at once and
+    # the limiter found that: the provider is the bound, a helper would add only 429s.
+    if busy:
+        for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("GAP", 0.0),
+                            ("MAX_HELPERS", 1)):
+            monkeypatch.setattr(autoscale, name, value)
     count = 120
     err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.2, cap=2)
 
