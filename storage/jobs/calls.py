@@ -93,6 +93,7 @@ class JobGenerate:
         # parse retry) or the request is a duplicate; either way, ask the provider afresh.
         self._answered: set[str] = set()
         self._flushing: asyncio.Task[Any] | None = None
+        self._flush_lock = asyncio.Lock()
         self._reader = cache_store.BatchedReader(sessions)
         self.gate = gate
         self.on_notice = on_notice or (lambda _: None)
@@ -187,7 +188,18 @@ class JobGenerate:
         finally:
             self._flushing = None
 
+    async def flush_cache(self) -> None:
+        """Write the answers kept so far, and wait for a write under way (the grade writer
+        calls it before storing grades, so a grade is never stored ahead of its answers)."""
+        if self.cache_buffer.pending or self._flush_lock.locked():
+            await self._flush()
+
     async def _flush(self) -> None:
+        async with self._flush_lock:
+            if self.cache_buffer.pending:
+                await self._write_kept()
+
+    async def _write_kept(self) -> None:
         try:
             await asyncio.to_thread(self.cache_buffer.flush)
         except Exception as exc:  # kept in the buffer for the next flush; said once a minute

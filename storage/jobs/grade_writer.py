@@ -3,7 +3,9 @@
 A grade waits in memory at most ``FLUSH_SECONDS`` (or until ``BATCH`` are waiting); the
 runner flushes before it marks a chunk done, before a retry pass and when it stops, so no
 chunk is done while its grades are only in memory. A kill loses at most that much work, and
-the answers behind it are in the provider cache already. Writes go through the store
+the answers behind it are in the provider cache already: each batch first calls
+``before_store`` (the runner's cache flush), so no grade is stored ahead of the answers it
+was made from. Writes go through the store
 breaker (``storage.jobs.breaker``): a database that cannot take them pauses the run's calls.
 A batch the database refuses (another worker stored one of its responses first, a report
 that does not match) is stored grade by grade, so only the grade at fault is left out.
@@ -14,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from storage.db_errors import describe_db_error
 from storage.dto import GradeInfo
@@ -38,6 +40,7 @@ class GradeWriter:
         on_stored: Callable[[NewGrade, GradeInfo], None],
         on_unstored: Callable[[NewGrade, Exception], None],
         batch: int = BATCH, seconds: float = FLUSH_SECONDS,
+        before_store: Callable[[], Awaitable[None]] | None = None,
     ):
         self.sessions = sessions
         self.run_id = run_id
@@ -46,6 +49,7 @@ class GradeWriter:
         self.on_unstored = on_unstored
         self.batch = batch
         self.seconds = seconds
+        self.before_store = before_store
         self._pending: list[NewGrade] = []
         self._added = 0  # grades ever added, and ever taken from _pending to be stored:
         self._taken = 0  # a flush stores up to the count added when it was called
@@ -105,6 +109,8 @@ class GradeWriter:
 
     async def _store(self, batch: list[NewGrade]) -> None:
         try:
+            if self.before_store is not None:
+                await self.before_store()
             stored = await self.breaker.store(record_grades, self.sessions, self.run_id, batch)
         except asyncio.CancelledError:
             self._pending[:0] = batch  # not stored: a later flush may still store them

@@ -112,13 +112,15 @@ class RunExecution:
         self.notice: str | None = None
         self._notice_shown: str | None = None
         self.breaker = StoreBreaker(on_change=self._set_notice)
-        self.writer = GradeWriter(sessions, run.id, self.breaker, on_stored=self._stored,
-                                  on_unstored=self._unstored)
-        self.generate = passes.TrackedGenerate(JobGenerate(
+        job_generate = JobGenerate(
             llm, limiter=self.limiter, sessions=sessions, use_cache=self.options.use_cache,
             counters=self.counters, cache_buffer=cache_store.WriteBuffer(sessions),
             on_fatal=self._on_fatal, gate=self.breaker.wait_closed, on_notice=self._set_notice,
-        ))
+        )
+        self.generate = passes.TrackedGenerate(job_generate)
+        self.writer = GradeWriter(sessions, run.id, self.breaker, on_stored=self._stored,
+                                  on_unstored=self._unstored,
+                                  before_store=job_generate.flush_cache)
         self.grader = build_grader(run.grader, self.generate, run.settings,
                                    self.options.transport_retries, examples)
         per_response = calls_per_response(run.grader, len(criteria))
