@@ -102,6 +102,7 @@ class CapacitySnapshot:
     cpu_bound: bool = False
     answered: int = 0  # calls answered so far
     grew_past: float | None = None  # a refused level answered probes climbed past, since
+    own_ceiling: int | None = None  # this process's part of the ceiling (``part``)
 
 
 def _ewma(average: float | None, sample: float, samples: float) -> float:
@@ -115,6 +116,7 @@ class CapacityEstimate:
 
     def __init__(self, ceiling: int | None = None, *, initial: int = INITIAL_LIMIT):
         self.ceiling = ceiling
+        self.part = 1.0  # of the user's ceiling, this process's (the rest is its helpers')
         self.limit = float(min(initial, self.max_limit))
         self.in_flight = 0
         self.slow_start = True
@@ -162,7 +164,14 @@ class CapacityEstimate:
     # -- reading ---------------------------------------------------------------------------
     @property
     def max_limit(self) -> int:
-        return MAX_LIMIT if self.ceiling is None else min(MAX_LIMIT, self.ceiling)
+        return MAX_LIMIT if self.ceiling is None else min(MAX_LIMIT, self.own_ceiling)
+
+    @property
+    def own_ceiling(self) -> int:
+        """This process's part of the user's ceiling (``part``): processes that split a run
+        keep, together, at most the ceiling in flight (at least one call each)."""
+        assert self.ceiling is not None
+        return max(1, math.floor(self.ceiling * self.part + 1e-9))
 
     @property
     def base_slots(self) -> int:
@@ -185,6 +194,7 @@ class CapacityEstimate:
             limit=self.limit, ceiling=self.ceiling, slow_start=self.slow_start,
             refused_at=self.refused_at, probe_rounds=self.probe_rounds,
             short_latency=self.short_latency, long_latency=self.long_latency,
+            own_ceiling=None if self.ceiling is None else self.own_ceiling,
             paused_until=self.paused_until, decreases=self.decreases, refusals=self.refusals,
             refused_rounds=self.refused_rounds, lowest_limit=self.lowest_limit,
             cpu_bound=self.cpu_bound, answered=self.samples, grew_past=self._grew_past,
@@ -195,8 +205,19 @@ class CapacityEstimate:
         if ceiling is not None and ceiling < 1:
             raise ValueError(f"concurrency must be >= 1, got {ceiling}")
         self.ceiling = ceiling
+        self._clip()
+
+    def set_part(self, part: float) -> None:
+        """This process's part of the user's ceiling (0 < part <= 1), the rest being other
+        processes' that split the same runs (``--workers``)."""
+        if not 0 < part <= 1:
+            raise ValueError(f"a part of the ceiling is in (0, 1], got {part}")
+        self.part = part
+        self._clip()
+
+    def _clip(self) -> None:
         self.limit = min(self.limit, float(self.max_limit))
-        self._to_send = min(self._to_send, self.max_limit - self.base_slots)
+        self._to_send = max(0, min(self._to_send, self.max_limit - self.base_slots))
 
     def own_cpu(self, busy: bool) -> None:
         """Whether the process is busy for most of a core (measured by the caller)."""
@@ -206,21 +227,27 @@ class CapacityEstimate:
             self._to_send = 0  # probes not sent yet stay unsent: no growth while busy
         self.cpu_bound = busy
 
-    def give_share(self) -> tuple[float, bool]:
+    def give_share(self) -> tuple[float, bool, float]:
         """Hand half of the limit to a process that joins now (the total stays what the
-        provider was found to take); returns (the share handed over, whether a refused
-        level is known). With a refused level known, the level above what is kept is the
-        peer's: the limit stays there and only probes above it, as after a refusal."""
+        provider was found to take), and half of this process's part of a user's ceiling;
+        returns (the share handed over, whether a refused level is known, the part of the
+        ceiling handed over). With a refused level known, the level above what is kept is
+        the peer's: the limit stays there and only probes above it, as after a refusal."""
         keep = max(1.0, math.floor(self.limit / 2))
         share = max(1.0, self.limit - keep)
         # Climbing past a refused level (the capacity grew) is not slow start: a cap was
         # found, the climb looks for the next one; both shares probe above, neither doubles.
         known = self.refused_at is not None or self._grew_past is not None
+        part = self.part / 2
+        self.part -= part
         self._hold(keep, known)
-        return share, known
+        return share, known, part
 
-    def take_share(self, limit: float, known: bool) -> None:
-        """Start from a share handed over by a peer (``give_share``), not from slow start."""
+    def take_share(self, limit: float, known: bool, part: float | None = None) -> None:
+        """Start from a share handed over by a peer (``give_share``), not from slow start;
+        ``part``: this process's part of a user's ceiling from now on."""
+        if part is not None:
+            self.part = min(1.0, part)
         self._hold(max(1.0, min(float(self.max_limit), limit)), known)
 
     def _hold(self, limit: float, known: bool) -> None:

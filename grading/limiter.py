@@ -259,6 +259,19 @@ class Slot:
 
 _registry: dict[tuple[str, str, str], AdaptiveLimiter] = {}
 _registry_lock = threading.Lock()
+_part = 1.0  # this process's part of every user ceiling (``share_ceilings``)
+
+
+def share_ceilings(part: float) -> None:
+    """This process is one of several that split the same work (``grade --workers N``: 1/N
+    each): every endpoint's user ceiling, now and later, allows it only ``part`` of it, so
+    that together they keep at most the ceiling in flight."""
+    global _part
+    with _registry_lock:
+        _part = part
+        limiters = list(_registry.values())
+    for limiter in limiters:
+        limiter.update(lambda estimate, _now: estimate.set_part(part))
 
 
 @atexit.register
@@ -288,6 +301,8 @@ def limiter_for(model: str, api_base: str | None, ceiling: int | None = _KEEP
         if limiter is None:
             limiter = _registry[key] = AdaptiveLimiter(None if ceiling is _KEEP else ceiling,
                                                        cpu_clock=busy_seconds, memory_key=key)
+            if _part != 1.0:
+                limiter.update(lambda estimate, _now: estimate.set_part(_part))
             return limiter
     if ceiling is not _KEEP and ceiling != limiter.estimate.ceiling:
         limiter.set_ceiling(ceiling)

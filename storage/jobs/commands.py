@@ -62,8 +62,9 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                         help="litellm model name, e.g. openai/gpt-4.1-mini (repeat for several)")
     parser.add_argument("--api-base", help="OpenAI-compatible server URL (with /v1)")
     parser.add_argument("--concurrency", type=int, default=None,
-                        help="at most this many calls in flight per model (default: no cap; "
-                             "the provider's capacity is discovered)")
+                        help="at most this many calls in flight per model, helper processes "
+                             "included (default: no cap; the provider's capacity is "
+                             "discovered)")
     parser.add_argument("--workers", type=_workers, default="auto",
                         help="processes that split the grading: a number, or auto (the "
                              "default: one, plus a helper process on each idle core while "
@@ -323,8 +324,13 @@ def grade_command(args: argparse.Namespace) -> int:
         from storage.jobs.chunks import CHUNK_SIZE
 
         scaler.prestart(math.ceil(count / CHUNK_SIZE) * len(claimed))
-    helpers = (start_helpers(url, run_ids, args.workers - 1)
-               if isinstance(args.workers, int) else [])
+    helpers: list = []
+    if isinstance(args.workers, int) and args.workers > 1:
+        from grading.limiter import share_ceilings
+
+        # --concurrency caps the command's calls in flight, not each process's.
+        share_ceilings(1 / args.workers)
+        helpers = start_helpers(url, run_ids, args.workers - 1, part=1 / args.workers)
     if helpers:
         from storage.jobs.run_options import preload_litellm
 
@@ -603,6 +609,8 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
                              "--until-idle, exit once they are finished")
     # A helper of ``grade --workers auto``: ready, then waits for "go" on stdin (or exits).
     parser.add_argument("--standby", action="store_true", help=argparse.SUPPRESS)
+    # A helper of ``grade --workers N``: its part of a run's --concurrency (1/N).
+    parser.add_argument("--part", type=float, default=None, help=argparse.SUPPRESS)
 
 
 @_guarded
@@ -621,6 +629,10 @@ def worker_command(args: argparse.Namespace) -> int:
                     lease_seconds=args.lease, concurrency=args.concurrency,
                     only_runs=tuple(args.run) if args.run else None)
     print(f"worker {worker.worker_id} on {describe_url(url)}", file=sys.stderr, flush=True)
+    if args.part is not None:
+        from grading.limiter import share_ceilings
+
+        share_ceilings(args.part)
     if args.run:  # a helper started by ``grade --workers N``: it waits for this line
         from storage.jobs.run_options import preload_litellm
 

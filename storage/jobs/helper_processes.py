@@ -66,9 +66,10 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
         return shares
 
     def give_back(shares: list) -> None:
-        for model, api_base, share, known in shares:
+        for model, api_base, share, known, part in shares:
             limiter_for(model, api_base).update(
-                lambda e, _now, s=share, k=known: e.take_share(e.limit + s, k))
+                lambda e, _now, s=share, k=known, p=part: e.take_share(e.limit + s, k,
+                                                                        e.part + p))
 
     return AutoScaler(lambda: start_helpers(url, run_ids, 1, standby=True)[0],
                       _activate, _dismiss, lambda: chunks.open_chunks(sessions, run_ids),
@@ -79,9 +80,10 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
 def _at_cap(snapshot) -> bool:
     """The limit sits at the level the provider refused above (within the 10% a refusal
     takes off), or climbs past it (the capacity grew) to find the next cap, or it has
-    reached the user's own cap (``--concurrency``: at most that many calls in flight, which
-    a second process would not add to)."""
-    if snapshot.ceiling is not None and snapshot.limit >= AT_CAP_SHARE * snapshot.ceiling:
+    reached this process's part of the user's own cap (``--concurrency``: at most that many
+    calls in flight, which a second process would not add to)."""
+    if (snapshot.own_ceiling is not None
+            and snapshot.limit >= AT_CAP_SHARE * snapshot.own_ceiling):
         return True
     level = snapshot.refused_at if snapshot.refused_at is not None else snapshot.grew_past
     return level is not None and snapshot.limit >= AT_CAP_SHARE * (level - 1)
@@ -103,15 +105,16 @@ def _activate(helper: subprocess.Popen, shares: list | None) -> bool:
 
 def take_shares(line: str) -> bool:
     """A standby helper's "go" line: True to go to work. ``go [[model, api_base, share,
-    known], ...]`` hands it a share of each endpoint's limit (``grade --workers auto``)."""
+    known, part], ...]`` hands it a share of each endpoint's limit and its part of a user's
+    ``--concurrency`` (``grade --workers auto``)."""
     word, _, shares = line.strip().partition(" ")
     if word != "go":
         return False
     from storage.jobs.limiter import limiter_for
 
-    for model, api_base, share, known in json.loads(shares) if shares else ():
+    for model, api_base, share, known, part in json.loads(shares) if shares else ():
         limiter_for(model, api_base).update(
-            lambda estimate, _now, s=share, k=known: estimate.take_share(s, k))
+            lambda estimate, _now, s=share, k=known, p=part: estimate.take_share(s, k, p))
     return True
 
 
@@ -128,13 +131,14 @@ def _dismiss(helper: subprocess.Popen) -> None:
 
 
 def start_helpers(url: str, run_ids: Sequence[int], count: int, *,
-                  standby: bool = False) -> list[subprocess.Popen]:
+                  standby: bool = False, part: float | None = None) -> list[subprocess.Popen]:
     """``count`` worker processes that help with these runs and exit when they end.
 
     They inherit the environment (provider keys are never put on a command line). Each
     prints "ready" once it has imported litellm (``wait_ready()`` reads it); a ``standby``
     helper then waits for "go" on its standard input before it takes any work (see
-    ``storage.jobs.autoscale``), and its output is discarded.
+    ``storage.jobs.autoscale``), and its output is discarded. ``part``: each helper's part
+    of a user's ``--concurrency`` (``grading.limiter.share_ceilings``).
     """
     command = [sys.executable, "-m", "storage.cli", "worker", "--db", url, "--until-idle",
                "--poll", "0.2"]
@@ -142,6 +146,8 @@ def start_helpers(url: str, run_ids: Sequence[int], count: int, *,
         command += ["--run", str(run_id)]
     if standby:
         command.append("--standby")
+    if part is not None:
+        command += ["--part", repr(part)]
     return [subprocess.Popen(command, text=True,
                              stdin=subprocess.PIPE if standby else subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL if standby else subprocess.PIPE)

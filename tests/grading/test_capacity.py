@@ -503,8 +503,8 @@ def test_a_process_joining_at_the_cap_takes_half_of_the_limit_and_adds_no_storm(
         assert first.refused_at is not None and 30 <= first.limit <= 32
         learned.append(first.limit)
         if handed_over:
-            share, known = first.give_share()
-            second.take_share(share, known)
+            share, known, part = first.give_share()
+            second.take_share(share, known, part)
             assert known and first.limit + second.limit == pytest.approx(learned[0])
             assert not second.slow_start and second.refused_at == second.limit + 1
 
@@ -529,8 +529,35 @@ def test_a_process_joining_at_the_cap_takes_half_of_the_limit_and_adds_no_storm(
 def test_a_share_handed_over_before_the_cap_is_known_keeps_discovering():
     first = CapacityEstimate()
     first.limit = 20.0  # still in slow start: no refusal yet
-    share, known = first.give_share()
+    share, known, part = first.give_share()
     second = CapacityEstimate()
-    second.take_share(share, known)
+    second.take_share(share, known, part)
     assert (first.limit, second.limit, known) == (10.0, 10.0, False)
     assert first.slow_start and second.slow_start and second.refused_at is None
+
+
+def test_a_users_ceiling_is_split_with_the_share_and_comes_back_with_it():
+    # --concurrency 10 with a helper: the two processes keep at most 10 in flight together,
+    # even once each climbs as high as it may, and a later set_ceiling (the helper's runner
+    # reading the run's --concurrency) keeps the split.
+    first = CapacityEstimate(10)
+    first.limit = 10.0
+    share, known, part = first.give_share()
+    second = CapacityEstimate()
+    second.take_share(share, known, part)
+    second.set_ceiling(10)
+    assert (first.max_limit, second.max_limit) == (5, 5)
+    for estimate in (first, second):
+        estimate.limit = 1000.0
+        estimate.set_ceiling(10)
+    assert first.limit + second.limit == 10
+    assert first.snapshot().own_ceiling == second.snapshot().own_ceiling == 5
+    first.take_share(first.limit + share, known, first.part + part)  # the helper is gone
+    assert first.max_limit == 10 and first.snapshot().ceiling == 10
+    # Without a ceiling the part changes nothing; a part of a small ceiling is one call.
+    assert CapacityEstimate().max_limit == CapacityEstimate(None).max_limit
+    tiny = CapacityEstimate(1)
+    tiny.set_part(0.5)
+    assert tiny.max_limit == 1
+    with pytest.raises(ValueError):
+        tiny.set_part(0.0)

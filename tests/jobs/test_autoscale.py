@@ -182,6 +182,32 @@ def test_auto_leaves_a_run_bound_by_its_provider_to_one_process(
     assert _standby_helpers(db_url) == []
 
 
+@pytest.mark.parametrize("workers", ["2", "auto"])
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_concurrency_caps_the_calls_of_the_command_not_of_each_of_its_processes(
+        db_url, tmp_path, fake_provider, capsys, monkeypatch, workers):
+    # --concurrency 4 with a helper: the provider never sees more than 4 calls at once, though
+    # each process alone could climb to 4 (before: up to 8). "auto": a helper joins for
+    # certain, as in the test above.
+    if workers == "auto":
+        for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("SUSTAINED", 1),
+                            ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SAMPLES", 0)):
+            monkeypatch.setattr(autoscale, name, value)
+        monkeypatch.setattr(helper_processes, "AT_CAP_SHARE", math.inf)
+    fake_provider.latency = 0.3
+    count = 160  # 12 s at 4 in flight: time for the standby helper to join
+    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+                       "--db", db_url, "--workers", workers, "--concurrency", "4"])
+    err = capsys.readouterr().err
+
+    assert status == 0, err
+    assert len(_chunk_holders(db_url)) == 2, err  # both processes graded
+    assert fake_provider.max_in_flight <= 4
+    assert fake_provider.rate_limited == 0
+    per_response = answers_per_response(fake_provider.answered)
+    assert len(per_response) == count and set(per_response.values()) == {1}
+
+
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_a_standby_helper_that_is_never_told_to_go_exits_without_taking_work(db_url):
     command = [sys.executable, "-m", "storage.cli", "worker", "--db", db_url, "--until-idle",
@@ -212,8 +238,8 @@ def test_a_helper_told_to_go_takes_the_share_of_each_endpoint_it_was_handed():
 
     assert not take_shares("")  # stdin closed: not needed after all
     assert take_shares("go\n")  # nothing handed over (no limit learned, or --workers N)
-    assert take_shares('go [["openai/share-test", "http://127.0.0.1:9", 12.0, true], '
-                       '["openai/share-other", null, 3.0, false]]\n')
+    assert take_shares('go [["openai/share-test", "http://127.0.0.1:9", 12.0, true, 0.5], '
+                       '["openai/share-other", null, 3.0, false, 0.5]]\n')
     handed = limiter_for("openai/share-test", "http://127.0.0.1:9").snapshot()
     assert (handed.limit, handed.refused_at, handed.slow_start) == (12.0, 13.0, False)
     discovering = limiter_for("openai/share-other", None).snapshot()
