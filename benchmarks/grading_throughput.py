@@ -28,7 +28,8 @@ itself, which imports litellm on its first call); the runner modes run as a user
 would) itself and starts its clock after, its standby helper importing meanwhile. Not a
 test: it prints what it measures. The machine may be shared: wall figures are noisy (+-20%
 from run to run here), CPU per call less so; ``--repeat 3`` shows the median of three, the
-modes taking turns.
+modes taking turns. ``--trace DIR`` keeps, per measurement, every call the limiter ended
+(time, level, answered or refused, the limit after): where the 429s of a run came from.
 """
 
 from __future__ import annotations
@@ -249,7 +250,43 @@ def _warm_up(api_base: str, mode: str) -> None:
         "warm-up", "warm-up", response_format=per_criterion_response_format()))
 
 
+def _trace_limiter(path: str) -> None:
+    """``--trace``: every call the limiter ends (its level, how it ended, the limit after),
+    as JSON lines in ``path`` at exit: where 429s came from."""
+    import atexit
+
+    from grading.capacity import CapacityEstimate
+
+    events: list[tuple] = []
+    started = time.monotonic()
+
+    def traced(name: str):
+        original = getattr(CapacityEstimate, name)
+
+        def wrapper(self, call, now, *rest):
+            original(self, call, now, *rest)
+            events.append((round(now - started, 4), name, call.level, call.wave,
+                           round(self.limit, 1), self.in_flight, self.slow_start,
+                           self.refused_at))
+
+        setattr(CapacityEstimate, name, wrapper)
+
+    for name in ("succeeded", "refused", "failed"):
+        traced(name)
+
+    def dump() -> None:
+        with open(path, "w", encoding="utf-8") as out:
+            fields = ("t", "end", "level", "wave", "limit", "in_flight", "slow_start",
+                      "refused_at")
+            for event in events:
+                out.write(json.dumps(dict(zip(fields, event, strict=True))) + "\n")
+
+    atexit.register(dump)
+
+
 def child_main(args: argparse.Namespace) -> None:
+    if os.environ.get("RW_BENCH_TRACE"):
+        _trace_limiter(os.environ["RW_BENCH_TRACE"])
     runner = args.one not in ("bare", "library", "library-warm")
     if not runner:
         _warm_up(args.api_base, args.one)
@@ -286,6 +323,7 @@ def child_main(args: argparse.Namespace) -> None:
 # ``library-warm``, which starts from what the ``library`` run just before it at this cap
 # learned, as a user's second run on an endpoint does.
 MEMORY = Path(tempfile.gettempdir()) / f"rw-bench-memory-{os.getpid()}"  # the parent's
+TRACE_DIR: Path | None = None  # --trace
 
 
 def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency: float) -> dict:
@@ -296,6 +334,10 @@ def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency:
     if mode != "library-warm":
         (MEMORY / "capacity.json").unlink(missing_ok=True)
     env = {**os.environ, "RUBRIC_WORKBENCH_CACHE_DIR": str(MEMORY)}
+    if TRACE_DIR is not None:
+        TRACE_DIR.mkdir(parents=True, exist_ok=True)
+        taken = len(list(TRACE_DIR.glob(f"{mode}-cap{cap}-*.jsonl")))
+        env["RW_BENCH_TRACE"] = str(TRACE_DIR / f"{mode}-cap{cap}-{taken + 1}.jsonl")
     with tempfile.TemporaryFile("w+") as errors:
         child = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=errors, text=True)
@@ -352,6 +394,9 @@ def main() -> None:
                         help="measure each row this many times and show the median run")
     parser.add_argument("--modes", default="bare,runner,library,library-warm,workers2",
                         help="modes of the capped rows (bare is always measured: the reference)")
+    parser.add_argument("--trace", type=Path, default=None, metavar="DIR",
+                        help="write every call the limiter ends in each measurement (level, "
+                             "outcome, limit after) to DIR as JSON lines")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--api-base", help=argparse.SUPPRESS)
     parser.add_argument("--cap", type=int, default=32, help=argparse.SUPPRESS)
@@ -359,6 +404,8 @@ def main() -> None:
     if args.one:
         child_main(args)
         return
+    global TRACE_DIR
+    TRACE_DIR = args.trace
     n, k = args.n, args.k
     calls = n * k
     server = Server()

@@ -14,6 +14,11 @@ itself included. A 429 for a call at level n says the provider did not take n of
   overshoot). While a wave is out its probes borrow slots: a call that ends under the limit
   is not replaced until fewer than the limit are out, so a provider that counts a refused
   call as in flight until it answers refuses the wave's excess, not every call of a round.
+- **A lucky wave** (traced with ``benchmarks/grading_throughput.py --trace``): answers wait
+  for our event loop while the provider has already freed their slots, so our count of calls
+  in flight runs ahead of the provider's, and a slow-start wave may be answered at levels the
+  provider never saw. A call the limit allowed, refused while still in slow start, says so:
+  the limit goes back to where the last answered wave began, not a tenth down per round.
 - **Multiplicative decrease** (AIMD): a 429 for a call the limit allowed all along (the
   capacity fell, another client took a share) cuts the limit to x0.9, and below the refused
   level, once per round: calls that started before the last decrease saw the old limit, so
@@ -30,6 +35,9 @@ itself included. A 429 for a call at level n says the provider did not take n of
   the limit allowed, refused while a probe was out, is the probe's 429 (the probe arrived
   first), and no decrease; refused again at a level probed, the interval doubles from what
   it was before lucky answers shortened it, so such luck does not probe ever more often.
+  A climb past a refused level stops below the lowest level refused in the last
+  ``LONG_SECONDS`` above it, and probes there (CUBIC's W_max): a single low refusal (calls
+  reach the provider out of order) must not turn into a climb through the real cap.
 - **Delay signal**, as in TCP Vegas and Netflix concurrency-limits' Gradient2: when the
   short-term average latency exceeds ``LATENCY_TOLERANCE`` x the baseline (the lowest recent
   average), the provider (or our own event loop) is queueing calls: the limit shrinks by
@@ -160,6 +168,9 @@ class CapacityEstimate:
         self._edge_call: Call | None = None
         self._edge_done: float | None = None
         self._edge_blamed = False
+        self._wave_base = 0.0  # the limit when the current wave was armed
+        self._answered_base = 0.0  # ... and when the last slow-start wave answered was
+        self._refusals_seen: list[tuple[float, float]] = []  # (when, level), recent ones
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -339,7 +350,7 @@ class CapacityEstimate:
                 self._vouched = False
                 self.limit = max(self.limit, level)
             if self._out == 0 and self._to_send == 0:
-                self._wave_answered()
+                self._wave_answered(now)
         elif used and not call.probe:
             self._rounds_to_probe -= 1.0 / self.limit
         if used and not self.cpu_bound:
@@ -351,6 +362,7 @@ class CapacityEstimate:
         if call is self._edge_call:
             self._edge_done = now
         self.refusals += 1
+        self._remember_refusal(float(call.level), now)
         if retry_after:
             self.paused_until = max(self.paused_until, now + min(retry_after, MAX_PAUSE))
         below = float(max(1, call.level - 1))
@@ -385,9 +397,15 @@ class CapacityEstimate:
         # the provider, or a limit on requests per minute, our own level says less.
         self._floor = self.limit / 2 if not self.slow_start else 1.0
         self.refused_rounds += 1
-        self._decrease(call.started, now,
-                       min(max(below, self._floor), self.limit * DECREASE, self.limit - 1.0),
-                       float(call.level))
+        target = min(max(below, self._floor), self.limit * DECREASE, self.limit - 1.0)
+        if self.slow_start and self._answered_base:
+            # A call the limit allowed, refused in slow start: the last wave's answers were
+            # luck (they waited for our event loop while the provider freed their slots), so
+            # back to where that wave began at once. A tenth down at a time, the next round
+            # of calls went out at levels the provider refuses (traced at a cap of 32: limit
+            # 48, cut to 43, then some 30 calls at levels 34-44 refused).
+            target = min(target, self._answered_base)
+        self._decrease(call.started, now, target, float(call.level))
 
     def _blame_probe(self, call: Call, now: float) -> bool:
         """A call the limit allowed, refused while a probe above the refused level was out:
@@ -440,10 +458,25 @@ class CapacityEstimate:
             return True
         return False
 
-    def _wave_answered(self) -> None:
+    def _remember_refusal(self, level: float, now: float) -> None:
+        self._refusals_seen = [(at, seen) for at, seen in self._refusals_seen
+                               if now - at <= LONG_SECONDS and seen != level]
+        self._refusals_seen.append((now, level))
+
+    def _next_cap(self, now: float) -> float | None:
+        """The lowest level refused in the last ``LONG_SECONDS`` above the limit: where a
+        climb past a refused level stops and probes (CUBIC's W_max: what refused before
+        likely refuses again)."""
+        above = [level for at, level in self._refusals_seen
+                 if now - at <= LONG_SECONDS and level > self.limit + 1]
+        return min(above) if above else None
+
+    def _wave_answered(self, now: float) -> None:
         if not self._wave_refused:
             if not self._edge:
                 self.step = min(self.step * 2.0, float(MAX_STEP))
+                if self.slow_start:
+                    self._answered_base = self._wave_base
             elif self._vouched:  # once: ask again next round before believing it
                 self._rounds_to_probe = 1.0
             else:  # answered twice above the refused level: the capacity may have grown
@@ -452,9 +485,12 @@ class CapacityEstimate:
                 self._rounds_to_probe = float(self.probe_rounds)
                 if self.refused_at is not None and self.limit >= self.refused_at + 1:
                     self._grew_past = self.refused_at
-                    self.refused_at, self.step = None, 1.0
+                    # Past a refused level, the climb stops below one refused shortly before
+                    # (traced at a cap of 32: refused at 33, then once at 30, the climb past
+                    # 30 went on into the cap and some 20 calls of a round were refused).
+                    self.refused_at, self.step = self._next_cap(now), 1.0
                     # Only remembered, never refused here: slow start goes on (as cold).
-                    self.slow_start = self._remembered_plateau
+                    self.slow_start = self._remembered_plateau and self.refused_at is None
                     self._remembered_plateau = False
         self._wave += 1
         self._wave_refused = False
@@ -501,6 +537,7 @@ class CapacityEstimate:
             return
         self._edge = self.refused_at is not None and base + size >= self.refused_at
         self._to_send = max(1, min(size, room))
+        self._wave_base = float(base)
         self._wave += 1
         self._wave_refused = False
 

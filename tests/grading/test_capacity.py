@@ -561,3 +561,59 @@ def test_a_users_ceiling_is_split_with_the_share_and_comes_back_with_it():
     assert tiny.max_limit == 1
     with pytest.raises(ValueError):
         tiny.set_part(0.0)
+
+
+def test_a_call_the_limit_allowed_refused_in_slow_start_goes_back_to_where_the_last_wave_began():
+    # Traced at a cap of 32 (benchmarks/grading_throughput.py --trace): the wave from 32 to
+    # 48 was answered, as its answers waited for our event loop while the provider freed
+    # their slots; the limit went to 48, and calls it allowed were refused. Cut by a tenth
+    # (43), the next round went out at levels 34-44 and some 30 of its calls were refused.
+    estimate = CapacityEstimate()
+    estimate.succeeded(estimate.start(0.0), 0.2)  # the opening call
+    estimate.limit = 32.0
+    calls = [estimate.start(0.0) for _ in range(32)]
+    estimate.succeeded(calls.pop(), 0.2)  # arms the next wave: 16 probes above the limit
+    wave = [estimate.start(0.2) for _ in range(17)]
+    for call in wave:
+        estimate.succeeded(call, 0.4)
+    assert estimate.limit == 48 and estimate.slow_start
+    allowed = [estimate.start(0.5) for _ in range(17)]  # 31 still in flight
+    assert [call.level for call in allowed if not call.probe] == list(range(32, 49))
+    estimate.refused(allowed[-1], 0.7)  # level 48
+    assert estimate.limit == 32 and not estimate.slow_start and estimate.refused_at == 48
+    estimate.refused(allowed[8], 0.71)  # level 40, the same round's: no further cut
+    assert estimate.limit == 32 and estimate.decreases == 1
+
+
+def _lockstep_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
+    """Fill every slot, then end every call: answered up to ``cap``, refused above."""
+    calls = []
+    while estimate.can_start(now):
+        calls.append(estimate.start(now))
+    for call in calls:
+        if call.level > cap:
+            estimate.refused(call, now + 0.2)
+        else:
+            estimate.succeeded(call, now + 0.2)
+    return now + 0.25
+
+
+def test_a_climb_past_a_low_refusal_stops_below_a_level_refused_shortly_before():
+    # Traced at a cap of 32: refused at 33 and 34, then once at 30 (calls reach the provider
+    # in another order than they start); probes answered past 30 read as "the capacity
+    # grew", and the climb resumed into the cap of 32: some 20 calls refused in a round.
+    # What refused 30 s ago likely refuses again (CUBIC's W_max): the climb stops below it.
+    estimate, now = CapacityEstimate(), 0.0
+    while estimate.refused_at is None:
+        now = _lockstep_round(estimate, now, 32)
+    assert estimate.refused_at == 33
+    now = _lockstep_round(estimate, now, 32)
+    now = _lockstep_round(estimate, now, 29)  # a dip: calls at 30-32 refused
+    assert estimate.refused_at == 30 and estimate.limit < 30
+    while estimate.refused_at == 30:  # climbs back, probes past 30, answered: it grew
+        now = _lockstep_round(estimate, now, 32)
+    assert estimate.refused_at == 33 and estimate.limit <= 32
+    refused = estimate.refusals
+    for _ in range(40):
+        now = _lockstep_round(estimate, now, 32)
+    assert estimate.limit <= 32 and estimate.refusals - refused <= 2
