@@ -324,10 +324,10 @@ def grade_command(args: argparse.Namespace) -> int:
         from storage.jobs.chunks import CHUNK_SIZE
 
         scaler.prestart(math.ceil(count / CHUNK_SIZE) * len(claimed))
+    from grading.limiter import share_ceilings
+
     helpers: list = []
     if isinstance(args.workers, int) and args.workers > 1:
-        from grading.limiter import share_ceilings
-
         # --concurrency caps the command's calls in flight, not each process's.
         share_ceilings(1 / args.workers)
         helpers = start_helpers(url, run_ids, args.workers - 1, part=1 / args.workers)
@@ -358,6 +358,9 @@ def grade_command(args: argparse.Namespace) -> int:
         print(f"\ninterrupted: runs {', '.join(map(str, run_ids))} cancelled; what was graded "
               "is stored", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        # The whole of every ceiling is this process's again (a caller may grade on in it).
+        share_ceilings(1.0)
     if scaler is not None and scaler.helpers:
         helpers = scaler.helpers
         print(f"grading was CPU-bound: {plural_helpers(len(helpers))} joined", file=sys.stderr)

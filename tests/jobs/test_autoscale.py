@@ -195,15 +195,15 @@ def test_concurrency_caps_the_calls_of_the_command_not_of_each_of_its_processes(
             monkeypatch.setattr(autoscale, name, value)
         monkeypatch.setattr(helper_processes, "AT_CAP_SHARE", math.inf)
     fake_provider.latency = 0.3
-    count = 160  # 12 s at 4 in flight: time for the standby helper to join
+    count = 240  # 18 s at 4 in flight: time for the standby helper to import and join
     status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
                        "--db", db_url, "--workers", workers, "--concurrency", "4"])
     err = capsys.readouterr().err
 
     assert status == 0, err
     assert len(_chunk_holders(db_url)) == 2, err  # both processes graded
-    assert fake_provider.max_in_flight <= 4
-    assert fake_provider.rate_limited == 0
+    assert fake_provider.max_in_flight <= 4, err
+    assert fake_provider.rate_limited == 0, err
     per_response = answers_per_response(fake_provider.answered)
     assert len(per_response) == count and set(per_response.values()) == {1}
 
