@@ -102,16 +102,20 @@ class ProviderHandler(BaseHTTPRequestHandler):
         provider = self.provider
         reply = provider._begin(body, headers)
         release = provider._release
+        answering = False
         try:
             if reply.hang is not None:
                 release.wait(reply.hang)
             wait = provider.latency + reply.delay
             if wait:
                 release.wait(wait)
+            answering = provider._answering()
             self.answer(reply, body, headers, release)
         except OSError:
             pass  # the client gave up (timeout, reset): nothing to answer
         finally:
+            if not answering:
+                provider._answering()
             provider._end()
 
     def answer(self, reply: Reply, body: dict[str, Any], headers: dict[str, str],
@@ -211,6 +215,12 @@ class FakeProvider:
             self.requests = 0
             self.in_flight = 0
             self.max_in_flight = 0
+            # Requests received and not yet being answered: ``in_flight`` counts a request
+            # until its handler has written the answer and taken the lock again, so a client
+            # that sends its next request the moment it reads an answer may show in
+            # ``max_in_flight`` one above what it ever had outstanding.
+            self.outstanding = 0
+            self.max_outstanding = 0
             self.rate_limited = 0
             self.bodies: list[dict[str, Any]] = []
             self.answered: list[dict[str, Any]] = []  # bodies that got a 200 answer
@@ -237,6 +247,8 @@ class FakeProvider:
             self.request_times.append(time.monotonic())
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.outstanding += 1
+            self.max_outstanding = max(self.max_outstanding, self.outstanding)
             if self.required_api_key is not None and (
                 headers.get("authorization") != f"Bearer {self.required_api_key}"
             ):
@@ -253,6 +265,11 @@ class FakeProvider:
             default = self.default
         reply = default(body)
         return Reply(reply) if isinstance(reply, str) else reply
+
+    def _answering(self) -> bool:
+        with self._lock:
+            self.outstanding -= 1
+        return True
 
     def _end(self) -> None:
         with self._lock:

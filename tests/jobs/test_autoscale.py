@@ -202,7 +202,9 @@ def test_concurrency_caps_the_calls_of_the_command_not_of_each_of_its_processes(
 
     assert status == 0, err
     assert len(_chunk_holders(db_url)) == 2, err  # both processes graded
-    assert fake_provider.max_in_flight <= 4, err
+    # Outstanding at the provider (not yet being answered): its in-flight count also holds a
+    # request whose answer is written but not yet counted out, one above (seen 1 run in 8).
+    assert fake_provider.max_outstanding <= 4, err
     assert fake_provider.rate_limited == 0, err
     per_response = answers_per_response(fake_provider.answered)
     assert len(per_response) == count and set(per_response.values()) == {1}
