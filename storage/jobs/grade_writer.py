@@ -5,7 +5,8 @@ runner flushes before it marks a chunk done, before a retry pass and when it sto
 chunk is done while its grades are only in memory. A kill loses at most that much work, and
 the answers behind it are in the provider cache already: each batch first calls
 ``before_store`` (the runner's cache flush), so no grade is stored ahead of the answers it
-was made from. Writes go through the store
+was made from (unless the database refused the cache write: those answers stay in memory
+for the next flush, and the log says so). Writes go through the store
 breaker (``storage.jobs.breaker``): a database that cannot take them pauses the run's calls.
 A batch the database refuses (another worker stored one of its responses first, a report
 that does not match) is stored grade by grade, so only the grade at fault is left out.

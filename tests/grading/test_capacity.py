@@ -604,14 +604,18 @@ def test_a_climb_past_a_low_refusal_stops_below_a_level_refused_shortly_before()
     # grew", and the climb resumed into the cap of 32: some 20 calls refused in a round.
     # What refused 30 s ago likely refuses again (CUBIC's W_max): the climb stops below it.
     estimate, now = CapacityEstimate(), 0.0
-    while estimate.refused_at is None:
+    for _ in range(20):  # slow start to the cap
         now = _lockstep_round(estimate, now, 32)
+        if estimate.refused_at is not None:
+            break
     assert estimate.refused_at == 33
     now = _lockstep_round(estimate, now, 32)
     now = _lockstep_round(estimate, now, 29)  # a dip: calls at 30-32 refused
     assert estimate.refused_at == 30 and estimate.limit < 30
-    while estimate.refused_at == 30:  # climbs back, probes past 30, answered: it grew
+    for _ in range(200):  # climbs back, probes past 30, answered: it grew
         now = _lockstep_round(estimate, now, 32)
+        if estimate.refused_at != 30:
+            break
     assert estimate.refused_at == 33 and estimate.limit <= 32
     refused = estimate.refusals
     for _ in range(40):

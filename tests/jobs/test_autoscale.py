@@ -124,6 +124,16 @@ def _chunk_holders(db_url: str) -> Counter:
             m.RunChunkRow.run_id == run_id)).all())
 
 
+def _force_a_helper_to_join(monkeypatch) -> None:
+    """"CPU-bound" made certain (any share of a core counts as busy, any idle as enough), and
+    "not at the provider's cap" too (no limit is ever close enough to its refused level: at a
+    cap the provider is the bound and no helper joins)."""
+    for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("SUSTAINED", 1),
+                        ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SAMPLES", 0)):
+        monkeypatch.setattr(autoscale, name, value)
+    monkeypatch.setattr(helper_processes, "AT_CAP_SHARE", math.inf)
+
+
 def _grade(tmp_path, fake_provider, db_url, capsys, *, count: int, latency: float,
            cap: int | None) -> str:
     """``grade`` through the command line with its defaults; its standard error."""
@@ -139,14 +149,8 @@ def _grade(tmp_path, fake_provider, db_url, capsys, *, count: int, latency: floa
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
         db_url, tmp_path, fake_provider, capsys, monkeypatch):
-    # "CPU-bound" made certain: any share of a core counts as busy, any idle as enough. The
-    # processes, the database and the provider are real.
-    for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("SUSTAINED", 1),
-                        ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SAMPLES", 0)):
-        monkeypatch.setattr(autoscale, name, value)
-    # And "not at the provider's cap" made certain (no limit is ever close enough to its
-    # refused level): at a cap the provider is the bound and no helper joins (below).
-    monkeypatch.setattr(helper_processes, "AT_CAP_SHARE", math.inf)
+    # The processes, the database and the provider are real; only the decision is forced.
+    _force_a_helper_to_join(monkeypatch)
     # 30 s of work (240 calls, 4 at a time, 0.5 s each): time for the helper to import
     # litellm on a busy machine and join.
     count = 240
@@ -190,10 +194,7 @@ def test_concurrency_caps_the_calls_of_the_command_not_of_each_of_its_processes(
     # each process alone could climb to 4 (before: up to 8). "auto": a helper joins for
     # certain, as in the test above.
     if workers == "auto":
-        for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("SUSTAINED", 1),
-                            ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SAMPLES", 0)):
-            monkeypatch.setattr(autoscale, name, value)
-        monkeypatch.setattr(helper_processes, "AT_CAP_SHARE", math.inf)
+        _force_a_helper_to_join(monkeypatch)
     fake_provider.latency = 0.3
     count = 240  # 18 s at 4 in flight: time for the standby helper to import and join
     status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
@@ -305,6 +306,29 @@ def test_the_scaler_of_grade_sees_when_every_endpoint_is_at_its_providers_cap(se
     # The user's own cap (--concurrency) reached is a bound too: a helper would not add to it.
     limiters[0].set_ceiling(1)
     assert scaler.provider() == "at cap"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_the_half_of_a_ceiling_handed_to_a_helper_that_never_starts_comes_back(
+        sessions, db_url):
+    # The real handover and give-back of ``--workers auto`` with --concurrency 8: the helper
+    # set aside for never started, so this process may keep all 8 in flight again.
+    from grading.limiter import limiter_for
+    from storage.jobs.helper_processes import auto_scaler
+    from tests.jobs.helpers import make_dataset, make_rubric, make_run
+
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 3)
+    base = "http://127.0.0.1:11/v1"
+    scaler = auto_scaler(db_url, sessions, [make_run(sessions, version.id, dataset.id, base).id])
+    limiter = limiter_for("openai/fake-judge", base, 8)
+    limiter.update(lambda estimate, _now: setattr(estimate, "limit", 8.0))
+
+    handed = await scaler.handover()
+    assert [(share, part) for _model, _base, share, _known, part in handed] == [(4.0, 0.5)]
+    assert limiter.snapshot().own_ceiling == 4 and limiter.snapshot().limit == 4
+    scaler.give_back(handed)
+    assert limiter.snapshot().own_ceiling == 8 and limiter.snapshot().limit == 8
 
 
 @pytest.mark.parametrize("alive", [True, False], ids=["helper-set-to-work", "helpers-died"])
