@@ -20,7 +20,9 @@ Plus the CPU-bound case (no cap, 5 ms latency: litellm's per-call CPU is the bou
 cores, and peak memory of the runner and of the bare client at N and 10 x N (no cap, 5 ms).
 Every row shows the CPU time per call of the measuring process (a helper's is not
 included) and the cores the provider itself used meanwhile (on a two-core machine, what
-it uses is not free for grading). Each measurement runs in a fresh process (its own
+it uses is not free for grading); the runner modes also the whole command's time, as its
+user waits for it (reading and storing the inputs, importing litellm, starting helpers,
+grading, the summary; not the database's migrations). Each measurement runs in a fresh process (its own
 limiter, its own peak RSS). The bare client and the library make a first call before their
 clock starts, each as its user would (the bare client through litellm, the library through
 itself, which imports litellm on its first call); the runner modes run as a user's
@@ -217,16 +219,18 @@ def _cli(api_base: str, n: int, k: int, workers: str) -> dict:
                     "--responses", str(tmp / "r.jsonl"), "--grader", "per-criterion",
                     "--model", MODEL, "--api-base", api_base, "--db", db,
                     "--workers", workers]
+        command_started = time.perf_counter()
         try:
             cli.main()
         finally:
             sys.argv = argv
+        command = time.perf_counter() - command_started
     wall = float(re.search(r"wall time ([0-9.]+) s", out.getvalue()).group(1))
     sessions = open_database(db)
     (run,) = runs.list_runs(sessions)
     grades = runs.list_grades(sessions, run.id)
     return {"wall": wall, "failed": sum(1 for g in grades if g.score is None),
-            "correct": sum(1 for g in grades if g.score == 1.0)}
+            "correct": sum(1 for g in grades if g.score == 1.0), "command": command}
 
 
 def _warm_up(api_base: str, mode: str) -> None:
@@ -379,7 +383,8 @@ def _row(label: str, mode: str, r: dict, calls: int, reference: float | None) ->
     return (f"{label:<8} {mode:<9} {r['wall']:8.2f} {calls / r['wall']:8.0f} {ratio:>7} "
             f"{r['rate_limited']:6d} {share:6.1%} {r['max_in_flight']:6d} "
             f"{r['correct']:5d}/{r['correct'] + r['failed']:<5d} {r['rss']:7.0f} "
-            f"{1000 * r['cpu'] / calls:8.2f} {r['provider_cores']:6.2f}")
+            f"{1000 * r['cpu'] / calls:8.2f} {r['provider_cores']:6.2f}"
+            + (f" {r['command']:7.2f}" if "command" in r else ""))
 
 
 def main() -> None:
@@ -413,7 +418,7 @@ def main() -> None:
           f"latency {args.latency} s; {os.cpu_count()} CPUs (shared machine: noisy figures)")
     print(f"{'cap':<8} {'mode':<9} {'wall s':>8} {'calls/s':>8} {'vs bare':>7} {'429s':>6} "
           f"{'429 %':>6} {'peak':>6} {'correct':>11} {'RSS MB':>7} {'CPU ms/call':>8} "
-          f"{'provider cores':>6}", flush=True)
+          f"{'provider cores':>6} {'command s':>7}", flush=True)
     if args.repeat > 1:
         print(f"each row: the median of {args.repeat} runs (by wall time)", flush=True)
     try:

@@ -75,6 +75,13 @@ INTERVAL = 0.5
 MAX_HELPERS: int | None = None  # None: one per core but this process's
 
 
+def helper_limit(cores: int | None = None) -> int:
+    """At most this many helpers: ``MAX_HELPERS``, or one per core but this process's."""
+    if MAX_HELPERS is not None:
+        return MAX_HELPERS
+    return (cores or os.cpu_count() or 1) - 1
+
+
 @dataclass(frozen=True)
 class Sample:
     own_share: float  # of one core, this process, the last interval
@@ -158,7 +165,7 @@ class AutoScaler:
                  max_helpers: int | None = None, meter: MachineMeter | None = None):
         self.meter = meter or MachineMeter()
         if max_helpers is None:
-            max_helpers = MAX_HELPERS if MAX_HELPERS is not None else self.meter.cores - 1
+            max_helpers = helper_limit(self.meter.cores)
         self.max_helpers = max(0, max_helpers)
         self.spawn = spawn
         self.activate = activate
@@ -193,11 +200,15 @@ class AutoScaler:
         return Sample(sample.own_share, sample.idle_cores, refused=storm,
                       provider=self.provider())
 
-    def prestart(self, chunks: int) -> None:
-        """Start the standby helper now, before grading starts, when the work will be
-        ``chunks`` chunks or more: its import overlaps this process's own start."""
+    def prestart(self, chunks: int, started=None) -> None:
+        """Have the standby helper now, before grading starts, when the work will be
+        ``chunks`` chunks or more: its import overlaps this process's own start. ``started``:
+        one already importing (started before the runs existed); kept if wanted, else
+        dismissed."""
         if self.max_helpers and self.spare is None and chunks >= SPARE_CHUNKS:
-            self.spare = self.spawn()
+            self.spare = started if started is not None else self.spawn()
+        elif started is not None:
+            self.dismiss(started)
 
     def close(self) -> None:
         """Stop the standby helper, if any (helpers at work end with their runs)."""

@@ -26,11 +26,11 @@ from storage import limits
 from storage.config import add_db_argument, database_url, describe_url
 from storage.errors import ImportProblemsError, Problem
 from storage.jobs.helper_processes import (
+    EarlyHelpers,
     auto_scaler,
     plural_helpers,
-    start_helpers,
     stop_helpers,
-    take_shares,
+    take_go,
     wait_ready,
 )
 from storage.response_files import (
@@ -255,7 +255,20 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.out and not args.out.lower().endswith((".jsonl", ".csv")):
         _error(f"--out must end in .jsonl or .csv, got {args.out}")
         return EXIT_USAGE
+    # Helpers import litellm on another core while this process stores the inputs and
+    # imports it too; stopped again if the command ends before they are set to work.
+    early = EarlyHelpers(args.db or database_url(), args.workers, count,
+                         len(args.model) * len(args.grader))
+    try:
+        return _grade_inputs(args, rubric, mapping, count, print_, cost_cap, calibration,
+                             early)
+    finally:
+        early.dismiss()
 
+
+def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMapping,
+                  count: int, print_: str, cost_cap, calibration,
+                  early: EarlyHelpers) -> int:
     from grading.llm import API_BASE_ENV
     from grading.redact import has_url_credentials, strip_url_credentials
     from storage.engine import open_database
@@ -323,19 +336,19 @@ def grade_command(args: argparse.Namespace) -> int:
     if scaler is not None:
         from storage.jobs.chunks import CHUNK_SIZE
 
-        scaler.prestart(math.ceil(count / CHUNK_SIZE) * len(claimed))
+        scaler.prestart(math.ceil(count / CHUNK_SIZE) * len(claimed), early.take_spare())
     from grading.limiter import share_ceilings
 
     helpers: list = []
     if isinstance(args.workers, int) and args.workers > 1:
         # --concurrency caps the command's calls in flight, not each process's.
         share_ceilings(1 / args.workers)
-        helpers = start_helpers(url, run_ids, args.workers - 1, part=1 / args.workers)
+        helpers = early.set_to_work(run_ids)
     if helpers:
         from storage.jobs.run_options import preload_litellm
 
         waited = time.monotonic()
-        preload_litellm()  # while the helpers start
+        preload_litellm()  # while the helpers finish starting
         joined = wait_ready(helpers)
         print(f"{joined} helper worker(s) ready in {time.monotonic() - waited:.1f} s",
               file=sys.stderr)
@@ -623,26 +636,30 @@ def worker_command(args: argparse.Namespace) -> int:
 
     configure_logging(args.verbose)
     url = args.db or database_url()
+    if args.part is not None:
+        from grading.limiter import share_ceilings
+
+        share_ceilings(args.part)
+    only_runs = tuple(args.run) if args.run else None
+    if args.run or args.standby:  # a helper of ``grade``: it may wait for this line
+        from storage.jobs.run_options import preload_litellm
+
+        preload_litellm()
+        print("ready", flush=True)
+    if args.standby:  # the database is opened once told to go: its runs may not exist yet
+        told = take_go(sys.stdin.readline())
+        if told is None:
+            return EXIT_OK  # not needed after all
+        only_runs = tuple(told) or only_runs
     sessions = open_database(url)
-    if sessions.kw["bind"].dialect.name == "sqlite" and not args.run:
+    if sessions.kw["bind"].dialect.name == "sqlite" and not only_runs:
         print("warning: the database is SQLite: run only one worker on it (several are safe "
               "but only slow each other down); use PostgreSQL for several workers",
               file=sys.stderr)
     worker = Worker(sessions, max_runs=args.max_runs, poll_interval=args.poll,
                     lease_seconds=args.lease, concurrency=args.concurrency,
-                    only_runs=tuple(args.run) if args.run else None)
+                    only_runs=only_runs)
     print(f"worker {worker.worker_id} on {describe_url(url)}", file=sys.stderr, flush=True)
-    if args.part is not None:
-        from grading.limiter import share_ceilings
-
-        share_ceilings(args.part)
-    if args.run:  # a helper started by ``grade --workers N``: it waits for this line
-        from storage.jobs.run_options import preload_litellm
-
-        preload_litellm()
-        print("ready", flush=True)
-    if args.standby and not take_shares(sys.stdin.readline()):
-        return EXIT_OK  # not needed after all
 
     from storage.jobs.run_options import freeze_heap, preload_litellm
 

@@ -1,13 +1,22 @@
 """The helper processes of ``rubric-workbench grade``: ``--workers N`` starts N-1 of them,
 ``--workers auto`` (``storage.jobs.autoscale``) one at a time on standby, set to work with a
 share of this process's limit on each endpoint. A helper is a ``rubric-workbench worker``
-process that takes chunks of the given runs and exits when they end."""
+process that takes chunks of the given runs and exits when they end.
+
+A helper spends seconds importing litellm before it can take any work. The first ones
+(``EarlyHelpers``) are started as soon as ``grade`` has read its inputs, before the runs
+exist, so that this import runs on another core while the grading process stores the
+responses and imports litellm itself; they wait on standby and learn their runs from the
+"go" line (measured with ``benchmarks/grading_throughput.py``: started after the runs,
+``--workers 2`` kept the grading process idle for ~3.5 s waiting for its helper, and an
+``auto`` helper joined ~3 s later than the scaler asked for it)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import math
 import selectors
 import subprocess
 import sys
@@ -72,7 +81,8 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
                                                                         e.part + p))
 
     return AutoScaler(lambda: start_helpers(url, run_ids, 1, standby=True)[0],
-                      _activate, _dismiss, lambda: chunks.open_chunks(sessions, run_ids),
+                      lambda helper, shares: _activate(helper, shares, run_ids), _dismiss,
+                      lambda: chunks.open_chunks(sessions, run_ids),
                       refusals=refusals, provider=provider, handover=handover,
                       give_back=give_back)
 
@@ -89,13 +99,20 @@ def _at_cap(snapshot) -> bool:
     return level is not None and snapshot.limit >= AT_CAP_SHARE * (level - 1)
 
 
-def _activate(helper: subprocess.Popen, shares: list | None) -> bool:
-    """Set a standby helper to work, with the shares of the endpoints' limits it takes over
-    (``take_shares``); False when it is gone."""
+def go_line(shares: list | None, run_ids: Sequence[int]) -> str:
+    """What a standby helper is told when it is set to work: the runs to help with, and the
+    share of each endpoint's limit (``[model, api_base, share, known, part]``) it takes over
+    (none with ``--workers N``: each process slow-starts on its own part)."""
+    return "go " + json.dumps({"runs": list(run_ids), "shares": shares or []}) + "\n"
+
+
+def _activate(helper: subprocess.Popen, shares: list | None, run_ids: Sequence[int]) -> bool:
+    """Set a standby helper to work on these runs, with the shares of the endpoints' limits
+    it takes over (``take_go``); False when it is gone."""
     if helper.poll() is not None:
         return False
     try:
-        helper.stdin.write("go " + json.dumps(shares or []) + "\n")
+        helper.stdin.write(go_line(shares, run_ids))
         helper.stdin.flush()
         helper.stdin.close()
     except (BrokenPipeError, OSError, ValueError):
@@ -103,19 +120,20 @@ def _activate(helper: subprocess.Popen, shares: list | None) -> bool:
     return True
 
 
-def take_shares(line: str) -> bool:
-    """A standby helper's "go" line: True to go to work. ``go [[model, api_base, share,
-    known, part], ...]`` hands it a share of each endpoint's limit and its part of a user's
-    ``--concurrency`` (``grade --workers auto``)."""
-    word, _, shares = line.strip().partition(" ")
+def take_go(line: str) -> list[int] | None:
+    """A standby helper's "go" line (``go_line``): None when it is not needed after all (its
+    standard input closed); else the runs it helps with (empty: those of its ``--run``),
+    once it has taken the share of each endpoint's limit it was handed."""
+    word, _, order = line.strip().partition(" ")
     if word != "go":
-        return False
+        return None
+    told = json.loads(order) if order else {}
     from storage.jobs.limiter import limiter_for
 
-    for model, api_base, share, known, part in json.loads(shares) if shares else ():
+    for model, api_base, share, known, part in told.get("shares", ()):
         limiter_for(model, api_base).update(
             lambda estimate, _now, s=share, k=known, p=part: estimate.take_share(s, k, p))
-    return True
+    return [int(run_id) for run_id in told.get("runs", ())]
 
 
 def _dismiss(helper: subprocess.Popen) -> None:
@@ -131,14 +149,17 @@ def _dismiss(helper: subprocess.Popen) -> None:
 
 
 def start_helpers(url: str, run_ids: Sequence[int], count: int, *,
-                  standby: bool = False, part: float | None = None) -> list[subprocess.Popen]:
+                  standby: bool = False, part: float | None = None,
+                  says_ready: bool | None = None) -> list[subprocess.Popen]:
     """``count`` worker processes that help with these runs and exit when they end.
 
     They inherit the environment (provider keys are never put on a command line). Each
-    prints "ready" once it has imported litellm (``wait_ready()`` reads it); a ``standby``
-    helper then waits for "go" on its standard input before it takes any work (see
-    ``storage.jobs.autoscale``), and its output is discarded. ``part``: each helper's part
-    of a user's ``--concurrency`` (``grading.limiter.share_ceilings``).
+    prints "ready" once it has imported litellm (``wait_ready()`` reads it unless
+    ``says_ready`` is False: by default, only a helper not on standby is read); a
+    ``standby`` helper then waits for "go" on its standard input (``go_line``) before it
+    opens the database or takes any work, which may name its runs (``run_ids`` may then be
+    empty: ``EarlyHelpers``). ``part``: each helper's part of a user's ``--concurrency``
+    (``grading.limiter.share_ceilings``).
     """
     command = [sys.executable, "-m", "storage.cli", "worker", "--db", url, "--until-idle",
                "--poll", "0.2"]
@@ -148,10 +169,58 @@ def start_helpers(url: str, run_ids: Sequence[int], count: int, *,
         command.append("--standby")
     if part is not None:
         command += ["--part", repr(part)]
+    if says_ready is None:
+        says_ready = not standby
     return [subprocess.Popen(command, text=True,
                              stdin=subprocess.PIPE if standby else subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL if standby else subprocess.PIPE)
+                             stdout=subprocess.PIPE if says_ready else subprocess.DEVNULL)
             for _ in range(count)]
+
+
+class EarlyHelpers:
+    """The helpers ``grade`` starts before its runs exist (see the module's docstring): for
+    ``--workers N``, its N-1 helpers; for ``--workers auto``, the standby helper when the work
+    will be large enough to want one (``autoscale.SPARE_CHUNKS`` chunks or more) and the
+    database can be shared. Those not set to work are stopped by ``dismiss()`` (the command
+    ended early: a bad input, missing credentials, an interrupt)."""
+
+    def __init__(self, url: str, workers: int | str, responses: int, runs: int):
+        from storage.jobs import autoscale
+        from storage.jobs.chunks import CHUNK_SIZE
+
+        self.fixed: list[subprocess.Popen] = []
+        self.spare: subprocess.Popen | None = None
+        if isinstance(workers, int) and workers > 1:
+            self.fixed = start_helpers(url, (), workers - 1, standby=True, part=1 / workers,
+                                       says_ready=True)
+        elif (workers == "auto" and _shareable(url) and autoscale.helper_limit() > 0
+              and math.ceil(responses / CHUNK_SIZE) * runs >= autoscale.SPARE_CHUNKS):
+            self.spare = start_helpers(url, (), 1, standby=True)[0]
+
+    def set_to_work(self, run_ids: Sequence[int]) -> list[subprocess.Popen]:
+        """The ``--workers N`` helpers, told to go with these runs (those still alive)."""
+        helpers, self.fixed = self.fixed, []
+        return [helper for helper in helpers if _activate(helper, None, run_ids)]
+
+    def take_spare(self) -> subprocess.Popen | None:
+        spare, self.spare = self.spare, None
+        return spare
+
+    def dismiss(self) -> None:
+        waiting = [*self.fixed, *([self.spare] if self.spare is not None else [])]
+        self.fixed, self.spare = [], None
+        for helper in waiting:
+            _dismiss(helper)
+
+
+def _shareable(url: str) -> bool:
+    """Another process can open this database (an in-memory SQLite one it cannot)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).database not in (None, "", ":memory:")
+    except Exception:  # a malformed address: the grading process reports it
+        return False
 
 
 def wait_ready(helpers: Sequence[subprocess.Popen], timeout: float = 300.0) -> int:

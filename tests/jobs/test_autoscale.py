@@ -237,12 +237,13 @@ def test_workers_takes_a_number_or_auto_and_says_so(db_url, tmp_path, capsys, va
 
 def test_a_helper_told_to_go_takes_the_share_of_each_endpoint_it_was_handed():
     from grading.limiter import limiter_for
-    from storage.jobs.helper_processes import take_shares
+    from storage.jobs.helper_processes import go_line, take_go
 
-    assert not take_shares("")  # stdin closed: not needed after all
-    assert take_shares("go\n")  # nothing handed over (no limit learned, or --workers N)
-    assert take_shares('go [["openai/share-test", "http://127.0.0.1:9", 12.0, true, 0.5], '
-                       '["openai/share-other", null, 3.0, false, 0.5]]\n')
+    assert take_go("") is None  # stdin closed: not needed after all
+    assert take_go("go\n") == []  # nothing handed over, the runs of its --run
+    assert take_go(go_line(None, [3, 4])) == [3, 4]  # --workers N: its runs only
+    assert take_go(go_line([["openai/share-test", "http://127.0.0.1:9", 12.0, True, 0.5],
+                            ["openai/share-other", None, 3.0, False, 0.5]], [7])) == [7]
     handed = limiter_for("openai/share-test", "http://127.0.0.1:9").snapshot()
     assert (handed.limit, handed.refused_at, handed.slow_start) == (12.0, 13.0, False)
     discovering = limiter_for("openai/share-other", None).snapshot()

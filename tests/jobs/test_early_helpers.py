@@ -1,0 +1,126 @@
+"""The helpers ``grade`` starts before its runs exist (``helper_processes.EarlyHelpers``): they
+import litellm while the grading process stores the inputs, learn their runs from the "go"
+line, and never outlive a command that ends before setting them to work.
+
+Real processes, a real database (SQLite file and PostgreSQL) and the local fake provider.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from storage import cli
+from storage import models as m
+from storage.engine import open_database
+from storage.jobs import helper_processes
+from storage.jobs.helper_processes import go_line
+from storage.services import runs
+from tests.jobs.helpers import (
+    answers_per_response,
+    make_dataset,
+    make_rubric,
+    make_run,
+    run_now,
+)
+from tests.jobs.test_autoscale import _chunk_holders, _standby_helpers, _write_inputs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _holders(sessions, run_id: int) -> set[str]:
+    """The workers that claimed chunks of a run."""
+    with sessions() as session:
+        return set(session.scalars(select(m.RunChunkRow.claimed_by).where(
+            m.RunChunkRow.run_id == run_id)).all())
+
+
+def _standby_worker(db_url: str) -> subprocess.Popen:
+    """A helper as ``grade`` starts it before its runs exist: standby, no ``--run``."""
+    command = [sys.executable, "-m", "storage.cli", "worker", "--db", db_url, "--until-idle",
+               "--poll", "0.2", "--standby"]
+    return subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
+def test_a_helper_started_before_its_runs_exist_helps_with_the_runs_it_is_told_only(
+        db_url, sessions, fake_provider):
+    fake_provider.latency = 0.2
+    helper = _standby_worker(db_url)
+    try:
+        assert helper.stdout.readline().strip() == "ready"  # litellm imported, no run yet
+        version = make_rubric(sessions)
+        dataset, _ = make_dataset(sessions, 100)  # 4 chunks
+        told = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
+        other = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
+        helper.stdin.write(go_line(None, [told.id]))
+        helper.stdin.close()
+        result = run_now(sessions, told.id)  # as the grading process does; the helper joins
+        assert helper.wait(120) == 0, helper.stderr.read()
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+    assert result.status == "done" and result.failed == 0
+    assert len(_holders(sessions, told.id)) == 2  # the helper graded chunks of its run
+    assert _holders(sessions, other.id) == set()
+    grades = runs.list_grades(sessions, told.id)
+    assert len(grades) == 100 and all(g.score is not None for g in grades)
+    per_response = answers_per_response(fake_provider.answered)  # 3 criteria, asked once
+    assert len(per_response) == 100 and set(per_response.values()) == {3}
+    assert runs.get_run(sessions, other.id).status == "queued"  # not its run: untouched
+
+
+@pytest.mark.parametrize("workers", ["2", "auto"])
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_grade_that_stops_before_grading_leaves_no_helper_behind(
+        db_url, tmp_path, monkeypatch, capsys, workers):
+    # Enough responses for "auto" to start its standby helper early; then the credentials
+    # are found missing, after the helpers started: the command says so, and stops them.
+    monkeypatch.delenv("RUBRIC_WORKBENCH_API_KEY")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    started: list[subprocess.Popen] = []
+    start = helper_processes.start_helpers
+
+    def recorded(*args, **kwargs):
+        helpers = start(*args, **kwargs)
+        started.extend(helpers)
+        return helpers
+
+    monkeypatch.setattr(helper_processes, "start_helpers", recorded)
+    argv = _write_inputs(tmp_path, 400)
+    argv[argv.index("openai/fake-judge")] = "openai/gpt-4.1-mini"
+    status = cli.main([*argv, "--db", db_url, "--workers", workers])
+
+    err = capsys.readouterr().err
+    assert status == 1
+    assert len(started) == 1  # started before the credentials were looked at ...
+    assert all(helper.poll() is not None for helper in started)  # ... and stopped
+    assert "OPENAI_API_KEY" in err and "Traceback" not in err
+    assert _standby_helpers(db_url) == []
+    assert runs.list_runs(open_database(db_url)) == []  # nothing was stored for a run
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_workers_2_grades_each_response_once_with_its_early_helper(
+        db_url, tmp_path, fake_provider, capsys):
+    fake_provider.latency = 0.05
+    count = 200
+    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+                       "--db", db_url, "--workers", "2"])
+    err = capsys.readouterr().err
+
+    assert status == 0, err
+    assert "1 helper worker(s) ready" in err
+    assert len(_chunk_holders(db_url)) == 2, err  # the helper learned its run from "go"
+    per_response = answers_per_response(fake_provider.answered)
+    assert len(per_response) == count and set(per_response.values()) == {1}
+    grades = runs.list_grades(open_database(db_url), 1)
+    assert len(grades) == count and all(g.score == 1.0 for g in grades)
+    assert _standby_helpers(db_url) == []
