@@ -262,6 +262,10 @@ def grade_command(args: argparse.Namespace) -> int:
     try:
         return _grade_inputs(args, rubric, mapping, count, print_, cost_cap, calibration,
                              early)
+    except KeyboardInterrupt:  # before grading started (while grading, runs are cancelled)
+        print("\ninterrupted before grading: run the same command again to start (or go "
+              "on)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         early.dismiss()
 

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import selectors
 import subprocess
 import sys
@@ -171,9 +172,14 @@ def start_helpers(url: str, run_ids: Sequence[int], count: int, *,
         command += ["--part", repr(part)]
     if says_ready is None:
         says_ready = not standby
+    # A standby helper is this process's to set to work or to stop: in its own process group,
+    # a Ctrl-C at the terminal (while it imports) reaches this process only, which stops it,
+    # instead of each helper printing a KeyboardInterrupt traceback of its import.
+    group = {"process_group": 0} if standby and os.name == "posix" else {}
     return [subprocess.Popen(command, text=True,
                              stdin=subprocess.PIPE if standby else subprocess.DEVNULL,
-                             stdout=subprocess.PIPE if says_ready else subprocess.DEVNULL)
+                             stdout=subprocess.PIPE if says_ready else subprocess.DEVNULL,
+                             **group)
             for _ in range(count)]
 
 
@@ -189,6 +195,7 @@ class EarlyHelpers:
         from storage.jobs.chunks import CHUNK_SIZE
 
         self.fixed: list[subprocess.Popen] = []
+        self._working: list[subprocess.Popen] = []
         self.spare: subprocess.Popen | None = None
         if isinstance(workers, int) and workers > 1:
             self.fixed = start_helpers(url, (), workers - 1, standby=True, part=1 / workers,
@@ -200,15 +207,20 @@ class EarlyHelpers:
     def set_to_work(self, run_ids: Sequence[int]) -> list[subprocess.Popen]:
         """The ``--workers N`` helpers, told to go with these runs (those still alive)."""
         helpers, self.fixed = self.fixed, []
-        return [helper for helper in helpers if _activate(helper, None, run_ids)]
+        self._working = [helper for helper in helpers if _activate(helper, None, run_ids)]
+        return list(self._working)
 
     def take_spare(self) -> subprocess.Popen | None:
         spare, self.spare = self.spare, None
         return spare
 
     def dismiss(self) -> None:
-        waiting = [*self.fixed, *([self.spare] if self.spare is not None else [])]
-        self.fixed, self.spare = [], None
+        """Stop every helper still running: on standby, or set to work by a command that did
+        not get to grade with them (interrupted while they started). Those the command
+        waited for have ended already."""
+        waiting = [*self.fixed, *self._working,
+                   *([self.spare] if self.spare is not None else [])]
+        self.fixed, self._working, self.spare = [], [], None
         for helper in waiting:
             _dismiss(helper)
 

@@ -8,8 +8,10 @@ Real processes, a real database (SQLite file and PostgreSQL) and the local fake 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -124,3 +126,30 @@ def test_workers_2_grades_each_response_once_with_its_early_helper(
     grades = runs.list_grades(open_database(db_url), 1)
     assert len(grades) == count and all(g.score == 1.0 for g in grades)
     assert _standby_helpers(db_url) == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
+        db_url, tmp_path, fake_provider):
+    # Ctrl-C at a terminal signals the whole foreground process group: here, the moment the
+    # helper exists (the grading process is then importing litellm, seconds before grading).
+    argv = _write_inputs(tmp_path, 200)
+    command = [sys.executable, "-m", "storage.cli", *argv, "--api-base",
+               fake_provider.api_base, "--db", db_url, "--workers", "2"]
+    grade = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    try:
+        deadline = time.monotonic() + 60
+        while not _standby_helpers(db_url) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _standby_helpers(db_url), "no helper was started"
+        os.killpg(grade.pid, signal.SIGINT)
+        _, err = grade.communicate(timeout=60)
+    finally:
+        if grade.poll() is None:
+            grade.kill()
+    assert grade.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err, err
+    assert _standby_helpers(db_url) == []
+    assert fake_provider.answered == [] or "cancelled" in err  # graded nothing, or said so
