@@ -18,20 +18,20 @@ concurrent requests. For each cap, N responses x K criteria are graded per-crite
 Plus the CPU-bound case (no cap, 5 ms latency: litellm's per-call CPU is the bound), where
 ``workers2`` should reach >= 1.7x the calls/s of ``runner1`` (``--workers 1``) on two free
 cores, and peak memory of the runner and of the bare client at N and 10 x N (no cap, 5 ms).
-Every row shows the CPU time per call of the measuring process (a helper's is not
-included) and the cores the provider itself used meanwhile (on a two-core machine, what
-it uses is not free for grading); the runner modes also the whole command's time, as its
-user waits for it (reading and storing the inputs, importing litellm, starting helpers,
-grading, the summary; not the database's migrations). Each measurement runs in a fresh process (its own
-limiter, its own peak RSS). The bare client and the library make a first call before their
-clock starts, each as its user would (the bare client through litellm, the library through
-itself, which imports litellm on its first call); the runner modes run as a user's
-``rubric-workbench grade`` does: the command imports litellm (and what its first call
-would) itself and starts its clock after, its standby helper importing meanwhile. Not a
-test: it prints what it measures. The machine may be shared: wall figures are noisy (+-20%
-from run to run here), CPU per call less so; ``--repeat 3`` shows the median of three, the
-modes taking turns. ``--trace DIR`` keeps, per measurement, every call the limiter ended
-(time, level, answered or refused, the limit after): where the 429s of a run came from.
+Every row shows the CPU time per call of the measuring process (a helper's is not included)
+and the cores the provider itself used meanwhile (on a two-core machine, what it uses is not
+free for grading); the runner modes also the whole command's time, as its user waits for it
+(reading and storing the inputs, importing litellm, starting helpers, grading, the summary;
+not the database's migrations). Each measurement runs in a fresh process (its own limiter,
+its own peak RSS). The bare client and the library make a first call before their clock
+starts, each as its user would (the bare client through litellm, the library through itself,
+which imports litellm on its first call); the runner modes run as a user's
+``rubric-workbench grade`` does: the command imports litellm (and what its first call would)
+itself and starts its clock after, its standby helper importing meanwhile. Not a test: it
+prints what it measures. The machine may be shared: wall figures are noisy (+-20% from run
+to run here), CPU per call less so; ``--repeat 3`` shows the median of three, the modes
+taking turns. ``--trace DIR`` keeps, per measurement, every call the limiter ended (time,
+level, answered or refused, the limit after): where the 429s of a run came from.
 """
 
 from __future__ import annotations
