@@ -11,7 +11,10 @@ itself included. A 429 for a call at level n says the provider did not take n of
   last round. Growth goes out as a *wave* of probes, calls above the limit; the limit rises
   to the levels the provider answered. At the first 429 slow start ends, and the limit stays
   below the lowest level refused, where calls were answered (not at a fraction of the
-  overshoot). While a wave is out its probes borrow slots: a call that ends under the limit
+  overshoot). Processes that split one command's work (``part``, ``grade --workers N``) each
+  open at their part of ``INITIAL_LIMIT`` and grow by their part of ``MAX_STEP``, so that
+  together they slow-start as one process would (each its own: twice the overshoot into
+  the cap). While a wave is out its probes borrow slots: a call that ends under the limit
   is not replaced until fewer than the limit are out, so a provider that counts a refused
   call as in flight until it answers refuses the wave's excess, not every call of a round.
 - **A lucky wave** (traced with ``benchmarks/grading_throughput.py --trace``): answers wait
@@ -220,11 +223,23 @@ class CapacityEstimate:
 
     def set_part(self, part: float) -> None:
         """This process's part of the user's ceiling (0 < part <= 1), the rest being other
-        processes' that split the same runs (``--workers``)."""
+        processes' that split the same runs (``--workers``). Before any call, the opening
+        limit takes that part too: N processes slow-starting together open, and grow (by
+        ``max_step`` each), as one would."""
         if not 0 < part <= 1:
             raise ValueError(f"a part of the ceiling is in (0, 1], got {part}")
+        if (self.samples == 0 and self.in_flight == 0 and self.slow_start
+                and not self._resume_to):
+            self.limit = max(1.0, float(math.floor(self.limit * part / self.part + 1e-9)))
+            self.lowest_limit = self.limit
         self.part = part
         self._clip()
+
+    @property
+    def max_step(self) -> int:
+        """Calls per round the limit may grow by: ``MAX_STEP``, this process's part of it
+        when several split the work (``part``), so their overshoot together is one's."""
+        return max(1, math.floor(MAX_STEP * self.part + 1e-9))
 
     def _clip(self) -> None:
         self.limit = min(self.limit, float(self.max_limit))
@@ -474,7 +489,7 @@ class CapacityEstimate:
     def _wave_answered(self, now: float) -> None:
         if not self._wave_refused:
             if not self._edge:
-                self.step = min(self.step * 2.0, float(MAX_STEP))
+                self.step = min(self.step * 2.0, float(self.max_step))
                 if self.slow_start:
                     self._answered_base = self._wave_base
             elif self._vouched:  # once: ask again next round before believing it
@@ -524,7 +539,7 @@ class CapacityEstimate:
             self._rounds_to_probe = float(FIRST_PROBE_ROUNDS)
             return
         if self.slow_start:
-            size = min(base, MAX_STEP)
+            size = min(base, self.max_step)
             if base < self._resume_to:  # back up to the level a process held before
                 size = max(size, min(base, int(self._resume_to) - base))
         elif self.refused_at is None:

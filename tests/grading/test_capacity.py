@@ -430,6 +430,37 @@ def test_two_processes_on_one_provider_split_its_capacity_with_rare_refusals():
     assert refused[False] <= 0.01, refused
 
 
+def test_processes_that_split_one_command_open_and_grow_together_as_one_would():
+    # grade --workers 2: each process has half of the command's part, so together they open
+    # at one process's limit and grow by one process's step per round (before: each its
+    # own, twice the overshoot into the provider's cap).
+    one, a, b = CapacityEstimate(), CapacityEstimate(), CapacityEstimate()
+    a.set_part(0.5)
+    b.set_part(0.5)
+    assert a.limit + b.limit == one.limit == INITIAL_LIMIT
+    assert a.max_step + b.max_step == one.max_step == MAX_STEP
+    # Once calls were made the limit is what was learned: a later part leaves it.
+    used = CapacityEstimate()
+    used.succeeded(used.start(0.0), 0.1)
+    used.set_part(0.5)
+    assert used.limit == INITIAL_LIMIT
+    # The first second at a provider taking 32: one process doubles up to 32 unrefused; two
+    # halves get there together as unrefused; two whole processes overshoot into the cap.
+    alone = CapacityEstimate()
+    by_one = Simulation(alone, cap_of(32), flat(0.2), refusal_latency=HELD).run(until=1.0)
+    assert (by_one.refused, alone.limit) == (0, 32)
+    held, refused = {}, {}
+    for part in (0.5, 1.0):
+        a, b = CapacityEstimate(), CapacityEstimate()
+        a.set_part(part)
+        b.set_part(part)
+        sim = Simulation(a, cap_of(32), flat(0.2), refusal_latency=HELD, peers=[b],
+                         share_refusals=True).run(until=1.0)
+        held[part], refused[part] = a.limit + b.limit, sim.refused
+    assert (refused[0.5], held[0.5]) == (0, 32)
+    assert refused[1.0] >= 16, refused
+
+
 def test_seeding_skips_slow_start_only_before_any_call():
     estimate = CapacityEstimate(ceiling=50)
     estimate.seed(80.0)
