@@ -134,8 +134,13 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
     # Ctrl-C at a terminal signals the whole foreground process group: here, the moment the
     # helper exists (the grading process is then importing litellm, seconds before grading).
     argv = _write_inputs(tmp_path, 200)
-    command = [sys.executable, "-m", "storage.cli", *argv, "--api-base",
-               fake_provider.api_base, "--db", db_url, "--workers", "2"]
+    # As from a terminal, Ctrl-C raises KeyboardInterrupt: Python leaves SIGINT ignored when
+    # it starts with it ignored (a background job of a shell without job control, as CI's).
+    command = [sys.executable, "-c", "import runpy, signal, sys; "
+               "signal.signal(signal.SIGINT, signal.default_int_handler); "
+               "sys.argv = ['rubric-workbench', *sys.argv[1:]]; "
+               "runpy.run_module('storage.cli', run_name='__main__')",
+               *argv, "--api-base", fake_provider.api_base, "--db", db_url, "--workers", "2"]
     grade = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True,
                              env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
