@@ -655,6 +655,9 @@ def worker_command(args: argparse.Namespace) -> int:
         if told is None:
             return EXIT_OK  # not needed after all
         only_runs = tuple(told) or only_runs
+        if not only_runs:  # a helper helps with given runs: never any run of the database
+            _error("a standby helper was told to go without any run; nothing to do")
+            return EXIT_USAGE
     sessions = open_database(url)
     if sessions.kw["bind"].dialect.name == "sqlite" and not only_runs:
         print("warning: the database is SQLite: run only one worker on it (several are safe "

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from storage import cli
 from storage import models as m
 from storage.engine import open_database
-from storage.jobs import helper_processes
+from storage.jobs import autoscale, helper_processes
 from storage.jobs.helper_processes import go_line
 from storage.services import runs
 from tests.jobs.helpers import (
@@ -96,6 +96,7 @@ def test_a_grade_that_stops_before_grading_leaves_no_helper_behind(
         return helpers
 
     monkeypatch.setattr(helper_processes, "start_helpers", recorded)
+    monkeypatch.setattr(autoscale, "MAX_HELPERS", 1)  # a spare core, whatever the machine
     argv = _write_inputs(tmp_path, 400)
     argv[argv.index("openai/fake-judge")] = "openai/gpt-4.1-mini"
     status = cli.main([*argv, "--db", db_url, "--workers", workers])
@@ -158,3 +159,23 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
     assert "interrupted" in err and "Traceback" not in err, err
     assert _standby_helpers(db_url) == []
     assert fake_provider.answered == [] or "cancelled" in err  # graded nothing, or said so
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_standby_helper_told_to_go_without_runs_takes_none_of_the_database(
+        db_url, sessions, fake_provider):
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 3)
+    queued = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
+    helper = _standby_worker(db_url)
+    try:
+        assert helper.stdout.readline().strip() == "ready"
+        helper.stdin.write(go_line(None, []))
+        helper.stdin.close()
+        assert helper.wait(60) == 2
+        assert "without any run" in helper.stderr.read()
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+    assert runs.get_run(sessions, queued.id).status == "queued"  # not a general worker
+    assert fake_provider.answered == []
