@@ -56,7 +56,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
 os.environ["RUBRIC_WORKBENCH_API_KEY"] = "bench-key"
 
-MODEL = "openai/bench-judge"
+# The judge's model name. The fake provider answers any. A priced one, as users' judges are
+# (litellm computes each call's cost from its price map); ``--model openai/bench-judge``, one
+# litellm has no price for, sends every call of every client down litellm's zero-cost
+# diagnostics instead (more CPU per call: the figures of the sessions before this option).
+MODEL = "openai/gpt-4o-mini"
 _SERVER = textwrap.dedent("""
     import json, sys, time
     from tests.fake_provider import FakeProvider
@@ -333,7 +337,8 @@ TRACE_DIR: Path | None = None  # --trace
 def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency: float) -> dict:
     server.reset(latency, None)
     command = [sys.executable, str(Path(__file__).resolve()), "--one", mode, "--api-base",
-               server.api_base, "--n", str(n), "--k", str(k), "--cap", str(cap or 64)]
+               server.api_base, "--n", str(n), "--k", str(k), "--cap", str(cap or 64),
+               "--model", MODEL]
     MEMORY.mkdir(exist_ok=True)
     if mode != "library-warm":
         (MEMORY / "capacity.json").unlink(missing_ok=True)
@@ -388,6 +393,7 @@ def _row(label: str, mode: str, r: dict, calls: int, reference: float | None) ->
 
 
 def main() -> None:
+    global MODEL, TRACE_DIR
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="responses")
     parser.add_argument("--k", type=int, default=8, help="criteria")
@@ -402,20 +408,23 @@ def main() -> None:
     parser.add_argument("--trace", type=Path, default=None, metavar="DIR",
                         help="write every call the limiter ends in each measurement (level, "
                              "outcome, limit after) to DIR as JSON lines")
+    parser.add_argument("--model", default=MODEL,
+                        help="the judge's model name (the fake provider answers any; default "
+                             "%(default)s, a priced one)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--api-base", help=argparse.SUPPRESS)
     parser.add_argument("--cap", type=int, default=32, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    MODEL = args.model
     if args.one:
         child_main(args)
         return
-    global TRACE_DIR
     TRACE_DIR = args.trace
     n, k = args.n, args.k
     calls = n * k
     server = Server()
-    print(f"N={n} responses x K={k} criteria = {calls} calls per measurement; provider "
-          f"latency {args.latency} s; {os.cpu_count()} CPUs (shared machine: noisy figures)")
+    print(f"N={n} responses x K={k} criteria = {calls} calls per measurement; model {MODEL}; "
+          f"provider latency {args.latency} s; {os.cpu_count()} CPUs (shared machine: noisy figures)")
     print(f"{'cap':<8} {'mode':<9} {'wall s':>8} {'calls/s':>8} {'vs bare':>7} {'429s':>6} "
           f"{'429 %':>6} {'peak':>6} {'correct':>11} {'RSS MB':>7} {'CPU ms/call':>8} "
           f"{'provider cores':>6} {'command s':>7}", flush=True)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
 from grading.types import Criterion
+from storage import models as m
 from storage.jobs import queue
 from storage.jobs.runner import RunResult, execute_run
 from storage.services import datasets, rubrics, runs
@@ -68,3 +72,41 @@ def answers_per_response(bodies: list[dict]) -> Counter:
 
 def dumps(value: Any) -> str:
     return json.dumps(value)
+
+
+def write_grade_inputs(tmp_path: Path, count: int) -> list[str]:
+    """A one-criterion rubric and ``count`` responses written to ``tmp_path``; the ``grade``
+    arguments that read them (without the provider and the database)."""
+    (tmp_path / "rubric.yaml").write_text(
+        "- name: accurate\n  requirement: States the dose correctly\n  weight: 10\n")
+    (tmp_path / "r.csv").write_text(
+        "id,query,text\n" + "".join(f"r{i},question {i},answer number {i}\n"
+                                    for i in range(count)))
+    return ["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
+            str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model", MODEL,
+            "--no-cache"]
+
+
+def standby_helpers(db_url: str) -> list[str]:
+    """The command lines of processes still running as standby helpers on this database."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "--standby" in command and db_url in command:
+            found.append(command)
+    return found
+
+
+def chunk_holders(sessions, run_id: int | None = None) -> Counter:
+    """The chunks of a run (the first one when ``run_id`` is None) per worker that claimed
+    them."""
+    with sessions() as session:
+        if run_id is None:
+            run_id = session.scalar(select(m.RunChunkRow.run_id).order_by(m.RunChunkRow.run_id))
+        return Counter(session.scalars(select(m.RunChunkRow.claimed_by).where(
+            m.RunChunkRow.run_id == run_id)).all())

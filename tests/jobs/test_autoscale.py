@@ -12,19 +12,21 @@ import os
 import subprocess
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
 from storage import cli
-from storage import models as m
 from storage.engine import open_database
 from storage.jobs import autoscale, helper_processes
 from storage.jobs.autoscale import MachineMeter, Sample, wants_helper
 from storage.services import runs
-from tests.jobs.helpers import answers_per_response
+from tests.jobs.helpers import (
+    answers_per_response,
+    chunk_holders,
+    standby_helpers,
+    write_grade_inputs,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BUSY, IDLE = Sample(own_share=0.97, idle_cores=0.9), Sample(own_share=0.3, idle_cores=0.9)
@@ -90,38 +92,10 @@ def test_the_meter_tells_a_busy_process_from_a_waiting_one():
     assert 0.0 <= waiting.idle_cores <= meter.cores
 
 
-def _write_inputs(tmp_path: Path, count: int) -> list[str]:
-    (tmp_path / "rubric.yaml").write_text(
-        "- name: accurate\n  requirement: States the dose correctly\n  weight: 10\n")
-    (tmp_path / "r.csv").write_text(
-        "id,query,text\n" + "".join(f"r{i},question {i},answer number {i}\n"
-                                    for i in range(count)))
-    return ["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
-            str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
-            "openai/fake-judge", "--no-cache"]
 
 
-def _standby_helpers(db_url: str) -> list[str]:
-    """Processes still running as standby helpers on this database."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if "--standby" in command and db_url in command:
-            found.append(command)
-    return found
 
 
-def _chunk_holders(db_url: str) -> Counter:
-    sessions = open_database(db_url)
-    with sessions() as session:
-        run_id = session.scalar(select(m.RunRow.id))
-        return Counter(session.scalars(select(m.RunChunkRow.claimed_by).where(
-            m.RunChunkRow.run_id == run_id)).all())
 
 
 def _force_a_helper_to_join(monkeypatch) -> None:
@@ -139,7 +113,7 @@ def _grade(tmp_path, fake_provider, db_url, capsys, *, count: int, latency: floa
     """``grade`` through the command line with its defaults; its standard error."""
     fake_provider.latency = latency
     fake_provider.max_concurrency = cap
-    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+    status = cli.main([*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
                        "--db", db_url])
     err = capsys.readouterr().err
     assert status == 0, err
@@ -159,10 +133,10 @@ def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
     assert "grading was CPU-bound: 1 helper worker joined" in err
     per_response = answers_per_response(fake_provider.answered)
     assert len(per_response) == count and set(per_response.values()) == {1}
-    assert len(_chunk_holders(db_url)) == 2  # the helper graded chunks of the run too
+    assert len(chunk_holders(open_database(db_url))) == 2  # the helper graded chunks of the run too
     grades = runs.list_grades(open_database(db_url), 1)
     assert len(grades) == count and all(g.score == 1.0 for g in grades)
-    assert _standby_helpers(db_url) == []
+    assert standby_helpers(db_url) == []
 
 
 @pytest.mark.parametrize("busy", [False, True], ids=["waiting", "busy-at-the-cap"])
@@ -181,9 +155,9 @@ def test_auto_leaves_a_run_bound_by_its_provider_to_one_process(
     err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.2, cap=2)
 
     assert "helper worker" not in err
-    assert len(_chunk_holders(db_url)) == 1
+    assert len(chunk_holders(open_database(db_url))) == 1
     assert len(answers_per_response(fake_provider.answered)) == count
-    assert _standby_helpers(db_url) == []
+    assert standby_helpers(db_url) == []
 
 
 @pytest.mark.parametrize("workers", ["2", "auto"])
@@ -197,12 +171,12 @@ def test_concurrency_caps_the_calls_of_the_command_not_of_each_of_its_processes(
         _force_a_helper_to_join(monkeypatch)
     fake_provider.latency = 0.3
     count = 240  # 18 s at 4 in flight: time for the standby helper to import and join
-    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+    status = cli.main([*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
                        "--db", db_url, "--workers", workers, "--concurrency", "4"])
     err = capsys.readouterr().err
 
     assert status == 0, err
-    assert len(_chunk_holders(db_url)) == 2, err  # both processes graded
+    assert len(chunk_holders(open_database(db_url))) == 2, err  # both processes graded
     # Outstanding at the provider (not yet being answered): its in-flight count also holds a
     # request whose answer is written but not yet counted out, one above (seen 1 run in 8).
     assert fake_provider.max_outstanding <= 4, err
@@ -228,7 +202,7 @@ def test_a_standby_helper_that_is_never_told_to_go_exits_without_taking_work(db_
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_workers_takes_a_number_or_auto_and_says_so(db_url, tmp_path, capsys, value):
     with pytest.raises(SystemExit) as exit_info:
-        cli.main([*_write_inputs(tmp_path, 1), "--db", db_url, "--workers", value])
+        cli.main([*write_grade_inputs(tmp_path, 1), "--db", db_url, "--workers", value])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert ("argument --workers: must be a number of processes (1 or more) or auto, "

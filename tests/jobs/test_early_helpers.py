@@ -15,31 +15,26 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
 from storage import cli
-from storage import models as m
 from storage.engine import open_database
 from storage.jobs import autoscale, helper_processes
 from storage.jobs.helper_processes import go_line
 from storage.services import runs
 from tests.jobs.helpers import (
     answers_per_response,
+    chunk_holders,
     make_dataset,
     make_rubric,
     make_run,
     run_now,
+    standby_helpers,
+    write_grade_inputs,
 )
-from tests.jobs.test_autoscale import _chunk_holders, _standby_helpers, _write_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _holders(sessions, run_id: int) -> set[str]:
-    """The workers that claimed chunks of a run."""
-    with sessions() as session:
-        return set(session.scalars(select(m.RunChunkRow.claimed_by).where(
-            m.RunChunkRow.run_id == run_id)).all())
 
 
 def _standby_worker(db_url: str) -> subprocess.Popen:
@@ -70,8 +65,8 @@ def test_a_helper_started_before_its_runs_exist_helps_with_the_runs_it_is_told_o
         if helper.poll() is None:
             helper.kill()
     assert result.status == "done" and result.failed == 0
-    assert len(_holders(sessions, told.id)) == 2  # the helper graded chunks of its run
-    assert _holders(sessions, other.id) == set()
+    assert len(chunk_holders(sessions, told.id)) == 2  # the helper graded chunks of its run
+    assert not chunk_holders(sessions, other.id)
     grades = runs.list_grades(sessions, told.id)
     assert len(grades) == 100 and all(g.score is not None for g in grades)
     per_response = answers_per_response(fake_provider.answered)  # 3 criteria, asked once
@@ -97,7 +92,7 @@ def test_a_grade_that_stops_before_grading_leaves_no_helper_behind(
 
     monkeypatch.setattr(helper_processes, "start_helpers", recorded)
     monkeypatch.setattr(autoscale, "MAX_HELPERS", 1)  # a spare core, whatever the machine
-    argv = _write_inputs(tmp_path, 400)
+    argv = write_grade_inputs(tmp_path, 400)
     argv[argv.index("openai/fake-judge")] = "openai/gpt-4.1-mini"
     status = cli.main([*argv, "--db", db_url, "--workers", workers])
 
@@ -106,7 +101,7 @@ def test_a_grade_that_stops_before_grading_leaves_no_helper_behind(
     assert len(started) == 1  # started before the credentials were looked at ...
     assert all(helper.poll() is not None for helper in started)  # ... and stopped
     assert "OPENAI_API_KEY" in err and "Traceback" not in err
-    assert _standby_helpers(db_url) == []
+    assert standby_helpers(db_url) == []
     assert runs.list_runs(open_database(db_url)) == []  # nothing was stored for a run
 
 
@@ -115,18 +110,19 @@ def test_workers_2_grades_each_response_once_with_its_early_helper(
         db_url, tmp_path, fake_provider, capsys):
     fake_provider.latency = 0.05
     count = 200
-    status = cli.main([*_write_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+    status = cli.main([*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
                        "--db", db_url, "--workers", "2"])
     err = capsys.readouterr().err
 
     assert status == 0, err
     assert "1 helper worker(s) ready" in err
-    assert len(_chunk_holders(db_url)) == 2, err  # the helper learned its run from "go"
+    # The helper learned its run from "go".
+    assert len(chunk_holders(open_database(db_url))) == 2, err
     per_response = answers_per_response(fake_provider.answered)
     assert len(per_response) == count and set(per_response.values()) == {1}
     grades = runs.list_grades(open_database(db_url), 1)
     assert len(grades) == count and all(g.score == 1.0 for g in grades)
-    assert _standby_helpers(db_url) == []
+    assert standby_helpers(db_url) == []
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
@@ -134,7 +130,7 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
         db_url, tmp_path, fake_provider):
     # Ctrl-C at a terminal signals the whole foreground process group: here, the moment the
     # helper exists (the grading process is then importing litellm, seconds before grading).
-    argv = _write_inputs(tmp_path, 200)
+    argv = write_grade_inputs(tmp_path, 200)
     # As from a terminal, Ctrl-C raises KeyboardInterrupt: Python leaves SIGINT ignored when
     # it starts with it ignored (a background job of a shell without job control, as CI's).
     command = [sys.executable, "-c", "import runpy, signal, sys; "
@@ -147,9 +143,9 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
                              env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     try:
         deadline = time.monotonic() + 60
-        while not _standby_helpers(db_url) and time.monotonic() < deadline:
+        while not standby_helpers(db_url) and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert _standby_helpers(db_url), "no helper was started"
+        assert standby_helpers(db_url), "no helper was started"
         os.killpg(grade.pid, signal.SIGINT)
         _, err = grade.communicate(timeout=60)
     finally:
@@ -157,7 +153,7 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
             grade.kill()
     assert grade.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err, err
-    assert _standby_helpers(db_url) == []
+    assert standby_helpers(db_url) == []
     assert fake_provider.answered == [] or "cancelled" in err  # graded nothing, or said so
 
 
