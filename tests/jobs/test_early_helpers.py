@@ -20,6 +20,7 @@ from storage import cli
 from storage.engine import open_database
 from storage.jobs import autoscale, helper_processes
 from storage.jobs.helper_processes import go_line
+from storage.jobs.queue import DEFAULT_LEASE_SECONDS
 from storage.services import runs
 from tests.jobs.helpers import (
     answers_per_response,
@@ -175,3 +176,55 @@ def test_a_standby_helper_told_to_go_without_runs_takes_none_of_the_database(
             helper.kill()
     assert runs.get_run(sessions, queued.id).status == "queued"  # not a general worker
     assert fake_provider.answered == []
+
+
+# Python raises KeyboardInterrupt where a Ctrl-C lands; this one lands in the grading
+# process's import of litellm (the step that takes seconds), once its runs exist.
+_INTERRUPTED_IN_THE_IMPORT = """
+import sys
+from storage import cli
+from storage.jobs import run_options
+
+def interrupted():
+    raise KeyboardInterrupt
+
+run_options.preload_litellm = interrupted
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_ctrl_c_after_the_runs_exist_and_before_grading_resumes_with_the_same_command(
+        db_url, tmp_path, fake_provider, capsys, workers):
+    fake_provider.latency = 0.01
+    count = 120
+    argv = [*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+            "--db", db_url, "--workers", workers]
+    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_IN_THE_IMPORT, *argv], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+
+    assert done.returncode == 130, done.stderr
+    assert "interrupted before grading" in done.stderr and "Traceback" not in done.stderr
+    sessions = open_database(db_url)
+    (run,) = runs.list_runs(sessions)
+    assert runs.list_grades(sessions, run.id) == []
+    assert fake_provider.answered == []
+    assert standby_helpers(db_url) == []  # a helper told to go was stopped too
+
+    # The same command again: the same run, taken over at once (the process that claimed it
+    # is gone), every response graded once.
+    started = time.monotonic()
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+
+    assert status == 0, err
+    assert f"resuming run(s) {run.id}" in err
+    assert time.monotonic() - started < DEFAULT_LEASE_SECONDS  # not once the claim lapsed
+    assert [r.id for r in runs.list_runs(sessions)] == [run.id]
+    grades = runs.list_grades(sessions, run.id)
+    assert len(grades) == count and all(g.score == 1.0 for g in grades)
+    per_response = answers_per_response(fake_provider.answered)
+    assert len(per_response) == count and set(per_response.values()) == {1}
+    assert standby_helpers(db_url) == []
