@@ -246,6 +246,14 @@ def grade_command(args: argparse.Namespace) -> int:
     if isinstance(calibration, str):
         _error(calibration)
         return EXIT_USAGE
+    if (isinstance(args.workers, int) and args.concurrency
+            and args.workers > args.concurrency):
+        # Each process keeps at least one call in flight: more processes than calls allowed
+        # would take the command past its cap.
+        print(f"--concurrency {args.concurrency} allows {args.concurrency} call(s) in flight "
+              f"at once: grading with {args.concurrency} process(es), not {args.workers}",
+              file=sys.stderr)
+        args.workers = args.concurrency
     configure_logging(args.verbose)
     try:
         rubric, mapping, count, print_ = _read_inputs(args)

@@ -228,3 +228,23 @@ def test_ctrl_c_after_the_runs_exist_and_before_grading_resumes_with_the_same_co
     per_response = answers_per_response(fake_provider.answered)
     assert len(per_response) == count and set(per_response.values()) == {1}
     assert standby_helpers(db_url) == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_more_workers_than_calls_allowed_grade_with_as_many_processes_as_calls(
+        db_url, tmp_path, fake_provider, capsys):
+    # Each process keeps at least one call in flight: three processes under
+    # --concurrency 2 would keep three.
+    fake_provider.latency = 0.05
+    count = 150
+    status = cli.main([*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+                       "--db", db_url, "--workers", "3", "--concurrency", "2"])
+    err = capsys.readouterr().err
+
+    assert status == 0, err
+    assert "grading with 2 process(es), not 3" in err
+    assert "1 helper worker(s) ready" in err
+    assert fake_provider.max_outstanding <= 2
+    per_response = answers_per_response(fake_provider.answered)
+    assert len(per_response) == count and set(per_response.values()) == {1}
+    assert standby_helpers(db_url) == []
