@@ -424,7 +424,8 @@ def main() -> None:
     calls = n * k
     server = Server()
     print(f"N={n} responses x K={k} criteria = {calls} calls per measurement; model {MODEL}; "
-          f"provider latency {args.latency} s; {os.cpu_count()} CPUs (shared machine: noisy figures)")
+          f"provider latency {args.latency} s; {os.cpu_count()} CPUs (shared machine: noisy "
+          "figures)")
     print(f"{'cap':<8} {'mode':<9} {'wall s':>8} {'calls/s':>8} {'vs bare':>7} {'429s':>6} "
           f"{'429 %':>6} {'peak':>6} {'correct':>11} {'RSS MB':>7} {'CPU ms/call':>8} "
           f"{'provider cores':>6} {'command s':>7}", flush=True)
