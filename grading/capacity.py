@@ -6,7 +6,9 @@ concurrent calls (RFC 5681 slow start and AIMD), reading each refusal as precise
 allows. Every call carries its *level*: how many calls were in flight when it started,
 itself included. A 429 for a call at level n says the provider did not take n of ours.
 
-- **Limited slow start** (RFC 5681, RFC 3742): from ``INITIAL_LIMIT``, the limit doubles every
+- **Limited slow start** (RFC 5681, RFC 3742): from ``INITIAL_LIMIT`` (wider with much work
+  waiting before the first answer, ``expect``: one call per ``OPENING_WORK``, up to
+  ``MAX_OPENING``, as RFC 6928 widens TCP's first window), the limit doubles every
   round of calls, but by at most ``MAX_STEP`` per round, which bounds the overshoot of the
   last round. Growth goes out as a *wave* of probes, calls above the limit; the limit rises
   to the levels the provider answered. At the first 429 slow start ends, and the limit stays
@@ -69,6 +71,11 @@ import math
 from dataclasses import dataclass
 
 INITIAL_LIMIT = 4
+# Work waiting before the first answer widens the opening (``expect``): one call of the
+# opening per OPENING_WORK calls waiting, up to MAX_OPENING, so that the opening's overshoot
+# into a small cap is at most 1% of the work.
+OPENING_WORK = 100
+MAX_OPENING = 16
 MAX_LIMIT = 1024
 MAX_STEP = 16  # calls per round the limit may grow by, in slow start and while climbing
 MAX_PAUSE = 60.0
@@ -114,6 +121,7 @@ class CapacitySnapshot:
     answered: int = 0  # calls answered so far
     grew_past: float | None = None  # a refused level answered probes climbed past, since
     own_ceiling: int | None = None  # this process's part of the ceiling (``part``)
+    opening: float | None = None  # the limit of the opening round (None: no call ended yet)
 
 
 def _ewma(average: float | None, sample: float, samples: float) -> float:
@@ -139,6 +147,7 @@ class CapacityEstimate:
         # their own: the first answers must not arm the next wave before the rest answer.
         self._wave = 1
         self._opening = True
+        self.opening: float | None = None  # the limit the opening round went out under
         self._edge = False  # the wave goes to or above the refused level
         self._vouched = False  # an edge probe was answered once; the next answer counts
         self._to_send = 0  # probes of the current wave not sent yet
@@ -212,6 +221,7 @@ class CapacityEstimate:
             paused_until=self.paused_until, decreases=self.decreases, refusals=self.refusals,
             refused_rounds=self.refused_rounds, lowest_limit=self.lowest_limit,
             cpu_bound=self.cpu_bound, answered=self.samples, grew_past=self._grew_past,
+            opening=self.opening,
         )
 
     # -- configuration ---------------------------------------------------------------------
@@ -313,6 +323,22 @@ class CapacityEstimate:
             if self.slow_start:
                 self.limit = float(min(INITIAL_LIMIT, self.max_limit))
                 self.lowest_limit = min(self.lowest_limit, self.limit)
+
+    def expect(self, calls: int) -> None:
+        """``calls`` are waiting to be made, before any call has ended: open wider with more
+        work (``OPENING_WORK``, ``MAX_OPENING``; this process's part of it), as a TCP sender
+        with much to send starts with a larger window (RFC 6928). The opening's overshoot
+        into a small cap then costs at most 1% of the work; a long run at a high cap
+        saves rounds of slow start in which the CPU is idle. Never lowers the limit; does
+        nothing once a call has ended, after ``resume`` (the last process's level is the
+        better guide) or above a user's ceiling."""
+        if not (self._opening and self.slow_start and self.samples == 0
+                and not self._resume_to and self.refusals == 0):
+            return
+        opening = math.floor(min(MAX_OPENING, calls // OPENING_WORK) * self.part + 1e-9)
+        opening = min(opening, self.max_limit)
+        if opening > self.limit:
+            self.limit = float(opening)
 
     def seed(self, limit: float) -> None:
         """Start from what another process learned, instead of slow-starting from scratch."""
@@ -466,6 +492,8 @@ class CapacityEstimate:
     # -- internals -------------------------------------------------------------------------
     def _end(self, call: Call) -> bool:
         """Count the call out; True when it is a probe of the current wave."""
+        if self._opening:
+            self.opening = self.limit
         self._opening = False
         self.in_flight = max(0, self.in_flight - 1)
         if call.wave and call.wave == self._wave:

@@ -133,6 +133,11 @@ class AdaptiveLimiter:
                     pause = None
                     future = loop.create_future()
                     self._waiters.append((loop, future))
+                    # Before the first answer, the work queued here widens the opening.
+                    before = self.estimate.slots
+                    self.estimate.expect(len(self._waiters) + self.estimate.in_flight)
+                    if self.estimate.slots > before:
+                        self._wake_locked()
             if future is None:
                 await asyncio.sleep(pause)
                 continue

@@ -124,6 +124,10 @@ class RunExecution:
         self.grader = build_grader(run.grader, self.generate, run.settings,
                                    self.options.transport_retries, examples)
         per_response = calls_per_response(run.grader, len(criteria))
+        # The run's remaining work widens the limiter's opening (before any answer), as a
+        # library caller's queued calls do (``CapacityEstimate.expect``).
+        waiting = max(0, run.response_count - run.graded_count) * per_response
+        self.limiter.update(lambda estimate, _now: estimate.expect(waiting))
         self.window = Window(
             lambda: max(2, math.ceil(2 * self.limiter.limit / per_response) + 2))
         self.my_chunks: set[int] = set()

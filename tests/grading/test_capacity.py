@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from grading.capacity import INITIAL_LIMIT, MAX_PAUSE, MAX_STEP, Call, CapacityEstimate
+from grading.capacity import (
+    INITIAL_LIMIT,
+    MAX_OPENING,
+    MAX_PAUSE,
+    MAX_STEP,
+    Call,
+    CapacityEstimate,
+)
 from grading.limiter import CPU_BUSY, CPU_WINDOW
 
 
@@ -272,6 +279,56 @@ def test_a_client_bound_by_its_own_cpu_keeps_its_limit_and_loses_only_the_ramp()
     # What is lost is the slow start from 4 (CPU idle while fewer calls are in flight than
     # the core could serve), about a second here: the benchmark's library row at cap 128.
     assert reference.now < sim.now <= reference.now + 1.2, (sim.now, reference.now)
+
+
+def test_work_waiting_before_the_first_answer_widens_the_opening():
+    estimate = CapacityEstimate()
+    estimate.expect(250)  # two calls of opening for it: no less than INITIAL_LIMIT
+    assert estimate.limit == INITIAL_LIMIT
+    estimate.expect(1000)
+    assert estimate.limit == 10
+    estimate.expect(100_000)
+    assert estimate.limit == MAX_OPENING
+    estimate.expect(500)  # never lowers it
+    assert estimate.limit == MAX_OPENING
+
+    halves = CapacityEstimate()
+    halves.set_part(0.5)  # one of two processes splitting the work
+    halves.expect(1600)
+    assert halves.limit == MAX_OPENING / 2
+
+    capped = CapacityEstimate(ceiling=6)
+    capped.expect(1600)
+    assert capped.limit == 6  # the user's ceiling holds
+
+    resumed = CapacityEstimate()
+    resumed.resume(40.0)  # the last process's level is the better guide
+    resumed.expect(1600)
+    assert resumed.limit == 20
+
+    answered = CapacityEstimate()
+    answered.succeeded(answered.start(0.0), 0.2)
+    before = answered.limit
+    answered.expect(1600)  # too late: slow start has begun
+    assert answered.limit == before
+
+
+@pytest.mark.parametrize("cap", [6, 8, 32, 128])
+def test_a_long_run_opens_wider_and_stays_rarely_refused_at_any_cap(cap):
+    # 1,600 calls waiting open at 16: at a cap of 128 (our CPU the bound from ~55 in flight)
+    # one to two rounds of slow start fewer, the benchmark's library row within 1.1x of a
+    # client that knew the cap; at small caps the opening's overshoot is at most 16 calls.
+    knew = CapacityEstimate()
+    knew.seed(float(cap))
+    reference = Simulation(knew, cap_of(cap), flat(0.2), refusal_latency=HELD, work=1600,
+                           **CPU_PER_CALL).run()
+    estimate = CapacityEstimate()
+    estimate.expect(1600)
+    sim = Simulation(estimate, cap_of(cap), flat(0.2), refusal_latency=HELD, work=1600,
+                     **CPU_PER_CALL).run()
+    assert sim.finished()
+    assert sim.refused_share <= 0.02, (sim.refused, sim.calls)
+    assert sim.now <= 1.1 * reference.now, (sim.now, reference.now)
 
 
 @pytest.mark.parametrize("cap", [pytest.param(8, id="cap-8"), pytest.param(32, id="cap-32")])

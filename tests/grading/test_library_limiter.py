@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from grading import Criterion, Rubric
 from grading.autograders import PerCriterionGrader, RubricAsJudgeGrader
-from grading.limiter import limiter_for
+from grading.limiter import AdaptiveLimiter, limiter_for
 from grading.llm import LiteLLMGenerate
 
 MODEL = "openai/fake-judge"
@@ -75,3 +77,23 @@ async def test_a_custom_generate_fn_keeps_a_fixed_bound():
     rubric = Rubric([Criterion(requirement=f"R{i}") for i in range(20)])
     assert (await rubric.grade("x", autograder=PerCriterionGrader(generate))).score == 1.0
     assert peak == 8  # the documented default for a generate_fn we cannot see the endpoint of
+
+
+
+@pytest.mark.parametrize(("waiting", "opening"), [(200, 4), (1000, 10), (1600, 16)])
+async def test_calls_queued_before_the_first_answer_widen_the_opening(waiting, opening):
+    # A gather of many grades queues its calls before any answer: the opening grows with
+    # them (one call per 100 waiting, 4 to 16), so a long run spends fewer rounds ramping.
+    limiter = AdaptiveLimiter()
+    held: list = []
+
+    async def one():
+        held.append(await limiter.acquire())
+
+    tasks = [asyncio.create_task(one()) for _ in range(waiting)]
+    for _ in range(5):  # every task queued, the woken ones started
+        await asyncio.sleep(0)
+    assert len(held) == opening and limiter.stats().in_flight == opening
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

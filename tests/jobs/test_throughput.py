@@ -171,3 +171,19 @@ def test_grade_with_two_workers_splits_the_run_and_never_grades_a_response_twice
     assert len(holders) == 2, holders  # both processes graded chunks of the one run
     grades = runs.list_grades(sessions, run_id)
     assert len(grades) == count and all(g.score == 1.0 for g in grades)
+
+
+@pytest.mark.parametrize(("responses", "opening"), [(30, 4), (400, 12)])
+def test_a_run_opens_its_limiter_as_wide_as_its_work_allows(sessions, fake_provider,
+                                                            responses, opening):
+    # 3 criteria a response: 90 calls open at 4 as ever; 1,200 at 12 (one per 100 waiting),
+    # as the library's gathered calls do: fewer rounds of slow start for a long run.
+    from grading.limiter import limiter_for
+
+    fake_provider.latency = 0.01
+    version = make_rubric(sessions)
+    dataset, _rows = make_dataset(sessions, responses)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
+    assert run_now(sessions, run.id).status == "done"
+    snapshot = limiter_for(run.model, fake_provider.api_base).snapshot()
+    assert snapshot.opening == opening
