@@ -9,11 +9,13 @@ long as answered ones) with one core of our own: launching a call and taking in 
 cost ``--launch-ms`` and ``--answer-ms`` of CPU, one after another, as litellm's work does in
 one event loop (the defaults are what it costs here). Beside each row, the same calls made
 by a client that knew the cap from the start (the benchmark's bare client), in the same
-simulation. With these defaults it reproduces ``grading_throughput.py``'s library row at a
-cap of 128 (~1.16x here against 1.11-1.18x measured): the loss is the slow start, while fewer
+simulation. With these defaults and a fixed opening of 4 it reproduced
+``grading_throughput.py``'s library row at a cap of 128 before the opening was scaled by the
+work (~1.16x here against 1.11-1.18x measured then): the loss is the slow start, while fewer
 calls are in flight than the core could serve. Each row varies the opening limit and the
-most the limit grows by in a round (``INITIAL_LIMIT``, ``MAX_STEP``): what a faster opening
-would win at a high cap and cost in 429s at a low one. Not a test: it prints what it finds.
+most the limit grows by in a round (``INITIAL_LIMIT``, ``MAX_STEP``); the row marked
+"shipped" opens as the library and the runner do, by the work waiting
+(``CapacityEstimate.expect``). Not a test: it prints what it finds.
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ from grading.capacity import CapacityEstimate
 from tests.grading.test_capacity import HELD, Simulation, cap_of, flat
 
 
-def simulate(cap: int, opening: int, work: int, latency: float, cpu: dict,
+def simulate(cap: int, opening: int | None, work: int, latency: float, cpu: dict,
              knew: bool = False) -> Simulation:
-    estimate = CapacityEstimate(initial=opening)
+    """``opening`` None: the shipped opening, widened by the work waiting."""
+    estimate = CapacityEstimate() if opening is None else CapacityEstimate(initial=opening)
     if knew:
         estimate.seed(float(cap))
+    elif opening is None:
+        estimate.expect(work)
     return Simulation(estimate, cap_of(cap), flat(latency), refusal_latency=HELD, work=work,
                       **cpu).run()
 
@@ -57,15 +62,18 @@ def main() -> None:
     try:
         for step in [int(s) for s in args.steps.split(",")]:
             capacity.MAX_STEP = step
-            for opening in [int(o) for o in args.openings.split(",")]:
+            openings: list[int | None] = [int(o) for o in args.openings.split(",")]
+            for opening in ([None] if step == shipped[1] else []) + openings:
                 cells = []
                 for cap in caps:
                     ours = simulate(cap, opening, args.work, args.latency, cpu)
-                    knew = simulate(cap, opening, args.work, args.latency, cpu, knew=True)
+                    knew = simulate(cap, opening or 4, args.work, args.latency, cpu,
+                                    knew=True)
                     cells.append(f"{ours.now / knew.now:5.2f}x {ours.refused_share:5.1%}"
                                  .rjust(16))
-                mark = " (shipped)" if (opening, step) == shipped else ""
-                print(f"{opening:>7} {step:>4}  " + "  ".join(cells) + mark, flush=True)
+                label = "by work" if opening is None else str(opening)
+                mark = " (shipped)" if opening is None else ""
+                print(f"{label:>7} {step:>4}  " + "  ".join(cells) + mark, flush=True)
     finally:
         capacity.INITIAL_LIMIT, capacity.MAX_STEP = shipped
 
