@@ -70,6 +70,14 @@ def answers_per_response(bodies: list[dict]) -> Counter:
     return counts
 
 
+def assert_each_response_asked(bodies: list[dict], count: int, times: int = 1) -> None:
+    """``count`` responses were asked about, each ``times`` (once per criterion): none
+    graded twice by two processes, none skipped."""
+    per_response = answers_per_response(bodies)
+    assert len(per_response) == count, (len(per_response), count)
+    assert set(per_response.values()) == {times}, Counter(per_response.values())
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value)
 

@@ -22,7 +22,7 @@ from storage.jobs import autoscale, helper_processes
 from storage.jobs.autoscale import MachineMeter, Sample, wants_helper
 from storage.services import runs
 from tests.jobs.helpers import (
-    answers_per_response,
+    assert_each_response_asked,
     chunk_holders,
     standby_helpers,
     write_grade_inputs,
@@ -131,8 +131,7 @@ def test_auto_puts_the_standby_helper_to_work_when_grading_is_cpu_bound(
     err = _grade(tmp_path, fake_provider, db_url, capsys, count=count, latency=0.5, cap=4)
 
     assert "grading was CPU-bound: 1 helper worker joined" in err
-    per_response = answers_per_response(fake_provider.answered)
-    assert len(per_response) == count and set(per_response.values()) == {1}
+    assert_each_response_asked(fake_provider.answered, count)
     assert len(chunk_holders(open_database(db_url))) == 2  # the helper graded chunks of the run too
     grades = runs.list_grades(open_database(db_url), 1)
     assert len(grades) == count and all(g.score == 1.0 for g in grades)
@@ -156,7 +155,7 @@ def test_auto_leaves_a_run_bound_by_its_provider_to_one_process(
 
     assert "helper worker" not in err
     assert len(chunk_holders(open_database(db_url))) == 1
-    assert len(answers_per_response(fake_provider.answered)) == count
+    assert_each_response_asked(fake_provider.answered, count)
     assert standby_helpers(db_url) == []
 
 
@@ -181,8 +180,7 @@ def test_concurrency_caps_the_calls_of_the_command_not_of_each_of_its_processes(
     # request whose answer is written but not yet counted out, one above (seen 1 run in 8).
     assert fake_provider.max_outstanding <= 4, err
     assert fake_provider.rate_limited == 0, err
-    per_response = answers_per_response(fake_provider.answered)
-    assert len(per_response) == count and set(per_response.values()) == {1}
+    assert_each_response_asked(fake_provider.answered, count)
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)

@@ -23,7 +23,7 @@ from storage.jobs.helper_processes import go_line
 from storage.jobs.queue import DEFAULT_LEASE_SECONDS
 from storage.services import runs
 from tests.jobs.helpers import (
-    answers_per_response,
+    assert_each_response_asked,
     chunk_holders,
     make_dataset,
     make_rubric,
@@ -70,8 +70,7 @@ def test_a_helper_started_before_its_runs_exist_helps_with_the_runs_it_is_told_o
     assert not chunk_holders(sessions, other.id)
     grades = runs.list_grades(sessions, told.id)
     assert len(grades) == 100 and all(g.score is not None for g in grades)
-    per_response = answers_per_response(fake_provider.answered)  # 3 criteria, asked once
-    assert len(per_response) == 100 and set(per_response.values()) == {3}
+    assert_each_response_asked(fake_provider.answered, 100, times=3)  # once per criterion
     assert runs.get_run(sessions, other.id).status == "queued"  # not its run: untouched
 
 
@@ -119,8 +118,7 @@ def test_workers_2_grades_each_response_once_with_its_early_helper(
     assert "1 helper worker(s) ready" in err
     # The helper learned its run from "go".
     assert len(chunk_holders(open_database(db_url))) == 2, err
-    per_response = answers_per_response(fake_provider.answered)
-    assert len(per_response) == count and set(per_response.values()) == {1}
+    assert_each_response_asked(fake_provider.answered, count)
     grades = runs.list_grades(open_database(db_url), 1)
     assert len(grades) == count and all(g.score == 1.0 for g in grades)
     assert standby_helpers(db_url) == []
@@ -225,8 +223,7 @@ def test_ctrl_c_after_the_runs_exist_and_before_grading_resumes_with_the_same_co
     assert [r.id for r in runs.list_runs(sessions)] == [run.id]
     grades = runs.list_grades(sessions, run.id)
     assert len(grades) == count and all(g.score == 1.0 for g in grades)
-    per_response = answers_per_response(fake_provider.answered)
-    assert len(per_response) == count and set(per_response.values()) == {1}
+    assert_each_response_asked(fake_provider.answered, count)
     assert standby_helpers(db_url) == []
 
 
@@ -245,6 +242,5 @@ def test_more_workers_than_calls_allowed_grade_with_as_many_processes_as_calls(
     assert "grading with 2 process(es), not 3" in err
     assert "1 helper worker(s) ready" in err
     assert fake_provider.max_outstanding <= 2
-    per_response = answers_per_response(fake_provider.answered)
-    assert len(per_response) == count and set(per_response.values()) == {1}
+    assert_each_response_asked(fake_provider.answered, count)
     assert standby_helpers(db_url) == []
