@@ -17,7 +17,11 @@ concurrent requests. For each cap, N responses x K criteria are graded per-crite
 
 Plus the CPU-bound case (no cap, 5 ms latency: litellm's per-call CPU is the bound), where
 ``workers2`` should reach >= 1.7x the calls/s of ``runner1`` (``--workers 1``) on two free
-cores, and peak memory of the runner and of the bare client at N and 10 x N (no cap, 5 ms).
+cores; beside it, ``runner1x2``, two ``runner1`` processes at once, each grading all the calls
+in its own run and database (nothing shared): what the machine itself gives two processes
+(its cores may not be free: a virtual machine's neighbours, the provider), the ceiling for
+``workers2`` measured in the same run. And peak memory of the runner and of the bare
+client at N and 10 x N (no cap, 5 ms).
 Every row shows the CPU time per call of the measuring process (a helper's is not included)
 and the cores the provider itself used meanwhile (on a two-core machine, what it uses is not
 free for grading); the runner modes also the whole command's time, as its user waits for it
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -212,7 +217,6 @@ def _cli(api_base: str, n: int, k: int, workers: str) -> dict:
     (tmp / "r.jsonl").write_text("\n".join(lines) + "\n")
     db = f"sqlite:///{tmp / 'bench.db'}"
     open_database(db)  # migrations outside the clock
-    import contextlib
     import io
 
     out = io.StringIO()
@@ -334,7 +338,11 @@ MEMORY = Path(tempfile.gettempdir()) / f"rw-bench-memory-{os.getpid()}"  # the p
 TRACE_DIR: Path | None = None  # --trace
 
 
-def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency: float) -> dict:
+def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency: float,
+            copies: int = 1) -> dict:
+    """One measurement of ``mode`` in a fresh process; ``copies`` > 1: that many processes
+    at once, each grading all N x K calls on its own (its own run and database), told to go
+    together: the wall is the slowest one's, the calls and CPU their sum."""
     server.reset(latency, None)
     command = [sys.executable, str(Path(__file__).resolve()), "--one", mode, "--api-base",
                server.api_base, "--n", str(n), "--k", str(k), "--cap", str(cap or 64),
@@ -347,21 +355,29 @@ def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency:
         TRACE_DIR.mkdir(parents=True, exist_ok=True)
         taken = len(list(TRACE_DIR.glob(f"{mode}-cap{cap}-*.jsonl")))
         env["RW_BENCH_TRACE"] = str(TRACE_DIR / f"{mode}-cap{cap}-{taken + 1}.jsonl")
-    with tempfile.TemporaryFile("w+") as errors:
-        child = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=errors, text=True)
-        ready = child.stdout.readline()
+    with contextlib.ExitStack() as stack:
+        errors = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in range(copies)]
+        children = [subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=error, text=True)
+                    for error in errors]
+        ready = all([child.stdout.readline().strip() == "ready" for child in children])
         provider_cpu = 0.0
-        if ready.strip() == "ready":
+        if ready:
             server.reset(latency, cap)
             provider_cpu = server.stats()["provider_cpu"]
-            child.stdin.write("go\n")
-            child.stdin.flush()
-        out, _ = child.communicate(timeout=3600)
-        if child.returncode != 0:
-            errors.seek(0)
-            raise SystemExit(f"{mode} failed:\n{errors.read()[-3000:]}")
-    result = json.loads(out.strip().splitlines()[-1])
+            for child in children:
+                child.stdin.write("go\n")
+                child.stdin.flush()
+        results = []
+        for child, error in zip(children, errors, strict=True):
+            out, _ = child.communicate(timeout=3600)
+            if child.returncode != 0:
+                error.seek(0)
+                raise SystemExit(f"{mode} failed:\n{error.read()[-3000:]}")
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    result = max(results, key=lambda r: r["wall"])
+    for key in ("cpu", "failed", "correct"):
+        result[key] = sum(r[key] for r in results)
     result.update(server.stats())
     # The provider's share of the machine while it served this measurement (in cores).
     result["provider_cores"] = (result["provider_cpu"] - provider_cpu) / result["wall"]
@@ -377,7 +393,10 @@ def measure_median(server: Server, modes: list[str], n: int, k: int, cap: int | 
     measured: dict[str, list[dict]] = {mode: [] for mode in modes}
     for _ in range(repeat):
         for mode in modes:
-            measured[mode].append(measure(server, mode, n, k, cap, latency))
+            # "<mode>x2": two processes of <mode> at once, each with all the calls
+            copies = 2 if mode.endswith("x2") else 1
+            measured[mode].append(measure(server, mode.removesuffix("x2"), n, k, cap,
+                                          latency, copies))
     return {mode: sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]
             for mode, runs in measured.items()}
 
@@ -439,18 +458,24 @@ def main() -> None:
                 print(_row(str(cap), mode, r, calls, None if mode == "bare"
                            else results["bare"]["wall"]), flush=True)
         if not args.skip_cpu_bound:
-            results = measure_median(server, ["bare", "runner", "workers2", "runner1"], n, k,
-                                     None, 0.005, args.repeat)
+            results = measure_median(server, ["bare", "runner", "workers2", "runner1",
+                                              "runner1x2"], n, k, None, 0.005, args.repeat)
             for mode, r in results.items():
-                print(_row("none", mode, r, calls, None if mode == "bare"
-                           else results["bare"]["wall"]), flush=True)
-            one = results["runner1"]
-            speedup = one["wall"] / results["workers2"]["wall"]
+                pair = mode.endswith("x2")
+                print(_row("none", mode, r, calls * (2 if pair else 1),
+                           None if mode == "bare" or pair else results["bare"]["wall"]),
+                      flush=True)
+            one = results["runner1"]["wall"]
+            speedup = one / results["workers2"]["wall"]
+            ceiling = 2 * one / results["runner1x2"]["wall"]
             free = (os.cpu_count() or 1) - results["workers2"]["provider_cores"]
             print(f"CPU-bound: --workers 2 reaches {speedup:.2f}x the calls/s of one process "
                   f"(--workers 1; target >= 1.7 on two free cores; here the provider itself "
                   f"used {results['workers2']['provider_cores']:.2f} of the "
-                  f"{os.cpu_count()} cores, leaving {free:.2f} for grading)", flush=True)
+                  f"{os.cpu_count()} cores, leaving {free:.2f} for grading). Two independent "
+                  f"--workers 1 processes at once (runner1x2: each its own run and database, "
+                  f"so nothing shared) reach {ceiling:.2f}x: what this machine gives two "
+                  f"processes; --workers 2 reaches {speedup / ceiling:.0%} of that", flush=True)
         if not args.skip_memory:
             # No cap, 5 ms: the most calls per second, so anything held per response shows.
             rss = {}

@@ -389,7 +389,9 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
     if scaler is not None and scaler.helpers:
         helpers = scaler.helpers
         print(f"grading was CPU-bound: {plural_helpers(len(helpers))} joined", file=sys.stderr)
-    stop_helpers(helpers, wait=True)
+    # Every run has ended: what a helper still does is look for more work (up to its poll
+    # interval) before it exits, and the command would wait for that.
+    stop_helpers(helpers)
     from storage.engine import retry_db
 
     status = retry_db(_summary, sessions, run_ids, time.monotonic() - started)

@@ -54,6 +54,10 @@ log = logging.getLogger(__name__)
 
 # How long a stopping run waits for the database to take the grades it has made.
 FINAL_STORE_SECONDS = 120.0
+# The owner's first look, once its own grades are done, at chunks other workers still hold;
+# each look after waits twice as long, up to a second.
+FIRST_LOOK = 0.05
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -366,13 +370,18 @@ class RunExecution:
             if self.helper or self.halt:
                 return
             # Chunks other workers hold: wait for them (or take them over when they stop).
+            # Looked at soon, then less often: a helper's last small chunk ends within a
+            # fraction of a second, and the run's end (and the command's) waits for the look.
+            pause = FIRST_LOOK
             while not self.halt and await self.breaker.store(chunk_store.unfinished,
                                                              self.sessions, self.run.id):
                 await self._work_chunks(tasks)
                 if tasks:
                     await self._wait_halt_or(asyncio.wait(set(tasks)))
+                    pause = FIRST_LOOK
                 else:
-                    await self._wait_halt_or(asyncio.sleep(min(1.0, self.heartbeat_interval)))
+                    await self._wait_halt_or(asyncio.sleep(pause))
+                    pause = min(2 * pause, 1.0, self.heartbeat_interval)
             if self.halt or pass_no > self.options.retry_passes:
                 return
             retry = await self.breaker.store(passes.take_transient, self.sessions, self.run.id)
