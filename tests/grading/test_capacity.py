@@ -385,6 +385,43 @@ def test_a_call_refused_beside_a_probe_is_the_probes_429_not_a_fall_in_capacity(
     assert estimate.limit < 8 and estimate.decreases == 1
 
 
+def test_another_429_at_the_limit_after_the_probes_answer_lowers_the_limit_it_left():
+    # The probe's answer was luck (it reached the provider after others ended): a second call
+    # at the limit refused beside it, after its answer, shows that the level the probe left
+    # is refused too. Learned at once (not a cut: the same round's signal), instead of every
+    # call at that level being refused and blamed on the probe until a later one is refused.
+    estimate = CapacityEstimate()
+    estimate.limit, estimate.slow_start, estimate.refused_at = 8.0, False, 9.0
+    estimate._rounds_to_probe = 0.0  # the next probe is due
+    calls = [estimate.start(0.0) for _ in range(8)]  # levels 1-8
+    estimate.succeeded(calls.pop(0), 0.2)
+    calls.append(estimate.start(0.2))  # level 8
+    probe = estimate.start(0.2)
+    assert probe.probe and probe.level == 9 and not estimate.can_start(0.2)
+    estimate.succeeded(probe, 0.4)
+    estimate.refused(calls[-1], 0.41)  # the probe's 429, blamed: the limit stays
+    assert estimate.limit == 8 and estimate.decreases == 0
+    estimate.refused(calls[-2], 0.42)  # a second one at level 8: two over a cap of 7
+    assert estimate.limit == 7 and estimate.refused_at == 8 and estimate.decreases == 0
+    estimate.refused(calls[0], 0.43)  # started at level 2, sent late: says nothing
+    assert estimate.limit == 7 and estimate.decreases == 0
+
+
+@pytest.mark.parametrize(("send_lag", "most"), [(0.02, 0.032), (0.04, 0.018)])
+def test_requests_sent_late_cost_few_refusals_at_a_cap_of_32(send_lag, most):
+    # A busy event loop sends a burst's requests up to 20-40 ms after they start: probes
+    # are answered by luck and leave the limit above the cap. Measured before the rule
+    # above: 3.96% and 2.18% of calls refused (the benchmark's cap-32 rows: 2.1-3.0%).
+    refused = calls = 0
+    for latency in (0.19, 0.2, 0.21):
+        estimate = CapacityEstimate()
+        estimate.expect(1600)
+        sim = Simulation(estimate, cap_of(32), flat(latency), refusal_latency=HELD, work=1600,
+                         send_lag=send_lag).run()
+        refused, calls = refused + sim.refused, calls + sim.calls
+    assert refused / calls <= most, refused / calls
+
+
 def test_a_refused_probe_costs_one_429_and_the_next_probe_waits_longer():
     estimate = CapacityEstimate()
     estimate.limit, estimate.slow_start, estimate.refused_at = 8.0, False, 9.0
