@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/limiter_simulation.py --work 240 --openings 4,8
 
 Runs ``grading.capacity.CapacityEstimate`` against the simulated provider of
-``tests/grading/test_capacity.py`` (a fake clock; a cap, 429 beyond it, refused calls held as
+``tests/grading/capacity_simulation.py`` (a fake clock; a cap, 429 beyond it, refused calls held as
 long as answered ones) with one core of our own: launching a call and taking in its answer
 cost ``--launch-ms`` and ``--answer-ms`` of CPU, one after another, as litellm's work does in
 one event loop (the defaults are what it costs here). Beside each row, the same calls made
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grading import capacity
 from grading.capacity import CapacityEstimate
-from tests.grading.test_capacity import HELD, Simulation, cap_of, flat
+from tests.grading.capacity_simulation import HELD, Simulation, cap_of, flat
 
 
 def simulate(cap: int, opening: int | None, work: int, latency: float, cpu: dict,

@@ -121,7 +121,7 @@ class CapacitySnapshot:
     answered: int = 0  # calls answered so far
     grew_past: float | None = None  # a refused level answered probes climbed past, since
     own_ceiling: int | None = None  # this process's part of the ceiling (``part``)
-    opening: float | None = None  # the limit of the opening round (None: no call ended yet)
+    opening_limit: float | None = None  # the opening round's limit (None: no call ended yet)
 
 
 def _ewma(average: float | None, sample: float, samples: float) -> float:
@@ -147,7 +147,7 @@ class CapacityEstimate:
         # their own: the first answers must not arm the next wave before the rest answer.
         self._wave = 1
         self._opening = True
-        self.opening: float | None = None  # the limit the opening round went out under
+        self.opening_limit: float | None = None  # the limit the opening round went out under
         self._edge = False  # the wave goes to or above the refused level
         self._vouched = False  # an edge probe was answered once; the next answer counts
         self._to_send = 0  # probes of the current wave not sent yet
@@ -221,7 +221,7 @@ class CapacityEstimate:
             paused_until=self.paused_until, decreases=self.decreases, refusals=self.refusals,
             refused_rounds=self.refused_rounds, lowest_limit=self.lowest_limit,
             cpu_bound=self.cpu_bound, answered=self.samples, grew_past=self._grew_past,
-            opening=self.opening,
+            opening_limit=self.opening_limit,
         )
 
     # -- configuration ---------------------------------------------------------------------
@@ -460,19 +460,17 @@ class CapacityEstimate:
         done = self._edge_done if self._edge_done is not None else now
         if not (call.started <= done and now >= probe.started):
             return False  # not in flight beside the probe
-        if (self._edge_blamed and self._edge_done is not None and now > self._edge_done
-                and call.level >= self.limit - 1):
-            # Another 429 at the limit, after the probe's answer: more calls were over the
-            # cap than the probe alone, so the probe's answer was luck and so is the limit
-            # it left. That level is refused too: learned, not a cut (simulated at a cap of
-            # 32 with requests sent up to 20 ms late: a probe answered at 35 left the limit
-            # at 34, and 27 calls at 33-34 were refused and blamed on it in 0.4 s; refused
-            # 3.96% -> 3.01% of calls, at 40 ms 2.18% -> 1.56%).
-            self.limit = min(self.limit, max(1.0, float(call.level) - 1.0))
-            self.refused_at = min(self.refused_at or math.inf, float(call.level))
-            self.lowest_limit = min(self.lowest_limit, self.limit)
-        if self._edge_blamed:
-            return True  # the same probe's 429, already counted
+        if self._edge_blamed:  # the same probe's 429, already counted
+            if now > done and call.level >= self.limit - 1:
+                # ... but a second one at the limit, after the probe's answer: more calls
+                # were over the cap than the probe alone, so the limit the lucky probe left
+                # is refused too: learned, not a cut (simulated at a cap of 32 with requests
+                # sent up to 20 ms late: a probe answered at 35 left the limit at 34, and 27
+                # calls at 33-34 were refused and blamed on it in 0.4 s).
+                self.limit = min(self.limit, max(1.0, float(call.level) - 1.0))
+                self.refused_at = min(self.refused_at or math.inf, float(call.level))
+                self.lowest_limit = min(self.lowest_limit, self.limit)
+            return True
         self._edge_blamed = True
         level = float(probe.level)
         if self.refused_at is None:  # the probe's answers looked like growth: they were not
@@ -504,7 +502,7 @@ class CapacityEstimate:
     def _end(self, call: Call) -> bool:
         """Count the call out; True when it is a probe of the current wave."""
         if self._opening:
-            self.opening = self.limit
+            self.opening_limit = self.limit
         self._opening = False
         self.in_flight = max(0, self.in_flight - 1)
         if call.wave and call.wave == self._wave:

@@ -18,7 +18,7 @@ import pytest
 from grading import capacity_memory
 from grading.capacity import INITIAL_LIMIT, CapacityEstimate
 from grading.limiter import AdaptiveLimiter, limiter_key
-from tests.grading.test_capacity import HELD, Simulation, cap_of, flat
+from tests.grading.capacity_simulation import HELD, Simulation, cap_of, flat
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = limiter_key("openai/judge", "https://user:s3cret@models.example.com/v1")
