@@ -13,10 +13,14 @@ itself included. A 429 for a call at level n says the provider did not take n of
   last round. Growth goes out as a *wave* of probes, calls above the limit; the limit rises
   to the levels the provider answered. At the first 429 slow start ends, and the limit stays
   below the lowest level refused, where calls were answered (not at a fraction of the
-  overshoot). Processes that split one command's work (``part``, ``grade --workers N``) each
-  open at their part of ``INITIAL_LIMIT`` and grow by their part of ``MAX_STEP``, so that
-  together they slow-start as one process would (each its own: twice the overshoot into
-  the cap). While a wave is out its probes borrow slots: a call that ends under the limit
+  overshoot); for the opening round, all sent before any answer, at as many calls as the
+  provider answered of it (its requests reach the provider in another order than their
+  levels, so the lowest level refused is often well below the cap). Processes that split
+  one command's work (``part``, ``grade --workers N``) each open at their part of
+  ``INITIAL_LIMIT`` and grow by their part of ``MAX_STEP``, so that together they
+  slow-start as one process would (each its own: twice the overshoot into the cap); a
+  share handed over (``split``) starts from it instead. While a wave is out its probes
+  borrow slots: a call that ends under the limit
   is not replaced until fewer than the limit are out, so a provider that counts a refused
   call as in flight until it answers refuses the wave's excess, not every call of a round.
 - **A lucky wave** (traced with ``benchmarks/grading_throughput.py --trace``): answers wait
@@ -43,6 +47,10 @@ itself included. A 429 for a call at level n says the provider did not take n of
   A climb past a refused level stops below the lowest level refused in the last
   ``LONG_SECONDS`` above it, and probes there (CUBIC's W_max): a single low refusal (calls
   reach the provider out of order) must not turn into a climb through the real cap.
+- **Other processes** on the endpoint (``peer_refused``, learned through the database): a
+  peer's refusal takes a tenth off, once per round; under ten calls, where a tenth is less
+  than one call, it ends slow start and stops the limit where it is instead (the peer's own
+  cut, a whole call, already takes the calls of all below the level refused).
 - **Delay signal**, as in TCP Vegas and Netflix concurrency-limits' Gradient2: when the
   short-term average latency exceeds ``LATENCY_TOLERANCE`` x the baseline (the lowest recent
   average), the provider (or our own event loop) is queueing calls: the limit shrinks by
@@ -97,6 +105,7 @@ class Call:
     started: float
     level: int
     wave: int = 0  # the wave of probes it belongs to; 0: not a probe
+    opening: bool = False  # one of the opening round's calls, all sent before any answer
 
     @property
     def probe(self) -> bool:
@@ -122,6 +131,7 @@ class CapacitySnapshot:
     grew_past: float | None = None  # a refused level answered probes climbed past, since
     own_ceiling: int | None = None  # this process's part of the ceiling (``part``)
     opening_limit: float | None = None  # the opening round's limit (None: no call ended yet)
+    opened: bool = False  # every call of the opening round has ended
 
 
 def _ewma(average: float | None, sample: float, samples: float) -> float:
@@ -148,6 +158,9 @@ class CapacityEstimate:
         self._wave = 1
         self._opening = True
         self.opening_limit: float | None = None  # the limit the opening round went out under
+        self._opening_left = 0  # calls of the opening round still in flight
+        self._opening_took = 0  # ... and answered
+        self.opened = False  # every call of the opening round has ended
         self._edge = False  # the wave goes to or above the refused level
         self._vouched = False  # an edge probe was answered once; the next answer counts
         self._to_send = 0  # probes of the current wave not sent yet
@@ -221,7 +234,7 @@ class CapacityEstimate:
             paused_until=self.paused_until, decreases=self.decreases, refusals=self.refusals,
             refused_rounds=self.refused_rounds, lowest_limit=self.lowest_limit,
             cpu_bound=self.cpu_bound, answered=self.samples, grew_past=self._grew_past,
-            opening_limit=self.opening_limit,
+            opening_limit=self.opening_limit, opened=self.opened,
         )
 
     # -- configuration ---------------------------------------------------------------------
@@ -269,15 +282,26 @@ class CapacityEstimate:
         returns (the share handed over, whether a refused level is known, the part of the
         ceiling handed over). With a refused level known, the level above what is kept is
         the peer's: the limit stays there and only probes above it, as after a refusal."""
-        keep = max(1.0, math.floor(self.limit / 2))
-        share = max(1.0, self.limit - keep)
+        return self.split(2)[0]
+
+    def split(self, ways: int) -> list[tuple[float, bool, float]]:
+        """Keep one of ``ways`` equal shares of the limit (and of this process's part of a
+        user's ceiling) and hand over the others, for processes that join now: see
+        ``give_share``. Each share is at least one call."""
+        if ways < 2:
+            raise ValueError(f"a limit is split two ways or more, got {ways}")
+        keep = float(max(1, math.floor(self.limit / ways)))
+        rest = max(float(ways - 1), self.limit - keep)
+        each, extra = divmod(int(rest), ways - 1)
+        shares = [float(each + (1 if i < extra else 0)) + (rest - int(rest) if i == 0 else 0.0)
+                  for i in range(ways - 1)]
         # Climbing past a refused level (the capacity grew) is not slow start: a cap was
-        # found, the climb looks for the next one; both shares probe above, neither doubles.
+        # found, the climb looks for the next one; every share probes above, none doubles.
         known = self.refused_at is not None or self._grew_past is not None
-        part = self.part / 2
-        self.part -= part
+        part = self.part / ways
+        self.part = part
         self._hold(keep, known)
-        return share, known, part
+        return [(share, known, part) for share in shares]
 
     def take_share(self, limit: float, known: bool, part: float | None = None) -> None:
         """Start from a share handed over by a peer (``give_share``), not from slow start;
@@ -353,7 +377,8 @@ class CapacityEstimate:
         self.in_flight += 1
         if self._opening and self.slow_start:
             self._out += 1
-            return Call(started=now, level=self.in_flight, wave=self._wave)
+            self._opening_left += 1
+            return Call(started=now, level=self.in_flight, wave=self._wave, opening=True)
         if self.in_flight <= self.base_slots or self._to_send == 0:
             return Call(started=now, level=self.in_flight)
         self._to_send -= 1
@@ -364,6 +389,34 @@ class CapacityEstimate:
         return call
 
     def succeeded(self, call: Call, now: float) -> None:
+        self._succeeded(call, now)
+        if call.opening:
+            self._opening_took += 1
+            self._opening_ended()
+
+    def refused(self, call: Call, now: float, retry_after: float | None = None) -> None:
+        """The provider answered 429."""
+        self._refused(call, now, retry_after)
+        if call.opening:
+            self._opening_ended()
+
+    def _opening_ended(self) -> None:
+        """Once every call of the opening round has ended, refused ones among them: the
+        provider took as many calls at once as it answered, whatever the levels refused say.
+        The round's requests reach the provider in another order than they started (sent one
+        after another by a busy event loop), so the lowest level refused is often well below
+        the cap (traced at a cap of 8: 16 calls out, 8 answered, the lowest refused at level 5:
+        the limit fell to 4 and took seconds to climb back)."""
+        if self._opening_left or self.opened:
+            return
+        self.opened = True
+        took = float(min(self._opening_took, self.max_limit))
+        if self.refused_at is None or took < 1 or took <= self.limit:
+            return
+        self.limit = took
+        self.refused_at = max(self.refused_at, took + 1.0)
+
+    def _succeeded(self, call: Call, now: float) -> None:
         used = self.in_flight * 2 >= self.limit  # before this call ended
         current = self._end(call)
         if call is self._edge_call:
@@ -397,8 +450,7 @@ class CapacityEstimate:
         if used and not self.cpu_bound:
             self._arm()
 
-    def refused(self, call: Call, now: float, retry_after: float | None = None) -> None:
-        """The provider answered 429."""
+    def _refused(self, call: Call, now: float, retry_after: float | None = None) -> None:
         current = self._end(call)
         if call is self._edge_call:
             self._edge_done = now
@@ -489,11 +541,32 @@ class CapacityEstimate:
         if self._end(call) and self._out == 0 and self._to_send == 0:
             self._wave += 1  # a lost probe: the next wave may go
             self._wave_refused = False
+        if call.opening:
+            self._opening_ended()
 
     def peer_refused(self, now: float, round_time: float) -> None:
-        """Another process on this endpoint was refused (learned through the database)."""
-        self._decrease(now - round_time, now, min(self.limit * DECREASE, self.limit - 1.0),
-                       self.limit)
+        """Another process on this endpoint was refused (learned through the database, once
+        per round): the provider is full with our calls and the peers' together, so the
+        limit comes down by a tenth, as for our own refusal. Under ten calls a tenth is less
+        than one call: the limit stays, and stops there (slow start ends, it probes above
+        it as at a level refused). The peer refused has cut its own limit by a whole call,
+        which takes the calls of all of us below the level refused; taking one off here too
+        cut the whole twice (traced, ``grade --workers 2`` at a cap of 8: both processes
+        went 4 -> 3 on one refusal, and held 6 of the 8 slots for the next 7 seconds)."""
+        if self.limit * (1.0 - DECREASE) >= 1.0:
+            self._decrease(now - round_time, now, self.limit * DECREASE, self.limit)
+            return
+        if now - round_time <= self.last_decrease:
+            return  # this round already paid
+        self.slow_start, self.step = False, 1.0
+        self._wave += 1  # probes in flight were sent above where we stop: they teach nothing
+        self._to_send = self._out = 0
+        self._wave_refused = self._vouched = False
+        self.last_decrease = now
+        if self.refused_at is None or self.refused_at > self.base_slots + 1:
+            self.refused_at = float(self.base_slots + 1)
+            self.probe_rounds = FIRST_PROBE_ROUNDS
+            self._rounds_to_probe = float(FIRST_PROBE_ROUNDS)
 
     def pause_until(self, until: float) -> None:
         self.paused_until = max(self.paused_until, until)
@@ -505,6 +578,10 @@ class CapacityEstimate:
             self.opening_limit = self.limit
         self._opening = False
         self.in_flight = max(0, self.in_flight - 1)
+        if call.opening:
+            self._opening_left -= 1
+        elif not self._opening_left:
+            self.opened = True  # no opening round (a share handed over, a seeded limit)
         if call.wave and call.wave == self._wave:
             self._out -= 1
             return True

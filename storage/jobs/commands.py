@@ -353,9 +353,10 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
 
     helpers: list = []
     if isinstance(args.workers, int) and args.workers > 1:
-        # --concurrency caps the command's calls in flight, not each process's.
-        share_ceilings(1 / args.workers)
-        helpers = early.set_to_work(run_ids)
+        # Told to go once this process's opening calls are answered, each with a share of
+        # what it learned (--concurrency caps the command's calls in flight, not each
+        # process's: the shares split it too).
+        helpers = early.take_fixed()
     if helpers:
         from storage.jobs.run_options import preload_litellm
 
@@ -374,7 +375,7 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
     started = time.monotonic()
     try:
         asyncio.run(_grade_all(sessions, run_ids, claimed, worker_id,
-                               show_bar=sys.stderr.isatty(), scaler=scaler))
+                               show_bar=sys.stderr.isatty(), scaler=scaler, helpers=helpers))
     except KeyboardInterrupt:
         stop_helpers(helpers + (scaler.helpers if scaler else []))
         for run_id in run_ids:
@@ -500,13 +501,16 @@ def _workers(value: str) -> int | str:
 
 
 async def _grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], worker_id: str,
-                     *, show_bar: bool, scaler=None) -> None:
+                     *, show_bar: bool, scaler=None, helpers: Sequence = ()) -> None:
+    from storage.jobs.helper_processes import set_to_work_after_opening
     from storage.jobs.runner import execute_run
 
     work = asyncio.gather(
         *(execute_run(sessions, run_id, worker_id=worker_id) for run_id in claimed),
         *(_wait_finished(sessions, run_id) for run_id in run_ids if run_id not in claimed))
     aside = [asyncio.create_task(scaler.run())] if scaler is not None else []
+    if helpers:
+        aside.append(asyncio.create_task(set_to_work_after_opening(sessions, run_ids, helpers)))
     if show_bar:
         aside.append(asyncio.create_task(_progress_bar(sessions, run_ids)))
     try:

@@ -9,13 +9,17 @@ exist, so that this import runs on another core while the grading process stores
 responses and imports litellm itself; they wait on standby and learn their runs from the
 "go" line (measured, 200 x 8 calls at 5 ms: started after the runs, ``--workers 2`` kept
 the grading process idle ~3.5 s waiting for its helper, and an ``auto`` helper, still
-importing when grading turned CPU-bound, joined with 3-4 chunks of 8 left instead of 7)."""
+importing when grading turned CPU-bound, joined with 3-4 chunks of 8 left instead of 7).
+``--workers N`` tells its helpers to go once its own opening round has found the provider's
+cap (or shown it far away), each with an equal share of the limit
+(``set_to_work_after_opening``); ``auto`` hands half of it to each helper it sets to work."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import logging
 import math
 import os
 import selectors
@@ -24,7 +28,12 @@ import sys
 import time
 from collections.abc import Sequence
 
+log = logging.getLogger(__name__)
+
 HANDOVER_SECONDS = 30.0  # at most this long for our calls to drain to what we kept
+OPENING_SECONDS = 30.0  # --workers N: at most this long for the opening's answers
+BUSY_WINDOW = 0.2  # ... or until the process was busy for most of a core this long
+OPENING_GROWTH = 4.0  # ... or until the limit grew this many times the opening's, unrefused
 AT_CAP_SHARE = 0.85  # a limit this close to the refused level is at the provider's cap
 
 
@@ -62,18 +71,8 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
         return "at cap" if all(_at_cap(s) for s in used) else "below cap"
 
     async def handover() -> list:
-        """Half of this process's limit on each endpoint, for the helper set to work. It is
-        told to go once this process's own calls are within what it kept, so the provider
-        never sees the two processes' calls on top of each other."""
-        limiters = {(model, api_base): limiter_for(model, api_base)
-                    for model, api_base in sorted(endpoints, key=str)}
-        shares = [[model, api_base, *limiter.update(lambda e, _now: e.give_share())]
-                  for (model, api_base), limiter in limiters.items()]
-        deadline = time.monotonic() + HANDOVER_SECONDS
-        while time.monotonic() < deadline and any(
-                limiter.stats().in_flight > limiter.limit for limiter in limiters.values()):
-            await asyncio.sleep(0.05)
-        return shares
+        """Half of this process's limit on each endpoint, for the helper set to work."""
+        return (await hand_over(endpoints, 2))[0]
 
     def give_back(shares: list) -> None:
         for model, api_base, share, known, part in shares:
@@ -86,6 +85,119 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
                       lambda: chunks.open_chunks(sessions, run_ids),
                       refusals=refusals, provider=provider, handover=handover,
                       give_back=give_back)
+
+
+async def hand_over(endpoints, ways: int) -> list[list]:
+    """Split this process's limit on each endpoint ``ways`` ways (``CapacityEstimate.split``):
+    one list of shares (``[model, api_base, share, known, part]`` per endpoint) for each of
+    the ``ways - 1`` helpers set to work. Returned once this process's own calls are within
+    what it kept (at most ``HANDOVER_SECONDS``), so the provider never sees the processes'
+    calls on top of each other."""
+    from storage.jobs.limiter import limiter_for
+
+    limiters = {(model, api_base): limiter_for(model, api_base)
+                for model, api_base in sorted(endpoints, key=str)}
+    splits = [(model, api_base, limiter.update(lambda e, _now: e.split(ways)))
+              for (model, api_base), limiter in limiters.items()]
+    deadline = time.monotonic() + HANDOVER_SECONDS
+    while time.monotonic() < deadline and any(
+            limiter.stats().in_flight > limiter.limit for limiter in limiters.values()):
+        await asyncio.sleep(0.05)
+    return [[[model, api_base, *shares[helper]] for model, api_base, shares in splits]
+            for helper in range(ways - 1)]
+
+
+async def set_to_work_after_opening(sessions, run_ids: Sequence[int],
+                                    helpers: Sequence[subprocess.Popen]) -> None:
+    """``grade --workers N``: tell the helpers to go once this process's opening round on
+    every endpoint in use has taught what it can (``_learned``, or the process is busy),
+    each with an equal share of its limit (``hand_over``). Measured before
+    (``benchmarks/grading_throughput.py``, a provider taking 8 calls, 200 ms): both processes
+    opened at once, each at its part of the opening, and each counted only its own calls
+    in flight, so each read the other's calls taking the
+    provider's slots as refusals at levels 1 or 2 of its own: both held 1-3 calls for the
+    first 8 seconds, and the run took 1.13-1.30x the time of one client. One process's
+    opening learns the provider's cap; its shares start at it. ``OPENING_SECONDS`` at most
+    (then the shares are what this process holds); at once when no chunk is left unclaimed
+    to wait for (the runs answered from the cache)."""
+    from grading.limiter import share_ceilings
+    from storage.jobs import chunks
+    from storage.jobs.limiter import limiter_for
+    from storage.services import runs
+
+    try:
+        infos = [await asyncio.to_thread(runs.get_run, sessions, run_id) for run_id in run_ids]
+        endpoints = {(run.model, run.settings.api_base) for run in infos}
+    except Exception as exc:  # the database is away: go at once, each on its own part
+        log.warning("helpers set to work without a share of the limit: %s", exc)
+        endpoints = set()
+    deadline = time.monotonic() + OPENING_SECONDS
+    looked = time.monotonic()
+    busy = _BusyWatch()
+    while endpoints and time.monotonic() < deadline:
+        limiters = [limiter_for(model, api_base) for model, api_base in endpoints]
+        snapshots = [limiter.snapshot() for limiter in limiters]
+        cpu_bound = busy.busy()
+        learned = [_learned(snapshot) or (snapshot.opened and cpu_bound)
+                   for snapshot in snapshots]
+        in_use = [done or limiter.stats().in_flight > 0
+                  for done, limiter in zip(learned, limiters, strict=True)]
+        if any(learned) and learned == in_use:  # every endpoint in use is learned enough
+            break
+        if time.monotonic() - looked >= 1.0:
+            looked = time.monotonic()
+            with contextlib.suppress(Exception):  # the database may be back next time
+                if not await asyncio.to_thread(chunks.open_chunks, sessions, run_ids):
+                    break
+        await asyncio.sleep(0.01)
+    ways = len(helpers) + 1
+    shares = await hand_over(endpoints, ways)
+    share_ceilings(1 / ways)  # and every endpoint this process meets later
+    for helper, handed in zip(helpers, shares, strict=True):
+        _activate(helper, handed, run_ids)
+
+
+class _BusyWatch:
+    """Whether this process used most of a core (``grading.limiter.CPU_BUSY``) over the last
+    ``BUSY_WINDOW`` seconds: sooner than the limiter's own measure (a second), so that a
+    CPU-bound ``--workers N`` (a fast provider with no cap in sight, where the limit stops
+    growing while the process is busy) sets its helpers to work within a fraction of a
+    second (measured with the limiter's measure: 4.6-5.9 s for 1,600 calls at 5 ms, against
+    4.2 s with helpers told to go at once)."""
+
+    def __init__(self) -> None:
+        from grading.limiter import busy_seconds
+
+        self._clock = busy_seconds
+        self._marks = [(time.monotonic(), busy_seconds())]
+
+    def busy(self) -> bool:
+        from grading.limiter import CPU_BUSY
+
+        now, used = time.monotonic(), self._clock()
+        self._marks.append((now, used))
+        while len(self._marks) > 2 and now - self._marks[1][0] >= BUSY_WINDOW:
+            self._marks.pop(0)
+        then, used_then = self._marks[0]
+        return now - then >= BUSY_WINDOW and (used - used_then) / (now - then) >= CPU_BUSY
+
+
+def _learned(snapshot) -> bool:
+    """The opening round has ended and what it taught can be split: the provider's cap was
+    found (slow start ended), or the limit reached this process's ceiling, or grew to
+    ``OPENING_GROWTH`` times the opening's limit with no refusal (the cap, if any, is far
+    above: split in slow start, each share goes on doubling), or the process is busy for
+    most of a core (a helper is what lets the calls grow). Split before the cap was found,
+    each process counted the other's calls taking the provider's slots as refusals at low
+    levels of its own (traced at a cap of 32: the owner split at 24 in slow start, both
+    overshot, and the helper held 4-5 calls for 7 seconds)."""
+    if not snapshot.opened:
+        return False
+    opening = snapshot.opening_limit or 1.0
+    ceiling = snapshot.own_ceiling
+    return (not snapshot.slow_start or snapshot.cpu_bound
+            or (ceiling is not None and snapshot.limit >= ceiling)
+            or snapshot.limit >= OPENING_GROWTH * opening)
 
 
 def _at_cap(snapshot) -> bool:
@@ -103,7 +215,7 @@ def _at_cap(snapshot) -> bool:
 def go_line(shares: list | None, run_ids: Sequence[int]) -> str:
     """What a standby helper is told when it is set to work: the runs to help with, and the
     share of each endpoint's limit (``[model, api_base, share, known, part]``) it takes over
-    (none with ``--workers N``: each process slow-starts on its own part)."""
+    (``hand_over``)."""
     return "go " + json.dumps({"runs": list(run_ids), "shares": shares or []}) + "\n"
 
 
@@ -204,11 +316,12 @@ class EarlyHelpers:
               and math.ceil(responses / CHUNK_SIZE) * runs >= autoscale.SPARE_CHUNKS):
             self.spare = start_helpers(url, (), 1, standby=True)[0]
 
-    def set_to_work(self, run_ids: Sequence[int]) -> list[subprocess.Popen]:
-        """The ``--workers N`` helpers, told to go with these runs (those still alive)."""
+    def take_fixed(self) -> list[subprocess.Popen]:
+        """The ``--workers N`` helpers, for the command to set to work
+        (``set_to_work_after_opening``) and to stop once the runs end."""
         helpers, self.fixed = self.fixed, []
-        self._working = [helper for helper in helpers if _activate(helper, None, run_ids)]
-        return list(self._working)
+        self._working = list(helpers)
+        return helpers
 
     def take_spare(self) -> subprocess.Popen | None:
         spare, self.spare = self.spare, None

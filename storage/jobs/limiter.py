@@ -9,8 +9,9 @@ SQLite file on one machine, or PostgreSQL) share what they learn through the
 - each process writes its limit, how many rounds of its calls were refused (its own 429s
   only: a decrease made for a peer is not published, or two processes would echo each
   other's decreases down to one call) and any Retry-After pause;
-- a refusal seen by a peer is treated as our own (one decrease per round), so the processes
-  back off together instead of each probing the provider into a storm of 429s;
+- a refusal seen by a peer backs the others off too (a tenth once per round; under ten
+  calls, their limits stop where they are: ``CapacityEstimate.peer_refused``), so the
+  processes back off together instead of each probing the provider into a storm of 429s;
 - a peer's pause is kept by all;
 - a process starting on an endpoint that a process which has stopped knew starts from that
   process's limit instead of slow-starting from scratch; one that finds a peer at work does

@@ -1,0 +1,129 @@
+"""``grade --workers N`` tells its helpers to go once its own opening round has taught the
+endpoint's cap, each with an equal share of the limit (``storage.jobs.helper_processes.
+set_to_work_after_opening``). The helpers here are real processes reading their go line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grading.capacity import CapacitySnapshot
+from grading.limiter import limiter_for, share_ceilings
+from storage.jobs import helper_processes
+from storage.jobs.helper_processes import _learned, set_to_work_after_opening
+from tests.jobs.helpers import MODEL, make_dataset, make_rubric, make_run
+
+API_BASE = "http://127.0.0.1:9/v1"
+
+
+@pytest.fixture(autouse=True)
+def whole_ceilings():
+    """The handover leaves this process 1/N of every ceiling (``grade`` gives it back)."""
+    yield
+    share_ceilings(1.0)
+
+
+def _snapshot(**values) -> CapacitySnapshot:
+    base = dict(limit=16.0, ceiling=None, slow_start=True, refused_at=None, probe_rounds=8,
+                short_latency=None, long_latency=None, paused_until=0.0, decreases=0,
+                refusals=0, refused_rounds=0, lowest_limit=16.0, opening_limit=16.0,
+                opened=True)
+    return CapacitySnapshot(**{**base, **values})
+
+
+def test_what_the_opening_taught_is_split_once_the_cap_is_found_or_far_away():
+    assert not _learned(_snapshot(opened=False, slow_start=False))  # answers still out
+    assert _learned(_snapshot(slow_start=False, refused_at=9.0, limit=8.0))  # cap found
+    assert not _learned(_snapshot(limit=24.0))  # in slow start, near the opening
+    assert _learned(_snapshot(limit=64.0))  # 4x the opening, unrefused: no cap in sight
+    assert _learned(_snapshot(limit=24.0, cpu_bound=True))  # our CPU is the bound
+    assert _learned(_snapshot(limit=10.0, ceiling=10, own_ceiling=10))  # the user's cap
+
+
+def _helper() -> subprocess.Popen:
+    """A process that prints the go line it is told (as a standby helper reads it)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "import sys; print(sys.stdin.readline(), end='')"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def _told(helper: subprocess.Popen) -> str:
+    """What the helper was told (its standard input is closed once it is told to go)."""
+    said = helper.stdout.read()
+    helper.wait(10)
+    return said
+
+
+def test_helpers_go_after_the_opening_round_with_equal_shares_of_what_it_found(sessions):
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, 4)
+    run = make_run(sessions, version.id, dataset.id, API_BASE)
+    limiter = limiter_for(MODEL, API_BASE)
+    helpers = [_helper(), _helper()]
+
+    async def scenario() -> None:
+        told = asyncio.create_task(set_to_work_after_opening(sessions, [run.id], helpers))
+        calls = [limiter.update(lambda e, _now: e.start(0.0)) for _ in range(12)]
+        await asyncio.sleep(0.2)
+        assert not told.done()  # the opening's answers are still out
+        assert all(helper.poll() is None for helper in helpers)
+        for call in calls:  # the provider takes 9 of the 12 at once
+            if call.level <= 9:
+                limiter.update(lambda e, _now, c=call: e.succeeded(c, 0.2))
+            else:
+                limiter.update(lambda e, _now, c=call: e.refused(c, 0.2))
+        await asyncio.wait_for(told, 5.0)
+
+    try:
+        asyncio.run(scenario())
+        lines = [json.loads(_told(helper).removeprefix("go ")) for helper in helpers]
+    finally:
+        for helper in helpers:
+            helper.kill()
+    assert [line["runs"] for line in lines] == [[run.id], [run.id]]
+    shares = [line["shares"] for line in lines]
+    # Of the 9 found, this process keeps 3 and hands 3 to each helper, the cap known (they
+    # probe above their share, never slow-start into it), with a third of any ceiling.
+    assert limiter.limit == 3.0
+    for (model, api_base, share, known, part), in shares:
+        assert (model, api_base.rstrip("/"), share, known) == (MODEL, API_BASE, 3.0, True)
+        assert abs(part - 1 / 3) < 1e-9
+
+
+def test_helpers_go_at_once_when_no_work_is_left_to_wait_for(sessions, monkeypatch):
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, 4)
+    run = make_run(sessions, version.id, dataset.id, API_BASE)
+    helpers = [_helper()]
+    # No call ever starts (every grade answered from the cache) and no chunk is open: the
+    # helper is told to go within a second or so, not after OPENING_SECONDS.
+    monkeypatch.setattr(helper_processes, "OPENING_SECONDS", 20.0)
+    try:
+        started = asyncio.run(_timed(set_to_work_after_opening(sessions, [run.id], helpers)))
+        line = _told(helpers[0])
+    finally:
+        helpers[0].kill()
+    assert line.startswith("go ") and started < 5.0, (line, started)
+
+
+async def _timed(awaitable) -> float:
+    loop = asyncio.get_running_loop()
+    begun = loop.time()
+    await awaitable
+    return loop.time() - begun
+
+
+def test_a_process_busy_for_most_of_a_core_is_seen_within_a_fraction_of_a_second():
+    watch = helper_processes._BusyWatch()
+    assert not watch.busy()  # not watched long enough yet
+    spun = time.monotonic()
+    while time.monotonic() - spun < 2 * helper_processes.BUSY_WINDOW:
+        sum(range(1000))
+    assert watch.busy()
+    time.sleep(2 * helper_processes.BUSY_WINDOW)
+    assert not watch.busy()  # idle over the last window
