@@ -558,11 +558,7 @@ class CapacityEstimate:
             return
         if now - round_time <= self.last_decrease:
             return  # this round already paid
-        self.slow_start, self.step = False, 1.0
-        self._wave += 1  # probes in flight were sent above where we stop: they teach nothing
-        self._to_send = self._out = 0
-        self._wave_refused = self._vouched = False
-        self.last_decrease = now
+        self._stop_growth(now)
         if self.refused_at is None or self.refused_at > self.base_slots + 1:
             self.refused_at = float(self.base_slots + 1)
             self.probe_rounds = FIRST_PROBE_ROUNDS
@@ -687,15 +683,20 @@ class CapacityEstimate:
             self._rounds_to_probe = float(self.probe_rounds)
             self.refused_at = level
         self.limit = max(1.0, min(self.limit, target))
-        self.slow_start = False
-        self.step = 1.0
-        self._wave += 1  # probes in flight were sent above the old limit: they teach nothing
-        self._to_send = self._out = 0
-        self._wave_refused = self._vouched = False
-        self.last_decrease = now
+        self._stop_growth(now)
         self.short_latency, self._fresh = None, 0
         self.decreases += 1
         self.lowest_limit = min(self.lowest_limit, self.limit)
+
+    def _stop_growth(self, now: float) -> None:
+        """Slow start ends and the current wave is given up (its probes in flight were sent
+        above the limit now: they teach nothing); calls started before ``now`` saw it."""
+        self.slow_start = False
+        self.step = 1.0
+        self._wave += 1
+        self._to_send = self._out = 0
+        self._wave_refused = self._vouched = False
+        self.last_decrease = now
 
     def _observe_latency(self, latency: float, now: float, *, fresh: bool) -> None:
         self.samples += 1

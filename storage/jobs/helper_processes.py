@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 HANDOVER_SECONDS = 30.0  # at most this long for our calls to drain to what we kept
 OPENING_SECONDS = 30.0  # --workers N: at most this long for the opening's answers
-BUSY_WINDOW = 0.2  # ... or until the process was busy for most of a core this long
+BUSY_WINDOW = 0.2  # ... or until the process was busy (autoscale.BUSY_SHARE) this long
 OPENING_GROWTH = 4.0  # ... or until the limit grew this many times the opening's, unrefused
 AT_CAP_SHARE = 0.85  # a limit this close to the refused level is at the provider's cap
 
@@ -122,6 +122,7 @@ async def set_to_work_after_opening(sessions, run_ids: Sequence[int],
     to wait for (the runs answered from the cache)."""
     from grading.limiter import share_ceilings
     from storage.jobs import chunks
+    from storage.jobs.autoscale import BUSY_SHARE, MachineMeter
     from storage.jobs.limiter import limiter_for
     from storage.services import runs
 
@@ -132,14 +133,16 @@ async def set_to_work_after_opening(sessions, run_ids: Sequence[int],
         log.warning("helpers set to work without a share of the limit: %s", exc)
         endpoints = set()
     deadline = time.monotonic() + OPENING_SECONDS
-    looked = time.monotonic()
-    busy = _BusyWatch()
+    looked = sampled = time.monotonic()
+    meter, busy = MachineMeter(), False
     while endpoints and time.monotonic() < deadline:
+        if time.monotonic() - sampled >= BUSY_WINDOW:
+            # Sooner than the limiter's own measure (a second): with the limiter's, the
+            # helpers of a CPU-bound --workers 2 went late (A/B, 1,600 calls at 5 ms, no cap:
+            # 4.6 and 5.9 s against 4.2 and 4.2 s told to go at once).
+            busy, sampled = meter.sample().own_share >= BUSY_SHARE, time.monotonic()
         limiters = [limiter_for(model, api_base) for model, api_base in endpoints]
-        snapshots = [limiter.snapshot() for limiter in limiters]
-        cpu_bound = busy.busy()
-        learned = [_learned(snapshot) or (snapshot.opened and cpu_bound)
-                   for snapshot in snapshots]
+        learned = [_learned(limiter.snapshot(), busy) for limiter in limiters]
         in_use = [done or limiter.stats().in_flight > 0
                   for done, limiter in zip(learned, limiters, strict=True)]
         if any(learned) and learned == in_use:  # every endpoint in use is learned enough
@@ -157,37 +160,12 @@ async def set_to_work_after_opening(sessions, run_ids: Sequence[int],
         _activate(helper, handed, run_ids)
 
 
-class _BusyWatch:
-    """Whether this process used most of a core (``grading.limiter.CPU_BUSY``) over the last
-    ``BUSY_WINDOW`` seconds: sooner than the limiter's own measure (a second), so that a
-    CPU-bound ``--workers N`` (a fast provider with no cap in sight, where the limit stops
-    growing while the process is busy) sets its helpers to work within a fraction of a
-    second (measured with the limiter's measure: 4.6-5.9 s for 1,600 calls at 5 ms, against
-    4.2 s with helpers told to go at once)."""
-
-    def __init__(self) -> None:
-        from grading.limiter import busy_seconds
-
-        self._clock = busy_seconds
-        self._marks = [(time.monotonic(), busy_seconds())]
-
-    def busy(self) -> bool:
-        from grading.limiter import CPU_BUSY
-
-        now, used = time.monotonic(), self._clock()
-        self._marks.append((now, used))
-        while len(self._marks) > 2 and now - self._marks[1][0] >= BUSY_WINDOW:
-            self._marks.pop(0)
-        then, used_then = self._marks[0]
-        return now - then >= BUSY_WINDOW and (used - used_then) / (now - then) >= CPU_BUSY
-
-
-def _learned(snapshot) -> bool:
+def _learned(snapshot, busy: bool) -> bool:
     """The opening round has ended and what it taught can be split: the provider's cap was
     found (slow start ended), or the limit reached this process's ceiling, or grew to
     ``OPENING_GROWTH`` times the opening's limit with no refusal (the cap, if any, is far
-    above: split in slow start, each share goes on doubling), or the process is busy for
-    most of a core (a helper is what lets the calls grow). Split before the cap was found,
+    above: split in slow start, each share goes on doubling), or the process is ``busy``
+    for most of a core (a helper is what lets the calls grow). Split before the cap was found,
     each process counted the other's calls taking the provider's slots as refusals at low
     levels of its own (traced at a cap of 32: the owner split at 24 in slow start, both
     overshot, and the helper held 4-5 calls for 7 seconds)."""
@@ -195,7 +173,7 @@ def _learned(snapshot) -> bool:
         return False
     opening = snapshot.opening_limit or 1.0
     ceiling = snapshot.own_ceiling
-    return (not snapshot.slow_start or snapshot.cpu_bound
+    return (not snapshot.slow_start or busy
             or (ceiling is not None and snapshot.limit >= ceiling)
             or snapshot.limit >= OPENING_GROWTH * opening)
 
