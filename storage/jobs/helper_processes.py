@@ -142,6 +142,9 @@ async def set_to_work_after_opening(sessions, run_ids: Sequence[int],
             # 4.6 and 5.9 s against 4.2 and 4.2 s told to go at once).
             busy, sampled = meter.sample().own_share >= BUSY_SHARE, time.monotonic()
         limiters = [limiter_for(model, api_base) for model, api_base in endpoints]
+        if busy:  # no new wave of slow start (the limiter's own measure takes a second)
+            for limiter in limiters:
+                limiter.update(lambda e, _now: e.own_cpu(True) if e.slow_start else None)
         learned = [_learned(limiter.snapshot(), busy) for limiter in limiters]
         in_use = [done or limiter.stats().in_flight > 0
                   for done, limiter in zip(learned, limiters, strict=True)]
@@ -165,12 +168,15 @@ def _learned(snapshot, busy: bool) -> bool:
     found (slow start ended), or the limit reached this process's ceiling, or grew to
     ``OPENING_GROWTH`` times the opening's limit with no refusal (the cap, if any, is far
     above: split in slow start, each share goes on doubling), or the process is ``busy``
-    for most of a core (a helper is what lets the calls grow). Split before the cap was found,
+    for most of a core (a helper is what lets the calls grow); never while a wave of slow
+    start is out (its answers, a round later, say whether the cap was found: traced at a
+    cap of 32, busy split the owner at 32 with 16 probes out, they were refused after, and
+    both shares went on slow-starting from 16). Split before the cap was found,
     each process counted the other's calls taking the provider's slots as refusals at low
     levels of its own (traced at a cap of 32: the owner split at 24 in slow start, both
     overshot, and the helper held 4-5 calls for 7 seconds)."""
-    if not snapshot.opened:
-        return False
+    if not snapshot.opened or (snapshot.slow_start and snapshot.probing):
+        return False  # a wave of slow start is out: its answers say whether the cap is found
     opening = snapshot.opening_limit or 1.0
     ceiling = snapshot.own_ceiling
     return (not snapshot.slow_start or busy

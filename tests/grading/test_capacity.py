@@ -699,3 +699,28 @@ def test_two_processes_sharing_refusals_keep_a_cap_of_8_full(send_lag, full, mos
                      share_refusals=True, send_lag=send_lag).run(until=60.0)
     assert sim.successes >= full * 8 * 60.0 / 0.22, sim.successes
     assert sim.refused_share <= most_refused, sim.refused_share
+
+
+def test_a_share_climbs_past_its_refused_level_only_as_far_as_the_whole_was_refused():
+    # Traced, grade --workers 2 at a cap of 32: the grading process found the cap alone
+    # (refused at 33-48), kept 16 and handed 16 over; two of its probes were answered at 17
+    # (the helper was between chunks) and its climb stopped below the 33 refused before the
+    # split, a level of the whole, not of its share: when the helper's calls came back, both
+    # processes' calls were at 40 and 14 were refused in 0.3 s.
+    estimate, now = CapacityEstimate(), 0.0
+    while estimate.refused_at is None:  # slow start to the cap, alone
+        now = _lockstep_round(estimate, now, 32)
+    assert (estimate.limit, estimate.refused_at) == (32.0, 33.0)
+    estimate.split(2)
+    assert (estimate.limit, estimate.refused_at) == (16.0, 17.0)
+    peak = 0.0
+    for _ in range(40):  # the peer leaves room for 24 of ours for a while
+        now = _lockstep_round(estimate, now, 24)
+        peak = max(peak, estimate.limit)
+    refused = estimate.refusals
+    for _ in range(10):  # and comes back
+        now = _lockstep_round(estimate, now, 16)
+    # The whole's refusals seen in the share's terms (33-48 -> 16-24) stop the climb near
+    # them (before: on to 24, and 8 calls refused when the peer came back).
+    assert peak <= 22 and estimate.limit == 16
+    assert estimate.refusals - refused <= 5

@@ -43,6 +43,9 @@ def test_what_the_opening_taught_is_split_once_the_cap_is_found_or_far_away():
     assert _learned(_snapshot(limit=64.0), False)  # 4x the opening, unrefused: no cap near
     assert _learned(_snapshot(limit=24.0), True)  # our CPU is the bound
     assert _learned(_snapshot(limit=10.0, ceiling=10, own_ceiling=10), False)  # user's cap
+    # A wave of slow start out: its answers say whether the cap is found, busy or not.
+    assert not _learned(_snapshot(limit=64.0, probing=True), True)
+    assert _learned(_snapshot(slow_start=False, refused_at=9.0, limit=8.0, probing=True), False)
 
 
 def _helper() -> subprocess.Popen:
@@ -130,3 +133,52 @@ def test_helpers_go_at_once_without_shares_when_their_runs_cannot_be_read(sessio
         helpers[0].kill()
     assert json.loads(line.removeprefix("go ")) == {"runs": [987654], "shares": []}
     assert started < 5.0 and "without a share of the limit" in caplog.text
+
+
+def test_a_busy_process_splits_after_its_slow_start_wave_is_answered_not_during_it(
+        sessions, monkeypatch):
+    # Traced at a cap of 32: the grading process, busy for most of a core, split at 32 with
+    # a wave of 16 probes out; they were refused just after, and both processes went on
+    # slow-starting from 16 each into the cap (33 calls refused in 0.3 s). A busy process
+    # sends no new wave, waits for the one out, and splits what its answers taught.
+    from storage.jobs import autoscale
+
+    monkeypatch.setattr(autoscale, "BUSY_SHARE", 0.0)  # the real meter reads "busy" always
+    api_base = "http://127.0.0.1:9/busy/v1"
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, 4)
+    run = make_run(sessions, version.id, dataset.id, api_base)
+    limiter = limiter_for(MODEL, api_base)
+    helpers = [_helper()]
+
+    async def scenario() -> None:
+        opening = [limiter.update(lambda e, _now: e.start(0.0)) for _ in range(8)]
+        for call in opening:  # all answered: slow start arms its next wave
+            limiter.update(lambda e, _now, c=call: e.succeeded(c, 0.2))
+        wave = [limiter.update(lambda e, _now: e.start(0.2)) for _ in range(8)]
+        first = wave.pop(0)  # its answer, the limit in use, arms the next wave: 8 probes
+        limiter.update(lambda e, _now: e.succeeded(first, 0.3))
+        while limiter.update(lambda e, _now: e.can_start(0.3)):
+            wave.append(limiter.update(lambda e, _now: e.start(0.3)))
+        assert len(wave) == 16 and sum(call.probe for call in wave) == 8
+        assert limiter.snapshot().probing
+        told = asyncio.create_task(set_to_work_after_opening(sessions, [run.id], helpers))
+        await asyncio.sleep(0.5)
+        assert not told.done()  # busy, but the wave's answers are out
+        assert limiter.snapshot().cpu_bound  # told: no new wave once this one is answered
+        for call in wave:  # the provider takes 8: the wave's probes are refused
+            if call.level <= 8:
+                limiter.update(lambda e, _now, c=call: e.succeeded(c, 0.4))
+            else:
+                limiter.update(lambda e, _now, c=call: e.refused(c, 0.4))
+        await asyncio.wait_for(told, 5.0)
+
+    try:
+        asyncio.run(scenario())
+        line = json.loads(_told(helpers[0]).removeprefix("go "))
+    finally:
+        helpers[0].kill()
+    # The cap found (8) is split, known: neither share slow-starts into it again.
+    ((_model, _api_base, share, known, _part),) = line["shares"]
+    assert (limiter.limit, share, known) == (4.0, 4.0, True)
+    assert not limiter.snapshot().slow_start
