@@ -19,7 +19,8 @@ itself included. A 429 for a call at level n says the provider did not take n of
   one command's work (``part``, ``grade --workers N``) each open at their part of
   ``INITIAL_LIMIT`` and grow by their part of ``MAX_STEP``, so that together they
   slow-start as one process would (each its own: twice the overshoot into the cap); a
-  share handed over (``split``) starts from it instead. While a wave is out its probes
+  share handed over (``split``) starts from it instead, and the levels refused lately,
+  counted in calls of the whole, are rescaled to the share (``_hold``). While a wave is out its probes
   borrow slots: a call that ends under the limit
   is not replaced until fewer than the limit are out, so a provider that counts a refused
   call as in flight until it answers refuses the wave's excess, not every call of a round.
