@@ -20,10 +20,10 @@ itself included. A 429 for a call at level n says the provider did not take n of
   ``INITIAL_LIMIT`` and grow by their part of ``MAX_STEP``, so that together they
   slow-start as one process would (each its own: twice the overshoot into the cap); a
   share handed over (``split``) starts from it instead, and the levels refused lately,
-  counted in calls of the whole, are rescaled to the share (``_hold``). While a wave is out its probes
-  borrow slots: a call that ends under the limit
-  is not replaced until fewer than the limit are out, so a provider that counts a refused
-  call as in flight until it answers refuses the wave's excess, not every call of a round.
+  counted in calls of the whole, are rescaled to the share (``_hold``). While a wave is
+  out its probes borrow slots: a call that ends under the limit is not replaced until
+  fewer than the limit are out, so a provider that counts a refused call as in flight
+  until it answers refuses the wave's excess, not every call of a round.
 - **A lucky wave** (traced with ``benchmarks/grading_throughput.py --trace``): answers wait
   for our event loop while the provider has already freed their slots, so our count of calls
   in flight runs ahead of the provider's, and a slow-start wave may be answered at levels the
