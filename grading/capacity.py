@@ -319,7 +319,7 @@ class CapacityEstimate:
         # of 32: the owner kept 15 of 31, two probes answered at 17 by luck, and its climb
         # stopped below 32, refused before the split, not below 16: both processes' calls
         # went to 40 and 14 were refused in 0.3 s).
-        if self.limit >= 1.0 and limit != self.limit:
+        if limit != self.limit:  # the limit is never below one call
             ratio = limit / self.limit
             self._refusals_seen = [(at, float(max(2, round(level * ratio))))
                                    for at, level in self._refusals_seen]

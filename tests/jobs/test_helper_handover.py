@@ -48,6 +48,15 @@ def test_what_the_opening_taught_is_split_once_the_cap_is_found_or_far_away():
     assert _learned(_snapshot(slow_start=False, refused_at=9.0, limit=8.0, probing=True), False)
 
 
+def _answer(limiter, calls, *, cap: int, now: float) -> None:
+    """The provider answers the calls up to level ``cap`` and refuses those above."""
+    for call in calls:
+        if call.level <= cap:
+            limiter.update(lambda e, _now, c=call: e.succeeded(c, now))
+        else:
+            limiter.update(lambda e, _now, c=call: e.refused(c, now))
+
+
 def _helper() -> subprocess.Popen:
     """A process that prints the go line it is told (as a standby helper reads it)."""
     return subprocess.Popen(
@@ -75,11 +84,7 @@ def test_helpers_go_after_the_opening_round_with_equal_shares_of_what_it_found(s
         await asyncio.sleep(0.2)
         assert not told.done()  # the opening's answers are still out
         assert all(helper.poll() is None for helper in helpers)
-        for call in calls:  # the provider takes 9 of the 12 at once
-            if call.level <= 9:
-                limiter.update(lambda e, _now, c=call: e.succeeded(c, 0.2))
-            else:
-                limiter.update(lambda e, _now, c=call: e.refused(c, 0.2))
+        _answer(limiter, calls, cap=9, now=0.2)  # the provider takes 9 of the 12 at once
         await asyncio.wait_for(told, 5.0)
 
     try:
@@ -166,11 +171,7 @@ def test_a_busy_process_splits_after_its_slow_start_wave_is_answered_not_during_
         await asyncio.sleep(0.5)
         assert not told.done()  # busy, but the wave's answers are out
         assert limiter.snapshot().cpu_bound  # told: no new wave once this one is answered
-        for call in wave:  # the provider takes 8: the wave's probes are refused
-            if call.level <= 8:
-                limiter.update(lambda e, _now, c=call: e.succeeded(c, 0.4))
-            else:
-                limiter.update(lambda e, _now, c=call: e.refused(c, 0.4))
+        _answer(limiter, wave, cap=8, now=0.4)  # the provider takes 8: the probes are refused
         await asyncio.wait_for(told, 5.0)
 
     try:
