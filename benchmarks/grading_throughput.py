@@ -50,12 +50,14 @@ import resource
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from tests.provider_process import ProviderProcess  # noqa: E402
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
@@ -66,52 +68,6 @@ os.environ["RUBRIC_WORKBENCH_API_KEY"] = "bench-key"
 # litellm has no price for, sends every call of every client down litellm's zero-cost
 # diagnostics instead (more CPU per call: the figures of the sessions before this option).
 MODEL = "openai/gpt-4o-mini"
-_SERVER = textwrap.dedent("""
-    import json, sys, time
-    from tests.fake_provider import FakeProvider
-    provider = FakeProvider().start()
-    def configure(latency, cap):
-        provider.latency = latency
-        provider.max_concurrency = cap if cap > 0 else None
-    print(provider.api_base, flush=True)
-    for line in sys.stdin:
-        command, *args = line.split()
-        if command == "stats":
-            print(json.dumps({"requests": provider.requests,
-                              "rate_limited": provider.rate_limited,
-                              "max_in_flight": provider.max_in_flight,
-                              "provider_cpu": time.process_time()}), flush=True)
-        elif command == "reset":
-            provider.reset()
-            configure(float(args[0]), int(args[1]))
-            print("{}", flush=True)
-""")
-
-
-class Server:
-    """The fake provider in a child process, so its threads do not share our GIL or RSS."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _SERVER], cwd=ROOT, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True)
-        self.api_base = self.process.stdout.readline().strip()
-
-    def _ask(self, command: str) -> dict:
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
-
-    def stats(self) -> dict:
-        return self._ask("stats")
-
-    def reset(self, latency: float, cap: int | None) -> None:
-        self._ask(f"reset {latency} {cap or 0}")
-
-    def stop(self) -> None:
-        self.process.stdin.close()
-        self.process.terminate()
-        self.process.wait(10)
 
 
 def criteria(k: int):
@@ -338,7 +294,7 @@ MEMORY = Path(tempfile.gettempdir()) / f"rw-bench-memory-{os.getpid()}"  # the p
 TRACE_DIR: Path | None = None  # --trace
 
 
-def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency: float,
+def measure(server: ProviderProcess, mode: str, n: int, k: int, cap: int | None, latency: float,
             copies: int = 1) -> dict:
     """One measurement of ``mode`` in a fresh process; ``copies`` > 1: that many processes
     at once, each grading all N x K calls on its own (its own run and database), told to go
@@ -384,7 +340,7 @@ def measure(server: Server, mode: str, n: int, k: int, cap: int | None, latency:
     return result
 
 
-def measure_median(server: Server, modes: list[str], n: int, k: int, cap: int | None,
+def measure_median(server: ProviderProcess, modes: list[str], n: int, k: int, cap: int | None,
                    latency: float, repeat: int) -> dict[str, dict]:
     """Per mode, the run with the median wall time of ``repeat`` (a shared machine's noise
     is +-20% from one run to the next; the median of a few is steadier than any one). The
@@ -441,7 +397,7 @@ def main() -> None:
     TRACE_DIR = args.trace
     n, k = args.n, args.k
     calls = n * k
-    server = Server()
+    server = ProviderProcess()
     print(f"N={n} responses x K={k} criteria = {calls} calls per measurement; model {MODEL}; "
           f"provider latency {args.latency} s; {os.cpu_count()} CPUs (shared machine: noisy "
           "figures)")

@@ -22,6 +22,7 @@ from tests.jobs.helpers import (
     make_run,
     run_now,
 )
+from tests.provider_process import ProviderProcess
 
 FAST_PASSES = {"transport_retries": 1, "retry_passes": 3, "pass_delay": 0.05}
 
@@ -58,30 +59,40 @@ def test_a_pass_is_cut_into_chunks_that_shrink_towards_its_end(sessions, monkeyp
     assert chunk_sizes(7) == [1] * 7
 
 
+@pytest.fixture(scope="module")
+def provider_process():
+    """The fake provider in its own process, as a provider on another machine: its count of
+    calls in flight does not wait for the GIL our event loop holds."""
+    provider = ProviderProcess()
+    yield provider
+    provider.stop()
+
+
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_with_defaults_the_runner_finds_the_cap_no_grade_fails_and_429s_stay_rare(
-        sessions, backend, fake_provider):
-    fake_provider.max_concurrency = 6
-    fake_provider.latency = 0.05
+        sessions, backend, provider_process):
+    provider_process.reset(latency=0.05, cap=6)
     version = make_rubric(sessions)
     dataset, _ = make_dataset(sessions, 80)
-    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, use_cache=False)
+    run = make_run(sessions, version.id, dataset.id, provider_process.api_base,
+                   use_cache=False)
 
     result = run_now(sessions, run.id)
 
     assert (result.status, result.graded, result.failed) == ("done", 80, 0)
     grades = runs.list_grades(sessions, run.id)
     assert all(g.score is not None for g in grades)
+    stats = provider_process.stats()
     # It used what the provider allows (no ceiling was configured) ...
-    assert fake_provider.max_in_flight >= 6
+    assert stats["max_in_flight"] >= 6
     # ... and was refused rarely (a fixed 16 in flight would be refused on most calls). On a
-    # quiet machine: 0-3 429s in ~245 calls (the slow-start overshoot, a refused probe),
-    # within issue 13's 2 %, which tests/grading/test_capacity.py holds for this very run
-    # (cap 6, 240 calls, refused calls held) with a fake clock. Here the clock is real: at
-    # load 15-19 answers wait long for our event loop, our count of calls in flight runs far
-    # ahead of the provider's, and 11-16 429s were measured (4-6 %).
-    assert fake_provider.rate_limited <= 0.08 * fake_provider.requests, (
-        fake_provider.rate_limited, fake_provider.requests)
+    # quiet machine: 3-4 429s in ~243 calls (the slow-start overshoot, refused probes), and
+    # 1-8 with four busy loops on the two cores. Issue 13's 2 % is held for this very
+    # run (cap 6, 240 calls) with a fake clock in tests/grading/test_capacity.py; here the
+    # clock is real and answers wait for our event loop, so a wave may be answered at levels
+    # the provider never saw. With the provider in this process, its threads also waited
+    # for our GIL to count a call as ended, and CI once counted 21 of 261 (8.05 %).
+    assert stats["rate_limited"] <= 0.08 * stats["requests"], stats
 
 
 def test_transient_failures_are_graded_again_in_a_later_pass(sessions, fake_provider):
