@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import math
 import threading
 import time
@@ -71,7 +72,11 @@ class AdaptiveLimiter:
         self._lock = threading.Lock()
         self.estimate = (CapacityEstimate(ceiling) if initial is None
                          else CapacityEstimate(ceiling, initial=initial))
-        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
+        self._waiters: deque[_Waiter] = deque()
+        # Waiters woken and not yet running: their slots are spoken for. Without this count,
+        # every call that ended before they ran woke as many again (measured: seven wake-ups
+        # per call started, with 1,600 calls gathered at once).
+        self._woken = 0
         self._cpu_clock = cpu_clock
         self._cpu_marks: dict[int, tuple[float, float]] = {}  # per thread: (clock, cpu)
         self.memory_key = memory_key
@@ -119,36 +124,49 @@ class AdaptiveLimiter:
         return Slot(self)
 
     async def acquire(self) -> Call:
-        """Wait for a free slot; returns the call (for ``release``)."""
+        """Wait for a free slot; returns the call (for ``release``). Waiters are served in
+        order: one woken for a slot that was gone when it ran (the limit fell meanwhile)
+        keeps its place at the front."""
         loop = asyncio.get_running_loop()
+        waiter: _Waiter | None = None
         while True:
             with self._lock:
+                if waiter is not None and waiter.woken:
+                    self._woken -= 1
+                    waiter.woken = False
                 now = self._clock()
                 if now < self.estimate.paused_until:
                     pause = self.estimate.paused_until - now
-                    future = None
+                    waiter = None
                 elif self.estimate.can_start(now):
                     return self.estimate.start(now)
                 else:
                     pause = None
-                    future = loop.create_future()
-                    self._waiters.append((loop, future))
+                    first = waiter is not None
+                    waiter = _Waiter(loop, loop.create_future())
+                    if first:
+                        self._waiters.appendleft(waiter)
+                    else:
+                        self._waiters.append(waiter)
                     # Before the first answer, the work queued here widens the opening.
                     before = self.estimate.slots
                     self.estimate.expect(len(self._waiters) + self.estimate.in_flight)
                     if self.estimate.slots > before:
                         self._wake_locked()
-            if future is None:
+            if waiter is None:
                 await asyncio.sleep(pause)
                 continue
             try:
-                await future
+                await waiter.future
             except asyncio.CancelledError:
                 with self._lock:
-                    try:
-                        self._waiters.remove((loop, future))
-                    except ValueError:  # already woken: hand the wake-up on
+                    if waiter.woken:  # woken for a slot it will not take: hand it on
+                        self._woken -= 1
+                        waiter.woken = False
                         self._wake_locked()
+                    else:
+                        with contextlib.suppress(ValueError):  # skipped by a wake-up
+                            self._waiters.remove(waiter)
                 raise
 
     def release(self, call: Call, *, throttled: bool = False,
@@ -203,16 +221,25 @@ class AdaptiveLimiter:
             self.estimate.own_cpu((cpu - mark[1]) / (now - mark[0]) >= CPU_BUSY)
 
     def _wake_locked(self) -> None:
-        free = self.estimate.slots - self.estimate.in_flight
+        free = self.estimate.slots - self.estimate.in_flight - self._woken
         while free > 0 and self._waiters:
-            loop, future = self._waiters.popleft()
-            if future.done():
+            waiter = self._waiters.popleft()
+            if waiter.future.done():  # cancelled: its task removes nothing, counts nothing
                 continue
-            if loop is _running_loop():
-                future.set_result(None)  # same loop: no self-pipe write needed
+            waiter.woken = True
+            self._woken += 1
+            if waiter.loop is _running_loop():
+                waiter.future.set_result(None)  # same loop: no self-pipe write needed
             else:
-                loop.call_soon_threadsafe(_resolve, future)
+                waiter.loop.call_soon_threadsafe(_resolve, waiter.future)
             free -= 1
+
+
+@dataclass(eq=False)
+class _Waiter:
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[None]
+    woken: bool = False
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -131,6 +131,74 @@ async def test_a_cancelled_waiter_gives_its_turn_to_the_next():
     assert first.cancelled()
 
 
+async def _waiting(limiter: AdaptiveLimiter, count: int
+                   ) -> tuple[list[asyncio.Task], list[int]]:
+    """``count`` tasks queued for a slot, in order; ``order`` lists who got one."""
+    order: list[int] = []
+
+    async def wait(i: int) -> Call:
+        call = await limiter.acquire()
+        order.append(i)
+        return call
+
+    tasks = [asyncio.create_task(wait(i)) for i in range(count)]
+    await asyncio.sleep(0.01)
+    return tasks, order
+
+
+async def test_calls_ending_together_wake_one_waiter_each_and_the_queue_keeps_its_order():
+    # A user gathers a whole dataset: every call waits here. When ten calls end in one
+    # turn of the loop, each must wake one waiter: the woken ones have not run yet, so their
+    # slots are spoken for. Waking one more per call ended (1 + 2 + ... + 10) sent the
+    # excess to the back of the queue: CPU spent on wake-ups, and first come not served.
+    limiter = AdaptiveLimiter(10, initial=10)
+    held = [await limiter.acquire() for _ in range(10)]
+    tasks, order = await _waiting(limiter, 60)
+    futures = [w.future for w in limiter._waiters]
+    for call in held:
+        limiter.release(call)
+    assert sum(f.done() for f in futures) == 10
+    await asyncio.sleep(0.01)
+    assert order == list(range(10))
+    for task in tasks[:10]:
+        limiter.release(task.result())
+    await asyncio.sleep(0.01)
+    assert order == list(range(20))
+    for task in tasks[10:]:
+        task.cancel()
+    await asyncio.gather(*tasks[10:], return_exceptions=True)
+    assert limiter.stats().in_flight == 10 and not limiter._waiters and limiter._woken == 0
+
+
+async def test_a_waiter_woken_for_a_slot_that_is_gone_keeps_its_place_at_the_front():
+    limiter = AdaptiveLimiter(2)
+    held = [await limiter.acquire(), await limiter.acquire()]
+    tasks, order = await _waiting(limiter, 3)
+    limiter.release(held[0])  # waiter 0 is woken ...
+    limiter.set_ceiling(1)  # ... and the slot is gone before it runs (one call still out)
+    await asyncio.sleep(0.01)
+    assert order == [] and limiter._woken == 0
+    limiter.release(held[1])
+    await asyncio.sleep(0.01)
+    assert order == [0]
+    for task in tasks[1:]:
+        task.cancel()
+    await asyncio.gather(*tasks[1:], return_exceptions=True)
+    limiter.release(tasks[0].result())
+
+
+async def test_a_waiter_cancelled_after_it_was_woken_hands_its_slot_on():
+    limiter = AdaptiveLimiter(1)
+    held = await limiter.acquire()
+    tasks, order = await _waiting(limiter, 2)
+    limiter.release(held)  # wakes waiter 0, which is cancelled before it runs
+    tasks[0].cancel()
+    await asyncio.sleep(0.01)
+    assert tasks[0].cancelled() and order == [1] and limiter._woken == 0
+    limiter.release(tasks[1].result())
+    assert limiter.stats().in_flight == 0
+
+
 def test_a_limiter_wakes_waiters_on_another_event_loop():
     limiter = AdaptiveLimiter(1)
     held = asyncio.run(limiter.acquire())
