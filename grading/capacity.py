@@ -70,8 +70,9 @@ itself included. A 429 for a call at level n says the provider did not take n of
   start from half of it, doubling back up to it in one round; refused just above it before,
   slow start ends there and probes above it as after a refusal; two probes answered there
   (the capacity grew since) and slow start goes on.
-- The limit only grows while it is used (at least half of it in flight), is capped by a user's
-  ceiling when there is one, and by ``MAX_LIMIT`` otherwise.
+- The limit only grows while it is used (at least half of it in flight or waited for: the
+  caller keeps ``waiting`` current), is capped by a user's ceiling when there is one, and
+  by ``MAX_LIMIT`` otherwise.
 """
 
 from __future__ import annotations
@@ -150,6 +151,9 @@ class CapacityEstimate:
         self.part = 1.0  # of the user's ceiling, this process's (the rest is its helpers')
         self.limit = float(min(initial, self.max_limit))
         self.in_flight = 0
+        # Calls waiting for a slot (the caller's count, kept current before each event):
+        # demand for the limit beyond what is in flight.
+        self.waiting = 0
         self.slow_start = True
         self.refused_at: float | None = None
         self.probe_rounds = FIRST_PROBE_ROUNDS
@@ -431,7 +435,11 @@ class CapacityEstimate:
         self.refused_at = max(self.refused_at, took + 1.0)
 
     def _succeeded(self, call: Call, now: float) -> None:
-        used = self.in_flight * 2 >= self.limit  # before this call ended
+        # Before this call ended; calls waiting for a slot count: an event loop takes in a
+        # round's answers one after another before the calls they free start (traced at a cap
+        # of 128: 6 of 16 in flight at the opening's last answer, and each wave went out one
+        # round late, the ramp twice as slow).
+        used = (self.in_flight + self.waiting) * 2 >= self.limit
         current = self._end(call)
         if call is self._edge_call:
             self._edge_done = now

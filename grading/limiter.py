@@ -174,6 +174,7 @@ class AdaptiveLimiter:
         """End a call. ``failed``: it failed otherwise (5xx, timeout): no lesson learned."""
         with self._lock:
             now = self._clock()
+            self.estimate.waiting = len(self._waiters) + self._woken
             if throttled:
                 self.estimate.refused(call, now, retry_after)
             elif failed:

@@ -41,6 +41,26 @@ async def test_the_limit_ramps_up_from_a_low_start_as_calls_succeed():
     assert limiter.stats().decreases == 0
 
 
+async def test_a_round_answered_in_one_batch_still_sends_the_next_wave_at_once():
+    # An event loop takes in a round's answers one after another before the calls they free
+    # start: at the last answer of the opening few calls are in flight, but many wait for a
+    # slot. The limit is used; the next wave goes out now, not a round later (traced at a cap
+    # of 128: every wave went out a round late, and the ramp took twice as long).
+    clock = FakeClock()
+    limiter = AdaptiveLimiter(clock=clock, initial=16)
+    opening = [await limiter.acquire() for _ in range(16)]
+    tasks, order = await _waiting(limiter, 40)
+    clock.now += 0.2
+    for call in opening:
+        limiter.release(call)
+    assert (limiter.estimate.limit, limiter.estimate.slots) == (16, 32)  # 16 probes armed
+    await asyncio.sleep(0.01)
+    assert len(order) == 32 and limiter.stats().in_flight == 32
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 async def test_the_limiter_tells_its_estimate_when_the_process_is_busy_for_most_of_a_core():
     clock, cpu = FakeClock(), FakeClock()
     cpu.now = 0.0
