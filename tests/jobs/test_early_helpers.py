@@ -157,6 +157,67 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_ctrl_c_while_the_opening_is_out_stops_the_helper_and_the_command_resumes(
+        db_url, tmp_path, fake_provider, capsys):
+    # The grading process has sent its opening round; its helper waits on standby for the
+    # go line, which comes only once the opening's answers have taught something. Ctrl-C
+    # lands between the two: no answer yet, calls in flight.
+    fake_provider.latency = 3.0
+    count = 120
+    argv = [*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+            "--db", db_url, "--workers", "2"]
+    command = [sys.executable, "-c", "import runpy, signal, sys; "
+               "signal.signal(signal.SIGINT, signal.default_int_handler); "
+               "sys.argv = ['rubric-workbench', *sys.argv[1:]]; "
+               "runpy.run_module('storage.cli', run_name='__main__')", *argv]
+    grade = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    try:
+        deadline = time.monotonic() + 60
+        while fake_provider.requests == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert fake_provider.requests > 0, "the opening round was not sent"
+        assert standby_helpers(db_url), "no helper was started"
+        assert fake_provider.answered == []  # the opening is still out
+        os.killpg(grade.pid, signal.SIGINT)
+        _, err = grade.communicate(timeout=60)
+    finally:
+        if grade.poll() is None:
+            grade.kill()
+    assert grade.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err, err
+    deadline = time.monotonic() + 10
+    while standby_helpers(db_url) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert standby_helpers(db_url) == []  # the helper did not outlive the command
+    sessions = open_database(db_url)
+    (run,) = runs.list_runs(sessions)
+    assert runs.list_grades(sessions, run.id) == []  # nothing answered, nothing stored
+
+    # The interrupted opening's calls are held by the provider until their 3 s are up (it
+    # answers into closed connections): let them end before counting what is asked next.
+    deadline = time.monotonic() + 10
+    while fake_provider.in_flight and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fake_provider.in_flight == 0
+
+    # The same command again: the same run, every response graded once.
+    fake_provider.latency = 0.01
+    asked_before = len(fake_provider.answered)
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+
+    assert status == 0, err
+    assert f"resuming run(s) {run.id}" in err
+    assert [r.id for r in runs.list_runs(sessions)] == [run.id]
+    grades = runs.list_grades(sessions, run.id)
+    assert len(grades) == count and all(g.score == 1.0 for g in grades)
+    assert_each_response_asked(fake_provider.answered[asked_before:], count)
+    assert standby_helpers(db_url) == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_a_standby_helper_told_to_go_without_runs_takes_none_of_the_database(
         db_url, sessions, fake_provider):
     version = make_rubric(sessions)
