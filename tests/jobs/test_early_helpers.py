@@ -7,11 +7,13 @@ Real processes, a real database (SQLite file and PostgreSQL) and the local fake 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from storage.jobs import autoscale, helper_processes
 from storage.jobs.helper_processes import go_line
 from storage.jobs.queue import DEFAULT_LEASE_SECONDS
 from storage.services import runs
+from tests.fault_provider import wait_until
 from tests.jobs.helpers import (
     assert_each_response_asked,
     chunk_holders,
@@ -45,6 +48,32 @@ def _standby_worker(db_url: str) -> subprocess.Popen:
     return subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+
+
+@contextlib.contextmanager
+def _grade_at_a_terminal(argv: list[str]) -> Iterator[subprocess.Popen]:
+    """``rubric-workbench <argv>`` in a process group of its own, where Ctrl-C raises
+    KeyboardInterrupt as from a terminal: Python leaves SIGINT ignored when it starts with
+    it ignored (a background job of a shell without job control, as CI's). Killed at the
+    end of the block if it still runs."""
+    command = [sys.executable, "-c", "import runpy, signal, sys; "
+               "signal.signal(signal.SIGINT, signal.default_int_handler); "
+               "sys.argv = ['rubric-workbench', *sys.argv[1:]]; "
+               "runpy.run_module('storage.cli', run_name='__main__')", *argv]
+    grade = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    try:
+        yield grade
+    finally:
+        if grade.poll() is None:
+            grade.kill()
+
+
+def _ctrl_c(grade: subprocess.Popen) -> str:
+    """Ctrl-C at a terminal signals the whole foreground process group; what it printed."""
+    os.killpg(grade.pid, signal.SIGINT)
+    return grade.communicate(timeout=60)[1]
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
@@ -129,27 +158,11 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
         db_url, tmp_path, fake_provider):
     # Ctrl-C at a terminal signals the whole foreground process group: here, the moment the
     # helper exists (the grading process is then importing litellm, seconds before grading).
-    argv = write_grade_inputs(tmp_path, 200)
-    # As from a terminal, Ctrl-C raises KeyboardInterrupt: Python leaves SIGINT ignored when
-    # it starts with it ignored (a background job of a shell without job control, as CI's).
-    command = [sys.executable, "-c", "import runpy, signal, sys; "
-               "signal.signal(signal.SIGINT, signal.default_int_handler); "
-               "sys.argv = ['rubric-workbench', *sys.argv[1:]]; "
-               "runpy.run_module('storage.cli', run_name='__main__')",
-               *argv, "--api-base", fake_provider.api_base, "--db", db_url, "--workers", "2"]
-    grade = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
-    try:
-        deadline = time.monotonic() + 60
-        while not standby_helpers(db_url) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert standby_helpers(db_url), "no helper was started"
-        os.killpg(grade.pid, signal.SIGINT)
-        _, err = grade.communicate(timeout=60)
-    finally:
-        if grade.poll() is None:
-            grade.kill()
+    argv = [*write_grade_inputs(tmp_path, 200), "--api-base", fake_provider.api_base,
+            "--db", db_url, "--workers", "2"]
+    with _grade_at_a_terminal(argv) as grade:
+        assert wait_until(lambda: standby_helpers(db_url), 60, 0.02), "no helper was started"
+        err = _ctrl_c(grade)
     assert grade.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err, err
     assert standby_helpers(db_url) == []
@@ -166,41 +179,21 @@ def test_ctrl_c_while_the_opening_is_out_stops_the_helper_and_the_command_resume
     count = 120
     argv = [*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
             "--db", db_url, "--workers", "2"]
-    command = [sys.executable, "-c", "import runpy, signal, sys; "
-               "signal.signal(signal.SIGINT, signal.default_int_handler); "
-               "sys.argv = ['rubric-workbench', *sys.argv[1:]]; "
-               "runpy.run_module('storage.cli', run_name='__main__')", *argv]
-    grade = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
-    try:
-        deadline = time.monotonic() + 60
-        while fake_provider.requests == 0 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert fake_provider.requests > 0, "the opening round was not sent"
+    with _grade_at_a_terminal(argv) as grade:
+        assert wait_until(lambda: fake_provider.requests, 60, 0.02), "no opening was sent"
         assert standby_helpers(db_url), "no helper was started"
         assert fake_provider.answered == []  # the opening is still out
-        os.killpg(grade.pid, signal.SIGINT)
-        _, err = grade.communicate(timeout=60)
-    finally:
-        if grade.poll() is None:
-            grade.kill()
+        err = _ctrl_c(grade)
     assert grade.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err, err
-    deadline = time.monotonic() + 10
-    while standby_helpers(db_url) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert standby_helpers(db_url) == []  # the helper did not outlive the command
+    assert wait_until(lambda: not standby_helpers(db_url), 10)  # it did not outlive the command
     sessions = open_database(db_url)
     (run,) = runs.list_runs(sessions)
     assert runs.list_grades(sessions, run.id) == []  # nothing answered, nothing stored
 
     # The interrupted opening's calls are held by the provider until their 3 s are up (it
     # answers into closed connections): let them end before counting what is asked next.
-    deadline = time.monotonic() + 10
-    while fake_provider.in_flight and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert fake_provider.in_flight == 0
+    assert wait_until(lambda: fake_provider.in_flight == 0, 10)
 
     # The same command again: the same run, every response graded once.
     fake_provider.latency = 0.01
