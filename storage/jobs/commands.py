@@ -390,12 +390,25 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
     if scaler is not None and scaler.helpers:
         helpers = scaler.helpers
         print(f"grading was CPU-bound: {plural_helpers(len(helpers))} joined", file=sys.stderr)
-    # Every run has ended: what a helper still does is look for more work (up to its poll
-    # interval) before it exits, and the command would wait for that.
-    stop_helpers(helpers)
+    # Every run has ended and every grade is stored (a chunk is done only once its grades
+    # are): the wall ends here. What a helper still does is exit, about 0.1 s of its
+    # interpreter's teardown (measured): it exits while the summary is made, and the command
+    # waits for it before it returns.
+    wall = time.monotonic() - started
+    for helper in helpers:
+        helper.terminate()
+    try:
+        return _report(sessions, args, run_ids, made_panels, wall)
+    finally:
+        stop_helpers(helpers, wait=True)
+
+
+def _report(sessions, args: argparse.Namespace, run_ids: Sequence[int], made_panels,
+            wall: float) -> int:
+    """The summary of a finished ``grade``, its panels, and ``--out``; the exit status."""
     from storage.engine import retry_db
 
-    status = retry_db(_summary, sessions, run_ids, time.monotonic() - started)
+    status = retry_db(_summary, sessions, run_ids, wall)
     for panel in made_panels:
         print(f"judge panel {panel.id}: {panel.rule} of runs "
               f"{', '.join(str(m.run.id) for m in panel.members)}; export with: "

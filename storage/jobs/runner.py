@@ -55,8 +55,11 @@ log = logging.getLogger(__name__)
 # How long a stopping run waits for the database to take the grades it has made.
 FINAL_STORE_SECONDS = 120.0
 # The owner's first look, once its own grades are done, at chunks other workers still hold;
-# each look after waits twice as long, up to a second.
-FIRST_LOOK = 0.05
+# each look after waits half as long again, up to a second. The run (and the command) ends
+# up to one pause after the last chunk does: a look is one small query, and the pauses
+# doubling from 0.05 s cost ``grade --workers 2`` 0.06-0.07 s of a 4 s run (measured).
+FIRST_LOOK = 0.02
+LOOK_GROWTH = 1.5
 
 
 @dataclass(frozen=True)
@@ -381,7 +384,7 @@ class RunExecution:
                     pause = FIRST_LOOK
                 else:
                     await self._wait_halt_or(asyncio.sleep(pause))
-                    pause = min(2 * pause, 1.0, self.heartbeat_interval)
+                    pause = min(LOOK_GROWTH * pause, 1.0, self.heartbeat_interval)
             if self.halt or pass_no > self.options.retry_passes:
                 return
             retry = await self.breaker.store(passes.take_transient, self.sessions, self.run.id)

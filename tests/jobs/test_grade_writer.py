@@ -131,3 +131,43 @@ def test_grades_arriving_while_a_batch_is_stored_wait_for_their_own_batch(sessio
     # About 0.3 s of grades per transaction (~5 batches), not a batch per store's worth of
     # arrivals (2 or 3 grades: ~9 batches).
     assert len(sizes) <= 6, sizes
+
+
+def test_a_backlog_is_stored_in_full_batches_not_a_flush_per_grade(sessions):
+    """Grades arriving faster than the database stores them: one flush at a time takes what
+    is queued when it starts, in full batches. A flush started for every grade added while
+    a batch's worth waited stored one grade each (measured CPU-bound, 200 x 8: 102
+    transactions for 200 grades, the last 0.2 s of them after the last call had ended)."""
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, 40)
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
+    sizes: list[int] = []
+    stored: list[int] = []
+
+    async def scenario():
+        writer = GradeWriter(sessions, run.id, StoreBreaker(), batch=4, seconds=5.0,
+                             on_stored=lambda grade, info: stored.append(info.response_id),
+                             on_unstored=lambda grade, exc: None)
+        from storage.jobs import grade_writer
+
+        store = grade_writer.record_grades
+
+        def slow(sessions_, run_id, batch):  # 4 grades per 0.1 s; they arrive at 100 a second
+            sizes.append(len(batch))
+            time.sleep(0.1)
+            return store(sessions_, run_id, batch)
+
+        grade_writer.record_grades = slow
+        try:
+            for response in responses:
+                writer.add(runs.NewGrade(response.id, _report()))
+                await asyncio.sleep(0.01)
+            await writer.close()
+        finally:
+            grade_writer.record_grades = store
+
+    asyncio.run(scenario())
+    assert sorted(stored) == sorted(r.id for r in responses)
+    assert len(runs.list_grades(sessions, run.id)) == 40
+    assert sum(sizes) == 40
+    assert len(sizes) <= 11, sizes  # 10 full batches (a last partial one at most)
