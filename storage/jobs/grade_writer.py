@@ -81,8 +81,8 @@ class GradeWriter:
             # One flush of our own at a time: the one under way (or waiting for the lock)
             # takes what is queued when it gets the lock, and when it ends it schedules the
             # next. A flush per grade added while 16 waited made a queue of one-grade
-            # transactions (measured, CPU-bound at 200 x 8: 102 transactions for 200
-            # grades, and 0.2 s of them stored after the last call had ended).
+            # transactions (traced CPU-bound at 200 x 8: 102 transactions for 200 grades,
+            # the last of them stored after the last call had ended).
             return
         task = asyncio.get_running_loop().create_task(self.flush())
         self._tasks.add(task)

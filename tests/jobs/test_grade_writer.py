@@ -96,37 +96,51 @@ def test_a_run_stores_its_grades_in_a_few_transactions(sessions, fake_provider):
     assert len(inserts) < 30, len(inserts)  # one per response before
 
 
+def _store_arriving(sessions, run_id: int, responses, *, every: float, store_seconds: float,
+                    **options) -> tuple[list[int], list[int]]:
+    """Add a grade per response, one every ``every`` s, to a writer whose database takes
+    ``store_seconds`` per transaction; close it. The sizes of the transactions, and the
+    responses stored."""
+    sizes: list[int] = []
+    stored: list[int] = []
+
+    async def scenario():
+        writer = GradeWriter(sessions, run_id, StoreBreaker(),
+                             on_stored=lambda grade, info: stored.append(info.response_id),
+                             on_unstored=lambda grade, exc: None, **options)
+        from storage.jobs import grade_writer
+
+        store = grade_writer.record_grades
+
+        def slow(sessions_, run_id_, batch):  # a slow database: grades arrive meanwhile
+            sizes.append(len(batch))
+            time.sleep(store_seconds)
+            return store(sessions_, run_id_, batch)
+
+        grade_writer.record_grades = slow
+        try:
+            for response in responses:
+                writer.add(runs.NewGrade(response.id, _report()))
+                await asyncio.sleep(every)
+            await writer.close()
+        finally:
+            grade_writer.record_grades = store
+
+    asyncio.run(scenario())
+    return sizes, stored
+
+
 def test_grades_arriving_while_a_batch_is_stored_wait_for_their_own_batch(sessions):
     """At a steady rate, a flush must not also drain what arrives during its own store: it
     made a chain of one-grade transactions (each costs milliseconds of the runner's CPU)."""
     version = make_rubric(sessions)
     dataset, responses = make_dataset(sessions, 24)
     run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
-    sizes: list[int] = []
 
-    async def scenario():
-        writer = GradeWriter(sessions, run.id, StoreBreaker(), seconds=0.3,
-                             on_stored=lambda grade, info: None,
-                             on_unstored=lambda grade, exc: None)
-        from storage.jobs import grade_writer
+    # one grade every 50 ms, for 1.2 s
+    sizes, _ = _store_arriving(sessions, run.id, responses, every=0.05, store_seconds=0.12,
+                               seconds=0.3)
 
-        store = grade_writer.record_grades
-
-        def counted(sessions_, run_id, batch):  # a slow database: grades arrive meanwhile
-            sizes.append(len(batch))
-            time.sleep(0.12)
-            return store(sessions_, run_id, batch)
-
-        grade_writer.record_grades = counted
-        try:
-            for response in responses:  # one grade every 50 ms, for 1.2 s
-                writer.add(runs.NewGrade(response.id, _report()))
-                await asyncio.sleep(0.05)
-            await writer.close()
-        finally:
-            grade_writer.record_grades = store
-
-    asyncio.run(scenario())
     assert sum(sizes) == 24 and len(runs.list_grades(sessions, run.id)) == 24
     # About 0.3 s of grades per transaction (~5 batches), not a batch per store's worth of
     # arrivals (2 or 3 grades: ~9 batches).
@@ -136,37 +150,16 @@ def test_grades_arriving_while_a_batch_is_stored_wait_for_their_own_batch(sessio
 def test_a_backlog_is_stored_in_full_batches_not_a_flush_per_grade(sessions):
     """Grades arriving faster than the database stores them: one flush at a time takes what
     is queued when it starts, in full batches. A flush started for every grade added while
-    a batch's worth waited stored one grade each (measured CPU-bound, 200 x 8: 102
-    transactions for 200 grades, the last 0.2 s of them after the last call had ended)."""
+    a batch's worth waited stored one grade each (traced CPU-bound, 200 x 8: 102
+    transactions for 200 grades)."""
     version = make_rubric(sessions)
     dataset, responses = make_dataset(sessions, 40)
     run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
-    sizes: list[int] = []
-    stored: list[int] = []
 
-    async def scenario():
-        writer = GradeWriter(sessions, run.id, StoreBreaker(), batch=4, seconds=5.0,
-                             on_stored=lambda grade, info: stored.append(info.response_id),
-                             on_unstored=lambda grade, exc: None)
-        from storage.jobs import grade_writer
+    # 4 grades per 0.1 s stored; they arrive at 100 a second
+    sizes, stored = _store_arriving(sessions, run.id, responses, every=0.01,
+                                    store_seconds=0.1, batch=4, seconds=5.0)
 
-        store = grade_writer.record_grades
-
-        def slow(sessions_, run_id, batch):  # 4 grades per 0.1 s; they arrive at 100 a second
-            sizes.append(len(batch))
-            time.sleep(0.1)
-            return store(sessions_, run_id, batch)
-
-        grade_writer.record_grades = slow
-        try:
-            for response in responses:
-                writer.add(runs.NewGrade(response.id, _report()))
-                await asyncio.sleep(0.01)
-            await writer.close()
-        finally:
-            grade_writer.record_grades = store
-
-    asyncio.run(scenario())
     assert sorted(stored) == sorted(r.id for r in responses)
     assert len(runs.list_grades(sessions, run.id)) == 40
     assert sum(sizes) == 40
