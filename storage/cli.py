@@ -141,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     except DatabaseUrlError as exc:  # $RUBRIC_WORKBENCH_DATABASE_URL (--db is checked above)
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C where a command does not say more (reading its input)
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

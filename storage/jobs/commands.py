@@ -28,6 +28,7 @@ from storage.errors import ImportProblemsError, Problem
 from storage.jobs.helper_processes import (
     EarlyHelpers,
     auto_scaler,
+    interrupts_held,
     plural_helpers,
     stop_helpers,
     take_go,
@@ -265,9 +266,11 @@ def grade_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     # Helpers import litellm on another core while this process stores the inputs and
     # imports it too; stopped again if the command ends before they are set to work.
-    early = EarlyHelpers(args.db or database_url(), args.workers, count,
-                         len(args.model) * len(args.grader))
+    early = None
     try:
+        with interrupts_held():  # a Ctrl-C as a helper is forked: it is still stopped
+            early = EarlyHelpers(args.db or database_url(), args.workers, count,
+                                 len(args.model) * len(args.grader))
         return _grade_inputs(args, rubric, mapping, count, print_, cost_cap, calibration,
                              early)
     except KeyboardInterrupt:  # before grading started (while grading, runs are cancelled)
@@ -275,7 +278,8 @@ def grade_command(args: argparse.Namespace) -> int:
               "on)", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
-        early.dismiss()
+        if early is not None:
+            early.dismiss()
 
 
 def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMapping,
@@ -676,7 +680,11 @@ def worker_command(args: argparse.Namespace) -> int:
         from storage.jobs.run_options import preload_litellm
 
         preload_litellm()
-        print("ready", flush=True)
+        try:
+            print("ready", flush=True)
+        except BrokenPipeError:  # the grading process is gone (interrupted): nobody to help
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_OK
     if args.standby:  # the database is opened once told to go: its runs may not exist yet
         told = take_go(sys.stdin.readline())
         if told is None:

@@ -245,6 +245,28 @@ def _dismiss(helper: subprocess.Popen) -> None:
         helper.wait()
 
 
+@contextlib.contextmanager
+def interrupts_held():
+    """Hold Ctrl-C (SIGINT) until the block ends, then raise it: a helper whose fork a
+    Ctrl-C interrupts is otherwise started and lost (``Popen`` never returns it, so nothing
+    stops it). Only where Python's own handler is in place, on the main thread."""
+    import signal
+    import threading
+
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if held:
+        raise KeyboardInterrupt
+
+
 def start_helpers(url: str, run_ids: Sequence[int], count: int, *,
                   standby: bool = False, part: float | None = None,
                   says_ready: bool | None = None) -> list[subprocess.Popen]:

@@ -169,6 +169,57 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
     assert fake_provider.answered == [] or "cancelled" in err  # graded nothing, or said so
 
 
+# A Ctrl-C at the terminal that lands while a helper is being forked: Python raises it
+# before ``Popen`` returns, as if no helper existed. Sent here the moment the helpers exist.
+_CTRL_C_AS_THE_HELPERS_ARE_FORKED = """
+import os, signal, sys, time
+from storage import cli
+from storage.jobs import helper_processes
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal
+start = helper_processes.start_helpers
+
+def started_then_interrupted(*args, **kwargs):
+    helpers = start(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.1)  # the interrupt is taken here, before the helpers are returned
+    return helpers
+
+helper_processes.start_helpers = started_then_interrupted
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_ctrl_c_as_the_helpers_are_forked_still_stops_them(db_url, tmp_path, fake_provider):
+    argv = [*write_grade_inputs(tmp_path, 200), "--api-base", fake_provider.api_base,
+            "--db", db_url, "--workers", "3"]
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_AS_THE_HELPERS_ARE_FORKED, *argv],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+
+    assert done.returncode == 130, done.stderr
+    assert "interrupted before grading" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert standby_helpers(db_url) == []  # both were stopped before the command returned
+    assert fake_provider.requests == 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_standby_helper_whose_grading_process_is_gone_exits_quietly(db_url):
+    # Its grading process was interrupted while the helper imported: nobody reads "ready".
+    helper = _standby_worker(db_url)
+    helper.stdout.close()
+    try:
+        status = helper.wait(120)
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+    err = helper.stderr.read()
+    assert status == 0, err
+    assert "error" not in err and "Traceback" not in err, err
+
+
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_ctrl_c_while_the_opening_is_out_stops_the_helper_and_the_command_resumes(
         db_url, tmp_path, fake_provider, capsys):
