@@ -630,7 +630,7 @@ def _summary(sessions, run_ids: Sequence[int], wall: float) -> int:
             print(f"       {p.error}")
         if p.failed or p.status != "done":
             status = EXIT_FAILED_GRADES
-    print(f"wall time {wall:.1f} s; export with: rubric-workbench export "
+    print(f"wall time {wall:.2f} s; export with: rubric-workbench export "
           + " ".join(f"--run {r}" for r in run_ids))
     return status
 
