@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Iterator
@@ -109,6 +110,7 @@ def current_revision(url: str | None = None) -> str | None:
         engine.dispose()
 
 
+@functools.cache  # the migration scripts do not change while a process runs
 def head_revision() -> str | None:
     from alembic.script import ScriptDirectory
 

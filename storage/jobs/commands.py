@@ -30,6 +30,7 @@ from storage.jobs.helper_processes import (
     auto_scaler,
     interrupts_held,
     plural_helpers,
+    prepare_standby,
     stop_helpers,
     take_go,
     wait_ready,
@@ -686,6 +687,7 @@ def worker_command(args: argparse.Namespace) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_OK
     if args.standby:  # the database is opened once told to go: its runs may not exist yet
+        prepare_standby(getattr(args, "own_process", False))
         told = take_go(sys.stdin.readline())
         if told is None:
             return EXIT_OK  # not needed after all
