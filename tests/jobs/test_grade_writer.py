@@ -164,3 +164,38 @@ def test_a_backlog_is_stored_in_full_batches_not_a_flush_per_grade(sessions):
     assert len(runs.list_grades(sessions, run.id)) == 40
     assert sum(sizes) == 40
     assert len(sizes) <= 11, sizes  # 10 full batches (a last partial one at most)
+
+
+def test_an_unexpected_error_in_a_flush_is_logged_and_later_grades_are_still_stored(
+        sessions, caplog):
+    # Database faults are handled in _store; anything else escaping a flush of the writer's
+    # own (here the runner's callback) is logged, and the writer goes on storing.
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, 4)
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
+    seen = []
+
+    def on_stored(grade, info):
+        seen.append(info.response_id)
+        if len(seen) == 1:
+            raise RuntimeError("a bug in the callback")
+
+    async def scenario():
+        writer = GradeWriter(sessions, run.id, StoreBreaker(), batch=2, seconds=60,
+                             on_stored=on_stored, on_unstored=lambda grade, exc: None)
+        for response in responses[:2]:
+            writer.add(runs.NewGrade(response.id, _report()))  # a full batch: flushed
+        for _ in range(200):
+            if not writer._tasks:
+                break
+            await asyncio.sleep(0.01)
+        for response in responses[2:]:
+            writer.add(runs.NewGrade(response.id, _report()))
+        await writer.close()
+
+    asyncio.run(scenario())
+    assert f"storing grades of run {run.id} failed" in caplog.text
+    assert "a bug in the callback" in caplog.text
+    assert sorted(g.response_id for g in runs.list_grades(sessions, run.id)) == sorted(
+        r.id for r in responses)
+    assert seen[-2:] == [r.id for r in responses[2:]]  # the later batch went through in full
