@@ -32,6 +32,7 @@ from storage.jobs.helper_processes import (
     plural_helpers,
     prepare_standby,
     stop_helpers,
+    stop_when_orphaned,
     take_go,
     wait_ready,
 )
@@ -672,6 +673,7 @@ def worker_command(args: argparse.Namespace) -> int:
 
     configure_logging(args.verbose)
     url = args.db or database_url()
+    parent = os.getppid()  # a standby helper's grading process: it stops when that is gone
     if args.part is not None:
         from grading.limiter import share_ceilings
 
@@ -716,7 +718,13 @@ def worker_command(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await worker.run(stop, until_idle=args.until_idle)
+        orphaned = (asyncio.create_task(stop_when_orphaned(stop, parent)) if args.standby
+                    else None)
+        try:
+            await worker.run(stop, until_idle=args.until_idle)
+        finally:
+            if orphaned is not None:
+                orphaned.cancel()
 
     asyncio.run(serve())
     failed = sum(1 for r in worker.results if r.status == "failed" or r.failed)

@@ -233,6 +233,20 @@ def take_go(line: str) -> list[int] | None:
     return [int(run_id) for run_id in told.get("runs", ())]
 
 
+async def stop_when_orphaned(stop: asyncio.Event, parent: int, every: float = 0.5) -> None:
+    """Set ``stop`` once this helper's grading process (``parent``) is gone: killed with no
+    time to stop its helpers (SIGKILL, the out-of-memory killer), it left them grading, and
+    paying for calls, for a command that no longer ran. What they graded is stored; their
+    chunks go back to the run, which the same ``grade`` command resumes."""
+    while not stop.is_set():
+        if os.getppid() != parent:
+            print("the grade command that started this helper is gone: stopping",
+                  file=sys.stderr, flush=True)
+            stop.set()
+            return
+        await asyncio.sleep(every)
+
+
 def prepare_standby(own_process: bool) -> None:
     """What a standby helper would do after "go" and can do before it, while the grading
     process stores its inputs and makes its opening round: import the migration tool and

@@ -169,6 +169,48 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
     assert fake_provider.answered == [] or "cancelled" in err  # graded nothing, or said so
 
 
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_helper_stops_when_its_grade_command_is_killed_and_the_command_resumes(
+        db_url, tmp_path, fake_provider, capsys):
+    # SIGKILL (the out-of-memory killer, a CI timeout) leaves the command no time to stop
+    # its helpers: the helper notices and stops instead of grading on for nobody.
+    fake_provider.latency = 0.2
+    count = 200
+    argv = [*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+            "--db", db_url, "--workers", "2"]
+
+    sessions = open_database(db_url)  # migrated here once, not by every look below
+
+    def both_grading() -> bool:
+        return len([h for h in chunk_holders(sessions) if h]) == 2
+
+    with _grade_at_a_terminal(argv) as grade:
+        if not wait_until(both_grading, 120, 0.05):
+            grade.kill()
+            pytest.fail(f"the helper never took a chunk: {grade.communicate(timeout=30)}")
+        grade.kill()
+        grade.wait(10)
+        assert wait_until(lambda: not standby_helpers(db_url), 15), "the helper grades on"
+        err = grade.stderr.read()
+    assert "the grade command that started this helper is gone: stopping" in err, err
+    assert "Traceback" not in err, err
+    assert wait_until(lambda: fake_provider.in_flight == 0, 10)
+    asked = fake_provider.requests
+    time.sleep(1.0)
+    assert fake_provider.requests == asked  # nothing is asked for the killed command
+
+    # The same command again: the same run, every response graded.
+    fake_provider.latency = 0.01
+    status = cli.main(argv)
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    (run,) = runs.list_runs(sessions)
+    assert f"resuming run(s) {run.id}" in out.err
+    grades = runs.list_grades(sessions, run.id)
+    assert len(grades) == count and all(g.score == 1.0 for g in grades)
+    assert standby_helpers(db_url) == []
+
+
 # A Ctrl-C at the terminal that lands while a helper is being forked: Python raises it
 # before ``Popen`` returns, as if no helper existed. Sent here the moment the helpers exist.
 _CTRL_C_AS_THE_HELPERS_ARE_FORKED = """
