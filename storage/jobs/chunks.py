@@ -165,15 +165,28 @@ def open_chunks(sessions: SessionFactory, run_ids: Sequence[int]) -> int:
 
 def joinable_run(sessions: SessionFactory, worker_id: str, *, lease_seconds: float,
                  among: Sequence[int] | None = None, exclude: Sequence[int] = ()) -> int | None:
-    """A running run another worker holds, with a chunk to claim, for a helper to join."""
+    """A running run another worker holds, with a chunk to claim, for a helper to join.
+
+    Never a run with a cost cap: its owner keeps the cap (``storage.jobs.cost_budget``) by
+    counting the responses it has in flight, which a helper's are not (two processes each
+    spent up to the whole cap)."""
     run, chunk = m.RunRow, m.RunChunkRow
-    query = (select(run.id).where(
+    query = (select(run.id, run.settings).where(
         run.status == "running", run.claimed_by != worker_id,
         exists().where(chunk.run_id == run.id, _claimable(lease_seconds)),
-    ).order_by(run.id).limit(1))
+    ).order_by(run.id))
     if among is not None:
         query = query.where(run.id.in_(list(among)))
     if exclude:
         query = query.where(run.id.not_in(list(exclude)))
     with sessions() as session:
-        return session.scalar(query)
+        for run_id, settings in session.execute(query):
+            if not has_cost_cap(settings):
+                return run_id
+    return None
+
+
+def has_cost_cap(settings: dict | None) -> bool:
+    """A run's stored settings set a cost cap (``RunSettings.extra["cost_cap"]``)."""
+    extra = (settings or {}).get("extra") or {}
+    return bool(extra.get("cost_cap"))

@@ -239,6 +239,14 @@ def grade_command(args: argparse.Namespace) -> int:
     if isinstance(cost_cap, str):
         _error(cost_cap)
         return EXIT_USAGE
+    if cost_cap is not None and args.workers != 1:
+        # The cap is kept by the process that counts every response in flight against it:
+        # with helpers, each counted only its own, and together they spent up to the cap
+        # each. A run with a cap is never joined by a helper (chunks.joinable_run).
+        if isinstance(args.workers, int):
+            print(f"--cost-cap is kept by the one process that grades each run: grading with "
+                  f"1 process, not {args.workers}", file=sys.stderr)
+        args.workers = 1
     from storage.jobs.panel_grade import panel_problem
 
     problem = panel_problem(args)

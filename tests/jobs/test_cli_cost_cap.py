@@ -64,3 +64,20 @@ def test_a_cap_on_a_model_with_no_price_is_refused_before_anything_is_written(
     assert "--cost-cap cannot be kept: litellm has no price for openai/fake-judge" in err
     assert "Traceback" not in err and fake_provider.requests == 0
     assert runs.list_runs(open_database(f"sqlite:///{files / 'cli.db'}")) == []
+
+
+def test_a_cap_with_several_workers_grades_with_one_process_and_says_so(files, fake_provider,
+                                                                         capsys):
+    # Each process could count only its own responses in flight against the cap.
+    status = cli.main(["grade", "--rubric", str(files / "rubric.yaml"), "--responses",
+                       str(files / "r.csv"), "--grader", "per-criterion", "--model", PRICED,
+                       "--api-base", fake_provider.api_base, "--db",
+                       f"sqlite:///{files / 'cli.db'}", "--no-cache", "--workers", "2",
+                       "--cost-cap", "50"])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert ("--cost-cap is kept by the one process that grades each run: grading with "
+            "1 process, not 2") in err
+    assert "helper worker(s) ready" not in err  # no helper was started
+    [run] = runs.list_runs(open_database(f"sqlite:///{files / 'cli.db'}"))
+    assert run.status == "done" and run.graded_count == 8

@@ -3,6 +3,7 @@ it once it spent that much: failed, saying why, with the rest pending."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -156,3 +157,28 @@ def test_a_run_stopped_short_of_its_cap_and_requeued_sends_nothing_more(sessions
     assert fake_provider.requests == 9 and after.cost == pytest.approx(0.9)
     assert "would have gone over it" in after.error
     assert len(runs.pending_response_ids(sessions, info.id)) == 9
+
+
+def test_a_run_with_a_cost_cap_is_never_joined_by_a_helper(sessions, fake_provider):
+    # Its owner counts the responses it has in flight against the cap; a helper's it could
+    # not, and each process spent up to the whole cap. Another worker takes whole runs only.
+    from collections import Counter
+
+    from storage.jobs.worker import Worker
+    from tests.jobs.helpers import chunk_holders
+
+    fake_provider.latency = 0.02
+    capped = _run(sessions, fake_provider.api_base, cap=100.0, count=40)
+    workers = [Worker(sessions, worker_id=f"w{i}", max_runs=1, poll_interval=0.05)
+               for i in range(2)]
+
+    async def both() -> None:
+        await asyncio.gather(*(w.run(asyncio.Event(), until_idle=True) for w in workers))
+
+    asyncio.run(both())
+
+    info = runs.get_run(sessions, capped.id)
+    assert info.status == "done" and info.graded_count == 40
+    holders = chunk_holders(sessions, capped.id)
+    assert set(holders) == {info.claimed_by}, holders  # every chunk graded by its owner
+    assert Counter(r.run_id for w in workers for r in w.results) == {capped.id: 1}
