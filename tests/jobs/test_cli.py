@@ -200,3 +200,22 @@ def test_grade_next_to_a_running_worker_never_grades_a_response_twice(files, fak
     one_shot = {k: v for k, v in asked.items() if k[1] == "criteria_verdicts"}
     assert len(per_criterion) == len(one_shot) == 6  # 2 models x 3 responses
     assert set(per_criterion.values()) == {2} and set(one_shot.values()) == {1}
+
+
+def test_ctrl_c_while_the_inputs_are_read_ends_the_command_with_one_line(
+        files, fake_provider, capsys, monkeypatch):
+    # Before any helper or run exists (a large responses file being read): no traceback.
+    from storage.jobs import commands
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "_read_inputs", interrupted)
+    (files / "r.csv").write_text("id,text\na,first answer\n")
+    try:
+        status = _grade(files, fake_provider, "r.csv")
+    except KeyboardInterrupt:
+        pytest.fail("the interrupt left the command as a traceback")
+    assert status == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
+    assert fake_provider.requests == 0

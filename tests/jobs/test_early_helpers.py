@@ -76,6 +76,29 @@ def _ctrl_c(grade: subprocess.Popen) -> str:
     return grade.communicate(timeout=60)[1]
 
 
+def _grade_argv(tmp_path, db_url: str, fake_provider, count: int, workers: str = "2",
+                *extra: str) -> list[str]:
+    """``grade``'s arguments for ``count`` responses against the fake provider."""
+    return [*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
+            "--db", db_url, "--workers", workers, *extra]
+
+
+def _the_same_command_resumes(argv: list[str], db_url: str, run_id: int, count: int,
+                              capsys) -> str:
+    """``grade`` run again after it was stopped: it resumes run ``run_id`` (no other run is
+    made), grades every response and leaves no helper behind; what it printed."""
+    sessions = open_database(db_url)
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert f"resuming run(s) {run_id}" in err
+    assert [r.id for r in runs.list_runs(sessions)] == [run_id]
+    grades = runs.list_grades(sessions, run_id)
+    assert len(grades) == count and all(g.score == 1.0 for g in grades)
+    assert standby_helpers(db_url) == []
+    return err
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
 def test_a_helper_started_before_its_runs_exist_helps_with_the_runs_it_is_told_only(
         db_url, sessions, fake_provider):
@@ -139,8 +162,7 @@ def test_workers_2_grades_each_response_once_with_its_early_helper(
         db_url, tmp_path, fake_provider, capsys):
     fake_provider.latency = 0.05
     count = 200
-    status = cli.main([*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
-                       "--db", db_url, "--workers", "2"])
+    status = cli.main(_grade_argv(tmp_path, db_url, fake_provider, count))
     err = capsys.readouterr().err
 
     assert status == 0, err
@@ -158,8 +180,7 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
         db_url, tmp_path, fake_provider):
     # Ctrl-C at a terminal signals the whole foreground process group: here, the moment the
     # helper exists (the grading process is then importing litellm, seconds before grading).
-    argv = [*write_grade_inputs(tmp_path, 200), "--api-base", fake_provider.api_base,
-            "--db", db_url, "--workers", "2"]
+    argv = _grade_argv(tmp_path, db_url, fake_provider, 200)
     with _grade_at_a_terminal(argv) as grade:
         assert wait_until(lambda: standby_helpers(db_url), 60, 0.02), "no helper was started"
         err = _ctrl_c(grade)
@@ -176,8 +197,7 @@ def test_a_helper_stops_when_its_grade_command_is_killed_and_the_command_resumes
     # its helpers: the helper notices and stops instead of grading on for nobody.
     fake_provider.latency = 0.2
     count = 200
-    argv = [*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
-            "--db", db_url, "--workers", "2"]
+    argv = _grade_argv(tmp_path, db_url, fake_provider, count)
 
     sessions = open_database(db_url)  # migrated here once, not by every look below
 
@@ -201,14 +221,8 @@ def test_a_helper_stops_when_its_grade_command_is_killed_and_the_command_resumes
 
     # The same command again: the same run, every response graded.
     fake_provider.latency = 0.01
-    status = cli.main(argv)
-    out = capsys.readouterr()
-    assert status == 0, out.err
     (run,) = runs.list_runs(sessions)
-    assert f"resuming run(s) {run.id}" in out.err
-    grades = runs.list_grades(sessions, run.id)
-    assert len(grades) == count and all(g.score == 1.0 for g in grades)
-    assert standby_helpers(db_url) == []
+    _the_same_command_resumes(argv, db_url, run.id, count, capsys)
 
 
 # A Ctrl-C at the terminal that lands while a helper is being forked: Python raises it
@@ -234,8 +248,7 @@ sys.exit(cli.main(sys.argv[1:]))
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_ctrl_c_as_the_helpers_are_forked_still_stops_them(db_url, tmp_path, fake_provider):
-    argv = [*write_grade_inputs(tmp_path, 200), "--api-base", fake_provider.api_base,
-            "--db", db_url, "--workers", "3"]
+    argv = _grade_argv(tmp_path, db_url, fake_provider, 200, "3")
     done = subprocess.run([sys.executable, "-c", _CTRL_C_AS_THE_HELPERS_ARE_FORKED, *argv],
                           cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
@@ -270,8 +283,7 @@ def test_ctrl_c_while_the_opening_is_out_stops_the_helper_and_the_command_resume
     # lands between the two: no answer yet, calls in flight.
     fake_provider.latency = 3.0
     count = 120
-    argv = [*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
-            "--db", db_url, "--workers", "2"]
+    argv = _grade_argv(tmp_path, db_url, fake_provider, count)
     with _grade_at_a_terminal(argv) as grade:
         assert wait_until(lambda: fake_provider.requests, 60, 0.02), "no opening was sent"
         assert standby_helpers(db_url), "no helper was started"
@@ -291,16 +303,8 @@ def test_ctrl_c_while_the_opening_is_out_stops_the_helper_and_the_command_resume
     # The same command again: the same run, every response graded once.
     fake_provider.latency = 0.01
     asked_before = len(fake_provider.answered)
-    status = cli.main(argv)
-    err = capsys.readouterr().err
-
-    assert status == 0, err
-    assert f"resuming run(s) {run.id}" in err
-    assert [r.id for r in runs.list_runs(sessions)] == [run.id]
-    grades = runs.list_grades(sessions, run.id)
-    assert len(grades) == count and all(g.score == 1.0 for g in grades)
+    _the_same_command_resumes(argv, db_url, run.id, count, capsys)
     assert_each_response_asked(fake_provider.answered[asked_before:], count)
-    assert standby_helpers(db_url) == []
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
@@ -344,8 +348,7 @@ def test_ctrl_c_after_the_runs_exist_and_before_grading_resumes_with_the_same_co
         db_url, tmp_path, fake_provider, capsys, workers):
     fake_provider.latency = 0.01
     count = 120
-    argv = [*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
-            "--db", db_url, "--workers", workers]
+    argv = _grade_argv(tmp_path, db_url, fake_provider, count, workers)
     done = subprocess.run([sys.executable, "-c", _INTERRUPTED_IN_THE_IMPORT, *argv], cwd=ROOT,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
@@ -361,17 +364,9 @@ def test_ctrl_c_after_the_runs_exist_and_before_grading_resumes_with_the_same_co
     # The same command again: the same run, taken over at once (the process that claimed it
     # is gone), every response graded once.
     started = time.monotonic()
-    status = cli.main(argv)
-    err = capsys.readouterr().err
-
-    assert status == 0, err
-    assert f"resuming run(s) {run.id}" in err
+    _the_same_command_resumes(argv, db_url, run.id, count, capsys)
     assert time.monotonic() - started < DEFAULT_LEASE_SECONDS  # not once the claim lapsed
-    assert [r.id for r in runs.list_runs(sessions)] == [run.id]
-    grades = runs.list_grades(sessions, run.id)
-    assert len(grades) == count and all(g.score == 1.0 for g in grades)
     assert_each_response_asked(fake_provider.answered, count)
-    assert standby_helpers(db_url) == []
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
@@ -381,8 +376,8 @@ def test_more_workers_than_calls_allowed_grade_with_as_many_processes_as_calls(
     # --concurrency 2 would keep three.
     fake_provider.latency = 0.05
     count = 150
-    status = cli.main([*write_grade_inputs(tmp_path, count), "--api-base", fake_provider.api_base,
-                       "--db", db_url, "--workers", "3", "--concurrency", "2"])
+    status = cli.main(_grade_argv(tmp_path, db_url, fake_provider, count, "3",
+                                  "--concurrency", "2"))
     err = capsys.readouterr().err
 
     assert status == 0, err
