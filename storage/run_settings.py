@@ -116,6 +116,13 @@ class RunSettings(ScoringSettings):
         return self.model_dump(mode="json")
 
 
+def cost_cap_of(extra: dict[str, Any] | None) -> float | None:
+    """The cost cap (USD) a run's ``extra`` settings set, or None: the one reading of it, for
+    the grading process (``JobOptions``) and for the chunks a helper may join."""
+    cap = (extra or {}).get("cost_cap")
+    return float(cap) if cap else None
+
+
 def _secret_keys(data: dict[str, Any]) -> set[str]:
     found: set[str] = set()
     for key, value in data.items():

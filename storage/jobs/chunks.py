@@ -17,6 +17,7 @@ from sqlalchemy import ColumnElement, and_, delete, exists, func, or_, select, u
 
 from storage import models as m
 from storage.engine import SessionFactory
+from storage.run_settings import cost_cap_of
 
 CHUNK_SIZE = 25
 # The last chunks are smaller (guided self-scheduling, Polychronopoulos and Kuck 1987): each
@@ -181,12 +182,6 @@ def joinable_run(sessions: SessionFactory, worker_id: str, *, lease_seconds: flo
         query = query.where(run.id.not_in(list(exclude)))
     with sessions() as session:
         for run_id, settings in session.execute(query):
-            if not has_cost_cap(settings):
+            if cost_cap_of((settings or {}).get("extra")) is None:
                 return run_id
     return None
-
-
-def has_cost_cap(settings: dict | None) -> bool:
-    """A run's stored settings set a cost cap (``RunSettings.extra["cost_cap"]``)."""
-    extra = (settings or {}).get("extra") or {}
-    return bool(extra.get("cost_cap"))

@@ -406,7 +406,7 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
         print(f"grading was CPU-bound: {plural_helpers(len(helpers))} joined", file=sys.stderr)
     # Every run has ended and every grade is stored (a chunk is done only once its grades
     # are): the wall ends here. What a helper still does is exit, about 0.1 s of its
-    # interpreter's teardown (measured): it exits while the summary is made, and the command
+    # interpreter's teardown (traced): it exits while the summary is made, and the command
     # waits for it before it returns.
     wall = time.monotonic() - started
     for helper in helpers:

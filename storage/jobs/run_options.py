@@ -17,7 +17,7 @@ from grading.autograders.base import Autograder
 from grading.calibration import RubricExamples
 from grading.retry import DEFAULT_CALL_DEADLINE
 from storage.jobs import passes
-from storage.run_settings import RunSettings
+from storage.run_settings import RunSettings, cost_cap_of
 
 GRADER_CLASSES: dict[str, type[Autograder]] = {
     "per_criterion": PerCriterionGrader,
@@ -60,7 +60,7 @@ class JobOptions:
             transport_retries=int(extra.get("transport_retries", TRANSPORT_RETRIES)),
             retry_passes=int(extra.get("retry_passes", passes.DEFAULT_RETRY_PASSES)),
             pass_delay=float(extra.get("pass_delay", passes.DEFAULT_PASS_DELAY)),
-            cost_cap=float(extra["cost_cap"]) if extra.get("cost_cap") else None,
+            cost_cap=cost_cap_of(extra),
             litellm_extra={k: v for k, v in extra.items() if k not in JOB_OPTIONS},
         )
 
