@@ -219,8 +219,8 @@ def _warm_up(api_base: str, mode: str) -> None:
 
 
 def _trace_limiter(path: str) -> None:
-    """``--trace``: every call the limiter ends (its level, how it ended, the limit after),
-    as JSON lines in ``path`` at exit: where 429s came from."""
+    """``--trace``: every call the limiter ends (when it started, its level, how it ended,
+    the limit after), as JSON lines in ``path`` at exit: where 429s came from."""
     import atexit
 
     from grading.capacity import CapacityEstimate
@@ -233,7 +233,8 @@ def _trace_limiter(path: str) -> None:
 
         def wrapper(self, call, now, *rest):
             original(self, call, now, *rest)
-            events.append((round(now - started, 4), name, call.level, call.wave,
+            events.append((round(now - started, 4), round(call.started - started, 4), name,
+                           call.level, call.wave,
                            round(self.limit, 1), self.in_flight, self.slow_start,
                            self.refused_at))
 
@@ -244,7 +245,7 @@ def _trace_limiter(path: str) -> None:
 
     def dump() -> None:
         with open(path, "w", encoding="utf-8") as out:
-            fields = ("t", "end", "level", "wave", "limit", "in_flight", "slow_start",
+            fields = ("t", "started", "end", "level", "wave", "limit", "in_flight", "slow_start",
                       "refused_at")
             for event in events:
                 out.write(json.dumps(dict(zip(fields, event, strict=True))) + "\n")

@@ -8,6 +8,8 @@ import contextlib
 import threading
 from typing import Any
 
+from grading.lean_completions import use_lean_completions
+
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 TOO_LARGE_MARKER = "answer larger than"
 
@@ -93,7 +95,8 @@ _clients_lock = threading.Lock()
 
 def capped_openai_client(loop: Any, *, api_base: str | None, api_key: str | None,
                          limit: int = MAX_RESPONSE_BYTES) -> Any:
-    """An ``openai.AsyncOpenAI`` for litellm's ``client=`` that refuses oversized answers."""
+    """An ``openai.AsyncOpenAI`` for litellm's ``client=`` that refuses oversized answers (and
+    sends plain requests past the SDK's transform: ``grading.lean_completions``)."""
     key = (api_base, api_key, limit)
     client = _clients.get(loop, {}).get(key)
     if client is not None:
@@ -109,10 +112,10 @@ def capped_openai_client(loop: Any, *, api_base: str | None, api_key: str | None
         per_loop = _clients.setdefault(loop, {})
         client = per_loop.get(key)
         if client is None:
-            client = per_loop[key] = openai.AsyncOpenAI(
+            client = per_loop[key] = use_lean_completions(openai.AsyncOpenAI(
                 api_key=api_key, base_url=api_base, max_retries=0,
                 http_client=httpx.AsyncClient(transport=_capped_transport(limit),
-                                              follow_redirects=True))
+                                              follow_redirects=True)))
     return client
 
 
