@@ -10,8 +10,11 @@ itself included. A 429 for a call at level n says the provider did not take n of
   waiting before the first answer, ``expect``: one call per ``OPENING_WORK``, up to
   ``MAX_OPENING``, as RFC 6928 widens TCP's first window), the limit doubles every
   round of calls, but by at most ``MAX_STEP`` per round, which bounds the overshoot of the
-  last round. Growth goes out as a *wave* of probes, calls above the limit; the limit rises
-  to the levels the provider answered. At the first 429 slow start ends, and the limit stays
+  last round; with the work known (``expect``), by one call per ``STEP_WORK`` calls still
+  to make when that is more, so that the overshoot, refused once, stays within 1% of the
+  work: a long run at a high cap reaches it in a few rounds instead of cap / 16. Growth
+  goes out as a *wave* of probes, calls above the limit; the limit rises to the levels the
+  provider answered. At the first 429 slow start ends, and the limit stays
   below the lowest level refused, where calls were answered (not at a fraction of the
   overshoot); for the opening round, all sent before any answer, at as many calls as the
   provider answered of it (its requests reach the provider in another order than their
@@ -88,6 +91,8 @@ OPENING_WORK = 100
 MAX_OPENING = 16
 MAX_LIMIT = 1024
 MAX_STEP = 16  # calls per round the limit may grow by, in slow start and while climbing
+# ... or one per STEP_WORK calls of the work still to make (``expect``), when that is more.
+STEP_WORK = 100
 MAX_PAUSE = 60.0
 DECREASE = 0.9
 FIRST_PROBE_ROUNDS = 8
@@ -154,6 +159,7 @@ class CapacityEstimate:
         # Calls waiting for a slot (the caller's count, kept current before each event):
         # demand for the limit beyond what is in flight.
         self.waiting = 0
+        self.work = 0  # calls to make in all, as known before the first answer (``expect``)
         self.slow_start = True
         self.refused_at: float | None = None
         self.probe_rounds = FIRST_PROBE_ROUNDS
@@ -267,9 +273,11 @@ class CapacityEstimate:
 
     @property
     def max_step(self) -> int:
-        """Calls per round the limit may grow by: ``MAX_STEP``, this process's part of it
+        """Calls per round the limit may grow by: ``MAX_STEP``, or one per ``STEP_WORK`` calls
+        of the work still to make (``expect``) when that is more; this process's part of it
         when several split the work (``part``), so their overshoot together is one's."""
-        return max(1, math.floor(MAX_STEP * self.part + 1e-9))
+        step = max(MAX_STEP, (self.work - self.samples) // STEP_WORK)
+        return max(1, math.floor(step * self.part + 1e-9))
 
     def _clip(self) -> None:
         self.limit = min(self.limit, float(self.max_limit))
@@ -373,7 +381,10 @@ class CapacityEstimate:
         into a small cap then costs at most 1% of the work; a long run at a high cap
         saves rounds of slow start in which the CPU is idle. Never lowers the limit; does
         nothing once a call has ended, after ``resume`` (the last process's level is the
-        better guide) or above a user's ceiling."""
+        better guide) or above a user's ceiling. Before any answer, ``calls`` is also the
+        work that bounds the growth of a round (``max_step``)."""
+        if self.samples == 0:
+            self.work = max(self.work, calls)
         if not (self._opening and self.slow_start and self.samples == 0
                 and not self._resume_to and self.refusals == 0):
             return

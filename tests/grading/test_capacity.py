@@ -10,6 +10,7 @@ from grading.capacity import (
     MAX_OPENING,
     MAX_PAUSE,
     MAX_STEP,
+    STEP_WORK,
     Call,
     CapacityEstimate,
 )
@@ -126,6 +127,49 @@ def test_work_waiting_before_the_first_answer_widens_the_opening():
     before = answered.limit
     answered.expect(1600)  # too late: slow start has begun
     assert answered.limit == before
+
+
+def test_the_step_of_a_round_grows_with_the_work_still_to_make():
+    unknown = CapacityEstimate()
+    assert unknown.max_step == MAX_STEP
+    small = CapacityEstimate()
+    small.expect(1600)  # 16 calls of overshoot are 1% of it already
+    assert small.max_step == MAX_STEP
+    large = CapacityEstimate()
+    large.expect(16_000)
+    assert large.max_step == 16_000 // STEP_WORK
+    for _ in range(8_000):
+        large.succeeded(large.start(0.0), 0.2)
+    assert large.max_step == 8_000 // STEP_WORK  # half the work is done
+    large.expect(1_000_000)  # after the first answer it is no longer taken as the work
+    assert large.max_step == 8_000 // STEP_WORK
+    half = CapacityEstimate()
+    half.set_part(0.5)  # one of two processes splitting the run: half of the step
+    half.expect(16_000)
+    assert half.max_step == 16_000 // STEP_WORK // 2
+
+
+@pytest.mark.parametrize("cap", [8, 32, 128, 512])
+def test_a_long_run_at_a_high_cap_ramps_up_in_a_few_rounds_with_rare_refusals(cap):
+    # A hosted judge (2 s a call) and 16,000 calls: growing by 16 a round, the ramp to a cap
+    # of 512 took 16 rounds past 16, more than half as long as the whole run at the cap.
+    def run(estimate: CapacityEstimate) -> Simulation:
+        return Simulation(estimate, cap_of(cap), flat(2.0), refusal_latency=HELD,
+                          work=16_000).run(until=10_000.0)
+
+    knew = CapacityEstimate()
+    knew.seed(float(cap))
+    reference = run(knew)
+    known = CapacityEstimate()
+    known.expect(16_000)
+    sim, by_max_step = run(known), run(CapacityEstimate())
+    assert sim.finished() and by_max_step.finished() and reference.finished()
+    # The overshoot of the round that crosses the cap, at most a step: 1% of the work.
+    assert sim.refused_share <= 0.01, (sim.refused, sim.calls)
+    assert sim.now <= 1.2 * reference.now, (sim.now, reference.now)
+    assert sim.now <= by_max_step.now + 2.0  # never slower by as much as a round
+    if cap == 512:  # what the work-scaled step saves
+        assert by_max_step.now >= 1.3 * sim.now, (by_max_step.now, sim.now)
 
 
 @pytest.mark.parametrize("cap", [6, 8, 32, 128])
