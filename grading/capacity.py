@@ -103,6 +103,7 @@ MIN_LATENCY_RISE = 0.005  # seconds: below this, latency "rising" is noise
 LATENCY_WARMUP = 20  # samples before the delay signal is trusted
 BASELINE_SAMPLES = 40
 LONG_SECONDS = 30.0  # the latency baseline is the lowest average of about this long
+RAISE_TRIAL = 8.0  # rounds (of the baseline latency) in which a refused raise was luck
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,17 @@ class CapacityEstimate:
         self._edge_blamed = False
         self._wave_base = 0.0  # the limit when the current wave was armed
         self._answered_base = 0.0  # ... and when the last slow-start wave answered was
+        self._wave_size = 0  # probes in the current wave
+        # When slow start's last wave was first refused (it crossed the cap), its base and
+        # size, and how many calls sent before then were refused since.
+        self._crossed_at = -math.inf
+        self._crossing_base = 0.0
+        self._crossing_size = 0
+        self._crossing_refused = 0
+        self._crossing_lucky = False  # some of the wave was answered above its base
+        # The level vouched probes raised the limit to at or above a refused level, and when.
+        self._raised: tuple[float, float] | None = None
+        self._peer_refused_at = -math.inf  # when a peer's refusal was last heard of
         self._refusals_seen: list[tuple[float, float]] = []  # (when, level), recent ones
 
     # -- reading ---------------------------------------------------------------------------
@@ -474,6 +486,8 @@ class CapacityEstimate:
                 # raises the limit.
                 self._vouched = True
             else:
+                if self._edge and level > self.limit:
+                    self._raised = (level, now)
                 self._vouched = False
                 self.limit = max(self.limit, level)
             if self._out == 0 and self._to_send == 0:
@@ -493,9 +507,15 @@ class CapacityEstimate:
             self.paused_until = max(self.paused_until, now + min(retry_after, MAX_PAUSE))
         below = float(max(1, call.level - 1))
         self._remembered_plateau = False
+        if call.started <= self._crossed_at:
+            self._crossing_refused += 1
         if current:  # a probe: the limit stays where calls are answered
             self._vouched = False
             edge = not self.slow_start and self.refused_at is not None
+            if self.slow_start and not call.opening and not self._wave_refused:  # crossed
+                self._crossed_at, self._crossing_base = now, self._wave_base
+                self._crossing_size, self._crossing_refused = self._wave_size, 1
+                self._crossing_lucky = False
             self.refused_at = min(self.refused_at or math.inf, float(call.level))
             if not self._wave_refused:
                 self._wave_refused = True
@@ -511,7 +531,29 @@ class CapacityEstimate:
             # Calls started before this answer saw the same limit: their 429s are this signal.
             self.last_decrease = max(self.last_decrease, now)
             return
+        if self._raised_by_luck(call, now):  # before a probe out above is blamed
+            return
         if self._blame_probe(call, now):
+            return
+        if (not call.probe and call.started <= self._crossed_at
+                and call.level <= self._crossing_base
+                and (self._crossing_lucky or self._crossing_base < self.limit)
+                and self._crossing_refused <= self._crossing_size):
+            # Sent before slow start's last wave was refused, at a level the round before had
+            # answered, while some of the wave was answered and no more calls were refused
+            # than the wave sent: a probe reached the provider first (requests arrive in
+            # another order than their levels), was answered, and this call was refused in
+            # its place. Its level says nothing; what it says is that the wave's answers
+            # were luck, as for a refusal in slow start: back to where the wave began. Read
+            # as a level, it cut the limit to below it (traced at a cap of 32: a call at
+            # level 14, sent 4 ms before a wave to 48, refused after it; the limit fell from
+            # 37 to 13, took 8 s to climb back, and the climb went into the cap again: 58
+            # refusals in 1,600). With no probe answered, or more refusals than the wave's
+            # size, they are not the wave's doing: another client fills the provider.
+            self._crossing_lucky = True
+            self.limit = min(self.limit, self._crossing_base)
+            self.refused_at = min(self.refused_at or math.inf, self._crossing_base + 1.0)
+            self.lowest_limit = min(self.lowest_limit, self.limit)
             return
         if call.started <= self.last_decrease or call.probe:
             # The round already paid (or a probe of a wave given up): only learn the level.
@@ -532,6 +574,35 @@ class CapacityEstimate:
             # 48, cut to 43, then some 30 calls at levels 34-44 refused).
             target = min(target, self._answered_base)
         self._decrease(call.started, now, target, float(call.level))
+
+    def _raised_by_luck(self, call: Call, now: float) -> bool:
+        """A call at or above the level that two answered probes raised the limit to, sent
+        after the raise, refused, with no other process on the endpoint lately (a peer's
+        calls take what a raise found free): the probes' answers were luck (they arrive
+        while the provider has freed slots whose answers wait for our event loop), as they
+        will be again at this level. Back below it with no cut (the capacity did not fall:
+        we tried), probing there half as often: traced at a cap of 32, every probe at 33
+        was answered; each raise cost 6-7 refusals, then a tenth off the limit, and answered
+        probes shortened the interval, so a raise came back within a second, three in all."""
+        if self._raised is None or call.probe:
+            return False
+        level, when = self._raised
+        latency = self.long_latency
+        if now - when > RAISE_TRIAL * (latency if latency and math.isfinite(latency) else 1.0):
+            self._raised = None  # the raise held for rounds: this is another story
+            return False
+        if (call.started <= when or call.level < level or self.part < 1.0
+                or now - self._peer_refused_at <= LONG_SECONDS):
+            return False
+        self._raised = None
+        self.limit = min(self.limit, level - 1.0)
+        self.refused_at = min(self.refused_at or math.inf, level)
+        self.lowest_limit = min(self.lowest_limit, self.limit)
+        self._grew_past = None
+        self._stop_growth(now)
+        self.probe_rounds = self._longer_probe_interval()
+        self._rounds_to_probe = float(self.probe_rounds)
+        return True
 
     def _blame_probe(self, call: Call, now: float) -> bool:
         """A call the limit allowed, refused while a probe above the refused level was out:
@@ -586,6 +657,7 @@ class CapacityEstimate:
         which takes the calls of all of us below the level refused; taking one off here too
         cut the whole twice (traced, ``grade --workers 2`` at a cap of 8: both processes
         went 4 -> 3 on one refusal, and held 6 of the 8 slots for the next 7 seconds)."""
+        self._peer_refused_at = now
         if self.limit * (1.0 - DECREASE) >= 1.0:
             self._decrease(now - round_time, now, self.limit * DECREASE, self.limit)
             return
@@ -694,7 +766,7 @@ class CapacityEstimate:
         else:
             return
         self._edge = self.refused_at is not None and base + size >= self.refused_at
-        self._to_send = max(1, min(size, room))
+        self._to_send = self._wave_size = max(1, min(size, room))
         self._wave_base = float(base)
         self._wave += 1
         self._wave_refused = False
@@ -705,6 +777,7 @@ class CapacityEstimate:
         refusals taught)."""
         if started <= self.last_decrease:
             return  # this round already paid
+        self._raised = None
         if level is not None:
             last = self.refused_at if self.refused_at is not None else self._grew_past
             same_level = last is not None and abs(level - last) <= max(2.0, 0.1 * level)

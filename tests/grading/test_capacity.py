@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from grading.capacity import (
+    FIRST_PROBE_ROUNDS,
     INITIAL_LIMIT,
     MAX_OPENING,
     MAX_PAUSE,
@@ -621,6 +622,37 @@ def test_a_call_the_limit_allowed_refused_in_slow_start_goes_back_to_where_the_l
     assert estimate.limit == 32 and estimate.decreases == 1
 
 
+def test_a_call_refused_in_a_probes_place_as_slow_start_crosses_the_cap_is_no_level():
+    # Traced at a cap of 32 (the library, 1,600 calls): the wave from 32 to 48 went out just
+    # after calls at levels 14-25; its probes reached the provider first, 33-37 answered by
+    # luck, 38-48 refused, and so were the calls at 14-25, after them. Read as levels, they
+    # cut the limit from 37 to 13, and the climb back took 8 s.
+    estimate = CapacityEstimate()
+    estimate.expect(1600)
+    estimate.waiting = 1600  # the calls queued behind the slots
+    now = _full_rounds(estimate, 0.0, 2, 0.2)  # 16, then 32 answered
+    assert estimate.limit == 32 and estimate.slow_start and estimate.slots == 48
+    calls = [estimate.start(now) for _ in range(48)]
+    regular, wave = calls[:32], calls[32:]
+    assert not any(call.probe for call in regular) and all(call.probe for call in wave)
+    for call in wave[:5]:  # 33-37, luck
+        estimate.succeeded(call, now + 0.2)
+    assert estimate.limit == 37
+    for call in wave[5:]:  # 38-48
+        estimate.refused(call, now + 0.21)
+    assert not estimate.slow_start and estimate.refused_at == 38
+    for level in (14, 25):  # refused in the probes' place: the wave's answers were luck
+        estimate.refused(regular[level - 1], now + 0.22)
+        assert (estimate.limit, estimate.refused_at) == (32, 33)
+    for call in regular[:13] + regular[14:24] + regular[25:]:
+        estimate.succeeded(call, now + 0.23)
+    assert (estimate.limit, estimate.refused_at, estimate.decreases) == (32, 33, 0)
+    # A call sent after the crossing and refused at the limit is a level again: a tenth off.
+    later = [estimate.start(now + 0.3) for _ in range(32)]
+    estimate.refused(later[-1], now + 0.5)
+    assert estimate.limit == pytest.approx(32 * 0.9) and estimate.refused_at == 32
+
+
 def _lockstep_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
     """Fill every slot, then end every call: answered up to ``cap``, refused above."""
     calls = []
@@ -632,6 +664,83 @@ def _lockstep_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
         else:
             estimate.succeeded(call, now + 0.2)
     return now + 0.25
+
+
+def _lucky_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
+    """As ``_lockstep_round``, but every probe is answered, as probes at a refused level
+    were by luck in the benchmark (the provider had freed slots whose answers waited)."""
+    calls = []
+    while estimate.can_start(now):
+        calls.append(estimate.start(now))
+    for call in calls:
+        if call.level > cap and not call.probe:
+            estimate.refused(call, now + 0.2)
+        else:
+            estimate.succeeded(call, now + 0.2)
+    return now + 0.25
+
+
+@pytest.mark.parametrize("peer", [False, True], ids=["alone", "beside-a-peer"])
+def test_a_raise_on_lucky_probes_refused_goes_back_without_a_cut(peer):
+    # Traced at a cap of 32: every probe at 33 was answered; two raised the limit to 33,
+    # calls at 33 were refused, the limit was cut by a tenth, and answered probes had
+    # shortened the interval: a raise came back within a second, three in all.
+    estimate, now = CapacityEstimate(), 0.0
+    for _ in range(20):  # slow start to the cap
+        now = _lockstep_round(estimate, now, 32)
+        if estimate.refused_at is not None:
+            break
+    assert (estimate.limit, estimate.refused_at) == (32, 33)
+    if peer:  # another process on the endpoint was refused lately: its calls, not luck
+        estimate.peer_refused(now, round_time=0.2)
+    for _ in range(100):  # the plateau: probes at 33, answered by luck
+        now = _lucky_round(estimate, now, 32)
+        if estimate.limit > 32:
+            break
+    assert estimate.limit == 33 and now < 30.0
+    interval, decreases = estimate.probe_rounds, estimate.decreases
+    now = _lucky_round(estimate, now, 32)  # calls at 33 refused
+    if peer:
+        assert estimate.limit <= 33 * 0.9 and estimate.decreases > decreases
+        return
+    assert (estimate.limit, estimate.refused_at, estimate.decreases) == (32, 33, decreases)
+    assert estimate.probe_rounds > interval and estimate.probe_rounds >= 2 * FIRST_PROBE_ROUNDS
+    rounds = 0
+    while estimate.limit <= 32 and rounds < 200:  # the next raise waits for longer
+        now, rounds = _lucky_round(estimate, now, 32), rounds + 1
+    assert rounds >= estimate.probe_rounds // 2
+
+
+def test_a_raise_refused_while_a_probe_is_out_above_it_was_luck_too():
+    # Traced at a cap of 32: the raise to 33 held for a round and a probe went out at 34;
+    # the 17 calls refused at 33 beside it were all blamed on that probe, and the limit
+    # stayed at 33 until the probe was answered (by luck as well).
+    estimate, now = CapacityEstimate(), 0.0
+    for _ in range(20):
+        now = _lockstep_round(estimate, now, 32)
+        if estimate.refused_at is not None:
+            break
+    for _ in range(100):
+        now = _lucky_round(estimate, now, 32)
+        if estimate.limit > 32:
+            break
+    assert estimate.limit == 33
+    rounds = 0
+    while not estimate.snapshot().probing and rounds < 6:
+        now, rounds = _lucky_round(estimate, now, 33), rounds + 1
+    calls = []
+    while estimate.can_start(now):
+        calls.append(estimate.start(now))
+    probes = [call for call in calls if call.probe]
+    assert [call.level for call in probes] == [34]
+    for call in calls:
+        if call.level == 33:
+            estimate.refused(call, now + 0.2)
+    assert (estimate.limit, estimate.refused_at) == (32, 33)
+    for call in calls:
+        if call.level != 33:
+            estimate.succeeded(call, now + 0.21)
+    assert estimate.limit == 32  # the probe's answer, sent above a raise given up, is no level
 
 
 def test_a_climb_past_a_low_refusal_stops_below_a_level_refused_shortly_before():
