@@ -666,6 +666,16 @@ def _lockstep_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
     return now + 0.25
 
 
+def _slow_start_to(estimate: CapacityEstimate, cap: int) -> float:
+    """Lockstep rounds until the first refusal ends slow start; the time then."""
+    now = 0.0
+    for _ in range(20):
+        now = _lockstep_round(estimate, now, cap)
+        if estimate.refused_at is not None:
+            break
+    return now
+
+
 def _lucky_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
     """As ``_lockstep_round``, but every probe is answered, as probes at a refused level
     were by luck in the benchmark (the provider had freed slots whose answers waited)."""
@@ -685,11 +695,8 @@ def test_a_raise_on_lucky_probes_refused_goes_back_without_a_cut(peer):
     # Traced at a cap of 32: every probe at 33 was answered; two raised the limit to 33,
     # calls at 33 were refused, the limit was cut by a tenth, and answered probes had
     # shortened the interval: a raise came back within a second, three in all.
-    estimate, now = CapacityEstimate(), 0.0
-    for _ in range(20):  # slow start to the cap
-        now = _lockstep_round(estimate, now, 32)
-        if estimate.refused_at is not None:
-            break
+    estimate = CapacityEstimate()
+    now = _slow_start_to(estimate, 32)
     assert (estimate.limit, estimate.refused_at) == (32, 33)
     if peer:  # another process on the endpoint was refused lately: its calls, not luck
         estimate.peer_refused(now, round_time=0.2)
@@ -715,11 +722,8 @@ def test_a_raise_refused_while_a_probe_is_out_above_it_was_luck_too():
     # Traced at a cap of 32: the raise to 33 held for a round and a probe went out at 34;
     # the 17 calls refused at 33 beside it were all blamed on that probe, and the limit
     # stayed at 33 until the probe was answered (by luck as well).
-    estimate, now = CapacityEstimate(), 0.0
-    for _ in range(20):
-        now = _lockstep_round(estimate, now, 32)
-        if estimate.refused_at is not None:
-            break
+    estimate = CapacityEstimate()
+    now = _slow_start_to(estimate, 32)
     for _ in range(100):
         now = _lucky_round(estimate, now, 32)
         if estimate.limit > 32:
@@ -748,11 +752,8 @@ def test_a_climb_past_a_low_refusal_stops_below_a_level_refused_shortly_before()
     # in another order than they start); probes answered past 30 read as "the capacity
     # grew", and the climb resumed into the cap of 32: some 20 calls refused in a round.
     # What refused 30 s ago likely refuses again (CUBIC's W_max): the climb stops below it.
-    estimate, now = CapacityEstimate(), 0.0
-    for _ in range(20):  # slow start to the cap
-        now = _lockstep_round(estimate, now, 32)
-        if estimate.refused_at is not None:
-            break
+    estimate = CapacityEstimate()
+    now = _slow_start_to(estimate, 32)
     assert estimate.refused_at == 33
     now = _lockstep_round(estimate, now, 32)
     now = _lockstep_round(estimate, now, 29)  # a dip: calls at 30-32 refused
