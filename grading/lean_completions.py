@@ -36,10 +36,12 @@ def lean_completions_class() -> type:
                     and (extra_body is None or isinstance(extra_body, dict))):
                 return await super().create(messages=messages, response_format=response_format,
                                             extra_body=extra_body, **params)
-            body = {**(extra_body or {}), "messages": messages}
+            # extra_body's own keys win, as they do over the SDK's parameters
+            plain = {"messages": messages}
             if response_format is not omit:
-                body["response_format"] = response_format
-            return await super().create(messages=[], extra_body=body, **params)
+                plain["response_format"] = response_format
+            return await super().create(messages=[], extra_body={**plain, **(extra_body or {})},
+                                        **params)
 
     return LeanCompletions
 

@@ -89,6 +89,21 @@ async def test_a_plain_request_skips_the_transform_and_sends_what_the_sdk_sends(
     await lean.close()
 
 
+async def test_extra_body_wins_over_the_parameters_as_with_the_sdk(fake_provider):
+    sdk, lean = _clients(fake_provider.api_base)
+    override = {"response_format": {"type": "json_object"}, "messages": PLAIN[:1]}
+    for client in (sdk, lean):
+        await client.chat.completions.create(
+            model="fake-judge", messages=PLAIN, extra_body=override,
+            response_format=prompts.per_criterion_response_format())
+    sent_by_sdk, sent_lean = fake_provider.bodies
+    assert sent_lean == sent_by_sdk
+    assert sent_lean["messages"] == PLAIN[:1]
+    assert sent_lean["response_format"] == {"type": "json_object"}
+    await sdk.close()
+    await lean.close()
+
+
 async def test_messages_with_content_parts_take_the_sdks_own_path(fake_provider, transform_spy):
     sdk, lean = _clients(fake_provider.api_base)
     for client in (sdk, lean):
