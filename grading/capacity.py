@@ -32,6 +32,11 @@ itself included. A 429 for a call at level n says the provider did not take n of
   in flight runs ahead of the provider's, and a slow-start wave may be answered at levels the
   provider never saw. A call the limit allowed, refused while still in slow start, says so:
   the limit goes back to where the last answered wave began, not a tenth down per round.
+  A call at a level the round before had answered, sent before the wave that crossed the
+  cap was refused and refused after it, lost its place to a probe that arrived first: it
+  teaches no level, only the same lesson, back to where that wave began (unless no probe
+  of the wave was answered, or more calls were refused than the wave sent: then another
+  client fills the provider).
 - **Multiplicative decrease** (AIMD): a 429 for a call the limit allowed all along (the
   capacity fell, another client took a share) cuts the limit to x0.9, and below the refused
   level, once per round: calls that started before the last decrease saw the old limit, so
@@ -41,7 +46,10 @@ itself included. A 429 for a call at level n says the provider did not take n of
   stays, and every ``probe_rounds`` rounds one call is sent above it. A refused probe leaves
   the limit as it is and doubles the interval (up to ``MAX_PROBE_ROUNDS``); one answered is
   asked again the next round (our count of calls in flight runs ahead of the provider's, so
-  one answer may be luck), and a second raises the limit by one and quarters the interval;
+  one answer may be luck), and a second raises the limit by one and quarters the interval
+  (a call at that level refused within ``RAISE_TRIAL`` rounds shows both were luck: the
+  limit goes back, with no cut, and the interval doubles instead, unless a peer shares the
+  endpoint);
   answers past the old level mean the capacity grew, and the climb resumes. A probe borrows
   a slot like a wave, so a refused probe costs one 429. Requests reach the provider in
   another order than they start (a busy event loop sends them one after another): a call
@@ -215,7 +223,7 @@ class CapacityEstimate:
         self._crossing_base = 0.0
         self._crossing_size = 0
         self._crossing_refused = 0
-        self._crossing_lucky = False  # some of the wave was answered above its base
+        self._crossing_lucky = False  # a call refused in a probe's place took the limit back
         # The level vouched probes raised the limit to at or above a refused level, and when.
         self._raised: tuple[float, float] | None = None
         self._peer_refused_at = -math.inf  # when a peer's refusal was last heard of
