@@ -194,9 +194,11 @@ def test_ctrl_c_while_the_helpers_start_stops_them_without_a_traceback(
 def test_a_helper_stops_when_its_grade_command_is_killed_and_the_command_resumes(
         db_url, tmp_path, fake_provider, capsys):
     # SIGKILL (the out-of-memory killer, a CI timeout) leaves the command no time to stop
-    # its helpers: the helper notices and stops instead of grading on for nobody.
-    fake_provider.latency = 0.2
-    count = 200
+    # its helpers: the helper notices and stops instead of grading on for nobody. The run
+    # must outlast the helper's start: at 0.2 s a call and 200 responses, a loaded CI machine
+    # once saw the command claim every chunk and finish (1.97 s) before its helper took one.
+    fake_provider.latency = 0.5
+    count = 400
     argv = _grade_argv(tmp_path, db_url, fake_provider, count)
 
     sessions = open_database(db_url)  # migrated here once, not by every look below
