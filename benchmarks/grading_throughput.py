@@ -236,7 +236,7 @@ def _trace_limiter(path: str) -> None:
             events.append((round(now - started, 4), round(call.started - started, 4), name,
                            call.level, call.wave,
                            round(self.limit, 1), self.in_flight, self.slow_start,
-                           self.refused_at))
+                           self.refused_at, self.cpu_bound))
 
         setattr(CapacityEstimate, name, wrapper)
 
@@ -246,7 +246,7 @@ def _trace_limiter(path: str) -> None:
     def dump() -> None:
         with open(path, "w", encoding="utf-8") as out:
             fields = ("t", "started", "end", "level", "wave", "limit", "in_flight", "slow_start",
-                      "refused_at")
+                      "refused_at", "cpu_bound")
             for event in events:
                 out.write(json.dumps(dict(zip(fields, event, strict=True))) + "\n")
 
