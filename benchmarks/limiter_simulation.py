@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grading import capacity
 from grading.capacity import CapacityEstimate
+from grading.capacity import estimate as rules  # where MAX_STEP is read
 from tests.grading.capacity_simulation import HELD, Simulation, cap_of, flat
 
 
@@ -58,10 +58,10 @@ def main() -> None:
     print(f"{args.work} calls, {args.latency} s latency, {args.launch_ms} + {args.answer_ms} "
           f"ms of CPU per call; each cell: time vs a client that knew the cap, 429s")
     print(f"{'opening':>7} {'step':>4}  " + "  ".join(f"{'cap ' + str(c):>16}" for c in caps))
-    shipped = (capacity.INITIAL_LIMIT, capacity.MAX_STEP)
+    shipped = (rules.INITIAL_LIMIT, rules.MAX_STEP)
     try:
         for step in [int(s) for s in args.steps.split(",")]:
-            capacity.MAX_STEP = step
+            rules.MAX_STEP = step
             openings: list[int | None] = [int(o) for o in args.openings.split(",")]
             for opening in ([None] if step == shipped[1] else []) + openings:
                 cells = []
@@ -75,7 +75,7 @@ def main() -> None:
                 mark = " (shipped)" if opening is None else ""
                 print(f"{label:>7} {step:>4}  " + "  ".join(cells) + mark, flush=True)
     finally:
-        capacity.INITIAL_LIMIT, capacity.MAX_STEP = shipped
+        rules.INITIAL_LIMIT, rules.MAX_STEP = shipped
 
 
 if __name__ == "__main__":
