@@ -9,7 +9,6 @@ import threading
 from typing import Any
 
 from grading.lean_completions import use_lean_completions
-from grading.limiter import provider_answered
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 TOO_LARGE_MARKER = "answer larger than"
@@ -69,7 +68,6 @@ def _capped_transport(limit: int) -> Any:
                 # header; aiohttp refuses a URL that still carries them next to that header.
                 request.url = request.url.copy_with(userinfo=b"")
             response = await self.inner.handle_async_request(request)
-            provider_answered(response.status_code, response.headers)
             length = response.headers.get("content-length", "")
             if length.isdigit():
                 if int(length) > limit:

@@ -8,15 +8,6 @@ refusal level, plus a Gradient2-style delay signal); this module adds the waitin
 
 State is guarded by a threading lock and waiters are woken on their own event loop, so one
 limiter serves several loops (the app's worker thread, ``grade_sync``, a CLI run).
-
-A call ends for the limiter when the provider's answer arrives (``provider_answered``, called
-by our HTTP transport, ``grading.http_limits``, with the answer's status), not when the slot
-is left: reading the answer (litellm parses it, prices it, logs it) takes more of our CPU than
-sending the request, and while our event loop is busy, answers the provider has already
-freed the slots of wait for it. Counted until then, our count of calls in flight ran ahead of
-the provider's, and whole slow-start waves above the provider's cap were answered by luck
-(traced at a cap of 128: the limit went to 144 and 160, then 16-32 calls were refused).
-Calls through a client we do not wrap end when their slot is left, as before.
 """
 
 from __future__ import annotations
@@ -29,7 +20,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -282,37 +272,15 @@ class Slot:
         self._call: Call | None = None
         self._throttled = False
         self._retry_after: float | None = None
-        self._released = False
-        self._token: Any = None
 
     def throttled(self, retry_after: float | None) -> None:
         self._throttled, self._retry_after = True, retry_after
 
-    def answered(self, status: int, retry_after: float | None) -> None:
-        """The provider's answer arrived (its status read, the body not yet): the call ends
-        here for the limiter, before we spend our own CPU on the answer."""
-        if self._released or self._call is None or 300 <= status < 400:
-            return  # ended already, or a redirect: the answer is still to come
-        self._released = True
-        throttled = status == 429
-        if throttled:
-            self.throttled(retry_after)
-        # Any other error teaches nothing, as when the slot is left with it (a quick 400
-        # is no sample of how long the provider takes to answer).
-        self._limiter.release(self._call, throttled=throttled, retry_after=retry_after,
-                              failed=not throttled and not 200 <= status < 300)
-
     async def __aenter__(self) -> Slot:
         self._call = await self._limiter.acquire()
-        self._token = _current_slot.set(self)
         return self
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
-        with contextlib.suppress(ValueError):  # another context (a generator's): left as is
-            _current_slot.reset(self._token)
-        if self._released:
-            return
-        self._released = True
         refused, retry_after = refusal_of(exc)
         if refused and not self._throttled:
             self.throttled(retry_after)
@@ -320,18 +288,6 @@ class Slot:
         self._limiter.release(self._call, throttled=self._throttled,
                               retry_after=self._retry_after,
                               failed=exc is not None and not self._throttled)
-
-
-_current_slot: ContextVar[Slot | None] = ContextVar("rubric_workbench_slot", default=None)
-
-
-def provider_answered(status: int, headers: Any) -> None:
-    """The HTTP transport read a provider's answer for the call in this context's slot."""
-    slot = _current_slot.get()
-    if slot is not None:
-        from grading.retry import retry_after_from_headers
-
-        slot.answered(status, retry_after_from_headers(headers) if status == 429 else None)
 
 
 _registry: dict[tuple[str, str, str], AdaptiveLimiter] = {}

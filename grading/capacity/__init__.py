@@ -30,10 +30,8 @@ itself included. A 429 for a call at level n says the provider did not take n of
 - **A lucky wave** (traced with ``benchmarks/grading_throughput.py --trace``): answers wait
   for our event loop while the provider has already freed their slots, so our count of calls
   in flight runs ahead of the provider's, and a slow-start wave may be answered at levels the
-  provider never saw (``grading.limiter`` ends a call when its answer arrives, which makes
-  this rare where it can: our own HTTP transport; the rules below stay for the rest). A
-  call the limit allowed, refused while still in slow start, says so: the limit goes back
-  to where the last answered wave began, not a tenth down per round.
+  provider never saw. A call the limit allowed, refused while still in slow start, says so:
+  the limit goes back to where the last answered wave began, not a tenth down per round.
   A call at a level the round before had answered, sent before the wave that crossed the
   cap was refused and refused after it, lost its place to a probe that arrived first: it
   teaches no level, only the same lesson, back to where that wave began (unless no probe
