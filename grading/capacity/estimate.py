@@ -95,6 +95,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
         self._peer_refused_at = -math.inf  # when a peer's refusal was last heard of
         self._refusals_seen: list[tuple[float, float]] = []  # (when, level), recent ones
 
+    # -- reading -----------------------------------------------------------------------
     @property
     def max_limit(self) -> int:
         return MAX_LIMIT if self.ceiling is None else min(MAX_LIMIT, self.own_ceiling)
@@ -135,6 +136,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
             probing=bool(self._out or self._to_send),
         )
 
+    # -- configuration -----------------------------------------------------------------
     def set_ceiling(self, ceiling: int | None) -> None:
         if ceiling is not None and ceiling < 1:
             raise ValueError(f"concurrency must be >= 1, got {ceiling}")
@@ -153,6 +155,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
         self.limit = min(self.limit, float(self.max_limit))
         self._to_send = max(0, min(self._to_send, self.max_limit - self.base_slots))
 
+    # -- events ------------------------------------------------------------------------
     def start(self, now: float) -> Call:
         """A call starts now (the caller checked ``can_start``)."""
         self.in_flight += 1
@@ -292,6 +295,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
     def pause_until(self, until: float) -> None:
         self.paused_until = max(self.paused_until, until)
 
+    # -- internals ---------------------------------------------------------------------
     def _end(self, call: Call) -> bool:
         """Count the call out; True when it is a probe of the current wave."""
         if self._opening:
