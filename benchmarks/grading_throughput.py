@@ -34,8 +34,10 @@ which imports litellm on its first call); the runner modes run as a user's
 itself and starts its clock after, its standby helper importing meanwhile. Not a test: it
 prints what it measures. The machine may be shared: wall figures are noisy (+-20% from run
 to run here), CPU per call less so; ``--repeat 3`` shows the median of three, the modes
-taking turns. ``--trace DIR`` keeps, per measurement, every call the limiter ended (time,
-level, answered or refused, the limit after): where the 429s of a run came from.
+taking turns, and under each cap's rows every run's 429s and wall against the bare client's
+run of the same turn (refusals vary more from run to run than walls do). ``--trace DIR``
+keeps, per measurement, every call the limiter ended (time, level, answered or refused, the
+limit after, whether the process was CPU-bound): where the 429s of a run came from.
 """
 
 from __future__ import annotations
@@ -354,8 +356,20 @@ def measure_median(server: ProviderProcess, modes: list[str], n: int, k: int, ca
             copies = 2 if mode.endswith("x2") else 1
             measured[mode].append(measure(server, mode.removesuffix("x2"), n, k, cap,
                                           latency, copies))
-    return {mode: sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]
-            for mode, runs in measured.items()}
+    medians = {}
+    for mode, runs in measured.items():
+        medians[mode] = {**sorted(runs, key=lambda r: r["wall"])[len(runs) // 2], "runs": runs}
+    return medians
+
+
+def _spread(mode: str, runs: list[dict], bare: list[dict]) -> str:
+    """Every run of a mode, not only its median: 429s and walls against the bare client's
+    run of the same turn (one median of three hides a run that refused 3% of its calls)."""
+    refused = [r["rate_limited"] for r in runs]
+    share = sum(refused) / max(1, sum(r["requests"] for r in runs))
+    ratios = " ".join(f"{r['wall'] / b['wall']:.2f}x" for r, b in zip(runs, bare, strict=True))
+    return (f"{'':<8} {mode:<9} every run: 429s {' '.join(map(str, refused))} "
+            f"({share:.1%} of all calls); vs bare {ratios}")
 
 
 def _row(label: str, mode: str, r: dict, calls: int, reference: float | None) -> str:
@@ -414,6 +428,10 @@ def main() -> None:
             for mode, r in results.items():
                 print(_row(str(cap), mode, r, calls, None if mode == "bare"
                            else results["bare"]["wall"]), flush=True)
+            if args.repeat > 1:
+                for mode, r in results.items():
+                    if mode != "bare":
+                        print(_spread(mode, r["runs"], results["bare"]["runs"]), flush=True)
         if not args.skip_cpu_bound:
             results = measure_median(server, ["bare", "runner", "workers2", "runner1",
                                               "runner1x2"], n, k, None, 0.005, args.repeat)
