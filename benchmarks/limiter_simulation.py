@@ -58,12 +58,12 @@ def main() -> None:
     print(f"{args.work} calls, {args.latency} s latency, {args.launch_ms} + {args.answer_ms} "
           f"ms of CPU per call; each cell: time vs a client that knew the cap, 429s")
     print(f"{'opening':>7} {'step':>4}  " + "  ".join(f"{'cap ' + str(c):>16}" for c in caps))
-    shipped = (rules.INITIAL_LIMIT, rules.MAX_STEP)
+    shipped_step = rules.MAX_STEP
     try:
         for step in [int(s) for s in args.steps.split(",")]:
             rules.MAX_STEP = step
             openings: list[int | None] = [int(o) for o in args.openings.split(",")]
-            for opening in ([None] if step == shipped[1] else []) + openings:
+            for opening in ([None] if step == shipped_step else []) + openings:
                 cells = []
                 for cap in caps:
                     ours = simulate(cap, opening, args.work, args.latency, cpu)
@@ -75,7 +75,7 @@ def main() -> None:
                 mark = " (shipped)" if opening is None else ""
                 print(f"{label:>7} {step:>4}  " + "  ".join(cells) + mark, flush=True)
     finally:
-        rules.INITIAL_LIMIT, rules.MAX_STEP = shipped
+        rules.MAX_STEP = shipped_step
 
 
 if __name__ == "__main__":

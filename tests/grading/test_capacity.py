@@ -653,12 +653,17 @@ def test_a_call_refused_in_a_probes_place_as_slow_start_crosses_the_cap_is_no_le
     assert estimate.limit == pytest.approx(32 * 0.9) and estimate.refused_at == 32
 
 
-def _lockstep_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
-    """Fill every slot, then end every call: answered up to ``cap``, refused above."""
+def _fill(estimate: CapacityEstimate, now: float) -> list:
+    """Start calls until every slot is taken."""
     calls = []
     while estimate.can_start(now):
         calls.append(estimate.start(now))
-    for call in calls:
+    return calls
+
+
+def _lockstep_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
+    """Fill every slot, then end every call: answered up to ``cap``, refused above."""
+    for call in _fill(estimate, now):
         if call.level > cap:
             estimate.refused(call, now + 0.2)
         else:
@@ -679,15 +684,21 @@ def _slow_start_to(estimate: CapacityEstimate, cap: int) -> float:
 def _lucky_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
     """As ``_lockstep_round``, but every probe is answered, as probes at a refused level
     were by luck in the benchmark (the provider had freed slots whose answers waited)."""
-    calls = []
-    while estimate.can_start(now):
-        calls.append(estimate.start(now))
-    for call in calls:
+    for call in _fill(estimate, now):
         if call.level > cap and not call.probe:
             estimate.refused(call, now + 0.2)
         else:
             estimate.succeeded(call, now + 0.2)
     return now + 0.25
+
+
+def _lucky_until_raised(estimate: CapacityEstimate, now: float, cap: int) -> float:
+    """Lucky rounds at the plateau until answered probes raise the limit above ``cap``."""
+    for _ in range(100):
+        now = _lucky_round(estimate, now, cap)
+        if estimate.limit > cap:
+            break
+    return now
 
 
 @pytest.mark.parametrize("peer", [False, True], ids=["alone", "beside-a-peer"])
@@ -700,10 +711,7 @@ def test_a_raise_on_lucky_probes_refused_goes_back_without_a_cut(peer):
     assert (estimate.limit, estimate.refused_at) == (32, 33)
     if peer:  # another process on the endpoint was refused lately: its calls, not luck
         estimate.peer_refused(now, round_time=0.2)
-    for _ in range(100):  # the plateau: probes at 33, answered by luck
-        now = _lucky_round(estimate, now, 32)
-        if estimate.limit > 32:
-            break
+    now = _lucky_until_raised(estimate, now, 32)  # the plateau: probes at 33, luck
     assert estimate.limit == 33 and now < 30.0
     interval, decreases = estimate.probe_rounds, estimate.decreases
     now = _lucky_round(estimate, now, 32)  # calls at 33 refused
@@ -723,18 +731,12 @@ def test_a_raise_refused_while_a_probe_is_out_above_it_was_luck_too():
     # the 17 calls refused at 33 beside it were all blamed on that probe, and the limit
     # stayed at 33 until the probe was answered (by luck as well).
     estimate = CapacityEstimate()
-    now = _slow_start_to(estimate, 32)
-    for _ in range(100):
-        now = _lucky_round(estimate, now, 32)
-        if estimate.limit > 32:
-            break
+    now = _lucky_until_raised(estimate, _slow_start_to(estimate, 32), 32)
     assert estimate.limit == 33
     rounds = 0
     while not estimate.snapshot().probing and rounds < 6:
         now, rounds = _lucky_round(estimate, now, 33), rounds + 1
-    calls = []
-    while estimate.can_start(now):
-        calls.append(estimate.start(now))
+    calls = _fill(estimate, now)
     probes = [call for call in calls if call.probe]
     assert [call.level for call in probes] == [34]
     for call in calls:
