@@ -20,4 +20,5 @@ MIN_LATENCY_RISE = 0.005  # seconds: below this, latency "rising" is noise
 LATENCY_WARMUP = 20  # samples before the delay signal is trusted
 BASELINE_SAMPLES = 40
 LONG_SECONDS = 30.0  # the latency baseline is the lowest average of about this long
+RAISE_ANSWERS = 8  # edge probes answered in a row (one a round) before the limit rises
 RAISE_TRIAL = 8.0  # rounds (of the baseline latency) in which a refused raise was luck

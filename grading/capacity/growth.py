@@ -15,7 +15,7 @@ class Growth:
                 self.step = min(self.step * 2.0, float(self.max_step))
                 if self.slow_start:
                     self._answered_base = self._wave_base
-            elif self._vouched:  # once: ask again next round before believing it
+            elif self._vouches:  # not yet RAISE_ANSWERS in a row: ask again next round
                 self._rounds_to_probe = 1.0
             else:  # answered twice above the refused level: the capacity may have grown
                 self._probed_before = max(self._probed_before, self.probe_rounds)

@@ -30,7 +30,7 @@ class LuckRules:
         self.refused_at = max(self.refused_at, took + 1.0)
 
     def _raised_by_luck(self, call: Call, now: float) -> bool:
-        """A call at or above the level that two answered probes raised the limit to, sent
+        """A call at or above the level that answered probes raised the limit to, sent
         after the raise, refused, with no other process on the endpoint lately (a peer's
         calls take what a raise found free): the probes' answers were luck (they arrive
         while the provider has freed slots whose answers wait for our event loop), as they
@@ -89,7 +89,7 @@ class LuckRules:
         if self.limit >= level:
             self.limit = level - 1.0
             self.lowest_limit = min(self.lowest_limit, self.limit)
-        self._vouched = False
+        self._vouches = 0
         self.probe_rounds = self._longer_probe_interval()
         self._rounds_to_probe = float(self.probe_rounds)
         return True

@@ -84,7 +84,7 @@ class Sharing:
         self._to_send = 0
         self._wave += 1  # probes out were sent above the new limit: they teach nothing
         self._out = 0
-        self._wave_refused = self._vouched = False
+        self._wave_refused, self._vouches = False, 0
         if known:
             self.slow_start = False
             self.refused_at = limit + 1.0
