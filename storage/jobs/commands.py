@@ -652,8 +652,9 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_db_argument(parser)
     parser.add_argument("--concurrency", type=int, default=None,
-                        help="at most this many calls in flight per model unless a run sets it "
-                             "(default: no cap; the capacity is discovered)")
+                        help="at most this many calls in flight per model in this process "
+                             "(each worker applies its own) unless a run sets it (default: "
+                             "no cap; the capacity is discovered)")
     parser.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS,
                         help="runs executed at once by this worker")
     parser.add_argument("--lease", type=float, default=DEFAULT_LEASE_SECONDS,

@@ -116,6 +116,23 @@ async def test_messages_with_content_parts_take_the_sdks_own_path(fake_provider,
     await lean.close()
 
 
+async def test_an_extra_body_that_is_not_a_dict_takes_the_sdks_own_path(fake_provider,
+                                                                        transform_spy):
+    # Only a dict is merged into the lean request; any other mapping the SDK accepts goes
+    # its own way, untouched.
+    from types import MappingProxyType
+
+    sdk, lean = _clients(fake_provider.api_base)
+    for client in (sdk, lean):
+        await client.chat.completions.create(model="fake-judge", messages=PLAIN,
+                                             extra_body=MappingProxyType({"seed": 7}))
+    sent_by_sdk, sent_lean = fake_provider.bodies
+    assert sent_lean == sent_by_sdk and sent_lean["seed"] == 7
+    assert [len(seen["messages"]) for seen in transform_spy] == [len(PLAIN), len(PLAIN)]
+    await sdk.close()
+    await lean.close()
+
+
 async def test_the_default_judge_sends_its_requests_the_lean_way(fake_provider, transform_spy):
     generate = LiteLLMGenerate("openai/fake-judge", api_base=fake_provider.api_base,
                                api_key="test-key")
