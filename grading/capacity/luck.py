@@ -41,8 +41,7 @@ class LuckRules:
         if self._raised is None or call.probe:
             return False
         level, when = self._raised
-        latency = self.long_latency
-        if now - when > RAISE_TRIAL * (latency if latency and math.isfinite(latency) else 1.0):
+        if not self._on_trial(now):
             self._raised = None  # the raise held for rounds: this is another story
             return False
         if (call.started <= when or call.level < level or self.part < 1.0
@@ -57,6 +56,15 @@ class LuckRules:
         self.probe_rounds = self._longer_probe_interval()
         self._rounds_to_probe = float(self.probe_rounds)
         return True
+
+    def _on_trial(self, now: float) -> bool:
+        """The last raise above a refused level is less than ``RAISE_TRIAL`` rounds old: a
+        refusal at its level would show its probes' answers were luck."""
+        if self._raised is None:
+            return False
+        latency = self.long_latency
+        return now - self._raised[1] <= RAISE_TRIAL * (
+            latency if latency and math.isfinite(latency) else 1.0)
 
     def _blame_probe(self, call: Call, now: float) -> bool:
         """A call the limit allowed, refused while a probe above the refused level was out:
