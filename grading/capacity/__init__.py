@@ -46,9 +46,9 @@ itself included. A 429 for a call at level n says the provider did not take n of
   stays, and every ``probe_rounds`` rounds one call is sent above it. A refused probe leaves
   the limit as it is and doubles the interval (up to ``MAX_PROBE_ROUNDS``); one answered is
   asked again the next round (our count of calls in flight runs ahead of the provider's, so
-  one answer may be luck), and ``RAISE_ANSWERS`` answered in a row (two beside a peer, at
-  a level only remembered, or once a raise to the refused level has held for
-  ``RAISE_TRIAL`` rounds) raise the limit by one and quarter the interval
+  one answer may be luck), and ``RAISE_ANSWERS`` answered in a row (``QUICK_RAISE_ANSWERS``
+  beside a peer, at a level only remembered, or once a raise to the refused level has held
+  for ``RAISE_TRIAL`` rounds) raise the limit by one and quarter the interval
   (a call at that level refused within ``RAISE_TRIAL`` rounds shows they were luck: the
   limit goes back, with no cut, and the interval doubles instead, unless a peer shares the
   endpoint);
@@ -110,6 +110,7 @@ from grading.capacity.constants import (
     MAX_STEP,
     MIN_LATENCY_RISE,
     OPENING_WORK,
+    QUICK_RAISE_ANSWERS,
     RAISE_ANSWERS,
     RAISE_TRIAL,
     STEP_WORK,
@@ -132,6 +133,7 @@ __all__ = [
     "MAX_STEP",
     "MIN_LATENCY_RISE",
     "OPENING_WORK",
+    "QUICK_RAISE_ANSWERS",
     "RAISE_ANSWERS",
     "RAISE_TRIAL",
     "STEP_WORK",

@@ -21,4 +21,5 @@ LATENCY_WARMUP = 20  # samples before the delay signal is trusted
 BASELINE_SAMPLES = 40
 LONG_SECONDS = 30.0  # the latency baseline is the lowest average of about this long
 RAISE_ANSWERS = 8  # edge probes answered in a row (one a round) before the limit rises
+QUICK_RAISE_ANSWERS = 2  # ... beside a peer, at a remembered level, after a raise held
 RAISE_TRIAL = 8.0  # rounds (of the baseline latency) in which a refused raise was luck

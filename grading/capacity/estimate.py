@@ -15,6 +15,7 @@ from grading.capacity.constants import (
     MAX_LIMIT,
     MAX_PAUSE,
     MAX_STEP,
+    QUICK_RAISE_ANSWERS,
     RAISE_ANSWERS,
     STEP_WORK,
 )
@@ -316,16 +317,16 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
         """Edge probes answered in a row before the limit rises to them: ``RAISE_ANSWERS``
         alone on the endpoint above a level refused in this process (traced at a cap of 32,
         a single probe at 33 was refused about one time in five, so two in a row were
-        answered more often than not, and each raise cost a round of refusals at 33). Two
-        with peers (their calls take what a raise found free: a slow raise leaves slots
-        idle), above a level only remembered, or once a raise to the refused level has held
-        for ``RAISE_TRIAL`` rounds (the capacity grew: the next level is likely free too)."""
-        if (self._remembered_plateau or self.part < 1.0
-                or now - self._peer_refused_at <= LONG_SECONDS):
-            return 2
-        if (self.refused_at is not None and self.limit >= self.refused_at
-                and not self._on_trial(now)):
-            return 2
+        answered more often than not, and each raise cost a round of refusals at 33).
+        ``QUICK_RAISE_ANSWERS`` with peers (their calls take what a raise found free: a
+        slow raise leaves slots idle), above a level only remembered, or once a raise to
+        the refused level has held for ``RAISE_TRIAL`` rounds (the capacity grew: the next
+        level is likely free too)."""
+        beside_a_peer = self.part < 1.0 or now - self._peer_refused_at <= LONG_SECONDS
+        raise_held = (self.refused_at is not None and self.limit >= self.refused_at
+                      and not self._on_trial(now))
+        if beside_a_peer or self._remembered_plateau or raise_held:
+            return QUICK_RAISE_ANSWERS
         return RAISE_ANSWERS
 
     def _remember_refusal(self, level: float, now: float) -> None:

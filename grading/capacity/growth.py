@@ -15,9 +15,9 @@ class Growth:
                 self.step = min(self.step * 2.0, float(self.max_step))
                 if self.slow_start:
                     self._answered_base = self._wave_base
-            elif self._vouches:  # not yet RAISE_ANSWERS in a row: ask again next round
+            elif self._vouches:  # not yet enough in a row (_answers_to_raise): ask next round
                 self._rounds_to_probe = 1.0
-            else:  # answered twice above the refused level: the capacity may have grown
+            else:  # answered enough times in a row above the refused level: it may have grown
                 self._probed_before = max(self._probed_before, self.probe_rounds)
                 self.probe_rounds = max(1, self.probe_rounds // 4)
                 self._rounds_to_probe = float(self.probe_rounds)

@@ -11,6 +11,7 @@ from grading.capacity import (
     MAX_OPENING,
     MAX_PAUSE,
     MAX_STEP,
+    QUICK_RAISE_ANSWERS,
     RAISE_ANSWERS,
     STEP_WORK,
     Call,
@@ -682,48 +683,41 @@ def _slow_start_to(estimate: CapacityEstimate, cap: int) -> float:
     return now
 
 
-def _lucky_round(estimate: CapacityEstimate, now: float, cap: int) -> float:
-    """As ``_lockstep_round``, but every probe is answered, as probes at a refused level
-    were by luck in the benchmark (the provider had freed slots whose answers waited)."""
+def _lucky_round(estimate: CapacityEstimate, now: float, cap: int,
+                 answer=lambda probe: True) -> float:
+    """As ``_lockstep_round``, but probes are answered as ``answer(probe)`` says: by default
+    every one, as probes at a refused level were by luck in the benchmark (the provider had
+    freed slots whose answers waited)."""
     for call in _fill(estimate, now):
-        if call.level > cap and not call.probe:
-            estimate.refused(call, now + 0.2)
-        else:
+        if answer(call) if call.probe else call.level <= cap:
             estimate.succeeded(call, now + 0.2)
+        else:
+            estimate.refused(call, now + 0.2)
     return now + 0.25
 
 
-def _lucky_until_raised(estimate: CapacityEstimate, now: float, cap: int) -> float:
+def _lucky_until_raised(estimate: CapacityEstimate, now: float, cap: int,
+                        answer=lambda probe: True, rounds: int = 100) -> float:
     """Lucky rounds at the plateau until answered probes raise the limit above ``cap``."""
-    for _ in range(100):
-        now = _lucky_round(estimate, now, cap)
+    for _ in range(rounds):
+        now = _lucky_round(estimate, now, cap, answer)
         if estimate.limit > cap:
             break
     return now
 
 
-def _probes_until_raised(estimate: CapacityEstimate, now: float, answer) -> tuple[int, int]:
-    """Rounds at a cap of 32 (calls above it refused) whose probes are answered as
-    ``answer(n)`` says for the n-th probe; until the limit rises or 300 rounds have gone:
-    (answered probes in a row before the raise, probes sent in all)."""
-    sent = in_a_row = 0
-    for _ in range(300):
-        for call in _fill(estimate, now):
-            if call.probe:
-                sent += 1
-                if answer(sent):
-                    in_a_row += 1
-                    estimate.succeeded(call, now + 0.2)
-                    continue
-                in_a_row = 0
-            if call.level > 32:
-                estimate.refused(call, now + 0.2)
-            else:
-                estimate.succeeded(call, now + 0.2)
-        now += 0.25
-        if estimate.limit > 32:
-            break
-    return in_a_row, sent
+class _Probes:
+    """An ``answer`` for ``_lucky_round``: answers the n-th probe as ``rule(n)`` says, and
+    counts the probes sent and the answered ones in a row."""
+
+    def __init__(self, rule):
+        self.rule, self.sent, self.in_a_row = rule, 0, 0
+
+    def __call__(self, probe) -> bool:
+        self.sent += 1
+        answered = self.rule(self.sent)
+        self.in_a_row = self.in_a_row + 1 if answered else 0
+        return answered
 
 
 @pytest.mark.parametrize("peer", [False, True], ids=["alone", "beside-a-peer"])
@@ -738,19 +732,22 @@ def test_alone_a_raise_above_a_refused_level_takes_several_answered_probes_in_a_
     now = _slow_start_to(estimate, 32)
     if peer:
         estimate.peer_refused(now, round_time=0.2)
-    in_a_row, _sent = _probes_until_raised(estimate, now, lambda n: True)
-    assert estimate.limit == 33 and in_a_row == (2 if peer else RAISE_ANSWERS)
+    probes = _Probes(lambda n: True)
+    _lucky_until_raised(estimate, now, 32, probes, rounds=300)
+    assert estimate.limit == 33
+    assert probes.in_a_row == (QUICK_RAISE_ANSWERS if peer else RAISE_ANSWERS)
 
     # One probe in four refused: alone, the answers between never add up to a raise.
     estimate = CapacityEstimate()
     now = _slow_start_to(estimate, 32)
     if peer:
         estimate.peer_refused(now, round_time=0.2)
-    _in_a_row, sent = _probes_until_raised(estimate, now, lambda n: n % 4 != 0)
+    probes = _Probes(lambda n: n % 4 != 0)
+    _lucky_until_raised(estimate, now, 32, probes, rounds=300)
     if peer:
         assert estimate.limit == 33
     else:
-        assert estimate.limit <= 32 and sent >= 8, sent
+        assert estimate.limit <= 32 and probes.sent >= 8, probes.sent
 
 
 @pytest.mark.parametrize("peer", [False, True], ids=["alone", "beside-a-peer"])
