@@ -70,13 +70,15 @@ class OidcProvider:
             self.process.stdout.close()
 
 
-def start(redirect_uri: str, *, id_token_ttl: int = 3600, log: Path | None = None
-          ) -> OidcProvider:
-    """A provider whose one client redirects to ``redirect_uri``; ready when this returns."""
+def start(redirect_uri: str, *, id_token_ttl: int = 3600, log: Path | None = None,
+          accounts: dict[str, dict] | None = None) -> OidcProvider:
+    """A provider whose one client redirects to ``redirect_uri``; ready when this returns.
+    ``accounts`` replaces claims per login (e.g. ``{"eve": {"email": "boss@example.org",
+    "email_verified": False}}``); every other login gets its own verified e-mail."""
     ensure_installed()
     env = {**os.environ, "OIDC_PORT": "0", "OIDC_CLIENT_ID": CLIENT_ID,
            "OIDC_CLIENT_SECRET": CLIENT_SECRET, "OIDC_REDIRECT_URI": redirect_uri,
-           "OIDC_ID_TOKEN_TTL": str(id_token_ttl)}
+           "OIDC_ID_TOKEN_TTL": str(id_token_ttl), "OIDC_ACCOUNTS": json.dumps(accounts or {})}
     stderr = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 - owned by the child
     process = subprocess.Popen(["node", "provider.mjs"], cwd=OIDC_DIR, env=env,
                                stdout=subprocess.PIPE, stderr=stderr, text=True)

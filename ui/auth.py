@@ -22,7 +22,14 @@ from storage.errors import InvalidInputError
 from storage.local_identity import remember_name, remembered_name
 from storage.services import people
 from storage.services.reviewers import Actor, local_actor
-from ui.auth_config import AuthConfig, Provider, auth_config, provider_problem
+from storage.services.sign_in import SignedIn, SignInClaims, sign_in
+from ui.auth_config import (
+    AuthConfig,
+    Provider,
+    auth_config,
+    local_mode_findings,
+    provider_problem,
+)
 from ui.boundary import page_boundary, plain
 from ui.runtime import get_sessions
 
@@ -44,8 +51,13 @@ def _logged_in() -> bool:
     return bool(st.user.get("is_logged_in"))
 
 
-def _identity() -> str:
-    return str(st.user.get("email") or st.user.get("sub") or "")
+def _claims() -> SignInClaims:
+    """What the provider said about the person; storage/services/sign_in.py decides who that is."""
+    user = st.user
+    return SignInClaims(issuer=str(user.get("iss") or ""), subject=str(user.get("sub") or ""),
+                        email=str(user.get("email") or ""),
+                        email_verified=user.get("email_verified"),
+                        name=str(user.get("name") or ""))
 
 
 def expired_at() -> datetime | None:
@@ -56,21 +68,46 @@ def expired_at() -> datetime | None:
     return None
 
 
+def _local_actor() -> Actor | None:
+    """Local mode's one person, or None when this workbench is a team's (it must not open)."""
+    name = remembered_name() or computer_login()
+    cached = st.session_state.get("auth_local")
+    if cached and cached[0] == name and time.monotonic() - cached[1] < _ACTOR_TTL_S:
+        return cached[2]
+    try:
+        actor = people.local_mode_actor(get_sessions(), name)
+    except people.LocalModeRefusedError:
+        actor = None
+    st.session_state["auth_local"] = (name, time.monotonic(), actor)
+    return actor
+
+
+def current_sign_in() -> SignedIn | None:
+    """The signed-in person of this browser session (team mode), or None."""
+    claims = _claims()
+    cached = st.session_state.get("auth_actor")
+    if cached and cached[0] == claims and time.monotonic() - cached[1] < _ACTOR_TTL_S:
+        return cached[2]
+    signed = sign_in(get_sessions(), claims)
+    st.session_state["auth_actor"] = (claims, time.monotonic(), signed)
+    return signed
+
+
 def current_actor() -> Actor | None:
     """The person acting in this browser session, or None when nobody may act."""
     config = auth_config()
     if config is None:
-        return local_actor(remembered_name() or computer_login())
-    if config.problems or not _logged_in() or expired_at() is not None or not _identity():
+        return _local_actor()
+    if config.problems or not _logged_in() or expired_at() is not None:
         return None
-    identity = _identity()
-    cached = st.session_state.get("auth_actor")
-    if cached and cached[0] == identity and time.monotonic() - cached[1] < _ACTOR_TTL_S:
-        return cached[2]
-    actor = people.signed_in_actor(get_sessions(), identity=identity,
-                                   name=str(st.user.get("name") or ""))
-    st.session_state["auth_actor"] = (identity, time.monotonic(), actor)
-    return actor
+    signed = current_sign_in()
+    return signed.actor if signed else None
+
+
+AUTH_EXAMPLE = ('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n'
+                'cookie_secret = "a long random string"\nclient_id = "rubric-workbench"\n'
+                'client_secret = "from your provider"\nserver_metadata_url = '
+                '"https://idp.example.org/.well-known/openid-configuration"')
 
 
 # -- the gate (app.py, before navigation) -----------------------------------------------------
@@ -79,6 +116,13 @@ def gate() -> None:
     config = auth_config()
     if config is None:
         _follow_remembered_name()
+        actor = None
+        with page_boundary(lambda: None):  # e.g. the database is down: say so
+            actor = _local_actor()
+            if actor is None:
+                render_team_without_sign_in()
+        if actor is None:
+            st.stop()
         render_local_identity()
         return
     if config.problems:
@@ -91,17 +135,17 @@ def gate() -> None:
     if when is not None:
         render_expired(config, when)
         st.stop()
-    if not _identity():
-        render_bad_configuration(["the provider sent neither an e-mail nor a subject: add "
-                                  "the email scope to the client (openid email profile)"])
-        st.stop()
-    actor = None
+    signed = None
     with page_boundary(lambda: None):  # e.g. the database is down: say so, not a traceback
-        actor = current_actor()
-    if actor is None:
+        signed = current_sign_in()
+    if signed is None:
         st.stop()
+    actor = signed.actor
     if not actor.roles:
-        render_no_role(actor)
+        if signed.unverified_email:
+            render_unverified_email(actor, signed.unverified_email)
+        else:
+            render_no_role(actor)
         st.stop()
     st.session_state.reviewer_name = actor.key
     render_signed_in(actor)
@@ -173,9 +217,10 @@ def render_bad_configuration(problems: list[str] | tuple[str, ...], *,
     unknown; the app stays closed rather than open to everyone."""
     if unreadable:
         _title("The settings file cannot be read")
-        st.error("Sign-in is set in `.streamlit/secrets.toml`, and that file cannot be read, "
-                 "so the app cannot tell whether sign-in is on: it stays closed until the "
-                 "file is fixed. Fix this and restart the app:",
+        st.error("The secrets that hold sign-in (`.streamlit/secrets.toml`, or the files "
+                 "named in secrets.files) cannot be read as Streamlit reads them, so the app "
+                 "cannot tell whether sign-in is on: it stays closed until the file is fixed. "
+                 "Fix this and restart the app:",
                  icon=":material/settings_alert:")
     else:
         _title("Sign-in is configured but cannot work yet")
@@ -184,14 +229,34 @@ def render_bad_configuration(problems: list[str] | tuple[str, ...], *,
                  "app:", icon=":material/settings_alert:")
     st.markdown("\n".join(f"- {plain(p)}" for p in problems))
     st.markdown("A working `[auth]` section, for any OpenID Connect provider:")
-    st.code('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\n'
-            'cookie_secret = "a long random string"\nclient_id = "rubric-workbench"\n'
-            'client_secret = "from your provider"\n'
-            'server_metadata_url = "https://idp.example.org/.well-known/openid-configuration"',
-            language="toml")
+    st.code(AUTH_EXAMPLE, language="toml")
     st.caption("To use the app without sign-in (one person on their own computer), remove the "
                "`[auth]` section. The README's “Team mode” section has notes for Google, "
                "Microsoft Entra and Okta.")
+
+
+def render_team_without_sign_in() -> None:
+    """A team's workbench (roles in its database, or admins named) with no readable sign-in:
+    closed, never local mode's everyone-holds-every-role."""
+    try:
+        reason = people.team_reason(get_sessions())
+    except Exception:  # already decided closed; the page must still say what to fix
+        reason = ""
+    _title("Sign-in is not configured, so this team's workbench stays closed")
+    st.error(plain(
+        f"This workbench belongs to a team ({reason or 'it has people with roles'}), but no "
+        "sign-in configuration was found: without it everyone who opens the app would hold "
+        "every role, so it stays closed. Fix the sign-in configuration and restart the app."),
+        icon=":material/settings_alert:")
+    findings = local_mode_findings()
+    if findings:
+        st.markdown("What the app found:\n" + "\n".join(f"- {plain(f)}" for f in findings))
+    st.markdown("Sign-in is an `[auth]` section (lower case) in `.streamlit/secrets.toml`, "
+                "for any OpenID Connect provider:")
+    st.code(AUTH_EXAMPLE, language="toml")
+    st.caption("To work alone without sign-in, start the app on another database "
+               "(RUBRIC_WORKBENCH_DATA_DIR or RUBRIC_WORKBENCH_DATABASE_URL) and without "
+               "RUBRIC_WORKBENCH_ADMINS.")
 
 
 def _wrong_origin(config: AuthConfig) -> str | None:
@@ -260,12 +325,43 @@ def render_expired(config: AuthConfig, when: datetime) -> None:
         st.login(_provider_of_user(config).name)
 
 
+def _admin_contacts() -> list[str]:
+    try:
+        return people.admin_contacts(get_sessions())
+    except Exception:  # the page must still say what to do when the database is down
+        return []
+
+
+def _check_again_or_sign_out() -> None:
+    row = st.container(horizontal=True)
+    if row.button("Check again", icon=":material/refresh:"):
+        st.session_state.auth_actor = None
+        st.rerun()
+    if row.button("Sign out", icon=":material/logout:"):
+        st.logout()
+
+
+def render_unverified_email(actor: Actor, email: str) -> None:
+    _title("Your provider did not verify your e-mail address")
+    st.warning(plain(
+        f"You signed in with the address {email}, but your sign-in provider did not verify "
+        "that it is yours (its email_verified is not true). An address anyone could type "
+        "gives no role here, so you can see and change nothing."),
+        icon=":material/gpp_maybe:")
+    admins = _admin_contacts()
+    st.markdown(plain(
+        "What to do: verify the address with your sign-in provider (or ask whoever runs it "
+        "to), then sign out and sign in again. Or ask an admin"
+        + (f" ({', '.join(admins)})" if admins else "")
+        + " to give a role, in Settings → People and roles, to the key your provider "
+          "vouches for:"))
+    st.code(actor.key, language=None)
+    _check_again_or_sign_out()
+
+
 def render_no_role(actor: Actor) -> None:
     _title("You are signed in, but you have no role yet")
-    try:
-        admins = people.admin_contacts(get_sessions())
-    except Exception:  # the page must still say what to do when the database is down
-        admins = []
+    admins = _admin_contacts()
     st.warning(plain(f"You are signed in as {actor.key}, but nobody has given you a role in "
                      "this workbench yet, so there is nothing you can see or change."),
                icon=":material/person_off:")
@@ -274,12 +370,7 @@ def render_no_role(actor: Actor) -> None:
     st.markdown(plain(ask))
     st.caption("Roles: reviewer (review responses, read results), adjudicator (reviewer + "
                "resolve disputes), admin (rubrics, datasets, runs, settings, deletions, roles).")
-    row = st.container(horizontal=True)
-    if row.button("Check again", icon=":material/refresh:"):
-        st.session_state.auth_actor = None
-        st.rerun()
-    if row.button("Sign out", icon=":material/logout:"):
-        st.logout()
+    _check_again_or_sign_out()
 
 
 def render_signed_in(actor: Actor) -> None:

@@ -51,37 +51,131 @@ def _auth_section() -> Mapping | None:
     return section if isinstance(section, Mapping) else None
 
 
-def _unreadable_secrets() -> str | None:
-    """Why a secrets file cannot be read, if one cannot. Streamlit only logs this and goes on
-    without any secrets, which would open a team's app to everyone in local mode."""
-    for path in st.get_option("secrets.files") or ():
+def _secrets_paths() -> tuple[str, ...]:
+    return tuple(st.get_option("secrets.files") or ())
+
+
+def secrets_problem(paths: tuple[str, ...]) -> str | None:
+    """Why the secrets cannot be trusted, if they cannot. Streamlit only logs a secrets file
+    it cannot read (or ignores one it does not look at) and goes on without any secrets,
+    which would open a team's app to everyone in local mode."""
+    for path in paths:
         try:
             stat = os.stat(path)
         except OSError:
             continue  # no file there: Streamlit looks in several places
-        if not stat_module.S_ISREG(stat.st_mode):
-            continue  # a folder of secrets: Streamlit reads it itself
-        problem = _toml_problem(path, stat.st_mtime_ns, stat.st_size)
+        if stat_module.S_ISDIR(stat.st_mode) and path.endswith(".toml"):
+            problem = f"{path} is a folder; it must be a TOML file"
+        elif stat_module.S_ISDIR(stat.st_mode):
+            problem = _folder_problem(path)
+        elif not stat_module.S_ISREG(stat.st_mode):
+            continue
+        elif not path.endswith(".toml"):
+            problem = (f"{path} is not read: Streamlit reads secrets only from a file whose "
+                       f"name ends in .toml, or from a folder; rename it to {path}.toml (and "
+                       "name that in secrets.files)")
+        else:
+            problem = _toml_problem(path, stat.st_mtime_ns, stat.st_size)
         if problem:
             return problem
+    return _stray_auth_file(paths)
+
+
+def _folder_problem(path: str) -> str | None:
+    try:
+        entries = sorted(os.listdir(path))
+    except OSError as exc:
+        return f"the secrets folder {path} cannot be read ({exc.strerror or exc})"
+    for entry in entries:
+        if not os.path.isdir(os.path.join(path, entry)):
+            return (f"{os.path.join(path, entry)} is a file in the secrets folder {path}: "
+                    "there every secret must be a subfolder (e.g. auth/), so Streamlit "
+                    f"ignores the whole folder; move {entry} out of it")
     return None
 
 
 @functools.lru_cache(maxsize=8)
 def _toml_problem(path: str, mtime_ns: int, size: int) -> str | None:
     try:
-        with open(path, encoding="utf-8") as handle:
-            tomllib.loads(handle.read())
+        data = _read_toml(path)
     except tomllib.TOMLDecodeError as exc:
         return f"{path} cannot be read ({exc}); fix the TOML syntax"
     except (OSError, UnicodeDecodeError) as exc:
         return f"{path} cannot be read ({exc}); make it a readable UTF-8 TOML file"
+    for key in data:
+        if key.lower() == "auth" and key != "auth":
+            return (f"{path} has a [{key}] section, which is not sign-in: section names are "
+                    "case-sensitive; write it [auth]")
     return None
+
+
+def _read_toml(path: str) -> dict:
+    with open(path, encoding="utf-8") as handle:
+        return tomllib.loads(handle.read())
+
+
+def _stray_files(paths: tuple[str, ...]) -> list[str]:
+    """Files next to a configured secrets.toml that look meant to be it (secrets,
+    secrets.toml.txt, Secrets.TOML, ...) but that Streamlit never reads."""
+    read = {os.path.abspath(p) for p in paths}
+    stray: list[str] = []
+    for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths
+                          if p.endswith(".toml")}):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            full = os.path.join(folder, name)
+            if (name.lower().startswith("secret") and full not in read
+                    and os.path.isfile(full)):
+                stray.append(full)
+    return stray
+
+
+def _stray_auth_file(paths: tuple[str, ...]) -> str | None:
+    """A stray secrets file holding sign-in settings: whoever wrote it meant sign-in on."""
+    for full in _stray_files(paths):
+        try:
+            data = _read_toml(full)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if any(key.lower() == "auth" for key in data):
+            wanted = next(p for p in paths if os.path.dirname(os.path.abspath(p))
+                          == os.path.dirname(full))
+            return (f"{full} holds sign-in settings, but Streamlit reads only {wanted}; "
+                    f"rename it to {os.path.basename(wanted)}")
+    return None
+
+
+def local_mode_findings() -> list[str]:
+    return secrets_findings(_secrets_paths())
+
+
+def secrets_findings(paths: tuple[str, ...]) -> list[str]:
+    """What the secrets files hold instead of sign-in: for a page that must explain why the
+    app stays closed when it finds no [auth]."""
+    found: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            found.append(f"the secrets folder {path} has no auth subfolder")
+        elif not os.path.exists(path):
+            found.append(f"there is no {path}")
+        else:
+            try:
+                data = _read_toml(path)
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue  # reported by secrets_problem
+            found.append(f"{path} is empty" if not data
+                         else f"{path} has no [auth] section")
+    found.extend(f"{full} is not read (Streamlit reads secrets only from the files named in "
+                 "secrets.files)" for full in _stray_files(paths))
+    return found
 
 
 def auth_config() -> AuthConfig | None:
     """The sign-in configuration, or None for local mode (no [auth] section)."""
-    unreadable = _unreadable_secrets()
+    unreadable = secrets_problem(_secrets_paths())
     if unreadable:
         return AuthConfig(providers=(), redirect_uri="", problems=(unreadable,),
                           unreadable=True)

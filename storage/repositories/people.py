@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from storage import models as m
@@ -21,6 +21,11 @@ def list_people(session: Session) -> Sequence[m.PersonRow]:
 def keys_with_role(session: Session, role: str) -> list[str]:
     return list(session.scalars(
         select(m.PersonRow.key).where(m.PersonRow.role == role).order_by(m.PersonRow.key)))
+
+
+def count_with_role(session: Session) -> int:
+    return session.scalar(
+        select(func.count()).select_from(m.PersonRow).where(m.PersonRow.role.is_not(None))) or 0
 
 
 def add_event(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from storage import models as m
@@ -18,18 +17,25 @@ from storage.dto import AuditEvent, PersonInfo
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import people as repo
-from storage.services.reviewers import Actor, Role, require
+from storage.services.reviewers import Actor, PermissionDeniedError, Role, local_actor, require
 
 ADMINS_VARIABLE = "RUBRIC_WORKBENCH_ADMINS"
 # A signed-in page reruns on every click: remember "last seen" at most this often.
-_SEEN_EVERY = timedelta(minutes=10)
+SEEN_EVERY = timedelta(minutes=10)
+# The key of a person signed in without a verified e-mail (storage/services/sign_in.py).
+SUBJECT_PREFIX = "subject:"
+
+
+class LocalModeRefusedError(PermissionDeniedError):
+    """Local mode (everyone holds every role) asked for on a team's workbench."""
 
 
 def person_key(identity: str) -> str:
-    """The stable key of a person: the e-mail, lower-cased (e-mails are case-insensitive)."""
+    """The stable key of a person: the e-mail, lower-cased (e-mails are case-insensitive), or
+    their provider's subject as it is (a subject is case-sensitive)."""
     # An address copied from a message carries the app's invisible word joiners (ui.safe_text).
     key = identity.replace("\u2060", "").strip()
-    return key.lower() if "@" in key else key
+    return key.lower() if "@" in key and not key.startswith(SUBJECT_PREFIX) else key
 
 
 def environment_admins() -> frozenset[str]:
@@ -38,35 +44,33 @@ def environment_admins() -> frozenset[str]:
     return frozenset(person_key(part) for part in raw.replace(";", ",").split(",") if part.strip())
 
 
-def _roles(key: str, row: m.PersonRow | None) -> frozenset[Role]:
+def roles_of(key: str, row: m.PersonRow | None) -> frozenset[Role]:
     if key in environment_admins():
         return frozenset({Role.ADMIN})
     return frozenset({Role(row.role)}) if row is not None and row.role else frozenset()
 
 
-def signed_in_actor(sessions: SessionFactory, *, identity: str, name: str = "") -> Actor:
-    """The signed-in person with their role; remembers that they signed in (so an admin
-    can find them in Settings)."""
-    key = person_key(identity)
-    if not key:
-        raise InvalidInputError("the sign-in provider sent no e-mail or subject for this person")
-    name = " ".join((name or "").split())[:200]
-    now = m.utcnow()
-    try:
-        with sessions.begin() as session:
-            row = repo.find_person(session, key)
-            if row is None:
-                row = m.PersonRow(key=key, name=name, last_seen_at=now, created_at=now)
-                session.add(row)
-            elif row.last_seen_at is None or now - row.last_seen_at > _SEEN_EVERY or (
-                    name and row.name != name):
-                row.last_seen_at = now
-                row.name = name or row.name
-            roles = _roles(key, row)
-    except IntegrityError:  # the same person's other tab inserted the row first
-        with sessions() as session:
-            roles = _roles(key, repo.find_person(session, key))
-    return Actor(key=key, name=name or key, roles=roles, signed_in=True)
+def team_reason(sessions: SessionFactory) -> str:
+    """Why this workbench belongs to a team, so that it must never open without sign-in
+    (everyone would hold every role), or "" when it does not."""
+    if environment_admins():
+        return f"{ADMINS_VARIABLE} names the team's admins"
+    with sessions() as session:
+        count = repo.count_with_role(session)
+    if count:
+        return (f"{count} {'person has a role' if count == 1 else 'people have roles'} in "
+                "this workbench's database")
+    return ""
+
+
+def local_mode_actor(sessions: SessionFactory, name: str) -> Actor:
+    """The one person of local mode (every role), unless this workbench belongs to a team."""
+    reason = team_reason(sessions)
+    if reason:
+        raise LocalModeRefusedError(
+            f"this workbench is a team's ({reason}) and sign-in is not configured; it stays "
+            "closed until sign-in ([auth] in .streamlit/secrets.toml) can be read")
+    return local_actor(name)
 
 
 def _info(row: m.PersonRow | None, key: str, admins: frozenset[str]) -> PersonInfo:
@@ -107,7 +111,8 @@ def set_role(
     if not key or any(c.isspace() for c in key):
         raise InvalidInputError(
             f"{identity.strip()!r} is not an e-mail address; give the address the person "
-            "signs in with, e.g. ana@example.org")
+            "signs in with, e.g. ana@example.org (or the subject: key shown to someone whose "
+            "provider does not verify e-mail addresses)")
     try:
         new = None if role in (None, "") else Role(role).value
     except ValueError:

@@ -16,16 +16,23 @@ from storage.services import datasets, people, rubrics
 from tests import oidc_provider
 from tests.e2e.conftest import SCREENSHOTS, _free_port, _serve, database_url_in
 from tests.e2e.streamlit_page import choose, wait_idle
+from tests.secrets_files import BROKEN, broken
 
 ADMIN = "boss@example.org"
 REVIEWER = "rita@example.org"
 SIGN_IN = "Sign in with your organisation"
+# Accounts whose provider sends the admin's address without vouching for it: Eve typed it
+# (email_verified false, as Keycloak's self-registration allows), Mallory's provider sends no
+# email_verified at all (as Entra's email claim).
+UNVERIFIED = {"eve": {"email": ADMIN, "email_verified": False, "name": "Eve"},
+              "mallory": {"email": ADMIN, "email_verified": None, "name": "Mallory"}}
 
 
 def shown(text: str) -> re.Pattern[str]:
     """Text as the page shows it: an address in a message carries an invisible WORD JOINER
-    after its "@" (ui/safe_text.py), which keeps the browser from making it a mailto link."""
-    return re.compile(re.escape(text).replace("@", "@\u2060?"))
+    after its "@" (ui/safe_text.py), which keeps the browser from making it a mailto link,
+    and so does every ":" (no :shortcode: icons)."""
+    return re.compile(re.escape(text).replace("@", "@\u2060?").replace(":", ":\u2060?"))
 
 
 def _loopback_only(context: BrowserContext) -> None:
@@ -46,7 +53,7 @@ def _team_app(tmp_path_factory, *, id_token_ttl: int = 3600):
     app_url = f"http://localhost:{port}"
     redirect = f"{app_url}/oauth2callback"
     provider = oidc_provider.start(redirect, id_token_ttl=id_token_ttl,
-                                   log=data_dir / "oidc.log")
+                                   log=data_dir / "oidc.log", accounts=UNVERIFIED)
     secrets = data_dir / "secrets.toml"
     secrets.write_text(oidc_provider.secrets_toml(provider.metadata_url, redirect))
     _, stop = _serve(data_dir, {"RUBRIC_WORKBENCH_ADMINS": f"Boss@Example.org, {ADMIN}"},
@@ -57,7 +64,7 @@ def _team_app(tmp_path_factory, *, id_token_ttl: int = 3600):
 @pytest.fixture(scope="module")
 def team_app(tmp_path_factory):
     app_url, data_dir, provider, stop = _team_app(tmp_path_factory)
-    yield app_url, data_dir
+    yield app_url, data_dir, provider.issuer
     stop()
     provider.stop()
 
@@ -94,7 +101,7 @@ def _shot(page: Page, name: str) -> Path:
 
 def test_an_unauthenticated_browser_sees_only_the_sign_in_page(team_app, loopback_page,
                                                                 screenshot):
-    app_url, _ = team_app
+    app_url, _, _ = team_app
     page = loopback_page
     page.set_viewport_size({"width": 1280, "height": 800})
     for path in ("", "/rubrics", "/settings"):
@@ -110,7 +117,7 @@ def test_an_unauthenticated_browser_sees_only_the_sign_in_page(team_app, loopbac
 def test_a_reviewer_is_refused_an_admin_action_the_admin_can_do(team_app, loopback_page,
                                                                  browser, screenshot,
                                                                  monkeypatch):
-    app_url, data_dir = team_app
+    app_url, data_dir, _ = team_app
     boss = loopback_page
     boss.set_viewport_size({"width": 1280, "height": 800})
     rita = _person(browser)
@@ -292,7 +299,7 @@ def test_a_browser_on_another_address_than_redirect_uri_is_sent_to_the_right_one
         team_app, loopback_page):
     """Signing in from 127.0.0.1 when redirect_uri is on localhost loses the sign-in cookie:
     the page offers the right address instead of a sign-in that would have to be redone."""
-    app_url, _ = team_app
+    app_url, _, _ = team_app
     page = loopback_page
     other = app_url.replace("localhost", "127.0.0.1")
     page.goto(other)
@@ -328,5 +335,84 @@ def test_a_secrets_file_that_is_not_toml_is_a_page_saying_so(tmp_path_factory, p
         expect(page.get_by_role("link", name="Rubrics", exact=True)).to_have_count(0)
         expect(page.get_by_text("Traceback")).to_have_count(0)
         _shot(page, "signin-bad-toml")
+    finally:
+        stop()
+
+
+def test_an_unverified_admin_address_gets_no_role_and_the_page_says_why(team_app,
+                                                                        loopback_page,
+                                                                        browser):
+    """The provider sends the admin's address for Eve but does not vouch for it: she is not
+    the admin, she sees why and which key an admin can give a role; then she gets in as
+    herself, never as the admin."""
+    app_url, data_dir, issuer = team_app
+    eve = loopback_page
+    eve.set_viewport_size({"width": 1280, "height": 800})
+    _sign_in(eve, app_url, "eve")
+    expect(eve.get_by_text("Your provider did not verify your e-mail address")).to_be_visible(
+        timeout=30_000)
+    expect(eve.get_by_text(shown(f"You signed in with the address {ADMIN}"))).to_be_visible()
+    eve_key = f"subject:{issuer}#eve"
+    expect(eve.get_by_text(eve_key, exact=True)).to_be_visible()
+    expect(eve.get_by_role("link", name="Rubrics", exact=True)).to_have_count(0)
+    expect(eve.get_by_role("link", name="Settings", exact=True)).to_have_count(0)
+    expect(eve.get_by_text(shown(f"{ADMIN} · admin"))).to_have_count(0)
+    expect(eve.get_by_text("Traceback")).to_have_count(0)
+    _shot(eve, "signin-unverified-email")
+
+    # A provider that sends no email_verified at all vouches for nothing either.
+    mallory = _person(browser)
+    _sign_in(mallory, app_url, "mallory")
+    expect(mallory.get_by_text("Your provider did not verify your e-mail address")
+           ).to_be_visible(timeout=30_000)
+    expect(mallory.get_by_role("link", name="Rubrics", exact=True)).to_have_count(0)
+    mallory.context.close()
+
+    # The real admin gives Eve's subject (not the address) the reviewer role.
+    boss = _person(browser)
+    _sign_in(boss, app_url, ADMIN)
+    expect(boss.get_by_text(shown(f"{ADMIN} · admin"))).to_be_visible(timeout=30_000)
+    boss.get_by_role("link", name="Settings", exact=True).click()
+    expect(boss.get_by_role("heading", name="People and roles")).to_be_visible(timeout=30_000)
+    wait_idle(boss)
+    boss.get_by_role("textbox", name="E-mail").fill(eve_key)
+    boss.get_by_role("button", name="Save role").click()
+    expect(boss.get_by_text(shown(f"{eve_key} is now reviewer"))).to_be_visible(timeout=30_000)
+    boss.context.close()
+
+    eve.get_by_role("button", name="Check again").click()
+    expect(eve.get_by_text(shown(f"{eve_key} · reviewer"))).to_be_visible(timeout=30_000)
+    expect(eve.get_by_role("link", name="Results", exact=True)).to_be_visible()
+    expect(eve.get_by_text(shown(f"{ADMIN} · admin"))).to_have_count(0)
+    # Still a reviewer: an admin action is refused.
+    eve.get_by_role("button", name="Load sample rubric and responses").click()
+    expect(eve.get_by_text("may not load the samples: that needs an admin")).to_be_visible(
+        timeout=30_000)
+
+    sessions = open_database(database_url_in(data_dir))
+    assert not [p for p in people.list_people(sessions) if p.name in ("Eve", "Mallory")
+                and "@" in p.key]  # the admin's address never became theirs
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+def test_a_team_app_with_a_broken_secrets_file_stays_closed(tmp_path_factory, page, kind):
+    """Each of these once opened the app to anyone with every role (local mode), although
+    RUBRIC_WORKBENCH_ADMINS named the team's admin: now a page names the file and the fix."""
+    data_dir = tmp_path_factory.mktemp(f"broken-{kind}")
+    path, named = broken(data_dir, kind)
+    url, stop = _serve(data_dir, {"RUBRIC_WORKBENCH_ADMINS": ADMIN},
+                       extra_args=("--secrets.files", str(path)))
+    try:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto(url)
+        expect(page.get_by_text(named)).to_be_visible(timeout=45_000)
+        expect(page.get_by_text(str(path)).first).to_be_visible()
+        expect(page.get_by_role("textbox", name="Your name (reviewer)")).to_have_count(0)
+        expect(page.get_by_role("link", name="Rubrics", exact=True)).to_have_count(0)
+        expect(page.get_by_role("button", name="Load sample rubric and responses")
+               ).to_have_count(0)
+        expect(page.get_by_text("Traceback")).to_have_count(0)
+        expect(page.locator("code").filter(has_text="server_metadata_url")).to_be_visible()
+        _shot(page, f"signin-broken-{kind}")
     finally:
         stop()

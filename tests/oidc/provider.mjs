@@ -5,20 +5,26 @@
 //
 // Environment: OIDC_PORT (0: any free port), OIDC_CLIENT_ID, OIDC_CLIENT_SECRET,
 // OIDC_REDIRECT_URI (the app's http://localhost:<port>/oauth2callback),
-// OIDC_ID_TOKEN_TTL (seconds, default 3600).
+// OIDC_ID_TOKEN_TTL (seconds, default 3600), OIDC_ACCOUNTS (JSON: login -> claims that
+// replace the defaults for that account, e.g. an e-mail the provider did not verify; null
+// leaves the claim out).
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
 const env = process.env;
 const redirectUri = env.OIDC_REDIRECT_URI || 'http://localhost:8501/oauth2callback';
 const idTokenTtl = Number(env.OIDC_ID_TOKEN_TTL || 3600);
+const accounts = JSON.parse(env.OIDC_ACCOUNTS || '{}');
 
 function claimsFor(id) {
   const email = id.includes('@') ? id.toLowerCase() : `${id.toLowerCase()}@example.org`;
   const local = email.split('@')[0];
   const name = local.split(/[._-]/).filter(Boolean)
     .map((part) => part[0].toUpperCase() + part.slice(1)).join(' ');
-  return { sub: id, email, email_verified: true, name };
+  const claims = { email, email_verified: true, name, ...(accounts[id] || {}), sub: id };
+  // null in OIDC_ACCOUNTS: the provider does not send that claim at all.
+  for (const key of Object.keys(claims)) if (claims[key] === null) delete claims[key];
+  return claims;
 }
 
 const configuration = {

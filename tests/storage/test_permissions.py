@@ -10,20 +10,28 @@ from storage.model_presets import add_model_preset, list_model_presets, remove_m
 from storage.services import datasets, people, rubrics, runs
 from storage.services.reviewers import Actor, PermissionDeniedError, Role
 from storage.services.samples import load_sample
+from storage.services.sign_in import SignInClaims, sign_in
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, make_dataset, make_rubric, make_run
+
+
+def signed_in(sessions, email: str, name: str = "") -> Actor:
+    """A person whose provider verified their e-mail, as most do."""
+    claims = SignInClaims(issuer="https://idp.example.org", subject=f"sub-{email}",
+                          email=email, email_verified=True, name=name)
+    return sign_in(sessions, claims).actor
 
 
 @pytest.fixture
 def boss(sessions, monkeypatch) -> Actor:
     monkeypatch.setenv(people.ADMINS_VARIABLE, "Boss@Example.org")
-    return people.signed_in_actor(sessions, identity="boss@example.org", name="Boss")
+    return signed_in(sessions, "boss@example.org", name="Boss")
 
 
 def _signed_in(sessions, boss, email: str, role: Role | None) -> Actor:
     if role is not None:
         people.set_role(sessions, email, role, actor=boss)
-    return people.signed_in_actor(sessions, identity=email, name=email.split("@")[0])
+    return signed_in(sessions, email, name=email.split("@")[0])
 
 
 def _admin_actions(sessions, version, dataset, run):
@@ -129,14 +137,14 @@ def test_the_admin_can_do_each_action_and_it_is_recorded_under_their_identity(se
         ("boss@example.org", "change role", "person", "rita@example.org",
          "no role → adjudicator"),
     ]
-    rita = people.signed_in_actor(sessions, identity="rita@example.org")
+    rita = signed_in(sessions, "rita@example.org")
     assert rita.roles == {Role.ADJUDICATOR} and rita.can(Role.REVIEWER)
     assert not rita.can(Role.ADMIN)
 
 
 def test_roles_change_and_the_environment_admins_cannot_be_demoted(sessions, boss):
     people.set_role(sessions, "ana@example.org", Role.ADMIN, actor=boss)
-    ana = people.signed_in_actor(sessions, identity="ana@example.org")
+    ana = signed_in(sessions, "ana@example.org")
     assert ana.can(Role.ADMIN)
     # Ana (an admin from the table) may demote others but neither herself nor boss.
     with pytest.raises(InvalidInputError, match="RUBRIC_WORKBENCH_ADMINS"):
@@ -144,7 +152,7 @@ def test_roles_change_and_the_environment_admins_cannot_be_demoted(sessions, bos
     with pytest.raises(InvalidInputError, match="your own admin role"):
         people.set_role(sessions, "ana@example.org", None, actor=ana)
     people.set_role(sessions, "ana@example.org", None, actor=boss)
-    assert people.signed_in_actor(sessions, identity="ana@example.org").roles == frozenset()
+    assert signed_in(sessions, "ana@example.org").roles == frozenset()
     with pytest.raises(InvalidInputError, match="not an e-mail"):
         people.set_role(sessions, "ana smith", Role.REVIEWER, actor=boss)
     with pytest.raises(InvalidInputError, match="unknown role"):
@@ -153,8 +161,8 @@ def test_roles_change_and_the_environment_admins_cannot_be_demoted(sessions, bos
 
 
 def test_signing_in_twice_records_one_person(sessions):
-    first = people.signed_in_actor(sessions, identity="Cy@Example.org", name="Cy")
-    again = people.signed_in_actor(sessions, identity="cy@example.org", name="Cy Young")
+    first = signed_in(sessions, "Cy@Example.org", name="Cy")
+    again = signed_in(sessions, "cy@example.org", name="Cy Young")
     assert first.key == again.key == "cy@example.org" and again.name == "Cy Young"
     assert [(p.key, p.name, p.role) for p in people.list_people(sessions)] == [
         ("cy@example.org", "Cy Young", None)]
