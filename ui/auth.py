@@ -5,8 +5,13 @@ every role. Their name is asked once in the sidebar and remembered in the data d
 until they give one, changes are recorded under the computer's login name.
 
 Team mode (``[auth]`` configured): nothing renders until the person has signed in with
-OpenID Connect (``st.login``); the identity is the signed-in e-mail, never typed, and the roles
-come from the database (storage/services/people.py). Services refuse what a role may not do.
+OpenID Connect (``st.login``); the identity is the e-mail the provider verified, else the
+provider's subject (storage/services/sign_in.py), never typed, and the roles come from the
+database (storage/services/people.py). Services refuse what a role may not do.
+
+Fails closed: secrets Streamlit cannot read, and a team's workbench (roles in the database or
+RUBRIC_WORKBENCH_ADMINS) without readable sign-in, are a page saying what to fix, never local
+mode.
 """
 
 from __future__ import annotations

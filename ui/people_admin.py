@@ -74,7 +74,9 @@ def render_role_form() -> None:
         left, right = st.columns([3, 2])
         email = left.text_input("E-mail", placeholder="ana@example.org",
                                 help="The address the person signs in with. They may be "
-                                     "given a role before they first sign in.")
+                                     "given a role before they first sign in. Someone whose "
+                                     "provider does not verify their address is known by "
+                                     "the subject: key their page shows them.")
         role = right.selectbox("Role", ROLE_CHOICES, help=ROLE_HELP)
         if st.form_submit_button("Save role", type="primary"):
             handle_set_role(email, role)

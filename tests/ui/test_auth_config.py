@@ -129,3 +129,19 @@ def test_without_a_team_an_empty_secrets_file_is_local_mode(tmp_path, secrets_fi
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert not at.exception
     assert at.sidebar.text_input(key="review_name_input")
+
+
+def test_a_local_tab_closes_once_the_workbench_gains_a_team(monkeypatch):
+    """Another instance with sign-in gives someone a role in the same database: a tab open in
+    local mode stops holding every role at its next rerun (after the short role cache)."""
+    from ui import auth
+
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert at.sidebar.text_input(key="review_name_input")
+    monkeypatch.setenv(people.ADMINS_VARIABLE, "boss@example.org")
+    people.set_role(db(), "rita@example.org", Role.REVIEWER, actor=_admin())
+    monkeypatch.delenv(people.ADMINS_VARIABLE)
+    monkeypatch.setattr(auth, "_ACTOR_TTL_S", 0.0)
+    at.run()
+    _closed(at)
+    assert "1 person has a role" in texts(at)
