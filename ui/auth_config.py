@@ -133,9 +133,32 @@ def _stray_files(paths: tuple[str, ...]) -> list[str]:
     return stray
 
 
+# A stray file with these in its name is a copy kept on purpose, not a misnamed secrets.toml.
+_KEPT_COPIES = ("example", "sample", "template", "dist", "bak", "orig", "old")
+
+
+def _has_auth(paths: tuple[str, ...]) -> bool:
+    for path in paths:
+        if os.path.isdir(path):
+            if os.path.isdir(os.path.join(path, "auth")):
+                return True
+            continue
+        try:
+            if "auth" in _read_toml(path):
+                return True
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+    return False
+
+
 def _stray_auth_file(paths: tuple[str, ...]) -> str | None:
-    """A stray secrets file holding sign-in settings: whoever wrote it meant sign-in on."""
+    """A misnamed secrets file holding sign-in settings, while the read ones have none:
+    whoever wrote it meant sign-in on."""
+    if _has_auth(paths):
+        return None
     for full in _stray_files(paths):
+        if any(word in os.path.basename(full).lower() for word in _KEPT_COPIES):
+            continue
         try:
             data = _read_toml(full)
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

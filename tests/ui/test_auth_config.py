@@ -53,6 +53,16 @@ def test_a_misnamed_secrets_file_next_to_the_read_one_is_found(tmp_path):
     problem = secrets_problem((str(wanted),))
     assert problem == (f"{stray} holds sign-in settings, but Streamlit reads only {wanted}; "
                        "rename it to secrets.toml")
+    # A kept copy (an example to fill in) is no misnamed file, nor is any stray file once
+    # the read one has sign-in.
+    wanted.write_text(AUTH)
+    assert secrets_problem((str(wanted),)) is None
+    wanted.unlink()
+    stray.unlink()
+    example = folder / "secrets.toml.example"
+    example.write_text(AUTH)
+    assert secrets_problem((str(wanted),)) is None
+    example.unlink()
     stray.write_text("[other]\nx = 1\n")  # not sign-in: only named on the closed page
     assert secrets_problem((str(wanted),)) is None
     assert secrets_findings((str(wanted),)) == [
