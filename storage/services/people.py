@@ -1,8 +1,11 @@
 """Team mode's people: who has which role, who signed in, and the audit trail of what they did.
 
-Roles live in the ``people`` table. The first admins come from ``RUBRIC_WORKBENCH_ADMINS``
-(comma-separated e-mails) so that a new team can never be locked out: those people are admins
-whatever the table says, and the Settings page cannot demote them.
+Roles live in the ``people`` table, keyed by verified e-mail or by provider subject
+(storage/services/sign_in.py). The first admins come from ``RUBRIC_WORKBENCH_ADMINS``
+(comma-separated e-mails or ``subject:`` keys) so that a new team can never be locked out:
+those people are admins whatever the table says, and the Settings page cannot demote them.
+A workbench with such admins, or with anyone holding a role, is a team's: it never opens in
+local mode (:func:`local_mode_actor`).
 """
 
 from __future__ import annotations
