@@ -84,6 +84,10 @@ class EndpointFormats:
         with self._lock:
             self._learned[(model, api_base)] = mode
 
+    def forget(self, model: str, api_base: str | None) -> None:
+        with self._lock:
+            self._learned.pop((model, api_base), None)
+
     def probing(self, model: str, api_base: str | None) -> asyncio.Lock:
         """The lock the running loop's first calls to an unknown endpoint take turns on."""
         key = (id(asyncio.get_running_loop()), model, api_base)
