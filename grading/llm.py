@@ -19,6 +19,13 @@ from grading.errors import FatalProviderError, ProviderError, TransientProviderE
 from grading.http_limits import MAX_RESPONSE_BYTES, capped_openai_client, is_too_large
 from grading.redact import MASK, call_secrets, redact, strip_url_credentials
 from grading.retry import retry_after_from_headers
+from grading.structured_output import (
+    endpoint_formats,
+    next_mode,
+    output_mode,
+    refuses_option,
+    request_format,
+)
 from grading.types import GenerateResult, TokenUsage
 
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
@@ -107,7 +114,7 @@ class LiteLLMGenerate:
         api_key: str | None = None,
         timeout: float = 60.0,
         temperature: float | None = 0.0,
-        structured_output: bool = True,
+        structured_output: bool | str = "auto",
         max_tokens: int | None = DEFAULT_MAX_TOKENS,
         max_response_bytes: int | None = MAX_RESPONSE_BYTES,
         **extra: Any,
@@ -119,7 +126,7 @@ class LiteLLMGenerate:
         self.max_response_bytes = max_response_bytes
         self.timeout = timeout
         self.temperature = temperature
-        self.structured_output = structured_output
+        self.output_mode = output_mode(structured_output)
         self.extra = extra
 
     @property
@@ -129,6 +136,12 @@ class LiteLLMGenerate:
     @property
     def api_base(self) -> str | None:
         return self._api_base or os.environ.get(API_BASE_ENV) or None
+
+    @property
+    def structured_output(self) -> bool:
+        """Whether calls ask for JSON at all (part of cache keys: kept a bool so the keys of
+        runs made before the modes existed stay valid)."""
+        return self.output_mode != "off"
 
     def __repr__(self) -> str:  # never show the key
         return (f"LiteLLMGenerate(model={self.model!r}, "
@@ -169,24 +182,8 @@ class LiteLLMGenerate:
             kwargs["api_base"] = api_base
         if api_key:
             kwargs["api_key"] = api_key
-        if response_format is not None and self.structured_output:
-            kwargs["response_format"] = response_format
-        try:
-            if self.max_response_bytes and _provider(model) in _OPENAI_SDK_PROVIDERS:
-                kwargs["client"] = capped_openai_client(
-                    asyncio.get_running_loop(), api_base=api_base,
-                    api_key=api_key or os.environ.get(key_env_var(model)),
-                    limit=self.max_response_bytes)
-            # litellm's timeout is per read: a server trickling a byte a second never trips
-            # it. This one bounds the whole attempt.
-            async with asyncio.timeout(self.timeout):
-                response = await litellm.acompletion(**kwargs)
-        except Exception as exc:
-            error = translate_error(exc, model=model, api_base=api_base, api_key=api_key,
-                                    timeout=self.timeout)
-            if error is None:
-                raise
-            raise error from (None if isinstance(error, FatalProviderError) else exc)
+        response = await self._complete(litellm, kwargs, response_format,
+                                         model=model, api_base=api_base, api_key=api_key)
         choices = getattr(response, "choices", None) or []
         if not choices:  # a provider hiccup (seen under load), not an answer: ask again
             raise TransientProviderError(
@@ -196,6 +193,64 @@ class LiteLLMGenerate:
         return GenerateResult(
             text=text, usage=_usage(response), cost=_cost(litellm, response), raw=response
         )
+
+    async def _complete(self, litellm: Any, kwargs: dict[str, Any],
+                        response_format: dict[str, Any] | None, *, model: str,
+                        api_base: str | None, api_key: str | None) -> Any:
+        """One completion; in ``auto`` a refusal of the JSON option is asked again, once per
+        step down (schema, JSON mode, plain text), and what got an answer is remembered."""
+        if self.output_mode != "auto" or response_format is None:
+            return await self._stepping(litellm, kwargs, response_format, self.output_mode,
+                                        model=model, api_base=api_base, api_key=api_key)
+        mode = endpoint_formats.known(model, api_base)
+        if mode is None:
+            async with endpoint_formats.probing(model, api_base):
+                mode = endpoint_formats.known(model, api_base)
+                if mode is None:
+                    return await self._stepping(litellm, kwargs, response_format,
+                                                "json_schema", model=model,
+                                                api_base=api_base, api_key=api_key)
+        return await self._stepping(litellm, kwargs, response_format, mode, model=model,
+                                    api_base=api_base, api_key=api_key)
+
+    async def _stepping(self, litellm: Any, kwargs: dict[str, Any],
+                        response_format: dict[str, Any] | None, mode: str, *, model: str,
+                        api_base: str | None, api_key: str | None) -> Any:
+        while True:
+            sent = request_format(mode, response_format)
+            call = {**kwargs, **({"response_format": sent} if sent is not None else {})}
+            try:
+                response = await self._send(litellm, call, model=model, api_base=api_base,
+                                            api_key=api_key)
+            except (ProviderError, TransientProviderError) as error:
+                fallback = next_mode(mode) if self.output_mode == "auto" else None
+                if sent is None or fallback is None or not refuses_option(
+                        str(error.__cause__ or error)):
+                    raise
+                mode = fallback
+                continue
+            if self.output_mode == "auto":  # learned from an answer, never from a refusal
+                endpoint_formats.learn(model, api_base, mode)
+            return response
+
+    async def _send(self, litellm: Any, kwargs: dict[str, Any], *, model: str,
+                    api_base: str | None, api_key: str | None) -> Any:
+        try:
+            if self.max_response_bytes and _provider(model) in _OPENAI_SDK_PROVIDERS:
+                kwargs["client"] = capped_openai_client(
+                    asyncio.get_running_loop(), api_base=api_base,
+                    api_key=api_key or os.environ.get(key_env_var(model)),
+                    limit=self.max_response_bytes)
+            # litellm's timeout is per read: a server trickling a byte a second never trips
+            # it. This one bounds the whole attempt.
+            async with asyncio.timeout(self.timeout):
+                return await litellm.acompletion(**kwargs)
+        except Exception as exc:
+            error = translate_error(exc, model=model, api_base=api_base, api_key=api_key,
+                                    timeout=self.timeout)
+            if error is None:
+                raise
+            raise error from (None if isinstance(error, FatalProviderError) else exc)
 
 
 class _AuthError(FatalProviderError):

@@ -20,7 +20,10 @@ from grading.llm import (
     credential_problem,
     key_env_var,
     missing_key_variables,
+    resolve_api_base,
 )
+from grading.prompts import per_criterion_response_format
+from grading.structured_output import endpoint_formats
 from storage.model_presets import ModelPreset
 
 # The variables litellm reads for the common providers, plus the workbench's own.
@@ -43,6 +46,8 @@ class ConnectionResult:
     ok: bool
     message: str
     latency_s: float | None = None
+    # How calls ask this endpoint for JSON ("json_schema", "json_object", "off"), when it answered
+    structured_output: str | None = None
 
 
 def key_variables() -> tuple[KeyVariable, ...]:
@@ -85,9 +90,12 @@ def check_connection(preset: ModelPreset, *, timeout: float = 20.0) -> Connectio
         return ConnectionResult(False, missing)
     _load_litellm()  # seconds on the first check: not part of the model's answer time
     started = time.monotonic()
+    # The check asks what a run asks (the same JSON option, stepping down the same way), so it
+    # never passes where grading would fail; what the endpoint takes is found afresh.
+    endpoint_formats.forget(preset.model, resolve_api_base(preset.api_base))
     try:
         try:
-            _call(preset, timeout, max_tokens=5)
+            _call(preset, timeout, max_tokens=CHECK_MAX_TOKENS)
         except ProviderError as exc:
             # Some models refuse a token limit by that name; the key and address are fine,
             # so ask once more without it rather than report a false failure.
@@ -105,13 +113,28 @@ def check_connection(preset: ModelPreset, *, timeout: float = 20.0) -> Connectio
                    "Check the model name (litellm spells it provider/model) and the api_base."
         )
     latency = time.monotonic() - started
-    return ConnectionResult(True, f"{preset.label} answered in {latency:.1f} s.", latency)
+    mode = endpoint_formats.known(preset.model, resolve_api_base(preset.api_base))
+    return ConnectionResult(True, f"{preset.label} answered in {latency:.1f} s. "
+                                  f"{_SUPPORT.get(mode or '', '')}".strip(), latency, mode)
+
+
+# What the check found the endpoint takes, in the words the Settings page shows.
+_SUPPORT = {
+    "json_schema": "It accepts a JSON schema: answers are constrained to the verdict format.",
+    "json_object": "No JSON schema: it refuses OpenAI's json_schema option but takes JSON mode "
+                   "(runs use that by themselves).",
+    "off": "No JSON schema and no JSON mode: answers will be parsed from text (runs do that by "
+           "themselves; small models then fail to answer in the format more often).",
+}
+CHECK_MAX_TOKENS = 40  # room for a short JSON verdict; the answer itself is not read
 
 
 def _call(preset: ModelPreset, timeout: float, *, max_tokens: int | None) -> None:
     generate = LiteLLMGenerate(preset.model, api_base=preset.api_base, timeout=timeout,
-                               structured_output=False, max_tokens=max_tokens)
-    _run(generate("You are a connection check.", "Reply with the word OK."), timeout + 5)
+                               structured_output="auto", max_tokens=max_tokens)
+    _run(generate("You are a connection check. Answer in JSON.",
+                  'Reply with {"verdict": "MET", "reason": "ok"}.',
+                  response_format=per_criterion_response_format()), timeout + 5)
 
 
 def _missing_key(preset: ModelPreset) -> str | None:

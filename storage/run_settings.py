@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from grading.structured_output import output_mode
 from grading.types import ScoringSettings
 
 GraderKind = Literal["per_criterion", "one_shot", "rubric_as_judge"]
@@ -92,6 +93,17 @@ class RunSettings(ScoringSettings):
                 raise ValueError(f"the cost cap must be a positive amount of US dollars, got "
                                  f"{cap!r}")
         return value
+
+    @field_validator("extra")
+    @classmethod
+    def _known_structured_output(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """How calls ask for JSON; ``auto`` (the default) is not stored, so runs launched
+        before the option existed and runs launched with the default stay the same run."""
+        if "structured_output" not in value:
+            return value
+        mode = output_mode(value["structured_output"])
+        rest = {k: v for k, v in value.items() if k != "structured_output"}
+        return rest if mode == "auto" else {**rest, "structured_output": mode}
 
     def scoring(self) -> ScoringSettings:
         """The part of the settings that decides scores, for ``grading.aggregation``."""

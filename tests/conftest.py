@@ -8,6 +8,7 @@ import tempfile
 import pytest
 
 from grading.limiter import _registry as limiter_registry
+from grading.structured_output import endpoint_formats
 
 # Set before anything imports litellm: no price-map download, no tokenizer download.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -38,8 +39,10 @@ def _isolated_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("RUBRIC_WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
     # Endpoint limiters are process-wide: what one test taught them must not pace the next.
     limiter_registry.clear()
+    endpoint_formats.clear()  # likewise what an endpoint's JSON support was found to be
     yield
     limiter_registry.clear()
+    endpoint_formats.clear()
 
 
 @pytest.fixture

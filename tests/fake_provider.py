@@ -213,6 +213,10 @@ class FakeProvider:
             self.max_concurrency: int | None = None
             self.over_limit_retry_after = "0"
             self.required_api_key: str | None = None
+            # The ``response_format`` types the server accepts (None: any). Like
+            # llama-cpp-python's server, a refused type gets HTTP 500 naming the types it takes.
+            self.accepted_formats: set[str] | None = None
+            self.format_refusal_status = 500
             self.requests = 0
             self.in_flight = 0
             self.max_in_flight = 0
@@ -254,6 +258,13 @@ class FakeProvider:
                 headers.get("authorization") != f"Bearer {self.required_api_key}"
             ):
                 return Reply(status=401, error_message="Incorrect API key provided")
+            kind = (body.get("response_format") or {}).get("type")
+            if (kind is not None and self.accepted_formats is not None
+                    and kind not in self.accepted_formats):
+                allowed = " or ".join(f"'{t}'" for t in ["text", *sorted(self.accepted_formats)])
+                return Reply(status=self.format_refusal_status,
+                             error_message=f"1 validation error: response_format.type: "
+                                           f"Input should be {allowed}")
             if self.max_concurrency is not None and self.in_flight > self.max_concurrency:
                 self.rate_limited += 1
                 return Reply(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from grading.structured_output import DESCRIPTIONS, MODES
+
 NO_FALLBACK = "(none: the criterion fails)"
 
 
@@ -20,6 +22,8 @@ def launch_settings() -> dict:
         "extra": {"use_cache": s.grade_use_cache,
                   "call_deadline": float(s.grade_call_deadline)},
     }
+    if s.grade_structured_output != "auto":
+        settings["extra"]["structured_output"] = s.grade_structured_output
     if s.grade_concurrency:  # 0: no cap, the runner discovers the provider's capacity
         settings["extra"]["concurrency"] = int(s.grade_concurrency)
     if s.grade_lp_on:
@@ -56,6 +60,10 @@ def render_settings() -> None:
         c2.selectbox("If the judge fails on a negative criterion", options,
                      key="grade_fallback_neg")
         c2.checkbox("Reuse cached answers for identical requests", key="grade_use_cache")
+        c2.selectbox("Structured output", MODES, key="grade_structured_output",
+                     format_func=lambda mode: f"{mode}: {DESCRIPTIONS[mode]}",
+                     help="How each call asks for a JSON answer. auto suits every server: "
+                          "it steps down by itself when a server refuses the JSON schema.")
         c2.number_input("Give up on a call after (seconds)", min_value=5, max_value=3600,
                         step=30, key="grade_call_deadline",
                         help="One deadline per provider call, every retry and slow read "

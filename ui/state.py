@@ -68,6 +68,7 @@ DEFAULTS: dict[str, object] = {
     "grade_retries": 2,
     "grade_concurrency": 0,
     "grade_use_cache": True,
+    "grade_structured_output": "auto",
     "grade_call_deadline": 300,
     "grade_fallback_pos": "(none: the criterion fails)",
     "grade_fallback_neg": "(none: the criterion fails)",

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from grading.errors import RubricValidationError, RubricWorkbenchError
 from grading.rubric import Rubric
+from grading.structured_output import MODES
 from storage import limits
 from storage.config import add_db_argument, database_url, describe_url
 from storage.errors import ImportProblemsError, Problem
@@ -93,6 +94,10 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--call-deadline", type=float, default=None, metavar="SECONDS",
                         help="give up on one provider call after this long, every retry and "
                              "slow read included (default 300)")
+    parser.add_argument("--structured-output", default="auto", choices=MODES,
+                        help="how calls ask for JSON: auto (default: JSON schema, stepping "
+                             "down to JSON mode or plain text when the server refuses it), "
+                             "json_schema, json_object (llama-cpp-python's server) or off")
     parser.add_argument("--verbose", action="store_true",
                         help="log every provider request (default: warnings and a summary)")
     parser.add_argument("--cost-cap", default=None, metavar="USD",
@@ -337,6 +342,8 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
             extra["concurrency"] = args.concurrency
         if args.call_deadline:
             extra["call_deadline"] = args.call_deadline
+        if args.structured_output != "auto":
+            extra["structured_output"] = args.structured_output
         if cost_cap is not None:
             extra["cost_cap"] = cost_cap
         settings: dict = {"api_base": api_base, "extra": extra}

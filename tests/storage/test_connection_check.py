@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from storage.connection_check import check_connection, key_variables, needed_key_variable
+import pytest
+
+from storage.connection_check import (
+    CHECK_MAX_TOKENS,
+    check_connection,
+    key_variables,
+    needed_key_variable,
+)
 from storage.model_presets import ModelPreset
 from tests.fake_provider import Reply, fake_provider, fake_provider_server
 
@@ -15,7 +22,35 @@ def test_a_working_server_answers(fake_provider, monkeypatch):
     assert result.ok, result.message
     assert "answered" in result.message
     assert fake_provider.requests == 1
-    assert fake_provider.last_body["max_tokens"] == 5
+    assert fake_provider.last_body["max_tokens"] == CHECK_MAX_TOKENS
+    # the same kind of call a run makes: with the verdict's JSON schema
+    assert fake_provider.last_body["response_format"]["type"] == "json_schema"
+    assert "accepts a JSON schema" in result.message
+    assert result.structured_output == "json_schema"
+
+
+@pytest.mark.parametrize(("accepted", "mode", "says", "requests"), [
+    pytest.param({"json_object"}, "json_object", "No JSON schema", 2, id="llama-cpp-python"),
+    pytest.param(set(), "off", "parsed from text", 3, id="no-json-option"),
+])
+def test_a_server_that_refuses_the_json_schema_is_reported_as_what_it_takes(
+        fake_provider, monkeypatch, accepted, mode, says, requests):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "local-key")
+    fake_provider.accepted_formats = accepted  # refused with HTTP 500, as llama-cpp-python does
+    result = check_connection(ModelPreset("openai/fake", fake_provider.api_base), timeout=10)
+    assert result.ok, result.message
+    assert says in result.message
+    assert result.structured_output == mode
+    assert fake_provider.requests == requests
+
+
+def test_a_check_finds_out_afresh_what_a_changed_server_takes(fake_provider, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "local-key")
+    preset = ModelPreset("openai/fake", fake_provider.api_base)
+    fake_provider.accepted_formats = {"json_object"}
+    assert check_connection(preset, timeout=10).structured_output == "json_object"
+    fake_provider.accepted_formats = None  # the server was upgraded
+    assert check_connection(preset, timeout=10).structured_output == "json_schema"
 
 
 def test_a_server_error_is_reported_without_a_traceback(fake_provider, monkeypatch):

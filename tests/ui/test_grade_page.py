@@ -129,6 +129,20 @@ def test_settings_reach_the_stored_run(sessions):
     assert settings.system_prompt == "Be strict."
 
 
+def test_a_structured_output_mode_reaches_the_run_and_auto_is_not_stored(sessions):
+    at = _grade_page()
+    at.text_input(key="grade_custom_models").input("openai/judge").run()
+    at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
+    at.selectbox(key="grade_structured_output").select("json_object").run()
+    at.button(key="grade_launch").click().run()
+    at.selectbox(key="grade_structured_output").select("auto").run()
+    at.text_input(key="grade_run_name").input("second").run()
+    at.button(key="grade_launch").click().run()
+    modes = sorted(str(run.settings.extra.get("structured_output")) for run in
+                   runs.list_runs(sessions))
+    assert modes == ["None", "json_object"]
+
+
 def test_invalid_settings_are_explained_and_nothing_is_queued(sessions):
     at = _grade_page()
     at.text_input(key="grade_custom_models").input("openai/judge").run()
