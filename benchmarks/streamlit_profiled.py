@@ -40,7 +40,7 @@ def _after(conn, cursor, statement, parameters, context, executemany):
 
 
 # session_state keys worth seeing at the start of each run (what the run was asked to do)
-WATCHED = ("review_position", "review_pending", "review_form_nonce", "review_focus")
+WATCHED = ("review_position", "review_submitted", "review_form_nonce", "review_due")
 _original = exec_code.exec_func_with_error_handling
 
 

@@ -1,9 +1,11 @@
 """Review: one response and the reviewer's own verdicts — by mouse or keyboard.
 
-Keys (shown on the buttons): M / U / N give MET / UNMET / CANNOT ASSESS to the criterion in
-focus and move the focus on; J / K move the focus; Ctrl+Enter saves and opens the next
-response at its top; Alt+← / Alt+→ move through the queue. Letter keys are ignored while the
-cursor is in a note, Ctrl+Enter is not.
+The verdicts are a browser component (ui/components/verdict_form.py): keys change the form in
+the browser at once and one save sends it whole, so no key waits for a Streamlit rerun. Keys
+(shown on the buttons): M / U / N give MET / UNMET / CANNOT ASSESS to the criterion in focus
+and move the focus on; J / K move the focus; Shift+A accepts the judges where they agree;
+Ctrl+Enter saves and opens the next response at its top; Alt+← / Alt+→ move through the
+queue. Letter keys are ignored while the cursor is in a note, Ctrl+Enter is not.
 """
 
 from __future__ import annotations
@@ -21,53 +23,44 @@ from storage.services.reviewers import Actor, PermissionDeniedError
 from ui import response_view, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui import results_readers as readers
+from ui.components import verdict_form
 from ui.verdict_view import md_escape, short_run_label
-from ui.wording import plural
 
-CHOICES = ["MET", "UNMET", "CANNOT_ASSESS"]
-CHOICE_LABELS = {"MET": "MET", "UNMET": "UNMET", "CANNOT_ASSESS": "CANNOT ASSESS"}
-SHORTCUTS = {"MET": "M", "UNMET": "U", "CANNOT_ASSESS": "N"}
-
-
-def verdict_key(response_id: int, criterion_id: int, nonce: int) -> str:
-    return f"review_v_{response_id}_{criterion_id}_{nonce}"
+CHOICES = [answer.value for answer in verdict_form.VERDICT_ANSWERS]
+CHOICE_LABELS = {answer.value: answer.label for answer in verdict_form.VERDICT_ANSWERS}
+KEYS_PART, SAVE_PART = "review_vf_keys", "review_vf_save"
 
 
-def note_key(response_id: int, criterion_id: int, nonce: int) -> str:
-    return f"review_n_{response_id}_{criterion_id}_{nonce}"
+def criterion_part(index: int) -> str:
+    return f"review_vf_c_{index}"
 
 
 # -- callbacks: session_state only -----------------------------------------------------------
-def handle_key_verdict(response_id: int, criterion_ids: tuple[int, ...], value: str) -> None:
-    s = st.session_state
-    if not criterion_ids:
+def handle_submit(part_key: str) -> None:
+    """The form's one save, as the browser sent it; the fragment body acts on it."""
+    raw = verdict_form.submitted(part_key)
+    if raw is None:
         return
-    focus = min(max(0, s.review_focus), len(criterion_ids) - 1)
-    s[verdict_key(response_id, criterion_ids[focus], s.review_form_nonce)] = value
-    s.review_focus = min(focus + 1, len(criterion_ids) - 1)
+    st.session_state.review_submitted = raw
 
 
-def handle_focus(step: int, size: int) -> None:
+def form_criteria(detail: ResponseDetail, blind: bool) -> list[verdict_form.FormCriterion]:
+    """The form as it starts: kept choices after a refused "save and next", else the
+    reviewer's saved verdicts."""
     s = st.session_state
-    s.review_focus = min(max(0, s.review_focus + step), max(0, size - 1))
-
-
-def handle_accept_judges(response_id: int, agreed: tuple[tuple[int, str], ...]) -> None:
-    """Fill the criteria the reviewer left open with the judges' shared verdict."""
-    s = st.session_state
-    for criterion_id, value in agreed:
-        key = verdict_key(response_id, criterion_id, s.review_form_nonce)
-        if not s.get(key):
-            s[key] = value
-    filled = plural(len(agreed), "criterion", "criteria")
-    # shown next to the button (ui.review_form.render_keyboard), not under Save
-    s.review_accept_flash = ("info", f"Filled {filled} where the judges agree; check "
-                             "them and save." if agreed else
-                             "The judges agree on no criterion you left open.")
-
-
-def handle_save_request(advance: bool) -> None:
-    st.session_state.review_pending = "next" if advance else "save"
+    restore = s.review_restore
+    kept = restore[2] if restore and restore[:2] == (detail.response.id,
+                                                     s.review_form_nonce) else {}
+    agreed = {} if blind else dict(judges_agree(detail))
+    criteria = []
+    for criterion in detail.version.criteria:
+        mine = detail.mine.get(criterion.id)
+        initial, note = kept.get(criterion.id, (mine.verdict.value if mine else None, ""))
+        criteria.append(verdict_form.FormCriterion(
+            id=criterion.id, label=safe_text.text(criterion.label),
+            answers=verdict_form.VERDICT_ANSWERS,
+            initial=initial, note=note, agreed=agreed.get(criterion.id)))
+    return criteria
 
 
 # -- the write, run in the fragment body (never in a callback) --------------------------------
@@ -85,41 +78,58 @@ class Due:
     nonce: int  # the form nonce the values were read under
 
 
-def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int) -> None:
-    """Act on the save the form asked for on ``detail``: "save" writes now; "save and next"
-    moves on at once and leaves the write (``review_due``) to :func:`write_due`, called once
-    the next response is drawn — the reviewer sees it without waiting for the database."""
+def take_submitted() -> object:
+    """The form's save, taken once (the browser sends it again until told it was taken, and
+    ``done`` tells it so, whatever comes of the save)."""
     s = st.session_state
-    pending, s.review_pending = s.review_pending, None
-    if pending is None:
+    raw, s.review_submitted = s.review_submitted, None
+    if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+        if raw["id"] in s.review_form_taken:
+            return None  # the browser sent it again before it heard it was taken
+        s.review_form_taken = (*s.review_form_taken[-19:], raw["id"])
+        s.review_form_done = raw["id"]
+    return raw
+
+
+def process_submission(actor: Actor | None, detail: ResponseDetail, queue_size: int) -> None:
+    """Act on the form's save (``review_submitted``) on ``detail``: "save" writes now; "save
+    and next" moves on at once and leaves the write (``review_due``) to :func:`write_due`,
+    called once the next response is drawn — the reviewer sees it without waiting for the
+    database."""
+    s = st.session_state
+    raw = take_submitted()
+    if raw is None:
         return
     shown = s.review_shown
     if shown is None or shown[0] != detail.response.id:
         return
     _rid, expected, nonce, opened = shown
+    try:
+        submission = verdict_form.parse_submission(
+            raw, verdict_form.form_key(detail.response.id, nonce),
+            form_criteria(detail, blind=True))
+    except verdict_form.InvalidSubmissionError as exc:
+        s.review_flash = ("error", md_escape(str(exc)))
+        return
     if actor is None:
         s.review_flash = ("error", "Enter your name in the sidebar (“Your name”) before "
                                    "saving: every verdict records who made it.")
         return
     wanted: dict[int, tuple[str, str]] = {}
-    for criterion in detail.version.criteria:
-        choice = s.get(verdict_key(detail.response.id, criterion.id, nonce))
-        note = str(s.get(note_key(detail.response.id, criterion.id, nonce)) or "").strip()
-        if not choice:
-            continue
-        mine = detail.mine.get(criterion.id)
+    for cid, (choice, note) in submission.answers.items():
+        mine = detail.mine.get(cid)
         if mine is not None and mine.verdict.value == choice and not note:
             continue
-        wanted[criterion.id] = (choice, note)
+        wanted[cid] = (choice, note)
     if not wanted:
         s.review_flash = ("info", "Nothing changed: give a verdict to a criterion to save it.")
-        if pending == "next" and all(c.id in detail.mine for c in detail.version.criteria):
+        if submission.advance and all(c.id in detail.mine for c in detail.version.criteria):
             _advance(queue_size)
         return
     due = Due(response_id=detail.response.id, wanted=wanted,
               expected={cid: expected.get(cid) for cid in wanted},
               labels={c.id: c.label for c in detail.version.criteria}, opened=opened,
-              advance=pending == "next", position=s.review_position, nonce=nonce)
+              advance=submission.advance, position=s.review_position, nonce=nonce)
     if not due.advance:
         write_due(actor, due)
         return
@@ -173,11 +183,9 @@ def write_due(actor: Actor | None, due: Due | None = None) -> None:
 
 def _go_back(due: Due, keep: dict[int, tuple[str, str]]) -> None:
     s = st.session_state
-    s.review_position, s.review_focus = due.position, 0
+    s.review_position = due.position
     s.review_form_nonce += 1
-    for cid, (choice, note) in keep.items():
-        s[verdict_key(due.response_id, cid, s.review_form_nonce)] = choice
-        s[note_key(due.response_id, cid, s.review_form_nonce)] = note
+    s.review_restore = (due.response_id, s.review_form_nonce, dict(keep))
     try:
         st.rerun(scope="fragment")
     except StreamlitInvalidLayoutContextError:  # the fragment ran inside a whole-page run
@@ -187,13 +195,11 @@ def _go_back(due: Due, keep: dict[int, tuple[str, str]]) -> None:
 def _advance(queue_size: int) -> None:
     s = st.session_state
     s.review_position = min(s.review_position + 1, max(0, queue_size - 1))
-    s.review_focus = 0
 
 
 # -- drawing ---------------------------------------------------------------------------------
 def render_flash(key: str = "review_flash") -> None:
-    """The message of the last action, right under the buttons that caused it (the save
-    buttons' in ``review_flash``, the keyboard row's in ``review_accept_flash``)."""
+    """The message of the last save, right under the buttons that caused it."""
     flash = st.session_state[key]
     if flash:
         kind, message = flash
@@ -231,40 +237,21 @@ def judges_agree(detail: ResponseDetail) -> tuple[tuple[int, str], ...]:
     return tuple(agreed)
 
 
-def render_keyboard(detail: ResponseDetail) -> None:
-    ids = tuple(c.id for c in detail.version.criteria)
-    rid = detail.response.id
-    blind = st.session_state.review_blind
-    with st.container(horizontal=True, vertical_alignment="center"):
-        for value in CHOICES:
-            st.button(CHOICE_LABELS[value], key=f"review_key_{value}", shortcut=SHORTCUTS[value],
-                      on_click=handle_key_verdict, args=(rid, ids, value),
-                      help=f"{CHOICE_LABELS[value]} for the criterion in focus, then the next")
-        st.button("Next criterion", key="review_focus_next", shortcut="J",
-                  icon=":material/arrow_downward:", on_click=handle_focus, args=(1, len(ids)))
-        st.button("Previous criterion", key="review_focus_prev", shortcut="K",
-                  icon=":material/arrow_upward:", on_click=handle_focus, args=(-1, len(ids)))
-        st.button("Accept the judges where they agree", key="review_accept",
-                  shortcut="Shift+A", on_click=handle_accept_judges,
-                  args=(rid, () if blind else judges_agree(detail)), disabled=blind,
-                  help="Off in blind mode (it would show the judges)." if blind else
-                  "Fills the criteria you left open with the verdict every judge gave.")
-    render_flash("review_accept_flash")
+def render_keyboard(form: dict) -> None:
+    """What is in focus and the key buttons (M / U / N, J / K, Shift+A), in the browser."""
+    verdict_form.mount("keys", form, key=KEYS_PART, on_submit=handle_submit, args=(KEYS_PART,))
 
 
 def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,
-                     focused: bool) -> None:
-    s = st.session_state
+                     form: dict) -> None:
     criterion = detail.version.criteria[index]
-    rid, nonce = detail.response.id, s.review_form_nonce
+    rid = detail.response.id
     decision = detail.humans.get(criterion.id)
     mine = detail.mine.get(criterion.id)
     disagree = criterion.id in detail.disagree_criteria and not hide_judges
-    with st.container(border=True):
-        heading = response_view.criterion_heading(criterion, disagree)
-        if focused:
-            heading += " · :blue-badge[in focus: M / U / N]"
-        st.markdown(heading)
+    # keyed: the form outlines the box of the criterion in focus (verdict_form.css)
+    with st.container(border=True, key=f"review_crit_{index}"):
+        st.markdown(response_view.criterion_heading(criterion, disagree))
         st.text(safe_text.text(criterion.requirement))
         judges, people = st.columns([3, 2])
         with judges:
@@ -283,12 +270,8 @@ def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,
                     runtime.database_key(), detail.response.dataset_id, detail.version.id,
                     rid, criterion.id, shown_runs={run.id for run in detail.runs})
         with people:
-            key = verdict_key(rid, criterion.id, nonce)
-            s.setdefault(key, mine.verdict.value if mine else None)
-            st.radio("Your verdict", CHOICES, horizontal=True, key=key,
-                     format_func=CHOICE_LABELS.get)
-            st.text_input("Note (optional)", key=note_key(rid, criterion.id, nonce),
-                          placeholder="why")
+            verdict_form.mount("criterion", form, key=criterion_part(index),
+                               criterion=criterion.id)
             if mine is not None:
                 st.caption(f"Yours: {mine.verdict.value} · "
                            f"{mine.created_at:%Y-%m-%d %H:%M} UTC")
@@ -324,21 +307,17 @@ def render_item(actor: Actor | None, detail: ResponseDetail) -> None:
         expected = {c.id: (detail.mine[c.id].id if c.id in detail.mine else None)
                     for c in criteria}
         s.review_shown = (detail.response.id, expected, s.review_form_nonce, opened)
+    form = verdict_form.form_data(
+        verdict_form.form_key(detail.response.id, s.review_form_nonce),
+        form_criteria(detail, blind), done=s.review_form_done, blind=blind)
     st.markdown("**Your verdicts**")
     st.caption("Only the criteria you give a verdict are saved; the others keep the "
                "judges' verdicts.")
-    render_keyboard(detail)
-    focus = min(max(0, s.review_focus), max(0, len(criteria) - 1))
+    render_keyboard(form)
     for index, criterion in enumerate(criteria):
         hide = blind and criterion.id not in detail.mine
-        render_criterion(detail, index, hide, focused=index == focus)
-    with st.container(horizontal=True):
-        st.button("Save", type="primary", key="review_save", on_click=handle_save_request,
-                  args=(False,))
-        st.button("Save and next", key="review_save_next", shortcut="Ctrl+Enter",
-                  on_click=handle_save_request, args=(True,),
-                  help="Saves your verdicts and opens the next response at its top")
+        render_criterion(detail, index, hide, form)
+    verdict_form.mount("save", form, key=SAVE_PART, on_submit=handle_submit, args=(SAVE_PART,))
     if actor is None:
         st.caption("Enter your name in the sidebar to save verdicts.")
     render_flash()
-

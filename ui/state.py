@@ -128,13 +128,19 @@ DEFAULTS: dict[str, object] = {
     "review_response_id": None,  # set by Results' "review this response"
     "review_flash": None,
     "review_set_flash": None,  # the review set form's "saved", shown after its rerun
-    "review_accept_flash": None,  # the message of "accept the judges", next to that button
     "review_form_nonce": 0,  # bumped after a save so the form starts from the saved verdicts
     "review_name_input": "",  # local mode's sidebar name widget (ui/auth.py)
     # (response_id, {criterion_id: my verdict id}, form nonce, monotonic time opened)
     "review_shown": None,
-    "review_focus": 0,  # index of the criterion the keyboard verdicts go to
-    "review_pending": None,  # "save" / "next": asked by a button, written by the fragment
+    "review_focus": 0,  # unused since the verdict form keeps its focus in the browser
+    # the verdict form's one save as the browser sent it (ui/components/verdict_form.py),
+    # acted on by the fragment
+    "review_submitted": None,
+    "review_form_done": None,  # id of the last save taken: the browser's form unlocks on it
+    "review_form_taken": (),  # ids of the last saves taken: one sent again is not taken twice
+    # (response_id, form nonce, {criterion_id: (verdict, note)}): what a form starts from
+    # after a refused "save and next" brought the reviewer back
+    "review_restore": None,
     # review_form.Due: a "save and next" whose write follows the drawing of the next response
     "review_due": None,
     "review_actor": None,  # the reviewer key the form was drawn for (local mode can switch)

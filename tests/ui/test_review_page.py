@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from storage.services import reviews
 from storage.services.reviewers import local_actor
-from tests.ui.pages import open_page, texts
+from tests.ui import verdict_form
+from tests.ui.pages import open_page, texts, unescape
 from tests.ui.seed import seed_graded
 
 
@@ -22,10 +25,20 @@ def _review(name: str = "ana"):
     return at
 
 
-def _verdict(at, seeded, criterion: int):
-    response_id = seeded_response_id(at)
-    cid = seeded.version.criteria[criterion].id
-    return at.radio(key=f"review_v_{response_id}_{cid}_{at.session_state.review_form_nonce}")
+def _cid(seeded, criterion: int) -> int:
+    return seeded.version.criteria[criterion].id
+
+
+def _shown(at, seeded, criterion: int) -> str | None:
+    """The verdict the form shows for a criterion (by index)."""
+    return verdict_form.answer(at, _cid(seeded, criterion))
+
+
+def _save(at, seeded, answers: dict[int, str | tuple[str, str]], *, advance: bool = False):
+    """Give verdicts (criterion index -> verdict or (verdict, note)) and save, as the form
+    in the browser sends them."""
+    return verdict_form.submit(at, {_cid(seeded, i): v for i, v in answers.items()},
+                               advance=advance)
 
 
 def seeded_response_id(at) -> int:
@@ -60,8 +73,7 @@ def test_saving_a_verdict_changes_the_effective_score_at_once():
     at = _review()
     scores = _scores(at)
     assert (scores[RUN_A], scores[RUN_B]) == ("1.000", "0.714")
-    _verdict(at, seeded, 1).set_value("UNMET")
-    at.button[-2].click().run()  # Save (the form's first submit button)
+    _save(at, seeded, {1: "UNMET"})
     assert not at.exception
     assert "Saved 1 verdict (cites); effective scores are updated." in texts(at)
     scores = _scores(at)
@@ -72,17 +84,14 @@ def test_saving_a_verdict_changes_the_effective_score_at_once():
     [current] = reviews.current_verdicts(seeded.sessions, seeded.responses[1].id,
                                          seeded.version.id).values()
     assert (current.verdict.value, current.reviewer) == ("UNMET", "ana")
-    assert _verdict(at, seeded, 1).value == "UNMET"  # the form shows the saved verdict
+    assert _shown(at, seeded, 1) == "UNMET"  # the form shows the saved verdict
 
 
 def test_save_and_next_moves_on_and_a_note_is_kept():
     seeded = seed_graded(count=3)
     at = _review()
-    _verdict(at, seeded, 0).set_value("MET")
     response_id = seeded_response_id(at)
-    cid = seeded.version.criteria[0].id
-    at.text_input(key=f"review_n_{response_id}_{cid}_0").input("dose checked")
-    at.button[-1].click().run()  # Save and next
+    _save(at, seeded, {0: ("MET", "dose checked")}, advance=True)
     assert "**2 of 3**" in texts(at)
     [saved] = reviews.verdict_history(seeded.sessions, response_id)
     assert saved.note == "dose checked"
@@ -93,8 +102,7 @@ def test_without_a_typed_name_verdicts_are_recorded_under_the_login_name():
 
     seeded = seed_graded(count=3)
     at = _review(name="")
-    _verdict(at, seeded, 1).set_value("MET")
-    at.button[-2].click().run()
+    _save(at, seeded, {1: "MET"})
     [saved] = reviews.verdict_history(seeded.sessions, seeded.responses[1].id)
     assert saved.reviewer == computer_login()
 
@@ -116,8 +124,7 @@ def test_blind_mode_hides_the_judges_until_the_reviewer_answered():
     assert shown.count("Judges hidden until you answer") == 4
     assert "reason 1" not in shown and "judges disagree" not in shown
     assert not at.metric  # no scores either
-    _verdict(at, seeded, 1).set_value("MET")
-    at.button[-2].click().run()
+    _save(at, seeded, {1: "MET"})
     shown = texts(at)
     assert shown.count("Judges hidden until you answer") == 3
     assert "reason 1" in shown  # the answered criterion now shows both judges
@@ -147,15 +154,14 @@ def test_a_stale_form_is_refused_and_shows_the_verdict_saved_in_another_window()
     # The same reviewer decides in another window while this form is open.
     reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
                               verdict="UNMET", actor=local_actor("ana"))
-    _verdict(at, seeded, 1).set_value("MET")
-    at.button[-2].click().run()
+    _save(at, seeded, {1: "MET"})
     assert not at.exception
     [error] = at.error
     assert "you changed them in another window" in error.value
     assert "ana changed this verdict" in error.value
     [current] = reviews.current_verdicts(seeded.sessions, rid, seeded.version.id).values()
     assert (current.verdict.value, current.reviewer) == ("UNMET", "ana")
-    assert _verdict(at, seeded, 1).value == "UNMET"  # the form now shows the saved verdict
+    assert _shown(at, seeded, 1) == "UNMET"  # the form now shows the saved verdict
 
 
 def test_other_reviewers_are_hidden_until_this_reviewer_saved():
@@ -168,45 +174,100 @@ def test_other_reviewers_are_hidden_until_this_reviewer_saved():
     assert shown.count("Other reviewers' verdicts are hidden until you save yours") == 1
     assert "a blog" not in shown and "bo: UNMET" not in shown
     assert not at.metric  # scores would tell what bo said
-    _verdict(at, seeded, 1).set_value("MET")
-    at.button[-2].click().run()
+    _save(at, seeded, {1: "MET"})
     shown = texts(at)
     assert "Other reviewers' verdicts are hidden" not in shown
     assert "bo: UNMET" in shown and "a blog" in shown
     assert "disputed — the judge's verdict stands" in shown
 
 
-def test_keyboard_verdicts_go_to_the_criterion_in_focus_and_move_on():
+# The keys themselves (M / U / N, J / K, Shift+A, Ctrl+Enter) run in the browser: see
+# tests/e2e/test_review_keys.py. Here: what the browser form is given and what it sends.
+def test_the_form_gives_every_criterion_its_answers_and_keys():
     seeded = seed_graded(count=3)
     at = _review()
-    at.button(key="review_key_MET").click().run()
-    at.button(key="review_key_UNMET").click().run()
-    assert _verdict(at, seeded, 0).value == "MET" and _verdict(at, seeded, 1).value == "UNMET"
-    assert at.session_state.review_focus == 2
-    at.button(key="review_focus_prev").click().run()
-    at.button(key="review_key_CANNOT_ASSESS").click().run()
-    assert _verdict(at, seeded, 1).value == "CANNOT_ASSESS"
-    at.button(key="review_save_next").click().run()
-    assert "**2 of 3**" in texts(at)
-    saved = reviews.current_verdicts(seeded.sessions, seeded.responses[1].id,
-                                     seeded.version.id)
-    assert {seeded.version.criteria[i].id: v for i, v in enumerate(
-        ["MET", "CANNOT_ASSESS"])} == {cid: h.verdict.value for cid, h in saved.items()}
+    data = verdict_form.form(at)
+    assert data["form"] == f"{seeded_response_id(at)}:0"
+    assert [c["label"] for c in data["criteria"]] == [c.label for c in seeded.version.criteria]
+    for criterion in data["criteria"]:
+        assert [(a["value"], a["key"]) for a in criterion["answers"]] == [
+            ("MET", "m"), ("UNMET", "u"), ("CANNOT_ASSESS", "n")]
+    # one keys part, one part per criterion (inside its box), one save part
+    assert [p["part"] for p in verdict_form.parts(at)] == (
+        ["keys"] + ["criterion"] * 4 + ["save"])
 
 
-def test_accept_the_judges_fills_only_where_they_agree():
-    seeded = seed_graded(count=3)
+def test_accept_the_judges_is_given_only_where_they_agree_and_not_in_blind_mode():
+    seed_graded(count=3)
     at = _review()  # r1: the judges disagree on 'cites' only
-    at.button(key="review_accept").click().run()
-    assert [_verdict(at, seeded, i).value for i in range(4)] == [
+    assert [c["agreed"] for c in verdict_form.form(at)["criteria"]] == [
         "MET", None, "MET", "UNMET"]
-    [message] = [m for m in at.info if "Filled 3 criteria where the judges agree" in m.value]
-    # next to the button that caused it: after it, before the first criterion's verdict
-    order = [(e.type, getattr(e, "key", None) or getattr(e, "value", None))
-             for e in _in_order(at.main)]
-    accept = order.index(("button", "review_accept"))
-    first_radio = next(i for i, (kind, _) in enumerate(order) if kind == "radio")
-    assert accept < order.index(("info", message.value)) < first_radio, order
+    at.toggle(key="review_blind").set_value(True).run()
+    assert [c["agreed"] for c in verdict_form.form(at)["criteria"]] == [None] * 4
+
+
+def test_the_browser_form_is_told_its_save_was_taken():
+    seeded = seed_graded(count=3)
+    at = _review()
+    _save(at, seeded, {1: "UNMET"})
+    taken = at.session_state.review_form_done
+    assert taken and verdict_form.form(at)["done"] == taken
+    assert verdict_form.form(at)["form"] == f"{seeded_response_id(at)}:1"  # a fresh form
+
+
+def test_a_save_the_browser_sends_again_is_taken_once():
+    seeded = seed_graded(count=3)
+    at = _review()
+    rid = seeded_response_id(at)
+    _save(at, seeded, {1: "UNMET"})
+    [first] = reviews.verdict_history(seeded.sessions, rid)
+    again = at.session_state.review_form_done
+    # the browser did not hear in time that it was taken, and sends the same save again
+    at.session_state["review_submitted"] = {
+        "id": again, "form": f"{rid}:0", "advance": False,
+        "answers": [{"criterion": _cid(seeded, 1), "answer": "UNMET", "note": "again"}]}
+    at.run()
+    assert not at.exception and not at.error
+    assert reviews.verdict_history(seeded.sessions, rid) == [first]
+    assert verdict_form.form(at)["done"] == again
+
+
+def test_a_save_from_a_replaced_form_is_refused_and_nothing_is_written():
+    seeded = seed_graded(count=3)
+    at = _review()
+    rid = seeded_response_id(at)
+    _save(at, seeded, {1: "UNMET"})  # the form is now rid:1
+    at.session_state["review_submitted"] = {
+        "id": "old#1", "form": f"{rid}:0", "advance": False,
+        "answers": [{"criterion": _cid(seeded, 0), "answer": "MET", "note": ""}]}
+    at.run()
+    assert not at.exception
+    [error] = at.error
+    assert "this form was replaced" in error.value
+    assert [h.criterion_id for h in reviews.verdict_history(seeded.sessions, rid)] == [
+        _cid(seeded, 1)]
+    assert verdict_form.form(at)["done"] == "old#1"  # the browser's form unlocks
+
+
+@pytest.mark.parametrize("answer", [
+    pytest.param({"criterion": 999_999, "answer": "MET", "note": ""}, id="unknown-criterion"),
+    pytest.param({"criterion": None, "answer": "MAYBE", "note": ""}, id="unknown-answer"),
+    pytest.param({"criterion": None, "answer": "MET", "note": 7}, id="note-not-text"),
+])
+def test_a_malformed_save_says_what_is_wrong_and_writes_nothing(answer):
+    seeded = seed_graded(count=3)
+    at = _review()
+    rid = seeded_response_id(at)
+    if answer["criterion"] is None:
+        answer = {**answer, "criterion": _cid(seeded, 0)}
+    at.session_state["review_submitted"] = {
+        "id": "x#1", "form": f"{rid}:0", "advance": True, "answers": [answer]}
+    at.run()
+    assert not at.exception
+    [error] = at.error
+    assert unescape(error.value).startswith("Not saved:")
+    assert seeded_response_id(at) == rid  # did not move on
+    assert not reviews.verdict_history(seeded.sessions, rid)
 
 
 def test_an_error_is_shown_under_the_save_button_not_at_the_top():
@@ -215,16 +276,22 @@ def test_an_error_is_shown_under_the_save_button_not_at_the_top():
     rid, cid = seeded.responses[1].id, seeded.version.criteria[1].id
     reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cid,
                               verdict="UNMET", actor=local_actor("ana"))  # another window
-    _verdict(at, seeded, 1).set_value("MET")
-    at.button(key="review_save").click().run()
+    _save(at, seeded, {1: "MET"})
     [error] = at.error
     assert "you changed them in another window" in error.value
-    # drawn right after the save buttons, not at the top of the page
-    order = [(e.type, getattr(e, "key", None) or getattr(e, "value", None))
-             for e in _in_order(at.main)]
-    save = order.index(("button", "review_save"))
+    # drawn right after the form's save buttons, not at the top of the page
+    order = [(e.type, _part(e) or getattr(e, "value", None)) for e in _in_order(at.main)]
+    save = order.index(("bidi_component", "save"))
     assert order.index(("error", error.value)) > save
     assert not [kind for kind, _ in order[:save] if kind == "error"]
+
+
+def _part(element) -> str | None:
+    if element.type != "bidi_component":
+        return None
+    proto = element.proto
+    raw = proto.mixed.json if proto.WhichOneof("data") == "mixed" else proto.json
+    return json.loads(raw).get("part")
 
 
 def _in_order(block) -> list:
@@ -258,9 +325,7 @@ def test_save_and_next_refused_as_stale_comes_back_with_the_message_and_saves_th
     # the same reviewer decides 'cites' in another window while this form is open
     reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=second,
                               verdict="UNMET", actor=local_actor("ana"))
-    _verdict(at, seeded, 0).set_value("MET")
-    _verdict(at, seeded, 1).set_value("MET")
-    at.button(key="review_save_next").click().run()
+    _save(at, seeded, {0: "MET", 1: "MET"}, advance=True)
     assert not at.exception
     assert "**1 of 3**" in texts(at) and seeded_response_id(at) == rid  # came back
     [error] = at.error
@@ -269,21 +334,19 @@ def test_save_and_next_refused_as_stale_comes_back_with_the_message_and_saves_th
     current = reviews.current_verdicts(seeded.sessions, rid, seeded.version.id)
     assert {cid: h.verdict.value for cid, h in current.items()} == {
         first: "MET", second: "UNMET"}
-    assert _verdict(at, seeded, 0).value == "MET" and _verdict(at, seeded, 1).value == "UNMET"
+    assert _shown(at, seeded, 0) == "MET" and _shown(at, seeded, 1) == "UNMET"
 
 
 def test_save_and_next_refused_keeps_the_reviewers_choices_in_the_form():
     seeded = seed_graded(count=3)
     at = _review()
     rid = seeded_response_id(at)
-    _verdict(at, seeded, 0).set_value("MET")
-    at.text_input(key=f"review_n_{rid}_{seeded.version.criteria[0].id}_0").input("bad\x00note")
-    at.button(key="review_save_next").click().run()
+    _save(at, seeded, {0: ("MET", "bad\x00note")}, advance=True)
     assert not at.exception
     assert seeded_response_id(at) == rid  # back on the response that was not saved
     [error] = at.error
     assert "note" in error.value
-    assert _verdict(at, seeded, 0).value == "MET"
+    assert _shown(at, seeded, 0) == "MET"
     assert not reviews.verdict_history(seeded.sessions, rid)
 
 
@@ -310,16 +373,14 @@ def test_two_people_taking_turns_on_one_computer_are_two_reviewers():
     at = _review("ana")
     rid = seeded_response_id(at)
     cid = seeded.version.criteria[1].id
-    _verdict(at, seeded, 1).set_value("MET")
-    at.button(key="review_save").click().run()
+    _save(at, seeded, {1: "MET"})
     at.text_input(key="review_name_input").input("bo").run()  # the switch in the sidebar
     assert at.session_state.reviewer_name == "bo"
     assert seeded_response_id(at) == rid
     shown = texts(at)
     assert "Other reviewers' verdicts are hidden until you save yours" in shown
-    assert _verdict(at, seeded, 1).value is None  # bo's own form: ana's verdict is not in it
-    _verdict(at, seeded, 1).set_value("UNMET")
-    at.button(key="review_save").click().run()
+    assert _shown(at, seeded, 1) is None  # bo's own form: ana's verdict is not in it
+    _save(at, seeded, {1: "UNMET"})
     history = reviews.verdict_history(seeded.sessions, rid, criterion_id=cid)
     assert sorted((h.reviewer, h.verdict.value) for h in history) == [
         ("ana", "MET"), ("bo", "UNMET")]

@@ -7,6 +7,7 @@ import pytest
 
 from storage.services import panels
 from tests.actors import ADMIN
+from tests.ui import verdict_form
 from tests.ui.pages import open_page, texts
 from tests.ui.seed import seed_graded
 
@@ -70,9 +71,7 @@ def test_blind_mode_hides_the_panels_score_with_the_judges_until_every_criterion
     row = _score_row(at)
     assert f"Panel P{panel.id}" not in row and not [k for k in row if k.startswith("#")]
     assert "Scores appear once you have answered every criterion" in texts(at)
-    for radio in [r for r in at.radio if r.label == "Your verdict"]:
-        radio.set_value("MET")
-    at.button(key="review_save").click().run()
+    verdict_form.submit(at, {c["id"]: "MET" for c in verdict_form.form(at)["criteria"]})
     assert not at.exception, at.exception
     row = _score_row(at)
     # every criterion answered: the judges' scores come back, and the panel's with them,

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from tests.ui import verdict_form
 from tests.ui.hostile_seed import CRITERION, ICON, REVIEWER, RLO, RUBRIC, seed_hostile
 from tests.ui.pages import db, open_page
 
@@ -63,8 +64,7 @@ def test_review_save_message_and_headings_show_the_criterion_name_as_typed():
     at = open_page("review")
     at.text_input(key="review_name_input").input(REVIEWER).run()
     criterion = hostile.version.criteria[0].id
-    at.radio(key=f"review_v_{hostile.response.id}_{criterion}_0").set_value("UNMET")
-    next(b for b in at.button if b.label == "Save").click().run()
+    verdict_form.submit(at, {criterion: "UNMET"})
     assert not at.exception
     _assert_safe(at)
     assert any(body.startswith("Saved 1 verdict (\\:\u2060material\\/home\\:)")

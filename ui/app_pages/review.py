@@ -32,7 +32,7 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
             # previous person's choices, and nothing of theirs left to save under the new name.
             # (Typing a first name keeps the form: the same person, named now.)
             s.review_form_nonce += 1
-            s.review_shown = s.review_pending = s.review_due = None
+            s.review_shown = s.review_submitted = s.review_due = s.review_restore = None
         s.review_actor = viewer
     queue = readers.get_review_queue(
         db, chosen.dataset_id, chosen.rubric_version_id, chosen.run_ids,
@@ -51,12 +51,12 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
     shown = s.review_shown
     # A "save and next" whose run was cut short (a whole-page rerun) is written first.
     review_form.write_due(actor)
-    if s.review_pending is not None:
-        # The save is read from what the form showed (its detail still cached).
+    if s.review_submitted is not None:
+        # The save is checked against what the form showed (its detail still cached).
         if shown is None:
-            s.review_pending = None
+            review_form.take_submitted()
         else:
-            review_form.process_pending(actor, detail_of(shown[0]), len(queue))
+            review_form.process_submission(actor, detail_of(shown[0]), len(queue))
     item = review_queue_view.current_item(queue)
     detail = detail_of(item.response_id)
     if s.review_scrolled != item.response_id:
