@@ -108,6 +108,9 @@ def _shoot(url: str) -> None:
                   "--disable-component-update", "--disable-sync"])
         page = browser.new_page(viewport={"width": 1200, "height": 860})
         for name, (path, title) in PAGES.items():
+            # Streamlit scrolls inside its own frame (a full-page shot is one screen): Results
+            # gets a taller window, so that its table of scores is in the picture
+            page.set_viewport_size({"width": 1200, "height": 1500 if name == "results" else 860})
             page.goto(f"{url}/{path}")
             page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=90_000)
             # the page is done when Streamlit's "running" indicator is gone for a while
