@@ -33,6 +33,11 @@ fi
 .venv/bin/python -m pip install --quiet -e '.[test]'
 
 .venv/bin/ruff check .
+# The documentation, strictly: a broken link or anchor, a missing page or one left out of the
+# navigation fails the build. The site goes to a temporary directory, never into the checkout.
+docs_site="$(mktemp -d)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$docs_site"
+rm -rf "$docs_site"
 # Browser tests run in their own pytest process: pytest-playwright's sync API leaves an event
 # loop behind that breaks async tests collected after it.
 .venv/bin/python -m pytest -m "not e2e" "$@"

@@ -70,8 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rubric-workbench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     ui = commands.add_parser("ui", help="start the web app")
-    ui.add_argument("--host", default="127.0.0.1")
-    ui.add_argument("--port", type=int, default=8501)
+    ui.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default: %(default)s, this computer only)")
+    ui.add_argument("--port", type=int, default=8501, help="port (default: %(default)s)")
     ui.set_defaults(func=_run_ui)
     db = commands.add_parser("db", help="manage the database schema")
     db_commands = db.add_subparsers(dest="db_command", required=True)

@@ -191,7 +191,7 @@ DecisionStatus = Literal["adjudicated", "agreed", "disputed"]
 class HumanDecision:
     """The human verdict on one criterion of one response, from every reviewer's verdict.
 
-    The rule (README, "Several reviewers"): an adjudicator's verdict when there is one;
+    The rule (docs/design/consensus.md): an adjudicator's verdict when there is one;
     otherwise the reviewers' verdict when all who answered agree; otherwise disputed — no
     human verdict applies and the judge's verdict stands.
     """

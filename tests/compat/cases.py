@@ -48,7 +48,7 @@ def to_grade_value(rng: random.Random) -> Any:
 def criteria(rng: random.Random, count: int) -> list[dict[str, Any]]:
     weights = [rng.choice([-15, -8, -3.5, -1, 0, 1, 2.5, 5, 8, 10, 20]) for _ in range(count)]
     if all(w == 0 for w in weights):
-        weights[0] = 7  # an all-zero rubric is a deliberate difference (README table)
+        weights[0] = 7  # an all-zero rubric is a deliberate difference (docs/library/drop-in.md)
     return [{"weight": w, "requirement": f"REQ{i:03d} {_text(rng, 1, 6)}"}
             for i, w in enumerate(weights)]
 

@@ -92,7 +92,7 @@ def test_same_results_as_autorubric_1_6_1(case, theirs):
     if "error" in reference:
         assert "error" in mine
         if reference["is_file_not_found"]:
-            # Ours is a FileNotFoundError that is also a RubricValidationError (README table).
+            # Ours is a FileNotFoundError that is also a RubricValidationError (drop-in.md).
             assert mine["is_file_not_found"]
         else:
             assert mine["is_value_error"] == reference["is_value_error"]

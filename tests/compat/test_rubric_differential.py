@@ -2,7 +2,7 @@
 
 Each version runs in its own cached venv (tests/compat/venvs.py); the judge is scripted and
 answers in rubric's own JSON keys (1.3: as text — bare, fenced or amid prose; 2.x: as the
-output models). The deliberate differences are in the README's table and are kept out of
+output models). The deliberate differences are in docs/library/drop-in.md and are kept out of
 the generated inputs (an all-zero-weight rubric) or compared as documented (a holistic
 score outside 0-100: same score, raw_score from the clamped number, a note).
 """
@@ -81,7 +81,7 @@ def assert_same(case: dict, ours: dict, theirs: dict) -> None:
     assert ours["reasons"] == theirs["reasons"]
     in_range = case["grader"] != "holistic" or 0 <= case["holistic_score"] <= 100
     if in_range or case["normalize"]:
-        # Unnormalised, rubric's score is its raw_score from the unclamped number (README).
+        # Unnormalised, rubric's score is its raw_score from the unclamped number (drop-in.md).
         assert ours["score"] == _approx(theirs["score"])
     if in_range:
         assert ours["raw_score"] == _approx(theirs["raw_score"])

@@ -1,5 +1,6 @@
-"""The README's reward examples run as printed, each in its framework's own venv (the real
-package), with a rubric file next to them and the local fake provider as the OpenAI server."""
+"""The reward examples of docs/rl-rewards.md run as printed, each in its framework's own venv
+(the real package), with a rubric file next to them and the local fake provider as the OpenAI
+server."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ import pytest
 from tests.rewards.conftest import DRIVER_ENV
 from tests.rewards.test_verifiers import RUBRIC_YAML, judge
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "rl-rewards.md"
 EXAMPLES = dict(re.findall(
-    r"<!-- runnable example \(tests/rewards/test_readme_examples\.py\): (\S+) -->\n"
-    r"```python\n(.*?)```", README.read_text(), re.S))
+    r"<!-- runnable example \(tests/rewards/test_docs_examples\.py\): (\S+) -->\n"
+    r"```python\n(.*?)```", PAGE.read_text(), re.S))
 
 
 def _run(python: Path, name: str, provider, tmp_path: Path) -> str:
@@ -32,7 +33,7 @@ def _run(python: Path, name: str, provider, tmp_path: Path) -> str:
     return done.stdout
 
 
-def test_the_readme_has_one_runnable_example_per_framework():
+def test_the_page_has_one_runnable_example_per_framework():
     assert set(EXAMPLES) == {"verifiers-0.4", "verifiers-0.3", "openenv"}
 
 
