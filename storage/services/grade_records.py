@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from grading.types import EvaluationReport, Verdict
@@ -70,13 +70,14 @@ def record_grades(sessions: SessionFactory, run_id: int,
     values = [_grade_values(run_id, g.response_id, g.report, g.latency_s) for g in grades]
     try:
         with sessions.begin() as session:
-            # A share lock on the run (PostgreSQL): a cancel (which locks it for update)
-            # waits for this batch, and a batch after the cancel sees it. SQLite serialises
-            # the two writes anyway: a batch that read "running" before a cancel committed
-            # cannot write on that stale read.
+            # Write first (a no-op update of the run's row): on SQLite that takes the
+            # database's write lock before the status is read (the driver begins the
+            # transaction at the first write), on PostgreSQL the run's row lock. A cancel
+            # then waits for this batch, and a batch after the cancel sees it.
             found = session.execute(
-                select(m.RunRow.rubric_version_id, m.RunRow.settings, m.RunRow.status)
-                .where(m.RunRow.id == run_id).with_for_update(read=True)).first()
+                update(m.RunRow).where(m.RunRow.id == run_id).values(status=m.RunRow.status)
+                .returning(m.RunRow.rubric_version_id, m.RunRow.settings, m.RunRow.status)
+            ).first()
             if found is None:
                 raise NotFoundError(f"grading run {run_id} does not exist")
             if found.status == "cancelled":
