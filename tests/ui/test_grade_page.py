@@ -171,6 +171,31 @@ def test_active_runs_show_progress_and_can_be_cancelled():
     assert any(f"#{first.id} was cancelled" in i for i in _texts(at.info))
 
 
+def test_an_unreachable_provider_is_named_on_the_run_card_and_failures_are_apart():
+    """Issue 35.7: the card read "running, 50/60 graded, 1 failed, ETA 10 min" while the
+    provider was down. The runner's notice (written as the runner writes it) is shown, the
+    failure is not counted as graded, and there is no ETA."""
+    from datetime import UTC, datetime
+
+    from grading.types import EvaluationReport
+    from storage.jobs.notices import set_notice, unreachable
+
+    seeded = seed_graded(count=3, grade=False)
+    first = seeded.runs[0]
+    runs.start_run(seeded.sessions, first.id, worker="test")
+    runs.record_grade(seeded.sessions, first.id, seeded.responses[0].id,
+                      EvaluationReport(score=None, error="model failed (HTTP 503)"))
+    since = datetime(2026, 1, 1, 20, 31, 5, tzinfo=UTC)
+    set_notice(seeded.sessions, first.id, unreachable(since, "connection failed", 7, 2, 4))
+    at = _grade_page()
+    [bar, *_] = at.get("progress")
+    text = bar.proto.text
+    assert text.startswith("0/3 graded · 1 failed")
+    assert "provider unreachable since 20:31:05 UTC (connection failed, 7 calls failed); " \
+        "retrying (attempt 2 of 4)" in text
+    assert "ETA" not in text
+
+
 def test_finished_runs_are_listed_with_totals():
     seeded = seed_graded(count=3)
     at = _grade_page()
