@@ -93,6 +93,17 @@ class ResponseInfo:
         return {"thinking": self.thinking or "", "output": self.output}
 
 
+def run_status_words(status: str, failed: int, error: str | None = None) -> str:
+    """A run's status as a person reads it (the app and the command line say the same): a
+    run its cost cap stopped is not "failed", and a run that ended with failed grades is not
+    plainly "done"."""
+    if status == "failed" and (error or "").startswith(COST_CAP_STOP):
+        return "stopped at its cost cap"
+    if status == "done" and failed:
+        return f"finished with {failed:,} failed"
+    return status
+
+
 @dataclass(frozen=True)
 class RunInfo:
     id: int
@@ -131,6 +142,10 @@ class RunInfo:
     def stopped_by_cost_cap(self) -> bool:
         """The run ended because it reached its cost cap (the runner's words), not a fault."""
         return self.status == "failed" and (self.error or "").startswith(COST_CAP_STOP)
+
+    @property
+    def status_words(self) -> str:
+        return run_status_words(self.status, self.failed_count, self.error)
 
 
 @dataclass(frozen=True)

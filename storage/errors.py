@@ -43,6 +43,10 @@ class GradeExistsError(StorageError):
     """This run already has a grade for this response."""
 
 
+class RunCancelledError(InvalidStateError):
+    """The run was cancelled: no grade of it is stored any more."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One problem with its location (``row 3``, ``line 7, column 'text'``)."""

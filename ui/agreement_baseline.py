@@ -5,13 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from grading.bootstrap import Interval
-from storage.services.human_baseline import Figure, HumanBaseline
+from storage.services.human_baseline import MARGIN, Figure, HumanBaseline
 from ui.verdict_view import md_escape
 
 POSITION_BADGES = {
-    "inside": ":green-badge[inside the people's range]",
-    "above": ":blue-badge[above the people's range]",
-    "below": ":red-badge[below the people's range]",
+    "inside": ":green-badge[inside the people]",
+    "above": ":blue-badge[above the people]",
+    "below": ":red-badge[below the people]",
+    "unclear": ":gray-badge[can't tell yet]",
     "unknown": ":gray-badge[no baseline]",
 }
 
@@ -44,25 +45,27 @@ def render_baseline(baseline: HumanBaseline) -> None:
     st.subheader("Human baseline", anchor=False)
     st.caption(
         "How far the reviewers agree with each other on each criterion, and whether each "
-        "judge is inside, above or below the range of the people: every reviewer is compared "
-        "with the others (their majority) by macro-F1, and so is each judge, on the same "
-        "responses. n is the number of MET/UNMET pairs behind each figure; CANNOT ASSESS is "
-        "left out. [low, high] is its 95% bootstrap interval (the responses resampled 1,000 "
-        "times, the same every time for the same verdicts): with few responses it is wide.")
+        "judge is inside, above or below the people: every reviewer is compared with the "
+        "others (their majority) by macro-F1, and so is each judge, on the same responses. "
+        "n is the number of MET/UNMET pairs behind each figure; CANNOT ASSESS is left out. "
+        "[low, high] is its 95% bootstrap interval (the responses resampled 1,000 times, the "
+        "same every time for the same verdicts): with few responses it is wide. A judge is "
+        "called above or below only when its interval clears every reviewer's, and inside "
+        f"only when its interval lies within {MARGIN:.2f} of the people's figures; "
+        "otherwise the page says it can't tell yet, and about how many reviewed responses "
+        "would tell.")
     if not any(len(row.reviewers) >= 2 for row in baseline.criteria):
         st.info("No human baseline yet: it needs at least two reviewers on the same "
                 "responses. Set “Reviewers per response” to 2 in the review set (Review page).")
     rows = []
     for row in baseline.criteria:
-        span = row.people_range
         item = {
             "Criterion": row.criterion.label,
             "Reviewers": len(row.reviewers),
             "Among reviewers": (f"{'κ' if row.method == 'kappa' else 'α'} {fig(row.among)}"
                                 if row.method != "none" else "—"),
             "Percent agreement": pct(row.percent.value, row.percent.n, row.percent.interval),
-            "People's macro-F1": (f"{span[0]:.2f}–{span[1]:.2f} (n={row.people_n})" if span
-                                  else "—"),
+            "People's macro-F1": row.people_spread,
         }
         for judge in row.judges:
             vs = judge.vs_human
@@ -74,7 +77,7 @@ def render_baseline(baseline: HumanBaseline) -> None:
         rows.append(item)
     if rows:
         st.dataframe(rows, hide_index=True, width="stretch")
-    for row in baseline.criteria:  # per criterion, plainly: inside, above or below
+    for row in baseline.criteria:  # per criterion, plainly: inside, above, below, unclear
         for judge in row.judges:
             st.markdown(f"{POSITION_BADGES[judge.position]} **{md_escape(row.criterion.label)}**")
             st.text(judge.sentence)

@@ -52,16 +52,25 @@ def handle_requeue(run_id: int) -> None:
          f"Run #{run_id} is queued again; only the responses without a grade are graded.")
 
 
+def _ended_badly(run: RunInfo) -> bool:
+    return run.status in ("failed", "cancelled") or (run.status == "done"
+                                                      and run.failed_count > 0)
+
+
 def render_stopped(current: list[RunInfo]) -> None:
-    """Failed and cancelled runs, newest first, with their error and a way to resume."""
-    stopped = [r for r in reversed(current) if r.status in ("failed", "cancelled")][:5]
+    """Failed and cancelled runs, and runs that finished with failed grades, newest first,
+    with their error and a way to resume."""
+    stopped = [r for r in reversed(current) if _ended_badly(r)][:5]
     for run in stopped:
         with st.container(border=True):
             head, action = st.columns([5, 1], vertical_alignment="center")
             head.markdown(f"{status_badge(run)} **{md_escape(run_label(run))}** · "
-                          f"{run.graded_count:,}/{run.response_count:,} graded")
+                          f"{md_escape(run.status_words)} · "
+                          f"{run.done_count:,}/{run.response_count:,} graded")
             if run.error:
                 head.text(run.error)
+            if run.status == "done":
+                continue  # finished: its failed grades are in Results (a new run regrades)
             capped = run.stopped_by_cost_cap
             # Requeued, a capped run would stop again at once: its cost already reached the cap.
             action.button("Requeue", key=f"grade_requeue_{run.id}", on_click=handle_requeue,
@@ -72,7 +81,8 @@ def render_stopped(current: list[RunInfo]) -> None:
 
 
 def progress_line(progress) -> str:
-    parts = [f"{progress.graded:,}/{progress.total:,} graded"]
+    # graded = with a score; a failed grade is counted apart, never as graded
+    parts = [f"{progress.done:,}/{progress.total:,} graded"]
     if progress.failed:
         parts.append(f"{progress.failed:,} failed")
     parts.append("cost " + cost_text(progress.known_cost, progress.unknown_cost_count,
@@ -99,7 +109,7 @@ def runs_table(all_runs: list[RunInfo]) -> list[dict]:
     return [{
         "Run": f"#{r.id}", "Status": status_text(r), "Name": r.name,
         "Grader": GRADER_LABELS.get(r.grader, r.grader), "Model": r.model,
-        "Graded": f"{r.graded_count:,}/{r.response_count:,}", "Failed": r.failed_count,
+        "Graded": f"{r.done_count:,}/{r.response_count:,}", "Failed": r.failed_count,
         "Tokens": r.total_tokens,
         "Cost": cost_text(r.cost, r.unknown_cost_count, r.graded_count),
         "Cost cap": (f"${r.settings.extra['cost_cap']:g}" if r.settings.extra.get("cost_cap")
@@ -113,7 +123,7 @@ def runs_table(all_runs: list[RunInfo]) -> list[dict]:
 
 
 def render_active(db: str, run: RunInfo) -> None:
-    progress = readers.get_progress(db, run.id)
+    progress = readers.get_progress(db, run)
     with st.container(border=True):
         head, cancel = st.columns([5, 1])
         head.markdown(f"{STATUS_BADGES[progress.status]} **{md_escape(run_label(run))}**")

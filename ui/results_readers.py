@@ -237,8 +237,9 @@ def get_estimate(
         grader=grader, model=model, response_ids=response_ids, settings=settings)
 
 
-def get_progress(db: str, run_id: int):
-    """Not cached: the Grade page's fragment polls it every few seconds while runs are active."""
+def get_progress(db: str, run: RunInfo):
+    """Not cached: the Grade page's fragment polls it every few seconds while runs are active.
+    The counts are ``run``'s (the poll's one read), so the card and the table agree."""
     from storage.jobs import run_progress
 
-    return run_progress(sessions_for(db), run_id)
+    return run_progress(sessions_for(db), run.id, seen=run)

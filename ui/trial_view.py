@@ -193,18 +193,27 @@ def render_result(result: trials.TrialResult) -> None:
                     f"{result.judged} of {result.total or 0} responses judged so far.")
         before, after = result.before.agreement, result.after.agreement
         cols = st.columns(3)
-        cols[0].metric("Macro-F1 before", _f1(before.balanced_f1),
-                       help=_interval(result.before.macro_f1_interval))
+        # Named for what it is and on which responses: the Agreement page's "macro-F1 vs
+        # human" is the same judge over every reviewed response, a different figure.
+        scope = (f"The base run against the people's verdicts on the {result.judged} "
+                 "reviewed responses this trial judged (the Agreement page's “macro-F1 vs "
+                 "human” covers every reviewed response of the dataset)")
+        cols[0].metric(f"Macro-F1, current wording (n={before.pairs_used})",
+                       _f1(before.balanced_f1),
+                       help=f"{scope}; {_interval(result.before.macro_f1_interval)}")
         delta = None if None in (before.balanced_f1, after.balanced_f1) else \
             after.balanced_f1 - before.balanced_f1
-        cols[1].metric("Macro-F1 after", _f1(after.balanced_f1),
+        cols[1].metric(f"Macro-F1, new wording (n={after.pairs_used})",
+                       _f1(after.balanced_f1),
                        delta=None if delta is None else f"{delta:+.2f}",
-                       help=_interval(result.after.macro_f1_interval))
+                       help=f"The new wording on the same responses; "
+                            f"{_interval(result.after.macro_f1_interval)}")
         cols[2].metric("Flipped verdicts", len(result.flips))
         st.caption(
             f"n = {after.pairs_used} reviewed responses · kappa {_f1(before.cohens_kappa)} → "
-            f"{_f1(after.cohens_kappa)} · before: {_interval(result.before.macro_f1_interval)}"
-            f"; after: {_interval(result.after.macro_f1_interval)}; change: "
+            f"{_f1(after.cohens_kappa)} · current wording: "
+            f"{_interval(result.before.macro_f1_interval)}; new wording: "
+            f"{_interval(result.after.macro_f1_interval)}; change: "
             f"{_interval(result.difference_interval)} (paired bootstrap over responses)"
             + (f" · {result.failed} judge failures" if result.failed else ""))
         if result.flips:

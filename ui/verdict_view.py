@@ -35,13 +35,22 @@ STATUS_BADGES = {
 CAPPED_BADGE = ":orange-badge[stopped at its cost cap]"
 
 
+FINISHED_WITH_FAILURES_BADGE = ":orange-badge[finished with failures]"
+
+
 def status_text(run: RunInfo) -> str:
-    """The run's status as a person reads it: a run its cost cap stopped is not "failed"."""
-    return "stopped at its cost cap" if run.stopped_by_cost_cap else run.status
+    """The run's status as a person reads it (``RunInfo.status_words``, as the CLI says it):
+    a run its cost cap stopped is not "failed"; one with failed grades is not plainly
+    "done"."""
+    return run.status_words
 
 
 def status_badge(run: RunInfo) -> str:
-    return CAPPED_BADGE if run.stopped_by_cost_cap else STATUS_BADGES[run.status]
+    if run.stopped_by_cost_cap:
+        return CAPPED_BADGE
+    if run.status == "done" and run.failed_count:
+        return FINISHED_WITH_FAILURES_BADGE
+    return STATUS_BADGES[run.status]
 
 
 def run_label(run: RunInfo) -> str:

@@ -19,6 +19,7 @@ from storage.db_errors import describe_db_error, is_storage_fault
 from storage.engine import SessionFactory
 from storage.jobs import cache as cache_store
 from storage.jobs.limiter import AdaptiveLimiter
+from storage.jobs.notices import unreachable
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,16 @@ def is_fatal_for_run(exc: BaseException) -> bool:
     return getattr(cause, "status_code", None) in _FATAL_STATUS
 
 
+def outage_reason(exc: TransientProviderError) -> str:
+    """A few words on why a call failed transiently (the notice's parenthesis)."""
+    text = str(exc).lower()
+    if exc.status_code == 408 or "did not answer" in text:
+        return "no answer in time"
+    if "connection" in text or exc.status_code is None:
+        return "connection failed"
+    return f"HTTP {exc.status_code}"
+
+
 def missing_credentials(model: str, api_base: str | None) -> str | None:
     """Why no call can work, before trying one; None when it may (``credential_problem``
     decides, as for the library, the Grade page and the connection test)."""
@@ -99,6 +110,12 @@ class JobGenerate:
         self.on_notice = on_notice or (lambda _: None)
         self._waiting_until = 0.0
         self._flush_failed_at = 0.0
+        # A provider that does not answer (5xx, timeouts, lost connections, each after its
+        # transport retries): since when, how many calls failed since, and why the last did.
+        self.down_since: datetime | None = None
+        self.down_calls = 0
+        self.down_why = ""
+        self.attempt, self.attempts = 1, 1  # the run's pass, of how many at most
 
     async def __call__(
         self, system_prompt: str, user_prompt: str, *,
@@ -126,12 +143,17 @@ class JobGenerate:
                     self.counters.rate_limited += 1
                     slot.throttled(exc.retry_after)
                     self._show_wait(exc.retry_after)
+                else:
+                    self._show_down(exc)
                 raise
             except ProviderError as exc:
                 if is_fatal_for_run(exc):
                     self.on_fatal(exc)
                 raise
         self._answered.add(key)
+        if self.down_since is not None:  # it answers again
+            self.down_since, self.down_calls = None, 0
+            self.on_notice(None)
         if self._waiting_until and time.monotonic() >= self._waiting_until:
             self._waiting_until = 0.0
             self.on_notice(None)
@@ -172,6 +194,21 @@ class JobGenerate:
         clock = (datetime.now(UTC) + timedelta(seconds=retry_after)).strftime("%H:%M:%S")
         self.on_notice(f"the provider asked to wait {retry_after:.0f} s (HTTP 429); calls "
                        f"resume at {clock} UTC")
+
+    def _show_down(self, exc: TransientProviderError) -> None:
+        """Say on the run that the provider does not answer, since when, and how often we
+        tried: a run that only counted failures looked like a slow run with an ETA."""
+        if self.down_since is None:
+            self.down_since = datetime.now(UTC)
+        self.down_calls += 1
+        self.down_why = outage_reason(exc)
+        self.on_notice(self.outage_notice())
+
+    def outage_notice(self, next_try: datetime | None = None) -> str | None:
+        if self.down_since is None:
+            return None
+        return unreachable(self.down_since, self.down_why, self.down_calls, self.attempt,
+                           self.attempts, next_try)
 
     def _keep(self, key: str, model: str, answer: cache_store.CachedAnswer) -> None:
         self.cache_buffer.add(key, model, answer)

@@ -133,14 +133,18 @@ def release_chunk(sessions: SessionFactory, chunk_id: int, worker_id: str) -> No
 
 
 def pending_in_chunk(sessions: SessionFactory, chunk: Chunk) -> list[int]:
-    """The chunk's responses that have no grade yet."""
+    """The chunk's responses that have no grade yet; in a retry pass also those whose grade
+    failed transiently (it stays until the new grade replaces it)."""
     rr, grade = m.RunResponseRow, m.GradeRow
+    graded = exists().where(grade.run_id == rr.run_id, grade.response_id == rr.response_id)
+    if chunk.pass_no > 1:
+        graded = graded.where(grade.transient.is_(False))
     with sessions() as session:
         return list(session.scalars(
             select(rr.response_id).where(
                 rr.run_id == chunk.run_id,
                 rr.response_id.between(chunk.first_response_id, chunk.last_response_id),
-                ~exists().where(grade.run_id == rr.run_id, grade.response_id == rr.response_id),
+                ~graded,
             ).order_by(rr.response_id)))
 
 

@@ -607,22 +607,25 @@ def _draw(sessions, run_ids: Sequence[int], *, final: bool = False) -> None:
 
     progresses = [run_progress(sessions, run_id) for run_id in run_ids]
     total = sum(p.total for p in progresses)
-    graded = sum(p.graded for p in progresses)
+    done = sum(p.done for p in progresses)  # graded with a score: a failure is apart
     failed = sum(p.failed for p in progresses)
+    pending = sum(p.pending for p in progresses)
     hits = sum(p.cache_hits for p in progresses)
     rates = [p.rate_per_s for p in progresses if p.rate_per_s]
     rate = sum(rates) if rates else None
-    fraction = graded / total if total else 1.0
+    fraction = done / total if total else 1.0
     width = max(10, min(30, shutil.get_terminal_size((80, 20)).columns - 70))
     filled = round(fraction * width)
-    parts = [f"[{'#' * filled}{'.' * (width - filled)}] {fraction:4.0%} {graded}/{total}"]
+    parts = [f"[{'#' * filled}{'.' * (width - filled)}] {fraction:4.0%} {done}/{total} graded"]
     if failed:
         parts.append(f"{failed} failed")
     parts.append(_money(progresses))
     if hits:
         parts.append(f"{hits} cached")
-    if rate and not final:
-        parts.append(f"{rate:.1f}/s ETA {_duration((total - graded) / rate)}")
+    if rate and not final and not any(p.outage for p in progresses):
+        parts.append(f"{rate:.1f}/s ETA {_duration(pending / rate)}")
+    if final:
+        parts.append("; ".join(f"run {p.run_id} {p.status_words}" for p in progresses))
     notices = {p.notice for p in progresses if p.notice}
     if notices and not final:
         parts.append("; ".join(sorted(notices)))
@@ -635,14 +638,17 @@ def _summary(sessions, run_ids: Sequence[int], wall: float) -> int:
     from storage.services import runs
 
     status = EXIT_OK
-    print(f"{'run':>5}  {'grader':<16} {'model':<28} {'status':<9} {'graded':>7} {'failed':>6} "
-          f"{'tokens':>9} {'cost':>10} {'cached':>7}")
-    for run_id in run_ids:
-        run = runs.get_run(sessions, run_id)
-        p = run_progress(sessions, run_id)
+    rows = [(runs.get_run(sessions, run_id), run_progress(sessions, run_id))
+            for run_id in run_ids]
+    # The status as a person reads it ("finished with 4 failed", not "done"), as the app says
+    wide = max([9, *(len(p.status_words) for _, p in rows)])
+    print(f"{'run':>5}  {'grader':<16} {'model':<28} {'status':<{wide}} {'graded':>7} "
+          f"{'failed':>6} {'tokens':>9} {'cost':>10} {'cached':>7}")
+    for run, p in rows:
         cost = "unknown" if p.cost is None else f"${p.cost:.4f}"
-        print(f"{run_id:>5}  {run.grader:<16} {run.model[:28]:<28} {p.status:<9} "
-              f"{p.graded:>7} {p.failed:>6} {p.total_tokens:>9} {cost:>10} {p.cache_hits:>7}")
+        # "graded" counts grades with a score; failed ones are counted apart
+        print(f"{run.id:>5}  {run.grader:<16} {run.model[:28]:<28} {p.status_words:<{wide}} "
+              f"{p.done:>7} {p.failed:>6} {p.total_tokens:>9} {cost:>10} {p.cache_hits:>7}")
         if p.error:
             print(f"       {p.error}")
         if p.failed or p.status != "done":

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from storage.db_errors import describe_db_error
 from storage.dto import GradeInfo
 from storage.engine import SessionFactory
-from storage.errors import GradeExistsError
+from storage.errors import GradeExistsError, RunCancelledError
 from storage.jobs.breaker import StoreBreaker
 from storage.services.grade_records import NewGrade, record_grades
 
@@ -140,8 +140,9 @@ class GradeWriter:
             self._pending[:0] = batch  # not stored: a later flush may still store them
             raise
         except Exception as exc:
-            if len(batch) == 1:
-                self._refused(batch[0], exc)
+            if len(batch) == 1 or isinstance(exc, RunCancelledError):
+                for grade in batch:  # none of them will be stored
+                    self._refused(grade, exc)
                 return
             for grade in batch:  # find the one at fault; the others are stored
                 await self._store([grade])
@@ -152,6 +153,9 @@ class GradeWriter:
     def _refused(self, grade: NewGrade, exc: Exception) -> None:
         if isinstance(exc, GradeExistsError):
             return  # another worker took over this response and got here first
+        if isinstance(exc, RunCancelledError):
+            self.on_unstored(grade, exc)  # the run stops; nothing wrong to log
+            return
         log.error("could not store the grade of response %s of run %s: %s", grade.response_id,
                   self.run_id, describe_db_error(exc), exc_info=exc)
         self.on_unstored(grade, exc)

@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy.dialects import postgresql, sqlite
 
 from storage import models as m
 from storage.engine import SessionFactory
+
+# How a notice about a provider that does not answer begins (readers drop the ETA then).
+UNREACHABLE = "provider unreachable since"
+
+
+def unreachable(since: datetime, why: str, failed_calls: int, attempt: int, attempts: int,
+                next_try: datetime | None = None) -> str:
+    """"provider unreachable since 20:31:05 UTC (connection failed, 12 calls failed);
+    retrying (attempt 2 of 4)": an attempt is a pass over what is still to grade (the
+    first, then the retry passes, ``storage.jobs.passes``); ``next_try`` when it waits."""
+    calls = f"{failed_calls} call{'s' if failed_calls != 1 else ''} failed"
+    when = f" at {next_try:%H:%M:%S} UTC" if next_try is not None else ""
+    return (f"{UNREACHABLE} {since:%H:%M:%S} UTC ({why}, {calls}); retrying "
+            f"(attempt {attempt} of {attempts}){when}")
+
+
+def is_outage(notice: str | None) -> bool:
+    return bool(notice) and notice.startswith(UNREACHABLE)
 
 
 def set_notice(sessions: SessionFactory, run_id: int, notice: str | None) -> None:

@@ -4,9 +4,11 @@ While a grade is made, ``TrackedGenerate`` notes how each of its provider calls 
 (a context variable follows the grade into the grader's concurrent calls). A grade with no
 score whose calls ended on a transient failure (429 after every retry, 5xx, timeout, lost
 connection), and none on a permanent one (bad key, unknown model, other 4xx), is stored
-with ``transient=True``. After the rest of the run, ``take_transient`` removes those grades
-so the responses are pending again, and the runner grades them in another pass, up to
-``DEFAULT_RETRY_PASSES`` more passes, each after a longer pause.
+with ``transient=True``. After the rest of the run, ``transient_response_ids`` names those
+responses and the runner grades them in another pass, up to ``DEFAULT_RETRY_PASSES`` more
+passes, each after a longer pause. The failed grade stays until the new one replaces it (in
+the transaction that stores the new one, ``record_grades``): the run's counts never go
+backwards between passes, and a run cut short keeps its failures on record.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import select
 
 from grading.errors import ProviderError, TransientProviderError
 from grading.types import EvaluationReport, GenerateResult
@@ -93,21 +95,9 @@ class TrackedGenerate:
         await self.inner.close()
 
 
-def take_transient(sessions: SessionFactory, run_id: int) -> list[int]:
-    """Remove the run's transiently failed grades; their responses are pending again.
-
-    The tokens and money they spent stay in the run's totals (they were spent).
-    """
+def transient_response_ids(sessions: SessionFactory, run_id: int) -> list[int]:
+    """The responses of the run whose grade failed only transiently (the next pass's work)."""
     grade = m.GradeRow
-    with sessions.begin() as session:
-        ids = list(session.scalars(select(grade.response_id).where(
-            grade.run_id == run_id, grade.transient.is_(True))))
-        if not ids:
-            return []
-        session.execute(delete(grade).where(grade.run_id == run_id, grade.transient.is_(True)))
-        session.execute(update(m.RunRow).where(m.RunRow.id == run_id).values(
-            failed_count=func.max(0, m.RunRow.failed_count - len(ids))
-            if session.get_bind().dialect.name == "sqlite"
-            else func.greatest(0, m.RunRow.failed_count - len(ids))))
-    return ids
-
+    with sessions() as session:
+        return list(session.scalars(select(grade.response_id).where(
+            grade.run_id == run_id, grade.transient.is_(True)).order_by(grade.response_id)))

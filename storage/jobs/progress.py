@@ -9,7 +9,9 @@ from sqlalchemy import func, select
 
 from storage import models as m
 from storage.convert import run_info
+from storage.dto import RunInfo, run_status_words
 from storage.engine import SessionFactory
+from storage.jobs.notices import is_outage
 from storage.repositories import runs as run_repo
 
 RATE_WINDOW_SECONDS = 60.0
@@ -42,6 +44,7 @@ class RunProgress:
 
     @property
     def graded(self) -> int:
+        """Responses with a stored grade, failed or not (what is no longer pending)."""
         return self.done + self.failed
 
     @property
@@ -50,18 +53,33 @@ class RunProgress:
 
     @property
     def fraction(self) -> float:
-        return self.graded / self.total if self.total else 1.0
+        """The share graded with a score: a failure is not progress."""
+        return self.done / self.total if self.total else 1.0
+
+    @property
+    def outage(self) -> bool:
+        """The provider does not answer (the notice says since when): no ETA holds then."""
+        return is_outage(self.notice)
+
+    @property
+    def status_words(self) -> str:
+        return run_status_words(self.status, self.failed, self.error)
 
     @property
     def finished(self) -> bool:
         return self.status in ("done", "failed", "cancelled")
 
 
-def run_progress(sessions: SessionFactory, run_id: int) -> RunProgress:
-    """Counts, tokens, cost, cache hits, rate and ETA of one run (a few cheap queries)."""
+def run_progress(sessions: SessionFactory, run_id: int, *,
+                 seen: RunInfo | None = None) -> RunProgress:
+    """Counts, tokens, cost, cache hits, rate and ETA of one run (a few cheap queries).
+
+    ``seen``: the run as the caller already read it; its counts are used, so a page that
+    shows the run twice (a card and a table) shows one set of numbers, not two moments'.
+    """
     now = m.utcnow()
     with sessions() as session:
-        run = run_info(run_repo.get_run(session, run_id))
+        run = seen if seen is not None else run_info(run_repo.get_run(session, run_id))
         stats = session.get(m.RunJobStatsRow, run_id)
         since = now - timedelta(seconds=RATE_WINDOW_SECONDS)
         recent = session.scalar(
@@ -70,12 +88,17 @@ def run_progress(sessions: SessionFactory, run_id: int) -> RunProgress:
         ) or 0
     rate = eta = None
     pending = max(0, run.response_count - run.graded_count)
-    if recent and run.status == "running":
+    notice = stats.notice if stats and run.status == "running" else None
+    if is_outage(notice):  # grades only fail while the provider is away: no rate, no ETA
+        run_is_moving = False
+    else:
+        run_is_moving = run.status == "running"
+    if recent and run_is_moving:
         start = max(since, run.started_at or since)
         elapsed = (now - start).total_seconds()
         rate = recent / elapsed if elapsed > 0 else None
         eta = pending / rate if rate else None
-    elif run.status == "running" and pending == 0:
+    elif run_is_moving and pending == 0:
         eta = 0.0
     return RunProgress(
         run_id=run.id, status=run.status, error=run.error, total=run.response_count,
@@ -88,5 +111,5 @@ def run_progress(sessions: SessionFactory, run_id: int) -> RunProgress:
         rate_limited=stats.rate_limited if stats else 0,
         rate_per_s=rate, eta_s=eta, started_at=run.started_at, finished_at=run.finished_at,
         claimed_by=run.claimed_by, heartbeat_at=run.heartbeat_at,
-        notice=stats.notice if stats and run.status == "running" else None,
+        notice=notice,
     )

@@ -18,6 +18,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from grading.calibration import RubricExamples
 from grading.errors import ConfigurationError
@@ -27,7 +28,7 @@ from grading.types import Criterion, EvaluationReport
 from storage.db_errors import describe_db_error
 from storage.dto import COST_CAP_STOP, GradeInfo, ResponseInfo, RunInfo
 from storage.engine import SessionFactory, retry_db
-from storage.errors import InvalidStateError
+from storage.errors import InvalidStateError, RunCancelledError
 from storage.jobs import cache as cache_store
 from storage.jobs import chunks as chunk_store
 from storage.jobs import passes, queue
@@ -61,6 +62,11 @@ FINAL_STORE_SECONDS = 120.0
 # (traced).
 FIRST_LOOK = 0.02
 LOOK_GROWTH = 1.5
+# How often a run looks whether it was cancelled (one primary-key read): a cancel stops new
+# provider calls within this, not at the next heartbeat. Grades in flight then are not
+# stored (``record_grades`` refuses them once the cancel is committed); their answers are
+# in the cache, so a requeue does not pay for them again.
+CANCEL_LOOK_SECONDS = 0.25
 
 
 @dataclass(frozen=True)
@@ -99,8 +105,7 @@ class RunExecution:
         self.totals = Counters()
         self.fatal: BaseException | None = None
         self.halt: str | None = None  # "cancelled", "lost", "stopped", "capped" or "fatal"
-        self.graded = 0
-        self.failed = 0
+        self._outcomes: dict[int, bool] = {}  # response id -> its stored grade failed
         self.unstored = 0
         self.unstored_error: str | None = None
         self.passes = 0
@@ -125,6 +130,8 @@ class RunExecution:
             counters=self.counters, cache_buffer=cache_store.WriteBuffer(sessions),
             on_fatal=self._on_fatal, gate=self.breaker.wait_closed, on_notice=self._set_notice,
         )
+        job_generate.attempts = 1 + self.options.retry_passes
+        self.calls = job_generate
         self.generate = passes.TrackedGenerate(job_generate)
         self.writer = GradeWriter(sessions, run.id, self.breaker, on_stored=self._stored,
                                   on_unstored=self._unstored,
@@ -261,6 +268,16 @@ class RunExecution:
                 log.exception("could not share the capacity of %s", self.sharing.endpoint)
             await asyncio.sleep(SYNC_INTERVAL)
 
+    async def _watch_cancel(self) -> None:
+        while True:
+            await asyncio.sleep(CANCEL_LOOK_SECONDS)
+            with contextlib.suppress(Exception):  # the heartbeat says what is wrong
+                status = await asyncio.to_thread(run_service.run_status, self.sessions,
+                                                 self.run.id)
+                if status in ("cancelled", None):
+                    self._halt("cancelled")
+                    return
+
     async def _watch_stop(self) -> None:
         assert self.stop is not None
         await self.stop.wait()
@@ -295,12 +312,23 @@ class RunExecution:
             self.window.release()
 
     def _stored(self, grade: NewGrade, stored: GradeInfo) -> None:
-        self.graded += 1
-        if grade.report.score is None and grade.report.error is not None:
-            self.failed += 1
+        # By response: a retry pass's grade replaces the failed one it stored before.
+        self._outcomes[grade.response_id] = (grade.report.score is None
+                                             and grade.report.error is not None)
+
+    @property
+    def graded(self) -> int:
+        return len(self._outcomes)
+
+    @property
+    def failed(self) -> int:
+        return sum(self._outcomes.values())
 
     def _unstored(self, _grade: NewGrade, exc: Exception) -> None:
         """The response stays pending; the run says so at the end."""
+        if isinstance(exc, RunCancelledError):
+            self._halt("cancelled")  # not a fault: the run was cancelled under us
+            return
         self.unstored += 1
         self.unstored_error = self.unstored_error or describe_db_error(exc)
 
@@ -367,7 +395,7 @@ class RunExecution:
                                      pending)
         pass_no = 1
         while not self.halt:
-            self.passes = pass_no
+            self.passes = self.calls.attempt = pass_no
             await self._work_chunks(tasks)
             while not self.halt and tasks:
                 await self._wait_halt_or(asyncio.wait(set(tasks)))
@@ -388,17 +416,25 @@ class RunExecution:
                     pause = min(LOOK_GROWTH * pause, 1.0, self.heartbeat_interval)
             if self.halt or pass_no > self.options.retry_passes:
                 return
-            retry = await self.breaker.store(passes.take_transient, self.sessions, self.run.id)
+            retry = await self.breaker.store(passes.transient_response_ids, self.sessions,
+                                             self.run.id)
             if not retry:
                 return
             delay = self.options.pass_delay * 2 ** (pass_no - 1)
             log.info("run %s: %s grades failed transiently; pass %s in %.0f s", self.run.id,
                      len(retry), pass_no + 1, delay)
-            self.failed = max(0, self.failed - len(retry))
-            self.graded = max(0, self.graded - len(retry))
+            self.calls.attempt = pass_no + 1
+            next_try = datetime.now(UTC) + timedelta(seconds=delay)
+            self._set_notice(self.calls.outage_notice(next_try) or (
+                f"{len(retry)} grades failed transiently (HTTP 429, 5xx, timeouts); retry "
+                f"pass {pass_no + 1} of {1 + self.options.retry_passes} at "
+                f"{next_try:%H:%M:%S} UTC"))
+            with contextlib.suppress(Exception):  # said at the next heartbeat otherwise
+                await self._show_notice()
             if not await self._wait_halt_or(asyncio.sleep(delay)):
                 return
             pass_no += 1
+            self._set_notice(self.calls.outage_notice())  # no "at ..." once it runs
             await self.breaker.store(chunk_store.plan_pass, self.sessions, self.run.id, pass_no,
                                      retry)
 
@@ -415,7 +451,8 @@ class RunExecution:
         # The heartbeat starts with the claim: the import below can take longer than a lease
         # on a slow machine, and a run without heartbeats looks abandoned to other workers.
         helpers = [asyncio.create_task(self._heartbeat()),
-                   asyncio.create_task(self._share_capacity())]
+                   asyncio.create_task(self._share_capacity()),
+                   asyncio.create_task(self._watch_cancel())]
         if self.stop is not None:
             helpers.append(asyncio.create_task(self._watch_stop()))
         tasks: set[asyncio.Task] = set()

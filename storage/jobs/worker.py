@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from storage.config import database_url
 from storage.db_errors import describe_db_error, is_storage_fault
+from storage.dto import run_status_words
 from storage.engine import SessionFactory, open_database
 from storage.jobs import chunks, queue
 from storage.jobs.runner import RunResult, execute_run
@@ -118,7 +119,7 @@ class Worker:
                 rate = f", {p.rate_per_s:.1f}/s" if p.rate_per_s else ""
                 notice = f"; {p.notice}" if p.notice else ""
                 log.info("run %s: %s/%s graded, %s failed, %s provider calls%s%s", run_id,
-                         p.graded, p.total, p.failed, p.provider_calls, rate, notice)
+                         p.done, p.total, p.failed, p.provider_calls, rate, notice)
 
     async def _execute(self, run_id: int, stop: asyncio.Event, helper: bool = False
                        ) -> RunResult:
@@ -146,8 +147,9 @@ class Worker:
                 await asyncio.to_thread(run_service.fail_run, self.sessions, run_id, error)
             return RunResult(run_id=run_id, status="failed", graded=0, failed=0,
                              provider_calls=0, cache_hits=0, rate_limited=0, error=error)
-        log.info("run %s ended %s: %s graded, %s failed", run_id, result.status,
-                 result.graded, result.failed)
+        log.info("run %s ended %s: %s graded, %s failed", run_id,
+                 run_status_words(result.status, result.failed, result.error),
+                 result.graded - result.failed, result.failed)
         return result
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from grading.types import EvaluationReport, Verdict
@@ -18,7 +18,7 @@ from storage import limits
 from storage import models as m
 from storage.dto import CriterionGradeInfo, GradeInfo
 from storage.engine import SessionFactory
-from storage.errors import GradeExistsError, NotFoundError
+from storage.errors import GradeExistsError, NotFoundError, RunCancelledError
 from storage.repositories import runs as repo
 from storage.run_settings import TokenPrice
 
@@ -53,7 +53,13 @@ def record_grades(sessions: SessionFactory, run_id: int,
     """Store completed grades of one run and add them to its totals, in one transaction:
     all of them, or none (GradeExistsError when any response already has a grade,
     NotFoundError / ValueError when one is not part of the run or does not match its
-    rubric version)."""
+    rubric version; RunCancelledError once the run is cancelled: nothing is stored after a
+    cancel returns).
+
+    A response whose grade failed only transiently (``transient``: a later pass grades it
+    again) has that grade replaced in the same transaction, so the run's counts never drop
+    between passes: the failure counts until the grade that replaces it does.
+    """
     if not grades:
         return []
     # Core statements, not ORM objects: the job runner stores every grade through here, and
@@ -64,11 +70,19 @@ def record_grades(sessions: SessionFactory, run_id: int,
     values = [_grade_values(run_id, g.response_id, g.report, g.latency_s) for g in grades]
     try:
         with sessions.begin() as session:
+            # Write first (a no-op update of the run's row): on SQLite that takes the
+            # database's write lock before the status is read (the driver begins the
+            # transaction at the first write), on PostgreSQL the run's row lock. A cancel
+            # then waits for this batch, and a batch after the cancel sees it.
             found = session.execute(
-                select(m.RunRow.rubric_version_id, m.RunRow.settings)
-                .where(m.RunRow.id == run_id)).first()
+                update(m.RunRow).where(m.RunRow.id == run_id).values(status=m.RunRow.status)
+                .returning(m.RunRow.rubric_version_id, m.RunRow.settings, m.RunRow.status)
+            ).first()
             if found is None:
                 raise NotFoundError(f"grading run {run_id} does not exist")
+            if found.status == "cancelled":
+                raise RunCancelledError(f"run {run_id} was cancelled: its grades in flight "
+                                        "are not stored (their answers are in the cache)")
             members = set(session.scalars(
                 select(m.RunResponseRow.response_id).where(
                     m.RunResponseRow.run_id == run_id, m.RunResponseRow.response_id.in_(ids))))
@@ -82,6 +96,9 @@ def record_grades(sessions: SessionFactory, run_id: int,
             verdicts = [_criterion_values(g.report, criteria) for g in grades]
             for grade, row in zip(grades, values, strict=True):
                 row["cost"] = priced_cost(grade.report, found.settings)
+            replaced = session.execute(delete(m.GradeRow).where(
+                m.GradeRow.run_id == run_id, m.GradeRow.response_id.in_(ids),
+                m.GradeRow.transient.is_(True))).rowcount or 0
             # One executemany, then the ids by the (run, response) key: cheaper than a
             # RETURNING per row, which is what SQLite gets for ordered RETURNING.
             session.execute(insert(m.GradeRow.__table__), [
@@ -95,7 +112,9 @@ def record_grades(sessions: SessionFactory, run_id: int,
                     for verdict in per_grade]
             if rows:
                 session.execute(insert(m.GradeCriterionRow.__table__), rows)
-            repo.add_totals(session, run_id, **_totals(grades, values))
+            totals = _totals(grades, values)
+            totals["failed_count"] -= replaced  # a replaced grade had failed (transiently)
+            repo.add_totals(session, run_id, **totals)
     except IntegrityError:
         raise GradeExistsError(
             f"run {run_id} already has a grade for response "

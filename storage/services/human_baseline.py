@@ -8,9 +8,11 @@ Per criterion:
 - **Each judge vs the human verdict** (the decision in force: adjudicated or agreed).
 - **Leave one reviewer out**: for each reviewer, the reference is the other reviewers' verdict
   on the responses they share (their majority; ties left out). The reviewer's macro-F1 against
-  it gives one point of "the people's range"; the judge's macro-F1 against the very same
-  reference and responses, averaged over the left-out reviewers, is compared with that range:
-  inside, above or below.
+  it gives one of "the people's figures" (with two reviewers both are the same number:
+  macro-F1 is symmetric); the judge's macro-F1 against the very same reference and
+  responses, averaged over the left-out reviewers, is compared with them (``decide``).
+
+The comparison claims only what the 95% intervals support: ``baseline_decision``.
 
 Per reviewer: verdicts given, median seconds per response, agreement with the final verdict.
 Every metric comes from ``grading.agreement``; CANNOT_ASSESS is left out as there.
@@ -41,23 +43,17 @@ from grading.bootstrap import Interval, percentile_interval, resample_weights, w
 from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.services.agreement_sources import HUMAN, AgreementData, Key
+from storage.services.baseline_decision import MARGIN as MARGIN
+from storage.services.baseline_decision import Figure as Figure
+from storage.services.baseline_decision import Position as Position
+from storage.services.baseline_decision import decide, people_n, people_spread, sentence
+from storage.services.baseline_decision import n_span as n_span
 
-Position = Literal["inside", "above", "below", "unknown"]
 _DECIDED = (Verdict.MET, Verdict.UNMET)
 RESAMPLES = 1000
 SEED = 0
 _CELL = {(Verdict.MET, Verdict.MET): 0, (Verdict.MET, Verdict.UNMET): 1,
          (Verdict.UNMET, Verdict.MET): 2, (Verdict.UNMET, Verdict.UNMET): 3}
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A number with the count behind it; ``value`` None with ``note`` saying why."""
-
-    value: float | None
-    n: int
-    note: str = ""
-    interval: Interval | None = None  # 95% bootstrap interval over the responses
 
 
 @dataclass(frozen=True)
@@ -70,6 +66,7 @@ class JudgeBaseline:
     sentence: str
     vs_human_kappa_interval: Interval | None = None
     vs_human_f1_interval: Interval | None = None
+    needed: int | None = None  # "unclear": about how many responses would tell
 
 
 @dataclass(frozen=True)
@@ -87,6 +84,12 @@ class CriterionBaseline:
         return _people_range(self.people_f1)
 
     @property
+    def people_spread(self) -> str:
+        """The reviewers' own figures as they are: ``0.75 [0.20, 1.00] (each of 2
+        reviewers)`` or ``0.62, 0.80 (n=4–6)`` — never a "range" made of one number."""
+        return people_spread(self.people_f1)
+
+    @property
     def people_n(self) -> str:
         """The n behind the people's range: ``4`` or ``3–5`` (each reviewer's own n)."""
         return _people_n(self.people_f1)
@@ -98,7 +101,7 @@ def _people_range(people_f1: dict[str, Figure]) -> tuple[float, float] | None:
 
 
 def _people_n(people_f1: dict[str, Figure]) -> str:
-    return n_span([f.n for f in people_f1.values() if f.value is not None])
+    return people_n(people_f1)
 
 
 @dataclass(frozen=True)
@@ -182,41 +185,6 @@ def _percent(*cells: int) -> float | None:
     return pair_scores(*cells)[0]
 
 
-def n_span(counts: list[int]) -> str:
-    if not counts:
-        return "0"
-    low, high = min(counts), max(counts)
-    return str(low) if low == high else f"{low}–{high}"
-
-
-def _position(judge: float | None, people: tuple[float, float] | None) -> Position:
-    if judge is None or people is None:
-        return "unknown"
-    low, high = people
-    if judge < low - 1e-9:
-        return "below"
-    if judge > high + 1e-9:
-        return "above"
-    return "inside"
-
-
-def _sentence(label: str, loo: Figure, people: tuple[float, float] | None,
-              reviewers: int, position: Position, people_n: str = "0") -> str:
-    if position == "unknown":
-        if reviewers < 2:
-            return (f"{label}: no human baseline yet — it needs at least two reviewers on the "
-                    "same responses.")
-        return (f"{label}: no comparison — {loo.note or 'too few shared MET/UNMET verdicts'}.")
-    low, high = people  # type: ignore[misc]
-    span = f"{low:.2f}" if abs(high - low) < 1e-9 else f"{low:.2f}–{high:.2f}"
-    where = {"inside": "inside", "above": "above", "below": "below"}[position]
-    ci = (f" [95% interval {loo.interval.low:.2f}–{loo.interval.high:.2f}]"
-          if loo.interval is not None else "")
-    return (f"{label}: macro-F1 {loo.value:.2f}{ci} against the reviewers (n={loo.n}), "
-            f"{where} the range of the people ({span}, {reviewers} reviewers, "
-            f"n={people_n}).")
-
-
 def build_baseline(data: AgreementData) -> HumanBaseline:
     judges = [s for s in data.verdict_sources if not s.is_human]
     final = data.verdicts.get(HUMAN, {})
@@ -271,7 +239,6 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
                 judge_cells[source.key].append(boot.cells(reference, theirs))
                 if versus.balanced_f1 is not None:
                     judge_scores[source.key].append((versus.balanced_f1, versus.pairs_used))
-        span, span_n = _people_range(people_f1), _people_n(people_f1)
         baselines = []
         for source in judges:
             scores = judge_scores.get(source.key, [])
@@ -280,13 +247,13 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
                            _mean_f1_interval(boot, judge_cells[source.key]))
                    if scores else _figure(None, 0, "the judge and the reviewers share no "
                                                    "MET/UNMET verdicts"))
-            position = _position(loo.value, span)
+            decision = decide(loo, people_f1)
             versus_human = boot.cells(final_c, judge_maps[source.key])
             baselines.append(JudgeBaseline(
                 source_key=source.key, label=source.label,
                 vs_human=compare_verdicts(final_c, judge_maps[source.key]),
-                loo_f1=loo, position=position,
-                sentence=_sentence(source.label, loo, span, len(keys), position, span_n),
+                loo_f1=loo, position=decision.position, needed=decision.needed,
+                sentence=sentence(source.label, loo, people_f1, len(keys), decision),
                 vs_human_kappa_interval=boot.interval(versus_human, _kappa),
                 vs_human_f1_interval=boot.interval(versus_human, _f1)))
         rows.append(CriterionBaseline(criterion, keys, method, among, percent, people_f1,
@@ -390,6 +357,7 @@ def baseline_json(data: AgreementData, baseline: HumanBaseline) -> dict:
                         data.reviewer_names.get(k, k): fig(f)
                         for k, f in row.people_f1.items()},
                     "range": list(row.people_range) if row.people_range else None,
+                    "spread": row.people_spread,
                 },
                 "judges": [
                     {"source": j.source_key, "label": j.label,
@@ -397,7 +365,8 @@ def baseline_json(data: AgreementData, baseline: HumanBaseline) -> dict:
                                           "kappa_ci95": ci(j.vs_human_kappa_interval),
                                           "macro_f1_ci95": ci(j.vs_human_f1_interval)},
                      "leave_one_out_macro_f1": fig(j.loo_f1),
-                     "position": j.position, "sentence": j.sentence}
+                     "position": j.position, "responses_needed": j.needed,
+                     "sentence": j.sentence}
                     for j in row.judges],
             }
             for row in baseline.criteria

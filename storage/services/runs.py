@@ -160,6 +160,12 @@ def get_run(sessions: SessionFactory, run_id: int) -> RunInfo:
         return run_info(repo.get_run(session, run_id))
 
 
+def run_status(sessions: SessionFactory, run_id: int) -> str | None:
+    """The run's status alone (None once it is deleted): a cheap look for a running job."""
+    with sessions() as session:
+        return session.scalar(select(m.RunRow.status).where(m.RunRow.id == run_id))
+
+
 def list_runs(
     sessions: SessionFactory, *, rubric_version_id: int | None = None,
     dataset_id: int | None = None, statuses: Sequence[str] | None = None,

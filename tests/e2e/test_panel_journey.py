@@ -230,7 +230,7 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
     before = provider.requests
     page.get_by_role("button", name="Try it").click()
     try:
-        expect(page.get_by_text("Macro-F1 after")).to_be_visible(timeout=120_000)
+        expect(page.get_by_text("Macro-F1, new wording")).to_be_visible(timeout=120_000)
     except AssertionError:
         log = (data_dir_of(db_url) / "streamlit.log").read_text()[-4000:]
         raise AssertionError(f"{provider.requests - before} calls; log:\n{log}") from None

@@ -79,6 +79,25 @@ def _pairs(a: dict, b: dict):
     return [a[k].value for k in keys], [b[k].value for k in keys]
 
 
+WORDS = {"above": "above the people", "below": "below the people",
+         "inside": "inside the people", "unclear": "can't tell yet"}
+
+
+def _expected_position(judge, people_f1) -> str:
+    """The rule, stated plainly: above / below only when the judge's 95% interval clears
+    every reviewer's; inside only when it lies within 0.05 of the people's figures."""
+    people = [f for f in people_f1.values() if f.value is not None]
+    low, high = judge.interval.low, judge.interval.high
+    if low > max(f.interval.high for f in people):
+        return "above"
+    if high < min(f.interval.low for f in people):
+        return "below"
+    if (low >= min(f.value for f in people) - 0.05
+            and high <= max(f.value for f in people) + 0.05):
+        return "inside"
+    return "unclear"
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_two_reviewers_kappa_percent_and_leave_one_out_match_scikit_learn(seed):
     data, people, judges, final = _generated(2, seed)
@@ -100,10 +119,8 @@ def test_two_reviewers_kappa_percent_and_leave_one_out_match_scikit_learn(seed):
         assert judge.loo_f1.value == pytest.approx(sum(scores) / 2)
         truth, said = _pairs(final, judges[judge.source_key])
         assert judge.vs_human.cohens_kappa == pytest.approx(cohen_kappa_score(truth, said))
-        low, high = row.people_range
-        expected = ("below" if judge.loo_f1.value < low else
-                    "above" if judge.loo_f1.value > high else "inside")
-        assert judge.position == expected and expected in judge.sentence
+        expected = _expected_position(judge.loo_f1, row.people_f1)
+        assert judge.position == expected and WORDS[expected] in judge.sentence
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -131,12 +148,11 @@ def test_three_reviewers_alpha_matches_krippendorff_and_majority_is_the_referenc
     good = next(j for j in row.judges if j.source_key == "run:1")
     noisy = next(j for j in row.judges if j.source_key == "run:2")
     assert good.loo_f1.value > noisy.loo_f1.value
-    low, high = row.people_range
+    low, _high = row.people_range
     assert low == min(f.value for f in row.people_f1.values())
     for judge in (good, noisy):
-        expected = ("below" if judge.loo_f1.value < low else
-                    "above" if judge.loo_f1.value > high else "inside")
-        assert judge.position == expected and f"{expected} the range" in judge.sentence
+        expected = _expected_position(judge.loo_f1, row.people_f1)
+        assert judge.position == expected and WORDS[expected] in judge.sentence
     [p0, *_] = baseline.reviewers
     assert (p0.name, p0.median_seconds, p0.timed_responses) == ("P0", 20.0, 3)
 
@@ -211,8 +227,11 @@ def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db
         assert versus["n"] == 3 and versus["percent_agreement"] is not None
         assert "kappa_ci95" in versus and "macro_f1_ci95" in versus
         assert judge["leave_one_out_macro_f1"]["n"] > 0
-        assert judge["position"] in ("inside", "above", "below")
-        assert "the range of the people" in judge["sentence"]
+        # n=4: the intervals cover everything, so nothing is claimed (issue 35.3)
+        assert judge["position"] == "unclear"
+        assert re.search(r"can't tell yet .*\(n=\d+; need about \d+ reviewed responses\)",
+                         judge["sentence"]), judge["sentence"]
+        assert judge["responses_needed"] > 4
     [accurate] = [r["judges"][0] for r in report["criteria"] if r["criterion"] == "accurate"]
     assert accurate["vs_human_verdict"]["percent_agreement"] == pytest.approx(200 / 3)
     agreement = first["reviewers"]["agreement"]
@@ -222,9 +241,11 @@ def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db
                      "--format", "text", "--db", db_url]) == 0
     text = capsys.readouterr().out  # the text format carries the interval too
     assert f"[95% {low:.2f}, {high:.2f}]" in text.splitlines()[0]
-    judged = [line for line in text.splitlines() if "range of the people" in line]
-    # every figure with its n: the people's range too
-    assert judged and all(re.search(r"the range of the people \([^)]*, n=\d+", line)
+    judged = [line for line in text.splitlines() if "the people's macro-F1" in line]
+    # every figure with its n: the people's own figures too, as they are (two reviewers:
+    # one number, not a "range")
+    assert judged and all(re.search(r"the people's macro-F1: \d\.\d\d \[[^]]*\] \(each of "
+                                    r"2 reviewers, n=\d+\)", line)
                           for line in judged), judged
     assert cli.main(["agreement", "--dataset", "Answers", "--rubric", "Nope",
                      "--db", db_url]) == 1
@@ -343,3 +364,60 @@ def test_too_few_responses_give_no_interval_but_keep_the_figure():
     data, *_ = _generated(reviewers=2, seed=1, n=1)
     [row] = human_baseline.build_baseline(data).criteria
     assert row.among.interval is None
+
+
+# -- issue 35.3: claim only what the intervals support ------------------------------------------
+def _fig(value, low, high, n=4):
+    from grading.bootstrap import Interval
+
+    return human_baseline.Figure(value, n, "", Interval(low, high, 0.95, 1000, 0))
+
+
+@pytest.mark.parametrize(("judge", "people", "position"), [
+    pytest.param(_fig(0.55, 0.20, 0.90), [_fig(0.75, 0.40, 1.0)] * 2, "unclear",
+                 id="n4-interval-covers-the-people"),
+    pytest.param(_fig(0.95, 0.92, 0.98, 400), [_fig(0.70, 0.65, 0.75, 400)] * 2, "above",
+                 id="clearly-above"),
+    pytest.param(_fig(0.40, 0.35, 0.45, 400), [_fig(0.70, 0.65, 0.75, 400),
+                                               _fig(0.80, 0.75, 0.85, 400)], "below",
+                 id="clearly-below"),
+    pytest.param(_fig(0.76, 0.73, 0.79, 900), [_fig(0.72, 0.69, 0.75, 900),
+                                               _fig(0.78, 0.75, 0.81, 900)], "inside",
+                 id="inside-to-within-the-margin"),
+    pytest.param(_fig(0.60, 0.50, 0.70, 100), [_fig(0.75, 0.68, 0.82, 100)] * 2, "unclear",
+                 id="point-below-but-intervals-overlap"),
+])
+def test_a_position_is_claimed_only_when_the_intervals_support_it(judge, people, position):
+    people_f1 = {f"p{i}": f for i, f in enumerate(people)}
+    decision = human_baseline.decide(judge, people_f1)
+    assert decision.position == position
+    assert (decision.needed is not None) == (position == "unclear")
+
+
+def test_the_responses_needed_follow_the_square_root_rule():
+    """Half-width 0.35 at n=4, the people 0.20 below at 0.75 with half-width 0.30: separating
+    needs 4 * ((0.35 + 0.30) / 0.20)^2 = 42.25 -> 43 responses; being inside (within 0.05)
+    would need the judge's figure within 0.05 of theirs, which it is not: 43 is said."""
+    judge = _fig(0.55, 0.20, 0.90)
+    people = {"a": _fig(0.75, 0.45, 1.05), "b": _fig(0.75, 0.45, 1.05)}
+    decision = human_baseline.decide(judge, people)
+    assert (decision.position, decision.needed) == ("unclear", 43)
+    # a judge right on the people's figure: only "inside" can become true; its interval
+    # (half-width 0.35) must shrink to the 0.05 margin: 4 * (0.35 / 0.05)^2 = 196
+    on_it = human_baseline.decide(_fig(0.75, 0.40, 1.10), people)
+    assert (on_it.position, on_it.needed) == ("unclear", 196)
+
+
+def test_n4_with_two_reviewers_says_cant_tell_and_shows_the_people_as_one_figure():
+    """The issue's case: 4 responses, two reviewers differing once, a judge differing once
+    more. It used to read "below the range of the people (0.73)"."""
+    data, *_ = _generated(2, seed=0, n=4)
+    [row] = human_baseline.build_baseline(data).criteria
+    values = {round(f.value, 6) for f in row.people_f1.values() if f.value is not None}
+    assert len(values) == 1  # macro-F1 is symmetric: two reviewers give one number
+    assert "each of 2 reviewers" in row.people_spread and "–" not in row.people_spread
+    for judge in row.judges:
+        assert judge.position in ("unclear", "unknown"), judge.sentence
+        if judge.position == "unclear":
+            assert "can't tell yet" in judge.sentence and "(n=" in judge.sentence
+            assert "below" not in judge.sentence.split("can't tell yet")[0]

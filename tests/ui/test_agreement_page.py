@@ -223,10 +223,10 @@ def test_the_human_baseline_section_shows_reviewers_and_judges(sessions):
     assert set(table["Reviewers"]) == {2}
     people = next(d.value for d in at.dataframe if "Reviewer" in d.value.columns)
     assert set(people["Reviewer"]) == {"ana", "bo"}
-    assert any("the range of the people" in t.value for t in at.text)
+    assert any("the people's macro-F1" in t.value for t in at.text)
     # per criterion, plainly: each judge's position is shown under the criterion's name
-    positions = [m.value for m in at.markdown if "people's range]" in m.value
-                 or "no baseline]" in m.value]
+    positions = [m.value for m in at.markdown if "the people]" in m.value
+                 or "can't tell yet]" in m.value or "no baseline]" in m.value]
     named = [p.rsplit("**", 2)[1] for p in positions]
     assert list(dict.fromkeys(named)) == ["accurate", "cites", "concise", "harmful"]
     assert len({named.count(label) for label in named}) == 1  # every judge on every one
@@ -275,16 +275,22 @@ def test_every_human_baseline_figure_shows_its_interval_and_n(sessions):
     assert judged and all(re.fullmatch(interval, cites[c]) or cites[c].startswith("—")
                           for c in judged)
     assert any(re.fullmatch(interval, cites[c]) for c in judged)
-    # the people's range and each judge against the people: the n behind them too
-    assert re.fullmatch(r"\d\.\d\d–\d\.\d\d \(n=\d+(–\d+)?\)", cites["People's macro-F1"]), \
-        cites["People's macro-F1"]
+    # the people's own figures as they are (two reviewers: one number, each with its
+    # interval), and each judge against the people: the n behind them too
+    assert re.fullmatch(r"\d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(each of 2 reviewers, n=\d+\)",
+                        cites["People's macro-F1"]), cites["People's macro-F1"]
     against_people = [c for c in table.columns if c.endswith("vs people")]
     assert against_people and all(re.fullmatch(interval, cites[c]) or
                                   re.fullmatch(r"-?\d\.\d\d \(n=\d+\)", cites[c])
                                   for c in against_people)
-    sentences = [t.value for t in at.text if "the range of the people" in t.value]
-    assert sentences and all(re.search(r"the range of the people \([^)]*n=\d+", s)
+    sentences = [t.value for t in at.text if "the people's macro-F1" in t.value]
+    assert sentences and all(re.search(r"the people's macro-F1: [^(]*\([^)]*n=\d+", s)
                              for s in sentences), sentences
+    # five responses: no judge is called above or below the people; where they differ
+    # ('cites'), the page says it can't tell yet and about how many responses would tell
+    assert not any("above the people" in s or "below the people" in s for s in sentences)
+    assert any("can't tell yet" in s and re.search(r"need about \d+ reviewed", s)
+               for s in sentences), sentences
     people = next(d.value for d in at.dataframe if "Reviewer" in d.value.columns)
     assert all(re.fullmatch(r"\d+% \[\d+%, \d+%\] \(n=\d+\)", v)
                for v in people["Agreement with the final verdict"])

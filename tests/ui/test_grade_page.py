@@ -11,8 +11,11 @@ from storage.config import database_url
 from storage.engine import open_database
 from storage.services import datasets, runs
 from tests.actors import ADMIN
+from tests.fake_provider import fake_provider, fake_provider_server
 from tests.storage.helpers import CRITERIA, judge_report, make_dataset, make_rubric
 from tests.ui.seed import APP, M, U, seed_graded
+
+__all__ = ["fake_provider", "fake_provider_server"]
 
 
 @pytest.fixture(autouse=True)
@@ -182,13 +185,64 @@ def test_active_runs_show_progress_and_can_be_cancelled():
     assert any(f"#{first.id} was cancelled" in i for i in _texts(at.info))
 
 
+def test_an_unreachable_provider_is_named_on_the_run_card_and_failures_are_apart():
+    """Issue 35.7: the card read "running, 50/60 graded, 1 failed, ETA 10 min" while the
+    provider was down. The runner's notice (written as the runner writes it) is shown, the
+    failure is not counted as graded, and there is no ETA."""
+    from datetime import UTC, datetime
+
+    from grading.types import EvaluationReport
+    from storage.jobs.notices import set_notice, unreachable
+
+    seeded = seed_graded(count=3, grade=False)
+    first = seeded.runs[0]
+    runs.start_run(seeded.sessions, first.id, worker="test")
+    runs.record_grade(seeded.sessions, first.id, seeded.responses[0].id,
+                      EvaluationReport(score=None, error="model failed (HTTP 503)"))
+    since = datetime(2026, 1, 1, 20, 31, 5, tzinfo=UTC)
+    set_notice(seeded.sessions, first.id, unreachable(since, "connection failed", 7, 2, 4))
+    at = _grade_page()
+    [bar, *_] = at.get("progress")
+    text = bar.proto.text
+    assert text.startswith("0/3 graded · 1 failed")
+    assert "provider unreachable since 20:31:05 UTC (connection failed, 7 calls failed); " \
+        "retrying (attempt 2 of 4)" in text
+    assert "ETA" not in text
+
+
 def test_finished_runs_are_listed_with_totals():
     seeded = seed_graded(count=3)
     at = _grade_page()
     table = at.dataframe[-1].value
-    assert list(table["Graded"]) == ["3/3", "3/3"]
+    # "Graded" counts grades with a score: a failed grade is counted apart (issue 35.7)
+    assert list(table["Graded"]) == ["2/3", "3/3"]
     assert list(table["Failed"]) == [1, 0]  # newest first: the second run failed on r2
     assert seeded.runs[0].id
+
+
+def test_a_run_that_finished_with_failures_says_so_on_its_card(fake_provider, monkeypatch):
+    """The real runner against the fake provider: every grade fails; the run's card and the
+    table say "finished with 3 failed", never "done" (issue 36.7)."""
+    from tests.jobs.helpers import run_now
+
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "test-key")
+    seeded = seed_graded(count=3, grade=False)
+    run = seeded.runs[0]
+    runs.cancel_run(seeded.sessions, seeded.runs[1].id, actor=ADMIN)
+    with seeded.sessions.begin() as session:  # the seeded run, pointed at the fake provider
+        from storage import models as m
+
+        session.get(m.RunRow, run.id).settings = {"api_base": fake_provider.api_base,
+                                                  "extra": {"use_cache": False}}
+    fake_provider.default = lambda _body: "not json"
+    assert run_now(seeded.sessions, run.id).status == "done"
+
+    at = _grade_page()
+    card = next(m.value for m in at.markdown if f"#{run.id}" in m.value and "graded" in m.value)
+    assert "finished with 3 failed" in card and "0/3 graded" in card
+    table = at.dataframe[-1].value
+    row = table[table["Run"] == f"#{run.id}"].iloc[0]
+    assert (row["Status"], row["Graded"], row["Failed"]) == ("finished with 3 failed", "0/3", 3)
 
 
 def test_a_failed_run_shows_why_and_can_be_requeued():

@@ -123,6 +123,12 @@ def test_an_interrupted_trial_shows_in_every_browser_and_try_again_completes_it(
     shown = texts(second)
     assert "was interrupted" not in shown and f"Trial {trial_id}" in shown
     assert fake_provider.requests == 3
+    # Issue 35.3: the trial's figures say which wording and how many responses; none is
+    # called "macro-F1 before", a name the Agreement page's other figure could also claim
+    labels = [metric.label for metric in second.metric]
+    assert "Macro-F1, current wording (n=3)" in labels and \
+        "Macro-F1, new wording (n=3)" in labels
+    assert not any("before" in label.lower() for label in labels)
 
 
 def test_a_calibrated_judge_is_tried_with_its_examples_and_the_page_says_so():
