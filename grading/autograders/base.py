@@ -20,6 +20,7 @@ from grading.errors import ConfigurationError, GradingError, ProviderError
 from grading.length_penalty import apply_length_penalty
 from grading.limiter import limiter_for
 from grading.llm import LiteLLMGenerate, default_generate_fn
+from grading.reference import check_reference
 from grading.retry import (
     DEFAULT_CALL_DEADLINE,
     CallOutcome,
@@ -284,9 +285,10 @@ class Autograder(ABC):
     # -- the three steps -------------------------------------------------------------------
     @abstractmethod
     async def judge(
-        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
+        *, reference_submission: str | None = None,
     ) -> Any:
-        """Ask the model and parse its answers."""
+        """Ask the model and parse its answers (showing the reference answer, when given)."""
 
     async def aggregate(
         self, judge_results: Any, *, normalize: bool | None = None
@@ -333,7 +335,7 @@ class Autograder(ABC):
 
     async def grade(
         self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
-        *, response_key: Hashable | None = None,
+        *, response_key: Hashable | None = None, reference_submission: str | None = None,
     ) -> EvaluationReport:
         """judge -> aggregate -> subtract the length penalty from ``score`` (only).
 
@@ -342,13 +344,23 @@ class Autograder(ABC):
         """
         criteria = list(getattr(rubric, "rubric", rubric))
         sections = normalize_to_grade_input(to_grade)  # checks the input before any call
+        reference = check_reference(reference_submission)
+        extra: dict[str, Any] = {}
+        if reference is not None:
+            if _overrides(self, "judge") and not _takes_keyword(self.judge,
+                                                                "reference_submission"):
+                raise ConfigurationError(
+                    f"{type(self).__name__}.judge() does not take reference_submission, so "
+                    "the reference answer would not reach the judge; add a "
+                    "reference_submission keyword to judge() or grade without a reference")
+            extra["reference_submission"] = reference
         if self.examples is not None:
             if _overrides(self, "judge"):
                 raise ConfigurationError(
                     "a judge() of your own cannot take reviewed examples; leave examples unset")
             self.examples.check(criteria)
             shown = self.examples.for_response(response_key, sections["output"])
-            judge_results = await self.judge(sections, criteria, query, examples=shown)
+            judge_results = await self.judge(sections, criteria, query, examples=shown, **extra)
             return await self._finish(judge_results, sections)
         if _overrides(self, "judge"):
             # A judge() written for ``rubric`` receives what rubric passes: the string as
@@ -357,7 +369,7 @@ class Autograder(ABC):
         else:
             # Ours receive the parts as they are, never re-parsed for tags.
             judge_input = sections
-        judge_results = await self.judge(judge_input, criteria, query)
+        judge_results = await self.judge(judge_input, criteria, query, **extra)
         return await self._finish(judge_results, sections)
 
     async def _finish(self, judge_results: Any, sections: dict[str, str]) -> EvaluationReport:
@@ -367,6 +379,16 @@ class Autograder(ABC):
             return report
         score = apply_length_penalty(report.score, penalty, normalize=self.normalize)
         return report.model_copy(update={"score": score, "length_penalty": penalty})
+
+
+def _takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD
+               or (p.name == name and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+               for p in parameters)
 
 
 def _overrides(grader: Autograder, method: str) -> bool:

@@ -22,6 +22,7 @@ class PerCriterionOneShotGrader(Autograder):
     async def judge(
         self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
         *, examples: Sequence[Sequence[ReviewedExample]] | None = None,
+        reference_submission: str | None = None,
     ) -> Judgment:
         """``examples``: per criterion, the reviewed examples to show (calibration); each
         example response appears once with people's verdicts on its criteria."""
@@ -34,6 +35,7 @@ class PerCriterionOneShotGrader(Autograder):
         prompt = one_shot_user_prompt(
             criteria, to_grade, query, allow_cannot_assess=self.allow_cannot_assess,
             examples_block=render_examples_by_criterion(examples) if examples else "",
+            reference=reference_submission,
         )
         outcome = await self._ask(
             prompt, parse, one_shot_response_format(allow_cannot_assess=self.allow_cannot_assess)

@@ -44,6 +44,7 @@ class PerCriterionGrader(Autograder):
     async def judge(
         self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
         *, examples: Sequence[Sequence[ReviewedExample]] | None = None,
+        reference_submission: str | None = None,
     ) -> Judgment:
         """``examples``: per criterion, the reviewed examples its call shows (calibration)."""
         criteria = list(rubric)
@@ -58,6 +59,7 @@ class PerCriterionGrader(Autograder):
             prompt = per_criterion_user_prompt(
                 criterion, to_grade, query, allow_cannot_assess=self.allow_cannot_assess,
                 examples_block=render_examples(examples[index - 1]) if examples else "",
+                reference=reference_submission,
             )
             outcome = await self._ask(prompt, parse, response_format)
             if not outcome.ok and (outcome.fatal or self.fallback_for(criterion) is None):

@@ -23,11 +23,12 @@ class RubricAsJudgeGrader(Autograder):
     default_system_prompt = RUBRIC_AS_JUDGE_SYSTEM_PROMPT
 
     async def judge(
-        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
+        *, reference_submission: str | None = None,
     ) -> Judgment:
         criteria = list(rubric)
         outcome = await self._ask(
-            holistic_user_prompt(criteria, to_grade, query),
+            holistic_user_prompt(criteria, to_grade, query, reference=reference_submission),
             functools.partial(parse_holistic_answer, allow_out_of_range=True),
             holistic_response_format(),
         )
