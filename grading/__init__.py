@@ -14,6 +14,7 @@ from grading.errors import (
     TransientProviderError,
 )
 from grading.length_penalty import compute_length_penalty
+from grading.options import CriterionOption, MultiChoiceVerdict, ScaleType
 from grading.rubric import Rubric
 from grading.schemas import (
     CriterionEvaluation,
@@ -33,6 +34,7 @@ from grading.types import (
     CountFn,
     Criterion,
     CriterionReport,
+    CriterionVerdict,
     DefaultFallbackVerdicts,
     EvaluationReport,
     GenerateFn,
@@ -63,7 +65,9 @@ __all__ = [
     "CountFn",
     "Criterion",
     "CriterionEvaluation",
+    "CriterionOption",
     "CriterionReport",
+    "CriterionVerdict",
     "DefaultFallbackVerdicts",
     "DroppedTextWarning",
     "EvaluationReport",
@@ -71,6 +75,7 @@ __all__ = [
     "GenerateResult",
     "GradingError",
     "LengthPenalty",
+    "MultiChoiceVerdict",
     "OneShotGenerateFn",
     "OneShotOutput",
     "PenaltyType",
@@ -82,6 +87,7 @@ __all__ = [
     "RubricAsJudgeOutput",
     "RubricValidationError",
     "RubricWorkbenchError",
+    "ScaleType",
     "ScoringSettings",
     "ThinkingOutputDict",
     "ToGradeInput",

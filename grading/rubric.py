@@ -8,9 +8,9 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from grading import rubric_io
+from grading import rubric_io, scoring
 from grading.errors import RubricValidationError
-from grading.types import Criterion, EvaluationReport, ToGradeInput
+from grading.types import CannotAssessStrategy, Criterion, EvaluationReport, ToGradeInput, Verdict
 
 if TYPE_CHECKING:
     from grading.autograders.base import Autograder
@@ -136,6 +136,21 @@ class Rubric:
 
     def to_yaml(self) -> str:
         return rubric_io.dump_yaml(self.to_dict())
+
+    # -- scoring ---------------------------------------------------------------------------
+    def compute_score(
+        self,
+        verdicts: Sequence[Verdict | str],
+        normalize: bool = True,
+        cannot_assess_strategy: CannotAssessStrategy = "skip",
+        partial_credit: float = 0.5,
+    ) -> float | None:
+        """autorubric's ``Rubric.compute_score``: one verdict per criterion (MET / UNMET /
+        CANNOT_ASSESS, or an option label on a multi-choice criterion) -> the score, through
+        the one aggregation function. None when nothing is left to score."""
+        return scoring.compute_score(self.rubric, verdicts, normalize=normalize,
+                                     cannot_assess=cannot_assess_strategy,
+                                     partial_credit=partial_credit).score
 
     # -- grading ---------------------------------------------------------------------------
     async def grade(

@@ -20,6 +20,7 @@ from grading.errors import ConfigurationError, GradingError, ProviderError
 from grading.length_penalty import apply_length_penalty
 from grading.limiter import limiter_for
 from grading.llm import LiteLLMGenerate, default_generate_fn
+from grading.options import MultiChoiceVerdict
 from grading.reference import check_reference
 from grading.retry import (
     DEFAULT_CALL_DEADLINE,
@@ -302,7 +303,7 @@ class Autograder(ABC):
         )
         reports = judgment.reports or []
         usage, cost = judgment.spend.usage, judgment.spend.cost
-        missing = sum(r.verdict is None for r in reports)
+        missing = sum(r.choice is None for r in reports)
         if missing or not reports:
             error = judgment.error or (
                 f"{missing} of {len(reports)} criteria have no verdict" if reports
@@ -314,7 +315,7 @@ class Autograder(ABC):
             )
         result = aggregate_verdicts(
             reports,
-            [r.verdict for r in reports if r.verdict is not None],
+            [r.choice for r in reports if r.choice is not None],
             normalize=normalize,
             cannot_assess=self.cannot_assess,
             partial_credit=self.partial_credit,
@@ -426,9 +427,19 @@ def as_generate_result(result: Any) -> GenerateResult:
     )
 
 
+CRITERION_FIELDS = frozenset(Criterion.model_fields)
+
+
 def fallback_report(criterion: Criterion, verdict: Verdict, why: str) -> CriterionReport:
+    """A synthesised verdict. A multi-choice criterion abstains instead (no option named),
+    scored by the CANNOT_ASSESS strategy: MET/UNMET name no option."""
+    fields: dict[str, Any] = {name: getattr(criterion, name) for name in CRITERION_FIELDS}
+    if criterion.options is not None:
+        return CriterionReport(
+            **fields, multi_choice_verdict=MultiChoiceVerdict(value=0.0, na=True), reason="",
+            error=f"fallback: abstained (the judge gave no usable answer: {why})")
     return CriterionReport(
-        **criterion.model_dump(include={"weight", "requirement", "name", "section"}),
+        **fields,
         verdict=verdict,
         reason="",
         error=f"fallback verdict {verdict.value} (the judge gave no usable answer: {why})",
@@ -438,7 +449,7 @@ def fallback_report(criterion: Criterion, verdict: Verdict, why: str) -> Criteri
 def judged_report(criterion: Criterion, verdict: Verdict | None, reason: str = "",
                   error: str | None = None) -> CriterionReport:
     return CriterionReport(
-        **criterion.model_dump(include={"weight", "requirement", "name", "section"}),
+        **{name: getattr(criterion, name) for name in CRITERION_FIELDS},
         verdict=verdict,
         reason=reason,
         error=error,
