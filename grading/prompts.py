@@ -128,12 +128,14 @@ def _weight(criterion: Criterion) -> str:
 
 
 def format_to_grade(
-    to_grade: ToGradeInput, query: str | None = None, reference: str | None = None
+    to_grade: ToGradeInput, query: str | None = None, reference: str | None = None,
+    more_tags: tuple[str, ...] = (),
 ) -> str:
     """The query (if any), the reference answer (if any) and the response, each in its own
-    tags; the reference comes with its instruction (``grading.reference``)."""
+    tags; the reference comes with its instruction (``grading.reference``). ``more_tags``:
+    further delimiters of this prompt that the texts must not be able to close."""
     reference = check_reference(reference)
-    extra = extra_tags(reference)
+    extra = (*extra_tags(reference), *more_tags)
     sections = normalize_to_grade_input(to_grade)
     parts = []
     if query is not None and query.strip():

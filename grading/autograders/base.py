@@ -20,6 +20,7 @@ from grading.errors import ConfigurationError, GradingError, ProviderError
 from grading.length_penalty import apply_length_penalty
 from grading.limiter import limiter_for
 from grading.llm import LiteLLMGenerate, default_generate_fn
+from grading.option_prompts import option_order
 from grading.options import MultiChoiceVerdict
 from grading.reference import check_reference
 from grading.retry import (
@@ -111,6 +112,8 @@ class Autograder(ABC):
         retry_max_delay: float = 60.0,
         call_deadline: float | None = DEFAULT_CALL_DEADLINE,
         examples: RubricExamples | None = None,
+        shuffle_options: bool = False,
+        seed: int = 0,
     ):
         if not callable(generate_fn):
             raise ConfigurationError("generate_fn must be callable")
@@ -154,6 +157,10 @@ class Autograder(ABC):
         # Few-shot calibration (grading.calibration): per criterion, reviewed responses
         # shown to the judge with people's verdicts; never the response being graded.
         self.examples = examples
+        # Multi-choice options shown in a shuffled order (recorded per verdict as
+        # shuffle_order) so that position bias can be measured; reproducible from ``seed``.
+        self.shuffle_options = shuffle_options
+        self.seed = seed
 
         self.generate_fn = generate_fn
         self.system_prompt = system_prompt if system_prompt is not None else (
@@ -428,6 +435,29 @@ def as_generate_result(result: Any) -> GenerateResult:
 
 
 CRITERION_FIELDS = frozenset(Criterion.model_fields)
+
+
+def option_order_for(grader: Autograder, criterion: Criterion,
+                     to_grade: ToGradeInput) -> tuple[int, ...]:
+    """The order this grader shows a criterion's options in, for this response."""
+    return option_order(criterion, shuffle=grader.shuffle_options, seed=grader.seed,
+                        salt=repr(to_grade))
+
+
+def answered_report(criterion: Criterion, answer: Verdict | int, reason: str,
+                    order: tuple[int, ...] | None = None) -> CriterionReport:
+    """A judged criterion: a binary verdict, or the original index of the chosen option."""
+    if criterion.options is None or isinstance(answer, Verdict):
+        assert isinstance(answer, Verdict)
+        return judged_report(criterion, answer, reason)
+    option = criterion.options[answer]
+    shuffled = order if order is not None and list(order) != sorted(order) else None
+    return CriterionReport(
+        **{name: getattr(criterion, name) for name in CRITERION_FIELDS},
+        multi_choice_verdict=MultiChoiceVerdict(selected_index=answer,
+                                                selected_label=option.label,
+                                                value=option.value, na=option.na),
+        reason=reason, shuffle_order=shuffled)
 
 
 def fallback_report(criterion: Criterion, verdict: Verdict, why: str) -> CriterionReport:

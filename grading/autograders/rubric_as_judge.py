@@ -8,6 +8,7 @@ from typing import Any
 
 from grading.aggregation import holistic_to_scores
 from grading.autograders.base import Autograder, Judgment, fallback_report
+from grading.option_prompts import holistic_mixed_user_prompt
 from grading.parsing import parse_holistic_answer
 from grading.prompts import (
     RUBRIC_AS_JUDGE_SYSTEM_PROMPT,
@@ -28,7 +29,9 @@ class RubricAsJudgeGrader(Autograder):
     ) -> Judgment:
         criteria = list(rubric)
         outcome = await self._ask(
-            holistic_user_prompt(criteria, to_grade, query, reference=reference_submission),
+            (holistic_mixed_user_prompt(criteria, to_grade, query, reference=reference_submission)
+             if any(c.options for c in criteria) else
+             holistic_user_prompt(criteria, to_grade, query, reference=reference_submission)),
             functools.partial(parse_holistic_answer, allow_out_of_range=True),
             holistic_response_format(),
         )
