@@ -15,6 +15,8 @@ Rules:
 - normalised: ``clamp01(sum / total positive weight)``; when the scored criteria are all
   negative: ``clamp01(1 + sum / sum|w|)``. Not normalised: the sum itself.
 - when nothing is left to score, both score and raw_score are ``None``.
+- a required criterion whose gate closed (``grading.gates``) makes the score 0 (not
+  normalised: the sum if it is lower); raw_score stays the weighted sum.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from grading import gates
 from grading.length_penalty import apply_length_penalty, compute_length_penalty
 from grading.options import find_option, worst_scored_option
 from grading.text import normalize_to_grade_input
@@ -42,6 +45,8 @@ class Aggregate:
     raw_score: float | None
     scored_count: int
     cannot_assess_count: int
+    # Required criteria whose gate closed (0-based indices): the score is then 0.
+    closed_gates: tuple[int, ...] = ()
 
 
 def _clamp01(value: float) -> float:
@@ -72,6 +77,7 @@ def aggregate_verdicts(
     negative_weight = 0.0
     scored = 0
     cannot_assess_count = 0
+    closed: list[int] = []
     for index, (criterion, raw_verdict) in enumerate(zip(criteria, verdicts, strict=True)):
         value = read_choice(criterion, raw_verdict, index)
         weight = criterion.weight
@@ -87,11 +93,16 @@ def aggregate_verdicts(
         else:
             negative_weight += -weight
         if value is not None:
-            total += value * weight
+            contribution = value * weight
         elif cannot_assess == "partial" and weight > 0:
-            total += partial_credit * weight
+            contribution = partial_credit * weight
         elif cannot_assess == "fail":
-            total += worst_value(criterion) * weight
+            contribution = worst_value(criterion) * weight
+        else:
+            contribution = 0.0
+        total += contribution
+        if criterion.required and gates.closes(contribution, worst_value(criterion) * weight):
+            closed.append(index)
 
     if scored == 0:
         return Aggregate(None, None, 0, cannot_assess_count)
@@ -101,7 +112,9 @@ def aggregate_verdicts(
         score = _clamp01(total / positive_weight)
     else:
         score = _clamp01(1.0 + total / negative_weight)
-    return Aggregate(score, total, scored, cannot_assess_count)
+    if closed:
+        score = gates.gated_score(score, total, normalize=normalize)
+    return Aggregate(score, total, scored, cannot_assess_count, tuple(closed))
 
 
 def read_choice(criterion: Criterion, raw: Verdict | str, index: int = 0) -> float | None:

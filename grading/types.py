@@ -256,6 +256,8 @@ class EvaluationReport(BaseModel):
     # outside 0-100 that was clamped.
     notes: tuple[str, ...] = ()
     cannot_assess_count: int = 0
+    # Required criteria whose gate closed ("criterion 2 ('safety')"): the score is 0.
+    closed_gates: tuple[str, ...] = ()
     length_penalty: float | None = None
     token_usage: TokenUsage | None = None
     completion_cost: float | None = None

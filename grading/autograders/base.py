@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from grading.aggregation import aggregate_verdicts, final_penalty
 from grading.calibration import RubricExamples
 from grading.errors import ConfigurationError, GradingError, ProviderError
+from grading.gates import gate_label
 from grading.length_penalty import apply_length_penalty
 from grading.limiter import limiter_for
 from grading.llm import LiteLLMGenerate, default_generate_fn
@@ -330,7 +331,12 @@ class Autograder(ABC):
         error = judgment.error
         if error is None and result.score is None:
             error = "nothing left to score: every scored criterion was CANNOT_ASSESS"
+        closed = tuple(gate_label(i, reports[i]) for i in result.closed_gates)
+        notes = tuple(f"required {label} is not satisfied: its gate closed, the score is 0"
+                      for label in closed)
         return EvaluationReport(
+            closed_gates=closed,
+            notes=notes,
             score=result.score,
             raw_score=result.raw_score,
             llm_raw_score=result.raw_score,
