@@ -13,6 +13,7 @@ from grading.errors import (
     RubricWorkbenchError,
     TransientProviderError,
 )
+from grading.graders import LLMConfig
 from grading.length_penalty import compute_length_penalty
 from grading.options import CriterionOption, MultiChoiceVerdict, ScaleType
 from grading.rubric import Rubric
@@ -74,6 +75,7 @@ __all__ = [
     "GenerateFn",
     "GenerateResult",
     "GradingError",
+    "LLMConfig",
     "LengthPenalty",
     "MultiChoiceVerdict",
     "OneShotGenerateFn",

@@ -27,6 +27,7 @@ _TAG_WINDOW = 64
 PER_CRITERION_SCHEMA_NAME = "criterion_verdict"
 ONE_SHOT_SCHEMA_NAME = "criteria_verdicts"
 HOLISTIC_SCHEMA_NAME = "holistic_score"
+CRITERION_TYPE_TAG = "criterion_type"
 
 _ABOUT_INPUT = """\
 The user message contains a response to evaluate inside <response> tags. If the response \
@@ -188,15 +189,17 @@ def per_criterion_user_prompt(
         if kind == "NEGATIVE"
         else "MET means the response does this."
     )
+    # <criterion_type> and a bare <criterion> carry the same fields as rubric's own prompt,
+    # so that a generate_fn written for rubric (its tests' fake judges read them) works.
+    extra = (*extra_tags(check_reference(reference)), CRITERION_TYPE_TAG)
     return (
-        f"{_before(examples_block)}{format_to_grade(to_grade, query, reference)}\n\n"
-        f'<criterion kind="{kind}">\n'
-        f"{neutralize(criterion.requirement, extra_tags(check_reference(reference)))}\n"
-        "</criterion>\n\n"
+        f"{_before(examples_block)}{format_to_grade(to_grade, query, reference, extra)}\n\n"
+        f"<{CRITERION_TYPE_TAG}>\n{kind.lower()}\n</{CRITERION_TYPE_TAG}>\n\n"
+        f"<criterion>\n{neutralize(criterion.requirement, extra)}\n</criterion>\n\n"
         f"This is a {kind} criterion: {meaning}\n"
-        "Answer with JSON only, in exactly this shape:\n"
-        f'{{"verdict": <{_verdict_words(allow_cannot_assess)}>, '
-        '"reason": "<one or two sentences>"}'
+        "Answer with JSON only, in exactly this shape (the reason first, then the verdict):\n"
+        '{"reason": "<one or two sentences>", '
+        f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}'
     )
 
 
@@ -217,9 +220,9 @@ def one_shot_user_prompt(
         f"<criteria>\n{listing}\n</criteria>\n\n"
         f"For a NEGATIVE criterion, MET means the response makes that mistake.\n"
         f"Answer with JSON only, with exactly one entry for each number from 1 to "
-        f"{len(criteria)}, in this shape:\n"
-        f'{{"criteria": [{{"number": <criterion number>, "verdict": '
-        f'<{_verdict_words(allow_cannot_assess)}>, "reason": "<one or two sentences>"}}, ...]}}'
+        f"{len(criteria)}, each with its reason before its verdict, in this shape:\n"
+        f'{{"criteria": [{{"number": <criterion number>, "reason": "<one or two sentences>", '
+        f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}, ...]}}'
     )
 
 
@@ -262,10 +265,10 @@ def per_criterion_response_format(*, allow_cannot_assess: bool = False) -> dict[
     schema = {
         "type": "object",
         "properties": {
-            "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
             "reason": {"type": "string"},
+            "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
         },
-        "required": ["verdict", "reason"],
+        "required": ["reason", "verdict"],
         "additionalProperties": False,
     }
     return _response_format(PER_CRITERION_SCHEMA_NAME, schema)
@@ -277,10 +280,10 @@ def one_shot_response_format(*, allow_cannot_assess: bool = False) -> dict[str, 
         "type": "object",
         "properties": {
             "number": {"type": "integer"},
-            "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
             "reason": {"type": "string"},
+            "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
         },
-        "required": ["number", "verdict", "reason"],
+        "required": ["number", "reason", "verdict"],
         "additionalProperties": False,
     }
     schema = {

@@ -190,6 +190,15 @@ class CriterionReport(Criterion):
 
     # autorubric's names
     @property
+    def criterion(self) -> Criterion:
+        """The criterion this report is about (without the judgment)."""
+        return Criterion(**{name: getattr(self, name) for name in Criterion.model_fields})
+
+    @property
+    def final_multi_choice_verdict(self) -> MultiChoiceVerdict | None:
+        return self.multi_choice_verdict
+
+    @property
     def final_verdict(self) -> Verdict | None:
         return self.verdict
 
