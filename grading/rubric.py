@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from grading import rubric_io, scoring
+from grading import rubric_io, scoring, verifiers_rubric
 from grading.errors import RubricValidationError
 from grading.types import CannotAssessStrategy, Criterion, EvaluationReport, ToGradeInput, Verdict
 
@@ -136,6 +136,10 @@ class Rubric:
 
     def to_yaml(self) -> str:
         return rubric_io.dump_yaml(self.to_dict())
+
+    def to_verifiers(self) -> dict[str, Any]:
+        """verifiers 0.4's rubric file data (``json.dump`` it); see grading.verifiers_rubric."""
+        return verifiers_rubric.to_verifiers(self.rubric)
 
     # -- scoring ---------------------------------------------------------------------------
     def compute_score(

@@ -23,7 +23,10 @@ def check_sheet(criteria: Sequence[Criterion], verdicts: Sequence[Verdict | str]
             if not isinstance(verdict, str) or isinstance(verdict, Verdict):
                 raise ValueError(f"{where} is multi-choice: its verdict must be an option "
                                  f"label, got {verdict!r}")
-            criterion.find_option_by_label(verdict)  # raises, listing the labels
+            try:
+                criterion.find_option_by_label(verdict)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
             continue
         if isinstance(verdict, Verdict):
             continue
