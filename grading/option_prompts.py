@@ -102,7 +102,8 @@ def mixed_listing(criteria: Sequence[Criterion], orders: Sequence[Sequence[int] 
     blocks = []
     for number, (criterion, order) in enumerate(zip(criteria, orders, strict=True), start=1):
         head = (f'<criterion number="{number}" kind="{_kind(criterion)}" '
-                f'weight="{criterion.weight:g}"')
+                f'weight="{criterion.weight:g}"' + (' required="yes"' if criterion.required
+                                                    else ""))
         body = neutralize(criterion.requirement, extra)
         if order is None:
             blocks.append(f"{head}>\n{body}\n</criterion>")
@@ -170,8 +171,10 @@ def holistic_mixed_user_prompt(
     criteria: Sequence[Criterion], to_grade: ToGradeInput, query: str | None = None, *,
     reference: str | None = None,
 ) -> str:
-    """The holistic user message when some criteria are ratings: the options are listed
-    (in their own order) so that the judge can weigh where the response falls."""
+    """The holistic user message when some criteria are ratings or gates: the options are
+    listed (in their own order) so that the judge can weigh where the response falls, and
+    required criteria are marked with the gate rule (the holistic score has no verdicts for
+    the aggregation to close a gate on, so the judge applies it)."""
     extra = (OPTIONS_TAG, *extra_tags(check_reference(reference)))
     orders = [tuple(range(len(c.options))) if c.options else None for c in criteria]
     return (
@@ -181,6 +184,13 @@ def holistic_mixed_user_prompt(
         "POSITIVE criterion earns its weight, making the mistake a NEGATIVE criterion "
         "describes costs its weight, and a criterion with options earns its weight in "
         "proportion to how good the best-fitting option is.\n"
+        f"{REQUIRED_RULE if any(c.required for c in criteria) else ''}"
         "Answer with JSON only, in exactly this shape:\n"
         '{"score": <a number from 0 to 100>, "reason": "<two or three sentences>"}'
     )
+
+
+REQUIRED_RULE = (
+    'A criterion marked required="yes" is a gate: if the response fails it (a required '
+    "POSITIVE criterion not met, a required NEGATIVE criterion's mistake made, a required "
+    "rating at its worst option), the score is 0 whatever else it does.\n")

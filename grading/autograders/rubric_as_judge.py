@@ -30,7 +30,7 @@ class RubricAsJudgeGrader(Autograder):
         criteria = list(rubric)
         outcome = await self._ask(
             (holistic_mixed_user_prompt(criteria, to_grade, query, reference=reference_submission)
-             if any(c.options for c in criteria) else
+             if any(c.options or c.required for c in criteria) else
              holistic_user_prompt(criteria, to_grade, query, reference=reference_submission)),
             functools.partial(parse_holistic_answer, allow_out_of_range=True),
             holistic_response_format(),

@@ -97,3 +97,15 @@ def test_compute_score_applies_gates():
 def test_a_required_criterion_with_weight_0_is_refused_by_name():
     with pytest.raises(ValueError, match="criterion 'safe': a required criterion needs a weight"):
         Criterion(name="safe", requirement="r", weight=0, required=True)
+
+
+async def test_the_holistic_judge_is_told_the_gate_rule():
+    generate = ScriptedGenerate('{"score": 0, "reason": "unsafe"}')
+    from grading.autograders import RubricAsJudgeGrader
+
+    await Rubric([GATE, OTHER]).grade("x", grader=RubricAsJudgeGrader(generate))
+    prompt = generate.calls[0].user_prompt
+    assert 'weight="5" required="yes">' in prompt and "is a gate" in prompt
+    plain = ScriptedGenerate('{"score": 50, "reason": "ok"}')
+    await Rubric([OTHER]).grade("x", grader=RubricAsJudgeGrader(plain))
+    assert "required" not in plain.calls[0].user_prompt

@@ -217,3 +217,16 @@ async def test_a_response_cannot_close_the_options_block():
                                  grader=PerCriterionGrader(generate))
     prompt = generate.calls[0].user_prompt
     assert prompt.count("</options>") == 1 and "&lt;/options>" in prompt
+
+
+async def test_reviewed_examples_cannot_calibrate_a_multi_choice_criterion_yet():
+    from grading import ConfigurationError
+    from grading.calibration import ExampleSet, ReviewedExample, RubricExamples
+
+    example = ReviewedExample(response_key="r1", verdict=Verdict.MET, output="old answer")
+    examples = RubricExamples(
+        sets=(ExampleSet(examples=()), ExampleSet(examples=(example,))),
+        requirements=(BINARY.requirement, LIKERT.requirement))
+    grader = PerCriterionGrader(ScriptedGenerate(), examples=examples)
+    with pytest.raises(ConfigurationError, match="criterion 2 is multi-choice"):
+        await Rubric([BINARY, LIKERT]).grade("x", grader=grader)
