@@ -230,3 +230,21 @@ async def test_reviewed_examples_cannot_calibrate_a_multi_choice_criterion_yet()
     grader = PerCriterionGrader(ScriptedGenerate(), examples=examples)
     with pytest.raises(ConfigurationError, match="criterion 2 is multi-choice"):
         await Rubric([BINARY, LIKERT]).grade("x", grader=grader)
+
+
+async def test_a_mixed_rubric_through_the_real_litellm_path(fake_provider):
+    from grading.llm import LiteLLMGenerate
+
+    fake_provider.enqueue('{"reason": "clear enough", "option": "4"}')
+    generate = LiteLLMGenerate("openai/fake-judge", api_base=fake_provider.api_base,
+                               api_key="test-key", timeout=10.0)
+    report = await Rubric([LIKERT]).grade("answer", grader=PerCriterionGrader(generate),
+                                          reference_submission="the reference")
+    assert report.score == 0.75 and report.report[0].choice == "4"
+    body = fake_provider.bodies[0]
+    schema = body["response_format"]["json_schema"]
+    assert schema["name"] == "criterion_option" and schema["strict"] is True
+    assert schema["schema"]["properties"]["option"]["enum"] == ["1", "2", "3", "4", "5", "N/A"]
+    user = body["messages"][1]["content"]
+    assert "<reference_answer>\nthe reference\n</reference_answer>" in user
+    assert "\n<options>\n1. 1\n" in user
