@@ -6,15 +6,14 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from grading.autograders.base import (
-    Autograder,
-    Judgment,
+from grading.autograders.base import Autograder, Judgment
+from grading.autograders.per_criterion import summarize_failures
+from grading.autograders.reports import (
     answered_report,
     fallback_report,
     judged_report,
     option_order_for,
 )
-from grading.autograders.per_criterion import summarize_failures
 from grading.calibration import ReviewedExample, render_examples_by_criterion
 from grading.option_parsing import parse_mixed_criteria_answer
 from grading.option_prompts import one_shot_mixed_response_format, one_shot_mixed_user_prompt

@@ -7,11 +7,9 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from grading.autograders.base import (
-    Autograder,
-    Judgment,
+from grading.autograders.base import Autograder, Judgment, criterion_label
+from grading.autograders.reports import (
     answered_report,
-    criterion_label,
     fallback_report,
     judged_report,
     option_order_for,
