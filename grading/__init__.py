@@ -13,7 +13,9 @@ from grading.errors import (
     RubricWorkbenchError,
     TransientProviderError,
 )
+from grading.graders import LLMConfig
 from grading.length_penalty import compute_length_penalty
+from grading.options import CriterionOption, MultiChoiceVerdict, ScaleType
 from grading.rubric import Rubric
 from grading.schemas import (
     CriterionEvaluation,
@@ -33,6 +35,7 @@ from grading.types import (
     CountFn,
     Criterion,
     CriterionReport,
+    CriterionVerdict,
     DefaultFallbackVerdicts,
     EvaluationReport,
     GenerateFn,
@@ -63,14 +66,18 @@ __all__ = [
     "CountFn",
     "Criterion",
     "CriterionEvaluation",
+    "CriterionOption",
     "CriterionReport",
+    "CriterionVerdict",
     "DefaultFallbackVerdicts",
     "DroppedTextWarning",
     "EvaluationReport",
     "GenerateFn",
     "GenerateResult",
     "GradingError",
+    "LLMConfig",
     "LengthPenalty",
+    "MultiChoiceVerdict",
     "OneShotGenerateFn",
     "OneShotOutput",
     "PenaltyType",
@@ -82,6 +89,7 @@ __all__ = [
     "RubricAsJudgeOutput",
     "RubricValidationError",
     "RubricWorkbenchError",
+    "ScaleType",
     "ScoringSettings",
     "ThinkingOutputDict",
     "ToGradeInput",

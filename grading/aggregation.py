@@ -5,14 +5,18 @@ conversion, human overrides and human-only scores in storage. Do not write a sec
 
 Rules:
 - positive criterion MET earns ``w``; negative criterion MET subtracts ``|w|``; UNMET adds 0;
-  weight 0 is recorded but never scored.
+  weight 0 is recorded but never scored. A multi-choice criterion's chosen option earns
+  ``value x w``; an NA option is an abstention, scored like CANNOT_ASSESS.
 - CANNOT_ASSESS, by strategy: ``skip`` leaves the criterion out of numerator and denominator;
   ``zero`` keeps it in the denominator with no contribution; ``partial`` earns
   ``partial_credit * w`` on positive criteria and contributes 0 on negative ones; ``fail``
-  takes the worst case for the weight's sign (positive: 0, negative: ``-|w|``).
+  takes the worst case for the weight's sign (positive: 0, negative: ``-|w|``; multi-choice:
+  the worst scored option, lowest value for a positive weight, highest for a negative one).
 - normalised: ``clamp01(sum / total positive weight)``; when the scored criteria are all
   negative: ``clamp01(1 + sum / sum|w|)``. Not normalised: the sum itself.
 - when nothing is left to score, both score and raw_score are ``None``.
+- a required criterion whose gate closed (``grading.gates``) makes the score 0 (not
+  normalised: the sum if it is lower); raw_score stays the weighted sum.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from grading import gates
 from grading.length_penalty import apply_length_penalty, compute_length_penalty
+from grading.options import find_option, worst_scored_option
 from grading.text import normalize_to_grade_input
 from grading.types import (
     CANNOT_ASSESS_STRATEGIES,
@@ -39,6 +45,8 @@ class Aggregate:
     raw_score: float | None
     scored_count: int
     cannot_assess_count: int
+    # Required criteria whose gate closed (0-based indices): the score is then 0.
+    closed_gates: tuple[int, ...] = ()
 
 
 def _clamp01(value: float) -> float:
@@ -69,10 +77,11 @@ def aggregate_verdicts(
     negative_weight = 0.0
     scored = 0
     cannot_assess_count = 0
-    for criterion, raw_verdict in zip(criteria, verdicts, strict=True):
-        verdict = Verdict.parse(raw_verdict)
+    closed: list[int] = []
+    for index, (criterion, raw_verdict) in enumerate(zip(criteria, verdicts, strict=True)):
+        value = read_choice(criterion, raw_verdict, index)
         weight = criterion.weight
-        if verdict is Verdict.CANNOT_ASSESS:
+        if value is None:  # an abstention: CANNOT_ASSESS or an NA option
             cannot_assess_count += 1
             if cannot_assess == "skip":
                 continue
@@ -83,13 +92,17 @@ def aggregate_verdicts(
             positive_weight += weight
         else:
             negative_weight += -weight
-        if verdict is Verdict.MET:
-            total += weight
-        elif verdict is Verdict.CANNOT_ASSESS:
-            if cannot_assess == "partial" and weight > 0:
-                total += partial_credit * weight
-            elif cannot_assess == "fail" and weight < 0:
-                total += weight
+        if value is not None:
+            contribution = value * weight
+        elif cannot_assess == "partial" and weight > 0:
+            contribution = partial_credit * weight
+        elif cannot_assess == "fail":
+            contribution = worst_value(criterion) * weight
+        else:
+            contribution = 0.0
+        total += contribution
+        if criterion.required and gates.closes(contribution, worst_value(criterion) * weight):
+            closed.append(index)
 
     if scored == 0:
         return Aggregate(None, None, 0, cannot_assess_count)
@@ -99,7 +112,40 @@ def aggregate_verdicts(
         score = _clamp01(total / positive_weight)
     else:
         score = _clamp01(1.0 + total / negative_weight)
-    return Aggregate(score, total, scored, cannot_assess_count)
+    if closed:
+        score = gates.gated_score(score, total, normalize=normalize)
+    return Aggregate(score, total, scored, cannot_assess_count, tuple(closed))
+
+
+def read_choice(criterion: Criterion, raw: Verdict | str, index: int = 0) -> float | None:
+    """The value (0..1) a verdict earns on this criterion, None for an abstention.
+
+    Binary: MET 1, UNMET 0, CANNOT_ASSESS None. Multi-choice: the option named by its label
+    (case and outer spaces ignored); an NA option or CANNOT_ASSESS (no option named) is an
+    abstention."""
+    if criterion.options is None:
+        verdict = Verdict.parse(raw)
+        if verdict is Verdict.CANNOT_ASSESS:
+            return None
+        return 1.0 if verdict is Verdict.MET else 0.0
+    if isinstance(raw, str):
+        found = find_option(criterion.options, raw)
+        if found is not None:
+            option = criterion.options[found]
+            return None if option.na else option.value
+        if raw.strip().upper().replace(" ", "_") == Verdict.CANNOT_ASSESS.value:
+            return None
+    labels = ", ".join(repr(o.label) for o in criterion.options)
+    where = f"criterion {index + 1}" + (f" ('{criterion.name}')" if criterion.name else "")
+    raise ValueError(f"{where}: {raw!r} is not one of its options ({labels})")
+
+
+def worst_value(criterion: Criterion) -> float:
+    """The value of the worst case for the weight's sign (the FAIL strategy): UNMET or MET
+    on a binary criterion, the worst scored option on a multi-choice one."""
+    if criterion.options is None:
+        return 1.0 if criterion.weight < 0 else 0.0
+    return criterion.options[worst_scored_option(criterion.options, criterion.weight)].value
 
 
 def holistic_to_scores(

@@ -97,6 +97,13 @@ class RubricExamples:
     def check(self, criteria: Sequence[Criterion]) -> None:
         """Refuse criteria these examples were not chosen for."""
         given = tuple(c.requirement for c in criteria)
+        rated = [i for i, (c, s) in enumerate(zip(criteria, self.sets, strict=False), 1)
+                 if c.options is not None and (s.examples or s.reserves)]
+        if rated:
+            raise ConfigurationError(
+                f"criterion {rated[0]} is multi-choice: reviewed examples carry MET/UNMET "
+                "verdicts, not options, so they cannot calibrate it yet; leave its examples "
+                "empty")
         if given != self.requirements:
             raise ConfigurationError(
                 f"the examples were chosen for {len(self.requirements)} criteria that differ "

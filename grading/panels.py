@@ -10,6 +10,10 @@ Rules (each member has a weight, 1 unless the rule is ``weighted``):
 - ``unanimous``: MET only when every member says MET; UNMET as soon as one says UNMET.
 - ``any``: MET as soon as one member says MET; UNMET when someone says UNMET and nobody MET.
 
+Multi-choice criteria (``combine_options``): ordinal ones take the median option by value
+(an even split between two options goes to the worse one), nominal ones the most chosen
+option (a tie goes to the worse option); NA options and CANNOT_ASSESS abstain.
+
 When MET and UNMET hold equal weight and neither wins, the tie resolves to the verdict that
 gives the **lower score** (UNMET on a positive criterion, MET on a negative one: the error
 counts), as the decision's ``note`` says. When abstentions leave no majority and no tie, the
@@ -24,7 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from grading.types import Verdict
+from grading.options import find_option, worst_option_among
+from grading.types import Criterion, Verdict
 
 PanelRule = Literal["majority", "unanimous", "any", "weighted"]
 PANEL_RULES: tuple[str, ...] = get_args(PanelRule)
@@ -151,3 +156,60 @@ def combine_members(
                          criterion_weight=cw, weights=weights)
         for i, cw in enumerate(criterion_weights)
     ]
+
+
+@dataclass(frozen=True)
+class OptionDecision:
+    """A panel's option on one multi-choice criterion: the label (None: every member failed,
+    or every member abstained and the panel abstains with CANNOT_ASSESS in ``choice``)."""
+
+    choice: str | None
+    tie: bool
+    note: str
+
+
+def combine_options(votes: Sequence[str | None], criterion: Criterion) -> OptionDecision:
+    """Ordinal criteria: the median option by value, ties to the worse option (the lower
+    score for the weight's sign). Nominal criteria: the most chosen option, ties to the
+    worse option. NA options and CANNOT_ASSESS abstain; None is a member that failed."""
+    if criterion.options is None:
+        raise ValueError("combine_options is for multi-choice criteria; use combine_verdicts")
+    if len(votes) < 2:
+        raise ValueError(f"a panel needs at least two members, got {len(votes)}")
+    options = criterion.options
+    chosen: list[int] = []
+    abstained = failed = 0
+    for vote in votes:
+        if vote is None:
+            failed += 1
+            continue
+        index = find_option(options, vote)
+        if index is None and vote.strip().upper().replace(" ", "_") != "CANNOT_ASSESS":
+            raise ValueError(f"{vote!r} is not an option of this criterion")
+        if index is None or options[index].na:
+            abstained += 1
+        else:
+            chosen.append(index)
+    tally = (", ".join(f"{options[i].label} x{chosen.count(i)}" for i in sorted(set(chosen)))
+             + f"; abstained {abstained}, failed {failed}")
+    if failed == len(votes):
+        return OptionDecision(None, False, f"every member failed ({failed}): no verdict")
+    if not chosen:
+        return OptionDecision("CANNOT_ASSESS", False, f"every member abstained ({tally})")
+    if criterion.scale_type == "ordinal":
+        # sorted worst first, so the lower middle of an even count is the worse option
+        ranked = sorted(chosen, key=lambda i: (options[i].value * (1 if criterion.weight >= 0
+                                                                   else -1), i))
+        middle = (len(ranked) - 1) // 2
+        tie = len(ranked) % 2 == 0 and options[ranked[middle]].value != options[
+            ranked[middle + 1]].value
+        pick = ranked[middle]
+        rule = "median" + (", between two options: the worse one" if tie else "")
+        return OptionDecision(options[pick].label, tie, f"{rule} ({tally})")
+    counts = {i: chosen.count(i) for i in set(chosen)}
+    top = max(counts.values())
+    leaders = [i for i, n in counts.items() if n == top]
+    pick = worst_option_among(options, criterion.weight, leaders)
+    tie = len(leaders) > 1
+    rule = "most chosen" + (", tied: the worse option" if tie else "")
+    return OptionDecision(options[pick].label, tie, f"{rule} ({tally})")

@@ -145,6 +145,29 @@ def _criterion_number(value: Any, raw: str) -> int:
     raise ParseError(f"criterion number must be an integer, got {value!r}", raw)
 
 
+def entry_number(entry: dict[str, Any], count: int, raw: str) -> int:
+    """The 1-based criterion number of a one-shot entry (keys already lowered).
+
+    ``criterion_idx`` is rubric's next release's key and counts from 0; every other number
+    key (ours, ``criterion_number``) counts from 1."""
+    if "criterion_idx" in entry and not any(k in entry for k in NUMBER_KEYS):
+        number = _criterion_number(entry["criterion_idx"], raw) + 1
+        if not 1 <= number <= count:
+            raise ParseError(f"unknown criterion_idx {number - 1} (expected 0 to {count - 1})",
+                             raw)
+        return number
+    number_key, raw_number = _pick(entry, *NUMBER_KEYS)
+    if number_key is None:
+        raise ParseError("an entry of 'criteria' has no 'number'", raw)
+    number = _criterion_number(raw_number, raw)
+    if not 1 <= number <= count:
+        raise ParseError(f"unknown criterion number {number} (expected 1 to {count})", raw)
+    return number
+
+
+NUMBER_KEY_NAMES = (*NUMBER_KEYS, "criterion_idx")
+
+
 def parse_criteria_answer(
     text: str, count: int, *, allow_cannot_assess: bool = False
 ) -> list[tuple[Verdict, str]]:
@@ -159,15 +182,10 @@ def parse_criteria_answer(
         if not isinstance(item, dict):
             raise ParseError("each entry of 'criteria' must be an object", text)
         entry = _keys_lowered(item)
-        number_key, raw_number = _pick(entry, *NUMBER_KEYS)
-        if number_key is None:
-            raise ParseError("an entry of 'criteria' has no 'number'", text)
+        number = entry_number(entry, count, text)
         verdict_key, raw_verdict = _pick(entry, *VERDICT_KEYS)
         if verdict_key is None:
-            raise ParseError(f"criterion {raw_number!r} has no 'verdict'", text)
-        number = _criterion_number(raw_number, text)
-        if not 1 <= number <= count:
-            raise ParseError(f"unknown criterion number {number} (expected 1 to {count})", text)
+            raise ParseError(f"criterion {number} has no 'verdict'", text)
         if number in found:
             raise ParseError(f"criterion {number} is answered more than once", text)
         verdict = _verdict(raw_verdict, text, allow_cannot_assess=allow_cannot_assess)

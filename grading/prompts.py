@@ -7,11 +7,13 @@ inside that text has its ``<`` escaped as ``&lt;``.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from grading.reference import REFERENCE_INSTRUCTION, REFERENCE_TAG, check_reference, extra_tags
 from grading.text import normalize_to_grade_input
 from grading.types import Criterion, ToGradeInput
 
@@ -25,6 +27,7 @@ _TAG_WINDOW = 64
 PER_CRITERION_SCHEMA_NAME = "criterion_verdict"
 ONE_SHOT_SCHEMA_NAME = "criteria_verdicts"
 HOLISTIC_SCHEMA_NAME = "holistic_score"
+CRITERION_TYPE_TAG = "criterion_type"
 
 _ABOUT_INPUT = """\
 The user message contains a response to evaluate inside <response> tags. If the response \
@@ -84,21 +87,32 @@ def _skeleton(text: str) -> str:
     return unicodedata.normalize("NFKC", visible)
 
 
-def neutralize(text: str) -> str:
+@functools.lru_cache(maxsize=16)
+def _reserved_pattern(extra_tags: tuple[str, ...]) -> re.Pattern[str]:
+    if not extra_tags:
+        return _RESERVED_TAG
+    names = "|".join(re.escape(t) for t in (*RESERVED_TAGS, *extra_tags))
+    return re.compile(r"<(?=\s*/?\s*(?:" + names + r")\b)", re.IGNORECASE)
+
+
+def neutralize(text: str, extra_tags: tuple[str, ...] = ()) -> str:
     """Escape the ``<`` of any opening or closing tag named like one of our delimiters.
 
     The tag name is compared after invisible characters are removed and look-alike
     characters folded, so ``</respo\u200bnse>`` or ``\uff1c/response>`` cannot close our
-    tags either. Text that is not such a tag is left exactly as it was.
+    tags either. Text that is not such a tag is left exactly as it was. ``extra_tags``: the
+    delimiters a prompt adds only sometimes (a reference block), reserved only in that
+    prompt so that prompts without them stay byte for byte what they were.
     """
     if not _OPENER.search(text):
         return text
+    reserved = _reserved_pattern(extra_tags)
     out: list[str] = []
     position = 0
     for match in _OPENER.finditer(text):
         start = match.start()
         window = _skeleton("<" + text[start + 1:start + 1 + _TAG_WINDOW])
-        if _RESERVED_TAG.match(window):
+        if reserved.match(window):
             out.append(text[position:start])
             out.append("&lt;")
             position = start + 1
@@ -114,19 +128,29 @@ def _weight(criterion: Criterion) -> str:
     return f"{criterion.weight:g}"
 
 
-def format_to_grade(to_grade: ToGradeInput, query: str | None = None) -> str:
-    """The query (if any) and the response, each in its own tags."""
+def format_to_grade(
+    to_grade: ToGradeInput, query: str | None = None, reference: str | None = None,
+    more_tags: tuple[str, ...] = (),
+) -> str:
+    """The query (if any), the reference answer (if any) and the response, each in its own
+    tags; the reference comes with its instruction (``grading.reference``). ``more_tags``:
+    further delimiters of this prompt that the texts must not be able to close."""
+    reference = check_reference(reference)
+    extra = (*extra_tags(reference), *more_tags)
     sections = normalize_to_grade_input(to_grade)
     parts = []
     if query is not None and query.strip():
-        parts.append(f"<query>\n{neutralize(query)}\n</query>")
+        parts.append(f"<query>\n{neutralize(query, extra)}\n</query>")
+    if reference is not None:
+        parts.append(f"<{REFERENCE_TAG}>\n{neutralize(reference, extra)}\n</{REFERENCE_TAG}>\n"
+                     f"{REFERENCE_INSTRUCTION}")
     if sections["thinking"]:
         body = (
-            f"<thinking>\n{neutralize(sections['thinking'])}\n</thinking>\n"
-            f"<output>\n{neutralize(sections['output'])}\n</output>"
+            f"<thinking>\n{neutralize(sections['thinking'], extra)}\n</thinking>\n"
+            f"<output>\n{neutralize(sections['output'], extra)}\n</output>"
         )
     else:
-        body = neutralize(sections["output"])
+        body = neutralize(sections["output"], extra)
     parts.append(f"<response>\n{body}\n</response>")
     return "\n\n".join(parts)
 
@@ -153,6 +177,7 @@ def per_criterion_user_prompt(
     *,
     allow_cannot_assess: bool = False,
     examples_block: str = "",
+    reference: str | None = None,
 ) -> str:
     """The user message asking for a verdict on one criterion.
 
@@ -164,13 +189,17 @@ def per_criterion_user_prompt(
         if kind == "NEGATIVE"
         else "MET means the response does this."
     )
+    # <criterion_type> and a bare <criterion> carry the same fields as rubric's own prompt,
+    # so that a generate_fn written for rubric (its tests' fake judges read them) works.
+    extra = (*extra_tags(check_reference(reference)), CRITERION_TYPE_TAG)
     return (
-        f"{_before(examples_block)}{format_to_grade(to_grade, query)}\n\n"
-        f'<criterion kind="{kind}">\n{neutralize(criterion.requirement)}\n</criterion>\n\n'
+        f"{_before(examples_block)}{format_to_grade(to_grade, query, reference, extra)}\n\n"
+        f"<{CRITERION_TYPE_TAG}>\n{kind.lower()}\n</{CRITERION_TYPE_TAG}>\n\n"
+        f"<criterion>\n{neutralize(criterion.requirement, extra)}\n</criterion>\n\n"
         f"This is a {kind} criterion: {meaning}\n"
-        "Answer with JSON only, in exactly this shape:\n"
-        f'{{"verdict": <{_verdict_words(allow_cannot_assess)}>, '
-        '"reason": "<one or two sentences>"}'
+        "Answer with JSON only, in exactly this shape (the reason first, then the verdict):\n"
+        '{"reason": "<one or two sentences>", '
+        f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}'
     )
 
 
@@ -181,37 +210,39 @@ def one_shot_user_prompt(
     *,
     allow_cannot_assess: bool = False,
     examples_block: str = "",
+    reference: str | None = None,
 ) -> str:
     """The user message asking for a verdict on every criterion, numbered from 1 (after
     ``examples_block``, ``grading.calibration.render_examples_by_criterion``, when given)."""
-    listing = _numbered_criteria(criteria)
+    listing = _numbered_criteria(criteria, extra_tags(check_reference(reference)))
     return (
-        f"{_before(examples_block)}{format_to_grade(to_grade, query)}\n\n"
+        f"{_before(examples_block)}{format_to_grade(to_grade, query, reference)}\n\n"
         f"<criteria>\n{listing}\n</criteria>\n\n"
         f"For a NEGATIVE criterion, MET means the response makes that mistake.\n"
         f"Answer with JSON only, with exactly one entry for each number from 1 to "
-        f"{len(criteria)}, in this shape:\n"
-        f'{{"criteria": [{{"number": <criterion number>, "verdict": '
-        f'<{_verdict_words(allow_cannot_assess)}>, "reason": "<one or two sentences>"}}, ...]}}'
+        f"{len(criteria)}, each with its reason before its verdict, in this shape:\n"
+        f'{{"criteria": [{{"number": <criterion number>, "reason": "<one or two sentences>", '
+        f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}, ...]}}'
     )
 
 
-def _numbered_criteria(criteria: Sequence[Criterion]) -> str:
+def _numbered_criteria(criteria: Sequence[Criterion], extra: tuple[str, ...] = ()) -> str:
     """Every criterion in a <criterion> tag with its number (from 1), kind and weight."""
     return "\n".join(
         f'<criterion number="{number}" kind="{_kind(c)}" weight="{_weight(c)}">\n'
-        f"{neutralize(c.requirement)}\n</criterion>"
+        f"{neutralize(c.requirement, extra)}\n</criterion>"
         for number, c in enumerate(criteria, start=1)
     )
 
 
 def holistic_user_prompt(
-    criteria: Sequence[Criterion], to_grade: ToGradeInput, query: str | None = None
+    criteria: Sequence[Criterion], to_grade: ToGradeInput, query: str | None = None,
+    *, reference: str | None = None,
 ) -> str:
     """The user message asking for one 0-100 score against the weighted rubric."""
-    listing = _numbered_criteria(criteria)
+    listing = _numbered_criteria(criteria, extra_tags(check_reference(reference)))
     return (
-        f"{format_to_grade(to_grade, query)}\n\n<criteria>\n{listing}\n</criteria>\n\n"
+        f"{format_to_grade(to_grade, query, reference)}\n\n<criteria>\n{listing}\n</criteria>\n\n"
         "Score the response from 0 to 100, taking the weights into account: meeting a "
         "POSITIVE criterion earns its weight, making the mistake a NEGATIVE criterion "
         "describes costs its weight.\n"
@@ -234,10 +265,10 @@ def per_criterion_response_format(*, allow_cannot_assess: bool = False) -> dict[
     schema = {
         "type": "object",
         "properties": {
-            "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
             "reason": {"type": "string"},
+            "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
         },
-        "required": ["verdict", "reason"],
+        "required": ["reason", "verdict"],
         "additionalProperties": False,
     }
     return _response_format(PER_CRITERION_SCHEMA_NAME, schema)
@@ -249,10 +280,10 @@ def one_shot_response_format(*, allow_cannot_assess: bool = False) -> dict[str, 
         "type": "object",
         "properties": {
             "number": {"type": "integer"},
-            "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
             "reason": {"type": "string"},
+            "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
         },
-        "required": ["number", "verdict", "reason"],
+        "required": ["number", "reason", "verdict"],
         "additionalProperties": False,
     }
     schema = {

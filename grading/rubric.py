@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from grading import rubric_io
+from grading import rubric_io, scoring, verifiers_rubric
 from grading.errors import RubricValidationError
-from grading.types import Criterion, EvaluationReport, ToGradeInput
+from grading.types import CannotAssessStrategy, Criterion, EvaluationReport, ToGradeInput, Verdict
 
 if TYPE_CHECKING:
     from grading.autograders.base import Autograder
@@ -136,34 +137,82 @@ class Rubric:
     def to_yaml(self) -> str:
         return rubric_io.dump_yaml(self.to_dict())
 
+    def to_verifiers(self) -> dict[str, Any]:
+        """verifiers 0.4's rubric file data (``json.dump`` it); see grading.verifiers_rubric."""
+        return verifiers_rubric.to_verifiers(self.rubric)
+
+    # -- scoring ---------------------------------------------------------------------------
+    def compute_score(
+        self,
+        verdicts: Sequence[Verdict | str],
+        normalize: bool = True,
+        cannot_assess_strategy: CannotAssessStrategy = "skip",
+        partial_credit: float = 0.5,
+    ) -> float | None:
+        """autorubric's ``Rubric.compute_score``: one verdict per criterion (MET / UNMET /
+        CANNOT_ASSESS, or an option label on a multi-choice criterion) -> the score, through
+        the one aggregation function. None when nothing is left to score."""
+        return scoring.compute_score(self.rubric, verdicts, normalize=normalize,
+                                     cannot_assess=cannot_assess_strategy,
+                                     partial_credit=partial_credit).score
+
     # -- grading ---------------------------------------------------------------------------
     async def grade(
         self,
         to_grade: ToGradeInput,
         autograder: Autograder | None = None,
         query: str | None = None,
+        reference_submission: str | None = None,
+        *,
+        grader: Autograder | None = None,
         **kwargs: Any,
     ) -> EvaluationReport:
         """Grade one response with ``autograder`` (default: a PerCriterionGrader).
 
-        Extra keyword arguments are accepted and ignored, as ``rubric``'s ``grade`` does."""
-        if autograder is None:
+        ``grader`` is autorubric's name for ``autograder``; ``reference_submission`` a
+        reference answer shown to the judge. Other keyword arguments are accepted, as
+        ``rubric``'s ``grade`` accepts them, but never silently: each one warns."""
+        chosen = _one_grader(autograder, grader)
+        if kwargs:
+            warnings.warn(
+                f"Rubric.grade() ignores the keyword argument(s) {', '.join(sorted(kwargs))}; "
+                "it uses autograder (or grader), query and reference_submission",
+                UnusedArgumentWarning, stacklevel=2)
+        if chosen is None:
             from grading.autograders import PerCriterionGrader
 
-            autograder = PerCriterionGrader()
-        return await autograder.grade(to_grade=to_grade, rubric=self.rubric, query=query)
+            chosen = PerCriterionGrader()
+        if reference_submission is None:  # a user's grade() written for rubric keeps working
+            return await chosen.grade(to_grade=to_grade, rubric=self.rubric, query=query)
+        return await chosen.grade(to_grade=to_grade, rubric=self.rubric, query=query,
+                                  reference_submission=reference_submission)
 
     def grade_sync(
         self,
         to_grade: ToGradeInput,
         autograder: Autograder | None = None,
         query: str | None = None,
+        reference_submission: str | None = None,
+        *,
+        grader: Autograder | None = None,
     ) -> EvaluationReport:
         """``grade`` for scripts without an event loop."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.grade(to_grade, autograder=autograder, query=query))
+            return asyncio.run(self.grade(to_grade, autograder=autograder, query=query,
+                                          reference_submission=reference_submission,
+                                          grader=grader))
         raise RuntimeError(
             "grade_sync() was called inside a running event loop; use 'await rubric.grade(...)'"
         )
+
+
+class UnusedArgumentWarning(UserWarning):
+    """A keyword argument was given that this library does not use."""
+
+
+def _one_grader(autograder: Autograder | None, grader: Autograder | None) -> Autograder | None:
+    if autograder is not None and grader is not None and autograder is not grader:
+        raise TypeError("give the grader once: autograder= and grader= name the same thing")
+    return autograder if autograder is not None else grader

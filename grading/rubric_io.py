@@ -18,9 +18,12 @@ import yaml
 
 from grading.errors import RubricValidationError
 from grading.nesting import MAX_NESTING, deep_line, depth, too_deep_message
+from grading.option_io import options_problems, options_to_data
 from grading.types import Criterion
+from grading.verifiers_rubric import from_verifiers_item, is_verifiers_item
 
-_CRITERION_FIELDS = ("name", "weight", "requirement", "section")
+_CRITERION_FIELDS = ("name", "weight", "requirement", "section", "options", "scale_type",
+                     "required", "choices")
 
 
 class _LineDict(dict):
@@ -181,6 +184,8 @@ def _criterion_problems(
         item = {"requirement": item}
     if not isinstance(item, dict):
         return {}, [f"must be a mapping with 'requirement' and 'weight', got {_describe(item)}"]
+    if is_verifiers_item(item):
+        item = from_verifiers_item(item)
     problems: list[str] = []
     fields: dict[str, Any] = {}
     ignored_fields.extend(str(k) for k in item if k not in _CRITERION_FIELDS)
@@ -209,6 +214,14 @@ def _criterion_problems(
             problems.append(f"{key} must be text, got {_describe(value)}")
         elif str(value).strip():
             fields[key] = str(value).strip()
+    problems.extend(options_problems(item, fields))
+    if "required" in item:
+        if not isinstance(item["required"], bool):
+            problems.append(f"required must be true or false, got {_describe(item['required'])}")
+        elif item["required"]:
+            if fields.get("weight", 10.0) == 0:
+                problems.append("a required criterion needs a weight other than 0")
+            fields["required"] = True
     if section is not None:
         own = fields.get("section")
         if own is not None and own != section:
@@ -302,6 +315,9 @@ def criterion_to_dict(criterion: Criterion, *, with_section: bool) -> dict[str, 
     out["requirement"] = criterion.requirement
     if with_section and criterion.section is not None:
         out["section"] = criterion.section
+    if criterion.required:
+        out["required"] = True
+    out.update(options_to_data(criterion))
     return out
 
 

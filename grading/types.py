@@ -9,6 +9,14 @@ from typing import Any, Literal, Protocol, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from grading.options import (
+    CriterionOption,
+    MultiChoiceVerdict,
+    ScaleType,
+    find_option,
+    option_problems,
+    worst_scored_option,
+)
 from grading.schemas import OneShotOutput, PerCriterionOutput, RubricAsJudgeOutput
 
 CountFn = Callable[[str], int]
@@ -40,6 +48,9 @@ class Verdict(StrEnum):
             ) from None
 
 
+CriterionVerdict = Verdict  # autorubric's name
+
+
 class ThinkingOutputDict(TypedDict, total=False):
     thinking: str
     output: str
@@ -56,7 +67,11 @@ class DefaultFallbackVerdicts(TypedDict, total=False):
 
 
 class Criterion(BaseModel):
-    """One weighted requirement. A negative weight marks an error to penalise."""
+    """One weighted requirement. A negative weight marks an error to penalise.
+
+    ``options=None``: binary (MET / UNMET). With options: multi-choice, ``scale_type``
+    ordinal (ordered ratings) or nominal (categories); the chosen option earns
+    ``value x weight``. ``required``: a gate (``grading.gates``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -64,6 +79,9 @@ class Criterion(BaseModel):
     requirement: str
     name: str | None = None
     section: str | None = None
+    options: tuple[CriterionOption, ...] | None = None
+    scale_type: ScaleType = "ordinal"
+    required: bool = False
 
     @field_validator("weight")
     @classmethod
@@ -87,9 +105,59 @@ class Criterion(BaseModel):
         value = value.strip()
         return value or None
 
+    @model_validator(mode="after")
+    def _consistent(self) -> Criterion:
+        problems = option_problems(self.options, self.scale_type) if self.options else []
+        if self.options is not None and not self.options:
+            problems.append("options must not be empty (leave options unset for MET/UNMET)")
+        if self.required and self.weight == 0:
+            problems.append("a required criterion needs a weight other than 0 (a gate on a "
+                            "criterion that scores nothing)")
+        if problems:
+            where = f"criterion {self.name!r}" if self.name else f"criterion {self.requirement!r}"
+            raise ValueError(f"{where}: " + "; ".join(problems))
+        return self
+
     @property
     def is_negative(self) -> bool:
         return self.weight < 0
+
+    @property
+    def is_binary(self) -> bool:
+        return self.options is None
+
+    @property
+    def is_multi_choice(self) -> bool:
+        return self.options is not None
+
+    @property
+    def na_option_index(self) -> int | None:
+        """Index of the first NA option (None: none, or a binary criterion)."""
+        return next((i for i, o in enumerate(self.options or ()) if o.na), None)
+
+    def get_option_value(self, index: int) -> float:
+        if self.options is None:
+            raise ValueError("a binary criterion has no options")
+        if not 0 <= index < len(self.options):
+            raise ValueError(f"option index {index} out of range [0, {len(self.options)})")
+        return self.options[index].value
+
+    def find_option_by_label(self, label: str) -> int:
+        """Index of the option with this label (case and outer spaces ignored)."""
+        if self.options is None:
+            raise ValueError("a binary criterion has no options")
+        index = find_option(self.options, label)
+        if index is None:
+            raise ValueError(f"label {label!r} not found; the options are "
+                             f"{[o.label for o in self.options]}")
+        return index
+
+    def worst_scored_option(self) -> tuple[int, CriterionOption]:
+        """(index, option) of the score-minimising non-NA option, weight-sign aware."""
+        if self.options is None:
+            raise ValueError("a binary criterion has no scored options")
+        index = worst_scored_option(self.options, self.weight)
+        return index, self.options[index]
 
 
 class CriterionReport(Criterion):
@@ -100,9 +168,62 @@ class CriterionReport(Criterion):
     that a synthesised verdict is never mistaken for a judgment.
     """
 
-    verdict: Verdict | None
+    verdict: Verdict | None = None
+    multi_choice_verdict: MultiChoiceVerdict | None = None
     reason: str = ""
     error: str | None = None
+    # Shown position -> original option index, when the options were shuffled.
+    shuffle_order: tuple[int, ...] | None = None
+
+    @property
+    def choice(self) -> Verdict | str | None:
+        """What the aggregation reads: the binary verdict, the chosen option's label, or
+        CANNOT_ASSESS for an abstention that names no option; None when nothing was judged."""
+        if self.options is None:
+            return self.verdict
+        chosen = self.multi_choice_verdict
+        if chosen is None:
+            return None
+        if chosen.selected_index is None:
+            return Verdict.CANNOT_ASSESS
+        return self.options[chosen.selected_index].label
+
+    # autorubric's names
+    @property
+    def criterion(self) -> Criterion:
+        """The criterion this report is about (without the judgment)."""
+        return Criterion(**{name: getattr(self, name) for name in Criterion.model_fields})
+
+    @property
+    def final_multi_choice_verdict(self) -> MultiChoiceVerdict | None:
+        return self.multi_choice_verdict
+
+    @property
+    def final_verdict(self) -> Verdict | None:
+        return self.verdict
+
+    @property
+    def final_reason(self) -> str:
+        return self.reason
+
+    @property
+    def score_value(self) -> float:
+        """1.0 for MET, 0.0 otherwise; the chosen option's value on a multi-choice one."""
+        if self.verdict is not None:
+            return 1.0 if self.verdict is Verdict.MET else 0.0
+        if self.multi_choice_verdict is not None:
+            return self.multi_choice_verdict.value
+        return 0.0
+
+    @property
+    def is_na(self) -> bool:
+        if self.verdict is Verdict.CANNOT_ASSESS:
+            return True
+        return self.multi_choice_verdict is not None and self.multi_choice_verdict.na
+
+    @property
+    def is_error(self) -> bool:
+        return self.error is not None
 
 
 class TokenUsage(BaseModel):
@@ -144,6 +265,8 @@ class EvaluationReport(BaseModel):
     # outside 0-100 that was clamped.
     notes: tuple[str, ...] = ()
     cannot_assess_count: int = 0
+    # Required criteria whose gate closed ("criterion 2 ('safety')"): the score is 0.
+    closed_gates: tuple[str, ...] = ()
     length_penalty: float | None = None
     token_usage: TokenUsage | None = None
     completion_cost: float | None = None

@@ -17,9 +17,11 @@ from pydantic import BaseModel, ValidationError
 from grading.aggregation import aggregate_verdicts, final_penalty
 from grading.calibration import RubricExamples
 from grading.errors import ConfigurationError, GradingError, ProviderError
+from grading.gates import gate_label
 from grading.length_penalty import apply_length_penalty
 from grading.limiter import limiter_for
 from grading.llm import LiteLLMGenerate, default_generate_fn
+from grading.reference import check_reference
 from grading.retry import (
     DEFAULT_CALL_DEADLINE,
     CallOutcome,
@@ -109,6 +111,8 @@ class Autograder(ABC):
         retry_max_delay: float = 60.0,
         call_deadline: float | None = DEFAULT_CALL_DEADLINE,
         examples: RubricExamples | None = None,
+        shuffle_options: bool = False,
+        seed: int = 0,
     ):
         if not callable(generate_fn):
             raise ConfigurationError("generate_fn must be callable")
@@ -152,6 +156,10 @@ class Autograder(ABC):
         # Few-shot calibration (grading.calibration): per criterion, reviewed responses
         # shown to the judge with people's verdicts; never the response being graded.
         self.examples = examples
+        # Multi-choice options shown in a shuffled order (recorded per verdict as
+        # shuffle_order) so that position bias can be measured; reproducible from ``seed``.
+        self.shuffle_options = shuffle_options
+        self.seed = seed
 
         self.generate_fn = generate_fn
         self.system_prompt = system_prompt if system_prompt is not None else (
@@ -284,9 +292,10 @@ class Autograder(ABC):
     # -- the three steps -------------------------------------------------------------------
     @abstractmethod
     async def judge(
-        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
+        *, reference_submission: str | None = None,
     ) -> Any:
-        """Ask the model and parse its answers."""
+        """Ask the model and parse its answers (showing the reference answer, when given)."""
 
     async def aggregate(
         self, judge_results: Any, *, normalize: bool | None = None
@@ -300,7 +309,7 @@ class Autograder(ABC):
         )
         reports = judgment.reports or []
         usage, cost = judgment.spend.usage, judgment.spend.cost
-        missing = sum(r.verdict is None for r in reports)
+        missing = sum(r.choice is None for r in reports)
         if missing or not reports:
             error = judgment.error or (
                 f"{missing} of {len(reports)} criteria have no verdict" if reports
@@ -312,7 +321,7 @@ class Autograder(ABC):
             )
         result = aggregate_verdicts(
             reports,
-            [r.verdict for r in reports if r.verdict is not None],
+            [r.choice for r in reports if r.choice is not None],
             normalize=normalize,
             cannot_assess=self.cannot_assess,
             partial_credit=self.partial_credit,
@@ -320,7 +329,12 @@ class Autograder(ABC):
         error = judgment.error
         if error is None and result.score is None:
             error = "nothing left to score: every scored criterion was CANNOT_ASSESS"
+        closed = tuple(gate_label(i, reports[i]) for i in result.closed_gates)
+        notes = tuple(f"required {label} is not satisfied: its gate closed, the score is 0"
+                      for label in closed)
         return EvaluationReport(
+            closed_gates=closed,
+            notes=notes,
             score=result.score,
             raw_score=result.raw_score,
             llm_raw_score=result.raw_score,
@@ -333,7 +347,7 @@ class Autograder(ABC):
 
     async def grade(
         self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
-        *, response_key: Hashable | None = None,
+        *, response_key: Hashable | None = None, reference_submission: str | None = None,
     ) -> EvaluationReport:
         """judge -> aggregate -> subtract the length penalty from ``score`` (only).
 
@@ -342,13 +356,23 @@ class Autograder(ABC):
         """
         criteria = list(getattr(rubric, "rubric", rubric))
         sections = normalize_to_grade_input(to_grade)  # checks the input before any call
+        reference = check_reference(reference_submission)
+        extra: dict[str, Any] = {}
+        if reference is not None:
+            if _overrides(self, "judge") and not _takes_keyword(self.judge,
+                                                                "reference_submission"):
+                raise ConfigurationError(
+                    f"{type(self).__name__}.judge() does not take reference_submission, so "
+                    "the reference answer would not reach the judge; add a "
+                    "reference_submission keyword to judge() or grade without a reference")
+            extra["reference_submission"] = reference
         if self.examples is not None:
             if _overrides(self, "judge"):
                 raise ConfigurationError(
                     "a judge() of your own cannot take reviewed examples; leave examples unset")
             self.examples.check(criteria)
             shown = self.examples.for_response(response_key, sections["output"])
-            judge_results = await self.judge(sections, criteria, query, examples=shown)
+            judge_results = await self.judge(sections, criteria, query, examples=shown, **extra)
             return await self._finish(judge_results, sections)
         if _overrides(self, "judge"):
             # A judge() written for ``rubric`` receives what rubric passes: the string as
@@ -357,7 +381,7 @@ class Autograder(ABC):
         else:
             # Ours receive the parts as they are, never re-parsed for tags.
             judge_input = sections
-        judge_results = await self.judge(judge_input, criteria, query)
+        judge_results = await self.judge(judge_input, criteria, query, **extra)
         return await self._finish(judge_results, sections)
 
     async def _finish(self, judge_results: Any, sections: dict[str, str]) -> EvaluationReport:
@@ -367,6 +391,16 @@ class Autograder(ABC):
             return report
         score = apply_length_penalty(report.score, penalty, normalize=self.normalize)
         return report.model_copy(update={"score": score, "length_penalty": penalty})
+
+
+def _takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD
+               or (p.name == name and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+               for p in parameters)
 
 
 def _overrides(grader: Autograder, method: str) -> bool:
@@ -401,23 +435,4 @@ def as_generate_result(result: Any) -> GenerateResult:
     raise TypeError(
         "generate_fn must return a str or a GenerateResult (or a rubric 2.x output model "
         f"such as PerCriterionOutput), got {type(result).__name__}"
-    )
-
-
-def fallback_report(criterion: Criterion, verdict: Verdict, why: str) -> CriterionReport:
-    return CriterionReport(
-        **criterion.model_dump(include={"weight", "requirement", "name", "section"}),
-        verdict=verdict,
-        reason="",
-        error=f"fallback verdict {verdict.value} (the judge gave no usable answer: {why})",
-    )
-
-
-def judged_report(criterion: Criterion, verdict: Verdict | None, reason: str = "",
-                  error: str | None = None) -> CriterionReport:
-    return CriterionReport(
-        **criterion.model_dump(include={"weight", "requirement", "name", "section"}),
-        verdict=verdict,
-        reason=reason,
-        error=error,
     )

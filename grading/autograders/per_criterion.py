@@ -7,14 +7,16 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from grading.autograders.base import (
-    Autograder,
-    Judgment,
-    criterion_label,
+from grading.autograders.base import Autograder, Judgment, criterion_label
+from grading.autograders.reports import (
+    answered_report,
     fallback_report,
     judged_report,
+    option_order_for,
 )
 from grading.calibration import ReviewedExample, render_examples
+from grading.option_parsing import parse_option_answer
+from grading.option_prompts import option_response_format, option_user_prompt
 from grading.parsing import parse_verdict_answer
 from grading.prompts import (
     PER_CRITERION_SYSTEM_PROMPT,
@@ -44,6 +46,7 @@ class PerCriterionGrader(Autograder):
     async def judge(
         self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
         *, examples: Sequence[Sequence[ReviewedExample]] | None = None,
+        reference_submission: str | None = None,
     ) -> Judgment:
         """``examples``: per criterion, the reviewed examples its call shows (calibration)."""
         criteria = list(rubric)
@@ -54,12 +57,25 @@ class PerCriterionGrader(Autograder):
             parse_verdict_answer, allow_cannot_assess=self.allow_cannot_assess
         )
 
+        orders = [option_order_for(self, c, to_grade) if c.options else None for c in criteria]
+
         async def judge_one(index: int, criterion: Criterion) -> CallOutcome[Any]:
-            prompt = per_criterion_user_prompt(
-                criterion, to_grade, query, allow_cannot_assess=self.allow_cannot_assess,
-                examples_block=render_examples(examples[index - 1]) if examples else "",
-            )
-            outcome = await self._ask(prompt, parse, response_format)
+            examples_block = render_examples(examples[index - 1]) if examples else ""
+            order = orders[index - 1]
+            if order is not None:
+                prompt = option_user_prompt(
+                    criterion, to_grade, query, order=order, reference=reference_submission,
+                    examples_block=examples_block)
+                outcome = await self._ask(
+                    prompt, functools.partial(parse_option_answer, options=criterion.options,
+                                              order=order),
+                    option_response_format(criterion, order))
+            else:
+                prompt = per_criterion_user_prompt(
+                    criterion, to_grade, query, allow_cannot_assess=self.allow_cannot_assess,
+                    examples_block=examples_block, reference=reference_submission,
+                )
+                outcome = await self._ask(prompt, parse, response_format)
             if not outcome.ok and (outcome.fatal or self.fallback_for(criterion) is None):
                 # In raise mode this ends the TaskGroup, which cancels and awaits the others.
                 self._fail(criterion_label(index, criterion), outcome)
@@ -84,13 +100,14 @@ class PerCriterionGrader(Autograder):
             spend.merge(outcome.spend)
             label = criterion_label(index, criterion)
             if outcome.ok:
-                verdict, reason = outcome.value
-                reports.append(judged_report(criterion, verdict, reason))
+                answer, reason = outcome.value
+                reports.append(answered_report(criterion, answer, reason, orders[index - 1]))
                 continue
             fallback = None if outcome.fatal else self.fallback_for(criterion)
             if fallback is not None:
-                reports.append(fallback_report(criterion, fallback, outcome.error or ""))
-                fallbacks.append(f"{label} ({fallback.value})")
+                report = fallback_report(criterion, fallback, outcome.error or "")
+                reports.append(report)
+                fallbacks.append(f"{label} ({report.choice})")
             else:
                 reports.append(judged_report(criterion, None, error=outcome.error))
                 failed.append(f"{label}: {outcome.error}")

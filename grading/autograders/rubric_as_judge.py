@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from grading.aggregation import holistic_to_scores
-from grading.autograders.base import Autograder, Judgment, fallback_report
+from grading.autograders.base import Autograder, Judgment
+from grading.autograders.reports import fallback_report
+from grading.option_prompts import holistic_mixed_user_prompt
 from grading.parsing import parse_holistic_answer
 from grading.prompts import (
     RUBRIC_AS_JUDGE_SYSTEM_PROMPT,
@@ -23,11 +25,14 @@ class RubricAsJudgeGrader(Autograder):
     default_system_prompt = RUBRIC_AS_JUDGE_SYSTEM_PROMPT
 
     async def judge(
-        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None
+        self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
+        *, reference_submission: str | None = None,
     ) -> Judgment:
         criteria = list(rubric)
         outcome = await self._ask(
-            holistic_user_prompt(criteria, to_grade, query),
+            (holistic_mixed_user_prompt(criteria, to_grade, query, reference=reference_submission)
+             if any(c.options or c.required for c in criteria) else
+             holistic_user_prompt(criteria, to_grade, query, reference=reference_submission)),
             functools.partial(parse_holistic_answer, allow_out_of_range=True),
             holistic_response_format(),
         )

@@ -19,6 +19,7 @@ from grading.autograders.schemas import (
     PerCriterionOutput,
     RubricAsJudgeOutput,
 )
+from grading.rubric import UnusedArgumentWarning
 from grading.utils import parse_json_to_dict
 
 RUBRIC = Rubric.from_dict([
@@ -61,8 +62,9 @@ async def keyword_generate(system_prompt, user_prompt):
 
 async def test_a_custom_judge_receives_what_rubric_passes_and_its_aggregate_gets_normalize():
     grader = KeywordJudge(keyword_generate, normalize=False)
-    report = await RUBRIC.grade({"thinking": "worms?", "output": "apples and worms"},
-                                autograder=grader, query="q", some_option=True)
+    with pytest.warns(UnusedArgumentWarning, match="some_option"):
+        report = await RUBRIC.grade({"thinking": "worms?", "output": "apples and worms"},
+                                    autograder=grader, query="q", some_option=True)
     assert grader.seen == ["<thinking>worms?</thinking>\n<output>apples and worms</output>"]
     assert [r.verdict.value for r in report.report] == ["MET", "MET"]
     assert report.score == 6 and report.raw_score == 6
@@ -149,8 +151,10 @@ async def test_grade_accepts_and_ignores_extra_keyword_arguments_as_rubric_does(
 
     grader = PerCriterionGrader(generate_fn=met_if_apples)
     plain = await RUBRIC.grade("apples", autograder=grader)
-    extra = await RUBRIC.grade("apples", autograder=grader, query=None, temperature=0.3,
-                               request_id="r-1", metadata={"run": 1})
+    # accepted as rubric accepts them, but never silently (issue 34)
+    with pytest.warns(UnusedArgumentWarning, match="metadata, request_id, temperature"):
+        extra = await RUBRIC.grade("apples", autograder=grader, query=None, temperature=0.3,
+                                   request_id="r-1", metadata={"run": 1})
     assert extra.score == plain.score == 1.0
     assert [r.verdict for r in extra.report] == [r.verdict for r in plain.report]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from grading import Criterion, ScoringSettings, Verdict
+from grading import Criterion, CriterionOption, ScoringSettings, Verdict
 from grading.aggregation import score_verdicts
-from grading.panels import combine_members, combine_verdicts, lower_score_verdict
+from grading.panels import combine_members, combine_options, combine_verdicts, lower_score_verdict
 
 MET, UNMET, CA = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
 FAILED = None
@@ -129,3 +129,53 @@ def test_all_negative_rubric_panel_score():
 def test_members_with_a_different_criterion_count_are_refused():
     with pytest.raises(ValueError, match="member 2 has 1 verdicts for 2 criteria"):
         combine_members([[MET, MET], [MET]], "any", criterion_weights=[1, 2])
+
+
+# -- multi-choice criteria -----------------------------------------------------------------
+
+LIKERT5 = Criterion(requirement="How clear?", options=[
+    CriterionOption(label=str(i), value=(i - 1) / 4) for i in range(1, 6)]
+    + [CriterionOption(label="N/A", value=0, na=True)])
+TONE3 = Criterion(requirement="Tone?", scale_type="nominal", options=[
+    CriterionOption(label="formal", value=1.0), CriterionOption(label="casual", value=0.5),
+    CriterionOption(label="rude", value=0.0)])
+
+
+@pytest.mark.parametrize(
+    ("votes", "choice", "tie"),
+    [
+        pytest.param(["1", "5", "4"], "4", False, id="odd-median"),
+        pytest.param(["2", "5", "4", "1"], "2", True, id="even-split-goes-to-the-worse"),
+        pytest.param(["3", "3", "5", "1"], "3", False, id="even-same-middle"),
+        pytest.param(["N/A", "5", None, "2"], "2", True, id="abstain-and-failed-left-out"),
+        pytest.param(["N/A", "CANNOT_ASSESS"], "CANNOT_ASSESS", False, id="all-abstain"),
+        pytest.param([None, None], None, False, id="all-failed"),
+    ],
+)
+def test_ordinal_panels_take_the_median_option(votes, choice, tie):
+    decision = combine_options(votes, LIKERT5)
+    assert (decision.choice, decision.tie) == (choice, tie)
+
+
+def test_on_a_negative_ordinal_criterion_the_worse_option_is_the_higher_value():
+    negative = LIKERT5.model_copy(update={"weight": -5})
+    assert combine_options(["2", "4"], negative).choice == "4"
+
+
+@pytest.mark.parametrize(
+    ("votes", "choice", "tie"),
+    [
+        pytest.param(["casual", "formal", "casual"], "casual", False, id="mode"),
+        pytest.param(["formal", "rude", "casual"], "rude", True, id="three-way-tie-worst"),
+        pytest.param(["formal", "casual"], "casual", True, id="tie-worse-value"),
+    ],
+)
+def test_nominal_panels_take_the_most_chosen_option(votes, choice, tie):
+    decision = combine_options(votes, TONE3)
+    assert (decision.choice, decision.tie) == (choice, tie)
+    assert "most chosen" in decision.note
+
+
+def test_a_vote_that_is_no_option_is_refused():
+    with pytest.raises(ValueError, match="not an option"):
+        combine_options(["formal", "polite"], TONE3)

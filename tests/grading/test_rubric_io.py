@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from grading import Criterion, Rubric, RubricValidationError
+from grading import Criterion, CriterionOption, Rubric, RubricValidationError
 from grading.rubric_io import IgnoredFieldsWarning
 
 FLAT = [
@@ -244,3 +244,119 @@ def test_a_missing_file_raises_file_not_found_error(tmp_path):
         Rubric.from_file(str(tmp_path / "nope.yaml"))
     assert isinstance(caught.value, RubricValidationError)
     assert "nope.yaml" in str(caught.value)
+
+
+# -- multi-choice and required criteria (issue 34) -----------------------------------------
+
+MIXED_CRITERIA = [
+    Criterion(name="clarity", requirement="How clear?", required=True, options=[
+        CriterionOption(label="poor", value=0.0), CriterionOption(label="ok", value=0.25),
+        CriterionOption(label="good", value=1.0),
+        CriterionOption(label="N/A", value=0.0, na=True)]),
+    Criterion(requirement="Tone", weight=-4, scale_type="nominal", section="Style", options=[
+        CriterionOption(label="rude", value=1.0), CriterionOption(label="fine", value=0.0)]),
+    Criterion(requirement="Plain one", weight=2.5, section="Style"),
+]
+
+
+def test_a_rubric_mixing_kinds_round_trips_exactly():
+    rubric = Rubric(MIXED_CRITERIA)
+    assert Rubric.from_dict(rubric.to_dict()) == rubric
+    assert Rubric.from_json(rubric.to_json()) == rubric
+    assert Rubric.from_yaml(rubric.to_yaml()) == rubric
+
+
+def test_autorubric_options_load_from_yaml():
+    rubric = Rubric.from_yaml(
+        "- name: sat\n  requirement: How satisfied?\n  scale_type: ordinal\n  options:\n"
+        "    - {label: '1', value: 0.0}\n    - {label: '2', value: 0.5}\n"
+        "    - {label: '3', value: 1.0}\n    - {label: N/A, value: 0.0, na: true}\n")
+    criterion = rubric.criteria[0]
+    assert [o.label for o in criterion.options] == ["1", "2", "3", "N/A"]
+    assert criterion.na_option_index == 3 and criterion.scale_type == "ordinal"
+
+
+def test_verifiers_choices_are_worst_to_best_spread_from_0_to_1():
+    rubric = Rubric.from_dict([{"requirement": "Quality", "choices": ["bad", "fair", "great"]}])
+    assert [(o.label, o.value) for o in rubric.criteria[0].options] == [
+        ("bad", 0.0), ("fair", 0.5), ("great", 1.0)]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("- name: a\n  requirement: x\n  options: [{label: p, value: 1.5}, "
+                     "{label: q, value: 0}]\n",
+                     "criterion 1 ('a') at line 1: option 1 ('p'): value must be between 0 "
+                     "and 1, got 1.5", id="value-out-of-range"),
+        pytest.param("- name: a\n  requirement: x\n  options: [{label: p, value: 1}, "
+                     "{label: ' P', value: 0}]\n",
+                     "criterion 1 ('a') at line 1: option label ' P' is used twice",
+                     id="duplicate-labels"),
+        pytest.param("- name: a\n  requirement: x\n  options: [{label: p, value: 1}]\n",
+                     "criterion 1 ('a') at line 1: an ordinal criterion needs at least two "
+                     "options that are not NA, got 1", id="ordinal-one-option"),
+        pytest.param("- requirement: x\n  weight: 0\n  required: true\n",
+                     "criterion 1 at line 1: a required criterion needs a weight other than 0",
+                     id="required-weight-0"),
+        pytest.param("- requirement: x\n  scale_type: interval\n  options: [{label: p, value: 1},"
+                     " {label: q, value: 0}]\n",
+                     "scale_type must be 'ordinal' or 'nominal'", id="unknown-scale"),
+        pytest.param("- requirement: x\n  options: [{label: p, value: 1}, {label: q}]\n",
+                     "option 2 ('q'): value must be a number from 0 to 1", id="missing-value"),
+        pytest.param("- requirement: x\n  choices: [only]\n",
+                     "choices must be a list of at least two labels", id="one-choice"),
+        pytest.param("- requirement: x\n  required: yes please\n",
+                     "required must be true or false", id="required-not-boolean"),
+    ],
+)
+def test_bad_options_are_named_by_criterion_and_line(text, message):
+    with pytest.raises(RubricValidationError) as caught:
+        Rubric.from_yaml(text, source="r.yaml")
+    assert message in str(caught.value) and str(caught.value).startswith("r.yaml: ")
+
+
+def test_a_verdict_sheet_with_an_unknown_label_names_the_criterion():
+    with pytest.raises(ValueError, match=r"criterion 1 \('clarity'\): label 'great' not found"):
+        Rubric(MIXED_CRITERIA).compute_score(["great", "rude", "MET"])
+
+
+VERIFIERS_FILE = {"criteria": [
+    {"name": "correct", "text": "The answer is correct", "weight": 2.0},
+    {"name": "style", "text": "How readable is it?", "choices": ["poor", "fair", "good"]},
+    {"name": "cites", "text": "Cites a source", "choices": ["no", "yes"], "weight": 0.5},
+]}
+
+
+def test_a_verifiers_rubric_file_loads_with_its_own_defaults():
+    rubric = Rubric.from_json(json.dumps(VERIFIERS_FILE))
+    correct, style, cites = rubric.criteria
+    assert (correct.requirement, correct.weight, correct.options) == (
+        "The answer is correct", 2.0, None)
+    assert style.weight == 1.0  # verifiers' default weight, not ours (10)
+    assert [(o.label, o.value) for o in style.options] == [
+        ("poor", 0.0), ("fair", 0.5), ("good", 1.0)]
+    assert cites.options is None  # ["no", "yes"] is verifiers' binary check
+
+
+def test_a_verifiers_rubric_file_round_trips_exactly():
+    rubric = Rubric.from_dict(VERIFIERS_FILE)
+    written = rubric.to_verifiers()
+    assert written == {"criteria": [
+        {"name": "correct", "text": "The answer is correct", "weight": 2.0},
+        {"name": "style", "text": "How readable is it?", "weight": 1.0,
+         "choices": ["poor", "fair", "good"]},
+        {"name": "cites", "text": "Cites a source", "weight": 0.5}]}
+    assert Rubric.from_dict(written) == rubric
+
+
+def test_what_verifiers_cannot_express_is_refused_by_name():
+    rubric = Rubric([Criterion(name="rude", requirement="Is rude", weight=-3),
+                     Criterion(name="odd", requirement="Odd scale", options=[
+                         CriterionOption(label="a", value=0.0),
+                         CriterionOption(label="b", value=0.9),
+                         CriterionOption(label="c", value=1.0)])])
+    with pytest.raises(RubricValidationError) as caught:
+        rubric.to_verifiers()
+    assert "criterion 1 ('rude'): verifiers rubrics have no negative weights" in str(caught.value)
+    assert "criterion 2 ('odd'): verifiers choices are valued 0 to 1 evenly" in str(caught.value)

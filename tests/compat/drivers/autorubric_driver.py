@@ -28,6 +28,19 @@ def run(case):
             config = CannotAssessConfig(strategy=CannotAssessStrategy(case["strategy"]),
                                         partial_credit=case["partial_credit"])
             return {"score": score_reports(reports, config, normalize=case["normalize"])}
+        if kind == "compute_score":
+            from autorubric import Criterion, CriterionOption
+
+            criteria = [Criterion(weight=c["weight"], requirement=c["requirement"],
+                                  name=c.get("name"), scale_type=c.get("scale_type", "ordinal"),
+                                  options=None if c.get("options") is None else
+                                  [CriterionOption(**o) for o in c["options"]])
+                        for c in case["criteria"]]
+            score = Rubric(criteria).compute_score(
+                case["verdicts"], normalize=case["normalize"],
+                cannot_assess_strategy=CannotAssessStrategy(case["strategy"]),
+                partial_credit=case["partial_credit"])
+            return {"score": score}
         if kind == "parse_thinking":
             return dict(parse_thinking_output(case["text"]))
         if kind == "normalize":
