@@ -15,6 +15,7 @@ from storage.config import add_db_argument
 from storage.engine import open_database
 from storage.errors import ImportProblemsError
 from storage.services import labels
+from storage.services.blindness import EVERYTHING, Sight
 from storage.services.reviewers import command_line_actor
 
 
@@ -28,21 +29,25 @@ def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
 def export_labels(
     kind: str, *, rubric: str, dataset: str, version: int | None = None,
     out: str | None = None, complete_only: bool = False, db: str | None = None,
+    sight: Sight = EVERYTHING,
 ) -> int:
     """Write the gold set or the training set (JSONL) or the verdict sheet (CSV) to ``out``
     (stdout when None or '-'; a directory gets a file named after the dataset, rubric and
-    version); ``kind`` is gold, training or verdicts."""
+    version); ``kind`` is gold, training or verdicts; ``sight`` says whose eyes it reads with
+    (blind review, storage/services/blindness.py)."""
     try:
         sessions = open_database(db)
         version_id, dataset_id = labels.resolve_scope(
             sessions, rubric=rubric, dataset=dataset, version=version)
         if kind == "gold":
             records = labels.iter_gold_records(sessions, version_id, dataset_id,
-                                               complete_only=complete_only)
+                                               complete_only=complete_only, sight=sight)
         elif kind == "training":
-            records = labels.iter_training_records(sessions, version_id, dataset_id)
+            records = labels.iter_training_records(sessions, version_id, dataset_id,
+                                                   sight=sight)
         elif kind == "verdicts":
-            sheet = labels.export_verdict_sheet_csv(sessions, version_id, dataset_id)
+            sheet = labels.export_verdict_sheet_csv(sessions, version_id, dataset_id,
+                                                    sight=sight)
             records = None
         else:
             raise ValueError(f"unknown label export {kind!r}")

@@ -8,7 +8,7 @@ import streamlit as st
 
 from grading.errors import RubricWorkbenchError
 from storage.errors import ImportProblemsError
-from storage.services import labels
+from storage.services import blindness, labels
 from ui import agreement_readers as readers
 from ui.auth import current_actor
 from ui.boundary import plain
@@ -54,6 +54,9 @@ def render_labels(version_id: int, dataset_id: int) -> None:
     with st.expander("Export and import labels", expanded=bool(
             st.session_state.agreement_import_problems)):
         sessions = get_sessions()
+        # Blind review: a reviewer's downloads hold other people's verdicts only where
+        # they answered too (storage/services/blindness.py).
+        sight = blindness.sight_of(current_actor())
         name = partial(labels.export_file_name, sessions, rubric_version_id=version_id,
                        dataset_id=dataset_id)
         st.markdown("**Gold set** — the human-reviewed responses as JSONL in a HealthBench-like "
@@ -64,11 +67,12 @@ def render_labels(version_id: int, dataset_id: int) -> None:
         left.download_button(
             "Download gold set (JSONL)", on_click="ignore", icon=":material/download:",
             data=partial(labels.export_gold_jsonl, sessions, version_id, dataset_id,
-                         complete_only=complete),
+                         complete_only=complete, sight=sight),
             file_name=name(kind="gold", ext="jsonl"), mime="application/jsonl")
         right.download_button(
             "Download training set (JSONL)", on_click="ignore", icon=":material/download:",
-            data=partial(labels.export_training_jsonl, sessions, version_id, dataset_id),
+            data=partial(labels.export_training_jsonl, sessions, version_id, dataset_id,
+                         sight=sight),
             file_name=name(kind="training", ext="jsonl"), mime="application/jsonl",
             help="One line per response × run: the text with its effective score (normalized "
                  "when the run normalizes) and raw score.")
@@ -80,7 +84,8 @@ def render_labels(version_id: int, dataset_id: int) -> None:
                     "equal to the current verdict, are left out.")
         st.download_button(
             "Download the verdict sheet (CSV)", on_click="ignore", icon=":material/download:",
-            data=partial(labels.export_verdict_sheet_csv, sessions, version_id, dataset_id),
+            data=partial(labels.export_verdict_sheet_csv, sessions, version_id, dataset_id,
+                         sight=sight),
             file_name=name(kind="verdicts", ext="csv"), mime="text/csv",
             help="Every response × criterion with its current human verdict (blank when "
                  "none): fill it in a spreadsheet and import it here.")

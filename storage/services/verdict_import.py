@@ -36,6 +36,7 @@ from storage.repositories import rubrics as rubric_repo
 from storage.response_files import parse_file
 from storage.services import people, reviews
 from storage.services.agreement_sources import reviewer_verdicts
+from storage.services.blindness import EVERYTHING, Sight, may_see
 from storage.services.reviewers import Actor, Role, require
 
 COLUMNS = ("response_id", "criterion", "verdict", "reviewer", "note")
@@ -68,11 +69,13 @@ class _Row:
 
 
 def export_verdict_sheet_csv(
-    sessions: SessionFactory, rubric_version_id: int, dataset_id: int
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int, *,
+    sight: Sight = EVERYTHING,
 ) -> str:
     """One row per response x criterion x reviewer with that reviewer's current verdict (one
     blank row where nobody answered), in the import's columns plus the requirement text,
-    ready to fill in and import."""
+    ready to fill in and import. A blind viewer (storage/services/blindness.py) gets a blank
+    row where they have not answered, whoever else did."""
     with sessions() as session:
         criteria = [criterion_info(c) for c in
                     rubric_repo.get_version(session, rubric_version_id).criteria]
@@ -83,6 +86,7 @@ def export_verdict_sheet_csv(
         current: dict[tuple[int, int], list] = {}
         for h in reviewer_verdicts(session, rubric_version_id, dataset_id):
             current.setdefault((h.response_id, h.criterion_id), []).append(h)
+    current = {key: found for key, found in current.items() if may_see(sight, found)}
     out = io.StringIO()
     writer = csv_cells.writer(out, lineterminator="\n")
     writer.writerow([*COLUMNS, "requirement"])
