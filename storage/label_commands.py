@@ -80,8 +80,10 @@ def export_labels(
 
 def import_verdicts(
     path: str, *, rubric: str, dataset: str, version: int | None = None, db: str | None = None,
+    create_reviewers: bool = False,
 ) -> int:
-    """Import human verdicts from a CSV; every problem is printed and nothing is written."""
+    """Import human verdicts from a CSV; every problem is printed and nothing is written.
+    A reviewer the workbench does not know is a problem unless ``create_reviewers``."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -92,7 +94,8 @@ def import_verdicts(
         version_id, dataset_id = labels.resolve_scope(
             sessions, rubric=rubric, dataset=dataset, version=version)
         summary = labels.import_human_verdicts(sessions, version_id, dataset_id, data,
-                                               Path(path).name, actor=command_line_actor())
+                                               Path(path).name, actor=command_line_actor(),
+                                               create_reviewers=create_reviewers)
     except ImportProblemsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -100,8 +103,12 @@ def import_verdicts(
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"imported {summary.verdicts} verdicts on {summary.responses} responses "
-          f"(reviewers: {', '.join(summary.reviewers) or 'none'}); left out "
+          f"(reviewers: {summary.reviewers_text() or 'none'}); left out "
           f"{summary.unchanged} unchanged and {summary.blank} without a verdict")
+    if summary.created:
+        shown = ", ".join(summary.created[:5])
+        more = len(summary.created) - 5
+        print(f"new reviewers: {shown}" + (f" and {more} more" if more > 0 else ""))
     return 0
 
 
@@ -109,9 +116,13 @@ def add_import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE",
                         help="CSV with response_id, criterion, verdict, reviewer and note columns")
     add_scope_arguments(parser)
+    parser.add_argument("--create-reviewers", action="store_true",
+                        help="add reviewers the workbench does not know yet (default: an "
+                             "unknown reviewer name is an error, with its rows)")
     add_db_argument(parser)
 
 
 def import_verdicts_command(args: argparse.Namespace) -> int:
     return import_verdicts(args.file, rubric=args.rubric, dataset=args.dataset,
-                           version=args.rubric_version, db=args.db)
+                           version=args.rubric_version, db=args.db,
+                           create_reviewers=args.create_reviewers)

@@ -28,8 +28,9 @@ def handle_import(version_id: int, dataset_id: int) -> bool:
             st.session_state.agreement_import_problems = [
                 "Sign in first: an import records who made it."]
             return False
-        summary = labels.import_human_verdicts(get_sessions(), version_id, dataset_id,
-                                               upload.getvalue(), upload.name, actor=actor)
+        summary = labels.import_human_verdicts(
+            get_sessions(), version_id, dataset_id, upload.getvalue(), upload.name,
+            actor=actor, create_reviewers=bool(st.session_state.agreement_import_create))
     except ImportProblemsError as exc:
         st.session_state.agreement_import_problems = [str(p) for p in exc.problems]
         return False
@@ -39,7 +40,11 @@ def handle_import(version_id: int, dataset_id: int) -> bool:
     st.session_state.agreement_import_problems = None
     left_out = [f"{n} {what}" for n, what in ((summary.unchanged, "unchanged"),
                                               (summary.blank, "without a verdict")) if n]
-    reviewers = f" (reviewers: {', '.join(summary.reviewers)})" if summary.reviewers else ""
+    reviewers = f" (reviewers: {summary.reviewers_text()})" if summary.per_reviewer else ""
+    if summary.created:
+        reviewers += (f"; new reviewers: {', '.join(summary.created[:5])}"
+                      + (f" and {len(summary.created) - 5} more" if len(summary.created) > 5
+                         else ""))
     st.session_state.agreement_flash = (
         f"Imported {plural(summary.verdicts, 'verdict')} on "
         f"{plural(summary.responses, 'response')}{reviewers}."
@@ -89,6 +94,10 @@ def render_labels(version_id: int, dataset_id: int) -> None:
             file_name=name(kind="verdicts", ext="csv"), mime="text/csv",
             help="Every response × criterion with its current human verdict (blank when "
                  "none): fill it in a spreadsheet and import it here.")
+        st.checkbox("Create new reviewers", key="agreement_import_create",
+                    help="Reviewers in the sheet must be people the workbench knows "
+                         "(case and invisible characters do not matter). Tick this to add "
+                         "the names it does not know as new reviewers.")
         st.file_uploader("Verdicts CSV", type=["csv"],
                          key=f"agreement_import_file_{st.session_state.agreement_nonce}")
         if st.button("Import verdicts") and handle_import(version_id, dataset_id):
