@@ -58,6 +58,7 @@ _CANDIDATES = {
 _NOTE_CANDIDATES = ("note", "explanation", "comment")
 # Verdicts per INSERT statement (one executemany each).
 WRITE_BATCH = 5_000
+_TABLE = m.HumanVerdictRow.__table__
 # Rows named per unknown reviewer in the message.
 _ROWS_SHOWN = 5
 
@@ -188,9 +189,10 @@ def _append_all(session, rubric_version_id: int, rows: list[_Row],
                 "note": r.note, "replaces_id": before[0] if before else None,
                 "review_seconds": None, "created_at": now,
             })
+        # Core's executemany on the table (the ORM's bulk path costs as much again per row).
         # The unique (response, criterion, stream, seq) key still catches a reviewer who
         # saved the same criterion meanwhile: the whole import then runs again.
-        session.execute(insert(m.HumanVerdictRow), values)
+        session.execute(insert(_TABLE), values)
 
 
 class _Checker:
@@ -258,9 +260,10 @@ class _Checker:
     def check(self, where: str, raw_record: dict[str, Any], columns: Sequence[str]) -> None:
         if self.columns is None:
             self.columns = self._header(list(columns))
-        record = {key: csv_cells.restore(value) if isinstance(value, str) else value
-                  for key, value in raw_record.items()}
         cols = self.columns
+        wanted = (*cols.values(), self.note_column)
+        record = {key: csv_cells.restore(value) if isinstance(value, str) else value
+                  for key, value in raw_record.items() if key in wanted}
         response_col, criterion_col = cols["response id"], cols["criterion"]
         verdict_col, reviewer_col = cols["verdict"], cols["reviewer"]
         found: list[Problem] = []
@@ -290,7 +293,7 @@ class _Checker:
             found.append(Problem(f"{where}, column {verdict_col!r}", str(exc)))
         raw_reviewer = str(record.get(reviewer_col) or "").strip()
         reviewer = ""
-        if not reviewer_names.clean(raw_reviewer):
+        if raw_reviewer not in self.matched and not reviewer_names.clean(raw_reviewer):
             found.append(Problem(f"{where}, column {reviewer_col!r}",
                                  "the reviewer is empty; every verdict needs a reviewer name"))
         note = str(record.get(self.note_column) or "").strip() if self.note_column else ""
