@@ -84,7 +84,8 @@ def render_labels(version_id: int, dataset_id: int) -> None:
         st.divider()
         st.markdown("**Import human verdicts** from a CSV with the columns `response_id` (the "
                     "response's id in the dataset), `criterion` (its name), `verdict` (MET, "
-                    "UNMET or CANNOT_ASSESS), `reviewer` and an optional `note`. Nothing is "
+                    "UNMET or CANNOT_ASSESS), `reviewer` (someone the workbench knows) and "
+                    "an optional `note`. Nothing is "
                     "imported unless every row is valid. Rows without a verdict, and rows "
                     "equal to the current verdict, are left out.")
         st.download_button(
