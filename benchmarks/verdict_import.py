@@ -16,6 +16,15 @@ follow the load; the CPU time much less.
 
 With ``--code DIR`` the import runs the code of another checkout (e.g. ``git worktree add
 DIR <commit>``) on the same database and sheet. Not a test: it prints what it measures.
+
+Measured on a shared 2-core machine under a load average of 13-21 (so walls are long; the
+CPU times are the steadier figure), one run each:
+
+    rows     code                          wall     CPU     peak RSS  longest lock wait
+    50,000   before (a query per row)      1633 s   151 s   128 MB    1595 s
+    50,000   batched (ORM bulk insert)       70 s   5.1 s   107 MB      23 s
+    50,000   batched (Core insert)           82 s   4.1 s   103 MB      31 s
+    200,000  batched (Core insert)           63 s  10.7 s   165 MB      29 s
 """
 
 from __future__ import annotations
