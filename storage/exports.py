@@ -26,6 +26,7 @@ from storage.services import calibration, panels, reviews
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
 from storage.services import runs as run_service
+from storage.services.blindness import EVERYTHING, Sight
 from storage.services.panel_results import PanelResult, member_models, panel_results
 from storage.services.results import ResultsPage
 
@@ -133,13 +134,13 @@ def _panel_record(result: PanelResult, version: RubricVersionInfo,
     return record
 
 
-def iter_panel_records(sessions: SessionFactory, panel_ids: Sequence[int]
-                       ) -> Iterator[dict[str, Any]]:
+def iter_panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
+                       sight: Sight = EVERYTHING) -> Iterator[dict[str, Any]]:
     """Records of every response a panel's members graded, like a run's."""
     for panel_id in panel_ids:
         panel = panels.get_panel(sessions, panel_id)
         version = rubric_service.get_version(sessions, panel.rubric_version_id)
-        found = panel_results(sessions, panel_id)
+        found = panel_results(sessions, panel_id, sight=sight)
         for start in range(0, len(found), _PAGE):
             page = found[start:start + _PAGE]
             responses = {r.id: r for r in dataset_service.get_responses(
@@ -148,9 +149,10 @@ def iter_panel_records(sessions: SessionFactory, panel_ids: Sequence[int]
                 yield _panel_record(result, version, responses[result.response_id])
 
 
-def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int]
-                        ) -> Iterator[dict[str, Any]]:
-    """Records of every graded response of each run, a page of grades at a time."""
+def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int], *,
+                        sight: Sight = EVERYTHING) -> Iterator[dict[str, Any]]:
+    """Records of every graded response of each run, a page of grades at a time, with the
+    human verdicts ``sight`` may see (storage/services/blindness.py)."""
     for run_id in run_ids:
         run = run_service.get_run(sessions, run_id)
         version = rubric_service.get_version(sessions, run.rubric_version_id)
@@ -159,7 +161,8 @@ def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int]
         for start in range(0, len(graded), _PAGE):
             page = graded[start:start + _PAGE]
             responses = {r.id: r for r in dataset_service.get_responses(sessions, page)}
-            for effective in reviews.effective_grades_for_run(sessions, run_id, page):
+            for effective in reviews.effective_grades_for_run(sessions, run_id, page,
+                                                              sight=sight):
                 yield _record(run, version, responses[effective.response_id], effective, used)
 
 
@@ -193,17 +196,18 @@ def flatten(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[str],
-                  fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = ()) -> int:
-    """Write the runs' (then the panels') results to ``target``; returns the number of
-    records."""
+                  fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = (), *,
+                  sight: Sight = EVERYTHING) -> int:
+    """Write the runs' (then the panels') results to ``target`` as ``sight`` may see them;
+    returns the number of records."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; use csv or jsonl")
     for panel_id in panel_ids:  # a missing panel is refused before anything is written
         panels.get_panel(sessions, panel_id)
 
     def records() -> Iterator[dict[str, Any]]:
-        yield from iter_result_records(sessions, run_ids)
-        yield from iter_panel_records(sessions, panel_ids)
+        yield from iter_result_records(sessions, run_ids, sight=sight)
+        yield from iter_panel_records(sessions, panel_ids, sight=sight)
 
     count = 0
     if fmt == "jsonl":
@@ -222,10 +226,11 @@ def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[s
 
 
 def results_export(sessions: SessionFactory, run_ids: Sequence[int],
-                   fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = ()) -> str:
-    """The export as text (for a download button)."""
+                   fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = (), *,
+                   sight: Sight = EVERYTHING) -> str:
+    """The export as text (for a download button), as ``sight`` may see it."""
     buffer = io.StringIO(newline="")
-    write_results(sessions, run_ids, buffer, fmt, panel_ids)
+    write_results(sessions, run_ids, buffer, fmt, panel_ids, sight=sight)
     return buffer.getvalue()
 
 

@@ -15,6 +15,7 @@ from storage.config import add_db_argument
 from storage.engine import open_database
 from storage.errors import ImportProblemsError
 from storage.services import labels
+from storage.services.blindness import EVERYTHING, Sight
 from storage.services.reviewers import command_line_actor
 
 
@@ -28,21 +29,25 @@ def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
 def export_labels(
     kind: str, *, rubric: str, dataset: str, version: int | None = None,
     out: str | None = None, complete_only: bool = False, db: str | None = None,
+    sight: Sight = EVERYTHING,
 ) -> int:
     """Write the gold set or the training set (JSONL) or the verdict sheet (CSV) to ``out``
     (stdout when None or '-'; a directory gets a file named after the dataset, rubric and
-    version); ``kind`` is gold, training or verdicts."""
+    version); ``kind`` is gold, training or verdicts; ``sight`` says whose eyes it reads with
+    (blind review, storage/services/blindness.py)."""
     try:
         sessions = open_database(db)
         version_id, dataset_id = labels.resolve_scope(
             sessions, rubric=rubric, dataset=dataset, version=version)
         if kind == "gold":
             records = labels.iter_gold_records(sessions, version_id, dataset_id,
-                                               complete_only=complete_only)
+                                               complete_only=complete_only, sight=sight)
         elif kind == "training":
-            records = labels.iter_training_records(sessions, version_id, dataset_id)
+            records = labels.iter_training_records(sessions, version_id, dataset_id,
+                                                   sight=sight)
         elif kind == "verdicts":
-            sheet = labels.export_verdict_sheet_csv(sessions, version_id, dataset_id)
+            sheet = labels.export_verdict_sheet_csv(sessions, version_id, dataset_id,
+                                                    sight=sight)
             records = None
         else:
             raise ValueError(f"unknown label export {kind!r}")
@@ -75,8 +80,10 @@ def export_labels(
 
 def import_verdicts(
     path: str, *, rubric: str, dataset: str, version: int | None = None, db: str | None = None,
+    create_reviewers: bool = False,
 ) -> int:
-    """Import human verdicts from a CSV; every problem is printed and nothing is written."""
+    """Import human verdicts from a CSV; every problem is printed and nothing is written.
+    A reviewer the workbench does not know is a problem unless ``create_reviewers``."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -87,7 +94,8 @@ def import_verdicts(
         version_id, dataset_id = labels.resolve_scope(
             sessions, rubric=rubric, dataset=dataset, version=version)
         summary = labels.import_human_verdicts(sessions, version_id, dataset_id, data,
-                                               Path(path).name, actor=command_line_actor())
+                                               Path(path).name, actor=command_line_actor(),
+                                               create_reviewers=create_reviewers)
     except ImportProblemsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -95,8 +103,12 @@ def import_verdicts(
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"imported {summary.verdicts} verdicts on {summary.responses} responses "
-          f"(reviewers: {', '.join(summary.reviewers) or 'none'}); left out "
+          f"(reviewers: {summary.reviewers_text() or 'none'}); left out "
           f"{summary.unchanged} unchanged and {summary.blank} without a verdict")
+    if summary.created:
+        shown = ", ".join(summary.created[:5])
+        more = len(summary.created) - 5
+        print(f"new reviewers: {shown}" + (f" and {more} more" if more > 0 else ""))
     return 0
 
 
@@ -104,9 +116,13 @@ def add_import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE",
                         help="CSV with response_id, criterion, verdict, reviewer and note columns")
     add_scope_arguments(parser)
+    parser.add_argument("--create-reviewers", action="store_true",
+                        help="add reviewers the workbench does not know yet (default: an "
+                             "unknown reviewer name is an error, with its rows)")
     add_db_argument(parser)
 
 
 def import_verdicts_command(args: argparse.Namespace) -> int:
     return import_verdicts(args.file, rubric=args.rubric, dataset=args.dataset,
-                           version=args.rubric_version, db=args.db)
+                           version=args.rubric_version, db=args.db,
+                           create_reviewers=args.create_reviewers)

@@ -13,6 +13,7 @@ import streamlit as st
 from storage import model_presets
 from storage.dto import DatasetInfo, RubricInfo, RubricVersionInfo, RunInfo
 from storage.services import datasets, results, review_queue, review_sets, rubrics, runs
+from storage.services.blindness import Sight
 from storage.services.results import (
     DEFAULT_SCORE_GAP,
     GradeFacts,
@@ -129,11 +130,13 @@ def get_version(db: str, version_id: int) -> RubricVersionInfo:
 def get_response_detail(
     db: str, response_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
     stamp: RunStamp, viewer: str | None = None, see_all: bool = False,
+    sight: Sight | None = None,
 ) -> ResponseDetail:
-    """``viewer`` (a reviewer key) does not see other reviewers' verdicts on a criterion
-    before answering it, unless ``see_all``."""
+    """As ``sight`` may see it (storage/services/blindness.py); ``viewer`` (a reviewer key)
+    does not see other reviewers' verdicts on a criterion before answering it, unless
+    ``see_all``."""
     return review_queue.response_detail(sessions_for(db), response_id, rubric_version_id, run_ids,
-                                        viewer=viewer, see_all=see_all)
+                                        viewer=viewer, see_all=see_all, sight=sight)
 
 
 def detail_stamp(db: str, response_id: int, run_ids: tuple[int, ...]) -> RunStamp:

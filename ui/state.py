@@ -157,6 +157,7 @@ DEFAULTS: dict[str, object] = {
     "agreement_nonce": 0,  # bumped after an import to clear the file uploader
     "agreement_flash": None,
     "agreement_import_problems": None,  # [problem, ...] of the last refused import
+    "agreement_import_create": False,  # the import may add reviewers it does not know
     # judges
     "judges_tab": None,  # the tab to open on the next run (Agreement's "Reword" links)
 }

@@ -810,7 +810,21 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="dataset name (gold and training)")
     parser.add_argument("--complete-only", action="store_true",
                         help="gold: only responses with every criterion reviewed")
+    parser.add_argument("--for-reviewer", metavar="KEY", default=None,
+                        help="export what this reviewer may see under blind review: other "
+                             "people's verdicts only on the criteria KEY answered (e.g. a "
+                             "verdict sheet for KEY to fill in); default: everything")
     add_db_argument(parser)
+
+
+def export_sight(reviewer: str | None):
+    """Whose eyes an export reads with: the named reviewer's, or the command line's."""
+    from storage.services import blindness
+    from storage.services.reviewers import command_line_actor
+
+    if reviewer is not None and reviewer.strip():
+        return blindness.as_reviewer(reviewer)
+    return blindness.sight_of(command_line_actor())
 
 
 @_guarded
@@ -825,7 +839,8 @@ def export_command(args: argparse.Namespace) -> int:
 
         return export_labels(args.kind, rubric=args.rubric, dataset=args.dataset,
                              version=args.rubric_version, out=args.out,
-                             complete_only=args.complete_only, db=args.db)
+                             complete_only=args.complete_only, db=args.db,
+                             sight=export_sight(args.for_reviewer))
     if not args.run and not args.panel:
         _error("give at least one --run ID (rubric-workbench grade prints them) or --panel ID "
                "(rubric-workbench panel list)")
@@ -841,14 +856,16 @@ def export_command(args: argparse.Namespace) -> int:
             args.out = str(Path(args.out) / results_file_name(sessions, args.run, fmt,
                                                               args.panel))
         if args.out in (None, "-"):
-            count = write_results(sessions, args.run, sys.stdout, fmt, args.panel)
+            count = write_results(sessions, args.run, sys.stdout, fmt, args.panel,
+                                  sight=export_sight(args.for_reviewer))
         else:
             from storage.services import panels
 
             for panel_id in args.panel:  # refused before the file is opened
                 panels.get_panel(sessions, panel_id)
             with open(args.out, "w", encoding="utf-8", newline="") as target:
-                count = write_results(sessions, args.run, target, fmt, args.panel)
+                count = write_results(sessions, args.run, target, fmt, args.panel,
+                                      sight=export_sight(args.for_reviewer))
     except RubricWorkbenchError as exc:
         _error(str(exc))
         return EXIT_FAILED_GRADES

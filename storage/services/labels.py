@@ -43,7 +43,8 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
-from storage.services import consensus, reviews
+from storage.services import blindness, consensus, reviews
+from storage.services.blindness import EVERYTHING, Sight
 from storage.services.verdict_import import (  # noqa: F401 - the labels API in one place
     VerdictImportSummary,
     export_verdict_sheet_csv,
@@ -88,8 +89,11 @@ def _rubric_item(criterion: CriterionInfo, decision: HumanDecision | None) -> di
 def iter_gold_records(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int, *,
     complete_only: bool = False, settings: ScoringSettings | None = None,
+    sight: Sight = EVERYTHING,
 ) -> Iterator[dict[str, Any]]:
-    """The human-reviewed responses, read in batches; ``complete_only`` keeps fully reviewed."""
+    """The human-reviewed responses as ``sight`` may see them (storage/services/blindness.py:
+    a criterion the viewer has not answered reads as not reviewed), read in batches;
+    ``complete_only`` keeps fully reviewed."""
     with sessions() as session:
         version = rubric_repo.get_version(session, rubric_version_id)
         criteria = [criterion_info(c) for c in version.criteria]
@@ -101,13 +105,16 @@ def iter_gold_records(
         ids = reviewed[start:start + _BATCH]
         with sessions() as session:
             responses = [response_info(r) for r in dataset_repo.get_responses(session, ids)]
-            found = consensus.decisions(session, ids, rubric_version_id)
+            found = blindness.visible_decisions(
+                sight, consensus.decisions(session, ids, rubric_version_id))
             humans = {rid: found.get(rid, {}) for rid in ids}
-        scores = {s.response_id: s for s in
-                  reviews.human_scores(sessions, rubric_version_id, ids, settings)}
+        scores = {s.response_id: s for s in reviews.human_scores(
+            sessions, rubric_version_id, ids, settings, sight=sight)}
         for response in responses:
             score = scores[response.id]
             if complete_only and not score.complete:
+                continue
+            if not sight.sees_all and not humans[response.id]:  # nothing the viewer may see
                 continue
             items = [_rubric_item(c, humans[response.id].get(c.id)) for c in criteria]
             yield {
@@ -132,17 +139,20 @@ def iter_gold_records(
 def export_gold_jsonl(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int, *,
     complete_only: bool = False, settings: ScoringSettings | None = None,
+    sight: Sight = EVERYTHING,
 ) -> str:
-    """The gold set as JSONL text (empty when nothing is reviewed)."""
+    """The gold set as JSONL text (empty when nothing is reviewed), as ``sight`` sees it."""
     return "".join(dumps(r) + "\n" for r in iter_gold_records(
-        sessions, rubric_version_id, dataset_id, complete_only=complete_only, settings=settings))
+        sessions, rubric_version_id, dataset_id, complete_only=complete_only, settings=settings,
+        sight=sight))
 
 
 def iter_training_records(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-    run_ids: Sequence[int] | None = None,
+    run_ids: Sequence[int] | None = None, *, sight: Sight = EVERYTHING,
 ) -> Iterator[dict[str, Any]]:
-    """One record per response x run that has an effective score; failed grades are left out."""
+    """One record per response x run that has an effective score (the human verdicts
+    ``sight`` may see in place); failed grades are left out."""
     with sessions() as session:
         version = rubric_repo.get_version(session, rubric_version_id)
         rubric_name, number = version.rubric.name, version.number
@@ -152,7 +162,7 @@ def iter_training_records(
         run_fields = [(r.id, r.grader, r.model, bool(r.settings.get("normalize", True)))
                       for r in runs]
     for run_id, grader, model, normalize in run_fields:
-        grades = [g for g in reviews.effective_grades_for_run(sessions, run_id)
+        grades = [g for g in reviews.effective_grades_for_run(sessions, run_id, sight=sight)
                   if g.score is not None]
         for start in range(0, len(grades), _BATCH):
             batch = grades[start:start + _BATCH]
@@ -184,11 +194,11 @@ def iter_training_records(
 
 def export_training_jsonl(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-    run_ids: Sequence[int] | None = None,
+    run_ids: Sequence[int] | None = None, *, sight: Sight = EVERYTHING,
 ) -> str:
     """The training export as JSONL text."""
     return "".join(dumps(r) + "\n" for r in iter_training_records(
-        sessions, rubric_version_id, dataset_id, run_ids))
+        sessions, rubric_version_id, dataset_id, run_ids, sight=sight))
 
 
 def resolve_scope(

@@ -20,7 +20,8 @@ from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
-from storage.services import consensus, panels, results
+from storage.services import blindness, consensus, panels, results
+from storage.services.blindness import Sight
 
 
 @dataclass(frozen=True)
@@ -61,15 +62,18 @@ def panel_grade_info(panel: panels.PanelInfo, grade: panels.PanelGrade) -> Grade
 
 def panel_results(
     sessions: SessionFactory, panel_id: int, response_ids: Sequence[int] | None = None,
+    *, sight: Sight = blindness.EVERYTHING,
 ) -> list[PanelResult]:
-    """The panel's result for every response a member graded (or for ``response_ids``)."""
+    """The panel's result for every response a member graded (or for ``response_ids``),
+    with the human verdicts ``sight`` may see in place."""
     panel = panels.get_panel(sessions, panel_id)
     grades = panels.panel_grades(sessions, panel_id, response_ids)
     ids = [g.response_id for g in grades]
     with sessions() as session:
         criteria = [criterion_info(c) for c in
                     rubric_repo.criteria_of(session, panel.rubric_version_id)]
-        humans = consensus.decisions(session, ids, panel.rubric_version_id) if ids else {}
+        humans = blindness.visible_decisions(sight, consensus.decisions(
+            session, ids, panel.rubric_version_id) if ids else {})
         texts = response_texts(session, ids) if panel.scoring.length_penalty is not None else {}
     return [
         PanelResult(panel, grade, compute_effective_grade(

@@ -24,7 +24,8 @@ from storage.repositories import results as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
-from storage.services import consensus, review_sets, reviews
+from storage.services import blindness, consensus, review_sets, reviews
+from storage.services.blindness import Sight
 from storage.services.results import DEFAULT_SCORE_GAP, GradeFacts
 
 
@@ -137,13 +138,17 @@ def review_queue(
 def response_detail(
     sessions: SessionFactory, response_id: int, rubric_version_id: int,
     run_ids: Sequence[int] | None = None, *, viewer: str | None = None,
-    see_all: bool = False,
+    see_all: bool = False, sight: Sight | None = None,
 ) -> ResponseDetail:
-    """The response, the rubric version, each run's effective grade and the human side.
+    """The response, the rubric version, each run's effective grade and the human side,
+    as ``sight`` may see them (storage/services/blindness.py): hidden criteria read as not
+    reviewed, in the grades, the human score and the history alike.
 
-    ``viewer`` (a reviewer key) sees other reviewers' verdicts on a criterion only once they
-    have answered it themselves, unless ``see_all`` (adjudicators, the Results page).
+    ``viewer`` (a reviewer key; ``see_all`` for an adjudicator) is the Review page's short
+    form of ``sight``; with neither, everything is shown (the command line's view).
     """
+    if sight is None:
+        sight = blindness.EVERYTHING if viewer is None else Sight(viewer, see_all)
     with sessions() as session:  # one session, the decisions computed once
         response = response_info(dataset_repo.get_response(session, response_id))
         version = version_info(rubric_repo.get_version(session, rubric_version_id))
@@ -151,12 +156,14 @@ def response_detail(
         runs = tuple(run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=response.dataset_id)
             if wanted is None or r.id in wanted)
-        decisions = consensus.decisions(session, [response_id], rubric_version_id).get(
+        everyone = consensus.decisions(session, [response_id], rubric_version_id).get(
             response_id, {})
         graded = {grade.run_id: grade_info(grade) for grade, _run in
                   run_repo.grades_for_response(session, response_id, rubric_version_id)}
         everything = reviews.history_in(session, response_id,
                                         rubric_version_id=rubric_version_id)
+    hidden = blindness.hidden_criteria(sight, everyone)
+    decisions = {cid: d for cid, d in everyone.items() if cid not in hidden}
     criteria = list(version.criteria)
     grades = tuple(
         compute_effective_grade(criteria=criteria, grade=graded[run.id],
@@ -164,15 +171,8 @@ def response_detail(
                                 humans=decisions)
         if run.id in graded else None
         for run in runs)
-    mine: dict[int, HumanVerdictInfo] = {}
-    hidden: set[int] = set()
-    if viewer is not None:
-        for cid, decision in decisions.items():
-            own = [h for h in decision.reviews if h.reviewer_key == viewer]
-            if own:
-                mine[cid] = own[0]
-            elif not see_all:
-                hidden.add(cid)
+    mine = {cid: own[0] for cid, d in decisions.items()
+            if (own := [h for h in d.reviews if h.reviewer_key == sight.viewer])}
     history = tuple(h for h in everything if h.criterion_id not in hidden)
     settings = runs[0].settings.scoring() if runs else ScoringSettings()
     human = compute_human_score(
@@ -185,8 +185,7 @@ def response_detail(
                 judged[criterion.criterion_id].add(criterion.judge_verdict)
     return ResponseDetail(
         response=response, version=version, runs=runs, grades=grades,
-        humans={cid: d for cid, d in decisions.items() if cid not in hidden},
-        history=history, human_score=human,
+        humans=decisions, history=history, human_score=human,
         disagree_criteria=frozenset(c for c, seen in judged.items() if len(seen) > 1),
         mine=mine, hidden=frozenset(hidden),
     )

@@ -28,7 +28,8 @@ from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as repo
 from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
-from storage.services import consensus
+from storage.services import blindness, consensus
+from storage.services.blindness import Sight
 from storage.services.reviewers import Actor, Role, require
 
 ADJUDICATION = m.ADJUDICATION_STREAM
@@ -336,10 +337,11 @@ def effective_grade(sessions: SessionFactory, grade_id: int) -> EffectiveGrade:
 
 
 def effective_grades_for_run(
-    sessions: SessionFactory, run_id: int, response_ids: Sequence[int] | None = None
+    sessions: SessionFactory, run_id: int, response_ids: Sequence[int] | None = None,
+    *, sight: Sight = blindness.EVERYTHING,
 ) -> list[EffectiveGrade]:
-    """A run's grades (all, or for these responses) with human verdicts applied; a handful
-    of queries whatever the number of grades."""
+    """A run's grades (all, or for these responses) with the human verdicts ``sight`` may
+    see applied; a handful of queries whatever the number of grades."""
     with sessions() as session:
         run = run_repo.get_run(session, run_id)
         settings = RunSettings.model_validate(run.settings).scoring()
@@ -347,7 +349,8 @@ def effective_grades_for_run(
             session, run.rubric_version_id)]
         grades = run_repo.grade_infos_for_run(session, run_id, response_ids)
         ids = [g.response_id for g in grades]
-        humans = consensus.decisions(session, ids, run.rubric_version_id)
+        humans = blindness.visible_decisions(
+            sight, consensus.decisions(session, ids, run.rubric_version_id))
         texts = response_texts(session, ids) if settings.length_penalty is not None else {}
         return [
             compute_effective_grade(
@@ -369,15 +372,17 @@ def human_score(
 
 def human_scores(
     sessions: SessionFactory, rubric_version_id: int, response_ids: Sequence[int],
-    settings: ScoringSettings | None = None,
+    settings: ScoringSettings | None = None, *, sight: Sight = blindness.EVERYTHING,
 ) -> list[HumanScore]:
+    """Each response's score from the human verdicts ``sight`` may see."""
     settings = settings or ScoringSettings()
     ids = list(response_ids)
     with sessions() as session:
         rubric_repo.get_version(session, rubric_version_id)  # NotFoundError if missing
         criteria = [criterion_info(c) for c in rubric_repo.criteria_of(
             session, rubric_version_id)]
-        humans = consensus.decisions(session, ids, rubric_version_id)
+        humans = blindness.visible_decisions(
+            sight, consensus.decisions(session, ids, rubric_version_id))
         texts = response_texts(session, ids) if settings.length_penalty is not None else {}
         missing = set(ids) - set(_existing_ids(session, ids))
         if missing:

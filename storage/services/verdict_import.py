@@ -1,14 +1,21 @@
-"""Human verdicts as CSV: a sheet out (to fill in a spreadsheet) and an all-or-nothing import.
+"""Human verdicts as CSV: an all-or-nothing import (the sheet out: verdict_sheet.py).
 
 Columns: ``response_id`` (the response's id in the dataset, or ``#<number>`` for a response
 without one), ``criterion`` (its name in the rubric version), ``verdict`` (MET, UNMET or
 CANNOT_ASSESS, any case), ``reviewer`` and an optional ``note``; other columns are ignored.
 
-Every reviewer has their own verdicts: the ``reviewer`` cell says whose verdict a row is (the
-reviewer's identity, as the sheet shows it), and one sheet may hold several reviewers' verdicts
-on the same response and criterion. A row whose verdict cell is empty is left out (a sheet row
-nobody filled in); a row equal to that reviewer's current verdict (same verdict and note) is
-left out too, so re-importing an edited sheet appends only what changed.
+Every reviewer has their own verdicts: the ``reviewer`` cell says whose verdict a row is, and
+one sheet may hold several reviewers' verdicts on the same response and criterion. A reviewer
+must be someone the workbench knows (storage/services/reviewer_names.py: compared normalised
+and case-folded, so ``ANN`` is ``ann``); an unknown name is refused with its rows, and nothing
+is written, unless the import is told to create new reviewers. A row whose verdict cell is
+empty is left out (a sheet row nobody filled in); a row equal to that reviewer's current
+verdict (same verdict and note) is left out too, so re-importing an edited sheet appends only
+what changed.
+
+The file is read as a stream and kept as compact rows; the verdicts are written in batches of
+one INSERT each, in one short transaction (all or nothing): the write lock is held for the
+inserts alone, not for a query per row.
 
 The sheet's cells are spreadsheet-safe (storage/csv_cells.py: a text cell that would start a
 formula gets a leading ``'``); the import removes exactly that prefix again, so an exported
@@ -17,12 +24,12 @@ sheet imports back to the same ids, names, reviewers and notes.
 
 from __future__ import annotations
 
-import io
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 from grading.types import Verdict
 from storage import csv_cells, limits
@@ -30,15 +37,18 @@ from storage import models as m
 from storage.convert import criterion_info
 from storage.engine import SessionFactory
 from storage.errors import ImportProblemsError, Problem
-from storage.export_names import response_key
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
-from storage.response_files import parse_file
-from storage.services import people, reviews
+from storage.repositories import verdicts as verdict_repo
+from storage.response_files import RowReader
+from storage.services import people, reviewer_names, reviews
 from storage.services.agreement_sources import reviewer_verdicts
 from storage.services.reviewers import Actor, Role, require
+from storage.services.verdict_sheet import COLUMNS, export_verdict_sheet_csv
 
-COLUMNS = ("response_id", "criterion", "verdict", "reviewer", "note")
+__all__ = ["COLUMNS", "VerdictImportSummary", "export_verdict_sheet_csv",
+           "import_human_verdicts"]
+
 _CANDIDATES = {
     "response id": ("response_id", "external_id", "id", "response"),
     "criterion": ("criterion", "criterion_name", "name"),
@@ -46,55 +56,48 @@ _CANDIDATES = {
     "reviewer": ("reviewer", "reviewer_name"),
 }
 _NOTE_CANDIDATES = ("note", "explanation", "comment")
+# Verdicts per INSERT statement (one executemany each).
+WRITE_BATCH = 5_000
+_TABLE = m.HumanVerdictRow.__table__
+# Rows named per unknown reviewer in the message.
+_ROWS_SHOWN = 5
 
 
 @dataclass(frozen=True)
 class VerdictImportSummary:
     verdicts: int  # appended to the history
     responses: int
-    reviewers: tuple[str, ...]
+    reviewers: tuple[str, ...]  # whose verdicts were appended
     unchanged: int = 0  # equal to the current verdict, left out
     blank: int = 0  # no verdict given, left out
+    # Verdicts appended per reviewer, most first.
+    per_reviewer: tuple[tuple[str, int], ...] = ()
+    created: tuple[str, ...] = ()  # reviewers this import created (create_reviewers)
+
+    def reviewers_text(self, limit: int = 5) -> str:
+        """``ana (120), bo (80) and 3 more reviewers``: at most ``limit`` named."""
+        shown = ", ".join(f"{name} ({count})" for name, count in self.per_reviewer[:limit])
+        more = len(self.per_reviewer) - limit
+        return shown + (f" and {more} more reviewer{'s' if more != 1 else ''}"
+                        if more > 0 else "")
 
 
-@dataclass(frozen=True)
-class _Row:
-    location: str
+class _Row(NamedTuple):
+    """One valid sheet row, kept small: a 200,000-row sheet is held as these alone."""
+
     response_id: int
     criterion_id: int
     verdict: Verdict
-    reviewer: str
+    reviewer: str  # the known (or created) reviewer's key
     note: str
 
 
-def export_verdict_sheet_csv(
-    sessions: SessionFactory, rubric_version_id: int, dataset_id: int
-) -> str:
-    """One row per response x criterion x reviewer with that reviewer's current verdict (one
-    blank row where nobody answered), in the import's columns plus the requirement text,
-    ready to fill in and import."""
-    with sessions() as session:
-        criteria = [criterion_info(c) for c in
-                    rubric_repo.get_version(session, rubric_version_id).criteria]
-        dataset_repo.get_dataset(session, dataset_id)
-        responses = session.execute(
-            select(m.ResponseRow.id, m.ResponseRow.external_id)
-            .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id)).all()
-        current: dict[tuple[int, int], list] = {}
-        for h in reviewer_verdicts(session, rubric_version_id, dataset_id):
-            current.setdefault((h.response_id, h.criterion_id), []).append(h)
-    out = io.StringIO()
-    writer = csv_cells.writer(out, lineterminator="\n")
-    writer.writerow([*COLUMNS, "requirement"])
-    for rid, external in responses:
-        for criterion in criteria:
-            for human in current.get((rid, criterion.id)) or [None]:
-                writer.writerow([
-                    response_key(rid, external), criterion.label,
-                    human.verdict.value if human else "", human.reviewer_key if human else "",
-                    human.note if human else "", criterion.requirement,
-                ])
-    return out.getvalue()
+@dataclass
+class _Unknown:
+    name: str  # as first spelled in the sheet
+    rows: list[str] = field(default_factory=list)
+    count: int = 0
+    ambiguous: tuple[str, ...] = ()
 
 
 def _column(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
@@ -104,137 +107,242 @@ def _column(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
 
 def import_human_verdicts(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int, data: bytes | str,
-    filename: str | None = None, *, actor: Actor,
+    filename: str | None = None, *, actor: Actor, create_reviewers: bool = False,
 ) -> VerdictImportSummary:
     """Append the verdicts of a CSV to each reviewer's history, all or nothing.
 
     On any problem ImportProblemsError lists every one with its row and column and nothing is
-    written. Verdicts go through the Review page's append path, in one transaction. Rows of
-    reviewers other than ``actor`` need an admin.
+    written; a reviewer the workbench does not know is a problem unless ``create_reviewers``.
+    Rows of reviewers other than ``actor`` need an admin.
     """
     require(actor, Role.REVIEWER, "import verdicts")
-    parsed = parse_file(data, filename, fmt="csv")
-    records = [{key: csv_cells.restore(value) if isinstance(value, str) else value
-                for key, value in record.items()} for record in parsed.rows]
-    columns = {name: _column(parsed.columns, c) for name, c in _CANDIDATES.items()}
-    missing = [name for name, column in columns.items() if column is None]
-    if missing:
-        raise ImportProblemsError([
-            Problem("header", f"no {name!r} column (expected one of "
-                              f"{', '.join(_CANDIDATES[name])}); the file has: "
-                              f"{', '.join(parsed.columns)}")
-            for name in missing], source=filename)
-    note_column = _column(parsed.columns, _NOTE_CANDIDATES)
-    rows, blank = _validate(sessions, rubric_version_id, dataset_id, records,
-                            parsed.locations, columns, note_column, filename)
+    checker = _Checker(sessions, rubric_version_id, dataset_id, actor, filename)
+    reader = RowReader(data, filename, fmt="csv")
+    if reader.empty:
+        reader.close()
+        raise ImportProblemsError([Problem("", "the file is empty")], source=reader.filename)
+    for where, record in reader:
+        checker.check(where, record, reader.columns)
+    if reader.problems:
+        raise ImportProblemsError(reader.problems, source=reader.filename)
+    if not reader.rows_read:
+        raise ImportProblemsError([Problem("", "the file has no rows")], source=reader.filename)
+    rows, created = checker.finish(create_reviewers)
     if any(r.reviewer != actor.key for r in rows):
         require(actor, Role.ADMIN, "import verdicts for other reviewers")
+    names = checker.names
 
     def work() -> list[_Row]:
         with sessions.begin() as session:
-            current = {(h.response_id, h.criterion_id, h.reviewer_key): h for h in
-                       reviewer_verdicts(session, rubric_version_id, dataset_id)}
-            changed = [r for r in rows if not _same(current.get(
-                (r.response_id, r.criterion_id, r.reviewer)), r)]
-            for row in changed:
-                # The Review page's append path: freezes the version, chains the history.
-                reviews.append_verdict(session, row.response_id, row.criterion_id,
-                                       row.verdict, (row.reviewer, row.reviewer), row.note,
-                                       reviews.UNCHECKED)
+            changed = _changed(session, rubric_version_id, dataset_id, rows)
             if changed:
+                _append_all(session, rubric_version_id, changed, names)
                 dataset = session.get(m.DatasetRow, dataset_id)
-                reviewers = sorted({r.reviewer for r in changed})
+                who = sorted({r.reviewer for r in changed})
+                of = (", ".join(who) if len(who) <= 5
+                      else f"{len(who)} reviewers ({', '.join(who[:5])}, …)")
                 people.record(session, actor, "import verdicts", "dataset", dataset_id,
                               dataset.name if dataset else "",
-                              f"{len(changed)} verdicts of {', '.join(reviewers)}"
+                              f"{len(changed)} verdicts of {of}"
                               + (f" from {filename}" if filename else ""))
         return changed
 
     # A reviewer saving one of these verdicts at the same moment rolls the whole import
     # back; it runs again after theirs (bounded by time).
     changed = reviews.retry_until_saved(work)
+    per = Counter(r.reviewer for r in changed)
     return VerdictImportSummary(
         verdicts=len(changed), responses=len({r.response_id for r in changed}),
-        reviewers=tuple(sorted({r.reviewer for r in changed})),
-        unchanged=len(rows) - len(changed), blank=blank,
+        reviewers=tuple(sorted(per)), unchanged=len(rows) - len(changed),
+        blank=checker.blank, per_reviewer=tuple(sorted(per.items(), key=lambda p: (-p[1], p[0]))),
+        created=tuple(sorted(k for k in created if k in per)),
     )
 
 
-def _same(current: Any, row: _Row) -> bool:
-    return current is not None and (current.verdict, current.note) == (row.verdict, row.note)
+def _changed(session, rubric_version_id: int, dataset_id: int, rows: list[_Row]) -> list[_Row]:
+    """The rows that differ from their reviewer's current verdict (carried ones included)."""
+    current = {(h.response_id, h.criterion_id, h.reviewer_key): (h.verdict, h.note)
+               for h in reviewer_verdicts(session, rubric_version_id, dataset_id)}
+    return [r for r in rows
+            if current.get((r.response_id, r.criterion_id, r.reviewer)) != (r.verdict, r.note)]
 
 
-def _validate(
-    sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-    records: Sequence[dict[str, Any]], locations: Sequence[str], columns: dict[str, str | None],
-    note_column: str | None, filename: str | None,
-) -> tuple[list[_Row], int]:
-    with sessions() as session:
-        criteria = [criterion_info(c) for c in
-                    rubric_repo.get_version(session, rubric_version_id).criteria]
-        dataset_repo.get_dataset(session, dataset_id)
-        ids: dict[str, int] = {}
-        for rid, external in session.execute(
-            select(m.ResponseRow.id, m.ResponseRow.external_id)
-            .where(m.ResponseRow.dataset_id == dataset_id)
-        ):
-            ids[f"#{rid}"] = rid
-            if external is not None:
-                ids[external] = rid  # an external id wins over a "#<number>" look-alike
-    by_name = {c.label: c.id for c in criteria}
-    problems: list[Problem] = []
-    rows: list[_Row] = []
-    blank = 0
-    first_seen: dict[tuple[int, int, str], str] = {}
-    response_col, criterion_col = columns["response id"], columns["criterion"]
-    verdict_col, reviewer_col = columns["verdict"], columns["reviewer"]
-    for record, where in zip(records, locations, strict=True):
+def _append_all(session, rubric_version_id: int, rows: list[_Row],
+                names: dict[str, str]) -> None:
+    """Append every row to its reviewer's stream (chained to the stream's current verdict on
+    this very criterion), a batch per INSERT; the version is frozen, as a review freezes it."""
+    criteria = [c.id for c in rubric_repo.criteria_of(session, rubric_version_id)]
+    latest = {(row.response_id, row.criterion_id, row.stream): (row.id, row.seq)
+              for row, _prev in verdict_repo.current_rows(
+                  session, sorted({r.response_id for r in rows}), criteria)}
+    rubric_repo.freeze(session, rubric_version_id)
+    now = m.utcnow()
+    for start in range(0, len(rows), WRITE_BATCH):
+        values = []
+        for r in rows[start:start + WRITE_BATCH]:
+            before = latest.get((r.response_id, r.criterion_id, r.reviewer))
+            values.append({
+                "response_id": r.response_id, "rubric_version_id": rubric_version_id,
+                "criterion_id": r.criterion_id, "stream": r.reviewer,
+                "seq": before[1] + 1 if before else 1, "verdict": r.verdict.value,
+                "reviewer_key": r.reviewer, "reviewer": names.get(r.reviewer, r.reviewer),
+                "note": r.note, "replaces_id": before[0] if before else None,
+                "review_seconds": None, "created_at": now,
+            })
+        # Core's executemany on the table (the ORM's bulk path costs as much again per row).
+        # The unique (response, criterion, stream, seq) key still catches a reviewer who
+        # saved the same criterion meanwhile: the whole import then runs again.
+        session.execute(insert(_TABLE), values)
+
+
+class _Checker:
+    """Checks rows one at a time as the file streams by; keeps only compact valid rows."""
+
+    def __init__(self, sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+                 actor: Actor, filename: str | None):
+        with sessions() as session:
+            criteria = [criterion_info(c) for c in
+                        rubric_repo.get_version(session, rubric_version_id).criteria]
+            dataset_repo.get_dataset(session, dataset_id)
+            self.ids: dict[str, int] = {}
+            for rid, external in session.execute(
+                select(m.ResponseRow.id, m.ResponseRow.external_id)
+                .where(m.ResponseRow.dataset_id == dataset_id)
+            ):
+                self.ids[f"#{rid}"] = rid
+                if external is not None:
+                    self.ids[external] = rid  # an external id wins over a "#<number>" look-alike
+            self.known = reviewer_names.known_reviewers(session, also=[actor.key])
+        self.by_name = {c.label: c.id for c in criteria}
+        self.filename = filename
+        self.problems: list[Problem] = []
+        self.rows: list[_Row] = []
+        self.blank = 0
+        self.first_seen: dict[tuple[int, int, str], str] = {}
+        self.matched: dict[str, str | None] = {}  # sheet spelling -> key (None: unknown)
+        self.unknown: dict[str, _Unknown] = {}  # normalised name -> where it appears
+        self.names = dict(self.known.names)
+        self.columns: dict[str, str] | None = None
+        self.note_column: str | None = None
+
+    def _header(self, columns: Sequence[str]) -> dict[str, str]:
+        found = {name: _column(columns, c) for name, c in _CANDIDATES.items()}
+        missing = [name for name, column in found.items() if column is None]
+        if missing:
+            raise ImportProblemsError([
+                Problem("header", f"no {name!r} column (expected one of "
+                                  f"{', '.join(_CANDIDATES[name])}); the file has: "
+                                  f"{', '.join(columns)}")
+                for name in missing], source=self.filename)
+        self.note_column = _column(columns, _NOTE_CANDIDATES)
+        return {k: v for k, v in found.items() if v is not None}
+
+    def _reviewer(self, raw: str, where: str) -> str:
+        """The key of the reviewer a sheet name means; an unknown one is noted (and named
+        by its cleaned spelling, should the import create it)."""
+        if raw not in self.matched:
+            found = reviewer_names.match(self.known, raw)
+            self.matched[raw] = found.key
+            if found.key is None:
+                normal = reviewer_names.normalise(raw)
+                entry = self.unknown.setdefault(
+                    normal, _Unknown(reviewer_names.clean(raw), ambiguous=found.ambiguous))
+                self.names.setdefault(reviewer_names.new_key(entry.name), entry.name)
+        key = self.matched[raw]
+        if key is not None:
+            return key
+        entry = self.unknown[reviewer_names.normalise(raw)]
+        entry.count += 1
+        if len(entry.rows) < _ROWS_SHOWN:
+            entry.rows.append(where)
+        return reviewer_names.new_key(entry.name)
+
+    def check(self, where: str, raw_record: dict[str, Any], columns: Sequence[str]) -> None:
+        if self.columns is None:
+            self.columns = self._header(list(columns))
+        cols = self.columns
+        wanted = (*cols.values(), self.note_column)
+        record = {key: csv_cells.restore(value) if isinstance(value, str) else value
+                  for key, value in raw_record.items() if key in wanted}
+        response_col, criterion_col = cols["response id"], cols["criterion"]
+        verdict_col, reviewer_col = cols["verdict"], cols["reviewer"]
         found: list[Problem] = []
         external = str(record.get(response_col) or "").strip()
-        response_id = ids.get(external)
+        response_id = self.ids.get(external)
         if not external:
             found.append(Problem(f"{where}, column {response_col!r}", "the response id is empty"))
         elif response_id is None:
             found.append(Problem(f"{where}, column {response_col!r}",
                                  f"no response with id {external!r} in this dataset"))
         name = str(record.get(criterion_col) or "").strip()
-        criterion_id = by_name.get(name)
+        criterion_id = self.by_name.get(name)
         if criterion_id is None:
             found.append(Problem(
                 f"{where}, column {criterion_col!r}",
                 f"no criterion named {name!r} in this rubric version (it has: "
-                f"{', '.join(by_name)})" if name else "the criterion name is empty"))
+                f"{', '.join(self.by_name)})" if name else "the criterion name is empty"))
         raw_verdict = str(record.get(verdict_col) or "").strip()
         if not raw_verdict:
-            problems.extend(found)
-            blank += 1
-            continue
+            self.problems.extend(found)
+            self.blank += 1
+            return
         verdict = None
         try:
             verdict = Verdict.parse(raw_verdict)
         except ValueError as exc:
             found.append(Problem(f"{where}, column {verdict_col!r}", str(exc)))
-        reviewer = str(record.get(reviewer_col) or "").strip()
-        if not reviewer:
+        raw_reviewer = str(record.get(reviewer_col) or "").strip()
+        reviewer = ""
+        if raw_reviewer not in self.matched and not reviewer_names.clean(raw_reviewer):
             found.append(Problem(f"{where}, column {reviewer_col!r}",
                                  "the reviewer is empty; every verdict needs a reviewer name"))
-        note = str(record.get(note_column) or "").strip() if note_column else ""
-        for column, text, max_chars in ((reviewer_col, reviewer, limits.NAME_MAX),
-                                        (note_column, note, None)):
+        note = str(record.get(self.note_column) or "").strip() if self.note_column else ""
+        for column, text, max_chars in ((reviewer_col, raw_reviewer, limits.NAME_MAX),
+                                        (self.note_column, note, None)):
             problem = limits.text_problem(text, max_chars=max_chars)
             if problem:
                 found.append(Problem(f"{where}, column {column!r}", f"the value {problem}"))
+        if not found and raw_reviewer:
+            reviewer = self._reviewer(raw_reviewer, where)
         if response_id is not None and criterion_id is not None and reviewer:
             key = (response_id, criterion_id, reviewer)
-            if key in first_seen:
+            if key in self.first_seen:
                 found.append(Problem(where, f"response {external!r}, criterion {name!r} is "
                                             f"already set for reviewer {reviewer!r} by "
-                                            f"{first_seen[key]}; keep one row"))
-            first_seen.setdefault(key, where)
-        problems.extend(found)
+                                            f"{self.first_seen[key]}; keep one row"))
+            else:
+                self.first_seen[key] = where
+        self.problems.extend(found)
         if not found and verdict is not None and response_id is not None \
-                and criterion_id is not None:
-            rows.append(_Row(where, response_id, criterion_id, verdict, reviewer, note))
-    if problems:
-        raise ImportProblemsError(problems, source=filename)
-    return rows, blank
+                and criterion_id is not None and reviewer:
+            self.rows.append(_Row(response_id, criterion_id, verdict, reviewer, note))
+
+    def finish(self, create_reviewers: bool) -> tuple[list[_Row], set[str]]:
+        """The valid rows and the keys of reviewers to create; every problem raised."""
+        problems = list(self.problems)
+        column = (self.columns or {}).get("reviewer", "reviewer")
+        for entry in self.unknown.values():
+            if create_reviewers and not entry.ambiguous:
+                continue
+            rows = ", ".join(entry.rows) + (f" and {entry.count - len(entry.rows)} more rows"
+                                            if entry.count > len(entry.rows) else "")
+            if entry.ambiguous:
+                message = (f"{entry.name!r} could be any of the known reviewers "
+                           f"{', '.join(map(repr, entry.ambiguous))}; write one of them "
+                           "exactly as shown")
+            else:
+                message = (f"{entry.name!r} is not a known reviewer (known: "
+                           f"{self._known_text()}); correct the name, or import with "
+                           "“create new reviewers” (--create-reviewers) to add them")
+            problems.append(Problem(f"column {column!r}, {rows}", message))
+        if problems:
+            raise ImportProblemsError(problems, source=self.filename)
+        created = {reviewer_names.new_key(e.name) for e in self.unknown.values()}
+        return self.rows, created
+
+    def _known_text(self, limit: int = 8) -> str:
+        keys = sorted(self.known.names)
+        if not keys:
+            return "nobody yet"
+        return ", ".join(keys[:limit]) + (f" and {len(keys) - limit} more"
+                                          if len(keys) > limit else "")

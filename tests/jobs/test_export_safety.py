@@ -129,7 +129,7 @@ def test_the_verdict_sheet_is_safe_and_imports_back_unchanged_then_edited(sessio
     edited = io.StringIO()
     csv.writer(edited).writerows(rows)
     summary = labels.import_human_verdicts(sessions, version.id, dataset.id, edited.getvalue(),
-                                           actor=ADMIN)
+                                           actor=ADMIN, create_reviewers=True)
     assert summary.verdicts == len(responses) * len(CRITERIA) - 1
     assert summary.reviewers == ("=ana",)
     history = reviews.verdict_history(sessions, responses[3].id, rubric_version_id=version.id)

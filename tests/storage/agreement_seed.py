@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from grading.types import EvaluationReport, ScoringSettings, TokenUsage, Verdict
 from storage.dto import DatasetInfo, ResponseInfo, RubricVersionInfo, RunInfo
-from storage.services import datasets, reviews, rubrics, runs
+from storage.services import datasets, people, reviews, rubrics, runs
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, holistic_report, judge_report
@@ -31,6 +31,8 @@ HUMAN = {
     "r0": [M, M, M, U], "r1": [M, U, U, U], "r2": [U, U, M, U], "r3": [M, U, U, U],
     "r4": [M, M, None, None],
 }
+# The team's other reviewers: known (they signed in once), no verdicts yet.
+TEAM = ("bo", "cy", "dee")
 HOLISTIC = {"r0": 90.0, "r1": 60.0, "r2": 20.0, "r3": 55.0, "r4": 70.0, "r5": 40.0}
 
 
@@ -82,6 +84,8 @@ def seed(sessions, *, rubric_name: str = "Dosing", dataset_name: str = "Answers"
                 reviews.set_human_verdict(
                     sessions, response_id=responses[key].id, criterion_id=criterion.id,
                     verdict=verdict, actor=local_actor("ana"), note=f"checked {key}")
+    for who in TEAM:  # verdict sheets may name them (storage/services/reviewer_names.py)
+        people.signed_in_actor(sessions, identity=who)
     return Seeded(version=version, dataset=dataset, responses=responses,
                   cheap=runs.get_run(sessions, made["cheap"].id),
                   strong=runs.get_run(sessions, made["strong"].id),

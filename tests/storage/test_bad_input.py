@@ -182,7 +182,8 @@ def test_a_verdict_sheet_with_unstorable_text_names_row_and_column(sessions):
     sheet = (f"response_id,criterion,verdict,reviewer,note\nr1,accurate,MET,ana,fine\n"
              f"r1,cites,MET,{LONG},ok\nr1,concise,MET,bo,a\x00b\n")
     with pytest.raises(ImportProblemsError) as caught:
-        labels.import_human_verdicts(sessions, version.id, dataset.id, sheet, actor=ADMIN)
+        labels.import_human_verdicts(sessions, version.id, dataset.id, sheet, actor=ADMIN,
+                                     create_reviewers=True)  # new names: only text is wrong
     assert [str(p) for p in caught.value.problems] == [
         "row 2 (line 3), column 'reviewer': the value is 201 characters long; the limit is 200",
         "row 3 (line 4), column 'note': the value contains a NUL character (\\x00) at "

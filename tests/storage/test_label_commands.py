@@ -63,7 +63,7 @@ def test_import_prints_every_problem_or_what_it_wrote(sessions, db_url, tmp_path
     good = tmp_path / "good.csv"
     good.write_text("response_id,criterion,verdict,reviewer\nr5,cites,met,bo\n")
     assert import_verdicts(str(good), rubric="Dosing", dataset="Answers", db=db_url) == 0
-    assert "imported 1 verdicts on 1 responses (reviewers: bo); left out 0 unchanged" in (
+    assert "imported 1 verdicts on 1 responses (reviewers: bo (1)); left out 0 unchanged" in (
         capsys.readouterr().out)
     assert import_verdicts(str(tmp_path / "missing.csv"), rubric="Dosing", dataset="Answers",
                            db=db_url) == 1
@@ -98,7 +98,7 @@ def test_rubric_workbench_import_verdicts_round_trips_the_exported_sheet(session
     sheet.write_text(sheet.read_text().replace("r5,accurate,,,,", "r5,accurate,MET,bo,,"))
     assert main(["import-verdicts", str(sheet), "--rubric", "Dosing", "--dataset", "Answers",
                  "--db", db_url]) == 0
-    assert "imported 1 verdicts on 1 responses (reviewers: bo); left out 18 unchanged and 5 " \
+    assert "imported 1 verdicts on 1 responses (reviewers: bo (1)); left out 18 unchanged and 5 " \
            "without a verdict" in capsys.readouterr().out
     r5 = reviews.current_verdicts(sessions, seeded.responses["r5"].id, seeded.version.id)
     assert [v.reviewer for v in r5.values()] == ["bo"]

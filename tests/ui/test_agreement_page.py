@@ -295,3 +295,25 @@ def test_every_human_baseline_figure_shows_its_interval_and_n(sessions):
     assert all(re.fullmatch(r"\d+% \[\d+%, \d+%\] \(n=\d+\)", v)
                for v in people["Agreement with the final verdict"])
     assert all(re.search(r"\(n=\d+\)$", v) for v in people["κ with the final verdict"])
+
+
+def test_an_unknown_reviewer_is_refused_until_new_reviewers_may_be_created(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    at.session_state.reviewer_name = "lead"
+    sheet = b"response_id,criterion,verdict,reviewer\nr5,cites,met,BO\nr5,accurate,met,zed\n"
+    at.file_uploader(key="agreement_import_file_0").upload("verdicts.csv", sheet, "text/csv")
+    next(b for b in at.button if b.label == "Import verdicts").click().run()
+    [error] = at.error
+    shown = unescape(error.value)
+    assert shown.startswith("Nothing was imported")
+    assert "'zed' is not a known reviewer" in shown and "BO" not in shown
+    assert reviews.current_verdicts(sessions, seeded.responses["r5"].id,
+                                    seeded.version.id) == {}
+    at.checkbox(key="agreement_import_create").check().run()
+    at.file_uploader(key="agreement_import_file_0").upload("verdicts.csv", sheet, "text/csv")
+    next(b for b in at.button if b.label == "Import verdicts").click().run()
+    assert not at.exception
+    assert "new reviewers: zed" in unescape(at.success[0].value)
+    current = reviews.current_verdicts(sessions, seeded.responses["r5"].id, seeded.version.id)
+    assert sorted(v.reviewer for v in current.values()) == ["bo", "zed"]  # BO is bo

@@ -204,7 +204,8 @@ def test_the_activity_shows_who_launched_imported_archived_and_deleted():
                     grader="per_criterion", model="openai/judge", actor=ana)
     verdict_import.import_human_verdicts(
         db(), version.id, dataset.id, "response_id,criterion,verdict,reviewer\n"
-        "a1,dose,MET,Bo\n", filename="verdicts.csv", actor=ana)
+        "a1,dose,MET,Bo\n", filename="verdicts.csv", actor=ana,
+        create_reviewers=True)  # Bo is new here
     rubrics.archive_rubric(db(), version.rubric_id, actor=ana)
     scratch = datasets.create_dataset(db(), "Scratch", actor=ana)
     datasets.delete_dataset(db(), scratch.id, confirm=True, actor=ana)

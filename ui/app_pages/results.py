@@ -9,10 +9,12 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from storage import exports
 from storage.export_names import file_stem
+from storage.services import blindness
 from storage.services.results import ResultSet, ResultsFilter, ResultsPage
 from ui import grade_handoff, response_view, results_filters, results_table, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui import results_readers as readers
+from ui.auth import current_actor
 from ui.verdict_view import md_escape, run_label
 
 PAGE_SIZES = [25, 50, 100, 200]
@@ -119,8 +121,8 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
 def export_runs(db: str, run_ids: tuple[int, ...], fmt: str,
                 panel_ids: tuple[int, ...] = ()) -> bytes:
     """Runs only when the button is clicked: the whole export is built then."""
-    return exports.results_export(runtime.sessions_for(db), run_ids, fmt,
-                                  panel_ids).encode("utf-8")
+    return exports.results_export(runtime.sessions_for(db), run_ids, fmt, panel_ids,
+                                  sight=blindness.sight_of(current_actor())).encode("utf-8")
 
 
 def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
@@ -235,8 +237,10 @@ def open_response(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
 
 def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                   response_id: int, panels: tuple = ()) -> None:
+    # Blind review: a reviewer sees other people's verdicts only where they answered too.
     detail = readers.get_response_detail(db, response_id, result_set.rubric_version_id,
-                                         run_ids, readers.run_stamp(db, run_ids))
+                                         run_ids, readers.run_stamp(db, run_ids),
+                                         sight=blindness.sight_of(current_actor()))
     review_button, history, _ = st.columns([2, 2, 3], vertical_alignment="bottom")
     review_button.button("Review this response", key="results_to_review",
                          icon=":material/rate_review:", width="stretch",
