@@ -17,10 +17,16 @@ from streamlit.errors import StreamlitInvalidLayoutContextError
 from storage.errors import InvalidInputError
 from storage.services import reviews
 from storage.services.review_queue import ResponseDetail
-from storage.services.reviewers import Actor, PermissionDeniedError
+from storage.services.reviewers import (
+    Actor,
+    IdentityChangedError,
+    PermissionDeniedError,
+    require_shown,
+)
 from ui import response_view, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui import results_readers as readers
+from ui.auth import unnamed_key
 from ui.verdict_view import md_escape, short_run_label
 from ui.wording import plural
 
@@ -66,8 +72,18 @@ def handle_accept_judges(response_id: int, agreed: tuple[tuple[int, str], ...]) 
                              "The judges agree on no criterion you left open.")
 
 
+def shown_identity() -> str:
+    """The identity this tab shows: the sidebar's, drawn by the last whole-page run (the
+    Review fragment's reruns do not redraw it, and another tab may have renamed since)."""
+    return st.session_state.reviewer_name or unnamed_key()
+
+
 def handle_save_request(advance: bool) -> None:
-    st.session_state.review_pending = "next" if advance else "save"
+    s = st.session_state
+    s.review_pending = "next" if advance else "save"
+    # Read before this run's sidebar follows a name changed elsewhere: the save carries the
+    # name the person saw when they clicked.
+    s.review_pending_as = shown_identity()
 
 
 # -- the write, run in the fragment body (never in a callback) --------------------------------
@@ -83,6 +99,7 @@ class Due:
     advance: bool
     position: int  # the queue position of the response saved
     nonce: int  # the form nonce the values were read under
+    shown_as: str | None = None  # the identity the page showed: the save is refused if stale
 
 
 def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int) -> None:
@@ -91,6 +108,7 @@ def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int
     the next response is drawn — the reviewer sees it without waiting for the database."""
     s = st.session_state
     pending, s.review_pending = s.review_pending, None
+    shown_as, s.review_pending_as = s.review_pending_as or shown_identity(), None
     if pending is None:
         return
     shown = s.review_shown
@@ -119,7 +137,8 @@ def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int
     due = Due(response_id=detail.response.id, wanted=wanted,
               expected={cid: expected.get(cid) for cid in wanted},
               labels={c.id: c.label for c in detail.version.criteria}, opened=opened,
-              advance=pending == "next", position=s.review_position, nonce=nonce)
+              advance=pending == "next", position=s.review_position, nonce=nonce,
+              shown_as=shown_as)
     if not due.advance:
         write_due(actor, due)
         return
@@ -143,7 +162,13 @@ def write_due(actor: Actor | None, due: Due | None = None) -> None:
         result = reviews.save_review(
             runtime.get_sessions(), actor=actor, response_id=due.response_id,
             verdicts=due.wanted, expected=due.expected,
-            review_seconds=round(time.monotonic() - due.opened, 1))
+            review_seconds=round(time.monotonic() - due.opened, 1), shown_as=due.shown_as)
+    except IdentityChangedError as exc:
+        # Renamed in another tab: never recorded under the other name. The whole page runs
+        # again so the sidebar shows who acts now (with its notice) and the form is theirs.
+        s.review_flash = ("error", md_escape(str(exc)))
+        s.review_position = due.position
+        st.rerun()
     except (InvalidInputError, PermissionDeniedError) as exc:
         s.review_flash = ("error", md_escape(str(exc)))
         if due.advance:
@@ -169,6 +194,23 @@ def write_due(actor: Actor | None, due: Due | None = None) -> None:
         st.toast(message, icon=":material/check:")
     else:
         s.review_flash = ("success", message)
+
+
+def refuse_pending(actor: Actor | None) -> None:
+    """Another person acts now (this run's sidebar followed a rename made elsewhere): a save
+    still asked for under the name shown before is refused, and the page says why."""
+    s = st.session_state
+    due = s.review_due
+    shown_as = s.review_pending_as if s.review_pending is not None else (
+        due.shown_as if due is not None else None)
+    if actor is None or shown_as is None:
+        return
+    try:
+        require_shown(actor, shown_as)
+    except IdentityChangedError as exc:
+        s.review_flash = ("error", md_escape(str(exc)))
+        if due is not None:
+            s.review_position = due.position
 
 
 def _go_back(due: Due, keep: dict[int, tuple[str, str]]) -> None:

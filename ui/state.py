@@ -133,6 +133,7 @@ DEFAULTS: dict[str, object] = {
     "review_shown": None,
     "review_focus": 0,  # index of the criterion the keyboard verdicts go to
     "review_pending": None,  # "save" / "next": asked by a button, written by the fragment
+    "review_pending_as": None,  # the identity the page showed when that save was asked
     # review_form.Due: a "save and next" whose write follows the drawing of the next response
     "review_due": None,
     "review_actor": None,  # the reviewer key the form was drawn for (local mode can switch)

@@ -320,3 +320,19 @@ def test_review_set_settings_are_in_the_activity_log(sessions):
         (ANA.key, "set review set", "dataset", dataset.id, dataset.name,
          f"{rubric}: 2 reviewer(s) per response, every response"),
     ]
+
+
+def test_a_save_shown_under_another_name_is_refused_and_never_reattributed(sessions):
+    """The page showed Bo; Cy acts now (renamed in another tab): nothing is written, under
+    either name, and the message names both."""
+    from storage.services.reviewers import IdentityChangedError
+
+    version, _d, [response, *_], _run = _graded(sessions)
+    criterion = version.criteria[0]
+    with pytest.raises(IdentityChangedError, match=r"showed you as 'bo'.*now act as 'cy'"):
+        reviews.save_review(sessions, actor=CY, response_id=response.id,
+                            verdicts={criterion.id: ("MET", "")}, shown_as="bo")
+    assert reviews.verdict_history(sessions, response.id) == []
+    saved = reviews.save_review(sessions, actor=CY, response_id=response.id,
+                                verdicts={criterion.id: ("MET", "")}, shown_as="cy")
+    assert [h.reviewer for h in saved.saved] == ["cy"]

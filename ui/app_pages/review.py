@@ -25,12 +25,16 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
     this, never the whole page."""
     s = st.session_state
     actor = current_actor()
-    viewer = actor.key if actor else None
+    # The identity the tab shows, which may lag who acts now by a rename made in another
+    # tab until the next whole-page run: the form is that identity's, and its saves carry it
+    # (the service refuses them once it is not who acts).
+    viewer = review_form.shown_identity() if actor else None
     if s.review_actor != viewer:
         if s.review_actor not in (None, unnamed_key()):
             # Another person took over (local mode's name switch): their own form, never the
             # previous person's choices, and nothing of theirs left to save under the new name.
             # (Typing a first name keeps the form: the same person, named now.)
+            review_form.refuse_pending(actor)
             s.review_form_nonce += 1
             s.review_shown = s.review_pending = s.review_due = None
         s.review_actor = viewer
