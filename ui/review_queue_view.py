@@ -81,6 +81,11 @@ def render_set_panel(db: str, chosen: ResultSet, actor: Actor | None) -> None:
                 help="Responses drawn at random (the same for every reviewer) and put ahead "
                      "of the rest, so agreement is not measured on hard cases only.")
             submitted = st.form_submit_button("Save settings", disabled=not admin)
+        if settings.carried_from is not None:
+            st.caption(f"Carried from v{settings.carried_from} of this rubric: nobody has set "
+                       "them on this version yet. Saving here sets them for this version.")
+        st.caption("New versions of this rubric (edited, imported or adopted from a wording "
+                   "trial) keep these settings until they are changed there.")
         if not admin:
             st.caption("Only an admin changes these settings.")
         if submitted and actor is not None:
