@@ -114,6 +114,9 @@ def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int
     shown = s.review_shown
     if shown is None or shown[0] != detail.response.id:
         return
+    s.review_queue_done = None
+    # "Save and next" on the last response saves and ends the queue (nothing to move to).
+    ends_queue = pending == "next" and s.review_position >= queue_size - 1
     _rid, expected, nonce, opened = shown
     if actor is None:
         s.review_flash = ("error", "Enter your name in the sidebar (“Your name”) before "
@@ -132,32 +135,47 @@ def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int
     if not wanted:
         s.review_flash = ("info", "Nothing changed: give a verdict to a criterion to save it.")
         if pending == "next" and all(c.id in detail.mine for c in detail.version.criteria):
+            if ends_queue:
+                s.review_flash = None
+                _end_queue(detail)
             _advance(queue_size)
         return
     due = Due(response_id=detail.response.id, wanted=wanted,
               expected={cid: expected.get(cid) for cid in wanted},
               labels={c.id: c.label for c in detail.version.criteria}, opened=opened,
-              advance=pending == "next", position=s.review_position, nonce=nonce,
-              shown_as=shown_as)
+              advance=pending == "next" and not ends_queue, position=s.review_position,
+              nonce=nonce, shown_as=shown_as)
     if not due.advance:
-        write_due(actor, due)
+        if write_due(actor, due) and ends_queue:
+            _end_queue(detail)
         return
     s.review_due = due
     s.review_form_nonce += 1  # the next response's form starts clean
     _advance(queue_size)
 
 
-def write_due(actor: Actor | None, due: Due | None = None) -> None:
-    """Write a pending save. After "save and next" the next response is already on screen:
-    if the save is refused, go back to the response saved, with the message under its
-    buttons and the reviewer's choices still in the form."""
+def _end_queue(detail: ResponseDetail) -> None:
+    """Say the queue is done (ui.review_queue_view.render_queue_done), with counts read after
+    the save: the fragment runs again."""
+    s = st.session_state
+    s.review_queue_done = (detail.response.dataset_id, detail.version.id)
+    try:
+        st.rerun(scope="fragment")
+    except StreamlitInvalidLayoutContextError:  # the fragment ran inside a whole-page run
+        st.rerun()
+
+
+def write_due(actor: Actor | None, due: Due | None = None) -> bool:
+    """Write a pending save; whether every verdict was saved. After "save and next" the
+    next response is already on screen: if the save is refused, go back to the response
+    saved, with the message under its buttons and the reviewer's choices still in the form."""
     s = st.session_state
     if due is None:
         due, s.review_due = s.review_due, None  # taken before writing: written once
         if due is None:
-            return
+            return False
     if actor is None:
-        return
+        return False
     try:
         result = reviews.save_review(
             runtime.get_sessions(), actor=actor, response_id=due.response_id,
@@ -173,7 +191,7 @@ def write_due(actor: Actor | None, due: Due | None = None) -> None:
         s.review_flash = ("error", md_escape(str(exc)))
         if due.advance:
             _go_back(due, keep=due.wanted)
-        return
+        return False
     finally:
         readers.clear_after_review()
     if not due.advance:
@@ -187,13 +205,14 @@ def write_due(actor: Actor | None, due: Due | None = None) -> None:
                           + (f"\n\nSaved: {', '.join(saved)}." if saved else ""))
         if due.advance:
             _go_back(due, keep={})  # the form shows what is saved now
-        return
+        return False
     message = (f"Saved {len(saved)} verdict{'s' if len(saved) != 1 else ''} "
                f"({', '.join(saved)}); effective scores are updated.")
     if due.advance:
         st.toast(message, icon=":material/check:")
     else:
         s.review_flash = ("success", message)
+    return True
 
 
 def refuse_pending(actor: Actor | None) -> None:

@@ -137,6 +137,7 @@ DEFAULTS: dict[str, object] = {
     # review_form.Due: a "save and next" whose write follows the drawing of the next response
     "review_due": None,
     "review_actor": None,  # the reviewer key the form was drawn for (local mode can switch)
+    "review_queue_done": None,  # (dataset id, version id) whose queue "save and next" ended
     "review_scrolled": None,  # response id last scrolled to its top
     "review_mode": "Review",  # Review | Adjudicate
     "review_adjudicate": None,  # "response_criterion" whose Decide was pressed

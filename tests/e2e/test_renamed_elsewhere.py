@@ -5,6 +5,7 @@ and the tab then shows the name now in use."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -116,3 +117,31 @@ def test_a_tab_showing_the_old_name_never_saves_under_the_new_one(local_app, bro
     wait_idle(bo)
     expect(bo.get_by_text("Saved 1 verdict").first).to_be_visible()
     assert _reviewers(db_url, response_ids[0]) == ["Cy Park"]
+
+
+def test_save_and_next_on_the_last_response_ends_the_queue_and_offers_what_next(
+        local_app, browser):
+    url, _db_url, _ids = local_app
+    page = _open(browser, url, "review")
+    expect(page.get_by_text("1 of 2").first).to_be_visible(timeout=45_000)
+    page.locator(".st-key-review_next button").click()
+    wait_idle(page)
+    expect(page.get_by_text("2 of 2").first).to_be_visible()
+    for group in range(2):
+        page.get_by_role("radiogroup", name="Your verdict").nth(group).get_by_text(
+            "MET", exact=True).click()
+        wait_idle(page)
+    _shot(page, "review-last-answered")
+    page.get_by_role("button", name=re.compile(r"^Save and next")).click()
+    wait_idle(page)
+    expect(page.get_by_text("End of the queue: you have answered every criterion of")
+           ).to_be_visible()
+    expect(page.get_by_role("link", name="Agreement: judges against people")).to_be_visible()
+    page.get_by_text("End of the queue").scroll_into_view_if_needed()
+    _shot(page, "review-queue-done")
+    no_tracebacks(page)
+    page.get_by_role("button", name=re.compile(r"^Adjudication queue")).click()
+    wait_idle(page)
+    expect(page.get_by_text("disputed criteria in this set").or_(
+        page.get_by_text("disputed criterion in this set"))).to_be_visible()
+    no_tracebacks(page)

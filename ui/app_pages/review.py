@@ -24,6 +24,9 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
     """The queue position, one response and its form: a save or a key press re-runs only
     this, never the whole page."""
     s = st.session_state
+    if s.review_mode != "Review" or s.review_set != (chosen.dataset_id,
+                                                       chosen.rubric_version_id):
+        st.rerun()  # "what next" opened the adjudication queue or another set: the whole page
     actor = current_actor()
     # The identity the tab shows, which may lag who acts now by a rename made in another
     # tab until the next whole-page run: the form is that identity's, and its saves carry it
@@ -45,6 +48,7 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
     if not queue:
         st.success("Everything in your queue is reviewed. Switch off “Only responses still "
                    "to review” to revisit verdicts.")
+        review_queue_view.render_queue_done(db, chosen, actor, counts=False)
         return
 
     def detail_of(response_id: int):
@@ -68,6 +72,9 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
         review_form.scroll_to_top(item.response_id, s.review_form_nonce)
     review_queue_view.render_nav(queue, item, detail)
     review_form.render_item(actor, detail)
+    if s.review_queue_done == (chosen.dataset_id, chosen.rubric_version_id):
+        # under the buttons, where the reviewer who pressed "save and next" is looking
+        review_queue_view.render_queue_done(db, chosen, actor)
     # "Save and next": the next response is on screen; now the write (on a refusal it comes
     # back to the response saved).
     review_form.write_due(actor)
