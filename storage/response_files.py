@@ -19,21 +19,18 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from grading.nesting import MAX_NESTING, deep_line, depth, too_deep_message
 from storage import limits
+from storage.column_guess import guess_columns
 from storage.errors import ImportProblemsError, Problem
 
 FileFormat = Literal["csv", "jsonl", "json"]
 Source = bytes | str | os.PathLike
-TEXT_COLUMNS = ("text", "output", "response", "completion", "answer")
-QUERY_COLUMNS = ("query", "prompt", "question", "input")
-ID_COLUMNS = ("id", "external_id", "response_id", "uid")
-THINKING_COLUMNS = ("thinking", "reasoning")
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 _HEAD_CHARS = 64 * 1024
 _PEEK_ROWS = 1000
@@ -49,17 +46,12 @@ class ColumnMapping:
     thinking: str | None = None
 
     @classmethod
-    def guess(cls, columns: Sequence[str]) -> ColumnMapping:
-        """Sensible defaults from the column names (case-insensitive)."""
-        lowered = {c.lower(): c for c in columns}
-
-        def pick(candidates: tuple[str, ...]) -> str | None:
-            return next((lowered[c] for c in candidates if c in lowered), None)
-
-        return cls(
-            text=pick(TEXT_COLUMNS) or "text", query=pick(QUERY_COLUMNS),
-            id=pick(ID_COLUMNS), thinking=pick(THINKING_COLUMNS),
-        )
+    def guess(cls, columns: Sequence[str], rows: Sequence[Any] = ()) -> ColumnMapping:
+        """Sensible defaults from the column names and the first ``rows`` (dicts):
+        storage.column_guess."""
+        found = guess_columns(columns, rows)
+        return cls(text=found.text or "text", query=found.query, id=found.id,
+                   thinking=found.thinking)
 
     def mapped(self) -> set[str]:
         return {c for c in (self.text, self.query, self.id, self.thinking) if c}
@@ -487,12 +479,12 @@ class ResponseValidator:
                            external_id=external_id, metadata=metadata, location=where), []
 
 
-def _guess_mapping(rows: Iterable[Any]) -> ColumnMapping:
+def _guess_mapping(rows: Sequence[Any]) -> ColumnMapping:
     columns: dict[str, None] = {}
     for row in rows:
         if isinstance(row, Mapping):
             columns.update(dict.fromkeys(row))
-    return ColumnMapping.guess(list(columns))
+    return ColumnMapping.guess(list(columns), rows)
 
 
 def to_responses(
@@ -562,7 +554,7 @@ def iter_responses(
     if not peeked:
         raise ImportProblemsError(reader.problems or [Problem("", "the file has no rows")],
                                   source=name)
-    mapping = mapping or ColumnMapping.guess(list(reader.columns))
+    mapping = mapping or ColumnMapping.guess(list(reader.columns), [row for _w, row in peeked])
     missing = _missing_columns(mapping, reader) if reader.format == "csv" else []
     if missing:
         raise ImportProblemsError(missing, source=name)

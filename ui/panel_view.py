@@ -153,18 +153,26 @@ def create_from_form(run_ids: list[int], rule: str, weights_text: str, name: str
             st.error("Weights must be numbers separated by commas, e.g. 2, 1, 1.")
             return None
     try:
-        panel = panels.create_panel(get_sessions(), run_ids=run_ids, rule=rule,
-                                    weights=weights, name=name, actor=actor)
+        made = panels.ensure_panel(get_sessions(), run_ids=run_ids, rule=rule,
+                                   weights=weights, name=name, actor=actor)
     except RubricWorkbenchError as exc:
         st.error(plain(f"The panel was not created: {exc}."))
         return None
     panel_readers.clear_after_panel_change()
-    return panel
+    return made
+
+
+def made_message(panel, created: bool) -> str:
+    """What a create form says: a second click (or tab) finds the panel, never a copy."""
+    if created:
+        return f"Created {panel.label}."
+    return (f"{panel.label} already combines these runs with this rule and these weights: "
+            "no copy was made.")
 
 
 def handle_create(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:
-    panel = create_from_form(run_ids, rule, weights_text, name, "create the panel")
-    if panel is None:
+    made = create_from_form(run_ids, rule, weights_text, name, "create the panel")
+    if made is None:
         return
-    st.session_state["judges_panel_flash"] = ("success", f"Created {panel.label}.")
+    st.session_state["judges_panel_flash"] = ("success", made_message(*made))
     st.rerun()

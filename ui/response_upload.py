@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from storage.column_guess import looks_like_ids
 from storage.dto import DatasetInfo
 from storage.errors import ImportProblemsError, Problem, StorageError
 from storage.response_files import (
@@ -179,7 +180,7 @@ def render_upload(datasets: list[DatasetInfo]) -> None:
                        "a single column. Save it as comma-separated CSV (in Excel: CSV UTF-8, "
                        "comma delimited) and upload it again."))
         return
-    guess = ColumnMapping.guess(columns)
+    guess = ColumnMapping.guess(columns, parsed.rows)
     st.markdown(f"**1. Map the columns** — {plain(upload.name)}: "
                 f"{plural(len(parsed.rows), 'row')}, {parsed.description}")
     base = f"responses_map_{state['responses_upload_nonce']}"
@@ -211,7 +212,13 @@ def render_upload(datasets: list[DatasetInfo]) -> None:
         for r in responses[:PREVIEW_ROWS]
     ])
     if not preview.empty:
+        st.caption(f"The first {plural(min(len(responses), PREVIEW_ROWS), 'row')} as they "
+                   "will be imported with this mapping:")
         st.dataframe(preview, hide_index=True, width="stretch")
+    if looks_like_ids(text, parsed.rows):
+        st.warning(plain(f"The response text column '{text}' holds short unique values, like "
+                         "ids: is it really the model's answer? Pick the column with the "
+                         "answers under “Response text”."), icon=":material/help:")
     if problems:
         render_problems([(p.location, p.message) for p in problems], upload.name)
         return

@@ -178,12 +178,15 @@ def render_combine_form(run_ids: tuple[int, ...], by_id: dict[int, RunInfo]) -> 
 
 
 def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:
-    panel = panel_view.create_from_form(run_ids, rule, weights_text, name, "combine")
-    if panel is None:
+    made = panel_view.create_from_form(run_ids, rule, weights_text, name, "combine")
+    if made is None:
         return
+    panel, created = made
     st.session_state.results_combine_open = False
     st.session_state.results_panel_goto = panel.id  # picked on the next run
-    st.session_state.results_flash = f"Created {panel.label}: it is shown next to the runs."
+    st.session_state.results_flash = (
+        f"Created {panel.label}: it is shown next to the runs." if created
+        else f"{panel_view.made_message(panel, created)} It is shown next to the runs.")
     st.rerun()
 
 

@@ -19,10 +19,16 @@ from streamlit.errors import StreamlitInvalidLayoutContextError
 from storage.errors import InvalidInputError
 from storage.services import reviews
 from storage.services.review_queue import ResponseDetail
-from storage.services.reviewers import Actor, PermissionDeniedError
+from storage.services.reviewers import (
+    Actor,
+    IdentityChangedError,
+    PermissionDeniedError,
+    require_shown,
+)
 from ui import response_view, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui import results_readers as readers
+from ui.auth import unnamed_key
 from ui.components import verdict_form
 from ui.verdict_view import md_escape, short_run_label
 
@@ -42,6 +48,9 @@ def handle_submit(part_key: str) -> None:
     if raw is None:
         return
     st.session_state.review_submitted = raw
+    # Read before this run's sidebar follows a name changed elsewhere: the save carries the
+    # name the person saw when they saved.
+    st.session_state.review_pending_as = shown_identity()
 
 
 def form_criteria(detail: ResponseDetail, blind: bool) -> list[verdict_form.FormCriterion]:
@@ -63,6 +72,12 @@ def form_criteria(detail: ResponseDetail, blind: bool) -> list[verdict_form.Form
     return criteria
 
 
+def shown_identity() -> str:
+    """The identity this tab shows: the sidebar's, drawn by the last whole-page run (the
+    Review fragment's reruns do not redraw it, and another tab may have renamed since)."""
+    return st.session_state.reviewer_name or unnamed_key()
+
+
 # -- the write, run in the fragment body (never in a callback) --------------------------------
 @dataclass(frozen=True)
 class Due:
@@ -76,6 +91,7 @@ class Due:
     advance: bool
     position: int  # the queue position of the response saved
     nonce: int  # the form nonce the values were read under
+    shown_as: str | None = None  # the identity the page showed: the save is refused if stale
 
 
 def take_submitted() -> object:
@@ -98,11 +114,13 @@ def process_submission(actor: Actor | None, detail: ResponseDetail, queue_size: 
     database."""
     s = st.session_state
     raw = take_submitted()
+    shown_as, s.review_pending_as = s.review_pending_as or shown_identity(), None
     if raw is None:
         return
     shown = s.review_shown
     if shown is None or shown[0] != detail.response.id:
         return
+    s.review_queue_done = None
     _rid, expected, nonce, opened = shown
     try:
         submission = verdict_form.parse_submission(
@@ -111,6 +129,8 @@ def process_submission(actor: Actor | None, detail: ResponseDetail, queue_size: 
     except verdict_form.InvalidSubmissionError as exc:
         s.review_flash = ("error", md_escape(str(exc)))
         return
+    # "Save and next" on the last response saves and ends the queue (nothing to move to).
+    ends_queue = submission.advance and s.review_position >= queue_size - 1
     if actor is None:
         s.review_flash = ("error", "Enter your name in the sidebar (“Your name”) before "
                                    "saving: every verdict records who made it.")
@@ -124,41 +144,63 @@ def process_submission(actor: Actor | None, detail: ResponseDetail, queue_size: 
     if not wanted:
         s.review_flash = ("info", "Nothing changed: give a verdict to a criterion to save it.")
         if submission.advance and all(c.id in detail.mine for c in detail.version.criteria):
+            if ends_queue:
+                s.review_flash = None
+                _end_queue(detail)
             _advance(queue_size)
         return
     due = Due(response_id=detail.response.id, wanted=wanted,
               expected={cid: expected.get(cid) for cid in wanted},
               labels={c.id: c.label for c in detail.version.criteria}, opened=opened,
-              advance=submission.advance, position=s.review_position, nonce=nonce)
+              advance=submission.advance and not ends_queue, position=s.review_position,
+              nonce=nonce, shown_as=shown_as)
     if not due.advance:
-        write_due(actor, due)
+        if write_due(actor, due) and ends_queue:
+            _end_queue(detail)
         return
     s.review_due = due
     s.review_form_nonce += 1  # the next response's form starts clean
     _advance(queue_size)
 
 
-def write_due(actor: Actor | None, due: Due | None = None) -> None:
-    """Write a pending save. After "save and next" the next response is already on screen:
-    if the save is refused, go back to the response saved, with the message under its
-    buttons and the reviewer's choices still in the form."""
+def _end_queue(detail: ResponseDetail) -> None:
+    """Say the queue is done (ui.review_queue_view.render_queue_done), with counts read after
+    the save: the fragment runs again."""
+    s = st.session_state
+    s.review_queue_done = (detail.response.dataset_id, detail.version.id)
+    try:
+        st.rerun(scope="fragment")
+    except StreamlitInvalidLayoutContextError:  # the fragment ran inside a whole-page run
+        st.rerun()
+
+
+def write_due(actor: Actor | None, due: Due | None = None) -> bool:
+    """Write a pending save; whether every verdict was saved. After "save and next" the
+    next response is already on screen: if the save is refused, go back to the response
+    saved, with the message under its buttons and the reviewer's choices still in the form."""
     s = st.session_state
     if due is None:
         due, s.review_due = s.review_due, None  # taken before writing: written once
         if due is None:
-            return
+            return False
     if actor is None:
-        return
+        return False
     try:
         result = reviews.save_review(
             runtime.get_sessions(), actor=actor, response_id=due.response_id,
             verdicts=due.wanted, expected=due.expected,
-            review_seconds=round(time.monotonic() - due.opened, 1))
+            review_seconds=round(time.monotonic() - due.opened, 1), shown_as=due.shown_as)
+    except IdentityChangedError as exc:
+        # Renamed in another tab: never recorded under the other name. The whole page runs
+        # again so the sidebar shows who acts now (with its notice) and the form is theirs.
+        s.review_flash = ("error", md_escape(str(exc)))
+        s.review_position = due.position
+        st.rerun()
     except (InvalidInputError, PermissionDeniedError) as exc:
         s.review_flash = ("error", md_escape(str(exc)))
         if due.advance:
             _go_back(due, keep=due.wanted)
-        return
+        return False
     finally:
         readers.clear_after_review()
     if not due.advance:
@@ -172,13 +214,31 @@ def write_due(actor: Actor | None, due: Due | None = None) -> None:
                           + (f"\n\nSaved: {', '.join(saved)}." if saved else ""))
         if due.advance:
             _go_back(due, keep={})  # the form shows what is saved now
-        return
+        return False
     message = (f"Saved {len(saved)} verdict{'s' if len(saved) != 1 else ''} "
                f"({', '.join(saved)}); effective scores are updated.")
     if due.advance:
         st.toast(message, icon=":material/check:")
     else:
         s.review_flash = ("success", message)
+    return True
+
+
+def refuse_pending(actor: Actor | None) -> None:
+    """Another person acts now (this run's sidebar followed a rename made elsewhere): a save
+    still asked for under the name shown before is refused, and the page says why."""
+    s = st.session_state
+    due = s.review_due
+    shown_as = s.review_pending_as if s.review_submitted is not None else (
+        due.shown_as if due is not None else None)
+    if actor is None or shown_as is None:
+        return
+    try:
+        require_shown(actor, shown_as)
+    except IdentityChangedError as exc:
+        s.review_flash = ("error", md_escape(str(exc)))
+        if due is not None:
+            s.review_position = due.position
 
 
 def _go_back(due: Due, keep: dict[int, tuple[str, str]]) -> None:

@@ -20,6 +20,7 @@ COVERAGE_POLL_SECONDS = 5.0  # the review set's counts follow saves made since
 
 def handle_move(step: int, size: int) -> None:
     s = st.session_state
+    s.review_queue_done = None
     s.review_position = min(max(0, s.review_position + step), max(0, size - 1))
     s.review_focus = 0
 
@@ -27,10 +28,22 @@ def handle_move(step: int, size: int) -> None:
 def handle_refresh_queue() -> None:
     st.session_state.review_queue_nonce += 1
     st.session_state.review_position = 0
+    st.session_state.review_queue_done = None
 
 
 def handle_set_change() -> None:
     st.session_state.review_position = 0
+    st.session_state.review_queue_done = None
+
+
+def handle_open_set(key: tuple[int, int]) -> None:
+    handle_set_change()
+    st.session_state.review_set = key
+
+
+def handle_adjudicate_mode() -> None:
+    st.session_state.review_queue_done = None
+    st.session_state.review_mode = "Adjudicate"
 
 
 def pick_set(db: str) -> ResultSet | None:
@@ -81,6 +94,11 @@ def render_set_panel(db: str, chosen: ResultSet, actor: Actor | None) -> None:
                 help="Responses drawn at random (the same for every reviewer) and put ahead "
                      "of the rest, so agreement is not measured on hard cases only.")
             submitted = st.form_submit_button("Save settings", disabled=not admin)
+        if settings.carried_from is not None:
+            st.caption(f"Carried from v{settings.carried_from} of this rubric: nobody has set "
+                       "them on this version yet. Saving here sets them for this version.")
+        st.caption("New versions of this rubric (edited, imported or adopted from a wording "
+                   "trial) keep these settings until they are changed there.")
         if not admin:
             st.caption("Only an admin changes these settings.")
         if submitted and actor is not None:
@@ -150,3 +168,41 @@ def render_nav(queue: Sequence[QueueItem], item: QueueItem, detail: ResponseDeta
                key="review_next", on_click=handle_move, args=(1, len(queue)),
                disabled=s.review_position >= len(queue) - 1, width="stretch",
                shortcut="Alt+Right")
+
+
+def render_queue_done(db: str, chosen: ResultSet, actor: Actor | None, *,
+                      counts: bool = True) -> None:
+    """After "save and next" on the last response (or with nothing left to review): the
+    queue is done; what comes next. ``counts``: say how much of the set is reviewed."""
+    coverage = readers.get_review_coverage(db, chosen.dataset_id, chosen.rubric_version_id,
+                                           readers.run_stamp(db, chosen.run_ids))
+    mine = next((p for p in coverage.reviewers if actor and p.reviewer_key == actor.key), None)
+    done, total = (mine.responses_done if mine else 0), coverage.response_count
+    left = total - done
+    with st.container(border=True, key="review_queue_done_box"):
+        if counts:
+            st.success(f"End of the queue: you have answered every criterion of {done} of "
+                       f"{total} response{'s' if total != 1 else ''} in this set."
+                       + (f" {left} still {'needs' if left == 1 else 'need'} your verdicts: "
+                          "“Refresh queue” puts them first." if left > 0 else ""),
+                       icon=":material/task_alt:")
+        st.markdown("**What next**")
+        row = st.container(horizontal=True)
+        if actor is not None and actor.can(Role.ADJUDICATOR):
+            items = readers.get_adjudication_queue(db, chosen.dataset_id,
+                                                   chosen.rubric_version_id,
+                                                   readers.run_stamp(db, chosen.run_ids))
+            disputed = sum(1 for i in items if i.decision.disputed)
+            row.button(f"Adjudication queue ({disputed} disputed)", key="review_done_adjudicate",
+                       icon=":material/gavel:", on_click=handle_adjudicate_mode)
+        sets = readers.get_result_sets(db)
+        keys = [(r.dataset_id, r.rubric_version_id) for r in sets]
+        here = (chosen.dataset_id, chosen.rubric_version_id)
+        if here in keys and len(keys) > 1:
+            following = sets[(keys.index(here) + 1) % len(keys)]
+            row.button(f"Next review set: {safe_text.text(following.label)}",
+                       key="review_done_next_set", icon=":material/skip_next:",
+                       on_click=handle_open_set,
+                       args=((following.dataset_id, following.rubric_version_id),))
+        row.page_link("app_pages/agreement.py", label="Agreement: judges against people",
+                      icon=":material/handshake:")

@@ -141,9 +141,11 @@ DEFAULTS: dict[str, object] = {
     # (response_id, form nonce, {criterion_id: (verdict, note)}): what a form starts from
     # after a refused "save and next" brought the reviewer back
     "review_restore": None,
+    "review_pending_as": None,  # the identity the page showed when the form's save came
     # review_form.Due: a "save and next" whose write follows the drawing of the next response
     "review_due": None,
     "review_actor": None,  # the reviewer key the form was drawn for (local mode can switch)
+    "review_queue_done": None,  # (dataset id, version id) whose queue "save and next" ended
     "review_scrolled": None,  # response id last scrolled to its top
     "review_mode": "Review",  # Review | Adjudicate
     "review_adjudicate": None,  # "response_criterion" whose Decide was pressed

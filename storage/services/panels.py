@@ -100,25 +100,27 @@ def create_panel(
     weights: Sequence[float] | None = None, name: str = "",
     scoring: ScoringSettings | None = None,
 ) -> PanelInfo:
-    """Combine existing runs into a panel. Every problem is refused before anything is written."""
-    return _create(sessions, run_ids=run_ids, rule=rule, actor=actor, weights=weights,
-                   name=name, scoring=scoring, reuse=False)[0]
+    """Combine existing runs into a panel, or return the panel that already combines them the
+    same way (see :func:`ensure_panel`). Every problem is refused before anything is written."""
+    return ensure_panel(sessions, run_ids=run_ids, rule=rule, actor=actor, weights=weights,
+                        name=name, scoring=scoring)[0]
 
 
 def ensure_panel(
     sessions: SessionFactory, *, run_ids: Sequence[int], rule: str, actor: Actor,
     weights: Sequence[float] | None = None, name: str = "",
+    scoring: ScoringSettings | None = None,
 ) -> tuple[PanelInfo, bool]:
-    """The panel of exactly these runs (in this order), rule and weights: the existing one
-    when there is one (a second click, a reload, the same command run again), else a new
-    one. Returns (panel, created)."""
+    """The panel of exactly these runs (in this order), rule, weights and scoring: the
+    existing one when there is one (a double click, a second tab, a reload, the same command
+    run again — also at the same moment), else a new one. Returns (panel, created)."""
     return _create(sessions, run_ids=run_ids, rule=rule, actor=actor, weights=weights,
-                   name=name, scoring=None, reuse=True)
+                   name=name, scoring=scoring)
 
 
 def _create(
     sessions: SessionFactory, *, run_ids: Sequence[int], rule: str, actor: Actor,
-    weights: Sequence[float] | None, name: str, scoring: ScoringSettings | None, reuse: bool,
+    weights: Sequence[float] | None, name: str, scoring: ScoringSettings | None,
 ) -> tuple[PanelInfo, bool]:
     require(actor, Role.ADMIN, "create a judge panel")
     if rule not in PANEL_RULES:
@@ -148,19 +150,21 @@ def _create(
         _hold_members(session, ids)
         runs = [run_repo.get_run(session, run_id) for run_id in ids]
         _check_members(runs)
-        if reuse:
-            # Write first (as runs.launch_run does): SQLite's write lock or PostgreSQL's row
-            # lock makes two concurrent launches check one after the other.
-            session.execute(update(m.RubricVersionRow)
-                            .where(m.RubricVersionRow.id == runs[0].rubric_version_id)
-                            .values(note=m.RubricVersionRow.note))
-            same = _same_panel(session, runs[0].rubric_version_id, ids, rule, member_weights)
-            if same is not None:
-                return _info(session, same), False
+        scoring = scoring or _scoring_of(runs)
+        # Write first (as runs.launch_run does): SQLite's write lock or PostgreSQL's row lock
+        # makes two concurrent creations check one after the other, so the second finds the
+        # first's panel instead of making a copy.
+        session.execute(update(m.RubricVersionRow)
+                        .where(m.RubricVersionRow.id == runs[0].rubric_version_id)
+                        .values(note=m.RubricVersionRow.note))
+        same = _same_panel(session, runs[0].rubric_version_id, ids, rule, member_weights,
+                           scoring)
+        if same is not None:
+            return _info(session, same), False
         panel = m.PanelRow(
             name=name, rubric_version_id=runs[0].rubric_version_id,
             dataset_id=runs[0].dataset_id, rule=rule,
-            scoring=(scoring or _scoring_of(runs)).model_dump(mode="json"),
+            scoring=scoring.model_dump(mode="json"),
             created_by=actor.key,
         )
         panel.members = [m.PanelMemberRow(run_id=run.id, position=i, weight=w)
@@ -192,11 +196,12 @@ def _hold_members(session, run_ids: list[int]) -> None:
 
 
 def _same_panel(session, version_id: int, run_ids: list[int], rule: str,
-                weights: list[float]) -> m.PanelRow | None:
+                weights: list[float], scoring: ScoringSettings) -> m.PanelRow | None:
     for panel in session.scalars(select(m.PanelRow).where(
             m.PanelRow.rubric_version_id == version_id, m.PanelRow.rule == rule)):
         members = [(member.run_id, member.weight) for member in panel.members]
-        if members == list(zip(run_ids, weights, strict=True)):
+        if (members == list(zip(run_ids, weights, strict=True))
+                and ScoringSettings.model_validate(panel.scoring) == scoring):
             return panel
     return None
 

@@ -7,6 +7,7 @@ import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage import models as m
@@ -27,6 +28,9 @@ class ReviewSetSettings:
     rubric_version_id: int
     reviewers_per_response: int = 1
     sample_size: int = 0
+    # The version number these settings were set on, when they carry from an earlier version
+    # of the rubric (none were set on this one yet); None: set on this version, or defaults.
+    carried_from: int | None = None
 
 
 @dataclass(frozen=True)
@@ -60,11 +64,34 @@ def get_settings(sessions: SessionFactory, dataset_id: int,
 
 
 def settings_of(session: Session, dataset_id: int, rubric_version_id: int) -> ReviewSetSettings:
+    """This version's settings; without any, the newest earlier version's of the same rubric
+    (a new version — edited, imported or adopted from a wording trial — keeps how the set is
+    reviewed until someone changes it there); else the defaults."""
     row = repo.get_review_set(session, dataset_id, rubric_version_id)
-    if row is None:
+    if row is not None:
+        return ReviewSetSettings(dataset_id, rubric_version_id, row.reviewers_per_response,
+                                 row.sample_size)
+    carried = _earlier_settings(session, dataset_id, rubric_version_id)
+    if carried is None:
         return ReviewSetSettings(dataset_id, rubric_version_id)
+    row, number = carried
     return ReviewSetSettings(dataset_id, rubric_version_id, row.reviewers_per_response,
-                             row.sample_size)
+                             row.sample_size, carried_from=number)
+
+
+def _earlier_settings(session: Session, dataset_id: int, rubric_version_id: int
+                      ) -> tuple[m.ReviewSetRow, int] | None:
+    version = session.get(m.RubricVersionRow, rubric_version_id)
+    if version is None:
+        return None
+    found = session.execute(
+        select(m.ReviewSetRow, m.RubricVersionRow.number)
+        .join(m.RubricVersionRow, m.RubricVersionRow.id == m.ReviewSetRow.rubric_version_id)
+        .where(m.ReviewSetRow.dataset_id == dataset_id,
+               m.RubricVersionRow.rubric_id == version.rubric_id,
+               m.RubricVersionRow.number < version.number)
+        .order_by(m.RubricVersionRow.number.desc()).limit(1)).first()
+    return (found[0], found[1]) if found is not None else None
 
 
 def update_settings(

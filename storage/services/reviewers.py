@@ -34,6 +34,10 @@ class PermissionDeniedError(StorageError, PermissionError):
     """The acting person lacks the role an action needs; the message says which."""
 
 
+class IdentityChangedError(StorageError):
+    """The page showed one identity and another one acts now (renamed in another tab)."""
+
+
 @dataclass(frozen=True)
 class Actor:
     """The person (or process) acting.
@@ -87,3 +91,16 @@ def require(actor: Actor | None, role: Role, action: str) -> Actor:
             "Ask an admin to change your role in Settings."
         )
     return actor
+
+
+def require_shown(actor: Actor, shown_as: str | None) -> None:
+    """Refuse a save asked for under ``shown_as`` (the identity the person's page showed) when
+    that is no longer who acts: it is never recorded under the other name. None: unchecked
+    (the command line, imports)."""
+    if shown_as is None or shown_as == actor.key:
+        return
+    raise IdentityChangedError(
+        f"Not saved: this page showed you as '{shown_as}', but you now act as "
+        f"'{actor.label}' (the name was changed in another tab or window). Nothing was "
+        f"recorded under either name. The page now shows '{actor.label}': if that is not "
+        "you, change the name in the sidebar; then give your verdicts again and save.")

@@ -30,7 +30,7 @@ from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
 from storage.services import blindness, consensus
 from storage.services.blindness import Sight
-from storage.services.reviewers import Actor, Role, require
+from storage.services.reviewers import Actor, Role, require, require_shown
 
 ADJUDICATION = m.ADJUDICATION_STREAM
 
@@ -162,15 +162,17 @@ def save_review(
     sessions: SessionFactory, *, actor: Actor, response_id: int,
     verdicts: Mapping[int, tuple[Verdict | str, str]],
     expected: Mapping[int, int | _Unchecked | None] | None = None,
-    review_seconds: float | None = None,
+    review_seconds: float | None = None, shown_as: str | None = None,
 ) -> SaveResult:
     """Save a reviewer's verdicts on several criteria of one response in one transaction.
 
     ``verdicts``: criterion id -> (verdict, note). A criterion whose current verdict (of this
     reviewer) is no longer the one in ``expected`` is reported as stale and not written; the
-    others are written together.
+    others are written together. ``shown_as``: the identity the reviewer's page showed when
+    they saved; if another one acts now, IdentityChangedError and nothing is written.
     """
     require(actor, Role.REVIEWER, "save a verdict")
+    require_shown(actor, shown_as)
     parsed = {cid: (_parse(v), (note or "").strip()) for cid, (v, note) in verdicts.items()}
     wanted = dict(expected or {})
     who = _who(actor)

@@ -132,6 +132,26 @@ def test_adopting_without_confirmation_carries_nothing(sessions, fake_provider, 
     assert reviews.current_verdicts(sessions, responses[0].id, adopted.id) == {}
 
 
+def test_an_adopted_wording_keeps_the_review_sets_reviewers_per_response(
+        sessions, fake_provider, reviewed):
+    """Two reviewers per response on v1: the version made by adopting a wording trial still
+    asks for two (it was silently back to 1), and says where the settings come from."""
+    from storage.services import review_sets
+
+    version, _responses, run, accurate = reviewed
+    review_sets.update_settings(sessions, actor=ADMIN, dataset_id=run.dataset_id,
+                                rubric_version_id=version.id, reviewers_per_response=2,
+                                sample_size=3)
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
+    adopted = trials.adopt_wording(sessions, result.trial_id, actor=ADMIN,
+                                   carry_human_verdicts=False)
+    carried = review_sets.get_settings(sessions, run.dataset_id, adopted.id)
+    assert (carried.reviewers_per_response, carried.sample_size) == (2, 3)
+    assert carried.carried_from == version.number
+
+
 def test_the_cost_cap_stops_the_trial(sessions, fake_provider, reviewed):
     _version, _responses, run, accurate = reviewed
     plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,

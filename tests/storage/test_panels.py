@@ -259,3 +259,34 @@ def test_two_launches_at_once_make_one_panel(sessions, three_judges):
     assert len({panel.id for panel, _ in results}) == 1
     assert sorted(created for _, created in results) == [False, True]
     assert len(panels.list_panels(sessions)) == 1
+
+
+def test_creating_the_same_panel_twice_returns_the_existing_one(sessions, three_judges):
+    """A double click on Create panel (or the command run twice) makes one panel, not two
+    with the same members; other scoring settings are another panel."""
+    run_ids = three_judges[3]
+    first = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN)
+    again = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN,
+                                name="P2")
+    assert again.id == first.id and len(panels.list_panels(sessions)) == 1
+    stricter = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN,
+                                   scoring=ScoringSettings(normalize=False))
+    assert stricter.id != first.id
+
+
+def test_concurrent_clicks_on_create_panel_make_one_panel(sessions, three_judges):
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    run_ids = three_judges[3]
+    start = Barrier(4)
+
+    def click(_):
+        start.wait()
+        return panels.create_panel(sessions, run_ids=run_ids, rule="weighted",
+                                   weights=[2, 1, 1], actor=ADMIN)
+
+    with ThreadPoolExecutor(4) as pool:
+        made = list(pool.map(click, range(4)))
+    assert len({panel.id for panel in made}) == 1
+    assert len(panels.list_panels(sessions)) == 1

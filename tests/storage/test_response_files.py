@@ -106,3 +106,44 @@ def test_parse_file_reports_columns_for_a_mapping_step():
     parsed = parse_file(b'{"a": 1, "text": "x"}\n{"b": 2, "text": "y"}\n', "r.jsonl")
     assert parsed.format == "jsonl" and parsed.columns == ("a", "text", "b")
     assert parsed.locations == ("line 1", "line 2")
+
+
+def _sixty_rows() -> bytes:
+    lines = ["item id,prompt,answer text,model"]
+    lines += [f"it-{i:03d},question number {i}?,\"The answer to question {i} is a full "
+              f"sentence, with a comma.\",m{i % 2}" for i in range(60)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_the_id_is_never_guessed_as_the_text():
+    """``item id, prompt, answer text, ...``: the id was taken as the response text and all
+    60 rows called valid."""
+    responses = read_responses(_sixty_rows(), "items.csv")
+    assert len(responses) == 60
+    first = responses[0]
+    assert (first.external_id, first.query) == ("it-000", "question number 0?")
+    assert first.output.startswith("The answer to question 0 is a full sentence")
+    assert first.metadata == {"model": "m0"}
+
+
+@pytest.mark.parametrize(("columns", "rows", "expected"), [
+    pytest.param(["item id", "prompt", "answer text"],
+                 [{"item id": f"x{i}", "prompt": f"q {i}", "answer text": f"long answer {i}"}
+                  for i in range(5)],
+                 ColumnMapping(text="answer text", query="prompt", id="item id"),
+                 id="names-with-spaces"),
+    pytest.param(["itemId", "body", "note"],
+                 [{"itemId": f"A{i}", "body": f"a long free text answer number {i}",
+                   "note": "ok"} for i in range(5)],
+                 ColumnMapping(text="body", id="itemId"), id="longest-free-text-is-the-text"),
+    pytest.param(["code", "col_b", "col_c"],
+                 [{"code": f"c{i}", "col_b": "short", "col_c": f"much longer free text {i}"}
+                  for i in range(5)],
+                 ColumnMapping(text="col_c", id="code"), id="unique-tokens-are-the-id"),
+    pytest.param(["response_id", "response"],
+                 [{"response_id": f"r{i}", "response": f"the answer {i}"} for i in range(5)],
+                 ColumnMapping(text="response", id="response_id"), id="response-id-is-no-text"),
+    pytest.param(["text"], [{"text": "only one"}], ColumnMapping(text="text"), id="one-row"),
+])
+def test_the_mapping_is_guessed_from_names_and_content(columns, rows, expected):
+    assert ColumnMapping.guess(columns, rows) == expected

@@ -320,3 +320,45 @@ def test_review_set_settings_are_in_the_activity_log(sessions):
         (ANA.key, "set review set", "dataset", dataset.id, dataset.name,
          f"{rubric}: 2 reviewer(s) per response, every response"),
     ]
+
+
+def test_a_save_shown_under_another_name_is_refused_and_never_reattributed(sessions):
+    """The page showed Bo; Cy acts now (renamed in another tab): nothing is written, under
+    either name, and the message names both."""
+    from storage.services.reviewers import IdentityChangedError
+
+    version, _d, [response, *_], _run = _graded(sessions)
+    criterion = version.criteria[0]
+    with pytest.raises(IdentityChangedError, match=r"showed you as 'bo'.*now act as 'cy'"):
+        reviews.save_review(sessions, actor=CY, response_id=response.id,
+                            verdicts={criterion.id: ("MET", "")}, shown_as="bo")
+    assert reviews.verdict_history(sessions, response.id) == []
+    saved = reviews.save_review(sessions, actor=CY, response_id=response.id,
+                                verdicts={criterion.id: ("MET", "")}, shown_as="cy")
+    assert [h.reviewer for h in saved.saved] == ["cy"]
+
+
+def test_review_set_settings_carry_to_new_versions_until_changed_there(sessions):
+    version, dataset, _responses, _run = _graded(sessions)
+    review_sets.update_settings(sessions, actor=ANA, dataset_id=dataset.id,
+                                rubric_version_id=version.id, reviewers_per_response=3)
+
+    def next_version(of):
+        rubrics.freeze_version(sessions, of.id, actor=ANA)
+        return rubrics.save_criteria(sessions, of.id, list(CRITERIA), actor=ANA)
+
+    v2 = next_version(version)
+    v3 = next_version(v2)
+    assert v3.number == version.number + 2
+    assert review_sets.get_settings(sessions, dataset.id, v3.id).reviewers_per_response == 3
+    review_sets.update_settings(sessions, actor=ANA, dataset_id=dataset.id,
+                                rubric_version_id=v2.id, reviewers_per_response=2)
+    on_v2 = review_sets.get_settings(sessions, dataset.id, v2.id)
+    on_v3 = review_sets.get_settings(sessions, dataset.id, v3.id)
+    assert (on_v2.reviewers_per_response, on_v2.carried_from) == (2, None)
+    assert (on_v3.reviewers_per_response, on_v3.carried_from) == (2, v2.number)
+    # the older version keeps its own; another dataset has none to carry
+    assert review_sets.get_settings(sessions, dataset.id, version.id).reviewers_per_response \
+        == 3
+    other, _ = make_dataset(sessions, count=1, name="Other")
+    assert review_sets.get_settings(sessions, other.id, v3.id).reviewers_per_response == 1

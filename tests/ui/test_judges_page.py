@@ -53,6 +53,17 @@ def test_a_panel_is_made_from_the_runs_and_shown_with_member_agreement():
     assert "Ties decided by the lower score" in [m.label for m in at.metric]
 
 
+def test_a_second_click_on_create_panel_finds_the_panel_instead_of_a_copy():
+    seeded = seed_graded(4)
+    at = _open()
+    at.button[0].click().run()  # the form's "Create panel"
+    at.button[0].click().run()  # clicked again (a double click sends both)
+    assert not at.exception, at.exception
+    [panel] = panels.list_panels(seeded.sessions)
+    assert (f"{panel.label} already combines these runs with this rule and these weights: "
+            "no copy was made.") in texts(at)
+
+
 def test_weights_that_are_not_numbers_get_a_message_and_no_panel():
     seeded = seed_graded(3)
     at = _open()

@@ -160,7 +160,9 @@ def test_column_mapping_can_be_changed_and_unmapped_columns_become_metadata():
     data = b"prompt,answer_a,answer_b,model\nq,first answer,second answer,m1\n"
     at = open_page("responses")
     _upload(at, "pairs.csv", data)
-    assert at.selectbox(key="responses_map_0_text").value == "prompt"  # no text-like column
+    # the longer answer is guessed as the text, the prompt as the query
+    assert at.selectbox(key="responses_map_0_text").value == "answer_b"
+    assert at.selectbox(key="responses_map_0_query").value == "prompt"
     at.selectbox(key="responses_map_0_text").set_value("answer_b").run()
     at.selectbox(key="responses_map_0_query").set_value("prompt").run()
     assert "Kept as metadata: answer_a, model" in texts(at)
@@ -169,6 +171,30 @@ def test_column_mapping_can_be_changed_and_unmapped_columns_become_metadata():
     [response] = _responses(dataset.id)
     assert (response.output, response.query) == ("second answer", "q")
     assert response.metadata == {"answer_a": "first answer", "model": "m1"}
+
+
+def test_an_item_id_column_is_guessed_as_the_id_and_the_preview_shows_the_answers():
+    """``item id, prompt, answer text, ...``: the id was guessed as the response text and
+    "All 60 rows are valid" was said of 60 ids."""
+    lines = ["item id,prompt,answer text,model"]
+    lines += [f"it-{i:03d},question {i}?,\"The answer to question {i}, in full.\",m1"
+              for i in range(60)]
+    at = open_page("responses")
+    _upload(at, "items.csv", ("\n".join(lines) + "\n").encode())
+    assert at.selectbox(key="responses_map_0_text").value == "answer text"
+    assert at.selectbox(key="responses_map_0_query").value == "prompt"
+    assert at.selectbox(key="responses_map_0_id").value == "item id"
+    shown = texts(at)
+    assert "The first 8 rows as they will be imported with this mapping:" in shown
+    preview = frame_with(at, "Response")
+    assert list(preview["ID"][:2]) == ["it-000", "it-001"]
+    assert preview["Response"][0].startswith("The answer to question 0")
+    assert "holds short unique values, like ids" not in shown
+    # picked by hand anyway: the page asks whether the ids really are the answers
+    at.selectbox(key="responses_map_0_id").set_value("(none)").run()
+    at.selectbox(key="responses_map_0_text").set_value("item id").run()
+    assert ("The response text column 'item id' holds short unique values, like ids"
+            in texts(at))
 
 
 def test_the_same_column_twice_is_refused():

@@ -385,3 +385,26 @@ def test_two_people_taking_turns_on_one_computer_are_two_reviewers():
     assert sorted((h.reviewer, h.verdict.value) for h in history) == [
         ("ana", "MET"), ("bo", "UNMET")]
     assert "disputed — the judge's verdict stands" in texts(at)  # two reviewers, not one
+
+
+def test_save_and_next_on_the_last_response_says_the_queue_is_done_and_what_is_next():
+    """It saved, but nothing changed on screen: no message, the counts of before."""
+    seeded = seed_graded(count=3)
+    at = _review()
+    at.button(key="review_next").click().run()
+    at.button(key="review_next").click().run()
+    assert "**3 of 3**" in texts(at)
+    _save(at, seeded, dict.fromkeys(range(len(seeded.version.criteria)), "MET"), advance=True)
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert ("End of the queue: you have answered every criterion of 1 of 3 responses in "
+            "this set. 2 still need your verdicts") in shown
+    assert [h.verdict.value for h in reviews.verdict_history(
+        seeded.sessions, seeded_response_id(at))] == ["MET"] * len(seeded.version.criteria)
+    labels = [b.label for b in at.button]
+    assert "Adjudication queue (0 disputed)" in labels
+    assert any(link.label == "Agreement: judges against people" for link in at.get("page_link"))
+    at.button(key="review_done_adjudicate").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state.review_mode == "Adjudicate"
+    assert "Nothing to adjudicate" in texts(at)

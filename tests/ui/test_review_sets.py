@@ -106,6 +106,21 @@ def test_a_verdict_carried_from_an_earlier_version_says_which_on_review_and_resu
     assert texts(results).count("carried from v1") == 1
 
 
+def test_a_new_versions_review_set_keeps_two_reviewers_and_says_where_from():
+    seeded = seed_graded(count=2)
+    review_sets.update_settings(seeded.sessions, actor=ADMIN,
+                                dataset_id=seeded.responses[0].dataset_id,
+                                rubric_version_id=seeded.version.id, reviewers_per_response=2)
+    v2 = _second_version(seeded)
+    at = _review("ana")  # the newest set first: Answers under v2
+    assert at.session_state.review_set == (seeded.responses[0].dataset_id, v2.id)
+    assert "Review set: 2 reviewers per response · 0 of 2 responses have them" in [
+        e.label for e in at.expander]
+    assert _number_input(at, "Reviewers per response").value == 2
+    assert (f"Carried from v{seeded.version.number} of this rubric: nobody has set them on "
+            "this version yet.") in texts(at)
+
+
 def test_a_disputed_criterion_is_named_in_the_response_detail_on_results():
     seeded = seed_graded(count=3)
     rid, cites = seeded.responses[1].id, seeded.version.criteria[1]

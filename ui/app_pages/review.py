@@ -24,13 +24,20 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
     """The queue position, one response and its form: a save or a key press re-runs only
     this, never the whole page."""
     s = st.session_state
+    if s.review_mode != "Review" or s.review_set != (chosen.dataset_id,
+                                                       chosen.rubric_version_id):
+        st.rerun()  # "what next" opened the adjudication queue or another set: the whole page
     actor = current_actor()
-    viewer = actor.key if actor else None
+    # The identity the tab shows, which may lag who acts now by a rename made in another
+    # tab until the next whole-page run: the form is that identity's, and its saves carry it
+    # (the service refuses them once it is not who acts).
+    viewer = review_form.shown_identity() if actor else None
     if s.review_actor != viewer:
         if s.review_actor not in (None, unnamed_key()):
             # Another person took over (local mode's name switch): their own form, never the
             # previous person's choices, and nothing of theirs left to save under the new name.
             # (Typing a first name keeps the form: the same person, named now.)
+            review_form.refuse_pending(actor)
             s.review_form_nonce += 1
             s.review_shown = s.review_submitted = s.review_due = s.review_restore = None
         s.review_actor = viewer
@@ -41,6 +48,7 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
     if not queue:
         st.success("Everything in your queue is reviewed. Switch off “Only responses still "
                    "to review” to revisit verdicts.")
+        review_queue_view.render_queue_done(db, chosen, actor, counts=False)
         return
 
     def detail_of(response_id: int):
@@ -64,6 +72,9 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
         review_form.scroll_to_top(item.response_id, s.review_form_nonce)
     review_queue_view.render_nav(queue, item, detail)
     review_form.render_item(actor, detail)
+    if s.review_queue_done == (chosen.dataset_id, chosen.rubric_version_id):
+        # under the buttons, where the reviewer who pressed "save and next" is looking
+        review_queue_view.render_queue_done(db, chosen, actor)
     # "Save and next": the next response is on screen; now the write (on a refusal it comes
     # back to the response saved).
     review_form.write_due(actor)

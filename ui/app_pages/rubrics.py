@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -34,6 +36,15 @@ def version_label(version: RubricVersionInfo, latest_id: int) -> str:
     note = f" — {version.note}" if version.note else ""
     by = f" · by {version.created_by}" if version.created_by else ""
     return f"v{version.number} · {status}{latest}{by}{note}"
+
+
+def _picked_by_label(picked: object, versions: list[RubricVersionInfo]) -> int | None:
+    """The version a picker value names when the browser sent its label instead of its id:
+    the label changed since it was drawn (frozen in another tab, no longer the latest)."""
+    found = re.match(r"v(\d+) ·", picked) if isinstance(picked, str) else None
+    if found is None:
+        return None
+    return next((v.id for v in versions if v.number == int(found.group(1))), None)
 
 
 # -- handlers --------------------------------------------------------------------------------
@@ -104,6 +115,11 @@ def render_delete(rubric: RubricInfo) -> None:
 def handle_freeze(version: RubricVersionInfo) -> None:
     service.freeze_version(get_sessions(), version.id, actor=current_actor())
     catalog.clear_rubric_readers()
+    # The version picker's label changes ("draft" -> "frozen"); the browser keeps the old
+    # label as the picker's value and sends it back with the next click, which matched no
+    # version: the page fell back to the newest version and dropped "edit as new version".
+    # Setting the picker from here sends the browser the new label.
+    goto(version.rubric_id, version.id)
     flash(f"Version {version.number} is frozen: it will never change. "
           "Edits now create a new version.")
     st.rerun()
@@ -132,8 +148,10 @@ def render_rubric(rubric: RubricInfo) -> None:
                       key=lambda v: v.number, reverse=True)
     ids = [v.id for v in versions]  # newest first
     if state["rubrics_version_id"] not in ids:
-        state["rubrics_version_id"] = ids[0]
-        state["rubrics_unlocked_version_id"] = None
+        same = _picked_by_label(state["rubrics_version_id"], versions)
+        state["rubrics_version_id"] = same or ids[0]
+        if same is None:
+            state["rubrics_unlocked_version_id"] = None
     by_id = {v.id: v for v in versions}
 
     title = f"{rubric.name}" + ("  ·  archived" if rubric.archived else "")

@@ -1,0 +1,147 @@
+"""Local mode, two browsers on one computer: a tab still showing "Bo Chen" after another
+browser set "Cy Park" never saves under Cy Park's name. The save is refused with a message,
+and the tab then shows the name now in use."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from grading.types import Criterion, ScoringSettings, Verdict
+from storage.engine import open_database
+from storage.services import datasets, reviews, rubrics, runs
+from tests.actors import ADMIN
+from tests.e2e.conftest import SCREENSHOTS, _serve, database_url_in
+from tests.e2e.streamlit_page import no_tracebacks, wait_idle
+from tests.storage.helpers import judge_report
+
+CRITERIA = [
+    Criterion(name="dose", requirement="States the adult dose", weight=10),
+    Criterion(name="source", requirement="Names a source for the dose", weight=5),
+]
+
+
+@pytest.fixture(scope="module")
+def local_app(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("renamed-app")
+    url = database_url_in(data_dir)
+    sessions = open_database(url)
+    version = rubrics.create_rubric(sessions, "Dosing", CRITERIA, actor=ADMIN)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=[
+        {"id": f"q{i}", "query": f"question {i}", "text": f"answer {i}"} for i in range(2)],
+        actor=ADMIN)
+    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                          grader="per_criterion", model="openai/judge", actor=ADMIN)
+    for response in responses:
+        runs.record_grade(sessions, run.id, response.id, judge_report(
+            CRITERIA, [Verdict.MET, Verdict.MET], ScoringSettings(), response.output))
+    runs.start_run(sessions, run.id, worker="seed")
+    runs.finish_run(sessions, run.id)
+    sessions.kw["bind"].dispose()
+    (data_dir / "identity.json").write_text(json.dumps({"name": "Bo Chen"}))
+    app_url, stop = _serve(data_dir)
+    yield app_url, url, [r.id for r in responses]
+    stop()
+
+
+def _open(browser, url: str, path: str) -> Page:
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.goto(f"{url}/{path}")
+    wait_idle(page)
+    return page
+
+
+def _reviewers(db_url: str, response_id: int) -> list[str]:
+    sessions = open_database(db_url)
+    try:
+        return [h.reviewer for h in reviews.verdict_history(sessions, response_id)]
+    finally:
+        sessions.kw["bind"].dispose()
+
+
+def _shot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def test_a_tab_showing_the_old_name_never_saves_under_the_new_one(local_app, browser):
+    url, db_url, response_ids = local_app
+    bo = _open(browser, url, "review")
+    name_box = bo.get_by_role("textbox", name="Your name (reviewer)")
+    expect(name_box).to_have_value("Bo Chen", timeout=45_000)
+    expect(bo.get_by_text("1 of 2").first).to_be_visible(timeout=45_000)
+    # Bo starts on the first response: one verdict given while his name is still current.
+    bo.get_by_role("radiogroup", name="Your verdict").first.get_by_text(
+        "MET", exact=True).click()
+    wait_idle(bo)
+
+    cy = _open(browser, url, "settings")  # another browser on the same computer
+    cy_box = cy.get_by_role("textbox", name="Your name (reviewer)")
+    expect(cy_box).to_have_value("Bo Chen", timeout=45_000)
+    cy_box.fill("Cy Park")
+    cy_box.press("Enter")
+    wait_idle(cy)
+    expect(cy_box).to_have_value("Cy Park")
+
+    # Bo's tab still shows Bo Chen (nothing told it yet) and he goes on reviewing: as long as
+    # it shows his name, he gives a verdict and saves (twice at most).
+    expect(name_box).to_have_value("Bo Chen")
+    for attempt in range(2):
+        if name_box.input_value() != "Bo Chen":
+            break
+        bo.get_by_role("radiogroup", name="Your verdict").nth(attempt).get_by_text(
+            "UNMET", exact=True).click()
+        wait_idle(bo)
+        bo.get_by_role("button", name="Save", exact=True).click()
+        wait_idle(bo)
+        _shot(bo, f"renamed-elsewhere-save-{attempt}")
+        no_tracebacks(bo)
+        # Never recorded as Cy Park from a tab that showed Bo Chen.
+        assert "Cy Park" not in _reviewers(db_url, response_ids[0])
+    # The save was refused, the tab says why and now shows the name in use.
+    expect(bo.get_by_text("Not saved: this page showed you as 'Bo Chen'").first
+           ).to_be_visible()
+    expect(name_box).to_have_value("Cy Park")
+    expect(bo.get_by_text("Your name was changed in another tab or window")).to_be_visible()
+    assert _reviewers(db_url, response_ids[0]) == []
+
+    # From now on the tab shows Cy Park, and what it saves is Cy Park's.
+    bo.get_by_role("radiogroup", name="Your verdict").first.get_by_text(
+        "MET", exact=True).click()
+    wait_idle(bo)
+    bo.get_by_role("button", name="Save", exact=True).click()
+    wait_idle(bo)
+    expect(bo.get_by_text("Saved 1 verdict").first).to_be_visible()
+    assert _reviewers(db_url, response_ids[0]) == ["Cy Park"]
+
+
+def test_save_and_next_on_the_last_response_ends_the_queue_and_offers_what_next(
+        local_app, browser):
+    url, _db_url, _ids = local_app
+    page = _open(browser, url, "review")
+    expect(page.get_by_text("1 of 2").first).to_be_visible(timeout=45_000)
+    page.locator(".st-key-review_next button").click()
+    wait_idle(page)
+    expect(page.get_by_text("2 of 2").first).to_be_visible()
+    for group in range(2):
+        page.get_by_role("radiogroup", name="Your verdict").nth(group).get_by_text(
+            "MET", exact=True).click()
+        wait_idle(page)
+    _shot(page, "review-last-answered")
+    page.get_by_role("button", name=re.compile(r"^Save and next")).click()
+    wait_idle(page)
+    expect(page.get_by_text("End of the queue: you have answered every criterion of")
+           ).to_be_visible()
+    expect(page.get_by_role("link", name="Agreement: judges against people")).to_be_visible()
+    page.get_by_text("End of the queue").scroll_into_view_if_needed()
+    _shot(page, "review-queue-done")
+    no_tracebacks(page)
+    page.get_by_role("button", name=re.compile(r"^Adjudication queue")).click()
+    wait_idle(page)
+    expect(page.get_by_text("disputed criteria in this set").or_(
+        page.get_by_text("disputed criterion in this set"))).to_be_visible()
+    no_tracebacks(page)
