@@ -47,10 +47,13 @@ def handle_submit(part_key: str) -> None:
     raw = verdict_form.submitted(part_key)
     if raw is None:
         return
-    st.session_state.review_submitted = raw
-    # Read before this run's sidebar follows a name changed elsewhere: the save carries the
-    # name the person saw when they saved.
-    st.session_state.review_pending_as = shown_identity()
+    s = st.session_state
+    s.review_submitted = raw
+    # The name the submitted form was drawn for (and showed beside its buttons), read before
+    # this run's sidebar follows a name changed elsewhere: the save carries it.
+    drawn = s.review_form_as
+    s.review_pending_as = (drawn[1] if drawn and isinstance(raw, dict)
+                           and raw.get("form") == drawn[0] else shown_identity())
 
 
 def form_criteria(detail: ResponseDetail, blind: bool) -> list[verdict_form.FormCriterion]:
@@ -367,9 +370,11 @@ def render_item(actor: Actor | None, detail: ResponseDetail) -> None:
         expected = {c.id: (detail.mine[c.id].id if c.id in detail.mine else None)
                     for c in criteria}
         s.review_shown = (detail.response.id, expected, s.review_form_nonce, opened)
-    form = verdict_form.form_data(
-        verdict_form.form_key(detail.response.id, s.review_form_nonce),
-        form_criteria(detail, blind), done=s.review_form_done, blind=blind)
+    key = verdict_form.form_key(detail.response.id, s.review_form_nonce)
+    # The form saves under the name it was drawn for, and shows it beside its buttons.
+    s.review_form_as = (key, shown_identity())
+    form = verdict_form.form_data(key, form_criteria(detail, blind), done=s.review_form_done,
+                                  blind=blind, saving_as=s.review_form_as[1])
     st.markdown("**Your verdicts**")
     st.caption("Only the criteria you give a verdict are saved; the others keep the "
                "judges' verdicts.")

@@ -141,6 +141,7 @@ DEFAULTS: dict[str, object] = {
     # (response_id, form nonce, {criterion_id: (verdict, note)}): what a form starts from
     # after a refused "save and next" brought the reviewer back
     "review_restore": None,
+    "review_form_as": None,  # (form key, the name that form was drawn for and saves under)
     "review_pending_as": None,  # the identity the page showed when the form's save came
     # review_form.Due: a "save and next" whose write follows the drawing of the next response
     "review_due": None,

@@ -91,7 +91,9 @@ def test_a_tab_showing_the_old_name_never_saves_under_the_new_one(local_app, bro
     # it shows his name, he gives a verdict and saves (twice at most).
     expect(name_box).to_have_value("Bo Chen")
     for attempt in range(2):
-        if name_box.input_value() != "Bo Chen":
+        # what the tab shows: the sidebar's name and the name the form says it saves under
+        if name_box.input_value() != "Bo Chen" or bo.locator(".rw-as").first.text_content() != (
+                "Saving as Bo Chen"):
             break
         bo.get_by_role("radiogroup", name="Your verdict").nth(attempt).get_by_text(
             "UNMET", exact=True).click()

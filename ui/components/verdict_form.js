@@ -19,6 +19,7 @@ function formFor(data) {
     form = {
       key: data.form, criteria: data.criteria, answers: new Map(), focus: 0,
       pending: null, refused: 0, message: "", views: new Set(), send: null,
+      savingAs: data.saving_as || null,
     };
     for (const c of data.criteria) {
       form.answers.set(c.id, { answer: c.initial ?? null, note: c.note ?? "" });
@@ -300,7 +301,10 @@ function drawSave(root, form) {
       title: "Saves your verdicts and opens the next response at its top" });
   save.classList.add("rw-primary");
   const status = el("p", { class: "rw-status", role: "status", "aria-live": "polite" });
-  root.append(el("div", { class: "rw-row" }, save, next), status);
+  // The name these buttons save under, on the form itself: a form drawn for another name
+  // (renamed in another tab) is a new form and says so here.
+  const who = form.savingAs ? el("span", { class: "rw-as" }, `Saving as ${form.savingAs}`) : "";
+  root.append(el("div", { class: "rw-row" }, save, next, who), status);
   return () => {
     save.disabled = next.disabled = !!form.pending;
     status.textContent = form.pending ? form.message : "";

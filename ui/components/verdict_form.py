@@ -66,10 +66,11 @@ def form_key(response_id: int, nonce: int) -> str:
 
 
 def form_data(key: str, criteria: Sequence[FormCriterion], *, done: str | None,
-              blind: bool) -> dict[str, Any]:
-    """What every part of the form is given (JSON)."""
+              blind: bool, saving_as: str | None = None) -> dict[str, Any]:
+    """What every part of the form is given (JSON). ``saving_as``: the name the form's saves
+    carry, shown beside its buttons."""
     return {
-        "form": key, "done": done, "blind": blind,
+        "form": key, "done": done, "blind": blind, "saving_as": saving_as,
         "criteria": [{"id": c.id, "label": c.label, "initial": c.initial, "note": c.note,
                       "agreed": None if blind else c.agreed,
                       "answers": [{"value": a.value, "label": a.label, "key": a.key}
