@@ -52,12 +52,15 @@ def _db_upgrade(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
     from storage.config import database_url, describe_url
-    from storage.migrate import current_revision, upgrade_to_head
+    from storage.migrate import HalfUpgradedDatabaseError, current_revision, upgrade_to_head
 
     url = args.db or database_url()
     try:
         upgrade_to_head(url)
         revision = current_revision(url)
+    except HalfUpgradedDatabaseError as exc:
+        print(f"error: cannot upgrade {describe_url(url)}: {exc}", file=sys.stderr)
+        return 1
     except SQLAlchemyError as exc:
         print(f"error: cannot upgrade {describe_url(url)}: {exc.__class__.__name__}: "
               f"{str(exc).splitlines()[0]}", file=sys.stderr)
