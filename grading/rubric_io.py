@@ -19,6 +19,7 @@ import yaml
 from grading.errors import RubricValidationError
 from grading.nesting import MAX_NESTING, deep_line, depth, too_deep_message
 from grading.types import Criterion
+from grading.yaml_aliases import AliasBombError, check_aliases
 
 _CRITERION_FIELDS = ("name", "weight", "requirement", "section")
 
@@ -56,9 +57,24 @@ def _within_depth(text: str, data: Any) -> Any:
     return data
 
 
+def _load_yaml(text: str) -> Any:
+    """``yaml.load`` with the SafeLoader, refusing alias bombs before building anything."""
+    loader = _LineLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        check_aliases(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def load_yaml_text(text: str) -> Any:
     try:
-        return _within_depth(text, yaml.load(text, Loader=_LineLoader))  # a SafeLoader
+        return _within_depth(text, _load_yaml(text))
+    except AliasBombError as exc:
+        raise RubricValidationError(f"the rubric is refused at line {exc.line}: {exc}") from None
     except RecursionError:
         raise _too_deep(text) from None
     except yaml.MarkedYAMLError as exc:
