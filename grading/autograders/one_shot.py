@@ -5,7 +5,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from grading.autograders.base import Autograder, Judgment, fallback_report, judged_report
+from grading.autograders.base import (
+    Autograder,
+    Judgment,
+    fallback_report,
+    judged_report,
+    quotable_texts,
+)
 from grading.autograders.per_criterion import summarize_failures
 from grading.calibration import ReviewedExample, render_examples_by_criterion
 from grading.parsing import parse_criteria_answer
@@ -30,6 +36,7 @@ class PerCriterionOneShotGrader(Autograder):
             parse_criteria_answer,
             count=len(criteria),
             allow_cannot_assess=self.allow_cannot_assess,
+            quoted=quotable_texts(to_grade, query),
         )
         prompt = one_shot_user_prompt(
             criteria, to_grade, query, allow_cannot_assess=self.allow_cannot_assess,

@@ -13,6 +13,7 @@ from grading.autograders.base import (
     criterion_label,
     fallback_report,
     judged_report,
+    quotable_texts,
 )
 from grading.calibration import ReviewedExample, render_examples
 from grading.parsing import parse_verdict_answer
@@ -51,7 +52,8 @@ class PerCriterionGrader(Autograder):
             allow_cannot_assess=self.allow_cannot_assess
         )
         parse = functools.partial(
-            parse_verdict_answer, allow_cannot_assess=self.allow_cannot_assess
+            parse_verdict_answer, allow_cannot_assess=self.allow_cannot_assess,
+            quoted=quotable_texts(to_grade, query),
         )
 
         async def judge_one(index: int, criterion: Criterion) -> CallOutcome[Any]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from grading.aggregation import holistic_to_scores
-from grading.autograders.base import Autograder, Judgment, fallback_report
+from grading.autograders.base import Autograder, Judgment, fallback_report, quotable_texts
 from grading.parsing import parse_holistic_answer
 from grading.prompts import (
     RUBRIC_AS_JUDGE_SYSTEM_PROMPT,
@@ -28,7 +28,8 @@ class RubricAsJudgeGrader(Autograder):
         criteria = list(rubric)
         outcome = await self._ask(
             holistic_user_prompt(criteria, to_grade, query),
-            functools.partial(parse_holistic_answer, allow_out_of_range=True),
+            functools.partial(parse_holistic_answer, allow_out_of_range=True,
+                              quoted=quotable_texts(to_grade, query)),
             holistic_response_format(),
         )
         if outcome.ok:
