@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     verdicts = commands.add_parser(
         "import-verdicts", help="append human verdicts from a CSV (nothing on any problem)")
     label_commands.add_import_arguments(verdicts)
-    verdicts.set_defaults(func=label_commands.import_verdicts_command)
+    # Guarded: a read-only, locked or unreachable database is one sentence, not a traceback.
+    verdicts.set_defaults(func=jobs.guarded(label_commands.import_verdicts_command))
 
     from storage import agreement_command
 
@@ -110,13 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
         "agreement", help="per-criterion agreement: judges vs the human verdict, reviewers "
                           "vs each other (the human baseline)")
     agreement_command.add_arguments(agree)
-    agree.set_defaults(func=agreement_command.agreement_command)
+    agree.set_defaults(func=jobs.guarded(agreement_command.agreement_command))
 
     from storage import panel_commands
 
     panel = commands.add_parser("panel", help="judge panels: runs combined by a voting rule")
     panel_commands.add_panel_arguments(panel)
-    panel.set_defaults(func=panel_commands.panel_command)
+    panel.set_defaults(func=jobs.guarded(panel_commands.panel_command))
     return parser
 
 
