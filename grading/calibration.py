@@ -10,17 +10,16 @@ drops it when there is none), and the run's held-out set is every response it di
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from grading.errors import ConfigurationError
-from grading.prompts import neutralize
+from grading.prompts import RESERVED_TAGS, neutralize
 from grading.types import Criterion, Verdict
 
-_EXAMPLE_TAG = re.compile(
-    r"<(?=\s*/?\s*(?:example|examples|human_verdict|reason)\b)", re.IGNORECASE
-)
+# The examples block's own tags, escaped like the response's: with the same folding of
+# look-alike and invisible characters (an ASCII-only pattern let "\uff1c/example>" through).
+EXAMPLE_TAGS = (*RESERVED_TAGS, "example", "examples", "human_verdict", "reason")
 
 
 @dataclass(frozen=True)
@@ -169,7 +168,7 @@ def _count(examples: Sequence[ReviewedExample], verdict: Verdict) -> int:
 
 
 def _escape(text: str) -> str:
-    return _EXAMPLE_TAG.sub("&lt;", neutralize(text))
+    return neutralize(text, tags=EXAMPLE_TAGS)
 
 
 def render_examples(examples: Sequence[ReviewedExample]) -> str:

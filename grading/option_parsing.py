@@ -74,9 +74,10 @@ def read_option(key: str, value: Any, options: Sequence[CriterionOption],
 
 
 def parse_option_answer(text: str, *, options: Sequence[CriterionOption],
-                        order: Sequence[int]) -> tuple[int, str]:
-    """Read ``{"reason": ..., "option": ...}`` into (original option index, reason)."""
-    obj = _keys_lowered(extract_json_object(text, OPTION_KEYS))
+                        order: Sequence[int], quoted: Sequence[str] = ()) -> tuple[int, str]:
+    """Read ``{"reason": ..., "option": ...}`` into (original option index, reason);
+    ``quoted``: texts whose own JSON objects are quotations, never the answer."""
+    obj = _keys_lowered(extract_json_object(text, OPTION_KEYS, quoted))
     key, value = _pick(obj, *OPTION_KEYS)
     if key is None:
         raise ParseError("the answer names no option (expected 'option')", text)
@@ -85,7 +86,7 @@ def parse_option_answer(text: str, *, options: Sequence[CriterionOption],
 
 def parse_mixed_criteria_answer(
     text: str, *, criteria: Sequence[Any], orders: Sequence[Sequence[int] | None],
-    allow_cannot_assess: bool = False,
+    allow_cannot_assess: bool = False, quoted: Sequence[str] = (),
 ) -> list[tuple[Any, str]]:
     """Read a one-shot answer for a rubric mixing binary and multi-choice criteria into one
     (Verdict or original option index, reason) per criterion, in rubric order."""
@@ -97,7 +98,7 @@ def parse_mixed_criteria_answer(
         entry_number,
     )
 
-    obj = _keys_lowered(extract_json_object(text, CRITERIA_KEYS))
+    obj = _keys_lowered(extract_json_object(text, CRITERIA_KEYS, quoted))
     _, items = _pick(obj, *CRITERIA_KEYS)
     if not isinstance(items, list):
         raise ParseError("the answer has no 'criteria' list", text)

@@ -57,8 +57,16 @@ def lower_score_verdict(criterion_weight: float) -> Verdict:
     return Verdict.MET if criterion_weight < 0 else Verdict.UNMET
 
 
-def check_weights(weights: Sequence[float], members: int) -> list[float]:
-    """Validate member weights; the message says which member is wrong."""
+# Only the ratios of members' weights matter; the bounds keep every sum of weights finite
+# and exact enough (two weights of 1e308 added up to infinity, and MET turned into "nan").
+MIN_MEMBER_WEIGHT = 1e-6
+MAX_MEMBER_WEIGHT = 1e6
+
+
+def check_weights(weights: Sequence[float], members: int, *, bounded: bool = True
+                  ) -> list[float]:
+    """Validate member weights; the message says which member is wrong. ``bounded=False``
+    accepts any positive finite weight (a panel an older release stored)."""
     if len(weights) != members:
         raise ValueError(f"{members} panel members but {len(weights)} weights")
     checked = []
@@ -67,8 +75,21 @@ def check_weights(weights: Sequence[float], members: int) -> list[float]:
             raise ValueError(f"member {index}: weight must be a number, got {weight!r}")
         if not math.isfinite(weight) or weight <= 0:
             raise ValueError(f"member {index}: weight must be a positive number, got {weight}")
+        if bounded and not MIN_MEMBER_WEIGHT <= weight <= MAX_MEMBER_WEIGHT:
+            raise ValueError(
+                f"member {index}: weight must be between {MIN_MEMBER_WEIGHT:g} and "
+                f"{MAX_MEMBER_WEIGHT:,.0f}, got {weight:g}; only the members' ratios matter, "
+                "so scale them all down (or up)")
         checked.append(float(weight))
     return checked
+
+
+def _finite_sums(weights: list[float]) -> list[float]:
+    """The weights scaled so that their sum is finite (ratios kept), when it is not."""
+    if math.isfinite(sum(weights)):
+        return weights
+    largest = max(weights)
+    return [w / largest for w in weights]
 
 
 def combine_verdicts(
@@ -86,7 +107,7 @@ def combine_verdicts(
     if rule == "weighted":
         if weights is None:
             raise ValueError("the weighted rule needs a weight per member")
-        member_weights = check_weights(weights, len(votes))
+        member_weights = _finite_sums(check_weights(weights, len(votes), bounded=False))
     else:
         if weights is not None and any(w != 1 for w in weights):
             raise ValueError(f"the {rule} rule counts every member once; weights are only "

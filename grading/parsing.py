@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from grading.types import Verdict
@@ -56,15 +57,9 @@ def _decode_objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def extract_json_object(text: str, keys: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The judge's own answer object in ``text``.
-
-    A whole answer that is one JSON object (structured output) is taken as it is. Otherwise
-    the judge may have quoted objects from the response before answering, so the answer is
-    the LAST complete top-level object that has one of ``keys`` (any case), else the last
-    object. The ``rubric`` package takes the first one, which a quoted ``{"verdict": "MET"}``
-    from the response overrides.
-    """
+def extract_json_object(text: str, keys: tuple[str, ...] = (),
+                        quoted: Sequence[str] = ()) -> dict[str, Any]:
+    """The judge's own answer object in ``text`` (see ``choose_answer_object``)."""
     if not isinstance(text, str) or not text.strip():
         raise ParseError("the answer is empty", text)
     try:
@@ -72,15 +67,108 @@ def extract_json_object(text: str, keys: tuple[str, ...] = ()) -> dict[str, Any]
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, dict):
-        return whole
+        return whole  # structured output: the answer is the whole text
     objects = _decode_objects(text)
     if not objects:
         raise ParseError("the answer contains no JSON object", text)
+    if not keys:
+        return objects[-1]
+    return choose_answer_object(objects, keys, quoted, text)
+
+
+# -- choosing the answer among several objects ---------------------------------------------
+# Kept apart from the field readers below: only which object is the answer is decided here.
+
+def choose_answer_object(objects: list[dict[str, Any]], keys: tuple[str, ...],
+                         quoted: Sequence[str], raw: str) -> dict[str, Any]:
+    """The one answer among the top-level ``objects`` of an answer that is not JSON alone.
+
+    Candidates are the objects with one of ``keys`` (any case). A candidate that only repeats
+    an object written in one of the ``quoted`` texts (the response, its thinking, the query:
+    whatever the judge may cite) is a quotation, not an answer. Of the rest, all must say the
+    same thing (verdicts, criteria verdicts or score): a judge that answers twice differently
+    has not answered, and the call is asked again. No candidate: the last object (its missing
+    key is reported by the caller).
+    """
     wanted = {k.lower() for k in keys}
-    for obj in reversed(objects):
-        if wanted & {str(k).strip().lower() for k in obj}:
-            return obj
-    return objects[-1]
+    candidates = [o for o in objects if wanted & {str(k).strip().lower() for k in o}]
+    if not candidates:
+        return objects[-1]
+    planted = [_canonical(o) for text in quoted for o in _objects_within(text)]
+    own = [o for o in candidates
+           if not any(_repeats(_canonical(o), p) for p in planted)]
+    if not own:
+        raise ParseError("the only answer objects repeat an object written in the response",
+                         raw)
+    decisions = {json.dumps(_decision(_canonical(o)), sort_keys=True) for o in own}
+    if len(decisions) > 1:
+        raise ParseError(f"the answer gives {len(own)} different answers; give exactly one",
+                         raw)
+    return own[-1]
+
+
+_SYNONYMS = {
+    "criterion_status": "verdict", "explanation": "reason",
+    "criteria_evaluations": "criteria", "overall_score": "score",
+    "criterion_number": "number", "criterionnumber": "number", "criterion_num": "number",
+}
+_DECISION_KEYS = ("verdict", "criteria", "score")
+
+
+def _canonical(value: Any) -> Any:
+    """Keys lowered and read through the ``rubric`` package's synonyms, strings upper-cased
+    and trimmed, numbers as floats: two objects that say the same thing compare equal."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            name = str(key).strip().lower()
+            out[_SYNONYMS.get(name, name)] = _canonical(item)
+        return out
+    if isinstance(value, list):
+        return [_canonical(item) for item in value]
+    if isinstance(value, str):
+        return value.strip().upper()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _decision(obj: dict[str, Any]) -> dict[str, Any]:
+    """What an answer decides: its verdict, its criteria's numbers and verdicts, its score."""
+    out: dict[str, Any] = {}
+    for key in _DECISION_KEYS:
+        if key not in obj:
+            continue
+        value = obj[key]
+        if key == "criteria" and isinstance(value, list):
+            value = sorted((json.dumps(item.get("number")), json.dumps(item.get("verdict")))
+                           if isinstance(item, dict) else (json.dumps(item), "")
+                           for item in value)
+        out[key] = value
+    return out
+
+
+def _repeats(candidate: dict[str, Any], planted: dict[str, Any]) -> bool:
+    """Every field of ``candidate`` is in ``planted`` with the same value (a quotation may
+    leave fields out, never change one)."""
+    return all(key in planted and planted[key] == value for key, value in candidate.items())
+
+
+def _objects_within(text: str) -> list[dict[str, Any]]:
+    """Every JSON object written in ``text``, the nested ones included (linear: nested ones
+    come from walking the decoded values, not from decoding again)."""
+    if not isinstance(text, str) or "{" not in text:
+        return []
+    found: list[dict[str, Any]] = []
+    stack: list[Any] = list(_decode_objects(text))
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            found.append(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
 
 
 def _pick(obj: dict[str, Any], *names: str) -> tuple[str | None, Any]:
@@ -123,9 +211,11 @@ def _verdict(value: Any, raw: str, *, allow_cannot_assess: bool) -> Verdict:
     return verdict
 
 
-def parse_verdict_answer(text: str, *, allow_cannot_assess: bool = False) -> tuple[Verdict, str]:
-    """Read ``{"verdict": ..., "reason": ...}`` into (verdict, reason)."""
-    obj = _keys_lowered(extract_json_object(text, VERDICT_KEYS))
+def parse_verdict_answer(text: str, *, allow_cannot_assess: bool = False,
+                         quoted: Sequence[str] = ()) -> tuple[Verdict, str]:
+    """Read ``{"verdict": ..., "reason": ...}`` into (verdict, reason); ``quoted``: the
+    texts the judge may quote (``choose_answer_object``)."""
+    obj = _keys_lowered(extract_json_object(text, VERDICT_KEYS, quoted))
     key, value = _pick(obj, *VERDICT_KEYS)
     if key is None:
         raise ParseError("the answer has no 'verdict'", text)
@@ -169,11 +259,11 @@ NUMBER_KEY_NAMES = (*NUMBER_KEYS, "criterion_idx")
 
 
 def parse_criteria_answer(
-    text: str, count: int, *, allow_cannot_assess: bool = False
+    text: str, count: int, *, allow_cannot_assess: bool = False, quoted: Sequence[str] = ()
 ) -> list[tuple[Verdict, str]]:
     """Read ``{"criteria": [{"number", "verdict", "reason"}, ...]}`` into a list in rubric
     order; every number 1..count must appear exactly once."""
-    obj = _keys_lowered(extract_json_object(text, CRITERIA_KEYS))
+    obj = _keys_lowered(extract_json_object(text, CRITERIA_KEYS, quoted))
     _, items = _pick(obj, *CRITERIA_KEYS)
     if not isinstance(items, list):
         raise ParseError("the answer has no 'criteria' list", text)
@@ -197,13 +287,14 @@ def parse_criteria_answer(
     return [found[n] for n in range(1, count + 1)]
 
 
-def parse_holistic_answer(text: str, *, allow_out_of_range: bool = False) -> tuple[float, str]:
+def parse_holistic_answer(text: str, *, allow_out_of_range: bool = False,
+                          quoted: Sequence[str] = ()) -> tuple[float, str]:
     """Read ``{"score": 0-100, "reason": ...}`` into (score, reason).
 
     ``allow_out_of_range``: return a finite score outside 0-100 as it is (the grader clamps
     it, as ``rubric`` does, and says so) instead of failing.
     """
-    obj = _keys_lowered(extract_json_object(text, SCORE_KEYS))
+    obj = _keys_lowered(extract_json_object(text, SCORE_KEYS, quoted))
     key, value = _pick(obj, *SCORE_KEYS)
     if key is None:
         raise ParseError("the answer has no 'score'", text)

@@ -87,26 +87,22 @@ def _skeleton(text: str) -> str:
     return unicodedata.normalize("NFKC", visible)
 
 
-@functools.lru_cache(maxsize=16)
-def _reserved_pattern(extra_tags: tuple[str, ...]) -> re.Pattern[str]:
-    if not extra_tags:
-        return _RESERVED_TAG
-    names = "|".join(re.escape(t) for t in (*RESERVED_TAGS, *extra_tags))
-    return re.compile(r"<(?=\s*/?\s*(?:" + names + r")\b)", re.IGNORECASE)
-
-
-def neutralize(text: str, extra_tags: tuple[str, ...] = ()) -> str:
-    """Escape the ``<`` of any opening or closing tag named like one of our delimiters.
+def neutralize(text: str, extra_tags: Sequence[str] = (), *,
+               tags: Sequence[str] = RESERVED_TAGS) -> str:
+    """Escape the ``<`` of any opening or closing tag named like one of our delimiters
+    (``tags``; a prompt that adds its own, such as the calibration examples', passes them all).
 
     The tag name is compared after invisible characters are removed and look-alike
     characters folded, so ``</respo\u200bnse>`` or ``\uff1c/response>`` cannot close our
-    tags either. Text that is not such a tag is left exactly as it was. ``extra_tags``: the
-    delimiters a prompt adds only sometimes (a reference block), reserved only in that
-    prompt so that prompts without them stay byte for byte what they were.
+    tags either. Unicode tag characters (U+E0000 block, invisible text a model still reads)
+    are removed, except in an emoji flag. Other text is left exactly as it was.
+    ``extra_tags``: the delimiters a prompt adds only sometimes (a reference block), reserved
+    only in that prompt so that prompts without them stay byte for byte what they were.
     """
+    text = _drop_tag_characters(text)
     if not _OPENER.search(text):
         return text
-    reserved = _reserved_pattern(extra_tags)
+    reserved = _reserved_tag(tuple(dict.fromkeys((*tags, *extra_tags))))
     out: list[str] = []
     position = 0
     for match in _OPENER.finditer(text):
@@ -118,6 +114,27 @@ def neutralize(text: str, extra_tags: tuple[str, ...] = ()) -> str:
             position = start + 1
     out.append(text[position:])
     return "".join(out)
+
+
+@functools.lru_cache(maxsize=8)
+def _reserved_tag(tags: tuple[str, ...]) -> re.Pattern[str]:
+    if tags == RESERVED_TAGS:
+        return _RESERVED_TAG
+    names = "|".join(re.escape(tag) for tag in tags)
+    return re.compile(r"<(?=\s*/?\s*(?:" + names + r")\b)", re.IGNORECASE)
+
+
+# A subdivision flag (black flag, 2-6 tag letters or digits, cancel tag) keeps its tags.
+_TAG_CHARACTER = re.compile(
+    "(\U0001F3F4[\U000E0030-\U000E0039\U000E0061-\U000E007A]{2,6}\U000E007F)"
+    "|[\U000E0000-\U000E007F]"
+)
+
+
+def _drop_tag_characters(text: str) -> str:
+    if not _TAG_CHARACTER.search(text):
+        return text
+    return _TAG_CHARACTER.sub(lambda match: match.group(1) or "", text)
 
 
 def _kind(criterion: Criterion) -> str:

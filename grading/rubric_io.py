@@ -21,6 +21,7 @@ from grading.nesting import MAX_NESTING, deep_line, depth, too_deep_message
 from grading.option_io import options_problems, options_to_data
 from grading.types import Criterion
 from grading.verifiers_rubric import from_verifiers_item, is_verifiers_item
+from grading.yaml_aliases import AliasBombError, check_aliases
 
 _CRITERION_FIELDS = ("name", "weight", "requirement", "section", "options", "scale_type",
                      "required", "choices")
@@ -59,9 +60,24 @@ def _within_depth(text: str, data: Any) -> Any:
     return data
 
 
+def _load_yaml(text: str) -> Any:
+    """``yaml.load`` with the SafeLoader, refusing alias bombs before building anything."""
+    loader = _LineLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        check_aliases(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def load_yaml_text(text: str) -> Any:
     try:
-        return _within_depth(text, yaml.load(text, Loader=_LineLoader))  # a SafeLoader
+        return _within_depth(text, _load_yaml(text))
+    except AliasBombError as exc:
+        raise RubricValidationError(f"the rubric is refused at line {exc.line}: {exc}") from None
     except RecursionError:
         raise _too_deep(text) from None
     except yaml.MarkedYAMLError as exc:

@@ -52,12 +52,15 @@ def _db_upgrade(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
     from storage.config import database_url, describe_url
-    from storage.migrate import current_revision, upgrade_to_head
+    from storage.migrate import HalfUpgradedDatabaseError, current_revision, upgrade_to_head
 
     url = args.db or database_url()
     try:
         upgrade_to_head(url)
         revision = current_revision(url)
+    except HalfUpgradedDatabaseError as exc:
+        print(f"error: cannot upgrade {describe_url(url)}: {exc}", file=sys.stderr)
+        return 1
     except SQLAlchemyError as exc:
         print(f"error: cannot upgrade {describe_url(url)}: {exc.__class__.__name__}: "
               f"{str(exc).splitlines()[0]}", file=sys.stderr)
@@ -100,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     verdicts = commands.add_parser(
         "import-verdicts", help="append human verdicts from a CSV (nothing on any problem)")
     label_commands.add_import_arguments(verdicts)
-    verdicts.set_defaults(func=label_commands.import_verdicts_command)
+    # Guarded: a read-only, locked or unreachable database is one sentence, not a traceback.
+    verdicts.set_defaults(func=jobs.guarded(label_commands.import_verdicts_command))
 
     from storage import agreement_command
 
@@ -108,13 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
         "agreement", help="per-criterion agreement: judges vs the human verdict, reviewers "
                           "vs each other (the human baseline)")
     agreement_command.add_arguments(agree)
-    agree.set_defaults(func=agreement_command.agreement_command)
+    agree.set_defaults(func=jobs.guarded(agreement_command.agreement_command))
 
     from storage import panel_commands
 
     panel = commands.add_parser("panel", help="judge panels: runs combined by a voting rule")
     panel_commands.add_panel_arguments(panel)
-    panel.set_defaults(func=panel_commands.panel_command)
+    panel.set_defaults(func=jobs.guarded(panel_commands.panel_command))
     return parser
 
 

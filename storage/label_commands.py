@@ -11,6 +11,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from grading.errors import RubricWorkbenchError
+from storage.atomic_file import atomic_text_file
 from storage.config import add_db_argument
 from storage.engine import open_database
 from storage.errors import ImportProblemsError
@@ -57,8 +58,7 @@ def export_labels(
                                                           dataset_id, ext))
         count = 0
         to_stdout = out in (None, "-")
-        with nullcontext(sys.stdout) if to_stdout else Path(out).open(
-                "w", encoding="utf-8", newline="") as target:
+        with nullcontext(sys.stdout) if to_stdout else atomic_text_file(out) as target:
             if records is None:
                 target.write(sheet)
                 count = sheet.count("\n") - 1

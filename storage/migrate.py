@@ -8,19 +8,26 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, event, inspect, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 
 from storage.config import database_url
+from storage.errors import StorageError
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 # Arbitrary constant: serialises concurrent start-ups (app + workers) on one PostgreSQL.
 _PG_LOCK_KEY = 724_513_901
 # Alembic's ``context`` is a module global: migrations in one process must not overlap.
 _THREAD_LOCK = threading.Lock()
+
+
+class HalfUpgradedDatabaseError(StorageError):
+    """An older release's interrupted upgrade left the SQLite file between two revisions."""
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
@@ -45,9 +52,7 @@ def upgrade_to_head(url: str | None = None) -> None:
 
 
 def _upgrade(url: str) -> None:
-    from storage.engine import create_db_engine
-
-    engine = create_db_engine(url, poolclass=_null_pool())
+    engine = migration_engine(url)
     try:
         with engine.connect() as connection:
             postgres = connection.dialect.name == "postgresql"
@@ -55,8 +60,9 @@ def _upgrade(url: str) -> None:
                 connection.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _PG_LOCK_KEY})
                 connection.commit()
             try:
-                command.upgrade(alembic_config(connection), "head")
-                connection.commit()
+                if not postgres:
+                    refuse_half_upgraded(connection)
+                _upgrade_on(connection, sqlite=not postgres)
             finally:
                 if postgres:
                     connection.execute(
@@ -65,6 +71,65 @@ def _upgrade(url: str) -> None:
                     connection.commit()
     finally:
         engine.dispose()
+
+
+def migration_engine(url: str) -> Engine:
+    """An engine whose transactions really enclose DDL, so an upgrade is all or nothing.
+
+    Python's sqlite3 driver (in its legacy transaction mode) only opens a transaction before
+    INSERT/UPDATE/DELETE: a CREATE, DROP or ALTER before the first of them commits on its own.
+    A killed upgrade then left half of a revision's tables behind, and every later upgrade
+    failed with "table ... already exists". Here the driver is left in autocommit and the
+    engine opens the transaction itself (SQLAlchemy's recipe for SQLite transactional DDL).
+    """
+    from storage.engine import create_db_engine
+
+    engine = create_db_engine(url, poolclass=_null_pool())
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _driver_autocommit)
+        # IMMEDIATE: take the write lock (waiting out the busy timeout) before reading the
+        # schema, instead of failing at the first write when the app wrote in between.
+        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+    return engine
+
+
+def _driver_autocommit(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None
+
+
+def refuse_half_upgraded(connection: Connection) -> None:
+    """Refuse, with what to do, a SQLite file that an interrupted upgrade of an older release
+    left between two revisions (their DDL was not transactional, see ``migration_engine``)."""
+    names = set(inspect(connection).get_table_names())
+    leftovers = sorted(name for name in names if name.startswith("_alembic_tmp_"))
+    if leftovers:
+        raise HalfUpgradedDatabaseError(
+            _half_upgraded_message(connection, f"it holds the temporary table {leftovers[0]}"))
+
+
+def _half_upgraded_message(connection: Connection, evidence: str) -> str:
+    from alembic.runtime.migration import MigrationContext
+
+    revision = MigrationContext.configure(connection).get_current_revision()
+    return (
+        f"the database was left half-upgraded by an interrupted upgrade of an older release "
+        f"(its schema revision says {revision or 'empty'}, but {evidence}). Upgrading it "
+        "further could lose data: restore the file from a copy made before that upgrade, "
+        "then run `rubric-workbench db upgrade` again (upgrades are now all or nothing)."
+    )
+
+
+def _upgrade_on(connection: Connection, *, sqlite: bool) -> None:
+    try:
+        command.upgrade(alembic_config(connection), "head")
+    except OperationalError as exc:
+        cause = str(exc.orig)
+        if not sqlite or not ("already exists" in cause or "duplicate column" in cause):
+            raise
+        connection.rollback()
+        raise HalfUpgradedDatabaseError(_half_upgraded_message(
+            connection, f"a later revision's change is already there: {cause}")) from None
+    connection.commit()
 
 
 @contextmanager

@@ -7,11 +7,11 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
-from pathlib import Path
 from typing import Any
 
 from grading.errors import RubricWorkbenchError
 from grading.panels import PANEL_RULES
+from storage.atomic_file import atomic_text_file
 from storage.config import add_db_argument
 from storage.engine import open_database
 from storage.services import datasets, panels
@@ -94,8 +94,7 @@ def _export(args: argparse.Namespace, sessions) -> int:
     records = panel_records(sessions, args.panel)
     to_stdout = args.out in (None, "-")
     try:
-        with nullcontext(sys.stdout) if to_stdout else Path(args.out).open(
-                "w", encoding="utf-8", newline="") as target:
+        with nullcontext(sys.stdout) if to_stdout else atomic_text_file(args.out) as target:
             count = _write(records, target, fmt)
     except OSError as exc:
         print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)

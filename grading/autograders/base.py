@@ -411,6 +411,17 @@ def _overrides(grader: Autograder, method: str) -> bool:
     return False
 
 
+def quotable_texts(to_grade: ToGradeInput, query: str | None = None) -> tuple[str, ...]:
+    """The untrusted texts a judge may quote in its answer: objects repeated from them are
+    not taken for its answer (``grading.parsing.choose_answer_object``)."""
+    texts = [to_grade] if isinstance(to_grade, str) else [
+        value for value in (to_grade.get("thinking"), to_grade.get("output"))
+        if isinstance(value, str)]
+    if isinstance(query, str):
+        texts.append(query)
+    return tuple(texts)
+
+
 def rubric_judge_text(to_grade: ToGradeInput) -> str:
     """The string ``rubric``'s ``Autograder.grade`` hands to ``judge()``."""
     if isinstance(to_grade, str):

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from grading.autograders.base import Autograder, Judgment
+from grading.autograders.base import Autograder, Judgment, quotable_texts
 from grading.autograders.per_criterion import summarize_failures
 from grading.autograders.reports import (
     answered_report,
@@ -41,7 +41,8 @@ class PerCriterionOneShotGrader(Autograder):
         if any(order is not None for order in orders):
             parse: Any = functools.partial(
                 parse_mixed_criteria_answer, criteria=criteria, orders=orders,
-                allow_cannot_assess=self.allow_cannot_assess)
+                allow_cannot_assess=self.allow_cannot_assess,
+                quoted=quotable_texts(to_grade, query))
             prompt = one_shot_mixed_user_prompt(
                 criteria, to_grade, query, orders=orders,
                 allow_cannot_assess=self.allow_cannot_assess, reference=reference_submission,
@@ -53,6 +54,7 @@ class PerCriterionOneShotGrader(Autograder):
                 parse_criteria_answer,
                 count=len(criteria),
                 allow_cannot_assess=self.allow_cannot_assess,
+                quoted=quotable_texts(to_grade, query),
             )
             prompt = one_shot_user_prompt(
                 criteria, to_grade, query, allow_cannot_assess=self.allow_cannot_assess,

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from grading.autograders.base import Autograder, Judgment, criterion_label
+from grading.autograders.base import Autograder, Judgment, criterion_label, quotable_texts
 from grading.autograders.reports import (
     answered_report,
     fallback_report,
@@ -54,7 +54,8 @@ class PerCriterionGrader(Autograder):
             allow_cannot_assess=self.allow_cannot_assess
         )
         parse = functools.partial(
-            parse_verdict_answer, allow_cannot_assess=self.allow_cannot_assess
+            parse_verdict_answer, allow_cannot_assess=self.allow_cannot_assess,
+            quoted=quotable_texts(to_grade, query),
         )
 
         orders = [option_order_for(self, c, to_grade) if c.options else None for c in criteria]
@@ -68,7 +69,7 @@ class PerCriterionGrader(Autograder):
                     examples_block=examples_block)
                 outcome = await self._ask(
                     prompt, functools.partial(parse_option_answer, options=criterion.options,
-                                              order=order),
+                                              order=order, quoted=quotable_texts(to_grade, query)),
                     option_response_format(criterion, order))
             else:
                 prompt = per_criterion_user_prompt(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from grading.aggregation import holistic_to_scores
-from grading.autograders.base import Autograder, Judgment
+from grading.autograders.base import Autograder, Judgment, quotable_texts
 from grading.autograders.reports import fallback_report
 from grading.option_prompts import holistic_mixed_user_prompt
 from grading.parsing import parse_holistic_answer
@@ -33,7 +33,8 @@ class RubricAsJudgeGrader(Autograder):
             (holistic_mixed_user_prompt(criteria, to_grade, query, reference=reference_submission)
              if any(c.options or c.required for c in criteria) else
              holistic_user_prompt(criteria, to_grade, query, reference=reference_submission)),
-            functools.partial(parse_holistic_answer, allow_out_of_range=True),
+            functools.partial(parse_holistic_answer, allow_out_of_range=True,
+                              quoted=quotable_texts(to_grade, query)),
             holistic_response_format(),
         )
         if outcome.ok:

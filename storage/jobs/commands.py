@@ -24,6 +24,7 @@ from grading.errors import RubricValidationError, RubricWorkbenchError
 from grading.rubric import Rubric
 from grading.structured_output import MODES
 from storage import limits
+from storage.atomic_file import atomic_text_file
 from storage.config import add_db_argument, database_url, describe_url
 from storage.errors import ImportProblemsError, Problem
 from storage.jobs.helper_processes import (
@@ -230,6 +231,9 @@ def _guarded(command):
     run.__name__ = command.__name__
     run.__doc__ = command.__doc__
     return run
+
+
+guarded = _guarded  # for the commands wired in storage/cli.py
 
 
 @_guarded
@@ -439,7 +443,7 @@ def _report(sessions, args: argparse.Namespace, run_ids: Sequence[int], made_pan
 
         fmt = "csv" if args.out.lower().endswith(".csv") else "jsonl"
         try:
-            with open(args.out, "w", encoding="utf-8", newline="") as target:
+            with atomic_text_file(args.out) as target:
                 # the panels' records after the members', exactly as `export --panel` writes
                 count = write_results(sessions, run_ids, target, fmt,
                                       [p.id for p in made_panels])
@@ -776,7 +780,7 @@ def _export_examples(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return EXIT_OK
     try:
-        with open(args.out, "w", encoding="utf-8", newline="") as target:
+        with atomic_text_file(args.out) as target:
             target.write(text)
     except OSError as exc:
         _error(f"cannot write {args.out}: {exc.strerror}")
@@ -863,7 +867,7 @@ def export_command(args: argparse.Namespace) -> int:
 
             for panel_id in args.panel:  # refused before the file is opened
                 panels.get_panel(sessions, panel_id)
-            with open(args.out, "w", encoding="utf-8", newline="") as target:
+            with atomic_text_file(args.out) as target:
                 count = write_results(sessions, args.run, target, fmt, args.panel,
                                       sight=export_sight(args.for_reviewer))
     except RubricWorkbenchError as exc:

@@ -45,9 +45,10 @@ def _take(worker_id: str) -> dict:
 
 def claim_next(
     sessions: SessionFactory, worker_id: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
-    exclude: Collection[int] = (),
+    exclude: Collection[int] = (), among: Collection[int] | None = None,
 ) -> int | None:
-    """Take the oldest claimable run for ``worker_id``; None when there is none.
+    """Take the oldest claimable run (of ``among``, when given) for ``worker_id``; None when
+    there is none.
 
     ``exclude``: the runs this worker is executing. A run whose heartbeat lapsed (a slow
     start, a stalled machine) looks abandoned, but its worker is alive: taking it again
@@ -57,6 +58,8 @@ def claim_next(
         claimable = _claimable(lease_seconds)
         if exclude:
             claimable = and_(claimable, m.RunRow.id.not_in(list(exclude)))
+        if among is not None:
+            claimable = and_(claimable, m.RunRow.id.in_(list(among)))
         if session.get_bind().dialect.name == "postgresql":
             run_id = session.scalar(
                 select(m.RunRow.id).where(claimable).order_by(m.RunRow.id).limit(1)

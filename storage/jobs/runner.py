@@ -149,6 +149,7 @@ class RunExecution:
         self.lost_chunks: set[int] = set()
         self._wake = asyncio.Event()
         self._beat_failed_at = 0.0
+        self._share_failed_at = float("-inf")
 
     def _on_fatal(self, exc: BaseException) -> None:
         if self.fatal is None:
@@ -264,8 +265,14 @@ class RunExecution:
         while True:
             try:
                 await asyncio.to_thread(self.sharing.sync)
-            except Exception:  # sharing is an optimisation: the limiter works alone too
-                log.exception("could not share the capacity of %s", self.sharing.endpoint)
+            except Exception as exc:  # sharing is an optimisation: the limiter works alone
+                # One sentence a minute at most: every 2.5 s with a traceback buried the log
+                # of a paused run.
+                if time.monotonic() - self._share_failed_at > 60:
+                    self._share_failed_at = time.monotonic()
+                    log.warning("could not share the capacity of %s (tried again every "
+                                "%g s; said once a minute): %s", self.sharing.endpoint,
+                                SYNC_INTERVAL, describe_db_error(exc))
             await asyncio.sleep(SYNC_INTERVAL)
 
     async def _watch_cancel(self) -> None:

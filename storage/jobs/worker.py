@@ -67,10 +67,12 @@ class Worker:
             while not stop.is_set():
                 claimed = joined = None
                 if len(active) < self.max_runs:
-                    if self.only_runs is None:
-                        claimed = await asyncio.to_thread(
-                            queue.claim_next, self.sessions, self.worker_id,
-                            lease_seconds=self.lease_seconds, exclude=tuple(self._running))
+                    # With only_runs, a queued one of them is taken too: else `worker --run N
+                    # --until-idle` waited forever for someone else to start run N.
+                    claimed = await asyncio.to_thread(
+                        queue.claim_next, self.sessions, self.worker_id,
+                        lease_seconds=self.lease_seconds, exclude=tuple(self._running),
+                        among=self.only_runs)
                     if claimed is None:  # help a running run with its chunks
                         joined = await asyncio.to_thread(
                             chunks.joinable_run, self.sessions, self.worker_id,

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine
-from sqlalchemy.pool import NullPool
 
 from storage.models import Base
 
@@ -18,6 +16,9 @@ def _run(connection) -> None:
         # SQLite cannot ALTER most things: batch mode recreates the table instead.
         render_as_batch=True,
         compare_type=True,
+        # The SQLite engine of storage.migrate.migration_engine really encloses DDL in its
+        # transaction: the whole upgrade commits or nothing does (alembic assumes otherwise).
+        transactional_ddl=True,
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -33,9 +34,15 @@ def run_migrations_online() -> None:
         from storage.config import database_url
 
         url = database_url()
-    engine = create_engine(url, poolclass=NullPool)
-    with engine.connect() as connection:
-        _run(connection)
+    from storage.migrate import migration_engine
+
+    engine = migration_engine(url)
+    try:
+        with engine.connect() as connection:
+            _run(connection)
+            connection.commit()
+    finally:
+        engine.dispose()
 
 
 if context.is_offline_mode():

@@ -179,3 +179,28 @@ def test_nominal_panels_take_the_most_chosen_option(votes, choice, tie):
 def test_a_vote_that_is_no_option_is_refused():
     with pytest.raises(ValueError, match="not an option"):
         combine_options(["formal", "polite"], TONE3)
+
+
+# -- issue 40.15: weights whose sum overflows ----------------------------------------------
+def test_new_weights_past_the_bounds_are_refused_with_the_member_and_what_to_do():
+    from grading.panels import check_weights
+
+    with pytest.raises(ValueError, match=r"member 2: weight must be between 1e-06 and "
+                                         r"1,000,000, got 1e\+308; only the members' ratios"):
+        check_weights([1.0, 1e308], 2)
+    with pytest.raises(ValueError, match="member 1: weight must be between"):
+        check_weights([1e-9, 1.0], 2)
+    assert check_weights([1e-6, 1e6], 2) == [1e-6, 1e6]
+
+
+@pytest.mark.parametrize("weights", [
+    pytest.param([1e308, 1e308, 1e308], id="each-huge"),
+    pytest.param([1.7e308, 1e308, 1.0], id="sum-overflows"),
+])
+def test_a_stored_panel_with_huge_weights_still_decides_without_nan(weights):
+    decision = combine_verdicts(["MET"] * 3, "weighted", criterion_weight=5, weights=weights)
+    assert decision.verdict is Verdict.MET
+    assert "nan" not in decision.note and "inf" not in decision.note
+    split = combine_verdicts(["MET", "UNMET", "UNMET"], "weighted", criterion_weight=5,
+                             weights=[1.7e308, 1e308, 1e308])
+    assert split.verdict is Verdict.UNMET  # the ratios are kept: UNMET holds 2e308 of 3.7e308

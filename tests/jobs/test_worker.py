@@ -251,3 +251,25 @@ def test_a_stopped_in_process_worker_leaves_no_task_pending_on_its_closed_loop(
     with caplog.at_level("ERROR", logger="asyncio"):
         gc.collect()
     assert "Task was destroyed but it is pending" not in caplog.text
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_worker_for_one_queued_run_starts_it_and_exits_once_it_is_done(
+        db_url, sessions, backend, fake_provider):
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 4)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
+    other = make_run(sessions, version.id, dataset.id, fake_provider.api_base)
+    assert runs.get_run(sessions, run.id).status == "queued"
+
+    worker = _worker_process(db_url, "--run", str(run.id), "--until-idle")
+    try:
+        _, stderr = worker.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("worker --run N --until-idle never started the queued run nor exited")
+    finally:
+        worker.kill()
+    assert worker.returncode == 0, stderr[-2000:]
+    assert runs.get_run(sessions, run.id).status == "done"
+    assert len(runs.list_grades(sessions, run.id)) == 4
+    assert runs.get_run(sessions, other.id).status == "queued"  # not one of its runs

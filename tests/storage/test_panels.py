@@ -290,3 +290,18 @@ def test_concurrent_clicks_on_create_panel_make_one_panel(sessions, three_judges
         made = list(pool.map(click, range(4)))
     assert len({panel.id for panel in made}) == 1
     assert len(panels.list_panels(sessions)) == 1
+
+
+def test_a_weight_whose_sum_would_overflow_is_refused_when_the_panel_is_created(
+        sessions, db_url, three_judges, capsys):
+    from storage import cli
+
+    run_ids = three_judges[3]
+    args = ["panel", "--db", db_url, "create", "--rule", "weighted"]
+    for run_id in run_ids:
+        args += ["--run", str(run_id), "--weight", "1e308"]
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err
+    assert "member 1: weight must be between 1e-06 and 1,000,000, got 1e+308" in err
+    assert "Traceback" not in err
+    assert panels.list_panels(sessions) == []

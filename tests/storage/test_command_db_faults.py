@@ -1,0 +1,63 @@
+"""Issue 40.12: agreement, panel and import-verdicts on a database they cannot use say so in
+one sentence, never with a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from storage import cli
+from storage.engine import open_database
+
+UNREACHABLE = "postgresql+psycopg://postgres@127.0.0.1:1/nothing"
+
+
+def _commands(db: str, tmp_path: Path) -> list[list[str]]:
+    sheet = tmp_path / "verdicts.csv"
+    sheet.write_text("response_id,criterion,verdict\nr1,1,MET\n", encoding="utf-8")
+    return [
+        ["agreement", "--db", db, "--dataset", "d", "--rubric", "r"],
+        ["panel", "--db", db, "list"],
+        ["panel", "--db", db, "create", "--rule", "majority", "--run", "1", "--run", "2"],
+        ["import-verdicts", "--db", db, "--dataset", "d", "--rubric", "r", str(sheet)],
+    ]
+
+
+def _assert_one_sentence(argv: list[str], capsys, *words: str) -> None:
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    assert status != 0, argv
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, (argv, err)
+    for word in words:
+        assert word in err, (argv, err)
+
+
+def test_an_unreachable_database_is_one_sentence(tmp_path, capsys):
+    for argv in _commands(UNREACHABLE, tmp_path):
+        _assert_one_sentence(argv, capsys, "cannot be used", "127.0.0.1:1")
+
+
+@pytest.fixture
+def read_only_database(tmp_path) -> Iterator[str]:
+    """A migrated SQLite file on a filesystem mounted read-only (root ignores file modes)."""
+    disk = tmp_path / "ro"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.fail(f"cannot mount a small tmpfs (the tests run as root): {mounted.stderr}")
+    try:
+        url = f"sqlite:///{disk / 'workbench.db'}"
+        open_database(url).kw["bind"].dispose()
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        yield url
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=True)
+
+
+def test_a_read_only_database_is_one_sentence(read_only_database, tmp_path, capsys):
+    for argv in _commands(read_only_database, tmp_path):
+        _assert_one_sentence(argv, capsys, "cannot be used")
