@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from grading.types import EvaluationReport, ScoringSettings, TokenUsage, Verdict
 from storage.dto import DatasetInfo, ResponseInfo, RubricVersionInfo, RunInfo
-from storage.services import datasets, people, reviews, rubrics, runs
+from storage.services import datasets, reviews, rubrics, runs
 from storage.services.reviewers import local_actor
+from storage.services.sign_in import SignInClaims, sign_in
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, holistic_report, judge_report
 
@@ -85,7 +86,8 @@ def seed(sessions, *, rubric_name: str = "Dosing", dataset_name: str = "Answers"
                     sessions, response_id=responses[key].id, criterion_id=criterion.id,
                     verdict=verdict, actor=local_actor("ana"), note=f"checked {key}")
     for who in TEAM:  # verdict sheets may name them (storage/services/reviewer_names.py)
-        people.signed_in_actor(sessions, identity=who)
+        sign_in(sessions, SignInClaims(issuer="http://idp.test", subject=who, email=who,
+                                       email_verified=True))
     return Seeded(version=version, dataset=dataset, responses=responses,
                   cheap=runs.get_run(sessions, made["cheap"].id),
                   strong=runs.get_run(sessions, made["strong"].id),

@@ -112,9 +112,10 @@ def test_a_name_that_could_be_two_known_reviewers_is_refused(sessions, world):
 
 
 def test_people_who_signed_in_are_known_before_their_first_verdict(sessions, world):
-    from storage.services import people
+    from storage.services.sign_in import SignInClaims, sign_in
 
-    people.signed_in_actor(sessions, identity="Dee@Example.org")
+    sign_in(sessions, SignInClaims(issuer="http://idp.test", subject="dee", email="Dee@Example.org",
+                                   email_verified=True))
     summary = _import(sessions, world, f"{HEAD}r1,cites,MET,DEE@example.ORG,\n")
     assert summary.reviewers == ("dee@example.org",)
 
