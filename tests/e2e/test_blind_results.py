@@ -134,6 +134,18 @@ def _history(page: Page, dialog, count: int) -> str:
     return popover.inner_text().replace("\u2060", "")
 
 
+def _agreement_source(page: Page, url: str) -> str:
+    """The Agreement page's text, the disagreement list's cells included (the grid keeps
+    an accessible table of its cells in the page)."""
+    page.goto(f"{url}/agreement")
+    expect(page.get_by_role("heading", name="Agreement", exact=True)).to_be_visible(
+        timeout=45_000)
+    expect(page.get_by_text("Human baseline").first).to_be_visible(timeout=45_000)
+    _idle(page)
+    expect(page.get_by_text("Traceback")).to_have_count(0)
+    return page.content().replace("\u2060", "")
+
+
 def test_a_reviewer_who_has_not_answered_sees_no_trace_of_anothers_verdict(team, browser):
     url = team
     ana = _person(browser, "ana", url)
@@ -141,6 +153,10 @@ def test_a_reviewer_who_has_not_answered_sees_no_trace_of_anothers_verdict(team,
     # Ana's own view moves at once: her verdicts are hers to see.
     _open_results(ana, url)
     assert _table_score(ana) == REVIEWED_SCORE
+    # Agreement: her verdict against the judge's, her note beside it.
+    _agreement_source(ana, url)
+    expect(ana.locator('[data-testid="stDataFrame"] td').filter(has_text=SECRET).first
+           ).to_be_attached(timeout=30_000)
 
     bo = _person(browser, "bo", url)
     _open_results(bo, url)
@@ -155,6 +171,12 @@ def test_a_reviewer_who_has_not_answered_sees_no_trace_of_anothers_verdict(team,
     assert "No person has reviewed this response yet." in history
     assert SECRET not in history and "Ana" not in history
     _shot(bo, "blind-results-before-answering")
+    # Nor on the Agreement page: no human source, no disagreement list with her note.
+    bo_sees = _agreement_source(bo, url)
+    assert SECRET not in bo_sees
+    expect(bo.get_by_text("Fewer than two sources of per-criterion verdicts").first
+           ).to_be_visible()
+    _shot(bo, "blind-agreement-before-answering")
 
     # Bo answers (agreeing with Ana): now he sees her verdict and note, and the score moves.
     _answer_both_met(bo, url, "mine")
