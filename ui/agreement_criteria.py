@@ -21,7 +21,8 @@ def _pair_options(report: AgreementReport) -> dict[str, str]:
 
 
 def render_criteria(report: AgreementReport, scope: tuple) -> tuple[str | None, str | None]:
-    """``scope`` is (db, rubric version id, dataset id, stamp): the cached readers' key."""
+    """``scope`` is (db, rubric version id, dataset id, stamp, sight): the cached readers'
+    key."""
     st.subheader("Per criterion, worst first")
     options = _pair_options(report)
     default = next((k for k in options if k.startswith(f"{HUMAN}|")), next(iter(options)))

@@ -1,5 +1,9 @@
 """Cached readers of the Agreement page, keyed by the database URL and a data stamp.
 
+Blind review: every reader after ``get_stamp`` takes the viewer's ``Sight``
+(storage/services/blindness.py); a reviewer's report is built from the verdicts they may see
+(storage/services/agreement_blind.py), adjudicators and admins share the full one.
+
 The stamp (runs' graded counts and the human verdicts' count and newest id) changes whenever a
 grade or a verdict is written, by this app or by a worker elsewhere, so the report is rebuilt
 exactly then; the short TTL of the stamp itself is the only polling.
@@ -9,8 +13,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage.services import agreement, human_baseline, results
+from storage.services import agreement, agreement_blind, blindness, human_baseline, results
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
+from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
 from storage.services.results import ResultSet
 from ui import results_readers
@@ -31,32 +36,51 @@ def get_stamp(db: str, rubric_version_id: int, dataset_id: int) -> Stamp:
 
 
 @st.cache_data(ttl=3600, max_entries=20, show_spinner="Comparing the judges…")
-def get_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp) -> AgreementReport:
+def get_full_report(db: str, rubric_version_id: int, dataset_id: int,
+                    stamp: Stamp) -> AgreementReport:
+    """Over everyone's verdicts: what adjudicators and admins see."""
     return agreement.agreement_report(sessions_for(db), rubric_version_id, dataset_id)
+
+
+@st.cache_data(ttl=3600, max_entries=50, show_spinner="Comparing the judges…")
+def get_blind_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
+                     sight: Sight) -> AgreementReport:
+    """Over the verdicts one reviewer may see (those on what they answered themselves)."""
+    full = get_full_report(db, rubric_version_id, dataset_id, stamp)
+    return agreement.build_report(agreement_blind.as_seen(full.data, sight))
+
+
+def get_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
+               sight: Sight = blindness.EVERYTHING) -> AgreementReport:
+    if sight.sees_all:
+        return get_full_report(db, rubric_version_id, dataset_id, stamp)
+    return get_blind_report(db, rubric_version_id, dataset_id, stamp, sight)
 
 
 @st.cache_data(ttl=3600, max_entries=20, show_spinner=False)
 def get_baseline(db: str, rubric_version_id: int, dataset_id: int,
-                 stamp: Stamp) -> HumanBaseline:
-    report = get_report(db, rubric_version_id, dataset_id, stamp)
+                 stamp: Stamp, sight: Sight = blindness.EVERYTHING) -> HumanBaseline:
+    report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
     return human_baseline.build_baseline(report.data)
 
 
 @st.cache_data(ttl=3600, max_entries=50, show_spinner=False)
 def get_criterion_table(
-    db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, a: str | None,
-    b: str | None,
+    db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, sight: Sight,
+    a: str | None, b: str | None,
 ) -> list[CriterionAgreement]:
-    report = get_report(db, rubric_version_id, dataset_id, stamp)
+    report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
     return agreement.criterion_table(report, a, b)
 
 
 @st.cache_data(ttl=3600, max_entries=100, show_spinner=False)
 def get_disagreements(
-    db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, keys: tuple[str, ...],
-    criterion_id: int,
+    db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, sight: Sight,
+    keys: tuple[str, ...], criterion_id: int,
 ) -> list[Disagreement]:
-    report = get_report(db, rubric_version_id, dataset_id, stamp)
+    """As ``sight`` may see them: no other reviewer's verdict or note on a criterion the
+    viewer has not answered (a pair that differed only through it is not listed)."""
+    report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
     return agreement.disagreements(report.data, keys, criterion_id)
 
 
@@ -64,7 +88,8 @@ def clear_after_import() -> None:
     """Imported verdicts change the report and, on the Results and Review pages, the
     effective scores."""
     get_stamp.clear()
-    get_report.clear()
+    get_full_report.clear()
+    get_blind_report.clear()
     get_criterion_table.clear()
     get_disagreements.clear()
     get_baseline.clear()

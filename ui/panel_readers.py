@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage.services import panel_results, panels, trials
+from storage.services import blindness, panel_results, panels, trials
+from storage.services.blindness import Sight
 from ui.runtime import sessions_for
 
 
@@ -28,21 +29,25 @@ def get_stamp(db: str, panel_ids: tuple[int, ...]) -> tuple:
 
 @st.cache_data(ttl=600, max_entries=100, show_spinner="Combining the panel's verdicts…")
 def get_panel_results(db: str, panel_id: int, response_ids: tuple[int, ...] | None,
-                      stamp: tuple) -> dict[int, panel_results.PanelResult]:
+                      stamp: tuple, sight: Sight = blindness.EVERYTHING,
+                      ) -> dict[int, panel_results.PanelResult]:
     """Response id -> the panel's result (every graded response when ``response_ids`` is
-    None)."""
+    None), with the human verdicts ``sight`` may see."""
     found = panel_results.panel_results(
-        sessions_for(db), panel_id, None if response_ids is None else list(response_ids))
+        sessions_for(db), panel_id, None if response_ids is None else list(response_ids),
+        sight=sight)
     return {r.response_id: r for r in found}
 
 
 @st.cache_data(ttl=600, max_entries=20, show_spinner="Combining the panels' verdicts…")
 def get_panel_columns(db: str, dataset_id: int, rubric_version_id: int,
-                      panel_ids: tuple[int, ...], stamp: tuple) -> tuple:
-    """The panels as columns of the Results table (every response), until ``stamp`` moves."""
+                      panel_ids: tuple[int, ...], stamp: tuple,
+                      sight: Sight = blindness.EVERYTHING) -> tuple:
+    """The panels as columns of the Results table (every response) as ``sight`` may see
+    them, until ``stamp`` moves."""
     return panel_results.panel_columns(sessions_for(db), dataset_id=dataset_id,
                                        rubric_version_id=rubric_version_id,
-                                       panel_ids=panel_ids)
+                                       panel_ids=panel_ids, sight=sight)
 
 
 @st.cache_data(ttl=600, max_entries=50, show_spinner=False)

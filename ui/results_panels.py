@@ -9,7 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from storage.dto import RunInfo
-from storage.services import panels
+from storage.services import blindness, panels
+from storage.services.blindness import Sight
 from storage.services.panel_results import PanelResult, member_models, panel_results
 from storage.services.results import ResultSet, ResultsPage
 from ui import panel_readers, panel_view, runtime, safe_text
@@ -44,20 +45,24 @@ def pick_panels(db: str, result_set: ResultSet, where) -> tuple[panels.PanelInfo
     return tuple(by_id[pid] for pid in picked)
 
 
-def query(db: str, panel_ids: tuple[int, ...], sort_panel: int | None) -> dict:
-    """The keyword arguments that make ``results_readers.get_results_page`` read these
-    panels as columns (filtered, sorted and counted like runs)."""
+def query(db: str, panel_ids: tuple[int, ...], sort_panel: int | None,
+          sight: Sight = blindness.EVERYTHING) -> dict:
+    """The keyword arguments that make ``results_readers.get_results_page`` read the
+    table with ``sight``'s eyes (blind review) and these panels as columns (filtered,
+    sorted and counted like runs)."""
     if not panel_ids:
-        return {}
+        return {"sight": sight}
     return {"panel_ids": panel_ids, "panel_stamp": panel_readers.get_stamp(db, panel_ids),
-            "sort_panel_id": sort_panel}
+            "sort_panel_id": sort_panel, "sight": sight}
 
 
 def page_results(db: str, chosen: tuple[panels.PanelInfo, ...],
-                 response_ids: tuple[int, ...]) -> dict[int, dict[int, PanelResult]]:
-    """Panel id -> response id -> result, for the responses on this page only."""
+                 response_ids: tuple[int, ...], sight: Sight = blindness.EVERYTHING,
+                 ) -> dict[int, dict[int, PanelResult]]:
+    """Panel id -> response id -> result, for the responses on this page only, with the
+    human verdicts ``sight`` may see."""
     stamp = panel_readers.get_stamp(db, tuple(p.id for p in chosen))
-    return {p.id: panel_readers.get_panel_results(db, p.id, response_ids, stamp)
+    return {p.id: panel_readers.get_panel_results(db, p.id, response_ids, stamp, sight)
             for p in chosen}
 
 
@@ -80,11 +85,13 @@ def add_columns(rows: list[dict], page: ResultsPage, chosen: tuple[panels.PanelI
     return names
 
 
-def table_scores(db: str, panel_ids: tuple[int, ...]) -> list[tuple[str, dict]]:
+def table_scores(db: str, panel_ids: tuple[int, ...],
+                 sight: Sight = blindness.EVERYTHING) -> list[tuple[str, dict]]:
     """(column label, response id -> effective grade) per panel, for "This table (CSV)"."""
     sessions = runtime.sessions_for(db)
     return [(f"panel{panel.id}_{panel.rule}",
-             {r.response_id: r.effective for r in panel_results(sessions, panel.id)})
+             {r.response_id: r.effective
+              for r in panel_results(sessions, panel.id, sight=sight)})
             for panel in (panels.get_panel(sessions, pid) for pid in panel_ids)]
 
 
@@ -97,12 +104,13 @@ def column_config(chosen: tuple[panels.PanelInfo, ...]) -> dict:
         for p in chosen}
 
 
-def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: int) -> None:
+def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: int,
+                  sight: Sight = blindness.EVERYTHING) -> None:
     """In the response dialog: each panel's score and, per criterion, its verdict, how it
     was reached (a tie says which way it resolved) and each member's verdict."""
     if not chosen:
         return
-    found = page_results(db, chosen, (response_id,))
+    found = page_results(db, chosen, (response_id,), sight)
     for panel in chosen:
         result = found[panel.id].get(response_id)
         st.markdown(f"**{md_escape(panel.label)}** · {md_escape(member_models(panel))}")

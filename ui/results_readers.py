@@ -12,7 +12,15 @@ import streamlit as st
 
 from storage import model_presets
 from storage.dto import DatasetInfo, RubricInfo, RubricVersionInfo, RunInfo
-from storage.services import datasets, results, review_queue, review_sets, rubrics, runs
+from storage.services import (
+    blindness,
+    datasets,
+    results,
+    review_queue,
+    review_sets,
+    rubrics,
+    runs,
+)
 from storage.services.blindness import Sight
 from storage.services.results import (
     DEFAULT_SCORE_GAP,
@@ -83,12 +91,13 @@ def get_grade_facts(
 @st.cache_data(ttl=600, max_entries=20, show_spinner=False)
 def get_reviewed_scores(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
-    stamp: RunStamp,
+    stamp: RunStamp, sight: Sight = blindness.EVERYTHING,
 ) -> Scores:
-    """Effective scores of the reviewed responses: recomputed after a grade or a verdict."""
+    """Effective scores of the reviewed responses as ``sight`` may see them: recomputed
+    after a grade or a verdict."""
     return results.reviewed_effective_scores(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
-        run_ids=run_ids)
+        run_ids=run_ids, sight=sight)
 
 
 @st.cache_data(ttl=300, max_entries=200, show_spinner="Loading results…")
@@ -97,20 +106,21 @@ def get_results_page(
     filters: ResultsFilter, sort: SortKey, sort_run_id: int | None, descending: bool,
     offset: int, limit: int, stamp: RunStamp, score_gap: float = DEFAULT_SCORE_GAP,
     distribution_bins: int = 0, panel_ids: tuple[int, ...] = (), panel_stamp: tuple = (),
-    sort_panel_id: int | None = None,
+    sort_panel_id: int | None = None, sight: Sight = blindness.EVERYTHING,
 ) -> ResultsPage:
     """``panel_ids``: judge panels shown as columns (``panel_stamp``: their
-    ``panel_readers.get_stamp``), filtered, sorted and counted like the runs."""
+    ``panel_readers.get_stamp``), filtered, sorted and counted like the runs. ``sight``:
+    whose eyes (blind review: human verdicts it may not see yet do not move the scores)."""
     facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids, stamp[0], score_gap)
-    reviewed = get_reviewed_scores(db, dataset_id, rubric_version_id, run_ids, stamp)
+    reviewed = get_reviewed_scores(db, dataset_id, rubric_version_id, run_ids, stamp, sight)
     columns = (panel_readers.get_panel_columns(db, dataset_id, rubric_version_id, panel_ids,
-                                               panel_stamp) if panel_ids else ())
+                                               panel_stamp, sight) if panel_ids else ())
     return results.results_page(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
         run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
         descending=descending, offset=offset, limit=limit, facts=facts,
         reviewed_scores=reviewed, score_gap=score_gap, distribution_bins=distribution_bins,
-        panels=columns, sort_panel_id=sort_panel_id)
+        panels=columns, sort_panel_id=sort_panel_id, sight=sight)
 
 
 @st.cache_data(ttl=60, max_entries=20, show_spinner=False)

@@ -86,11 +86,11 @@ def panel_results(
 
 def panel_columns(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
-    panel_ids: Sequence[int],
+    panel_ids: Sequence[int], sight: Sight = blindness.EVERYTHING,
 ) -> tuple[results.PanelColumn, ...]:
     """The panels as columns of the Results table (``results.results_page(panels=...)``):
-    every graded response's effective score and the panel's verdicts. Refuses a panel of
-    another result set."""
+    every graded response's effective score (with the human verdicts ``sight`` may see)
+    and the panel's verdicts. Refuses a panel of another result set."""
     columns = []
     for panel_id in dict.fromkeys(panel_ids):
         panel = panels.get_panel(sessions, panel_id)
@@ -98,7 +98,7 @@ def panel_columns(
             raise InvalidInputError(
                 f"judge panel {panel_id} combines runs of another dataset or rubric version "
                 "than the results shown")
-        found = panel_results(sessions, panel_id)
+        found = panel_results(sessions, panel_id, sight=sight)
         columns.append(results.PanelColumn(
             panel_id=panel_id,
             scores={r.response_id: (r.effective.score, r.effective.error) for r in found},

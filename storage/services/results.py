@@ -30,7 +30,8 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import results as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.results import Scores
-from storage.services import consensus, reviews
+from storage.services import blindness, consensus, reviews
+from storage.services.blindness import Sight
 from storage.services.results_order import ScoreBin, histogram, score_range, sort_ids
 
 ReviewedFilter = Literal["any", "reviewed", "not_reviewed"]
@@ -174,16 +175,18 @@ def list_result_sets(sessions: SessionFactory) -> list[ResultSet]:
 
 
 def _effective_overlay(
-    sessions: SessionFactory, run_ids: list[int], reviewed_ids: list[int]
+    sessions: SessionFactory, run_ids: list[int], reviewed_ids: list[int],
+    sight: Sight = blindness.EVERYTHING,
 ) -> dict[tuple[int, int], tuple[float | None, str | None]]:
-    """Effective scores of the reviewed responses, computed by the one aggregation path."""
+    """Effective scores of the reviewed responses, computed by the one aggregation path
+    with the human verdicts ``sight`` may see (the judge's verdict where one is hidden)."""
     overlay: dict[tuple[int, int], tuple[float | None, str | None]] = {}
     if not reviewed_ids:
         return overlay
     for run_id in run_ids:
         for start in range(0, len(reviewed_ids), _CHUNK):
             for grade in reviews.effective_grades_for_run(
-                    sessions, run_id, reviewed_ids[start:start + _CHUNK]):
+                    sessions, run_id, reviewed_ids[start:start + _CHUNK], sight=sight):
                 overlay[(grade.response_id, run_id)] = (grade.score, grade.error)
     return overlay
 
@@ -207,14 +210,15 @@ def grade_facts(
 
 def reviewed_effective_scores(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
-    run_ids: Sequence[int],
+    run_ids: Sequence[int], sight: Sight = blindness.EVERYTHING,
 ) -> Scores:
     """Effective scores of every reviewed response of the dataset (cacheable until the next
-    verdict or grade); every other response's effective score is its judge score."""
+    verdict or grade) as ``sight`` may see them; every other response's effective score is
+    its judge score."""
     with sessions() as session:
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
         reviewed = sorted(repo.review_counts(session, dataset_id, rubric_version_id))
-    return _effective_overlay(sessions, runs, reviewed)
+    return _effective_overlay(sessions, runs, reviewed, sight)
 
 
 def results_page(
@@ -224,6 +228,7 @@ def results_page(
     limit: int = 50, score_gap: float = DEFAULT_SCORE_GAP, facts: GradeFacts | None = None,
     reviewed_scores: Scores | None = None, distribution_bins: int = 0,
     panels: Sequence[PanelColumn] = (), sort_panel_id: int | None = None,
+    sight: Sight = blindness.EVERYTHING,
 ) -> ResultsPage:
     """One page of the responses x runs table of effective scores.
 
@@ -238,6 +243,11 @@ def results_page(
     or on any column), the verdict filter (``VerdictFilter.panel_id``), ``sort="score"``
     with ``sort_panel_id`` and the distribution cover them like runs. Failures,
     disagreements and the spread stay the runs' own (a panel is made of them).
+    ``sight`` (storage/services/blindness.py): whose eyes the table is read with. Human
+    verdicts it may not see yet count as not given, in the effective scores, the verdict
+    filter and the disputed criteria; ``reviewed_scores`` and ``panels`` must have been
+    read with the same sight. The review counts stay everyone's (they tell that someone
+    answered, not what).
     """
     filters = filters or ResultsFilter()
     if limit < 1 or offset < 0:
@@ -250,7 +260,8 @@ def results_page(
         candidates = repo.candidate_ids(session, dataset_id, filters.search, filters.metadata)
         review_counts = repo.review_counts(session, dataset_id, rubric_version_id)
         wanted = (_verdict_matches(session, dataset_id, rubric_version_id, runs,
-                                   filters.verdict, panels) if filters.verdict else None)
+                                   filters.verdict, panels, sight)
+                  if filters.verdict else None)
     if facts is None or facts.run_ids != tuple(runs) or facts.score_gap != score_gap:
         facts = grade_facts(sessions, dataset_id=dataset_id,
                             rubric_version_id=rubric_version_id, run_ids=runs,
@@ -276,7 +287,7 @@ def results_page(
     if reviewed_scores is not None:
         effective.update(reviewed_scores)
     elif needs_scores or distribution_bins:
-        effective.update(_effective_overlay(sessions, runs, reviewed_here))
+        effective.update(_effective_overlay(sessions, runs, reviewed_here, sight))
 
     def scores_of(rid: int) -> list[float | None]:
         return [effective.get((rid, run), (None, None))[0] for run in runs]
@@ -300,11 +311,11 @@ def results_page(
     page_ids = ids[offset:offset + limit]
     if not needs_scores and reviewed_scores is None:
         effective.update(_effective_overlay(
-            sessions, runs, [i for i in page_ids if review_counts.get(i, 0) > 0]))
+            sessions, runs, [i for i in page_ids if review_counts.get(i, 0) > 0], sight))
     with sessions() as session:
         texts = repo.snippets(session, page_ids, SNIPPET_CHARS)
         disputed = _disputed(session, [i for i in page_ids if review_counts.get(i, 0) > 0],
-                             rubric_version_id)
+                             rubric_version_id, sight)
     rows = tuple(
         ResultsRow(
             response_id=rid, external_id=texts[rid][0], query=texts[rid][1],
@@ -333,22 +344,25 @@ def results_page(
     )
 
 
-def _disputed(session, response_ids: list[int], rubric_version_id: int
-              ) -> dict[int, tuple[str, ...]]:
-    """The disputed criteria's labels per response (only the page's reviewed responses)."""
+def _disputed(session, response_ids: list[int], rubric_version_id: int,
+              sight: Sight = blindness.EVERYTHING) -> dict[int, tuple[str, ...]]:
+    """The disputed criteria's labels per response (only the page's reviewed responses)
+    that ``sight`` may see."""
     if not response_ids:
         return {}
     criteria = [criterion_info(c) for c in rubric_repo.get_version(session, rubric_version_id)
                 .criteria]
     order = {c.id: (c.position, c.label) for c in criteria}
-    found = consensus.decisions(session, response_ids, rubric_version_id)
+    found = blindness.visible_decisions(
+        sight, consensus.decisions(session, response_ids, rubric_version_id))
     return {rid: tuple(order[cid][1] for cid in sorted(
         (cid for cid, d in per.items() if d.disputed and cid in order),
         key=lambda cid: order[cid][0])) for rid, per in found.items()}
 
 
 def _verdict_matches(session, dataset_id: int, rubric_version_id: int, runs: list[int],
-                     wanted: VerdictFilter, panels: Sequence[PanelColumn] = ()) -> set[int]:
+                     wanted: VerdictFilter, panels: Sequence[PanelColumn] = (),
+                     sight: Sight = blindness.EVERYTHING) -> set[int]:
     if wanted.verdict not in VERDICTS:
         raise InvalidInputError(f"unknown verdict {wanted.verdict!r}; use "
                                 + ", ".join(VERDICTS))
@@ -360,6 +374,11 @@ def _verdict_matches(session, dataset_id: int, rubric_version_id: int, runs: lis
         raise InvalidInputError("the verdict filter applies to a run that is not selected")
     humans = repo.current_human_verdicts(session, dataset_id, rubric_version_id,
                                          wanted.criterion_id)
+    if not sight.sees_all and humans:
+        seen = blindness.visible_decisions(sight, consensus.decisions(
+            session, list(humans), rubric_version_id))
+        humans = {rid: v for rid, v in humans.items()
+                  if wanted.criterion_id in seen.get(rid, {})}
     if panel is not None:
         judged = {rid for (rid, cid), verdict in panel.verdicts.items()
                   if cid == wanted.criterion_id and verdict == wanted.verdict}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
+from storage.services import blindness
 from ui import (
     agreement_baseline,
     agreement_charts,
@@ -23,6 +24,7 @@ from ui import (
 )
 from ui import agreement_readers as readers
 from ui.agreement_text import EMPTY_HINT
+from ui.auth import current_actor
 from ui.runtime import database_key
 
 
@@ -48,7 +50,9 @@ def render_page() -> None:
     if flash:
         st.success(safe_text.md(flash))
         st.session_state.agreement_flash = None
-    scope = (db, version_id, dataset_id, readers.get_stamp(db, version_id, dataset_id))
+    # Blind review: a reviewer's figures and lists leave out verdicts they may not see yet.
+    scope = (db, version_id, dataset_id, readers.get_stamp(db, version_id, dataset_id),
+             blindness.sight_of(current_actor()))
     report = readers.get_report(*scope)
     if len(report.data.verdict_sources) < 2:
         st.info("Fewer than two sources of per-criterion verdicts: " + EMPTY_HINT)

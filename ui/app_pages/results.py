@@ -107,7 +107,8 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     """Every response matching the filter (not just this page), effective and judge scores."""
     by_id = {run.id: run for run in readers.get_runs(db)}
     stamp = readers.run_stamp(db, run_ids)
-    panel_query = panel_columns.query(db, panel_ids, sort_panel)
+    sight = blindness.sight_of(current_actor())
+    panel_query = panel_columns.query(db, panel_ids, sort_panel, sight)
     first = readers.get_results_page(db, result_set.dataset_id, result_set.rubric_version_id,
                                      run_ids, filters, sort, sort_run, descending, 0, 1, stamp,
                                      score_gap, **panel_query)
@@ -115,7 +116,7 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
         sort_run, descending, 0, max(1, first.total), stamp, score_gap, **panel_query)
     return exports.table_csv(page, [by_id[r] for r in run_ids],
-                             panel_columns.table_scores(db, panel_ids)).encode("utf-8")
+                             panel_columns.table_scores(db, panel_ids, sight)).encode("utf-8")
 
 
 def export_runs(db: str, run_ids: tuple[int, ...], fmt: str,
@@ -135,7 +136,8 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         [2.5, 2.5, 2, 1.7, 1.7, 2], vertical_alignment="bottom")
     sort, sort_run, descending, sort_panel = results_filters.render_sort(
         run_ids, by_id, c_sort, c_run, c_order, panels)
-    panel_query = panel_columns.query(db, tuple(p.id for p in panels), sort_panel)
+    sight = blindness.sight_of(current_actor())  # blind review: the scores too
+    panel_query = panel_columns.query(db, tuple(p.id for p in panels), sort_panel, sight)
     c_size.selectbox("Rows per page", PAGE_SIZES, key="results_page_size",
                      on_change=results_filters.handle_filter_change)
     stamp = readers.run_stamp(db, run_ids)
@@ -180,7 +182,8 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     response_ids = [row.response_id for row in page.rows]
     if panels:
         score_columns += panel_columns.add_columns(
-            rows, page, panels, panel_columns.page_results(db, panels, tuple(response_ids)))
+            rows, page, panels,
+            panel_columns.page_results(db, panels, tuple(response_ids), sight))
         columns.update(panel_columns.column_config(panels))
         st.caption("Judge panels are columns like the runs: the score range, a criterion's "
                    "verdict and sorting by score can use them. “Judge failed” and “Judges "
@@ -238,9 +241,10 @@ def open_response(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
 def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                   response_id: int, panels: tuple = ()) -> None:
     # Blind review: a reviewer sees other people's verdicts only where they answered too.
+    sight = blindness.sight_of(current_actor())
     detail = readers.get_response_detail(db, response_id, result_set.rubric_version_id,
                                          run_ids, readers.run_stamp(db, run_ids),
-                                         sight=blindness.sight_of(current_actor()))
+                                         sight=sight)
     review_button, history, _ = st.columns([2, 2, 3], vertical_alignment="bottom")
     review_button.button("Review this response", key="results_to_review",
                          icon=":material/rate_review:", width="stretch",
@@ -253,7 +257,7 @@ def render_detail(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     with history:
         response_view.render_history(detail)
     response_view.render_scores(detail)
-    panel_columns.render_detail(db, panels, response_id)
+    panel_columns.render_detail(db, panels, response_id, sight)
     response_view.render_response_text(detail)
     st.markdown("**Per criterion**")
     response_view.render_criteria(detail)
