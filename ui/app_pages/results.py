@@ -113,7 +113,9 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
         sort_run, descending, 0, max(1, first.total), stamp, score_gap, **panel_query)
     return exports.table_csv(page, [by_id[r] for r in run_ids],
-                             panel_columns.table_scores(db, panel_ids)).encode("utf-8")
+                             panel_columns.table_scores(db, panel_ids),
+                             exports.table_responses(runtime.sessions_for(db), page)
+                             ).encode("utf-8")
 
 
 def export_runs(db: str, run_ids: tuple[int, ...], fmt: str,
@@ -208,8 +210,10 @@ def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         stem = file_stem("results", result_set.dataset_name, result_set.rubric_name,
                          version=result_set.version_number)
         st.caption("One record per response × run (and × panel): judge and effective scores, "
-                   "and per criterion the judge's verdict and reason, the human verdict and "
-                   "reviewer; a panel's records add its ties and members' verdicts.")
+                   "the response as uploaded (query, text and the upload's own columns as "
+                   "`upload.<column>`), and per criterion the judge's verdict and reason, the "
+                   "human verdict and reviewer; a panel's records add its ties and members' "
+                   "verdicts.")
         for fmt, mime in (("csv", "text/csv"), ("jsonl", "application/jsonl")):
             st.download_button(
                 f"Results {fmt.upper()}",
@@ -222,7 +226,8 @@ def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                                                         panel_ids, sort_panel),
             file_name=f"{stem}-table.csv", mime="text/csv", on_click="ignore",
             key="results_export_table", width="stretch",
-            help="The matching responses of every page, one column per run (and panel).")
+            help="The matching responses of every page, one column per run (and panel), "
+                 "then the response as uploaded.")
 
 
 def open_response(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
