@@ -289,3 +289,42 @@ def test_every_human_baseline_figure_shows_its_interval_and_n(sessions):
     assert all(re.fullmatch(r"\d+% \[\d+%, \d+%\] \(n=\d+\)", v)
                for v in people["Agreement with the final verdict"])
     assert all(re.search(r"\(n=\d+\)$", v) for v in people["κ with the final verdict"])
+
+
+def test_the_compared_pair_and_criterion_are_in_the_url_and_a_link_shows_them(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    criterion = seeded.version.criteria[1].id
+    at.selectbox(key="agreement_pair").set_value("all").run()
+    at.selectbox(key="agreement_criterion").set_value(criterion).run()
+    params = {key: at.query_params[key] for key in at.query_params}
+    assert params["compare"] == "all" and params["criterion"] == str(criterion)
+    # back from another page: the same view
+    at.switch_page("app_pages/rubrics.py").run()
+    at.switch_page("app_pages/agreement.py").run()
+    assert at.selectbox(key="agreement_pair").value == "all"
+    assert at.selectbox(key="agreement_criterion").value == criterion
+    # a link (or a reload) in a new session; a stale comparison falls back with no traceback
+    link = AppTest.from_file(APP, default_timeout=60)
+    for key, value in {**params, "criterion": "x"}.items():
+        link.query_params[key] = value[0] if isinstance(value, list) else value
+    link.switch_page("app_pages/agreement.py").run()
+    assert not link.exception, link.exception
+    assert link.selectbox(key="agreement_pair").value == "all"
+    assert "could not be read" in unescape(
+        "\n".join(w.value for w in link.warning))
+
+
+def test_open_in_results_shows_the_disagreement_not_the_view_results_was_left_with(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    at.switch_page("app_pages/results.py").run()
+    at.checkbox(key="results_failed_only").check().run()
+    at.switch_page("app_pages/agreement.py").run()
+    at.selectbox(key="agreement_criterion").set_value(seeded.version.criteria[1].id).run()
+    r4 = seeded.responses["r4"].id
+    at.selectbox(key="agreement_open_response").set_value(r4).run()
+    next(b for b in at.button if b.label == "Open in Results").click().run()
+    assert not at.exception, at.exception
+    assert at.checkbox(key="results_failed_only").value is False
+    assert [d.proto.dialog.title for d in at.get("dialog")] == ["Response r4"]

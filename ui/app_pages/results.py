@@ -13,9 +13,10 @@ from storage.services.results import ResultSet, ResultsFilter, ResultsPage
 from ui import grade_handoff, response_view, results_filters, results_table, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui import results_readers as readers
+from ui import url_state as url
 from ui.verdict_view import md_escape, run_label
 
-PAGE_SIZES = [25, 50, 100, 200]
+PAGE_SIZES = results_filters.PAGE_SIZES
 DISTRIBUTION_BINS = 20
 
 
@@ -49,6 +50,8 @@ def pick_result_set(db: str, where) -> ResultSet | None:
         return None
     by_key = {(s.dataset_id, s.rubric_version_id): s for s in sets}
     if st.session_state.results_set not in by_key:
+        if st.session_state.results_set is not None and url.from_url("results"):
+            url.note("results", "The results of the link no longer exist: showing others.")
         st.session_state.results_set = next(iter(by_key))
     key = where.selectbox("Results of", list(by_key),
                        format_func=lambda k: safe_text.text(by_key[k].label),
@@ -60,6 +63,10 @@ def pick_runs(db: str, result_set: ResultSet, where) -> tuple[int, ...]:
     by_id = {run.id: run for run in readers.get_runs(db)}
     options = [rid for rid in result_set.run_ids if rid in by_id]
     chosen = [rid for rid in st.session_state.results_run_ids if rid in options]
+    gone = [rid for rid in st.session_state.results_run_ids if rid not in options]
+    if gone and url.from_url("results"):
+        url.note("results", "Run " + ", ".join(f"#{r}" for r in gone) + " of the link "
+                 "no longer exists here: left out.")
     if not chosen:
         chosen = options
     st.session_state.results_run_ids = chosen
@@ -170,9 +177,6 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     if not page.rows:
         st.info("No response matches these filters. Clear the search or the checkboxes.")
         return
-    with st.expander(f"Score distribution of the {page.total:,} matching responses",
-                     icon=":material/bar_chart:", expanded=True):
-        results_table.render_distribution(page, by_id, panels)
     rows = results_table.table_rows(page, by_id)
     columns = results_table.column_config(page, by_id)
     score_columns = [results_table.score_column(by_id[r]) for r in page.run_ids]
@@ -194,6 +198,9 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                  selection_mode=["single-row", "single-cell"])
     if pages > 1:
         st.caption(f"{showing} · page {page_number:,} of {pages:,}: change the page above.")
+    with st.expander(f"Score distribution of the {page.total:,} matching responses",
+                     icon=":material/bar_chart:"):
+        results_table.render_distribution(page, by_id, panels)
     grade_handoff.render_grade_these(db, result_set, run_ids, filters, page.total, score_gap,
                                      panel_query)
     if s.results_dialog_pending:
@@ -268,6 +275,7 @@ st.caption("Effective scores of every response under each run: the judge's verdi
            "the human verdicts in their place, scored by the same aggregation.")
 db = runtime.database_key()
 runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
+url.restore("results", results_filters.URL_FIELDS)  # a link, a reload or coming back
 try:
     panel_columns.render_stale_combine({r.id for r in readers.get_runs(db)})
     left, right = st.columns([2, 3])
@@ -276,6 +284,8 @@ try:
         run_ids = pick_runs(db, chosen, right)
         panels = panel_columns.pick_panels(db, chosen, left)
         panel_columns.render_combine(run_ids, {r.id: r for r in readers.get_runs(db)}, right)
+        for message in url.notes("results"):
+            st.warning(md_escape(message))
         flash = st.session_state.results_flash
         if flash:
             st.session_state.results_flash = None
@@ -286,3 +296,4 @@ try:
             render_table(db, chosen, run_ids, panels)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))
+url.save("results", results_filters.URL_FIELDS)
