@@ -52,8 +52,10 @@ def render_matrix(report: AgreementReport) -> None:
                              f"{result.note}")
     frame = pd.DataFrame(cells)
     base = alt.Chart(frame).encode(
+        # Slanted column labels: side by side, long source names would run into each other.
         x=alt.X("B:N", sort=order, title=None,
-                axis=alt.Axis(orient="top", labelAngle=0, labelLimit=260)),
+                axis=alt.Axis(orient="top", labelAngle=-30, labelAlign="left",
+                              labelBaseline="middle", labelLimit=240)),
         y=alt.Y("A:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
     )
     chart = (

@@ -328,3 +328,28 @@ def test_open_in_results_shows_the_disagreement_not_the_view_results_was_left_wi
     assert not at.exception, at.exception
     assert at.checkbox(key="results_failed_only").value is False
     assert [d.proto.dialog.title for d in at.get("dialog")] == ["Response r4"]
+
+
+def _specs(at: AppTest) -> list[dict]:
+    import json
+    return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+
+
+def _marks(spec: dict) -> list[str]:
+    layers = spec.get("layer", [spec])
+    return [layer["mark"] if isinstance(layer["mark"], str) else layer["mark"]["type"]
+            for layer in layers]
+
+
+def test_chart_labels_cannot_run_into_each_other(sessions):
+    seed(sessions)
+    at = _open()
+    specs = _specs(at)
+    # the κ matrix: its column labels (long source names) are slanted, not side by side
+    matrix = specs[0]
+    x_axis = matrix["layer"][0]["encoding"]["x"]["axis"]
+    assert x_axis["labelAngle"] != 0 and x_axis["labelAlign"] == "left"
+    # cost vs agreement: judges are named in a legend, never as text beside the points
+    cost = next(s for s in specs if s.get("title") == "Cheaper and as good is top left")
+    assert "text" not in _marks(cost)
+    assert cost["encoding"]["color"]["legend"]["orient"] == "right"
