@@ -71,9 +71,10 @@ def test_leaving_results_and_coming_back_keeps_the_view():
 def test_a_stale_or_unreadable_link_is_explained_not_a_traceback():
     seeded = seed_graded(count=3)
     at = _open_link({"runs": f"{seeded.runs[0].id},999", "sort": "nonsense", "page": "-3",
-                     "range": "0.9-0.1", "set": "x"})
+                     "range": "0.9-0.1", "set": "x", "panels": "77"})
     shown = texts(at)
     assert "Run #999 of the link no longer exists here: left out." in shown
+    assert "Panel P77 of the link no longer exists here: left out." in shown
     assert "could not be read" in shown and "nonsense" in shown
     assert at.multiselect(key="results_run_ids").value == [seeded.runs[0].id]
     assert at.selectbox(key="results_sort").value == "response"

@@ -282,7 +282,12 @@ try:
     chosen = pick_result_set(db, left)
     if chosen is not None:
         run_ids = pick_runs(db, chosen, right)
+        wanted = list(st.session_state.results_panel_ids)
         panels = panel_columns.pick_panels(db, chosen, left)
+        gone = [p for p in wanted if p not in {panel.id for panel in panels}]
+        if gone and url.from_url("results"):
+            url.note("results", "Panel " + ", ".join(f"P{p}" for p in gone) + " of the link "
+                     "no longer exists here: left out.")
         panel_columns.render_combine(run_ids, {r.id: r for r in readers.get_runs(db)}, right)
         for message in url.notes("results"):
             st.warning(md_escape(message))
