@@ -61,7 +61,9 @@ def render_matrix(report: AgreementReport) -> None:
     chart = (
         base.mark_rect(color="#eeeeee", stroke="white")
         + base.mark_rect(stroke="white").encode(color=alt.Color(
-            "kappa:Q", title="κ", scale=alt.Scale(domain=[-1, 1], scheme="redyellowgreen")))
+            "kappa:Q", title="κ", scale=alt.Scale(domain=[-1, 1], scheme="redyellowgreen"),
+            # no longer than the matrix, or its lowest label (-1) is cut off
+            legend=alt.Legend(gradientLength=min(200, 45 * len(sources)))))
         + base.mark_text(fontSize=14, lineBreak="\n").encode(text="text:N")
     )
     st.altair_chart(chart.properties(height=90 * len(sources) + 40), width="stretch")

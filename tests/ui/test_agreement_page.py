@@ -349,6 +349,9 @@ def test_chart_labels_cannot_run_into_each_other(sessions):
     matrix = specs[0]
     x_axis = matrix["layer"][0]["encoding"]["x"]["axis"]
     assert x_axis["labelAngle"] != 0 and x_axis["labelAlign"] == "left"
+    # its colour scale is no taller than the matrix (3 sources), so "-1" is not cut off
+    legend = matrix["layer"][1]["encoding"]["color"]["legend"]
+    assert legend["gradientLength"] <= 3 * 45
     # cost vs agreement: judges are named in a legend, never as text beside the points
     cost = next(s for s in specs if s.get("title") == "Cheaper and as good is top left")
     assert "text" not in _marks(cost)
