@@ -7,6 +7,11 @@ the judge's verdict and reason, the human verdict, the effective verdict, the re
 the human verdict stands (``human_status``: agreed, adjudicated, disputed or not_reviewed, as in
 the gold export); per record, the disputed criteria (``disputed_count``, ``disputed_criteria``:
 reviewers disagree, no adjudication yet, the judge's verdict stands).
+Every record also carries the response as uploaded, so the export joins with the user's data:
+``query``, ``response_text``, ``thinking`` and the upload's own columns (kept per response as
+its metadata) under ``upload`` in JSONL and as ``upload.<column>`` in CSV: a user column
+``model`` is ``upload.model`` and never clashes with the judge's ``model``. A reference
+answer uploaded as a column (e.g. ``reference``) is one of them: ``upload.reference``.
 Used by ``rubric-workbench export`` and the app's download buttons. CSV cells go through
 storage/csv_cells.py (spreadsheet-safe); JSONL is written exactly.
 """
@@ -28,7 +33,7 @@ from storage.services import rubrics as rubric_service
 from storage.services import runs as run_service
 from storage.services.blindness import EVERYTHING, Sight
 from storage.services.panel_results import PanelResult, member_models, panel_results
-from storage.services.results import ResultsPage
+from storage.services.results import ResultsPage, upload_columns
 
 ExportFormat = Literal["jsonl", "csv"]
 EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv")
@@ -48,6 +53,27 @@ NAME_SEPARATOR = "; "
 # was reached in judge_verdict and reason); the CSV has them only when a panel is exported.
 PANEL_COLUMNS = ("panel_id", "member_runs", "ties")
 PANEL_CRITERION_FIELDS = ("tie", "members")
+# The response as uploaded (after the ids and scores, before the criteria), then its own
+# columns, each as ``upload.<column>``.
+RESPONSE_COLUMNS = ("query", "response_text", "thinking")
+UPLOAD_PREFIX = "upload."
+
+
+def with_response(record: dict[str, Any], response: ResponseInfo) -> dict[str, Any]:
+    """The record with the response's texts and the upload's own columns, before its
+    criteria."""
+    criteria = record.pop("criteria")
+    record.update({"query": response.query, "response_text": response.output,
+                   "thinking": response.thinking, "upload": dict(response.metadata or {}),
+                   "criteria": criteria})
+    return record
+
+
+def _cell(value: Any) -> Any:
+    """An upload's value as one CSV cell: lists and objects as JSON."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
 
 
 def _value(verdict: Any) -> str | None:
@@ -146,7 +172,8 @@ def iter_panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
             responses = {r.id: r for r in dataset_service.get_responses(
                 sessions, [p.response_id for p in page])}
             for result in page:
-                yield _panel_record(result, version, responses[result.response_id])
+                response = responses[result.response_id]
+                yield with_response(_panel_record(result, version, response), response)
 
 
 def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int], *,
@@ -163,7 +190,8 @@ def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int], *,
             responses = {r.id: r for r in dataset_service.get_responses(sessions, page)}
             for effective in reviews.effective_grades_for_run(sessions, run_id, page,
                                                               sight=sight):
-                yield _record(run, version, responses[effective.response_id], effective, used)
+                response = responses[effective.response_id]
+                yield with_response(_record(run, version, response, effective, used), response)
 
 
 def criterion_labels(sessions: SessionFactory, run_ids: Sequence[int],
@@ -179,15 +207,27 @@ def criterion_labels(sessions: SessionFactory, run_ids: Sequence[int],
     return list(labels)
 
 
-def csv_columns(labels: Iterable[str], with_panels: bool = False) -> list[str]:
+def csv_columns(labels: Iterable[str], with_panels: bool = False,
+                uploaded: Iterable[str] = ()) -> list[str]:
     fields = CRITERION_FIELDS + (PANEL_CRITERION_FIELDS if with_panels else ())
     base = BASE_COLUMNS + (PANEL_COLUMNS if with_panels else ())
-    return [*base, *(f"{label}.{name}" for label in labels for name in fields)]
+    return [*base, *RESPONSE_COLUMNS, *(UPLOAD_PREFIX + column for column in uploaded),
+            *(f"{label}.{name}" for label in labels for name in fields)]
+
+
+def export_upload_columns(sessions: SessionFactory, run_ids: Sequence[int],
+                          panel_ids: Sequence[int] = ()) -> list[str]:
+    """The upload columns of the runs' (and panels') datasets."""
+    datasets = [run_service.get_run(sessions, i).dataset_id for i in run_ids]
+    datasets += [panels.get_panel(sessions, i).dataset_id for i in panel_ids]
+    return upload_columns(sessions, datasets)
 
 
 def flatten(record: dict[str, Any]) -> dict[str, Any]:
     """A record as one CSV row: the per-criterion fields become ``<criterion>.<field>``."""
-    row = {key: record.get(key) for key in BASE_COLUMNS + PANEL_COLUMNS}
+    row = {key: record.get(key) for key in BASE_COLUMNS + PANEL_COLUMNS + RESPONSE_COLUMNS}
+    for column, value in (record.get("upload") or {}).items():
+        row[UPLOAD_PREFIX + column] = _cell(value)
     row["disputed_criteria"] = NAME_SEPARATOR.join(record.get("disputed_criteria") or ())
     for criterion in record["criteria"]:
         for name in CRITERION_FIELDS + PANEL_CRITERION_FIELDS:
@@ -215,7 +255,8 @@ def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[s
             target.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
         return count
-    columns = csv_columns(criterion_labels(sessions, run_ids, panel_ids), bool(panel_ids))
+    columns = csv_columns(criterion_labels(sessions, run_ids, panel_ids), bool(panel_ids),
+                          export_upload_columns(sessions, run_ids, panel_ids))
     writer = csv_cells.writer(target)
     writer.writerow(columns)
     for record in records():
@@ -263,10 +304,26 @@ def examples_export(sessions: SessionFactory, run_id: int, fmt: ExportFormat = "
     return buffer.getvalue()
 
 
+def table_responses(sessions: SessionFactory, page: ResultsPage) -> dict[int, ResponseInfo]:
+    """The table's responses as uploaded (texts and own columns), a page at a time."""
+    ids = [row.response_id for row in page.rows]
+    found: dict[int, ResponseInfo] = {}
+    for start in range(0, len(ids), _PAGE):
+        found.update((r.id, r) for r in dataset_service.get_responses(
+            sessions, ids[start:start + _PAGE]))
+    return found
+
+
 def table_csv(page: ResultsPage, runs: Sequence[RunInfo],
-              panel_scores: Sequence[tuple[str, dict[int, EffectiveGrade]]] = ()) -> str:
+              panel_scores: Sequence[tuple[str, dict[int, EffectiveGrade]]] = (),
+              responses: dict[int, ResponseInfo] | None = None) -> str:
     """The Results table (every matching response, one column group per run, then per
-    panel: ``(label, response id -> the panel's effective grade)``) as CSV text."""
+    panel: ``(label, response id -> the panel's effective grade)``) as CSV text; with
+    ``responses`` (``table_responses``), each row ends with the response as uploaded
+    (``RESPONSE_COLUMNS``, then ``upload.<column>``)."""
+    uploaded: dict[str, None] = {}
+    for response in (responses or {}).values():
+        uploaded.update(dict.fromkeys(str(k) for k in response.metadata or {}))
     out = io.StringIO()
     writer = csv_cells.writer(out)
     header = ["response_id", "workbench_response_id"]
@@ -275,8 +332,9 @@ def table_csv(page: ResultsPage, runs: Sequence[RunInfo],
         header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
     for label, _grades in panel_scores:
         header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
+    tail = [*RESPONSE_COLUMNS, *(UPLOAD_PREFIX + c for c in uploaded)] if responses else []
     writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria",
-                     "disputed_count", "disputed_criteria"])
+                     "disputed_count", "disputed_criteria", *tail])
     for row in page.rows:
         cells: list = [response_key(row.response_id, row.external_id), row.response_id]
         for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
@@ -287,8 +345,15 @@ def table_csv(page: ResultsPage, runs: Sequence[RunInfo],
             cells += ["" if grade is None or grade.score is None else grade.score,
                       "" if grade is None or grade.judge_score is None else grade.judge_score,
                       "" if grade is None else grade.error or ""]
+        if responses:
+            response = responses[row.response_id]
+            meta = response.metadata or {}
+            cells_after = [response.query, response.output, response.thinking,
+                           *(_cell(meta.get(c)) for c in uploaded)]
+        else:
+            cells_after = []
         writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count,
-                         len(row.disputed), NAME_SEPARATOR.join(row.disputed)])
+                         len(row.disputed), NAME_SEPARATOR.join(row.disputed), *cells_after])
     return out.getvalue()
 
 

@@ -52,14 +52,18 @@ def render_matrix(report: AgreementReport) -> None:
                              f"{result.note}")
     frame = pd.DataFrame(cells)
     base = alt.Chart(frame).encode(
+        # Slanted column labels: side by side, long source names would run into each other.
         x=alt.X("B:N", sort=order, title=None,
-                axis=alt.Axis(orient="top", labelAngle=0, labelLimit=260)),
+                axis=alt.Axis(orient="top", labelAngle=-30, labelAlign="left",
+                              labelBaseline="middle", labelLimit=240)),
         y=alt.Y("A:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
     )
     chart = (
         base.mark_rect(color="#eeeeee", stroke="white")
         + base.mark_rect(stroke="white").encode(color=alt.Color(
-            "kappa:Q", title="κ", scale=alt.Scale(domain=[-1, 1], scheme="redyellowgreen")))
+            "kappa:Q", title="κ", scale=alt.Scale(domain=[-1, 1], scheme="redyellowgreen"),
+            # no longer than the matrix, or its lowest label (-1) is cut off
+            legend=alt.Legend(gradientLength=min(200, 45 * len(sources)))))
         + base.mark_text(fontSize=14, lineBreak="\n").encode(text="text:N")
     )
     st.altair_chart(chart.properties(height=90 * len(sources) + 40), width="stretch")

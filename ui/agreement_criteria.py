@@ -8,7 +8,7 @@ import streamlit as st
 
 from storage.services.agreement import HUMAN, AgreementReport
 from ui import agreement_readers as readers
-from ui import safe_text
+from ui import safe_text, url_state
 from ui.agreement_text import ALL_SOURCES, fmt, fmt_pct, short
 
 
@@ -134,6 +134,7 @@ def handle_open_in_results(report: AgreementReport, run_ids: tuple[int, ...],
                            response_id: int) -> None:
     """Show this response on the Results page, with the compared runs side by side."""
     data, s = report.data, st.session_state
+    url_state.forget("results")  # show these runs, not the view Results was left with
     s.results_set = (data.dataset_id, data.rubric_version_id)
     s.results_run_ids = list(run_ids) or [src.run_id for src in data.sources
                                           if src.run_id is not None]

@@ -54,17 +54,20 @@ def render_judges(report: AgreementReport) -> None:
     ]
     if len(points) >= 2:
         frame = pd.DataFrame(points)
-        # Room on the right for the label of the dearest judge.
-        widest = float(frame["cost"].max()) * 1.6 or 1.0
+        widest = float(frame["cost"].max()) * 1.15 or 1.0
         base = alt.Chart(frame).encode(
             x=alt.X("cost:Q", title="Cost per grade (USD)",
                     scale=alt.Scale(domain=[0, widest], nice=False)),
             y=alt.Y("kappa:Q", title="Cohen's κ vs Human", scale=alt.Scale(domain=[-1, 1])),
         )
-        chart = (base.mark_circle(size=120, color="#4c78a8").encode(
-                     tooltip=["Name:N", alt.Tooltip("cost:Q", format=".4f"),
-                              alt.Tooltip("kappa:Q", format=".2f")])
-                 + base.mark_text(align="left", dx=8, fontSize=12).encode(text="Judge:N"))
+        # Judges are told apart by colour and shape in a legend, not by text beside the
+        # points: judges of similar cost and agreement would write over each other.
+        chart = base.mark_point(size=120, filled=True).encode(
+            color=alt.Color("Judge:N", scale=alt.Scale(scheme="tableau10"),
+                            legend=alt.Legend(orient="right", labelLimit=260)),
+            shape=alt.Shape("Judge:N"),
+            tooltip=["Name:N", alt.Tooltip("cost:Q", format=".4f"),
+                     alt.Tooltip("kappa:Q", format=".2f")])
         st.altair_chart(chart.properties(height=260, title="Cheaper and as good is top left"),
                         width="stretch")
 

@@ -5,6 +5,7 @@ import streamlit as st
 import grading.llm
 from ui.auth import gate
 from ui.state import init_state
+from ui.url_state import entering
 
 # The app's server runs for months and makes and drops session objects all along: loading
 # litellm must not freeze its heap out of the garbage collector (``grading.llm``).
@@ -29,4 +30,6 @@ pages = {
         st.Page("app_pages/settings.py", title="Settings", icon=":material/settings:"),
     ],
 }
-st.navigation(pages).run()
+page = st.navigation(pages)
+entering(page.url_path)  # pages that keep their view in the URL restore it on entering
+page.run()

@@ -9,6 +9,7 @@ from storage.services.panel_results import panel_label
 from storage.services.results import ResultSet, ResultsFilter, VerdictFilter
 from ui import results_readers as readers
 from ui import safe_text
+from ui import url_state as url
 from ui.verdict_view import run_label
 
 SORTS = {
@@ -23,6 +24,35 @@ VERDICT_LABELS = {"MET": "MET", "UNMET": "UNMET", "CANNOT_ASSESS": "CANNOT ASSES
 ANY_RUN = 0  # run ids start at 1
 NO_COLUMN = ""
 PANEL = "panel:"  # a judge panel's option in the run pickers: "panel:<id>" (runs are ints)
+
+
+PAGE_SIZES = [25, 50, 100, 200]
+# The view a link to Results reproduces (ui/url_state.py): set, runs, panels, filters, sort and
+# page. Ids that no longer exist are dropped by the pickers, which fix stale values anyway.
+URL_FIELDS = (
+    url.Field("set", "results_set", url.int_pair, url.write_pair, "dataset and rubric"),
+    url.Field("runs", "results_run_ids", url.id_list, url.write_ids, "runs"),
+    url.Field("panels", "results_panel_ids", url.id_list, url.write_ids, "panels"),
+    url.Field("q", "results_search", url.text, label="search"),
+    url.Field("failed", "results_failed_only", url.flag, url.write_flag),
+    url.Field("disagree", "results_disagree_only", url.flag, url.write_flag),
+    url.Field("gap", "results_score_gap", url.number(0.0, 1.0), label="score gap"),
+    url.Field("reviewed", "results_reviewed", url.choice(REVIEWED), label="human review"),
+    url.Field("range", "results_score_range", url.score_range,
+              lambda v: f"{v[0]:g}-{v[1]:g}", "score range"),
+    url.Field("range_of", "results_score_run", url.int_or_text),
+    url.Field("col", "results_meta_column", url.text, label="column"),
+    url.Field("val", "results_meta_value", url.text, label="column value"),
+    url.Field("val_text", "results_meta_text", url.text, label="column value"),
+    url.Field("crit", "results_verdict_criterion", url.integer(1), label="criterion"),
+    url.Field("verdict", "results_verdict_value", url.choice(VERDICT_LABELS)),
+    url.Field("verdict_in", "results_verdict_run", url.int_or_text),
+    url.Field("sort", "results_sort", url.choice(SORTS)),
+    url.Field("sort_of", "results_sort_run", url.int_or_text),
+    url.Field("desc", "results_descending", url.flag, url.write_flag, "order"),
+    url.Field("size", "results_page_size", url.choice(PAGE_SIZES), label="rows per page"),
+    url.Field("page", "results_page", url.integer(1), label="page"),
+)
 
 
 def panel_option(panel_id: int) -> str:

@@ -15,7 +15,7 @@ from storage.dto import RubricVersionInfo
 from storage.errors import StorageError
 from storage.export_names import file_stem
 from storage.services import rubrics as service
-from storage.services.rubric_diff import diff_criteria
+from storage.services.rubric_diff import CriterionChange, WordRun, diff_criteria, word_diff
 from ui import catalog, safe_text
 from ui.auth import current_actor
 from ui.boundary import plain
@@ -192,6 +192,38 @@ def render_versions(versions: list[RubricVersionInfo]) -> None:
     st.dataframe(table, hide_index=True, width="stretch", placeholder="—",
                  column_config={"Old weight": st.column_config.NumberColumn(format="%g"),
                                 "New weight": st.column_config.NumberColumn(format="%g")})
+    render_rewordings(diff.changes)
+
+
+def marked_wording(runs: tuple[WordRun, ...], side: str) -> str:
+    """One side of a reworded requirement as markdown: the words kept as they are, the
+    words only on this side marked (struck through in red when removed, bold on green when
+    added). Every word is escaped: requirements are people's text."""
+    parts = []
+    for run in runs:
+        if run.kind == "same":
+            parts.append(safe_text.md(run.text))
+        elif run.kind == side == "removed":
+            parts.append(f":red-background[~~{safe_text.md(run.text)}~~]")
+        elif run.kind == side == "added":
+            parts.append(f":green-background[**{safe_text.md(run.text)}**]")
+    return " ".join(parts)
+
+
+def render_rewordings(changes: tuple[CriterionChange, ...]) -> None:
+    """Old and new wording, in full, of every criterion whose requirement changed."""
+    reworded = [c for c in changes if c.kind == "changed" and c.old.requirement
+                != c.new.requirement]
+    if not reworded:
+        return
+    st.markdown("**Reworded requirements** — removed words struck through, added words "
+                "in bold")
+    for change in reworded:
+        runs = word_diff(change.old.requirement, change.new.requirement)
+        with st.container(border=True):
+            st.markdown(f"**{safe_text.md(change.label)}**")
+            st.markdown(f"Old: {marked_wording(runs, 'removed')}")
+            st.markdown(f"New: {marked_wording(runs, 'added')}")
 
 
 def render_export(version: RubricVersionInfo) -> None:

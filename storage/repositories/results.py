@@ -74,9 +74,9 @@ def candidate_ids(session: Session, dataset_id: int, search: str,
     return list(session.scalars(query.order_by(m.ResponseRow.id)))
 
 
-def metadata_keys(session: Session, dataset_id: int, sample: int) -> list[str]:
+def metadata_keys(session: Session, dataset_id: int, sample: int | None) -> list[str]:
     """The metadata columns of a dataset's first ``sample`` responses (uploads keep every
-    unmapped column, so the first rows name them all)."""
+    unmapped column, so the first rows name them all); ``None``: of every response."""
     keys: dict[str, None] = {}
     for meta in session.scalars(
             select(m.ResponseRow.meta).where(m.ResponseRow.dataset_id == dataset_id)

@@ -403,6 +403,16 @@ def metadata_columns(sessions: SessionFactory, dataset_id: int, *, sample: int =
     return found
 
 
+def upload_columns(sessions: SessionFactory, dataset_ids: Sequence[int]) -> list[str]:
+    """Every column the datasets' uploads kept (the responses' metadata), in order of first
+    appearance: the exports' ``upload.<column>`` columns."""
+    keys: dict[str, None] = {}
+    with sessions() as session:
+        for dataset_id in dict.fromkeys(dataset_ids):
+            keys.update(dict.fromkeys(repo.metadata_keys(session, dataset_id, None)))
+    return list(keys)
+
+
 def response_labels(
     sessions: SessionFactory, dataset_id: int, *, limit: int = 2000
 ) -> list[tuple[int, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -12,6 +13,15 @@ from storage.engine import SessionFactory
 from storage.services.rubrics import get_version
 
 ChangeKind = Literal["added", "removed", "changed", "unchanged"]
+WordKind = Literal["same", "removed", "added"]
+
+
+@dataclass(frozen=True)
+class WordRun:
+    """A run of words of a reworded requirement: kept, removed from the old wording or added
+    in the new one."""
+    kind: WordKind
+    text: str
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,23 @@ def diff_criteria(
         if key not in seen:
             changes.append(CriterionChange("removed", _label(criterion, old_pos), criterion, None))
     return tuple(changes)
+
+
+def word_diff(old: str, new: str) -> tuple[WordRun, ...]:
+    """Word-level changes from ``old`` to ``new`` in reading order (a replacement is its
+    removed words, then its added words). Whitespace runs count as one space."""
+    old_words, new_words = old.split(), new.split()
+    runs: list[WordRun] = []
+    matcher = difflib.SequenceMatcher(None, old_words, new_words, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            runs.append(WordRun("same", " ".join(old_words[i1:i2])))
+            continue
+        if i2 > i1:
+            runs.append(WordRun("removed", " ".join(old_words[i1:i2])))
+        if j2 > j1:
+            runs.append(WordRun("added", " ".join(new_words[j1:j2])))
+    return tuple(runs)
 
 
 def diff_versions(sessions: SessionFactory, old_version_id: int,

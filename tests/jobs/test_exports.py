@@ -11,8 +11,9 @@ import pytest
 
 from grading.types import CriterionReport, EvaluationReport, TokenUsage, Verdict
 from storage.exports import results_export
-from storage.services import reviews, runs
+from storage.services import datasets, reviews, runs
 from storage.services.reviewers import local_actor
+from tests.actors import ADMIN
 from tests.jobs.helpers import CRITERIA, make_dataset, make_rubric, make_run
 
 V = Verdict
@@ -142,3 +143,66 @@ def test_the_results_table_csv_names_the_disputed_criteria(sessions):
     rows = list(csv.DictReader(io.StringIO(table_csv(page, [run]))))
     assert [(r["disputed_count"], r["disputed_criteria"]) for r in rows] == [
         ("0", ""), ("1", "accurate")]
+
+
+def _graded_upload(sessions):
+    """A run over an upload with its own columns, one named like the judge's ``model``."""
+    version = make_rubric(sessions)
+    rows = [{"id": "a1", "query": "When can I return it?",
+             "text": "Within 30 days.\nKeep the receipt.", "model": "user-model-7b",
+             "reference": "30 days", "temperature": 0.2},
+            {"id": "a2", "query": "Hi", "text": "=SUM(A1)", "model": "other",
+             "tags": ["x", "y"]}]
+    dataset = datasets.create_dataset(sessions, "Uploaded", responses=rows, actor=ADMIN)
+    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1")
+    runs.start_run(sessions, run.id, worker="w")
+    for response in responses:
+        report = EvaluationReport(
+            score=1.0, raw_score=15,
+            report=[CriterionReport(**c.model_dump(), verdict=V.MET, reason="ok")
+                    for c in CRITERIA],
+            token_usage=TokenUsage(prompt_tokens=3, completion_tokens=2, total_tokens=5))
+        runs.record_grade(sessions, run.id, response.id, report)
+    return run
+
+
+def test_exports_carry_the_response_and_the_uploads_own_columns(sessions):
+    run = _graded_upload(sessions)
+    first, second = [json.loads(line) for line in results_export(sessions, [run.id])
+                     .splitlines()]
+    assert (first["query"], first["response_text"], first["model"]) == (
+        "When can I return it?", "Within 30 days.\nKeep the receipt.", "openai/fake-judge")
+    assert first["upload"] == {"model": "user-model-7b", "reference": "30 days",
+                               "temperature": 0.2}
+    assert second["upload"] == {"model": "other", "tags": ["x", "y"]}
+
+    rows = list(csv.DictReader(io.StringIO(results_export(sessions, [run.id], "csv"))))
+    header = list(rows[0])
+    assert len(header) == len(set(header))  # no user column replaced one of ours
+    assert header.index("response_text") < header.index("upload.model") < header.index(
+        "harmful.judge_verdict")
+    assert [(r["model"], r["upload.model"]) for r in rows] == [
+        ("openai/fake-judge", "user-model-7b"), ("openai/fake-judge", "other")]
+    assert (rows[0]["upload.reference"], rows[0]["upload.temperature"], rows[0]["upload.tags"],
+            rows[1]["upload.reference"]) == ("30 days", "0.2", "", "")
+    assert rows[1]["upload.tags"] == '["x", "y"]'
+    assert rows[0]["response_text"] == "Within 30 days.\nKeep the receipt."
+    assert rows[1]["response_text"] == "'=SUM(A1)"  # spreadsheet-safe like every cell
+    assert rows[1]["query"] == "Hi"
+
+
+def test_the_results_table_csv_ends_with_the_response_as_uploaded(sessions):
+    from storage.exports import table_csv, table_responses
+    from storage.services.results import results_page
+
+    run = _graded_upload(sessions)
+    page = results_page(sessions, dataset_id=run.dataset_id,
+                        rubric_version_id=run.rubric_version_id, run_ids=[run.id])
+    rows = list(csv.DictReader(io.StringIO(
+        table_csv(page, [run], responses=table_responses(sessions, page)))))
+    assert [(r["response_id"], r["query"], r["response_text"], r["upload.model"],
+             r["upload.reference"], r["upload.tags"]) for r in rows] == [
+        ("a1", "When can I return it?", "Within 30 days.\nKeep the receipt.", "user-model-7b",
+         "30 days", ""),
+        ("a2", "Hi", "'=SUM(A1)", "other", "", '["x", "y"]')]

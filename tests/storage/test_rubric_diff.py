@@ -51,3 +51,14 @@ def test_diff_versions_reads_both_versions(sessions):
     diff = diff_versions(sessions, first.id, second.id)
     assert (diff.old.number, diff.new.number) == (1, 2)
     assert diff.counts == {"added": 1, "removed": 1, "changed": 1, "unchanged": 0}
+
+
+def test_word_diff_keeps_both_wordings_word_by_word():
+    from storage.services.rubric_diff import word_diff
+    runs = word_diff("States the refund  window in days", "States the return window in days")
+    assert [(r.kind, r.text) for r in runs] == [
+        ("same", "States the"), ("removed", "refund"), ("added", "return"),
+        ("same", "window in days")]
+    old = " ".join(r.text for r in runs if r.kind != "added")
+    new = " ".join(r.text for r in runs if r.kind != "removed")
+    assert (old, new) == ("States the refund window in days", "States the return window in days")

@@ -317,3 +317,70 @@ def test_an_unknown_reviewer_is_refused_until_new_reviewers_may_be_created(sessi
     assert "new reviewers: zed" in unescape(at.success[0].value)
     current = reviews.current_verdicts(sessions, seeded.responses["r5"].id, seeded.version.id)
     assert sorted(v.reviewer for v in current.values()) == ["bo", "zed"]  # BO is bo
+
+
+def test_the_compared_pair_and_criterion_are_in_the_url_and_a_link_shows_them(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    criterion = seeded.version.criteria[1].id
+    at.selectbox(key="agreement_pair").set_value("all").run()
+    at.selectbox(key="agreement_criterion").set_value(criterion).run()
+    params = {key: at.query_params[key] for key in at.query_params}
+    assert params["compare"] == "all" and params["criterion"] == str(criterion)
+    # back from another page: the same view
+    at.switch_page("app_pages/rubrics.py").run()
+    at.switch_page("app_pages/agreement.py").run()
+    assert at.selectbox(key="agreement_pair").value == "all"
+    assert at.selectbox(key="agreement_criterion").value == criterion
+    # a link (or a reload) in a new session; a stale comparison falls back with no traceback
+    link = AppTest.from_file(APP, default_timeout=60)
+    for key, value in {**params, "criterion": "x"}.items():
+        link.query_params[key] = value[0] if isinstance(value, list) else value
+    link.switch_page("app_pages/agreement.py").run()
+    assert not link.exception, link.exception
+    assert link.selectbox(key="agreement_pair").value == "all"
+    assert "could not be read" in unescape(
+        "\n".join(w.value for w in link.warning))
+
+
+def test_open_in_results_shows_the_disagreement_not_the_view_results_was_left_with(sessions):
+    seeded = seed(sessions)
+    at = _open()
+    at.switch_page("app_pages/results.py").run()
+    at.checkbox(key="results_failed_only").check().run()
+    at.switch_page("app_pages/agreement.py").run()
+    at.selectbox(key="agreement_criterion").set_value(seeded.version.criteria[1].id).run()
+    r4 = seeded.responses["r4"].id
+    at.selectbox(key="agreement_open_response").set_value(r4).run()
+    next(b for b in at.button if b.label == "Open in Results").click().run()
+    assert not at.exception, at.exception
+    assert at.checkbox(key="results_failed_only").value is False
+    assert [d.proto.dialog.title for d in at.get("dialog")] == ["Response r4"]
+
+
+def _specs(at: AppTest) -> list[dict]:
+    import json
+    return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+
+
+def _marks(spec: dict) -> list[str]:
+    layers = spec.get("layer", [spec])
+    return [layer["mark"] if isinstance(layer["mark"], str) else layer["mark"]["type"]
+            for layer in layers]
+
+
+def test_chart_labels_cannot_run_into_each_other(sessions):
+    seed(sessions)
+    at = _open()
+    specs = _specs(at)
+    # the κ matrix: its column labels (long source names) are slanted, not side by side
+    matrix = specs[0]
+    x_axis = matrix["layer"][0]["encoding"]["x"]["axis"]
+    assert x_axis["labelAngle"] != 0 and x_axis["labelAlign"] == "left"
+    # its colour scale is no taller than the matrix (3 sources), so "-1" is not cut off
+    legend = matrix["layer"][1]["encoding"]["color"]["legend"]
+    assert legend["gradientLength"] <= 3 * 45
+    # cost vs agreement: judges are named in a legend, never as text beside the points
+    cost = next(s for s in specs if s.get("title") == "Cheaper and as good is top left")
+    assert "text" not in _marks(cost)
+    assert cost["encoding"]["color"]["legend"]["orient"] == "right"

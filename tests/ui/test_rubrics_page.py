@@ -190,6 +190,24 @@ def test_diff_between_two_versions_lists_added_removed_and_changed():
     ]
 
 
+def test_a_reworded_requirement_shows_old_and_new_wording_word_by_word():
+    long_tail = " and names the days it takes, " + "in plain words " * 12 + "[link](x) *done*"
+    version = _seed([Criterion(name="refund", requirement="States the refund window"
+                               + long_tail, weight=10)], frozen=True)
+    rubrics.save_criteria(db(), version.id, [
+        Criterion(name="refund", requirement="States the return window" + long_tail,
+                  weight=10)], actor=ADMIN)
+    at = open_page("rubrics")
+    shown = [m.value for m in at.markdown]
+    old = next(m for m in shown if m.startswith("Old: "))
+    new = next(m for m in shown if m.startswith("New: "))
+    assert ":red-background[~~refund~~]" in old and "return" not in old
+    assert ":green-background[**return**]" in new and "refund" not in new
+    # the whole wording, with the user's markup escaped, not cut off
+    assert unescape(old).endswith("[link](x) *done*")
+    assert "\\[link\\]" in old and "\\*done\\*" in new
+
+
 def test_single_version_explains_when_versions_appear():
     _seed()
     at = open_page("rubrics")

@@ -23,9 +23,17 @@ from ui import (
     safe_text,
 )
 from ui import agreement_readers as readers
+from ui import url_state as url
 from ui.agreement_text import EMPTY_HINT
 from ui.auth import current_actor
 from ui.runtime import database_key
+
+# The view a link to Agreement reproduces (ui/url_state.py); the pickers drop stale values.
+URL_FIELDS = (
+    url.Field("data", "agreement_set", url.text, label="dataset and rubric"),
+    url.Field("compare", "agreement_pair", url.text, label="comparison"),
+    url.Field("criterion", "agreement_criterion", url.integer(1), label="criterion"),
+)
 
 
 def render_page() -> None:
@@ -41,11 +49,15 @@ def render_page() -> None:
         return
     options = {f"{s.dataset_id}:{s.rubric_version_id}": s for s in sets}
     if st.session_state.get("agreement_set") not in options:
+        if st.session_state.get("agreement_set") and url.from_url("agreement"):
+            url.note("agreement", "The results of the link no longer exist: showing others.")
         st.session_state["agreement_set"] = next(iter(options))
     chosen = options[st.selectbox("Dataset × rubric version", list(options),
                                   format_func=lambda k: safe_text.text(options[k].label),
                                   key="agreement_set")]
     version_id, dataset_id = chosen.rubric_version_id, chosen.dataset_id
+    for message in url.notes("agreement"):
+        st.warning(safe_text.md(message))
     flash = st.session_state.agreement_flash
     if flash:
         st.success(safe_text.md(flash))
@@ -68,7 +80,9 @@ def render_page() -> None:
     agreement_labels.render_labels(version_id, dataset_id)
 
 
+url.restore("agreement", URL_FIELDS)  # a link, a reload or coming back
 try:
     render_page()
 except RubricWorkbenchError as exc:
     st.error(safe_text.md(str(exc)))
+url.save("agreement", URL_FIELDS)

@@ -14,10 +14,11 @@ from storage.services.results import ResultSet, ResultsFilter, ResultsPage
 from ui import grade_handoff, response_view, results_filters, results_table, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui import results_readers as readers
+from ui import url_state as url
 from ui.auth import current_actor
 from ui.verdict_view import md_escape, run_label
 
-PAGE_SIZES = [25, 50, 100, 200]
+PAGE_SIZES = results_filters.PAGE_SIZES
 DISTRIBUTION_BINS = 20
 
 
@@ -51,6 +52,8 @@ def pick_result_set(db: str, where) -> ResultSet | None:
         return None
     by_key = {(s.dataset_id, s.rubric_version_id): s for s in sets}
     if st.session_state.results_set not in by_key:
+        if st.session_state.results_set is not None and url.from_url("results"):
+            url.note("results", "The results of the link no longer exist: showing others.")
         st.session_state.results_set = next(iter(by_key))
     key = where.selectbox("Results of", list(by_key),
                        format_func=lambda k: safe_text.text(by_key[k].label),
@@ -62,6 +65,10 @@ def pick_runs(db: str, result_set: ResultSet, where) -> tuple[int, ...]:
     by_id = {run.id: run for run in readers.get_runs(db)}
     options = [rid for rid in result_set.run_ids if rid in by_id]
     chosen = [rid for rid in st.session_state.results_run_ids if rid in options]
+    gone = [rid for rid in st.session_state.results_run_ids if rid not in options]
+    if gone and url.from_url("results"):
+        url.note("results", "Run " + ", ".join(f"#{r}" for r in gone) + " of the link "
+                 "no longer exists here: left out.")
     if not chosen:
         chosen = options
     st.session_state.results_run_ids = chosen
@@ -116,7 +123,9 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
         sort_run, descending, 0, max(1, first.total), stamp, score_gap, **panel_query)
     return exports.table_csv(page, [by_id[r] for r in run_ids],
-                             panel_columns.table_scores(db, panel_ids, sight)).encode("utf-8")
+                             panel_columns.table_scores(db, panel_ids, sight),
+                             exports.table_responses(runtime.sessions_for(db), page)
+                             ).encode("utf-8")
 
 
 def export_runs(db: str, run_ids: tuple[int, ...], fmt: str,
@@ -172,9 +181,6 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     if not page.rows:
         st.info("No response matches these filters. Clear the search or the checkboxes.")
         return
-    with st.expander(f"Score distribution of the {page.total:,} matching responses",
-                     icon=":material/bar_chart:", expanded=True):
-        results_table.render_distribution(page, by_id, panels)
     rows = results_table.table_rows(page, by_id)
     columns = results_table.column_config(page, by_id)
     score_columns = [results_table.score_column(by_id[r]) for r in page.run_ids]
@@ -197,6 +203,9 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                  selection_mode=["single-row", "single-cell"])
     if pages > 1:
         st.caption(f"{showing} · page {page_number:,} of {pages:,}: change the page above.")
+    with st.expander(f"Score distribution of the {page.total:,} matching responses",
+                     icon=":material/bar_chart:"):
+        results_table.render_distribution(page, by_id, panels)
     grade_handoff.render_grade_these(db, result_set, run_ids, filters, page.total, score_gap,
                                      panel_query)
     if s.results_dialog_pending:
@@ -213,8 +222,10 @@ def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         stem = file_stem("results", result_set.dataset_name, result_set.rubric_name,
                          version=result_set.version_number)
         st.caption("One record per response × run (and × panel): judge and effective scores, "
-                   "and per criterion the judge's verdict and reason, the human verdict and "
-                   "reviewer; a panel's records add its ties and members' verdicts.")
+                   "the response as uploaded (query, text and the upload's own columns as "
+                   "`upload.<column>`), and per criterion the judge's verdict and reason, the "
+                   "human verdict and reviewer; a panel's records add its ties and members' "
+                   "verdicts.")
         for fmt, mime in (("csv", "text/csv"), ("jsonl", "application/jsonl")):
             st.download_button(
                 f"Results {fmt.upper()}",
@@ -227,7 +238,8 @@ def render_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                                                         panel_ids, sort_panel),
             file_name=f"{stem}-table.csv", mime="text/csv", on_click="ignore",
             key="results_export_table", width="stretch",
-            help="The matching responses of every page, one column per run (and panel).")
+            help="The matching responses of every page, one column per run (and panel), "
+                 "then the response as uploaded.")
 
 
 def open_response(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
@@ -271,14 +283,22 @@ st.caption("Effective scores of every response under each run: the judge's verdi
            "the human verdicts in their place, scored by the same aggregation.")
 db = runtime.database_key()
 runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
+url.restore("results", results_filters.URL_FIELDS)  # a link, a reload or coming back
 try:
     panel_columns.render_stale_combine({r.id for r in readers.get_runs(db)})
     left, right = st.columns([2, 3])
     chosen = pick_result_set(db, left)
     if chosen is not None:
         run_ids = pick_runs(db, chosen, right)
+        wanted = list(st.session_state.results_panel_ids)
         panels = panel_columns.pick_panels(db, chosen, left)
+        gone = [p for p in wanted if p not in {panel.id for panel in panels}]
+        if gone and url.from_url("results"):
+            url.note("results", "Panel " + ", ".join(f"P{p}" for p in gone) + " of the link "
+                     "no longer exists here: left out.")
         panel_columns.render_combine(run_ids, {r.id: r for r in readers.get_runs(db)}, right)
+        for message in url.notes("results"):
+            st.warning(md_escape(message))
         flash = st.session_state.results_flash
         if flash:
             st.session_state.results_flash = None
@@ -289,3 +309,4 @@ try:
             render_table(db, chosen, run_ids, panels)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))
+url.save("results", results_filters.URL_FIELDS)
