@@ -42,7 +42,11 @@ _NUMBERED_CRITERION = re.compile(r'<criterion number="(\d+)"')
 def judge_reply(body: dict[str, Any]) -> Reply:
     """A well-behaved judge: a valid answer for whichever grader's schema was requested."""
     schema_name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
     prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    labels = ((schema.get("properties") or {}).get("option") or {}).get("enum")
+    if labels:  # a rating: the first option listed
+        return Reply(json.dumps({"reason": "the response does this", "option": labels[0]}))
     if schema_name == "holistic_score" or ('"score"' in prompt and "0 to 100" in prompt):
         return Reply(json.dumps({"score": 80, "reason": "mostly there"}))
     numbers = _NUMBERED_CRITERION.findall(prompt)
