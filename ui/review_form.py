@@ -18,7 +18,7 @@ from storage.errors import InvalidInputError
 from storage.services import reviews
 from storage.services.review_queue import ResponseDetail
 from storage.services.reviewers import Actor, PermissionDeniedError
-from ui import response_view, runtime, safe_text
+from ui import response_view, review_version_view, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui import results_readers as readers
 from ui.verdict_view import md_escape, short_run_label
@@ -83,6 +83,7 @@ class Due:
     advance: bool
     position: int  # the queue position of the response saved
     nonce: int  # the form nonce the values were read under
+    version_id: int | None = None  # the rubric version the form showed: saved on it
 
 
 def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int) -> None:
@@ -119,7 +120,8 @@ def process_pending(actor: Actor | None, detail: ResponseDetail, queue_size: int
     due = Due(response_id=detail.response.id, wanted=wanted,
               expected={cid: expected.get(cid) for cid in wanted},
               labels={c.id: c.label for c in detail.version.criteria}, opened=opened,
-              advance=pending == "next", position=s.review_position, nonce=nonce)
+              advance=pending == "next", position=s.review_position, nonce=nonce,
+              version_id=detail.version.id)
     if not due.advance:
         write_due(actor, due)
         return
@@ -143,7 +145,8 @@ def write_due(actor: Actor | None, due: Due | None = None) -> None:
         result = reviews.save_review(
             runtime.get_sessions(), actor=actor, response_id=due.response_id,
             verdicts=due.wanted, expected=due.expected,
-            review_seconds=round(time.monotonic() - due.opened, 1))
+            review_seconds=round(time.monotonic() - due.opened, 1),
+            shown_version_id=due.version_id)
     except (InvalidInputError, PermissionDeniedError) as exc:
         s.review_flash = ("error", md_escape(str(exc)))
         if due.advance:
@@ -154,6 +157,7 @@ def write_due(actor: Actor | None, due: Due | None = None) -> None:
     if not due.advance:
         s.review_form_nonce += 1
     saved = [md_escape(due.labels[h.criterion_id]) for h in result.saved]
+    review_version_view.remember(result.newer)
     if result.stale:
         s.review_flash = ("error", "Not saved because you changed them in another window "
                           "since you opened this response — the form now shows them:\n\n"
@@ -341,4 +345,5 @@ def render_item(actor: Actor | None, detail: ResponseDetail) -> None:
     if actor is None:
         st.caption("Enter your name in the sidebar to save verdicts.")
     render_flash()
+    review_version_view.render_notice()
 
