@@ -162,10 +162,8 @@ def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int]
     for run_id in run_ids:
         run = run_service.get_run(sessions, run_id)
         version = rubric_service.get_version(sessions, run.rubric_version_id)
-        graded = [g.response_id for g in run_service.list_grades(sessions, run_id)]
         used = {e.response_id for e in calibration.list_run_examples(sessions, run_id)}
-        for start in range(0, len(graded), _PAGE):
-            page = graded[start:start + _PAGE]
+        for page in run_service.iter_graded_ids(sessions, run_id, _PAGE):
             responses = {r.id: r for r in dataset_service.get_responses(sessions, page)}
             for effective in reviews.effective_grades_for_run(sessions, run_id, page):
                 yield _record(run, version, responses[effective.response_id], effective, used)
