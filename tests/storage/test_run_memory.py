@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import contextlib
 
-from sqlalchemy import event
+from sqlalchemy import event, select
 
 from grading.types import ScoringSettings, Verdict
 from storage import exports
+from storage import models as m
+from storage.jobs import chunks
 from storage.repositories.runs import ID_BATCH
 from storage.services import datasets, runs
 from tests.storage.helpers import ADMIN, CRITERIA, judge_report, make_rubric
@@ -95,3 +97,31 @@ def test_the_export_reads_a_run_s_grades_a_page_at_a_time(sessions):
     # every read of the grades is bounded (a page of ids, or the ids of one page)
     assert all("LIMIT" in sql or " IN (" in sql for sql in on_grades), on_grades
     assert sum(1 for _ in records) == 1199  # and the rest follows, page by page
+
+
+def _chunks(sessions, run_id):
+    with sessions() as session:
+        return [tuple(row) for row in session.execute(
+            select(m.RunChunkRow.pass_no, m.RunChunkRow.first_response_id,
+                   m.RunChunkRow.last_response_id, m.RunChunkRow.status)
+            .where(m.RunChunkRow.run_id == run_id).order_by(m.RunChunkRow.id))]
+
+
+def test_the_runner_plans_its_chunks_from_the_database_a_page_at_a_time(sessions):
+    """The chunks are those of the whole list of pending ids (chunk_sizes), but the ids are
+    read a page at a time: no statement returns more than a page of them."""
+    version, dataset = _dataset(sessions, rows=chunks._ID_PAGE + 1700)
+    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                          grader="per_criterion", model="openai/judge", actor=ADMIN)
+    report = judge_report(CRITERIA, [M, U, M, U], ScoringSettings(), "answer")
+    pending = runs.pending_response_ids(sessions, run.id)
+    runs.record_grades(sessions, run.id, [runs.NewGrade(rid, report, 0.1)
+                                          for rid in pending[10:900:3]])
+    still = runs.pending_response_ids(sessions, run.id)
+    chunks.plan_pass(sessions, run.id, 1, still)  # the whole list at once, as a reference
+    expected = _chunks(sessions, run.id)
+    with statements(sessions) as seen:
+        made = chunks.plan_pending(sessions, run.id, 1)
+    assert made == len(expected) and _chunks(sessions, run.id) == expected
+    assert sum(1 for sql, _n in seen if "LIMIT" in sql and "run_responses" in sql) >= 2
+    assert max(n for _sql, n in seen) <= 1000
