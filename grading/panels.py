@@ -23,6 +23,7 @@ This mirrors autorubric's weight-sign-aware worst-case tie-break for ensembles.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -234,3 +235,59 @@ def combine_options(votes: Sequence[str | None], criterion: Criterion) -> Option
     tie = len(leaders) > 1
     rule = "most chosen" + (", tied: the worse option" if tie else "")
     return OptionDecision(options[pick].label, tie, f"{rule} ({tally})")
+
+
+# Beyond this many members still grading, every outcome is not tried (4**n): left undecided.
+MAX_PENDING_TRIED = 5
+_OUTCOMES: tuple[Verdict | None, ...] = (Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS,
+                                         None)
+
+
+def combine_with_pending(
+    votes: Sequence[Verdict | str | None],
+    pending: Sequence[bool],
+    rule: PanelRule,
+    *,
+    criterion_weight: float,
+    weights: Sequence[float] | None = None,
+    waiting_for: str = "",
+) -> PanelDecision:
+    """Combine while some members have not graded yet (``pending[i]``: member i is still
+    grading; its vote is ignored). A member still grading is never counted as failed: the
+    verdict is given only when every answer it may still give (or its failure) leads to the
+    same decision; otherwise the decision is ``verdict=None``, undecided, saying whom it
+    waits for."""
+    if not any(pending):
+        return combine_verdicts(votes, rule, criterion_weight=criterion_weight,
+                                weights=weights)
+    slots = [i for i, waiting in enumerate(pending) if waiting]
+    who = waiting_for or "the members still grading"
+    # What is known so far (the members still grading neither vote nor count as failed).
+    known = combine_verdicts([None if waiting else v for v, waiting in
+                              zip(votes, pending, strict=True)], rule,
+                             criterion_weight=criterion_weight, weights=weights)
+    abstained = known.abstained - _weight_of(slots, weights)
+    so_far = _tally(known.met, known.unmet, abstained, rule)
+    failed = known.failed - len(slots)
+    outcomes: set[tuple[Verdict | None, bool]] = set()
+    if len(slots) <= MAX_PENDING_TRIED:
+        for answers in itertools.product(_OUTCOMES, repeat=len(slots)):
+            trial = list(votes)
+            for slot, answer in zip(slots, answers, strict=True):
+                trial[slot] = answer
+            decision = combine_verdicts(trial, rule, criterion_weight=criterion_weight,
+                                        weights=weights)
+            outcomes.add((decision.verdict, decision.tie))
+            if len(outcomes) > 1:
+                break
+    if len(outcomes) == 1:
+        [(verdict, tie)] = outcomes
+        if verdict is not None:
+            return PanelDecision(verdict, known.met, known.unmet, abstained, failed, tie,
+                                 f"{verdict.value} whatever {who} answer(s) ({so_far})")
+    return PanelDecision(None, known.met, known.unmet, abstained, failed, False,
+                         f"undecided: waiting for {who} to grade ({so_far} so far)")
+
+
+def _weight_of(slots: Sequence[int], weights: Sequence[float] | None) -> float:
+    return float(len(slots)) if weights is None else sum(float(weights[i]) for i in slots)

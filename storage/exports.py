@@ -51,7 +51,7 @@ CRITERION_FIELDS = ("judge_verdict", "reason", "human_verdict", "effective_verdi
 NAME_SEPARATOR = "; "
 # A panel's record is a run's record plus these (run_id empty; the panel's verdict and how it
 # was reached in judge_verdict and reason); the CSV has them only when a panel is exported.
-PANEL_COLUMNS = ("panel_id", "member_runs", "ties")
+PANEL_COLUMNS = ("panel_id", "member_runs", "ties", "complete", "pending_members")
 PANEL_CRITERION_FIELDS = ("tie", "members")
 # The response as uploaded (after the ids and scores, before the criteria), then its own
 # columns, each as ``upload.<column>``.
@@ -140,19 +140,27 @@ def _panel_record(result: PanelResult, version: RubricVersionInfo,
         "disputed_criteria": [row.label for row in result.effective.criteria if row.disputed],
         "panel_id": panel.id, "member_runs": " ".join(str(m.run.id) for m in panel.members),
         "ties": result.ties, "cost": result.grade.cost,
+        # False while a member run is still grading this response: its undecided criteria
+        # and missing score are not failures, and may change once the members finish.
+        "complete": result.grade.complete,
+        "pending_members": " ".join(str(run_id) for run_id in result.grade.pending_members),
     }
     # members calibrated alike (a panel graded with --calibrate): the panel's k and seed
     calibrations = {m.run.settings.calibration for m in panel.members}
     if len(calibrations) == 1 and (calibrated := calibrations.pop()) is not None:
         record["calibration_k"], record["calibration_seed"] = calibrated.k, calibrated.seed
     by_id = {c.id: c for c in version.criteria}
+
+    def _missing(run_id: int) -> str:
+        return "pending" if run_id in result.grade.pending_members else "failed"
+
     decided = {row.criterion_id: row for row in result.grade.criteria}
     record["criteria"] = [
         {
             **_criterion_record(row, by_id),
             "tie": decided[row.criterion_id].decision.tie,
             "members": " ".join(
-                f"#{m.run.id}:{_value(v) or 'failed'}" for m, v in
+                f"#{m.run.id}:{_value(v) or _missing(m.run.id)}" for m, v in
                 zip(panel.members, decided[row.criterion_id].member_verdicts, strict=True)),
         }
         for row in result.effective.criteria
@@ -183,10 +191,8 @@ def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int], *,
     for run_id in run_ids:
         run = run_service.get_run(sessions, run_id)
         version = rubric_service.get_version(sessions, run.rubric_version_id)
-        graded = [g.response_id for g in run_service.list_grades(sessions, run_id)]
         used = {e.response_id for e in calibration.list_run_examples(sessions, run_id)}
-        for start in range(0, len(graded), _PAGE):
-            page = graded[start:start + _PAGE]
+        for page in run_service.iter_graded_ids(sessions, run_id, _PAGE):
             responses = {r.id: r for r in dataset_service.get_responses(sessions, page)}
             for effective in reviews.effective_grades_for_run(sessions, run_id, page,
                                                               sight=sight):

@@ -76,6 +76,7 @@ def panel_records(sessions, panel_id: int) -> Iterator[dict[str, Any]]:
             "response_id": keys[grade.response_id],
             "workbench_response_id": grade.response_id, "score": grade.score,
             "raw_score": grade.raw_score, "error": grade.error, "cost": grade.cost,
+            "complete": grade.complete, "pending_members": list(grade.pending_members),
             "criteria": [
                 {"criterion": row.label, "verdict": _value(row.decision.verdict),
                  "tie": row.decision.tie, "how": row.decision.note,
@@ -115,13 +116,15 @@ def _write(records: Iterator[dict[str, Any]], target, fmt: str) -> int:
 
     writer = csv_cells.writer(target)
     writer.writerow(["panel_id", "response_id", "workbench_response_id", "criterion", "verdict",
-                     "tie", "how", "members", "score"])
+                     "tie", "how", "members", "score", "complete", "pending_members"])
     for record in records:
         for row in record["criteria"]:
             writer.writerow([record["panel_id"], record["response_id"],
                              record["workbench_response_id"],
                              row["criterion"], row["verdict"] or "", row["tie"], row["how"],
                              " ".join(v or "failed" for v in row["members"]),
-                             "" if record["score"] is None else record["score"]])
+                             "" if record["score"] is None else record["score"],
+                             record["complete"],
+                             " ".join(map(str, record["pending_members"]))])
         count += 1
     return count

@@ -422,12 +422,14 @@ def _text(value: Any, *, field_name: str) -> tuple[str | None, str | None]:
 
 
 class ResponseValidator:
-    """Checks rows one at a time; remembers ids to find duplicates within the file."""
+    """Checks rows one at a time; remembers ids to find duplicates within the file (unless
+    ``remember_ids`` is False: the database finds them, and memory stays flat)."""
 
-    def __init__(self, mapping: ColumnMapping):
+    def __init__(self, mapping: ColumnMapping, *, remember_ids: bool = True):
         self.mapping = mapping
         self._mapped = mapping.mapped()
         self._first_seen: dict[str, str] = {}
+        self._remember = remember_ids
 
     def check(self, row: Any, where: str) -> tuple[NewResponse | None, list[Problem]]:
         mapping = self.mapping
@@ -465,7 +467,7 @@ class ResponseValidator:
             elif external_id in self._first_seen:
                 row_problems.append(
                     f"id {external_id!r} is already used by {self._first_seen[external_id]}")
-            else:
+            elif self._remember:
                 self._first_seen[external_id] = where
         metadata = {k: v for k, v in row.items() if k not in self._mapped}
         if isinstance(metadata.get("metadata"), dict):
@@ -536,9 +538,11 @@ def _separator_hint(columns: Sequence[str]) -> str:
 def iter_responses(
     source: Source, filename: str | None = None, *,
     mapping: ColumnMapping | None = None, fmt: FileFormat | None = None,
-    reader: RowReader | None = None,
+    reader: RowReader | None = None, remember_ids: bool = True,
 ) -> Iterator[NewResponse]:
-    """Validated responses of a file, one at a time (memory does not grow with the rows).
+    """Validated responses of a file, one at a time (memory does not grow with the rows,
+    but for the ids remembered to find duplicates: none with ``remember_ids=False``, when
+    the rows go to a database that refuses a duplicate id itself).
 
     Raises ImportProblemsError, listing every problem with its location, once the file has
     been read to the end: a caller that stores rows as they come does so in a transaction
@@ -558,7 +562,7 @@ def iter_responses(
     missing = _missing_columns(mapping, reader) if reader.format == "csv" else []
     if missing:
         raise ImportProblemsError(missing, source=name)
-    validator = ResponseValidator(mapping)
+    validator = ResponseValidator(mapping, remember_ids=remember_ids)
     problems: list[Problem] = []
     for where, row in itertools.chain(peeked, rows):
         response, found = validator.check(row, where)
@@ -584,6 +588,8 @@ def read_responses(
 
 
 def count_responses(source: Source, filename: str | None = None, *,
-                    mapping: ColumnMapping | None = None) -> int:
-    """Validate a whole file without keeping its rows; the number of responses in it."""
-    return sum(1 for _ in iter_responses(source, filename, mapping=mapping))
+                    mapping: ColumnMapping | None = None, remember_ids: bool = True) -> int:
+    """Validate a whole file without keeping its rows; the number of responses in it
+    (``remember_ids=False``: duplicate ids are left to the database, see iter_responses)."""
+    return sum(1 for _ in iter_responses(source, filename, mapping=mapping,
+                                         remember_ids=remember_ids))

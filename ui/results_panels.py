@@ -17,6 +17,7 @@ from ui import panel_readers, panel_view, runtime, safe_text
 from ui.verdict_view import format_score, md_escape, run_label, verdict_badge
 
 TIE = "⚖ tie"
+WAITING = "⏳ members grading"
 
 
 def panel_column(panel: panels.PanelInfo) -> str:
@@ -73,12 +74,14 @@ def add_columns(rows: list[dict], page: ResultsPage, chosen: tuple[panels.PanelI
     names = [panel_column(p) for p in chosen]
     for row, item in zip(page.rows, rows, strict=True):
         flags = item.pop("Flags")
-        ties = 0
+        ties = waiting = 0
         for panel, name in zip(chosen, names, strict=True):
             result = found[panel.id].get(row.response_id)
             item[name] = None if result is None else result.effective.score
             ties += 0 if result is None else result.ties
-        item["Flags"] = " ".join(f for f in (flags, TIE if ties else "") if f)
+            waiting += 0 if result is None or result.grade.complete else 1
+        item["Flags"] = " ".join(f for f in (flags, TIE if ties else "",
+                                             WAITING if waiting else "") if f)
         # keep the text columns last, where the run table has them
         for key in ("Reviewed", "Query", "Output"):
             item[key] = item.pop(key)
@@ -100,7 +103,9 @@ def column_config(chosen: tuple[panels.PanelInfo, ...]) -> dict:
         format="%.3f", width=100,
         help=f"Effective score of {md_escape(p.label)} ({md_escape(member_models(p))}): the "
              "panel's verdicts, people's in their place, scored by the same aggregation. "
-             f"{TIE}: a tie resolved to the verdict with the lower score.")
+             f"{TIE}: a tie resolved to the verdict with the lower score. {WAITING}: "
+             "incomplete, a member run has not graded this response yet; what it could "
+             "still swing is undecided and unscored, never counted as failed.")
         for p in chosen}
 
 
@@ -123,14 +128,20 @@ def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: in
                    f"{effective.reviewed_count}/{effective.criteria_count}"
                    + (f" · {result.ties} ties resolved to the lower score" if result.ties
                       else ""))
+        if not result.grade.complete:
+            st.caption(f"{WAITING}: incomplete until runs "
+                       + ", ".join(f"#{run_id}" for run_id in result.grade.pending_members)
+                       + " have graded this response; it may still change.")
         if effective.error:
             st.text(safe_text.text(effective.error))
         st.dataframe(pd.DataFrame([{
             "Criterion": safe_text.text(row.label),
-            "Panel": row.decision.verdict.value if row.decision.verdict else "no verdict",
+            "Panel": row.decision.verdict.value if row.decision.verdict else
+            "undecided" if result.grade.pending_members else "no verdict",
             "How": safe_text.text(row.decision.note),
             **{safe_text.text(f"#{m.run.id} {m.run.model.split('/')[-1]}"):
-               (v.value if v else "failed")
+               (v.value if v else "grading" if m.run.id in result.grade.pending_members
+                else "failed")
                for m, v in zip(panel.members, row.member_verdicts, strict=True)},
             "Effective": (eff.effective_verdict.value if eff.effective_verdict else "—"),
         } for row, eff in zip(result.grade.criteria, effective.criteria, strict=True)]),

@@ -25,7 +25,7 @@ from storage.services.reviewers import (
     PermissionDeniedError,
     require_shown,
 )
-from ui import response_view, runtime, safe_text
+from ui import response_view, review_version_view, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui import results_readers as readers
 from ui.auth import unnamed_key
@@ -95,6 +95,7 @@ class Due:
     position: int  # the queue position of the response saved
     nonce: int  # the form nonce the values were read under
     shown_as: str | None = None  # the identity the page showed: the save is refused if stale
+    version_id: int | None = None  # the rubric version the form showed: saved on it
 
 
 def take_submitted() -> object:
@@ -156,7 +157,7 @@ def process_submission(actor: Actor | None, detail: ResponseDetail, queue_size: 
               expected={cid: expected.get(cid) for cid in wanted},
               labels={c.id: c.label for c in detail.version.criteria}, opened=opened,
               advance=submission.advance and not ends_queue, position=s.review_position,
-              nonce=nonce, shown_as=shown_as)
+              nonce=nonce, shown_as=shown_as, version_id=detail.version.id)
     if not due.advance:
         if write_due(actor, due) and ends_queue:
             _end_queue(detail)
@@ -192,7 +193,8 @@ def write_due(actor: Actor | None, due: Due | None = None) -> bool:
         result = reviews.save_review(
             runtime.get_sessions(), actor=actor, response_id=due.response_id,
             verdicts=due.wanted, expected=due.expected,
-            review_seconds=round(time.monotonic() - due.opened, 1), shown_as=due.shown_as)
+            review_seconds=round(time.monotonic() - due.opened, 1), shown_as=due.shown_as,
+            shown_version_id=due.version_id)
     except IdentityChangedError as exc:
         # Renamed in another tab: never recorded under the other name. The whole page runs
         # again so the sidebar shows who acts now (with its notice) and the form is theirs.
@@ -209,6 +211,7 @@ def write_due(actor: Actor | None, due: Due | None = None) -> bool:
     if not due.advance:
         s.review_form_nonce += 1
     saved = [md_escape(due.labels[h.criterion_id]) for h in result.saved]
+    review_version_view.remember(result.newer)
     if result.stale:
         s.review_flash = ("error", "Not saved because you changed them in another window "
                           "since you opened this response — the form now shows them:\n\n"
@@ -386,3 +389,4 @@ def render_item(actor: Actor | None, detail: ResponseDetail) -> None:
     if actor is None:
         st.caption("Enter your name in the sidebar to save verdicts.")
     render_flash()
+    review_version_view.render_notice()

@@ -145,6 +145,10 @@ DEFAULTS: dict[str, object] = {
     "review_pending_as": None,  # the identity the page showed when the form's save came
     # review_form.Due: a "save and next" whose write follows the drawing of the next response
     "review_due": None,
+    # (shown version id, newer version id, newer number, message): the last save was made on
+    # an older rubric version than the newest (ui/review_version_view.py)
+    "review_version_notice": None,
+    "review_version_switched": False,  # "Switch to vN" pressed: the whole page reruns
     "review_actor": None,  # the reviewer key the form was drawn for (local mode can switch)
     "review_queue_done": None,  # (dataset id, version id) whose queue "save and next" ended
     "review_scrolled": None,  # response id last scrolled to its top

@@ -75,6 +75,53 @@ def plan_pass(sessions: SessionFactory, run_id: int, pass_no: int,
     return len(rows)
 
 
+# Pending ids read per query, and chunk rows written per statement, by plan_pending.
+_ID_PAGE = 5000
+_ROW_BATCH = 1000
+
+
+def plan_pending(sessions: SessionFactory, run_id: int, pass_no: int) -> int:
+    """``plan_pass`` over the run's responses that have no grade yet, read from the database
+    a page at a time: a run of a million responses never has all its ids in memory."""
+    graded = exists().where(m.GradeRow.run_id == run_id,
+                            m.GradeRow.response_id == m.RunResponseRow.response_id)
+    pending = and_(m.RunResponseRow.run_id == run_id, ~graded)
+    made = 0
+    with sessions.begin() as session:
+        count = session.scalar(select(func.count()).select_from(m.RunResponseRow)
+                               .where(pending)) or 0
+        session.execute(delete(m.RunChunkRow).where(m.RunChunkRow.run_id == run_id))
+        sizes = iter(chunk_sizes(count))
+        rows: list[dict] = []
+        first, left, after = 0, 0, 0
+        while True:
+            ids = list(session.scalars(
+                select(m.RunResponseRow.response_id)
+                .where(pending, m.RunResponseRow.response_id > after)
+                .order_by(m.RunResponseRow.response_id).limit(_ID_PAGE)))
+            for response_id in ids:
+                if left == 0:
+                    # more pending than counted (a grade removed meanwhile): one more chunk
+                    first, left = response_id, next(sizes, SMALLEST_CHUNK)
+                left -= 1
+                if left == 0:
+                    rows.append({"run_id": run_id, "pass_no": pass_no, "status": "open",
+                                 "first_response_id": first, "last_response_id": response_id})
+            if len(rows) >= _ROW_BATCH or (not ids and rows):
+                session.execute(m.RunChunkRow.__table__.insert(), rows)
+                made += len(rows)
+                rows = []
+            if not ids:
+                break
+            after = ids[-1]
+        if left:  # fewer pending than counted (graded meanwhile): the last chunk ends early
+            session.execute(m.RunChunkRow.__table__.insert(), [{
+                "run_id": run_id, "pass_no": pass_no, "status": "open",
+                "first_response_id": first, "last_response_id": after}])
+            made += 1
+    return made
+
+
 def _chunk(row) -> Chunk:
     return Chunk(id=row.id, run_id=row.run_id, pass_no=row.pass_no,
                  first_response_id=row.first_response_id,

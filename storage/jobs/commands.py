@@ -144,7 +144,9 @@ def _read_inputs(args: argparse.Namespace) -> tuple[Rubric, ColumnMapping, int, 
 
     print_ = fingerprint_file(path, {"text": mapping.text, "query": mapping.query,
                                      "id": mapping.id, "thinking": mapping.thinking})
-    return rubric, mapping, count_responses(path, mapping=mapping), print_
+    # Duplicate ids are found when the rows are stored (by the database, all or nothing):
+    # remembering every id here grew the memory with the rows (~150 bytes each).
+    return rubric, mapping, count_responses(path, mapping=mapping, remember_ids=False), print_
 
 
 def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
@@ -160,6 +162,9 @@ def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
         return latest.id
     return rubrics.save_criteria(sessions, latest.id, rubric, note="from the command line",
                                  actor=command_line_actor()).id
+
+
+DUPLICATE_FOUND_LATE = "already used by an earlier row"
 
 
 def _dataset(sessions, path: Path, mapping: ColumnMapping, print_: str) -> int:
@@ -179,11 +184,18 @@ def _dataset(sessions, path: Path, mapping: ColumnMapping, print_: str) -> int:
         name = f"{stem} {stamp}" + (f" ({attempt})" if attempt > 1 else "")
         try:
             return datasets.create_dataset(
-                sessions, name, responses=iter_responses(path, mapping=mapping),
+                sessions, name, responses=iter_responses(path, mapping=mapping,
+                                                         remember_ids=False),
                 description=f"imported by rubric-workbench grade from {path} "
                             f"({TAG}{print_})", actor=command_line_actor()).id
         except NameTakenError:
             continue
+        except ImportProblemsError as exc:
+            if any(DUPLICATE_FOUND_LATE in p.message for p in exc.problems):
+                # Nothing was stored. Only now read the file again remembering the ids, to
+                # say which earlier line each duplicate repeats.
+                count_responses(path, mapping=mapping)
+            raise
     raise NameTakenError(f"could not find a free dataset name for {path.name}")
 
 
@@ -339,8 +351,10 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
             _error(refused)
             return EXIT_USAGE
     try:
-        version_id = _rubric_version(sessions, Path(args.rubric).stem, rubric)
+        # The responses first: a duplicate id is found as they are stored (all or nothing),
+        # and then the rubric is not stored either.
         dataset_id = _dataset(sessions, Path(args.responses), mapping, print_)
+        version_id = _rubric_version(sessions, Path(args.rubric).stem, rubric)
         extra: dict = {"use_cache": not args.no_cache}
         if args.concurrency:
             extra["concurrency"] = args.concurrency

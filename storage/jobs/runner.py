@@ -396,10 +396,7 @@ class RunExecution:
 
     async def _run_passes(self, tasks: set[asyncio.Task]) -> None:
         if not self.helper:
-            pending = await self.breaker.store(run_service.pending_response_ids, self.sessions,
-                                               self.run.id)
-            await self.breaker.store(chunk_store.plan_pass, self.sessions, self.run.id, 1,
-                                     pending)
+            await self.breaker.store(chunk_store.plan_pending, self.sessions, self.run.id, 1)
         pass_no = 1
         while not self.halt:
             self.passes = self.calls.attempt = pass_no

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import func, insert, literal, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from grading.types import Verdict
@@ -40,11 +40,48 @@ def list_runs(
     return list(session.scalars(query))
 
 
+# Ids per statement when a run's responses are listed: the parameters of one statement are
+# held in memory at once (a dict per row), so a large run is written in slices.
+ID_BATCH = 1000
+
+
 def add_run_responses(session: Session, run_id: int, response_ids: Sequence[int]) -> None:
-    if response_ids:
-        session.execute(
-            insert(m.RunResponseRow), [{"run_id": run_id, "response_id": r} for r in response_ids]
-        )
+    for start in range(0, len(response_ids), ID_BATCH):
+        session.execute(insert(m.RunResponseRow), [
+            {"run_id": run_id, "response_id": r}
+            for r in response_ids[start:start + ID_BATCH]])
+
+
+def add_dataset_to_run(session: Session, run_id: int, dataset_id: int) -> None:
+    """Every response of the dataset becomes the run's, copied by the database itself."""
+    session.execute(insert(m.RunResponseRow).from_select(
+        ["run_id", "response_id"],
+        select(literal(run_id), m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)))
+
+
+def run_response_count(session: Session, run_id: int) -> int:
+    return session.scalar(select(func.count()).select_from(m.RunResponseRow)
+                          .where(m.RunResponseRow.run_id == run_id)) or 0
+
+
+def outside_dataset(session: Session, dataset_id: int, response_ids: Sequence[int]
+                    ) -> list[int]:
+    """The ids that are not responses of this dataset, sorted (read a slice at a time)."""
+    outside: list[int] = []
+    for start in range(0, len(response_ids), ID_BATCH):
+        part = response_ids[start:start + ID_BATCH]
+        found = set(session.scalars(select(m.ResponseRow.id).where(
+            m.ResponseRow.dataset_id == dataset_id, m.ResponseRow.id.in_(part))))
+        outside.extend(r for r in part if r not in found)
+    return sorted(outside)
+
+
+def graded_ids_after(session: Session, run_id: int, after: int, limit: int) -> list[int]:
+    """The next ``limit`` response ids the run has graded, above ``after`` (keyset paging)."""
+    return list(session.scalars(
+        select(m.GradeRow.response_id)
+        .where(m.GradeRow.run_id == run_id, m.GradeRow.response_id > after)
+        .order_by(m.GradeRow.response_id).limit(limit)))
 
 
 def pending_response_ids(session: Session, run_id: int) -> list[int]:

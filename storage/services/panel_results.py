@@ -55,6 +55,7 @@ def panel_grade_info(panel: panels.PanelInfo, grade: panels.PanelGrade) -> Grade
             CriterionGradeInfo(criterion_id=row.criterion_id, position=index,
                                verdict=row.decision.verdict, reason=row.decision.note,
                                error=None if row.decision.verdict is not None else
+                               row.decision.note if grade.pending_members else
                                "every member failed: no verdict")
             for index, row in enumerate(grade.criteria)),
     )

@@ -14,7 +14,12 @@ from sqlalchemy import select, update
 
 from grading.aggregation import score_verdicts
 from grading.agreement import krippendorff_alpha_by_criterion
-from grading.panels import PANEL_RULES, PanelDecision, check_weights, combine_verdicts
+from grading.panels import (
+    PANEL_RULES,
+    PanelDecision,
+    check_weights,
+    combine_with_pending,
+)
 from grading.types import ScoringSettings, Verdict
 from storage import models as m
 from storage.convert import criterion_info, run_info
@@ -30,6 +35,7 @@ from storage.services.reviewers import Actor, Role, require
 # Krippendorff's own guidance: below 0.667 conclusions are not even tentative.
 LOW_MEMBER_AGREEMENT = 0.667
 HOLISTIC = "rubric_as_judge"
+ACTIVE_STATUSES = ("queued", "running")
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,13 @@ class PanelGrade:
     criteria: tuple[PanelCriterion, ...]
     cost: float | None  # the members' costs added up; None when any is unknown
     members_graded: int
+    # Member runs still grading that have not graded this response yet: until they have,
+    # the record is incomplete (criteria they could still swing are undecided, no score).
+    pending_members: tuple[int, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        return not self.pending_members
 
 
 @dataclass(frozen=True)
@@ -291,33 +304,52 @@ def panel_grades(
         responses = {r.id: r for r in dataset_repo.get_responses(session, graded)}
         scoring = ScoringSettings.model_validate(panel.scoring)
         weights = [member.weight for member in members] if panel.rule == "weighted" else None
+        grading = _still_grading(session, [member.run_id for member in members])
         return [
             _grade(panel.id, panel.rule, weights, scoring, criteria,
-                   [grades.get(response_id) for grades in by_member], responses[response_id])
+                   [grades.get(response_id) for grades in by_member], responses[response_id],
+                   [member.run_id if member.run_id in grading and response_id not in grades
+                    else None for member, grades in zip(members, by_member, strict=True)])
             for response_id in graded
         ]
+
+
+def _still_grading(session, run_ids: list[int]) -> set[int]:
+    """The member runs that may still grade more responses (queued or running)."""
+    return set(session.scalars(select(m.RunRow.id).where(
+        m.RunRow.id.in_(run_ids), m.RunRow.status.in_(ACTIVE_STATUSES))))
 
 
 def _grade(
     panel_id: int, rule: str, weights: list[float] | None, scoring: ScoringSettings,
     criteria: list[CriterionInfo], grades: list[GradeInfo | None], response: m.ResponseRow,
+    pending: list[int | None],
 ) -> PanelGrade:
+    """``pending[i]``: member i's run id while it still has this response to grade."""
     member_maps = [
         {c.criterion_id: c.verdict for c in grade.criteria} if grade else {} for grade in grades
     ]
+    waiting = [run_id for run_id in pending if run_id is not None]
+    who = "run " if len(waiting) == 1 else "runs "
+    who += ", ".join(f"#{run_id}" for run_id in waiting)
     rows = []
     for criterion in criteria:
         votes = [verdicts.get(criterion.id) for verdicts in member_maps]
         rows.append(PanelCriterion(
             criterion_id=criterion.id, label=criterion.label,
-            decision=combine_verdicts(votes, rule, criterion_weight=criterion.weight,  # type: ignore[arg-type]
-                                      weights=weights),
+            decision=combine_with_pending(
+                votes, [run_id is not None for run_id in pending], rule,  # type: ignore[arg-type]
+                criterion_weight=criterion.weight, weights=weights, waiting_for=who),
             member_verdicts=tuple(votes),
         ))
     verdicts = [row.decision.verdict for row in rows]
     score = raw = None
     error = None
-    if any(v is None for v in verdicts):
+    if waiting and any(v is None for v in verdicts):
+        open_ = [row.label for row in rows if row.decision.verdict is None]
+        error = (f"incomplete: waiting for {who} to grade this response (still grading); "
+                 f"undecided until then: {', '.join(open_)}")
+    elif any(v is None for v in verdicts):
         missing = [row.label for row in rows if row.decision.verdict is None]
         error = f"every member failed on {', '.join(missing)}: the panel has no verdict there"
     else:
@@ -331,7 +363,8 @@ def _grade(
     cost = None if any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
     return PanelGrade(panel_id=panel_id, response_id=response.id, score=score, raw_score=raw,
                       error=error, criteria=tuple(rows), cost=cost,
-                      members_graded=sum(1 for g in grades if g is not None))
+                      members_graded=sum(1 for g in grades if g is not None),
+                      pending_members=tuple(waiting))
 
 
 def member_agreement(sessions: SessionFactory, panel_id: int) -> list[MemberAgreement]:

@@ -28,8 +28,9 @@ from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as repo
 from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
-from storage.services import blindness, consensus
+from storage.services import blindness, consensus, review_version
 from storage.services.blindness import Sight
+from storage.services.review_version import NewerVersion
 from storage.services.reviewers import Actor, Role, require, require_shown
 
 ADJUDICATION = m.ADJUDICATION_STREAM
@@ -156,6 +157,8 @@ def adjudicate(
 class SaveResult:
     saved: tuple[HumanVerdictInfo, ...]
     stale: tuple[tuple[int, StaleVerdictError], ...]  # (criterion id, why), nothing written
+    # With ``shown_version_id``: the rubric's newer version, when the page showed an older one
+    newer: NewerVersion | None = None
 
 
 def save_review(
@@ -163,6 +166,7 @@ def save_review(
     verdicts: Mapping[int, tuple[Verdict | str, str]],
     expected: Mapping[int, int | _Unchecked | None] | None = None,
     review_seconds: float | None = None, shown_as: str | None = None,
+    shown_version_id: int | None = None,
 ) -> SaveResult:
     """Save a reviewer's verdicts on several criteria of one response in one transaction.
 
@@ -170,6 +174,8 @@ def save_review(
     reviewer) is no longer the one in ``expected`` is reported as stale and not written; the
     others are written together. ``shown_as``: the identity the reviewer's page showed when
     they saved; if another one acts now, IdentityChangedError and nothing is written.
+    ``shown_version_id``: the rubric version the page showed; the verdicts are recorded on it,
+    and ``newer`` says when the rubric has moved on (storage.services.review_version).
     """
     require(actor, Role.REVIEWER, "save a verdict")
     require_shown(actor, shown_as)
@@ -184,6 +190,8 @@ def save_review(
         saved: list[HumanVerdictInfo] = []
         try:
             with sessions.begin() as session:
+                if shown_version_id is not None:
+                    review_version.check_shown_version(session, shown_version_id, parsed)
                 for cid, (verdict, note) in parsed.items():
                     try:  # a stale criterion is refused before anything is written for it
                         saved.append(append_verdict(
@@ -191,11 +199,13 @@ def save_review(
                             wanted.get(cid, UNCHECKED), review_seconds=review_seconds))
                     except StaleVerdictError as exc:
                         stale.append((cid, exc))
+                newer = None if shown_version_id is None else review_version.newer_version(
+                    session, shown_version_id, [h.criterion_id for h in saved])
         except IntegrityError as exc:
             if not _is_unique(exc):
                 raise
             raise _Collision from None
-        return SaveResult(saved=tuple(saved), stale=tuple(stale))
+        return SaveResult(saved=tuple(saved), stale=tuple(stale), newer=newer)
 
     return retry_until_saved(work)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,21 +102,24 @@ def _queue(
                             .values(note=m.RubricVersionRow.note))
         version = rubric_repo.get_version(session, rubric_version_id, for_update=True)
         dataset_repo.get_dataset(session, dataset_id)
-        in_dataset = dataset_repo.response_ids(session, dataset_id)
+        # The whole dataset is never read into memory (a million ids were hundreds of MB
+        # as insert parameters): it is counted, and its responses are copied by the database.
+        chosen: list[int] | None = None
         if response_ids is None:
-            chosen = in_dataset
+            count = dataset_repo.response_count(session, dataset_id)
         else:
             chosen = list(dict.fromkeys(response_ids))
-            outside = sorted(set(chosen) - set(in_dataset))
+            outside = repo.outside_dataset(session, dataset_id, chosen)
             if outside:
                 raise NotFoundError(
                     f"responses {', '.join(map(str, outside[:10]))} are not in dataset "
                     f"{dataset_id}")
-        if not chosen:
+            count = len(chosen)
+        if not count:
             raise InvalidStateError("there are no responses to grade in this selection")
         if reuse_active:
             same = _active_duplicate(session, version.id, dataset_id, grader, model.strip(),
-                                     run_settings, chosen)
+                                     run_settings, chosen, count)
             if same is not None:
                 return Launch(run_info(same), created=False)
         examples = (calibration.draw_rows(session, version.id, grader, run_settings.calibration)
@@ -126,31 +129,40 @@ def _queue(
         run = m.RunRow(
             name=name, rubric_version_id=version.id, dataset_id=dataset_id, grader=grader,
             model=model.strip(), settings=run_settings.to_json(), status="queued",
-            response_count=len(chosen), launched_by=actor.key,
+            response_count=count, launched_by=actor.key,
         )
         session.add(run)
         session.flush()
-        repo.add_run_responses(session, run.id, chosen)
+        if chosen is None:
+            repo.add_dataset_to_run(session, run.id, dataset_id)
+        else:
+            repo.add_run_responses(session, run.id, chosen)
         calibration.record_examples(session, run.id, examples)
         record(session, actor, "launch", "run", run.id, run.name or run.model,
-               f"{grader} over {len(chosen)} responses")
+               f"{grader} over {count} responses")
         return Launch(run_info(run), created=True)
 
 
 def _active_duplicate(
     session: Session, version_id: int, dataset_id: int, grader: str, model: str,
-    settings: RunSettings, chosen: Sequence[int],
+    settings: RunSettings, chosen: Sequence[int] | None, count: int,
 ) -> m.RunRow | None:
-    wanted = set(chosen)
+    """The active run doing this very work; ``chosen`` None: the whole dataset (of
+    ``count`` responses)."""
     for row in repo.list_runs(session, rubric_version_id=version_id, dataset_id=dataset_id,
                               statuses=ACTIVE):
-        if (row.grader, row.model, row.response_count) != (grader, model, len(wanted)):
+        if (row.grader, row.model, row.response_count) != (grader, model, count):
             continue
         if _settings(row.settings) != settings:
             continue
+        if chosen is None:
+            # its responses are of this dataset: as many as the dataset has is all of them
+            if repo.run_response_count(session, row.id) == count:
+                return row
+            continue
         graded_here = set(session.scalars(
             select(m.RunResponseRow.response_id).where(m.RunResponseRow.run_id == row.id)))
-        if graded_here == wanted:
+        if graded_here == set(chosen):
             return row
     return None
 
@@ -246,6 +258,22 @@ def list_grades(
     with sessions() as session:
         repo.get_run(session, run_id)
         return [grade_info(g) for g in repo.grades_for_run(session, run_id, response_ids)]
+
+
+def iter_graded_ids(sessions: SessionFactory, run_id: int, page: int = 500
+                    ) -> Iterator[list[int]]:
+    """The ids of the responses the run has graded, in order, a page at a time (never all
+    of a large run's grades in memory)."""
+    with sessions() as session:
+        repo.get_run(session, run_id)
+    after = 0
+    while True:
+        with sessions() as session:
+            ids = repo.graded_ids_after(session, run_id, after, page)
+        if not ids:
+            return
+        yield ids
+        after = ids[-1]
 
 
 def get_grade(sessions: SessionFactory, grade_id: int) -> GradeInfo:

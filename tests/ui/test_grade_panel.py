@@ -113,8 +113,12 @@ def test_grading_as_a_panel_launches_one_run_per_model_and_one_panel_never_twice
     run_now(sessions, members[0].id)
     first = panels.panel_grades(sessions, panel.id)
     assert len(first) == 3 and all(g.members_graded == 1 for g in first)
-    # one MET of three is no majority: the panel abstains until more members finish
-    assert all(c.decision.verdict is Verdict.CANNOT_ASSESS for c in first[0].criteria)
+    # one MET of three, two members still queued: the panel's verdict waits for them (it
+    # neither abstains nor counts them as failed), and the record says it is incomplete
+    assert all(c.decision.verdict is None and c.decision.note.startswith(
+        "undecided: waiting for runs ") for c in first[0].criteria)
+    assert first[0].pending_members == (members[1].id, members[2].id)
+    assert not first[0].complete and first[0].score is None
     run_now(sessions, members[1].id)
     assert run_now(sessions, members[2].id).status == "failed"
     grades = {g.response_id: g for g in panels.panel_grades(sessions, panel.id)}
