@@ -120,3 +120,29 @@ def test_the_scan_check_catches_a_query_that_reads_every_verdict(sessions):
     plan = _plan(sessions, select(m.GradeCriterionRow.verdict)
                  .where(m.GradeCriterionRow.reason == "x"))
     assert _full_scans(plan, "grade_criteria"), plan
+
+
+def test_the_report_uses_the_counts_and_its_figures_stay_the_same(sessions):
+    seeded = seed(sessions)
+    data = agreement.gather_sources(sessions, seeded.version.id, seeded.dataset.id)
+
+    report = agreement.agreement_report(sessions, seeded.version.id, seeded.dataset.id)
+
+    assert report == agreement.build_report(data)
+
+
+def test_counts_of_other_verdicts_than_the_data_are_not_used(sessions):
+    # Counts read before a verdict landed, data after: the pair with people is computed
+    # from the data, not taken from the stale counts.
+    seeded = seed(sessions)
+    stale = agreement_counts.pairwise_agreement(sessions, seeded.version.id, seeded.dataset.id)
+    reviews.set_human_verdict(sessions, actor=local_actor("ana"),
+                              response_id=seeded.responses["r5"].id,
+                              criterion_id=seeded.version.criteria[0].id, verdict="UNMET")
+    data = agreement.gather_sources(sessions, seeded.version.id, seeded.dataset.id)
+    pair = ("human", f"run:{seeded.cheap.id}")
+    assert stale[pair] != agreement.build_report(data).pairwise[pair]
+
+    report = agreement.build_report(data, stale)
+
+    assert report == agreement.build_report(data)
