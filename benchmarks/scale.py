@@ -267,6 +267,9 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         ("Agreement report", lambda: agreement.agreement_report(
             sessions, w.version_id, w.dataset_id),
          q(sessions, _pair_counts, w), "SQL: all pair counts; people = adjudications only"),
+        ("Agreement report, every pair in Python (before)", lambda: agreement.build_report(
+            agreement.gather_sources(sessions, w.version_id, w.dataset_id)),
+         q(sessions, _pair_counts, w), "as above"),
         ("Agreement pairwise from SQL counts (new)", lambda: agreement_counts
          .pairwise_agreement(sessions, w.version_id, w.dataset_id),
          q(sessions, _pair_counts, w), "same figures as the report's pairwise"),
