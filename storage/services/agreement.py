@@ -186,7 +186,8 @@ def agreement_report(
     """
     before = data_stamp(sessions, rubric_version_id, dataset_id)
     data = gather_sources(sessions, rubric_version_id, dataset_id)
-    counted = agreement_counts.pairwise_agreement(sessions, rubric_version_id, dataset_id)
+    counted = agreement_counts.pairwise_agreement(sessions, rubric_version_id, dataset_id,
+                                                  humans=data.verdicts.get(HUMAN, {}))
     if data_stamp(sessions, rubric_version_id, dataset_id) != before:
         counted = {}
     return build_report(data, counted)

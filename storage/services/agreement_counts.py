@@ -13,7 +13,7 @@ their verdicts are still computed from their members when read.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import Select, and_, func, select
 from sqlalchemy.orm import Session, aliased
@@ -94,7 +94,7 @@ def run_pair_counts(session: Session, run_a: int, run_b: int,
                            totals.get(run_b) or _totals(session, run_b))
 
 
-def human_run_counts(session: Session, humans: dict[tuple[int, int], Verdict],
+def human_run_counts(session: Session, humans: Mapping[tuple[int, int], Verdict],
                      run_id: int, totals: Counter[tuple[int, Verdict]] | None = None,
                      ) -> CountsByCriterion:
     """Per criterion, the counts of (effective human verdict, run's verdict)."""
@@ -114,11 +114,14 @@ def human_run_counts(session: Session, humans: dict[tuple[int, int], Verdict],
 def pairwise_agreement(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     run_ids: Sequence[int] | None = None,
+    humans: Mapping[tuple[int, int], Verdict] | None = None,
 ) -> dict[tuple[str, str], AgreementByCriterion]:
     """The Agreement report's ``pairwise`` for people and runs (panels not yet), from counts.
 
     Sources as in the report: "human" first when anyone reviewed, then the per-criterion runs
     with at least one verdict, by id; every criterion of the version gets a row.
+    ``humans``: the effective human verdicts by (response, criterion) when already known
+    (``AgreementData.verdicts["human"]``); read through ``consensus`` otherwise.
     """
     with sessions() as session:
         criteria = [c.id for c in rubric_repo.criteria_of(session, rubric_version_id)]
@@ -129,8 +132,9 @@ def pairwise_agreement(
             query = query.where(m.RunRow.id.in_(list(run_ids)))
         totals = {rid: _totals(session, rid) for rid in session.scalars(query)}
         runs = [rid for rid, found in totals.items() if found]
-        humans = {(h.response_id, h.criterion_id): h.verdict
-                  for h in current_human_verdicts(session, rubric_version_id, dataset_id)}
+        if humans is None:
+            humans = {(h.response_id, h.criterion_id): h.verdict
+                      for h in current_human_verdicts(session, rubric_version_id, dataset_id)}
         counts: dict[tuple[str, str], CountsByCriterion] = {}
         if humans:
             for rid in runs:
