@@ -197,10 +197,55 @@ def _group_by_criterion(source: dict[Any, Verdict]) -> dict[Hashable, dict[Any, 
     return groups
 
 
+PairCounts = Mapping[tuple[VerdictInput, VerdictInput], int]
+
+
+def compare_counts(counts: PairCounts) -> PairwiseAgreement:
+    """``compare_verdicts`` from counts of verdict pairs instead of the verdicts themselves.
+
+    ``counts[(verdict_a, verdict_b)]`` is how many keys got that pair; ``None`` on one side
+    counts the keys only the other source answered (``(None, None)`` is ignored). This is what
+    a database's ``GROUP BY verdict_a, verdict_b`` gives; the figures are the same as
+    ``compare_verdicts`` on the keys behind the counts.
+    """
+    parsed: Counter[tuple[Verdict | None, Verdict | None]] = Counter()
+    for (a, b), n in counts.items():
+        if n < 0:
+            raise ValueError(f"a count cannot be negative, got {n} for {(a, b)!r}")
+        parsed[_parse_one(a), _parse_one(b)] += n
+    return _from_counts(parsed)
+
+
+def compare_counts_by_criterion(
+    counts: Mapping[Hashable, PairCounts],
+) -> AgreementByCriterion:
+    """``compare_verdicts_by_criterion`` from per-criterion counts (criterion -> counts, in the
+    order wanted); the overall figures pool every criterion's counts."""
+    pooled: Counter[tuple[VerdictInput, VerdictInput]] = Counter()
+    for per in counts.values():
+        for pair, n in per.items():
+            pooled[pair] += n
+    return AgreementByCriterion(
+        overall=compare_counts(pooled),
+        per_criterion={c: compare_counts(per) for c, per in counts.items()},
+    )
+
+
+def _parse_one(value: VerdictInput) -> Verdict | None:
+    return None if value is None else Verdict.parse(value)
+
+
 def _compare(a: dict[Any, Verdict], b: dict[Any, Verdict]) -> PairwiseAgreement:
-    shared = [key for key in a if key in b]
-    excluded = sum(1 for key in shared if CANNOT_ASSESS in (a[key], b[key]))
-    counts = Counter((a[key], b[key]) for key in shared if CANNOT_ASSESS not in (a[key], b[key]))
+    counts: Counter[tuple[Verdict | None, Verdict | None]] = Counter(
+        (verdict, b.get(key)) for key, verdict in a.items())
+    counts.update((None, verdict) for key, verdict in b.items() if key not in a)
+    return _from_counts(counts)
+
+
+def _from_counts(counts: Counter[tuple[Verdict | None, Verdict | None]]) -> PairwiseAgreement:
+    shared_pairs = {pair: n for pair, n in counts.items() if None not in pair and n}
+    shared = sum(shared_pairs.values())
+    excluded = sum(n for pair, n in shared_pairs.items() if CANNOT_ASSESS in pair)
     confusion = ConfusionMatrix(
         met_met=counts[MET, MET],
         met_unmet=counts[MET, UNMET],
@@ -208,8 +253,8 @@ def _compare(a: dict[Any, Verdict], b: dict[Any, Verdict]) -> PairwiseAgreement:
         unmet_unmet=counts[UNMET, UNMET],
     )
     counts_only = {
-        "only_in_a": len(a) - len(shared),
-        "only_in_b": len(b) - len(shared),
+        "only_in_a": sum(n for (a, b), n in counts.items() if a is not None and b is None),
+        "only_in_b": sum(n for (a, b), n in counts.items() if a is None and b is not None),
         "excluded_cannot_assess": excluded,
     }
     n = confusion.total

@@ -12,7 +12,7 @@ comparisons and the cost table, not in the verdict metrics.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -28,6 +28,7 @@ from grading.score_agreement import ScoreAgreement, compare_scores
 from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
+from storage.services import agreement_counts
 
 # The gathering half, re-exported: pages and the CLI import the whole API from here.
 from storage.services.agreement_sources import (
@@ -115,12 +116,32 @@ def _with_all_criteria(data: AgreementData, verdicts: dict[Key, Verdict]) -> dic
     return padded  # type: ignore[return-value]
 
 
-def build_report(data: AgreementData) -> AgreementReport:
-    """Every pairwise comparison, Krippendorff's alpha across sources, and the judge table."""
+def _fits(data: AgreementData, a: str, b: str, counted: AgreementByCriterion) -> bool:
+    """Counts made by the database describe the same verdicts as ``data``: every criterion in
+    the rubric's order, and as many keys on each side (else the pair is computed here)."""
+    shared = counted.overall.shared
+    return (list(counted.per_criterion) == [c.id for c in data.criteria]
+            and shared + counted.overall.only_in_a == len(data.verdicts[a])
+            and shared + counted.overall.only_in_b == len(data.verdicts[b]))
+
+
+def build_report(
+    data: AgreementData,
+    counted: Mapping[tuple[str, str], AgreementByCriterion] | None = None,
+) -> AgreementReport:
+    """Every pairwise comparison, Krippendorff's alpha across sources, and the judge table.
+
+    ``counted``: pairs already computed from the database's counts
+    (storage.services.agreement_counts), used where they fit ``data``; identical figures.
+    """
     keys = [s.key for s in data.verdict_sources]
     padded = {k: _with_all_criteria(data, data.verdicts[k]) for k in keys}
     pairwise = {}
     for a, b in combinations(keys, 2):
+        found = (counted or {}).get((a, b))
+        if found is not None and _fits(data, a, b, found):
+            pairwise[a, b] = found
+            continue
         result = compare_verdicts_by_criterion(padded[a], padded[b])
         pairwise[a, b] = AgreementByCriterion(
             overall=result.overall, per_criterion=_by_criterion_id(data, result.per_criterion))
@@ -157,8 +178,19 @@ def build_report(data: AgreementData) -> AgreementReport:
 def agreement_report(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int
 ) -> AgreementReport:
-    """gather_sources + build_report: what the Agreement page shows."""
-    return build_report(gather_sources(sessions, rubric_version_id, dataset_id))
+    """gather_sources + build_report: what the Agreement page shows.
+
+    The people-vs-run and run-vs-run pairs come from the database's counts
+    (storage.services.agreement_counts) unless anything was written while reading: then the
+    two reads may not describe the same verdicts, and every pair is computed from ``data``.
+    """
+    before = data_stamp(sessions, rubric_version_id, dataset_id)
+    data = gather_sources(sessions, rubric_version_id, dataset_id)
+    counted = agreement_counts.pairwise_agreement(sessions, rubric_version_id, dataset_id,
+                                                  humans=data.verdicts.get(HUMAN, {}))
+    if data_stamp(sessions, rubric_version_id, dataset_id) != before:
+        counted = {}
+    return build_report(data, counted)
 
 
 def _differ(verdicts: Sequence[Verdict | None]) -> bool:

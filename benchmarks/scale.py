@@ -1,0 +1,385 @@
+"""Every read of issue 41 at 10,000 / 100,000 responses, beside the database's own query.
+
+Builds, with bulk inserts through SQLAlchemy Core (not the per-row services), a dataset of
+N responses x 3 per-criterion runs x 8 criteria, a majority panel of the 3 runs, two
+reviewers on 5% of the responses (agreeing on about 85% of criteria) and adjudications on a
+third of the disputes. Then times each read the pages make through the services they call
+("product"), beside one straight SQL query for the same answer in the same run ("SQL"):
+cold, and again after ONE newly saved verdict (the pages' caches are keyed by a stamp that
+this moves, so the second read is what the next person pays). Prints a table with the peak
+RSS of the process after each read.
+
+    .venv/bin/python benchmarks/scale.py --size 10000               # a temp SQLite file
+    .venv/bin/python benchmarks/scale.py --size 10000 --postgres    # a throwaway PostgreSQL
+    .venv/bin/python benchmarks/scale.py --size 100000 --skip "agreement report,human"
+
+The SQL column is the floor, not always the exact same object: where it answers a simpler
+question than the product (the queues' order, the effective human verdict) the note says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sqlalchemy import and_, case, func, insert, literal, select, text, update
+from sqlalchemy.orm import aliased
+
+from grading.aggregation import aggregate_verdicts
+from grading.types import Criterion, Verdict
+from storage import models as m
+from storage.engine import SessionFactory, open_database
+from storage.services import (
+    agreement,
+    agreement_counts,
+    datasets,
+    human_baseline,
+    panel_results,
+    panels,
+    results,
+    reviews,
+    rubrics,
+    runs,
+)
+from storage.services.review_queue import adjudication_queue, review_queue
+from storage.services.reviewers import command_line_actor, local_actor
+
+BENCHMARK = command_line_actor("benchmark")
+REVIEWERS = (local_actor("ana"), local_actor("bo"))
+CRITERIA = [Criterion(name=f"c{i}", requirement=f"Requirement number {i}", weight=w)
+            for i, w in enumerate([10, 8, 6, 5, 4, 3, 2, -7])]
+WORDS = ["dose", "source", "margin", "patient", "answer", "table", "cites", "concise"]
+BATCH = 20_000
+
+
+@dataclass(frozen=True)
+class World:
+    version_id: int
+    dataset_id: int
+    criterion_ids: list[int]
+    response_ids: list[int]
+    run_ids: list[int]
+    panel_id: int
+    reviewed: list[int]
+
+
+def _rows(items: list, size: int = BATCH):
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def build(sessions: SessionFactory, size: int) -> World:
+    rng = random.Random(41)
+    version = rubrics.create_rubric(sessions, "Scale", CRITERIA, actor=BENCHMARK)
+    dataset = datasets.create_dataset(sessions, "Scale", actor=BENCHMARK)
+    criterion_ids = [c.id for c in version.criteria]
+    with sessions.begin() as session:
+        for chunk in _rows(list(range(size))):
+            session.execute(insert(m.ResponseRow), [
+                {"dataset_id": dataset.id, "external_id": f"r{i}", "query": f"question {i}",
+                 "output": " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 120))),
+                 "meta": {"model": f"m{i % 4}"}, "created_at": m.utcnow()} for i in chunk])
+    with sessions() as session:
+        response_ids = list(session.scalars(select(m.ResponseRow.id).where(
+            m.ResponseRow.dataset_id == dataset.id).order_by(m.ResponseRow.id)))
+    run_ids = [runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                               grader="per_criterion", model=f"judge-{n}",
+                               actor=BENCHMARK).id for n in range(3)]
+    base = {rid: [rng.random() < 0.6 for _ in CRITERIA] for rid in response_ids}
+    for n, run_id in enumerate(run_ids):
+        with sessions.begin() as session:
+            for chunk in _rows(response_ids, 5_000):
+                judged = []
+                for rid in chunk:
+                    met = [v if rng.random() > 0.08 else not v for v in base[rid]]
+                    chosen = [Verdict.MET if v else Verdict.UNMET for v in met]
+                    if rng.random() < 0.01:
+                        chosen[rng.randrange(len(CRITERIA))] = Verdict.CANNOT_ASSESS
+                    judged.append(chosen)
+                scored = [aggregate_verdicts(CRITERIA, chosen) for chosen in judged]
+                grade_ids = list(session.scalars(
+                    insert(m.GradeRow).returning(m.GradeRow.id, sort_by_parameter_order=True),
+                    [{"run_id": run_id, "response_id": rid, "score": s.score,
+                      "raw_score": s.raw_score, "cannot_assess_count": 0, "total_tokens": 500,
+                      "cost": 0.001, "created_at": m.utcnow()}
+                     for rid, s in zip(chunk, scored, strict=True)]))
+                session.execute(insert(m.GradeCriterionRow), [
+                    {"grade_id": gid, "criterion_id": cid, "position": pos,
+                     "verdict": chosen[pos].value, "reason": f"judge {n} says so"}
+                    for gid, chosen in zip(grade_ids, judged, strict=True)
+                    for pos, cid in enumerate(criterion_ids)])
+            session.execute(update(m.RunRow).where(m.RunRow.id == run_id).values(
+                status="done", done_count=len(response_ids), total_tokens=500 * size,
+                cost=0.001 * size, started_at=m.utcnow(), finished_at=m.utcnow()))
+    panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=BENCHMARK)
+    reviewed = sorted(rng.sample(response_ids, max(2, size // 20)))
+    verdict_rows = []
+    for rid in reviewed:
+        for cid, truth in zip(criterion_ids, base[rid], strict=True):
+            first = Verdict.MET if truth else Verdict.UNMET
+            second = first if rng.random() < 0.85 else (
+                Verdict.UNMET if first is Verdict.MET else Verdict.MET)
+            for who, verdict in zip(REVIEWERS, (first, second), strict=True):
+                verdict_rows.append({
+                    "response_id": rid, "rubric_version_id": version.id, "criterion_id": cid,
+                    "stream": who.key, "seq": 1, "verdict": verdict.value,
+                    "reviewer_key": who.key, "reviewer": who.name, "note": "",
+                    "review_seconds": 30.0, "created_at": m.utcnow()})
+            if first is not second and rng.random() < 1 / 3:
+                verdict_rows.append({
+                    "response_id": rid, "rubric_version_id": version.id, "criterion_id": cid,
+                    "stream": m.ADJUDICATION_STREAM, "seq": 1, "verdict": first.value,
+                    "reviewer_key": BENCHMARK.key, "reviewer": BENCHMARK.name,
+                    "note": "adjudicated", "created_at": m.utcnow()})
+    with sessions.begin() as session:
+        for chunk in _rows(verdict_rows):
+            session.execute(insert(m.HumanVerdictRow), chunk)
+        session.execute(insert(m.ReviewSetRow).values(
+            dataset_id=dataset.id, rubric_version_id=version.id, reviewers_per_response=2,
+            sample_size=0, updated_by=BENCHMARK.key, updated_at=m.utcnow()))
+    return World(version.id, dataset.id, criterion_ids, response_ids, run_ids, panel.id,
+                 reviewed)
+
+
+# -- the reads: (name, product, SQL, note) ---------------------------------------------------
+def _sql(sessions: SessionFactory, statement, *params) -> Callable[[], int]:
+    def run() -> int:
+        with sessions() as session:
+            return len(session.execute(statement(*params)).all())
+    return run
+
+
+def _first_page(w: World):
+    first = (select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == w.dataset_id)
+             .order_by(m.ResponseRow.id).limit(50).subquery())
+    return (select(m.GradeRow.response_id, m.GradeRow.run_id, m.GradeRow.score)
+            .join(first, first.c.id == m.GradeRow.response_id)
+            .where(m.GradeRow.run_id.in_(w.run_ids)))
+
+
+def _panel_page(w: World):
+    first = (select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == w.dataset_id)
+             .order_by(m.ResponseRow.id).limit(50).subquery())
+    return _panel_votes(w).join(first, first.c.id == m.GradeRow.response_id)
+
+
+def _panel_votes(w: World):
+    met = func.sum(case((m.GradeCriterionRow.verdict == "MET", 1), else_=0)).label("met")
+    return (select(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id, met)
+            .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
+            .where(m.GradeRow.run_id.in_(w.run_ids))
+            .group_by(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id))
+
+
+def _pair_counts(w: World):
+    """The three run pairs and people vs each run, as one UNION of GROUP BYs."""
+    parts = [agreement_counts.pair_counts_query(a, b).add_columns(literal(f"{a}-{b}"))
+             for i, a in enumerate(w.run_ids) for b in w.run_ids[i + 1:]]
+    people = (select(m.HumanVerdictRow.response_id, m.HumanVerdictRow.criterion_id,
+                     m.HumanVerdictRow.verdict)
+              .where(m.HumanVerdictRow.stream == m.ADJUDICATION_STREAM).subquery("h"))
+    for run_id in w.run_ids:
+        v = agreement_counts._verdicts_of(run_id).subquery(f"v{run_id}")
+        parts.append(select(people.c.criterion_id, people.c.verdict, v.c.verdict, func.count(),
+                            literal(f"human-{run_id}"))
+                     .join(v, and_(v.c.response_id == people.c.response_id,
+                                   v.c.criterion_id == people.c.criterion_id))
+                     .group_by(people.c.criterion_id, people.c.verdict, v.c.verdict))
+    return parts[0].union_all(*parts[1:])
+
+
+def _reviewer_pairs(w: World):
+    a, b = aliased(m.HumanVerdictRow), aliased(m.HumanVerdictRow)
+    return (select(a.criterion_id, a.verdict, b.verdict, func.count())
+            .join(b, and_(b.response_id == a.response_id, b.criterion_id == a.criterion_id,
+                          b.stream > a.stream, b.stream != m.ADJUDICATION_STREAM))
+            .join(m.ResponseRow, m.ResponseRow.id == a.response_id)
+            .where(m.ResponseRow.dataset_id == w.dataset_id,
+                   a.stream != m.ADJUDICATION_STREAM)
+            .group_by(a.criterion_id, a.verdict, b.verdict))
+
+
+def _member_alpha(w: World):
+    votes = _panel_votes(w).subquery("votes")
+    return (select(votes.c.criterion_id, votes.c.met, func.count())
+            .group_by(votes.c.criterion_id, votes.c.met))
+
+
+def _one_run(w: World):
+    return (select(m.GradeRow.response_id, m.GradeRow.score, m.GradeCriterionRow.criterion_id,
+                   m.GradeCriterionRow.verdict, m.GradeCriterionRow.reason)
+            .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
+            .where(m.GradeRow.run_id == w.run_ids[0]))
+
+
+def _disputes(w: World):
+    h = m.HumanVerdictRow
+    adj = aliased(m.HumanVerdictRow)
+    return (select(h.response_id, h.criterion_id)
+            .join(m.ResponseRow, m.ResponseRow.id == h.response_id)
+            .where(m.ResponseRow.dataset_id == w.dataset_id, h.stream != m.ADJUDICATION_STREAM,
+                   ~select(adj.id).where(adj.response_id == h.response_id,
+                                         adj.criterion_id == h.criterion_id,
+                                         adj.stream == m.ADJUDICATION_STREAM).exists())
+            .group_by(h.response_id, h.criterion_id)
+            .having(func.count(func.distinct(h.verdict)) > 1))
+
+
+def _reviewer_queue(w: World):
+    mine = (select(m.HumanVerdictRow.response_id)
+            .where(m.HumanVerdictRow.stream == REVIEWERS[0].key)
+            .group_by(m.HumanVerdictRow.response_id)
+            .having(func.count() >= len(CRITERIA)))
+    return (select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == w.dataset_id,
+                                           m.ResponseRow.id.not_in(mine))
+            .order_by(m.ResponseRow.id).limit(50))
+
+
+def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Callable, str]]:
+    where = {"dataset_id": w.dataset_id, "rubric_version_id": w.version_id,
+             "run_ids": w.run_ids}
+
+    def results_with_panel():
+        columns = panel_results.panel_columns(
+            sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
+            panel_ids=[w.panel_id])
+        return results.results_page(sessions, **where, limit=50, panels=columns)
+
+    def report_and_baseline():
+        data = agreement.gather_sources(sessions, w.version_id, w.dataset_id)
+        return agreement.build_report(data), human_baseline.build_baseline(data)
+
+    q = _sql
+    return [
+        ("Results first page", lambda: results.results_page(sessions, **where, limit=50),
+         q(sessions, _first_page, w), "SQL: the page's 50 x 3 scores, no effective overlay"),
+        ("Results first page + panel column", results_with_panel,
+         q(sessions, _panel_page, w), "SQL: + the panel's MET votes on the page"),
+        ("Agreement report", lambda: agreement.agreement_report(
+            sessions, w.version_id, w.dataset_id),
+         q(sessions, _pair_counts, w), "SQL: all pair counts; people = adjudications only"),
+        ("Agreement report, every pair in Python (before)", lambda: agreement.build_report(
+            agreement.gather_sources(sessions, w.version_id, w.dataset_id)),
+         q(sessions, _pair_counts, w), "as above"),
+        ("Agreement pairwise from SQL counts (new)", lambda: agreement_counts
+         .pairwise_agreement(sessions, w.version_id, w.dataset_id),
+         q(sessions, _pair_counts, w), "same figures as the report's pairwise"),
+        ("Agreement report + human baseline", report_and_baseline,
+         q(sessions, _reviewer_pairs, w), "SQL: reviewer-pair counts"),
+        ("panel members' alpha", lambda: panels.member_agreement(sessions, w.panel_id),
+         q(sessions, _member_alpha, w), "SQL: (criterion, MET votes) -> units"),
+        ("panel grades, every response", lambda: panels.panel_grades(sessions, w.panel_id),
+         q(sessions, _panel_votes, w), "SQL: MET votes per response x criterion"),
+        ("list_grades, one run", lambda: runs.list_grades(sessions, w.run_ids[0]),
+         q(sessions, _one_run, w), "SQL: the run's grades x criteria rows"),
+        ("adjudication queue", lambda: adjudication_queue(
+            sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id),
+         q(sessions, _disputes, w), "SQL: disputed (response, criterion), one seq each"),
+        ("a reviewer's queue", lambda: review_queue(
+            sessions, **where, reviewer_key=REVIEWERS[0].key),
+         q(sessions, _reviewer_queue, w), "SQL: first 50 not done by ana, dataset order"),
+    ]
+
+
+def _timed(fn: Callable) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(sessions: SessionFactory, w: World, skip: set[str]) -> list[tuple]:
+    chosen = [r for r in reads(sessions, w) if not any(s in r[0].lower() for s in skip)]
+    # "Cold" is the app's cold: nothing cached by the pages. The database's own page cache is
+    # warmed first by every SQL query, so the first read timed does not pay for the others.
+    for _name, _product, sql, _note in chosen:
+        sql()
+    rows = []
+    for name, product, sql, note in chosen:
+        cold = _timed(product)
+        rows.append([name, cold, None, _timed(sql), _peak_mb(), note])
+        print(f"  {name}: {cold:.2f} s cold", flush=True)
+    # ONE new verdict: a reviewer changes one criterion of a reviewed response.
+    reviews.set_human_verdict(sessions, actor=REVIEWERS[1], response_id=w.reviewed[0],
+                              criterion_id=w.criterion_ids[0], verdict="CANNOT_ASSESS")
+    for row, (_name, product, sql, _note) in zip(rows, chosen, strict=True):
+        row[2] = _timed(product)
+        row[3] = min(row[3], _timed(sql))
+        row[4] = _peak_mb()
+    return rows
+
+
+def _same_pairwise(sessions: SessionFactory, w: World) -> bool:
+    report = agreement.agreement_report(sessions, w.version_id, w.dataset_id)
+    expected = {pair: found for pair, found in report.pairwise.items()
+                if not any(key.startswith("panel:") for key in pair)}
+    return agreement_counts.pairwise_agreement(sessions, w.version_id, w.dataset_id) == expected
+
+
+def print_table(backend: str, size: int, rows: list) -> None:
+    print(f"\n{backend}, {size:,} responses x 3 runs x {len(CRITERIA)} criteria, panel, "
+          f"2 reviewers on 5%:\n")
+    print("| read | product cold (s) | product after 1 verdict (s) | SQL (s) | "
+          "after / SQL | peak RSS (MB) | SQL answers |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for name, cold, after, sql, peak, note in rows:
+        ratio = after / sql if sql > 0 else float("inf")
+        print(f"| {name} | {cold:.2f} | {after:.2f} | {sql:.3f} | {ratio:.0f}x | "
+              f"{peak:.0f} | {note} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=10_000, help="responses (default 10000)")
+    parser.add_argument("--db", help="database URL (default: a temporary SQLite file)")
+    parser.add_argument("--postgres", action="store_true",
+                        help="start a throwaway PostgreSQL on 127.0.0.1 (needs initdb/pg_ctl)")
+    parser.add_argument("--skip", default="",
+                        help="comma-separated parts of read names to leave out (slow at 100k)")
+    args = parser.parse_args()
+    if args.size < 100:
+        parser.error("--size must be at least 100")
+    skip = {s.strip().lower() for s in args.skip.split(",") if s.strip()}
+    server = None
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.db or f"sqlite:///{Path(tmp) / 'scale.db'}"
+        if args.postgres:
+            from tests.storage import postgres_server
+
+            server = postgres_server.start()
+            url = server.url()
+        try:
+            sessions = open_database(url)
+            engine = sessions.kw["bind"]
+            started = time.perf_counter()
+            world = build(sessions, args.size)
+            with engine.begin() as connection:
+                connection.execute(text("ANALYZE"))
+            print(f"{engine.dialect.name}: built in {time.perf_counter() - started:.0f} s, "
+                  f"peak RSS {_peak_mb():.0f} MB", flush=True)
+            rows = measure(sessions, world, skip)
+            print_table(engine.dialect.name, args.size, rows)
+            if "agreement report" not in skip:
+                print(f"\nSQL-count pairwise figures identical to the report's: "
+                      f"{_same_pairwise(sessions, world)}")
+            engine.dispose()
+        finally:
+            if server is not None:
+                server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
