@@ -15,6 +15,9 @@ have_postgres || missing+=(postgresql)
 # The sign-in tests run a real OpenID Connect provider (tests/oidc) on Node.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# The real-model tests compile llama-cpp-python's server (an sdist) once.
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing system packages: ${missing[*]}"
@@ -33,6 +36,10 @@ fi
 .venv/bin/python -m pip install --quiet -e '.[test]'
 
 .venv/bin/ruff check .
+# The real-model tests need llama-cpp-python's server, compiled once (~14 min on two cores) into
+# a cached venv: start that build now, beside the other tests; the tests wait for it.
+mkdir -p test-artifacts
+.venv/bin/python -m tests.real_model.server >test-artifacts/real-model-build.log 2>&1 &
 # The documentation, strictly: a broken link or anchor, a missing page or one left out of the
 # navigation fails the build. The site goes to a temporary directory, never into the checkout.
 docs_site="$(mktemp -d)"

