@@ -141,9 +141,15 @@ def test_panel_export_and_the_results_export_agree_on_every_decision(sessions, t
                 "error", "cost")
         assert {k: short[k] for k in keys} == {k: long[k] for k in keys}
         assert " ".join(map(str, short["member_runs"])) == long["member_runs"]
+        # a member still grading is pending in both shapes, never failed (issue 40, item 6)
+        assert short["complete"] == long["complete"]
+        assert " ".join(map(str, short["pending_members"])) == long["pending_members"]
+        pending = set(short["pending_members"])
         for mine, theirs in zip(short["criteria"], long["criteria"], strict=True):
             assert (mine["criterion"], mine["verdict"], mine["tie"], mine["how"]) == (
                 theirs["name"], theirs["judge_verdict"], theirs["tie"], theirs["reason"])
-            assert " ".join(f"#{run_id}:{verdict or 'failed'}" for run_id, verdict in
-                            zip(run_ids, mine["members"], strict=True)) == theirs["members"]
+            assert " ".join(
+                f"#{run_id}:{verdict or ('pending' if run_id in pending else 'failed')}"
+                for run_id, verdict in zip(run_ids, mine["members"], strict=True)
+            ) == theirs["members"]
     assert sum(c["tie"] for r in compact for c in r["criteria"]) > 0  # ties are compared too
