@@ -240,8 +240,9 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
     expect(flipped.get_by_test_id("stMetricValue")).to_have_text("3")
     # n, kappa before -> after and the bootstrap intervals; each flip with both reasons
     expect(page.get_by_text(re.compile(
-        r"n = 6 reviewed responses · kappa \S+ → 1\.00 · before: 95% interval .+; after: "
-        r"95% interval .+; change: 95% interval .+ \(paired bootstrap"))).to_be_visible()
+        r"n = 6 reviewed responses · kappa \S+ → 1\.00 · current wording: 95% interval .+; "
+        r"new wording: 95% interval .+; change: 95% interval .+ \(paired bootstrap"))
+    ).to_be_visible()
     flips = page.get_by_test_id("stDataFrame").filter(
         has=page.locator("th", has_text="reason after"))
     expect(flips.locator("td").filter(has_text=re.compile(r"^strict reading$"))).to_have_count(3)
