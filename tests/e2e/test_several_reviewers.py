@@ -114,6 +114,8 @@ def test_two_blind_reviewers_a_dispute_and_an_adjudication(team, browser):
 
     _sign_in(ana, url, "ana")
     ana.set_viewport_size({"width": 1400, "height": 500})  # short: the page scrolls
+    # keys act once the verdict form's script is in the page (its focus line is drawn)
+    expect(ana.locator(".rw-where").first).to_be_visible(timeout=45_000)
     for key in ("m", "m"):  # MET, MET on q0 by keyboard
         ana.keyboard.press(key)
         _idle(ana)
