@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from grading.options import NA_MARK, CriterionOption, find_option
-from grading.parsing import ParseError, _keys_lowered, _pick, _reason, extract_json_object
+from grading.parsing import (
+    ParseError,
+    _keys_lowered,
+    _pick,
+    _reason,
+    as_int,
+    extract_json_object,
+)
 
 LABEL_KEYS = ("option", "label", "selected_label", "choice", "answer", "verdict",
               "criterion_status")
@@ -26,18 +33,6 @@ OPTION_KEYS = (*LABEL_KEYS, *NUMBER_KEYS, *VALUE_KEYS)
 
 def _listing(options: Sequence[CriterionOption], order: Sequence[int]) -> str:
     return ", ".join(f"{n}. {options[i].label}" for n, i in enumerate(order, start=1))
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 def read_option(key: str, value: Any, options: Sequence[CriterionOption],
@@ -67,7 +62,7 @@ def read_option(key: str, value: Any, options: Sequence[CriterionOption],
         found = find_option(options, f"{value:g}")
         if found is not None:
             return found
-    position = _as_int(value)
+    position = as_int(value)
     if position is not None and 1 <= position <= len(order):
         return order[position - 1]
     raise fail(f"{value!r} is neither a label nor a number from 1 to {len(order)}")

@@ -223,16 +223,24 @@ def parse_verdict_answer(text: str, *, allow_cannot_assess: bool = False,
     return verdict, _reason(obj, text)
 
 
-def _criterion_number(value: Any, raw: str) -> int:
+def as_int(value: Any) -> int | None:
+    """A whole number as judges write one (7, 7.0, "7"); None for anything else (a bool too)."""
     if isinstance(value, bool):
-        raise ParseError(f"criterion number must be an integer, got {value!r}", raw)
+        return None
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
-    raise ParseError(f"criterion number must be an integer, got {value!r}", raw)
+    return None
+
+
+def _criterion_number(value: Any, raw: str) -> int:
+    number = as_int(value)
+    if number is None:
+        raise ParseError(f"criterion number must be an integer, got {value!r}", raw)
+    return number
 
 
 def entry_number(entry: dict[str, Any], count: int, raw: str) -> int:
