@@ -87,7 +87,7 @@ def _skeleton(text: str) -> str:
     return unicodedata.normalize("NFKC", visible)
 
 
-def neutralize(text: str, extra_tags: Sequence[str] = (), *,
+def neutralize(text: str, added_tags: Sequence[str] = (), *,
                tags: Sequence[str] = RESERVED_TAGS) -> str:
     """Escape the ``<`` of any opening or closing tag named like one of our delimiters
     (``tags``; a prompt that adds its own, such as the calibration examples', passes them all).
@@ -96,13 +96,13 @@ def neutralize(text: str, extra_tags: Sequence[str] = (), *,
     characters folded, so ``</respo\u200bnse>`` or ``\uff1c/response>`` cannot close our
     tags either. Unicode tag characters (U+E0000 block, invisible text a model still reads)
     are removed, except in an emoji flag. Other text is left exactly as it was.
-    ``extra_tags``: the delimiters a prompt adds only sometimes (a reference block), reserved
+    ``added_tags``: the delimiters a prompt adds only sometimes (a reference block), reserved
     only in that prompt so that prompts without them stay byte for byte what they were.
     """
     text = _drop_tag_characters(text)
     if not _OPENER.search(text):
         return text
-    reserved = _reserved_tag(tuple(dict.fromkeys((*tags, *extra_tags))))
+    reserved = _reserved_tag(tuple(dict.fromkeys((*tags, *added_tags))))
     out: list[str] = []
     position = 0
     for match in _OPENER.finditer(text):
