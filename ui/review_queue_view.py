@@ -22,7 +22,6 @@ def handle_move(step: int, size: int) -> None:
     s = st.session_state
     s.review_queue_done = None
     s.review_position = min(max(0, s.review_position + step), max(0, size - 1))
-    s.review_focus = 0
 
 
 def handle_refresh_queue() -> None:

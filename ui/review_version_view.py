@@ -23,7 +23,7 @@ def handle_switch(dataset_id: int, version_id: int) -> None:
     s = st.session_state
     readers.get_result_sets.clear()  # the newer version's set may be newer than the cache
     s.review_set = (dataset_id, version_id)
-    s.review_position, s.review_focus = 0, 0
+    s.review_position = 0
     s.review_version_notice = None
     s.review_version_switched = True
 

@@ -132,7 +132,6 @@ DEFAULTS: dict[str, object] = {
     "review_name_input": "",  # local mode's sidebar name widget (ui/auth.py)
     # (response_id, {criterion_id: my verdict id}, form nonce, monotonic time opened)
     "review_shown": None,
-    "review_focus": 0,  # unused since the verdict form keeps its focus in the browser
     # the verdict form's one save as the browser sent it (ui/components/verdict_form.py),
     # acted on by the fragment
     "review_submitted": None,
