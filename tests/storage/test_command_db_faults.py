@@ -11,6 +11,7 @@ import pytest
 
 from storage import cli
 from storage.engine import open_database
+from tests.storage.tmpfs import small_tmpfs
 
 UNREACHABLE = "postgresql+psycopg://postgres@127.0.0.1:1/nothing"
 
@@ -43,19 +44,11 @@ def test_an_unreachable_database_is_one_sentence(tmp_path, capsys):
 @pytest.fixture
 def read_only_database(tmp_path) -> Iterator[str]:
     """A migrated SQLite file on a filesystem mounted read-only (root ignores file modes)."""
-    disk = tmp_path / "ro"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.fail(f"cannot mount a small tmpfs (the tests run as root): {mounted.stderr}")
-    try:
+    with small_tmpfs(tmp_path / "ro", "8m") as disk:
         url = f"sqlite:///{disk / 'workbench.db'}"
         open_database(url).kw["bind"].dispose()
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         yield url
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=True)
 
 
 def test_a_read_only_database_is_one_sentence(read_only_database, tmp_path, capsys):

@@ -6,7 +6,6 @@ The disk is real: a 256 KB tmpfs mounted for the test (the tests run as root), f
 from __future__ import annotations
 
 import errno
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from storage import cli
 from storage.services import panels
 from tests.storage.test_panels import ADMIN, three_judges  # noqa: F401 (fixture)
+from tests.storage.tmpfs import small_tmpfs
 
 EARLIER = "the export of yesterday\n"
 
@@ -22,13 +22,7 @@ EARLIER = "the export of yesterday\n"
 @pytest.fixture
 def full_disk(tmp_path) -> Iterator[Path]:
     """A directory on a tiny filesystem holding one earlier export, with no space left."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.fail(f"cannot mount a small tmpfs (the tests run as root): {mounted.stderr}")
-    try:
+    with small_tmpfs(tmp_path / "disk", "256k") as disk:
         for name in ("results.jsonl", "panel.csv", "gold.jsonl"):
             (disk / name).write_text(EARLIER, encoding="utf-8")
         with (disk / "filler").open("wb", buffering=0) as filler:
@@ -38,8 +32,6 @@ def full_disk(tmp_path) -> Iterator[Path]:
             except OSError as exc:
                 assert exc.errno == errno.ENOSPC
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=True)
 
 
 def _left_as_it_was(disk: Path, name: str) -> None:
