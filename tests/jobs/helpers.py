@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -118,3 +119,18 @@ def chunk_holders(sessions, run_id: int | None = None) -> Counter:
             run_id = session.scalar(select(m.RunChunkRow.run_id).order_by(m.RunChunkRow.run_id))
         return Counter(session.scalars(select(m.RunChunkRow.claimed_by).where(
             m.RunChunkRow.run_id == run_id)).all())
+
+
+def in_thread(target, *args, **kwargs):
+    """Run ``target`` in a daemon thread; its result or exception lands in the box."""
+    box: dict = {}
+
+    def main():
+        try:
+            box["result"] = target(*args, **kwargs)
+        except BaseException as exc:  # surfaced by the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=main, daemon=True)
+    thread.start()
+    return thread, box

@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from tests.fault_provider import Fault, fault_provider, fault_provider_server, w
 from tests.jobs.helpers import (
     RUBRIC_YAML,
     answers_per_response,
+    in_thread,
     make_dataset,
     make_rubric,
     make_run,
@@ -74,20 +74,6 @@ def fill(directory: Path) -> Path:
     finally:
         os.close(descriptor)
     return filler
-
-
-def in_thread(target, *args, **kwargs):
-    box: dict = {}
-
-    def main():
-        try:
-            box["result"] = target(*args, **kwargs)
-        except BaseException as exc:  # surfaced by the test
-            box["error"] = exc
-
-    thread = threading.Thread(target=main, daemon=True)
-    thread.start()
-    return thread, box
 
 
 def graded(sessions, run_id: int) -> int:

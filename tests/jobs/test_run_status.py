@@ -18,23 +18,17 @@ from storage.services import runs
 from tests.actors import ADMIN
 from tests.fake_provider import Reply
 from tests.fault_provider import Fault, fault_provider, fault_provider_server, wait_until
-from tests.jobs.helpers import CRITERIA, RUBRIC_YAML, make_dataset, make_rubric, make_run, run_now
+from tests.jobs.helpers import (
+    CRITERIA,
+    RUBRIC_YAML,
+    in_thread,
+    make_dataset,
+    make_rubric,
+    make_run,
+    run_now,
+)
 
 __all__ = ["fault_provider", "fault_provider_server"]
-
-
-def _in_thread(target, *args, **kwargs):
-    box: dict = {}
-
-    def main():
-        try:
-            box["result"] = target(*args, **kwargs)
-        except BaseException as exc:  # surfaced by the test
-            box["error"] = exc
-
-    thread = threading.Thread(target=main, daemon=True)
-    thread.start()
-    return thread, box
 
 
 class Watcher:
@@ -139,7 +133,7 @@ def test_a_provider_that_is_down_is_named_with_since_when_and_the_attempt(sessio
     fault.always(Fault(kind="reset"))  # connections dropped: the provider is down
     run = make_run(sessions, version.id, dataset.id, fault.api_base, use_cache=False,
                    transport_retries=0, retry_passes=3, pass_delay=1.0)
-    thread, box = _in_thread(run_now, sessions, run.id, heartbeat_interval=0.1)
+    thread, box = in_thread(run_now, sessions, run.id, heartbeat_interval=0.1)
 
     def notice():
         return run_progress(sessions, run.id).notice or ""
@@ -184,7 +178,7 @@ def test_cancel_stops_new_calls_at_once_and_no_grade_is_stored_after(sessions, f
     fake_provider.latency = 0.2
     run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, use_cache=False,
                    concurrency=4)
-    thread, box = _in_thread(run_now, sessions, run.id)  # the default 5 s heartbeat
+    thread, box = in_thread(run_now, sessions, run.id)  # the default 5 s heartbeat
     assert wait_until(lambda: _stored_grades(sessions, run.id) >= 5, timeout=60)
 
     runs.cancel_run(sessions, run.id, actor=ADMIN)
