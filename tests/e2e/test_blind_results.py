@@ -9,14 +9,14 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from grading.types import Criterion, ScoringSettings, Verdict
+from grading.types import Criterion, Verdict
 from storage.engine import open_database
-from storage.services import datasets, people, review_sets, rubrics, runs
+from storage.services import people, review_sets
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.e2e import test_signin as signin
 from tests.e2e.conftest import SCREENSHOTS, database_url_in
-from tests.storage.helpers import judge_report
+from tests.e2e.seed import judged_set
 
 CRITERIA = [
     Criterion(name="dose", requirement="States the adult dose", weight=10),
@@ -29,16 +29,8 @@ REVIEWED_SCORE = "1.000"  # both MET once people's verdicts apply
 
 def _seed(url: str) -> None:
     sessions = open_database(url)
-    version = rubrics.create_rubric(sessions, "Dosing", CRITERIA, actor=ADMIN)
-    dataset = datasets.create_dataset(sessions, "Answers", responses=[
-        {"id": "q0", "query": "question 0", "text": "answer 0"}], actor=ADMIN)
-    [response] = datasets.list_responses(sessions, dataset.id, limit=None)
-    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model="openai/judge", actor=ADMIN)
-    runs.record_grade(sessions, run.id, response.id, judge_report(
-        CRITERIA, [Verdict.MET, Verdict.UNMET], ScoringSettings(), response.output))
-    runs.start_run(sessions, run.id, worker="seed")
-    runs.finish_run(sessions, run.id)
+    seeded = judged_set(sessions, CRITERIA, 1, verdicts=[Verdict.MET, Verdict.UNMET])
+    version, dataset = seeded.version, seeded.dataset
     review_sets.update_settings(sessions, actor=local_actor("admin"), dataset_id=dataset.id,
                                 rubric_version_id=version.id, reviewers_per_response=2)
     people.set_role(sessions, "ana@example.org", "reviewer", actor=ADMIN)

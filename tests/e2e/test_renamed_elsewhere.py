@@ -10,13 +10,12 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from grading.types import Criterion, ScoringSettings, Verdict
+from grading.types import Criterion
 from storage.engine import open_database
-from storage.services import datasets, reviews, rubrics, runs
-from tests.actors import ADMIN
+from storage.services import reviews
 from tests.e2e.conftest import SCREENSHOTS, _serve, database_url_in
+from tests.e2e.seed import judged_set
 from tests.e2e.streamlit_page import no_tracebacks, wait_idle
-from tests.storage.helpers import judge_report
 
 CRITERIA = [
     Criterion(name="dose", requirement="States the adult dose", weight=10),
@@ -29,18 +28,7 @@ def local_app(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("renamed-app")
     url = database_url_in(data_dir)
     sessions = open_database(url)
-    version = rubrics.create_rubric(sessions, "Dosing", CRITERIA, actor=ADMIN)
-    dataset = datasets.create_dataset(sessions, "Answers", responses=[
-        {"id": f"q{i}", "query": f"question {i}", "text": f"answer {i}"} for i in range(2)],
-        actor=ADMIN)
-    responses = datasets.list_responses(sessions, dataset.id, limit=None)
-    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model="openai/judge", actor=ADMIN)
-    for response in responses:
-        runs.record_grade(sessions, run.id, response.id, judge_report(
-            CRITERIA, [Verdict.MET, Verdict.MET], ScoringSettings(), response.output))
-    runs.start_run(sessions, run.id, worker="seed")
-    runs.finish_run(sessions, run.id)
+    responses = judged_set(sessions, CRITERIA, 2).responses
     sessions.kw["bind"].dispose()
     (data_dir / "identity.json").write_text(json.dumps({"name": "Bo Chen"}))
     app_url, stop = _serve(data_dir)

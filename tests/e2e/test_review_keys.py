@@ -9,12 +9,11 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from grading.types import Criterion, ScoringSettings, Verdict
+from grading.types import Criterion
 from storage.engine import open_database
-from storage.services import datasets, reviews, rubrics, runs
-from tests.actors import ADMIN
+from storage.services import reviews
+from tests.e2e.seed import judged_set
 from tests.e2e.streamlit_page import no_tracebacks, wait_idle
-from tests.storage.helpers import judge_report
 
 CRITERIA = [Criterion(name=f"c{i}", requirement=f"Requirement number {i}", weight=1)
             for i in range(1, 7)]
@@ -46,18 +45,8 @@ def test_the_keyboard_model_itself():
 
 def _seed(url: str) -> None:
     sessions = open_database(url)
-    version = rubrics.create_rubric(sessions, "Six", CRITERIA, actor=ADMIN)
-    dataset = datasets.create_dataset(sessions, "Answers", responses=[
-        {"id": f"q{i}", "query": f"question {i}", "text": f"answer {i}"} for i in range(3)],
-        actor=ADMIN)
-    responses = datasets.list_responses(sessions, dataset.id, limit=None)
-    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model="openai/judge", actor=ADMIN)
-    for response in responses:
-        runs.record_grade(sessions, run.id, response.id, judge_report(
-            CRITERIA, [Verdict.MET] * len(CRITERIA), ScoringSettings(), response.output))
-    runs.start_run(sessions, run.id, worker="seed")
-    runs.finish_run(sessions, run.id)
+    seeded = judged_set(sessions, CRITERIA, 3, rubric="Six")
+    version, responses = seeded.version, seeded.responses
     SEEDED.update(url=url, version=version.id, criteria=[c.id for c in version.criteria],
                   responses=[r.id for r in responses])
     sessions.kw["bind"].dispose()

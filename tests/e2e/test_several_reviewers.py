@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from grading.types import Criterion, ScoringSettings, Verdict
+from grading.types import Criterion, Verdict
 from storage.engine import open_database
-from storage.services import datasets, people, review_sets, reviews, rubrics, runs
+from storage.services import people, review_sets, reviews
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.e2e import test_signin as signin
 from tests.e2e.conftest import SCREENSHOTS, database_url_in
-from tests.storage.helpers import judge_report
+from tests.e2e.seed import judged_set
 
 M = Verdict.MET
 CRITERIA = [
@@ -26,18 +26,9 @@ SEEDED: dict[str, object] = {}
 
 def _seed(url: str) -> None:
     sessions = open_database(url)
-    version = rubrics.create_rubric(sessions, "Dosing", CRITERIA, actor=ADMIN)
-    dataset = datasets.create_dataset(sessions, "Answers", responses=[
-        {"id": f"q{i}", "query": f"question {i}", "text": f"answer {i}"} for i in range(2)],
-        actor=ADMIN)
-    responses = datasets.list_responses(sessions, dataset.id, limit=None)
-    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                          grader="per_criterion", model="openai/judge", actor=ADMIN)
-    for response in responses:
-        runs.record_grade(sessions, run.id, response.id, judge_report(
-            CRITERIA, [M, M], ScoringSettings(), response.output))
-    runs.start_run(sessions, run.id, worker="seed")
-    runs.finish_run(sessions, run.id)
+    seeded = judged_set(sessions, CRITERIA, 2)
+    version, dataset, run, responses = (seeded.version, seeded.dataset, seeded.run,
+                                        seeded.responses)
     review_sets.update_settings(sessions, actor=local_actor("admin"), dataset_id=dataset.id,
                                 rubric_version_id=version.id, reviewers_per_response=2)
     SEEDED.update(url=url, run=run.id, responses=[r.id for r in responses])
