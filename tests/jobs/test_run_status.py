@@ -132,13 +132,15 @@ def test_a_provider_that_is_down_is_named_with_since_when_and_the_attempt(sessio
     dataset, _ = make_dataset(sessions, 4)
     fault.always(Fault(kind="reset"))  # connections dropped: the provider is down
     run = make_run(sessions, version.id, dataset.id, fault.api_base, use_cache=False,
-                   transport_retries=0, retry_passes=3, pass_delay=1.0)
+                   transport_retries=0, retry_passes=6, pass_delay=1.0)
     thread, box = in_thread(run_now, sessions, run.id, heartbeat_interval=0.1)
 
     def notice():
         return run_progress(sessions, run.id).notice or ""
 
-    assert wait_until(lambda: "attempt 2 of 4" in notice(), timeout=60), notice()
+    # Seven passes, 1, 2, 4, 8, 16 and 32 s apart: the provider comes back long before the last
+    # one even on a loaded machine (with four, the passes could all run out before it did).
+    assert wait_until(lambda: "attempt 2 of 7" in notice(), timeout=60), notice()
     progress = run_progress(sessions, run.id)
     assert progress.notice.startswith("provider unreachable since ")
     assert "connection failed" in progress.notice and progress.outage
@@ -146,7 +148,7 @@ def test_a_provider_that_is_down_is_named_with_since_when_and_the_attempt(sessio
     assert (progress.done, progress.failed) == (0, 4)  # failures apart, none "graded"
 
     fault.always(None)  # the provider is back
-    thread.join(60)
+    thread.join(90)
     assert box["result"].status == "done", box
     final = run_progress(sessions, run.id)
     assert (final.done, final.failed, final.notice) == (4, 0, None)
