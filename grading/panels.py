@@ -237,6 +237,51 @@ def combine_options(votes: Sequence[str | None], criterion: Criterion) -> Option
     return OptionDecision(options[pick].label, tie, f"{rule} ({tally})")
 
 
+# The rule for multi-choice criteria, in words a reviewer reads (the UI shows these).
+MULTI_CHOICE_RULE = (
+    "Multi-choice criteria: a rating (ordinal) takes the median of the members' options, a "
+    "category (nominal) the option most members chose. A tie (an even split between two "
+    "ratings, or two categories chosen equally often) goes to the option with the lower "
+    "score: the lower value, or the higher value on a penalty (negative weight) criterion. "
+    "NA options and CANNOT_ASSESS abstain; every member counts once, whatever the panel's "
+    "MET/UNMET rule and weights.")
+
+
+def option_rule_text(criterion: Criterion) -> str:
+    """How ``combine_options`` decides this criterion, in words."""
+    if criterion.options is None:
+        raise ValueError("option_rule_text is for multi-choice criteria")
+    worse = ("the higher value: this is a penalty (negative weight), so a higher value "
+             "lowers the score more" if criterion.weight < 0 else "the lower value")
+    if criterion.scale_type == "ordinal":
+        head = ("Ordinal: the median of the members' options, ranked by value; when the "
+                f"middle falls between two options, the worse one ({worse})")
+    else:
+        head = ("Nominal: the option most members chose; when options are tied, the worse "
+                f"one ({worse}; the first listed among equal values)")
+    return (head + ". NA options and CANNOT_ASSESS abstain and failed members are left out; "
+            "when every member abstains, the panel abstains. Every member counts once.")
+
+
+def rule_text(rule: PanelRule, criterion: Criterion) -> str:
+    """How a panel with this rule decides this criterion, in words: the MET/UNMET rule for
+    a binary criterion, the option rule for a multi-choice one."""
+    if criterion.options is not None:
+        return option_rule_text(criterion)
+    if rule not in PANEL_RULES:
+        raise ValueError(f"unknown panel rule {rule!r}; use one of {', '.join(PANEL_RULES)}")
+    lower = lower_score_verdict(criterion.weight).value
+    return {
+        "majority": "Majority: a verdict needs more than half of all members; a failed or "
+                    f"abstaining member still counts. A tie goes to {lower} (the lower score).",
+        "weighted": "Weighted majority: a verdict needs more than half of the members' "
+                    f"weight; a tie goes to {lower} (the lower score).",
+        "unanimous": "Unanimous: MET only when every member says MET; one UNMET makes it "
+                     "UNMET.",
+        "any": "Any: MET as soon as one member says MET.",
+    }[rule]
+
+
 # Beyond this many members still grading, every outcome is not tried (4**n): left undecided.
 MAX_PENDING_TRIED = 5
 _OUTCOMES: tuple[Verdict | None, ...] = (Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS,

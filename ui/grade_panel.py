@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from grading.panels import PANEL_RULES
+from grading.panels import MULTI_CHOICE_RULE, PANEL_RULES
 from storage.services import panels
 from ui import runtime
 from ui.auth import current_actor
@@ -23,7 +23,7 @@ RULE_LABELS = {"majority": "majority", "unanimous": "unanimous", "any": "any",
 RULE_HELP = ("majority: MET with more than half of all members (a failed member abstains and "
              "still counts); unanimous: MET only if every member says MET; any: MET as soon "
              "as one member says MET; weighted majority: more than half of the members' "
-             "weight. A tie goes to the verdict with the lower score.")
+             "weight. A tie goes to the verdict with the lower score. " + MULTI_CHOICE_RULE)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
-from grading.panels import PANEL_RULES
+from grading.panels import MULTI_CHOICE_RULE, PANEL_RULES
 from storage.dto import RunInfo
 from storage.export_names import download_name
 from storage.panel_commands import panel_records
@@ -111,7 +111,8 @@ def render_panel_fields(voters: list[RunInfo], label: Callable[[RunInfo], str],
     labels = {safe_text.text(label(r)): r.id for r in voters}
     chosen = st.multiselect("Member runs", list(labels), default=list(labels)[:default])
     rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
-                        help="\n\n".join(f"**{k}**: {v}" for k, v in RULE_HELP.items()))
+                        help="\n\n".join([f"**{k}**: {v}" for k, v in RULE_HELP.items()]
+                                         + [MULTI_CHOICE_RULE]))
     st.caption("Ties resolve to the verdict with the lower score (UNMET on a positive "
                "criterion, MET on a negative one), and the panel's record says so.")
     weights_text = st.text_input(

@@ -204,3 +204,45 @@ def test_a_stored_panel_with_huge_weights_still_decides_without_nan(weights):
     split = combine_verdicts(["MET", "UNMET", "UNMET"], "weighted", criterion_weight=5,
                              weights=[1.7e308, 1e308, 1e308])
     assert split.verdict is Verdict.UNMET  # the ratios are kept: UNMET holds 2e308 of 3.7e308
+
+
+# -- the multi-choice rule in words (issue 34) -----------------------------------------------
+def test_the_ordinal_rule_in_words_says_median_and_which_way_a_tie_goes():
+    from grading.panels import option_rule_text, rule_text
+
+    text = option_rule_text(LIKERT5)
+    assert text.startswith("Ordinal: the median") and "(the lower value)" in text
+    assert rule_text("weighted", LIKERT5) == text  # the MET/UNMET rule does not apply
+    assert combine_options(["2", "4"], LIKERT5).choice == "2"  # what the words say
+
+
+def test_on_a_penalty_the_rule_in_words_says_the_higher_value_as_the_panel_does():
+    from grading.panels import option_rule_text
+
+    penalty = LIKERT5.model_copy(update={"weight": -5})
+    assert "the higher value: this is a penalty" in option_rule_text(penalty)
+    assert combine_options(["2", "4"], penalty).choice == "4"
+    nominal_penalty = TONE3.model_copy(update={"weight": -1})
+    assert option_rule_text(nominal_penalty).startswith("Nominal: the option most members")
+    assert combine_options(["formal", "rude"], nominal_penalty).choice == "formal"
+
+
+def test_the_nominal_rule_in_words_says_most_chosen_and_ties_to_the_worse():
+    from grading.panels import option_rule_text
+
+    text = option_rule_text(TONE3)
+    assert "most members chose" in text and "the worse one (the lower value" in text
+    assert combine_options(["formal", "casual"], TONE3).choice == "casual"
+
+
+def test_a_binary_criterion_gets_its_panel_rule_in_words():
+    from grading.panels import option_rule_text, rule_text
+
+    positive, penalty = Criterion(requirement="Cites"), Criterion(requirement="Lies", weight=-3)
+    assert rule_text("majority", positive).endswith("A tie goes to UNMET (the lower score).")
+    assert rule_text("majority", penalty).endswith("A tie goes to MET (the lower score).")
+    assert rule_text("any", positive) == "Any: MET as soon as one member says MET."
+    with pytest.raises(ValueError, match="unknown panel rule 'most'"):
+        rule_text("most", positive)
+    with pytest.raises(ValueError, match="for multi-choice criteria"):
+        option_rule_text(positive)
