@@ -71,8 +71,8 @@ class OptionScale:
             return None
         parsed = tuple(o if isinstance(o, CriterionOption) else CriterionOption(**o)
                        for o in options)
-        return cls(parsed, getattr(criterion, "scale_type", None) or "ordinal",
-                   getattr(criterion, "name", None) or "")
+        name = getattr(criterion, "name", None) or getattr(criterion, "label", None) or ""
+        return cls(parsed, getattr(criterion, "scale_type", None) or "ordinal", name)
 
     @property
     def labels(self) -> tuple[str, ...]:

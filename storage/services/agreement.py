@@ -7,6 +7,12 @@ Human is always source A (the reference) when present, so confusion-matrix rows 
 verdicts and a positive mean signed difference means the judge scores higher than people.
 Holistic (rubric-as-judge) runs give no per-criterion verdicts: they take part in the score
 comparisons and the cost table, not in the verdict metrics.
+
+Multi-choice criteria (a criterion with ``options``): their verdicts are option labels, and
+their rows carry the figures of their scale (quadratic-weighted kappa and ordinal alpha, or
+Cohen's kappa and nominal alpha: ``grading.option_agreement``); the overall figures pool the
+binary criteria only (``grading.agreement_kinds``). ``criterion_kinds`` reads each criterion's
+scale from its ``options`` and ``scale_type``.
 """
 
 from __future__ import annotations
@@ -21,8 +27,17 @@ from grading.agreement import (
     MultiSourceAgreement,
     MultiSourceAgreementByCriterion,
     PairwiseAgreement,
-    compare_verdicts_by_criterion,
-    krippendorff_alpha_by_criterion,
+)
+from grading.agreement_kinds import (
+    Kinds,
+    alpha_by_criterion,
+    compare_by_criterion,
+    verdicts_differ,
+)
+from grading.option_agreement import (
+    OptionMultiSourceAgreement,
+    OptionPairwiseAgreement,
+    OptionScale,
 )
 from grading.score_agreement import ScoreAgreement, compare_scores
 from grading.types import Verdict
@@ -47,7 +62,8 @@ from storage.services.agreement_sources import (
 __all__ = [
     "GRADER_LABELS", "HUMAN", "AgreementData", "AgreementReport", "AgreementSource",
     "CriterionAgreement", "Disagreement", "JudgeSummary", "Key", "ScorePoint",
-    "agreement_report", "build_report", "criterion_table", "current_human_verdicts",
+    "agreement_report", "build_report", "criterion_kinds", "criterion_table",
+    "current_human_verdicts",
     "data_stamp", "disagreements", "gather_sources", "reviewer_verdicts", "run_label",
 ]
 
@@ -74,9 +90,10 @@ class CriterionAgreement:
     """One row of the per-criterion table, for one pair of sources or for all of them."""
 
     criterion: CriterionInfo
-    pair: PairwiseAgreement | None  # None in the all-sources table
-    alpha: MultiSourceAgreement
-    disagreements: int  # responses where the sources gave different MET/UNMET verdicts
+    # None in the all-sources table; the Option* figures for a multi-choice criterion
+    pair: PairwiseAgreement | OptionPairwiseAgreement | None
+    alpha: MultiSourceAgreement | OptionMultiSourceAgreement
+    disagreements: int  # responses where the sources gave different verdicts (or options)
 
 
 @dataclass(frozen=True)
@@ -85,7 +102,8 @@ class Disagreement:
     response_label: str
     criterion_id: int
     criterion_label: str
-    verdicts: dict[str, Verdict | None]  # source key -> verdict (None: no verdict)
+    # source key -> verdict, or option label on a multi-choice criterion (None: no verdict)
+    verdicts: dict[str, Verdict | str | None]
     reasons: dict[str, str]
 
 
@@ -101,6 +119,12 @@ class AgreementReport:
     def pair(self, a: str, b: str) -> AgreementByCriterion | None:
         """The agreement of ``a`` and ``b`` in either order, as stored (a is the reference)."""
         return self.pairwise.get((a, b)) or self.pairwise.get((b, a))
+
+
+def criterion_kinds(criteria: Sequence[CriterionInfo]) -> dict[int, OptionScale | None]:
+    """Each criterion's option scale (None: binary), from its ``options`` and ``scale_type``
+    when it has them."""
+    return {c.id: OptionScale.of(c) for c in criteria}
 
 
 def _by_criterion_id(data: AgreementData, result: dict) -> dict:
@@ -128,12 +152,18 @@ def _fits(data: AgreementData, a: str, b: str, counted: AgreementByCriterion) ->
 def build_report(
     data: AgreementData,
     counted: Mapping[tuple[str, str], AgreementByCriterion] | None = None,
+    kinds: Kinds | None = None,
 ) -> AgreementReport:
     """Every pairwise comparison, Krippendorff's alpha across sources, and the judge table.
 
     ``counted``: pairs already computed from the database's counts
     (storage.services.agreement_counts), used where they fit ``data``; identical figures.
+    They count MET/UNMET only, so they are not used when a criterion has options.
+    ``kinds``: each criterion's option scale (default ``criterion_kinds(data.criteria)``).
     """
+    kinds = criterion_kinds(data.criteria) if kinds is None else kinds
+    if any(kinds.values()):
+        counted = None
     keys = [s.key for s in data.verdict_sources]
     padded = {k: _with_all_criteria(data, data.verdicts[k]) for k in keys}
     pairwise = {}
@@ -142,14 +172,14 @@ def build_report(
         if found is not None and _fits(data, a, b, found):
             pairwise[a, b] = found
             continue
-        result = compare_verdicts_by_criterion(padded[a], padded[b])
+        result = compare_by_criterion(padded[a], padded[b], kinds)
         pairwise[a, b] = AgreementByCriterion(
             overall=result.overall, per_criterion=_by_criterion_id(data, result.per_criterion))
     # A panel is left out of alpha across sources: its verdicts come from its members, so
     # they would be counted twice. Panels take part in every pairwise comparison.
     voters = [k for k in keys if not data.source(k).is_panel]
-    alpha = krippendorff_alpha_by_criterion([padded[k] for k in voters] if voters else [
-        _with_all_criteria(data, {})])
+    alpha = alpha_by_criterion([padded[k] for k in voters] if voters else [
+        _with_all_criteria(data, {})], kinds)
     alpha = MultiSourceAgreementByCriterion(
         overall=alpha.overall, per_criterion=_by_criterion_id(data, alpha.per_criterion))
 
@@ -193,18 +223,17 @@ def agreement_report(
     return build_report(data, counted)
 
 
-def _differ(verdicts: Sequence[Verdict | None]) -> bool:
-    decided = {v for v in verdicts if v in (Verdict.MET, Verdict.UNMET)}
-    return len(decided) > 1
-
-
 def disagreements(
-    data: AgreementData, source_keys: Sequence[str], criterion_id: int | None = None
+    data: AgreementData, source_keys: Sequence[str], criterion_id: int | None = None,
+    kinds: Kinds | None = None,
 ) -> list[Disagreement]:
-    """(response, criterion) pairs where these sources gave both MET and UNMET.
+    """(response, criterion) pairs where these sources gave both MET and UNMET, or two
+    different options of a multi-choice criterion.
 
-    CANNOT_ASSESS and missing verdicts never count as disagreement, as in the metrics.
+    CANNOT_ASSESS, NA options and missing verdicts never count as disagreement, as in the
+    metrics.
     """
+    kinds = criterion_kinds(data.criteria) if kinds is None else kinds
     keys = list(source_keys)
     criteria = [c for c in data.criteria if criterion_id is None or c.id == criterion_id]
     found: list[Disagreement] = []
@@ -212,7 +241,7 @@ def disagreements(
         for criterion in criteria:
             key = (rid, criterion.id)
             verdicts = {k: data.verdicts.get(k, {}).get(key) for k in keys}
-            if _differ(list(verdicts.values())):
+            if verdicts_differ(list(verdicts.values()), kinds.get(criterion.id)):
                 found.append(Disagreement(
                     response_id=rid, response_label=label, criterion_id=criterion.id,
                     criterion_label=criterion.label, verdicts=verdicts,
