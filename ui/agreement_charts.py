@@ -9,7 +9,7 @@ import streamlit as st
 
 from storage.services.agreement import AgreementReport
 from ui import safe_text
-from ui.agreement_text import EMPTY_HINT, compact, fmt, short
+from ui.agreement_text import EMPTY_HINT, compact, confusion_grid, fmt, kappa_name, short
 
 
 def render_header(report: AgreementReport) -> None:
@@ -88,15 +88,20 @@ def render_confusion(report: AgreementReport, a: str | None, b: str | None) -> N
     for start in range(0, len(charts), 4):
         columns = st.columns(4)
         for column, (title, result) in zip(columns, charts[start:start + 4], strict=False):
+            # MET/UNMET, or a multi-choice criterion's options in the rubric's order
+            labels, grid = confusion_grid(result)
+            # a multi-choice criterion's chart names its kappa ("quadratic-weighted kappa")
+            metric = f"{kappa_name(result)}, " if hasattr(result, "metric") else ""
+            shown = [safe_text.text(label) for label in labels]
             cells = [
                 {"row": ra, "col": cb, "count": count}
-                for ra, counts in zip(("MET", "UNMET"), result.confusion.rows, strict=True)
-                for cb, count in zip(("MET", "UNMET"), counts, strict=True)
+                for ra, counts in zip(shown, grid, strict=True)
+                for cb, count in zip(shown, counts, strict=True)
             ]
             base = alt.Chart(pd.DataFrame(cells)).encode(
-                x=alt.X("col:N", sort=["MET", "UNMET"], title=compact(source_b),
+                x=alt.X("col:N", sort=shown, title=compact(source_b),
                         axis=alt.Axis(orient="top", labelAngle=0, labelFontSize=12)),
-                y=alt.Y("row:N", sort=["MET", "UNMET"], title=compact(source_a),
+                y=alt.Y("row:N", sort=shown, title=compact(source_a),
                         axis=alt.Axis(labelFontSize=12)),
             )
             # A cell with no pairs is drawn empty (outlined), never in a fill colour that
@@ -114,8 +119,9 @@ def render_confusion(report: AgreementReport, a: str | None, b: str | None) -> N
                     color=alt.when(alt.datum.count > most / 2).then(alt.value("white"))
                     .when(alt.datum.count > 0).then(alt.value("black"))
                     .otherwise(alt.value("#9e9e9e")))
-            ).properties(width=alt.Step(62), height=alt.Step(48),
-                         title=f"{title} (n={result.pairs_used})")
+            ).properties(width=alt.Step(36 if len(labels) > 2 else 62),
+                         height=alt.Step(30 if len(labels) > 2 else 48),
+                         title=f"{title} ({metric}n={result.pairs_used})")
             with column:
                 st.altair_chart(chart, width="content")
 

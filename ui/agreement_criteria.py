@@ -9,7 +9,15 @@ import streamlit as st
 from storage.services.agreement import HUMAN, AgreementReport
 from ui import agreement_readers as readers
 from ui import safe_text, url_state
-from ui.agreement_text import ALL_SOURCES, fmt, fmt_pct, short
+from ui.agreement_text import (
+    ALL_SOURCES,
+    alpha_name,
+    fmt,
+    fmt_pct,
+    kappa_name,
+    short,
+    verdict_text,
+)
 
 
 def _pair_options(report: AgreementReport) -> dict[str, str]:
@@ -39,12 +47,14 @@ def render_criteria(report: AgreementReport, scope: tuple) -> tuple[str | None, 
                  "Requirement": safe_text.text(row.criterion.requirement)}
         if row.pair is not None:
             p = row.pair
-            entry |= {"κ": fmt(p.cohens_kappa), "Agreement": fmt_pct(p.percent_agreement),
+            entry |= {"Metric": kappa_name(p), "κ": fmt(p.cohens_kappa),
+                      "Agreement": fmt_pct(p.percent_agreement),
                       "Balanced F1": fmt(p.balanced_f1), "Pairs used": p.pairs_used,
                       "CANNOT_ASSESS excluded": p.excluded_cannot_assess,
                       "Disagreements": row.disagreements, "Note": p.note}
         else:
-            entry |= {"α": fmt(row.alpha.alpha), "Units": row.alpha.pairable_units,
+            entry |= {"Metric": alpha_name(row.alpha), "α": fmt(row.alpha.alpha),
+                      "Units": row.alpha.pairable_units,
                       "CANNOT_ASSESS excluded": row.alpha.excluded_cannot_assess,
                       "Disagreements": row.disagreements, "Note": row.alpha.note}
         table.append(entry)
@@ -105,7 +115,7 @@ def render_disagreements(
     labels_by_key = {s.key: short(s) for s in report.data.sources}
     frame = pd.DataFrame([
         {"Response": safe_text.text(d.response_label),
-         **{f"{labels_by_key[k]}": (v.value if v else "—") for k, v in d.verdicts.items()},
+         **{f"{labels_by_key[k]}": verdict_text(v) for k, v in d.verdicts.items()},
          **{f"Why ({labels_by_key[k]})": safe_text.text(d.reasons[k]) for k in keys}}
         for d in found
     ])

@@ -38,3 +38,29 @@ def compact(source: AgreementSource) -> str:
     if source.is_panel:
         return safe_text.text(f"Panel P{source.panel_id}")
     return safe_text.text(f"#{source.run_id} {(source.model or '').rsplit('/', 1)[-1]}")[:28]
+
+
+def kappa_name(result: object) -> str:
+    """The kappa a pairwise result carries: "Cohen's kappa" on MET/UNMET, "quadratic-weighted
+    kappa" on a rating (ordinal) criterion, "Cohen's kappa" on a category (nominal) one."""
+    return getattr(result, "metric", "Cohen's kappa")
+
+
+def alpha_name(result: object) -> str:
+    """"Krippendorff's alpha (nominal)" on MET/UNMET and categories, "(ordinal)" on ratings."""
+    return getattr(result, "metric", "Krippendorff's alpha (nominal)")
+
+
+def confusion_grid(result: object) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]:
+    """(labels, rows) of a pairwise result's confusion matrix: MET/UNMET, or the criterion's
+    options in the rubric's order (NA options are not classes)."""
+    confusion = result.confusion  # type: ignore[attr-defined]
+    labels = tuple(str(getattr(label, "value", label)) for label in confusion.labels)
+    return labels, tuple(tuple(row) for row in confusion.rows)
+
+
+def verdict_text(verdict: object) -> str:
+    """A verdict or an option label as shown in a table; "—" for no verdict."""
+    if verdict is None:
+        return "—"
+    return safe_text.text(str(getattr(verdict, "value", verdict)))
