@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from grading.aggregation import read_choice
 from grading.autograders import (
     PerCriterionGrader,
     PerCriterionOneShotGrader,
@@ -30,7 +31,13 @@ from grading.autograders import (
 from grading.autograders.base import Autograder
 from grading.errors import ConfigurationError, RubricWorkbenchError, TransientProviderError
 from grading.rubric import Rubric
-from grading.types import EvaluationReport, GenerateResult, LengthPenalty, TokenUsage
+from grading.types import (
+    CriterionReport,
+    EvaluationReport,
+    GenerateResult,
+    LengthPenalty,
+    TokenUsage,
+)
 
 GraderName = Literal["per_criterion", "one_shot", "holistic"]
 RewardCannotAssess = Literal["zero", "partial", "fail"]
@@ -55,6 +62,9 @@ class RewardResult:
     cached: bool = False
     verdicts: dict[str, str | None] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
+    # Each criterion's metric: MET 1.0 / UNMET 0.0, a chosen option's value; None for an
+    # abstention (CANNOT_ASSESS, an NA option) or no verdict.
+    values: dict[str, float | None] = field(default_factory=dict)
 
 
 def criterion_key(index: int, criterion: Any) -> str:
@@ -165,7 +175,7 @@ class RubricReward:
                 f"the judge could not grade this completion: {result.report.error}")
         if cached:
             return RewardResult(result.reward, result.report, result.failed, True,
-                                result.verdicts, result.reasons)
+                                result.verdicts, result.reasons, result.values)
         return result
 
     async def score_batch(self, outputs: list[str], *, queries: list[str | None] | None = None,
@@ -184,18 +194,31 @@ class RubricReward:
                                              autograder=self.grader, query=query)
         verdicts: dict[str, str | None] = {}
         reasons: dict[str, str] = {}
+        values: dict[str, float | None] = {}
         for key, item in zip(self.criterion_keys, report.report or [], strict=False):
-            verdicts[key] = item.verdict.value if item.verdict is not None else None
+            choice = item.choice  # a Verdict, or a chosen option's label
+            verdicts[key] = getattr(choice, "value", choice)
+            values[key] = criterion_value(item)
             reasons[key] = item.reason or item.error or ""
         if report.score is None or not math.isfinite(report.score):
             fallback = 0.0 if self.on_failure == "raise" else float(self.on_failure)
-            return RewardResult(fallback, report, True, False, verdicts, reasons)
-        return RewardResult(float(report.score), report, False, False, verdicts, reasons)
+            return RewardResult(fallback, report, True, False, verdicts, reasons, values)
+        return RewardResult(float(report.score), report, False, False, verdicts, reasons,
+                            values)
 
 
 def verdict_value(verdict: str | None) -> float | None:
-    """A per-criterion metric: MET 1.0, UNMET 0.0, CANNOT_ASSESS / no verdict: None."""
+    """A binary criterion's metric: MET 1.0, UNMET 0.0, CANNOT_ASSESS / no verdict: None."""
     return {"MET": 1.0, "UNMET": 0.0}.get(verdict or "")
+
+
+def criterion_value(item: CriterionReport) -> float | None:
+    """A criterion's metric: a binary verdict's ``verdict_value``, or the chosen option's
+    value (0..1, as the aggregation reads it); None for an abstention or no verdict."""
+    if item.options is None:
+        return verdict_value(item.verdict.value if item.verdict is not None else None)
+    choice = item.choice
+    return None if choice is None else read_choice(item, choice)
 
 
 def openai_generate_fn(client: Any, model: str, **params: Any) -> Any:

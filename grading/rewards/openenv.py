@@ -6,10 +6,12 @@ rubric (``named_rubrics()`` lists them, hooks fire on them, ``get_rubric("dose")
 one), so it composes with ``WeightedSum``, ``Gate`` and ``Sequential``. Its ``forward`` is
 async: environments call it through ``await self._apply_rubric_async(action, observation)``
 in ``step_async``. A child's score is its verdict: MET 1.0, UNMET 0.0 (for a negative
-criterion MET means the error is present), and CANNOT_ASSESS the value the chosen strategy
-counts it as; ``child.verdict`` and ``child.reason`` keep the judge's words. A judge failure
-raises ``JudgeFailedError`` (the step fails) unless ``on_failure=<number>`` was chosen, in
-which case that reward is returned and ``last_failed`` is set.
+criterion MET means the error is present), a multi-choice criterion's chosen option its value,
+and CANNOT_ASSESS (or an NA option) the value the chosen strategy counts it as;
+``child.verdict`` (MET/UNMET/CANNOT_ASSESS or the option's label) and ``child.reason`` keep
+the judge's words. A judge failure raises ``JudgeFailedError`` (the step fails) unless
+``on_failure=<number>`` was chosen, in which case that reward is returned and ``last_failed``
+is set.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from openenv.core.rubrics import Rubric as OpenEnvRubric
 
+from grading.aggregation import worst_value
 from grading.rewards.core import RewardResult, RubricReward
 
 TEXT_FIELDS = ("text", "content", "message", "response", "completion", "answer")
@@ -41,9 +44,11 @@ def action_text(action: Any, observation: Any = None) -> str:
 class CriterionVerdict(OpenEnvRubric):
     """One criterion of a WorkbenchRubric: its score is the verdict of the last grading."""
 
-    def __init__(self, key: str, requirement: str, weight: float):
+    def __init__(self, key: str, requirement: str, weight: float,
+                 options: tuple[str, ...] | None = None):
         super().__init__()
         self.key, self.requirement, self.weight = key, requirement, weight
+        self.options = options  # a multi-choice criterion's labels; None for MET/UNMET
         self.verdict: str | None = None
         self.reason: str = ""
         self._value = 0.0
@@ -73,14 +78,22 @@ class WorkbenchRubric(OpenEnvRubric):
         object.__setattr__(self, "last_failed", False)
         for key, criterion in zip(self.scorer.criterion_keys, self.scorer.rubric.rubric,
                                   strict=True):
-            setattr(self, key, CriterionVerdict(key, criterion.requirement, criterion.weight))
+            labels = (None if criterion.options is None
+                      else tuple(o.label for o in criterion.options))
+            setattr(self, key, CriterionVerdict(key, criterion.requirement, criterion.weight,
+                                                labels))
+        object.__setattr__(self, "_criteria", dict(zip(
+            self.scorer.criterion_keys, self.scorer.rubric.rubric, strict=True)))
 
-    def _strategy_value(self, weight: float) -> float:
+    def _strategy_value(self, criterion: Any) -> float:
+        """What the CANNOT_ASSESS strategy counts an abstention as, as the aggregation does:
+        partial credit on a positive criterion, the worst case (worst scored option) for
+        ``fail``, else 0."""
         strategy = self.scorer.grader.cannot_assess
         if strategy == "partial":
-            return self.scorer.grader.partial_credit if weight > 0 else 0.0
+            return self.scorer.grader.partial_credit if criterion.weight > 0 else 0.0
         if strategy == "fail":
-            return 1.0 if weight < 0 else 0.0
+            return worst_value(criterion)
         return 0.0
 
     async def forward(self, action: Any, observation: Any) -> float:
@@ -98,14 +111,16 @@ class WorkbenchRubric(OpenEnvRubric):
             verdict = result.verdicts.get(key)
             child.verdict = verdict
             child.reason = result.reasons.get(key, "")
-            child._value = {"MET": 1.0, "UNMET": 0.0}.get(
-                verdict or "", self._strategy_value(child.weight))
+            value = result.values.get(key)
+            child._value = (value if value is not None
+                            else self._strategy_value(self._criteria[key]))
             child(action, observation)  # sets last_score and runs the child's hooks
         return result.reward
 
     def state_dict(self) -> dict[str, Any]:
         return {"criteria": [
             {"key": c.key, "weight": c.weight, "requirement": c.requirement}
+            | ({"options": list(c.options)} if c.options is not None else {})
             for _, c in self.named_children()]}
 
 

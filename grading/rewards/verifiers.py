@@ -4,7 +4,8 @@ Plug it into a task config (``judges=[{"id": "workbench_rubric_judge", "path": .
 ``workbench_rubric_judge`` module ships with the slim install) or call it from a ``@vf.reward``.
 Judge calls go through the framework's own client (``Judge.complete``): they are recorded in
 ``trace.info["judge_calls"]`` and their usage in ``trace.extra_usage``. Per-criterion verdicts
-become metrics ``<reward name>/<criterion>`` (MET 1.0, UNMET 0.0; CANNOT_ASSESS is counted in
+become metrics ``<reward name>/<criterion>`` (MET 1.0, UNMET 0.0, a multi-choice criterion's
+chosen option its value; CANNOT_ASSESS and NA options are counted in
 ``<reward name>/cannot_assess``), and verdicts and reasons go to
 ``trace.info["workbench_rubric"]``. A judge failure raises (``on_failure="raise"``): verifiers
 then errors the rollout instead of scoring it.
@@ -21,7 +22,7 @@ from verifiers.v1.configs.judge import JudgeConfig
 from verifiers.v1.judge import Judge, JudgeView, judge_question, judge_response
 from verifiers.v1.types import SystemMessage, UserMessage
 
-from grading.rewards.core import GraderName, RewardCannotAssess, RubricReward, verdict_value
+from grading.rewards.core import GraderName, RewardCannotAssess, RubricReward
 from grading.types import GenerateResult, TokenUsage
 
 _CURRENT: contextvars.ContextVar[tuple[Judge, Any]] = contextvars.ContextVar("workbench_judge")
@@ -92,8 +93,8 @@ class WorkbenchRubricJudge(Judge[str, WorkbenchRubricJudgeConfig]):
             _CURRENT.reset(token)
         name = self.reward_name
         cannot_assess = 0
-        for key, verdict in result.verdicts.items():
-            value = verdict_value(verdict)
+        for key in result.verdicts:
+            value = result.values.get(key)
             if value is None:
                 cannot_assess += 1
             else:

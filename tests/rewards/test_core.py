@@ -117,3 +117,35 @@ async def test_a_rubric_exported_from_the_workbench_is_a_reward(fmt, tmp_path):
     good, harmful, unclear = await reward.score_batch(["take 5 mg", "bleach", "unclear"])
     assert (good.reward, harmful.reward, unclear.reward) == (1.0, 0.0, 0.0)
     assert unclear.verdicts == {"dose": "CANNOT_ASSESS", "harm": "UNMET"}
+
+
+# -- multi-choice criteria (issue 34): an option's value is the criterion's metric ----------
+MIXED = Rubric.from_dict([
+    {"name": "dose", "weight": 10, "requirement": "Gives the dose"},
+    {"name": "clarity", "weight": 10, "requirement": "Rate the clarity",
+     "options": [{"label": "poor", "value": 0.0}, {"label": "fair", "value": 0.25},
+                 {"label": "good", "value": 1.0}, {"label": "n/a", "value": 0.0, "na": True}]},
+])
+
+
+def mixed_route(prompt: str) -> str:
+    if "Gives the dose" in prompt:
+        return json.dumps({"verdict": "MET", "reason": "met"})
+    response = prompt.split("<response>")[1].split("</response>")[0]
+    option = next(o for o in ("poor", "fair", "good", "n/a") if o in response)
+    return json.dumps({"reason": f"it is {option}", "option": option})
+
+
+@pytest.mark.parametrize(("text", "verdict", "value", "reward"), [
+    pytest.param("5 mg, fair", "fair", 0.25, 0.625, id="option-value"),
+    pytest.param("5 mg, good", "good", 1.0, 1.0, id="best-option"),
+    pytest.param("5 mg, n/a", "n/a", None, 0.5, id="na-option-abstains"),
+])
+async def test_a_chosen_option_is_the_criterion_metric(text, verdict, value, reward):
+    scorer = RubricReward(MIXED, ScriptedGenerate(route=mixed_route), max_retries=0)
+    result = await scorer.score(text)
+    assert result.verdicts == {"dose": "MET", "clarity": verdict}
+    assert result.values == {"dose": 1.0, "clarity": value}
+    assert result.reward == pytest.approx(reward)
+    cached = await scorer.score(text)
+    assert cached.cached and cached.values == result.values

@@ -11,18 +11,18 @@ import pytest
 from tests.compat.venvs import run_driver
 from tests.fake_provider import Reply
 from tests.rewards.conftest import DRIVER_ENV
-from tests.rewards.test_verifiers import RUBRIC_YAML, judge
+from tests.rewards.test_verifiers import MIXED_YAML, RUBRIC_YAML, judge, mixed_judge
 
 DRIVER = Path(__file__).parent / "drivers" / "openenv_driver.py"
 FLAVOURS = ["openenv_core_python", "openenv_python"]
 
 
-def _run(request, flavour, provider, tmp_path, mode):
+def _run(request, flavour, provider, tmp_path, mode, rubric=RUBRIC_YAML, **extra):
     path = tmp_path / "rubric.yaml"
-    path.write_text(RUBRIC_YAML)
+    path.write_text(rubric)
     return run_driver(request.getfixturevalue(flavour), DRIVER,
-                      {"rubric_path": str(path), "base_url": provider.api_base, "mode": mode},
-                      env=DRIVER_ENV)
+                      {"rubric_path": str(path), "base_url": provider.api_base, "mode": mode,
+                       **extra}, env=DRIVER_ENV)
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
@@ -60,3 +60,18 @@ def test_an_env_served_with_create_app_rewards_each_step_over_http(
     assert harmful["body"]["reward"] == 0.0
     assert again["body"]["reward"] == 1.0
     assert fake_provider.requests == 4  # the repeated answer was not judged again
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize(("strategy", "na_score"), [("zero", 0.0), ("fail", 0.0),
+                                                    ("partial", 0.5)])
+def test_a_chosen_option_is_the_child_score(request, flavour, fake_provider, tmp_path,
+                                           strategy, na_score):
+    fake_provider.default = mixed_judge
+    out = _run(request, flavour, fake_provider, tmp_path, "options", rubric=MIXED_YAML,
+               texts=["Take 5 mg, fair.", "Take 5 mg, n/a."], cannot_assess=strategy)
+    fair, not_applicable = out["scored"]
+    assert fair["children"]["clarity"] == [0.25, "fair"]
+    assert fair["children"]["dose"] == [1.0, "MET"]
+    assert not_applicable["children"]["clarity"] == [na_score, "n/a"]
+    assert out["state"]["criteria"][1]["options"] == ["poor", "fair", "good", "n/a"]

@@ -32,9 +32,35 @@ def judge(body):
     return Reply(json.dumps({"verdict": verdict, "reason": f"judged {verdict}"}))
 
 
-def _run(python, provider, tmp_path, replies, **extra):
+MIXED_YAML = """\
+- name: dose
+  weight: 10
+  requirement: States the dose of 5 mg
+- name: clarity
+  weight: 10
+  requirement: Rate how clear the answer is
+  scale_type: ordinal
+  options:
+    - {label: poor, value: 0.0}
+    - {label: fair, value: 0.25}
+    - {label: good, value: 1.0}
+    - {label: n/a, value: 0.0, na: true}
+"""
+
+
+def mixed_judge(body):
+    """MIXED_YAML's judge: the dose as judge(), clarity the option the response names."""
+    prompt = body["messages"][-1]["content"]
+    if "States the dose" in prompt:
+        return judge(body)
+    response = prompt.split("<response>")[1].split("</response>")[0]
+    option = next(o for o in ("poor", "fair", "good", "n/a") if o in response)
+    return Reply(json.dumps({"reason": f"it is {option}", "option": option}))
+
+
+def _run(python, provider, tmp_path, replies, rubric=RUBRIC_YAML, **extra):
     path = tmp_path / "rubric.yaml"
-    path.write_text(RUBRIC_YAML)
+    path.write_text(rubric)
     return run_driver(python, DRIVER, {"rubric_path": str(path), "base_url": provider.api_base,
                                        "prompt": "How much should I take?",
                                        "replies": replies, **extra}, env=DRIVER_ENV)
@@ -72,3 +98,19 @@ def test_a_failed_judge_errors_the_rollout_instead_of_scoring_it(
     fake_provider.default = lambda body: Reply("I refuse to answer in JSON.")
     (out,) = _run(verifiers_python, fake_provider, tmp_path, ["Take 5 mg."])
     assert "error" in out and "could not grade" in out["message"]
+
+
+def test_a_chosen_option_value_is_the_criterion_metric(verifiers_python, fake_provider,
+                                                       tmp_path):
+    fake_provider.default = mixed_judge
+    fair, not_applicable = _run(verifiers_python, fake_provider, tmp_path,
+                                ["Take 5 mg, fair.", "Take 5 mg, n/a."], rubric=MIXED_YAML)
+    assert fair["metrics"] == {"workbench_rubric_judge/dose": 1.0,
+                               "workbench_rubric_judge/clarity": 0.25,
+                               "workbench_rubric_judge/cannot_assess": 0.0}
+    assert fair["info"]["workbench_rubric_judge"]["verdicts"] == {"dose": "MET",
+                                                                  "clarity": "fair"}
+    assert fair["reward"] == 0.625
+    # An NA option is an abstention: counted like CANNOT_ASSESS, no clarity metric.
+    assert "workbench_rubric_judge/clarity" not in not_applicable["metrics"]
+    assert not_applicable["metrics"]["workbench_rubric_judge/cannot_assess"] == 1.0

@@ -122,10 +122,23 @@ def served(cfg):
         thread.join(timeout=10)
 
 
+async def options(cfg):
+    """Each text scored by a rubric with a multi-choice criterion: the children's scores."""
+    rubric = make_rubric(cfg, cannot_assess=cfg.get("cannot_assess", "zero"))
+    out = []
+    for text in cfg["texts"]:
+        reward = await rubric(Answer(text=text), AnswerObservation())
+        out.append({"reward": reward, "children": {
+            name: [child.last_score, child.verdict] for name, child in rubric.named_rubrics()}})
+    return {"scored": out, "state": rubric.state_dict()}
+
+
 def main():
     cfg = json.load(sys.stdin)
     if cfg["mode"] == "direct":
         out = asyncio.run(direct(cfg))
+    elif cfg["mode"] == "options":
+        out = asyncio.run(options(cfg))
     elif cfg["mode"] == "failing":
         out = asyncio.run(failing(cfg))
     else:
