@@ -6,6 +6,7 @@ import streamlit as st
 
 from grading.bootstrap import Interval
 from storage.services.human_baseline import MARGIN, Figure, HumanBaseline
+from ui import safe_text
 from ui.verdict_view import md_escape
 
 POSITION_BADGES = {
@@ -54,6 +55,11 @@ def render_baseline(baseline: HumanBaseline) -> None:
         f"only when its interval lies within {MARGIN:.2f} of the people's figures; "
         "otherwise the page says it can't tell yet, and about how many reviewed responses "
         "would tell.")
+    if baseline.left_out:
+        st.caption("Not in the baseline yet: the multi-choice criteria "
+                   + ", ".join(f"“{safe_text.md(label)}”" for label in baseline.left_out)
+                   + ". Their agreement figures (weighted kappa or Cohen's kappa, "
+                   "Krippendorff's alpha) are in the per-criterion table above.")
     if not any(len(row.reviewers) >= 2 for row in baseline.criteria):
         st.info("No human baseline yet: it needs at least two reviewers on the same "
                 "responses. Set “Reviewers per response” to 2 in the review set (Review page).")

@@ -17,6 +17,10 @@ The comparison claims only what the 95% intervals support: ``baseline_decision``
 Per reviewer: verdicts given, median seconds per response, agreement with the final verdict.
 Every metric comes from ``grading.agreement``; CANNOT_ASSESS is left out as there.
 
+Multi-choice criteria (with options) are not in the baseline yet: their rows are left out
+(``left_out`` names them) and the reviewers' agreement with the final verdict counts the
+binary criteria only. Their agreement figures are in the Agreement report's rows.
+
 Every figure has a 95% percentile bootstrap interval: the responses behind it are resampled
 with replacement (``RESAMPLES`` times, seeded with ``SEED`` so the same data give the same
 interval; all figures of a criterion share one set of draws) and the figure is computed on
@@ -42,6 +46,7 @@ from grading.agreement import (
 from grading.bootstrap import Interval, percentile_interval, resample_weights, weighted_sums
 from grading.types import Verdict
 from storage.dto import CriterionInfo
+from storage.services.agreement import criterion_kinds
 from storage.services.agreement_sources import HUMAN, AgreementData, Key
 from storage.services.baseline_decision import MARGIN as MARGIN
 from storage.services.baseline_decision import Figure as Figure
@@ -121,6 +126,7 @@ class ReviewerStats:
 class HumanBaseline:
     criteria: tuple[CriterionBaseline, ...]
     reviewers: tuple[ReviewerStats, ...]
+    left_out: tuple[str, ...] = ()  # labels of the multi-choice criteria (not covered yet)
 
 
 def _only(verdicts: dict[Key, Verdict], criterion_id: int) -> dict[int, Verdict]:
@@ -187,10 +193,14 @@ def _percent(*cells: int) -> float | None:
 
 def build_baseline(data: AgreementData) -> HumanBaseline:
     judges = [s for s in data.verdict_sources if not s.is_human]
-    final = data.verdicts.get(HUMAN, {})
+    # Option labels are not MET/UNMET: multi-choice criteria are left out (module docstring).
+    multi = {cid for cid, scale in criterion_kinds(data.criteria).items() if scale is not None}
+    final = {k: v for k, v in data.verdicts.get(HUMAN, {}).items() if k[1] not in multi}
     rows: list[CriterionBaseline] = []
     for criterion in data.criteria:
         cid = criterion.id
+        if cid in multi:
+            continue
         people = {k: _only(v, cid) for k, v in data.reviewer_verdicts.items()}
         people = {k: v for k, v in people.items() if v}
         keys = tuple(sorted(people))
@@ -263,17 +273,19 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
     for key, verdicts in sorted(data.reviewer_verdicts.items()):
         seconds = data.reviewer_seconds.get(key, {})
         # resampling the reviewer's responses (all their criteria on a response together)
-        boot = _Resampler(sorted({rid for rid, _cid in verdicts}))
-        cells = boot.cells(verdicts, final, item_of=lambda k: k[0])
+        binary = {k: v for k, v in verdicts.items() if k[1] not in multi}
+        boot = _Resampler(sorted({rid for rid, _cid in binary}))
+        cells = boot.cells(binary, final, item_of=lambda k: k[0])
         stats.append(ReviewerStats(
             key=key, name=data.reviewer_names.get(key, key), verdicts=len(verdicts),
             responses=len({rid for rid, _cid in verdicts}),
             median_seconds=median(seconds.values()) if seconds else None,
             timed_responses=len(seconds),
-            vs_final=compare_verdicts(final, verdicts),
+            vs_final=compare_verdicts(final, binary),
             vs_final_kappa_interval=boot.interval(cells, _kappa),
             vs_final_percent_interval=boot.interval(cells, _percent)))
-    return HumanBaseline(criteria=tuple(rows), reviewers=tuple(stats))
+    return HumanBaseline(criteria=tuple(rows), reviewers=tuple(stats),
+                         left_out=tuple(c.label for c in data.criteria if c.id in multi))
 
 
 def _alpha_units(boot: _Resampler, people: dict[str, dict[int, Verdict]], keys):

@@ -143,3 +143,19 @@ def test_a_binary_only_report_is_unchanged():
         reviewed_responses=4, fully_reviewed_responses=4)
     report = agreement.build_report(data)
     assert report.pair("human", "run:1").overall.note == ""
+
+
+def test_the_human_baseline_leaves_multi_choice_criteria_out_and_names_them():
+    from dataclasses import replace
+
+    from storage.services.human_baseline import build_baseline
+
+    people = {"ana": HUMAN, "bo": OTHER}
+    data = replace(_data(), reviewer_verdicts=people, reviewer_names={"ana": "Ana", "bo": "Bo"})
+    baseline = build_baseline(data)
+    assert baseline.left_out == ("clarity", "tone")
+    assert [row.criterion.name for row in baseline.criteria] == ["cites"]
+    [cites] = baseline.criteria
+    assert cites.method == "kappa" and cites.among.n == 3  # bo's CANNOT_ASSESS left out
+    ana = next(r for r in baseline.reviewers if r.key == "ana")
+    assert ana.verdicts == 12 and ana.vs_final.pairs_used == 4  # binary criterion only
