@@ -3,6 +3,8 @@
 Prints, per criterion, how far the reviewers agree with each other (kappa for two, alpha for
 more, percent, n), each judge against the human verdict in force, and the leave-one-reviewer-out
 comparison, as JSON (``--format json``) or as plain sentences (``--format text``).
+Multi-choice criteria get the figures of their scale (``multi_choice_criteria``:
+storage/services/option_baseline.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 from grading.errors import RubricWorkbenchError
 from storage.config import add_db_argument
 from storage.engine import open_database
-from storage.services import agreement, human_baseline, labels
+from storage.services import agreement, human_baseline, labels, option_baseline
 
 
 def _scope(value: str) -> tuple[str, int | None]:
@@ -42,11 +44,14 @@ def agreement_command(args: argparse.Namespace) -> int:
             sessions, rubric=rubric, dataset=args.dataset, version=version)
         data = agreement.gather_sources(sessions, version_id, dataset_id)
         baseline = human_baseline.build_baseline(data)
+        options = option_baseline.option_baseline_json(data)
     except RubricWorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     report = human_baseline.baseline_json(data, baseline)
     report.update(rubric=rubric, rubric_version=version, dataset=args.dataset)
+    if options:  # criteria with options: the figures of their scale (weighted kappa, ...)
+        report["multi_choice_criteria"] = options
     # Calibrated runs are measured on the responses they were not shown as examples.
     report["held_out"] = {
         key: {"k": held.k, "reviewed": held.reviewed, "examples": held.examples,
@@ -64,8 +69,26 @@ def agreement_command(args: argparse.Namespace) -> int:
               f"(n={among['n']})")
         for judge in row["judges"]:
             print(f"  {judge['sentence']}")
+    for line in option_lines(options):
+        print(line)
     for key, held in data.held_out.items():
         print(f"{data.source(key).label}: calibrated with {held.k} examples per criterion; "
               f"held out: {held.held_out} of {held.reviewed} reviewed responses; "
               f"{held.examples} were examples")
     return 0
+
+
+def option_lines(options: list[dict]) -> list[str]:
+    """The multi-choice criteria's figures as plain sentences (``--format text``)."""
+    lines = []
+    for row in options:
+        among = row["reviewers"]
+        value = "n/a" if among["value"] is None else f"{among['value']:.2f}"
+        lines.append(f"{row['criterion']} ({row['scale_type']}): {among['count']} reviewers, "
+                     f"{among['method']} {value} (n={among['n']})")
+        for judge in row["judges"]:
+            vs = judge["vs_human_verdict"]
+            kappa = "n/a" if vs["kappa"] is None else f"{vs['kappa']:.2f}"
+            lines.append(f"  {judge['label']}: {vs['metric']} vs the human verdict {kappa} "
+                         f"(n={vs['n']})")
+    return lines

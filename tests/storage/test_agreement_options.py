@@ -159,3 +159,43 @@ def test_the_human_baseline_leaves_multi_choice_criteria_out_and_names_them():
     assert cites.method == "kappa" and cites.among.n == 3  # bo's CANNOT_ASSESS left out
     ana = next(r for r in baseline.reviewers if r.key == "ana")
     assert ana.verdicts == 12 and ana.vs_final.pairs_used == 4  # binary criterion only
+
+
+def test_the_multi_choice_figures_for_the_command_use_each_scale_with_intervals():
+    from dataclasses import replace
+
+    from grading.option_agreement import kappa_interval
+    from storage.services.option_baseline import option_baseline_json
+
+    data = replace(_data(), reviewer_verdicts={"ana": HUMAN, "bo": OTHER, "cy": JUDGE})
+    clarity, tone = option_baseline_json(data)
+    kinds = agreement.criterion_kinds(_criteria())
+    assert clarity["criterion"] == "clarity" and clarity["scale_type"] == "ordinal"
+    assert clarity["options"] == ["1", "2", "3", "4", "5"]
+    among = clarity["reviewers"]
+    assert among["method"] == "Krippendorff's alpha (ordinal)" and among["count"] == 3
+    assert among["value"] == options_alpha([_only(s, 2) for s in (HUMAN, OTHER, JUDGE)],
+                                           kinds[2]).alpha
+    [run1, _run2] = tone["judges"]
+    vs = run1["vs_human_verdict"]
+    assert vs["metric"] == "Cohen's kappa" and vs["n"] == 4
+    interval = kappa_interval({r: v for (r, c), v in HUMAN.items() if c == 3},
+                              {r: v for (r, c), v in JUDGE.items() if c == 3}, kinds[3])
+    assert vs["kappa_ci95"] == [interval.low, interval.high]
+    two = option_baseline_json(replace(_data(), reviewer_verdicts={"ana": HUMAN, "bo": OTHER}))
+    assert two[0]["reviewers"]["method"] == "quadratic-weighted kappa"
+    binary_only = replace(_data(), criteria=_criteria()[:1])
+    assert option_baseline_json(binary_only) == []
+
+
+def test_the_command_prints_the_multi_choice_figures_as_sentences():
+    from dataclasses import replace
+
+    from storage.agreement_command import option_lines
+    from storage.services.option_baseline import option_baseline_json
+
+    data = replace(_data(), reviewer_verdicts={"ana": HUMAN, "bo": OTHER})
+    lines = option_lines(option_baseline_json(data))
+    assert lines[0].startswith("clarity (ordinal): 2 reviewers, quadratic-weighted kappa ")
+    assert lines[1].startswith("  run:1: quadratic-weighted kappa vs the human verdict ")
+    assert lines[3].startswith("tone (nominal): 2 reviewers, Cohen's kappa ")
