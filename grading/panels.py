@@ -12,7 +12,11 @@ Rules (each member has a weight, 1 unless the rule is ``weighted``):
 
 Multi-choice criteria (``combine_options``): ordinal ones take the median option by value
 (an even split between two options goes to the worse one), nominal ones the most chosen
-option (a tie goes to the worse option); NA options and CANNOT_ASSESS abstain.
+option (a tie goes to the worse option); NA options and CANNOT_ASSESS abstain. The worse
+option is the one with the lower score: the lower value on a positive criterion, the higher
+value on a penalty (negative weight: a higher value takes more off), the first listed among
+equal values. Every member counts once (member weights are for MET/UNMET). The rule in words:
+``option_rule_text`` / ``MULTI_CHOICE_RULE``.
 
 When MET and UNMET hold equal weight and neither wins, the tie resolves to the verdict that
 gives the **lower score** (UNMET on a positive criterion, MET on a negative one: the error
