@@ -216,11 +216,14 @@ def agreement_report(
     """
     before = data_stamp(sessions, rubric_version_id, dataset_id)
     data = gather_sources(sessions, rubric_version_id, dataset_id)
+    kinds = criterion_kinds(data.criteria)
+    if any(kinds.values()):  # the counts are of MET/UNMET: build_report would not use them
+        return build_report(data, None, kinds)
     counted = agreement_counts.pairwise_agreement(sessions, rubric_version_id, dataset_id,
                                                   humans=data.verdicts.get(HUMAN, {}))
     if data_stamp(sessions, rubric_version_id, dataset_id) != before:
         counted = {}
-    return build_report(data, counted)
+    return build_report(data, counted, kinds)
 
 
 def disagreements(
