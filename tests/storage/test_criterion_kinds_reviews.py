@@ -149,3 +149,15 @@ def datasets_of(sessions, run_id: int) -> int:
     from storage.services import runs
 
     return runs.get_run(sessions, run_id).dataset_id
+
+
+def test_a_wording_trial_on_a_rating_is_refused_with_a_message(sessions, graded):
+    from storage.services import trials
+
+    grade, response_id, ids = graded
+    reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
+                              criterion_id=ids["clarity"], verdict="Good")
+    with pytest.raises(InvalidInputError, match="'clarity' is rated by choosing an option: "
+                                                "wording trials compare MET/UNMET verdicts"):
+        trials.plan_trial(sessions, base_run_id=grade.run_id, criterion_id=ids["clarity"],
+                          requirement="How clear and short is it?")

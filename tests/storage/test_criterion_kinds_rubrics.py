@@ -10,6 +10,7 @@ from grading.errors import RubricValidationError
 from grading.options import CriterionOption as O
 from grading.rubric import Rubric
 from grading.types import Criterion
+from storage.errors import InvalidInputError
 from storage.services import rubrics
 from storage.services.rubric_diff import diff_criteria, diff_versions
 from tests.actors import ADMIN
@@ -139,3 +140,11 @@ def test_diff_versions_reads_stored_options(sessions):
     [changed] = [c for c in diff.changes if c.kind == "changed"]
     assert (changed.label, changed.details) == ("clarity",
                                                 ("option 'Poor' relabelled 'poor'",))
+
+
+def test_an_option_label_too_long_to_store_is_refused_naming_it(sessions):
+    long_label = MIXED[1].model_copy(update={"options": (
+        O(label="x" * 300, value=0.0), O(label="fine", value=1.0))})
+    with pytest.raises(InvalidInputError, match=r"criterion 2 \('clarity'\): option 1's label"):
+        rubrics.create_rubric(sessions, "Long", [MIXED[0], long_label], actor=ADMIN)
+    assert rubrics.list_rubrics(sessions) == []
