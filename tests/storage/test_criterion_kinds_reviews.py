@@ -161,3 +161,23 @@ def test_a_wording_trial_on_a_rating_is_refused_with_a_message(sessions, graded)
                                                 "wording trials compare MET/UNMET verdicts"):
         trials.plan_trial(sessions, base_run_id=grade.run_id, criterion_id=ids["clarity"],
                           requirement="How clear and short is it?")
+
+
+def test_the_gold_set_carries_option_labels_values_and_the_reference(sessions):
+    from storage.services import datasets, labels
+
+    version = make_rubric(sessions, "Mixed", CRITERIA)
+    dataset = datasets.create_dataset(sessions, "Refs", responses=[
+        {"id": "a", "text": "five mg", "reference": "5 mg"}], actor=ADMIN)
+    [response] = datasets.list_responses(sessions, dataset.id, limit=None)
+    ids = {c.name: c.id for c in version.criteria}
+    reviews.save_review(sessions, actor=ADMIN, response_id=response.id, verdicts={
+        ids["accurate"]: ("MET", ""), ids["clarity"]: ("very good", "clear"),
+        ids["tone"]: ("no text", "")})
+    [record] = labels.iter_gold_records(sessions, version.id, dataset.id)
+    assert record["reference"] == "5 mg"
+    assert [(i["verdict"], i["criteria_met"], i["option_value"]) for i in record["rubrics"]] == [
+        ("MET", True, None), ("Very good", None, 0.75), ("no text", None, None)]
+    assert record["rubrics"][1]["reviewers"][0]["verdict"] == "Very good"
+    assert record["human_score"] == pytest.approx(RUBRIC.compute_score(
+        ["MET", "Very good", "no text"]))
