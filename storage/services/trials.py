@@ -328,8 +328,10 @@ def _default_grade_fn(
     async def grade(response: ResponseInfo, criterion: Criterion) -> EvaluationReport:
         if fatal:
             return EvaluationReport(score=None, error=str(fatal[0]))
+        # the same reference answer the base run showed its judge, so wordings compare fairly
         return await grader.grade(response.to_grade, [criterion], query=response.query,
-                                  response_key=response.id)
+                                  response_key=response.id,
+                                  reference_submission=response.reference)
 
     return grade, generate.close
 

@@ -158,3 +158,30 @@ def test_the_one_shot_grader_stores_options_too(sessions, fake_provider):
         assert [c.choice for c in grade.criteria] == [Verdict.MET, "Excellent", "no text"]
         assert grade.score == pytest.approx(Rubric(CRITERIA).compute_score(
             ["MET", "Excellent", "no text"])) == 1.0
+
+
+def test_a_wording_trial_shows_the_judge_the_same_reference_as_the_run(sessions,
+                                                                       fake_provider):
+    import asyncio
+
+    from storage.services import trials
+
+    version = make_rubric(sessions, "Refs", [CRITERIA[0]])
+    dataset, responses = _dataset(sessions)
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base,
+                   model="openai/gpt-4o-mini")
+    assert run_now(sessions, run.id).status == "done"
+    [accurate] = version.criteria
+    for response in responses:
+        reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response.id,
+                                  criterion_id=accurate.id, verdict="MET")
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement="States the dose and how often")
+    before = fake_provider.requests
+    asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=5.0))
+    asked = [b["messages"][-1]["content"] for b in fake_provider.bodies[before:]]
+    assert len(asked) == 2
+    [with_reference] = [p for p in asked if "answer number 0" in p]
+    [without] = [p for p in asked if "answer number 1" in p]
+    assert "<reference_answer>" in with_reference and REFERENCE in with_reference
+    assert "reference_answer" not in without
