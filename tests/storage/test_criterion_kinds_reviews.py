@@ -181,3 +181,15 @@ def test_the_gold_set_carries_option_labels_values_and_the_reference(sessions):
     assert record["rubrics"][1]["reviewers"][0]["verdict"] == "Very good"
     assert record["human_score"] == pytest.approx(RUBRIC.compute_score(
         ["MET", "Very good", "no text"]))
+
+
+def test_a_chosen_option_is_never_drawn_as_a_met_calibration_example(sessions, graded):
+    from storage.services import calibration
+
+    _grade, response_id, ids = graded
+    for name, answer in (("accurate", "MET"), ("clarity", "Good")):
+        reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
+                                  criterion_id=ids[name], verdict=answer)
+    counts = {c.label: (c.met, c.unmet)
+              for c in calibration.reviewed_counts(sessions, ids["version"])}
+    assert counts == {"accurate": (1, 0), "clarity": (0, 0), "tone": (0, 0)}
