@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from alembic import command
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import NullPool
 
 from grading.types import Criterion, Verdict
@@ -95,6 +97,11 @@ def test_a_0014_database_keeps_every_row_and_reads_as_binary(backend, new_databa
     # the human verdict still changes the effective score exactly as before: harmful UNMET
     assert reviews.effective_grade(sessions, 1).score == 1.0
     sessions.kw["bind"].dispose()
+    # the scale type is checked by the database, under the name the models give it
+    engine = create_engine(url, poolclass=NullPool)
+    with pytest.raises(IntegrityError, match=r"\bck_criteria_scale_type"), engine.begin() as c:
+        c.execute(text("UPDATE criteria SET scale_type = 'likert' WHERE id = 1"))
+    engine.dispose()
 
     _migrate(url, "0014_trial_status", down=True)
     engine = create_engine(url, poolclass=NullPool)

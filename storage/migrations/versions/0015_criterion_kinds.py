@@ -30,8 +30,9 @@ def upgrade() -> None:
         batch.add_column(sa.Column("scale_type", sa.String(20), nullable=True))
         batch.add_column(sa.Column("required", sa.Boolean(), nullable=False,
                                    server_default=sa.false()))
-        batch.create_check_constraint(
-            "ck_criteria_scale_type", "scale_type IS NULL OR scale_type IN ('ordinal', 'nominal')")
+        batch.create_check_constraint(  # op.f: the name as written, not re-prefixed
+            op.f("ck_criteria_scale_type"),
+            "scale_type IS NULL OR scale_type IN ('ordinal', 'nominal')")
     with op.batch_alter_table("grade_criteria") as batch:
         batch.add_column(sa.Column("option", sa.Text(), nullable=True))
         batch.add_column(sa.Column("shuffle_order", _JSON, nullable=True))
@@ -50,7 +51,7 @@ def downgrade() -> None:
         batch.drop_column("shuffle_order")
         batch.drop_column("option")
     with op.batch_alter_table("criteria") as batch:
-        batch.drop_constraint("ck_criteria_scale_type", type_="check")
+        batch.drop_constraint(op.f("ck_criteria_scale_type"), type_="check")
         batch.drop_column("required")
         batch.drop_column("scale_type")
         batch.drop_column("options")
