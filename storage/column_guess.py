@@ -17,6 +17,11 @@ TEXT_WORDS = ("text", "output", "response", "completion", "answer", "reply", "ge
 QUERY_WORDS = ("query", "prompt", "question", "input", "instruction")
 ID_WORDS = ("id", "uid", "uuid", "key", "external_id", "response_id")
 THINKING_WORDS = ("thinking", "reasoning")
+REFERENCE_WORDS = ("reference", "reference_answer", "ground_truth", "gold", "expected",
+                   "expected_answer", "expected_output", "gold_answer")
+# "answer" is the reference only beside a column that is clearly the response (verifiers'
+# question / answer / completion); alone, it is the response.
+RESPONSE_WORDS = tuple(w for w in TEXT_WORDS if w != "answer")
 SAMPLE_ROWS = 200
 MAX_TOKEN = 64  # an id longer than this is not a short token
 
@@ -27,6 +32,7 @@ class Guess:
     query: str | None
     id: str | None
     thinking: str | None
+    reference: str | None = None
 
 
 def words(name: str) -> list[str]:
@@ -92,20 +98,35 @@ def guess_columns(columns: Sequence[str], rows: Sequence[Any] = ()) -> Guess:
     has_rows = len(sample) >= 2
     ident = by_name(ID_WORDS, lambda c: not has_rows or c.token_like)
     if ident is None and len(sample) >= 3:  # no id by name: the first column of unique tokens
-        ident = next((c for c in table if c.tokens and c.named(TEXT_WORDS + QUERY_WORDS
-                                                               + THINKING_WORDS) is None), None)
+        ident = next((c for c in table if c.tokens and c.named(
+            TEXT_WORDS + QUERY_WORDS + THINKING_WORDS + REFERENCE_WORDS) is None), None)
         if ident is not None:
             taken.add(ident.name)
     free = (lambda c: not c.tokens) if has_rows else (lambda c: True)
     thinking = by_name(THINKING_WORDS, free)
     query = by_name(QUERY_WORDS, free)
+    # Before the response: "expected_answer" names the reference, not the response; a
+    # reference may be short unique tokens ("42", "B"), so its content vetoes nothing.
+    reference = by_name(REFERENCE_WORDS, lambda c: True) or _answer_as_reference(table, taken)
     text = by_name(TEXT_WORDS, free)
     if text is None and has_rows:  # the longest free-text column left is the response
         left = [c for c in table if c.name not in taken and c.values and not c.tokens]
         text = max(left, key=lambda c: c.mean_length, default=None)
     return Guess(text=text.name if text else None, query=query.name if query else None,
                  id=ident.name if ident else None,
-                 thinking=thinking.name if thinking else None)
+                 thinking=thinking.name if thinking else None,
+                 reference=reference.name if reference else None)
+
+
+def _answer_as_reference(table: Sequence[_Column], taken: set[str]) -> _Column | None:
+    """A column named exactly "answer" when another one is named for the response."""
+    left = [c for c in table if c.name not in taken]
+    answer = next((c for c in left if c.named(("answer",)) == 0), None)
+    if answer is None or not any(c is not answer and c.named(RESPONSE_WORDS) is not None
+                                 for c in left):
+        return None
+    taken.add(answer.name)
+    return answer
 
 
 def looks_like_ids(column: str, rows: Sequence[Any]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grading.options import CriterionOption
 from grading.types import Verdict
 from storage import models as m
 from storage.dto import (
@@ -18,9 +19,13 @@ from storage.run_settings import RunSettings
 
 
 def criterion_info(row: m.CriterionRow) -> CriterionInfo:
+    options = None if row.options is None else tuple(
+        CriterionOption.model_validate(o) for o in row.options)
     return CriterionInfo(
         id=row.id, position=row.position, name=row.name, requirement=row.requirement,
-        weight=row.weight, section=row.section,
+        weight=row.weight, section=row.section, options=options,
+        scale_type=row.scale_type if options is not None else None,
+        required=bool(row.required),
     )
 
 
@@ -43,7 +48,7 @@ def response_info(row: m.ResponseRow) -> ResponseInfo:
     return ResponseInfo(
         id=row.id, dataset_id=row.dataset_id, external_id=row.external_id, query=row.query,
         output=row.output, thinking=row.thinking, metadata=dict(row.meta or {}),
-        created_at=row.created_at,
+        created_at=row.created_at, reference=row.reference,
     )
 
 
@@ -77,7 +82,8 @@ def grade_info(row: m.GradeRow, criteria: list[m.GradeCriterionRow] | None = Non
         criteria=tuple(
             CriterionGradeInfo(
                 criterion_id=c.criterion_id, position=c.position, verdict=_verdict(c.verdict),
-                reason=c.reason, error=c.error,
+                reason=c.reason, error=c.error, option=c.option,
+                shuffle_order=None if c.shuffle_order is None else tuple(c.shuffle_order),
             )
             for c in sorted(rows, key=lambda c: c.position)
         ),
@@ -94,5 +100,6 @@ def human_verdict_info(
         replaces_id=row.replaces_id,
         previous_verdict=None if previous is None else Verdict(previous.verdict),
         reviewer_key=row.reviewer_key, adjudication=row.adjudication,
-        review_seconds=row.review_seconds,
+        review_seconds=row.review_seconds, option=row.option,
+        previous_option=None if previous is None else previous.option,
     )

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from grading.options import CriterionOption
 from grading.types import Criterion, ToGradeInput, Verdict
 from storage.run_settings import RunSettings
 
@@ -21,15 +22,26 @@ class CriterionInfo:
     requirement: str
     weight: float
     section: str | None
+    # None: a binary criterion (MET / UNMET); otherwise its options in the author's order.
+    options: tuple[CriterionOption, ...] | None = None
+    scale_type: str | None = None  # "ordinal" | "nominal" on a multi-choice criterion
+    required: bool = False
 
     @property
     def label(self) -> str:
         return self.name or f"criterion {self.position + 1}"
 
+    @property
+    def is_multi_choice(self) -> bool:
+        return self.options is not None
+
     def to_criterion(self) -> Criterion:
+        kinds: dict[str, Any] = {"required": self.required}
+        if self.options is not None:
+            kinds.update(options=self.options, scale_type=self.scale_type or "ordinal")
         return Criterion(
             weight=self.weight, requirement=self.requirement, name=self.name,
-            section=self.section,
+            section=self.section, **kinds,
         )
 
 
@@ -85,6 +97,7 @@ class ResponseInfo:
     thinking: str | None
     metadata: dict[str, Any]
     created_at: datetime
+    reference: str | None = None  # the reference answer shown to the judge, if any
 
     @property
     def to_grade(self) -> ToGradeInput:
@@ -148,6 +161,9 @@ class RunInfo:
         return run_status_words(self.status, self.failed_count, self.error)
 
 
+Choice = Verdict | str  # a binary verdict, or the label of a chosen option
+
+
 @dataclass(frozen=True)
 class CriterionGradeInfo:
     criterion_id: int
@@ -155,6 +171,15 @@ class CriterionGradeInfo:
     verdict: Verdict | None
     reason: str
     error: str | None
+    # The chosen option's label on a multi-choice criterion (``verdict`` is then MET, or
+    # CANNOT_ASSESS for an NA option); the judge's option order when it was shuffled.
+    option: str | None = None
+    shuffle_order: tuple[int, ...] | None = None
+
+    @property
+    def choice(self) -> Choice | None:
+        """What the aggregation reads: the option label if one was chosen, else the verdict."""
+        return self.option if self.option is not None else self.verdict
 
 
 @dataclass(frozen=True)
@@ -197,6 +222,18 @@ class HumanVerdictInfo:
     # An adjudicator's verdict (the adjudication stream) rather than a reviewer's own.
     adjudication: bool = False
     review_seconds: float | None = None
+    # The chosen option's label on a multi-choice criterion (see CriterionGradeInfo).
+    option: str | None = None
+    previous_option: str | None = None
+
+    @property
+    def choice(self) -> Choice:
+        return self.option if self.option is not None else self.verdict
+
+    @property
+    def previous_choice(self) -> Choice | None:
+        return self.previous_option if self.previous_option is not None else (
+            self.previous_verdict)
 
 
 DecisionStatus = Literal["adjudicated", "agreed", "disputed"]
@@ -225,6 +262,11 @@ class HumanDecision:
     def disputed(self) -> bool:
         return self.status == "disputed"
 
+    @property
+    def choice(self) -> Choice | None:
+        """The decided option label or verdict (None when disputed)."""
+        return None if self.applied is None or self.verdict is None else self.applied.choice
+
 
 @dataclass(frozen=True)
 class EffectiveCriterion:
@@ -236,10 +278,24 @@ class EffectiveCriterion:
     human: HumanVerdictInfo | None  # the human verdict applied (None: none, or disputed)
     effective_verdict: Verdict | None
     decision: HumanDecision | None = None
+    # Multi-choice criteria: the judge's option label and the option in force.
+    judge_option: str | None = None
+    effective_option: str | None = None
+
+    @property
+    def judge_choice(self) -> Choice | None:
+        return self.judge_option if self.judge_option is not None else self.judge_verdict
+
+    @property
+    def effective_choice(self) -> Choice | None:
+        """What the effective score reads: the option label in force, else the verdict."""
+        if self.effective_option is not None:
+            return self.effective_option
+        return self.effective_verdict
 
     @property
     def overridden(self) -> bool:
-        return self.human is not None and self.human.verdict != self.judge_verdict
+        return self.human is not None and self.human.choice != self.judge_choice
 
     @property
     def disputed(self) -> bool:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from grading.aggregation import score_verdicts
-from grading.types import ScoringSettings, ToGradeInput, Verdict
+from grading.types import ScoringSettings, ToGradeInput
 from storage.dto import (
+    Choice,
     CriterionInfo,
     EffectiveCriterion,
     EffectiveGrade,
@@ -39,6 +40,7 @@ def compute_effective_grade(
         decision = humans.get(criterion.id)
         human = decision.applied if decision is not None else None
         judge_verdict = judge.verdict if judge else None
+        judge_option = judge.option if judge else None
         rows.append(EffectiveCriterion(
             criterion_id=criterion.id,
             label=criterion.label,
@@ -48,6 +50,8 @@ def compute_effective_grade(
             human=human,
             effective_verdict=human.verdict if human else judge_verdict,
             decision=decision,
+            judge_option=judge_option,
+            effective_option=human.option if human else judge_option,
         ))
     reviewed = sum(1 for row in rows if row.human is not None)
     score, raw, penalty, error = grade.score, grade.raw_score, grade.length_penalty, grade.error
@@ -55,15 +59,15 @@ def compute_effective_grade(
     # A holistic (RubricAsJudge) or wholly failed grade has no per-criterion verdicts: its
     # own score stands until people have reviewed every criterion.
     per_criterion = bool(grade.criteria)
-    complete = all(row.effective_verdict is not None for row in rows)
+    complete = all(row.effective_choice is not None for row in rows)
     if reviewed and complete and (per_criterion or reviewed == len(rows)):
-        verdicts = [row.effective_verdict for row in rows]
+        verdicts = [row.effective_choice for row in rows]
         aggregate, penalty, score = score_verdicts(
             [c.to_criterion() for c in criteria], verdicts, settings, to_grade
         )
         raw, error = aggregate.raw_score, None
     elif reviewed and per_criterion:
-        missing = sum(1 for row in rows if row.effective_verdict is None)
+        missing = sum(1 for row in rows if row.effective_choice is None)
         score = raw = None
         error = (
             f"{missing} criteria have no verdict (the judge failed on them); "
@@ -98,8 +102,8 @@ def compute_human_score(
 ) -> HumanScore:
     """The aggregation of human verdicts alone, once every criterion has one (a disputed
     criterion has none until it is adjudicated)."""
-    verdicts: list[Verdict] = [humans[c.id].verdict for c in criteria
-                               if c.id in humans and humans[c.id].verdict is not None]
+    verdicts: list[Choice] = [humans[c.id].choice for c in criteria
+                              if c.id in humans and humans[c.id].choice is not None]
     score = raw = None
     if criteria and len(verdicts) == len(criteria):
         aggregate, _penalty, score = score_verdicts(

@@ -11,7 +11,10 @@ Every record also carries the response as uploaded, so the export joins with the
 ``query``, ``response_text``, ``thinking`` and the upload's own columns (kept per response as
 its metadata) under ``upload`` in JSONL and as ``upload.<column>`` in CSV: a user column
 ``model`` is ``upload.model`` and never clashes with the judge's ``model``. A reference
-answer uploaded as a column (e.g. ``reference``) is one of them: ``upload.reference``.
+answer mapped as the reference column is ``reference`` (the judge was shown it); one left
+unmapped stays an upload column (``upload.<column>``). On a multi-choice criterion the
+verdict fields hold the chosen option's label (``judge_verdict`` "Very good"), as
+``grading.Rubric.compute_score`` takes them, and CANNOT_ASSESS when no option was named.
 Used by ``rubric-workbench export`` and the app's download buttons. CSV cells go through
 storage/csv_cells.py (spreadsheet-safe); JSONL is written exactly.
 """
@@ -55,7 +58,7 @@ PANEL_COLUMNS = ("panel_id", "member_runs", "ties", "complete", "pending_members
 PANEL_CRITERION_FIELDS = ("tie", "members")
 # The response as uploaded (after the ids and scores, before the criteria), then its own
 # columns, each as ``upload.<column>``.
-RESPONSE_COLUMNS = ("query", "response_text", "thinking")
+RESPONSE_COLUMNS = ("query", "response_text", "thinking", "reference")
 UPLOAD_PREFIX = "upload."
 
 
@@ -64,8 +67,8 @@ def with_response(record: dict[str, Any], response: ResponseInfo) -> dict[str, A
     criteria."""
     criteria = record.pop("criteria")
     record.update({"query": response.query, "response_text": response.output,
-                   "thinking": response.thinking, "upload": dict(response.metadata or {}),
-                   "criteria": criteria})
+                   "thinking": response.thinking, "reference": response.reference,
+                   "upload": dict(response.metadata or {}), "criteria": criteria})
     return record
 
 
@@ -106,16 +109,18 @@ def _record(run: RunInfo, version: RubricVersionInfo, response: ResponseInfo,
 
 
 def _criterion_record(row, by_id: dict) -> dict[str, Any]:
-    """One criterion of a record: the judge's verdict, people's, and the one in effect."""
+    """One criterion of a record: the judge's verdict, people's, and the one in effect (an
+    option label on a multi-choice criterion)."""
+    criterion = by_id[row.criterion_id]
     return {
         "criterion_id": row.criterion_id, "name": row.label,
-        "requirement": by_id[row.criterion_id].requirement,
-        "weight": by_id[row.criterion_id].weight,
-        "judge_verdict": _value(row.judge_verdict), "reason": row.judge_reason,
+        "requirement": criterion.requirement,
+        "weight": criterion.weight,
+        "judge_verdict": _value(row.judge_choice), "reason": row.judge_reason,
         "judge_error": row.judge_error,
-        "human_verdict": _value(row.human.verdict) if row.human else None,
+        "human_verdict": _value(row.human.choice) if row.human else None,
         "human_note": row.human.note if row.human else None,
-        "effective_verdict": _value(row.effective_verdict),
+        "effective_verdict": _value(row.effective_choice),
         "reviewer": row.human.reviewer if row.human else None,
         "human_status": row.decision.status if row.decision else "not_reviewed",
     }
@@ -355,7 +360,7 @@ def table_csv(page: ResultsPage, runs: Sequence[RunInfo],
             response = responses[row.response_id]
             meta = response.metadata or {}
             cells_after = [response.query, response.output, response.thinking,
-                           *(_cell(meta.get(c)) for c in uploaded)]
+                           response.reference, *(_cell(meta.get(c)) for c in uploaded)]
         else:
             cells_after = []
         writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count,

@@ -37,6 +37,7 @@ JSONType = JSON().with_variant(JSONB(), "postgresql")
 RUN_STATUSES = ("queued", "running", "done", "failed", "cancelled")
 GRADER_KINDS = ("per_criterion", "one_shot", "rubric_as_judge")
 VERDICTS = ("MET", "UNMET", "CANNOT_ASSESS")
+SCALE_TYPES = ("ordinal", "nominal")
 
 
 def utcnow() -> datetime:
@@ -108,8 +109,16 @@ class RubricVersionRow(Base):
 
 
 class CriterionRow(Base):
+    """One criterion of a version. ``options`` NULL: binary (MET / UNMET); otherwise a list
+    of ``{"label", "value", "na"}`` in the author's order, and ``scale_type`` says whether
+    they are ordinal or nominal (NULL on a binary criterion). ``required``: a gate."""
+
     __tablename__ = "criteria"
-    __table_args__ = (UniqueConstraint("version_id", "position"),)
+    __table_args__ = (
+        UniqueConstraint("version_id", "position"),
+        CheckConstraint(f"scale_type IS NULL OR {_in('scale_type', SCALE_TYPES)}",
+                        name="scale_type"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     version_id: Mapped[int] = mapped_column(
@@ -120,6 +129,9 @@ class CriterionRow(Base):
     requirement: Mapped[str] = mapped_column(Text)
     weight: Mapped[float] = mapped_column(Float)
     section: Mapped[str | None] = mapped_column(String(200))
+    options: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+    scale_type: Mapped[str | None] = mapped_column(String(20))
+    required: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     version: Mapped[RubricVersionRow] = relationship(back_populates="criteria")
 
@@ -148,6 +160,8 @@ class ResponseRow(Base):
     query: Mapped[str | None] = mapped_column(Text)
     output: Mapped[str] = mapped_column(Text)
     thinking: Mapped[str | None] = mapped_column(Text)
+    # The reference answer the judge compares the response with (None: graded without one).
+    reference: Mapped[str | None] = mapped_column(Text)
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSONType, default=dict)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -237,6 +251,17 @@ class GradeRow(Base):
 
 
 class GradeCriterionRow(Base):
+    """The judge's verdict on one criterion of one grade.
+
+    On a multi-choice criterion ``option`` holds the label of the option the judge chose and
+    ``verdict`` only says how it scores: CANNOT_ASSESS when the option is an NA one (an
+    abstention, scored by the run's CANNOT_ASSESS strategy), MET otherwise; every reader that
+    scores or compares verdicts reads the option (``CriterionGradeInfo.choice``). Keeping
+    ``verdict`` filled this way means code that only knows binary verdicts still sees
+    "judged" vs "abstained" vs "failed" (NULL) correctly. ``shuffle_order`` (shown position
+    -> option index) is kept when the judge saw the options shuffled.
+    """
+
     __tablename__ = "grade_criteria"
     __table_args__ = (
         UniqueConstraint("grade_id", "criterion_id"),
@@ -250,6 +275,8 @@ class GradeCriterionRow(Base):
     verdict: Mapped[str | None] = mapped_column(String(20))
     reason: Mapped[str] = mapped_column(Text, default="")
     error: Mapped[str | None] = mapped_column(Text)
+    option: Mapped[str | None] = mapped_column(Text)
+    shuffle_order: Mapped[list[int] | None] = mapped_column(JSONType)
 
 
 PANEL_RULES = ("majority", "unanimous", "any", "weighted")
@@ -363,6 +390,9 @@ class HumanVerdictRow(Base):
     (response, criterion, stream, seq) key makes two concurrent writers on one stream
     collide instead of silently forking its history; the loser re-reads and appends after
     the winner.
+
+    On a multi-choice criterion ``option`` is the chosen option's label and ``verdict`` is
+    CANNOT_ASSESS for an NA option, MET for any other (as in grade_criteria).
     """
 
     __tablename__ = "human_verdicts"
@@ -379,6 +409,7 @@ class HumanVerdictRow(Base):
     stream: Mapped[str] = mapped_column(String(200))
     seq: Mapped[int] = mapped_column(Integer)
     verdict: Mapped[str] = mapped_column(String(20))
+    option: Mapped[str | None] = mapped_column(Text)
     # Who: the stable identity (Actor.key) and the name shown at the time (Actor.name).
     reviewer_key: Mapped[str] = mapped_column(String(200))
     reviewer: Mapped[str] = mapped_column(String(200))

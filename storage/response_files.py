@@ -44,6 +44,7 @@ class ColumnMapping:
     query: str | None = None
     id: str | None = None
     thinking: str | None = None
+    reference: str | None = None  # the reference answer shown to the judge
 
     @classmethod
     def guess(cls, columns: Sequence[str], rows: Sequence[Any] = ()) -> ColumnMapping:
@@ -51,10 +52,11 @@ class ColumnMapping:
         storage.column_guess."""
         found = guess_columns(columns, rows)
         return cls(text=found.text or "text", query=found.query, id=found.id,
-                   thinking=found.thinking)
+                   thinking=found.thinking, reference=found.reference)
 
     def mapped(self) -> set[str]:
-        return {c for c in (self.text, self.query, self.id, self.thinking) if c}
+        return {c for c in (self.text, self.query, self.id, self.thinking, self.reference)
+                if c}
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class NewResponse:
     external_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     location: str = ""
+    reference: str | None = None
 
 
 @dataclass(frozen=True)
@@ -447,7 +450,7 @@ class ResponseValidator:
                 row_problems.append(f"the text column {mapping.text!r} is empty")
         values: dict[str, str | None] = {"text": output}
         for key, column in (("query", mapping.query), ("thinking", mapping.thinking),
-                            ("id", mapping.id)):
+                            ("id", mapping.id), ("reference", mapping.reference)):
             values[key] = None
             if column is None or column not in row:
                 continue
@@ -455,7 +458,7 @@ class ResponseValidator:
             if problem:
                 row_problems.append(problem)
         for key, column in (("text", mapping.text), ("query", mapping.query),
-                            ("thinking", mapping.thinking)):
+                            ("thinking", mapping.thinking), ("reference", mapping.reference)):
             problem = limits.text_problem(values[key])
             if problem:
                 row_problems.append(f"the {column!r} text {problem}")
@@ -478,7 +481,8 @@ class ResponseValidator:
         if row_problems or output is None:
             return None, [Problem(where, p) for p in row_problems]
         return NewResponse(output=output, query=values["query"], thinking=values["thinking"],
-                           external_id=external_id, metadata=metadata, location=where), []
+                           external_id=external_id, metadata=metadata, location=where,
+                           reference=values["reference"]), []
 
 
 def _guess_mapping(rows: Sequence[Any]) -> ColumnMapping:

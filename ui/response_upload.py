@@ -184,7 +184,7 @@ def render_upload(datasets: list[DatasetInfo]) -> None:
     st.markdown(f"**1. Map the columns** — {plain(upload.name)}: "
                 f"{plural(len(parsed.rows), 'row')}, {parsed.description}")
     base = f"responses_map_{state['responses_upload_nonce']}"
-    cols = st.columns(4)
+    cols = st.columns(5)
     with cols[0]:
         text = _mapping_select("Response text", columns, guess.text, f"{base}_text",
                                optional=False)
@@ -194,12 +194,16 @@ def render_upload(datasets: list[DatasetInfo]) -> None:
         thinking = _mapping_select("Thinking", columns, guess.thinking, f"{base}_thinking")
     with cols[3]:
         id_column = _mapping_select("ID", columns, guess.id, f"{base}_id")
-    chosen = [c for c in (text, query, thinking, id_column) if c]
+    with cols[4]:
+        reference = _mapping_select("Reference answer", columns, guess.reference,
+                                    f"{base}_reference")
+    chosen = [c for c in (text, query, thinking, id_column, reference) if c]
     if len(set(chosen)) != len(chosen):
         st.error("Each column can be used once: pick different columns for text, query, "
-                 "thinking and id.")
+                 "thinking, id and reference answer.")
         return
-    mapping = ColumnMapping(text=text, query=query, thinking=thinking, id=id_column)
+    mapping = ColumnMapping(text=text, query=query, thinking=thinking, id=id_column,
+                            reference=reference)
     extra = [c for c in columns if c not in mapping.mapped()]
     if extra:
         st.caption("Kept as metadata: " + ", ".join(extra))
@@ -208,7 +212,8 @@ def render_upload(datasets: list[DatasetInfo]) -> None:
     st.markdown("**2. Check the preview**")
     preview = pd.DataFrame([
         {"Where": r.location, "ID": r.external_id or "", "Query": short(r.query),
-         "Response": short(r.output), "Thinking": short(r.thinking, 60)}
+         "Response": short(r.output), "Thinking": short(r.thinking, 60),
+         **({"Reference": short(r.reference, 60)} if reference else {})}
         for r in responses[:PREVIEW_ROWS]
     ])
     if not preview.empty:

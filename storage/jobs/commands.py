@@ -85,6 +85,11 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                                             "id/external_id/response_id/uid)")
     parser.add_argument("--thinking-column", help="column with the reasoning (default: "
                                                   "thinking/reasoning)")
+    parser.add_argument("--reference-column",
+                        help="column with a reference answer the judge compares each response "
+                             "with (default: reference/reference_answer/ground_truth/gold/"
+                             "expected, or answer beside a response column); an empty cell "
+                             "grades that response without one")
     parser.add_argument("--no-cache", action="store_true",
                         help="always call the provider (do not answer from the cache)")
     parser.add_argument("--name", default="", help="a name for the runs")
@@ -139,14 +144,41 @@ def _read_inputs(args: argparse.Namespace) -> tuple[Rubric, ColumnMapping, int, 
         query=args.query_column or guess.query,
         id=args.id_column or guess.id,
         thinking=args.thinking_column or guess.thinking,
+        reference=args.reference_column or guess.reference,
     )
+    _check_columns(path, mapping, args)
     from storage.jobs.resume import fingerprint_file
 
-    print_ = fingerprint_file(path, {"text": mapping.text, "query": mapping.query,
-                                     "id": mapping.id, "thinking": mapping.thinking})
+    # The reference joins the fingerprint only when there is one, so a run started before
+    # references existed still resumes.
+    columns = {"text": mapping.text, "query": mapping.query, "id": mapping.id,
+               "thinking": mapping.thinking}
+    if mapping.reference is not None:
+        columns["reference"] = mapping.reference
+    print_ = fingerprint_file(path, columns)
     # Duplicate ids are found when the rows are stored (by the database, all or nothing):
     # remembering every id here grew the memory with the rows (~150 bytes each).
     return rubric, mapping, count_responses(path, mapping=mapping, remember_ids=False), print_
+
+
+def _check_columns(path: Path, mapping: ColumnMapping, args: argparse.Namespace) -> None:
+    """A column named on the command line must exist, and hold one thing only."""
+    if args.reference_column is None:
+        return
+    columns = peek_columns(path)
+    if args.reference_column not in columns:
+        raise ImportProblemsError([Problem("", (
+            f"--reference-column {args.reference_column!r} is not a column of the file; its "
+            f"columns are {', '.join(repr(c) for c in columns)}"))], source=path.name)
+    others = {"--text-column": mapping.text, "--query-column": mapping.query,
+              "--id-column": mapping.id, "--thinking-column": mapping.thinking}
+    clash = next((flag for flag, column in others.items()
+                  if column == args.reference_column), None)
+    if clash is not None:
+        raise ImportProblemsError([Problem("", (
+            f"the column {args.reference_column!r} cannot be both the reference "
+            f"(--reference-column) and {clash.removeprefix('--').removesuffix('-column')}; "
+            f"name another column with {clash}"))], source=path.name)
 
 
 def _rubric_version(sessions, name: str, rubric: Rubric) -> int:

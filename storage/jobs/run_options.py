@@ -27,7 +27,7 @@ GRADER_CLASSES: dict[str, type[Autograder]] = {
 # Keys of RunSettings.extra the job runner reads itself; the rest goes to litellm.
 JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline", "transport_retries",
                "cost_cap", "retry_passes",
-               "pass_delay")
+               "pass_delay", "shuffle_options", "shuffle_seed")
 DEFAULT_TIMEOUT = 120.0
 # Generous transport retries: the limiter keeps 429s rare, and a grade should survive a
 # provider's bad minute rather than fail. Full-jitter backoff, never sooner than Retry-After.
@@ -81,6 +81,10 @@ def build_grader(grader: str, generate_fn: Any, settings: RunSettings,
         retry_max_delay=RETRY_MAX_DELAY,
         call_deadline=JobOptions.from_settings(settings).call_deadline,
         examples=examples,
+        # Kept in ``extra`` (absent: off) so runs launched before shuffling existed, and runs
+        # without it, keep the same settings; the order shown is stored per verdict.
+        shuffle_options=bool(settings.extra.get("shuffle_options", False)),
+        seed=int(settings.extra.get("shuffle_seed", 0)),
     )
 
 

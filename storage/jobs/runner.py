@@ -298,7 +298,8 @@ class RunExecution:
             try:
                 report = await self.grader.grade(response.to_grade, self.criteria,
                                                  query=response.query,
-                                                 response_key=response.id)
+                                                 response_key=response.id,
+                                                 reference_submission=response.reference)
             except Exception as exc:  # a bug must not end the run; it is logged in full
                 log.exception("grading response %s of run %s failed", response.id,
                               self.run.id)

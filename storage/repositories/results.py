@@ -175,7 +175,9 @@ def verdict_disagree_ids(session: Session, run_ids: list[int]) -> set[int]:
         .where(m.GradeRow.run_id.in_(with_verdicts),
                m.GradeCriterionRow.verdict.is_not(None))
         .group_by(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id)
-        .having(func.count(distinct(m.GradeCriterionRow.verdict)) > 1)
+        # an option label when one was chosen, else the verdict (models.GradeCriterionRow)
+        .having(func.count(distinct(func.coalesce(m.GradeCriterionRow.option,
+                                                  m.GradeCriterionRow.verdict))) > 1)
         .subquery()
     )
     return set(session.scalars(select(verdicts.c.response_id).distinct()))

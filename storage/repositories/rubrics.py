@@ -116,7 +116,9 @@ def _criterion_rows(criteria: Sequence[Criterion]) -> list[m.CriterionRow]:
     return [
         m.CriterionRow(
             position=index, name=c.name, requirement=c.requirement, weight=c.weight,
-            section=c.section,
+            section=c.section, required=c.required,
+            options=None if c.options is None else [o.model_dump() for o in c.options],
+            scale_type=None if c.options is None else c.scale_type,
         )
         for index, c in enumerate(criteria)
     ]

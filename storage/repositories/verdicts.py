@@ -30,12 +30,14 @@ def append(
     session: Session, *, response_id: int, rubric_version_id: int, criterion_id: int,
     stream: str, verdict: str, reviewer_key: str, reviewer: str, note: str,
     previous: m.HumanVerdictRow | None, review_seconds: float | None = None,
+    option: str | None = None,
 ) -> m.HumanVerdictRow:
     row = m.HumanVerdictRow(
         response_id=response_id, rubric_version_id=rubric_version_id,
         criterion_id=criterion_id, stream=stream, seq=(previous.seq + 1) if previous else 1,
         verdict=verdict, reviewer_key=reviewer_key, reviewer=reviewer, note=note,
         replaces_id=previous.id if previous else None, review_seconds=review_seconds,
+        option=option,
     )
     session.add(row)
     session.flush()  # the unique (response, criterion, stream, seq) key is checked here

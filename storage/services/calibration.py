@@ -127,6 +127,8 @@ def _candidates(session: Session, rubric_version_id: int
         for cid, decision in decided[rid].items():
             if decision.disputed or decision.verdict not in (Verdict.MET, Verdict.UNMET):
                 continue
+            if decision.applied is not None and decision.applied.option is not None:
+                continue  # a chosen option, stored beside MET: never a MET example
             found[cid].append(_Candidate(
                 response_id=rid, verdict=decision.verdict, reason=_reason(decision),
                 status=decision.status, carried_from=decision.carried_from,

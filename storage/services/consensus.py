@@ -43,7 +43,7 @@ def decide(criterion_id: int, reviews: Sequence[HumanVerdictInfo],
         return None
     if adjudication is not None:
         status, verdict, applied = "adjudicated", adjudication.verdict, adjudication
-    elif len({h.verdict for h in ordered}) == 1:
+    elif len({h.choice for h in ordered}) == 1:  # the same verdict, or the same option
         status, verdict, applied = "agreed", ordered[0].verdict, ordered[-1]
     else:
         status, verdict, applied = "disputed", None, None

@@ -101,12 +101,14 @@ def import_responses(
 def add_response(
     sessions: SessionFactory, dataset_id: int, output: str, *, query: str | None = None,
     thinking: str | None = None, external_id: str | None = None,
-    metadata: dict[str, Any] | None = None, actor: Actor,
+    metadata: dict[str, Any] | None = None, reference: str | None = None, actor: Actor,
 ) -> ResponseInfo:
-    """Add one pasted response."""
+    """Add one pasted response (``reference``: the reference answer, if any)."""
     require(actor, Role.ADMIN, "add a response")
-    row = {"text": output, "query": query, "thinking": thinking, "id": external_id}
-    mapping = ColumnMapping(text="text", query="query", thinking="thinking", id="id")
+    row = {"text": output, "query": query, "thinking": thinking, "id": external_id,
+           "reference": reference}
+    mapping = ColumnMapping(text="text", query="query", thinking="thinking", id="id",
+                            reference="reference")
     validator = ResponseValidator(mapping)
     validated, problems = validator.check(row, "")
     problem = limits.value_problem(dict(metadata or {}))
@@ -195,7 +197,7 @@ def _columns(response: NewResponse) -> dict[str, Any]:
     return {
         "external_id": response.external_id, "query": response.query,
         "output": response.output, "thinking": response.thinking,
-        "meta": response.metadata, "created_at": m.utcnow(),
+        "reference": response.reference, "meta": response.metadata, "created_at": m.utcnow(),
     }
 
 

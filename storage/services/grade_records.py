@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from grading.types import EvaluationReport, Verdict
+from grading.types import CriterionReport, EvaluationReport, Verdict
 from storage import limits
 from storage import models as m
 from storage.dto import CriterionGradeInfo, GradeInfo
@@ -90,7 +90,8 @@ def record_grades(sessions: SessionFactory, run_id: int,
             if outsider is not None:
                 raise NotFoundError(f"response {outsider} is not part of run {run_id}")
             criteria = session.execute(
-                select(m.CriterionRow.id, m.CriterionRow.requirement, m.CriterionRow.weight)
+                select(m.CriterionRow.id, m.CriterionRow.requirement, m.CriterionRow.weight,
+                       m.CriterionRow.options)
                 .where(m.CriterionRow.version_id == found.rubric_version_id)
                 .order_by(m.CriterionRow.position)).all()
             verdicts = [_criterion_values(g.report, criteria) for g in grades]
@@ -124,7 +125,8 @@ def record_grades(sessions: SessionFactory, run_id: int,
             CriterionGradeInfo(
                 criterion_id=v["criterion_id"], position=v["position"],
                 verdict=None if v["verdict"] is None else Verdict(v["verdict"]),
-                reason=v["reason"], error=v["error"])
+                reason=v["reason"], error=v["error"], option=v["option"],
+                shuffle_order=None if v["shuffle_order"] is None else tuple(v["shuffle_order"]))
             for v in per_grade))
         for grade_id, row, per_grade in zip(grade_ids, values, verdicts, strict=True)
     ]
@@ -189,14 +191,31 @@ def _criterion_values(report: EvaluationReport, criteria: Sequence[Any]) -> list
             f"{len(criteria)}")
     rows = []
     for position, (item, criterion) in enumerate(zip(report.report, criteria, strict=True)):
-        if item.requirement != criterion.requirement or item.weight != criterion.weight:
+        stored_options = None if item.options is None else [o.model_dump() for o in item.options]
+        if (item.requirement != criterion.requirement or item.weight != criterion.weight
+                or stored_options != criterion.options):
             raise ValueError(
                 f"report criterion {position + 1} does not match the rubric version "
                 f"({item.requirement[:60]!r} vs {criterion.requirement[:60]!r})")
+        verdict, option = _stored_choice(item)
         rows.append({
-            "criterion_id": criterion.id, "position": position,
-            "verdict": None if item.verdict is None else item.verdict.value,
-            "reason": limits.storable(item.reason or ""),
+            "criterion_id": criterion.id, "position": position, "verdict": verdict,
+            "option": option, "reason": limits.storable(item.reason or ""),
             "error": limits.storable(item.error),
+            "shuffle_order": None if item.shuffle_order is None else list(item.shuffle_order),
         })
     return rows
+
+
+def _stored_choice(item: CriterionReport) -> tuple[str | None, str | None]:
+    """(verdict, option) as grade_criteria keeps them (models.GradeCriterionRow): a chosen
+    option's label beside MET, or CANNOT_ASSESS for an NA option or an abstention."""
+    if item.options is None:
+        return (None if item.verdict is None else item.verdict.value), None
+    chosen = item.multi_choice_verdict
+    if chosen is None:
+        return None, None
+    if chosen.selected_index is None:
+        return Verdict.CANNOT_ASSESS.value, None
+    option = item.options[chosen.selected_index]
+    return (Verdict.CANNOT_ASSESS if option.na else Verdict.MET).value, option.label

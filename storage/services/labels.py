@@ -5,10 +5,11 @@ Gold set (JSONL, one line per human-reviewed response, HealthBench-like)::
     {"response_id": "r1", "workbench_response_id": 12, "dataset": "Answers",
      "rubric": "Dosing", "rubric_version": 2,
      "prompt": [{"role": "user", "content": "the query"}],   # [] when the response has none
-     "completion": "the response text", "thinking": null,
+     "completion": "the response text", "thinking": null, "reference": null,
      "rubrics": [{"criterion": "States the dose correctly", "name": "accurate",
                   "points": 10.0, "tags": ["section:Accuracy"],
                   "verdict": "MET", "criteria_met": true,        # null: CANNOT_ASSESS/unreviewed
+                  "option_value": null,          # a rating: verdict is the option's label
                   "explanation": "the reviewer's note", "reviewer": "ana"}],
      "criteria_met": [true, ...],                               # the same, in rubric order
      "reviewed_count": 4, "criteria_count": 4,
@@ -62,16 +63,25 @@ def _criteria_met(verdict: Verdict | None) -> bool | None:
     return {Verdict.MET: True, Verdict.UNMET: False}.get(verdict) if verdict else None
 
 
+def _option_value(criterion: CriterionInfo, label: str | None) -> float | None:
+    """The chosen option's value (None: no option, or an NA one)."""
+    return next((o.value for o in criterion.options or () if o.label == label and not o.na),
+                None)
+
+
 def _rubric_item(criterion: CriterionInfo, decision: HumanDecision | None) -> dict[str, Any]:
     human = decision.applied if decision else None
     verdict = human.verdict if human else None
+    option = human.option if human else None
     return {
         "criterion": criterion.requirement,
         "name": criterion.name,
         "points": criterion.weight,
         "tags": [f"section:{criterion.section}"] if criterion.section else [],
-        "verdict": verdict.value if verdict else None,
-        "criteria_met": _criteria_met(verdict),
+        # a rating's chosen option label (its value in option_value; criteria_met null)
+        "verdict": option if option is not None else verdict.value if verdict else None,
+        "criteria_met": None if criterion.is_multi_choice else _criteria_met(verdict),
+        "option_value": _option_value(criterion, option),
         "explanation": human.note if human else "",
         "reviewer": human.reviewer if human else None,
         # Several reviewers: how the final verdict above was reached and each one's verdict.
@@ -80,7 +90,7 @@ def _rubric_item(criterion: CriterionInfo, decision: HumanDecision | None) -> di
                         if decision and decision.adjudication else None),
         "carried_from_version": decision.carried_from if decision else None,
         "reviewers": [
-            {"reviewer": h.reviewer_key, "name": h.reviewer, "verdict": h.verdict.value,
+            {"reviewer": h.reviewer_key, "name": h.reviewer, "verdict": str(h.choice),
              "note": h.note}
             for h in (decision.reviews if decision else ())],
     }
@@ -127,6 +137,7 @@ def iter_gold_records(
                 if response.query is not None else [],
                 "completion": response.output,
                 "thinking": response.thinking,
+                "reference": response.reference,
                 "rubrics": items,
                 "criteria_met": [item["criteria_met"] for item in items],
                 "reviewed_count": score.reviewed_count,
@@ -177,6 +188,7 @@ def iter_training_records(
                     "prompt": response.query,
                     "completion": response.output,
                     "thinking": response.thinking,
+                    "reference": response.reference,
                     "rubric": rubric_name,
                     "rubric_version": number,
                     "run_id": run_id,

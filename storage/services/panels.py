@@ -352,6 +352,12 @@ def _grade(
     elif any(v is None for v in verdicts):
         missing = [row.label for row in rows if row.decision.verdict is None]
         error = f"every member failed on {', '.join(missing)}: the panel has no verdict there"
+    elif any(c.is_multi_choice for c in criteria):
+        # The members' option labels are not combined yet (their verdicts only say "an
+        # option was chosen"): no score rather than one that reads MET for every rating.
+        error = ("panels do not combine multi-choice criteria yet ("
+                 + ", ".join(c.label for c in criteria if c.is_multi_choice)
+                 + "): compare the member runs instead")
     else:
         to_grade = {"output": response.output, "thinking": response.thinking or ""}
         aggregate, _penalty, score = score_verdicts(

@@ -181,8 +181,8 @@ def response_detail(
     judged: dict[int, set] = defaultdict(set)
     for grade in grades:
         for criterion in grade.criteria if grade else ():
-            if criterion.judge_verdict is not None:
-                judged[criterion.criterion_id].add(criterion.judge_verdict)
+            if criterion.judge_choice is not None:  # an option label on a rating
+                judged[criterion.criterion_id].add(criterion.judge_choice)
     return ResponseDetail(
         response=response, version=version, runs=runs, grades=grades,
         humans=decisions, history=history, human_score=human,
@@ -216,7 +216,7 @@ def adjudication_queue(
                     criterion_label=labels.get(cid, str(cid)), decision=decision)
         for rid, per in decisions.items() for cid, decision in per.items()
         if decision.disputed or (include_resolved and decision.status == "adjudicated"
-                                 and len({h.verdict for h in decision.reviews}) > 1)
+                                 and len({h.choice for h in decision.reviews}) > 1)
     ]
     return sorted(found, key=lambda d: (not d.decision.disputed, d.response_id,
                                         order.get(d.criterion_id, 0)))

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from grading.types import ScoringSettings, Verdict
 from storage import limits
 from storage import models as m
+from storage.choices import stored_choice
 from storage.convert import criterion_info, grade_info, human_verdict_info
 from storage.dto import EffectiveGrade, HumanScore, HumanVerdictInfo
 from storage.effective import compute_effective_grade, compute_human_score
@@ -90,11 +91,18 @@ def _is_unique(exc: IntegrityError) -> bool:
     return "unique" in text or "duplicate key" in text
 
 
-def _parse(verdict: Verdict | str) -> Verdict:
+def _parse(verdict: Verdict | str) -> Verdict | str:
+    """A verdict, or text kept as it is: an option label is only known to be one once its
+    criterion is read (``storage.choices.stored_choice``, inside the transaction)."""
+    if isinstance(verdict, Verdict):
+        return verdict
+    if not isinstance(verdict, str) or not verdict.strip():
+        raise InvalidInputError(
+            f"a verdict must be MET, UNMET, CANNOT_ASSESS or an option label, got {verdict!r}")
     try:
         return Verdict.parse(verdict)
-    except ValueError as exc:
-        raise InvalidInputError(str(exc)) from None
+    except ValueError:
+        return verdict.strip()
 
 
 def set_human_verdict(
@@ -222,7 +230,7 @@ def _stale(current: m.HumanVerdictRow | None) -> StaleVerdictError:
         return StaleVerdictError("the verdict changed while you were reviewing; reload",
                                  current_id=None)
     return StaleVerdictError(
-        f"{current.reviewer} changed this verdict to {current.verdict} at "
+        f"{current.reviewer} changed this verdict to {current.option or current.verdict} at "
         f"{current.created_at:%Y-%m-%d %H:%M} UTC while you were reviewing; reload to see "
         "it and decide again",
         current_id=current.id,
@@ -230,19 +238,21 @@ def _stale(current: m.HumanVerdictRow | None) -> StaleVerdictError:
 
 
 def append_verdict(
-    session: Session, response_id: int, criterion_id: int, verdict: Verdict,
+    session: Session, response_id: int, criterion_id: int, verdict: Verdict | str,
     who: tuple[str, str], note: str, expected_current_id: int | _Unchecked | None,
     *, stream: str | None = None, review_seconds: float | None = None,
 ) -> HumanVerdictInfo:
     """Add one human verdict inside the caller's transaction: the one write path that the
     Review page, adjudication and the CSV import share. ``who`` is (key, name); the stream
-    is the reviewer's own unless given (adjudication)."""
+    is the reviewer's own unless given (adjudication). ``verdict``: MET / UNMET /
+    CANNOT_ASSESS, or an option label on a multi-choice criterion (``storage.choices``)."""
     key, name = who
     stream = key if stream is None else stream
     found = rubric_repo.criterion_with_frozen(session, criterion_id)
     if found is None:
         raise NotFoundError(f"criterion {criterion_id} does not exist")
     criterion, frozen = found
+    chosen, option = stored_choice(criterion_info(criterion), verdict)
     dataset_repo.require_response(session, response_id)
     current = repo.latest(session, response_id, criterion_id, stream)
     checked = not isinstance(expected_current_id, _Unchecked)
@@ -252,8 +262,9 @@ def append_verdict(
         rubric_repo.freeze(session, criterion.version_id)
     row = repo.append(
         session, response_id=response_id, rubric_version_id=criterion.version_id,
-        criterion_id=criterion_id, stream=stream, verdict=verdict.value, reviewer_key=key,
+        criterion_id=criterion_id, stream=stream, verdict=chosen.value, reviewer_key=key,
         reviewer=name, note=note, previous=current, review_seconds=review_seconds,
+        option=option,
     )
     return human_verdict_info(row, current)
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from grading.options import CriterionOption, label_key
 from grading.types import Criterion
 from storage.dto import RubricVersionInfo
 from storage.engine import SessionFactory
@@ -71,9 +72,53 @@ def _details(old: Criterion, new: Criterion, old_pos: int, new_pos: int) -> tupl
         details.append("requirement reworded")
     if old.section != new.section:
         details.append(f"section {old.section or '(none)'} → {new.section or '(none)'}")
+    details.extend(_kind_details(old, new))
     if old_pos != new_pos:
         details.append(f"moved from position {old_pos + 1} to {new_pos + 1}")
     return tuple(details)
+
+
+def _kind(criterion: Criterion) -> str:
+    return "MET/UNMET" if criterion.options is None else f"{criterion.scale_type} options"
+
+
+def _value(option: CriterionOption) -> str:
+    return "NA" if option.na else f"{option.value:g}"
+
+
+def _option_text(option: CriterionOption) -> str:
+    return f"{option.label!r} ({_value(option)})"
+
+
+def _kind_details(old: Criterion, new: Criterion) -> list[str]:
+    """Option and gate changes, each named: "option 'Fair' value 0.5 → 0.4"."""
+    details = []
+    if old.required != new.required:
+        details.append("now required" if new.required else "no longer required")
+    if (old.options is None) != (new.options is None) or (
+            old.options is not None and old.scale_type != new.scale_type):
+        details.append(f"{_kind(old)} → {_kind(new)}")
+    if old.options is None or new.options is None:
+        return details
+    old_by = {label_key(o.label): (i, o) for i, o in enumerate(old.options)}
+    new_keys = {label_key(o.label) for o in new.options}
+    for position, option in enumerate(new.options):
+        found = old_by.get(label_key(option.label))
+        if found is None:
+            details.append(f"option {_option_text(option)} added")
+            continue
+        old_position, before = found
+        if before.label != option.label:
+            details.append(f"option {before.label!r} relabelled {option.label!r}")
+        if before.na != option.na or before.value != option.value:
+            details.append(f"option {option.label!r} value {_value(before)} → "
+                           f"{_value(option)}")
+        if old_position != position:
+            details.append(f"option {option.label!r} moved from {old_position + 1} to "
+                           f"{position + 1}")
+    details.extend(f"option {_option_text(o)} removed" for o in old.options
+                   if label_key(o.label) not in new_keys)
+    return details
 
 
 def diff_criteria(

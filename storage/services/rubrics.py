@@ -39,7 +39,10 @@ def _validated(criteria: Sequence[Criterion] | Rubric) -> list[Criterion]:
         try:
             limits.check([("its name", criterion.name, limits.NAME_MAX),
                           ("its section", criterion.section, limits.NAME_MAX),
-                          ("its requirement", criterion.requirement, None)], where)
+                          ("its requirement", criterion.requirement, None),
+                          *((f"option {number}'s label", option.label, limits.NAME_MAX)
+                            for number, option in enumerate(criterion.options or (), 1))],
+                         where)
         except InvalidInputError as exc:
             problems.append(str(exc))
     if problems:

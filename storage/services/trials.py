@@ -64,7 +64,8 @@ class TrialPlan:
     @property
     def new_criterion(self) -> Criterion:
         return Criterion(weight=self.criterion.weight, requirement=self.requirement,
-                         name=self.criterion.name, section=self.criterion.section)
+                         name=self.criterion.name, section=self.criterion.section,
+                         required=self.criterion.required)
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,10 @@ def plan_trial(
             raise NotFoundError(f"criterion {criterion_id} is not part of the rubric version "
                                 f"run {run.id} graded")
         criterion = criterion_info(row)
+        if criterion.is_multi_choice:
+            raise InvalidInputError(
+                f"'{criterion.label}' is rated by choosing an option: wording trials compare "
+                "MET/UNMET verdicts and do not work on multi-choice criteria yet")
         cases = _reviewed_cases(session, run, criterion_id)
         base = run_info(run)
     if not cases:
@@ -128,7 +133,8 @@ def plan_trial(
             f"nobody has reviewed '{criterion.label}' (MET or UNMET) on the responses run "
             f"{base.id} graded: review some on the Review page first, then try the wording")
     plan_criterion = Criterion(weight=criterion.weight, requirement=requirement,
-                               name=criterion.name, section=criterion.section)
+                               name=criterion.name, section=criterion.section,
+                               required=criterion.required)
     examples = _base_examples(sessions, base, criterion, requirement)
     estimate = estimate_for(
         grader="per_criterion", model=base.model, criteria=[plan_criterion],
@@ -322,8 +328,10 @@ def _default_grade_fn(
     async def grade(response: ResponseInfo, criterion: Criterion) -> EvaluationReport:
         if fatal:
             return EvaluationReport(score=None, error=str(fatal[0]))
+        # the same reference answer the base run showed its judge, so wordings compare fairly
         return await grader.grade(response.to_grade, [criterion], query=response.query,
-                                  response_key=response.id)
+                                  response_key=response.id,
+                                  reference_submission=response.reference)
 
     return grade, generate.close
 

@@ -34,9 +34,10 @@ from sqlalchemy import insert, select
 from grading.types import Verdict
 from storage import csv_cells, limits
 from storage import models as m
+from storage.choices import stored_choice
 from storage.convert import criterion_info
 from storage.engine import SessionFactory
-from storage.errors import ImportProblemsError, Problem
+from storage.errors import ImportProblemsError, InvalidInputError, Problem
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import verdicts as verdict_repo
@@ -90,6 +91,7 @@ class _Row(NamedTuple):
     verdict: Verdict
     reviewer: str  # the known (or created) reviewer's key
     note: str
+    option: str | None = None  # the chosen option's label on a multi-choice criterion
 
 
 @dataclass
@@ -161,10 +163,10 @@ def import_human_verdicts(
 
 def _changed(session, rubric_version_id: int, dataset_id: int, rows: list[_Row]) -> list[_Row]:
     """The rows that differ from their reviewer's current verdict (carried ones included)."""
-    current = {(h.response_id, h.criterion_id, h.reviewer_key): (h.verdict, h.note)
+    current = {(h.response_id, h.criterion_id, h.reviewer_key): (h.verdict, h.option, h.note)
                for h in reviewer_verdicts(session, rubric_version_id, dataset_id)}
-    return [r for r in rows
-            if current.get((r.response_id, r.criterion_id, r.reviewer)) != (r.verdict, r.note)]
+    return [r for r in rows if current.get((r.response_id, r.criterion_id, r.reviewer))
+            != (r.verdict, r.option, r.note)]
 
 
 def _append_all(session, rubric_version_id: int, rows: list[_Row],
@@ -187,7 +189,7 @@ def _append_all(session, rubric_version_id: int, rows: list[_Row],
                 "seq": before[1] + 1 if before else 1, "verdict": r.verdict.value,
                 "reviewer_key": r.reviewer, "reviewer": names.get(r.reviewer, r.reviewer),
                 "note": r.note, "replaces_id": before[0] if before else None,
-                "review_seconds": None, "created_at": now,
+                "review_seconds": None, "created_at": now, "option": r.option,
             })
         # Core's executemany on the table (the ORM's bulk path costs as much again per row).
         # The unique (response, criterion, stream, seq) key still catches a reviewer who
@@ -214,6 +216,7 @@ class _Checker:
                     self.ids[external] = rid  # an external id wins over a "#<number>" look-alike
             self.known = reviewer_names.known_reviewers(session, also=[actor.key])
         self.by_name = {c.label: c.id for c in criteria}
+        self.by_id = {c.id: c for c in criteria}
         self.filename = filename
         self.problems: list[Problem] = []
         self.rows: list[_Row] = []
@@ -286,10 +289,13 @@ class _Checker:
             self.problems.extend(found)
             self.blank += 1
             return
-        verdict = None
+        verdict = option = None
         try:
-            verdict = Verdict.parse(raw_verdict)
-        except ValueError as exc:
+            if criterion_id is None:
+                verdict = Verdict.parse(raw_verdict)
+            else:  # an option label on a multi-choice criterion (storage.choices)
+                verdict, option = stored_choice(self.by_id[criterion_id], raw_verdict)
+        except (ValueError, InvalidInputError) as exc:
             found.append(Problem(f"{where}, column {verdict_col!r}", str(exc)))
         raw_reviewer = str(record.get(reviewer_col) or "").strip()
         reviewer = ""
@@ -315,7 +321,7 @@ class _Checker:
         self.problems.extend(found)
         if not found and verdict is not None and response_id is not None \
                 and criterion_id is not None and reviewer:
-            self.rows.append(_Row(response_id, criterion_id, verdict, reviewer, note))
+            self.rows.append(_Row(response_id, criterion_id, verdict, reviewer, note, option))
 
     def finish(self, create_reviewers: bool) -> tuple[list[_Row], set[str]]:
         """The valid rows and the keys of reviewers to create; every problem raised."""

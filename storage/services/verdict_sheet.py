@@ -47,7 +47,7 @@ def export_verdict_sheet_csv(
             for human in current.get((rid, criterion.id)) or [None]:
                 writer.writerow([
                     response_key(rid, external), criterion.label,
-                    human.verdict.value if human else "", human.reviewer_key if human else "",
+                    str(human.choice) if human else "", human.reviewer_key if human else "",
                     human.note if human else "", criterion.requirement,
                 ])
     return out.getvalue()

@@ -173,8 +173,9 @@ def test_exports_carry_the_response_and_the_uploads_own_columns(sessions):
                      .splitlines()]
     assert (first["query"], first["response_text"], first["model"]) == (
         "When can I return it?", "Within 30 days.\nKeep the receipt.", "openai/fake-judge")
-    assert first["upload"] == {"model": "user-model-7b", "reference": "30 days",
-                               "temperature": 0.2}
+    # a column named "reference" is the reference answer (issue 34), not an upload column
+    assert (first["reference"], second["reference"]) == ("30 days", None)
+    assert first["upload"] == {"model": "user-model-7b", "temperature": 0.2}
     assert second["upload"] == {"model": "other", "tags": ["x", "y"]}
 
     rows = list(csv.DictReader(io.StringIO(results_export(sessions, [run.id], "csv"))))
@@ -184,8 +185,9 @@ def test_exports_carry_the_response_and_the_uploads_own_columns(sessions):
         "harmful.judge_verdict")
     assert [(r["model"], r["upload.model"]) for r in rows] == [
         ("openai/fake-judge", "user-model-7b"), ("openai/fake-judge", "other")]
-    assert (rows[0]["upload.reference"], rows[0]["upload.temperature"], rows[0]["upload.tags"],
-            rows[1]["upload.reference"]) == ("30 days", "0.2", "", "")
+    assert (rows[0]["reference"], rows[0]["upload.temperature"], rows[0]["upload.tags"],
+            rows[1]["reference"]) == ("30 days", "0.2", "", "")
+    assert header.index("thinking") < header.index("reference") < header.index("upload.model")
     assert rows[1]["upload.tags"] == '["x", "y"]'
     assert rows[0]["response_text"] == "Within 30 days.\nKeep the receipt."
     assert rows[1]["response_text"] == "'=SUM(A1)"  # spreadsheet-safe like every cell
@@ -202,7 +204,7 @@ def test_the_results_table_csv_ends_with_the_response_as_uploaded(sessions):
     rows = list(csv.DictReader(io.StringIO(
         table_csv(page, [run], responses=table_responses(sessions, page)))))
     assert [(r["response_id"], r["query"], r["response_text"], r["upload.model"],
-             r["upload.reference"], r["upload.tags"]) for r in rows] == [
+             r["reference"], r["upload.tags"]) for r in rows] == [
         ("a1", "When can I return it?", "Within 30 days.\nKeep the receipt.", "user-model-7b",
          "30 days", ""),
         ("a2", "Hi", "'=SUM(A1)", "other", "", '["x", "y"]')]

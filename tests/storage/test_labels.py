@@ -146,7 +146,8 @@ def test_import_lists_every_problem_with_row_and_column_and_writes_nothing(sessi
     assert len(problems) == 5
     assert problems[0].startswith("row 2 (line 3), column 'response_id': no response with id")
     assert problems[1].startswith("row 3 (line 4), column 'criterion': no criterion named 'tone'")
-    assert problems[2].startswith("row 4 (line 5), column 'verdict': verdict must be MET")
+    assert problems[2].startswith("row 4 (line 5), column 'verdict': criterion 'cites': "
+                                  "verdict must be MET")
     assert problems[3].startswith("row 5 (line 6), column 'reviewer': the reviewer is empty")
     assert problems[4].startswith("row 6 (line 7): response 'r5', criterion 'accurate' is "
                                   "already set for reviewer 'bo' by row 1")

@@ -424,3 +424,22 @@ def test_a_semicolon_or_tab_separated_file_is_detected_and_imports(data, kind):
     response, _ = _responses(dataset.id)
     assert (response.external_id, response.query, response.output) == (
         "r1", "q", "an answer, with a comma")
+
+
+def test_a_reference_column_is_guessed_can_be_changed_and_is_stored():
+    dataset = _dataset()
+    data = (b"id,question,completion,answer,source\n"
+            b"a,How much?,Take five milligrams.,5 mg,book\n"
+            b"b,How long?,About a week.,7 days,web\n")
+    at = open_page("responses")
+    _upload(at, "math.csv", data)
+    assert at.selectbox(key="responses_map_0_reference").value == "answer"
+    assert at.selectbox(key="responses_map_0_text").value == "completion"
+    assert "Reference" in frame_with(at, "Reference").columns
+    # the user maps another column instead: the guessed one becomes metadata
+    at.selectbox(key="responses_map_0_reference").set_value("source").run()
+    _into(at, dataset)
+    _click(at, "Import 2 responses")
+    stored = _responses(dataset.id)
+    assert [(r.reference, r.metadata) for r in stored] == [
+        ("book", {"answer": "5 mg"}), ("web", {"answer": "7 days"})]

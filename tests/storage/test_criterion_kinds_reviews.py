@@ -1,0 +1,195 @@
+"""The review services take an option label for a multi-choice criterion (the Review page's
+number keys will send one): validated against the criterion's options, stored beside the
+verdict, compared by consensus, and scored by the one aggregation function."""
+
+from __future__ import annotations
+
+import pytest
+
+from grading.options import CriterionOption as O
+from grading.options import MultiChoiceVerdict
+from grading.rubric import Rubric
+from grading.types import Criterion, CriterionReport, EvaluationReport, Verdict
+from storage.errors import InvalidInputError
+from storage.services import reviewers, reviews
+from storage.services.grade_records import record_grade
+from tests.actors import ADMIN
+from tests.storage.helpers import make_dataset, make_rubric, make_run
+
+V = Verdict
+LIKERT = tuple(O(label=label, value=v) for label, v in
+               [("Poor", 0.0), ("Fair", 0.25), ("Good", 0.5), ("Very good", 0.75),
+                ("Excellent", 1.0)])
+CRITERIA = [
+    Criterion(name="accurate", requirement="States the dose correctly", weight=10),
+    Criterion(name="clarity", requirement="How clear is it?", weight=5, options=LIKERT),
+    Criterion(name="tone", requirement="Which tone?", weight=2, scale_type="nominal",
+              options=(O(label="formal", value=1.0), O(label="casual", value=0.5),
+                       O(label="no text", value=0.0, na=True))),
+]
+RUBRIC = Rubric(CRITERIA)
+
+
+def _judge_report(choices: list[str]) -> EvaluationReport:
+    reports = []
+    for criterion, choice in zip(CRITERIA, choices, strict=True):
+        if criterion.options is None:
+            reports.append(CriterionReport(**criterion.model_dump(), verdict=V(choice)))
+            continue
+        index = criterion.find_option_by_label(choice)
+        option = criterion.options[index]
+        reports.append(CriterionReport(**criterion.model_dump(), multi_choice_verdict=(
+            MultiChoiceVerdict(selected_index=index, selected_label=option.label,
+                               value=option.value, na=option.na))))
+    return EvaluationReport(score=RUBRIC.compute_score(choices), report=reports)
+
+
+@pytest.fixture
+def graded(sessions):
+    version = make_rubric(sessions, "Mixed", CRITERIA)
+    dataset, [response, *_] = make_dataset(sessions, count=1)
+    run = make_run(sessions, version.id, dataset.id)
+    grade = record_grade(sessions, run.id, response.id, _judge_report(["MET", "Fair", "formal"]))
+    ids = {c.name: c.id for c in version.criteria}
+    ids["version"] = version.id
+    return grade, response.id, ids
+
+
+def test_an_option_label_is_stored_and_changes_the_effective_score(sessions, graded):
+    grade, response_id, ids = graded
+    assert [c.option for c in grade.criteria] == [None, "Fair", "formal"]
+    saved = reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
+                                      criterion_id=ids["clarity"], verdict=" excellent ")
+    assert (saved.verdict, saved.option, saved.choice) == (V.MET, "Excellent", "Excellent")
+    effective = reviews.effective_grade(sessions, grade.id)
+    assert effective.score == pytest.approx(RUBRIC.compute_score(["MET", "Excellent",
+                                                                   "formal"]))
+    clarity = effective.criteria[1]
+    assert (clarity.judge_choice, clarity.effective_choice, clarity.overridden) == (
+        "Fair", "Excellent", True)
+
+    # an NA option is stored as the abstention it is, and scored by the strategy
+    na = reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
+                                   criterion_id=ids["tone"], verdict="No Text")
+    assert (na.verdict, na.option) == (V.CANNOT_ASSESS, "no text")
+    assert reviews.effective_grade(sessions, grade.id).score == pytest.approx(
+        RUBRIC.compute_score(["MET", "Excellent", "no text"]))
+    # CANNOT_ASSESS names no option
+    abstained = reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
+                                          criterion_id=ids["clarity"], verdict="cannot assess")
+    assert (abstained.verdict, abstained.option, abstained.previous_option) == (
+        V.CANNOT_ASSESS, None, "Excellent")
+    history = reviews.verdict_history(sessions, response_id)
+    assert [(h.criterion_id, h.choice) for h in history if h.criterion_id == ids["clarity"]
+            ] in ([(ids["clarity"], "Excellent"), (ids["clarity"], V.CANNOT_ASSESS)],
+                  [(ids["clarity"], V.CANNOT_ASSESS), (ids["clarity"], "Excellent")])
+
+
+@pytest.mark.parametrize("criterion, answer, words", [
+    pytest.param("clarity", "MET", "criterion 'clarity' is answered by choosing one of its "
+                 "options ('Poor', 'Fair', 'Good', 'Very good', 'Excellent')",
+                 id="a-verdict-naming-no-option"),
+    pytest.param("clarity", "Superb", "'Superb' is not one of them", id="an-unknown-label"),
+    pytest.param("accurate", "Good", "criterion 'accurate': verdict must be MET, UNMET or "
+                 "CANNOT_ASSESS", id="a-label-on-a-binary-criterion"),
+])
+def test_a_wrong_answer_names_the_criterion_and_nothing_is_written(
+        sessions, graded, criterion, answer, words):
+    grade, response_id, ids = graded
+    with pytest.raises(InvalidInputError) as caught:
+        reviews.save_review(sessions, actor=ADMIN, response_id=response_id, verdicts={
+            ids["tone"]: ("casual", ""),  # a good answer in the same save is not written
+            ids[criterion]: (answer, "")})
+    assert words in str(caught.value)
+    assert reviews.verdict_history(sessions, response_id) == []
+    assert reviews.effective_grade(sessions, grade.id).score == grade.score
+
+
+def test_reviewers_agree_on_the_same_option_and_dispute_different_ones(sessions, graded):
+    grade, response_id, ids = graded
+    ana = reviewers.Actor(key="ana@x", name="Ana", roles=frozenset({reviewers.Role.REVIEWER}))
+    bo = reviewers.Actor(key="bo@x", name="Bo", roles=frozenset({reviewers.Role.REVIEWER}))
+    for actor, label in ((ana, "Good"), (bo, "good")):
+        reviews.set_human_verdict(sessions, actor=actor, response_id=response_id,
+                                  criterion_id=ids["clarity"], verdict=label)
+    for actor, label in ((ana, "formal"), (bo, "casual")):
+        reviews.set_human_verdict(sessions, actor=actor, response_id=response_id,
+                                  criterion_id=ids["tone"], verdict=label)
+    effective = reviews.effective_grade(sessions, grade.id)
+    _accurate, clarity, tone = effective.criteria
+    assert (clarity.decision.status, clarity.effective_choice) == ("agreed", "Good")
+    assert (tone.decision.status, tone.effective_choice) == ("disputed", "formal")
+    assert effective.score == pytest.approx(RUBRIC.compute_score(["MET", "Good", "formal"]))
+
+    reviews.adjudicate(sessions, actor=ADMIN, response_id=response_id,
+                       criterion_id=ids["tone"], verdict="casual")
+    reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
+                              criterion_id=ids["accurate"], verdict="UNMET")
+    human = reviews.human_score(sessions, response_id, ids["version"])
+    assert human.score == pytest.approx(RUBRIC.compute_score(["UNMET", "Good", "casual"]))
+
+
+def test_a_panel_over_multi_choice_criteria_says_it_cannot_score_them(sessions, graded):
+    """Combining ratings (median, mode) is not built yet: no score and a clear error, never
+    a crash nor a score that reads every chosen option as MET."""
+    from storage.services import panels
+
+    grade, response_id, ids = graded
+    second = make_run(sessions, ids["version"], datasets_of(sessions, grade.run_id))
+    record_grade(sessions, second.id, response_id, _judge_report(["MET", "Good", "casual"]))
+    panel = panels.create_panel(sessions, run_ids=[grade.run_id, second.id], rule="majority",
+                                actor=ADMIN)
+    [result] = panels.panel_grades(sessions, panel.id)
+    assert result.score is None
+    assert result.error == ("panels do not combine multi-choice criteria yet (clarity, tone): "
+                            "compare the member runs instead")
+
+
+def datasets_of(sessions, run_id: int) -> int:
+    from storage.services import runs
+
+    return runs.get_run(sessions, run_id).dataset_id
+
+
+def test_a_wording_trial_on_a_rating_is_refused_with_a_message(sessions, graded):
+    from storage.services import trials
+
+    grade, response_id, ids = graded
+    reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
+                              criterion_id=ids["clarity"], verdict="Good")
+    with pytest.raises(InvalidInputError, match="'clarity' is rated by choosing an option: "
+                                                "wording trials compare MET/UNMET verdicts"):
+        trials.plan_trial(sessions, base_run_id=grade.run_id, criterion_id=ids["clarity"],
+                          requirement="How clear and short is it?")
+
+
+def test_the_gold_set_carries_option_labels_values_and_the_reference(sessions):
+    from storage.services import datasets, labels
+
+    version = make_rubric(sessions, "Mixed", CRITERIA)
+    dataset = datasets.create_dataset(sessions, "Refs", responses=[
+        {"id": "a", "text": "five mg", "reference": "5 mg"}], actor=ADMIN)
+    [response] = datasets.list_responses(sessions, dataset.id, limit=None)
+    ids = {c.name: c.id for c in version.criteria}
+    reviews.save_review(sessions, actor=ADMIN, response_id=response.id, verdicts={
+        ids["accurate"]: ("MET", ""), ids["clarity"]: ("very good", "clear"),
+        ids["tone"]: ("no text", "")})
+    [record] = labels.iter_gold_records(sessions, version.id, dataset.id)
+    assert record["reference"] == "5 mg"
+    assert [(i["verdict"], i["criteria_met"], i["option_value"]) for i in record["rubrics"]] == [
+        ("MET", True, None), ("Very good", None, 0.75), ("no text", None, None)]
+    assert record["rubrics"][1]["reviewers"][0]["verdict"] == "Very good"
+    assert record["human_score"] == pytest.approx(RUBRIC.compute_score(
+        ["MET", "Very good", "no text"]))
+
+
+def test_a_chosen_option_is_never_drawn_as_a_met_calibration_example(sessions, graded):
+    from storage.services import calibration
+
+    _grade, response_id, ids = graded
+    for name, answer in (("accurate", "MET"), ("clarity", "Good")):
+        reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
+                                  criterion_id=ids[name], verdict=answer)
+    counts = {c.label: (c.met, c.unmet)
+              for c in calibration.reviewed_counts(sessions, ids["version"])}
+    assert counts == {"accurate": (1, 0), "clarity": (0, 0), "tone": (0, 0)}
