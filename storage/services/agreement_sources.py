@@ -172,7 +172,7 @@ def gather_sources(
         with sessions() as session:
             texts = response_texts(session, complete)
 
-    gathered.verdicts[HUMAN] = {(h.response_id, h.criterion_id): h.verdict for h in humans}
+    gathered.verdicts[HUMAN] = {(h.response_id, h.criterion_id): h.choice for h in humans}
     gathered.reasons[HUMAN] = {(h.response_id, h.criterion_id): h.note for h in humans}
     if humans:
         gathered.sources.insert(0, AgreementSource(
@@ -220,8 +220,8 @@ def _add_run(gathered: _Gathered, run: RunInfo, grades: Sequence[GradeInfo],
         if grade.score is not None:
             scores[grade.response_id] = grade.score
         for item in grade.criteria:
-            if item.verdict is not None:
-                verdicts[grade.response_id, item.criterion_id] = item.verdict
+            if item.choice is not None:
+                verdicts[grade.response_id, item.criterion_id] = item.choice
                 reasons[grade.response_id, item.criterion_id] = item.reason
     gathered.verdicts[key], gathered.reasons[key], gathered.judge_scores[key] = (
         verdicts, reasons, scores)
@@ -292,7 +292,7 @@ def _per_reviewer(own: list[HumanVerdictInfo]) -> tuple[
     names: dict[str, str] = {}
     seconds: dict[str, dict[int, float]] = defaultdict(dict)
     for h in own:
-        per_reviewer[h.reviewer_key][h.response_id, h.criterion_id] = h.verdict
+        per_reviewer[h.reviewer_key][h.response_id, h.criterion_id] = h.choice
         names[h.reviewer_key] = h.reviewer
         if h.review_seconds is not None:
             spent = seconds[h.reviewer_key]

@@ -193,3 +193,33 @@ def test_a_chosen_option_is_never_drawn_as_a_met_calibration_example(sessions, g
     counts = {c.label: (c.met, c.unmet)
               for c in calibration.reviewed_counts(sessions, ids["version"])}
     assert counts == {"accurate": (1, 0), "clarity": (0, 0), "tone": (0, 0)}
+
+
+def test_agreement_on_stored_option_verdicts_is_weighted_kappa_on_the_labels(sessions):
+    """The Agreement report reads the stored option labels (not the MET they are filed under):
+    a judge one step off on a rating scale gets the quadratic-weighted kappa scikit-learn gives
+    for the same labels, and never 100% agreement."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from storage.services.agreement import agreement_report
+    from storage.services.agreement_sources import HUMAN
+
+    version = make_rubric(sessions, "Mixed agreement", CRITERIA)
+    dataset, responses = make_dataset(sessions, count=6)
+    run = make_run(sessions, version.id, dataset.id)
+    judge = ["Poor", "Fair", "Good", "Very good", "Excellent", "Good"]
+    people = ["Poor", "Good", "Good", "Excellent", "Excellent", "Fair"]
+    ids = {c.name: c.id for c in version.criteria}
+    for response, said, truth in zip(responses, judge, people, strict=True):
+        record_grade(sessions, run.id, response.id, _judge_report(["MET", said, "formal"]))
+        reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response.id,
+                                  criterion_id=ids["clarity"], verdict=truth)
+
+    report = agreement_report(sessions, version.id, dataset.id)
+    pair = report.pair(HUMAN, f"run:{run.id}").per_criterion[ids["clarity"]]
+    order = [o.label for o in LIKERT]
+    expected = cohen_kappa_score([order.index(v) for v in people],
+                                 [order.index(v) for v in judge], weights="quadratic")
+    assert pair.pairs_used == 6
+    assert pair.percent_agreement == pytest.approx(100 * 3 / 6)
+    assert pair.kappa == pytest.approx(expected)
