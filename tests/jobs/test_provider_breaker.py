@@ -170,3 +170,29 @@ def test_the_worker_command_says_the_run_paused_and_why(sessions, db_url, fault_
     assert "failed 5 calls in a row (connection reset or refused)" in done.stderr
     assert f"run {run.id} ended paused" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_grade_command_says_paused_and_the_same_command_resumes(tmp_path, fault_provider,
+                                                                   capsys):
+    from storage import cli
+    from tests.jobs.helpers import write_grade_inputs
+
+    fault = fault_provider
+    fault.always(Fault(kind="reset"))
+    command = [*write_grade_inputs(tmp_path, 5), "--api-base", fault.api_base, "--db",
+               f"sqlite:///{tmp_path / 'cli.db'}", "--workers", "1", "--concurrency", "1",
+               "--pause-after-failures", "4"]
+
+    assert cli.main(command) == 1
+    out = capsys.readouterr().out
+    assert fault.requests == 4
+    row = out.splitlines()[1]
+    assert " paused " in row, out
+    assert "failed 4 calls in a row (connection reset or refused)" in out
+
+    fault.always(None)  # back: the same command resumes the run, the probe first
+    assert cli.main(command) == 0
+    captured = capsys.readouterr()
+    assert "resuming run(s) 1" in captured.err
+    assert " done " in captured.out.splitlines()[1], captured.out
+    assert fault.requests == 4 + 5
