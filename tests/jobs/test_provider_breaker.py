@@ -80,11 +80,15 @@ def test_each_kind_of_broken_answer_pauses_the_run(sessions, fault_provider, rep
     assert f"failed 5 calls in a row ({words})" in runs.get_run(sessions, run.id).error
 
 
-def test_a_hanging_provider_trips_the_breaker_at_the_call_deadline(sessions, fault_provider):
+@pytest.mark.parametrize("limits", [
+    pytest.param({"call_deadline": 0.5}, id="call-deadline"),  # the call is cut off
+    pytest.param({"timeout": 0.5, "call_deadline": 20}, id="attempt-timeout"),
+])
+def test_a_hanging_provider_trips_the_breaker(sessions, fault_provider, limits):
     fault = fault_provider
     fault.always(Reply(hang=30))
     run = _paused_run(sessions, fault, criteria=CRITERIA[:1], pause_after_failures=3,
-                      concurrency=3, call_deadline=0.5, retry_passes=0)
+                      concurrency=3, retry_passes=0, **limits)
 
     result = _run_within(sessions, run.id, 30)
 
