@@ -200,3 +200,27 @@ def test_the_grade_command_says_paused_and_the_same_command_resumes(tmp_path, fa
     assert "resuming run(s) 1" in captured.err
     assert " done " in captured.out.splitlines()[1], captured.out
     assert fault.requests == 4 + 5
+
+
+@pytest.mark.parametrize("count", [-1, 2.5, "ten", True])
+def test_a_pause_setting_that_is_not_a_whole_number_is_refused_at_launch(sessions, count):
+    from grading.errors import ConfigurationError
+
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 2)
+    with pytest.raises(ConfigurationError, match="pause_after_failures must be a whole"):
+        make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1",
+                 pause_after_failures=count)
+    assert runs.list_runs(sessions) == []
+
+
+def test_a_run_launched_without_the_breaker_never_pauses(sessions, fault_provider):
+    fault = fault_provider
+    fault.always(Fault(kind="reset"))
+    run = _paused_run(sessions, fault, criteria=CRITERIA[:1], pause_after_failures=0,
+                      concurrency=1, transport_retries=0, retry_passes=0)
+
+    result = _run_within(sessions, run.id, 60)
+
+    assert (result.status, result.failed, fault.requests) == ("done", 10, 10)
+    assert not runs.get_run(sessions, run.id).paused_by_provider
