@@ -136,36 +136,43 @@ class JobGenerate:
                 return GenerateResult(text=hit.text, usage=TokenUsage(), cost=0.0)
         if self.gate is not None:  # no new paid calls while results cannot be stored
             await self.gate()
+        probe = False
         if self.breaker is not None:  # nor while the provider keeps failing
-            await self.breaker.before_call()
-        async with self.limiter.slot() as slot:
-            if self.breaker is not None:  # it may have opened while this call waited
-                await self.breaker.still_closed()
-            self.counters.provider_calls += 1
-            try:
-                result = await self.llm(system_prompt, user_prompt,
-                                        response_format=response_format)
-            except TransientProviderError as exc:
-                if exc.status_code == 429:
-                    self.counters.rate_limited += 1
-                    slot.throttled(exc.retry_after)
-                    self._show_wait(exc.retry_after)
-                else:
-                    self._show_down(exc)
-                self._breaker_failed(exc)
-                raise
-            except ProviderError as exc:
-                if is_fatal_for_run(exc):
-                    self.on_fatal(exc)
-                self._breaker_failed(exc)
-                raise
-            except asyncio.CancelledError:  # the call deadline, or the run stopping
-                if self.breaker is not None:
-                    self.breaker.cancelled()
-                raise
-            except Exception as exc:
-                self._breaker_failed(exc)  # not a breaker kind: a probe ends
-                raise
+            probe = await self.breaker.before_call()
+        sent = False
+        try:
+            async with self.limiter.slot() as slot:
+                if self.breaker is not None:  # it may have opened while this call waited
+                    await self.breaker.still_closed()
+                self.counters.provider_calls += 1
+                sent = True
+                try:
+                    result = await self.llm(system_prompt, user_prompt,
+                                            response_format=response_format)
+                except TransientProviderError as exc:
+                    if exc.status_code == 429:
+                        self.counters.rate_limited += 1
+                        slot.throttled(exc.retry_after)
+                        self._show_wait(exc.retry_after)
+                    else:
+                        self._show_down(exc)
+                    self._breaker_failed(exc)
+                    raise
+                except ProviderError as exc:
+                    if is_fatal_for_run(exc):
+                        self.on_fatal(exc)
+                    self._breaker_failed(exc)
+                    raise
+                except asyncio.CancelledError:  # the call deadline, or the run stopping
+                    if self.breaker is not None:
+                        self.breaker.cancelled()
+                    raise
+                except Exception as exc:
+                    self._breaker_failed(exc)  # not a breaker kind: a probe ends
+                    raise
+        finally:
+            if probe and not sent and self.breaker is not None:
+                self.breaker.abandon_probe()  # cut off before it went out: another probes
         if self.breaker is not None:
             self.breaker.answered()
         self._answered.add(key)

@@ -109,6 +109,7 @@ class ProviderBreaker:
         self._status: int | None = None
         self._since: datetime | None = None
         self._closed = asyncio.Event()
+        self._changed = asyncio.Event()  # set (and replaced) when the half-open state moves
         self.before = paused_count(paused)  # the pause being resumed from, if any
         self.probing = self.before is not None and threshold > 0
         self._probe_out = False
@@ -128,14 +129,26 @@ class ProviderBreaker:
         return (f"{PROBING} (paused after it failed {count} calls in a row ({words}) with no "
                 f"answer in between, since {since}): one probe call goes first")
 
-    async def before_call(self) -> None:
+    async def before_call(self) -> bool:
         """Return when a call may go to the provider: at once while closed; the first
-        caller while half open (the probe); never while open (the run is stopping)."""
+        caller while half open (the probe: True); never while open (the run is stopping)."""
         while not self._closed.is_set():
             if self.probing and not self._probe_out and not self.open:
                 self._probe_out = True
-                return
-            await self._closed.wait()
+                return True
+            await self._changed.wait()
+        return False
+
+    def abandon_probe(self) -> None:
+        """The probe was cut off before it reached the provider (while it waited for a
+        slot): the next call is the probe."""
+        if self.probing and not self.open:
+            self._probe_out = False
+            self._notify()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     async def still_closed(self) -> None:
         """Never return once the breaker opened (a call let through before it did waits for
@@ -150,6 +163,7 @@ class ProviderBreaker:
         if self.probing and not self.open:
             self.probing = False
             self._closed.set()
+            self._notify()
             self._on_close()
 
     def failed(self, exc: BaseException) -> None:

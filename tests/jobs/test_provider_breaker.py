@@ -224,3 +224,33 @@ def test_a_run_launched_without_the_breaker_never_pauses(sessions, fault_provide
 
     assert (result.status, result.failed, fault.requests) == ("done", 10, 10)
     assert not runs.get_run(sessions, run.id).paused_by_provider
+
+
+def test_a_probe_cut_off_before_it_went_out_hands_the_probe_to_the_next_call():
+    """Half open, one call probes and the others wait; a probe cut off while it waited for a
+    slot (its call deadline) must not leave them waiting for ever."""
+    import asyncio
+
+    from storage.jobs.provider_breaker import ProviderBreaker, pause_reason
+
+    async def scenario() -> list[str]:
+        notice = pause_reason("openai/x", 30, "connection reset or refused", "20:00:00 UTC")
+        breaker = ProviderBreaker(30, "openai/x", on_trip=lambda _: None, paused=notice)
+        seen: list[str] = []
+
+        async def call(name: str) -> None:
+            probe = await breaker.before_call()
+            seen.append(f"{name}:{'probe' if probe else 'call'}")
+
+        assert await breaker.before_call() is True  # the first call probes
+        waiting = [asyncio.create_task(call("b")), asyncio.create_task(call("c"))]
+        await asyncio.sleep(0.05)
+        assert seen == []  # the others wait for the probe
+        breaker.abandon_probe()
+        await asyncio.sleep(0.05)
+        assert seen == ["b:probe"]  # one of them probes now, the other still waits
+        breaker.answered()
+        await asyncio.gather(*waiting)
+        return seen
+
+    assert asyncio.run(scenario()) == ["b:probe", "c:call"]
