@@ -12,6 +12,8 @@ from storage.run_settings import RunSettings
 
 # How the runner's error of a run stopped by its cost cap begins (storage.jobs.runner).
 COST_CAP_STOP = "stopped at the cost cap"
+# How the error of a run its provider breaker paused begins (storage.jobs.provider_breaker).
+PROVIDER_PAUSE = "paused: provider"
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,8 @@ def run_status_words(status: str, failed: int, error: str | None = None) -> str:
     plainly "done"."""
     if status == "failed" and (error or "").startswith(COST_CAP_STOP):
         return "stopped at its cost cap"
+    if status == "failed" and (error or "").startswith(PROVIDER_PAUSE):
+        return "paused"
     if status == "done" and failed:
         return f"finished with {failed:,} failed"
     return status
@@ -155,6 +159,12 @@ class RunInfo:
     def stopped_by_cost_cap(self) -> bool:
         """The run ended because it reached its cost cap (the runner's words), not a fault."""
         return self.status == "failed" and (self.error or "").startswith(COST_CAP_STOP)
+
+    @property
+    def paused_by_provider(self) -> bool:
+        """The provider kept failing and the run paused (``storage.jobs.provider_breaker``):
+        resumed, it probes the provider with one call first."""
+        return self.status == "failed" and (self.error or "").startswith(PROVIDER_PAUSE)
 
     @property
     def status_words(self) -> str:

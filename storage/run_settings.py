@@ -96,6 +96,18 @@ class RunSettings(ScoringSettings):
 
     @field_validator("extra")
     @classmethod
+    def _whole_pause_after(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Failed calls in a row before the run pauses (``storage.jobs.provider_breaker``):
+        a whole number, 0 for never."""
+        if "pause_after_failures" in value:
+            count = value["pause_after_failures"]
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise ValueError("pause_after_failures must be a whole number of failed calls "
+                                 f"(0: never pause), got {count!r}")
+        return value
+
+    @field_validator("extra")
+    @classmethod
     def _known_structured_output(cls, value: dict[str, Any]) -> dict[str, Any]:
         """How calls ask for JSON; ``auto`` (the default) is not stored, so runs launched
         before the option existed and runs launched with the default stay the same run."""

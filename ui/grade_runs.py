@@ -72,6 +72,12 @@ def render_stopped(current: list[RunInfo]) -> None:
             if run.status == "done":
                 continue  # finished: its failed grades are in Results (a new run regrades)
             capped = run.stopped_by_cost_cap
+            if run.paused_by_provider:  # requeued, it probes the provider with one call first
+                action.button("Resume", key=f"grade_requeue_{run.id}", on_click=handle_requeue,
+                              args=(run.id,), width="stretch",
+                              help="One probe call goes to the provider first; the run goes "
+                                   "on only if it answers, else it stays paused")
+                continue
             # Requeued, a capped run would stop again at once: its cost already reached the cap.
             action.button("Requeue", key=f"grade_requeue_{run.id}", on_click=handle_requeue,
                           args=(run.id,), width="stretch", disabled=capped,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from grading.structured_output import DESCRIPTIONS, MODES
+from storage.jobs.provider_breaker import DEFAULT_PAUSE_AFTER
 
 NO_FALLBACK = "(none: the criterion fails)"
 
@@ -22,6 +23,8 @@ def launch_settings() -> dict:
         "extra": {"use_cache": s.grade_use_cache,
                   "call_deadline": float(s.grade_call_deadline)},
     }
+    if int(s.grade_pause_after) != DEFAULT_PAUSE_AFTER:  # the default is not stored
+        settings["extra"]["pause_after_failures"] = int(s.grade_pause_after)
     if s.grade_structured_output != "auto":
         settings["extra"]["structured_output"] = s.grade_structured_output
     if s.grade_concurrency:  # 0: no cap, the runner discovers the provider's capacity
@@ -68,6 +71,12 @@ def render_settings() -> None:
                         step=30, key="grade_call_deadline",
                         help="One deadline per provider call, every retry and slow read "
                              "included; the grade then fails and says so.")
+        c2.number_input("Pause the run after this many failed calls in a row",
+                        min_value=0, max_value=100_000, step=10, key="grade_pause_after",
+                        help="Failed calls of one kind (connection reset, HTTP 5xx, an HTML "
+                             "page, no choices, no answer in time) with no answer in between. "
+                             "The run then makes no more calls and says why; Resume makes "
+                             "one probe call first. 0: never pause.")
         c3.checkbox("Length penalty", key="grade_lp_on")
         lp_off = not st.session_state.grade_lp_on
         c3.number_input("Free budget (tokens)", min_value=0, step=500,

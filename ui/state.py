@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from storage.jobs.provider_breaker import DEFAULT_PAUSE_AFTER
+
 DEFAULTS: dict[str, object] = {
     # shared
     "reviewer_name": "",  # who is acting (ui/auth.py keeps it in step with the identity)
@@ -70,6 +72,7 @@ DEFAULTS: dict[str, object] = {
     "grade_use_cache": True,
     "grade_structured_output": "auto",
     "grade_call_deadline": 300,
+    "grade_pause_after": DEFAULT_PAUSE_AFTER,
     "grade_fallback_pos": "(none: the criterion fails)",
     "grade_fallback_neg": "(none: the criterion fails)",
     "grade_lp_on": False,

@@ -38,6 +38,9 @@ CAPPED_BADGE = ":orange-badge[stopped at its cost cap]"
 FINISHED_WITH_FAILURES_BADGE = ":orange-badge[finished with failures]"
 
 
+PAUSED_BADGE = ":orange-badge[paused]"
+
+
 def status_text(run: RunInfo) -> str:
     """The run's status as a person reads it (``RunInfo.status_words``, as the CLI says it):
     a run its cost cap stopped is not "failed"; one with failed grades is not plainly
@@ -48,6 +51,8 @@ def status_text(run: RunInfo) -> str:
 def status_badge(run: RunInfo) -> str:
     if run.stopped_by_cost_cap:
         return CAPPED_BADGE
+    if run.paused_by_provider:
+        return PAUSED_BADGE
     if run.status == "done" and run.failed_count:
         return FINISHED_WITH_FAILURES_BADGE
     return STATUS_BADGES[run.status]

@@ -20,6 +20,7 @@ from storage.engine import SessionFactory
 from storage.jobs import cache as cache_store
 from storage.jobs.limiter import AdaptiveLimiter
 from storage.jobs.notices import unreachable
+from storage.jobs.provider_breaker import ProviderBreaker
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,7 @@ class JobGenerate:
         on_fatal: Callable[[BaseException], None],
         gate: Callable[[], Awaitable[None]] | None = None,
         on_notice: Callable[[str | None], None] | None = None,
+        breaker: ProviderBreaker | None = None,
     ):
         self.llm = llm
         self.limiter = limiter
@@ -107,6 +109,7 @@ class JobGenerate:
         self._flush_lock = asyncio.Lock()
         self._reader = cache_store.BatchedReader(sessions)
         self.gate = gate
+        self.breaker = breaker
         self.on_notice = on_notice or (lambda _: None)
         self._waiting_until = 0.0
         self._flush_failed_at = 0.0
@@ -133,23 +136,45 @@ class JobGenerate:
                 return GenerateResult(text=hit.text, usage=TokenUsage(), cost=0.0)
         if self.gate is not None:  # no new paid calls while results cannot be stored
             await self.gate()
-        async with self.limiter.slot() as slot:
-            self.counters.provider_calls += 1
-            try:
-                result = await self.llm(system_prompt, user_prompt,
-                                        response_format=response_format)
-            except TransientProviderError as exc:
-                if exc.status_code == 429:
-                    self.counters.rate_limited += 1
-                    slot.throttled(exc.retry_after)
-                    self._show_wait(exc.retry_after)
-                else:
-                    self._show_down(exc)
-                raise
-            except ProviderError as exc:
-                if is_fatal_for_run(exc):
-                    self.on_fatal(exc)
-                raise
+        probe = False
+        if self.breaker is not None:  # nor while the provider keeps failing
+            probe = await self.breaker.before_call()
+        sent = False
+        try:
+            async with self.limiter.slot() as slot:
+                if self.breaker is not None:  # it may have opened while this call waited
+                    await self.breaker.still_closed()
+                self.counters.provider_calls += 1
+                sent = True
+                try:
+                    result = await self.llm(system_prompt, user_prompt,
+                                            response_format=response_format)
+                except TransientProviderError as exc:
+                    if exc.status_code == 429:
+                        self.counters.rate_limited += 1
+                        slot.throttled(exc.retry_after)
+                        self._show_wait(exc.retry_after)
+                    else:
+                        self._show_down(exc)
+                    self._breaker_failed(exc)
+                    raise
+                except ProviderError as exc:
+                    if is_fatal_for_run(exc):
+                        self.on_fatal(exc)
+                    self._breaker_failed(exc)
+                    raise
+                except asyncio.CancelledError:  # the call deadline, or the run stopping
+                    if self.breaker is not None:
+                        self.breaker.cancelled()
+                    raise
+                except Exception as exc:
+                    self._breaker_failed(exc)  # not a breaker kind: a probe ends
+                    raise
+        finally:
+            if probe and not sent and self.breaker is not None:
+                self.breaker.abandon_probe()  # cut off before it went out: another probes
+        if self.breaker is not None:
+            self.breaker.answered()
         self._answered.add(key)
         if self.down_since is not None:  # it answers again
             self.down_since, self.down_calls = None, 0
@@ -168,6 +193,10 @@ class JobGenerate:
         )
         # Cached only once the grader could use it: an unusable answer is never kept.
         return result.model_copy(update={"accept": lambda: self._keep(key, model, answer)})
+
+    def _breaker_failed(self, exc: BaseException) -> None:
+        if self.breaker is not None:
+            self.breaker.failed(exc)
 
     async def _cached(self, key: str) -> cache_store.CachedAnswer | None:
         """The cached answer; a database that is briefly away (a restart) is waited for, one

@@ -25,6 +25,10 @@ CHUNK_SIZE = 25
 # other instead of one grading a whole chunk of 25 while the others have nothing left.
 TAIL_SHARE = 8
 SMALLEST_CHUNK = 2
+# The label of the chunks of a run's first pass after a provider pause
+# (``storage.jobs.provider_breaker``): like a retry pass's, they hold the grades that failed
+# transiently too (failed while the provider was down), besides the responses without one.
+RESUME_PASS = 0
 
 
 def chunk_sizes(count: int) -> list[int]:
@@ -80,11 +84,16 @@ _ID_PAGE = 5000
 _ROW_BATCH = 1000
 
 
-def plan_pending(sessions: SessionFactory, run_id: int, pass_no: int) -> int:
+def plan_pending(sessions: SessionFactory, run_id: int, pass_no: int, *,
+                 with_transient: bool = False) -> int:
     """``plan_pass`` over the run's responses that have no grade yet, read from the database
-    a page at a time: a run of a million responses never has all its ids in memory."""
+    a page at a time: a run of a million responses never has all its ids in memory.
+    ``with_transient``: and those whose grade failed transiently, in ``RESUME_PASS`` chunks."""
     graded = exists().where(m.GradeRow.run_id == run_id,
                             m.GradeRow.response_id == m.RunResponseRow.response_id)
+    if with_transient:
+        graded = graded.where(m.GradeRow.transient.is_(False))
+        pass_no = RESUME_PASS
     pending = and_(m.RunResponseRow.run_id == run_id, ~graded)
     made = 0
     with sessions.begin() as session:
@@ -180,11 +189,11 @@ def release_chunk(sessions: SessionFactory, chunk_id: int, worker_id: str) -> No
 
 
 def pending_in_chunk(sessions: SessionFactory, chunk: Chunk) -> list[int]:
-    """The chunk's responses that have no grade yet; in a retry pass also those whose grade
-    failed transiently (it stays until the new grade replaces it)."""
+    """The chunk's responses that have no grade yet; in a retry pass (or the ``RESUME_PASS``)
+    also those whose grade failed transiently (it stays until the new grade replaces it)."""
     rr, grade = m.RunResponseRow, m.GradeRow
     graded = exists().where(grade.run_id == rr.run_id, grade.response_id == rr.response_id)
-    if chunk.pass_no > 1:
+    if chunk.pass_no != 1:
         graded = graded.where(grade.transient.is_(False))
     with sessions() as session:
         return list(session.scalars(

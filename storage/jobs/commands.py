@@ -100,6 +100,11 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--call-deadline", type=float, default=None, metavar="SECONDS",
                         help="give up on one provider call after this long, every retry and "
                              "slow read included (default 300)")
+    parser.add_argument("--pause-after-failures", type=int, default=None, metavar="N",
+                        help="pause a run once N calls in a row failed the same way "
+                             "(connection reset, HTTP 5xx, an HTML page, no choices, no answer "
+                             "in time) with no answer in between; the same command resumes "
+                             "it with one probe call first (default 30; 0: never pause)")
     parser.add_argument("--structured-output", default="auto", choices=MODES,
                         help="how calls ask for JSON: auto (default: JSON schema, stepping "
                              "down to JSON mode or plain text when the server refuses it), "
@@ -288,6 +293,9 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.call_deadline is not None and not args.call_deadline > 0:
         _error("--call-deadline must be a number of seconds above 0")
         return EXIT_USAGE
+    if args.pause_after_failures is not None and args.pause_after_failures < 0:
+        _error("--pause-after-failures must be a number of calls, 0 or more (0: never pause)")
+        return EXIT_USAGE
     cost_cap = _cost_cap(args.cost_cap)
     if isinstance(cost_cap, str):
         _error(cost_cap)
@@ -392,6 +400,8 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
             extra["concurrency"] = args.concurrency
         if args.call_deadline:
             extra["call_deadline"] = args.call_deadline
+        if args.pause_after_failures is not None:
+            extra["pause_after_failures"] = args.pause_after_failures
         if args.structured_output != "auto":
             extra["structured_output"] = args.structured_output
         if cost_cap is not None:

@@ -28,6 +28,12 @@ def is_outage(notice: str | None) -> bool:
     return bool(notice) and notice.startswith(UNREACHABLE)
 
 
+def get_notice(sessions: SessionFactory, run_id: int) -> str | None:
+    with sessions() as session:
+        stats = session.get(m.RunJobStatsRow, run_id)
+        return stats.notice if stats is not None else None
+
+
 def set_notice(sessions: SessionFactory, run_id: int, notice: str | None) -> None:
     with sessions.begin() as session:
         insert = (postgresql.insert if session.get_bind().dialect.name == "postgresql"

@@ -17,6 +17,7 @@ from grading.autograders.base import Autograder
 from grading.calibration import RubricExamples
 from grading.retry import DEFAULT_CALL_DEADLINE
 from storage.jobs import passes
+from storage.jobs.provider_breaker import DEFAULT_PAUSE_AFTER
 from storage.run_settings import RunSettings, cost_cap_of
 
 GRADER_CLASSES: dict[str, type[Autograder]] = {
@@ -27,7 +28,7 @@ GRADER_CLASSES: dict[str, type[Autograder]] = {
 # Keys of RunSettings.extra the job runner reads itself; the rest goes to litellm.
 JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline", "transport_retries",
                "cost_cap", "retry_passes",
-               "pass_delay", "shuffle_options", "shuffle_seed")
+               "pass_delay", "pause_after_failures", "shuffle_options", "shuffle_seed")
 DEFAULT_TIMEOUT = 120.0
 # Generous transport retries: the limiter keeps 429s rare, and a grade should survive a
 # provider's bad minute rather than fail. Full-jitter backoff, never sooner than Retry-After.
@@ -46,6 +47,8 @@ class JobOptions:
     retry_passes: int = passes.DEFAULT_RETRY_PASSES
     pass_delay: float = passes.DEFAULT_PASS_DELAY
     cost_cap: float | None = None  # USD: the run stops (failed, saying so) once it spent this
+    # failed calls of one kind in a row that pause the run (``provider_breaker``); 0: never
+    pause_after: int = DEFAULT_PAUSE_AFTER
     litellm_extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -61,6 +64,7 @@ class JobOptions:
             retry_passes=int(extra.get("retry_passes", passes.DEFAULT_RETRY_PASSES)),
             pass_delay=float(extra.get("pass_delay", passes.DEFAULT_PASS_DELAY)),
             cost_cap=cost_cap_of(extra),
+            pause_after=int(extra.get("pause_after_failures", DEFAULT_PAUSE_AFTER)),
             litellm_extra={k: v for k, v in extra.items() if k not in JOB_OPTIONS},
         )
 

@@ -19,6 +19,7 @@ import math
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from grading.calibration import RubricExamples
 from grading.errors import ConfigurationError
@@ -37,7 +38,8 @@ from storage.jobs.calls import Counters, JobGenerate, missing_credentials
 from storage.jobs.cost_budget import CostBudget
 from storage.jobs.grade_writer import GradeWriter
 from storage.jobs.limiter import SYNC_INTERVAL, CapacitySharing, endpoint_name, limiter_for
-from storage.jobs.notices import set_notice
+from storage.jobs.notices import get_notice, set_notice
+from storage.jobs.provider_breaker import ProviderBreaker
 from storage.jobs.run_options import (
     JobOptions,
     Window,
@@ -90,7 +92,7 @@ class RunExecution:
         worker_id: str, concurrency: int | None, heartbeat_interval: float,
         stop: asyncio.Event | None, helper: bool = False,
         lease_seconds: float = queue.DEFAULT_LEASE_SECONDS,
-        examples: RubricExamples | None = None,
+        examples: RubricExamples | None = None, paused: str | None = None,
     ):
         self.sessions = sessions
         self.run = run
@@ -104,7 +106,9 @@ class RunExecution:
         self.counters = Counters()
         self.totals = Counters()
         self.fatal: BaseException | None = None
-        self.halt: str | None = None  # "cancelled", "lost", "stopped", "capped" or "fatal"
+        # "cancelled", "lost", "stopped", "capped", "paused" or "fatal"
+        self.halt: str | None = None
+        self._finishing = False
         self._outcomes: dict[int, bool] = {}  # response id -> its stored grade failed
         self.unstored = 0
         self.unstored_error: str | None = None
@@ -125,10 +129,20 @@ class RunExecution:
         self.notice: str | None = None
         self._notice_shown: str | None = None
         self.breaker = StoreBreaker(on_change=self._set_notice)
+        # ``paused``: the notice the run's last execution left (a provider pause to probe)
+        provider = run.model + (f" at {run.settings.api_base}" if run.settings.api_base else "")
+        self.provider_breaker = ProviderBreaker(
+            self.options.pause_after, provider, on_trip=self._on_pause,
+            on_close=lambda: self._set_notice(None),
+            halting=lambda: self.halt is not None or self._finishing, paused=paused)
+        self.notice = self.provider_breaker.probe_notice
+        if not helper:  # what the database holds: a pause cleared at the end is written
+            self._notice_shown = paused
         job_generate = JobGenerate(
             llm, limiter=self.limiter, sessions=sessions, use_cache=self.options.use_cache,
             counters=self.counters, cache_buffer=cache_store.WriteBuffer(sessions),
             on_fatal=self._on_fatal, gate=self.breaker.wait_closed, on_notice=self._set_notice,
+            breaker=self.provider_breaker,
         )
         job_generate.attempts = 1 + self.options.retry_passes
         self.calls = job_generate
@@ -155,6 +169,10 @@ class RunExecution:
         if self.fatal is None:
             self.fatal = exc
             self._halt("fatal")
+
+    def _on_pause(self, reason: str) -> None:
+        log.warning("run %s %s", self.run.id, reason)
+        self._halt("paused")
 
     @property
     def spent(self) -> float:
@@ -397,7 +415,10 @@ class RunExecution:
 
     async def _run_passes(self, tasks: set[asyncio.Task]) -> None:
         if not self.helper:
-            await self.breaker.store(chunk_store.plan_pending, self.sessions, self.run.id, 1)
+            # Resumed after a provider pause: the grades that failed while it was down too.
+            await self.breaker.store(
+                partial(chunk_store.plan_pending, with_transient=self.provider_breaker.probing),
+                self.sessions, self.run.id, 1)
         pass_no = 1
         while not self.halt:
             self.passes = self.calls.attempt = pass_no
@@ -471,6 +492,7 @@ class RunExecution:
             else:
                 await self._run_passes(tasks)
         finally:
+            self._finishing = True  # calls cut off from now on are not timeouts
             for task in list(tasks):
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -484,7 +506,9 @@ class RunExecution:
                                             chunk_id, self.worker_id)
             await self.generate.close()
             await asyncio.to_thread(retry_db, self._flush_counters_sync)
-            self.notice = None
+            # A pause, or a probe that got no answer, is remembered for the next resume.
+            self.notice = None if self.helper else (self.provider_breaker.reason
+                                                    or self.provider_breaker.probe_notice)
             with contextlib.suppress(Exception):
                 await self._show_notice()
             with contextlib.suppress(Exception):
@@ -512,7 +536,10 @@ class RunExecution:
             assert self.fatal is not None
             return await self._finish_failed(str(self.fatal))
         if self.helper:
-            return self._result(self.halt or "running")
+            return self._result(self.halt or "running", self.provider_breaker.reason)
+        if self.halt == "paused":
+            assert self.provider_breaker.reason is not None
+            return await self._finish_failed(self.provider_breaker.reason)
         if self.halt == "capped":
             assert self.capped is not None
             return await self._finish_failed(self.capped)
@@ -559,9 +586,10 @@ async def execute_run(
     # shows its judge exactly the same ones.
     examples = await asyncio.to_thread(retry_db, calibration_service.load_examples, sessions,
                                        run_id)
+    paused = await asyncio.to_thread(retry_db, get_notice, sessions, run_id)
     execution = RunExecution(
         sessions, run, version.to_criteria(), worker_id=worker_id, concurrency=concurrency,
         heartbeat_interval=heartbeat_interval, stop=stop, helper=helper,
-        lease_seconds=lease_seconds, examples=examples,
+        lease_seconds=lease_seconds, examples=examples, paused=paused,
     )
     return await execution.execute()
