@@ -20,8 +20,8 @@ from grading.parsing import (
     _keys_lowered,
     _pick,
     _reason,
+    answer_object,
     as_int,
-    extract_json_object,
 )
 
 LABEL_KEYS = ("option", "label", "selected_label", "choice", "answer", "verdict",
@@ -72,7 +72,7 @@ def parse_option_answer(text: str, *, options: Sequence[CriterionOption],
                         order: Sequence[int], quoted: Sequence[str] = ()) -> tuple[int, str]:
     """Read ``{"reason": ..., "option": ...}`` into (original option index, reason);
     ``quoted``: texts whose own JSON objects are quotations, never the answer."""
-    obj = _keys_lowered(extract_json_object(text, OPTION_KEYS, quoted))
+    obj = answer_object(text, OPTION_KEYS, quoted)
     key, value = _pick(obj, *OPTION_KEYS)
     if key is None:
         raise ParseError("the answer names no option (expected 'option')", text)
@@ -93,7 +93,7 @@ def parse_mixed_criteria_answer(
         entry_number,
     )
 
-    obj = _keys_lowered(extract_json_object(text, CRITERIA_KEYS, quoted))
+    obj = answer_object(text, CRITERIA_KEYS, quoted)
     _, items = _pick(obj, *CRITERIA_KEYS)
     if not isinstance(items, list):
         raise ParseError("the answer has no 'criteria' list", text)

@@ -11,6 +11,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from grading import placeholders
 from grading.options import shown_label
 from grading.prompts import _before, _kind, format_to_grade, neutralize
 from grading.reference import check_reference, extra_tags
@@ -65,8 +66,7 @@ def option_user_prompt(
         f"This criterion is {scale_words(criterion)}: choose the one option that best "
         f"describes the response.{penalty}\n"
         "Answer with JSON only, in exactly this shape:\n"
-        '{"reason": "<one or two sentences>", '
-        '"option": "<the label of the chosen option, exactly as listed>"}'
+        f'{{"reason": "{placeholders.REASON}", "option": "{placeholders.OPTION}"}}'
     )
 
 
@@ -130,10 +130,11 @@ def one_shot_mixed_user_prompt(
         "the response.\n"
         f"Answer with JSON only, with exactly one entry for each number from 1 to "
         f"{len(criteria)}, in this shape:\n"
-        '{"criteria": [{"number": <criterion number>, "reason": "<one or two sentences>", '
+        f'{{"criteria": [{{"number": {placeholders.CRITERION_NUMBER}, '
+        f'"reason": "{placeholders.REASON}", '
         f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}, ...]}}\n'
-        'For a criterion with options, give "option": "<the label of the chosen option, '
-        'exactly as listed>" instead of "verdict".'
+        f'For a criterion with options, give "option": "{placeholders.OPTION}" instead of '
+        '"verdict".'
     )
 
 
@@ -186,7 +187,7 @@ def holistic_mixed_user_prompt(
         "proportion to how good the best-fitting option is.\n"
         f"{REQUIRED_RULE if any(c.required for c in criteria) else ''}"
         "Answer with JSON only, in exactly this shape:\n"
-        '{"score": <a number from 0 to 100>, "reason": "<two or three sentences>"}'
+        f'{{"score": {placeholders.SCORE}, "reason": "{placeholders.HOLISTIC_REASON}"}}'
     )
 
 

@@ -4,7 +4,8 @@ Tolerated: code fences, prose before or after the JSON object, key case, verdict
 whitespace, and the ``rubric`` package's keys (``criterion_status``/``explanation``,
 ``criteria_evaluations``/``criterion_number``, ``overall_score``). Never tolerated (the
 answer is retried instead): a missing verdict or score, an unknown verdict, an
-unknown/duplicate/missing criterion number, a non-finite score. A score outside 0-100 is
+unknown/duplicate/missing criterion number, a non-finite score, a field that only copies
+the answer format's placeholder (``grading.placeholders``). A score outside 0-100 is
 returned only when the caller allows it (the holistic grader clamps it, as ``rubric`` does). A
 missing ``reason`` is tolerated (the verdict is still a judgment); it becomes ``""``.
 """
@@ -17,6 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from grading.placeholders import ECHO_MESSAGE, echoed_placeholder
 from grading.types import Verdict
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
@@ -192,6 +194,17 @@ def _keys_lowered(obj: dict[str, Any]) -> dict[str, Any]:
     return {str(key).strip().lower(): value for key, value in obj.items()}
 
 
+def answer_object(text: str, keys: tuple[str, ...],
+                  quoted: Sequence[str] = ()) -> dict[str, Any]:
+    """The judge's answer object, keys lowered; refused when a field only echoes the answer
+    format's placeholder (``grading.placeholders``): a copied template is not a judgment."""
+    obj = _keys_lowered(extract_json_object(text, keys, quoted))
+    echoed = echoed_placeholder(obj)
+    if echoed is not None:
+        raise ParseError(f"{ECHO_MESSAGE} ({preview(echoed, 60)!r})", text)
+    return obj
+
+
 def _reason(obj: dict[str, Any], raw: str) -> str:
     key, reason = _pick(obj, *REASON_KEYS)
     if reason is None:
@@ -215,7 +228,7 @@ def parse_verdict_answer(text: str, *, allow_cannot_assess: bool = False,
                          quoted: Sequence[str] = ()) -> tuple[Verdict, str]:
     """Read ``{"verdict": ..., "reason": ...}`` into (verdict, reason); ``quoted``: the
     texts the judge may quote (``choose_answer_object``)."""
-    obj = _keys_lowered(extract_json_object(text, VERDICT_KEYS, quoted))
+    obj = answer_object(text, VERDICT_KEYS, quoted)
     key, value = _pick(obj, *VERDICT_KEYS)
     if key is None:
         raise ParseError("the answer has no 'verdict'", text)
@@ -271,7 +284,7 @@ def parse_criteria_answer(
 ) -> list[tuple[Verdict, str]]:
     """Read ``{"criteria": [{"number", "verdict", "reason"}, ...]}`` into a list in rubric
     order; every number 1..count must appear exactly once."""
-    obj = _keys_lowered(extract_json_object(text, CRITERIA_KEYS, quoted))
+    obj = answer_object(text, CRITERIA_KEYS, quoted)
     _, items = _pick(obj, *CRITERIA_KEYS)
     if not isinstance(items, list):
         raise ParseError("the answer has no 'criteria' list", text)
@@ -302,7 +315,7 @@ def parse_holistic_answer(text: str, *, allow_out_of_range: bool = False,
     ``allow_out_of_range``: return a finite score outside 0-100 as it is (the grader clamps
     it, as ``rubric`` does, and says so) instead of failing.
     """
-    obj = _keys_lowered(extract_json_object(text, SCORE_KEYS, quoted))
+    obj = answer_object(text, SCORE_KEYS, quoted)
     key, value = _pick(obj, *SCORE_KEYS)
     if key is None:
         raise ParseError("the answer has no 'score'", text)

@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from grading import placeholders
 from grading.reference import REFERENCE_INSTRUCTION, REFERENCE_TAG, check_reference, extra_tags
 from grading.text import normalize_to_grade_input
 from grading.types import Criterion, ToGradeInput
@@ -215,7 +216,7 @@ def per_criterion_user_prompt(
         f"<criterion>\n{neutralize(criterion.requirement, extra)}\n</criterion>\n\n"
         f"This is a {kind} criterion: {meaning}\n"
         "Answer with JSON only, in exactly this shape (the reason first, then the verdict):\n"
-        '{"reason": "<one or two sentences>", '
+        f'{{"reason": "{placeholders.REASON}", '
         f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}'
     )
 
@@ -238,7 +239,8 @@ def one_shot_user_prompt(
         f"For a NEGATIVE criterion, MET means the response makes that mistake.\n"
         f"Answer with JSON only, with exactly one entry for each number from 1 to "
         f"{len(criteria)}, each with its reason before its verdict, in this shape:\n"
-        f'{{"criteria": [{{"number": <criterion number>, "reason": "<one or two sentences>", '
+        f'{{"criteria": [{{"number": {placeholders.CRITERION_NUMBER}, '
+        f'"reason": "{placeholders.REASON}", '
         f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}, ...]}}'
     )
 
@@ -264,7 +266,7 @@ def holistic_user_prompt(
         "POSITIVE criterion earns its weight, making the mistake a NEGATIVE criterion "
         "describes costs its weight.\n"
         "Answer with JSON only, in exactly this shape:\n"
-        '{"score": <a number from 0 to 100>, "reason": "<two or three sentences>"}'
+        f'{{"score": {placeholders.SCORE}, "reason": "{placeholders.HOLISTIC_REASON}"}}'
     )
 
 
