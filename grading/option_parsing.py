@@ -79,12 +79,13 @@ def parse_option_answer(text: str, *, options: Sequence[CriterionOption],
     return read_option(key, value, options, order, text), _reason(obj, text)
 
 
-def parse_mixed_criteria_answer(
+def parse_mixed_criteria_verdicts(
     text: str, *, criteria: Sequence[Any], orders: Sequence[Sequence[int] | None],
     allow_cannot_assess: bool = False, quoted: Sequence[str] = (),
-) -> list[tuple[Any, str]]:
-    """Read a one-shot answer for a rubric mixing binary and multi-choice criteria into one
-    (Verdict or original option index, reason) per criterion, in rubric order."""
+) -> dict[int, tuple[Any, str]]:
+    """Read a one-shot answer for a rubric mixing binary and multi-choice criteria into the
+    (Verdict or original option index, reason) that came back, by criterion number; criteria
+    left out are missing from the dict (``grading.parsing.parse_criteria_verdicts``)."""
     from grading.parsing import (
         CRITERIA_KEYS,
         NUMBER_KEY_NAMES,
@@ -120,8 +121,22 @@ def parse_mixed_criteria_answer(
                 raise ParseError(f"criterion {number} names no option", text)
             answer = read_option(key, raw_option, criterion.options, order, text)
         found[number] = (answer, _reason(entry, text))
-    missing = [n for n in range(1, count + 1) if n not in found]
+    if not found:
+        raise ParseError(f"the answer has no answer for any of the {count} criteria", text)
+    return found
+
+
+def parse_mixed_criteria_answer(
+    text: str, *, criteria: Sequence[Any], orders: Sequence[Sequence[int] | None],
+    allow_cannot_assess: bool = False, quoted: Sequence[str] = (),
+) -> list[tuple[Any, str]]:
+    """Read a one-shot answer for a rubric mixing binary and multi-choice criteria into one
+    (Verdict or original option index, reason) per criterion, in rubric order."""
+    found = parse_mixed_criteria_verdicts(text, criteria=criteria, orders=orders,
+                                          allow_cannot_assess=allow_cannot_assess,
+                                          quoted=quoted)
+    missing = [n for n in range(1, len(criteria) + 1) if n not in found]
     if missing:
         raise ParseError("no answer for criterion number(s) "
                          + ", ".join(str(n) for n in missing), text)
-    return [found[n] for n in range(1, count + 1)]
+    return [found[n] for n in range(1, len(criteria) + 1)]

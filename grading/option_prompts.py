@@ -13,7 +13,7 @@ from typing import Any
 
 from grading import placeholders
 from grading.options import shown_label
-from grading.prompts import _before, _kind, format_to_grade, neutralize
+from grading.prompts import _before, _kind, complete_list, format_to_grade, neutralize
 from grading.reference import check_reference, extra_tags
 from grading.types import Criterion, ToGradeInput
 
@@ -143,7 +143,7 @@ def one_shot_mixed_response_format(
     allow_cannot_assess: bool = False,
 ) -> dict[str, Any]:
     """Each entry is either a binary criterion's verdict or one multi-choice criterion's
-    option, constrained to that criterion's labels."""
+    option, constrained to that criterion's labels; exactly one entry per criterion."""
     verdicts = ["MET", "UNMET", "CANNOT_ASSESS"] if allow_cannot_assess else ["MET", "UNMET"]
     binary = [n for n, o in enumerate(orders, start=1) if o is None]
     variants: list[dict[str, Any]] = []
@@ -162,7 +162,7 @@ def one_shot_mixed_response_format(
                     "required": ["number", *item["required"]]}
             variants.append(item)
     schema = {"type": "object",
-              "properties": {"criteria": {"type": "array", "items": {"anyOf": variants}}},
+              "properties": {"criteria": complete_list({"anyOf": variants}, len(criteria))},
               "required": ["criteria"], "additionalProperties": False}
     return {"type": "json_schema", "json_schema": {
         "name": "criteria_verdicts", "schema": schema, "strict": True}}

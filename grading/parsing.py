@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from grading.placeholders import ECHO_MESSAGE, echoed_placeholder
 from grading.types import Verdict
 
+T = TypeVar("T")
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 PREVIEW_CHARS = 200
 
@@ -279,11 +280,13 @@ def entry_number(entry: dict[str, Any], count: int, raw: str) -> int:
 NUMBER_KEY_NAMES = (*NUMBER_KEYS, "criterion_idx")
 
 
-def parse_criteria_answer(
+def parse_criteria_verdicts(
     text: str, count: int, *, allow_cannot_assess: bool = False, quoted: Sequence[str] = ()
-) -> list[tuple[Verdict, str]]:
-    """Read ``{"criteria": [{"number", "verdict", "reason"}, ...]}`` into a list in rubric
-    order; every number 1..count must appear exactly once."""
+) -> dict[int, tuple[Verdict, str]]:
+    """Read ``{"criteria": [{"number", "verdict", "reason"}, ...]}`` into the verdicts that
+    came back, by criterion number (1..count). Criteria left out are missing from the dict,
+    not an error (the one-shot grader asks for them one by one); an answer with no verdict
+    at all, an unknown or repeated number, or a bad entry is an error."""
     obj = answer_object(text, CRITERIA_KEYS, quoted)
     _, items = _pick(obj, *CRITERIA_KEYS)
     if not isinstance(items, list):
@@ -301,11 +304,33 @@ def parse_criteria_answer(
             raise ParseError(f"criterion {number} is answered more than once", text)
         verdict = _verdict(raw_verdict, text, allow_cannot_assess=allow_cannot_assess)
         found[number] = (verdict, _reason(entry, text))
-    missing = [n for n in range(1, count + 1) if n not in found]
+    if not found:
+        raise ParseError(f"the answer has no verdict for any of the {count} criteria", text)
+    return found
+
+
+def missing_numbers(found: Mapping[int, Any], count: int) -> list[int]:
+    """The criterion numbers 1..count with no answer in ``found``."""
+    return [n for n in range(1, count + 1) if n not in found]
+
+
+def require_every_criterion(found: Mapping[int, T], count: int, raw: str) -> list[T]:
+    """``found`` in rubric order; a ParseError naming the numbers left out, if any."""
+    missing = missing_numbers(found, count)
     if missing:
         listed = ", ".join(str(n) for n in missing)
-        raise ParseError(f"no verdict for criterion number(s) {listed}", text)
+        raise ParseError(f"no verdict for criterion number(s) {listed}", raw)
     return [found[n] for n in range(1, count + 1)]
+
+
+def parse_criteria_answer(
+    text: str, count: int, *, allow_cannot_assess: bool = False, quoted: Sequence[str] = ()
+) -> list[tuple[Verdict, str]]:
+    """Read ``{"criteria": [{"number", "verdict", "reason"}, ...]}`` into a list in rubric
+    order; every number 1..count must appear exactly once."""
+    found = parse_criteria_verdicts(text, count, allow_cannot_assess=allow_cannot_assess,
+                                    quoted=quoted)
+    return require_every_criterion(found, count, text)
 
 
 def parse_holistic_answer(text: str, *, allow_out_of_range: bool = False,

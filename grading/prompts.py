@@ -293,12 +293,22 @@ def per_criterion_response_format(*, allow_cannot_assess: bool = False) -> dict[
     return _response_format(PER_CRITERION_SCHEMA_NAME, schema)
 
 
-def one_shot_response_format(*, allow_cannot_assess: bool = False) -> dict[str, Any]:
-    """OpenAI-style ``response_format`` for ``{"criteria": [{"number", "verdict", "reason"}]}``."""
+def one_shot_response_format(*, allow_cannot_assess: bool = False,
+                             count: int | None = None) -> dict[str, Any]:
+    """OpenAI-style ``response_format`` for ``{"criteria": [{"number", "verdict", "reason"}]}``.
+
+    With ``count`` (the number of criteria) the schema forces the whole list: exactly
+    ``count`` entries, each numbered from the enum 1..count. OpenAI's strict mode accepts
+    ``minItems``/``maxItems`` and an integer ``enum``; a server that decodes with a grammar
+    (llama.cpp, vLLM) enforces them; the parser checks completeness whatever the server did.
+    """
+    number: dict[str, Any] = {"type": "integer"}
+    if count is not None:
+        number["enum"] = list(range(1, count + 1))
     item = {
         "type": "object",
         "properties": {
-            "number": {"type": "integer"},
+            "number": number,
             "reason": {"type": "string"},
             "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
         },
@@ -307,11 +317,19 @@ def one_shot_response_format(*, allow_cannot_assess: bool = False) -> dict[str, 
     }
     schema = {
         "type": "object",
-        "properties": {"criteria": {"type": "array", "items": item}},
+        "properties": {"criteria": complete_list(item, count)},
         "required": ["criteria"],
         "additionalProperties": False,
     }
     return _response_format(ONE_SHOT_SCHEMA_NAME, schema)
+
+
+def complete_list(item: dict[str, Any], count: int | None) -> dict[str, Any]:
+    """An array schema of ``item``s; with ``count``, exactly that many of them."""
+    array: dict[str, Any] = {"type": "array", "items": item}
+    if count is not None:
+        array |= {"minItems": count, "maxItems": count}
+    return array
 
 
 def holistic_response_format() -> dict[str, Any]:
