@@ -13,7 +13,14 @@ from typing import Any
 
 from grading import placeholders
 from grading.options import shown_label
-from grading.prompts import _before, _kind, complete_list, format_to_grade, neutralize
+from grading.prompts import (
+    _before,
+    _kind,
+    complete_list,
+    format_to_grade,
+    neutralize,
+    reason_schema,
+)
 from grading.reference import check_reference, extra_tags
 from grading.types import Criterion, ToGradeInput
 
@@ -79,7 +86,7 @@ def option_item_schema(criterion: Criterion, order: Sequence[int]) -> dict[str, 
     return {
         "type": "object",
         "properties": {
-            "reason": {"type": "string"},
+            "reason": reason_schema(),
             "option": {"type": "string", "enum": option_labels(criterion, order)},
         },
         "required": ["reason", "option"],
@@ -151,7 +158,7 @@ def one_shot_mixed_response_format(
         variants.append({
             "type": "object",
             "properties": {"number": {"type": "integer", "enum": binary},
-                           "reason": {"type": "string"},
+                           "reason": reason_schema(),
                            "verdict": {"type": "string", "enum": verdicts}},
             "required": ["number", "reason", "verdict"], "additionalProperties": False})
     for number, (criterion, order) in enumerate(zip(criteria, orders, strict=True), start=1):

@@ -16,12 +16,12 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
 from grading.placeholders import ECHO_MESSAGE, echoed_placeholder
 from grading.types import Verdict
 
-T = TypeVar("T")
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 PREVIEW_CHARS = 200
 
@@ -280,23 +280,60 @@ def entry_number(entry: dict[str, Any], count: int, raw: str) -> int:
 NUMBER_KEY_NAMES = (*NUMBER_KEYS, "criterion_idx")
 
 
-def parse_criteria_verdicts(
-    text: str, count: int, *, allow_cannot_assess: bool = False, quoted: Sequence[str] = ()
-) -> dict[int, tuple[Verdict, str]]:
-    """Read ``{"criteria": [{"number", "verdict", "reason"}, ...]}`` into the verdicts that
-    came back, by criterion number (1..count). Criteria left out are missing from the dict,
-    not an error (the one-shot grader asks for them one by one); an answer with no verdict
-    at all, an unknown or repeated number, or a bad entry is an error."""
-    obj = answer_object(text, CRITERIA_KEYS, quoted)
+@dataclass(frozen=True)
+class CriteriaAnswer:
+    """What a one-shot answer judged: ``verdicts`` by criterion number (the criteria it left
+    out are not there), and ``copied``: the numbers whose entry only copied the answer
+    format's placeholder (not judgments: they are asked again like the ones left out)."""
+
+    verdicts: dict[int, tuple[Any, str]]
+    copied: tuple[int, ...] = ()
+
+
+def criteria_entries(text: str, count: int,
+                     quoted: Sequence[str] = ()) -> tuple[list[tuple[int, dict[str, Any]]],
+                                                          list[int]]:
+    """The entries of a one-shot answer's ``criteria`` list as (number, entry with keys
+    lowered), and the numbers of the entries that copied the format's placeholder. An answer
+    whose every entry copied it is refused with that reason."""
+    obj = _keys_lowered(extract_json_object(text, CRITERIA_KEYS, quoted))
+    echoed = echoed_placeholder({k: v for k, v in obj.items() if k not in CRITERIA_KEYS})
+    if echoed is not None:
+        raise ParseError(f"{ECHO_MESSAGE} ({preview(echoed, 60)!r})", text)
     _, items = _pick(obj, *CRITERIA_KEYS)
     if not isinstance(items, list):
         raise ParseError("the answer has no 'criteria' list", text)
-    found: dict[int, tuple[Verdict, str]] = {}
+    entries: list[tuple[int, dict[str, Any]]] = []
+    copied: list[int] = []
     for item in items:
         if not isinstance(item, dict):
             raise ParseError("each entry of 'criteria' must be an object", text)
         entry = _keys_lowered(item)
-        number = entry_number(entry, count, text)
+        found = echoed_placeholder(entry)
+        if found is not None:
+            echoed = found
+            _, value = _pick(entry, *NUMBER_KEYS)
+            number = as_int(value)
+            if number is not None and 1 <= number <= count:
+                copied.append(number)
+            continue
+        entries.append((entry_number(entry, count, text), entry))
+    if not entries and echoed is not None:
+        raise ParseError(f"{ECHO_MESSAGE} ({preview(echoed, 60)!r})", text)
+    return entries, copied
+
+
+def parse_criteria_verdicts(
+    text: str, count: int, *, allow_cannot_assess: bool = False, quoted: Sequence[str] = ()
+) -> CriteriaAnswer:
+    """Read ``{"criteria": [{"number", "verdict", "reason"}, ...]}`` into the verdicts that
+    came back, by criterion number (1..count). Criteria left out, or whose entry copied the
+    placeholder, are missing from ``verdicts``, not an error (the one-shot grader asks for
+    them one by one); an answer with no verdict at all, an unknown or repeated number, or a
+    bad entry is an error."""
+    entries, copied = criteria_entries(text, count, quoted)
+    found: dict[int, tuple[Any, str]] = {}
+    for number, entry in entries:
         verdict_key, raw_verdict = _pick(entry, *VERDICT_KEYS)
         if verdict_key is None:
             raise ParseError(f"criterion {number} has no 'verdict'", text)
@@ -304,9 +341,15 @@ def parse_criteria_verdicts(
             raise ParseError(f"criterion {number} is answered more than once", text)
         verdict = _verdict(raw_verdict, text, allow_cannot_assess=allow_cannot_assess)
         found[number] = (verdict, _reason(entry, text))
+    return checked_answer(found, copied, count, text)
+
+
+def checked_answer(found: dict[int, tuple[Any, str]], copied: Sequence[int], count: int,
+                   raw: str) -> CriteriaAnswer:
+    """``found`` as a CriteriaAnswer; a ParseError when nothing at all was judged."""
     if not found:
-        raise ParseError(f"the answer has no verdict for any of the {count} criteria", text)
-    return found
+        raise ParseError(f"the answer has no verdict for any of the {count} criteria", raw)
+    return CriteriaAnswer(found, tuple(sorted({n for n in copied if n not in found})))
 
 
 def missing_numbers(found: Mapping[int, Any], count: int) -> list[int]:
@@ -314,8 +357,12 @@ def missing_numbers(found: Mapping[int, Any], count: int) -> list[int]:
     return [n for n in range(1, count + 1) if n not in found]
 
 
-def require_every_criterion(found: Mapping[int, T], count: int, raw: str) -> list[T]:
-    """``found`` in rubric order; a ParseError naming the numbers left out, if any."""
+def require_every_criterion(answer: CriteriaAnswer, count: int, raw: str) -> list[Any]:
+    """Every criterion's answer in rubric order; a ParseError for a copied placeholder or
+    the numbers left out, if any."""
+    if answer.copied:
+        raise ParseError(f"{ECHO_MESSAGE} (criterion {answer.copied[0]})", raw)
+    found = answer.verdicts
     missing = missing_numbers(found, count)
     if missing:
         listed = ", ".join(str(n) for n in missing)
@@ -328,9 +375,9 @@ def parse_criteria_answer(
 ) -> list[tuple[Verdict, str]]:
     """Read ``{"criteria": [{"number", "verdict", "reason"}, ...]}`` into a list in rubric
     order; every number 1..count must appear exactly once."""
-    found = parse_criteria_verdicts(text, count, allow_cannot_assess=allow_cannot_assess,
-                                    quoted=quoted)
-    return require_every_criterion(found, count, text)
+    answer = parse_criteria_verdicts(text, count, allow_cannot_assess=allow_cannot_assess,
+                                     quoted=quoted)
+    return require_every_criterion(answer, count, text)
 
 
 def parse_holistic_answer(text: str, *, allow_out_of_range: bool = False,

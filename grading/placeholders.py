@@ -36,7 +36,7 @@ def is_placeholder(value: str) -> bool:
     flat = _flat(value)
     if _SLOT.fullmatch(flat):
         return True
-    if flat.rstrip(".") in _BARE:
+    if flat.strip("<>. ") in _BARE:
         return True
     return any(p in flat for p in PLACEHOLDERS)
 

@@ -29,6 +29,7 @@ PER_CRITERION_SCHEMA_NAME = "criterion_verdict"
 ONE_SHOT_SCHEMA_NAME = "criteria_verdicts"
 HOLISTIC_SCHEMA_NAME = "holistic_score"
 CRITERION_TYPE_TAG = "criterion_type"
+REASON_PATTERN = r'^[^<>"\\]+$'
 
 _ABOUT_INPUT = """\
 The user message contains a response to evaluate inside <response> tags. If the response \
@@ -271,6 +272,14 @@ def holistic_user_prompt(
 
 
 # -- structured-output schemas ---------------------------------------------------------------
+def reason_schema() -> dict[str, Any]:
+    """A reason: text without angle brackets, double quotes or backslashes. A server that
+    enforces the schema cannot let a judge copy the format's "<one or two sentences>"
+    (``grading.placeholders``), and a grammar-decoding server (llama.cpp, whose pattern rules
+    emit characters unescaped) cannot end the JSON string early."""
+    return {"type": "string", "pattern": REASON_PATTERN}
+
+
 def _verdict_enum(allow_cannot_assess: bool) -> list[str]:
     return ["MET", "UNMET", "CANNOT_ASSESS"] if allow_cannot_assess else ["MET", "UNMET"]
 
@@ -284,7 +293,7 @@ def per_criterion_response_format(*, allow_cannot_assess: bool = False) -> dict[
     schema = {
         "type": "object",
         "properties": {
-            "reason": {"type": "string"},
+            "reason": reason_schema(),
             "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
         },
         "required": ["reason", "verdict"],
@@ -309,7 +318,7 @@ def one_shot_response_format(*, allow_cannot_assess: bool = False,
         "type": "object",
         "properties": {
             "number": number,
-            "reason": {"type": "string"},
+            "reason": reason_schema(),
             "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
         },
         "required": ["number", "reason", "verdict"],
@@ -338,7 +347,7 @@ def holistic_response_format() -> dict[str, Any]:
         "type": "object",
         "properties": {
             "score": {"type": "number", "minimum": 0, "maximum": 100},
-            "reason": {"type": "string"},
+            "reason": reason_schema(),
         },
         "required": ["score", "reason"],
         "additionalProperties": False,

@@ -1,8 +1,9 @@
 """PerCriterionOneShotGrader: every criterion judged in a single call.
 
-A judge whose list leaves criteria out (a small model answering criteria 1-2 of 5) keeps the
-verdicts it gave; each criterion left out is asked in a call of its own, with the same model
-and settings, and the grade says so (``Judgment.reason`` and ``notes``).
+A judge whose list leaves criteria out (a small model answering criteria 1-2 of 5), or whose
+entry for a criterion only copies the format's placeholder, keeps the verdicts it gave; each
+criterion not judged is asked in a call of its own, with the same model and settings, and the
+grade says so (``Judgment.reason`` and ``notes``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from grading.autograders.reports import (
 from grading.calibration import ReviewedExample, render_examples_by_criterion
 from grading.option_parsing import parse_mixed_criteria_verdicts
 from grading.option_prompts import one_shot_mixed_response_format, one_shot_mixed_user_prompt
-from grading.parsing import missing_numbers, parse_criteria_verdicts
+from grading.parsing import CriteriaAnswer, missing_numbers, parse_criteria_verdicts
 from grading.prompts import (
     ONE_SHOT_SYSTEM_PROMPT,
     PER_CRITERION_SYSTEM_PROMPT,
@@ -33,13 +34,21 @@ from grading.retry import Spend
 from grading.types import Criterion, CriterionReport, ToGradeInput
 
 
-def left_out_note(missing: Sequence[int], count: int) -> str:
-    """What the grade records when the one-shot answer left criteria out."""
-    listed = ", ".join(str(n) for n in missing)
+def left_out_note(missing: Sequence[int], copied: Sequence[int], count: int) -> str:
+    """What the grade records when the one-shot answer did not judge every criterion."""
+    def numbers(values: Sequence[int]) -> str:
+        return ", ".join(str(n) for n in values)
+
+    left_out = [n for n in missing if n not in copied]
+    parts = []
+    if left_out:
+        parts.append(f"left out criterion number(s) {numbers(left_out)} of {count}")
+    if copied:
+        parts.append(f"copied the answer format's placeholder instead of judging criterion "
+                     f"number(s) {numbers(copied)} of {count}")
     each = ("it was judged in a call of its own" if len(missing) == 1
             else "each was judged in a call of its own")
-    return (f"the judge's one-shot answer left out criterion number(s) {listed} of {count}; "
-            f"{each}")
+    return f"the judge's one-shot answer {' and '.join(parts)}; {each}"
 
 
 class PerCriterionOneShotGrader(Autograder):
@@ -84,7 +93,8 @@ class PerCriterionOneShotGrader(Autograder):
                 allow_cannot_assess=self.allow_cannot_assess, count=len(criteria))
         outcome = await self._ask(prompt, parse, response_format)
         if outcome.ok:
-            found: dict[int, Any] = outcome.value
+            answer: CriteriaAnswer = outcome.value
+            found = answer.verdicts
             reports: list[CriterionReport | None] = [
                 answered_report(criterion, *found[number], orders[number - 1])
                 if number in found else None
@@ -96,7 +106,7 @@ class PerCriterionOneShotGrader(Autograder):
                                 spend=outcome.spend)
             return await self._judge_left_out(
                 criteria, reports, missing, to_grade, query, orders=orders, examples=examples,
-                reference=reference_submission, spend=outcome.spend)
+                reference=reference_submission, spend=outcome.spend, copied=answer.copied)
         if not outcome.fatal and self.fallback_verdicts is not None:
             # One answer covers every criterion, so a failed answer fails them all.
             fallbacks = []
@@ -120,7 +130,7 @@ class PerCriterionOneShotGrader(Autograder):
         missing: list[int], to_grade: ToGradeInput, query: str | None, *,
         orders: Sequence[tuple[int, ...] | None],
         examples: Sequence[Sequence[ReviewedExample]] | None, reference: str | None,
-        spend: Spend,
+        spend: Spend, copied: Sequence[int] = (),
     ) -> Judgment:
         """One per-criterion call for each criterion the one-shot answer left out, with the
         same model and settings; the verdicts that came back are kept as they are."""
@@ -139,7 +149,7 @@ class PerCriterionOneShotGrader(Autograder):
             total.merge(outcome.spend)
             reports[number - 1] = tally.report(self, number, criteria[number - 1], outcome,
                                                orders[number - 1])
-        note = left_out_note(missing, len(criteria))
+        note = left_out_note(missing, copied, len(criteria))
         return Judgment(
             criteria=criteria, reports=[r for r in reports if r is not None],
             error=summarize_failures(len(criteria), tally.failed, tally.fallbacks),

@@ -165,3 +165,46 @@ async def test_a_left_out_rated_criterion_is_asked_with_its_options(fake_provide
     assert fake_provider.requests == 2
     assert "option" in fake_provider.bodies[1]["response_format"]["json_schema"]["schema"][
         "properties"]
+
+
+async def test_an_entry_that_copied_the_placeholder_is_asked_again_on_its_own(fake_provider):
+    # what SmolLM2-135M answered under a schema that forced both entries
+    copied = json.dumps({"criteria": [
+        {"number": 1, "reason": "<one or two sentences>", "verdict": "MET"},
+        {"number": 2, "reason": "beta is there", "verdict": "MET"}]})
+    rubric = Rubric.from_dict([{"weight": 2, "requirement": "Alpha"},
+                               {"weight": 1, "requirement": "Beta"}])
+    fake_provider.enqueue(copied)
+    result = await rubric.grade("answer", autograder=PerCriterionOneShotGrader(
+        judge(fake_provider), **FAST))
+    assert result.error is None
+    assert [r.reason for r in result.report] == ["the response does this", "beta is there"]
+    assert fake_provider.requests == 2
+    assert "<criterion>\nAlpha\n</criterion>" in user_prompt(fake_provider.bodies[1])
+    assert ("copied the answer format's placeholder instead of judging criterion number(s) 1"
+            in result.reason)
+    assert "left out" not in result.reason
+
+
+REFUSAL = ("Invalid schema for response_format 'criteria_verdicts': In context=('properties', "
+           "'criteria'), 'minItems' is not permitted.")
+
+
+@pytest.mark.parametrize("mode", ["auto", "json_schema"])
+async def test_a_provider_refusing_min_items_gets_the_schema_without_them(fake_provider, mode):
+    fake_provider.enqueue(Reply(status=400, error_message=REFUSAL))
+    grader = PerCriterionOneShotGrader(LiteLLMGenerate(
+        MODEL, api_base=fake_provider.api_base, api_key="test-key", timeout=10.0,
+        structured_output=mode), **FAST)
+    first = await RUBRIC.grade("answer", autograder=grader)
+    second = await RUBRIC.grade("answer", autograder=grader)
+    assert first.error is None and second.error is None
+    refused, *loose = [b["response_format"] for b in fake_provider.bodies]
+    assert refused["json_schema"]["schema"]["properties"]["criteria"]["minItems"] == 5
+    assert len(loose) == 2  # one refused request, then straight to what the provider takes
+    for sent in loose:
+        assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
+        criteria = sent["json_schema"]["schema"]["properties"]["criteria"]
+        assert "minItems" not in criteria and "maxItems" not in criteria
+        assert "pattern" not in criteria["items"]["properties"]["reason"]
+        assert criteria["items"]["properties"]["number"]["enum"] == [1, 2, 3, 4, 5]
