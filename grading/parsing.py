@@ -4,8 +4,10 @@ Tolerated: code fences, prose before or after the JSON object, key case, verdict
 whitespace, and the ``rubric`` package's keys (``criterion_status``/``explanation``,
 ``criteria_evaluations``/``criterion_number``, ``overall_score``). Never tolerated (the
 answer is retried instead): a missing verdict or score, an unknown verdict, an
-unknown/duplicate/missing criterion number, a non-finite score, a field that only copies
-the answer format's placeholder (``grading.placeholders``). A score outside 0-100 is
+unknown/duplicate criterion number, a non-finite score, a field that only copies the answer
+format's placeholder (``grading.placeholders``). A one-shot answer that leaves criteria out,
+or copies the placeholder in some entries, keeps the entries that judged
+(``parse_criteria_verdicts``): the grader asks for the others one by one. A score outside 0-100 is
 returned only when the caller allows it (the holistic grader clamps it, as ``rubric`` does). A
 missing ``reason`` is tolerated (the verdict is still a judgment); it becomes ``""``.
 """
