@@ -29,7 +29,7 @@ PER_CRITERION_SCHEMA_NAME = "criterion_verdict"
 ONE_SHOT_SCHEMA_NAME = "criteria_verdicts"
 HOLISTIC_SCHEMA_NAME = "holistic_score"
 CRITERION_TYPE_TAG = "criterion_type"
-REASON_PATTERN = r'^[^<>"\\]+$'
+REASON_PATTERN = r'^[^<>"\\\x00-\x1f]+$'
 
 _ABOUT_INPUT = """\
 The user message contains a response to evaluate inside <response> tags. If the response \
@@ -273,7 +273,7 @@ def holistic_user_prompt(
 
 # -- structured-output schemas ---------------------------------------------------------------
 def reason_schema() -> dict[str, Any]:
-    """A reason: text without angle brackets, double quotes or backslashes. A server that
+    """A reason: one line without angle brackets, double quotes or backslashes. A server that
     enforces the schema cannot let a judge copy the format's "<one or two sentences>"
     (``grading.placeholders``), and a grammar-decoding server (llama.cpp, whose pattern rules
     emit characters unescaped) cannot end the JSON string early."""

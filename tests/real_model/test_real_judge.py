@@ -43,7 +43,8 @@ async def _grade_all(grader) -> list:
 
 
 # Not here yet, found by this test (issue 36): RubricAsJudgeGrader, whose holistic reasons run
-# on past a 200-token answer and the cut JSON fails (item 4, answer caps per grader). The
+# on past a 200-token answer and the cut JSON fails; with the "auto" cap (480 tokens for a
+# holistic answer, item 4) one response of two still ran past it when this was tried. The
 # one-shot grader is here since its schema forces the whole list and a reason that cannot be
 # the format's "<one or two sentences>" (items 5 and 6): SmolLM2 copied it in every answer.
 GRADERS = [
