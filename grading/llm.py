@@ -13,17 +13,20 @@ import gc
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, Literal
 
+from grading.answer_budget import REASONING_TOKENS, answer_tokens
 from grading.errors import FatalProviderError, ProviderError, TransientProviderError
 from grading.http_limits import MAX_RESPONSE_BYTES, capped_openai_client, is_too_large
 from grading.redact import MASK, call_secrets, redact, strip_url_credentials
 from grading.retry import retry_after_from_headers
 from grading.structured_output import (
     endpoint_formats,
+    loosened,
     next_mode,
     output_mode,
     refuses_option,
+    refuses_tightening,
     request_format,
 )
 from grading.types import GenerateResult, TokenUsage
@@ -51,7 +54,8 @@ _UNKNOWN_PROVIDER_HINTS = ("llm provider not provided", "provider not provided")
 # Sent to a server at an api_base when no key is configured: litellm's OpenAI client refuses
 # to call without one, and servers that need no key ignore it.
 PLACEHOLDER_KEY = "no-key-required"
-# A judge answers in a few hundred tokens; the cap keeps a runaway model from costing more.
+# The cap of a call that is not one of the graders' (their answers have caps of their own,
+# ``grading.answer_budget``); it keeps a runaway model from costing more.
 DEFAULT_MAX_TOKENS = 4096
 # Providers served through the OpenAI SDK, where the answer's size can be capped while reading.
 _OPENAI_SDK_PROVIDERS = frozenset({"openai", "custom_openai"})
@@ -115,14 +119,24 @@ class LiteLLMGenerate:
         timeout: float = 60.0,
         temperature: float | None = 0.0,
         structured_output: bool | str = "auto",
-        max_tokens: int | None = DEFAULT_MAX_TOKENS,
+        max_tokens: int | Literal["auto"] | None = "auto",
+        reasoning_tokens: int = REASONING_TOKENS,
         max_response_bytes: int | None = MAX_RESPONSE_BYTES,
         **extra: Any,
     ):
         self._model = model
         self._api_base = api_base
         self._api_key = api_key
+        if max_tokens != "auto" and max_tokens is not None and (
+                isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                or max_tokens < 1):
+            raise ValueError(f"max_tokens must be 'auto', a whole number >= 1 or None, not "
+                             f"{max_tokens!r}")
+        # "auto": what the grader's answer needs (``grading.answer_budget``), plus
+        # ``reasoning_tokens`` for a reasoning model; a number: that cap on every call;
+        # None: no cap sent.
         self.max_tokens = max_tokens
+        self.reasoning_tokens = reasoning_tokens
         self.max_response_bytes = max_response_bytes
         self.timeout = timeout
         self.temperature = temperature
@@ -174,10 +188,9 @@ class LiteLLMGenerate:
         }
         if self.temperature is not None:  # None: for models that reject a temperature
             kwargs["temperature"] = self.temperature
-        if self.max_tokens is not None and not (
-            {"max_tokens", "max_completion_tokens"} & set(self.extra)
-        ):
-            kwargs["max_tokens"] = self.max_tokens
+        cap = self.token_cap(model, response_format)
+        if cap is not None and not ({"max_tokens", "max_completion_tokens"} & set(self.extra)):
+            kwargs["max_tokens"] = cap
         if api_base:
             kwargs["api_base"] = api_base
         if api_key:
@@ -194,11 +207,32 @@ class LiteLLMGenerate:
             text=text, usage=_usage(response), cost=_cost(litellm, response), raw=response
         )
 
+    def token_cap(self, model: str, response_format: dict[str, Any] | None) -> int | None:
+        """The max_tokens a call sends (see ``max_tokens``)."""
+        if self.max_tokens != "auto":
+            return self.max_tokens
+        answer = answer_tokens(response_format)
+        if answer is None:
+            return DEFAULT_MAX_TOKENS
+        return answer + (self.reasoning_tokens if self._reasons(model) else 0)
+
+    def _reasons(self, model: str) -> bool:
+        """Whether the model thinks before answering (litellm's model map says so, or the
+        call asks it to)."""
+        if {"reasoning_effort", "thinking"} & set(self.extra):
+            return True
+        try:
+            return bool(_load_litellm().supports_reasoning(model=model))
+        except Exception:  # a model litellm does not know: no thinking budget
+            return False
+
     async def _complete(self, litellm: Any, kwargs: dict[str, Any],
                         response_format: dict[str, Any] | None, *, model: str,
                         api_base: str | None, api_key: str | None) -> Any:
         """One completion; in ``auto`` a refusal of the JSON option is asked again, once per
         step down (schema, JSON mode, plain text), and what got an answer is remembered."""
+        if response_format is not None and endpoint_formats.loose(model, api_base):
+            response_format = loosened(response_format)
         if self.output_mode != "auto" or response_format is None:
             return await self._stepping(litellm, kwargs, response_format, self.output_mode,
                                         model=model, api_base=api_base, api_key=api_key)
@@ -223,9 +257,16 @@ class LiteLLMGenerate:
                 response = await self._send(litellm, call, model=model, api_base=api_base,
                                             api_key=api_key)
             except (ProviderError, TransientProviderError) as error:
+                message = str(error.__cause__ or error)
+                if (sent is not None and response_format is not None
+                        and loosened(response_format) != response_format
+                        and refuses_tightening(message)):
+                    # the schema's minItems/maxItems/pattern, not JSON output, were refused
+                    response_format = loosened(response_format)
+                    endpoint_formats.learn_loose(model, api_base)
+                    continue
                 fallback = next_mode(mode) if self.output_mode == "auto" else None
-                if sent is None or fallback is None or not refuses_option(
-                        str(error.__cause__ or error)):
+                if sent is None or fallback is None or not refuses_option(message):
                     raise
                 mode = fallback
                 continue

@@ -16,12 +16,15 @@ from typing import Any
 
 from grading.options import NA_MARK, CriterionOption, find_option
 from grading.parsing import (
+    CriteriaAnswer,
     ParseError,
-    _keys_lowered,
     _pick,
     _reason,
+    answer_object,
     as_int,
-    extract_json_object,
+    checked_answer,
+    criteria_entries,
+    require_every_criterion,
 )
 
 LABEL_KEYS = ("option", "label", "selected_label", "choice", "answer", "verdict",
@@ -72,38 +75,25 @@ def parse_option_answer(text: str, *, options: Sequence[CriterionOption],
                         order: Sequence[int], quoted: Sequence[str] = ()) -> tuple[int, str]:
     """Read ``{"reason": ..., "option": ...}`` into (original option index, reason);
     ``quoted``: texts whose own JSON objects are quotations, never the answer."""
-    obj = _keys_lowered(extract_json_object(text, OPTION_KEYS, quoted))
+    obj = answer_object(text, OPTION_KEYS, quoted)
     key, value = _pick(obj, *OPTION_KEYS)
     if key is None:
         raise ParseError("the answer names no option (expected 'option')", text)
     return read_option(key, value, options, order, text), _reason(obj, text)
 
 
-def parse_mixed_criteria_answer(
+def parse_mixed_criteria_verdicts(
     text: str, *, criteria: Sequence[Any], orders: Sequence[Sequence[int] | None],
     allow_cannot_assess: bool = False, quoted: Sequence[str] = (),
-) -> list[tuple[Any, str]]:
-    """Read a one-shot answer for a rubric mixing binary and multi-choice criteria into one
-    (Verdict or original option index, reason) per criterion, in rubric order."""
-    from grading.parsing import (
-        CRITERIA_KEYS,
-        NUMBER_KEY_NAMES,
-        VERDICT_KEYS,
-        _verdict,
-        entry_number,
-    )
+) -> CriteriaAnswer:
+    """Read a one-shot answer for a rubric mixing binary and multi-choice criteria into the
+    (Verdict or original option index, reason) that came back, by criterion number; criteria
+    left out are missing (``grading.parsing.parse_criteria_verdicts``)."""
+    from grading.parsing import NUMBER_KEY_NAMES, VERDICT_KEYS, _verdict
 
-    obj = _keys_lowered(extract_json_object(text, CRITERIA_KEYS, quoted))
-    _, items = _pick(obj, *CRITERIA_KEYS)
-    if not isinstance(items, list):
-        raise ParseError("the answer has no 'criteria' list", text)
-    count = len(criteria)
+    entries, copied = criteria_entries(text, len(criteria), quoted)
     found: dict[int, tuple[Any, str]] = {}
-    for item in items:
-        if not isinstance(item, dict):
-            raise ParseError("each entry of 'criteria' must be an object", text)
-        entry = _keys_lowered(item)
-        number = entry_number(entry, count, text)
+    for number, entry in entries:
         if number in found:
             raise ParseError(f"criterion {number} is answered more than once", text)
         criterion, order = criteria[number - 1], orders[number - 1]
@@ -120,8 +110,16 @@ def parse_mixed_criteria_answer(
                 raise ParseError(f"criterion {number} names no option", text)
             answer = read_option(key, raw_option, criterion.options, order, text)
         found[number] = (answer, _reason(entry, text))
-    missing = [n for n in range(1, count + 1) if n not in found]
-    if missing:
-        raise ParseError("no answer for criterion number(s) "
-                         + ", ".join(str(n) for n in missing), text)
-    return [found[n] for n in range(1, count + 1)]
+    return checked_answer(found, copied, len(criteria), text)
+
+
+def parse_mixed_criteria_answer(
+    text: str, *, criteria: Sequence[Any], orders: Sequence[Sequence[int] | None],
+    allow_cannot_assess: bool = False, quoted: Sequence[str] = (),
+) -> list[tuple[Any, str]]:
+    """Read a one-shot answer for a rubric mixing binary and multi-choice criteria into one
+    (Verdict or original option index, reason) per criterion, in rubric order."""
+    answer = parse_mixed_criteria_verdicts(text, criteria=criteria, orders=orders,
+                                           allow_cannot_assess=allow_cannot_assess,
+                                           quoted=quoted)
+    return require_every_criterion(answer, len(criteria), text)

@@ -11,8 +11,16 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from grading import placeholders
 from grading.options import shown_label
-from grading.prompts import _before, _kind, format_to_grade, neutralize
+from grading.prompts import (
+    _before,
+    _kind,
+    complete_list,
+    format_to_grade,
+    neutralize,
+    reason_schema,
+)
 from grading.reference import check_reference, extra_tags
 from grading.types import Criterion, ToGradeInput
 
@@ -65,8 +73,7 @@ def option_user_prompt(
         f"This criterion is {scale_words(criterion)}: choose the one option that best "
         f"describes the response.{penalty}\n"
         "Answer with JSON only, in exactly this shape:\n"
-        '{"reason": "<one or two sentences>", '
-        '"option": "<the label of the chosen option, exactly as listed>"}'
+        f'{{"reason": "{placeholders.REASON}", "option": "{placeholders.OPTION}"}}'
     )
 
 
@@ -79,7 +86,7 @@ def option_item_schema(criterion: Criterion, order: Sequence[int]) -> dict[str, 
     return {
         "type": "object",
         "properties": {
-            "reason": {"type": "string"},
+            "reason": reason_schema(),
             "option": {"type": "string", "enum": option_labels(criterion, order)},
         },
         "required": ["reason", "option"],
@@ -130,10 +137,11 @@ def one_shot_mixed_user_prompt(
         "the response.\n"
         f"Answer with JSON only, with exactly one entry for each number from 1 to "
         f"{len(criteria)}, in this shape:\n"
-        '{"criteria": [{"number": <criterion number>, "reason": "<one or two sentences>", '
+        f'{{"criteria": [{{"number": {placeholders.CRITERION_NUMBER}, '
+        f'"reason": "{placeholders.REASON}", '
         f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}, ...]}}\n'
-        'For a criterion with options, give "option": "<the label of the chosen option, '
-        'exactly as listed>" instead of "verdict".'
+        f'For a criterion with options, give "option": "{placeholders.OPTION}" instead of '
+        '"verdict".'
     )
 
 
@@ -142,7 +150,7 @@ def one_shot_mixed_response_format(
     allow_cannot_assess: bool = False,
 ) -> dict[str, Any]:
     """Each entry is either a binary criterion's verdict or one multi-choice criterion's
-    option, constrained to that criterion's labels."""
+    option, constrained to that criterion's labels; exactly one entry per criterion."""
     verdicts = ["MET", "UNMET", "CANNOT_ASSESS"] if allow_cannot_assess else ["MET", "UNMET"]
     binary = [n for n, o in enumerate(orders, start=1) if o is None]
     variants: list[dict[str, Any]] = []
@@ -150,7 +158,7 @@ def one_shot_mixed_response_format(
         variants.append({
             "type": "object",
             "properties": {"number": {"type": "integer", "enum": binary},
-                           "reason": {"type": "string"},
+                           "reason": reason_schema(),
                            "verdict": {"type": "string", "enum": verdicts}},
             "required": ["number", "reason", "verdict"], "additionalProperties": False})
     for number, (criterion, order) in enumerate(zip(criteria, orders, strict=True), start=1):
@@ -161,7 +169,7 @@ def one_shot_mixed_response_format(
                     "required": ["number", *item["required"]]}
             variants.append(item)
     schema = {"type": "object",
-              "properties": {"criteria": {"type": "array", "items": {"anyOf": variants}}},
+              "properties": {"criteria": complete_list({"anyOf": variants}, len(criteria))},
               "required": ["criteria"], "additionalProperties": False}
     return {"type": "json_schema", "json_schema": {
         "name": "criteria_verdicts", "schema": schema, "strict": True}}
@@ -186,7 +194,7 @@ def holistic_mixed_user_prompt(
         "proportion to how good the best-fitting option is.\n"
         f"{REQUIRED_RULE if any(c.required for c in criteria) else ''}"
         "Answer with JSON only, in exactly this shape:\n"
-        '{"score": <a number from 0 to 100>, "reason": "<two or three sentences>"}'
+        f'{{"score": {placeholders.SCORE}, "reason": "{placeholders.HOLISTIC_REASON}"}}'
     )
 
 

@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from grading import placeholders
 from grading.reference import REFERENCE_INSTRUCTION, REFERENCE_TAG, check_reference, extra_tags
 from grading.text import normalize_to_grade_input
 from grading.types import Criterion, ToGradeInput
@@ -28,6 +29,7 @@ PER_CRITERION_SCHEMA_NAME = "criterion_verdict"
 ONE_SHOT_SCHEMA_NAME = "criteria_verdicts"
 HOLISTIC_SCHEMA_NAME = "holistic_score"
 CRITERION_TYPE_TAG = "criterion_type"
+REASON_PATTERN = r'^[^<>"\\\x00-\x1f]+$'
 
 _ABOUT_INPUT = """\
 The user message contains a response to evaluate inside <response> tags. If the response \
@@ -215,7 +217,7 @@ def per_criterion_user_prompt(
         f"<criterion>\n{neutralize(criterion.requirement, extra)}\n</criterion>\n\n"
         f"This is a {kind} criterion: {meaning}\n"
         "Answer with JSON only, in exactly this shape (the reason first, then the verdict):\n"
-        '{"reason": "<one or two sentences>", '
+        f'{{"reason": "{placeholders.REASON}", '
         f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}'
     )
 
@@ -238,7 +240,8 @@ def one_shot_user_prompt(
         f"For a NEGATIVE criterion, MET means the response makes that mistake.\n"
         f"Answer with JSON only, with exactly one entry for each number from 1 to "
         f"{len(criteria)}, each with its reason before its verdict, in this shape:\n"
-        f'{{"criteria": [{{"number": <criterion number>, "reason": "<one or two sentences>", '
+        f'{{"criteria": [{{"number": {placeholders.CRITERION_NUMBER}, '
+        f'"reason": "{placeholders.REASON}", '
         f'"verdict": <{_verdict_words(allow_cannot_assess)}>}}, ...]}}'
     )
 
@@ -264,11 +267,19 @@ def holistic_user_prompt(
         "POSITIVE criterion earns its weight, making the mistake a NEGATIVE criterion "
         "describes costs its weight.\n"
         "Answer with JSON only, in exactly this shape:\n"
-        '{"score": <a number from 0 to 100>, "reason": "<two or three sentences>"}'
+        f'{{"score": {placeholders.SCORE}, "reason": "{placeholders.HOLISTIC_REASON}"}}'
     )
 
 
 # -- structured-output schemas ---------------------------------------------------------------
+def reason_schema() -> dict[str, Any]:
+    """A reason: one line without angle brackets, double quotes or backslashes. A server that
+    enforces the schema cannot let a judge copy the format's "<one or two sentences>"
+    (``grading.placeholders``), and a grammar-decoding server (llama.cpp, whose pattern rules
+    emit characters unescaped) cannot end the JSON string early."""
+    return {"type": "string", "pattern": REASON_PATTERN}
+
+
 def _verdict_enum(allow_cannot_assess: bool) -> list[str]:
     return ["MET", "UNMET", "CANNOT_ASSESS"] if allow_cannot_assess else ["MET", "UNMET"]
 
@@ -282,7 +293,7 @@ def per_criterion_response_format(*, allow_cannot_assess: bool = False) -> dict[
     schema = {
         "type": "object",
         "properties": {
-            "reason": {"type": "string"},
+            "reason": reason_schema(),
             "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
         },
         "required": ["reason", "verdict"],
@@ -291,13 +302,23 @@ def per_criterion_response_format(*, allow_cannot_assess: bool = False) -> dict[
     return _response_format(PER_CRITERION_SCHEMA_NAME, schema)
 
 
-def one_shot_response_format(*, allow_cannot_assess: bool = False) -> dict[str, Any]:
-    """OpenAI-style ``response_format`` for ``{"criteria": [{"number", "verdict", "reason"}]}``."""
+def one_shot_response_format(*, allow_cannot_assess: bool = False,
+                             count: int | None = None) -> dict[str, Any]:
+    """OpenAI-style ``response_format`` for ``{"criteria": [{"number", "verdict", "reason"}]}``.
+
+    With ``count`` (the number of criteria) the schema forces the whole list: exactly
+    ``count`` entries, each numbered from the enum 1..count. OpenAI's strict mode accepts
+    ``minItems``/``maxItems`` and an integer ``enum``; a server that decodes with a grammar
+    (llama.cpp, vLLM) enforces them; the parser checks completeness whatever the server did.
+    """
+    number: dict[str, Any] = {"type": "integer"}
+    if count is not None:
+        number["enum"] = list(range(1, count + 1))
     item = {
         "type": "object",
         "properties": {
-            "number": {"type": "integer"},
-            "reason": {"type": "string"},
+            "number": number,
+            "reason": reason_schema(),
             "verdict": {"type": "string", "enum": _verdict_enum(allow_cannot_assess)},
         },
         "required": ["number", "reason", "verdict"],
@@ -305,11 +326,19 @@ def one_shot_response_format(*, allow_cannot_assess: bool = False) -> dict[str, 
     }
     schema = {
         "type": "object",
-        "properties": {"criteria": {"type": "array", "items": item}},
+        "properties": {"criteria": complete_list(item, count)},
         "required": ["criteria"],
         "additionalProperties": False,
     }
     return _response_format(ONE_SHOT_SCHEMA_NAME, schema)
+
+
+def complete_list(item: dict[str, Any], count: int | None) -> dict[str, Any]:
+    """An array schema of ``item``s; with ``count``, exactly that many of them."""
+    array: dict[str, Any] = {"type": "array", "items": item}
+    if count is not None:
+        array |= {"minItems": count, "maxItems": count}
+    return array
 
 
 def holistic_response_format() -> dict[str, Any]:
@@ -318,7 +347,7 @@ def holistic_response_format() -> dict[str, Any]:
         "type": "object",
         "properties": {
             "score": {"type": "number", "minimum": 0, "maximum": 100},
-            "reason": {"type": "string"},
+            "reason": reason_schema(),
         },
         "required": ["score", "reason"],
         "additionalProperties": False,

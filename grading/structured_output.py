@@ -59,6 +59,28 @@ def refuses_option(message: str) -> bool:
     return any(hint in lowered for hint in _REFUSAL_HINTS)
 
 
+# Schema keywords that only tighten an answer (a complete one-shot list, a reason that cannot
+# be a placeholder). OpenAI's strict mode takes them; a provider that refuses one by name gets
+# the same schema without them (the parser still checks what they would have enforced).
+TIGHTENING_KEYWORDS = ("minItems", "maxItems", "pattern")
+
+
+def refuses_tightening(message: str) -> bool:
+    """Whether a provider's error answer names one of the tightening keywords."""
+    lowered = message.lower()
+    return any(keyword.lower() in lowered for keyword in TIGHTENING_KEYWORDS)
+
+
+def loosened(value: Any) -> Any:
+    """A copy of a ``response_format`` (or schema) without the tightening keywords."""
+    if isinstance(value, dict):
+        return {key: loosened(item) for key, item in value.items()
+                if not (key in TIGHTENING_KEYWORDS and not isinstance(item, dict))}
+    if isinstance(value, list):
+        return [loosened(item) for item in value]
+    return value
+
+
 def next_mode(mode: str) -> str | None:
     return _NEXT.get(mode)
 
@@ -74,6 +96,7 @@ class EndpointFormats:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._learned: dict[tuple[str, str | None], str] = {}
+        self._loose: set[tuple[str, str | None]] = set()
         self._probes: dict[tuple[int, str, str | None], asyncio.Lock] = {}
 
     def known(self, model: str, api_base: str | None) -> str | None:
@@ -83,6 +106,15 @@ class EndpointFormats:
     def learn(self, model: str, api_base: str | None, mode: str) -> None:
         with self._lock:
             self._learned[(model, api_base)] = mode
+
+    def loose(self, model: str, api_base: str | None) -> bool:
+        """Whether the endpoint refused the tightening keywords (``loosened`` schemas)."""
+        with self._lock:
+            return (model, api_base) in self._loose
+
+    def learn_loose(self, model: str, api_base: str | None) -> None:
+        with self._lock:
+            self._loose.add((model, api_base))
 
     def forget(self, model: str, api_base: str | None) -> None:
         with self._lock:
@@ -97,6 +129,7 @@ class EndpointFormats:
     def clear(self) -> None:
         with self._lock:
             self._learned.clear()
+            self._loose.clear()
             self._probes.clear()
 
 

@@ -66,6 +66,8 @@ class Judgment:
     reason: str | None = None
     error: str | None = None
     spend: Spend = field(default_factory=Spend)
+    # What the user should know about how the verdicts were reached (EvaluationReport.notes).
+    notes: tuple[str, ...] = ()
 
 
 def _accepts_response_format(fn: Callable[..., Any]) -> bool:
@@ -253,20 +255,20 @@ class Autograder(ABC):
         return as_generate_result(result)
 
     async def _ask(
-        self, user_prompt: str, parse: Callable[[str], T], response_format: dict[str, Any]
+        self, user_prompt: str, parse: Callable[[str], T], response_format: dict[str, Any],
+        *, system_prompt: str | None = None,
     ) -> CallOutcome[T]:
-        """One judged question with the retry loop (the concurrency bound is per attempt)."""
+        """One judged question with the retry loop (the concurrency bound is per attempt);
+        ``system_prompt``: instead of the grader's own (a one-shot grader asking about one
+        criterion)."""
+        system = self.system_prompt if system_prompt is None else system_prompt
         if _overrides(self, "generate"):
             # A subclass written for ``rubric`` replaced generate(): it returns text.
             async def ask() -> GenerateResult:
-                return as_generate_result(
-                    await self.generate(self.system_prompt, user_prompt)
-                )
+                return as_generate_result(await self.generate(system, user_prompt))
         else:
             async def ask() -> GenerateResult:
-                return await self._generate(
-                    self.system_prompt, user_prompt, response_format=response_format
-                )
+                return await self._generate(system, user_prompt, response_format=response_format)
         return await call_with_retries(ask, parse, self.retry_policy)
 
     # -- failures ------------------------------------------------------------------------
@@ -316,8 +318,8 @@ class Autograder(ABC):
                 else "the judge returned no verdicts"
             )
             return EvaluationReport(
-                score=None, report=reports or None, error=error,
-                token_usage=usage, completion_cost=cost,
+                score=None, report=reports or None, error=error, reason=judgment.reason,
+                notes=judgment.notes, token_usage=usage, completion_cost=cost,
             )
         result = aggregate_verdicts(
             reports,
@@ -330,11 +332,13 @@ class Autograder(ABC):
         if error is None and result.score is None:
             error = "nothing left to score: every scored criterion was CANNOT_ASSESS"
         closed = tuple(gate_label(i, reports[i]) for i in result.closed_gates)
-        notes = tuple(f"required {label} is not satisfied: its gate closed, the score is 0"
-                      for label in closed)
+        notes = judgment.notes + tuple(
+            f"required {label} is not satisfied: its gate closed, the score is 0"
+            for label in closed)
         return EvaluationReport(
             closed_gates=closed,
             notes=notes,
+            reason=judgment.reason,
             score=result.score,
             raw_score=result.raw_score,
             llm_raw_score=result.raw_score,

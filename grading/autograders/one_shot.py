@@ -1,4 +1,10 @@
-"""PerCriterionOneShotGrader: every criterion judged in a single call."""
+"""PerCriterionOneShotGrader: every criterion judged in a single call.
+
+A judge whose list leaves criteria out (a small model answering criteria 1-2 of 5), or whose
+entry for a criterion only copies the format's placeholder, keeps the verdicts it gave; each
+criterion not judged is asked in a call of its own, with the same model and settings, and the
+grade says so (``Judgment.reason`` and ``notes``).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from grading.autograders.base import Autograder, Judgment, quotable_texts
-from grading.autograders.per_criterion import summarize_failures
+from grading.autograders.per_criterion import Tally, judge_each, summarize_failures
 from grading.autograders.reports import (
     answered_report,
     fallback_report,
@@ -15,11 +21,34 @@ from grading.autograders.reports import (
     option_order_for,
 )
 from grading.calibration import ReviewedExample, render_examples_by_criterion
-from grading.option_parsing import parse_mixed_criteria_answer
+from grading.option_parsing import parse_mixed_criteria_verdicts
 from grading.option_prompts import one_shot_mixed_response_format, one_shot_mixed_user_prompt
-from grading.parsing import parse_criteria_answer
-from grading.prompts import ONE_SHOT_SYSTEM_PROMPT, one_shot_response_format, one_shot_user_prompt
-from grading.types import Criterion, ToGradeInput
+from grading.parsing import CriteriaAnswer, missing_numbers, parse_criteria_verdicts
+from grading.prompts import (
+    ONE_SHOT_SYSTEM_PROMPT,
+    PER_CRITERION_SYSTEM_PROMPT,
+    one_shot_response_format,
+    one_shot_user_prompt,
+)
+from grading.retry import Spend
+from grading.types import Criterion, CriterionReport, ToGradeInput
+
+
+def left_out_note(missing: Sequence[int], copied: Sequence[int], count: int) -> str:
+    """What the grade records when the one-shot answer did not judge every criterion."""
+    def numbers(values: Sequence[int]) -> str:
+        return ", ".join(str(n) for n in values)
+
+    left_out = [n for n in missing if n not in copied]
+    parts = []
+    if left_out:
+        parts.append(f"left out criterion number(s) {numbers(left_out)} of {count}")
+    if copied:
+        parts.append(f"copied the answer format's placeholder instead of judging criterion "
+                     f"number(s) {numbers(copied)} of {count}")
+    each = ("it was judged in a call of its own" if len(missing) == 1
+            else "each was judged in a call of its own")
+    return f"the judge's one-shot answer {' and '.join(parts)}; {each}"
 
 
 class PerCriterionOneShotGrader(Autograder):
@@ -40,7 +69,7 @@ class PerCriterionOneShotGrader(Autograder):
         orders = [option_order_for(self, c, to_grade) if c.options else None for c in criteria]
         if any(order is not None for order in orders):
             parse: Any = functools.partial(
-                parse_mixed_criteria_answer, criteria=criteria, orders=orders,
+                parse_mixed_criteria_verdicts, criteria=criteria, orders=orders,
                 allow_cannot_assess=self.allow_cannot_assess,
                 quoted=quotable_texts(to_grade, query))
             prompt = one_shot_mixed_user_prompt(
@@ -51,7 +80,7 @@ class PerCriterionOneShotGrader(Autograder):
                 criteria, orders, allow_cannot_assess=self.allow_cannot_assess)
         else:
             parse = functools.partial(
-                parse_criteria_answer,
+                parse_criteria_verdicts,
                 count=len(criteria),
                 allow_cannot_assess=self.allow_cannot_assess,
                 quoted=quotable_texts(to_grade, query),
@@ -61,28 +90,67 @@ class PerCriterionOneShotGrader(Autograder):
                 examples_block=examples_block, reference=reference_submission,
             )
             response_format = one_shot_response_format(
-                allow_cannot_assess=self.allow_cannot_assess)
+                allow_cannot_assess=self.allow_cannot_assess, count=len(criteria))
         outcome = await self._ask(prompt, parse, response_format)
         if outcome.ok:
-            reports = [
-                answered_report(criterion, answer, reason, order)
-                for criterion, (answer, reason), order in zip(criteria, outcome.value, orders,
-                                                              strict=True)
+            answer: CriteriaAnswer = outcome.value
+            found = answer.verdicts
+            reports: list[CriterionReport | None] = [
+                answered_report(criterion, *found[number], orders[number - 1])
+                if number in found else None
+                for number, criterion in enumerate(criteria, start=1)
             ]
-            return Judgment(criteria=criteria, reports=reports, spend=outcome.spend)
+            missing = missing_numbers(found, len(criteria))
+            if not missing:
+                return Judgment(criteria=criteria, reports=[r for r in reports if r],
+                                spend=outcome.spend)
+            return await self._judge_left_out(
+                criteria, reports, missing, to_grade, query, orders=orders, examples=examples,
+                reference=reference_submission, spend=outcome.spend, copied=answer.copied)
         if not outcome.fatal and self.fallback_verdicts is not None:
             # One answer covers every criterion, so a failed answer fails them all.
-            reports = []
+            fallbacks = []
             used = []
             for index, criterion in enumerate(criteria, start=1):
                 verdict = self.fallback_for(criterion)
                 assert verdict is not None
                 report = fallback_report(criterion, verdict, outcome.error or "")
-                reports.append(report)
+                fallbacks.append(report)
                 used.append(f"criterion {index} ({report.choice})")
             error = summarize_failures(len(criteria), [], used)
-            return Judgment(criteria=criteria, reports=reports, error=error, spend=outcome.spend)
+            return Judgment(criteria=criteria, reports=fallbacks, error=error,
+                            spend=outcome.spend)
         self._fail(f"judging all {len(criteria)} criteria in one call", outcome)
-        reports = [judged_report(c, None, error=outcome.error) for c in criteria]
+        failed = [judged_report(c, None, error=outcome.error) for c in criteria]
         error = f"the judge gave no usable answer for the {len(criteria)} criteria: {outcome.error}"
-        return Judgment(criteria=criteria, reports=reports, error=error, spend=outcome.spend)
+        return Judgment(criteria=criteria, reports=failed, error=error, spend=outcome.spend)
+
+    async def _judge_left_out(
+        self, criteria: list[Criterion], reports: list[CriterionReport | None],
+        missing: list[int], to_grade: ToGradeInput, query: str | None, *,
+        orders: Sequence[tuple[int, ...] | None],
+        examples: Sequence[Sequence[ReviewedExample]] | None, reference: str | None,
+        spend: Spend, copied: Sequence[int] = (),
+    ) -> Judgment:
+        """One per-criterion call for each criterion the one-shot answer left out, with the
+        same model and settings; the verdicts that came back are kept as they are."""
+        # The one-shot system prompt speaks of a numbered list; a call about one criterion
+        # gets the per-criterion one, unless the user wrote their own.
+        system = (PER_CRITERION_SYSTEM_PROMPT if self.system_prompt == ONE_SHOT_SYSTEM_PROMPT
+                  else self.system_prompt)
+        outcomes = await judge_each(
+            self, [(n, criteria[n - 1]) for n in missing], to_grade, query, orders=orders,
+            examples=examples, reference=reference, system_prompt=system)
+        tally = Tally()
+        total = Spend()
+        total.merge(spend)
+        for number in missing:
+            outcome = outcomes[number]
+            total.merge(outcome.spend)
+            reports[number - 1] = tally.report(self, number, criteria[number - 1], outcome,
+                                               orders[number - 1])
+        note = left_out_note(missing, copied, len(criteria))
+        return Judgment(
+            criteria=criteria, reports=[r for r in reports if r is not None],
+            error=summarize_failures(len(criteria), tally.failed, tally.fallbacks),
+            spend=total, reason=note, notes=(note,))

@@ -50,74 +50,99 @@ class PerCriterionGrader(Autograder):
     ) -> Judgment:
         """``examples``: per criterion, the reviewed examples its call shows (calibration)."""
         criteria = list(rubric)
-        response_format = per_criterion_response_format(
-            allow_cannot_assess=self.allow_cannot_assess
-        )
-        parse = functools.partial(
-            parse_verdict_answer, allow_cannot_assess=self.allow_cannot_assess,
-            quoted=quotable_texts(to_grade, query),
-        )
-
         orders = [option_order_for(self, c, to_grade) if c.options else None for c in criteria]
-
-        async def judge_one(index: int, criterion: Criterion) -> CallOutcome[Any]:
-            examples_block = render_examples(examples[index - 1]) if examples else ""
-            order = orders[index - 1]
-            if order is not None:
-                prompt = option_user_prompt(
-                    criterion, to_grade, query, order=order, reference=reference_submission,
-                    examples_block=examples_block)
-                outcome = await self._ask(
-                    prompt, functools.partial(parse_option_answer, options=criterion.options,
-                                              order=order, quoted=quotable_texts(to_grade, query)),
-                    option_response_format(criterion, order))
-            else:
-                prompt = per_criterion_user_prompt(
-                    criterion, to_grade, query, allow_cannot_assess=self.allow_cannot_assess,
-                    examples_block=examples_block, reference=reference_submission,
-                )
-                outcome = await self._ask(prompt, parse, response_format)
-            if not outcome.ok and (outcome.fatal or self.fallback_for(criterion) is None):
-                # In raise mode this ends the TaskGroup, which cancels and awaits the others.
-                self._fail(criterion_label(index, criterion), outcome)
-            return outcome
-
-        try:
-            async with asyncio.TaskGroup() as group:
-                tasks = [
-                    group.create_task(judge_one(index, criterion))
-                    for index, criterion in enumerate(criteria, start=1)
-                ]
-        except BaseExceptionGroup as failures:
-            error = first_error(failures)
-            raise error from error.__cause__  # keep its own cause, drop the group wrapper
-
+        outcomes = await judge_each(
+            self, list(enumerate(criteria, start=1)), to_grade, query, orders=orders,
+            examples=examples, reference=reference_submission)
         spend = Spend()
+        tally = Tally()
         reports: list[CriterionReport] = []
-        fallbacks: list[str] = []
-        failed: list[str] = []
-        for index, (criterion, task) in enumerate(zip(criteria, tasks, strict=True), start=1):
-            outcome = task.result()
+        for index, criterion in enumerate(criteria, start=1):
+            outcome = outcomes[index]
             spend.merge(outcome.spend)
-            label = criterion_label(index, criterion)
-            if outcome.ok:
-                answer, reason = outcome.value
-                reports.append(answered_report(criterion, answer, reason, orders[index - 1]))
-                continue
-            fallback = None if outcome.fatal else self.fallback_for(criterion)
-            if fallback is not None:
-                report = fallback_report(criterion, fallback, outcome.error or "")
-                reports.append(report)
-                fallbacks.append(f"{label} ({report.choice})")
-            else:
-                reports.append(judged_report(criterion, None, error=outcome.error))
-                failed.append(f"{label}: {outcome.error}")
+            reports.append(tally.report(self, index, criterion, outcome, orders[index - 1]))
         return Judgment(
             criteria=criteria,
             reports=reports,
-            error=summarize_failures(len(criteria), failed, fallbacks),
+            error=summarize_failures(len(criteria), tally.failed, tally.fallbacks),
             spend=spend,
         )
+
+
+async def ask_criterion(
+    grader: Autograder, criterion: Criterion, to_grade: ToGradeInput, query: str | None, *,
+    order: tuple[int, ...] | None, examples_block: str = "", reference: str | None = None,
+    system_prompt: str | None = None,
+) -> CallOutcome[Any]:
+    """One criterion's own judge call: a verdict, or a multi-choice criterion's option."""
+    quoted = quotable_texts(to_grade, query)
+    if order is not None:
+        prompt = option_user_prompt(criterion, to_grade, query, order=order, reference=reference,
+                                    examples_block=examples_block)
+        parse: Any = functools.partial(parse_option_answer, options=criterion.options,
+                                       order=order, quoted=quoted)
+        return await grader._ask(prompt, parse, option_response_format(criterion, order),
+                                 system_prompt=system_prompt)
+    allow = grader.allow_cannot_assess
+    prompt = per_criterion_user_prompt(criterion, to_grade, query, allow_cannot_assess=allow,
+                                       examples_block=examples_block, reference=reference)
+    parse = functools.partial(parse_verdict_answer, allow_cannot_assess=allow, quoted=quoted)
+    return await grader._ask(prompt, parse,
+                             per_criterion_response_format(allow_cannot_assess=allow),
+                             system_prompt=system_prompt)
+
+
+async def judge_each(
+    grader: Autograder, numbered: Sequence[tuple[int, Criterion]], to_grade: ToGradeInput,
+    query: str | None, *, orders: Sequence[tuple[int, ...] | None],
+    examples: Sequence[Sequence[ReviewedExample]] | None = None, reference: str | None = None,
+    system_prompt: str | None = None,
+) -> dict[int, CallOutcome[Any]]:
+    """One call per (number, criterion), run concurrently under the grader's bound; the
+    outcomes by number. In raise mode the first failure no fallback covers is raised (the
+    other calls are cancelled and awaited)."""
+
+    async def judge_one(index: int, criterion: Criterion) -> CallOutcome[Any]:
+        outcome = await ask_criterion(
+            grader, criterion, to_grade, query, order=orders[index - 1],
+            examples_block=render_examples(examples[index - 1]) if examples else "",
+            reference=reference, system_prompt=system_prompt)
+        if not outcome.ok and (outcome.fatal or grader.fallback_for(criterion) is None):
+            # In raise mode this ends the TaskGroup, which cancels and awaits the others.
+            grader._fail(criterion_label(index, criterion), outcome)
+        return outcome
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = {index: group.create_task(judge_one(index, criterion))
+                     for index, criterion in numbered}
+    except BaseExceptionGroup as failures:
+        error = first_error(failures)
+        raise error from error.__cause__  # keep its own cause, drop the group wrapper
+    return {index: task.result() for index, task in tasks.items()}
+
+
+class Tally:
+    """The criteria that fell back or failed, for ``summarize_failures``."""
+
+    def __init__(self) -> None:
+        self.fallbacks: list[str] = []
+        self.failed: list[str] = []
+
+    def report(self, grader: Autograder, index: int, criterion: Criterion,
+               outcome: CallOutcome[Any], order: tuple[int, ...] | None) -> CriterionReport:
+        """The report for one criterion's call: judged, a fallback verdict, or a failure."""
+        if outcome.ok:
+            answer, reason = outcome.value
+            return answered_report(criterion, answer, reason, order)
+        label = criterion_label(index, criterion)
+        fallback = None if outcome.fatal else grader.fallback_for(criterion)
+        if fallback is not None:
+            report = fallback_report(criterion, fallback, outcome.error or "")
+            self.fallbacks.append(f"{label} ({report.choice})")
+            return report
+        self.failed.append(f"{label}: {outcome.error}")
+        return judged_report(criterion, None, error=outcome.error)
 
 
 def summarize_failures(total: int, failed: list[str], fallbacks: list[str]) -> str | None:

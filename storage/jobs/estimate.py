@@ -80,7 +80,8 @@ def _prompts(grader: str, criteria: Sequence[Criterion], to_grade: ToGradeInput,
                     examples_block=render_examples(shown[i]) if shown else "") + schema
                 for i, c in enumerate(criteria)]
     if grader == "one_shot":
-        schema = json.dumps(one_shot_response_format(allow_cannot_assess=allow_cannot_assess))
+        schema = json.dumps(one_shot_response_format(
+            allow_cannot_assess=allow_cannot_assess, count=len(criteria)))
         return [one_shot_user_prompt(
             criteria, to_grade, query, allow_cannot_assess=allow_cannot_assess,
             examples_block=render_examples_by_criterion(shown) if shown else "") + schema]

@@ -280,7 +280,9 @@ async def test_report_mode_returns_no_score_and_says_which_criterion_failed():
 
 async def test_one_shot_failure_falls_back_for_every_criterion():
     grader = PerCriterionOneShotGrader(
-        ScriptedGenerate(*[one_shot_answer("MET")] * 3),  # wrong count: numbers 2, 3 missing
+        # an unusable answer, three times (an answer leaving criteria out is completed by
+        # per-criterion calls instead: tests/grading/test_one_shot_completion.py)
+        ScriptedGenerate(*['{"criteria": "all MET"}'] * 3),
         default_fallback_verdicts={"positive": "UNMET", "negative": "MET"},
         **FAST,
     )

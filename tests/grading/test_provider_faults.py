@@ -9,6 +9,7 @@ import time
 import pytest
 
 from grading import Criterion, Rubric
+from grading.answer_budget import VERDICT_TOKENS
 from grading.autograders import PerCriterionGrader
 from grading.llm import LiteLLMGenerate
 from grading.redact import redact, strip_url_credentials
@@ -127,7 +128,7 @@ async def test_a_huge_answer_is_refused_without_reading_it(fault_provider):
     assert result.score is None and "larger than 4 MB" in result.error
     assert grown_mb < 100, grown_mb  # reading 200 MB and parsing it costs gigabytes
     assert time.monotonic() - started < 20
-    assert fault_provider.bodies[0]["max_tokens"] == 4096  # and the model is asked to be short
+    assert fault_provider.bodies[0]["max_tokens"] == VERDICT_TOKENS  # asked to be short
 
 
 # -- 10.5: absurd Retry-After values are capped -----------------------------------------------

@@ -1,4 +1,5 @@
-"""The per-criterion grader, Test connection and a CLI run against a real small model on this CPU.
+"""The per-criterion and one-shot graders, Test connection and a CLI run against a real small
+model on this CPU.
 
 SmolLM2-135M-Instruct is too small to judge well; these tests check what a scripted provider
 cannot show: a real local server's refusals, its one-at-a-time serving, and a real model's
@@ -13,8 +14,9 @@ import pytest
 from sqlalchemy import select
 
 from grading import Rubric
-from grading.autograders import PerCriterionGrader
+from grading.autograders import PerCriterionGrader, PerCriterionOneShotGrader
 from grading.llm import LiteLLMGenerate
+from grading.placeholders import is_placeholder
 from storage import cli
 from storage import models as m
 from storage.connection_check import check_connection
@@ -41,29 +43,42 @@ async def _grade_all(grader) -> list:
 
 
 # Not here yet, found by this test (issue 36): RubricAsJudgeGrader, whose holistic reasons run
-# on past a 200-token answer and the cut JSON fails (item 4, answer caps per grader); and
-# PerCriterionOneShotGrader, whose answer lists criterion 1 only, with the format's placeholder
-# "<one or two sentences>" as its reason (items 5 and 6: a schema that forces the whole list,
-# keeping the verdicts that came back, and the placeholder as a parse failure).
-@pytest.mark.parametrize(("grader", "calls"), [
+# on past a 200-token answer and the cut JSON fails; with the "auto" cap (480 tokens for a
+# holistic answer, item 4) one response of two still ran past it when this was tried. The
+# one-shot grader is here since its schema forces the whole list and a reason that cannot be
+# the format's "<one or two sentences>" (items 5 and 6): SmolLM2 copied it in every answer.
+GRADERS = [
     pytest.param(PerCriterionGrader, 4, id="per-criterion"),
-])
+    pytest.param(PerCriterionOneShotGrader, 2, id="one-shot"),
+]
+
+
+def _judged(results) -> None:
+    """Every grade complete, and every reason a judgment, not the format's placeholder."""
+    assert [r.error for r in results] == [None, None]
+    assert all(r.score is not None for r in results)
+    reasons = [c.reason for r in results for c in r.report]
+    assert not any(is_placeholder(reason) for reason in reasons), reasons
+
+
+@pytest.mark.parametrize(("grader", "calls"), GRADERS)
 async def test_every_grader_grades_on_a_stock_server_with_one_refused_probe(
         stock_server, grader, calls):
     results = await _grade_all(grader(_judge(stock_server.api_base), retry_base_delay=0.01))
-    assert [r.error for r in results] == [None, None]
-    assert all(r.score is not None for r in results)
-    # one request per verdict plus the one probe that learned the server refuses json_schema
+    _judged(results)
+    # one request per verdict (per answer, for one-shot) plus the one probe that learned the
+    # server refuses json_schema
     assert stock_server.kinds() == ["json_schema"] + ["json_object"] * calls
     assert stock_server.statuses == [500] + [200] * calls
 
 
+@pytest.mark.parametrize(("grader", "calls"), GRADERS)
 async def test_a_server_that_enforces_the_schema_is_asked_with_it_and_never_refuses(
-        schema_server):
-    results = await _grade_all(PerCriterionGrader(_judge(schema_server.api_base)))
-    assert [r.error for r in results] == [None, None]
-    assert schema_server.kinds() == ["json_schema"] * 4
-    assert schema_server.statuses == [200] * 4
+        schema_server, grader, calls):
+    results = await _grade_all(grader(_judge(schema_server.api_base)))
+    _judged(results)
+    assert schema_server.kinds() == ["json_schema"] * calls
+    assert schema_server.statuses == [200] * calls
 
 
 def test_test_connection_says_what_the_stock_server_takes(stock_server):
