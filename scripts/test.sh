@@ -39,7 +39,8 @@ fi
 # The real-model tests need llama-cpp-python's server, compiled once (~14 min on two cores) into
 # a cached venv: start that build now, beside the other tests; the tests wait for it.
 mkdir -p test-artifacts
-.venv/bin/python -m tests.real_model.server >test-artifacts/real-model-build.log 2>&1 &
+# Niced: the tests come first; the build takes what CPU they leave.
+nice -n 10 .venv/bin/python -m tests.real_model.server >test-artifacts/real-model-build.log 2>&1 &
 # The documentation, strictly: a broken link or anchor, a missing page or one left out of the
 # navigation fails the build. The site goes to a temporary directory, never into the checkout.
 docs_site="$(mktemp -d)"
@@ -47,5 +48,8 @@ NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$docs_
 rm -rf "$docs_site"
 # Browser tests run in their own pytest process: pytest-playwright's sync API leaves an event
 # loop behind that breaks async tests collected after it.
-.venv/bin/python -m pytest -m "not e2e" "$@"
+# Two workers (pytest-xdist); the timing-sensitive files share one of them (tests/conftest.py).
+.venv/bin/python -m pytest -m "not e2e and not real_model" -n 2 --dist loadgroup "$@"
 .venv/bin/python -m pytest -m e2e tests/e2e "$@"
+# Last, when the background build above has long finished: the real small model.
+.venv/bin/python -m pytest -m real_model tests/real_model "$@"

@@ -29,6 +29,26 @@ _WORKBENCH_VARS = (
 )
 
 
+# The suite runs on two pytest-xdist workers (scripts/test.sh). These files measure time,
+# speed or several processes racing each other: they share one worker, one test at a time, so
+# a test of theirs never competes with another of them for the machine's two cores.
+_ONE_AT_A_TIME = {
+    "tests/grading/test_capacity_memory.py", "tests/grading/test_litellm_integration.py",
+    *(f"tests/jobs/test_{name}.py" for name in (
+        "autoscale", "capacity_sharing_faults", "cli_panel", "early_helpers", "faults",
+        "grade_writer", "helper_handover", "limiter", "preload", "provider_breaker",
+        "run_status", "runner", "throughput", "worker")),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    root = config.rootpath
+    for item in items:
+        path = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+        if path in _ONE_AT_A_TIME:
+            item.add_marker(pytest.mark.xdist_group("one_at_a_time"))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch, tmp_path):
     """No real keys or endpoints leak into a test; each test gets its own SQLite file."""
