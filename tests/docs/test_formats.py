@@ -15,11 +15,21 @@ from tests.docs.pages import blocks
 
 
 def test_the_rubric_file_example_loads_with_its_sections():
-    [(_, _, code)] = [b for b in blocks("yaml") if b[0] == "docs/formats/rubrics.md"]
+    (_, _, code), *_ = [b for b in blocks("yaml") if b[0] == "docs/formats/rubrics.md"]
     rubric = Rubric.from_yaml(code)
     assert [(c.name, c.weight, c.section) for c in rubric.rubric] == [
         ("refund_window", 10.0, "Accuracy"), ("wrong_policy", -8.0, "Accuracy"),
         ("empathy", 4.0, "Tone")]
+
+
+def test_the_criterion_kinds_example_loads_a_rating_and_a_gate():
+    [(_, _, code)] = [b for b in blocks("yaml") if b[0] == "docs/formats/rubrics.md"
+                      and "scale_type" in b[2]]
+    clarity, safe = Rubric.from_yaml(code).rubric
+    assert (clarity.scale_type, [(o.label, o.value) for o in clarity.options]) == (
+        "ordinal", [("Poor", 0.0), ("Fair", 0.5), ("Good", 1.0)])
+    assert (safe.options, safe.required) == (None, True)
+    assert Rubric.from_yaml(code).compute_score(["Good", "UNMET"]) == 0.0  # the gate closed
 
 
 def test_the_response_line_example_maps_its_columns():
