@@ -19,6 +19,13 @@ from grading.autograders import PerCriterionOneShotGrader, RubricAsJudgeGrader
 from grading.autograders.per_criterion import PerCriterionGrader
 from grading.calibration import RubricExamples, render_examples, render_examples_by_criterion
 from grading.llm import _load_litellm
+from grading.option_prompts import (
+    holistic_mixed_user_prompt,
+    one_shot_mixed_response_format,
+    one_shot_mixed_user_prompt,
+    option_response_format,
+    option_user_prompt,
+)
 from grading.prompts import (
     holistic_response_format,
     holistic_user_prompt,
@@ -71,21 +78,40 @@ def approx_tokens(text: str) -> int:
 
 def _prompts(grader: str, criteria: Sequence[Criterion], to_grade: ToGradeInput,
              query: str | None, allow_cannot_assess: bool,
-             examples: RubricExamples | None = None) -> list[str]:
+             examples: RubricExamples | None = None, reference: str | None = None) -> list[str]:
+    """The user messages one response costs, built as the graders build them: a rating's own
+    prompt and schema (its options in the rubric's order), the reference answer's block."""
     shown = [s.examples for s in examples.sets] if examples is not None else None
+    orders = [tuple(range(len(c.options))) if c.options else None for c in criteria]
     if grader == "per_criterion":
         schema = json.dumps(per_criterion_response_format(allow_cannot_assess=allow_cannot_assess))
-        return [per_criterion_user_prompt(
-                    c, to_grade, query, allow_cannot_assess=allow_cannot_assess,
-                    examples_block=render_examples(shown[i]) if shown else "") + schema
-                for i, c in enumerate(criteria)]
+        prompts = []
+        for i, (c, order) in enumerate(zip(criteria, orders, strict=True)):
+            block = render_examples(shown[i]) if shown else ""
+            prompts.append(
+                option_user_prompt(c, to_grade, query, order=order, reference=reference,
+                                   examples_block=block)
+                + json.dumps(option_response_format(c, order)) if order is not None else
+                per_criterion_user_prompt(c, to_grade, query,
+                                          allow_cannot_assess=allow_cannot_assess,
+                                          examples_block=block, reference=reference) + schema)
+        return prompts
     if grader == "one_shot":
+        block = render_examples_by_criterion(shown) if shown else ""
+        if any(order is not None for order in orders):
+            return [one_shot_mixed_user_prompt(
+                criteria, to_grade, query, orders=orders, allow_cannot_assess=allow_cannot_assess,
+                reference=reference, examples_block=block) + json.dumps(
+                one_shot_mixed_response_format(criteria, orders,
+                                               allow_cannot_assess=allow_cannot_assess))]
         schema = json.dumps(one_shot_response_format(
             allow_cannot_assess=allow_cannot_assess, count=len(criteria)))
         return [one_shot_user_prompt(
             criteria, to_grade, query, allow_cannot_assess=allow_cannot_assess,
-            examples_block=render_examples_by_criterion(shown) if shown else "") + schema]
-    return [holistic_user_prompt(criteria, to_grade, query)
+            examples_block=block, reference=reference) + schema]
+    holistic = (holistic_mixed_user_prompt if any(c.options or c.required for c in criteria)
+                else holistic_user_prompt)
+    return [holistic(criteria, to_grade, query, reference=reference)
             + json.dumps(holistic_response_format())]
 
 
@@ -114,12 +140,14 @@ def price(model: str, prompt_tokens: int, completion_tokens: int,
 
 def estimate_for(
     *, grader: str, model: str, criteria: Sequence[Criterion],
-    responses: Sequence[tuple[ToGradeInput, str | None]],
+    responses: Sequence[tuple[ToGradeInput, str | None]
+                        | tuple[ToGradeInput, str | None, str | None]],
     settings: RunSettings | Mapping[str, Any] | None = None, sample_size: int = SAMPLE_SIZE,
     examples: RubricExamples | None = None,
 ) -> RunEstimate:
     """The estimate from criteria and (to_grade, query) pairs (and, for a calibrated run,
-    the reviewed examples every prompt shows); no database."""
+    the reviewed examples every prompt shows); no database. A response is (to_grade, query)
+    or (to_grade, query, reference answer)."""
     settings = settings if isinstance(settings, RunSettings) else RunSettings.model_validate(
         dict(settings or {}))
     system = (settings.system_prompt if settings.system_prompt is not None
@@ -129,9 +157,9 @@ def estimate_for(
     sample = _sample(len(responses), sample_size)
     prompt_tokens = 0
     for index in sample:
-        to_grade, query = responses[index]
+        to_grade, query, *more = responses[index]
         prompts = _prompts(grader, criteria, to_grade, query, settings.allow_cannot_assess,
-                           examples)
+                           examples, more[0] if more else None)
         prompt_tokens += sum(approx_tokens(system) + approx_tokens(p) for p in prompts)
     if sample:
         prompt_tokens = round(prompt_tokens * len(responses) / len(sample))
@@ -179,7 +207,7 @@ def estimate_run(
                                                     run_settings.calibration)
     estimate = estimate_for(
         grader=grader, model=model, criteria=version.to_criteria(),
-        responses=[(r.to_grade, r.query) for r in sampled], settings=run_settings,
+        responses=[(r.to_grade, r.query, r.reference) for r in sampled], settings=run_settings,
         sample_size=sample_size, examples=examples,
     )
     if len(sample) == len(ids):

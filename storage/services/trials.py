@@ -138,7 +138,8 @@ def plan_trial(
     examples = _base_examples(sessions, base, criterion, requirement)
     estimate = estimate_for(
         grader="per_criterion", model=base.model, criteria=[plan_criterion],
-        responses=[(c.response.to_grade, c.response.query) for c in cases],
+        responses=[(c.response.to_grade, c.response.query, c.response.reference)
+                   for c in cases],
         settings=base.settings, examples=examples)
     return TrialPlan(base, criterion, requirement, tuple(cases), estimate, examples)
 

@@ -185,3 +185,35 @@ def test_a_wording_trial_shows_the_judge_the_same_reference_as_the_run(sessions,
     [without] = [p for p in asked if "answer number 1" in p]
     assert "<reference_answer>" in with_reference and REFERENCE in with_reference
     assert "reference_answer" not in without
+
+
+@pytest.mark.parametrize("grader", ["per_criterion", "one_shot", "rubric_as_judge"])
+def test_the_estimate_counts_the_prompts_the_judge_is_sent(sessions, fake_provider, grader):
+    """Rating criteria have prompts and schemas of their own and the reference answer adds a
+    block: the estimate's prompt tokens are those of the messages the judge really got (the
+    same four characters a token), not those of binary prompts without the reference."""
+    from storage.jobs import estimate_run
+    from storage.jobs.estimate import approx_tokens
+
+    version = make_rubric(sessions, "Mixed", CRITERIA)
+    dataset, _ = _dataset(sessions)
+    sent: list[int] = []
+
+    def counting_judge(body: dict) -> Reply:
+        schema = json.dumps((body.get("response_format") or {}).get("json_schema", {}))
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        sent.append(approx_tokens(system) + approx_tokens(user) + approx_tokens(schema))
+        if '"criteria"' in schema:  # the one-shot list: every criterion, one answer
+            return Reply(json.dumps({"criteria": [
+                {"number": 1, "reason": "as scripted", "verdict": "MET"},
+                {"number": 2, "reason": "as scripted", "option": "Very good"},
+                {"number": 3, "reason": "as scripted", "option": "formal"}]}))
+        return picky_judge(body)
+
+    fake_provider.default = counting_judge
+    estimate = estimate_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                            grader=grader, model="openai/fake-judge")
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, grader=grader)
+    assert run_now(sessions, run.id).status == "done"
+    assert estimate.calls == len(sent)
+    assert estimate.prompt_tokens == pytest.approx(sum(sent), rel=0.03)
