@@ -1,0 +1,122 @@
+"""The Review page fits one screen (issue 35 item 12): at 1280x800 and 1920x1080 the response
+and the first criterion's controls are in the first viewport, without scrolling; the judges'
+verdicts are a compact criterion x judge matrix; adjudication cards show the requirement and
+every judge's verdict and reason, and stay where they are after Decide."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from grading.types import Criterion, ScoringSettings, Verdict
+from storage.engine import open_database
+from storage.services import review_sets, reviews, runs
+from storage.services.reviewers import local_actor
+from tests.actors import ADMIN
+from tests.e2e.conftest import SCREENSHOTS
+from tests.e2e.seed import judged_set
+from tests.e2e.streamlit_page import no_tracebacks, wait_idle
+from tests.storage.helpers import judge_report
+
+M, U = Verdict.MET, Verdict.UNMET
+CRITERIA = [
+    Criterion(name="Adult dose", requirement="States the usual adult dose of ibuprofen "
+              "(200-400 mg every 4-6 hours) with the maximum daily amount", weight=10),
+    Criterion(name="Source", requirement="Names an authoritative source for the dose, "
+              "such as the package leaflet or a national formulary", weight=5),
+    Criterion(name="Warnings", requirement="Warns about stomach bleeding and kidney risk "
+              "for long use", weight=5),
+    Criterion(name="Doctor", requirement="Advises to see a doctor if pain lasts more than "
+              "ten days", weight=3),
+    Criterion(name="Tone", requirement="Is written in plain, calm language", weight=1),
+]
+SIZES = [(1280, 800), (1920, 1080)]
+SEEDED: dict[str, object] = {}
+
+
+def _seed(url: str) -> None:
+    sessions = open_database(url)
+    seeded = judged_set(sessions, CRITERIA, 3)
+    version, dataset, responses = seeded.version, seeded.dataset, seeded.responses
+    # a second judge that disagrees on two criteria
+    second = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                             grader="per_criterion", model="openai/second-judge", actor=ADMIN)
+    for response in responses:
+        runs.record_grade(sessions, second.id, response.id, judge_report(
+            CRITERIA, [M, U, M, U, M], ScoringSettings(), response.output))
+    runs.start_run(sessions, second.id, worker="seed")
+    runs.finish_run(sessions, second.id)
+    review_sets.update_settings(sessions, actor=ADMIN, dataset_id=dataset.id,
+                                rubric_version_id=version.id, reviewers_per_response=2)
+    # two reviewers disagree on "Source" and "Doctor" of q0, and on "Source" of q1
+    ids = [c.id for c in version.criteria]
+    for name, verdict in (("Ann Lee", M), ("Bo Chen", U)):
+        actor = local_actor(name)
+        for response, criteria in ((responses[0], (1, 3)), (responses[1], (1,))):
+            reviews.save_review(sessions, actor=actor, response_id=response.id, verdicts={
+                ids[i]: (verdict, f"{name} thinks {verdict.value}") for i in criteria})
+    SEEDED.update(url=url, version=version.id, criteria=ids,
+                  responses=[r.id for r in responses])
+    sessions.kw["bind"].dispose()
+
+
+@pytest.fixture(scope="module")
+def review_app(seeded_app_server):
+    return seeded_app_server(_seed)
+
+
+def _shot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))  # the first screen only
+
+
+def _open_review(page: Page, url: str, width: int, height: int) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{url}/review")
+    expect(page.get_by_role("heading", name="Review", exact=True)).to_be_visible(
+        timeout=45_000)
+    expect(page.get_by_text(re.compile(r"1 of 3")).first).to_be_visible(timeout=30_000)
+    wait_idle(page)
+
+
+def _inside_first_screen(page: Page, locator, what: str, height: int) -> None:
+    box = locator.bounding_box()
+    assert box is not None, f"{what} is not drawn"
+    assert box["y"] >= 0 and box["y"] + box["height"] <= height, (
+        f"{what} is at y={box['y']:.0f}..{box['y'] + box['height']:.0f}, "
+        f"outside the first {height} px")
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=lambda v: str(v))
+def test_the_response_and_the_first_criterion_fit_the_first_screen(
+        review_app, page: Page, width: int, height: int):
+    _open_review(page, review_app, width, height)
+    _shot(page, f"review-first-screen-{width}x{height}")
+    output = page.get_by_text("answer 0", exact=True).first
+    _inside_first_screen(page, output, "the response's output", height)
+    first = page.locator(".rw-criterion").first
+    _inside_first_screen(page, first.get_by_role("radiogroup"),
+                         "the first criterion's verdict buttons", height)
+    _inside_first_screen(page, first.get_by_role("textbox"), "the first criterion's note",
+                         height)
+    no_tracebacks(page)
+
+
+_CUT = """(root) => [...root.querySelectorAll('button, button *, [role="tab"] *')]
+    .filter(e => e.children.length === 0 && e.innerText && e.innerText.trim()
+            && e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.innerText.trim())"""
+
+
+def cut_labels(page: Page) -> list[str]:
+    """The texts of buttons drawn narrower than their label (cut with an ellipsis)."""
+    return page.locator('[data-testid="stMain"]').evaluate(_CUT)
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=lambda v: str(v))
+def test_no_button_label_on_review_is_cut(review_app, page: Page, width: int, height: int):
+    _open_review(page, review_app, width, height)
+    expect(page.locator(".st-key-review_prev button")).to_contain_text("Previous")
+    assert cut_labels(page) == []
