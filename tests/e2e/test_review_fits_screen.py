@@ -44,8 +44,10 @@ def _seed(url: str) -> None:
     second = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                              grader="per_criterion", model="openai/second-judge", actor=ADMIN)
     for response in responses:
-        runs.record_grade(sessions, second.id, response.id, judge_report(
-            CRITERIA, [M, U, M, U, M], ScoringSettings(), response.output))
+        report = judge_report(CRITERIA, [M, U, M, U, M], ScoringSettings(), response.output)
+        runs.record_grade(sessions, second.id, response.id, report.model_copy(update={
+            "report": [c.model_copy(update={"reason": f"second judge's {c.reason}"})
+                       for c in report.report]}))
     runs.start_run(sessions, second.id, worker="seed")
     runs.finish_run(sessions, second.id)
     review_sets.update_settings(sessions, actor=ADMIN, dataset_id=dataset.id,
@@ -120,3 +122,50 @@ def test_no_button_label_on_review_is_cut(review_app, page: Page, width: int, he
     _open_review(page, review_app, width, height)
     expect(page.locator(".st-key-review_prev button")).to_contain_text("Previous")
     assert cut_labels(page) == []
+
+
+def _card(page: Page, response: int, criterion: int):
+    rid, cid = SEEDED["responses"][response], SEEDED["criteria"][criterion]
+    return page.locator(f".st-key-review_adj_{rid}_{cid}")
+
+
+def test_adjudication_cards_show_the_requirement_every_judge_and_stay_in_place_after_decide(
+        review_app, page: Page):
+    _open_review(page, review_app, 1280, 800)
+    page.get_by_text("Adjudicate", exact=True).click()
+    wait_idle(page)
+    first, second, third = _card(page, 0, 1), _card(page, 0, 3), _card(page, 1, 1)
+    expect(first).to_be_visible(timeout=30_000)
+    for card, index in ((first, 1), (second, 3), (third, 1)):
+        # the requirement, both reviewers' verdicts and notes, both judges' verdicts and reasons
+        expect(card.get_by_text(CRITERIA[index].requirement)).to_be_visible()
+        for name, verdict in (("Ann Lee", "MET"), ("Bo Chen", "UNMET")):
+            expect(card.get_by_text(f"{name} thinks {verdict}", exact=True)).to_be_visible()
+        expect(card.get_by_text(f"reason {index}", exact=True)).to_be_visible()
+        expect(card.get_by_text(f"second judge's reason {index}", exact=True)).to_be_visible()
+        expect(card.get_by_text("#1 Per criterion · judge")).to_be_visible()
+        expect(card.get_by_text("#2 Per criterion · second-judge")).to_be_visible()
+    _shot(page, "review-adjudication-1280x800")
+    before = [c.bounding_box() for c in (first, second, third)]
+    first.locator('[data-testid="stRadio"]').get_by_text("UNMET", exact=True).click()
+    first.get_by_role("textbox", name="Why (shown to the reviewers)").fill("no source named")
+    first.get_by_role("button", name="Decide", exact=True).click()
+    wait_idle(page)
+    # the decided card is still there, where it was, with the decision; the others too
+    expect(first.get_by_text(re.compile(r"decided by .* — “no source named”"))).to_be_visible(
+        timeout=30_000)
+    expect(first.get_by_role("button", name="Decide again")).to_be_visible()
+    after = [c.bounding_box() for c in (first, second, third)]
+    _shot(page, "review-adjudication-decided-1280x800")
+    assert [round(b["y"]) for b in after[1:]] == pytest.approx(
+        [round(b["y"]) for b in before[1:]], abs=4), (before, after)
+    assert abs(after[0]["y"] - before[0]["y"]) < 2
+    sessions = open_database(SEEDED["url"])
+    try:
+        history = reviews.verdict_history(sessions, SEEDED["responses"][0])
+    finally:
+        sessions.kw["bind"].dispose()
+    decided = [h for h in history if h.adjudication]
+    assert [(h.criterion_id, h.verdict.value, h.note) for h in decided] == [
+        (SEEDED["criteria"][1], "UNMET", "no source named")]
+    no_tracebacks(page)
