@@ -166,8 +166,13 @@ STATUS_LABELS = {
 }
 
 
+ONE_REVIEWER = ":blue-badge[one reviewer]"
+
+
 def decision_caption(decision: HumanDecision) -> str:
-    parts = [STATUS_LABELS[decision.status]]
+    """How the verdict in force was reached; one reviewer's verdict is not an agreement."""
+    alone = decision.status == "agreed" and len(decision.reviews) == 1
+    parts = [ONE_REVIEWER if alone else STATUS_LABELS[decision.status]]
     if decision.carried_from is not None:
         parts.append(f"carried from v{decision.carried_from}")
     return " · ".join(parts)
