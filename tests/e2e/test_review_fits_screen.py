@@ -22,15 +22,15 @@ from tests.storage.helpers import judge_report
 
 M, U = Verdict.MET, Verdict.UNMET
 CRITERIA = [
-    Criterion(name="Adult dose", requirement="States the usual adult dose of ibuprofen "
+    Criterion(name="Adult dose stated", requirement="States the usual adult dose of ibuprofen "
               "(200-400 mg every 4-6 hours) with the maximum daily amount", weight=10),
-    Criterion(name="Source", requirement="Names an authoritative source for the dose, "
-              "such as the package leaflet or a national formulary", weight=5),
-    Criterion(name="Warnings", requirement="Warns about stomach bleeding and kidney risk "
-              "for long use", weight=5),
-    Criterion(name="Doctor", requirement="Advises to see a doctor if pain lasts more than "
-              "ten days", weight=3),
-    Criterion(name="Tone", requirement="Is written in plain, calm language", weight=1),
+    Criterion(name="Authoritative source named", requirement="Names an authoritative source "
+              "for the dose, such as the package leaflet or a national formulary", weight=5),
+    Criterion(name="Stomach and kidney warnings", requirement="Warns about stomach bleeding "
+              "and kidney risk for long use", weight=5),
+    Criterion(name="Advice to see a doctor", requirement="Advises to see a doctor if pain "
+              "lasts more than ten days", weight=3),
+    Criterion(name="Plain calm tone", requirement="Is written in plain, calm language", weight=1),
 ]
 SIZES = [(1280, 800), (1920, 1080)]
 SEEDED: dict[str, object] = {}
@@ -59,6 +59,10 @@ def _seed(url: str) -> None:
         for response, criteria in ((responses[0], (1, 3)), (responses[1], (1,))):
             reviews.save_review(sessions, actor=actor, response_id=response.id, verdicts={
                 ids[i]: (verdict, f"{name} thinks {verdict.value}") for i in criteria})
+    # on q2 both say UNMET where the first judge said MET: the judges get those wrong
+    for name in ("Ann Lee", "Bo Chen"):
+        reviews.save_review(sessions, actor=local_actor(name), response_id=responses[2].id,
+                            verdicts={ids[i]: (U, "") for i in range(len(ids))})
     SEEDED.update(url=url, version=version.id, criteria=ids,
                   responses=[r.id for r in responses])
     sessions.kw["bind"].dispose()
@@ -106,9 +110,14 @@ def test_the_response_and_the_first_criterion_fit_the_first_screen(
     no_tracebacks(page)
 
 
-_CUT = """(root) => [...root.querySelectorAll('button, button *, [role="tab"] *')]
-    .filter(e => e.children.length === 0 && e.innerText && e.innerText.trim()
-            && e.scrollWidth > e.clientWidth + 1)
+_CUT = """(root) => [...root.querySelectorAll(
+        'button, button *, [role="tab"], [role="tab"] *, [data-testid="stPageLink"] *')]
+    .filter(e => {
+        const style = getComputedStyle(e);
+        const clips = style.textOverflow === 'ellipsis' || style.overflow === 'hidden'
+            || style.overflowX === 'hidden';
+        return clips && e.innerText && e.innerText.trim() && e.scrollWidth > e.clientWidth + 1;
+    })
     .map(e => e.innerText.trim())"""
 
 
@@ -169,3 +178,32 @@ def test_adjudication_cards_show_the_requirement_every_judge_and_stay_in_place_a
     assert [(h.criterion_id, h.verdict.value, h.note) for h in decided] == [
         (SEEDED["criteria"][1], "UNMET", "no source named")]
     no_tracebacks(page)
+
+
+@pytest.mark.parametrize("path", ["", "agreement", "results", "judges"])
+def test_no_button_label_is_cut_at_1280(review_app, page: Page, path: str):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{review_app}/{path}")
+    expect(page.locator('[data-testid="stMainBlockContainer"]')).to_be_visible(timeout=45_000)
+    page.wait_for_timeout(1500)
+    wait_idle(page)
+    if path == "agreement":  # the worst criteria's "Reword" buttons, long labels
+        expect(page.get_by_role("button", name=re.compile("^Reword"))).not_to_have_count(0)
+    page.screenshot(path=str(SCREENSHOTS / f"cut-labels-{path or 'start'}-1280x800.png"),
+                    full_page=True)
+    assert cut_labels(page) == []
+
+
+def test_the_start_pages_next_step_is_not_cut_at_1280(app_server, page: Page):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(app_server)
+    button = page.get_by_role("button", name="Load sample rubric and responses")
+    expect(button).to_be_visible(timeout=45_000)
+    wait_idle(page)
+    button.click()
+    expect(page.get_by_text("Next step", exact=True)).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    page.screenshot(path=str(SCREENSHOTS / "cut-labels-start-next-step-1280x800.png"))
+    links = page.locator('[data-testid="stPageLink"]')
+    expect(links.filter(has_text="Grade the sample")).to_be_visible()
+    assert cut_labels(page) == []
