@@ -126,7 +126,8 @@ def render_reviewers(item: DisputeItem) -> None:
                     f"{note}]")
     for h in item.decision.reviews:
         with st.container(gap=None):
-            st.markdown(f"{verdict_badge(h.verdict)} :small[{md_escape(h.reviewer)} · "
+            st.markdown(f"{verdict_badge(h.verdict)} :small[{md_escape(h.reviewer)}: "
+                        f"{h.verdict.value.replace('_', ' ')} · "
                         f"{h.created_at:%Y-%m-%d %H:%M} UTC]")
             if h.note:
                 st.caption(safe_text.md_lines(h.note))
