@@ -47,6 +47,8 @@ class Rubric:
         self.rubric: list[Criterion] = criteria
         # Where a loaded file had fields the rubric does not use (also warned about).
         self.ignored_fields: list[str] = []
+        # The name a loaded file gives the rubric (``name:`` / ``title:``), if any.
+        self.declared_name: str | None = None
 
     @property
     def criteria(self) -> list[Criterion]:
@@ -71,6 +73,7 @@ class Rubric:
         rubric_io.warn_ignored(ignored, source, stacklevel=3)
         rubric = cls(criteria)
         rubric.ignored_fields = ignored
+        rubric.declared_name = rubric_io.declared_name(data)
         return rubric
 
     @classmethod

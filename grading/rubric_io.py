@@ -113,6 +113,19 @@ def _unwrap(data: Any, ignored: list[str]) -> Any:
     return data
 
 
+def declared_name(data: Any) -> str | None:
+    """The rubric's own name in a file (its ``name``, else ``title``; under ``rubric:`` too),
+    or None when the file gives none."""
+    inner = data.get("rubric") if isinstance(data, dict) else None
+    for mapping in (data, inner):
+        if isinstance(mapping, dict):
+            for key in ("name", "title"):
+                value = mapping.get(key)
+                if isinstance(value, str) and value.strip():
+                    return " ".join(value.split())
+    return None
+
+
 def _note_ignored(ignored: list[str], where: str, mapping: dict, known: set[str]) -> None:
     extra = [str(k) for k in mapping if k not in known]
     if extra:

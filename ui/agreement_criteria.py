@@ -77,14 +77,15 @@ def render_reword_links(report: AgreementReport, rows, keys: tuple[str, ...]) ->
     worst = [r for r in rows if r.disagreements][:REWORD_LINKS]
     if not worst or not runs or not any(s.is_human for s in data.sources):
         return
-    columns = st.columns([1.2] + [1] * len(worst), vertical_alignment="center")
-    columns[0].caption("Reword a criterion the judges get wrong, and try it on the "
-                       "reviewed responses before adopting it:")
-    for column, row in zip(columns[1:], worst, strict=False):
-        if column.button(f"Reword “{safe_text.text(row.criterion.label)}”",
-                         key=f"agreement_reword_{row.criterion.id}",
-                         icon=":material/edit_note:", width="stretch"):
-            handle_reword(data.dataset_id, data.rubric_version_id, row.criterion.id,
+    st.caption("Reword a criterion the judges get wrong, and try it on the reviewed "
+               "responses before adopting it:")
+    # each button as wide as its label, wrapping to the next line: never a cut criterion name
+    row = st.container(horizontal=True, gap="small")
+    for found in worst:
+        if row.button(f"Reword “{safe_text.text(found.criterion.label)}”",
+                      key=f"agreement_reword_{found.criterion.id}",
+                      icon=":material/edit_note:", width="content"):
+            handle_reword(data.dataset_id, data.rubric_version_id, found.criterion.id,
                           runs[0])
             st.switch_page("app_pages/judges.py")
 

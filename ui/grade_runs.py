@@ -7,6 +7,7 @@ reload: quickly while something is active, slowly (a cheap read) while nothing i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import streamlit as st
@@ -14,6 +15,7 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from storage.dto import RunInfo
 from storage.services import runs
+from storage.services.results import ResultSet
 from ui import calibration_view, grade_panel, runtime
 from ui import results_readers as readers
 from ui.auth import current_actor
@@ -111,9 +113,20 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
-def runs_table(all_runs: list[RunInfo]) -> list[dict]:
+def runs_table(all_runs: list[RunInfo], sets: Sequence[ResultSet] = ()) -> list[dict]:
+    """Every run, newest first, with the rubric version and dataset it graded (``sets``:
+    the result sets, which name them)."""
+    named = {(s.dataset_id, s.rubric_version_id): s for s in sets}
+
+    def where(r: RunInfo) -> tuple[str, str]:
+        found = named.get((r.dataset_id, r.rubric_version_id))
+        if found is None:  # a run newer than the cached sets: named on the next refresh
+            return f"version #{r.rubric_version_id}", f"dataset #{r.dataset_id}"
+        return f"{found.rubric_name} v{found.version_number}", found.dataset_name
+
     return [{
         "Run": f"#{r.id}", "Status": status_text(r), "Name": r.name,
+        "Rubric": where(r)[0], "Dataset": where(r)[1],
         "Grader": GRADER_LABELS.get(r.grader, r.grader), "Model": r.model,
         "Graded": f"{r.done_count:,}/{r.response_count:,}", "Failed": r.failed_count,
         "Tokens": r.total_tokens,
@@ -169,7 +182,8 @@ def render_runs(db: str, *, say_when_empty: bool = True) -> None:
                 render_active(db, run)
         render_stopped(current)
         grade_panel.render_panel_progress(current)
-        st.dataframe(runs_table(current), hide_index=True, width="stretch")
+        st.dataframe(runs_table(current, readers.get_result_sets(db)), hide_index=True,
+                     width="stretch")
         calibration_view.render_run_examples(db, current)
         if any(r.status == "done" for r in current):
             st.page_link("app_pages/results.py", label="Compare the results",

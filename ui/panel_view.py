@@ -163,6 +163,20 @@ def create_from_form(run_ids: list[int], rule: str, weights_text: str, name: str
     return made
 
 
+def rule_warning(rule: str, members: int) -> str | None:
+    """What a majority over an even number of members does to disagreements, said when the
+    panel is made (a two-member majority turned every disagreement into a tie, silently)."""
+    if rule != "majority" or members % 2:
+        return None
+    if members == 2:
+        return ("A majority of two members needs both: every disagreement between them is a "
+                "tie, and ties go to the verdict with the lower score. Add a third member "
+                "for a real majority, or choose “Unanimous” if that is what you mean.")
+    half = members // 2
+    return (f"With {members} members a {half}–{half} split is a tie, and ties go to the "
+            "verdict with the lower score; an odd number of members avoids ties.")
+
+
 def made_message(panel, created: bool) -> str:
     """What a create form says: a second click (or tab) finds the panel, never a copy."""
     if created:
@@ -175,5 +189,9 @@ def handle_create(run_ids: list[int], rule: str, weights_text: str, name: str) -
     made = create_from_form(run_ids, rule, weights_text, name, "create the panel")
     if made is None:
         return
-    st.session_state["judges_panel_flash"] = ("success", made_message(*made))
+    panel, created = made
+    warning = rule_warning(panel.rule, len(panel.members))
+    st.session_state["judges_panel_flash"] = (
+        ("warning", f"{made_message(*made)} {warning}") if warning and created
+        else ("success", made_message(*made)))
     st.rerun()

@@ -34,69 +34,81 @@ def render_response_text(detail: ResponseDetail) -> None:
 
 
 def render_scores(detail: ResponseDetail,
-                  panels: Sequence[tuple[PanelInfo, PanelResult | None]] = ()) -> None:
+                  panels: Sequence[tuple[PanelInfo, PanelResult | None]] = (), *,
+                  compact: bool = False) -> None:
     """Per run, then per judge panel: the effective score, how far a person moved it from
-    the judge's (the panel's), coverage; then the score from people's verdicts alone."""
+    the judge's (the panel's), coverage; then the score from people's verdicts alone.
+    ``compact``: the scores in one line, what each is made of folded under them (Review)."""
     items = list(zip(detail.runs, detail.grades, strict=True))
-    columns = st.columns(min(4, len(items) + len(panels) + 1))
-    for index, (run, grade) in enumerate(items):
-        with columns[index % len(columns)]:
-            label = f"#{run.id} {GRADER_LABELS.get(run.grader, run.grader)}"
-            if grade is None:
-                st.metric(label, "—", help=f"{md_escape(run.model)}: not graded yet")
-                continue
-            moved = (grade.score is not None and grade.judge_score is not None
-                     and abs(grade.score - grade.judge_score) > 1e-9)
-            st.metric(
-                label, format_score(grade.score),
-                delta=f"{grade.score - grade.judge_score:+.3f} by review" if moved else None,
-                help=f"Effective score of {md_escape(run.model)}; the judge gave "
-                     f"{format_score(grade.judge_score)}")
-            st.caption(f"{md_escape(run.model)} · judge {format_score(grade.judge_score)} · "
+    count = len(items) + len(panels) + 1
+    if compact:
+        row = st.container(horizontal=True, gap="small", key="review_scores")
+        folded = st.expander("Score details", icon=":material/info:")
+        places = [(row, folded)] * count
+    else:
+        columns = st.columns(min(4, count))
+        places = [(columns[i % len(columns)],) * 2 for i in range(count)]
+    for (tile, notes), (run, grade) in zip(places, items, strict=False):
+        label = f"#{run.id} {GRADER_LABELS.get(run.grader, run.grader)}"
+        if grade is None:
+            tile.metric(label, "—", help=f"{md_escape(run.model)}: not graded yet")
+            continue
+        moved = (grade.score is not None and grade.judge_score is not None
+                 and abs(grade.score - grade.judge_score) > 1e-9)
+        tile.metric(
+            label, format_score(grade.score),
+            delta=f"{grade.score - grade.judge_score:+.3f} by review" if moved else None,
+            help=f"Effective score of {md_escape(run.model)}; the judge gave "
+                 f"{format_score(grade.judge_score)}")
+        with notes:
+            st.caption(f"{md_escape(label) + ': ' if compact else ''}{md_escape(run.model)} · "
+                       f"judge {format_score(grade.judge_score)} · "
                        f"reviewed {grade.reviewed_count}/{grade.criteria_count}")
             if grade.error:
                 st.text(safe_text.text(grade.error))
             if grade.judge_reason:
                 st.text(safe_text.text(grade.judge_reason))
-    for offset, (panel, result) in enumerate(panels):
-        with columns[(len(items) + offset) % len(columns)]:
-            render_panel_score(panel, result)
+    for (tile, notes), (panel, result) in zip(places[len(items):], panels, strict=False):
+        render_panel_score(panel, result, tile, notes)
+    tile, notes = places[-1]
     human = detail.human_score
-    with columns[(len(items) + len(panels)) % len(columns)]:
-        st.metric("Human verdicts", format_score(human.score),
-                  help="The score from people's verdicts alone, once every criterion has one")
-        st.caption(f"reviewed {human.reviewed_count}/{human.criteria_count}")
+    tile.metric("Human verdicts", format_score(human.score),
+                help="The score from people's verdicts alone, once every criterion has one")
+    notes.caption(f"{'Human verdicts: ' if compact else ''}"
+                  f"reviewed {human.reviewed_count}/{human.criteria_count}")
 
 
-def render_panel_score(panel: PanelInfo, result: PanelResult | None) -> None:
-    """A panel's metric in the score row, like a run's: effective score, the panel's own."""
+def render_panel_score(panel: PanelInfo, result: PanelResult | None, tile=st,
+                       notes=st) -> None:
+    """A panel's metric in the score row, like a run's: effective score, the panel's own;
+    its caption in ``notes``."""
     label = f"Panel P{panel.id}"
     members = ", ".join(f"#{m.run.id}" for m in panel.members)
     if result is None:
-        st.metric(label, "—", help="No member has graded this response yet")
-        st.caption(md_escape(f"{panel.label} · {panel.rule} of {members}"))
+        tile.metric(label, "—", help="No member has graded this response yet")
+        notes.caption(md_escape(f"{panel.label} · {panel.rule} of {members}"))
         return
     grade = result.effective
     moved = (grade.score is not None and grade.judge_score is not None
              and abs(grade.score - grade.judge_score) > 1e-9)
-    st.metric(label, format_score(grade.score),
-              delta=f"{grade.score - grade.judge_score:+.3f} by review" if moved else None,
-              help=md_escape(f"Effective score of {panel.label}: its verdicts by the "
-                             f"{panel.rule} rule over runs {members}, people's verdicts in "
-                             f"place; the panel gave {format_score(grade.judge_score)}"))
-    st.caption(md_escape(f"{panel.label} · {panel.rule} of {members} · panel "
-                         f"{format_score(grade.judge_score)} · reviewed "
-                         f"{grade.reviewed_count}/{grade.criteria_count}")
-               + (f" · {result.ties} ties to the lower score" if result.ties else ""))
+    tile.metric(label, format_score(grade.score),
+                delta=f"{grade.score - grade.judge_score:+.3f} by review" if moved else None,
+                help=md_escape(f"Effective score of {panel.label}: its verdicts by the "
+                               f"{panel.rule} rule over runs {members}, people's verdicts in "
+                               f"place; the panel gave {format_score(grade.judge_score)}"))
+    notes.caption(md_escape(f"{panel.label} · {panel.rule} of {members} · panel "
+                            f"{format_score(grade.judge_score)} · reviewed "
+                            f"{grade.reviewed_count}/{grade.criteria_count}")
+                  + (f" · {result.ties} ties to the lower score" if result.ties else ""))
     if grade.error:
-        st.text(safe_text.text(grade.error))
+        notes.text(safe_text.text(grade.error))
 
 
-def render_history(detail: ResponseDetail) -> None:
+def render_history(detail: ResponseDetail, width: str = "stretch") -> None:
     """Every verdict, newest first: who, when, which criterion, from what to what, why."""
     with st.popover(f"History ({len(detail.history)})", icon=":material/history:",
                     help="Every human verdict on this response: who, when, from what to "
-                         "what, and why", width="stretch"):
+                         "what, and why", width=width):
         if not detail.history:
             st.caption("No person has reviewed this response yet.")
             return
@@ -154,8 +166,13 @@ STATUS_LABELS = {
 }
 
 
+ONE_REVIEWER = ":blue-badge[one reviewer]"
+
+
 def decision_caption(decision: HumanDecision) -> str:
-    parts = [STATUS_LABELS[decision.status]]
+    """How the verdict in force was reached; one reviewer's verdict is not an agreement."""
+    alone = decision.status == "agreed" and len(decision.reviews) == 1
+    parts = [ONE_REVIEWER if alone else STATUS_LABELS[decision.status]]
     if decision.carried_from is not None:
         parts.append(f"carried from v{decision.carried_from}")
     return " · ".join(parts)

@@ -203,9 +203,11 @@ def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) 
     panel, created = made
     st.session_state.results_combine_open = False
     st.session_state.results_panel_goto = panel.id  # picked on the next run
-    st.session_state.results_flash = (
-        f"Created {panel.label}: it is shown next to the runs." if created
-        else f"{panel_view.made_message(panel, created)} It is shown next to the runs.")
+    message = (f"Created {panel.label}: it is shown next to the runs." if created
+               else f"{panel_view.made_message(panel, created)} It is shown next to the runs.")
+    warning = panel_view.rule_warning(panel.rule, len(panel.members)) if created else None
+    st.session_state.results_flash = (("warning", f"{message} {warning}") if warning
+                                      else ("success", message))
     st.rerun()
 
 

@@ -179,9 +179,11 @@ def get_review_coverage(db: str, dataset_id: int, rubric_version_id: int,
 
 @st.cache_data(ttl=60, max_entries=20, show_spinner=False)
 def get_adjudication_queue(db: str, dataset_id: int, rubric_version_id: int,
-                           stamp: RunStamp) -> list[review_queue.DisputeItem]:
+                           stamp: RunStamp, include_resolved: bool = False,
+                           ) -> list[review_queue.DisputeItem]:
     return review_queue.adjudication_queue(sessions_for(db), dataset_id=dataset_id,
-                                           rubric_version_id=rubric_version_id)
+                                           rubric_version_id=rubric_version_id,
+                                           include_resolved=include_resolved)
 
 
 @st.cache_data(ttl=10, max_entries=5, show_spinner=False)

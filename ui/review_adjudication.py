@@ -10,10 +10,10 @@ from storage.services import review_queue, reviews
 from storage.services.results import ResultSet
 from storage.services.review_queue import DisputeItem
 from storage.services.reviewers import Actor, Role
-from ui import response_view, runtime
+from ui import response_view, review_layout, runtime, safe_text
 from ui import results_readers as readers
 from ui.review_form import CHOICE_LABELS, CHOICES
-from ui.verdict_view import md_escape
+from ui.verdict_view import md_escape, verdict_badge
 
 PAGE = 20
 
@@ -23,7 +23,10 @@ def _key(item: DisputeItem) -> str:
 
 
 def handle_adjudicate(item: DisputeItem) -> None:
-    st.session_state.review_adjudicate = _key(item)
+    """Which card's Decide, and the adjudication that card showed (a decision made
+    elsewhere since is not overwritten unseen)."""
+    shown = item.decision.adjudication
+    st.session_state.review_adjudicate = (_key(item), shown.id if shown else None)
 
 
 def render_adjudication(db: str, chosen: ResultSet, actor: Actor | None) -> None:
@@ -31,40 +34,78 @@ def render_adjudication(db: str, chosen: ResultSet, actor: Actor | None) -> None
         st.info("Adjudication needs an adjudicator: ask an admin for the role.")
         return
     items = readers.get_adjudication_queue(
-        db, chosen.dataset_id, chosen.rubric_version_id, readers.run_stamp(db, chosen.run_ids))
+        db, chosen.dataset_id, chosen.rubric_version_id, readers.run_stamp(db, chosen.run_ids),
+        include_resolved=True)
     disputed = [i for i in items if i.decision.disputed]
     noun = "criterion" if len(disputed) == 1 else "criteria"
     st.caption(f"{len(disputed)} disputed {noun} in this set. Until you decide, the "
                "judge's verdict stands for them; your verdict applies at once to every run.")
-    render_pending(actor, items)
+    render_pending(actor, [i for i in items if i.decision.disputed
+                           or _key(i) in shown_keys(chosen)])
+    shown = cards_in_place(chosen, items)
     if not disputed:
         st.success("Nothing to adjudicate: every reviewed criterion has one verdict.")
-        return
-    for item in disputed[:PAGE]:
-        render_dispute(db, chosen, item)
-    if len(disputed) > PAGE:
-        st.caption(f"{len(disputed) - PAGE} more after these; they move up as you decide.")
+    by_key = {_key(i): i for i in items}
+    for key in shown:
+        render_dispute(db, chosen, by_key[key])
+    more = sum(1 for i in disputed if _key(i) not in shown)
+    if more:
+        st.caption(f"{more} more after these; they move up as you decide.")
+
+
+def shown_keys(chosen: ResultSet) -> tuple[str, ...]:
+    kept = st.session_state.review_adj_order
+    here = (chosen.dataset_id, chosen.rubric_version_id)
+    return kept[1] if kept and kept[0] == here else ()
+
+
+def cards_in_place(chosen: ResultSet, items: list[DisputeItem]) -> tuple[str, ...]:
+    """The cards to draw, in the order they were first drawn: a card decided stays where it
+    was (showing its decision) until the page is left, so the next card does not jump
+    under the mouse; new disputes come after them."""
+    present = {_key(i) for i in items}
+    kept = [k for k in shown_keys(chosen) if k in present]
+    fresh = [_key(i) for i in items if i.decision.disputed and _key(i) not in kept]
+    shown = tuple(kept + fresh[:max(0, PAGE - sum(
+        1 for i in items if i.decision.disputed and _key(i) in kept))])
+    st.session_state.review_adj_order = ((chosen.dataset_id, chosen.rubric_version_id), shown)
+    return shown
 
 
 def render_dispute(db: str, chosen: ResultSet, item: DisputeItem) -> None:
+    """One card: the requirement, every reviewer's verdict and note, every judge's verdict
+    and reason, the response folded, and the adjudicator's controls."""
     key = _key(item)
-    with st.container(border=True):
+    detail = readers.get_response_detail(
+        db, item.response_id, chosen.rubric_version_id, chosen.run_ids,
+        readers.run_stamp(db, chosen.run_ids), None, True)
+    index, criterion = next(((n, c) for n, c in enumerate(detail.version.criteria)
+                             if c.id == item.criterion_id), (None, None))
+    with st.container(border=True, key=f"review_adj_{key}"):
         st.markdown(f"**{md_escape(item.external_id or f'#{item.response_id}')}** · "
                     f"{md_escape(item.criterion_label)} · "
                     f"{response_view.decision_caption(item.decision)}")
-        response_view.render_reviews(item.decision)
+        if criterion is not None:
+            st.caption(f"Requirement: {md_escape(criterion.requirement)}")
+        people, judges = st.columns(2, gap="medium")
+        with people:
+            st.markdown(":small[**Reviewers**]")
+            render_reviewers(item)
+        with judges:
+            st.markdown(":small[**Judges**]")
+            for run, grade in zip(detail.runs, detail.grades, strict=False):
+                row = grade.criteria[index] if grade is not None and index is not None \
+                    else None
+                review_layout.render_judge_line(row, run)
         with st.expander("Response"):
-            detail = readers.get_response_detail(
-                db, item.response_id, chosen.rubric_version_id, chosen.run_ids,
-                readers.run_stamp(db, chosen.run_ids), None, True)
             response_view.render_response_text(detail)
-        left, right = st.columns([3, 2], vertical_alignment="bottom")
-        with left:
-            st.radio("Adjudicated verdict", CHOICES, horizontal=True, index=None,
-                     format_func=CHOICE_LABELS.get, key=f"review_adj_v_{key}")
-            st.text_input("Why (shown to the reviewers)", key=f"review_adj_n_{key}")
-        right.button("Decide", key=f"review_adj_go_{key}", type="primary",
-                     on_click=handle_adjudicate, args=(item,))
+        verdict, why, go = st.columns([4, 4, 2], vertical_alignment="bottom")
+        verdict.radio("Adjudicated verdict", CHOICES, horizontal=True, index=None,
+                      format_func=CHOICE_LABELS.get, key=f"review_adj_v_{key}")
+        why.text_input("Why (shown to the reviewers)", key=f"review_adj_n_{key}")
+        go.button("Decide again" if item.decision.adjudication else "Decide",
+                  key=f"review_adj_go_{key}", type="primary", width="stretch",
+                  on_click=handle_adjudicate, args=(item,))
         if st.session_state.review_adjudicate_flash and \
                 st.session_state.review_adjudicate_flash[0] == key:
             _, kind, message = st.session_state.review_adjudicate_flash
@@ -72,27 +113,49 @@ def render_dispute(db: str, chosen: ResultSet, item: DisputeItem) -> None:
             st.session_state.review_adjudicate_flash = None
 
 
+def render_reviewers(item: DisputeItem) -> None:
+    """Each reviewer's verdict and note; the adjudication, once there is one."""
+    decided = item.decision.adjudication
+    # one line, decided or not: deciding a card does not move the cards under it
+    if decided is None:
+        st.markdown(":small[Not decided yet: the judge's verdict stands.]")
+    else:
+        note = f" — “{safe_text.md(decided.note)}”" if decided.note else ""
+        st.markdown(f"{verdict_badge(decided.verdict)} :small[decided by "
+                    f"{md_escape(decided.reviewer)}, {decided.created_at:%Y-%m-%d %H:%M} UTC"
+                    f"{note}]")
+    for h in item.decision.reviews:
+        with st.container(gap=None):
+            st.markdown(f"{verdict_badge(h.verdict)} :small[{md_escape(h.reviewer)}: "
+                        f"{h.verdict.value.replace('_', ' ')} · "
+                        f"{h.created_at:%Y-%m-%d %H:%M} UTC]")
+            if h.note:
+                st.caption(safe_text.md_lines(h.note))
+
+
 def render_pending(actor: Actor, items: list[DisputeItem]) -> None:
     """Write the adjudication asked for by the last "Decide" (in the body, not a callback)."""
     s = st.session_state
-    key, s.review_adjudicate = s.review_adjudicate, None
-    if key is None:
+    asked, s.review_adjudicate = s.review_adjudicate, None
+    if asked is None:
         return
+    key, shown_id = asked
     item = next((i for i in items if _key(i) == key), None)
     choice = s.get(f"review_adj_v_{key}")
-    if item is None:  # decided in another window (or the reviewers now agree) meanwhile
+    now = item.decision.adjudication if item is not None else None
+    if item is None or (now.id if now else None) != shown_id:
+        # decided in another window (or the reviewers now agree) meanwhile
         st.warning(md_escape(decided_meanwhile(key)))
         return
     if not choice:
         s.review_adjudicate_flash = (key, "error", "Pick a verdict first.")
         return
-    current = item.decision.adjudication
     try:
         reviews.adjudicate(
             runtime.get_sessions(), actor=actor, response_id=item.response_id,
             criterion_id=item.criterion_id, verdict=choice,
             note=str(s.get(f"review_adj_n_{key}") or "").strip(),
-            expected_current_id=current.id if current else None)
+            expected_current_id=shown_id)
     except RubricWorkbenchError as exc:
         s.review_adjudicate_flash = (key, "error", md_escape(str(exc)))
         return

@@ -25,12 +25,12 @@ from storage.services.reviewers import (
     PermissionDeniedError,
     require_shown,
 )
-from ui import response_view, review_version_view, runtime, safe_text
+from ui import response_view, review_layout, review_version_view, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui import results_readers as readers
 from ui.auth import unnamed_key
 from ui.components import verdict_form
-from ui.verdict_view import md_escape, short_run_label
+from ui.verdict_view import md_escape
 
 CHOICES = [answer.value for answer in verdict_form.VERDICT_ANSWERS]
 CHOICE_LABELS = {answer.value: answer.label for answer in verdict_form.VERDICT_ANSWERS}
@@ -308,65 +308,14 @@ def render_keyboard(form: dict) -> None:
     verdict_form.mount("keys", form, key=KEYS_PART, on_submit=handle_submit, args=(KEYS_PART,))
 
 
-def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool,
-                     form: dict) -> None:
-    criterion = detail.version.criteria[index]
-    rid = detail.response.id
-    decision = detail.humans.get(criterion.id)
-    mine = detail.mine.get(criterion.id)
-    disagree = criterion.id in detail.disagree_criteria and not hide_judges
-    # keyed: the form outlines the box of the criterion in focus (verdict_form.css)
-    with st.container(border=True, key=f"review_crit_{index}"):
-        st.markdown(response_view.criterion_heading(criterion, disagree))
-        st.text(safe_text.text(criterion.requirement))
-        judges, people = st.columns([3, 2])
-        with judges:
-            if hide_judges:
-                st.caption("Judges hidden until you answer (blind mode).")
-            else:
-                columns = st.columns(max(1, len(detail.runs)))
-                for column, run, grade in zip(columns, detail.runs, detail.grades,
-                                              strict=False):
-                    with column:
-                        row = grade.criteria[index] if grade is not None else None
-                        response_view.render_judge_cell(
-                            row, holistic=run.grader == "rubric_as_judge",
-                            label=short_run_label(run))
-                panel_columns.render_criterion_verdicts(
-                    runtime.database_key(), detail.response.dataset_id, detail.version.id,
-                    rid, criterion.id, shown_runs={run.id for run in detail.runs})
-        with people:
-            verdict_form.mount("criterion", form, key=criterion_part(index),
-                               criterion=criterion.id)
-            if mine is not None:
-                st.caption(f"Yours: {mine.verdict.value} · "
-                           f"{mine.created_at:%Y-%m-%d %H:%M} UTC")
-                if mine.note:
-                    st.text(safe_text.text(mine.note))
-            if criterion.id in detail.hidden:
-                st.caption("Other reviewers' verdicts are hidden until you save yours.")
-            elif decision is not None:
-                others = [h for h in decision.reviews
-                          if mine is None or h.reviewer_key != mine.reviewer_key]
-                if others or decision.adjudication is not None:
-                    response_view.render_human_cell(decision)
-                else:
-                    st.markdown(response_view.decision_caption(decision))
-
-
 def render_item(actor: Actor | None, detail: ResponseDetail) -> None:
+    """The response beside its criteria (ui/review_layout.py): the reviewer's controls, each
+    criterion's judges as a compact row of the criterion x judge matrix, the scores in one
+    line under the response."""
     s = st.session_state
     criteria = detail.version.criteria
     blind = s.review_blind
     answered = all(c.id in detail.mine for c in criteria)
-    if detail.others_hidden or (blind and not answered):
-        st.caption("Scores appear once you have answered every criterion (the judges in "
-                   "blind mode, and other reviewers' verdicts, stay hidden until then).")
-    else:  # panels' scores with the judges': hidden exactly where theirs are
-        response_view.render_scores(detail, panel_columns.response_scores(
-            runtime.database_key(), detail.response.dataset_id, detail.version.id,
-            detail.response.id))
-    response_view.render_response_text(detail)
     shown = s.review_shown
     if shown is None or shown[0] != detail.response.id or shown[2] != s.review_form_nonce:
         opened = shown[3] if shown and shown[0] == detail.response.id else time.monotonic()
@@ -378,15 +327,24 @@ def render_item(actor: Actor | None, detail: ResponseDetail) -> None:
     s.review_form_as = (key, shown_identity())
     form = verdict_form.form_data(key, form_criteria(detail, blind), done=s.review_form_done,
                                   blind=blind, saving_as=s.review_form_as[1])
-    st.markdown("**Your verdicts**")
-    st.caption("Only the criteria you give a verdict are saved; the others keep the "
-               "judges' verdicts.")
-    render_keyboard(form)
-    for index, criterion in enumerate(criteria):
-        hide = blind and criterion.id not in detail.mine
-        render_criterion(detail, index, hide, form)
-    verdict_form.mount("save", form, key=SAVE_PART, on_submit=handle_submit, args=(SAVE_PART,))
-    if actor is None:
-        st.caption("Enter your name in the sidebar to save verdicts.")
-    render_flash()
-    review_version_view.render_notice()
+    response_column, criteria_column = review_layout.body()
+    with response_column:
+        response_view.render_response_text(detail)
+        if detail.others_hidden or (blind and not answered):
+            st.caption("Scores appear once you have answered every criterion (the judges in "
+                       "blind mode, and other reviewers' verdicts, stay hidden until then).")
+        else:  # panels' scores with the judges': hidden exactly where theirs are
+            review_layout.render_scores(detail, panel_columns.response_scores(
+                runtime.database_key(), detail.response.dataset_id, detail.version.id,
+                detail.response.id))
+    with criteria_column:
+        render_keyboard(form)
+        for index, criterion in enumerate(criteria):
+            hide = blind and criterion.id not in detail.mine
+            review_layout.render_criterion(detail, index, hide, form, criterion_part(index))
+        verdict_form.mount("save", form, key=SAVE_PART, on_submit=handle_submit,
+                           args=(SAVE_PART,))
+        if actor is None:
+            st.caption("Enter your name in the sidebar to save verdicts.")
+        render_flash()
+        review_version_view.render_notice()

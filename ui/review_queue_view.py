@@ -45,7 +45,8 @@ def handle_adjudicate_mode() -> None:
     st.session_state.review_mode = "Adjudicate"
 
 
-def pick_set(db: str) -> ResultSet | None:
+def pick_set(db: str, where=st, *, help: str | None = None) -> ResultSet | None:
+    """The review set, chosen in ``where`` (a column of the page's first row)."""
     sets = readers.get_result_sets(db)
     if not sets:
         st.info("Nothing to review yet — go to Grade and run a judge over a dataset first.")
@@ -54,9 +55,9 @@ def pick_set(db: str) -> ResultSet | None:
     by_key = {(s.dataset_id, s.rubric_version_id): s for s in sets}
     if st.session_state.review_set not in by_key:
         st.session_state.review_set = next(iter(by_key))
-    key = st.selectbox("Review", list(by_key),
-                       format_func=lambda k: safe_text.text(by_key[k].label), key="review_set",
-                       on_change=handle_set_change)
+    key = where.selectbox("Review set", list(by_key),
+                          format_func=lambda k: safe_text.text(by_key[k].label),
+                          key="review_set", on_change=handle_set_change, help=help)
     return by_key[key]
 
 
@@ -154,19 +155,22 @@ def item_caption(item: QueueItem, detail: ResponseDetail, blind: bool) -> str:
 
 
 def render_nav(queue: Sequence[QueueItem], item: QueueItem, detail: ResponseDetail) -> None:
+    """Previous, where in the queue, the history, Next: one row, each button as wide as its
+    label (never cut at 1280 px)."""
     s = st.session_state
-    prev, middle, history, nxt = st.columns([2, 5, 2, 2], vertical_alignment="center")
-    prev.button("Previous", icon=":material/chevron_left:", key="review_prev",
-                on_click=handle_move, args=(-1, len(queue)),
-                disabled=s.review_position == 0, width="stretch", shortcut="Alt+Left")
-    middle.markdown(f"**{s.review_position + 1} of {len(queue)}** · "
-                    f"{md_escape(item_caption(item, detail, s.review_blind))}")
-    with history:
-        response_view.render_history(detail)
-    nxt.button("Next", icon=":material/chevron_right:", icon_position="right",
-               key="review_next", on_click=handle_move, args=(1, len(queue)),
-               disabled=s.review_position >= len(queue) - 1, width="stretch",
-               shortcut="Alt+Right")
+    with st.container(horizontal=True, vertical_alignment="center", gap="small",
+                      key="review_nav"):
+        st.button("Previous", icon=":material/chevron_left:", key="review_prev",
+                  on_click=handle_move, args=(-1, len(queue)),
+                  disabled=s.review_position == 0, width="content", shortcut="Alt+Left")
+        st.markdown(f"**{s.review_position + 1} of {len(queue)}** · "
+                    f"{md_escape(item_caption(item, detail, s.review_blind))}",
+                    width="stretch")
+        response_view.render_history(detail, width="content")
+        st.button("Next", icon=":material/chevron_right:", icon_position="right",
+                  key="review_next", on_click=handle_move, args=(1, len(queue)),
+                  disabled=s.review_position >= len(queue) - 1, width="content",
+                  shortcut="Alt+Right")
 
 
 def render_queue_done(db: str, chosen: ResultSet, actor: Actor | None, *,

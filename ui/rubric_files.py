@@ -33,17 +33,20 @@ def handle_import(name: str, upload, pasted: str) -> None:
     if read is None:
         return
     text, filename = read
-    name = name.strip() or (Path(filename).stem if filename else "")
-    if not name:
-        st.error("Give the imported rubric a name.")
-        return
+    typed = name.strip()
     try:
         rubric = Rubric.from_text(text, filename=filename)
-        version = service.create_rubric(get_sessions(), name, rubric, actor=current_actor())
     except RubricValidationError as exc:
         state["rubrics_import_problems"] = (None, filename or "pasted text",
                                             list(exc.problems))
         return
+    # The name typed, else the one the file gives (``name:``), else the file's own name.
+    name = typed or rubric.declared_name or (Path(filename).stem if filename else "")
+    if not name:
+        st.error("Give the imported rubric a name (or a `name:` in the file).")
+        return
+    try:
+        version = service.create_rubric(get_sessions(), name, rubric, actor=current_actor())
     except StorageError as exc:
         st.error(plain(f"Could not import: {exc}."))
         return
@@ -51,9 +54,22 @@ def handle_import(name: str, upload, pasted: str) -> None:
     state["rubrics_editor_nonce"] += 1  # fresh forms and editor
     goto(version.rubric_id, version.id)
     criteria = plural(len(version.criteria), "criterion", "criteria")
-    flash(f"Imported '{version.rubric_name}' with {criteria}.",
+    declared = rubric.declared_name
+    how = (" (the name the file gives)" if not typed and declared
+           else f" — the file calls it '{declared}'; the name you typed is used"
+           if declared and declared != typed else "")
+    flash(f"Imported '{version.rubric_name}'{how} with {criteria}.",
           warning=_ignored_warning(rubric, filename))
     st.rerun()
+
+
+def name_not_used(rubric: Rubric, version: RubricVersionInfo) -> str:
+    """Updating from a file keeps the rubric's name: say so when the file names it otherwise."""
+    declared = rubric.declared_name
+    if not declared or declared == version.rubric_name:
+        return ""
+    return (f" The file's name '{declared}' is not used: the rubric keeps its name "
+            f"'{version.rubric_name}'.")
 
 
 def _ignored_warning(rubric: Rubric, filename: str | None) -> str | None:
@@ -100,7 +116,8 @@ def handle_update_from_file(version: RubricVersionInfo, upload, pasted: str) -> 
         return
     changes = diff_criteria(version.to_criteria(), rubric.criteria)
     if all(change.kind == "unchanged" for change in changes):
-        st.info(f"No changes: the file matches version {version.number}.")
+        st.info(plain(f"No changes: the file matches version {version.number}."
+                      + name_not_used(rubric, version)))
         warning = _ignored_warning(rubric, filename)
         if warning:
             st.warning(safe_text.md(warning), icon=":material/warning:")
@@ -118,7 +135,8 @@ def handle_update_from_file(version: RubricVersionInfo, upload, pasted: str) -> 
     counts = {kind: sum(1 for c in changes if c.kind == kind)
               for kind in ("added", "removed", "changed")}
     flash(f"Version {saved.number} now holds the file's criteria: {counts['added']} added, "
-          f"{counts['removed']} removed, {counts['changed']} changed.",
+          f"{counts['removed']} removed, {counts['changed']} changed."
+          + name_not_used(rubric, version),
           warning=_ignored_warning(rubric, filename))
     st.rerun()
 

@@ -155,6 +155,8 @@ DEFAULTS: dict[str, object] = {
     "review_queue_done": None,  # (dataset id, version id) whose queue "save and next" ended
     "review_scrolled": None,  # response id last scrolled to its top
     "review_mode": "Review",  # Review | Adjudicate
+    # ((dataset id, version id), keys of the cards shown): a card decided stays in its place
+    "review_adj_order": None,
     "review_adjudicate": None,  # "response_criterion" whose Decide was pressed
     "review_adjudicate_flash": None,  # (that key, kind, message)
     # agreement

@@ -4,6 +4,7 @@ the highest ``seq`` per (response, criterion, stream) is that stream's current v
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, aliased
@@ -30,8 +31,10 @@ def append(
     session: Session, *, response_id: int, rubric_version_id: int, criterion_id: int,
     stream: str, verdict: str, reviewer_key: str, reviewer: str, note: str,
     previous: m.HumanVerdictRow | None, review_seconds: float | None = None,
-    option: str | None = None,
+    option: str | None = None, answered_at: datetime | None = None,
 ) -> m.HumanVerdictRow:
+    """A verdict, appended; ``answered_at``: when the person gave it, for a verdict carried
+    from an earlier version (the time shown as its answer time), else now."""
     row = m.HumanVerdictRow(
         response_id=response_id, rubric_version_id=rubric_version_id,
         criterion_id=criterion_id, stream=stream, seq=(previous.seq + 1) if previous else 1,
@@ -39,6 +42,8 @@ def append(
         replaces_id=previous.id if previous else None, review_seconds=review_seconds,
         option=option,
     )
+    if answered_at is not None:
+        row.created_at = answered_at
     session.add(row)
     session.flush()  # the unique (response, criterion, stream, seq) key is checked here
     return row

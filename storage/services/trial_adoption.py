@@ -49,12 +49,13 @@ def adopt_wording(
             new_id = next(c.id for c in new_version.criteria if c.position == old.position)
             # Every reviewer's current verdict (and the adjudication) moves over, so the
             # human verdict under the new wording is decided as it was under the old one.
-            for response_id, stream, verdict, option, key, name in _current_streams(
+            # Each keeps the time the person answered (the note says when it was carried).
+            for response_id, stream, verdict, option, key, name, answered in _current_streams(
                     session, old.id):
                 verdict_repo.append(
                     session, response_id=response_id, rubric_version_id=new_version.id,
                     criterion_id=new_id, stream=stream, verdict=verdict, option=option,
-                    reviewer_key=key, reviewer=name,
+                    reviewer_key=key, reviewer=name, answered_at=answered,
                     note=f"carried from v{version.number} after rewording (confirmed by "
                          f"{actor.label})", previous=None)
         trial.adopted_version_id = new_version.id
@@ -62,10 +63,10 @@ def adopt_wording(
 
 
 def _current_streams(session, criterion_id: int
-                     ) -> list[tuple[int, str, str, str | None, str, str]]:
-    """(response id, stream, verdict, option, reviewer key, name) of each reviewer's current
-    verdict and the adjudication on this criterion (carried ones from earlier versions
-    included)."""
+                     ) -> list[tuple[int, str, str, str | None, str, str, Any]]:
+    """(response id, stream, verdict, option, reviewer key, name, answered at) of each
+    reviewer's current verdict and the adjudication on this criterion (carried ones from
+    earlier versions included)."""
     from storage.repositories import verdicts as verdict_repo
     from storage.services import consensus
 
@@ -76,10 +77,10 @@ def _current_streams(session, criterion_id: int
     for response_id in ids:
         for h in reviews.get(response_id, {}).get(criterion_id, []):
             found.append((response_id, h.reviewer_key, h.verdict.value, h.option,
-                          h.reviewer_key, h.reviewer))
+                          h.reviewer_key, h.reviewer, h.created_at))
         adjudication = adjudications.get(response_id, {}).get(criterion_id)
         if adjudication is not None:
             found.append((response_id, m.ADJUDICATION_STREAM, adjudication.verdict.value,
                           adjudication.option, adjudication.reviewer_key,
-                          adjudication.reviewer))
+                          adjudication.reviewer, adjudication.created_at))
     return found

@@ -360,3 +360,16 @@ def test_what_verifiers_cannot_express_is_refused_by_name():
         rubric.to_verifiers()
     assert "criterion 1 ('rude'): verifiers rubrics have no negative weights" in str(caught.value)
     assert "criterion 2 ('odd'): verifiers choices are valued 0 to 1 evenly" in str(caught.value)
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    pytest.param("name: Dosing\ncriteria: [{requirement: x, weight: 1}]\n", "Dosing", id="name"),
+    pytest.param("title: '  Tone   check '\ncriteria: [{requirement: x, weight: 1}]\n",
+                 "Tone check", id="title"),
+    pytest.param("rubric:\n  name: Inner\n  criteria: [{requirement: x, weight: 1}]\n",
+                 "Inner", id="under-rubric"),
+    pytest.param("- {requirement: x, weight: 1}\n", None, id="a-plain-list"),
+    pytest.param("name: 3\ncriteria: [{requirement: x, weight: 1}]\n", None, id="not-text"),
+])
+def test_a_files_own_name_is_read(text, name):
+    assert Rubric.from_text(text).declared_name == name

@@ -122,6 +122,27 @@ def test_adopting_makes_a_new_version_and_carries_verdicts_when_confirmed(
         trials.adopt_wording(sessions, result.trial_id, actor=ADMIN, carry_human_verdicts=False)
 
 
+def test_a_carried_verdict_keeps_the_time_the_person_answered(sessions, fake_provider,
+                                                               reviewed):
+    """Carried to the adopted version, a verdict shows when Pat answered, not when the
+    wording was adopted (issue 35 item 15); the note says it was carried."""
+    import time
+
+    version, responses, run, accurate = reviewed
+    given = reviews.current_verdicts(sessions, responses[1].id, version.id)[accurate.id]
+    plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,
+                             requirement=STRICT)
+    result = asyncio.run(trials.run_trial(sessions, plan, actor=ADMIN, max_cost=None))
+    time.sleep(1.1)  # the adoption is later than the answer, whatever the clock's grain
+    adopted = trials.adopt_wording(sessions, result.trial_id, actor=ADMIN,
+                                   carry_human_verdicts=True)
+    carried = reviews.current_verdicts(sessions, responses[1].id, adopted.id)
+    [verdict] = carried.values()
+    assert "carried from v1" in verdict.note
+    assert verdict.created_at == given.created_at
+    assert verdict.created_at < adopted.created_at
+
+
 def test_adopting_without_confirmation_carries_nothing(sessions, fake_provider, reviewed):
     _version, responses, run, accurate = reviewed
     plan = trials.plan_trial(sessions, base_run_id=run.id, criterion_id=accurate.id,

@@ -220,6 +220,18 @@ def test_finished_runs_are_listed_with_totals():
     assert seeded.runs[0].id
 
 
+def test_the_run_list_says_which_rubric_version_and_dataset_each_run_graded():
+    seeded = seed_graded(count=3)
+    at = _grade_page()
+    table = at.dataframe[-1].value
+    columns = list(table.columns)
+    assert columns.index("Rubric") == columns.index("Name") + 1
+    assert columns.index("Dataset") == columns.index("Rubric") + 1
+    rubric = f"{seeded.version.rubric_name} v{seeded.version.number}"
+    assert list(table["Rubric"]) == [rubric, rubric]
+    assert list(table["Dataset"]) == ["Answers", "Answers"]  # seed_graded's dataset
+
+
 def test_a_run_that_finished_with_failures_says_so_on_its_card(fake_provider, monkeypatch):
     """The real runner against the fake provider: every grade fails; the run's card and the
     table say "finished with 3 failed", never "done" (issue 36.7)."""

@@ -95,3 +95,36 @@ def test_a_finished_calibrated_run_is_listed_after_a_reload_and_nothing_is_queue
     table = frame_with(again, "Calibration")
     assert list(table["Calibration"]) == ["k=2, seed 0"]
     assert _run_count(sessions) == 1
+
+
+def test_a_reload_shows_the_launch_form_as_it_was():
+    """A reload is a new session: the form's choices come back from the URL (issue 35
+    item 15: Grade's form was reset on reload)."""
+    from tests.ui.pages import APP as app
+    from tests.ui.seed import seed_graded
+
+    seed_graded(count=3)
+    at = AppTest.from_file(app, default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/grade.py").run()
+    at.radio(key="grade_selection_mode").set_value("first").run()
+    at.number_input(key="grade_first_n").set_value(2).run()
+    at.multiselect(key="grade_graders").set_value(["per_criterion", "one_shot"]).run()
+    at.text_input(key="grade_custom_models").input("openai/judge-a, openai/judge-b").run()
+    at.text_input(key="grade_api_base").input("http://127.0.0.1:9/v1").run()
+    at.text_input(key="grade_run_name").input("nightly").run()
+    assert not at.exception, at.exception
+    params = {key: at.query_params[key] for key in at.query_params}
+
+    again = AppTest.from_file(app, default_timeout=60)  # the reload: a new session
+    for key, value in params.items():
+        again.query_params[key] = value[0] if isinstance(value, list) else value
+    again.switch_page("app_pages/grade.py").run()
+    assert not again.exception, again.exception
+    assert again.radio(key="grade_selection_mode").value == "first"
+    assert again.number_input(key="grade_first_n").value == 2
+    assert again.multiselect(key="grade_graders").value == ["per_criterion", "one_shot"]
+    assert again.text_input(key="grade_custom_models").value == "openai/judge-a, openai/judge-b"
+    assert again.text_input(key="grade_api_base").value == "http://127.0.0.1:9/v1"
+    assert again.text_input(key="grade_run_name").value == "nightly"
+    assert not again.warning or all("could not be read" not in w.value for w in again.warning)

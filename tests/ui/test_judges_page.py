@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from storage.services import panels
 from tests.fake_provider import fake_provider, fake_provider_server
-from tests.ui.pages import APP, texts
+from tests.ui.pages import APP, texts, unescape
 from tests.ui.seed import seed_graded
 
 __all__ = ["fake_provider", "fake_provider_server"]
@@ -167,3 +167,16 @@ def test_a_calibrated_judge_is_tried_with_its_examples_and_the_page_says_so():
     assert not at.exception, at.exception
     assert (f"Run #{calibrated.id} is calibrated: the judge sees the same 2 reviewed "
             "examples for this criterion") in texts(at)
+
+
+def test_a_two_member_majority_panel_warns_that_every_disagreement_is_a_tie():
+    seeded = seed_graded(4)
+    at = _open()
+    at.button[0].click().run()  # two runs, the majority rule (the form's defaults)
+    assert not at.exception, at.exception
+    [panel] = panels.list_panels(seeded.sessions)
+    [warning] = [unescape(w.value) for w in at.warning if "tie" in w.value]
+    assert f"Created {panel.label}" in warning
+    assert "every disagreement between them is a tie" in warning
+    at.button[0].click().run()  # the same panel found again: no second warning
+    assert not [w for w in at.warning if "tie" in w.value]

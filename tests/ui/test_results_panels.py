@@ -7,7 +7,7 @@ import pytest
 
 from storage.services import datasets, panels, reviews
 from tests.actors import ADMIN
-from tests.ui.pages import open_page, texts
+from tests.ui.pages import open_page, texts, unescape
 from tests.ui.seed import seed_graded
 from ui import results_readers as readers
 
@@ -218,3 +218,13 @@ def test_a_holistic_run_shown_is_left_out_of_the_panel_and_the_dialog_says_why()
     assert not at.exception, at.exception
     [panel] = panels.list_panels(seeded.sessions)
     assert [m.run.id for m in panel.members] == [r.id for r in seeded.runs]
+
+
+def test_combining_two_runs_by_majority_warns_that_every_disagreement_is_a_tie():
+    seed_graded(3)
+    at = _results()
+    _create_button(at).click().run()
+    assert not at.exception, at.exception
+    [warning] = [unescape(w.value) for w in at.warning if "tie" in w.value]
+    assert "every disagreement between them is a tie" in warning
+    assert "it is shown next to the runs" in warning

@@ -95,7 +95,7 @@ def test_a_verdict_carried_from_an_earlier_version_says_which_on_review_and_resu
     assert "**1 of 2** · r0" in texts(at)
     shown = texts(at)
     assert shown.count("carried from v1") == 1  # 'accurate' only: 'cites' was rewritten
-    assert ":green-badge[reviewers agree] · carried from v1" in shown
+    assert ":blue-badge[one reviewer] · carried from v1" in shown  # ana alone
 
     results = open_page("results")
     results.session_state["results_open_response"] = r0.id

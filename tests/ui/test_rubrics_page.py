@@ -237,6 +237,29 @@ def test_import_uploaded_json_file_takes_the_file_name():
     assert [r.name for r in rubrics.list_rubrics(db())] == ["tone"]
 
 
+def test_a_files_own_name_names_the_rubric_when_none_is_typed():
+    at = open_page("rubrics")
+    at.text_area[0].input("name: Dosing guide\ncriteria:\n"
+                          "  - {name: dose, weight: 2, requirement: States the dose}\n")
+    next(b for b in at.button if b.label == "Import").click().run()
+    assert not at.exception
+    assert "Imported 'Dosing guide' (the name the file gives) with 1 criterion" in texts(at)
+    assert [r.name for r in rubrics.list_rubrics(db())] == ["Dosing guide"]
+
+
+def test_a_typed_name_wins_over_the_files_and_the_page_says_so():
+    at = open_page("rubrics")
+    at.text_input[3].input("Mine")
+    at.get("file_uploader")[0].upload(
+        "tone.yaml", b"title: Tone check\ncriteria:\n  - {requirement: Is polite, weight: 1}\n",
+        "application/yaml")
+    next(b for b in at.button if b.label == "Import").click().run()
+    assert not at.exception
+    assert ("Imported 'Mine' — the file calls it 'Tone check'; the name you typed is used "
+            "with 1 criterion") in texts(at)
+    assert [r.name for r in rubrics.list_rubrics(db())] == ["Mine"]
+
+
 def test_fields_the_rubric_does_not_use_are_named_after_the_import():
     """A file written for another tool (ids, rubric-style sections) imports, and the person is
     told which of its fields were not kept, with the criterion and line."""

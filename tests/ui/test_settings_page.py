@@ -148,3 +148,38 @@ def test_only_one_of_the_two_prices_is_refused_and_nothing_is_added():
     next(b for b in at.button if b.label == "Add model").click().run()
     assert "give both prices" in texts(at)
     assert list_model_presets() == ()
+
+
+def test_a_connection_result_is_gone_after_the_next_action_and_news_sits_by_the_controls(
+        fake_provider, monkeypatch, configured_db):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "local-test-key")
+    add_model_preset("openai/fake-judge", fake_provider.api_base, actor=ADMIN,
+                     sessions=configured_db)
+    at = open_page("settings")
+    at.button(key="settings_test").click().run()
+    assert any(unescape(s.value).startswith("Connected.") for s in at.success)
+    _add(at, "openai/second-judge", fake_provider.api_base)
+    shown = [unescape(s.value) for s in at.success]
+    # the earlier test's "Connected" no longer stands beside the news of the add
+    assert not any(s.startswith("Connected.") for s in shown), shown
+    [added] = [s for s in shown if s.startswith("Added")]
+    # said under the models' controls (after the add form's button), not above the fold
+    order = [_words(node) for node in _walk(at.main)]
+    assert order.index("Add model") < next(i for i, v in enumerate(order)
+                                           if unescape(v).startswith("Added"))
+    assert added
+
+
+def _walk(node):
+    """Every element of the page in the order it is drawn."""
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def _words(node) -> str:
+    for field in ("label", "value"):
+        value = getattr(node, field, None)
+        if isinstance(value, str):
+            return value
+    return ""

@@ -15,9 +15,11 @@ from ui import (
     grade_panel,
     grade_runs,
     grade_settings,
+    grade_url,
     runtime,
 )
 from ui import results_readers as readers
+from ui import url_state as url
 from ui.auth import current_actor
 from ui.verdict_view import GRADER_HELP, GRADER_LABELS, md_escape, run_label
 from ui.wording import estimate_cost_text, plural
@@ -323,6 +325,7 @@ db = runtime.database_key()
 if not runtime.ensure_worker():
     st.caption(f"This app's own worker is off ({runtime.WORKER_VARIABLE}=0): queued runs wait "
                "for a `rubric-workbench worker` process.")
+url.restore("grade", grade_url.URL_FIELDS)  # a reload shows the form as it was
 try:
     apply_handoff()
     picked = render_what(db)
@@ -341,3 +344,4 @@ try:
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))
     render_flash()
+url.save("grade", grade_url.URL_FIELDS)

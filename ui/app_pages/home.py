@@ -106,10 +106,11 @@ def render_next_step() -> None:
         k.present for k in key_variables())
     st.markdown("**Next step**")
     if not has_model:
+        # a short label: a page link cuts a long one in the sample's narrow column
         st.page_link("app_pages/settings.py", icon=":material/arrow_forward:",
-                     label="Point it at a model: add one on Settings (a local "
-                           "OpenAI-compatible server needs no key)")
-        st.caption("Then grade the sample on the Grade page; it opens on the sample.")
+                     label="Point it at a model on Settings")
+        st.caption("A local OpenAI-compatible server needs no key. Then grade the sample on "
+                   "the Grade page; it opens on the sample.")
     st.page_link("app_pages/grade.py", icon=":material/play_circle:",
                  label="Grade the sample: pick a judge and launch")
     st.page_link("app_pages/rubrics.py", icon=":material/checklist:",

@@ -302,7 +302,8 @@ try:
         flash = st.session_state.results_flash
         if flash:
             st.session_state.results_flash = None
-            st.success(md_escape(flash))
+            kind, message = flash
+            getattr(st, kind)(md_escape(message))
         if not run_ids:
             st.info("Pick at least one run to compare.")
         else:

@@ -14,7 +14,7 @@ from grading.errors import RubricWorkbenchError
 from storage.services.results import ResultSet
 from storage.services.reviewers import Role
 from ui import results_readers as readers
-from ui import review_adjudication, review_form, review_queue_view, runtime
+from ui import review_adjudication, review_form, review_layout, review_queue_view, runtime
 from ui.auth import current_actor, unnamed_key
 from ui.verdict_view import md_escape
 
@@ -85,34 +85,41 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
         detail_of(queue[following].response_id)
 
 
-st.title("Review")
-st.caption("Correct the judges by hand. The human verdict replaces the judge's in every run "
-           "of this response under this rubric version (and later versions with the same "
-           "requirement text); with several reviewers it applies once they agree or an "
-           "adjudicator decides.")
+ABOUT = ("Correct the judges by hand. The human verdict replaces the judge's in every run of "
+         "this response under this rubric version (and later versions with the same "
+         "requirement text); with several reviewers it applies once they agree or an "
+         "adjudicator decides.")
+
+review_layout.tighten()  # the response and its first criterion on the first screen
 db = runtime.database_key()
 runtime.ensure_worker()  # after a restart, interrupted runs resume when results are opened
+title, pick, switch = st.container(key="review_head").columns(
+    [2, 6, 3], vertical_alignment="bottom")
+title.title("Review", anchor=False)
 try:
-    chosen = review_queue_view.pick_set(db)
+    chosen = review_queue_view.pick_set(db, pick, help=ABOUT)
     if chosen is not None:
         actor = current_actor()
         modes = ["Review", "Adjudicate"] if actor is None or actor.can(Role.ADJUDICATOR) \
             else ["Review"]
         if st.session_state.review_mode not in modes:
             st.session_state.review_mode = "Review"
-        mode = st.segmented_control("Mode", modes, key="review_mode",
-                                    label_visibility="collapsed")
-        review_queue_view.render_set_panel(db, chosen, actor)
+        mode = switch.segmented_control("Mode", modes, key="review_mode",
+                                        label_visibility="collapsed")
         if mode == "Adjudicate":
+            review_queue_view.render_set_panel(db, chosen, actor)
             review_adjudication.render_adjudication(db, chosen, actor)
         else:
-            c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="center")
-            c1.toggle("Only responses still to review", key="review_unreviewed_only",
-                      on_change=review_queue_view.handle_refresh_queue)
-            c2.toggle("Blind mode", key="review_blind",
-                      help="Hide the judges' verdicts and scores until you have answered.")
-            c3.button("Refresh queue", on_click=review_queue_view.handle_refresh_queue,
-                      key="review_refresh", help="Re-sort the queue by what is still to review.")
+            with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+                st.toggle("Only responses still to review", key="review_unreviewed_only",
+                          on_change=review_queue_view.handle_refresh_queue, width="content")
+                st.toggle("Blind mode", key="review_blind", width="content",
+                          help="Hide the judges' verdicts and scores until you have answered.")
+                st.button("Refresh queue", on_click=review_queue_view.handle_refresh_queue,
+                          key="review_refresh", help="Re-sort the queue by what is still to "
+                                                     "review.", width="content")
+                with st.container(width="stretch"):
+                    review_queue_view.render_set_panel(db, chosen, actor)
             render_workspace(db, chosen)
 except RubricWorkbenchError as exc:
     st.error(md_escape(str(exc)))

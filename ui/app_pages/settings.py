@@ -29,7 +29,10 @@ state = st.session_state
 
 
 def flash(message: str, kind: str = "success") -> None:
+    """Say what the last action did, where it was done (under the models' controls); the
+    result of an earlier connection test is no longer current."""
     state["settings_flash"] = (kind, message)
+    state["settings_check"] = None
 
 
 def render_flash() -> None:
@@ -39,7 +42,6 @@ def render_flash() -> None:
         (st.success if kind == "success" else st.info)(plain(message))
 
 
-# -- handlers --------------------------------------------------------------------------------
 def handle_add(model: str, api_base: str, input_price: float | None,
                output_price: float | None) -> None:
     try:
@@ -49,7 +51,7 @@ def handle_add(model: str, api_base: str, input_price: float | None,
     except StorageError as exc:
         st.error(plain(f"Not added: {exc}"))
         return
-    flash(f"Added {preset.label}. Test the connection below before grading with it.")
+    flash(f"Added {preset.label}. Press “Test connection” before grading with it.")
     st.rerun()
 
 
@@ -83,6 +85,7 @@ def handle_check(preset: ModelPreset) -> None:
     with st.spinner(f"Calling {preset.label}…"):
         result = check_connection(preset)
     state["settings_check"] = (preset.label, result.ok, result.message)
+    state["settings_flash"] = None  # the test's result is the news now
 
 
 # -- drawing ---------------------------------------------------------------------------------
@@ -134,6 +137,7 @@ def render_presets(presets: tuple[ModelPreset, ...]) -> None:
             handle_add(model, api_base, input_price, output_price)
 
     if not presets:
+        render_flash()  # e.g. "Removed …": under the form just used, not above the fold
         return
     labels = {p.label: p for p in presets}
     if state["settings_preset"] not in labels:
@@ -153,6 +157,7 @@ def render_presets(presets: tuple[ModelPreset, ...]) -> None:
                                                         preset.price)
         if st.form_submit_button("Save price", type="primary"):
             handle_price(preset, input_price, output_price)
+    render_flash()  # added, removed, priced: next to the controls just used
     if state["settings_check"] and state["settings_check"][0] == label:
         _, ok, message = state["settings_check"]
         (st.success if ok else st.error)(plain(
@@ -199,7 +204,6 @@ def render_storage() -> None:
 def render_page() -> None:
     st.title("Settings")
     st.caption("Models to grade with, provider keys and where your data is stored.")
-    render_flash()
     try:
         presets = list_model_presets()
     except InvalidInputError as exc:
