@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from storage.config import database_url
 from storage.engine import open_database
@@ -17,7 +18,7 @@ from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import make_rubric, make_run
 from tests.storage.test_criterion_kinds_reviews import CRITERIA, _judge_report
-from tests.ui.pages import open_page
+from tests.ui.pages import APP, open_page
 
 CLARITY = ["Fair", "Good", "Good", "Excellent"]
 
@@ -73,3 +74,31 @@ def test_the_verdict_filter_offers_a_ratings_labels_and_filters_on_them():
     assert value.options == ["MET", "UNMET", "CANNOT ASSESS"]
     assert value.value == "MET"
     assert _ids(at) == ["r0", "r1", "r2", "r3"]
+
+
+def test_a_link_with_an_option_filter_shows_it_again_and_a_wrong_label_is_not_kept():
+    _sessions, ids, _responses = _seed()
+    at = open_page("results")
+    at.selectbox(key="results_verdict_criterion").set_value(ids["clarity"]).run()
+    at.selectbox(key="results_verdict_value").set_value("Very good").run()
+    at.selectbox(key="results_verdict_value").set_value("Good").run()
+    params = {key: at.query_params[key] for key in at.query_params}
+    assert params["verdict"] in ("Good", ["Good"])
+
+    def link(verdict: str) -> AppTest:
+        again = AppTest.from_file(APP, default_timeout=30)
+        for key, value in params.items():
+            again.query_params[key] = value[0] if isinstance(value, list) else value
+        again.query_params["verdict"] = verdict
+        again.switch_page("app_pages/results.py").run()
+        assert not again.exception, again.exception
+        return again
+
+    again = link("Good")
+    assert again.selectbox(key="results_verdict_value").value == "Good"
+    assert _ids(again) == ["r1", "r2"]
+    # a label the criterion does not have (edited link, or an option renamed in a new
+    # version): the first option is shown, never an error nor an empty filter on nothing
+    again = link("Superb")
+    assert again.selectbox(key="results_verdict_value").value == "Poor"
+    assert _ids(again) == []
