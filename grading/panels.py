@@ -55,6 +55,14 @@ class PanelDecision:
     failed: int
     tie: bool
     note: str
+    # The chosen option's label on a multi-choice criterion (``verdict`` is then MET); None
+    # on a binary criterion, when the panel abstains, or is undecided.
+    option: str | None = None
+
+    @property
+    def choice(self) -> Verdict | str | None:
+        """What the aggregation reads: the option label if one was chosen, else the verdict."""
+        return self.option if self.option is not None else self.verdict
 
 
 def lower_score_verdict(criterion_weight: float) -> Verdict:
@@ -340,3 +348,69 @@ def combine_with_pending(
 
 def _weight_of(slots: Sequence[int], weights: Sequence[float] | None) -> float:
     return float(len(slots)) if weights is None else sum(float(weights[i]) for i in slots)
+
+
+def _option_decision(decision: OptionDecision, votes: Sequence[str | None],
+                     criterion: Criterion) -> PanelDecision:
+    """``combine_options``' decision in a panel's shape (``met``: members who chose a scored
+    option; a panel's option is never NA, as NA options abstain)."""
+    failed = sum(1 for v in votes if v is None)
+    scored = 0
+    for vote in votes:
+        index = None if vote is None else find_option(criterion.options or (), str(vote))
+        scored += index is not None and not (criterion.options or ())[index].na
+    abstained = len(votes) - failed - scored
+    if decision.choice is None:
+        verdict, option = None, None
+    elif find_option(criterion.options or (), decision.choice) is None:
+        verdict, option = Verdict.CANNOT_ASSESS, None
+    else:
+        verdict, option = Verdict.MET, decision.choice
+    return PanelDecision(verdict, float(scored), 0.0, float(abstained), failed, decision.tie,
+                         decision.note, option)
+
+
+def combine_options_with_pending(
+    votes: Sequence[Verdict | str | None],
+    pending: Sequence[bool],
+    criterion: Criterion,
+    *,
+    waiting_for: str = "",
+) -> PanelDecision:
+    """``combine_options`` as a :class:`PanelDecision` (the label in ``option``), while some
+    members may still be grading (``pending[i]``; its vote is ignored): decided only when
+    every option it may still choose (or an abstention, or a failure) leads to the same
+    option; otherwise undecided (``verdict=None``), saying whom it waits for."""
+    if criterion.options is None:
+        raise ValueError("combine_options_with_pending is for multi-choice criteria")
+    plain = [None if v is None else str(v) for v in votes]
+    if not any(pending):
+        return _option_decision(combine_options(plain, criterion), plain, criterion)
+    slots = [i for i, waiting in enumerate(pending) if waiting]
+    who = waiting_for or "the members still grading"
+    known_votes = [None if waiting else v for v, waiting in zip(plain, pending, strict=True)]
+    known = _option_decision(combine_options(known_votes, criterion), known_votes, criterion)
+    failed = known.failed - len(slots)
+    so_far = (f"{known.met:g} chose an option, abstained {known.abstained:g}, "
+              f"failed {failed}")
+    answers: list[str | None] = [o.label for o in criterion.options] + ["CANNOT_ASSESS", None]
+    outcomes: set[tuple[str | None, bool]] = set()
+    # Every answer of every pending member is tried, within the same budget as MET/UNMET.
+    if len(answers) ** len(slots) <= len(_OUTCOMES) ** MAX_PENDING_TRIED:
+        for trial_answers in itertools.product(answers, repeat=len(slots)):
+            trial = list(plain)
+            for slot, answer in zip(slots, trial_answers, strict=True):
+                trial[slot] = answer
+            decision = combine_options(trial, criterion)
+            outcomes.add((decision.choice, decision.tie))
+            if len(outcomes) > 1:
+                break
+    if len(outcomes) == 1:
+        [(choice, tie)] = outcomes
+        if choice is not None:
+            option = None if choice == "CANNOT_ASSESS" else choice
+            verdict = Verdict.CANNOT_ASSESS if option is None else Verdict.MET
+            return PanelDecision(verdict, known.met, 0.0, known.abstained, failed, tie,
+                                 f"{choice} whatever {who} answer(s) ({so_far})", option)
+    return PanelDecision(None, known.met, 0.0, known.abstained, failed, False,
+                         f"undecided: waiting for {who} to grade ({so_far} so far)")

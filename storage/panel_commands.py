@@ -78,7 +78,7 @@ def panel_records(sessions, panel_id: int) -> Iterator[dict[str, Any]]:
             "raw_score": grade.raw_score, "error": grade.error, "cost": grade.cost,
             "complete": grade.complete, "pending_members": list(grade.pending_members),
             "criteria": [
-                {"criterion": row.label, "verdict": _value(row.decision.verdict),
+                {"criterion": row.label, "verdict": _value(row.decision.choice),
                  "tie": row.decision.tie, "how": row.decision.note,
                  "members": [_value(v) for v in row.member_verdicts]}
                 for row in grade.criteria
@@ -86,8 +86,9 @@ def panel_records(sessions, panel_id: int) -> Iterator[dict[str, Any]]:
         }
 
 
-def _value(verdict) -> str | None:
-    return None if verdict is None else verdict.value
+def _value(choice) -> str | None:
+    """A verdict's value, or an option label as it is."""
+    return None if choice is None else str(getattr(choice, "value", choice))
 
 
 def _export(args: argparse.Namespace, sessions) -> int:

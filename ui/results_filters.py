@@ -6,7 +6,7 @@ import streamlit as st
 
 from storage.dto import RunInfo
 from storage.services.panel_results import panel_label
-from storage.services.results import ResultSet, ResultsFilter, VerdictFilter
+from storage.services.results import ResultSet, ResultsFilter, VerdictFilter, filter_choices
 from ui import results_readers as readers
 from ui import safe_text
 from ui import url_state as url
@@ -45,7 +45,8 @@ URL_FIELDS = (
     url.Field("val", "results_meta_value", url.text, label="column value"),
     url.Field("val_text", "results_meta_text", url.text, label="column value"),
     url.Field("crit", "results_verdict_criterion", url.integer(1), label="criterion"),
-    url.Field("verdict", "results_verdict_value", url.choice(VERDICT_LABELS)),
+    # MET / UNMET / CANNOT_ASSESS, or an option label (checked against the criterion's)
+    url.Field("verdict", "results_verdict_value", url.text),
     url.Field("verdict_in", "results_verdict_run", url.int_or_text),
     url.Field("sort", "results_sort", url.choice(SORTS)),
     url.Field("sort_of", "results_sort_run", url.int_or_text),
@@ -185,7 +186,12 @@ def render_verdict_filter(db: str, result_set: ResultSet, run_ids: tuple[int, ..
         on_change=handle_filter_change,
         format_func=lambda c: "(any)" if c is None else safe_text.text(
             f"{criteria[c].position + 1}. {criteria[c].label}"))
-    c2.selectbox("is", list(VERDICT_LABELS), format_func=VERDICT_LABELS.get,
+    # a multi-choice criterion is filtered on its option labels (filter_choices)
+    choices = list(filter_choices(criteria[criterion]) if criterion is not None
+                   else VERDICT_LABELS)
+    if s.results_verdict_value not in choices:
+        s.results_verdict_value = choices[0]
+    c2.selectbox("is", choices, format_func=lambda v: safe_text.text(VERDICT_LABELS.get(v, v)),
                  key="results_verdict_value", on_change=handle_filter_change)
     if not with_verdicts:
         c3.caption("No selected run gives per-criterion verdicts.")

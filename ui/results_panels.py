@@ -14,7 +14,7 @@ from storage.services.blindness import Sight
 from storage.services.panel_results import PanelResult, member_models, panel_results
 from storage.services.results import ResultSet, ResultsPage
 from ui import panel_readers, panel_view, runtime, safe_text
-from ui.verdict_view import format_score, md_escape, run_label, verdict_badge
+from ui.verdict_view import choice_badge, choice_text, format_score, md_escape, run_label
 
 TIE = "⚖ tie"
 WAITING = "⏳ members grading"
@@ -136,14 +136,14 @@ def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: in
             st.text(safe_text.text(effective.error))
         st.dataframe(pd.DataFrame([{
             "Criterion": safe_text.text(row.label),
-            "Panel": row.decision.verdict.value if row.decision.verdict else
+            "Panel": choice_text(row.decision.choice) if row.decision.choice else
             "undecided" if result.grade.pending_members else "no verdict",
             "How": safe_text.text(row.decision.note),
             **{safe_text.text(f"#{m.run.id} {m.run.model.split('/')[-1]}"):
-               (v.value if v else "grading" if m.run.id in result.grade.pending_members
+               (choice_text(v) if v else "grading" if m.run.id in result.grade.pending_members
                 else "failed")
                for m, v in zip(panel.members, row.member_verdicts, strict=True)},
-            "Effective": (eff.effective_verdict.value if eff.effective_verdict else "—"),
+            "Effective": choice_text(eff.effective_choice) or "—",
         } for row, eff in zip(result.grade.criteria, effective.criteria, strict=True)]),
             hide_index=True, width="stretch")
 
@@ -226,7 +226,7 @@ def members_line(panel: panels.PanelInfo, verdicts, shown_runs: Collection[int])
     the judges' columns just above is named, not repeated; any other member's is given."""
     above = [f"#{m.run.id}" for m in panel.members if m.run.id in shown_runs]
     others = [f"{md_escape(f'#{m.run.id} ' + m.run.model.split('/')[-1])} "
-              f"{v.value.replace('_', ' ') if v else 'failed'}"
+              f"{md_escape((choice_text(v) or '').replace('_', ' ')) if v else 'failed'}"
               for m, v in zip(panel.members, verdicts, strict=True)
               if m.run.id not in shown_runs]
     parts = ([f"{', '.join(above)} (verdicts above)"] if above else []) + others
@@ -250,7 +250,7 @@ def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,
             (r for r in result.grade.criteria if r.criterion_id == criterion_id), None)
         if row is None:
             continue
-        st.markdown(f"{verdict_badge(row.decision.verdict)} "
+        st.markdown(f"{choice_badge(row.decision.choice)} "
                     f"**{md_escape(panel.label)}**"
                     + (" · :orange-badge[tie: the lower score]" if row.decision.tie else ""))
         st.caption(md_escape(row.decision.note))

@@ -80,6 +80,20 @@ def verdict_badge(verdict: Verdict | None) -> str:
         ":orange-badge[no verdict]")
 
 
+def choice_badge(choice: Verdict | str | None) -> str:
+    """A verdict's badge, or a chosen option's label as a badge (multi-choice criteria)."""
+    if choice is None or isinstance(choice, Verdict) or choice in VERDICT_BADGES:
+        return verdict_badge(Verdict(choice) if choice else None)
+    return f":blue-badge[{md_escape(choice)}]"
+
+
+def choice_text(choice: Verdict | str | None) -> str | None:
+    """``MET`` / ``CANNOT_ASSESS``, or the option label as it is; None for no choice."""
+    if choice is None:
+        return None
+    return choice.value if isinstance(choice, Verdict) else str(choice)
+
+
 def format_score(score: float | None) -> str:
     return "—" if score is None else f"{score:.3f}"
 

@@ -95,7 +95,8 @@ def metadata_values(session: Session, dataset_id: int, key: str, limit: int) -> 
 
 def current_human_verdicts(session: Session, dataset_id: int, rubric_version_id: int,
                            criterion_id: int) -> dict[int, str]:
-    """response id -> the current (highest seq) human verdict on one criterion."""
+    """response id -> the current (highest seq) human choice on one criterion: the option
+    label on a multi-choice criterion, else the verdict."""
     newest = (
         select(m.HumanVerdictRow.response_id, func.max(m.HumanVerdictRow.seq).label("seq"))
         .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
@@ -105,21 +106,32 @@ def current_human_verdicts(session: Session, dataset_id: int, rubric_version_id:
         .group_by(m.HumanVerdictRow.response_id)
         .subquery()
     )
-    return dict(session.execute(
-        select(m.HumanVerdictRow.response_id, m.HumanVerdictRow.verdict)
-        .join(newest, and_(newest.c.response_id == m.HumanVerdictRow.response_id,
-                           newest.c.seq == m.HumanVerdictRow.seq))
-        .where(m.HumanVerdictRow.criterion_id == criterion_id)).all())
+    return {response_id: option if option is not None else verdict
+            for response_id, verdict, option in session.execute(
+                select(m.HumanVerdictRow.response_id, m.HumanVerdictRow.verdict,
+                       m.HumanVerdictRow.option)
+                .join(newest, and_(newest.c.response_id == m.HumanVerdictRow.response_id,
+                                   newest.c.seq == m.HumanVerdictRow.seq))
+                .where(m.HumanVerdictRow.criterion_id == criterion_id))}
 
 
 def judge_verdict_ids(session: Session, run_id: int, criterion_id: int,
-                      verdict: str) -> set[int]:
-    """Responses on which a run's judge gave ``verdict`` on one criterion."""
+                      verdict: str, *, by_option: bool = False) -> set[int]:
+    """Responses on which a run's judge gave ``verdict`` on one criterion. ``by_option``
+    (a multi-choice criterion): ``verdict`` is the chosen option's label, or CANNOT_ASSESS
+    for an abstention that chose no option (an NA option is stored under CANNOT_ASSESS too,
+    with its label, and is found by its label)."""
+    row = m.GradeCriterionRow
+    if not by_option:
+        matches = row.verdict == verdict
+    elif verdict == "CANNOT_ASSESS":
+        matches = and_(row.option.is_(None), row.verdict == verdict)
+    else:
+        matches = row.option == verdict
     return set(session.scalars(
         select(m.GradeRow.response_id)
-        .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
-        .where(m.GradeRow.run_id == run_id, m.GradeCriterionRow.criterion_id == criterion_id,
-               m.GradeCriterionRow.verdict == verdict)))
+        .join(row, row.grade_id == m.GradeRow.id)
+        .where(m.GradeRow.run_id == run_id, row.criterion_id == criterion_id, matches)))
 
 
 def failed_ids(session: Session, run_ids: list[int]) -> set[int]:

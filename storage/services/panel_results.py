@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from grading.types import Verdict
 from storage.convert import criterion_info
-from storage.dto import CriterionGradeInfo, EffectiveGrade, GradeInfo
+from storage.dto import Choice, CriterionGradeInfo, EffectiveGrade, GradeInfo
 from storage.effective import compute_effective_grade
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
@@ -53,7 +53,8 @@ def panel_grade_info(panel: panels.PanelInfo, grade: panels.PanelGrade) -> Grade
         cost=grade.cost, latency_s=None, created_at=panel.created_at,
         criteria=tuple(
             CriterionGradeInfo(criterion_id=row.criterion_id, position=index,
-                               verdict=row.decision.verdict, reason=row.decision.note,
+                               verdict=row.decision.verdict, option=row.decision.option,
+                               reason=row.decision.note,
                                error=None if row.decision.verdict is not None else
                                row.decision.note if grade.pending_members else
                                "every member failed: no verdict")
@@ -103,9 +104,9 @@ def panel_columns(
         columns.append(results.PanelColumn(
             panel_id=panel_id,
             scores={r.response_id: (r.effective.score, r.effective.error) for r in found},
-            verdicts={(r.response_id, row.criterion_id): row.decision.verdict.value
+            verdicts={(r.response_id, row.criterion_id): str(row.decision.choice)
                       for r in found for row in r.grade.criteria
-                      if row.decision.verdict is not None}))
+                      if row.decision.choice is not None}))
     return tuple(columns)
 
 
@@ -139,7 +140,8 @@ class PanelSource:
     own scores, its scoring settings, and the members' cost."""
 
     panel: panels.PanelInfo
-    verdicts: dict[tuple[int, int], Verdict]  # (response, criterion) -> decided verdict
+    # (response, criterion) -> decided verdict, or option label on a multi-choice criterion
+    verdicts: dict[tuple[int, int], Choice]
     reasons: dict[tuple[int, int], str]
     scores: dict[int, float]
     grades: int
@@ -155,12 +157,12 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
     for panel in panels.list_panels(sessions, dataset_id=dataset_id,
                                     rubric_version_id=rubric_version_id):
         grades = panels.panel_grades(sessions, panel.id)
-        verdicts: dict[tuple[int, int], Verdict] = {}
+        verdicts: dict[tuple[int, int], Choice] = {}
         reasons: dict[tuple[int, int], str] = {}
         for grade in grades:
             for row in grade.criteria:
-                if row.decision.verdict is not None:
-                    verdicts[grade.response_id, row.criterion_id] = row.decision.verdict
+                if row.decision.choice is not None:
+                    verdicts[grade.response_id, row.criterion_id] = row.decision.choice
                     reasons[grade.response_id, row.criterion_id] = row.decision.note
         known = [g.cost for g in grades if g.cost is not None]
         statuses = [m.run.status for m in panel.members]

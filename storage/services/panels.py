@@ -13,17 +13,19 @@ from datetime import datetime
 from sqlalchemy import select, update
 
 from grading.aggregation import score_verdicts
-from grading.agreement import krippendorff_alpha_by_criterion
+from grading.agreement_kinds import alpha_by_criterion
+from grading.option_agreement import OptionScale
 from grading.panels import (
     PANEL_RULES,
     PanelDecision,
     check_weights,
+    combine_options_with_pending,
     combine_with_pending,
 )
-from grading.types import ScoringSettings, Verdict
+from grading.types import ScoringSettings
 from storage import models as m
 from storage.convert import criterion_info, run_info
-from storage.dto import CriterionInfo, GradeInfo, RunInfo
+from storage.dto import Choice, CriterionInfo, GradeInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError, NotFoundError
 from storage.repositories import datasets as dataset_repo
@@ -65,8 +67,9 @@ class PanelInfo:
 class PanelCriterion:
     criterion_id: int
     label: str
-    decision: PanelDecision
-    member_verdicts: tuple[Verdict | None, ...]
+    decision: PanelDecision  # on a multi-choice criterion the label is in decision.option
+    # Each member's choice: its verdict, or its option label on a multi-choice criterion.
+    member_verdicts: tuple[Choice | None, ...]
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,8 @@ class PanelGrade:
 
 @dataclass(frozen=True)
 class MemberAgreement:
-    """Agreement among a panel's members on one criterion (Krippendorff's alpha, nominal)."""
+    """Agreement among a panel's members on one criterion (Krippendorff's alpha: nominal on
+    MET/UNMET, on the options' values or categories for a multi-choice criterion)."""
 
     criterion_id: int
     label: str
@@ -327,22 +331,26 @@ def _grade(
 ) -> PanelGrade:
     """``pending[i]``: member i's run id while it still has this response to grade."""
     member_maps = [
-        {c.criterion_id: c.verdict for c in grade.criteria} if grade else {} for grade in grades
+        {c.criterion_id: c.choice for c in grade.criteria} if grade else {} for grade in grades
     ]
+    waiting_flags = [run_id is not None for run_id in pending]
     waiting = [run_id for run_id in pending if run_id is not None]
     who = "run " if len(waiting) == 1 else "runs "
     who += ", ".join(f"#{run_id}" for run_id in waiting)
     rows = []
     for criterion in criteria:
         votes = [verdicts.get(criterion.id) for verdicts in member_maps]
-        rows.append(PanelCriterion(
-            criterion_id=criterion.id, label=criterion.label,
-            decision=combine_with_pending(
-                votes, [run_id is not None for run_id in pending], rule,  # type: ignore[arg-type]
-                criterion_weight=criterion.weight, weights=weights, waiting_for=who),
-            member_verdicts=tuple(votes),
-        ))
-    verdicts = [row.decision.verdict for row in rows]
+        if criterion.is_multi_choice:
+            # median / mode of the options, every member once (grading.panels says why)
+            decision = combine_options_with_pending(votes, waiting_flags,
+                                                    criterion.to_criterion(), waiting_for=who)
+        else:
+            decision = combine_with_pending(
+                votes, waiting_flags, rule,  # type: ignore[arg-type]
+                criterion_weight=criterion.weight, weights=weights, waiting_for=who)
+        rows.append(PanelCriterion(criterion_id=criterion.id, label=criterion.label,
+                                   decision=decision, member_verdicts=tuple(votes)))
+    verdicts = [row.decision.choice for row in rows]
     score = raw = None
     error = None
     if waiting and any(v is None for v in verdicts):
@@ -352,12 +360,6 @@ def _grade(
     elif any(v is None for v in verdicts):
         missing = [row.label for row in rows if row.decision.verdict is None]
         error = f"every member failed on {', '.join(missing)}: the panel has no verdict there"
-    elif any(c.is_multi_choice for c in criteria):
-        # The members' option labels are not combined yet (their verdicts only say "an
-        # option was chosen"): no score rather than one that reads MET for every rating.
-        error = ("panels do not combine multi-choice criteria yet ("
-                 + ", ".join(c.label for c in criteria if c.is_multi_choice)
-                 + "): compare the member runs instead")
     else:
         to_grade = {"output": response.output, "thinking": response.thinking or ""}
         aggregate, _penalty, score = score_verdicts(
@@ -385,7 +387,13 @@ def member_agreement(sessions: SessionFactory, panel_id: int) -> list[MemberAgre
         for i in range(members)
     ]
     labels = {row.criterion_id: row.label for row in grades[0].criteria}
-    by_criterion = krippendorff_alpha_by_criterion(sources).per_criterion
+    panel = get_panel(sessions, panel_id)
+    with sessions() as session:
+        criteria = [criterion_info(c) for c in
+                    rubric_repo.criteria_of(session, panel.rubric_version_id)]
+    # ratings on their options (ordinal or nominal alpha), MET/UNMET criteria as before
+    kinds = {c.id: OptionScale.of(c) for c in criteria}
+    by_criterion = alpha_by_criterion(sources, kinds).per_criterion
     out = []
     for criterion_id, label in labels.items():
         result = by_criterion.get(criterion_id)

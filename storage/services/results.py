@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from storage.convert import criterion_info
+from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import datasets as dataset_repo
@@ -48,7 +49,8 @@ _CHUNK = 500
 class VerdictFilter:
     """Responses whose *effective* verdict on a criterion (the current human verdict, else
     the judge's verdict in ``run_id``, or the verdict of the judge panel ``panel_id``) is
-    ``verdict``."""
+    ``verdict``: on a multi-choice criterion an option label (or CANNOT_ASSESS), see
+    :func:`filter_choices`."""
 
     criterion_id: int
     verdict: str
@@ -363,9 +365,16 @@ def _disputed(session, response_ids: list[int], rubric_version_id: int,
 def _verdict_matches(session, dataset_id: int, rubric_version_id: int, runs: list[int],
                      wanted: VerdictFilter, panels: Sequence[PanelColumn] = (),
                      sight: Sight = blindness.EVERYTHING) -> set[int]:
-    if wanted.verdict not in VERDICTS:
-        raise InvalidInputError(f"unknown verdict {wanted.verdict!r}; use "
-                                + ", ".join(VERDICTS))
+    criterion = next((criterion_info(c) for c in rubric_repo.criteria_of(
+        session, rubric_version_id) if c.id == wanted.criterion_id), None)
+    if criterion is None:
+        raise InvalidInputError(f"criterion {wanted.criterion_id} is not in the rubric version "
+                                "shown; pick the criterion again")
+    allowed = filter_choices(criterion)
+    if wanted.verdict not in allowed:
+        raise InvalidInputError(
+            f"unknown verdict {wanted.verdict!r} for criterion {criterion.label!r}; use "
+            + ", ".join(allowed))
     panel = next((p for p in panels if p.panel_id == wanted.panel_id), None)
     if wanted.panel_id is not None and panel is None:
         raise InvalidInputError("the verdict filter applies to a judge panel that is not "
@@ -384,9 +393,18 @@ def _verdict_matches(session, dataset_id: int, rubric_version_id: int, runs: lis
                   if cid == wanted.criterion_id and verdict == wanted.verdict}
     else:
         judged = repo.judge_verdict_ids(session, wanted.run_id, wanted.criterion_id,
-                                        wanted.verdict)
-    return ({rid for rid, verdict in humans.items() if verdict == wanted.verdict}
+                                        wanted.verdict, by_option=criterion.is_multi_choice)
+    return ({rid for rid, choice in humans.items() if choice == wanted.verdict}
             | (judged - humans.keys()))
+
+
+def filter_choices(criterion: CriterionInfo) -> tuple[str, ...]:
+    """What the verdict filter offers on a criterion: MET / UNMET / CANNOT_ASSESS, or a
+    multi-choice criterion's option labels and CANNOT_ASSESS (an abstention naming no
+    option), each compared with the stored choice."""
+    if criterion.options is None:
+        return VERDICTS
+    return (*(o.label for o in criterion.options), "CANNOT_ASSESS")
 
 
 def metadata_columns(sessions: SessionFactory, dataset_id: int, *, sample: int = 500,

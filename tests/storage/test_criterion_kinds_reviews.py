@@ -129,28 +129,6 @@ def test_reviewers_agree_on_the_same_option_and_dispute_different_ones(sessions,
     assert human.score == pytest.approx(RUBRIC.compute_score(["UNMET", "Good", "casual"]))
 
 
-def test_a_panel_over_multi_choice_criteria_says_it_cannot_score_them(sessions, graded):
-    """Combining ratings (median, mode) is not built yet: no score and a clear error, never
-    a crash nor a score that reads every chosen option as MET."""
-    from storage.services import panels
-
-    grade, response_id, ids = graded
-    second = make_run(sessions, ids["version"], datasets_of(sessions, grade.run_id))
-    record_grade(sessions, second.id, response_id, _judge_report(["MET", "Good", "casual"]))
-    panel = panels.create_panel(sessions, run_ids=[grade.run_id, second.id], rule="majority",
-                                actor=ADMIN)
-    [result] = panels.panel_grades(sessions, panel.id)
-    assert result.score is None
-    assert result.error == ("panels do not combine multi-choice criteria yet (clarity, tone): "
-                            "compare the member runs instead")
-
-
-def datasets_of(sessions, run_id: int) -> int:
-    from storage.services import runs
-
-    return runs.get_run(sessions, run_id).dataset_id
-
-
 def test_a_wording_trial_on_a_rating_is_refused_with_a_message(sessions, graded):
     from storage.services import trials
 
