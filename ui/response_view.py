@@ -13,11 +13,13 @@ from storage.services.review_queue import ResponseDetail
 from ui import safe_text
 from ui.verdict_view import (
     GRADER_LABELS,
+    choice_badge,
+    choice_text,
+    choice_words,
     format_score,
     md_escape,
     render_untrusted,
     short_run_label,
-    verdict_badge,
 )
 
 
@@ -114,14 +116,15 @@ def render_history(detail: ResponseDetail, width: str = "stretch") -> None:
             return
         labels = {c.id: c.label for c in detail.version.criteria}
         for h in sorted(detail.history, key=lambda h: h.id, reverse=True):
-            before = h.previous_verdict.value if h.previous_verdict else "the judge's verdict"
+            before = (md_escape(choice_text(h.previous_choice) or "") if h.previous_choice
+                      else "the judge's verdict")
             role = " (adjudication)" if h.adjudication else ""
             carried = ("" if h.rubric_version_id == detail.version.id
                        else " · given on an earlier version")
             st.markdown(
                 f"**{md_escape(h.reviewer)}**{role} · {h.created_at:%Y-%m-%d %H:%M} UTC · "
                 f"{md_escape(labels.get(h.criterion_id, str(h.criterion_id)))}: "
-                f"{before} → **{h.verdict.value}**{carried}")
+                f"{before} → **{md_escape(choice_text(h.choice) or '')}**{carried}")
             if h.note:
                 st.text(safe_text.text(f"“{h.note}”"))
 
@@ -145,11 +148,11 @@ def render_judge_cell(row: EffectiveCriterion | None, holistic: bool, label: str
         st.caption("not graded yet")
         st.caption(md_escape(label))
         return
-    if holistic and row.judge_verdict is None and not row.judge_error:
+    if holistic and row.judge_choice is None and not row.judge_error:
         st.caption("holistic score only")
         st.caption(md_escape(label))
         return
-    st.markdown(verdict_badge(row.judge_verdict))
+    st.markdown(choice_badge(row.judge_choice))
     st.caption(md_escape(label))
     if row.judge_error and row.judge_verdict is not None:
         st.markdown(":orange-badge[fallback verdict]")
@@ -184,7 +187,7 @@ def render_human_cell(decision: HumanDecision | None) -> None:
         st.caption("not reviewed")
         return
     if decision.verdict is not None:
-        st.markdown(verdict_badge(decision.verdict))
+        st.markdown(choice_badge(decision.choice))
     st.markdown(decision_caption(decision))
     if decision.adjudication is not None:
         h = decision.adjudication
@@ -197,7 +200,7 @@ def render_human_cell(decision: HumanDecision | None) -> None:
 
 def render_reviews(decision: HumanDecision) -> None:
     for h in decision.reviews:
-        st.caption(f"{md_escape(h.reviewer)}: {h.verdict.value.replace('_', ' ')} · "
+        st.caption(f"{md_escape(h.reviewer)}: {md_escape(choice_words(h.choice))} · "
                    f"{h.created_at:%Y-%m-%d %H:%M} UTC")
         if h.note:
             st.text(safe_text.text(h.note))

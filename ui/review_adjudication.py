@@ -12,8 +12,8 @@ from storage.services.review_queue import DisputeItem
 from storage.services.reviewers import Actor, Role
 from ui import response_view, review_layout, runtime, safe_text
 from ui import results_readers as readers
-from ui.review_form import CHOICE_LABELS, CHOICES
-from ui.verdict_view import md_escape, verdict_badge
+from ui.review_form import CHOICE_LABELS, CHOICES, form_answers
+from ui.verdict_view import choice_badge, choice_words, md_escape
 
 PAGE = 20
 
@@ -100,8 +100,11 @@ def render_dispute(db: str, chosen: ResultSet, item: DisputeItem) -> None:
         with st.expander("Response"):
             response_view.render_response_text(detail)
         verdict, why, go = st.columns([4, 4, 2], vertical_alignment="bottom")
-        verdict.radio("Adjudicated verdict", CHOICES, horizontal=True, index=None,
-                      format_func=CHOICE_LABELS.get, key=f"review_adj_v_{key}")
+        answers = form_answers(criterion) if criterion is not None else ()
+        labels = {a.value: a.label for a in answers} or CHOICE_LABELS
+        verdict.radio("Adjudicated option" if criterion is not None and criterion.options
+                      else "Adjudicated verdict", list(labels) or CHOICES, horizontal=True,
+                      index=None, format_func=labels.get, key=f"review_adj_v_{key}")
         why.text_input("Why (shown to the reviewers)", key=f"review_adj_n_{key}")
         go.button("Decide again" if item.decision.adjudication else "Decide",
                   key=f"review_adj_go_{key}", type="primary", width="stretch",
@@ -121,13 +124,13 @@ def render_reviewers(item: DisputeItem) -> None:
         st.markdown(":small[Not decided yet: the judge's verdict stands.]")
     else:
         note = f" — “{safe_text.md(decided.note)}”" if decided.note else ""
-        st.markdown(f"{verdict_badge(decided.verdict)} :small[decided by "
+        st.markdown(f"{choice_badge(decided.choice)} :small[decided by "
                     f"{md_escape(decided.reviewer)}, {decided.created_at:%Y-%m-%d %H:%M} UTC"
                     f"{note}]")
     for h in item.decision.reviews:
         with st.container(gap=None):
-            st.markdown(f"{verdict_badge(h.verdict)} :small[{md_escape(h.reviewer)}: "
-                        f"{h.verdict.value.replace('_', ' ')} · "
+            st.markdown(f"{choice_badge(h.choice)} :small[{md_escape(h.reviewer)}: "
+                        f"{md_escape(choice_words(h.choice))} · "
                         f"{h.created_at:%Y-%m-%d %H:%M} UTC]")
             if h.note:
                 st.caption(safe_text.md_lines(h.note))
@@ -160,7 +163,7 @@ def render_pending(actor: Actor, items: list[DisputeItem]) -> None:
         s.review_adjudicate_flash = (key, "error", md_escape(str(exc)))
         return
     readers.clear_after_verdict()
-    st.toast(md_escape(f"Decided {item.criterion_label}: {CHOICE_LABELS[choice]}."),
+    st.toast(md_escape(f"Decided {item.criterion_label}: {CHOICE_LABELS.get(choice, choice)}."),
              icon=":material/gavel:")
     st.rerun()
 
@@ -179,4 +182,4 @@ def decided_meanwhile(key: str) -> str:
     decided = found.decision.adjudication
     return (f"Not saved: {found.external_id or f'#{response_id}'} · {found.criterion_label} "
             f"was decided meanwhile by {decided.reviewer} "
-            f"({CHOICE_LABELS[decided.verdict.value]}). Nothing was written.")
+            f"({choice_words(decided.choice)}). Nothing was written.")

@@ -3,9 +3,10 @@
 The verdicts are a browser component (ui/components/verdict_form.py): keys change the form in
 the browser at once and one save sends it whole, so no key waits for a Streamlit rerun. Keys
 (shown on the buttons): M / U / N give MET / UNMET / CANNOT ASSESS to the criterion in focus
-and move the focus on; J / K move the focus; Shift+A accepts the judges where they agree;
-Ctrl+Enter saves and opens the next response at its top; Alt+← / Alt+→ move through the
-queue. Letter keys are ignored while the cursor is in a note, Ctrl+Enter is not.
+and move the focus on (1-9 its options on a multi-choice criterion, saved as the label);
+J / K move the focus; Shift+A accepts the judges where they agree; Ctrl+Enter saves and
+opens the next response at its top; Alt+← / Alt+→ move through the queue.
+Letter keys are ignored while the cursor is in a note, Ctrl+Enter is not.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ui import results_panels as panel_columns
 from ui import results_readers as readers
 from ui.auth import unnamed_key
 from ui.components import verdict_form
-from ui.verdict_view import md_escape
+from ui.verdict_view import choice_text, md_escape
 
 CHOICES = [answer.value for answer in verdict_form.VERDICT_ANSWERS]
 CHOICE_LABELS = {answer.value: answer.label for answer in verdict_form.VERDICT_ANSWERS}
@@ -67,12 +68,22 @@ def form_criteria(detail: ResponseDetail, blind: bool) -> list[verdict_form.Form
     criteria = []
     for criterion in detail.version.criteria:
         mine = detail.mine.get(criterion.id)
-        initial, note = kept.get(criterion.id, (mine.verdict.value if mine else None, ""))
+        answers = form_answers(criterion)
+        initial, note = kept.get(criterion.id, (choice_text(mine.choice) if mine else None, ""))
+        given = agreed.get(criterion.id)
+        values = {a.value for a in answers}
         criteria.append(verdict_form.FormCriterion(
-            id=criterion.id, label=safe_text.text(criterion.label),
-            answers=verdict_form.VERDICT_ANSWERS,
-            initial=initial, note=note, agreed=agreed.get(criterion.id)))
+            id=criterion.id, label=safe_text.text(criterion.label), answers=answers,
+            initial=initial if initial in values else None, note=note,
+            agreed=given if given in values else None))
     return criteria
+
+
+def form_answers(criterion) -> tuple[verdict_form.Answer, ...]:
+    """M / U / N on a binary criterion; the options by number keys on a multi-choice one."""
+    if criterion.options is None:
+        return verdict_form.VERDICT_ANSWERS
+    return verdict_form.option_answers(criterion.options)
 
 
 def shown_identity() -> str:
@@ -142,7 +153,7 @@ def process_submission(actor: Actor | None, detail: ResponseDetail, queue_size: 
     wanted: dict[int, tuple[str, str]] = {}
     for cid, (choice, note) in submission.answers.items():
         mine = detail.mine.get(cid)
-        if mine is not None and mine.verdict.value == choice and not note:
+        if mine is not None and choice_text(mine.choice) == choice and not note:
             continue
         wanted[cid] = (choice, note)
     if not wanted:
@@ -288,16 +299,17 @@ def scroll_to_top(response_id: int, nonce: int) -> None:
 
 
 def judges_agree(detail: ResponseDetail) -> tuple[tuple[int, str], ...]:
-    """Criteria where every run that judged them gave the same verdict, without errors."""
+    """Criteria where every run that judged them gave the same verdict (or option label),
+    without errors."""
     agreed = []
     for index, criterion in enumerate(detail.version.criteria):
         seen = set()
         for grade in detail.grades:
             row = grade.criteria[index] if grade is not None and grade.criteria else None
-            if row is None or row.judge_verdict is None or row.judge_error:
+            if row is None or row.judge_choice is None or row.judge_error:
                 seen.add(None)
             else:
-                seen.add(row.judge_verdict.value)
+                seen.add(choice_text(row.judge_choice))
         if len(seen) == 1 and None not in seen:
             agreed.append((criterion.id, seen.pop()))
     return tuple(agreed)

@@ -16,7 +16,7 @@ from storage.services.review_queue import ResponseDetail
 from ui import response_view, runtime, safe_text
 from ui import results_panels as panel_columns
 from ui.components import verdict_form
-from ui.verdict_view import md_escape, short_run_label, verdict_badge
+from ui.verdict_view import choice_badge, choice_text, md_escape, short_run_label
 
 # Only the Review page's own elements (keyed containers) and its main block: other pages keep
 # Streamlit's spacing. The response column scrolls on its own when the response is long, so
@@ -73,7 +73,7 @@ def render_criterion(detail: ResponseDetail, index: int, hide_judges: bool, form
         with people:
             verdict_form.mount("criterion", form, key=part_key, criterion=criterion.id)
             if mine is not None:
-                st.caption(f"Yours: {mine.verdict.value} · "
+                st.caption(f"Yours: {md_escape(choice_text(mine.choice) or '')} · "
                            f"{mine.created_at:%Y-%m-%d %H:%M} UTC")
                 if mine.note:
                     st.text(safe_text.text(mine.note))
@@ -105,13 +105,13 @@ def render_judge_line(row: EffectiveCriterion | None, run: RunInfo) -> None:
     if row is None:
         st.caption(f"{label}: not graded yet")
         return
-    if run.grader == "rubric_as_judge" and row.judge_verdict is None and not row.judge_error:
+    if run.grader == "rubric_as_judge" and row.judge_choice is None and not row.judge_error:
         st.caption(f"{label}: holistic score only")
         return
     fallback = (" :orange-badge[fallback verdict]"
                 if row.judge_error and row.judge_verdict is not None else "")
     with st.container(gap=None):
-        st.markdown(f"{verdict_badge(row.judge_verdict)}{fallback} :small[{label}]")
+        st.markdown(f"{choice_badge(row.judge_choice)}{fallback} :small[{label}]")
         if row.judge_error:
             st.caption(safe_text.md_lines(f"Error: {row.judge_error}"))
         if row.judge_reason:

@@ -94,6 +94,13 @@ def choice_text(choice: Verdict | str | None) -> str | None:
     return choice.value if isinstance(choice, Verdict) else str(choice)
 
 
+def choice_words(choice: Verdict | str | None) -> str:
+    """A choice as a sentence says it: ``CANNOT ASSESS``, or the option label as it is."""
+    if choice is None:
+        return "no verdict"
+    return choice.value.replace("_", " ") if isinstance(choice, Verdict) else str(choice)
+
+
 def format_score(score: float | None) -> str:
     return "—" if score is None else f"{score:.3f}"
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from grading.options import CriterionOption as O
 from ui.components.verdict_form import (
     VERDICT_ANSWERS,
     Answer,
     FormCriterion,
     InvalidSubmissionError,
     form_data,
+    option_answers,
     parse_submission,
 )
 
@@ -62,3 +64,19 @@ def test_what_the_form_could_not_have_sent_is_refused_with_what_is_wrong(sent, s
     with pytest.raises(InvalidSubmissionError) as raised:
         parse_submission(sent, "7:0", CRITERIA)
     assert says in str(raised.value)
+
+
+def test_options_are_numbered_1_to_9_with_values_and_na_marked():
+    ten = option_answers([O(label=f"L{i}", value=i / 10) for i in range(10)])
+    assert [a.key for a in ten] == [*"123456789", "", "n"]  # the tenth: by click only
+    assert (ten[0].value, ten[0].label) == ("L0", "L0 · 0")
+    assert ten[-1].value == "CANNOT_ASSESS"  # no NA option: the abstention stays offered
+    with_na = option_answers([O(label="yes", value=1.0), O(label="n/a", value=0.0, na=True)])
+    assert [(a.value, a.label, a.key, a.na) for a in with_na] == [
+        ("yes", "yes · 1", "1", False), ("n/a", "n/a · NA", "2", True)]
+    # the form refuses an option label that is not one of the criterion's
+    form = [FormCriterion(id=3, label="scale", answers=with_na)]
+    assert parse_submission(_sent({"criterion": 3, "answer": "n/a"}), "7:0",
+                            form).answers == {3: ("n/a", "")}
+    with pytest.raises(InvalidSubmissionError, match="'maybe' is not an answer"):
+        parse_submission(_sent({"criterion": 3, "answer": "maybe"}), "7:0", form)

@@ -189,7 +189,7 @@ function onKey(event) {
   if (key === "j") { event.preventDefault(); move(form, 1); return; }
   if (key === "k") { event.preventDefault(); move(form, -1); return; }
   const criterion = focused(form);
-  const answer = criterion && criterion.answers.find((a) => a.key === key);
+  const answer = key && criterion && criterion.answers.find((a) => a.key === key);
   if (answer) { event.preventDefault(); give(form, answer.value); }
 }
 
@@ -232,14 +232,17 @@ function drawKeys(root, form) {
     if (!criterion) return;
     const index = form.criteria.indexOf(criterion);
     where.textContent = `In focus: ${index + 1} of ${form.criteria.length} · ${criterion.label}` +
-      ` — ${criterion.answers.map((a) => a.key.toUpperCase()).join(" / ")} answer it`;
+      ` — ${criterion.answers.filter((a) => a.key).map((a) => a.key.toUpperCase())
+        .join(" / ")} answer it`;
     const signature = criterion.answers.map((a) => a.value).join("|");
     if (signature !== shownAnswers) {
       shownAnswers = signature;
       answers.replaceChildren(...criterion.answers.map((a) => button(
-        a.label, a.key.toUpperCase(), () => give(form, a.value),
-        { "aria-keyshortcuts": a.key.toUpperCase(),
-          title: `${a.label} for the criterion in focus, then the next` })));
+        a.label, a.key.toUpperCase(), () => give(form, a.value), {
+          ...(a.key ? { "aria-keyshortcuts": a.key.toUpperCase() } : {}),
+          ...(a.na ? { "data-na": "true" } : {}),
+          title: `${a.label}${a.na ? " (not applicable: scored as cannot assess)" : ""}` +
+            " for the criterion in focus, then the next" })));
     }
     accept.disabled = form.blind;
     accept.title = form.blind ? "Off in blind mode (it would show the judges)."
@@ -278,7 +281,16 @@ function drawCriterion(root, form, criterionId) {
             notify(form);
           },
         });
-        return el("label", { class: "rw-choice" }, input, a.label);
+        const label = el("label", { class: "rw-choice" }, input, a.label);
+        if (/^[0-9]$/.test(a.key)) { // the number keys are shown where the options are
+          label.append(el("kbd", { class: "rw-kbd", "aria-hidden": "true",
+            text: a.key.toUpperCase() }));
+        }
+        if (a.na) {
+          label.dataset.na = "true";
+          label.title = "Not applicable: scored as cannot assess";
+        }
+        return label;
       }));
     }
     for (const input of group.querySelectorAll("input")) {

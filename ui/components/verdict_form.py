@@ -3,7 +3,8 @@ change them there at once (no Streamlit rerun per key, so none is lost or lands 
 criterion), and one save sends the whole form back as one submission.
 
 The form is a list of criteria, each with its own list of allowed answers (value, label, key):
-verdicts today (M / U / N); multiple-choice options by number keys are a data change.
+verdicts (M / U / N) on a binary criterion, the options by number keys (1-9) on a
+multi-choice one (:func:`option_answers`; the value sent is the option's label).
 Parts of one form: "keys" (focus and key buttons), one "criterion" per criterion (its answers
 and note, drawn inside the criterion's box), "save". This module holds the data shapes, the
 check of a submission (pure) and the mounting; the JavaScript is ``verdict_form.js``.
@@ -19,6 +20,8 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from grading.options import CriterionOption
+
 Part = Literal["keys", "criterion", "save"]
 NOTE_LIMIT = 10_000  # characters; the service checks its own limits too
 
@@ -27,7 +30,8 @@ NOTE_LIMIT = 10_000  # characters; the service checks its own limits too
 class Answer:
     value: str
     label: str
-    key: str  # one character typed to give it to the criterion in focus
+    key: str  # one character typed to give it to the criterion in focus ("" for none)
+    na: bool = False  # a not-applicable option (an abstention, scored as CANNOT_ASSESS)
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,22 @@ VERDICT_ANSWERS = (
     Answer("UNMET", "UNMET", "u"),
     Answer("CANNOT_ASSESS", "CANNOT ASSESS", "n"),
 )
+
+
+OPTION_KEYS = "123456789"
+
+
+def option_answers(options: Sequence[CriterionOption]) -> tuple[Answer, ...]:
+    """A multi-choice criterion's answers: its options in the author's order, keys 1-9 (a
+    tenth option on is picked by click only), each shown with its value or as NA. Without
+    an NA option, CANNOT ASSESS (N) stays available: the services store it as an abstention
+    that names no option."""
+    answers = [Answer(o.label, f"{o.label} · {'NA' if o.na else f'{o.value:g}'}",
+                      OPTION_KEYS[i] if i < len(OPTION_KEYS) else "", na=o.na)
+               for i, o in enumerate(options)]
+    if not any(o.na for o in options):
+        answers.append(VERDICT_ANSWERS[2])
+    return tuple(answers)
 
 
 @dataclass(frozen=True)
@@ -73,7 +93,7 @@ def form_data(key: str, criteria: Sequence[FormCriterion], *, done: str | None,
         "form": key, "done": done, "blind": blind, "saving_as": saving_as,
         "criteria": [{"id": c.id, "label": c.label, "initial": c.initial, "note": c.note,
                       "agreed": None if blind else c.agreed,
-                      "answers": [{"value": a.value, "label": a.label, "key": a.key}
+                      "answers": [{"value": a.value, "label": a.label, "key": a.key, "na": a.na}
                                   for a in c.answers]} for c in criteria],
     }
 
