@@ -146,11 +146,12 @@ def render_editor(version: RubricVersionInfo) -> None:
     editor_key = f"rubrics_editor_{version.id}_{state['rubrics_editor_nonce']}"
     # What this edit started from: saving refuses when the draft changed meanwhile.
     expected = state.setdefault(f"{editor_key}_base", version.to_criteria())
-    if not version.frozen and expected != version.to_criteria():
+    stale = not version.frozen and expected != version.to_criteria()
+    if stale:
         st.warning(f"Version {version.number} was saved elsewhere (another tab or person) "
-                   "since you started editing. Saving here would overwrite it, so it is "
-                   "refused: discard your changes to load the saved criteria.",
-                   icon=":material/sync_problem:")
+                   "since you started editing. The table shows what was saved there; saving "
+                   "here is off so that it is not overwritten. Press 'Discard changes' to "
+                   "edit from the saved criteria.", icon=":material/sync_problem:")
     edited = st.container(key="rubrics_criteria").data_editor(
         marked_frame(version.criteria).drop(columns=["options"]),
         key=editor_key,
@@ -182,10 +183,10 @@ def render_editor(version: RubricVersionInfo) -> None:
     note = left.text_input("Change note (optional)", key=f"rubrics_note_{version.id}",
                            placeholder="What changed and why")
     save_label = "Save as new version" if version.frozen else "Save criteria"
-    if middle.button(save_label, type="primary", disabled=bool(problems) or not changed,
+    if middle.button(save_label, type="primary", disabled=bool(problems) or not changed or stale,
                      key="rubrics_save", width="stretch"):
         handle_save(version, criteria, note, None if version.frozen else expected)
-    if changed or version.frozen:
+    if changed or version.frozen or stale:
         st.button("Discard changes", on_click=discard, key="rubrics_discard")
     if not changed and not problems and not version.frozen:
         st.caption("No unsaved changes.")
