@@ -25,27 +25,28 @@ state = st.session_state
 
 CRITERIA_COLUMNS = {
     "position": st.column_config.NumberColumn(
-        "#", help="Order of the criteria: change the numbers to reorder", step=1, width=45),
+        "#", help="Order of the criteria: change the numbers to reorder", step=1, width=40),
+    # Every column shows at 1280 pixels beside the sidebar (about 800 pixels of table).
     "kind": st.column_config.TextColumn(
-        "Kind", width=80,
+        "Kind", width=70,
         help="penalty: a negative weight, subtracted when met. Shows the saved weights; the "
              "Penalties line under the table follows unsaved edits."),
     "name": st.column_config.TextColumn("Name", help="Short unique name (optional)",
-                                        width=140),
+                                        width=105),
     "requirement": st.column_config.TextColumn(
         "Requirement", help="What the response must do (or, for a penalty, must not do)",
-        width=315),
+        width=213),
     "weight": st.column_config.NumberColumn(
         "Weight", help="Positive: points earned when met. Negative: a penalty when met.",
-        format="%g", width=80),
+        format="%g", width=74),
     "section": st.column_config.TextColumn("Section", help="Optional grouping",
-                                           width=110),
+                                           width=85),
     "judged_as": st.column_config.SelectboxColumn(
-        "Judged as", options=list(KINDS), required=True, default=KINDS[0], width=100,
+        "Judged as", options=list(KINDS), required=True, default=KINDS[0], width=95,
         help="MET/UNMET; a rating on an ordered scale; or a choice among categories. "
              "Options of ratings and categories are edited below the table."),
     "required": st.column_config.CheckboxColumn(
-        "Required", width=75, default=False,
+        "Required", width=82, default=False,
         help="A gate: a response that fails this criterion gets the gate's score"),
     "options": st.column_config.TextColumn("Options", width=220),
 }
@@ -92,7 +93,8 @@ def render_summary(summary: Summary) -> None:
         f"{plural(summary.criteria_count, 'criterion', 'criteria')}"
         + (f" in {count(summary.section_count, 'section')}" if summary.section_count else "")
         + f", {summary.penalty_count} of them penalties. "
-        f"A response judged MET on every criterion, penalties included, scores "
+        f"A response judged MET (or given the highest-valued option) on every criterion, "
+        f"penalties included, scores "
         f"{_score(summary.all_met)}. Raw sums: best {_raw(summary.best)}, "
         f"worst {_raw(summary.worst)}."
     )
