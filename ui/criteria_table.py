@@ -179,6 +179,9 @@ def from_frame(
         elif kind != BINARY:
             parsed, option_problems = parse_options((options or {}).get(key, ()))
             row_problems.extend(("options", p) for p in option_problems)
+            if not parsed and not option_problems:
+                row_problems.append(("options", "add its options in the table below the "
+                                                "criteria, or judge it MET/UNMET"))
             kinds.update(options=tuple(parsed), scale_type=SCALE_OF_KIND[kind])
         problems.extend(RowProblem(index, label, f, m) for f, m in row_problems)
         if row_problems or weight is None:

@@ -37,4 +37,4 @@ def kind_of(options: object, scale_type: str | None) -> str:
 
 
 def option_rows(options: tuple[CriterionOption, ...]) -> list[dict]:
-    return [{"label": o.label, "value": round(o.value, 4), "na": o.na} for o in options]
+    return [{"label": o.label, "value": o.value, "na": o.na} for o in options]
