@@ -15,6 +15,8 @@ from ui import catalog, safe_text
 from ui.auth import current_actor
 from ui.boundary import count, plain
 from ui.criteria_table import Summary, from_frame, marked_frame, summarize
+from ui.option_editor import render_options, render_preview
+from ui.option_presets import KINDS
 from ui.rubric_nav import flash, goto
 from ui.runtime import get_sessions
 from ui.wording import plural
@@ -23,28 +25,37 @@ state = st.session_state
 
 CRITERIA_COLUMNS = {
     "position": st.column_config.NumberColumn(
-        "#", help="Order of the criteria: change the numbers to reorder", step=1, width=45),
+        "#", help="Order of the criteria: change the numbers to reorder", step=1, width=40),
+    # Every column shows at 1280 pixels beside the sidebar (about 800 pixels of table).
     "kind": st.column_config.TextColumn(
-        "Kind", width=80,
+        "Kind", width=70,
         help="penalty: a negative weight, subtracted when met. Shows the saved weights; the "
              "Penalties line under the table follows unsaved edits."),
     "name": st.column_config.TextColumn("Name", help="Short unique name (optional)",
-                                        width=140),
+                                        width=105),
     "requirement": st.column_config.TextColumn(
         "Requirement", help="What the response must do (or, for a penalty, must not do)",
-        width=315),
+        width=213),
     "weight": st.column_config.NumberColumn(
         "Weight", help="Positive: points earned when met. Negative: a penalty when met.",
-        format="%g", width=80),
+        format="%g", width=74),
     "section": st.column_config.TextColumn("Section", help="Optional grouping",
-                                           width=110),
+                                           width=85),
+    "judged_as": st.column_config.SelectboxColumn(
+        "Judged as", options=list(KINDS), required=True, default=KINDS[0], width=95,
+        help="MET/UNMET; a rating on an ordered scale; or a choice among categories. "
+             "Options of ratings and categories are edited below the table."),
+    "required": st.column_config.CheckboxColumn(
+        "Required", width=82, default=False,
+        help="A gate: a response that fails this criterion gets the gate's score"),
+    "options": st.column_config.TextColumn("Options", width=220),
 }
 
 
-def handle_save(version: RubricVersionInfo, criteria, note: str) -> None:
+def handle_save(version: RubricVersionInfo, criteria, note: str, expected) -> None:
     try:
         saved = service.save_criteria(get_sessions(), version.id, criteria, note=note.strip(),
-                                      actor=current_actor())
+                                      expected=expected, actor=current_actor())
     except (RubricValidationError, StorageError) as exc:
         st.error(plain(f"Nothing was saved: {exc}"))
         return
@@ -82,7 +93,8 @@ def render_summary(summary: Summary) -> None:
         f"{plural(summary.criteria_count, 'criterion', 'criteria')}"
         + (f" in {count(summary.section_count, 'section')}" if summary.section_count else "")
         + f", {summary.penalty_count} of them penalties. "
-        f"A response judged MET on every criterion, penalties included, scores "
+        f"A response judged MET (or given the highest-valued option) on every criterion, "
+        f"penalties included, scores "
         f"{_score(summary.all_met)}. Raw sums: best {_raw(summary.best)}, "
         f"worst {_raw(summary.worst)}."
     )
@@ -109,10 +121,12 @@ def render_read_only(version: RubricVersionInfo) -> None:
     st.button("Edit as new version", on_click=unlock, args=(version.id,),
               key="rubrics_unlock", icon=":material/edit:")
     shown = marked_frame(version.criteria)
-    for column in ("name", "requirement", "section"):
+    for column in ("name", "requirement", "section", "options"):
         shown[column] = shown[column].map(safe_text.text)
     st.dataframe(_penalties_in_red(shown), hide_index=True,
-                 width="stretch", column_config=CRITERIA_COLUMNS)
+                 width="stretch", column_config=CRITERIA_COLUMNS,
+                 column_order=["position", "name", "requirement", "weight", "kind",
+                               "judged_as", "required", "options", "section"])
     render_summary(summarize(version.to_criteria()))
 
 
@@ -131,15 +145,26 @@ def render_editor(version: RubricVersionInfo) -> None:
     st.caption("Double-click a cell to edit it. Add a criterion in the empty row at the bottom; "
                "delete one by selecting its row (left edge) and pressing Delete; reorder by "
                "changing the # numbers. A negative weight makes the criterion a penalty.")
+    editor_key = f"rubrics_editor_{version.id}_{state['rubrics_editor_nonce']}"
+    # What this edit started from: saving refuses when the draft changed meanwhile.
+    expected = state.setdefault(f"{editor_key}_base", version.to_criteria())
+    stale = not version.frozen and expected != version.to_criteria()
+    if stale:
+        st.warning(f"Version {version.number} was saved elsewhere (another tab or person) "
+                   "since you started editing. The table shows what was saved there; saving "
+                   "here is off so that it is not overwritten. Press 'Discard changes' to "
+                   "edit from the saved criteria.", icon=":material/sync_problem:")
     edited = st.container(key="rubrics_criteria").data_editor(
-        marked_frame(version.criteria),
-        key=f"rubrics_editor_{version.id}_{state['rubrics_editor_nonce']}",
+        marked_frame(version.criteria).drop(columns=["options"]),
+        key=editor_key,
         num_rows="dynamic", hide_index=True, width="stretch", placeholder="",
         column_config=CRITERIA_COLUMNS,
-        column_order=["position", "name", "requirement", "weight", "kind", "section"],
+        column_order=["position", "name", "requirement", "weight", "kind", "judged_as",
+                      "required", "section"],
         disabled=["kind"],
     )
-    criteria, problems = from_frame(edited)
+    options = render_options(version, editor_key, edited)
+    criteria, problems = from_frame(edited, options)
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         st.error(f"{len(problems)} {noun} to fix before saving — nothing has been saved.")
@@ -154,15 +179,16 @@ def render_editor(version: RubricVersionInfo) -> None:
             st.markdown("**Penalties:** " + " ".join(
                 f":red-badge[:material/remove_circle: {_badge_text(c)}]" for c in penalties))
         render_summary(summarize(criteria))
+        render_preview(criteria)
     changed = criteria != version.to_criteria()
     left, middle, _ = st.columns([3, 1, 1])
     note = left.text_input("Change note (optional)", key=f"rubrics_note_{version.id}",
                            placeholder="What changed and why")
     save_label = "Save as new version" if version.frozen else "Save criteria"
-    if middle.button(save_label, type="primary", disabled=bool(problems) or not changed,
+    if middle.button(save_label, type="primary", disabled=bool(problems) or not changed or stale,
                      key="rubrics_save", width="stretch"):
-        handle_save(version, criteria, note)
-    if changed or version.frozen:
+        handle_save(version, criteria, note, None if version.frozen else expected)
+    if changed or version.frozen or stale:
         st.button("Discard changes", on_click=discard, key="rubrics_discard")
     if not changed and not problems and not version.frozen:
         st.caption("No unsaved changes.")

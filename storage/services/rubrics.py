@@ -21,6 +21,7 @@ from storage.errors import (
     ConfirmationRequiredError,
     HumanVerdictsExistError,
     InvalidInputError,
+    InvalidStateError,
     NameTakenError,
 )
 from storage.repositories import rubrics as repo
@@ -133,16 +134,24 @@ def list_rubrics(sessions: SessionFactory, *, include_archived: bool = False) ->
 
 def save_criteria(
     sessions: SessionFactory, version_id: int, criteria: Sequence[Criterion] | Rubric, *,
-    note: str = "", actor: Actor,
+    note: str = "", expected: Sequence[Criterion] | None = None, actor: Actor,
 ) -> RubricVersionInfo:
     """Edit a version's criteria. A frozen version is left as it is and a new version is
-    created instead; the returned version says which one holds the criteria."""
+    created instead; the returned version says which one holds the criteria.
+
+    ``expected``: the criteria the edit started from. When a draft no longer holds them
+    (another tab or person saved it meanwhile) nothing is saved: InvalidStateError."""
     require(actor, Role.ADMIN, "edit a rubric")
     criteria = _validated(criteria)
     limits.check([("the note", note, None)])
     with sessions.begin() as session:
         version = repo.get_version(session, version_id, for_update=True)
         if version.frozen_at is None:
+            if expected is not None and version_info(version).to_criteria() != list(expected):
+                raise InvalidStateError(
+                    f"version {version.number} was changed elsewhere (another tab or person) "
+                    "since you opened it; discard your changes to load the saved criteria, "
+                    "then make your edits again")
             repo.replace_criteria(session, version, criteria)
             if note:
                 version.note = note

@@ -143,3 +143,23 @@ def test_deleting_a_rubric_never_removes_human_verdicts_without_saying_so(sessio
                                     delete_human_verdicts=True, actor=ADMIN)
     assert summary.human_verdicts == 1
     assert reviews.verdict_history(sessions, response.id) == []
+
+
+def test_saving_a_draft_changed_since_the_edit_began_is_refused(sessions):
+    from grading.options import CriterionOption
+    from storage.errors import InvalidStateError
+
+    created = make_rubric(sessions)
+    started_from = created.to_criteria()
+    elsewhere = [c.model_copy(update={"weight": 3.0}) for c in started_from]
+    rubrics.save_criteria(sessions, created.id, elsewhere, expected=started_from, actor=ADMIN)
+    mine = [started_from[0].model_copy(update={"options": tuple(
+        CriterionOption(label=label, value=value) for label, value in
+        (("Poor", 0.0), ("Fair", 0.5), ("Good", 1.0)))}),
+            *started_from[1:]]
+    with pytest.raises(InvalidStateError, match="version 1 was changed elsewhere"):
+        rubrics.save_criteria(sessions, created.id, mine, expected=started_from, actor=ADMIN)
+    assert rubrics.get_version(sessions, created.id).to_criteria() == elsewhere
+    # Starting from what is saved now, the same edit goes through, options and all.
+    rubrics.save_criteria(sessions, created.id, mine, expected=elsewhere, actor=ADMIN)
+    assert rubrics.get_version(sessions, created.id).to_criteria() == mine

@@ -95,3 +95,42 @@ def test_unnamed_rows_are_labelled_by_their_requirement():
         {"requirement": "", "weight": 2, "name": None},
     ))
     assert [p.label for p in problems] == ["“Mentions the refund window of …”", "new row"]
+
+
+def test_options_follow_their_row_by_index_label_after_a_row_is_deleted():
+    from ui.option_presets import PRESETS, option_rows
+
+    rated = [Criterion(name="c", requirement="Does c", options=PRESETS["Likert 1-4"],
+                       required=True),
+             Criterion(name="d", requirement="Does d", options=PRESETS["Pass / partial / fail"],
+                       scale_type="nominal")]
+    frame = to_frame([BASE[0], *rated])
+    options = {1: option_rows(rated[0].options), 2: option_rows(rated[1].options)}
+    assert from_frame(frame, options) == ([BASE[0], *rated], [])
+    without_first = frame.drop(index=0)  # the data editor keeps the other rows' labels
+    assert from_frame(without_first, options) == (rated, [])
+
+
+def test_a_rating_without_options_and_an_na_option_without_value():
+    frame = to_frame([BASE[0]])
+    frame.loc[0, "judged_as"] = "rating"
+    criteria, problems = from_frame(frame, {})
+    assert criteria == [] and [p.message for p in problems] == [
+        "add its options in the table below the criteria, or judge it MET/UNMET"]
+    rows = [{"label": "Yes", "value": 1.0, "na": False}, {"label": "No", "value": 0.0},
+            {"label": "Not asked", "value": None, "na": True}, {"label": "", "value": None}]
+    [criterion], problems = from_frame(frame, {0: rows})
+    assert problems == []
+    assert [(o.label, o.na) for o in criterion.options] == [
+        ("Yes", False), ("No", False), ("Not asked", True)]
+
+
+def test_an_option_without_a_label_or_with_text_as_value_is_named():
+    frame = to_frame([BASE[0]])
+    frame.loc[0, "judged_as"] = "category"
+    rows = [{"label": "", "value": 0.5}, {"label": "Yes", "value": "lots"},
+            {"label": "No", "value": 0.0}]
+    _, problems = from_frame(frame, {0: rows})
+    assert [(p.row, p.label, p.field, p.message) for p in problems] == [
+        (1, "'a'", "options", "option 1 needs a label"),
+        (1, "'a'", "options", "option 'Yes': the value must be a number, got 'lots'")]
