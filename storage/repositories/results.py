@@ -285,6 +285,17 @@ def external_ids(session: Session, dataset_id: int) -> dict[int, str | None]:
         .where(m.ResponseRow.dataset_id == dataset_id)).all())
 
 
+def external_ids_of(session: Session, response_ids: Sequence[int]) -> dict[int, str | None]:
+    """The external ids of these responses only (by primary key, in chunks)."""
+    ids = list(response_ids)
+    found: dict[int, str | None] = {}
+    for start in range(0, len(ids), 500):
+        found.update(session.execute(
+            select(m.ResponseRow.id, m.ResponseRow.external_id)
+            .where(m.ResponseRow.id.in_(ids[start:start + 500]))).all())
+    return found
+
+
 def response_label_rows(session: Session, dataset_id: int, limit: int
                         ) -> list[tuple[int, str | None, str | None, str | None]]:
     """(id, external id, start of query, start of output) of a dataset's first responses."""

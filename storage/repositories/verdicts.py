@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import Session, aliased
 
 from storage import models as m
@@ -164,6 +164,47 @@ def response_ids_reviewed_in(session: Session, dataset_id: int,
         .where(m.ResponseRow.dataset_id == dataset_id,
                m.HumanVerdictRow.criterion_id.in_(sources))
         .distinct()))
+
+
+def answered_counts_query(dataset_id: int, sources: dict[int, tuple[int, int]]):
+    """(response, reviewer stream, number of the version's criteria answered) of the
+    dataset, carried verdicts counted on the criterion they apply to; adjudications left out.
+    One GROUP BY through the verdicts' response index."""
+    hv = m.HumanVerdictRow
+    target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
+    in_dataset = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+    return (
+        select(hv.response_id, hv.stream, func.count(func.distinct(target)))
+        .where(hv.response_id.in_(in_dataset), hv.criterion_id.in_(list(sources)),
+               hv.stream != m.ADJUDICATION_STREAM)
+        .group_by(hv.response_id, hv.stream))
+
+
+def disputed_candidates_query(dataset_id: int, sources: dict[int, tuple[int, int]]):
+    """(response, criterion of the version) of the dataset where reviewers (adjudications
+    left out) gave more than one choice (the option label if set, else the verdict), carried
+    verdicts mapped onto the criterion they apply to. Every row of every stream counts, not
+    only the current ones: a superset of the disputed criteria (and of the adjudicated
+    disagreements). The dataset's responses are looked up in the verdicts' response index."""
+    hv = m.HumanVerdictRow
+    target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
+    in_dataset = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+    return (
+        select(hv.response_id, target.label("criterion_id"))
+        .where(hv.response_id.in_(in_dataset), hv.criterion_id.in_(list(sources)),
+               hv.stream != m.ADJUDICATION_STREAM)
+        .group_by(hv.response_id, target)
+        .having(func.count(func.distinct(func.coalesce(hv.option, hv.verdict))) > 1))
+
+
+def disputed_candidates(session: Session, dataset_id: int, rubric_version_id: int
+                        ) -> list[tuple[int, int]]:
+    """See ``disputed_candidates_query``: the only criteria the adjudication queue reads."""
+    sources = carry_sources(session, rubric_version_id)
+    if not sources:
+        return []
+    return sorted((rid, cid) for rid, cid in session.execute(
+        disputed_candidates_query(dataset_id, sources)))
 
 
 def count_for_versions(session: Session, version_ids: Sequence[int]) -> int:

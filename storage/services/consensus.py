@@ -56,17 +56,21 @@ def decide(criterion_id: int, reviews: Sequence[HumanVerdictInfo],
                          carried_from=carried)
 
 
-def gather(session: Session, response_ids: Iterable[int], rubric_version_id: int
+def gather(session: Session, response_ids: Iterable[int], rubric_version_id: int,
+           criteria: Iterable[int] | None = None,
            ) -> tuple[dict[int, dict[int, list[HumanVerdictInfo]]],
                       dict[int, dict[int, HumanVerdictInfo | None]], dict[int, int], int]:
     """Each stream's current verdict mapped onto this version's criteria (carry included).
 
-    Returns (reviews[response][criterion], adjudication[response][criterion],
-    version number per verdict id, this version's number).
+    ``criteria``: only these criteria of the version. Returns (reviews[response][criterion],
+    adjudication[response][criterion], version number per verdict id, this version's number).
     """
     sources = repo.carry_sources(session, rubric_version_id)
     this_version = max((n for cid, (target, n) in sources.items() if cid == target),
                        default=0)
+    if criteria is not None:  # only these criteria of the version (and what carries in)
+        wanted = set(criteria)
+        sources = {cid: found for cid, found in sources.items() if found[0] in wanted}
     best: dict[tuple[int, int, str], tuple[int, HumanVerdictInfo]] = {}
     numbers: dict[int, int] = {}
     for row, prev in repo.current_rows(session, response_ids, sources):
@@ -90,10 +94,11 @@ def gather(session: Session, response_ids: Iterable[int], rubric_version_id: int
 
 
 def decisions(session: Session, response_ids: Iterable[int],
-              rubric_version_id: int) -> Decisions:
-    """The human decision of every answered criterion of these responses under a version."""
+              rubric_version_id: int, criteria: Iterable[int] | None = None) -> Decisions:
+    """The human decision of every answered criterion of these responses under a version
+    (``criteria``: of these criteria of the version only)."""
     reviews, adjudications, numbers, this_version = gather(
-        session, list(response_ids), rubric_version_id)
+        session, list(response_ids), rubric_version_id, criteria)
     found: Decisions = defaultdict(dict)
     for rid in set(reviews) | set(adjudications):
         for cid in set(reviews.get(rid, {})) | set(adjudications.get(rid, {})):
@@ -101,4 +106,18 @@ def decisions(session: Session, response_ids: Iterable[int],
                               adjudications.get(rid, {}).get(cid), numbers, this_version)
             if decision is not None:
                 found[rid][cid] = decision
+    return dict(found)
+
+
+def decisions_of(session: Session, keys: Iterable[tuple[int, int]],
+                 rubric_version_id: int) -> Decisions:
+    """The decisions on these (response, criterion of the version) only: per criterion, the
+    verdicts of its responses, so a few disputed criteria do not read whole responses."""
+    by_criterion: dict[int, list[int]] = defaultdict(list)
+    for rid, cid in keys:
+        by_criterion[cid].append(rid)
+    found: Decisions = defaultdict(dict)
+    for cid, rids in by_criterion.items():
+        for rid, per in decisions(session, rids, rubric_version_id, [cid]).items():
+            found[rid].update(per)
     return dict(found)

@@ -206,9 +206,11 @@ def adjudication_queue(
     every reviewer's verdict and note; ``include_resolved`` adds the adjudicated ones."""
     with sessions() as session:
         version = version_info(rubric_repo.get_version(session, rubric_version_id))
-        ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, rubric_version_id)
-        decisions = consensus.decisions(session, ids, rubric_version_id)
-        external = repo.external_ids(session, dataset_id)
+        # Only the criteria where reviewers gave different choices (one indexed GROUP BY),
+        # not every reviewed response: the consensus rule runs on those few.
+        keys = verdict_repo.disputed_candidates(session, dataset_id, rubric_version_id)
+        decisions = consensus.decisions_of(session, keys, rubric_version_id)
+        external = repo.external_ids_of(session, sorted({rid for rid, _cid in keys}))
     labels = {c.id: c.label for c in version.criteria}
     order = {c.id: c.position for c in version.criteria}
     found = [

@@ -144,13 +144,10 @@ def reviewed_by(session: Session, dataset_id: int, rubric_version_id: int
     verdicts included); the reviewers' names; the number of criteria."""
     sources = repo.carry_sources(session, rubric_version_id)
     criteria = {target for target, _n in sources.values()}
-    answered: dict[tuple[int, str], set[int]] = defaultdict(set)
-    for rid, cid, stream in repo.reviewed_criteria(session, dataset_id, list(sources)):
-        if stream != m.ADJUDICATION_STREAM:
-            answered[rid, stream].add(sources[cid][0])
     counts: dict[int, dict[str, int]] = defaultdict(dict)
-    for (rid, stream), done in answered.items():
-        counts[rid][stream] = len(done)
+    if sources:  # counted by the database, not row by row here
+        for rid, stream, n in session.execute(repo.answered_counts_query(dataset_id, sources)):
+            counts[rid][stream] = int(n)
     names = repo.reviewer_names(session, dataset_id, list(sources))
     return counts, names, len(criteria)
 
