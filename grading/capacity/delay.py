@@ -30,6 +30,7 @@ class DelaySignal:
         if busy:
             self._to_send = 0  # probes not sent yet stay unsent: no growth while busy
         self.cpu_bound = busy
+        self.cpu_measured = True
 
     def _observe_latency(self, latency: float, now: float, *, fresh: bool) -> None:
         self.samples += 1
