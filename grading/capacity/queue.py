@@ -28,6 +28,7 @@ QUEUE_CORRELATION = 0.8  # of latency with level: the answers queue
 # than the parallelism it would give up, and our own event loop, taking in a round's answers
 # one after another, makes latency rise with the level by tens of milliseconds too.
 QUEUE_MIN_RISE = 0.25
+UNQUEUED = 1.05  # x the fastest latency: an answer this quick did not wait in a queue
 
 
 class QueueSignal:
@@ -45,11 +46,11 @@ class QueueSignal:
         it (``own_cpu``): a starved event loop takes in answers one after another, and
         their latency rises with the level as in a server's queue (seen under a load of 13
         on 2 cores, before the first second's measure)."""
-        if self.queue_slots is not None:
-            return None
+        if self.queue_slots is not None or self.cpu_bound:
+            return None  # busy: our own queue (and forgotten when free, ``own_cpu``)
         samples = self._queue_samples
         samples.append((level, latency))
-        if self.cpu_bound or (self.cpu_watched and not self.cpu_measured):
+        if self.cpu_watched and not self.cpu_measured:
             return None
         slots = queue_parallelism(list(samples))
         if slots is not None:
@@ -82,8 +83,11 @@ def queue_parallelism(samples: list[tuple[int, float]]) -> int | None:
     # at a one-slot server only the first call does not queue, slowed by the connection's
     # set-up (0.53 s against a 0.3 s service on a loaded machine: its median read 1.8).
     # Erring low leaves a slot idle; erring high queues every call.
+    # A call answered in about the fastest time did not queue: at least its level runs at
+    # once (a client's own CPU per call, 20 ms on a 0.22 s call, is such a queue past 11).
     ratios = [lv * fastest / latency for lv, latency in samples]
-    slots = max(1, round(statistics.quantiles(ratios, n=10)[2]))
+    served = max(lv for lv, latency in samples if latency <= UNQUEUED * fastest)
+    slots = max(1, served, round(statistics.quantiles(ratios, n=10)[2]))
     # Clearly queueing: at most half of the most calls sent were being served. Latency that
     # rises a little with many calls (our own event loop taking in answers) is not a queue.
     if slots * 2 > max(lv for lv, _ in samples):
