@@ -78,6 +78,7 @@ class AdaptiveLimiter:
         # per call started, with 1,600 calls gathered at once).
         self._woken = 0
         self._cpu_clock = cpu_clock
+        self.estimate.cpu_watched = cpu_clock is not None  # no queue seen before it is read
         self._cpu_marks: dict[int, tuple[float, float]] = {}  # per thread: (clock, cpu)
         self.memory_key = memory_key
         # What the last process held, and whether it was refused just above (``capacity_memory``)

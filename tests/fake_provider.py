@@ -107,6 +107,9 @@ class ProviderHandler(BaseHTTPRequestHandler):
         reply = provider._begin(body, headers)
         release = provider._release
         answering = False
+        serving = provider._serving  # a server that runs so many requests at once
+        if serving is not None:
+            serving.acquire()  # the rest wait in its queue, as llama.cpp's one slot does
         try:
             if reply.hang is not None:
                 release.wait(reply.hang)
@@ -121,6 +124,8 @@ class ProviderHandler(BaseHTTPRequestHandler):
         finally:
             if not answering:
                 provider._answering()
+            if serving is not None:
+                serving.release()
             provider._end()
 
     def answer(self, reply: Reply, body: dict[str, Any], headers: dict[str, str],
@@ -215,6 +220,7 @@ class FakeProvider:
             self.default: ReplyFn = judge_reply
             self.latency = 0.0
             self.max_concurrency: int | None = None
+            self._serving: threading.Semaphore | None = None  # ``serve_at_once``
             self.over_limit_retry_after = "0"
             self.required_api_key: str | None = None
             # The ``response_format`` types the server accepts (None: any). Like
@@ -230,6 +236,7 @@ class FakeProvider:
             # ``max_in_flight`` one above what it ever had outstanding.
             self.outstanding = 0
             self.max_outstanding = 0
+            self.levels: list[int] = []  # ``outstanding`` as each request arrived, itself included
             self.rate_limited = 0
             self.bodies: list[dict[str, Any]] = []
             self.answered: list[dict[str, Any]] = []  # bodies that got a 200 answer
@@ -242,6 +249,13 @@ class FakeProvider:
         with self._lock:
             for reply in replies:
                 self.script.append(Reply(reply) if isinstance(reply, str) else reply)
+
+    def serve_at_once(self, slots: int | None) -> None:
+        """Run at most ``slots`` requests at once and queue the rest, never refusing (a
+        local server with ``slots`` slots: llama-cpp-python's runs one); ``latency`` is then
+        each request's service time. None: every request at once."""
+        with self._lock:
+            self._serving = threading.Semaphore(slots) if slots else None
 
     @property
     def last_body(self) -> dict[str, Any]:
@@ -258,6 +272,7 @@ class FakeProvider:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self.outstanding += 1
             self.max_outstanding = max(self.max_outstanding, self.outstanding)
+            self.levels.append(self.outstanding)
             if self.required_api_key is not None and (
                 headers.get("authorization") != f"Bearer {self.required_api_key}"
             ):

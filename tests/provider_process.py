@@ -41,9 +41,10 @@ class ProviderProcess:
         provider's own CPU seconds."""
         return self._ask("stats")
 
-    def reset(self, latency: float, cap: int | None) -> None:
-        """Fresh counters; answer after ``latency`` s, refuse calls beyond ``cap`` in flight."""
-        self._ask(f"reset {latency} {cap or 0}")
+    def reset(self, latency: float, cap: int | None, slots: int | None = None) -> None:
+        """Fresh counters; answer after ``latency`` s, refuse calls beyond ``cap`` in flight;
+        ``slots``: serve that many at once and queue the rest (``serve_at_once``)."""
+        self._ask(f"reset {latency} {cap or 0} {slots or 0}")
 
     def stop(self) -> None:
         if self.process.stdin:
@@ -63,11 +64,13 @@ def _serve() -> None:
             print(json.dumps({"requests": provider.requests,
                               "rate_limited": provider.rate_limited,
                               "max_in_flight": provider.max_in_flight,
+                              "levels": provider.levels,
                               "provider_cpu": time.process_time()}), flush=True)
         elif command == "reset":
             provider.reset()
             provider.latency = float(args[0])
             provider.max_concurrency = int(args[1]) or None
+            provider.serve_at_once(int(args[2]) or None if len(args) > 2 else None)
             print("{}", flush=True)
     provider.stop()
 

@@ -40,3 +40,4 @@ class CapacitySnapshot:
     opening_limit: float | None = None  # the opening round's limit (None: no call ended yet)
     opened: bool = False  # every call of the opening round has ended
     probing: bool = False  # a wave of probes (calls above the limit) is out or being sent
+    queue_slots: int | None = None  # the server queues calls beyond this many (``queue``)

@@ -27,9 +27,11 @@ class DelaySignal:
         """Whether the process is busy for most of a core (measured by the caller)."""
         if self.cpu_bound and not busy:
             self.short_latency, self._fresh = None, 0  # measured in our own queue
+            self._queue_samples.clear()  # ... as were these (``queue``)
         if busy:
             self._to_send = 0  # probes not sent yet stay unsent: no growth while busy
         self.cpu_bound = busy
+        self.cpu_measured = True
 
     def _observe_latency(self, latency: float, now: float, *, fresh: bool) -> None:
         self.samples += 1

@@ -4,6 +4,7 @@ is answered, refused or failed) and the decrease; the rules live in the mixins b
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from grading.capacity.calls import Call, CapacitySnapshot
 from grading.capacity.constants import (
@@ -22,10 +23,11 @@ from grading.capacity.constants import (
 from grading.capacity.delay import DelaySignal
 from grading.capacity.growth import Growth
 from grading.capacity.luck import LuckRules
+from grading.capacity.queue import QUEUE_SAMPLES, QueueSignal
 from grading.capacity.sharing import Sharing
 
 
-class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
+class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
     """The discovered concurrency of one endpoint; ``now`` is any monotonic clock's reading."""
 
     def __init__(self, ceiling: int | None = None, *, initial: int = INITIAL_LIMIT):
@@ -96,6 +98,8 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
         self._raised: tuple[float, float] | None = None
         self._peer_refused_at = -math.inf  # when a peer's refusal was last heard of
         self._refusals_seen: list[tuple[float, float]] = []  # (when, level), recent ones
+        self.queue_slots: int | None = None  # the server queues calls beyond this (``queue``)
+        self._queue_samples = deque(maxlen=QUEUE_SAMPLES)  # (level, latency), recent answers
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -135,7 +139,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
             refused_rounds=self.refused_rounds, lowest_limit=self.lowest_limit,
             cpu_bound=self.cpu_bound, answered=self.samples, grew_past=self._grew_past,
             opening_limit=self.opening_limit, opened=self.opened,
-            probing=bool(self._out or self._to_send),
+            probing=bool(self._out or self._to_send), queue_slots=self.queue_slots,
         )
 
     # -- configuration -----------------------------------------------------------------
@@ -196,6 +200,9 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
         if call is self._edge_call:
             self._edge_done = now
         self._observe_latency(now - call.started, now, fresh=call.started > self.last_decrease)
+        if (slots := self._observe_queue(call.level, now - call.started)) is not None:
+            self._queued(slots, now)
+            return
         if not self.cpu_bound and self._congested() and self.limit > DELAY_FLOOR:
             # Vegas/Gradient2: shrink in proportion, back to where latency was the baseline.
             # Not below DELAY_FLOOR: so few calls hardly queue at a provider, and latency
@@ -293,6 +300,16 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal):
             self._wave_refused = False
         if call.opening:
             self._opening_ended()
+
+    def _queued(self, slots: int, now: float) -> None:
+        """The server runs ``slots`` calls at once and queues the rest (``queue``): the
+        limit goes there and stays; a process that resumes from it probes above it rarely."""
+        self.limit = float(min(slots, self.max_limit))
+        self.refused_at = float(slots + 1)
+        self._stop_growth(now)
+        self.short_latency, self._fresh = None, 0
+        self.decreases += 1
+        self.lowest_limit = min(self.lowest_limit, self.limit)
 
     def pause_until(self, until: float) -> None:
         self.paused_until = max(self.paused_until, until)

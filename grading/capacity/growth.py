@@ -51,8 +51,8 @@ class Growth:
 
     def _arm(self) -> None:
         """Arm the next wave of probes, if one is due: it goes when the limit is full."""
-        if self._out or self._to_send:
-            return
+        if self._out or self._to_send or self.queue_slots is not None:
+            return  # a wave is out, or the server queues what goes above the limit
         base = self.base_slots
         room = self.max_limit - base
         if room <= 0:

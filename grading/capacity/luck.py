@@ -24,7 +24,8 @@ class LuckRules:
             return
         self.opened = True
         took = float(min(self._opening_took, self.max_limit))
-        if self.refused_at is None or took < 1 or took <= self.limit:
+        if (self.refused_at is None or took < 1 or took <= self.limit
+                or self.queue_slots is not None):  # answered, but queued: not at once
             return
         self.limit = took
         self.refused_at = max(self.refused_at, took + 1.0)

@@ -24,6 +24,15 @@ def unreachable(since: datetime, why: str, failed_calls: int, attempt: int, atte
             f"(attempt {attempt} of {attempts}){when}")
 
 
+def queued(slots: int) -> str:
+    """What a run says when its provider queues calls beyond ``slots`` at once (the limiter's
+    queue signal, ``grading.capacity.queue``): the run is slower than the calls' count
+    suggests because the server, not the app, takes them one (or a few) at a time."""
+    at_once = "one call" if slots == 1 else f"{slots} calls"
+    return (f"the server answers {at_once} at a time: calls are sent {slots} at a time "
+            "so that none waits in its queue")
+
+
 def is_outage(notice: str | None) -> bool:
     return bool(notice) and notice.startswith(UNREACHABLE)
 

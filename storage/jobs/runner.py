@@ -38,7 +38,7 @@ from storage.jobs.calls import Counters, JobGenerate, missing_credentials
 from storage.jobs.cost_budget import CostBudget
 from storage.jobs.grade_writer import GradeWriter
 from storage.jobs.limiter import SYNC_INTERVAL, CapacitySharing, endpoint_name, limiter_for
-from storage.jobs.notices import get_notice, set_notice
+from storage.jobs.notices import get_notice, queued, set_notice
 from storage.jobs.provider_breaker import ProviderBreaker
 from storage.jobs.run_options import (
     JobOptions,
@@ -223,10 +223,19 @@ class RunExecution:
             return  # a paused run keeps saying so until stores work again
         self.notice = notice
 
+    def _shown_notice(self) -> str | None:
+        """The notice, or else what the limiter learned that slows the run: a server that
+        queues calls beyond a few at once (``grading.capacity.queue``)."""
+        if self.notice is not None or self.helper:
+            return self.notice
+        slots = self.limiter.snapshot().queue_slots
+        return queued(slots) if slots is not None else None
+
     async def _show_notice(self) -> None:
-        if self.notice != self._notice_shown:
-            await asyncio.to_thread(set_notice, self.sessions, self.run.id, self.notice)
-            self._notice_shown = self.notice
+        notice = self._shown_notice()
+        if notice != self._notice_shown:
+            await asyncio.to_thread(set_notice, self.sessions, self.run.id, notice)
+            self._notice_shown = notice
 
     def _halt(self, why: str) -> None:
         if self.halt is None:
