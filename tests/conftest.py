@@ -37,7 +37,7 @@ _ONE_AT_A_TIME = {
     *(f"tests/jobs/test_{name}.py" for name in (
         "autoscale", "capacity_sharing_faults", "cli_panel", "early_helpers", "faults",
         "grade_writer", "helper_handover", "limiter", "preload", "provider_breaker",
-        "run_status", "runner", "throughput", "worker")),
+        "queueing_server", "run_status", "runner", "throughput", "worker")),
 }
 
 
