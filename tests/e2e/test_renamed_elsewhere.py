@@ -78,14 +78,19 @@ def test_a_tab_showing_the_old_name_never_saves_under_the_new_one(local_app, bro
     # Bo's tab still shows Bo Chen (nothing told it yet) and he goes on reviewing: as long as
     # it shows his name, he gives a verdict and saves (twice at most).
     expect(name_box).to_have_value("Bo Chen")
-    for attempt in range(2):
+    def shows_bo() -> bool:
         # what the tab shows: the sidebar's name and the name the form says it saves under
-        if name_box.input_value() != "Bo Chen" or bo.locator(".rw-as").first.text_content() != (
-                "Saving as Bo Chen"):
+        return name_box.input_value() == "Bo Chen" and bo.locator(
+            ".rw-as").first.text_content() == "Saving as Bo Chen"
+
+    for attempt in range(2):
+        if not shows_bo():
             break
         bo.get_by_role("radiogroup", name="Your verdict").nth(attempt).get_by_text(
             "UNMET", exact=True).click()
         wait_idle(bo)
+        if not shows_bo():  # the click's rerun may already show the new name: he saves as that
+            break
         bo.get_by_role("button", name="Save", exact=True).click()
         wait_idle(bo)
         _shot(bo, f"renamed-elsewhere-save-{attempt}")
