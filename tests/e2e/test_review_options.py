@@ -9,40 +9,20 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from grading.options import CriterionOption as O
-from grading.options import MultiChoiceVerdict
-from grading.types import Criterion, CriterionReport, EvaluationReport, Verdict
+from grading.types import EvaluationReport
 from storage.engine import open_database
 from storage.services import datasets, reviews, rubrics, runs
 from tests.actors import ADMIN
 from tests.e2e.streamlit_page import no_tracebacks, wait_idle
+from tests.kinds import MIXED, judge_report
 
-LIKERT = tuple(O(label=label, value=v) for label, v in
-               [("Poor", 0.0), ("Fair", 0.25), ("Good", 0.5), ("Very good", 0.75),
-                ("Excellent", 1.0)])
-CRITERIA = [
-    Criterion(name="accurate", requirement="States the dose correctly", weight=10),
-    Criterion(name="clarity", requirement="How clear is it?", weight=5, options=LIKERT),
-    Criterion(name="tone", requirement="Which tone?", weight=2, scale_type="nominal",
-              options=(O(label="formal", value=1.0), O(label="casual", value=0.5),
-                       O(label="no text", value=0.0, na=True))),
-]
+CRITERIA = MIXED
 JUDGE = ["MET", "Fair", "formal"]
 SEEDED: dict[str, object] = {}
 
 
 def _report() -> EvaluationReport:
-    reports = []
-    for criterion, choice in zip(CRITERIA, JUDGE, strict=True):
-        if criterion.options is None:
-            reports.append(CriterionReport(**criterion.model_dump(), verdict=Verdict(choice)))
-            continue
-        index = criterion.find_option_by_label(choice)
-        option = criterion.options[index]
-        reports.append(CriterionReport(**criterion.model_dump(), multi_choice_verdict=(
-            MultiChoiceVerdict(selected_index=index, selected_label=option.label,
-                               value=option.value, na=option.na))))
-    return EvaluationReport(score=0.5, report=reports)
+    return judge_report(JUDGE, score=0.5)
 
 
 def _seed(url: str) -> None:

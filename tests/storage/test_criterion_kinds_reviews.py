@@ -6,42 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from grading.options import CriterionOption as O
-from grading.options import MultiChoiceVerdict
 from grading.rubric import Rubric
-from grading.types import Criterion, CriterionReport, EvaluationReport, Verdict
+from grading.types import Verdict
 from storage.errors import InvalidInputError
 from storage.services import reviewers, reviews
 from storage.services.grade_records import record_grade
 from tests.actors import ADMIN
+from tests.kinds import LIKERT, MIXED, judge_report
 from tests.storage.helpers import make_dataset, make_rubric, make_run
 
 V = Verdict
-LIKERT = tuple(O(label=label, value=v) for label, v in
-               [("Poor", 0.0), ("Fair", 0.25), ("Good", 0.5), ("Very good", 0.75),
-                ("Excellent", 1.0)])
-CRITERIA = [
-    Criterion(name="accurate", requirement="States the dose correctly", weight=10),
-    Criterion(name="clarity", requirement="How clear is it?", weight=5, options=LIKERT),
-    Criterion(name="tone", requirement="Which tone?", weight=2, scale_type="nominal",
-              options=(O(label="formal", value=1.0), O(label="casual", value=0.5),
-                       O(label="no text", value=0.0, na=True))),
-]
+CRITERIA = MIXED
 RUBRIC = Rubric(CRITERIA)
-
-
-def _judge_report(choices: list[str]) -> EvaluationReport:
-    reports = []
-    for criterion, choice in zip(CRITERIA, choices, strict=True):
-        if criterion.options is None:
-            reports.append(CriterionReport(**criterion.model_dump(), verdict=V(choice)))
-            continue
-        index = criterion.find_option_by_label(choice)
-        option = criterion.options[index]
-        reports.append(CriterionReport(**criterion.model_dump(), multi_choice_verdict=(
-            MultiChoiceVerdict(selected_index=index, selected_label=option.label,
-                               value=option.value, na=option.na))))
-    return EvaluationReport(score=RUBRIC.compute_score(choices), report=reports)
+_judge_report = judge_report
 
 
 @pytest.fixture

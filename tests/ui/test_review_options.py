@@ -9,29 +9,19 @@ import time
 
 import pytest
 
-from grading.options import CriterionOption as O
-from grading.options import MultiChoiceVerdict
-from grading.types import Criterion, CriterionReport, EvaluationReport, Verdict
+from grading.types import EvaluationReport
 from storage.config import database_url
 from storage.engine import open_database
 from storage.services import datasets, reviews, runs
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
+from tests.kinds import MIXED, judge_report
 from tests.storage.helpers import make_rubric
 from tests.ui import verdict_form
 from tests.ui.pages import texts
 from tests.ui.test_review_page import _review
 
-LIKERT = tuple(O(label=label, value=v) for label, v in
-               [("Poor", 0.0), ("Fair", 0.25), ("Good", 0.5), ("Very good", 0.75),
-                ("Excellent", 1.0)])
-CRITERIA = [
-    Criterion(name="accurate", requirement="States the dose correctly", weight=10),
-    Criterion(name="clarity", requirement="How clear is it?", weight=5, options=LIKERT),
-    Criterion(name="tone", requirement="Which tone?", weight=2, scale_type="nominal",
-              options=(O(label="formal", value=1.0), O(label="casual", value=0.5),
-                       O(label="no text", value=0.0, na=True))),
-]
+CRITERIA = MIXED
 
 
 @pytest.fixture(autouse=True)
@@ -40,19 +30,7 @@ def _no_worker(monkeypatch):
 
 
 def _report(choices: list[str]) -> EvaluationReport:
-    reports = []
-    for criterion, choice in zip(CRITERIA, choices, strict=True):
-        if criterion.options is None:
-            reports.append(CriterionReport(**criterion.model_dump(), verdict=Verdict(choice),
-                                           reason="judged"))
-            continue
-        index = criterion.find_option_by_label(choice)
-        option = criterion.options[index]
-        reports.append(CriterionReport(**criterion.model_dump(), reason="judged",
-                                       multi_choice_verdict=MultiChoiceVerdict(
-                                           selected_index=index, selected_label=option.label,
-                                           value=option.value, na=option.na)))
-    return EvaluationReport(score=0.5, report=reports)
+    return judge_report(choices, reason="judged", score=0.5)
 
 
 def _seed():
