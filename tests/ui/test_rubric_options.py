@@ -11,6 +11,8 @@ from grading.types import Criterion
 from storage.services import rubrics
 from tests.actors import ADMIN
 from tests.ui.pages import db, frame_with, open_page, texts
+from tests.ui.test_rubrics_page import _editor_key as _key
+from tests.ui.test_rubrics_page import _seed
 from ui import catalog
 from ui.option_editor import PREVIEW_RESPONSE
 from ui.option_presets import PRESETS
@@ -22,21 +24,6 @@ def _no_worker(monkeypatch):
 
 
 PASS_FAIL = PRESETS["Pass / partial / fail"]
-
-
-def _seed(criteria=None, *, frozen=False):
-    sessions = db()
-    version = rubrics.create_rubric(sessions, "Support", criteria or [
-        Criterion(name="refund", requirement="States the refund window", weight=10),
-        Criterion(name="order", requirement="Asks for the order number", weight=5),
-    ], actor=ADMIN)
-    if frozen:
-        rubrics.freeze_version(sessions, version.id, actor=ADMIN)
-    return version
-
-
-def _key(version_id: int, nonce: int = 0) -> str:
-    return f"rubrics_editor_{version_id}_{nonce}"
 
 
 def _edit(at, version_id, edited_rows, **more):
