@@ -34,7 +34,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grading.agreement import align_sources
+from grading.agreement import MultiSourceAgreement, align_sources
 from grading.bootstrap import Interval, bootstrap_interval
 from grading.options import CriterionOption, ScaleType, label_key
 from grading.types import Verdict
@@ -160,26 +160,16 @@ class OptionPairwiseAgreement:
         return self.macro_f1
 
 
-@dataclass(frozen=True)
-class OptionMultiSourceAgreement:
-    """Krippendorff's alpha (ordinal or nominal metric) over the scored options."""
+@dataclass(frozen=True, kw_only=True)
+class OptionMultiSourceAgreement(MultiSourceAgreement):
+    """Krippendorff's alpha (ordinal or nominal metric) over the scored options: the binary
+    figure's counts, on the criterion's scale."""
 
     scale_type: ScaleType
-    sources: int
-    units: int
-    pairable_units: int
-    values_used: int
-    excluded_cannot_assess: int
-    alpha: float | None
-    note: str
 
     @property
     def metric(self) -> str:
         return ALPHA_NAMES[self.scale_type]
-
-    @property
-    def unpairable_units(self) -> int:
-        return self.units - self.pairable_units
 
 
 Source = Mapping[Any, object] | Sequence[object]
