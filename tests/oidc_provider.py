@@ -6,6 +6,7 @@ that the provider starts offline. It listens on 127.0.0.1 only.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -37,12 +38,19 @@ def ensure_installed() -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise OidcUnavailable("npm is not installed (apt-get install npm)")
-    # The lock file pins every package; --prefer-offline uses npm's cache when it can.
-    done = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"],
-        cwd=OIDC_DIR, capture_output=True, text=True, timeout=300, check=False)
-    if done.returncode != 0 or not _installed():
-        raise OidcUnavailable(f"npm ci in {OIDC_DIR} failed:\n{done.stdout}\n{done.stderr}")
+    # Test workers run in parallel: ``npm ci`` first deletes node_modules, so a second worker's
+    # install (or its check) would race the first. One installs; the others wait, then see it.
+    with open(OIDC_DIR / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _installed():
+            return
+        # The lock file pins every package; --prefer-offline uses npm's cache when it can.
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"],
+            cwd=OIDC_DIR, capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0 or not _installed():
+            raise OidcUnavailable(
+                f"npm ci in {OIDC_DIR} failed:\n{done.stdout}\n{done.stderr}")
 
 
 @dataclass

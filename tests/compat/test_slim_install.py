@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -29,14 +30,30 @@ APP_ONLY = {"streamlit", "sqlalchemy", "alembic", "psycopg", "psycopg-binary", "
 
 
 def _pip(python: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", *args],
-                          capture_output=True, text=True, timeout=timeout, check=True)
+    done = subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", *args],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:
+        pytest.fail(f"pip {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def _package_copy(root: Path) -> Path:
+    """packaging/grading and the grading/ it stages, copied to ``root`` in the same layout.
+
+    setuptools builds in the project folder (src/, build/): two test workers building the one
+    checkout at once would delete each other's files, and a checkout's leftovers would leak in.
+    """
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "src", "*.egg-info")
+    shutil.copytree(PACKAGE, root / "packaging" / "grading", ignore=skip)
+    shutil.copytree(ROOT / "grading", root / "grading", ignore=skip)
+    return root / "packaging" / "grading"
 
 
 @pytest.fixture(scope="session")
 def grading_wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    _pip(Path(sys.executable), "wheel", "--quiet", "--no-deps", "-w", str(out), str(PACKAGE))
+    package = _package_copy(tmp_path_factory.mktemp("checkout"))
+    _pip(Path(sys.executable), "wheel", "--quiet", "--no-deps", "-w", str(out), str(package))
     (wheel,) = out.glob("rubric_workbench_grading-*.whl")
     return wheel
 
