@@ -30,6 +30,7 @@ from grading.autograders import (
 )
 from grading.autograders.base import Autograder
 from grading.errors import ConfigurationError, RubricWorkbenchError, TransientProviderError
+from grading.reference import check_reference
 from grading.rubric import Rubric
 from grading.types import (
     CriterionReport,
@@ -123,8 +124,9 @@ class RubricReward:
         self.on_failure = on_failure
         self.max_concurrency = max_concurrency
         self.cache_size = cache_size
-        self._cache: OrderedDict[tuple[str, str, str], RewardResult] = OrderedDict()
-        self._in_flight: dict[tuple[str, str, str], asyncio.Future[RewardResult]] = {}
+        self._cache: OrderedDict[tuple[str, str, str, str | None], RewardResult] = OrderedDict()
+        self._in_flight: dict[tuple[str, str, str, str | None],
+                              asyncio.Future[RewardResult]] = {}
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self.judged = 0  # completions actually sent to the judge (not cache hits)
 
@@ -139,12 +141,16 @@ class RubricReward:
             semaphore = self._semaphores[loop_id] = asyncio.Semaphore(self.max_concurrency)
         return semaphore
 
-    async def score(self, output: str, *, thinking: str = "", query: str | None = None
-                    ) -> RewardResult:
-        """The reward for one completion (text passed as parts, never re-parsed for tags)."""
+    async def score(self, output: str, *, thinking: str = "", query: str | None = None,
+                    reference: str | None = None) -> RewardResult:
+        """The reward for one completion (text passed as parts, never re-parsed for tags).
+
+        ``reference`` is the task's reference answer (ground truth): the judge sees it in its
+        own block and compares the completion with it; a blank or missing one adds nothing."""
         if not isinstance(output, str) or not isinstance(thinking, str):
             raise ValueError("output and thinking must be strings")
-        key = (query or "", thinking, output)
+        reference = check_reference(reference)
+        key = (query or "", thinking, output, reference)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._deliver(self._cache[key], cached=True)
@@ -154,7 +160,7 @@ class RubricReward:
         future: asyncio.Future[RewardResult] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
-            result = await self._grade(output, thinking, query)
+            result = await self._grade(output, thinking, query, reference)
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: awaiting duplicates re-raise it
@@ -179,19 +185,23 @@ class RubricReward:
         return result
 
     async def score_batch(self, outputs: list[str], *, queries: list[str | None] | None = None,
-                          thinkings: list[str] | None = None) -> list[RewardResult]:
+                          thinkings: list[str] | None = None,
+                          references: list[str | None] | None = None) -> list[RewardResult]:
         """Rewards for a group of completions, in order (duplicates graded once)."""
         queries = queries or [None] * len(outputs)
         thinkings = thinkings or [""] * len(outputs)
+        references = references or [None] * len(outputs)
         return list(await asyncio.gather(*(
-            self.score(o, thinking=t, query=q)
-            for o, t, q in zip(outputs, thinkings, queries, strict=True))))
+            self.score(o, thinking=t, query=q, reference=r)
+            for o, t, q, r in zip(outputs, thinkings, queries, references, strict=True))))
 
-    async def _grade(self, output: str, thinking: str, query: str | None) -> RewardResult:
+    async def _grade(self, output: str, thinking: str, query: str | None,
+                     reference: str | None = None) -> RewardResult:
         async with self._semaphore():
             self.judged += 1
             report = await self.rubric.grade({"thinking": thinking, "output": output},
-                                             autograder=self.grader, query=query)
+                                             autograder=self.grader, query=query,
+                                             reference_submission=reference)
         verdicts: dict[str, str | None] = {}
         reasons: dict[str, str] = {}
         values: dict[str, float | None] = {}

@@ -9,9 +9,10 @@ in ``step_async``. A child's score is its verdict: MET 1.0, UNMET 0.0 (for a neg
 criterion MET means the error is present), a multi-choice criterion's chosen option its value,
 and CANNOT_ASSESS (or an NA option) the value the chosen strategy counts it as;
 ``child.verdict`` (MET/UNMET/CANNOT_ASSESS or the option's label) and ``child.reason`` keep
-the judge's words. A judge failure raises ``JudgeFailedError`` (the step fails) unless
-``on_failure=<number>`` was chosen, in which case that reward is returned and ``last_failed``
-is set.
+the judge's words. ``reference_of(action, observation)`` gives the episode's reference answer
+(ground truth), shown to the judge to compare with; without it the judge sees none. A judge
+failure raises ``JudgeFailedError`` (the step fails) unless ``on_failure=<number>`` was chosen,
+in which case that reward is returned and ``last_failed`` is set.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class WorkbenchRubric(OpenEnvRubric):
         *,
         text_of: Callable[[Any, Any], str] = action_text,
         query_of: Callable[[Any, Any], str | None] | None = None,
+        reference_of: Callable[[Any, Any], str | None] | None = None,
         **options: Any,
     ):
         super().__init__()
@@ -74,6 +76,7 @@ class WorkbenchRubric(OpenEnvRubric):
         object.__setattr__(self, "scorer", RubricReward(rubric, generate_fn, **options))
         object.__setattr__(self, "text_of", text_of)
         object.__setattr__(self, "query_of", query_of)
+        object.__setattr__(self, "reference_of", reference_of)
         object.__setattr__(self, "last_result", None)
         object.__setattr__(self, "last_failed", False)
         for key, criterion in zip(self.scorer.criterion_keys, self.scorer.rubric.rubric,
@@ -98,8 +101,9 @@ class WorkbenchRubric(OpenEnvRubric):
 
     async def forward(self, action: Any, observation: Any) -> float:
         query = self.query_of(action, observation) if self.query_of else None
+        reference = self.reference_of(action, observation) if self.reference_of else None
         result: RewardResult = await self.scorer.score(self.text_of(action, observation),
-                                                       query=query)
+                                                       query=query, reference=reference)
         object.__setattr__(self, "last_result", result)
         object.__setattr__(self, "last_failed", result.failed)
         for key, child in self.named_children():

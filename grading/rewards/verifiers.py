@@ -7,7 +7,8 @@ Judge calls go through the framework's own client (``Judge.complete``): they are
 become metrics ``<reward name>/<criterion>`` (MET 1.0, UNMET 0.0, a multi-choice criterion's
 chosen option its value; CANNOT_ASSESS and NA options are counted in
 ``<reward name>/cannot_assess``), and verdicts and reasons go to
-``trace.info["workbench_rubric"]``. A judge failure raises (``on_failure="raise"``): verifiers
+``trace.info["workbench_rubric"]``. The task's ``answer`` field (``answer_field``) is shown
+to the judge as the reference answer. A judge failure raises (``on_failure="raise"``): verifiers
 then errors the rollout instead of scoring it.
 """
 
@@ -40,6 +41,10 @@ class WorkbenchRubricJudgeConfig(JudgeConfig):
     partial_credit: float = Field(default=0.5, ge=0, le=1)
     question_field: str = ""
     """Task field shown to the judge as the query; empty = the task prompt."""
+    answer_field: str = "answer"
+    """Task field holding the reference answer (ground truth) shown to the judge, as the
+    built-in reference judge reads it; a task without that field (or with it blank) is judged
+    without one. A list-valued field is shown one acceptable answer per line."""
     view: JudgeView = "last_reply"
     max_concurrency: int = Field(default=16, ge=1)
     on_failure: Literal["raise"] | float = "raise"
@@ -78,6 +83,18 @@ def _scorer(config: WorkbenchRubricJudgeConfig) -> RubricReward:
     return scorer
 
 
+def task_reference(task: Any, answer_field: str) -> str | None:
+    """The task's reference answer from ``answer_field``, or None (no field / empty name)."""
+    if not answer_field:
+        return None
+    answer = getattr(task, answer_field, None)
+    if answer is None:
+        return None
+    if isinstance(answer, list | tuple):
+        return "\n".join(str(item) for item in answer)
+    return str(answer)
+
+
 class WorkbenchRubricJudge(Judge[str, WorkbenchRubricJudgeConfig]):
     """Scores the rollout's response against a workbench rubric with grading's graders."""
 
@@ -88,6 +105,7 @@ class WorkbenchRubricJudge(Judge[str, WorkbenchRubricJudgeConfig]):
             result = await scorer.score(
                 judge_response(trace, self.config.view),
                 query=judge_question(task, self.config.question_field),
+                reference=task_reference(task, self.config.answer_field),
             )
         finally:
             _CURRENT.reset(token)

@@ -30,6 +30,13 @@ def message_text(messages: Any, role: str) -> str:
     return ""
 
 
+def _reference(answer: Any) -> str | None:
+    """verifiers' ``answer`` column as the reference answer (empty: none)."""
+    if answer is None:
+        return None
+    return "\n".join(str(a) for a in answer) if isinstance(answer, list | tuple) else str(answer)
+
+
 def _record(state: Any, result: RewardResult) -> None:
     if isinstance(state, dict):
         state["workbench_rubric"] = {
@@ -48,12 +55,15 @@ def _check(reward: RubricReward) -> None:
 
 
 def reward_func(reward: RubricReward, name: str = "workbench_rubric"):
-    """``async (prompt, completion, state) -> float`` for ``vf.Rubric(funcs=[...])``."""
+    """``async (prompt, completion, answer, state) -> float`` for ``vf.Rubric(funcs=[...])``;
+    the dataset's ``answer`` column is shown to the judge as the reference answer."""
     _check(reward)
 
-    async def func(prompt: Any, completion: Any, state: Any = None) -> float:
+    async def func(prompt: Any, completion: Any, answer: Any = None, state: Any = None
+                   ) -> float:
         result = await reward.score(message_text(completion, "assistant"),
-                                    query=message_text(prompt, "user") or None)
+                                    query=message_text(prompt, "user") or None,
+                                    reference=_reference(answer))
         _record(state, result)
         return result.reward
 
@@ -67,11 +77,12 @@ def group_reward_func(reward: RubricReward, name: str = "workbench_rubric"):
     graded once."""
     _check(reward)
 
-    async def func(prompts: list[Any], completions: list[Any],
+    async def func(prompts: list[Any], completions: list[Any], answers: list[Any] | None = None,
                    states: list[Any] | None = None) -> list[float]:
         results = await reward.score_batch(
             [message_text(c, "assistant") for c in completions],
             queries=[message_text(p, "user") or None for p in prompts],
+            references=[_reference(a) for a in answers] if answers else None,
         )
         for state, result in zip(states or [None] * len(results), results, strict=True):
             _record(state, result)

@@ -149,3 +149,23 @@ async def test_a_chosen_option_is_the_criterion_metric(text, verdict, value, rew
     assert result.reward == pytest.approx(reward)
     cached = await scorer.score(text)
     assert cached.cached and cached.values == result.values
+
+
+async def test_the_reference_answer_reaches_the_judge_and_keys_the_cache():
+    def by_reference(prompt: str) -> str:
+        if "<reference_answer>" not in prompt:
+            return json.dumps({"verdict": "CANNOT_ASSESS", "reason": "none"})
+        reference = prompt.split("<reference_answer>")[1].split("</reference_answer>")[0]
+        verdict = "MET" if reference.strip() in prompt.split("<response>")[1] else "UNMET"
+        return json.dumps({"verdict": verdict, "reason": "compared"})
+
+    rubric = Rubric.from_dict([{"name": "dose", "weight": 1, "requirement": "Right dose"}])
+    reward = RubricReward(rubric, ScriptedGenerate(route=by_reference), max_retries=0)
+    results = await reward.score_batch(["take 5 mg"] * 4,
+                                       references=["5 mg", "50 mg", "   ", None])
+    assert [r.verdicts["dose"] for r in results] == ["MET", "UNMET", "CANNOT_ASSESS",
+                                                     "CANNOT_ASSESS"]
+    # A blank reference is no reference: the last two are one grading.
+    assert reward.judged == 3 and results[3].cached
+    again = await reward.score("take 5 mg", reference="5 mg")
+    assert again.cached and again.reward == 1.0

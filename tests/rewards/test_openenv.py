@@ -75,3 +75,15 @@ def test_a_chosen_option_is_the_child_score(request, flavour, fake_provider, tmp
     assert fair["children"]["dose"] == [1.0, "MET"]
     assert not_applicable["children"]["clarity"] == [na_score, "n/a"]
     assert out["state"]["criteria"][1]["options"] == ["poor", "fair", "good", "n/a"]
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_reference_of_gives_the_judge_the_episodes_reference_answer(
+        request, flavour, fake_provider, tmp_path):
+    from tests.rewards.test_verifiers import REFERENCE_YAML, reference_judge
+
+    fake_provider.default = reference_judge
+    out = _run(request, flavour, fake_provider, tmp_path, "reference", rubric=REFERENCE_YAML,
+               pairs=[["Take 5 mg.", "5 mg"], ["Take 5 mg.", "50 mg"], ["Take 5 mg.", ""]])
+    assert out == [{"reward": 1.0, "verdict": "MET"}, {"reward": 0.0, "verdict": "UNMET"},
+                   {"reward": 0.0, "verdict": "CANNOT_ASSESS"}]

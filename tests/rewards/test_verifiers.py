@@ -114,3 +114,41 @@ def test_a_chosen_option_value_is_the_criterion_metric(verifiers_python, fake_pr
     # An NA option is an abstention: counted like CANNOT_ASSESS, no clarity metric.
     assert "workbench_rubric_judge/clarity" not in not_applicable["metrics"]
     assert not_applicable["metrics"]["workbench_rubric_judge/cannot_assess"] == 1.0
+
+
+REFERENCE_YAML = """\
+- name: correct
+  weight: 10
+  requirement: Gives the same dose as the reference answer
+"""
+
+
+def reference_judge(body):
+    """MET when the response holds the text of the reference answer shown to the judge."""
+    prompt = body["messages"][-1]["content"]
+    response = prompt.split("<response>")[1].split("</response>")[0].strip()
+    if "<reference_answer>" not in prompt:
+        return Reply(json.dumps({"verdict": "CANNOT_ASSESS", "reason": "no reference shown"}))
+    reference = prompt.split("<reference_answer>")[1].split("</reference_answer>")[0].strip()
+    verdict = "MET" if reference in response else "UNMET"
+    return Reply(json.dumps({"verdict": verdict, "reason": f"reference {reference}"}))
+
+
+def test_the_task_answer_is_the_judges_reference_answer(verifiers_python, fake_provider,
+                                                         tmp_path):
+    fake_provider.default = reference_judge
+    right, wrong = _run(verifiers_python, fake_provider, tmp_path,
+                        ["Take 5 mg.", "Take 50 mg."], rubric=REFERENCE_YAML, answer="5 mg")
+    assert right["reward"] == 1.0 and right["info"]["workbench_rubric_judge"]["reasons"] == {
+        "correct": "reference 5 mg"}
+    assert right["info"]["workbench_rubric_judge"]["verdicts"] == {"correct": "MET"}
+    assert wrong["reward"] == 0.0
+    assert wrong["info"]["workbench_rubric_judge"]["verdicts"] == {"correct": "UNMET"}
+
+
+def test_a_task_without_an_answer_is_judged_without_a_reference(verifiers_python,
+                                                                 fake_provider, tmp_path):
+    fake_provider.default = reference_judge
+    (out,) = _run(verifiers_python, fake_provider, tmp_path, ["Take 5 mg."],
+                  rubric=REFERENCE_YAML)
+    assert out["info"]["workbench_rubric_judge"]["verdicts"] == {"correct": "CANNOT_ASSESS"}

@@ -55,3 +55,20 @@ def test_raising_is_refused_because_verifiers_0_3_would_score_it_zero():
     for factory in (reward_func, group_reward_func):
         with pytest.raises(ConfigurationError, match="scores a reward function that raises as 0"):
             factory(reward)
+
+
+def test_the_answer_column_is_the_judges_reference_answer(verifiers03_python, fake_provider,
+                                                          tmp_path):
+    from tests.rewards.test_verifiers import REFERENCE_YAML, reference_judge
+
+    fake_provider.default = reference_judge
+    path = tmp_path / "rubric.yaml"
+    path.write_text(REFERENCE_YAML)
+    out = run_driver(verifiers03_python, DRIVER, {
+        "rubric_path": str(path), "base_url": fake_provider.api_base, "prompt": "How much?",
+        "replies": ["Take 5 mg.", "Take 5 mg.", "Take 5 mg."],
+        "answers": ["5 mg", "50 mg", ""], "on_failure": 0.0}, env=DRIVER_ENV)
+    verdicts = [s["workbench"]["verdicts"]["correct"] for s in out["group"]]
+    # The same text against another reference is judged again, not served from the cache.
+    assert verdicts == ["MET", "UNMET", "CANNOT_ASSESS"]
+    assert [s["reward"] for s in out["group"]] == [1.0, 0.0, 0.0]

@@ -133,8 +133,25 @@ async def options(cfg):
     return {"scored": out, "state": rubric.state_dict()}
 
 
+class QuestionObservation(Observation):
+    expected: str = ""
+
+
+async def reference(cfg):
+    """Each text scored with the observation's expected answer as the reference."""
+    rubric = make_rubric(cfg, reference_of=lambda action, observation: observation.expected)
+    out = []
+    for text, expected in cfg["pairs"]:
+        reward = await rubric(Answer(text=text), QuestionObservation(expected=expected))
+        out.append({"reward": reward, "verdict": rubric.get_rubric("correct").verdict})
+    return out
+
+
 def main():
     cfg = json.load(sys.stdin)
+    if cfg["mode"] == "reference":
+        json.dump(asyncio.run(reference(cfg)), sys.stdout)
+        return
     if cfg["mode"] == "direct":
         out = asyncio.run(direct(cfg))
     elif cfg["mode"] == "options":

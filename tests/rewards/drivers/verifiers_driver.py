@@ -18,6 +18,12 @@ class QA(Task):
     pass
 
 
+class QAData(TaskData):
+    """A task type with a reference-answer field, as a taskset would declare it."""
+
+    answer: str | None = None
+
+
 def make_trace(task, reply):
     return Trace(task=TraceTask(type="QA", data=task.data), agent=AgentInfo(config=AgentConfig()),
                  root_reply=reply)
@@ -28,7 +34,8 @@ async def main():
     judge = {"id": "workbench_rubric_judge", "path": cfg["rubric_path"], "model": "judge-model",
              "base_url": cfg["base_url"], "api_key_var": "FAKE_JUDGE_KEY",
              "cannot_assess": cfg.get("cannot_assess", "zero")}
-    task = QA(TaskData(prompt=cfg["prompt"]), TaskConfig(judges=[judge]))
+    data = {"prompt": cfg["prompt"]} | ({"answer": cfg["answer"]} if "answer" in cfg else {})
+    task = QA(QAData(**data), TaskConfig(judges=[judge]))
     out = []
     for reply in cfg["replies"]:
         trace = make_trace(task, reply)

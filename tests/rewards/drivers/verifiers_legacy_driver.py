@@ -12,12 +12,12 @@ from grading.rewards import RubricReward, openai_generate_fn
 from grading.rewards.verifiers_legacy import failure_metric, group_reward_func, reward_func
 
 
-def state(prompt, reply):
+def state(prompt, reply, answer=""):
     s = vf.State()
     s["prompt"] = [{"role": "user", "content": prompt}]
     s["completion"] = [{"role": "assistant", "content": reply}]
     s["trajectory"] = []
-    s["answer"] = ""
+    s["answer"] = answer
     s["info"] = {}
     return s
 
@@ -33,7 +33,8 @@ async def main():
     reward = RubricReward(cfg["rubric_path"], openai_generate_fn(client, "judge-model"),
                           on_failure=cfg["on_failure"], max_retries=0)
     group = vf.Rubric(funcs=[group_reward_func(reward), failure_metric()], weights=[1.0, 0.0])
-    states = [state(cfg["prompt"], r) for r in cfg["replies"]]
+    answers = cfg.get("answers") or [""] * len(cfg["replies"])
+    states = [state(cfg["prompt"], r, a) for r, a in zip(cfg["replies"], answers, strict=True)]
     await group.score_group(states)
     single = vf.Rubric(funcs=[reward_func(reward, name="rubric_single")])
     one = state(cfg["prompt"], cfg["replies"][0])
