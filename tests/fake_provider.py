@@ -39,6 +39,19 @@ ReplyFn = Callable[[dict[str, Any]], "Reply | str"]
 _NUMBERED_CRITERION = re.compile(r'<criterion number="(\d+)"')
 
 
+def _rated_numbers(schema: dict[str, Any]) -> dict[int, str]:
+    """A one-shot mixed schema's rating criteria: number -> the first option label."""
+    items = ((schema.get("properties") or {}).get("criteria") or {}).get("items") or {}
+    rated: dict[int, str] = {}
+    for variant in items.get("anyOf") or ():
+        properties = variant.get("properties") or {}
+        labels = (properties.get("option") or {}).get("enum")
+        numbers = (properties.get("number") or {}).get("enum") or ()
+        if labels and len(numbers) == 1:
+            rated[numbers[0]] = labels[0]
+    return rated
+
+
 def judge_reply(body: dict[str, Any]) -> Reply:
     """A well-behaved judge: a valid answer for whichever grader's schema was requested."""
     schema_name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
@@ -51,7 +64,10 @@ def judge_reply(body: dict[str, Any]) -> Reply:
         return Reply(json.dumps({"score": 80, "reason": "mostly there"}))
     numbers = _NUMBERED_CRITERION.findall(prompt)
     if schema_name == "criteria_verdicts" or len(numbers) > 1:
-        answers = [{"number": int(n), "verdict": "MET", "reason": "ok"} for n in numbers]
+        rated = _rated_numbers(schema)  # a mixed rubric: the first option of each rating
+        answers = [{"number": int(n), "reason": "ok", "option": rated[int(n)]}
+                   if int(n) in rated else {"number": int(n), "verdict": "MET", "reason": "ok"}
+                   for n in numbers]
         return Reply(json.dumps({"criteria": answers}))
     return Reply(json.dumps({"verdict": "MET", "reason": "the response does this"}))
 

@@ -41,6 +41,11 @@ class ProviderProcess:
         provider's own CPU seconds."""
         return self._ask("stats")
 
+    def sizes(self) -> dict:
+        """Requests since the last reset and what they sent: prompt characters (every
+        message) and structured-output schema characters, summed."""
+        return self._ask("sizes")
+
     def reset(self, latency: float, cap: int | None, slots: int | None = None) -> None:
         """Fresh counters; answer after ``latency`` s, refuse calls beyond ``cap`` in flight;
         ``slots``: serve that many at once and queue the rest (``serve_at_once``)."""
@@ -66,6 +71,15 @@ def _serve() -> None:
                               "max_in_flight": provider.max_in_flight,
                               "levels": provider.levels,
                               "provider_cpu": time.process_time()}), flush=True)
+        elif command == "sizes":
+            bodies = list(provider.bodies)
+            print(json.dumps({
+                "requests": len(bodies),
+                "prompt_chars": sum(len(str(m.get("content", ""))) for b in bodies
+                                    for m in b.get("messages", [])),
+                "schema_chars": sum(len(json.dumps(b["response_format"])) for b in bodies
+                                    if b.get("response_format")),
+            }), flush=True)
         elif command == "reset":
             provider.reset()
             provider.latency = float(args[0])

@@ -95,3 +95,17 @@ def test_a_command_in_the_docs_is_accepted_by_the_parser(page, line, args, capsy
     except SystemExit:
         pytest.fail(f"{page}:{line}: rubric-workbench {' '.join(args)}\n"
                     f"{capsys.readouterr().err}")
+
+
+def test_the_readme_kinds_example_scores_each_kind(fake_provider, tmp_path):
+    """Verdicts MET, UNMET, MET, fair, calm: 10 + 4 + 0.5 x 6 + 3 of 23 positive points; with
+    the required criterion UNMET the gate closes (0.0). The fake judge says MET to each binary
+    criterion and picks each rating's first option (poor, calm): (10 - 8 + 4 + 0 + 3) / 23."""
+    code = next(code for page, _, code in PYTHON
+                if page == "README.md" and "reference_submission" in code)
+    done = _run(code, fake_provider, tmp_path)
+    assert done.returncode == 0, done.stderr[-5000:]
+    computed, gated, graded = done.stdout.splitlines()[:3]
+    assert float(computed) == pytest.approx(20 / 23) and float(gated) == 0.0
+    assert float(graded.split()[0]) == pytest.approx(9 / 23)
+    assert "<reference_answer>" in fake_provider.bodies[0]["messages"][-1]["content"]
