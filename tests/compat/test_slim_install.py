@@ -33,7 +33,8 @@ def _pip(python: Path, *args: str, timeout: float = 600) -> subprocess.Completed
     done = subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", *args],
                           capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode != 0:
-        pytest.fail(f"pip {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        pytest.fail(f"pip {' '.join(args)} failed ({done.returncode}):\n"
+                    f"{done.stdout}\n{done.stderr}")
     return done
 
 
