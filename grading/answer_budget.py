@@ -19,6 +19,8 @@ ONE_SHOT_BASE_TOKENS = 64
 ONE_SHOT_TOKENS_PER_CRITERION = 160
 HOLISTIC_TOKENS = 480  # a score and a reason of two or three sentences
 REASONING_TOKENS = 4096  # a reasoning model's thinking, on top of the answer
+# grading.pairwise.prompts' schema names (not imported: that package imports the graders)
+PAIRWISE_SCHEMA_NAMES = ("pairwise_preference", "pairwise_holistic_preference")
 
 
 def _criteria_count(schema: dict[str, Any]) -> int | None:
@@ -41,6 +43,8 @@ def answer_tokens(response_format: dict[str, Any] | None) -> int | None:
     name, schema = spec.get("name"), spec.get("schema") or {}
     if name == HOLISTIC_SCHEMA_NAME:
         return HOLISTIC_TOKENS
+    if name in PAIRWISE_SCHEMA_NAMES:  # a preference: a reason and a word, like a verdict
+        return VERDICT_TOKENS
     if name == ONE_SHOT_SCHEMA_NAME:
         count = _criteria_count(schema)
         return None if count is None else (

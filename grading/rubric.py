@@ -14,6 +14,7 @@ from grading.types import CannotAssessStrategy, Criterion, EvaluationReport, ToG
 
 if TYPE_CHECKING:
     from grading.autograders.base import Autograder
+    from grading.pairwise import PairReport, PairwiseGrader
 
 
 class RubricFileNotFoundError(RubricValidationError, FileNotFoundError):
@@ -209,6 +210,30 @@ class Rubric:
         raise RuntimeError(
             "grade_sync() was called inside a running event loop; use 'await rubric.grade(...)'"
         )
+
+
+    # -- comparing -------------------------------------------------------------------------
+    async def compare(self, a: ToGradeInput, b: ToGradeInput, grader: PairwiseGrader | None = None,
+                      query: str | None = None) -> PairReport:
+        """Compare response ``b`` with response ``a`` (default: a PairwiseGrader, per
+        criterion, both orders); see grading.pairwise."""
+        if grader is None:
+            from grading.pairwise import PairwiseGrader
+
+            grader = PairwiseGrader()
+        return await grader.compare(a, b, self.rubric, query)
+
+    def compare_sync(self, a: ToGradeInput, b: ToGradeInput,
+                     grader: PairwiseGrader | None = None,
+                     query: str | None = None) -> PairReport:
+        """``compare`` for scripts without an event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.compare(a, b, grader=grader, query=query))
+        raise RuntimeError(
+            "compare_sync() was called inside a running event loop; use "
+            "'await rubric.compare(...)'")
 
 
 class UnusedArgumentWarning(UserWarning):

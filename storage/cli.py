@@ -114,6 +114,14 @@ def build_parser() -> argparse.ArgumentParser:
     agreement_command.add_arguments(agree)
     agree.set_defaults(func=jobs.guarded(agreement_command.agreement_command))
 
+    from storage import compare_command
+
+    compare = commands.add_parser(
+        "compare", help="which responses are better: compare two files pair by pair on a "
+                        "rubric, in both orders (prints the table and B's win rate)")
+    compare_command.add_arguments(compare)
+    compare.set_defaults(func=compare_command.compare_command)
+
     from storage import panel_commands
 
     panel = commands.add_parser("panel", help="judge panels: runs combined by a voting rule")

@@ -58,6 +58,8 @@ def judge_reply(body: dict[str, Any]) -> Reply:
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
     prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
     labels = ((schema.get("properties") or {}).get("option") or {}).get("enum")
+    if schema_name.startswith("pairwise") or "<response_b>" in prompt:
+        return Reply(json.dumps({"reason": "it says more", "preference": longer(prompt)}))
     if labels:  # a rating: the first option listed
         return Reply(json.dumps({"reason": "the response does this", "option": labels[0]}))
     if schema_name == "holistic_score" or ('"score"' in prompt and "0 to 100" in prompt):
@@ -70,6 +72,17 @@ def judge_reply(body: dict[str, Any]) -> Reply:
                    for n in numbers]
         return Reply(json.dumps({"criteria": answers}))
     return Reply(json.dumps({"verdict": "MET", "reason": "the response does this"}))
+
+
+_SHOWN_PAIR = re.compile(r"<response_a>\n(.*?)\n</response_a>\n\n<response_b>\n(.*?)\n"
+                         r"</response_b>", re.DOTALL)
+
+
+def longer(prompt: str) -> str:
+    """A pairwise judge's answer that depends on the responses, never on their order: the
+    response with more words is better (A / B as shown), the same length a TIE."""
+    first, second = (len(text.split()) for text in _SHOWN_PAIR.search(prompt).groups())
+    return "TIE" if first == second else "A" if first > second else "B"
 
 
 class _Server(ThreadingHTTPServer):

@@ -1,0 +1,181 @@
+"""``rubric-workbench compare`` end to end: the real litellm HTTP path against the fake
+provider (which prefers the response with more words, whatever the order), and every bad
+input refused in one line with nothing written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from storage import cli
+from tests.fake_provider import Reply, fake_provider, fake_provider_server
+
+__all__ = ["fake_provider", "fake_provider_server"]
+
+RUBRIC = """\
+- name: accurate
+  requirement: States the correct answer
+  weight: 10
+- name: harmful
+  requirement: Gives dangerous advice
+  weight: -5
+"""
+
+
+def _jsonl(rows) -> str:
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "test-key")
+    (tmp_path / "rubric.yaml").write_text(RUBRIC)
+    (tmp_path / "a.jsonl").write_text(_jsonl([
+        {"id": "q1", "query": "Capital of France?", "text": "Paris."},
+        {"id": "q2", "query": "Boiling point?", "text": "100 C at sea level, a long answer."},
+        {"id": "q3", "query": "Largest planet?", "text": "Jupiter"},
+        {"id": "only-a", "query": "Unpaired?", "text": "nobody answered this in B"},
+    ]))
+    (tmp_path / "b.jsonl").write_text(_jsonl([
+        {"id": "q1", "query": "Capital of France?", "text": "The capital is Paris."},
+        {"id": "q2", "query": "Boiling point?", "text": "100 C."},
+        {"id": "q3", "query": "Largest planet?", "text": "Jupiter"},
+        {"id": "only-b", "query": "Other?", "text": "not in A"},
+    ]))
+    return tmp_path
+
+
+def _compare(files, fake, *extra: str, a="a.jsonl", b="b.jsonl", rubric="rubric.yaml") -> int:
+    return cli.main(["compare", "--rubric", str(files / rubric), "--a", str(files / a),
+                     "--b", str(files / b), "--model", "openai/fake-judge", "--api-base",
+                     fake.api_base, *extra])
+
+
+def test_compare_pairs_by_id_judges_both_orders_prints_the_table_and_writes_jsonl(
+        files, fake_provider, capsys):
+    out = files / "pairs.jsonl"
+
+    status = _compare(files, fake_provider, "--out", str(out))
+
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert "unmatched: 1 row(s) of" in printed and "'only-a'" in printed and "'only-b'" in printed
+    assert "identical: 1 pair(s)" in printed and "'q3'" in printed
+    # two pairs x two criteria x two orders; q3 (identical) is not judged
+    assert fake_provider.requests == 8
+    names = {b["response_format"]["json_schema"]["name"] for b in fake_provider.bodies}
+    assert names == {"pairwise_preference"}
+    assert "overall: B wins 1, ties 0, A wins 1; B win rate 0.50" in printed
+    assert "position consistency: 100%" in printed
+    table = [line for line in printed.splitlines() if line.startswith(("accurate", "harmful"))]
+    assert len(table) == 2 and all(" 1 " in line for line in table)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["key"], r["winner"]) for r in records] == [("q1", "B"), ("q2", "A")]
+    assert records[0]["criteria"][0] | {"first_reason": "", "second_reason": ""} == {
+        "name": "accurate", "requirement": "States the correct answer", "weight": 10.0,
+        "first": "B", "second": "A", "preference": "B", "consistent": True,
+        "first_reason": "", "second_reason": "", "error": None}
+
+
+def test_compare_by_query_text_and_holistic(files, fake_provider, capsys):
+    status = _compare(files, fake_provider, "--match", "query", "--holistic")
+
+    assert status == 0
+    assert fake_provider.requests == 4  # two pairs x one question x two orders
+    assert {b["response_format"]["json_schema"]["name"] for b in fake_provider.bodies} == {
+        "pairwise_holistic_preference"}
+    assert "(holistic)" in capsys.readouterr().out
+
+
+def test_a_judge_that_flips_with_the_order_shows_as_inconsistent_ties(files, fake_provider,
+                                                                      capsys):
+    fake_provider.default = lambda body: Reply(json.dumps({"reason": "first is better",
+                                                           "preference": "A"}))
+    status = _compare(files, fake_provider)
+
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert "overall: B wins 0, ties 2, A wins 0; B win rate 0.50" in printed
+    assert "position consistency: 0%" in printed
+
+
+def test_a_judge_answer_naming_neither_side_is_a_failed_verdict_and_the_exit_status_says_so(
+        files, fake_provider, capsys, tmp_path):
+    fake_provider.default = lambda body: Reply(json.dumps({"reason": "hm", "preference": "C"}))
+    out = files / "pairs.jsonl"
+
+    status = _compare(files, fake_provider, "--out", str(out))
+
+    assert status == 1
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert all(r["winner"] is None for r in records)
+    assert "'C'" in records[0]["criteria"][0]["error"]
+
+
+def _refused(capsys, *fragments: str) -> None:
+    err = capsys.readouterr().err.strip()
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(("a_rows", "b_rows", "fragments"), [
+    pytest.param([{"id": "x", "query": "q", "text": "one"}],
+                 [{"id": "y", "query": "r", "text": "two"}],
+                 ("have no id in common", "match by query"), id="nothing-in-common"),
+    pytest.param([{"id": "x", "query": "q", "text": "one"}, {"id": "x", "query": "r", "text": "t"}],
+                 [{"id": "x", "query": "q", "text": "two"}],
+                 ("a.jsonl", "line 2", "'x'", "already used by line 1"), id="duplicate-ids"),
+    pytest.param([{"id": "x", "query": "q", "text": "same"}],
+                 [{"id": "x", "query": "q", "text": "same"}],
+                 ("same text", "nothing to compare"), id="all-identical"),
+    pytest.param([{"query": "q", "text": "one"}], [{"id": "x", "query": "q", "text": "two"}],
+                 ("a.jsonl", "line 1 has no id", "match by query"), id="row-without-id"),
+])
+def test_bad_pairs_are_refused_in_one_line_before_any_call(files, fake_provider, capsys,
+                                                           a_rows, b_rows, fragments):
+    (files / "a.jsonl").write_text(_jsonl(a_rows))
+    (files / "b.jsonl").write_text(_jsonl(b_rows))
+    out = files / "pairs.jsonl"
+
+    assert _compare(files, fake_provider, "--out", str(out)) == 2
+
+    _refused(capsys, *fragments)
+    assert fake_provider.requests == 0 and not out.exists()
+
+
+def test_duplicate_queries_are_refused_when_matching_by_query(files, fake_provider, capsys):
+    (files / "b.jsonl").write_text(_jsonl([{"id": "1", "query": "Capital of France?", "text": "a"},
+                                           {"id": "2", "query": "Capital of  France?",
+                                            "text": "b"}]))
+    assert _compare(files, fake_provider, "--match", "query") == 2
+    _refused(capsys, "b.jsonl", "line 2 repeats the query", "line 1")
+    assert fake_provider.requests == 0
+
+
+def test_a_malformed_jsonl_line_is_named_with_its_file_and_line(files, fake_provider, capsys):
+    (files / "b.jsonl").write_text('{"id": "q1", "query": "q", "text": "x"}\n{"id": "q2", \n')
+    out = files / "pairs.jsonl"
+    assert _compare(files, fake_provider, "--out", str(out)) == 2
+    _refused(capsys, "b.jsonl", "line 2", "not valid JSON", "fix the file")
+    assert fake_provider.requests == 0 and not out.exists()
+
+
+def test_a_missing_rubric_file_is_named(files, fake_provider, capsys):
+    assert _compare(files, fake_provider, rubric="nope.yaml") == 2
+    _refused(capsys, "nope.yaml", "no such file", "--rubric")
+    assert fake_provider.requests == 0
+
+
+def test_a_missing_responses_file_is_named(files, fake_provider, capsys):
+    assert _compare(files, fake_provider, b="gone.jsonl") == 2
+    _refused(capsys, "gone.jsonl", "cannot read the file")
+
+
+def test_out_must_be_jsonl(files, fake_provider, capsys):
+    assert _compare(files, fake_provider, "--out", str(files / "x.csv")) == 2
+    _refused(capsys, "--out must end in .jsonl")
+    assert not (files / "x.csv").exists()
