@@ -56,7 +56,7 @@ class ReviewedExample:
 
 @dataclass(frozen=True)
 class ExampleSet:
-    """The examples chosen for one criterion, plus one reserve per verdict."""
+    """The examples chosen for one criterion, plus one reserve per verdict (or option) shown."""
 
     examples: tuple[ReviewedExample, ...]
     reserves: tuple[ReviewedExample, ...] = field(default=())
@@ -162,7 +162,8 @@ def choose_examples(
     """Up to ``k`` examples balanced between MET and UNMET, or between ``options`` (a
     multi-choice criterion's scored labels, in the rubric's order): each choice gets an equal
     share, the remainder going to the choices with more candidates (on a tie, the earlier
-    one); a short choice is topped up from the others. One reserve per choice left over."""
+    one); a short choice is topped up from the others. One reserve per choice that has
+    examples and a candidate left over."""
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be a whole number of at least 1, got {k!r}")
     seen: set[Hashable] = set()
@@ -183,7 +184,9 @@ def choose_examples(
     taken = _shares(choices, {c: len(g) for c, g in groups.items()}, k)
     picked = [e for choice in choices for e in groups[choice][:taken[choice]]]
     picked.sort(key=lambda c: _rank(seed, c.response_key))
-    reserves = tuple(groups[c][taken[c]] for c in choices if len(groups[c]) > taken[c])
+    # A reserve only ever stands in for an example of its own choice: none for a choice
+    # without examples (it would be held out of agreement for nothing).
+    reserves = tuple(groups[c][taken[c]] for c in choices if 0 < taken[c] < len(groups[c]))
     counts = ", ".join(f"{len(groups[c])} {_word(c)}" for c in choices)
     notes = []
     if len(picked) < k:

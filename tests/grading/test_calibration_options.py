@@ -94,3 +94,14 @@ def test_the_one_shot_block_gives_each_criterion_its_own_kind_of_answer():
             '<human_option criterion="2">Good</human_option>\n'
             '<reason criterion="2">clear</reason>') in block
     assert ExampleSet((good,)).keys == ("r1",)
+
+
+def test_no_reserve_is_held_back_for_an_option_with_no_example():
+    """A reserve only stands in for an example of its own option: k=2 on a five-point scale
+    shows two options, so only those two keep a reserve (the others stay held out)."""
+    labels = ("1", "2", "3", "4", "5")
+    pool = [ReviewedExample(f"{label}-{i}", Verdict.MET, "x", option=label)
+            for label in labels for i in range(2)]
+    chosen = choose_examples(pool, k=2, seed=0, options=labels)
+    assert sorted(e.option for e in chosen.reserves) == sorted(e.option for e in chosen.examples)
+    assert len(chosen.reserves) == 2
