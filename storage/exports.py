@@ -287,17 +287,19 @@ def results_export(sessions: SessionFactory, run_ids: Sequence[int],
 
 
 EXAMPLE_COLUMNS = ("run_id", "criterion", "criterion_number", "role", "order", "response_id",
-                   "workbench_response_id", "dataset", "verdict", "reason", "status",
-                   "carried_from_version")
+                   "workbench_response_id", "dataset", "verdict", "option", "reason",
+                   "status", "carried_from_version")
 
 
 def examples_records(sessions: SessionFactory, run_id: int) -> list[dict[str, Any]]:
     """What a calibrated run showed its judge: per criterion, each example (and reserve)
-    with people's verdict and the reason shown; [] for a run without calibration."""
+    with people's verdict (and, on a multi-choice criterion, the option they chose) and the
+    reason shown; [] for a run without calibration."""
     return [{"run_id": run_id, "criterion": e.criterion_label,
              "criterion_number": e.criterion_position + 1, "role": e.role, "order": e.order,
              "response_id": e.response_label, "workbench_response_id": e.response_id,
-             "dataset": e.dataset_name, "verdict": e.verdict, "reason": e.reason,
+             "dataset": e.dataset_name, "verdict": e.verdict, "option": e.option,
+             "reason": e.reason,
              "status": e.status, "carried_from_version": e.carried_from}
             for e in calibration.list_run_examples(sessions, run_id)]
 

@@ -354,7 +354,8 @@ class RunExampleRow(Base):
     ``role`` is "example" (shown to every response but itself) or "reserve" (shown in an
     example's place when that example is the response being graded). The verdict and reason
     are kept as shown, so the prompts can be rebuilt and audited; ``human_verdict_id`` is the
-    verdict in force they came from."""
+    verdict in force they came from. On a multi-choice criterion ``option`` is the label
+    people chose (``verdict`` is then MET, as in human_verdicts)."""
 
     __tablename__ = "run_examples"
     __table_args__ = (
@@ -374,6 +375,7 @@ class RunExampleRow(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
     status: Mapped[str] = mapped_column(String(20))  # agreed | adjudicated
     carried_from: Mapped[int | None] = mapped_column(Integer)  # version number, when carried
+    option: Mapped[str | None] = mapped_column(Text)
     human_verdict_id: Mapped[int | None] = mapped_column(
         ForeignKey("human_verdicts.id", ondelete="SET NULL"))
 

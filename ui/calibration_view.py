@@ -53,14 +53,15 @@ def render_run_examples(db: str, runs: list[RunInfo]) -> None:
             st.caption(f"Calibrated with up to {settings.k} reviewed examples per criterion "
                        f"(seed {settings.seed}), drawn when the run was launched and reused "
                        "by every requeue. A response is never shown as its own example: a "
-                       "reserve of the same verdict takes its place. Reasons are the "
-                       "reviewers' notes.")
+                       "reserve of the same verdict (or option) takes its place. Reasons are "
+                       "the reviewers' notes.")
             st.dataframe([{
                 "Criterion": safe_text.text(f"{e.criterion_position + 1}. {e.criterion_label}"),
                 "Role": ROLE_LABELS.get(e.role, e.role),
                 "Response": safe_text.text(e.response_label),
                 "Dataset": safe_text.text(e.dataset_name),
-                "Verdict": e.verdict,
+                # on a multi-choice criterion, the option people chose (stored beside MET)
+                "Verdict": e.verdict if e.option is None else safe_text.text(e.option),
                 "Reason": safe_text.text(e.reason) or "(the reviewer gave no reason)",
                 "Decided": e.status + (f", carried from v{e.carried_from}"
                                        if e.carried_from else ""),

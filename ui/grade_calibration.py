@@ -44,8 +44,9 @@ def render_calibration(db: str, version) -> bool:
     st.checkbox(
         "Calibrate with reviewed examples", key="grade_calibrate",
         help="Each judge prompt shows, per criterion, up to k responses people reviewed under "
-             "this rubric, with their verdict and note as the reason (balanced between MET "
-             "and UNMET; never the response being graded). The run records which ones, and "
+             "this rubric, with their verdict (or chosen option) and note as the reason "
+             "(balanced between MET and UNMET, or across a criterion's options; never the "
+             "response being graded). The run records which ones, and "
              "its agreement with people is measured on the other responses.")
     if not s.grade_calibrate:
         return True
@@ -56,12 +57,17 @@ def render_calibration(db: str, version) -> bool:
     right.number_input("Seed", min_value=0, step=1, key="grade_calibration_seed",
                        help="Which reviewed responses are drawn: the same seed draws the same "
                             "examples.")
-    st.dataframe([{"Criterion": safe_text.text(c.label), "Reviewed": c.total, "MET": c.met,
-                   "UNMET": c.unmet} for c in counts], hide_index=True, width="stretch")
+    # A multi-choice criterion has no MET/UNMET count: its examples are counted per option.
+    st.dataframe([{"Criterion": safe_text.text(c.label), "Reviewed": c.total,
+                   "MET": None if c.options is not None else c.met,
+                   "UNMET": None if c.options is not None else c.unmet,
+                   "Per option": safe_text.text(c.breakdown) if c.options is not None else ""}
+                  for c in counts], hide_index=True, width="stretch")
     st.caption("Reviewed responses per criterion that can be examples: agreed or adjudicated "
-               "MET/UNMET verdicts under this rubric, carried from earlier versions with the "
-               "same requirement text, in any dataset that is not archived. Disputed and "
-               "CANNOT_ASSESS verdicts are never examples.")
+               "MET/UNMET verdicts (on a multi-choice criterion, chosen options) under this "
+               "rubric, carried from earlier versions with the same requirement text, in any "
+               "dataset that is not archived. Disputed and CANNOT_ASSESS verdicts, and NA "
+               "options, are never examples.")
     ok = True
     problem = calibration.too_few(counts, int(s.grade_calibration_k))
     if problem:

@@ -7,9 +7,11 @@ import streamlit as st
 
 from grading.bootstrap import Interval
 from grading.errors import RubricWorkbenchError
+from grading.option_agreement import OptionPairwiseAgreement
 from storage.dto import CriterionInfo, RunInfo
 from storage.jobs import trial_worker
 from storage.services import trial_progress, trials
+from storage.services.trial_figures import choice_text
 from ui import panel_readers, results_readers
 from ui.auth import current_actor
 from ui.boundary import plain
@@ -209,9 +211,11 @@ def render_result(result: trials.TrialResult) -> None:
                        help=f"The new wording on the same responses; "
                             f"{_interval(result.after.macro_f1_interval)}")
         cols[2].metric("Flipped verdicts", len(result.flips))
+        if result.plan.criterion.is_multi_choice:
+            render_option_figures(result)
         st.caption(
-            f"n = {after.pairs_used} reviewed responses · kappa {_f1(before.cohens_kappa)} → "
-            f"{_f1(after.cohens_kappa)} · current wording: "
+            f"n = {after.pairs_used} reviewed responses · {_kappa_name(after)} "
+            f"{_f1(before.cohens_kappa)} → {_f1(after.cohens_kappa)} · current wording: "
             f"{_interval(result.before.macro_f1_interval)}; new wording: "
             f"{_interval(result.after.macro_f1_interval)}; change: "
             f"{_interval(result.difference_interval)} (paired bootstrap over responses)"
@@ -219,14 +223,46 @@ def render_result(result: trials.TrialResult) -> None:
         if result.flips:
             st.dataframe(pd.DataFrame([{
                 "response": f.external_id or f.response_id,
-                "people": f.human.value,
-                "before": f.before.value if f.before else "failed",
+                "people": choice_text(f.human),
+                "before": choice_text(f.before),
                 "reason before": f.before_reason,
-                "after": f.after.value if f.after else "failed",
+                "after": choice_text(f.after),
                 "reason after": f.after_reason,
             } for f in result.flips]), hide_index=True, use_container_width=True)
         if result.status in ("done", "stopped"):
             render_adopt(result)
+
+
+def _kappa_name(agreement) -> str:
+    # an option criterion's agreement names its own kappa (weighted on an ordinal scale)
+    return agreement.metric if isinstance(agreement, OptionPairwiseAgreement) else "kappa"
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}%"
+
+
+def render_option_figures(result: trials.TrialResult) -> None:
+    """A rated criterion: the exact-match rate and the scale's kappa (quadratic-weighted on
+    an ordinal scale), the figures the Agreement page gives it, before and after."""
+    before, after = result.before.agreement, result.after.agreement
+    cols = st.columns(3)
+    cols[0].metric(f"Exact match, current wording (n={before.pairs_used})",
+                   _percent(before.percent_agreement),
+                   help="Responses where the judge chose the very option people chose.")
+    delta = None if None in (before.percent_agreement, after.percent_agreement) else \
+        after.percent_agreement - before.percent_agreement
+    cols[1].metric(f"Exact match, new wording (n={after.pairs_used})",
+                   _percent(after.percent_agreement),
+                   delta=None if delta is None else f"{delta:+.0f} points")
+    name = _kappa_name(after)
+    cols[2].metric(name[:1].upper() + name[1:], f"{_f1(before.cohens_kappa)} → "
+                   f"{_f1(after.cohens_kappa)}",
+                   help="Chance-corrected agreement with people's options; on an ordered "
+                        "scale, a choice one step off counts less against the judge than "
+                        "one far off.")
+    for note in {before.note, after.note} - {""}:
+        st.caption(plain(note))
 
 
 def render_adopt(result: trials.TrialResult) -> None:

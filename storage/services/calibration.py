@@ -4,8 +4,10 @@ A calibrated run (``RunSettings.calibration``) draws its examples when it is lau
 the responses people reviewed under its rubric (verdicts carried from earlier versions with
 the same requirement text count; any dataset that is not archived): per criterion, the human
 verdict in force (adjudicated, or agreed by every reviewer who answered — disputed ones are
-never examples; CANNOT_ASSESS neither) with the reviewer's note as the reason. The choice
-itself is ``grading.calibration.choose_examples`` (balanced, seeded). What was drawn is
+never examples; CANNOT_ASSESS neither) with the reviewer's note as the reason; on a
+multi-choice criterion, the option people chose by the same rule (never an NA option:
+``calibration_candidates``). The choice itself is ``grading.calibration.choose_examples``
+(balanced per verdict or per option, seeded). What was drawn is
 written to ``run_examples`` in the launch's transaction, so a requeued, resumed or helped
 run shows exactly the same examples, and people can audit them. Agreement for a calibrated
 run leaves out the responses it used as examples (``example_response_ids``).
@@ -15,22 +17,27 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from grading.calibration import ExampleSet, ReviewedExample, RubricExamples, choose_examples
+from grading.options import CriterionOption
 from grading.types import Criterion, Verdict
 from storage import models as m
-from storage.dto import HumanDecision
 from storage.engine import SessionFactory
 from storage.errors import StorageError
 from storage.export_names import response_key
 from storage.repositories import rubrics as rubric_repo
-from storage.repositories import verdicts as verdict_repo
 from storage.run_settings import CalibrationSettings
-from storage.services import consensus
+from storage.services.calibration_candidates import (
+    Candidate,
+    candidates,
+    fit,
+    options_of,
+    scored,
+)
 
 HOLISTIC = "rubric_as_judge"
 
@@ -49,10 +56,22 @@ class ReviewedCount:
     label: str
     met: int
     unmet: int
+    # On a multi-choice criterion: (label, count) per scored option, in the rubric's order
+    # (``met``/``unmet`` are then 0).
+    options: tuple[tuple[str, int], ...] | None = None
 
     @property
     def total(self) -> int:
+        if self.options is not None:
+            return sum(n for _, n in self.options)
         return self.met + self.unmet
+
+    @property
+    def breakdown(self) -> str:
+        """The counts per verdict or per option, as the messages give them."""
+        if self.options is not None:
+            return ", ".join(f"{n} {label!r}" for label, n in self.options)
+        return f"{self.met} MET, {self.unmet} UNMET"
 
 
 @dataclass(frozen=True)
@@ -71,6 +90,11 @@ class RunExampleInfo:
     reason: str
     status: str  # agreed | adjudicated
     carried_from: int | None
+    option: str | None = None  # the option people chose, on a multi-choice criterion
+
+    @property
+    def choice(self) -> str:
+        return self.option if self.option is not None else self.verdict
 
 
 @dataclass(frozen=True)
@@ -90,70 +114,34 @@ class HeldOut:
         return cls(k=k, reviewed=len(reviewed), examples=len(reviewed & used))
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    response_id: int
-    verdict: Verdict
-    reason: str
-    status: str
-    carried_from: int | None
-    human_verdict_id: int | None
-
-
-def _reason(decision: HumanDecision) -> str:
-    """The note of the verdict in force; for agreed reviewers, the first who wrote one."""
-    notes = [decision.applied.note if decision.applied else ""]
-    if decision.status == "agreed":
-        notes += [r.note for r in decision.reviews]
-    return next((n.strip() for n in notes if n and n.strip()), "")
-
-
-def _candidates(session: Session, rubric_version_id: int
-                ) -> tuple[list[m.CriterionRow], dict[int, list[_Candidate]]]:
-    """This version's criteria and, per criterion id, every response that can be an example."""
-    version = rubric_repo.get_version(session, rubric_version_id)
-    criteria = list(version.criteria)
-    sources = verdict_repo.carry_sources(session, rubric_version_id)
-    ids = list(session.scalars(
-        select(m.HumanVerdictRow.response_id)
-        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
-        .join(m.DatasetRow, m.DatasetRow.id == m.ResponseRow.dataset_id)
-        .where(m.HumanVerdictRow.criterion_id.in_(list(sources)),
-               m.DatasetRow.archived.is_(False))
-        .distinct()))
-    found: dict[int, list[_Candidate]] = defaultdict(list)
-    decided = consensus.decisions(session, ids, rubric_version_id)
-    for rid in sorted(decided):
-        for cid, decision in decided[rid].items():
-            if decision.disputed or decision.verdict not in (Verdict.MET, Verdict.UNMET):
-                continue
-            if decision.applied is not None and decision.applied.option is not None:
-                continue  # a chosen option, stored beside MET: never a MET example
-            found[cid].append(_Candidate(
-                response_id=rid, verdict=decision.verdict, reason=_reason(decision),
-                status=decision.status, carried_from=decision.carried_from,
-                human_verdict_id=decision.applied.id if decision.applied else None))
-    return criteria, found
-
-
 def _label(criterion: m.CriterionRow) -> str:
     return criterion.name or f"criterion {criterion.position + 1}"
 
 
-def _counts(criteria: Sequence[m.CriterionRow], found: dict[int, list[_Candidate]]
+def _count(criterion_id: int, position: int, label: str,
+           options: Sequence[CriterionOption] | None,
+           found: Sequence[Candidate]) -> ReviewedCount:
+    if options is not None:
+        return ReviewedCount(
+            criterion_id=criterion_id, position=position, label=label, met=0, unmet=0,
+            options=tuple((name, sum(x.option == name for x in found))
+                          for name in scored(options)))
+    return ReviewedCount(criterion_id=criterion_id, position=position, label=label,
+                         met=sum(x.verdict is Verdict.MET for x in found),
+                         unmet=sum(x.verdict is Verdict.UNMET for x in found))
+
+
+def _counts(criteria: Sequence[m.CriterionRow], found: dict[int, list[Candidate]]
             ) -> tuple[ReviewedCount, ...]:
-    return tuple(
-        ReviewedCount(criterion_id=c.id, position=c.position, label=_label(c),
-                      met=sum(x.verdict is Verdict.MET for x in found.get(c.id, ())),
-                      unmet=sum(x.verdict is Verdict.UNMET for x in found.get(c.id, ())))
-        for c in criteria)
+    return tuple(_count(c.id, c.position, _label(c), options_of(c), found.get(c.id, ()))
+                 for c in criteria)
 
 
 def reviewed_counts(sessions: SessionFactory, rubric_version_id: int
                     ) -> tuple[ReviewedCount, ...]:
     """Per criterion, in the rubric's order: the reviewed responses that can be examples."""
     with sessions() as session:
-        return _counts(*_candidates(session, rubric_version_id))
+        return _counts(*candidates(session, rubric_version_id))
 
 
 def counts_for_rubric_file(sessions: SessionFactory, rubric_name: str,
@@ -163,17 +151,23 @@ def counts_for_rubric_file(sessions: SessionFactory, rubric_name: str,
     where the requirement text is unchanged), read before anything is written."""
     with sessions() as session:
         rubric = rubric_repo.find_rubric_by_name(session, rubric_name)
-        by_text: dict[str, ReviewedCount] = {}
+        by_text: dict[str, list[Candidate]] = {}
         if rubric is not None:
             latest = rubric_repo.latest_version(session, rubric.id)
-            for count in _counts(*_candidates(session, latest.id)):
-                text = next(c.requirement for c in latest.criteria if c.id == count.criterion_id)
-                by_text.setdefault(text, count)
-    return tuple(
-        ReviewedCount(criterion_id=0, position=i, label=c.name or f"criterion {i + 1}",
-                      met=by_text[c.requirement].met if c.requirement in by_text else 0,
-                      unmet=by_text[c.requirement].unmet if c.requirement in by_text else 0)
-        for i, c in enumerate(criteria))
+            kept, found = candidates(session, latest.id)
+            for row in kept:
+                by_text.setdefault(row.requirement, found.get(row.id, []))
+    counts = []
+    for i, c in enumerate(criteria):
+        options = tuple(c.options) if c.options is not None else None
+        # The file's criterion decides which carried decisions fit it, as at launch.
+        fitting = []
+        for x in by_text.get(c.requirement, ()):
+            fits, label = fit(options, x.option)
+            if fits:
+                fitting.append(replace(x, option=label))
+        counts.append(_count(0, i, c.name or f"criterion {i + 1}", options, fitting))
+    return tuple(counts)
 
 
 def too_few(counts: Sequence[ReviewedCount], k: int) -> str | None:
@@ -182,13 +176,16 @@ def too_few(counts: Sequence[ReviewedCount], k: int) -> str | None:
     if not short:
         return None
     listed = "; ".join(
-        f"criterion {c.position + 1} ('{c.label}'): {c.total} ({c.met} MET, {c.unmet} UNMET)"
+        f"criterion {c.position + 1} ('{c.label}'): {c.total} ({c.breakdown})"
         for c in short[:5]) + (f"; and {len(short) - 5} more" if len(short) > 5 else "")
     fewest = min(c.total for c in counts)
     advice = (f"Choose k of at most {fewest}, or review more responses" if fewest else
               "Review responses on every criterion first (Review page)")
+    what = ("MET/UNMET verdict" if all(c.options is None for c in short) else
+            "option" if all(c.options is not None for c in short) else
+            "MET/UNMET verdict or option")
     return (f"{k} examples per criterion were asked for, but fewer reviewed responses (with "
-            f"an agreed or adjudicated MET/UNMET verdict) exist for {listed}. {advice}.")
+            f"an agreed or adjudicated {what}) exist for {listed}. {advice}.")
 
 
 def draw_rows(session: Session, rubric_version_id: int, grader: str,
@@ -199,16 +196,18 @@ def draw_rows(session: Session, rubric_version_id: int, grader: str,
             "the rubric-as-judge grader gives one overall score, while people's verdicts are "
             "per criterion, so it cannot be calibrated with reviewed examples; use the "
             "per-criterion or one-shot grader, or turn calibration off")
-    criteria, found = _candidates(session, rubric_version_id)
+    criteria, found = candidates(session, rubric_version_id)
     problem = too_few(_counts(criteria, found), settings.k)
     if problem:
         raise CalibrationRefusedError(problem)
     rows: list[dict] = []
     for criterion in criteria:
         by_id = {c.response_id: c for c in found.get(criterion.id, ())}
+        options = options_of(criterion)
         chosen = choose_examples(
-            [ReviewedExample(c.response_id, c.verdict, "", reason=c.reason)
-             for c in by_id.values()], k=settings.k, seed=settings.seed)
+            [ReviewedExample(c.response_id, c.verdict, "", reason=c.reason, option=c.option)
+             for c in by_id.values()], k=settings.k, seed=settings.seed,
+            options=None if options is None else scored(options))
         for role, picked in (("example", chosen.examples), ("reserve", chosen.reserves)):
             for order, example in enumerate(picked):
                 c = by_id[example.response_key]
@@ -216,7 +215,7 @@ def draw_rows(session: Session, rubric_version_id: int, grader: str,
                     "criterion_id": criterion.id, "response_id": c.response_id, "role": role,
                     "position": order, "verdict": c.verdict.value, "reason": c.reason,
                     "status": c.status, "carried_from": c.carried_from,
-                    "human_verdict_id": c.human_verdict_id,
+                    "human_verdict_id": c.human_verdict_id, "option": c.option,
                 })
     return rows
 
@@ -234,15 +233,19 @@ def _rows(session: Session, run_id: int) -> list[m.RunExampleRow]:
                   m.RunExampleRow.position)))
 
 
-def _build(criteria: Sequence[m.CriterionRow], rows: Iterable[tuple[int, str, int, str, str]],
+_Row = tuple[int, str, int, str, str, str | None]
+
+
+def _build(criteria: Sequence[m.CriterionRow], rows: Iterable[_Row],
            texts: dict[int, tuple[str, str | None]], k: int) -> RubricExamples:
-    """RubricExamples from (criterion id, role, response id, verdict, reason) in order."""
+    """RubricExamples from (criterion id, role, response id, verdict, reason, option) in
+    order."""
     by_criterion: dict[int, dict[str, list[ReviewedExample]]] = defaultdict(
         lambda: {"example": [], "reserve": []})
-    for criterion_id, role, response_id, verdict, reason in rows:
+    for criterion_id, role, response_id, verdict, reason, option in rows:
         output, query = texts[response_id]
         by_criterion[criterion_id][role].append(ReviewedExample(
-            response_id, Verdict(verdict), output, query=query, reason=reason))
+            response_id, Verdict(verdict), output, query=query, reason=reason, option=option))
     return RubricExamples(
         tuple(ExampleSet(tuple(by_criterion[c.id]["example"]),
                          tuple(by_criterion[c.id]["reserve"]), requested=k)
@@ -270,7 +273,7 @@ def load_examples(sessions: SessionFactory, run_id: int) -> RubricExamples | Non
             return None
         k = int(run.settings["calibration"]["k"])
         criteria = rubric_repo.criteria_of(session, run.rubric_version_id)
-        rows = [(r.criterion_id, r.role, r.response_id, r.verdict, r.reason)
+        rows = [(r.criterion_id, r.role, r.response_id, r.verdict, r.reason, r.option)
                 for r in _rows(session, run_id)]
         texts = _texts(session, (r[2] for r in rows))
     return _build(criteria, rows, texts, k)
@@ -283,8 +286,8 @@ def preview_examples(sessions: SessionFactory, rubric_version_id: int, grader: s
         drawn = draw_rows(session, rubric_version_id, grader, settings)
         criteria = rubric_repo.criteria_of(session, rubric_version_id)
         texts = _texts(session, (r["response_id"] for r in drawn))
-    rows = [(r["criterion_id"], r["role"], r["response_id"], r["verdict"], r["reason"])
-            for r in drawn]
+    rows = [(r["criterion_id"], r["role"], r["response_id"], r["verdict"], r["reason"],
+             r["option"]) for r in drawn]
     return _build(criteria, rows, texts, settings.k)
 
 
@@ -304,7 +307,8 @@ def list_run_examples(sessions: SessionFactory, run_id: int) -> list[RunExampleI
             criterion_id=c.id, criterion_position=c.position, criterion_label=_label(c),
             response_id=row.response_id, response_label=response_key(row.response_id, ext),
             dataset_name=dataset, role=row.role, order=row.position, verdict=row.verdict,
-            reason=row.reason, status=row.status, carried_from=row.carried_from)
+            reason=row.reason, status=row.status, carried_from=row.carried_from,
+            option=row.option)
             for row, c, ext, dataset in found]
 
 

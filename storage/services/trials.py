@@ -1,9 +1,11 @@
 """Rewording a criterion, tried on the responses people reviewed before it is adopted.
 
 A trial judges only the reworded criterion, with the model and grader settings of an existing
-run, on the responses that have a human MET/UNMET verdict for that criterion. It reports the
-judge's agreement with people before (the run's own verdicts) and after (the new wording) on
-the same responses, with bootstrap intervals, and every response whose verdict flipped.
+run, on the responses that have a human MET/UNMET verdict for that criterion — on a
+multi-choice criterion, a human option (not an NA one). It reports the judge's agreement with
+people before (the run's own verdicts or options) and after (the new wording) on the same
+responses, with bootstrap intervals, and every response whose verdict or option flipped
+(``trial_figures``: on a rating scale, exact match and quadratic-weighted kappa).
 A calibrated run's judge is tried with the examples that run showed it for this criterion
 (the same people's verdicts and reasons, now under the new wording), so "before" and "after"
 differ only in the wording. Adopting makes a new rubric version with the new wording.
@@ -20,15 +22,14 @@ from typing import Any
 
 from sqlalchemy import select
 
-from grading.agreement import PairwiseAgreement, compare_verdicts
-from grading.bootstrap import Interval, bootstrap_interval
+from grading.bootstrap import Interval
 from grading.calibration import RubricExamples
 from grading.errors import RubricWorkbenchError
-from grading.types import Criterion, EvaluationReport, Verdict
+from grading.types import Criterion, EvaluationReport
 from storage import limits
 from storage import models as m
 from storage.convert import criterion_info, response_info, run_info
-from storage.dto import CriterionInfo, ResponseInfo, RunInfo
+from storage.dto import Choice, CriterionInfo, ResponseInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
 from storage.jobs.cost_budget import CostBudget
@@ -37,9 +38,18 @@ from storage.repositories import runs as run_repo
 from storage.services import calibration, trial_progress
 from storage.services.reviewers import Actor, Role, require
 from storage.services.trial_adoption import adopt_wording
+from storage.services.trial_figures import (
+    AgreementFigures,
+    difference_interval,
+    figures,
+    human_choice,
+    report_entry,
+    scale_of,
+    stored_choice,
+)
 
-__all__ = ["adopt_wording", "check_trial", "get_trial", "list_trials", "plan_trial",
-           "retry_plan", "run_trial"]
+__all__ = ["AgreementFigures", "adopt_wording", "check_trial", "get_trial", "list_trials",
+           "plan_trial", "retry_plan", "run_trial"]
 GradeFn = Callable[[ResponseInfo, Criterion], Awaitable[EvaluationReport]]
 HOLISTIC = "rubric_as_judge"
 
@@ -47,8 +57,8 @@ HOLISTIC = "rubric_as_judge"
 @dataclass(frozen=True)
 class ReviewedCase:
     response: ResponseInfo
-    human: Verdict
-    before: Verdict | None  # the base run's verdict (None: not graded or failed)
+    human: Choice  # people's verdict, or the option label they chose
+    before: Choice | None  # the base run's verdict or option (None: not graded or failed)
     before_reason: str
 
 
@@ -63,26 +73,20 @@ class TrialPlan:
 
     @property
     def new_criterion(self) -> Criterion:
-        return Criterion(weight=self.criterion.weight, requirement=self.requirement,
-                         name=self.criterion.name, section=self.criterion.section,
-                         required=self.criterion.required)
+        """The criterion reworded: the same weight, kind and options."""
+        return self.criterion.to_criterion().model_copy(
+            update={"requirement": self.requirement})
 
 
 @dataclass(frozen=True)
 class Flip:
     response_id: int
     external_id: str | None
-    human: Verdict
-    before: Verdict | None
+    human: Choice
+    before: Choice | None
     before_reason: str
-    after: Verdict | None
+    after: Choice | None
     after_reason: str
-
-
-@dataclass(frozen=True)
-class AgreementFigures:
-    agreement: PairwiseAgreement
-    macro_f1_interval: Interval | None
 
 
 @dataclass(frozen=True)
@@ -122,19 +126,14 @@ def plan_trial(
             raise NotFoundError(f"criterion {criterion_id} is not part of the rubric version "
                                 f"run {run.id} graded")
         criterion = criterion_info(row)
-        if criterion.is_multi_choice:
-            raise InvalidInputError(
-                f"'{criterion.label}' is rated by choosing an option: wording trials compare "
-                "MET/UNMET verdicts and do not work on multi-choice criteria yet")
-        cases = _reviewed_cases(session, run, criterion_id)
+        cases = _reviewed_cases(session, run, criterion)
         base = run_info(run)
     if not cases:
+        what = "by choosing an option" if criterion.is_multi_choice else "(MET or UNMET)"
         raise InvalidInputError(
-            f"nobody has reviewed '{criterion.label}' (MET or UNMET) on the responses run "
+            f"nobody has reviewed '{criterion.label}' {what} on the responses run "
             f"{base.id} graded: review some on the Review page first, then try the wording")
-    plan_criterion = Criterion(weight=criterion.weight, requirement=requirement,
-                               name=criterion.name, section=criterion.section,
-                               required=criterion.required)
+    plan_criterion = criterion.to_criterion().model_copy(update={"requirement": requirement})
     examples = _base_examples(sessions, base, criterion, requirement)
     estimate = estimate_for(
         grader="per_criterion", model=base.model, criteria=[plan_criterion],
@@ -158,30 +157,29 @@ def _base_examples(sessions: SessionFactory, run: RunInfo, criterion: CriterionI
     return RubricExamples((loaded.sets[criterion.position],), (requirement,))
 
 
-def _reviewed_cases(session, run: m.RunRow, criterion_id: int) -> list[ReviewedCase]:
-    humans = {response_id: verdict
-              for response_id, verdict, _ in _current_humans(session, criterion_id)}
+def _reviewed_cases(session, run: m.RunRow, criterion: CriterionInfo) -> list[ReviewedCase]:
+    humans = {response_id: choice for response_id, choice in _current_humans(session, criterion)}
     in_run = set(session.scalars(select(m.RunResponseRow.response_id)
                                  .where(m.RunResponseRow.run_id == run.id)))
-    judged = dict(
-        (response_id, (verdict, reason)) for response_id, verdict, reason in session.execute(
+    judged = {
+        response_id: (stored_choice(verdict, option), reason)
+        for response_id, verdict, option, reason in session.execute(
             select(m.GradeRow.response_id, m.GradeCriterionRow.verdict,
-                   m.GradeCriterionRow.reason)
+                   m.GradeCriterionRow.option, m.GradeCriterionRow.reason)
             .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
             .where(m.GradeRow.run_id == run.id,
-                   m.GradeCriterionRow.criterion_id == criterion_id)))
+                   m.GradeCriterionRow.criterion_id == criterion.id))}
     # A calibrated base run is compared with people on the responses it was not shown as
     # examples only, as on the Agreement page (storage/services/calibration.py).
     shown = calibration.example_response_ids(session, [run.id]).get(run.id, set())
-    ids = sorted(r for r, v in humans.items()
-                 if r in in_run and v != "CANNOT_ASSESS" and r not in shown)
+    ids = sorted(r for r in humans if r in in_run and r not in shown)
     responses = {row.id: response_info(row) for row in session.scalars(
         select(m.ResponseRow).where(m.ResponseRow.id.in_(ids)))} if ids else {}
     cases = []
     for response_id in ids:
-        verdict, reason = judged.get(response_id, (None, ""))
-        cases.append(ReviewedCase(responses[response_id], Verdict(humans[response_id]),
-                                  None if verdict is None else Verdict(verdict), reason or ""))
+        before, reason = judged.get(response_id, (None, ""))
+        cases.append(ReviewedCase(responses[response_id], humans[response_id], before,
+                                  reason or ""))
     return cases
 
 
@@ -268,8 +266,8 @@ async def run_trial(
                 cost = report.completion_cost
             finally:
                 budget.finished(cost)
-            verdict, reason = _verdict_of(report)
-            entries.append({"response_id": case.response.id, "verdict": _value(verdict),
+            entry, reason = _entry_of(report)
+            entries.append({"response_id": case.response.id, **entry,
                             "reason": limits.storable(reason)})
             spent.append(report.completion_cost)
 
@@ -337,24 +335,13 @@ def _default_grade_fn(
     return grade, generate.close
 
 
-def _verdict_of(report: EvaluationReport | None) -> tuple[Verdict | None, str]:
+def _entry_of(report: EvaluationReport | None) -> tuple[dict[str, Any], str]:
+    """({"verdict", "option"} of the judge's answer, its reason)."""
     if report is None or not report.report:
-        return None, "" if report is None else (report.error or "")
+        return ({"verdict": None, "option": None},
+                "" if report is None else (report.error or ""))
     row = report.report[0]
-    return row.verdict, row.reason or (row.error or "")
-
-
-def _figures(humans: Sequence[Verdict], judged: Sequence[Verdict | None]) -> AgreementFigures:
-    def macro_f1(indices: Sequence[int]) -> float | None:
-        return compare_verdicts([humans[i] for i in indices],
-                                [judged[i] for i in indices]).balanced_f1
-
-    return AgreementFigures(compare_verdicts(list(humans), list(judged)),
-                            bootstrap_interval(len(humans), macro_f1, seed=1))
-
-
-def _value(verdict: Verdict | None) -> str | None:
-    return None if verdict is None else verdict.value
+    return report_entry(row), row.reason or (row.error or "")
 
 
 def get_trial(sessions: SessionFactory, trial_id: int) -> TrialResult:
@@ -365,26 +352,21 @@ def get_trial(sessions: SessionFactory, trial_id: int) -> TrialResult:
             raise NotFoundError(f"wording trial {trial_id} does not exist")
         run = run_repo.get_run(session, row.base_run_id)
         criterion = criterion_info(session.get(m.CriterionRow, row.criterion_id))
-        reviewed = {c.response.id: c for c in _reviewed_cases(session, run, criterion.id)}
+        reviewed = {c.response.id: c for c in _reviewed_cases(session, run, criterion)}
         base = run_info(run)
         stored = list(row.results)
         status, note, cost = trial_progress.status_of(row, m.utcnow()), row.note, row.cost
         total = row.total
         created_by, created_at = row.created_by, row.created_at
-    # responses whose human verdict was withdrawn since (or made CANNOT_ASSESS) drop out
-    judged = [(reviewed[r["response_id"]], Verdict(r["verdict"]) if r["verdict"] else None,
+    # responses whose human verdict was withdrawn since (or made CANNOT_ASSESS, or an NA
+    # option) drop out
+    judged = [(reviewed[r["response_id"]], stored_choice(r["verdict"], r.get("option")),
                r["reason"]) for r in stored if r["response_id"] in reviewed]
     cases = [case for case, _, _ in judged]
     humans = [c.human for c in cases]
     before = [c.before for c in cases]
-    after = [verdict for _, verdict, _ in judged]
-
-    def difference(indices: Sequence[int]) -> float | None:
-        old = compare_verdicts([humans[i] for i in indices], [before[i] for i in indices])
-        new = compare_verdicts([humans[i] for i in indices], [after[i] for i in indices])
-        if old.balanced_f1 is None or new.balanced_f1 is None:
-            return None
-        return new.balanced_f1 - old.balanced_f1
+    after = [choice for _, choice, _ in judged]
+    scale = scale_of(criterion)
 
     flips = tuple(
         Flip(c.response.id, c.response.external_id, c.human, c.before, c.before_reason, v,
@@ -396,9 +378,9 @@ def get_trial(sessions: SessionFactory, trial_id: int) -> TrialResult:
                                   criteria=[criterion.to_criterion()], responses=[],
                                   settings=base.settings))
     return TrialResult(
-        trial_id=trial_id, plan=plan, before=_figures(humans, before),
-        after=_figures(humans, after),
-        difference_interval=bootstrap_interval(len(cases), difference, seed=1),
+        trial_id=trial_id, plan=plan, before=figures(humans, before, scale),
+        after=figures(humans, after, scale),
+        difference_interval=difference_interval(humans, before, after, scale),
         flips=flips, judged=len(cases), failed=sum(1 for v in after if v is None),
         stopped=note if status == "stopped" else None, cost=cost,
         created_by=created_by, created_at=created_at, status=status, total=total, note=note,
@@ -416,21 +398,25 @@ def list_trials(sessions: SessionFactory, criterion_id: int) -> list[tuple[int, 
     return [(i, text, f"{when:%Y-%m-%d %H:%M} UTC by {who}") for i, text, when, who in rows]
 
 
-def _current_humans(session, criterion_id: int) -> list[tuple[int, str, str]]:
-    """(response id, verdict, reviewer) of the human verdict in force on this criterion
-    (adjudicated, or agreed by every reviewer; disputed ones have none), verdicts carried
-    from earlier versions with the same requirement text included."""
+def _current_humans(session, criterion: CriterionInfo) -> list[tuple[int, Choice]]:
+    """(response id, verdict or option label) of the human decision in force on this
+    criterion (adjudicated, or agreed by every reviewer; disputed ones have none), decisions
+    carried from earlier versions with the same requirement text included; abstentions and
+    decisions that do not fit the criterion's kind or options are left out
+    (``trial_figures.human_choice``)."""
     from storage.repositories import verdicts as verdict_repo
     from storage.services import consensus
 
-    criterion = session.get(m.CriterionRow, criterion_id)
-    if criterion is None:
+    row = session.get(m.CriterionRow, criterion.id)
+    if row is None:
         return []
-    ids = verdict_repo.response_ids_reviewed_on(session, criterion)
+    ids = verdict_repo.response_ids_reviewed_on(session, row)
     found = []
-    for response_id, per in consensus.decisions(session, ids, criterion.version_id).items():
-        decision = per.get(criterion_id)
-        if decision is not None and decision.applied is not None:
-            found.append((response_id, decision.applied.verdict.value,
-                           decision.applied.reviewer))
-    return sorted(found)
+    for response_id, per in consensus.decisions(session, ids, row.version_id).items():
+        decision = per.get(criterion.id)
+        if decision is None or decision.applied is None:
+            continue
+        choice = human_choice(criterion, decision.applied.verdict, decision.applied.option)
+        if choice is not None:
+            found.append((response_id, choice))
+    return sorted(found, key=lambda pair: pair[0])

@@ -219,17 +219,39 @@ async def test_a_response_cannot_close_the_options_block():
     assert prompt.count("</options>") == 1 and "&lt;/options>" in prompt
 
 
-async def test_reviewed_examples_cannot_calibrate_a_multi_choice_criterion_yet():
+async def test_reviewed_examples_calibrate_a_multi_choice_criterion_with_its_options():
     from grading import ConfigurationError
     from grading.calibration import ExampleSet, ReviewedExample, RubricExamples
 
-    example = ReviewedExample(response_key="r1", verdict=Verdict.MET, output="old answer")
-    examples = RubricExamples(
-        sets=(ExampleSet(examples=()), ExampleSet(examples=(example,))),
-        requirements=(BINARY.requirement, LIKERT.requirement))
-    grader = PerCriterionGrader(ScriptedGenerate(), examples=examples)
-    with pytest.raises(ConfigurationError, match="criterion 2 is multi-choice"):
-        await Rubric([BINARY, LIKERT]).grade("x", grader=grader)
+    def rubric_examples(likert_example):
+        met = ReviewedExample(response_key="r0", verdict=Verdict.MET, output="binary answer")
+        return RubricExamples(
+            sets=(ExampleSet(examples=(met,)), ExampleSet(examples=(likert_example,))),
+            requirements=(BINARY.requirement, LIKERT.requirement))
+
+    rated = ReviewedExample(response_key="r1", verdict=Verdict.MET, output="old answer",
+                            reason="clear but long", option="4")
+    generate = ScriptedGenerate(route=lambda prompt: (
+        '{"reason": "r", "option": "4"}' if "<options>" in prompt
+        else '{"reason": "r", "verdict": "MET"}'))
+    grader = PerCriterionGrader(generate, examples=rubric_examples(rated))
+    report = await Rubric([BINARY, LIKERT]).grade("x", grader=grader)
+    assert report.error is None
+    prompts = {("<options>" in c.user_prompt): c.user_prompt for c in generate.calls}
+    assert "<human_option>4</human_option>\n<reason>clear but long</reason>" in prompts[True]
+    assert "<human_verdict>MET</human_verdict>" in prompts[False]
+    assert "<human_option>" not in prompts[False]
+    # A MET/UNMET example, or a label the criterion does not have, is refused, not shown.
+    for stale, words in (
+            (ReviewedExample(response_key="r1", verdict=Verdict.MET, output="old"),
+             "MET/UNMET verdict, but the criterion is rated by options"),
+            (ReviewedExample(response_key="r1", verdict=Verdict.MET, output="old",
+                             option="6"), "'6', which is not one of its options"),
+            (ReviewedExample(response_key="r1", verdict=Verdict.MET, output="old",
+                             option="N/A"), "'N/A', which is not one of its options")):
+        grader = PerCriterionGrader(ScriptedGenerate(), examples=rubric_examples(stale))
+        with pytest.raises(ConfigurationError, match=f"criterion 2 .*{re.escape(words)}"):
+            await Rubric([BINARY, LIKERT]).grade("x", grader=grader)
 
 
 async def test_a_mixed_rubric_through_the_real_litellm_path(fake_provider):

@@ -106,16 +106,27 @@ def test_reviewers_agree_on_the_same_option_and_dispute_different_ones(sessions,
     assert human.score == pytest.approx(RUBRIC.compute_score(["UNMET", "Good", "casual"]))
 
 
-def test_a_wording_trial_on_a_rating_is_refused_with_a_message(sessions, graded):
+def test_a_wording_trial_on_a_rating_compares_options(sessions, graded):
+    """Trials used to refuse ratings; now a rating is tried on people's options (the whole
+    trial through the provider path: tests/jobs/test_option_trials.py)."""
     from storage.services import trials
 
     grade, response_id, ids = graded
     reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
+                              criterion_id=ids["tone"], verdict="no text")
+    # an NA option is an abstention: nothing to compare, and the message says what to do
+    with pytest.raises(InvalidInputError, match="nobody has reviewed 'tone' by choosing an "
+                                                "option"):
+        trials.plan_trial(sessions, base_run_id=grade.run_id, criterion_id=ids["tone"],
+                          requirement="Which tone, formally?")
+    reviews.set_human_verdict(sessions, actor=ADMIN, response_id=response_id,
                               criterion_id=ids["clarity"], verdict="Good")
-    with pytest.raises(InvalidInputError, match="'clarity' is rated by choosing an option: "
-                                                "wording trials compare MET/UNMET verdicts"):
-        trials.plan_trial(sessions, base_run_id=grade.run_id, criterion_id=ids["clarity"],
-                          requirement="How clear and short is it?")
+    plan = trials.plan_trial(sessions, base_run_id=grade.run_id, criterion_id=ids["clarity"],
+                             requirement="How clear and short is it?")
+    [case] = plan.cases
+    assert (case.human, case.before) == ("Good", "Fair")
+    assert plan.new_criterion.options == CRITERIA[1].options
+    assert plan.new_criterion.requirement == "How clear and short is it?"
 
 
 def test_the_gold_set_carries_option_labels_values_and_the_reference(sessions):
