@@ -69,7 +69,58 @@ def percentile(values, level: float = 0.95) -> tuple[float, float] | None:
 
 
 def resample_weights(count: int, resamples: int = RESAMPLES, seed: int = SEED):
-    """resamples x count draw counts (grading.bootstrap) as float64, ready to multiply."""
-    from grading.bootstrap import resample_weights as draws
+    """resamples x count draw counts as float64, ready to multiply: row r says how many
+    times each item was drawn in resample r (numpy's PCG64 with ``seed``)."""
+    import numpy as np
 
-    return draws(count, resamples=resamples, seed=seed).astype("float64")
+    rng = np.random.default_rng(seed)
+    weights = np.empty((resamples, count), dtype="float64")
+    chunk = 100
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        draws = rng.integers(0, count, size=(rows, count))
+        flat = (draws + (np.arange(rows) * count)[:, None]).ravel()
+        weights[start:start + rows] = np.bincount(flat, minlength=rows * count).reshape(
+            rows, count)
+    return weights
+
+
+class SharedDraws:
+    """One set of bootstrap draws over ``count`` items shared by many figures, summed in
+    one matrix product: each figure adds the per-item columns its statistic is a function
+    of (``add``, at the positions of its items), then ``sums`` gives each its resamples x
+    columns sums. A report's figures over the same responses cost one draw and one product
+    instead of one each."""
+
+    def __init__(self, count: int, resamples: int = RESAMPLES, seed: int = SEED) -> None:
+        self.count, self.resamples, self.seed = count, resamples, seed
+        self._blocks: list[tuple[object, object]] = []
+        self._results: list | None = None
+
+    def add(self, rows, features) -> int:
+        """Register ``features`` (len(rows) x p) of the items at positions ``rows``."""
+        if self._results is not None:
+            raise RuntimeError("every figure must be added before the sums are taken")
+        self._blocks.append((rows, features))
+        return len(self._blocks) - 1
+
+    def sums(self, handle: int):
+        if self._results is None:
+            self._compute()
+        return self._results[handle]
+
+    def _compute(self) -> None:
+        import numpy as np
+
+        widths = [f.shape[1] for _r, f in self._blocks]
+        full = np.zeros((self.count, sum(widths)))
+        at = 0
+        for (rows, features), width in zip(self._blocks, widths, strict=True):
+            full[np.asarray(rows, dtype=int), at:at + width] = features
+            at += width
+        summed = (resample_weights(self.count, self.resamples, self.seed) @ full
+                  if widths and self.count else np.zeros((self.resamples, sum(widths))))
+        self._results, at = [], 0
+        for width in widths:
+            self._results.append(summed[:, at:at + width])
+            at += width

@@ -15,10 +15,10 @@ The 95% interval is a percentile bootstrap over responses (strata resampled with
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from grading.trust.figures import Figure, percentile, resample_weights
+from grading.trust.figures import Figure, SharedDraws, percentile
 
 PER = 1000.0  # characters: the slope is per 1,000 characters
 
@@ -58,27 +58,39 @@ def _slopes(sums, strata: int):
 
 
 def length_slope(lengths: Sequence[float], values: Sequence[float],
-                 strata: Sequence[Hashable] | None = None, *, weights=None) -> LengthBias:
+                 strata: Sequence[Hashable] | None = None) -> LengthBias:
     """The within-strata slope of ``values`` on ``lengths`` (characters) per 1,000
-    characters, with its bootstrap interval; ``strata`` None: one stratum. ``weights``:
-    bootstrap draw counts over these items (drawn here when None)."""
+    characters, with its bootstrap interval; ``strata`` None: one stratum."""
+    draws = SharedDraws(len(values))
+    return prepare_slope(lengths, values, strata, draws=draws, rows=range(len(values)))()
+
+
+def prepare_slope(lengths: Sequence[float], values: Sequence[float],
+                  strata: Sequence[Hashable] | None, *, draws: SharedDraws,
+                  rows: Sequence[int]) -> Callable[[], LengthBias]:
+    """``length_slope`` on ``draws`` shared with other figures: the items are at positions
+    ``rows`` of the draws; call the result once every figure is prepared."""
     import numpy as np
 
     n = len(values)
-    if len(lengths) != n or (strata is not None and len(strata) != n):
+    if len(lengths) != n or len(rows) != n or (strata is not None and len(strata) != n):
         raise ValueError("lengths, values and strata must be aligned")
     groups = list(strata) if strata is not None else [0] * n
+    controlled = strata is not None
     if n < 3:
-        return LengthBias(Figure(None, None, None, n), strata is not None, len(set(groups)))
+        return lambda: LengthBias(Figure(None, None, None, n), controlled, len(set(groups)))
     x = np.asarray(lengths, dtype=float) / PER
     x = x - x.mean()  # centred: the sums below lose no precision to a large mean
     y = np.asarray(values, dtype=float)
     features, count = _features(x, y, groups)
     point = _slopes(features.sum(axis=0)[None, :], count)[0]
     if np.isnan(point):
-        return LengthBias(Figure(None, None, None, n), strata is not None, count)
-    if weights is None:
-        weights = resample_weights(n)
-    interval = percentile(_slopes(weights @ features, count))
-    return LengthBias(Figure(float(point), *(interval or (None, None)), n),
-                      strata is not None, count)
+        return lambda: LengthBias(Figure(None, None, None, n), controlled, count)
+    handle = draws.add(rows, features)
+
+    def finish() -> LengthBias:
+        interval = percentile(_slopes(draws.sums(handle), count))
+        return LengthBias(Figure(float(point), *(interval or (None, None)), n),
+                          controlled, count)
+
+    return finish

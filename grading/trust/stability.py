@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from grading.trust.figures import Figure, mean, percentile, resample_weights, wilson
+from grading.trust.figures import Figure, SharedDraws, mean, percentile, wilson
 
 NOISY_VARIANCE = 0.05
 
@@ -32,11 +32,6 @@ class Stability:
     mean_variance: float | None
     noisy: bool | None  # None when nothing to tell (fewer than 2 samples or no responses)
     threshold: float = NOISY_VARIANCE
-
-
-def _pvariance(values: list[float]) -> float:
-    centre = mean(values)
-    return mean([(v - centre) ** 2 for v in values])
 
 
 def count_table(ratings: Sequence[Sequence[Hashable]]) -> tuple[list[list[int]], list]:
@@ -74,47 +69,80 @@ def fleiss_kappa(table: Sequence[Sequence[int]]) -> float | None:
     return (agreement - chance) / (1 - chance)
 
 
-def _kappa_interval(table: list[list[int]], raters: int, weights) -> tuple[float, float] | None:
+def _kappa_features(table: list[list[int]], raters: int):
     import numpy as np
 
     counts = np.asarray(table, dtype=float)
     per_subject = ((counts ** 2).sum(axis=1) - raters) / (raters * (raters - 1))
-    features = np.column_stack([np.ones(len(table)), per_subject, counts])
-    sums = weights @ features  # resamples x (1 + 1 + k)
+    return np.column_stack([np.ones(len(table)), per_subject, counts])
+
+
+def _kappa_values(sums, raters: int):
+    import numpy as np
+
     total = sums[:, 0]
     with np.errstate(divide="ignore", invalid="ignore"):
         agreement = sums[:, 1] / total
         shares = sums[:, 2:] / (total * raters)[:, None]
         chance = (shares ** 2).sum(axis=1)
-        kappa = np.where(chance < 1 - 1e-12, (agreement - chance) / (1 - chance), np.nan)
-    return percentile(kappa)
+        return np.where(chance < 1 - 1e-12, (agreement - chance) / (1 - chance), np.nan)
+
+
+def _kappa_interval(sums, raters: int) -> tuple[float, float] | None:
+    return percentile(_kappa_values(sums, raters))
 
 
 def stability(per_response: Mapping[Hashable, Sequence[Hashable]], *,
-              value: Callable[[Hashable], float] | None = None,
-              weights=None) -> Stability:
+              value: Callable[[Hashable], float] | None = None) -> Stability:
     """The figures over the responses in ``per_response`` (each with all m samples' decided
-    verdicts). ``value`` maps a verdict to [0, 1] for the variance (default MET 1, else 0).
-    ``weights``: bootstrap draw counts over these responses, in their order (drawn here when
-    None)."""
-    rows = [list(v) for v in per_response.values()]
-    m = len(rows[0]) if rows else 0
-    if any(len(r) != m for r in rows):
+    verdicts). ``value`` maps a verdict to [0, 1] for the variance (default MET 1, else 0)."""
+    items = [list(v) for v in per_response.values()]
+    m = len(items[0]) if items else 0
+    if any(len(r) != m for r in items):
         raise ValueError("every response must have the same number of samples")
-    if m < 2:
-        empty = Figure(None, None, None, len(rows))
-        return Stability(m, empty, empty, None, None)
-    flips = sum(1 for r in rows if len(set(r)) > 1)
-    table, _categories = count_table(rows)
-    kappa = fleiss_kappa(table)
-    interval = None
-    if kappa is not None and len(rows) >= 2:
-        if weights is None:
-            weights = resample_weights(len(rows))
-        interval = _kappa_interval(table, m, weights)
+    categories = sorted({v for r in items for v in r}, key=str)
+    code = {c: i for i, c in enumerate(categories)}
     to_value = value or (lambda v: 1.0 if v == "MET" else 0.0)
-    mean_var = mean([_pvariance([to_value(v) for v in r]) for r in rows])
-    return Stability(
-        samples=m, flip_rate=wilson(flips, len(rows)),
-        fleiss_kappa=Figure(kappa, *(interval or (None, None)), len(rows)),
-        mean_variance=mean_var, noisy=mean_var > NOISY_VARIANCE)
+    codes = [[code[v] for v in r] for r in items]
+    draws = SharedDraws(len(items))
+    return prepare_stability(codes, [to_value(c) for c in categories], draws=draws,
+                             rows=range(len(items)))()
+
+
+def prepare_stability(codes, unit_values: Sequence[float], *, draws: SharedDraws,
+                      rows: Sequence[int]) -> Callable[[], Stability]:
+    """``stability`` on ``draws`` shared with other figures: ``codes`` is responses x
+    samples category indices (every sample decided), ``unit_values[code]`` the category's
+    value in [0, 1]; the responses sit at positions ``rows`` of the draws. Call the result
+    once every figure is prepared."""
+    import numpy as np
+
+    codes = np.asarray(codes, dtype=int).reshape(len(rows), -1)
+    n, m = codes.shape
+    if m < 2 or n == 0:
+        empty = Figure(None, None, None, n)
+        return lambda: Stability(m, empty, empty, None, None)
+    flips = int((codes != codes[:, :1]).any(axis=1).sum())
+    k = max(len(unit_values), int(codes.max()) + 1)
+    table = np.stack([(codes == j).sum(axis=1) for j in range(k)], axis=1)
+    kappa = _fleiss_of(table, m)
+    handle = draws.add(rows, _kappa_features(table, m)) if kappa is not None and n >= 2 \
+        else None
+    values = np.asarray(unit_values, dtype=float)[codes]
+    mean_var = float(values.var(axis=1).mean())
+
+    def finish() -> Stability:
+        interval = None if handle is None else _kappa_interval(draws.sums(handle), m)
+        return Stability(
+            samples=m, flip_rate=wilson(flips, n),
+            fleiss_kappa=Figure(kappa, *(interval or (None, None)), n),
+            mean_variance=mean_var, noisy=mean_var > NOISY_VARIANCE)
+
+    return finish
+
+
+def _fleiss_of(table, raters: int) -> float | None:
+    """Fleiss' kappa of a numpy count table (the vectorised ``fleiss_kappa``)."""
+    sums = _kappa_features(table, raters).sum(axis=0)[None, :]
+    found = _kappa_values(sums, raters)[0]
+    return None if found != found else float(found)  # NaN: undefined
