@@ -3,6 +3,7 @@ statsmodels, scikit-learn) from what was seeded."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -139,3 +140,32 @@ def test_without_a_random_sample_nothing_is_corrected(sessions, world):
     assert report.notes and "random sample" in report.notes[0]
     data = trust_report.trust_json(report)
     assert data["reviewed_outside_sample_left_out"] == 25
+
+
+def test_agreement_command_prints_the_trust_fields(sessions, world, db_url, capsys):
+    from storage import cli
+
+    status = cli.main(["agreement", "--dataset", "Trust answers", "--rubric", "Trust",
+                       "--format", "json", "--db", db_url])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    trust = json.loads(out.out)["trust"]
+    assert trust["random_sample_size"] == trust_seed.SAMPLE
+    assert trust["reviewed_outside_sample_left_out"] == trust_seed.HARD_CASES
+    a1 = next(j for j in trust["judges"] if j["source"] == f"run:{world.runs['a1']}")
+    expected = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    same = _judge(expected, world, "a1")
+    assert a1["verdict"] == same.verdict
+    assert a1["stability_samples"] == [f"run:{world.runs['a1']}", f"run:{world.runs['a2']}"]
+    accurate = a1["criteria"][0]
+    corrected = accurate["corrected_estimate"]["corrected"]
+    assert corrected["value"] == pytest.approx(same.criteria[0].corrected.corrected.value)
+    assert corrected["n"] == trust_seed.SAMPLE and len(corrected["ci95"]) == 2
+    assert accurate["stability"]["fleiss_kappa"]["n"] == trust_seed.RESPONSES
+    assert accurate["length_per_1000_chars"]["within_human_verdict"]["n"] == 25
+    assert a1["criteria"][1]["position_first_shown"]["excess"]["n"] == trust_seed.RESPONSES
+    assert a1["cost_per_1000_responses"] == pytest.approx(2.0)
+    assert cli.main(["agreement", "--dataset", "Trust answers", "--rubric", "Trust",
+                     "--format", "text", "--db", db_url]) == 0
+    text = capsys.readouterr().out
+    assert same.verdict in text and "random sample only" in text
