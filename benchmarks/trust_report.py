@@ -20,6 +20,7 @@ Agreement page and ``rubric-workbench agreement`` call:
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -110,13 +111,16 @@ def build(sessions):
 
 
 def timed(label: str, fn, rounds: int = 3):
-    timings, result = [], None
+    """Wall and CPU seconds (CPU: this process only, so a busy shared machine shows less in
+    it than in the wall time)."""
+    timings, cpu, result = [], [], None
     for _ in range(rounds):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         result = fn()
         timings.append(time.perf_counter() - started)
-    print(f"  {label:<58} median {statistics.median(timings):6.2f} s   "
-          f"max {max(timings):6.2f} s")
+        cpu.append(time.process_time() - started_cpu)
+    print(f"  {label:<46} wall median {statistics.median(timings):6.2f} s, "
+          f"max {max(timings):6.2f} s; CPU median {statistics.median(cpu):6.2f} s")
     return result
 
 
@@ -139,6 +143,8 @@ def main() -> int:
             backend = sessions.kw["bind"].dialect.name
             started = time.perf_counter()
             version_id, dataset_id = build(sessions)
+            print(f"{backend}: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
+                  "cores")
             print(f"{backend}: built {RESPONSES:,} responses x {len(CRITERIA)} criteria x "
                   f"{RUNS} runs in {time.perf_counter() - started:.1f} s")
             report = timed("agreement report (the page caches it)",
