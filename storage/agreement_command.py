@@ -17,7 +17,14 @@ import sys
 from grading.errors import RubricWorkbenchError
 from storage.config import add_db_argument
 from storage.engine import open_database
-from storage.services import agreement, human_baseline, labels, option_baseline, trust_report
+from storage.services import (
+    agreement,
+    human_baseline,
+    labels,
+    option_baseline,
+    trust_json,
+    trust_report,
+)
 
 
 def _scope(value: str) -> tuple[str, int | None]:
@@ -60,7 +67,7 @@ def agreement_command(args: argparse.Namespace) -> int:
     report["held_out"] = {
         key: {"k": held.k, "reviewed": held.reviewed, "examples": held.examples,
               "held_out": held.held_out} for key, held in data.held_out.items()}
-    report["trust"] = trust_report.trust_json(trust)
+    report["trust"] = trust_json.trust_json(trust)
     if args.format == "json":
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0

@@ -12,7 +12,7 @@ import statsmodels.api as sm
 from sklearn.linear_model import LinearRegression
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from storage.services import trust_report
+from storage.services import trust_json, trust_report
 from storage.services.blindness import Sight
 from tests.kinds import LIKERT
 from tests.storage import trust_seed
@@ -138,7 +138,7 @@ def test_without_a_random_sample_nothing_is_corrected(sessions, world):
     assert all(r.corrected.corrected.value is None
                for r in _judge(report, world, "a1").criteria)
     assert report.notes and "random sample" in report.notes[0]
-    data = trust_report.trust_json(report)
+    data = trust_json.trust_json(report)
     assert data["reviewed_outside_sample_left_out"] == 25
 
 
