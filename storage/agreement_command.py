@@ -4,7 +4,8 @@ Prints, per criterion, how far the reviewers agree with each other (kappa for tw
 more, percent, n), each judge against the human verdict in force, and the leave-one-reviewer-out
 comparison, as JSON (``--format json``) or as plain sentences (``--format text``).
 Multi-choice criteria get the figures of their scale (``multi_choice_criteria``:
-storage/services/option_baseline.py).
+storage/services/option_baseline.py). ``trust``: how far to trust each judge (corrected
+estimates, stability, length and position effects, cost: storage/services/trust_report.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ import sys
 from grading.errors import RubricWorkbenchError
 from storage.config import add_db_argument
 from storage.engine import open_database
-from storage.services import agreement, human_baseline, labels, option_baseline
+from storage.services import (
+    agreement,
+    human_baseline,
+    labels,
+    option_baseline,
+    trust_json,
+    trust_report,
+)
 
 
 def _scope(value: str) -> tuple[str, int | None]:
@@ -45,6 +53,9 @@ def agreement_command(args: argparse.Namespace) -> int:
         data = agreement.gather_sources(sessions, version_id, dataset_id)
         baseline = human_baseline.build_baseline(data)
         options = option_baseline.option_baseline_json(data)
+        # How far to trust each judge: built on the same verdicts (the command line sees
+        # everything, as an adjudicator does)
+        trust = trust_report.build_trust(sessions, agreement.build_report(data))
     except RubricWorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -56,6 +67,7 @@ def agreement_command(args: argparse.Namespace) -> int:
     report["held_out"] = {
         key: {"k": held.k, "reviewed": held.reviewed, "examples": held.examples,
               "held_out": held.held_out} for key, held in data.held_out.items()}
+    report["trust"] = trust_json.trust_json(trust)
     if args.format == "json":
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
@@ -75,6 +87,10 @@ def agreement_command(args: argparse.Namespace) -> int:
         print(f"{data.source(key).label}: calibrated with {held.k} examples per criterion; "
               f"held out: {held.held_out} of {held.reviewed} reviewed responses; "
               f"{held.examples} were examples")
+    for judge in trust.judges:
+        print(f"{judge.label}: {judge.verdict}")
+    print(f"Corrected estimates use {trust.rule} ({trust.sampled_reviewed} sampled responses "
+          f"reviewed, {trust.reviewed_outside_sample} reviewed outside the sample left out).")
     return 0
 
 

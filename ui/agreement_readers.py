@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage.services import agreement, agreement_blind, blindness, human_baseline, results
+from storage.services import (
+    agreement,
+    agreement_blind,
+    blindness,
+    human_baseline,
+    results,
+    trust_report,
+)
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
 from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
 from storage.services.results import ResultSet
+from storage.services.trust_report import TrustReport
 from ui import results_readers
 from ui.runtime import sessions_for
 
@@ -64,6 +72,15 @@ def get_baseline(db: str, rubric_version_id: int, dataset_id: int,
     return human_baseline.build_baseline(report.data)
 
 
+@st.cache_data(ttl=3600, max_entries=20, show_spinner="Measuring how far to trust each judge…")
+def get_trust(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
+              sight: Sight = blindness.EVERYTHING) -> TrustReport:
+    """From the report ``sight`` sees: a reviewer's corrected estimates use only the
+    verdicts they may see."""
+    report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
+    return trust_report.build_trust(sessions_for(db), report)
+
+
 @st.cache_data(ttl=3600, max_entries=50, show_spinner=False)
 def get_criterion_table(
     db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, sight: Sight,
@@ -93,4 +110,5 @@ def clear_after_import() -> None:
     get_criterion_table.clear()
     get_disagreements.clear()
     get_baseline.clear()
+    get_trust.clear()
     results_readers.clear_after_verdict()

@@ -169,6 +169,7 @@ DEFAULTS: dict[str, object] = {
     "agreement_flash": None,
     "agreement_import_problems": None,  # [problem, ...] of the last refused import
     "agreement_import_create": False,  # the import may add reviewers it does not know
+    "agreement_trust_judge": None,  # source key of the judge the trust section shows
     # judges
     "judges_tab": None,  # the tab to open on the next run (Agreement's "Reword" links)
 }

@@ -55,7 +55,8 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
     headers = [h.value for h in at.subheader]
     assert headers == ["Cohen's κ between sources", "Per criterion, worst first",
                        "Confusion matrices", "Judge score vs human score",
-                       "Judges: agreement next to cost", "Human baseline"]
+                       "Judges: agreement next to cost", "Human baseline",
+                       "How far to trust this judge"]
     # Human vs the cheap judge is compared by default; its table is sorted worst first.
     assert at.selectbox(key="agreement_pair").value == f"human|run:{seeded.cheap.id}"
     criteria = at.dataframe[0].value

@@ -1,0 +1,126 @@
+"""The shape every trust figure has: a value, its 95% interval and the n behind it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+Z95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054
+RESAMPLES = 1000
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Figure:
+    """``value`` with its 95% interval [low, high] (None: not enough data) over ``n`` items."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.low is not None and self.high is not None and (
+            self.low > 0 or self.high < 0)
+
+    def as_json(self) -> dict:
+        return {"value": self.value, "ci95": None if self.low is None else [self.low, self.high],
+                "n": self.n}
+
+
+def mean(values) -> float:
+    values = values if isinstance(values, list | tuple) else list(values)
+    return math.fsum(values) / len(values)
+
+
+def var(values) -> float:
+    """The sample variance (n - 1), in floats (statistics.variance is exact and slow)."""
+    values = list(values)
+    centre = mean(values)
+    return math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1)
+
+
+def wilson(successes: int, n: int) -> Figure:
+    """A proportion with its Wilson score interval (sound near 0 and 1, unlike p ± z·se)."""
+    if n <= 0:
+        return Figure(None, None, None, 0)
+    p = successes / n
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return Figure(p, max(0.0, centre - half), min(1.0, centre + half), n)
+
+
+def percentile(values, level: float = 0.95) -> tuple[float, float] | None:
+    """The percentile interval of bootstrap values (NaN: undefined on that resample); None
+    when fewer than half of them are defined."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=float)
+    defined = np.sort(values[~np.isnan(values)])
+    if len(defined) < max(2, len(values) // 2):
+        return None
+    tail = (1 - level) / 2
+    low = defined[math.floor(tail * (len(defined) - 1))]
+    high = defined[math.ceil((1 - tail) * (len(defined) - 1))]
+    return float(low), float(high)
+
+
+def resample_weights(count: int, resamples: int = RESAMPLES, seed: int = SEED):
+    """resamples x count draw counts as float64, ready to multiply: row r says how many
+    times each item was drawn in resample r (numpy's PCG64 with ``seed``)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    weights = np.empty((resamples, count), dtype="float64")
+    chunk = 100
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        draws = rng.integers(0, count, size=(rows, count))
+        flat = (draws + (np.arange(rows) * count)[:, None]).ravel()
+        weights[start:start + rows] = np.bincount(flat, minlength=rows * count).reshape(
+            rows, count)
+    return weights
+
+
+class SharedDraws:
+    """One set of bootstrap draws over ``count`` items shared by many figures, summed in
+    one matrix product: each figure adds the per-item columns its statistic is a function
+    of (``add``, at the positions of its items), then ``sums`` gives each its resamples x
+    columns sums. A report's figures over the same responses cost one draw and one product
+    instead of one each."""
+
+    def __init__(self, count: int, resamples: int = RESAMPLES, seed: int = SEED) -> None:
+        self.count, self.resamples, self.seed = count, resamples, seed
+        self._blocks: list[tuple[object, object]] = []
+        self._results: list | None = None
+
+    def add(self, rows, features) -> int:
+        """Register ``features`` (len(rows) x p) of the items at positions ``rows``."""
+        if self._results is not None:
+            raise RuntimeError("every figure must be added before the sums are taken")
+        self._blocks.append((rows, features))
+        return len(self._blocks) - 1
+
+    def sums(self, handle: int):
+        if self._results is None:
+            self._compute()
+        return self._results[handle]
+
+    def _compute(self) -> None:
+        import numpy as np
+
+        widths = [f.shape[1] for _r, f in self._blocks]
+        full = np.zeros((self.count, sum(widths)))
+        at = 0
+        for (rows, features), width in zip(self._blocks, widths, strict=True):
+            full[np.asarray(rows, dtype=int), at:at + width] = features
+            at += width
+        summed = (resample_weights(self.count, self.resamples, self.seed) @ full
+                  if widths and self.count else np.zeros((self.resamples, sum(widths))))
+        self._results, at = [], 0
+        for width in widths:
+            self._results.append(summed[:, at:at + width])
+            at += width

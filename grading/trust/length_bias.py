@@ -1,0 +1,96 @@
+"""Is the judge swayed by response length? The slope of its verdict on length.
+
+y is the judge's verdict as a number (MET 1, UNMET 0; on a multi-choice criterion the chosen
+option's value), x the response's length in thousands of characters. The slope is the
+ordinary least squares slope of y on x **within strata**: with the human verdict as the
+stratum (responses people reviewed), it is the slope of ``y ~ x + C(human verdict)`` —
+the length effect among responses people judged alike, so a judge that favours long answers
+only because long answers are better is not flagged. With one stratum it is the plain slope
+(association, not bias: longer answers may simply be better).
+
+    slope = sum_s Sxy_s / sum_s Sxx_s,  Sxy_s = sum over stratum s of (x - mean_s x)(y - mean_s y)
+
+The 95% interval is a percentile bootstrap over responses (strata resampled with them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+from grading.trust.figures import Figure, SharedDraws, percentile
+
+PER = 1000.0  # characters: the slope is per 1,000 characters
+
+
+@dataclass(frozen=True)
+class LengthBias:
+    slope: Figure  # change of y per 1,000 characters
+    controlled: bool  # True: within human-verdict strata
+    strata: int
+
+
+def _features(x, y, strata: Sequence[Hashable]):
+    import numpy as np
+
+    labels = sorted(set(strata), key=str)
+    index = {s: i for i, s in enumerate(labels)}
+    which = np.array([index[s] for s in strata])
+    columns = []
+    for i in range(len(labels)):
+        inside = (which == i).astype(float)
+        columns += [inside, inside * x, inside * y, inside * x * x, inside * x * y]
+    return np.column_stack(columns), len(labels)
+
+
+def _slopes(sums, strata: int):
+    import numpy as np
+
+    sxy = np.zeros(sums.shape[0])
+    sxx = np.zeros(sums.shape[0])
+    for s in range(strata):
+        w, sx, sy, sxx_raw, sxy_raw = (sums[:, 5 * s + j] for j in range(5))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sxx += np.where(w > 0, sxx_raw - sx * sx / w, 0.0)
+            sxy += np.where(w > 0, sxy_raw - sx * sy / w, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sxx > 1e-12, sxy / sxx, np.nan)
+
+
+def length_slope(lengths: Sequence[float], values: Sequence[float],
+                 strata: Sequence[Hashable] | None = None) -> LengthBias:
+    """The within-strata slope of ``values`` on ``lengths`` (characters) per 1,000
+    characters, with its bootstrap interval; ``strata`` None: one stratum."""
+    draws = SharedDraws(len(values))
+    return prepare_slope(lengths, values, strata, draws=draws, rows=range(len(values)))()
+
+
+def prepare_slope(lengths: Sequence[float], values: Sequence[float],
+                  strata: Sequence[Hashable] | None, *, draws: SharedDraws,
+                  rows: Sequence[int]) -> Callable[[], LengthBias]:
+    """``length_slope`` on ``draws`` shared with other figures: the items are at positions
+    ``rows`` of the draws; call the result once every figure is prepared."""
+    import numpy as np
+
+    n = len(values)
+    if len(lengths) != n or len(rows) != n or (strata is not None and len(strata) != n):
+        raise ValueError("lengths, values and strata must be aligned")
+    groups = list(strata) if strata is not None else [0] * n
+    controlled = strata is not None
+    if n < 3:
+        return lambda: LengthBias(Figure(None, None, None, n), controlled, len(set(groups)))
+    x = np.asarray(lengths, dtype=float) / PER
+    x = x - x.mean()  # centred: the sums below lose no precision to a large mean
+    y = np.asarray(values, dtype=float)
+    features, count = _features(x, y, groups)
+    point = _slopes(features.sum(axis=0)[None, :], count)[0]
+    if np.isnan(point):
+        return lambda: LengthBias(Figure(None, None, None, n), controlled, count)
+    handle = draws.add(rows, features)
+
+    def finish() -> LengthBias:
+        interval = percentile(_slopes(draws.sums(handle), count))
+        return LengthBias(Figure(float(point), *(interval or (None, None)), n),
+                          controlled, count)
+
+    return finish

@@ -1,0 +1,81 @@
+"""The short plain-language verdict on a judge, built from its figures.
+
+It never claims more than an interval supports: an effect is named only when its 95%
+interval excludes 0; otherwise "no ... effect detected" with the n it was looked for on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grading.trust.figures import Figure
+
+
+@dataclass(frozen=True)
+class Named:
+    """A figure of one criterion (or of the score): ``label`` names it in the sentence."""
+
+    label: str
+    figure: Figure
+    unit: str = "MET rate"
+
+
+def _num(value: float, signed: bool = False) -> str:
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
+
+
+def _interval(f: Figure) -> str:
+    return f"[{_num(f.low)} to {_num(f.high)}]" if f.low is not None else ""
+
+
+def stability_phrase(samples: int, noisy: Sequence[str], measured: int) -> str:
+    if samples < 2 or measured == 0:
+        return "stability not measured (one run of this judge: re-run it to measure)"
+    if noisy:
+        return f"noisy on {', '.join(noisy)} across {samples} samples"
+    return f"stable across {samples} samples"
+
+
+def length_phrase(slopes: Sequence[Named]) -> str:
+    measured = [s for s in slopes if s.figure.value is not None]
+    if not measured:
+        return "length effect not measured"
+    found = [s for s in measured if s.figure.excludes_zero]
+    if not found:
+        n = max(s.figure.n for s in measured)
+        return f"no length effect detected (n={n})"
+    parts = []
+    for s in found:
+        side = "longer" if s.figure.value > 0 else "shorter"
+        parts.append(f"{side} answers favoured on {s.label}: {_num(s.figure.value, True)} "
+                     f"{s.unit} per 1,000 characters {_interval(s.figure)} (n={s.figure.n})")
+    return "; ".join(parts)
+
+
+def position_phrase(effects: Sequence[Named]) -> str | None:
+    measured = [e for e in effects if e.figure.value is not None]
+    if not measured:
+        return None  # no shuffled options recorded: nothing to say
+    found = [e for e in measured if e.figure.excludes_zero]
+    if not found:
+        return f"no position effect detected (n={max(e.figure.n for e in measured)})"
+    parts = []
+    for e in found:
+        side = "first-shown option favoured" if e.figure.value > 0 else "first-shown option avoided"
+        parts.append(f"{side} on {e.label}: {_num(e.figure.value, True)} share of choices "
+                     f"{_interval(e.figure)} (n={e.figure.n})")
+    return "; ".join(parts)
+
+
+def verdict(*, agreement: str | None, samples: int, noisy: Sequence[str],
+            stability_measured: int, slopes: Sequence[Named],
+            positions: Sequence[Named]) -> str:
+    """"agrees with people ...; stable; longer answers favoured: ..." from the figures."""
+    parts = [p for p in (
+        agreement,
+        stability_phrase(samples, noisy, stability_measured),
+        length_phrase(slopes),
+        position_phrase(positions),
+    ) if p]
+    return "; ".join(parts)

@@ -1,0 +1,58 @@
+"""The trust report as plain JSON: ``rubric-workbench agreement --format json`` ("trust").
+
+Every figure is ``{"value", "ci95": [low, high] or null, "n"}`` (grading.trust.figures).
+"""
+
+from __future__ import annotations
+
+from grading.trust.ppi import CorrectedMean
+from storage.services.trust_report import TrustReport
+
+
+def _corrected_json(c: CorrectedMean) -> dict:
+    return {"judge_mean": c.judge.as_json(), "people_mean_on_sample": c.people.as_json(),
+            "judge_mean_on_sample": c.judge_on_sample,
+            "corrected": c.corrected.as_json()}
+
+
+def trust_json(report: TrustReport) -> dict:
+    """The report as plain JSON (``rubric-workbench agreement --format json``: "trust")."""
+    judges = []
+    for j in report.judges:
+        rows = []
+        for r in j.criteria:
+            rows.append({
+                "criterion": r.label, "unit": r.unit,
+                "corrected_estimate": _corrected_json(r.corrected),
+                "stability": None if r.stability is None else {
+                    "samples": r.stability.samples,
+                    "flip_rate": r.stability.flip_rate.as_json(),
+                    "fleiss_kappa": r.stability.fleiss_kappa.as_json(),
+                    "mean_variance": r.stability.mean_variance,
+                    "noisy": r.stability.noisy},
+                "length_per_1000_chars": {
+                    "all_responses": r.length_all.slope.as_json(),
+                    "within_human_verdict": r.length_controlled.slope.as_json()},
+                "position_first_shown": None if r.position is None else {
+                    "chosen_first_rate": r.position.first_rate,
+                    "expected_without_effect": r.position.expected,
+                    "excess": r.position.excess.as_json()},
+            })
+        judges.append({
+            "source": j.source_key, "label": j.label, "verdict": j.verdict,
+            "agreement_vs_human": None if j.agreement is None else {
+                "kappa": j.agreement.cohens_kappa,
+                "percent": j.agreement.percent_agreement, "n": j.agreement.pairs_used},
+            "stability_samples": [f"run:{r}" for r in j.samples],
+            "replayed_runs_left_out": [f"run:{r}" for r in j.replayed],
+            "cost_per_1000_responses": j.cost_per_1000, "unpriced_grades": j.unpriced,
+            "score": _corrected_json(j.score), "criteria": rows,
+        })
+    return {
+        "corrected_estimates_use": report.rule,
+        "random_sample_size": report.sample_size,
+        "sampled_responses_reviewed": report.sampled_reviewed,
+        "reviewed_outside_sample_left_out": report.reviewed_outside_sample,
+        "noisy_threshold_mean_variance": report.noisy_threshold,
+        "notes": list(report.notes), "judges": judges,
+    }

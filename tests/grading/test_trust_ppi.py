@@ -1,0 +1,90 @@
+"""Prediction-powered estimates: a hand-computed case and a simulation with known truth."""
+
+import math
+import random
+
+import pytest
+
+from grading.trust.ppi import ppi_mean
+
+
+def test_ppi_hand_computed_small_case():
+    # judge on all 6: mean 4/6; sample of 3: errors y - f = (0, -1, +1... ) see below
+    judge_all = [1, 1, 1, 1, 0, 0]
+    judge_sample = [1, 1, 0]
+    people_sample = [1, 0, 0]
+    result = ppi_mean(judge_all, judge_sample, people_sample)
+    errors = [0, -1, 0]
+    theta = 4 / 6 + sum(errors) / 3
+    var_f = sum((v - 4 / 6) ** 2 for v in judge_all) / 5  # 4/15
+    var_e = sum((e + 1 / 3) ** 2 for e in errors) / 2  # 1/3
+    half = 1.959963984540054 * math.sqrt(var_f / 6 + var_e / 3)
+    assert result.corrected.value == pytest.approx(1 / 3)
+    assert result.corrected.value == pytest.approx(theta)
+    assert result.corrected.low == pytest.approx(theta - half)
+    assert result.corrected.high == pytest.approx(theta + half)
+    assert result.judge.value == pytest.approx(4 / 6) and result.judge.n == 6
+    assert result.people.value == pytest.approx(1 / 3) and result.people.n == 3
+    assert result.judge_on_sample == pytest.approx(2 / 3)
+
+
+def test_ppi_without_a_sample_gives_no_estimate():
+    result = ppi_mean([1, 0, 1], [], [])
+    assert result.corrected.value is None and result.corrected.n == 0
+    assert result.judge.value == pytest.approx(2 / 3)
+    one = ppi_mean([1, 0, 1], [1], [0])
+    assert one.corrected.value == pytest.approx(2 / 3 - 1) and one.corrected.low is None
+
+
+def test_ppi_rejects_unaligned_sample():
+    with pytest.raises(ValueError, match="aligned"):
+        ppi_mean([1, 0], [1], [1, 0])
+
+
+def _simulate(seed: int, *, big_n: int = 2000, n: int = 100, flip: float = 0.1,
+              bias: float = 0.15):
+    """Truth: pass rate 0.6. The judge is biased: it says MET on a bias share of the UNMET
+    responses, and errs at random on ``flip`` of the rest."""
+    rng = random.Random(seed)
+    truth = [1 if rng.random() < 0.6 else 0 for _ in range(big_n)]
+    judge = []
+    for y in truth:
+        f = y
+        if y == 0 and rng.random() < bias / 0.4:
+            f = 1
+        elif rng.random() < flip:
+            f = 1 - f
+        judge.append(f)
+    sample = rng.sample(range(big_n), n)
+    return truth, judge, sample
+
+
+def test_ppi_interval_covers_the_truth_about_95_percent_of_the_time():
+    covered = 0
+    people_wider = 0
+    judge_covered = 0
+    reps = 400
+    for seed in range(reps):
+        truth, judge, sample = _simulate(seed)
+        true_mean = sum(truth) / len(truth)  # the estimand: the pass rate of these responses
+        result = ppi_mean(judge, [judge[i] for i in sample], [truth[i] for i in sample])
+        covered += result.corrected.low <= true_mean <= result.corrected.high
+        judge_covered += result.judge.low <= true_mean <= result.judge.high
+        people_wider += ((result.people.high - result.people.low)
+                         > (result.corrected.high - result.corrected.low))
+    assert 0.92 <= covered / reps <= 0.98
+    # the judge's own interval is centred on its bias: it almost never covers the truth
+    assert judge_covered / reps < 0.05
+    # about 75% right and biased: PPI is not wider than people's 100 alone
+    assert people_wider / reps > 0.5
+
+
+def test_ppi_is_narrower_than_people_alone_only_when_the_judge_is_good():
+    truth, judge, sample = _simulate(1, flip=0.02, bias=0.05)
+    good = ppi_mean(judge, [judge[i] for i in sample], [truth[i] for i in sample])
+    rng = random.Random(2)
+    noise = [rng.randint(0, 1) for _ in truth]  # a judge that knows nothing
+    bad = ppi_mean(noise, [noise[i] for i in sample], [truth[i] for i in sample])
+    width = lambda f: f.high - f.low  # noqa: E731
+    assert width(good.corrected) < 0.8 * width(good.people)
+    assert width(bad.corrected) > width(bad.people)

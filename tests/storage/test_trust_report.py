@@ -1,0 +1,171 @@
+"""The trust report on a real database, each figure recomputed independently here (numpy,
+statsmodels, scikit-learn) from what was seeded."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from sklearn.linear_model import LinearRegression
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
+
+from storage.services import trust_json, trust_report
+from storage.services.blindness import Sight
+from tests.kinds import LIKERT
+from tests.storage import trust_seed
+
+VALUE = {"MET": 1.0, "UNMET": 0.0, **{o.label: o.value for o in LIKERT}}
+
+
+@pytest.fixture
+def world(sessions):
+    return trust_seed.seed(sessions)
+
+
+def _judge(report, world, key):
+    return report.judge(f"run:{world.runs[key]}")
+
+
+def test_corrected_estimate_uses_only_the_random_sample(sessions, world):
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    assert report.sample_size == trust_seed.SAMPLE
+    assert report.sampled_reviewed == trust_seed.SAMPLE
+    assert report.reviewed_outside_sample == trust_seed.HARD_CASES
+    a1 = _judge(report, world, "a1")
+    for j, row in enumerate(a1.criteria):
+        f_all = np.array([VALUE[world.judged["a1"][rid][j]] for rid in world.response_ids])
+        f_s = np.array([VALUE[world.judged["a1"][rid][j]] for rid in world.sample])
+        y_s = np.array([VALUE[world.human[rid][j]] for rid in world.sample])
+        theta = f_all.mean() + (y_s - f_s).mean()
+        half = 1.959963984540054 * math.sqrt(
+            f_all.var(ddof=1) / len(f_all) + (y_s - f_s).var(ddof=1) / len(y_s))
+        c = row.corrected
+        assert c.corrected.value == pytest.approx(theta)
+        assert c.corrected.low == pytest.approx(theta - half)
+        assert c.corrected.n == trust_seed.SAMPLE  # the 5 hard cases are not in it
+        assert c.people.value == pytest.approx(y_s.mean())
+        assert c.judge.value == pytest.approx(f_all.mean()) and c.judge.n == len(f_all)
+    assert a1.criteria[1].unit == "option value"
+    assert a1.cost_per_1000 == pytest.approx(2.0)
+
+
+def test_runs_of_the_same_judge_are_stability_samples(sessions, world):
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    a1, b = _judge(report, world, "a1"), _judge(report, world, "b")
+    assert a1.samples == (world.runs["a1"], world.runs["a2"]) and a1.replayed == ()
+    assert b.samples == (world.runs["b"],) and all(r.stability is None for r in b.criteria)
+    for j, row in enumerate(a1.criteria):
+        pairs = [(world.judged["a1"][rid][j], world.judged["a2"][rid][j])
+                 for rid in world.response_ids]
+        flips = sum(1 for x, y in pairs if x != y)
+        assert row.stability.flip_rate.value == pytest.approx(flips / len(pairs))
+        labels = sorted({v for p in pairs for v in p})
+        table = np.array([[p.count(label) for label in labels] for p in pairs])
+        assert row.stability.fleiss_kappa.value == pytest.approx(
+            sm_fleiss_kappa(table, method="fleiss"))
+        assert row.stability.fleiss_kappa.n == len(pairs)
+    assert "across 2 samples" in a1.verdict
+
+
+def test_a_run_replayed_from_the_cache_is_not_a_sample(sessions, world):
+    trust_seed.mark_replayed(sessions, world.runs["a2"])
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    a1 = _judge(report, world, "a1")
+    assert a1.samples == (world.runs["a1"],) and a1.replayed == (world.runs["a2"],)
+    assert all(r.stability is None for r in a1.criteria)
+    assert "stability not measured" in a1.verdict
+
+
+def test_length_slopes_match_ols(sessions, world):
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    row = _judge(report, world, "a1").criteria[0]
+    ids = world.response_ids
+    x = np.array([world.lengths[r] for r in ids]) / 1000
+    y = np.array([VALUE[world.judged["a1"][r][0]] for r in ids])
+    model = LinearRegression().fit(x[:, None], y)
+    assert row.length_all.slope.value == pytest.approx(model.coef_[0])
+    assert row.length_all.slope.n == len(ids)
+    reviewed = [*world.sample, *world.hard]
+    xr = np.array([world.lengths[r] for r in reviewed]) / 1000
+    yr = np.array([VALUE[world.judged["a1"][r][0]] for r in reviewed])
+    human = np.array([VALUE[world.human[r][0]] for r in reviewed])
+    fitted = sm.OLS(yr, sm.add_constant(np.column_stack([xr, human]))).fit()
+    assert row.length_controlled.slope.value == pytest.approx(fitted.params[1])
+    assert row.length_controlled.slope.n == len(reviewed)
+    low, high = row.length_controlled.slope.low, row.length_controlled.slope.high
+    assert low <= row.length_controlled.slope.value <= high
+
+
+def test_position_effect_from_recorded_shuffles(sessions, world):
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    labels = [o.label for o in LIKERT]
+    for key in ("a1", "b"):
+        row = _judge(report, world, key).criteria[1]
+        first = [world.shown[key][rid].index(labels.index(world.judged[key][rid][1])) == 0
+                 for rid in world.response_ids]
+        assert row.position.first_rate == pytest.approx(sum(first) / len(first))
+        assert row.position.expected == pytest.approx(1 / len(LIKERT))
+        assert row.position.excess.n == len(first)
+    # a1 picks the first option shown on ~30% of responses on top of chance: detected
+    assert _judge(report, world, "a1").criteria[1].position.excess.low > 0
+    assert _judge(report, world, "a1").criteria[0].position is None  # binary: no options
+
+
+def test_a_blind_reviewer_gets_no_corrected_estimate_from_verdicts_they_cannot_see(
+        sessions, world):
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id,
+                                       sight=Sight(viewer="someone-else", sees_all=False))
+    a1 = _judge(report, world, "a1")
+    assert report.sampled_reviewed == 0
+    assert all(r.corrected.corrected.value is None and r.corrected.people.n == 0
+               for r in a1.criteria)
+    assert a1.agreement is None or a1.agreement.pairs_used == 0
+
+
+def test_without_a_random_sample_nothing_is_corrected(sessions, world):
+    from storage.services import review_sets
+    from tests.actors import ADMIN
+
+    review_sets.update_settings(sessions, actor=ADMIN, dataset_id=world.dataset_id,
+                                rubric_version_id=world.version_id, reviewers_per_response=1,
+                                sample_size=0)
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    assert report.sample_size == 0
+    assert report.reviewed_outside_sample == trust_seed.SAMPLE + trust_seed.HARD_CASES
+    assert all(r.corrected.corrected.value is None
+               for r in _judge(report, world, "a1").criteria)
+    assert report.notes and "random sample" in report.notes[0]
+    data = trust_json.trust_json(report)
+    assert data["reviewed_outside_sample_left_out"] == 25
+
+
+def test_agreement_command_prints_the_trust_fields(sessions, world, db_url, capsys):
+    from storage import cli
+
+    status = cli.main(["agreement", "--dataset", "Trust answers", "--rubric", "Trust",
+                       "--format", "json", "--db", db_url])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    trust = json.loads(out.out)["trust"]
+    assert trust["random_sample_size"] == trust_seed.SAMPLE
+    assert trust["reviewed_outside_sample_left_out"] == trust_seed.HARD_CASES
+    a1 = next(j for j in trust["judges"] if j["source"] == f"run:{world.runs['a1']}")
+    expected = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    same = _judge(expected, world, "a1")
+    assert a1["verdict"] == same.verdict
+    assert a1["stability_samples"] == [f"run:{world.runs['a1']}", f"run:{world.runs['a2']}"]
+    accurate = a1["criteria"][0]
+    corrected = accurate["corrected_estimate"]["corrected"]
+    assert corrected["value"] == pytest.approx(same.criteria[0].corrected.corrected.value)
+    assert corrected["n"] == trust_seed.SAMPLE and len(corrected["ci95"]) == 2
+    assert accurate["stability"]["fleiss_kappa"]["n"] == trust_seed.RESPONSES
+    assert accurate["length_per_1000_chars"]["within_human_verdict"]["n"] == 25
+    assert a1["criteria"][1]["position_first_shown"]["excess"]["n"] == trust_seed.RESPONSES
+    assert a1["cost_per_1000_responses"] == pytest.approx(2.0)
+    assert cli.main(["agreement", "--dataset", "Trust answers", "--rubric", "Trust",
+                     "--format", "text", "--db", db_url]) == 0
+    text = capsys.readouterr().out
+    assert same.verdict in text and "random sample only" in text

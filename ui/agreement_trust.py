@@ -1,0 +1,99 @@
+"""Agreement page: how far to trust a judge — corrected estimates, stability, length and
+position effects, cost. Every figure with its n and 95% interval; the numbers come from
+storage.services.trust_report (docs/guide/trust.md says what each one means)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from grading.trust.figures import Figure
+from storage.services.trust_report import JudgeTrust, TrustReport
+from ui import safe_text
+from ui.agreement_text import fmt_cost
+
+
+def _fig(figure: Figure | None, digits: int = 2, signed: bool = False) -> str:
+    """``0.62 [0.55, 0.69] (n=120)``; ``— (n=0)`` without a value."""
+    if figure is None:
+        return "—"
+    if figure.value is None:
+        return f"— (n={figure.n})"
+    form = f"{{:{'+' if signed else ''}.{digits}f}}"
+    interval = ("" if figure.low is None else
+                f" [{form.format(figure.low)}, {form.format(figure.high)}]")
+    return f"{form.format(figure.value)}{interval} (n={figure.n})"
+
+
+def render_trust(report: TrustReport) -> None:
+    st.subheader("How far to trust this judge")
+    if not report.judges:
+        st.info("No judge with per-criterion verdicts yet: grade this dataset on the Grade "
+                "page.")
+        return
+    options = {j.source_key: j for j in report.judges}
+    if st.session_state.get("agreement_trust_judge") not in options:
+        st.session_state["agreement_trust_judge"] = next(iter(options))
+    judge = options[st.selectbox(
+        "Judge", list(options), key="agreement_trust_judge",
+        format_func=lambda k: safe_text.text(options[k].label))]
+    st.markdown(f"**Verdict:** {safe_text.md(judge.verdict)}")
+    cost = ("unknown" if judge.cost_per_1000 is None else fmt_cost(judge.cost_per_1000))
+    unpriced = f" ({judge.unpriced} grades unpriced)" if judge.unpriced else ""
+    st.caption(f"Cost per 1,000 responses: {cost}{unpriced}")
+    _render_corrected(report, judge)
+    _render_stability(report, judge)
+    _render_bias(judge)
+
+
+def _render_corrected(report: TrustReport, judge: JudgeTrust) -> None:
+    st.markdown("**Corrected estimates** (prediction-powered, 95% interval)")
+    rows = [{"Criterion": safe_text.text(r.label), "Unit": r.unit,
+             "Judge's mean": _fig(r.corrected.judge),
+             "People's mean on the sample": _fig(r.corrected.people),
+             "Corrected estimate": _fig(r.corrected.corrected)} for r in judge.criteria]
+    rows.append({"Criterion": "Score", "Unit": "score",
+                 "Judge's mean": _fig(judge.score.judge),
+                 "People's mean on the sample": _fig(judge.score.people),
+                 "Corrected estimate": _fig(judge.score.corrected)})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(
+        f"Counted: {report.rule}. {report.sampled_reviewed} of the random sample's "
+        f"{report.sample_size} responses reviewed; {report.reviewed_outside_sample} "
+        "reviewed responses outside the sample are left out of these figures.")
+    for note in report.notes:
+        st.info(note)
+
+
+def _render_stability(report: TrustReport, judge: JudgeTrust) -> None:
+    st.markdown("**Stability across samples**")
+    if len(judge.samples) < 2:
+        left = (f" Runs {', '.join(f'#{r}' for r in judge.replayed)} replayed every answer "
+                "from the cache and measure nothing." if judge.replayed else "")
+        st.caption("Not measured: one run of this judge (same model and grader) on this "
+                   f"dataset. Run it again with the cache off to measure it.{left}")
+        return
+    rows = [{"Criterion": safe_text.text(r.label),
+             "Flip rate": _fig(r.stability.flip_rate),
+             "Fleiss' κ": _fig(r.stability.fleiss_kappa),
+             "Noisy": "yes" if r.stability.noisy else "no"}
+            for r in judge.criteria if r.stability is not None]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(f"Samples: runs {', '.join(f'#{r}' for r in judge.samples)} (same rubric "
+               "version, dataset, model and grader). Noisy: mean variance of the verdict "
+               f"across samples above {report.noisy_threshold}.")
+
+
+def _render_bias(judge: JudgeTrust) -> None:
+    st.markdown("**Length and position effects**")
+    rows = [{"Criterion": safe_text.text(r.label), "Unit": r.unit,
+             "Per 1,000 characters (all responses)": _fig(r.length_all.slope, signed=True),
+             "Within the human verdict": _fig(r.length_controlled.slope, signed=True),
+             "First-shown option chosen, minus chance": (
+                 _fig(r.position.excess, signed=True) if r.position else "not shuffled")}
+            for r in judge.criteria]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption("All responses: association (longer answers may simply be better). Within "
+               "the human verdict: among responses people judged alike — the judge's own "
+               "length effect. An effect is named in the verdict only when its interval "
+               "excludes 0.")
