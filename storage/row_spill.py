@@ -9,6 +9,7 @@ and the write transaction reads a compact file instead of parsing the sheet agai
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import tempfile
 from collections.abc import Iterator
@@ -46,7 +47,9 @@ class RowSpill:
                 return
 
     def close(self) -> None:
-        self._file.close()
+        # A full disk on the last flush: the rows are thrown away anyway.
+        with contextlib.suppress(OSError):
+            self._file.close()
 
     def __enter__(self) -> RowSpill:
         return self

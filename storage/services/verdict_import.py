@@ -18,11 +18,13 @@ no write lock; the checked rows go to a temporary file (storage/row_spill.py) an
 duplicate check keeps a compact index (storage/first_seen.py), so memory does not grow with
 the file. Only a file without a single problem reaches the second pass: one transaction that
 reads the spilled rows back a batch at a time, compares each batch with its reviewers'
-current verdicts and appends the changed ones with one INSERT. The trade-off: on SQLite the
-write lock is taken by the first INSERT and held until the commit, i.e. over the batches'
-reads and inserts (not over parsing or checking the sheet); writing each batch in its own
-transaction would free the lock between batches but could leave half an import behind after
-a failure (full disk, a lost connection), which the import never does.
+current verdicts (the new rows, chained, are parked again), then appends them with one
+INSERT per batch. The trade-off: on SQLite the write lock is taken by the first INSERT and
+held until the commit, i.e. over all the inserts (not over parsing, checking or the reads);
+writing each batch in its own transaction would free the lock between batches but could
+leave half an import behind after a failure (full disk, a lost connection), which the
+import never does. A reviewer's save landing between the reads and the inserts makes the
+whole second pass run again (reviews.retry_until_saved).
 
 The sheet's cells are spreadsheet-safe (storage/csv_cells.py: a text cell that would start a
 formula gets a leading ``'``); the import removes exactly that prefix again, so an exported
@@ -32,6 +34,7 @@ sheet imports back to the same ids, names, reviewers and notes.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -136,8 +139,16 @@ def import_human_verdicts(
             reader.close()
             raise ImportProblemsError([Problem("", "the file is empty")],
                                       source=reader.filename)
-        for where, record in reader:
-            checker.check(where, record, reader.columns)
+        try:
+            for where, record in reader:
+                checker.check(where, record, reader.columns)
+        except OSError as exc:  # the temporary folder is full (the sheet itself is open)
+            reader.close()
+            raise ImportProblemsError([Problem("", (
+                f"cannot park the checked rows in the temporary folder "
+                f"{tempfile.gettempdir()}: {exc.strerror or exc}; free some space there "
+                "(or set TMPDIR to a folder with room) and import again"))],
+                source=reader.filename) from None
         if reader.problems:
             raise ImportProblemsError(reader.problems, source=reader.filename)
         if not reader.rows_read:
@@ -150,10 +161,19 @@ def import_human_verdicts(
 
         def work() -> _Written:
             written = _Written()
-            with sessions.begin() as session:
+            with sessions.begin() as session, RowSpill(1) as ready:
                 criteria = [c.id for c in rubric_repo.criteria_of(session, rubric_version_id)]
+                # Reads first (a batch at a time, each batch's new rows parked again), then
+                # the inserts: SQLite's write lock is taken by the first INSERT, so it is held
+                # for the inserts alone, not for the reads between them.
                 for batch in spill.batches():
-                    _append_batch(session, rubric_version_id, criteria, batch, names, written)
+                    values = _new_rows(session, rubric_version_id, criteria, batch, names,
+                                       written)
+                    if values:
+                        ready.append(values)
+                now = m.utcnow()
+                for [values] in ready.batches():
+                    _insert(session, rubric_version_id, values, now)
                 if written.verdicts:
                     rubric_repo.freeze(session, rubric_version_id)
                     dataset = session.get(m.DatasetRow, dataset_id)
@@ -186,11 +206,10 @@ class _Written:
     per: Counter = field(default_factory=Counter)
 
 
-def _append_batch(session, rubric_version_id: int, criteria: list[int], batch: list[_Row],
-                  names: dict[str, str], written: _Written) -> None:
-    """Append the rows of one batch that differ from their reviewer's current verdict
-    (carried ones included), each chained to its stream's current verdict on this very
-    criterion, with one INSERT."""
+def _new_rows(session, rubric_version_id: int, criteria: list[int], batch: list[_Row],
+              names: dict[str, str], written: _Written) -> list[tuple]:
+    """The rows of one batch that differ from their reviewer's current verdict (carried ones
+    included), each chained to its stream's current verdict on this very criterion."""
     ids = sorted({r.response_id for r in batch})
     reviewed, _adj, _numbers, _v = consensus.gather(session, ids, rubric_version_id)
     current = {(h.response_id, h.criterion_id, h.reviewer_key): (h.verdict, h.option, h.note)
@@ -199,29 +218,34 @@ def _append_batch(session, rubric_version_id: int, criteria: list[int], batch: l
     changed = [r for r in batch if current.get((r.response_id, r.criterion_id, r.reviewer))
                != (r.verdict, r.option, r.note)]
     if not changed:
-        return
+        return []
     latest = {(row.response_id, row.criterion_id, row.stream): (row.id, row.seq)
               for row, _prev in verdict_repo.current_rows(
                   session, sorted({r.response_id for r in changed}), criteria)}
-    now = m.utcnow()
     values = []
     for r in changed:
         before = latest.get((r.response_id, r.criterion_id, r.reviewer))
-        values.append({
-            "response_id": r.response_id, "rubric_version_id": rubric_version_id,
-            "criterion_id": r.criterion_id, "stream": r.reviewer,
-            "seq": before[1] + 1 if before else 1, "verdict": r.verdict.value,
-            "reviewer_key": r.reviewer, "reviewer": names.get(r.reviewer, r.reviewer),
-            "note": r.note, "replaces_id": before[0] if before else None,
-            "review_seconds": None, "created_at": now, "option": r.option,
-        })
+        values.append((r.response_id, r.criterion_id, r.reviewer,
+                       before[1] + 1 if before else 1, r.verdict.value,
+                       names.get(r.reviewer, r.reviewer), r.note,
+                       before[0] if before else None, r.option))
         written.responses.add(r.response_id)
         written.per[r.reviewer] += 1
     written.verdicts += len(values)
+    return values
+
+
+def _insert(session, rubric_version_id: int, values: list[tuple], now) -> None:
     # Core's executemany on the table (the ORM's bulk path costs as much again per row).
     # The unique (response, criterion, stream, seq) key still catches a reviewer who saved
     # the same criterion meanwhile: the whole import then runs again.
-    session.execute(insert(_TABLE), values)
+    session.execute(insert(_TABLE), [
+        {"response_id": response_id, "rubric_version_id": rubric_version_id,
+         "criterion_id": criterion_id, "stream": key, "seq": seq, "verdict": verdict,
+         "reviewer_key": key, "reviewer": name, "note": note, "replaces_id": replaces,
+         "review_seconds": None, "created_at": now, "option": option}
+        for response_id, criterion_id, key, seq, verdict, name, note, replaces, option
+        in values])
 
 
 class _Checker:

@@ -128,3 +128,25 @@ def test_memory_does_not_grow_with_the_sheet(sessions, tmp_path, monkeypatch):
     large_peak = _peak(lambda: _import(sessions, version, dataset, large))
     assert _count(sessions) == 8 + 2_000 + 8_000
     assert large_peak <= 1.5 * small_peak, (small_peak, large_peak)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_full_temporary_folder_is_one_sentence_and_writes_nothing(sessions, tmp_path,
+                                                                    monkeypatch):
+    import tempfile
+
+    from tests.storage.tmpfs import small_tmpfs
+
+    monkeypatch.setattr(verdict_import, "WRITE_BATCH", 50)
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, count=400)
+    sheet = _write_sheet(tmp_path / "sheet.csv", 400, ("ann", "bo"))  # ~150 KB parked
+    before = _count(sessions)
+    with small_tmpfs(tmp_path / "tmp", "64k") as tiny:
+        monkeypatch.setattr(tempfile, "tempdir", str(tiny))
+        with pytest.raises(ImportProblemsError) as caught:
+            _import(sessions, version, dataset, sheet)
+    text = str(caught.value)
+    assert "cannot park the checked rows in the temporary folder" in text, text
+    assert "No space left on device" in text and "set TMPDIR" in text
+    assert _count(sessions) == before
