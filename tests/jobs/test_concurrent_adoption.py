@@ -71,3 +71,36 @@ def test_concurrent_adoptions_let_one_win_and_tell_the_other(sessions, fake_prov
                                   ).all()
     assert carried == 6
     assert adopted == [versions[-1].id]  # only the winning trial is marked adopted
+
+
+def test_concurrent_edits_of_a_frozen_version_each_make_their_own_version(sessions):
+    """Two admins saving edits of a frozen version at once (two app processes on one SQLite
+    file): before, the second collided on the version number with a raw IntegrityError;
+    now each edit lands as its own new version, numbered one after the other."""
+    from grading.types import Criterion
+
+    version = rubrics.create_rubric(sessions, "Edited", [
+        Criterion(name="accurate", requirement="States the dose", weight=10)], actor=ADMIN)
+    rubrics.freeze_version(sessions, version.id, actor=ADMIN)
+    barrier = threading.Barrier(4)
+    outcomes: list[object] = [None] * 4
+
+    def edit(index: int) -> None:
+        barrier.wait()
+        try:
+            outcomes[index] = rubrics.save_criteria(sessions, version.id, [Criterion(
+                name="accurate", requirement=f"States the dose ({index})", weight=10)],
+                actor=ADMIN)
+        except Exception as exc:  # the test sorts what came out
+            outcomes[index] = exc
+
+    threads = [threading.Thread(target=edit, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not [o for o in outcomes if isinstance(o, BaseException)], outcomes
+    assert sorted(o.number for o in outcomes) == [2, 3, 4, 5]
+    versions = rubrics.list_versions(sessions, version.rubric_id)
+    assert sorted(v.criteria[0].requirement for v in versions[1:]) == [
+        f"States the dose ({i})" for i in range(4)]
