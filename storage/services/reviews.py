@@ -108,9 +108,12 @@ def _unless_unreachable_for_now(exc: Exception, limit: float, wait: float) -> No
     unreachable = is_server_unreachable(exc)
     if unreachable and time.monotonic() + wait <= limit:
         return
-    advice = " — try again in a moment" if unreachable else ""
-    raise DatabaseUnavailableError(
-        f"{describe_db_error(exc)}; nothing was saved{advice}") from None
+    cause = describe_db_error(exc)
+    advice = ("try again in a moment" if unreachable
+              else "free some disk space, then try again" if "full" in cause
+              else "make the database writable, then try again" if "read-only" in cause
+              else "try again")
+    raise DatabaseUnavailableError(f"{cause}; nothing was saved — {advice}") from None
 
 
 def _is_unique(exc: IntegrityError) -> bool:

@@ -99,3 +99,35 @@ def test_panel_create_while_sqlite_is_locked_is_one_sentence(held_write_lock, ca
         assert panels.list_panels(sessions) == []  # nothing half-made
     finally:
         sessions.kw["bind"].dispose()
+
+
+def test_a_verdict_import_that_fills_the_disk_is_one_sentence_and_writes_nothing(
+        tmp_path, capsys):
+    """The database on a small real filesystem that the import's verdicts fill up."""
+    from sqlalchemy import func, select
+
+    from storage import models as m
+    from tests.storage.helpers import make_dataset, make_rubric
+
+    with small_tmpfs(tmp_path / "disk", "2m") as disk:
+        url = f"sqlite:///{disk / 'workbench.db'}"
+        sessions = open_database(url)
+        make_rubric(sessions)
+        make_dataset(sessions, count=500)
+        sheet = tmp_path / "sheet.csv"
+        with sheet.open("w", encoding="utf-8") as handle:
+            handle.write("response_id,criterion,verdict,reviewer,note\n")
+            for i in range(500):
+                for criterion in ("accurate", "cites", "concise", "harmful"):
+                    handle.write(f"r{i},{criterion},MET,ann,{'a long note ' * 150}\n")
+        status = cli.main(["import-verdicts", "--db", url, "--rubric", "Dosing",
+                           "--dataset", "Answers", "--create-reviewers", str(sheet)])
+        err = capsys.readouterr().err
+        with sessions() as session:
+            written = session.scalar(select(func.count()).select_from(m.HumanVerdictRow))
+        sessions.kw["bind"].dispose()
+    assert status != 0
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert ("the disk holding the database is full; nothing was saved — free some disk space, "
+            "then try again") in err, err
+    assert written == 0
