@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from grading.types import Verdict
 from storage import csv_cells, limits
@@ -52,12 +51,12 @@ from storage.errors import ImportProblemsError, InvalidInputError, Problem
 from storage.first_seen import FirstSeen
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
-from storage.repositories import verdicts as verdict_repo
 from storage.response_files import RowReader
 from storage.row_spill import RowSpill
-from storage.services import consensus, people, reviewer_names, reviews
+from storage.services import people, reviewer_names, reviews
 from storage.services.reviewers import Actor, Role, require
 from storage.services.verdict_sheet import COLUMNS, export_verdict_sheet_csv
+from storage.services.verdict_writes import Written, insert_rows, new_rows
 
 __all__ = ["COLUMNS", "VerdictImportSummary", "export_verdict_sheet_csv",
            "import_human_verdicts"]
@@ -71,7 +70,6 @@ _CANDIDATES = {
 _NOTE_CANDIDATES = ("note", "explanation", "comment")
 # Verdicts per INSERT statement (one executemany each).
 WRITE_BATCH = 5_000
-_TABLE = m.HumanVerdictRow.__table__
 # Rows named per unknown reviewer in the message.
 _ROWS_SHOWN = 5
 
@@ -159,21 +157,21 @@ def import_human_verdicts(
             require(actor, Role.ADMIN, "import verdicts for other reviewers")
         names = checker.names
 
-        def work() -> _Written:
-            written = _Written()
+        def work() -> Written:
+            written = Written()
             with sessions.begin() as session, RowSpill(1) as ready:
                 criteria = [c.id for c in rubric_repo.criteria_of(session, rubric_version_id)]
                 # Reads first (a batch at a time, each batch's new rows parked again), then
                 # the inserts: SQLite's write lock is taken by the first INSERT, so it is held
                 # for the inserts alone, not for the reads between them.
                 for batch in spill.batches():
-                    values = _new_rows(session, rubric_version_id, criteria, batch, names,
+                    values = new_rows(session, rubric_version_id, criteria, batch, names,
                                        written)
                     if values:
                         ready.append(values)
                 now = m.utcnow()
                 for [values] in ready.batches():
-                    _insert(session, rubric_version_id, values, now)
+                    insert_rows(session, rubric_version_id, values, now)
                 if written.verdicts:
                     rubric_repo.freeze(session, rubric_version_id)
                     dataset = session.get(m.DatasetRow, dataset_id)
@@ -197,55 +195,6 @@ def import_human_verdicts(
         blank=checker.blank, per_reviewer=tuple(sorted(per.items(), key=lambda p: (-p[1], p[0]))),
         created=tuple(sorted(k for k in created if k in per)),
     )
-
-
-@dataclass
-class _Written:
-    verdicts: int = 0
-    responses: set[int] = field(default_factory=set)
-    per: Counter = field(default_factory=Counter)
-
-
-def _new_rows(session, rubric_version_id: int, criteria: list[int], batch: list[_Row],
-              names: dict[str, str], written: _Written) -> list[tuple]:
-    """The rows of one batch that differ from their reviewer's current verdict (carried ones
-    included), each chained to its stream's current verdict on this very criterion."""
-    ids = sorted({r.response_id for r in batch})
-    reviewed, _adj, _numbers, _v = consensus.gather(session, ids, rubric_version_id)
-    current = {(h.response_id, h.criterion_id, h.reviewer_key): (h.verdict, h.option, h.note)
-               for per_criterion in reviewed.values() for found in per_criterion.values()
-               for h in found}
-    changed = [r for r in batch if current.get((r.response_id, r.criterion_id, r.reviewer))
-               != (r.verdict, r.option, r.note)]
-    if not changed:
-        return []
-    latest = {(row.response_id, row.criterion_id, row.stream): (row.id, row.seq)
-              for row, _prev in verdict_repo.current_rows(
-                  session, sorted({r.response_id for r in changed}), criteria)}
-    values = []
-    for r in changed:
-        before = latest.get((r.response_id, r.criterion_id, r.reviewer))
-        values.append((r.response_id, r.criterion_id, r.reviewer,
-                       before[1] + 1 if before else 1, r.verdict.value,
-                       names.get(r.reviewer, r.reviewer), r.note,
-                       before[0] if before else None, r.option))
-        written.responses.add(r.response_id)
-        written.per[r.reviewer] += 1
-    written.verdicts += len(values)
-    return values
-
-
-def _insert(session, rubric_version_id: int, values: list[tuple], now) -> None:
-    # Core's executemany on the table (the ORM's bulk path costs as much again per row).
-    # The unique (response, criterion, stream, seq) key still catches a reviewer who saved
-    # the same criterion meanwhile: the whole import then runs again.
-    session.execute(insert(_TABLE), [
-        {"response_id": response_id, "rubric_version_id": rubric_version_id,
-         "criterion_id": criterion_id, "stream": key, "seq": seq, "verdict": verdict,
-         "reviewer_key": key, "reviewer": name, "note": note, "replaces_id": replaces,
-         "review_seconds": None, "created_at": now, "option": option}
-        for response_id, criterion_id, key, seq, verdict, name, note, replaces, option
-        in values])
 
 
 class _Checker:
