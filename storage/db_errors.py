@@ -27,6 +27,20 @@ def is_storage_fault(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError | OSError)
 
 
+SERVER_UNREACHABLE = "the database server cannot be reached (restarting or down)"
+
+
+def _unreachable(lowered: str) -> bool:
+    return any(word in lowered for word in ("connection", "terminat", "shutdown",
+                                            "server closed", "not accepting", "starting up",
+                                            "could not connect"))
+
+
+def is_server_unreachable(exc: BaseException) -> bool:
+    """A lost or refused connection (a PostgreSQL restart): likely to pass within seconds."""
+    return is_storage_fault(exc) and _unreachable(str(_root(exc)).split("\n", 1)[0].lower())
+
+
 def describe_db_error(exc: BaseException) -> str:
     """A short cause (never the SQL statement or parameters)."""
     root = _root(exc)
@@ -40,8 +54,7 @@ def describe_db_error(exc: BaseException) -> str:
         return "the database is read-only"
     if "locked" in lowered or "busy" in lowered:
         return "the database stayed locked by another process"
-    if any(word in lowered for word in ("connection", "terminat", "shutdown", "server closed",
-                                        "not accepting", "starting up", "could not connect")):
-        return "the database server cannot be reached (restarting or down)"
+    if _unreachable(lowered):
+        return SERVER_UNREACHABLE
     name = type(root).__name__
     return f"the database refused the write ({name}: {text[:160]})"

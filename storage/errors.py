@@ -35,6 +35,11 @@ class StaleVerdictError(StorageError):
         self.current_id = current_id
 
 
+class DatabaseUnavailableError(StorageError):
+    """The database could not take a write (server down or restarting, disk full, read-only);
+    nothing was written."""
+
+
 class InvalidStateError(StorageError, ValueError):
     """The operation does not fit the object's state (e.g. a finished run cannot start)."""
 

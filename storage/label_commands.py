@@ -84,8 +84,9 @@ def import_verdicts(
 ) -> int:
     """Import human verdicts from a CSV; every problem is printed and nothing is written.
     A reviewer the workbench does not know is a problem unless ``create_reviewers``."""
-    try:
-        data = Path(path).read_bytes()
+    try:  # the file itself is streamed by the import; here only whether it can be opened
+        with open(path, "rb"):
+            pass
     except OSError as exc:
         print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 1
@@ -93,9 +94,9 @@ def import_verdicts(
         sessions = open_database(db)
         version_id, dataset_id = labels.resolve_scope(
             sessions, rubric=rubric, dataset=dataset, version=version)
-        summary = labels.import_human_verdicts(sessions, version_id, dataset_id, data,
-                                               Path(path).name, actor=command_line_actor(),
-                                               create_reviewers=create_reviewers)
+        summary = labels.import_human_verdicts(
+            sessions, version_id, dataset_id, Path(path), Path(path).name,
+            actor=command_line_actor(), create_reviewers=create_reviewers)
     except ImportProblemsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

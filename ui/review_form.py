@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitInvalidLayoutContextError
 
-from storage.errors import InvalidInputError
+from storage.errors import InvalidInputError, StorageError
 from storage.services import reviews
 from storage.services.review_queue import ResponseDetail
 from storage.services.reviewers import (
@@ -212,7 +212,9 @@ def write_due(actor: Actor | None, due: Due | None = None) -> bool:
         s.review_flash = ("error", md_escape(str(exc)))
         s.review_position = due.position
         st.rerun()
-    except (InvalidInputError, PermissionDeniedError) as exc:
+    except (InvalidInputError, PermissionDeniedError, StorageError) as exc:
+        # StorageError: the database could not take it (a PostgreSQL restart that outlasted
+        # the retries, a full disk, too busy): one sentence, the choices kept in the form.
         s.review_flash = ("error", md_escape(str(exc)))
         if due.advance:
             _go_back(due, keep=due.wanted)

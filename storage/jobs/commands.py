@@ -261,6 +261,9 @@ def _database_problem(exc: BaseException, url: str) -> str:
                   "and -shm file next to it), or give another one with --db")
     elif "full" in cause:
         advice = "free some disk space, then run the same command again"
+    elif "locked" in cause:
+        advice = ("another program is writing to it (the app, a worker or an import); nothing "
+                  "was changed — run the same command again when it has finished")
     return f"the database {where} cannot be used: {cause}; {advice}"
 
 

@@ -19,10 +19,16 @@ from storage import limits
 from storage import models as m
 from storage.choices import stored_choice
 from storage.convert import criterion_info, grade_info, human_verdict_info
+from storage.db_errors import describe_db_error, is_server_unreachable, is_storage_fault
 from storage.dto import EffectiveGrade, HumanScore, HumanVerdictInfo
 from storage.effective import compute_effective_grade, compute_human_score
 from storage.engine import SessionFactory
-from storage.errors import InvalidInputError, NotFoundError, StaleVerdictError
+from storage.errors import (
+    DatabaseUnavailableError,
+    InvalidInputError,
+    NotFoundError,
+    StaleVerdictError,
+)
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
@@ -47,6 +53,8 @@ UNCHECKED: Final = _Unchecked()
 # (then the error says the database is too busy); the wait between tries grows from
 # _FIRST_WAIT_S to _MAX_WAIT_S with jitter, so colliding writers spread out.
 SAVE_DEADLINE_S = 30.0
+# A database server that cannot be reached (restarting) is waited for this long at most.
+UNREACHABLE_DEADLINE_S = 15.0
 _FIRST_WAIT_S = 0.005
 _MAX_WAIT_S = 0.5
 T = TypeVar("T")
@@ -63,6 +71,7 @@ def retry_until_saved(work: Callable[[], T], *, deadline_s: float | None = None)
     lock time-out runs the transaction again.
     """
     limit = time.monotonic() + (SAVE_DEADLINE_S if deadline_s is None else deadline_s)
+    unreachable_limit = time.monotonic() + min(UNREACHABLE_DEADLINE_S, limit - time.monotonic())
     wait = _FIRST_WAIT_S
     while True:
         try:
@@ -76,7 +85,11 @@ def retry_until_saved(work: Callable[[], T], *, deadline_s: float | None = None)
             # SQLite under heavy contention can give up on the write lock; the whole
             # transaction (including the stale-form check) simply runs again.
             if "locked" not in str(exc).lower():
+                _unless_unreachable_for_now(exc, unreachable_limit, wait)
+        except Exception as exc:
+            if not is_storage_fault(exc):
                 raise
+            _unless_unreachable_for_now(exc, unreachable_limit, wait)
         if time.monotonic() + wait > limit:
             raise StaleVerdictError(
                 "the database was too busy to save this verdict for "
@@ -84,6 +97,23 @@ def retry_until_saved(work: Callable[[], T], *, deadline_s: float | None = None)
                 "nothing was saved — try again", current_id=None)
         time.sleep(wait * (0.5 + random.random()))
         wait = min(wait * 2, _MAX_WAIT_S)
+
+
+def _unless_unreachable_for_now(exc: Exception, limit: float, wait: float) -> None:
+    """A database server that went away (a PostgreSQL restart) is waited for until ``limit``
+    (the pool's pre-ping reconnects); any other fault, or a longer absence, is one clear
+    error. Nothing was written: the transaction never committed."""
+    if not is_storage_fault(exc):
+        raise exc
+    unreachable = is_server_unreachable(exc)
+    if unreachable and time.monotonic() + wait <= limit:
+        return
+    cause = describe_db_error(exc)
+    advice = ("try again in a moment" if unreachable
+              else "free some disk space, then try again" if "full" in cause
+              else "make the database writable, then try again" if "read-only" in cause
+              else "try again")
+    raise DatabaseUnavailableError(f"{cause}; nothing was saved — {advice}") from None
 
 
 def _is_unique(exc: IntegrityError) -> bool:

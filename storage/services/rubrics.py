@@ -144,6 +144,18 @@ def save_criteria(
     require(actor, Role.ADMIN, "edit a rubric")
     criteria = _validated(criteria)
     limits.check([("the note", note, None)])
+    from storage.services.reviews import retry_until_saved
+
+    # Two edits of a frozen version at once on SQLite both number their new version
+    # max + 1; the second collides (or finds its snapshot stale) and runs again, landing as
+    # the next number. PostgreSQL serialises them on the version row (FOR UPDATE).
+    return retry_until_saved(lambda: _save_criteria(sessions, version_id, criteria, note,
+                                                    expected, actor))
+
+
+def _save_criteria(sessions: SessionFactory, version_id: int, criteria: list[Criterion],
+                   note: str, expected: Sequence[Criterion] | None,
+                   actor: Actor) -> RubricVersionInfo:
     with sessions.begin() as session:
         version = repo.get_version(session, version_id, for_update=True)
         if version.frozen_at is None:

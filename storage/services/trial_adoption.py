@@ -20,6 +20,19 @@ def adopt_wording(
     """A new rubric version with the trial's wording. When the person confirms that people's
     verdicts still mean the same under the new wording, they are carried to it."""
     require(actor, Role.ADMIN, "adopt a criterion's new wording")
+    from storage.services.reviews import retry_until_saved
+
+    # Two adoptions at once on SQLite (two tabs, two app processes): both read the same
+    # newest version, the second to write collides on the version number (or finds its
+    # snapshot stale: "locked"). Running it again reads the winner's version and refuses
+    # in words; PostgreSQL already serialises them on the version row (FOR UPDATE).
+    return retry_until_saved(lambda: _adopt(sessions, trial_id, actor=actor,
+                                            carry_human_verdicts=carry_human_verdicts,
+                                            note=note))
+
+
+def _adopt(sessions: SessionFactory, trial_id: int, *, actor: Actor,
+           carry_human_verdicts: bool, note: str) -> Any:
     from storage.convert import version_info
     from storage.repositories import verdicts as verdict_repo
 

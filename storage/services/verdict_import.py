@@ -13,9 +13,18 @@ empty is left out (a sheet row nobody filled in); a row equal to that reviewer's
 verdict (same verdict and note) is left out too, so re-importing an edited sheet appends only
 what changed.
 
-The file is read as a stream and kept as compact rows; the verdicts are written in batches of
-one INSERT each, in one short transaction (all or nothing): the write lock is held for the
-inserts alone, not for a query per row.
+Two passes, all or nothing. First the file is read as a stream and every row checked, with
+no write lock; the checked rows go to a temporary file (storage/row_spill.py) and the
+duplicate check keeps a compact index (storage/first_seen.py), so memory does not grow with
+the file. Only a file without a single problem reaches the second pass: one transaction that
+reads the spilled rows back a batch at a time, compares each batch with its reviewers'
+current verdicts (the new rows, chained, are parked again), then appends them with one
+INSERT per batch. The trade-off: on SQLite the write lock is taken by the first INSERT and
+held until the commit, i.e. over all the inserts (not over parsing, checking or the reads);
+writing each batch in its own transaction would free the lock between batches but could
+leave half an import behind after a failure (full disk, a lost connection), which the
+import never does. A reviewer's save landing between the reads and the inserts makes the
+whole second pass run again (reviews.retry_until_saved).
 
 The sheet's cells are spreadsheet-safe (storage/csv_cells.py: a text cell that would start a
 formula gets a leading ``'``); the import removes exactly that prefix again, so an exported
@@ -24,12 +33,13 @@ sheet imports back to the same ids, names, reviewers and notes.
 
 from __future__ import annotations
 
-from collections import Counter
+import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from grading.types import Verdict
 from storage import csv_cells, limits
@@ -38,14 +48,15 @@ from storage.choices import stored_choice
 from storage.convert import criterion_info
 from storage.engine import SessionFactory
 from storage.errors import ImportProblemsError, InvalidInputError, Problem
+from storage.first_seen import FirstSeen
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
-from storage.repositories import verdicts as verdict_repo
 from storage.response_files import RowReader
+from storage.row_spill import RowSpill
 from storage.services import people, reviewer_names, reviews
-from storage.services.agreement_sources import reviewer_verdicts
 from storage.services.reviewers import Actor, Role, require
 from storage.services.verdict_sheet import COLUMNS, export_verdict_sheet_csv
+from storage.services.verdict_writes import Written, insert_rows, new_rows
 
 __all__ = ["COLUMNS", "VerdictImportSummary", "export_verdict_sheet_csv",
            "import_human_verdicts"]
@@ -59,7 +70,6 @@ _CANDIDATES = {
 _NOTE_CANDIDATES = ("note", "explanation", "comment")
 # Verdicts per INSERT statement (one executemany each).
 WRITE_BATCH = 5_000
-_TABLE = m.HumanVerdictRow.__table__
 # Rows named per unknown reviewer in the message.
 _ROWS_SHOWN = 5
 
@@ -108,100 +118,90 @@ def _column(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
 
 
 def import_human_verdicts(
-    sessions: SessionFactory, rubric_version_id: int, dataset_id: int, data: bytes | str,
-    filename: str | None = None, *, actor: Actor, create_reviewers: bool = False,
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+    data: bytes | str | os.PathLike, filename: str | None = None, *, actor: Actor,
+    create_reviewers: bool = False,
 ) -> VerdictImportSummary:
-    """Append the verdicts of a CSV to each reviewer's history, all or nothing.
+    """Append the verdicts of a CSV (its bytes, its text or its path) to each reviewer's
+    history, all or nothing.
 
     On any problem ImportProblemsError lists every one with its row and column and nothing is
     written; a reviewer the workbench does not know is a problem unless ``create_reviewers``.
     Rows of reviewers other than ``actor`` need an admin.
     """
     require(actor, Role.REVIEWER, "import verdicts")
-    checker = _Checker(sessions, rubric_version_id, dataset_id, actor, filename)
-    reader = RowReader(data, filename, fmt="csv")
-    if reader.empty:
-        reader.close()
-        raise ImportProblemsError([Problem("", "the file is empty")], source=reader.filename)
-    for where, record in reader:
-        checker.check(where, record, reader.columns)
-    if reader.problems:
-        raise ImportProblemsError(reader.problems, source=reader.filename)
-    if not reader.rows_read:
-        raise ImportProblemsError([Problem("", "the file has no rows")], source=reader.filename)
-    rows, created = checker.finish(create_reviewers)
-    if any(r.reviewer != actor.key for r in rows):
-        require(actor, Role.ADMIN, "import verdicts for other reviewers")
-    names = checker.names
+    with RowSpill(WRITE_BATCH) as spill:
+        checker = _Checker(sessions, rubric_version_id, dataset_id, actor, filename, spill)
+        reader = RowReader(data, filename, fmt="csv")
+        if reader.empty:
+            reader.close()
+            raise ImportProblemsError([Problem("", "the file is empty")],
+                                      source=reader.filename)
+        try:
+            for where, record in reader:
+                checker.check(where, record, reader.columns)
+        except OSError as exc:  # the temporary folder is full (the sheet itself is open)
+            reader.close()
+            raise ImportProblemsError([Problem("", (
+                f"cannot park the checked rows in the temporary folder "
+                f"{tempfile.gettempdir()}: {exc.strerror or exc}; free some space there "
+                "(or set TMPDIR to a folder with room) and import again"))],
+                source=reader.filename) from None
+        if reader.problems:
+            raise ImportProblemsError(reader.problems, source=reader.filename)
+        if not reader.rows_read:
+            raise ImportProblemsError([Problem("", "the file has no rows")],
+                                      source=reader.filename)
+        created = checker.finish(create_reviewers)
+        if any(key != actor.key for key in checker.reviewers):
+            require(actor, Role.ADMIN, "import verdicts for other reviewers")
+        names = checker.names
 
-    def work() -> list[_Row]:
-        with sessions.begin() as session:
-            changed = _changed(session, rubric_version_id, dataset_id, rows)
-            if changed:
-                _append_all(session, rubric_version_id, changed, names)
-                dataset = session.get(m.DatasetRow, dataset_id)
-                who = sorted({r.reviewer for r in changed})
-                of = (", ".join(who) if len(who) <= 5
-                      else f"{len(who)} reviewers ({', '.join(who[:5])}, …)")
-                people.record(session, actor, "import verdicts", "dataset", dataset_id,
-                              dataset.name if dataset else "",
-                              f"{len(changed)} verdicts of {of}"
-                              + (f" from {filename}" if filename else ""))
-        return changed
+        def work() -> Written:
+            written = Written()
+            with sessions.begin() as session, RowSpill(1) as ready:
+                criteria = [c.id for c in rubric_repo.criteria_of(session, rubric_version_id)]
+                # Reads first (a batch at a time, each batch's new rows parked again), then
+                # the inserts: SQLite's write lock is taken by the first INSERT, so it is held
+                # for the inserts alone, not for the reads between them.
+                for batch in spill.batches():
+                    values = new_rows(session, rubric_version_id, criteria, batch, names,
+                                       written)
+                    if values:
+                        ready.append(values)
+                now = m.utcnow()
+                for [values] in ready.batches():
+                    insert_rows(session, rubric_version_id, values, now)
+                if written.verdicts:
+                    rubric_repo.freeze(session, rubric_version_id)
+                    dataset = session.get(m.DatasetRow, dataset_id)
+                    who = sorted(written.per)
+                    of = (", ".join(who) if len(who) <= 5
+                          else f"{len(who)} reviewers ({', '.join(who[:5])}, …)")
+                    people.record(session, actor, "import verdicts", "dataset", dataset_id,
+                                  dataset.name if dataset else "",
+                                  f"{written.verdicts} verdicts of {of}"
+                                  + (f" from {filename}" if filename else ""))
+            return written
 
-    # A reviewer saving one of these verdicts at the same moment rolls the whole import
-    # back; it runs again after theirs (bounded by time).
-    changed = reviews.retry_until_saved(work)
-    per = Counter(r.reviewer for r in changed)
+        # A reviewer saving one of these verdicts at the same moment rolls the whole import
+        # back; it runs again after theirs (bounded by time).
+        written = reviews.retry_until_saved(work)
+        checked = spill.count
+    per = written.per
     return VerdictImportSummary(
-        verdicts=len(changed), responses=len({r.response_id for r in changed}),
-        reviewers=tuple(sorted(per)), unchanged=len(rows) - len(changed),
+        verdicts=written.verdicts, responses=len(written.responses),
+        reviewers=tuple(sorted(per)), unchanged=checked - written.verdicts,
         blank=checker.blank, per_reviewer=tuple(sorted(per.items(), key=lambda p: (-p[1], p[0]))),
         created=tuple(sorted(k for k in created if k in per)),
     )
-
-
-def _changed(session, rubric_version_id: int, dataset_id: int, rows: list[_Row]) -> list[_Row]:
-    """The rows that differ from their reviewer's current verdict (carried ones included)."""
-    current = {(h.response_id, h.criterion_id, h.reviewer_key): (h.verdict, h.option, h.note)
-               for h in reviewer_verdicts(session, rubric_version_id, dataset_id)}
-    return [r for r in rows if current.get((r.response_id, r.criterion_id, r.reviewer))
-            != (r.verdict, r.option, r.note)]
-
-
-def _append_all(session, rubric_version_id: int, rows: list[_Row],
-                names: dict[str, str]) -> None:
-    """Append every row to its reviewer's stream (chained to the stream's current verdict on
-    this very criterion), a batch per INSERT; the version is frozen, as a review freezes it."""
-    criteria = [c.id for c in rubric_repo.criteria_of(session, rubric_version_id)]
-    latest = {(row.response_id, row.criterion_id, row.stream): (row.id, row.seq)
-              for row, _prev in verdict_repo.current_rows(
-                  session, sorted({r.response_id for r in rows}), criteria)}
-    rubric_repo.freeze(session, rubric_version_id)
-    now = m.utcnow()
-    for start in range(0, len(rows), WRITE_BATCH):
-        values = []
-        for r in rows[start:start + WRITE_BATCH]:
-            before = latest.get((r.response_id, r.criterion_id, r.reviewer))
-            values.append({
-                "response_id": r.response_id, "rubric_version_id": rubric_version_id,
-                "criterion_id": r.criterion_id, "stream": r.reviewer,
-                "seq": before[1] + 1 if before else 1, "verdict": r.verdict.value,
-                "reviewer_key": r.reviewer, "reviewer": names.get(r.reviewer, r.reviewer),
-                "note": r.note, "replaces_id": before[0] if before else None,
-                "review_seconds": None, "created_at": now, "option": r.option,
-            })
-        # Core's executemany on the table (the ORM's bulk path costs as much again per row).
-        # The unique (response, criterion, stream, seq) key still catches a reviewer who
-        # saved the same criterion meanwhile: the whole import then runs again.
-        session.execute(insert(_TABLE), values)
 
 
 class _Checker:
     """Checks rows one at a time as the file streams by; keeps only compact valid rows."""
 
     def __init__(self, sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-                 actor: Actor, filename: str | None):
+                 actor: Actor, filename: str | None, spill: RowSpill):
         with sessions() as session:
             criteria = [criterion_info(c) for c in
                         rubric_repo.get_version(session, rubric_version_id).criteria]
@@ -219,9 +219,10 @@ class _Checker:
         self.by_id = {c.id: c for c in criteria}
         self.filename = filename
         self.problems: list[Problem] = []
-        self.rows: list[_Row] = []
+        self.spill = spill
+        self.reviewers: set[str] = set()  # keys of the reviewers with a checked row
         self.blank = 0
-        self.first_seen: dict[tuple[int, int, str], str] = {}
+        self.first_seen = FirstSeen(list(self.ids.values()), [c.id for c in criteria])
         self.matched: dict[str, str | None] = {}  # sheet spelling -> key (None: unknown)
         self.unknown: dict[str, _Unknown] = {}  # normalised name -> where it appears
         self.names = dict(self.known.names)
@@ -311,20 +312,20 @@ class _Checker:
         if not found and raw_reviewer:
             reviewer = self._reviewer(raw_reviewer, where)
         if response_id is not None and criterion_id is not None and reviewer:
-            key = (response_id, criterion_id, reviewer)
-            if key in self.first_seen:
+            first = self.first_seen.first(response_id, criterion_id, reviewer, where)
+            if first is not None:
                 found.append(Problem(where, f"response {external!r}, criterion {name!r} is "
                                             f"already set for reviewer {reviewer!r} by "
-                                            f"{self.first_seen[key]}; keep one row"))
-            else:
-                self.first_seen[key] = where
+                                            f"{first}; keep one row"))
         self.problems.extend(found)
         if not found and verdict is not None and response_id is not None \
-                and criterion_id is not None and reviewer:
-            self.rows.append(_Row(response_id, criterion_id, verdict, reviewer, note, option))
+                and criterion_id is not None and reviewer and not self.problems:
+            # Once a problem is found nothing will be written: stop spilling rows.
+            self.reviewers.add(reviewer)
+            self.spill.append(_Row(response_id, criterion_id, verdict, reviewer, note, option))
 
-    def finish(self, create_reviewers: bool) -> tuple[list[_Row], set[str]]:
-        """The valid rows and the keys of reviewers to create; every problem raised."""
+    def finish(self, create_reviewers: bool) -> set[str]:
+        """The keys of reviewers to create; every problem raised."""
         problems = list(self.problems)
         column = (self.columns or {}).get("reviewer", "reviewer")
         for entry in self.unknown.values():
@@ -343,8 +344,7 @@ class _Checker:
             problems.append(Problem(f"column {column!r}, {rows}", message))
         if problems:
             raise ImportProblemsError(problems, source=self.filename)
-        created = {reviewer_names.new_key(e.name) for e in self.unknown.values()}
-        return self.rows, created
+        return {reviewer_names.new_key(e.name) for e in self.unknown.values()}
 
     def _known_text(self, limit: int = 8) -> str:
         keys = sorted(self.known.names)

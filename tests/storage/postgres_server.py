@@ -50,6 +50,18 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
 
+    def pg_ctl_run(self, *args: str) -> None:
+        """``pg_ctl ACTION`` on this server (``stop -m fast``, ``start``, ``restart``), with
+        the options it was started with."""
+        data, log = str(self.directory / "data"), str(self.directory / "server.log")
+        action, *rest = args
+        extra = [] if action == "stop" else ["-l", log]
+        if action == "start":
+            extra += ["-o", _options(self.port, self.directory)]
+        subprocess.run([*self.as_postgres, self.pg_ctl, action, "-D", data, *extra, *rest,
+                        "-w", "-t", "60"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=90)
+
     def stop(self) -> None:
         subprocess.run(
             [*self.as_postgres, self.pg_ctl, "stop", "-D", str(self.directory / "data"),
@@ -57,6 +69,14 @@ class PostgresServer:
             capture_output=True, timeout=60, check=False,
         )
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _options(port: int, directory: Path) -> str:
+    return " ".join([
+        "-c listen_addresses=127.0.0.1", f"-p {port}", "-c fsync=off",
+        "-c synchronous_commit=off", "-c full_page_writes=off",
+        f"-c unix_socket_directories={directory}", "-c max_connections=100",
+    ])
 
 
 def start() -> PostgresServer:
@@ -84,13 +104,8 @@ def start() -> PostgresServer:
 
     run([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
          "--no-sync"], "initdb")
-    options = " ".join([
-        "-c listen_addresses=127.0.0.1", f"-p {port}", "-c fsync=off",
-        "-c synchronous_commit=off", "-c full_page_writes=off",
-        f"-c unix_socket_directories={directory}", "-c max_connections=100",
-    ])
-    run([pg_ctl, "start", "-D", str(data), "-o", options, "-l", str(directory / "server.log"),
-         "-w", "-t", "60"], "pg_ctl start")
+    run([pg_ctl, "start", "-D", str(data), "-o", _options(port, directory), "-l",
+         str(directory / "server.log"), "-w", "-t", "60"], "pg_ctl start")
     server = PostgresServer(directory, port, pg_ctl, as_postgres)
     deadline = time.monotonic() + 30
     while True:

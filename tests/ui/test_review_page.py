@@ -408,3 +408,31 @@ def test_save_and_next_on_the_last_response_says_the_queue_is_done_and_what_is_n
     assert not at.exception, at.exception
     assert at.session_state.review_mode == "Adjudicate"
     assert "Nothing to adjudicate" in texts(at)
+
+
+def test_a_save_the_database_cannot_take_is_one_sentence_under_the_form(tmp_path, monkeypatch):
+    """Issue 40 item 12: another program holding SQLite's write lock past the save's retries
+    (as a PostgreSQL server that stays away) was a traceback on the page; now it is the
+    storage error's sentence, the choices stay in the form and nothing is written."""
+    import sqlite3
+
+    from storage import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "SQLITE_BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr(reviews, "SAVE_DEADLINE_S", 1.0)
+    seeded = seed_graded(count=3)
+    at = _review()
+    rid = seeded_response_id(at)
+    holder = sqlite3.connect(tmp_path / "workbench.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        _save(at, seeded, {1: "MET"})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert not at.exception
+    [error] = at.error
+    assert "too busy to save" in error.value and "nothing was saved" in error.value
+    assert "Traceback" not in error.value and "sqlite" not in error.value.lower()
+    assert reviews.current_verdicts(seeded.sessions, rid, seeded.version.id,
+                                    reviewer_key="ana") == {}
