@@ -13,8 +13,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage.services import agreement, agreement_blind, blindness, human_baseline, results
+from storage.services import (
+    agreement,
+    agreement_blind,
+    baseline_grid,
+    blindness,
+    human_baseline,
+    results,
+)
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
+from storage.services.baseline_grid import BaselineGrid
 from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
 from storage.services.results import ResultSet
@@ -64,6 +72,14 @@ def get_baseline(db: str, rubric_version_id: int, dataset_id: int,
     return human_baseline.build_baseline(report.data)
 
 
+@st.cache_data(ttl=3600, max_entries=20, show_spinner=False)
+def get_baseline_grid(db: str, rubric_version_id: int, dataset_id: int,
+                      stamp: Stamp, sight: Sight = blindness.EVERYTHING) -> BaselineGrid:
+    report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
+    return baseline_grid.build_grid(
+        report.data, get_baseline(db, rubric_version_id, dataset_id, stamp, sight))
+
+
 @st.cache_data(ttl=3600, max_entries=50, show_spinner=False)
 def get_criterion_table(
     db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, sight: Sight,
@@ -93,4 +109,5 @@ def clear_after_import() -> None:
     get_criterion_table.clear()
     get_disagreements.clear()
     get_baseline.clear()
+    get_baseline_grid.clear()
     results_readers.clear_after_verdict()
