@@ -52,15 +52,15 @@ def grid_frame(grid: BaselineGrid, report: AgreementReport) -> tuple[pd.DataFram
     names = {s.key: compact(s) for s in report.data.verdict_sources}
     rows, positions = [], []
     for row in grid.rows:
-        item = {"Criterion": safe_text.text(row.criterion.label), "Scale": row.scale,
-                "Reviewers": row.reviewers, "Reviewers agree": _among(row),
-                "People (compared with)": row.people}
+        item = {"Criterion": safe_text.text(row.criterion.label)}
         marks = {}
-        for key, label in grid.judges:
+        for key, label in grid.judges:  # the judges first: they are what the grid is for
             column = names.get(key) or safe_text.text(label)
             cell = row.cells.get(key)
             item[column] = cell_text(cell) if cell else "—"
             marks[column] = cell.position if cell and enough(cell.figure) else None
+        item.update({"People (compared with)": row.people, "Reviewers agree": _among(row),
+                     "Reviewers": row.reviewers, "Scale": row.scale})
         rows.append(item)
         positions.append(marks)
     return pd.DataFrame(rows), positions
@@ -83,10 +83,10 @@ def render_grid(grid: BaselineGrid, report: AgreementReport) -> None:
     judges = {compact(s): safe_text.text(s.label) for s in report.data.verdict_sources}
     config = {"Criterion": st.column_config.TextColumn(pinned=True),
               "Reviewers": st.column_config.NumberColumn(width="small"),
-              **{column: st.column_config.TextColumn(help=f"{judges[column]}")
+              **{column: st.column_config.TextColumn(help=judges[column], width=300)
                  for column in frame.columns if column in judges}}
     st.dataframe(frame.style.apply(colour, axis=None), hide_index=True, width="stretch",
-                 column_config=config, key="agreement_baseline_grid")
+                 column_config=config)
     st.caption(
         "Each judge's cell: ● inside the people (within "
         f"{MARGIN:.2f} of their figures), ▲ above or ▼ below them only when the 95% "
