@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from grading.bootstrap import percentile_interval
+from grading.bootstrap import percentile_interval, resample_weights, weighted_sums
 from grading.option_agreement import ABSTAIN, OptionScale, option_pair_scores
 from storage.services.agreement_sources import AgreementData
 from storage.services.baseline_decision import Figure
@@ -37,12 +37,6 @@ def _parsed(verdicts: dict, criterion_id: int, scale: OptionScale) -> dict[int, 
             if index != ABSTAIN:
                 out[rid] = index
     return out
-
-
-def _kappa(pairs: Sequence[tuple[int, int]], size: int, scale_type: str) -> float | None:
-    counts = Counter(pairs)
-    rows = [[counts[i, j] for j in range(size)] for i in range(size)]
-    return option_pair_scores(rows, scale_type)[1]
 
 
 def leave_one_out(data: AgreementData, criterion_id: int, scale: OptionScale,
@@ -64,45 +58,48 @@ def leave_one_out(data: AgreementData, criterion_id: int, scale: OptionScale,
         refs[left] = ref
     judges = {k: _parsed(data.verdicts.get(k, {}), criterion_id, scale) for k in judge_keys}
     items = sorted({rid for ref in refs.values() for rid in ref})
+    index = {rid: i for i, rid in enumerate(items)}
     size, kind = len(scale.labels), scale.scale_type
+    weights = resample_weights(len(items), resamples=RESAMPLES, seed=SEED) \
+        if len(items) >= 2 else None
 
-    def pairs(ref: dict[int, int], other: dict[int, int], rids) -> list[tuple[int, int]]:
-        return [(ref[r], other[r]) for r in rids if r in ref and r in other]
+    def cells(ref: dict[int, int], other: dict[int, int]):
+        """Per response, its confusion cell (reference x other) as a one-hot row."""
+        import numpy as np
 
-    def person(left: str, rids) -> float | None:
-        return _kappa(pairs(refs[left], people[left], rids), size, kind)
+        counts = np.zeros((len(items), size * size), dtype=np.int64)
+        for rid, first in ref.items():
+            second = other.get(rid)
+            if second is not None:
+                counts[index[rid], first * size + second] += 1
+        return counts
 
-    def judge(key: str, rids) -> tuple[float | None, int]:
-        values = [_kappa(pairs(refs[left], judges[key], rids), size, kind) for left in refs]
-        defined = [v for v in values if v is not None]
-        return (sum(defined) / len(defined) if defined else None), max(
-            len(pairs(refs[left], judges[key], rids)) for left in refs)
+    def kappa(flat) -> float | None:
+        return option_pair_scores([list(flat[i * size:(i + 1) * size]) for i in range(size)],
+                                  kind)[1]
 
-    draws = _draws(len(items))
-    people_f1 = {}
-    for left in refs:
-        value = person(left, items)
-        people_f1[left] = Figure(
-            value, len(pairs(refs[left], people[left], items)),
-            "" if value is not None else "no disagreement possible by chance, or no pairs",
-            _interval([person(left, [items[i] for i in d]) for d in draws]))
-    judge_figures = {}
-    for key in judge_keys:
-        value, n = judge(key, items)
-        judge_figures[key] = Figure(
-            value, n, "" if value is not None else "no shared options with the reviewers",
-            _interval([judge(key, [items[i] for i in d])[0] for d in draws]))
+    def figure(per_left: list, note: str) -> Figure:
+        """The mean kappa over the left-out reviewers' references, and on each resample."""
+        totals = [counts.sum(axis=0).tolist() for counts in per_left]
+        values = [v for v in (kappa(t) for t in totals) if v is not None]
+        value = sum(values) / len(values) if values else None
+        n = max(sum(t) for t in totals)
+        interval = None
+        if weights is not None:
+            sums = [weighted_sums(weights, counts) for counts in per_left]
+            resampled = []
+            for r in range(RESAMPLES):
+                defined = [v for v in (kappa(rows[r]) for rows in sums) if v is not None]
+                resampled.append(sum(defined) / len(defined) if defined else None)
+            interval = percentile_interval(resampled, resamples=RESAMPLES)
+        return Figure(value, n, "" if value is not None else note, interval)
+
+    people_f1 = {left: figure([cells(refs[left], people[left])],
+                              "no disagreement possible by chance, or no pairs")
+                 for left in refs}
+    judge_figures = {key: figure([cells(refs[left], judges[key]) for left in refs],
+                                 "no shared options with the reviewers")
+                     for key in judge_keys}
     return people_f1, judge_figures
 
 
-def _draws(count: int) -> list[list[int]]:
-    import random
-
-    if count < 2:
-        return []
-    rng = random.Random(SEED)
-    return [[rng.randrange(count) for _ in range(count)] for _ in range(RESAMPLES)]
-
-
-def _interval(values: list[float | None]):
-    return percentile_interval(values, resamples=RESAMPLES) if values else None
