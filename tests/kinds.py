@@ -41,3 +41,56 @@ def judge_report(choices: Sequence[str], criteria: Sequence[Criterion] = MIXED, 
     if score is None:
         score = Rubric(list(criteria)).compute_score(list(choices))
     return EvaluationReport(score=score, report=reports)
+
+
+
+# Two judges and two reviewers on eight responses of MIXED, for the human-baseline grid: the
+# reviewers answer 'accurate' and 'clarity' everywhere, 'tone' together on two responses only
+# (too few for a baseline). Per response: accurate, clarity, tone (None: not answered).
+M, U = "MET", "UNMET"
+GRID_JUDGES = {
+    "openai/judge-a": [(M, "Good", "formal"), (M, "Fair", "casual"), (U, "Poor", "formal"),
+                       (M, "Excellent", "casual"), (U, "Fair", "formal"),
+                       (M, "Good", "formal"), (M, "Very good", "casual"),
+                       (U, "Poor", "casual")],
+    "openai/judge-b": [(M, "Excellent", "formal"), (U, "Poor", "formal"),
+                       (U, "Fair", "casual"), (M, "Good", "casual"),
+                       (M, "Excellent", "formal"), (U, "Fair", "casual"),
+                       (M, "Poor", "formal"), (M, "Good", "casual")],
+}
+GRID_PEOPLE = {
+    "ana": [(M, "Good", "formal"), (M, "Fair", "casual"), (U, "Poor", "formal"),
+            (M, "Excellent", "casual"), (U, "Fair", "formal"), (M, "Good", "formal"),
+            (M, "Very good", "casual"), (U, "Poor", "casual")],
+    "bo": [(M, "Good", "formal"), (U, "Fair", "casual"), (U, "Fair", None),
+           (M, "Very good", None), (U, "Fair", None), (M, "Good", None),
+           (M, "Good", None), (U, "Poor", None)],
+}
+
+
+def seed_grid(sessions):
+    """The grid's world, through the services only: returns the rubric version."""
+    from storage.services import datasets, reviews, rubrics, runs
+    from storage.services.reviewers import local_actor
+    from tests.actors import ADMIN
+
+    version = rubrics.create_rubric(sessions, "Mixed", MIXED, actor=ADMIN)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=[
+        {"id": f"r{i}", "query": f"question {i}", "text": f"answer {i}"} for i in range(8)],
+        actor=ADMIN)
+    responses = datasets.list_responses(sessions, dataset.id, limit=None)
+    for model, rows in GRID_JUDGES.items():
+        run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                              grader="per_criterion", model=model, actor=ADMIN)
+        for response, choices in zip(responses, rows, strict=True):
+            runs.record_grade(sessions, run.id, response.id, judge_report(choices))
+        runs.start_run(sessions, run.id, worker="seed")
+        runs.finish_run(sessions, run.id)
+    for who, rows in GRID_PEOPLE.items():
+        for response, choices in zip(responses, rows, strict=True):
+            for criterion, choice in zip(version.criteria, choices, strict=True):
+                if choice is not None:
+                    reviews.set_human_verdict(sessions, actor=local_actor(who),
+                                              response_id=response.id,
+                                              criterion_id=criterion.id, verdict=choice)
+    return version

@@ -5,8 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from grading.bootstrap import Interval
+from storage.services.agreement import AgreementReport
+from storage.services.baseline_grid import BaselineGrid
 from storage.services.human_baseline import MARGIN, Figure, HumanBaseline
-from ui import safe_text
+from ui import agreement_grid, safe_text
 from ui.verdict_view import md_escape
 
 POSITION_BADGES = {
@@ -42,11 +44,38 @@ def pct(number: float | None, n: int, interval: Interval | None = None) -> str:
     return f"{number:.0f}%{span(interval, 0, '%')} (n={n})"
 
 
-def render_baseline(baseline: HumanBaseline) -> None:
+def render_baseline(baseline: HumanBaseline, grid: BaselineGrid | None = None,
+                    report: AgreementReport | None = None) -> None:
     st.subheader("Human baseline", anchor=False)
+    st.caption("Is each judge as good as a second person? One row per criterion, one cell "
+               "per judge: its figure, the 95% interval, n and where it stands against the "
+               "people.")
+    if not any(len(row.reviewers) >= 2 for row in baseline.criteria) and not (
+            grid and grid.has_people):
+        st.info("No human baseline yet: it needs at least two reviewers on the same "
+                "responses. Set “Reviewers per response” to 2 in the review set (Review page).")
+    if grid is not None and report is not None:
+        agreement_grid.render_grid(grid, report)
+    with st.expander("Every figure, and each judge in words"):
+        _render_details(baseline)
+    if baseline.reviewers:
+        st.markdown("**Reviewers**")
+        st.dataframe([
+            {"Reviewer": r.name, "Verdicts": r.verdicts, "Responses": r.responses,
+             "Median time per response": (f"{r.median_seconds:.0f} s (n={r.timed_responses})"
+                                          if r.median_seconds is not None else "—"),
+             "Agreement with the final verdict": pct(r.vs_final.percent_agreement,
+                                                     r.vs_final.pairs_used,
+                                                     r.vs_final_percent_interval),
+             "κ with the final verdict": value(r.vs_final.cohens_kappa, r.vs_final.pairs_used,
+                                               r.vs_final_kappa_interval)}
+            for r in baseline.reviewers], hide_index=True, width="stretch")
+
+
+def _render_details(baseline: HumanBaseline) -> None:
     st.caption(
-        "How far the reviewers agree with each other on each criterion, and whether each "
-        "judge is inside, above or below the people: every reviewer is compared with the "
+        "How far the reviewers agree with each other on each MET/UNMET criterion, and whether "
+        "each judge is inside, above or below the people: every reviewer is compared with the "
         "others (their majority) by macro-F1, and so is each judge, on the same responses. "
         "n is the number of MET/UNMET pairs behind each figure; CANNOT ASSESS is left out. "
         "[low, high] is its 95% bootstrap interval (the responses resampled 1,000 times, the "
@@ -56,13 +85,10 @@ def render_baseline(baseline: HumanBaseline) -> None:
         "otherwise the page says it can't tell yet, and about how many reviewed responses "
         "would tell.")
     if baseline.left_out:
-        st.caption("Not in the baseline yet: the multi-choice criteria "
+        st.caption("Rating and category criteria ("
                    + ", ".join(f"“{safe_text.md(label)}”" for label in baseline.left_out)
-                   + ". Their agreement figures (weighted kappa or Cohen's kappa, "
-                   "Krippendorff's alpha) are in the per-criterion table above.")
-    if not any(len(row.reviewers) >= 2 for row in baseline.criteria):
-        st.info("No human baseline yet: it needs at least two reviewers on the same "
-                "responses. Set “Reviewers per response” to 2 in the review set (Review page).")
+                   + ") are in the grid above; their other figures (weighted kappa or "
+                   "Cohen's kappa, Krippendorff's alpha) are in the per-criterion table.")
     rows = []
     for row in baseline.criteria:
         item = {
@@ -87,15 +113,3 @@ def render_baseline(baseline: HumanBaseline) -> None:
         for judge in row.judges:
             st.markdown(f"{POSITION_BADGES[judge.position]} **{md_escape(row.criterion.label)}**")
             st.text(judge.sentence)
-    if baseline.reviewers:
-        st.markdown("**Reviewers**")
-        st.dataframe([
-            {"Reviewer": r.name, "Verdicts": r.verdicts, "Responses": r.responses,
-             "Median time per response": (f"{r.median_seconds:.0f} s (n={r.timed_responses})"
-                                          if r.median_seconds is not None else "—"),
-             "Agreement with the final verdict": pct(r.vs_final.percent_agreement,
-                                                     r.vs_final.pairs_used,
-                                                     r.vs_final_percent_interval),
-             "κ with the final verdict": value(r.vs_final.cohens_kappa, r.vs_final.pairs_used,
-                                               r.vs_final_kappa_interval)}
-            for r in baseline.reviewers], hide_index=True, width="stretch")

@@ -16,12 +16,14 @@ import streamlit as st
 from storage.services import (
     agreement,
     agreement_blind,
+    baseline_grid,
     blindness,
     human_baseline,
     results,
     trust_report,
 )
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
+from storage.services.baseline_grid import BaselineGrid
 from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
 from storage.services.results import ResultSet
@@ -81,6 +83,14 @@ def get_trust(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
     return trust_report.build_trust(sessions_for(db), report)
 
 
+@st.cache_data(ttl=3600, max_entries=20, show_spinner=False)
+def get_baseline_grid(db: str, rubric_version_id: int, dataset_id: int,
+                      stamp: Stamp, sight: Sight = blindness.EVERYTHING) -> BaselineGrid:
+    report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
+    return baseline_grid.build_grid(
+        report.data, get_baseline(db, rubric_version_id, dataset_id, stamp, sight))
+
+
 @st.cache_data(ttl=3600, max_entries=50, show_spinner=False)
 def get_criterion_table(
     db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, sight: Sight,
@@ -111,4 +121,5 @@ def clear_after_import() -> None:
     get_disagreements.clear()
     get_baseline.clear()
     get_trust.clear()
+    get_baseline_grid.clear()
     results_readers.clear_after_verdict()

@@ -25,6 +25,15 @@ def panel_column(panel: panels.PanelInfo) -> str:
     return safe_text.text(f"P{panel.id} {panel.name or panel.rule}")[:24]
 
 
+TAG_LENGTH = 26  # characters: a tag in the picker's column at 1280 pixels
+
+
+def tag(panel: panels.PanelInfo) -> str:
+    """The panel's name as its tag: ``panel 1 (majority of 3)``; a long name is shortened."""
+    label = safe_text.text(panel.label)
+    return label if len(label) <= TAG_LENGTH else label[:TAG_LENGTH - 1] + "…"
+
+
 def pick_panels(db: str, result_set: ResultSet, where) -> tuple[panels.PanelInfo, ...]:
     """The panels to show beside the runs (none offered when the set has none)."""
     found = panel_readers.get_panels(db, result_set.dataset_id, result_set.rubric_version_id)
@@ -37,12 +46,15 @@ def pick_panels(db: str, result_set: ResultSet, where) -> tuple[panels.PanelInfo
     wanted = goto if isinstance(goto, list) else [goto]  # made on Grade: a list
     s.results_panel_ids = [pid for pid in dict.fromkeys([*s.results_panel_ids, *wanted])
                            if pid in by_id]
+    # The tag is the panel's short name (it fits a 1280-pixel screen); its members are
+    # said in full under the picker.
     picked = where.multiselect(
         "Panels to compare", list(by_id), key="results_panel_ids",
-        format_func=lambda pid: safe_text.text(f"{by_id[pid].label} · "
-                                               f"{member_models(by_id[pid])}"),
+        format_func=lambda pid: tag(by_id[pid]),
         help="A panel combines its member runs' verdicts by its rule; its score comes "
              "from the same aggregation as a run's, with people's verdicts in place.")
+    for pid in picked:
+        where.caption(safe_text.md(f"{by_id[pid].label}: {member_models(by_id[pid])}"))
     return tuple(by_id[pid] for pid in picked)
 
 

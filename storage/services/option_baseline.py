@@ -21,6 +21,7 @@ from grading.option_agreement import (
 )
 from storage.services.agreement import criterion_kinds
 from storage.services.agreement_sources import HUMAN, AgreementData
+from storage.services.baseline_decision import Figure
 
 RESAMPLES = 1000
 SEED = 0
@@ -61,24 +62,31 @@ def option_baseline_json(data: AgreementData) -> list[dict]:
 
 
 def _among(data: AgreementData, criterion_id: int, scale: OptionScale) -> dict:
+    method, count, figure = among_figure(data, criterion_id, scale)
+    return {"count": count, "method": method, "value": figure.value, "n": figure.n,
+            "note": figure.note, "ci95": _ci(figure.interval)}
+
+
+def among_figure(data: AgreementData, criterion_id: int,
+                 scale: OptionScale) -> tuple[str, int, Figure]:
+    """How far the reviewers agree on the criterion: (the metric's name or "none", how many
+    reviewers answered, the figure with its n and 95% interval)."""
     people = {k: _only(v, criterion_id) for k, v in sorted(data.reviewer_verdicts.items())}
     people = {k: v for k, v in people.items() if v}
     keys = list(people)
     if len(keys) == 2:
         first, second = people[keys[0]], people[keys[1]]
         pair = compare_options(first, second, scale)
-        return {"count": 2, "method": scale.kappa_name, "value": pair.kappa,
-                "n": pair.pairs_used, "note": pair.note,
-                "ci95": _ci(kappa_interval(first, second, scale, resamples=RESAMPLES,
-                                           seed=SEED))}
+        return scale.kappa_name, 2, Figure(
+            pair.kappa, pair.pairs_used, pair.note,
+            kappa_interval(first, second, scale, resamples=RESAMPLES, seed=SEED))
     if len(keys) > 2:
         sources = [people[k] for k in keys]
         alpha = options_alpha(sources, scale)
-        return {"count": len(keys), "method": scale.alpha_name, "value": alpha.alpha,
-                "n": alpha.pairable_units, "note": alpha.note,
-                "ci95": _ci(alpha_interval(sources, scale, resamples=RESAMPLES, seed=SEED))}
-    return {"count": len(keys), "method": "none", "value": None, "n": 0,
-            "note": "fewer than two reviewers answered", "ci95": None}
+        return scale.alpha_name, len(keys), Figure(
+            alpha.alpha, alpha.pairable_units, alpha.note,
+            alpha_interval(sources, scale, resamples=RESAMPLES, seed=SEED))
+    return "none", len(keys), Figure(None, 0, "fewer than two reviewers answered")
 
 
 def _judge(data: AgreementData, key: str, label: str, criterion_id: int,

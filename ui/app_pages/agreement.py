@@ -3,8 +3,8 @@
 Every number comes from storage.services.agreement (which calls grading.agreement); this page
 only picks and lays out. Its parts: ui/agreement_charts.py (header, matrices, scores),
 ui/agreement_criteria.py (worst criteria, disagreements), ui/agreement_judges.py (judges next
-to cost), ui/agreement_baseline.py (people vs people), ui/agreement_trust.py (how far to trust a
-judge), ui/agreement_labels.py (labels).
+to cost), ui/agreement_baseline.py and ui/agreement_grid.py (people vs people),
+ui/agreement_trust.py (how far to trust a judge), ui/agreement_labels.py (labels).
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ def render_page() -> None:
     agreement_charts.render_scores(report)
     agreement_judges.render_judges(report)
     agreement_panels.render_panels(report, db)
-    agreement_baseline.render_baseline(readers.get_baseline(*scope))
+    agreement_baseline.render_baseline(readers.get_baseline(*scope),
+                                       readers.get_baseline_grid(*scope), report)
     agreement_trust.render_trust(readers.get_trust(*scope))
     agreement_labels.render_labels(version_id, dataset_id)
 
