@@ -21,12 +21,21 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 64
 
 
+def _usage(data: bytes) -> list[dict[str, int]]:
+    try:
+        usage = json.loads(data).get("usage")
+    except (ValueError, AttributeError):
+        return []
+    return [usage] if isinstance(usage, dict) else []
+
+
 class CountingProxy:
     def __init__(self, upstream: str, *, enforce_schema: bool) -> None:
         self.upstream = upstream.rstrip("/")
         self.enforce_schema = enforce_schema
         self.bodies: list[dict[str, Any]] = []
         self.statuses: list[int] = []
+        self.usages: list[dict[str, int]] = []  # the ``usage`` of each answer that had one
         self._lock = threading.Lock()
         proxy = self
 
@@ -53,6 +62,7 @@ class CountingProxy:
                     status, data = error.code, error.read()
                 with proxy._lock:
                     proxy.statuses.append(status)
+                    proxy.usages.extend(_usage(data))
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -79,6 +89,7 @@ class CountingProxy:
         with self._lock:
             self.bodies.clear()
             self.statuses.clear()
+            self.usages.clear()
 
     def kinds(self) -> list[str | None]:
         with self._lock:
