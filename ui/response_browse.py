@@ -120,6 +120,9 @@ def render_response(response: ResponseInfo) -> None:
             st.text(safe_text.text(response.thinking))
         st.markdown("**Response**")
         st.text(safe_text.text(response.output))
+        if response.reference:
+            st.markdown("**Reference answer**")
+            st.text(safe_text.text(response.reference))
         if response.metadata:
             st.markdown("**Other columns**")
             st.json(response.metadata, expanded=False)

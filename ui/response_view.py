@@ -33,6 +33,9 @@ def render_response_text(detail: ResponseDetail) -> None:
             render_untrusted(response.thinking)
     st.markdown("**Output**")
     render_untrusted(response.output)
+    if response.reference:
+        st.markdown("**Reference answer** (shown to the judge to compare with)")
+        render_untrusted(response.reference)
 
 
 def render_scores(detail: ResponseDetail,

@@ -25,12 +25,15 @@ class Seeded:
     runs: list[RunInfo]
 
 
-def seed_graded(count: int = 3, *, grade: bool = True) -> Seeded:
+def seed_graded(count: int = 3, *, grade: bool = True,
+                references: dict[int, str] | None = None) -> Seeded:
     """Two runs over ``count`` responses. r0: both judges agree; r1: they disagree on
-    'cites'; r2: the second judge failed on 'concise'; the rest agree."""
+    'cites'; r2: the second judge failed on 'concise'; the rest agree. ``references``:
+    response index -> its reference answer."""
     sessions = open_database(database_url())
     version = make_rubric(sessions)
     rows = [{"id": f"r{i}", "query": f"question {i}", "text": f"answer {i}"}
+            | ({"reference": references[i]} if i in (references or {}) else {})
             for i in range(count)]
     dataset = datasets.create_dataset(sessions, "Answers", responses=rows, actor=ADMIN)
     responses = datasets.list_responses(sessions, dataset.id, limit=None)

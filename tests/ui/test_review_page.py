@@ -436,3 +436,17 @@ def test_a_save_the_database_cannot_take_is_one_sentence_under_the_form(tmp_path
     assert "Traceback" not in error.value and "sqlite" not in error.value.lower()
     assert reviews.current_verdicts(seeded.sessions, rid, seeded.version.id,
                                     reviewer_key="ana") == {}
+
+
+def test_the_reference_answer_is_shown_under_the_response_when_there_is_one():
+    seeded = seed_graded(references={1: "five mg, twice a day"})
+    at = _review()
+    codes = lambda: [c.value for c in at.code]  # noqa: E731 - response texts are code blocks
+    shown = next(r for r in seeded.responses if r.id == seeded_response_id(at))
+    while shown.external_id != "r1":
+        at.button(key="review_next").click().run()
+        shown = next(r for r in seeded.responses if r.id == seeded_response_id(at))
+    assert "**Reference answer** (shown to the judge to compare with)" in texts(at)
+    assert "five mg, twice a day" in codes()
+    at.button(key="review_next").click().run()  # a response without one: no heading
+    assert "Reference answer" not in texts(at)
