@@ -16,8 +16,10 @@ import urllib.request
 
 def _rubric_generate(api_base, model):
     async def generate(system_prompt, user_prompt, **_):
-        body = {"model": model, "messages": [{"role": "system", "content": system_prompt},
-                                             {"role": "user", "content": user_prompt}]}
+        # as rubric's README writes it: no structured output, 400 tokens, temperature 0
+        body = {"model": model, "max_tokens": 400, "temperature": 0.0,
+                "messages": [{"role": "system", "content": system_prompt},
+                             {"role": "user", "content": user_prompt}]}
 
         def call():
             request = urllib.request.Request(
