@@ -165,7 +165,10 @@ def test_two_blind_reviewers_a_dispute_and_an_adjudication(team, browser):
 
     ana.goto(f"{url}/agreement")
     expect(ana.get_by_role("heading", name="Human baseline")).to_be_visible(timeout=45_000)
-    expect(ana.get_by_text("the people's macro-F1").first).to_be_visible()
+    expect(ana.get_by_text("Is each judge as good as a second person?")).to_be_visible()
+    # the grid first; each judge's figures in words are folded under it
+    ana.get_by_text("Every figure, and each judge in words").click()
+    expect(ana.get_by_text("the people's macro-F1").first).to_be_visible(timeout=20_000)
     expect(ana.get_by_text("Traceback")).to_have_count(0)
     ana.get_by_role("heading", name="Human baseline").scroll_into_view_if_needed()
     ana.wait_for_timeout(1500)
