@@ -43,10 +43,17 @@ def _import(sessions, version, dataset, sheet, **kwargs):
                                                 actor=ADMIN, create_reviewers=True, **kwargs)
 
 
-def test_a_bad_last_row_after_many_batches_writes_nothing(sessions, tmp_path, monkeypatch):
-    monkeypatch.setattr(verdict_import, "WRITE_BATCH", 7)  # 120 good rows: 18 batches
+@pytest.fixture
+def small_batches(sessions, monkeypatch):
+    """A rubric and 15 responses, imported 7 rows a batch (120 good rows: 18 batches)."""
+    monkeypatch.setattr(verdict_import, "WRITE_BATCH", 7)
     version = make_rubric(sessions)
-    dataset, _responses = make_dataset(sessions, count=15)
+    dataset, responses = make_dataset(sessions, count=15)
+    return version, dataset, responses
+
+
+def test_a_bad_last_row_after_many_batches_writes_nothing(sessions, tmp_path, small_batches):
+    version, dataset, _responses = small_batches
     sheet = _write_sheet(tmp_path / "sheet.csv", 15, ("ann", "bo"),
                          tail="r3,accurate,MAYBE,ann,\n")
     before = _count(sessions)
@@ -60,10 +67,8 @@ def test_a_bad_last_row_after_many_batches_writes_nothing(sessions, tmp_path, mo
 
 
 def test_a_duplicate_at_the_end_names_the_first_row_and_writes_nothing(
-        sessions, tmp_path, monkeypatch):
-    monkeypatch.setattr(verdict_import, "WRITE_BATCH", 7)
-    version = make_rubric(sessions)
-    dataset, _responses = make_dataset(sessions, count=15)
+        sessions, tmp_path, small_batches):
+    version, dataset, _responses = small_batches
     sheet = _write_sheet(tmp_path / "sheet.csv", 15, ("ann", "bo"),
                          tail="r0,cites,MET,ANN,again\nr9,nothing,MET,ann,\n")
     before = _count(sessions)
@@ -79,10 +84,8 @@ def test_a_duplicate_at_the_end_names_the_first_row_and_writes_nothing(
 
 
 def test_a_streamed_import_writes_every_row_as_before_and_chains_a_second_one(
-        sessions, tmp_path, monkeypatch):
-    monkeypatch.setattr(verdict_import, "WRITE_BATCH", 7)
-    version = make_rubric(sessions)
-    dataset, responses = make_dataset(sessions, count=15)
+        sessions, tmp_path, small_batches):
+    version, dataset, responses = small_batches
     sheet = _write_sheet(tmp_path / "sheet.csv", 15, ("ann", "bo"))
     summary = _import(sessions, version, dataset, sheet)
     assert (summary.verdicts, summary.responses, summary.unchanged) == (120, 15, 0)
