@@ -40,3 +40,26 @@ def choose(page: Page, label: str, option: str) -> None:
     box.fill(option)
     page.get_by_role("option", name=option, exact=True).click(timeout=30_000)
     expect(box).to_have_value(option)
+
+
+def submit(page: Page, button, *outcomes, timeout: float = 60_000) -> None:
+    """Click a form's submit ``button`` and wait until one of ``outcomes`` (locators) shows.
+
+    On a loaded machine a click that lands while the browser is still settling the form can
+    be dropped by the page before it reaches the app (CI saw it: the pasted text still in
+    the form, no message, the app idle). A person clicks again; so does this — only once the
+    app is idle and no outcome shows, so a slow submit is never sent twice.
+    """
+    wanted = outcomes[0]
+    for extra in outcomes[1:]:
+        wanted = wanted.or_(extra)
+    button.click()
+    try:
+        expect(wanted.first).to_be_visible(timeout=15_000)
+        return
+    except AssertionError:
+        wait_idle(page)
+    if wanted.count():
+        return
+    button.click()
+    expect(wanted.first).to_be_visible(timeout=timeout)

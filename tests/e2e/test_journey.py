@@ -20,7 +20,7 @@ from playwright.sync_api import Page, expect
 from storage.engine import open_database
 from storage.services import runs
 from tests.e2e.conftest import _serve, database_url_in
-from tests.e2e.streamlit_page import no_tracebacks, wait_idle
+from tests.e2e.streamlit_page import no_tracebacks, submit, wait_idle
 from tests.fake_provider import FakeProvider, Reply, judge_reply
 
 CSV = (b"id,query,response\n"
@@ -133,9 +133,10 @@ def _author(page: Page, url: str, tmp_path) -> None:
     # (on a loaded machine a click that lands during it was lost).
     page.get_by_label("…or paste YAML or JSON").press("Tab")
     wait_idle(page)
-    page.get_by_role("button", name="Import", exact=True).click()
-    expect(page.get_by_text("Imported 'Refund replies' with 2 criteria.")).to_be_visible(
-        timeout=60_000)
+    imported = page.get_by_text("Imported 'Refund replies' with 2 criteria.")
+    submit(page, page.get_by_role("button", name="Import", exact=True), imported,
+           page.locator('[data-testid="stAlertContentError"]'))
+    expect(imported).to_be_visible()
     wait_idle(page)
     expect(page.get_by_text("Penalty weight")).to_be_visible()
     no_tracebacks(page)
