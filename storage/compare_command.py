@@ -1,5 +1,7 @@
 """``rubric-workbench compare``: two responses files, paired by id or query, compared with a
-PairwiseGrader in both orders; prints the per-criterion table and B's win rate.
+PairwiseGrader in both orders; prints the per-criterion table and B's win rate. With three or
+more sources (``--source`` files, or one file's ``--split-by`` column values), every two
+sources are compared the same way and the sources are ranked on a Bradley-Terry leaderboard.
 
 Every input problem ends the command with one line naming the file, the line and what to do,
 before any call and with nothing written. Pairs whose two texts are identical, and rows with
@@ -12,13 +14,14 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
+from dataclasses import dataclass
+from itertools import combinations
 
 from grading.errors import RubricValidationError, RubricWorkbenchError
-from grading.pairwise.matching import MATCH_BY, Item, Matching, MatchingError, match
+from grading.pairwise.matching import MATCH_BY, Matching, MatchingError, match
 from grading.structured_output import MODES
-from storage.compare_output import print_listing, print_summary, record
-from storage.errors import ImportProblemsError
+from storage.compare_output import print_leaderboard, print_listing, print_summary, record
+from storage.compare_sources import Source, SourceError, read_sources
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -26,10 +29,18 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rubric", required=True, metavar="FILE",
                         help="rubric file (YAML or JSON)")
-    parser.add_argument("--a", required=True, metavar="FILE", dest="a_file",
+    parser.add_argument("--a", metavar="FILE", dest="a_file",
                         help="responses of source A (JSONL, CSV or a JSON list)")
-    parser.add_argument("--b", required=True, metavar="FILE", dest="b_file",
+    parser.add_argument("--b", metavar="FILE", dest="b_file",
                         help="responses of source B, compared with A's")
+    parser.add_argument("--source", action="append", default=[], dest="sources",
+                        metavar="[NAME=]FILE",
+                        help="instead of --a/--b: one source's responses, given two or more "
+                             "times; every two sources are compared and, with three or more, "
+                             "ranked on a Bradley-Terry leaderboard")
+    parser.add_argument("--split-by", metavar="COLUMN",
+                        help="each value of this column names a source (e.g. model: one file "
+                             "holding several models' answers to the same ids)")
     parser.add_argument("--model", required=True,
                         help="litellm model name of the judge, e.g. openai/gpt-4.1-mini")
     parser.add_argument("--api-base", help="OpenAI-compatible server URL (with /v1)")
@@ -53,55 +64,59 @@ def _error(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
-def _read(path: str) -> list[Item]:
-    """A responses file as items; ImportProblemsError for a file that cannot be read whole."""
-    from storage.response_files import read_responses
-
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        from storage.errors import Problem
-
-        raise ImportProblemsError([Problem("", f"cannot read the file: {exc.strerror}")],
-                                  source=path) from None
-    responses = read_responses(data, Path(path).name)
-    return [Item(location=r.location, id=r.external_id, query=r.query,
-                 text={"thinking": r.thinking or "", "output": r.output})
-            for r in responses]
+def _specs(args: argparse.Namespace) -> list[str] | str:
+    """The files to read, or the message saying how the options clash."""
+    if args.sources and (args.a_file or args.b_file):
+        return "give either --a and --b, or --source two or more times, not both"
+    if args.sources:
+        return args.sources
+    if args.a_file and args.b_file:
+        return [args.a_file, args.b_file]
+    if args.a_file and args.split_by:
+        return [args.a_file]
+    return ("say what to compare: --a FILE --b FILE, or --source FILE two or more times "
+            "(or one file with --split-by COLUMN)")
 
 
-def _one_line(exc: ImportProblemsError, path: str) -> str:
-    first = exc.problems[0] if exc.problems else "cannot be read"
-    more = len(exc.problems) - 1
-    extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
-    return f"{path}: {first}{extra}; fix the file and run again (nothing was compared)"
+@dataclass(frozen=True)
+class Duel:
+    """Two sources and their matched responses."""
+
+    a: Source
+    b: Source
+    matching: Matching
 
 
 def _inputs(args: argparse.Namespace):
-    """(rubric, matching) or the one-line message saying what is wrong."""
+    """(rubric, duels) or the one-line message saying what is wrong."""
     from grading.rubric import Rubric
 
+    specs = _specs(args)
+    if isinstance(specs, str):
+        return specs
     try:
         rubric = Rubric.from_file(args.rubric)
     except RubricValidationError as exc:
         lines = str(exc).splitlines()
         return (f"{lines[0]}{' ' + ' '.join(s.strip() for s in lines[1:]) if lines[1:] else ''}"
                 "; give a YAML or JSON rubric with --rubric")
-    items = {}
-    for path in (args.a_file, args.b_file):
-        try:
-            items[path] = _read(path)
-        except ImportProblemsError as exc:
-            return _one_line(exc, path)
     try:
-        matching = match(items[args.a_file], items[args.b_file], by=args.match,
-                         a_name=args.a_file, b_name=args.b_file)
-    except MatchingError as exc:
+        sources = read_sources(specs, split_by=args.split_by)
+    except SourceError as exc:
         return str(exc)
-    if not matching.pairs:
-        return (f"every matched pair ({len(matching.identical)}) has the same text in "
-                f"{args.a_file} and {args.b_file}: nothing to compare")
-    return rubric, matching
+    duels = []
+    for a, b in combinations(sources, 2):
+        try:
+            matching = match(a.items, b.items, by=args.match, a_name=a.name, b_name=b.name)
+        except MatchingError as exc:
+            return str(exc)
+        duels.append(Duel(a, b, matching))
+    if not any(duel.matching.pairs for duel in duels):
+        if len(duels) == 1:
+            return (f"every matched pair ({len(duels[0].matching.identical)}) has the same text "
+                    f"in {duels[0].a.name} and {duels[0].b.name}: nothing to compare")
+        return "every matched pair has the same text in both of its sources: nothing to compare"
+    return rubric, duels
 
 
 def _check_options(args: argparse.Namespace) -> str | None:
@@ -116,14 +131,18 @@ def _check_options(args: argparse.Namespace) -> str | None:
     return credential_problem(args.model, args.api_base)
 
 
-async def _compare_all(grader, rubric, matching: Matching):
+async def _compare_all(grader, rubric, pairs):
     async def one(pair):
         try:
             return await grader.compare(pair.a.text, pair.b.text, rubric, pair.query)
         except RubricWorkbenchError as exc:  # a provider refusing every call, say
             return exc
 
-    return await asyncio.gather(*(one(pair) for pair in matching.pairs))
+    return await asyncio.gather(*(one(pair) for pair in pairs))
+
+
+def _outcome(winner: str) -> float:
+    return {"B": 1.0, "TIE": 0.5, "A": 0.0}[winner]
 
 
 def compare_command(args: argparse.Namespace) -> int:
@@ -135,40 +154,54 @@ def compare_command(args: argparse.Namespace) -> int:
     if isinstance(inputs, str):
         _error(inputs)
         return EXIT_USAGE
-    rubric, matching = inputs
+    rubric, duels = inputs
     from grading.llm import LiteLLMGenerate
     from grading.pairwise import PairwiseGrader
     from grading.pairwise.summary import summarize
     from storage.jobs.commands import configure_logging
 
     configure_logging(False)
-    print_listing(matching, args.a_file, args.b_file, args.match)
+    for duel in duels:
+        print_listing(duel.matching, duel.a.name, duel.b.name, args.match)
     llm = LiteLLMGenerate(args.model, api_base=args.api_base,
                           timeout=min(60.0, args.call_deadline or 60.0),
                           structured_output=args.structured_output)
     extra = {"call_deadline": args.call_deadline} if args.call_deadline else {}
     grader = PairwiseGrader(llm, holistic=args.holistic, on_error="report",
                             max_concurrency=args.concurrency, **extra)
-    outcomes = asyncio.run(_compare_all(grader, rubric, matching))
-    reports = [o for o in outcomes if not isinstance(o, BaseException)]
-    crashed = [(p, o) for p, o in zip(matching.pairs, outcomes, strict=True)
+    # One gather for every duel: the limiter sees all the calls at once.
+    jobs = [(duel, pair) for duel in duels for pair in duel.matching.pairs]
+    outcomes = asyncio.run(_compare_all(grader, rubric, [pair for _, pair in jobs]))
+    judged = [(duel, pair, o) for (duel, pair), o in zip(jobs, outcomes, strict=True)
+              if not isinstance(o, BaseException)]
+    crashed = [(pair, o) for (_, pair), o in zip(jobs, outcomes, strict=True)
                if isinstance(o, BaseException)]
-    if not reports:
-        _error(f"no pair could be compared; first: {matching.pairs[0].key!r}: {crashed[0][1]}")
+    if not judged:
+        _error(f"no pair could be compared; first: {jobs[0][1].key!r}: {crashed[0][1]}")
         return EXIT_FAILED
-    summary = summarize(reports)
-    print_summary(summary, args.model, holistic=args.holistic)
+    failed = len(crashed)
+    for duel in duels:
+        reports = [report for d, _, report in judged if d is duel]
+        if not reports:
+            print(f"\n{duel.b.name} compared with {duel.a.name}: no pair could be compared")
+            continue
+        summary = summarize(reports)
+        print_summary(summary, args.model, holistic=args.holistic,
+                      names=(duel.a.name, duel.b.name))
+        failed += summary.failed_pairs + sum(r.error is not None for r in reports
+                                             if r.winner is not None)
+    if len(duels) > 1:
+        print_leaderboard([(d.a.name, d.b.name, _outcome(r.winner))
+                           for d, _, r in judged if r.winner is not None])
     for pair, exc in crashed[:5]:
         print(f"not compared: {pair.key!r}: {exc}", file=sys.stderr)
     if args.out:
         from storage.atomic_file import atomic_text_file
 
-        judged = [p for p, o in zip(matching.pairs, outcomes, strict=True)
-                  if not isinstance(o, BaseException)]
         with atomic_text_file(args.out) as out:
-            for pair, report in zip(judged, reports, strict=True):
-                out.write(json.dumps(record(pair, report), ensure_ascii=False) + "\n")
-        print(f"wrote {len(reports)} compared pairs to {args.out}")
-    failed = len(crashed) + summary.failed_pairs + sum(r.error is not None for r in reports
-                                                       if r.winner is not None)
+            for duel, pair, report in judged:
+                line = record(pair, report) | {"a_source": duel.a.name,
+                                               "b_source": duel.b.name}
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        print(f"wrote {len(judged)} compared pairs to {args.out}")
     return EXIT_FAILED if failed else EXIT_OK

@@ -49,15 +49,18 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-def print_summary(summary: ComparisonSummary, model: str, *, holistic: bool) -> None:
-    """The per-criterion table and the overall line (B's win rate: ties count half)."""
+def print_summary(summary: ComparisonSummary, model: str, *, holistic: bool,
+                  names: tuple[str, str] | None = None) -> None:
+    """The per-criterion table and the overall line (B's win rate: ties count half);
+    ``names``: the files or sources shown as A and B."""
     header = ("criterion", "B wins", "ties", "A wins", "B win rate [95% CI]", "consistent",
               "failed")
     rows = [(c.label[:40], str(c.tally.wins), str(c.tally.ties), str(c.tally.losses),
              _rate(c.tally), _share(c.consistency_rate), str(c.failed + c.cannot_assess))
             for c in summary.criteria]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    print(f"\njudge {model}{' (holistic)' if holistic else ''}: B compared with A on "
+    who = f"B ({names[1]}) compared with A ({names[0]})" if names else "B compared with A"
+    print(f"\njudge {model}{' (holistic)' if holistic else ''}: {who} on "
           f"{summary.pairs} pair(s); a tie counts half a win")
     for row in (header, *rows):
         print("  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i])
@@ -69,6 +72,32 @@ def print_summary(summary: ComparisonSummary, model: str, *, holistic: bool) -> 
           "gave the same answer in both orders (the others were made ties)")
     if summary.failed_pairs:
         print(f"{summary.failed_pairs} pair(s) have no result: nothing could be scored")
+
+
+def print_leaderboard(comparisons: list[tuple[str, str, float]]) -> None:
+    """The sources ranked by Bradley-Terry strength over every compared pair's winner."""
+    from grading.pairwise.bradley_terry import leaderboard
+
+    if not comparisons:
+        print("\nleaderboard: no pair has a winner, nothing to rank")
+        return
+    standings = leaderboard(comparisons)
+    print(f"\nleaderboard (Bradley-Terry over {len(comparisons)} compared pair(s), a tie "
+          "counts half; strength is a log-odds, 0 = the average source; 95% bootstrap "
+          "interval):")
+    header = ("rank", "source", "strength [95% CI]", "P(beats average)", "pairs")
+    rows = []
+    for s in standings:
+        strength = f"{s.strength:+.2f}"
+        if s.interval is not None:
+            strength += f" [{s.interval.low:+.2f}, {s.interval.high:+.2f}]"
+        rows.append((str(s.rank), s.source[:40], strength, f"{s.win_probability:.2f}",
+                     str(s.comparisons)))
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in (header, *rows):
+        print("  ".join(cell.ljust(widths[i]) if i == 1 else cell.rjust(widths[i])
+                        for i, cell in enumerate(row)))
+    print("sources whose intervals overlap are not shown apart by these pairs")
 
 
 def record(pair: Pair, report: PairReport) -> dict[str, Any]:

@@ -179,3 +179,109 @@ def test_out_must_be_jsonl(files, fake_provider, capsys):
     assert _compare(files, fake_provider, "--out", str(files / "x.csv")) == 2
     _refused(capsys, "--out must end in .jsonl")
     assert not (files / "x.csv").exists()
+
+
+# -- three or more sources: every two compared, then a Bradley-Terry leaderboard ----------------
+ANSWERS = {"terse": "Paris.", "plain": "The capital is Paris.",
+           "full": "The capital of France is Paris, on the Seine."}
+QUERIES = [("q1", "Capital of France?"), ("q2", "Capital city of France?"),
+           ("q3", "France's capital?")]
+
+
+def _answers(model: str, suffix: str = "") -> list[dict]:
+    return [{"id": qid, "query": query, "text": ANSWERS[model] + suffix, "model": model}
+            for qid, query in QUERIES]
+
+
+def _rank(files, fake, *args: str) -> int:
+    return cli.main(["compare", "--rubric", str(files / "rubric.yaml"), *args,
+                     "--model", "openai/fake-judge", "--api-base", fake.api_base])
+
+
+def _leaderboard(printed: str) -> list[str]:
+    """The sources of the leaderboard's rows, best first."""
+    lines = printed.split("leaderboard (", 1)[1].splitlines()[2:]
+    return [line.split()[1] for line in lines if line.strip()[:1].isdigit()]
+
+
+def test_three_sources_are_compared_two_by_two_and_ranked(files, fake_provider, capsys):
+    for model in ANSWERS:
+        (files / f"{model}.jsonl").write_text(_jsonl(_answers(model)))
+    out = files / "pairs.jsonl"
+
+    status = _rank(files, fake_provider, "--source", f"terse={files / 'terse.jsonl'}",
+                   "--source", f"plain={files / 'plain.jsonl'}",
+                   "--source", f"full={files / 'full.jsonl'}", "--out", str(out))
+
+    assert status == 0
+    printed = capsys.readouterr().out
+    # three duels x three pairs x two criteria x two orders
+    assert fake_provider.requests == 36
+    assert "B (plain) compared with A (terse) on 3 pair(s)" in printed
+    assert "B (full) compared with A (plain) on 3 pair(s)" in printed
+    # The fake judge prefers the longer answer, whichever side it is on.
+    assert _leaderboard(printed) == ["full", "plain", "terse"]
+    assert "leaderboard (Bradley-Terry over 9 compared pair(s)" in printed
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 9
+    assert {(r["a_source"], r["b_source"], r["winner"]) for r in records} == {
+        ("terse", "plain", "B"), ("terse", "full", "B"), ("plain", "full", "B")}
+
+
+def test_one_file_split_by_its_model_column_ranks_the_models(files, fake_provider, capsys):
+    rows = [row for model in ("plain", "terse", "full") for row in _answers(model)]
+    (files / "all.jsonl").write_text(_jsonl(rows))
+
+    status = _rank(files, fake_provider, "--source", str(files / "all.jsonl"),
+                   "--split-by", "model")
+
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert fake_provider.requests == 36
+    assert _leaderboard(printed) == ["full", "plain", "terse"]
+
+
+def test_two_files_split_by_a_column_add_up_their_sources(files, fake_provider, capsys):
+    (files / "one.jsonl").write_text(_jsonl(_answers("terse") + _answers("plain")))
+    (files / "two.jsonl").write_text(_jsonl(_answers("full")))
+
+    assert _rank(files, fake_provider, "--a", str(files / "one.jsonl"), "--b",
+                 str(files / "two.jsonl"), "--split-by", "model") == 0
+    assert _leaderboard(capsys.readouterr().out) == ["full", "plain", "terse"]
+
+
+@pytest.mark.parametrize(("setup", "args", "fragments"), [
+    pytest.param({"all.jsonl": _answers("terse") + _answers("plain")[:2]
+                  + [{"id": "q3", "query": "x", "text": "y"}]},
+                 ("--source", "all.jsonl", "--split-by", "model"),
+                 ("all.jsonl", "line 6", "no value in the column 'model'", "--split-by")),
+    pytest.param({"all.jsonl": _answers("terse") + _answers("plain") + _answers("plain")[:1]},
+                 ("--source", "all.jsonl", "--split-by", "model"),
+                 ("plain", "line 7 repeats the id 'q1' of line 4")),
+    pytest.param({"all.jsonl": _answers("terse")}, ("--source", "all.jsonl", "--split-by",
+                                                    "model"),
+                 ("only one source ('terse')", "two or more")),
+    pytest.param({"a.jsonl": _answers("terse")}, ("--source", "a.jsonl"),
+                 ("only one source",)),
+    pytest.param({"a.jsonl": _answers("terse"), "b.jsonl": _answers("full")},
+                 ("--source", "x=a.jsonl", "--source", "x=b.jsonl"),
+                 ("two sources are named 'x'", "NAME=FILE")),
+    pytest.param({"a.jsonl": _answers("terse"), "b.jsonl": _answers("full")},
+                 ("--a", "a.jsonl", "--source", "b.jsonl"),
+                 ("either --a and --b, or --source",)),
+    pytest.param({}, (), ("say what to compare", "--source FILE")),
+    pytest.param({"a.jsonl": _answers("terse"), "b.jsonl": _answers("terse")},
+                 ("--a", "a.jsonl", "--b", "b.jsonl", "--split-by", "model"),
+                 ("b.jsonl", "'terse' of 'model' also names a source of an earlier file")),
+])
+def test_bad_sources_are_refused_in_one_line_before_any_call(files, fake_provider, capsys,
+                                                             monkeypatch, setup, args,
+                                                             fragments):
+    for name, rows in setup.items():
+        (files / name).write_text(_jsonl(rows))
+    monkeypatch.chdir(files)
+
+    assert _rank(files, fake_provider, *args) == 2
+
+    _refused(capsys, *fragments)
+    assert fake_provider.requests == 0
