@@ -46,17 +46,27 @@ def render_trust(report: TrustReport) -> None:
     _render_bias(judge)
 
 
+def _weight(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
 def _render_corrected(report: TrustReport, judge: JudgeTrust) -> None:
     st.markdown("**Corrected estimates** (prediction-powered, 95% interval)")
     rows = [{"Criterion": safe_text.text(r.label), "Unit": r.unit,
              "Judge's mean": _fig(r.corrected.judge),
              "People's mean on the sample": _fig(r.corrected.people),
-             "Corrected estimate": _fig(r.corrected.corrected)} for r in judge.criteria]
+             "Corrected estimate": _fig(r.corrected.corrected),
+             "Judge's weight": _weight(r.corrected.power)} for r in judge.criteria]
     rows.append({"Criterion": "Score", "Unit": "score",
                  "Judge's mean": _fig(judge.score.judge),
                  "People's mean on the sample": _fig(judge.score.people),
-                 "Corrected estimate": _fig(judge.score.corrected)})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+                 "Corrected estimate": _fig(judge.score.corrected),
+                 "Judge's weight": _weight(judge.score.power)})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
+        "Judge's weight": st.column_config.TextColumn(
+            help="How much the corrected estimate leans on the judge (0: people's sample "
+                 "alone, the judge tells nothing; 1: the judge fully, corrected by its "
+                 "average error on the sample). Chosen to give the narrowest interval.")})
     st.caption(
         f"Counted: {report.rule}. {report.sampled_reviewed} of the random sample's "
         f"{report.sample_size} responses reviewed; {report.reviewed_outside_sample} "

@@ -12,6 +12,18 @@ variance var(f)/N + var(y - f)/n and the normal 95% interval theta ± 1.96·sqrt
 When the judge is good, y - f varies little and the interval is narrower than people's own.
 The n sampled responses are part of the N (the paper draws them apart); with n much smaller
 than N the difference is negligible, and the simulation in the tests checks the coverage.
+
+A poor judge makes y - f vary *more* than y, and the classical interval wider than people's
+own. The reported estimate is therefore the power-tuned one (PPI++, Angelopoulos, Duchi and
+Zrnic, 2023): the judge's values enter with a weight lambda,
+
+    theta_lambda = lambda·mean(f over all N) + mean(y - lambda·f over the n sampled)
+
+unbiased for every lambda, with variance lambda²·var(f)/N + var(y - lambda·f)/n, smallest at
+lambda = cov(y, f) / ((1 + n/N)·var(f)) estimated on the sample. lambda is kept in [0, 1]:
+0 is people's mean alone (a judge that tells nothing), 1 the classical estimate above (kept as
+``classical``). So the corrected interval is, up to the estimation of lambda, never wider than
+people's own nor than the classical one.
 """
 
 from __future__ import annotations
@@ -27,8 +39,10 @@ from grading.trust.figures import Z95, Figure, mean, var
 class CorrectedMean:
     judge: Figure  # the judge's mean over all N (its interval ignores the judge's error)
     people: Figure  # people's mean on the random sample, with its own interval
-    corrected: Figure  # the prediction-powered estimate and interval
+    corrected: Figure  # the power-tuned (PPI++) estimate and interval
     judge_on_sample: float | None  # the judge's mean on the sampled responses
+    classical: Figure | None = None  # lambda = 1; None without a sample
+    power: float | None = None  # the judge's weight lambda in ``corrected``, 0..1
 
 
 def _mean_figure(values: Sequence[float]) -> Figure:
@@ -42,11 +56,37 @@ def _mean_figure(values: Sequence[float]) -> Figure:
     return Figure(centre, centre - half, centre + half, n)
 
 
+def power(judge_all: Sequence[float], judge_sample: Sequence[float],
+          people_sample: Sequence[float]) -> float:
+    """The variance-minimising weight of the judge, clipped to [0, 1] (0 when the judge's
+    values do not vary: they carry nothing about people's)."""
+    n, big_n = len(people_sample), len(judge_all)
+    var_f = var(judge_all)
+    if var_f == 0:
+        return 0.0
+    mean_y, mean_f = mean(people_sample), mean(judge_sample)
+    cov = math.fsum((y - mean_y) * (f - mean_f) for y, f in
+                    zip(people_sample, judge_sample, strict=True)) / (n - 1)
+    return min(1.0, max(0.0, cov / ((1 + n / big_n) * var_f)))
+
+
+def _estimate(judge_all: Sequence[float], judge_sample: Sequence[float],
+              people_sample: Sequence[float], weight: float) -> Figure:
+    n, big_n = len(people_sample), len(judge_all)
+    rectifier = [y - weight * f for y, f in zip(people_sample, judge_sample, strict=True)]
+    theta = weight * mean(judge_all) + mean(rectifier)
+    if n < 2 or big_n < 2:
+        return Figure(theta, None, None, n)
+    half = Z95 * math.sqrt(weight ** 2 * var(judge_all) / big_n + var(rectifier) / n)
+    return Figure(theta, theta - half, theta + half, n)
+
+
 def ppi_mean(judge_all: Sequence[float], judge_sample: Sequence[float],
              people_sample: Sequence[float]) -> CorrectedMean:
-    """The judge's mean, people's mean and the PPI estimate; ``judge_sample`` and
-    ``people_sample`` are aligned (the judge's and people's value on each sampled response).
-    The interval is None below 2 sampled responses."""
+    """The judge's mean, people's mean and the PPI++ and classical PPI estimates;
+    ``judge_sample`` and ``people_sample`` are aligned (the judge's and people's value on each
+    sampled response). Intervals are None below 2 sampled responses (and lambda is then 1:
+    nothing to tune it on)."""
     if len(judge_sample) != len(people_sample):
         raise ValueError(f"the sample's judge values ({len(judge_sample)}) and people's "
                          f"values ({len(people_sample)}) must be aligned")
@@ -56,10 +96,9 @@ def ppi_mean(judge_all: Sequence[float], judge_sample: Sequence[float],
     if n == 0 or big_n == 0:
         return CorrectedMean(judge, people, Figure(None, None, None, n),
                              mean(judge_sample) if judge_sample else None)
-    errors = [y - f for y, f in zip(people_sample, judge_sample, strict=True)]
-    theta = mean(judge_all) + mean(errors)
+    classical = _estimate(judge_all, judge_sample, people_sample, 1.0)
     if n < 2 or big_n < 2:
-        return CorrectedMean(judge, people, Figure(theta, None, None, n), mean(judge_sample))
-    half = Z95 * math.sqrt(var(judge_all) / big_n + var(errors) / n)
-    return CorrectedMean(judge, people, Figure(theta, theta - half, theta + half, n),
-                         mean(judge_sample))
+        return CorrectedMean(judge, people, classical, mean(judge_sample), classical, 1.0)
+    weight = power(judge_all, judge_sample, people_sample)
+    return CorrectedMean(judge, people, _estimate(judge_all, judge_sample, people_sample, weight),
+                         mean(judge_sample), classical, weight)

@@ -12,7 +12,8 @@ from storage.services.trust_report import TrustReport
 def _corrected_json(c: CorrectedMean) -> dict:
     return {"judge_mean": c.judge.as_json(), "people_mean_on_sample": c.people.as_json(),
             "judge_mean_on_sample": c.judge_on_sample,
-            "corrected": c.corrected.as_json()}
+            "corrected": c.corrected.as_json(), "judge_weight": c.power,
+            "classical_ppi": None if c.classical is None else c.classical.as_json()}
 
 
 def trust_json(report: TrustReport) -> dict:

@@ -19,10 +19,21 @@ def test_ppi_hand_computed_small_case():
     var_f = sum((v - 4 / 6) ** 2 for v in judge_all) / 5  # 4/15
     var_e = sum((e + 1 / 3) ** 2 for e in errors) / 2  # 1/3
     half = 1.959963984540054 * math.sqrt(var_f / 6 + var_e / 3)
-    assert result.corrected.value == pytest.approx(1 / 3)
-    assert result.corrected.value == pytest.approx(theta)
-    assert result.corrected.low == pytest.approx(theta - half)
-    assert result.corrected.high == pytest.approx(theta + half)
+    assert result.classical.value == pytest.approx(1 / 3)
+    assert result.classical.value == pytest.approx(theta)
+    assert result.classical.low == pytest.approx(theta - half)
+    assert result.classical.high == pytest.approx(theta + half)
+    # PPI++: lambda = cov(y, f) / ((1 + n/N) var(f)) = (1/6) / (1.5 x 4/15) = 5/12
+    lam = (1 / 6) / (1.5 * 4 / 15)
+    assert result.power == pytest.approx(5 / 12) == pytest.approx(lam)
+    rect = [y - lam * f for y, f in zip(people_sample, judge_sample, strict=True)]
+    mean_r = sum(rect) / 3
+    tuned = lam * 4 / 6 + mean_r
+    half = 1.959963984540054 * math.sqrt(
+        lam ** 2 * var_f / 6 + sum((r - mean_r) ** 2 for r in rect) / 2 / 3)
+    assert result.corrected.value == pytest.approx(tuned)
+    assert result.corrected.low == pytest.approx(tuned - half)
+    assert result.corrected.high == pytest.approx(tuned + half)
     assert result.judge.value == pytest.approx(4 / 6) and result.judge.n == 6
     assert result.people.value == pytest.approx(1 / 3) and result.people.n == 3
     assert result.judge_on_sample == pytest.approx(2 / 3)
@@ -79,7 +90,7 @@ def test_ppi_interval_covers_the_truth_about_95_percent_of_the_time():
     assert people_wider / reps > 0.5
 
 
-def test_ppi_is_narrower_than_people_alone_only_when_the_judge_is_good():
+def test_a_judge_that_knows_nothing_widens_classical_ppi_but_not_the_tuned_estimate():
     truth, judge, sample = _simulate(1, flip=0.02, bias=0.05)
     good = ppi_mean(judge, [judge[i] for i in sample], [truth[i] for i in sample])
     rng = random.Random(2)
@@ -87,4 +98,23 @@ def test_ppi_is_narrower_than_people_alone_only_when_the_judge_is_good():
     bad = ppi_mean(noise, [noise[i] for i in sample], [truth[i] for i in sample])
     width = lambda f: f.high - f.low  # noqa: E731
     assert width(good.corrected) < 0.8 * width(good.people)
-    assert width(bad.corrected) > width(bad.people)
+    assert good.power > 0.8  # a good judge is trusted nearly fully
+    # Classical PPI pays for a useless judge: wider than people's own interval.
+    assert width(bad.classical) > 1.2 * width(bad.people)
+    # PPI++ gives it (almost) no weight: people's own interval, not wider.
+    assert bad.power < 0.15
+    assert width(bad.corrected) <= width(bad.people) * 1.01
+
+
+def test_the_tuned_interval_covers_the_truth_and_is_never_wider_than_the_classical_one():
+    covered = 0
+    reps = 400
+    for seed in range(reps):
+        truth, judge, sample = _simulate(seed, flip=0.3, bias=0.1)  # a mediocre judge
+        true_mean = sum(truth) / len(truth)
+        result = ppi_mean(judge, [judge[i] for i in sample], [truth[i] for i in sample])
+        covered += result.corrected.low <= true_mean <= result.corrected.high
+        tuned = result.corrected.high - result.corrected.low
+        assert tuned <= (result.classical.high - result.classical.low) * 1.02
+        assert 0 <= result.power <= 1
+    assert 0.92 <= covered / reps <= 0.98
