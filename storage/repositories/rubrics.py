@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, selectinload
 from grading.types import Criterion
 from storage import models as m
 from storage.errors import NotFoundError
+from storage.repositories.locks import take_sqlite_write_lock
 
 
 def get_rubric(session: Session, rubric_id: int) -> m.RubricRow:
@@ -34,22 +35,11 @@ def get_version(
     )
     if for_update:
         query = query.with_for_update()
-        if session.get_bind().dialect.name == "sqlite":
-            _take_sqlite_write_lock(session, version_id)
+        take_sqlite_write_lock(session, m.RubricVersionRow, version_id)
     row = session.scalars(query).one_or_none()
     if row is None:
         raise NotFoundError(f"rubric version {version_id} does not exist")
     return row
-
-
-def _take_sqlite_write_lock(session: Session, version_id: int) -> None:
-    """SQLite has no FOR UPDATE, and its driver starts a transaction only at the first write:
-    until then each read sees whatever is committed at that moment, so two writers could both
-    read "v1 is the newest" and each add a version (v2 and v3). A no-op write first takes
-    the database's write lock (waiting for the other writer to finish), and everything read
-    after it in this transaction is what the other writer committed."""
-    session.execute(update(m.RubricVersionRow).where(m.RubricVersionRow.id == version_id)
-                    .values(id=m.RubricVersionRow.id))
 
 
 def latest_version(session: Session, rubric_id: int) -> m.RubricVersionRow:

@@ -11,12 +11,14 @@ from grading.types import Verdict
 from storage import models as m
 from storage.dto import CriterionGradeInfo, GradeInfo
 from storage.errors import NotFoundError
+from storage.repositories.locks import take_sqlite_write_lock
 
 
 def get_run(session: Session, run_id: int, *, for_update: bool = False) -> m.RunRow:
     query = select(m.RunRow).where(m.RunRow.id == run_id)
     if for_update:
         query = query.with_for_update()
+        take_sqlite_write_lock(session, m.RunRow, run_id)
     row = session.scalars(query).one_or_none()
     if row is None:
         raise NotFoundError(f"grading run {run_id} does not exist")

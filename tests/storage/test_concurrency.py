@@ -7,9 +7,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from grading.types import EvaluationReport, TokenUsage
-from storage.errors import GradeExistsError, StaleVerdictError
+from storage.errors import GradeExistsError, InvalidStateError, StaleVerdictError
 from storage.services import review_queue, reviews, runs
 from storage.services.reviewers import local_actor
+from tests.actors import ADMIN
 from tests.storage.helpers import make_dataset, make_rubric, make_run
 
 WRITERS = 6
@@ -134,3 +135,24 @@ def test_concurrent_grades_keep_exact_totals_and_no_duplicates(sessions):
     assert (totals.done_count, totals.total_tokens, totals.cost) == (
         WRITERS, 10 * WRITERS, 0.25 * WRITERS)
     assert runs.pending_response_ids(sessions, run.id) == []
+
+
+def test_a_run_ends_once_when_two_writers_end_it_at_the_same_moment(sessions):
+    """The worker finishing a run and a person cancelling it, at the same moment: one wins,
+    the other is told the run already ended — never both "succeeding" with the last write
+    silently replacing the first (SQLite reads outside a write lock unless one is taken)."""
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions)
+    for attempt in range(12):
+        run = make_run(sessions, version.id, dataset.id)
+        runs.start_run(sessions, run.id)
+
+        results = _together(2, lambda i, run_id=run.id: (
+            runs.finish_run(sessions, run_id) if i == 0
+            else runs.cancel_run(sessions, run_id, actor=ADMIN)))
+
+        ended = [r for r in results if not isinstance(r, Exception)]
+        assert len(ended) == 1, (attempt, results)
+        assert all(isinstance(r, InvalidStateError) for r in results
+                   if isinstance(r, Exception)), results
+        assert runs.get_run(sessions, run.id).status == ended[0].status
