@@ -180,15 +180,19 @@ def answered_counts_query(dataset_id: int, sources: dict[int, tuple[int, int]]):
         .group_by(hv.response_id, hv.stream))
 
 
-def disputed_candidates_query(dataset_id: int, sources: dict[int, tuple[int, int]]):
+def disputed_candidates_query(dataset_id: int, sources: dict[int, tuple[int, int]],
+                              response_ids: Sequence[int] | None = None):
     """(response, criterion of the version) of the dataset where reviewers (adjudications
     left out) gave more than one choice (the option label if set, else the verdict), carried
     verdicts mapped onto the criterion they apply to. Every row of every stream counts, not
     only the current ones: a superset of the disputed criteria (and of the adjudicated
-    disagreements). The dataset's responses are looked up in the verdicts' response index."""
+    disagreements). The dataset's responses are looked up in the verdicts' response index;
+    ``response_ids``: of these responses only."""
     hv = m.HumanVerdictRow
     target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
     in_dataset = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+    if response_ids is not None:
+        in_dataset = in_dataset.where(m.ResponseRow.id.in_(list(response_ids)))
     return (
         select(hv.response_id, target.label("criterion_id"))
         .where(hv.response_id.in_(in_dataset), hv.criterion_id.in_(list(sources)),
@@ -214,19 +218,23 @@ def disputes_query(dataset_id: int, sources: dict[int, tuple[int, int]],
     (response, criterion, stream) the current verdict is the newest version's (carried
     verdicts mapped onto the criterion they apply to), its highest ``seq``; a dispute has no
     current adjudication, a resolved one has. ``response_ids``: of these responses only.
-    Read through the verdicts' response index."""
+
+    Only the candidates (``disputed_candidates_query``, a superset) are ranked: the window
+    then sorts the few rows of the criteria where reviewers ever differed, not every
+    verdict of the dataset."""
     hv = m.HumanVerdictRow
     target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
     number = case({source: n for source, (_to, n) in sources.items()}, value=hv.criterion_id)
-    in_dataset = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
-    if response_ids is not None:
-        in_dataset = in_dataset.where(m.ResponseRow.id.in_(list(response_ids)))
+    candidates = disputed_candidates_query(dataset_id, sources, response_ids).subquery(
+        "candidates")
     current = (
         select(hv.response_id, target.label("criterion_id"), hv.stream,
                func.coalesce(hv.option, hv.verdict).label("choice"),
                func.row_number().over(partition_by=(hv.response_id, target, hv.stream),
                                       order_by=(number.desc(), hv.seq.desc())).label("newest"))
-        .where(hv.response_id.in_(in_dataset), hv.criterion_id.in_(list(sources)))
+        .join(candidates, and_(candidates.c.response_id == hv.response_id,
+                               candidates.c.criterion_id == target))
+        .where(hv.criterion_id.in_(list(sources)))
         .subquery("current"))
     adjudicated = func.max(case((current.c.stream == m.ADJUDICATION_STREAM, 1), else_=0))
     choices = func.count(func.distinct(case(

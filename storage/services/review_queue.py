@@ -218,10 +218,12 @@ def adjudication_page(
         version = version_info(rubric_repo.get_version(session, rubric_version_id))
         total, first, kept = verdict_repo.dispute_page(
             session, dataset_id, rubric_version_id, limit, keys)
-        wanted = sorted(set(first) | set(kept))
-        decisions = consensus.decisions_of(session, wanted, rubric_version_id)
-        external = repo.external_ids_of(session, sorted({rid for rid, _cid in wanted}))
-    asked = set(wanted)
+        asked = set(first) | set(kept)
+        responses = sorted({rid for rid, _cid in asked})
+        # The page's few responses x its criteria: two queries, not two per criterion.
+        decisions = consensus.decisions(session, responses, rubric_version_id,
+                                        {cid for _rid, cid in asked})
+        external = repo.external_ids_of(session, responses)
     found = _dispute_items(version, decisions, external, include_resolved=True)
     return DisputePage(disputed=total, items=tuple(
         d for d in found if (d.response_id, d.criterion_id) in asked))
