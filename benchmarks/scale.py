@@ -50,7 +50,7 @@ from storage.services import (
     rubrics,
     runs,
 )
-from storage.services.review_queue import adjudication_queue, review_queue
+from storage.services.review_queue import adjudication_page, adjudication_queue, review_queue
 from storage.services.reviewers import command_line_actor, local_actor
 
 BENCHMARK = command_line_actor("benchmark")
@@ -234,6 +234,11 @@ def _disputes(w: World):
             .having(func.count(func.distinct(func.coalesce(h.option, h.verdict))) > 1))
 
 
+def _first_disputes(w: World):
+    h = m.HumanVerdictRow
+    return _disputes(w).order_by(h.response_id, h.criterion_id).limit(20)
+
+
 def _reviewer_queue(w: World):
     mine = (select(m.HumanVerdictRow.response_id)
             .where(m.HumanVerdictRow.stream == REVIEWERS[0].key)
@@ -292,6 +297,10 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         ("adjudication queue", lambda: adjudication_queue(
             sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id),
          q(sessions, _disputes, w), "SQL: disputed (response, criterion), one seq each"),
+        ("adjudication queue, first 20 and the count (the page, new)", lambda:
+         adjudication_page(sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
+                           limit=20),
+         q(sessions, _first_disputes, w), "SQL: the first 20 of those"),
         ("a reviewer's queue", lambda: review_queue(
             sessions, **where, reviewer_key=REVIEWERS[0].key),
          q(sessions, _reviewer_queue, w), "SQL: first 50 not done by ana, dataset order"),

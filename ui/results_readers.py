@@ -178,12 +178,14 @@ def get_review_coverage(db: str, dataset_id: int, rubric_version_id: int,
 
 
 @st.cache_data(ttl=60, max_entries=20, show_spinner=False)
-def get_adjudication_queue(db: str, dataset_id: int, rubric_version_id: int,
-                           stamp: RunStamp, include_resolved: bool = False,
-                           ) -> list[review_queue.DisputeItem]:
-    return review_queue.adjudication_queue(sessions_for(db), dataset_id=dataset_id,
-                                           rubric_version_id=rubric_version_id,
-                                           include_resolved=include_resolved)
+def get_adjudication_page(db: str, dataset_id: int, rubric_version_id: int,
+                          stamp: RunStamp, limit: int,
+                          keys: tuple[tuple[int, int], ...] = ()) -> review_queue.DisputePage:
+    """The first ``limit`` disputes and the cards ``keys`` kept in place (not the whole
+    queue: thousands of disputes at 100,000 responses)."""
+    return review_queue.adjudication_page(sessions_for(db), dataset_id=dataset_id,
+                                          rubric_version_id=rubric_version_id, limit=limit,
+                                          keys=keys)
 
 
 @st.cache_data(ttl=10, max_entries=5, show_spinner=False)
@@ -199,7 +201,7 @@ def clear_after_review() -> None:
     get_results_page.clear()
     get_reviewed_scores.clear()
     get_review_coverage.clear()
-    get_adjudication_queue.clear()
+    get_adjudication_page.clear()
     panel_readers.get_stamp.clear()  # panels' effective scores take the new verdicts at once
 
 
@@ -211,7 +213,7 @@ def clear_after_verdict() -> None:
     get_results_page.clear()
     get_reviewed_scores.clear()
     get_review_coverage.clear()
-    get_adjudication_queue.clear()
+    get_adjudication_page.clear()
 
 
 def clear_after_launch() -> None:

@@ -22,6 +22,12 @@ def _key(item: DisputeItem) -> str:
     return f"{item.response_id}_{item.criterion_id}"
 
 
+def _ids(key: str) -> tuple[int, int]:
+    """(response, criterion) of a card's key."""
+    response_id, criterion_id = key.split("_")
+    return int(response_id), int(criterion_id)
+
+
 def handle_adjudicate(item: DisputeItem) -> None:
     """Which card's Decide, and the adjudication that card showed (a decision made
     elsewhere since is not overwritten unseen)."""
@@ -33,22 +39,24 @@ def render_adjudication(db: str, chosen: ResultSet, actor: Actor | None) -> None
     if actor is None or not actor.can(Role.ADJUDICATOR):
         st.info("Adjudication needs an adjudicator: ask an admin for the role.")
         return
-    items = readers.get_adjudication_queue(
+    # Only the first page of disputes and the cards kept in place, never the whole queue.
+    kept = tuple(_ids(key) for key in shown_keys(chosen))
+    page = readers.get_adjudication_page(
         db, chosen.dataset_id, chosen.rubric_version_id, readers.run_stamp(db, chosen.run_ids),
-        include_resolved=True)
-    disputed = [i for i in items if i.decision.disputed]
-    noun = "criterion" if len(disputed) == 1 else "criteria"
-    st.caption(f"{len(disputed)} disputed {noun} in this set. Until you decide, the "
+        PAGE + len(kept), kept)
+    items = list(page.items)
+    noun = "criterion" if page.disputed == 1 else "criteria"
+    st.caption(f"{page.disputed} disputed {noun} in this set. Until you decide, the "
                "judge's verdict stands for them; your verdict applies at once to every run.")
     render_pending(actor, [i for i in items if i.decision.disputed
                            or _key(i) in shown_keys(chosen)])
     shown = cards_in_place(chosen, items)
-    if not disputed:
+    if not page.disputed:
         st.success("Nothing to adjudicate: every reviewed criterion has one verdict.")
     by_key = {_key(i): i for i in items}
     for key in shown:
         render_dispute(db, chosen, by_key[key])
-    more = sum(1 for i in disputed if _key(i) not in shown)
+    more = page.disputed - sum(1 for key in shown if by_key[key].decision.disputed)
     if more:
         st.caption(f"{more} more after these; they move up as you decide.")
 
@@ -171,11 +179,11 @@ def render_pending(actor: Actor, items: list[DisputeItem]) -> None:
 def decided_meanwhile(key: str) -> str:
     """Why a Decide found its dispute gone, naming the response, the criterion and who
     decided it."""
-    response_id = int(key.split("_")[0])
+    response_id = _ids(key)[0]
     chosen = st.session_state.review_set
-    found = next((i for i in review_queue.adjudication_queue(
+    found = next(iter(review_queue.adjudication_page(
         runtime.get_sessions(), dataset_id=chosen[0], rubric_version_id=chosen[1],
-        include_resolved=True) if _key(i) == key), None) if chosen else None
+        limit=0, keys=[_ids(key)]).items), None) if chosen else None
     if found is None or found.decision.adjudication is None:
         return ("Not saved: that criterion is no longer disputed (the reviewers now agree). "
                 "Nothing was written.")

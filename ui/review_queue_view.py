@@ -192,10 +192,9 @@ def render_queue_done(db: str, chosen: ResultSet, actor: Actor | None, *,
         st.markdown("**What next**")
         row = st.container(horizontal=True)
         if actor is not None and actor.can(Role.ADJUDICATOR):
-            items = readers.get_adjudication_queue(db, chosen.dataset_id,
-                                                   chosen.rubric_version_id,
-                                                   readers.run_stamp(db, chosen.run_ids))
-            disputed = sum(1 for i in items if i.decision.disputed)
+            disputed = readers.get_adjudication_page(
+                db, chosen.dataset_id, chosen.rubric_version_id,
+                readers.run_stamp(db, chosen.run_ids), 0).disputed
             row.button(f"Adjudication queue ({disputed} disputed)", key="review_done_adjudicate",
                        icon=":material/gavel:", on_click=handle_adjudicate_mode)
         sets = readers.get_result_sets(db)

@@ -180,15 +180,19 @@ def answered_counts_query(dataset_id: int, sources: dict[int, tuple[int, int]]):
         .group_by(hv.response_id, hv.stream))
 
 
-def disputed_candidates_query(dataset_id: int, sources: dict[int, tuple[int, int]]):
+def disputed_candidates_query(dataset_id: int, sources: dict[int, tuple[int, int]],
+                              response_ids: Sequence[int] | None = None):
     """(response, criterion of the version) of the dataset where reviewers (adjudications
     left out) gave more than one choice (the option label if set, else the verdict), carried
     verdicts mapped onto the criterion they apply to. Every row of every stream counts, not
     only the current ones: a superset of the disputed criteria (and of the adjudicated
-    disagreements). The dataset's responses are looked up in the verdicts' response index."""
+    disagreements). The dataset's responses are looked up in the verdicts' response index;
+    ``response_ids``: of these responses only."""
     hv = m.HumanVerdictRow
     target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
     in_dataset = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+    if response_ids is not None:
+        in_dataset = in_dataset.where(m.ResponseRow.id.in_(list(response_ids)))
     return (
         select(hv.response_id, target.label("criterion_id"))
         .where(hv.response_id.in_(in_dataset), hv.criterion_id.in_(list(sources)),
@@ -205,6 +209,74 @@ def disputed_candidates(session: Session, dataset_id: int, rubric_version_id: in
         return []
     return sorted((rid, cid) for rid, cid in session.execute(
         disputed_candidates_query(dataset_id, sources)))
+
+
+def disputes_query(dataset_id: int, sources: dict[int, tuple[int, int]],
+                   response_ids: Sequence[int] | None = None):
+    """(response, criterion of the version, adjudicated: 0 or 1) of the dataset where the
+    reviewers' current verdicts give more than one choice: the consensus rule in SQL. Per
+    (response, criterion, stream) the current verdict is the newest version's (carried
+    verdicts mapped onto the criterion they apply to), its highest ``seq``; a dispute has no
+    current adjudication, a resolved one has. ``response_ids``: of these responses only.
+
+    Only the candidates (``disputed_candidates_query``, a superset) are ranked: the window
+    then sorts the few rows of the criteria where reviewers ever differed, not every
+    verdict of the dataset."""
+    hv = m.HumanVerdictRow
+    target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
+    number = case({source: n for source, (_to, n) in sources.items()}, value=hv.criterion_id)
+    candidates = disputed_candidates_query(dataset_id, sources, response_ids).subquery(
+        "candidates")
+    current = (
+        select(hv.response_id, target.label("criterion_id"), hv.stream,
+               func.coalesce(hv.option, hv.verdict).label("choice"),
+               func.row_number().over(partition_by=(hv.response_id, target, hv.stream),
+                                      order_by=(number.desc(), hv.seq.desc())).label("newest"))
+        .join(candidates, and_(candidates.c.response_id == hv.response_id,
+                               candidates.c.criterion_id == target))
+        .where(hv.criterion_id.in_(list(sources)))
+        .subquery("current"))
+    adjudicated = func.max(case((current.c.stream == m.ADJUDICATION_STREAM, 1), else_=0))
+    choices = func.count(func.distinct(case(
+        (current.c.stream != m.ADJUDICATION_STREAM, current.c.choice))))
+    return (
+        select(current.c.response_id, current.c.criterion_id,
+               adjudicated.label("adjudicated"))
+        .where(current.c.newest == 1)
+        .group_by(current.c.response_id, current.c.criterion_id)
+        .having(choices > 1))
+
+
+def dispute_page_query(dataset_id: int, sources: dict[int, tuple[int, int]], limit: int):
+    """The first ``limit`` disputes in queue order (response, then the criterion's position),
+    each row with the number of disputes in all: (response, criterion, total)."""
+    found = disputes_query(dataset_id, sources).subquery("found")
+    return (
+        select(found.c.response_id, found.c.criterion_id, func.count().over().label("total"))
+        .join(m.CriterionRow, m.CriterionRow.id == found.c.criterion_id)
+        .where(found.c.adjudicated == 0)
+        .order_by(found.c.response_id, m.CriterionRow.position)
+        .limit(limit))
+
+
+def dispute_page(session: Session, dataset_id: int, rubric_version_id: int, limit: int,
+                 keys: Sequence[tuple[int, int]] = ()
+                 ) -> tuple[int, list[tuple[int, int]], list[tuple[int, int]]]:
+    """(number of disputes, the first ``limit`` in queue order, which of ``keys`` are
+    disputed or adjudicated disagreements) of the dataset under the version."""
+    sources = carry_sources(session, rubric_version_id)
+    if not sources:
+        return 0, [], []
+    rows = session.execute(dispute_page_query(dataset_id, sources, max(limit, 1))).all()
+    total = rows[0].total if rows else 0
+    first = [(rid, cid) for rid, cid, _total in rows][:limit]
+    kept: list[tuple[int, int]] = []
+    if keys:
+        wanted = set(keys)
+        kept = [(rid, cid) for rid, cid, _adjudicated in session.execute(disputes_query(
+            dataset_id, sources, sorted({rid for rid, _cid in wanted})))
+            if (rid, cid) in wanted]
+    return int(total), first, kept
 
 
 def count_for_versions(session: Session, version_ids: Sequence[int]) -> int:

@@ -198,6 +198,55 @@ def verdict_stamp(sessions: SessionFactory, response_id: int) -> tuple[int, int]
         return verdict_repo.response_stamp(session, response_id)
 
 
+@dataclass(frozen=True)
+class DisputePage:
+    """The first disputes of the adjudication queue, and how many there are in all."""
+
+    disputed: int  # disputed criteria in the set
+    items: tuple[DisputeItem, ...]  # in queue order
+
+
+def adjudication_page(
+    sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int, limit: int,
+    keys: Sequence[tuple[int, int]] = (),
+) -> DisputePage:
+    """The first ``limit`` disputed criteria of the adjudication queue, and the
+    (response, criterion) ``keys`` asked for by name while they are disputed or adjudicated
+    disagreements (the cards a page keeps in place), in the queue's order. The consensus rule
+    picks them in SQL (one GROUP BY, ``ORDER BY ... LIMIT``); only these items are built."""
+    with sessions() as session:
+        version = version_info(rubric_repo.get_version(session, rubric_version_id))
+        total, first, kept = verdict_repo.dispute_page(
+            session, dataset_id, rubric_version_id, limit, keys)
+        asked = set(first) | set(kept)
+        responses = sorted({rid for rid, _cid in asked})
+        # The page's few responses x its criteria: two queries, not two per criterion.
+        decisions = consensus.decisions(session, responses, rubric_version_id,
+                                        {cid for _rid, cid in asked})
+        external = repo.external_ids_of(session, responses)
+    found = _dispute_items(version, decisions, external, include_resolved=True)
+    return DisputePage(disputed=total, items=tuple(
+        d for d in found if (d.response_id, d.criterion_id) in asked))
+
+
+def _dispute_items(version: RubricVersionInfo, decisions: consensus.Decisions,
+                   external: dict[int, str | None], *, include_resolved: bool,
+                   ) -> list[DisputeItem]:
+    """The queue's items among these decisions, in its order: disputes first, then by
+    response and the criterion's position."""
+    labels = {c.id: c.label for c in version.criteria}
+    order = {c.id: c.position for c in version.criteria}
+    found = [
+        DisputeItem(response_id=rid, external_id=external.get(rid), criterion_id=cid,
+                    criterion_label=labels.get(cid, str(cid)), decision=decision)
+        for rid, per in decisions.items() for cid, decision in per.items()
+        if decision.disputed or (include_resolved and decision.status == "adjudicated"
+                                 and len({h.choice for h in decision.reviews}) > 1)
+    ]
+    return sorted(found, key=lambda d: (not d.decision.disputed, d.response_id,
+                                        order.get(d.criterion_id, 0)))
+
+
 def adjudication_queue(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
     include_resolved: bool = False,
@@ -211,14 +260,4 @@ def adjudication_queue(
         keys = verdict_repo.disputed_candidates(session, dataset_id, rubric_version_id)
         decisions = consensus.decisions_of(session, keys, rubric_version_id)
         external = repo.external_ids_of(session, sorted({rid for rid, _cid in keys}))
-    labels = {c.id: c.label for c in version.criteria}
-    order = {c.id: c.position for c in version.criteria}
-    found = [
-        DisputeItem(response_id=rid, external_id=external.get(rid), criterion_id=cid,
-                    criterion_label=labels.get(cid, str(cid)), decision=decision)
-        for rid, per in decisions.items() for cid, decision in per.items()
-        if decision.disputed or (include_resolved and decision.status == "adjudicated"
-                                 and len({h.choice for h in decision.reviews}) > 1)
-    ]
-    return sorted(found, key=lambda d: (not d.decision.disputed, d.response_id,
-                                        order.get(d.criterion_id, 0)))
+    return _dispute_items(version, decisions, external, include_resolved=include_resolved)

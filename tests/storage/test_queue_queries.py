@@ -5,6 +5,9 @@ consensus rule run on every reviewed response."""
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from sqlalchemy import select
 
 from grading.types import Verdict
@@ -132,7 +135,9 @@ def _queue_queries(sessions):
     with sessions() as session:
         sources = verdict_repo.carry_sources(session, version.id)
     return (verdict_repo.disputed_candidates_query(dataset.id, sources),
-            verdict_repo.answered_counts_query(dataset.id, sources))
+            verdict_repo.answered_counts_query(dataset.id, sources),
+            verdict_repo.dispute_page_query(dataset.id, sources, 20),
+            verdict_repo.disputes_query(dataset.id, sources, [1, 2]))
 
 
 def test_the_queue_queries_read_the_verdict_table_through_an_index(sessions):
@@ -147,3 +152,96 @@ def test_the_scan_check_catches_a_query_that_reads_every_human_verdict(sessions)
     plan = _plan(sessions, select(m.HumanVerdictRow.verdict)
                  .where(m.HumanVerdictRow.note == "x"))
     assert _full_scans(plan, "human_verdicts"), plan
+
+
+def _item(i):
+    adjudication = i.decision.adjudication
+    return (i.response_id, i.external_id, i.criterion_id, i.criterion_label, i.decision.status,
+            tuple(h.id for h in i.decision.reviews), adjudication.id if adjudication else None)
+
+
+def _page(sessions, dataset_id, version_id, limit, keys=()):
+    page = review_queue.adjudication_page(sessions, dataset_id=dataset_id,
+                                          rubric_version_id=version_id, limit=limit,
+                                          keys=keys)
+    return page.disputed, [_item(i) for i in page.items]
+
+
+def _assert_pages_are_the_queue(sessions, dataset_id, version_id):
+    """Every page (each limit, each kept card) is the whole queue's head, item for item."""
+    everything = [_item(i) for i in review_queue.adjudication_queue(
+        sessions, dataset_id=dataset_id, rubric_version_id=version_id, include_resolved=True)]
+    disputed = [i for i in everything if i[4] == "disputed"]
+    for limit in range(len(disputed) + 2):
+        assert _page(sessions, dataset_id, version_id, limit) == (
+            len(disputed), disputed[:limit]), limit
+    keys = [(i[0], i[2]) for i in everything]
+    for kept in (keys[-3:], keys[:1], keys[::2]):
+        expected = [i for i in everything if i in disputed[:2] or (i[0], i[2]) in kept]
+        assert _page(sessions, dataset_id, version_id, 2, kept) == (len(disputed), expected)
+    return everything
+
+
+def _busy_world(sessions, seed):
+    """Three reviewers on a dozen responses, minds changed, some disputes adjudicated (one
+    twice), then a second version carrying most criteria, with new verdicts on it."""
+    rng = random.Random(seed)
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=12)
+    choices = ["MET", "UNMET", "CANNOT_ASSESS"]
+    for response in responses:
+        for criterion in version.criteria:
+            for actor in rng.sample([ANA, BO, CY], rng.randint(0, 3)):
+                for _ in range(rng.choice([1, 1, 2])):
+                    _say(sessions, actor, response.id, criterion.id,
+                         rng.choice(choices[:2] if rng.random() < 0.8 else choices))
+    first = [(i.response_id, i.criterion_id) for i in review_queue.adjudication_queue(
+        sessions, dataset_id=dataset.id, rubric_version_id=version.id)]
+    for rid, cid in first[::3]:
+        for verdict in rng.sample(choices, rng.choice([1, 2])):
+            reviews.adjudicate(sessions, actor=ADMIN, response_id=rid, criterion_id=cid,
+                               verdict=verdict)
+    changed = [c.model_copy(update={"requirement": "Is short"}) if c.name == "concise" else c
+               for c in CRITERIA]
+    v2 = rubrics.save_criteria(sessions, version.id, changed, actor=ADMIN)
+    make_run(sessions, v2.id, dataset.id)
+    for response in rng.sample(responses, 6):
+        criterion = rng.choice(v2.criteria)
+        _say(sessions, rng.choice([ANA, BO, CY]), response.id, criterion.id, rng.choice(choices))
+    return version, v2, dataset
+
+
+def test_the_adjudication_page_is_the_head_of_the_whole_queue(sessions):
+    version, dataset, responses = _reviewed_world(sessions)
+    cites, concise = version.criteria[1].id, version.criteria[2].id
+    everything = _assert_pages_are_the_queue(sessions, dataset.id, version.id)
+    assert [(i[0], i[2], i[4]) for i in everything] == [
+        (responses[0].id, cites, "disputed"), (responses[2].id, concise, "adjudicated")]
+    # an agreed criterion asked for by name is no card; nor is one nobody answered
+    assert _page(sessions, dataset.id, version.id, 5, [
+        (responses[1].id, cites), (responses[3].id, concise)])[1] == everything[:1]
+    # a reviewer changing their mind: the page's count and items follow at once
+    _say(sessions, BO, responses[0].id, cites, "MET")
+    assert _page(sessions, dataset.id, version.id, 5) == (0, [])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_adjudication_page_matches_the_queue_on_a_busy_history(sessions, seed):
+    version, v2, dataset = _busy_world(sessions, seed)
+    before = _assert_pages_are_the_queue(sessions, dataset.id, version.id)
+    after = _assert_pages_are_the_queue(sessions, dataset.id, v2.id)
+    assert any(i[4] == "disputed" for i in before), "the world has disputes"
+    assert any(i[4] == "adjudicated" for i in before), "and resolved ones"
+    assert after, "verdicts carried to the second version"
+
+
+def test_the_adjudication_page_keeps_options_apart_by_label(sessions, graded):  # noqa: F811
+    _grade, response_id, ids = graded
+    for actor, label in ((ANA, "Good"), (BO, "good")):
+        _say(sessions, actor, response_id, ids["clarity"], label)
+    for actor, label in ((ANA, "formal"), (BO, "casual")):
+        _say(sessions, actor, response_id, ids["tone"], label)
+    with sessions() as session:
+        dataset_id = session.get(m.ResponseRow, response_id).dataset_id
+    count, items = _page(sessions, dataset_id, ids["version"], 10)
+    assert (count, [(i[0], i[2]) for i in items]) == (1, [(response_id, ids["tone"])])

@@ -171,3 +171,35 @@ def test_deciding_a_dispute_another_adjudicator_decided_meanwhile_says_so_and_wr
     adjudications = [h for h in reviews.verdict_history(seeded.sessions, rid)
                      if h.adjudication]
     assert [(h.reviewer, h.verdict.value) for h in adjudications] == [("eve", "UNMET")]
+
+
+def test_the_adjudication_cards_are_the_first_page_of_disputes_and_a_decided_one_stays():
+    seeded = seed_graded(count=12)
+    criteria = seeded.version.criteria[:2]
+    for response in seeded.responses:  # 24 disputes: more than one page of cards
+        for criterion in criteria:
+            for who, verdict in (("ana", "MET"), ("bo", "UNMET")):
+                reviews.set_human_verdict(seeded.sessions, response_id=response.id,
+                                          criterion_id=criterion.id, verdict=verdict,
+                                          actor=local_actor(who))
+    at = _review("cy")
+    at.session_state["review_mode"] = "Adjudicate"
+    at.run()
+    assert not at.exception, at.exception
+
+    def cards():
+        return [r.key.removeprefix("review_adj_v_") for r in at.radio
+                if r.key and r.key.startswith("review_adj_v_")]
+
+    first = [f"{r.id}_{c.id}" for r in seeded.responses for c in criteria][:20]
+    assert cards() == first
+    assert "24 disputed criteria in this set" in texts(at)
+    assert "\n4 more after these; they move up as you decide." in texts(at)
+    at.radio(key=f"review_adj_v_{first[0]}").set_value("MET").run()
+    at.button(key=f"review_adj_go_{first[0]}").click().run()
+    assert not at.exception, at.exception
+    # the decided card stays where it was; the next dispute joins the page at the end
+    nxt = f"{seeded.responses[10].id}_{criteria[0].id}"
+    assert cards() == [*first, nxt]
+    assert "23 disputed criteria in this set" in texts(at)
+    assert "\n3 more after these; they move up as you decide." in texts(at)
