@@ -62,6 +62,8 @@ DEFAULT_MAX_TOKENS = 4096
 # Providers served through the OpenAI SDK, where the answer's size can be capped while reading.
 _OPENAI_SDK_PROVIDERS = frozenset({"openai", "custom_openai"})
 _known_providers: dict[str, str | None] = {}
+# What a probe that got no answer says (``storage.jobs.calls.outage_reason`` reads it).
+BUSY_WORDS = "still busy with"
 
 
 # Imported by litellm's (and the OpenAI SDK's) first chat completion, not by ``import
@@ -301,7 +303,7 @@ class LiteLLMGenerate:
                 raise
             calls = f"{waiting} call{'s' if waiting != 1 else ''}"
             raise TransientProviderError(
-                f"the server for model '{model}' is still busy with {calls} we stopped "
+                f"the server for model '{model}' is {BUSY_WORDS} {calls} we stopped "
                 f"waiting for (a local server cannot cancel them); a one-token request got "
                 f"no answer within {limit:.0f} s", status_code=408) from error
 
