@@ -122,3 +122,22 @@ def test_a_timeout_at_level_n_takes_the_limit_below_n_once_a_round():
     call = alone.start(0.0)
     alone.timed_out(call, 5.0)  # one call, slow on its own: says nothing of parallelism
     assert alone.limit == 1 and alone.refused_at is None and alone.decreases == 0
+
+
+async def test_a_call_cut_off_by_the_call_deadline_is_waited_for_too(fake_provider):
+    fake_provider.serve_at_once(1)
+    rubric = Rubric.from_dict([{"weight": 1, "requirement": "Says hello"}])
+    grader = PerCriterionGrader(_judge(fake_provider, "openai/busy-deadline", timeout=30.0),
+                                **FAST)
+    assert (await rubric.grade("hello", autograder=grader)).report[0].verdict is Verdict.MET
+    fake_provider.enqueue(Reply(MET, delay=3.0))  # still running when the deadline cuts it
+    cut = PerCriterionGrader(_judge(fake_provider, "openai/busy-deadline", timeout=30.0),
+                             call_deadline=1.0, on_error="report", **FAST)
+    assert (await rubric.grade("hello", autograder=cut)).report[0].verdict is None
+
+    result = await rubric.grade("hello", autograder=grader)
+
+    assert result.report[0].verdict is Verdict.MET
+    bodies = fake_provider.bodies
+    assert len(bodies) == 4 and _is_probe(bodies[2]) and not _is_probe(bodies[3])
+    assert fake_provider.levels[2:] == [2, 1]  # the probe queued; the question went alone
