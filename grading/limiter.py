@@ -171,13 +171,17 @@ class AdaptiveLimiter:
                 raise
 
     def release(self, call: Call, *, throttled: bool = False,
-                retry_after: float | None = None, failed: bool = False) -> None:
-        """End a call. ``failed``: it failed otherwise (5xx, timeout): no lesson learned."""
+                retry_after: float | None = None, failed: bool = False,
+                timed_out: bool = False) -> None:
+        """End a call. ``failed``: it failed otherwise (5xx, lost connection): no lesson
+        learned; ``timed_out``: no answer in time (``CapacityEstimate.timed_out``)."""
         with self._lock:
             now = self._clock()
             self.estimate.waiting = len(self._waiters) + self._woken
             if throttled:
                 self.estimate.refused(call, now, retry_after)
+            elif timed_out:
+                self.estimate.timed_out(call, now)
             elif failed:
                 self.estimate.failed(call, now)
             else:
@@ -286,8 +290,10 @@ class Slot:
         if refused and not self._throttled:
             self.throttled(retry_after)
         assert self._call is not None
+        timed_out = (not self._throttled and isinstance(exc, TransientProviderError)
+                     and exc.status_code == 408)
         self._limiter.release(self._call, throttled=self._throttled,
-                              retry_after=self._retry_after,
+                              retry_after=self._retry_after, timed_out=timed_out,
                               failed=exc is not None and not self._throttled)
 
 

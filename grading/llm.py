@@ -13,9 +13,11 @@ import gc
 import importlib
 import os
 import sys
+import time
 from typing import Any, Literal
 
 from grading.answer_budget import REASONING_TOKENS, answer_tokens
+from grading.busy_server import busy_servers
 from grading.errors import FatalProviderError, ProviderError, TransientProviderError
 from grading.http_limits import MAX_RESPONSE_BYTES, capped_openai_client, is_too_large
 from grading.redact import MASK, call_secrets, redact, strip_url_credentials
@@ -60,6 +62,8 @@ DEFAULT_MAX_TOKENS = 4096
 # Providers served through the OpenAI SDK, where the answer's size can be capped while reading.
 _OPENAI_SDK_PROVIDERS = frozenset({"openai", "custom_openai"})
 _known_providers: dict[str, str | None] = {}
+# What a probe that got no answer says (``storage.jobs.calls.outage_reason`` reads it).
+BUSY_WORDS = "still busy with"
 
 
 # Imported by litellm's (and the OpenAI SDK's) first chat completion, not by ``import
@@ -195,6 +199,10 @@ class LiteLLMGenerate:
             kwargs["api_base"] = api_base
         if api_key:
             kwargs["api_key"] = api_key
+        # A call we gave up on may still be running at a server that cannot cancel it: the
+        # next one waits until the server is free (``grading.busy_server``).
+        await busy_servers.wait_free(model, api_base, lambda: self._probe(
+            litellm, kwargs, model=model, api_base=api_base, api_key=api_key))
         response = await self._complete(litellm, kwargs, response_format,
                                          model=model, api_base=api_base, api_key=api_key)
         choices = getattr(response, "choices", None) or []
@@ -274,8 +282,36 @@ class LiteLLMGenerate:
                 endpoint_formats.learn(model, api_base, mode)
             return response
 
+    async def _probe(self, litellm: Any, kwargs: dict[str, Any], *, model: str,
+                     api_base: str | None, api_key: str | None) -> None:
+        """One token, no schema, queued behind what the server still runs for us: its
+        answer (any answer: a refusal comes from a server that is free to refuse) says the
+        server is free."""
+        waiting = busy_servers.busy(model, api_base)
+        limit = busy_servers.probe_timeout(model, api_base, self.timeout)
+        call = {**{k: v for k, v in kwargs.items()
+                   if k not in ("response_format", "max_completion_tokens")},
+                "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1,
+                "timeout": limit}
+        try:
+            await self._send(litellm, call, model=model, api_base=api_base, api_key=api_key,
+                             timeout=limit, probe=True)
+        except ProviderError:
+            return
+        except TransientProviderError as error:
+            if error.status_code != 408:
+                raise
+            calls = f"{waiting} call{'s' if waiting != 1 else ''}"
+            raise TransientProviderError(
+                f"the server for model '{model}' is {BUSY_WORDS} {calls} we stopped "
+                f"waiting for (a local server cannot cancel them); a one-token request got "
+                f"no answer within {limit:.0f} s", status_code=408) from error
+
     async def _send(self, litellm: Any, kwargs: dict[str, Any], *, model: str,
-                    api_base: str | None, api_key: str | None) -> Any:
+                    api_base: str | None, api_key: str | None,
+                    timeout: float | None = None, probe: bool = False) -> Any:
+        timeout = self.timeout if timeout is None else timeout
+        started = time.monotonic()
         try:
             if self.max_response_bytes and _provider(model) in _OPENAI_SDK_PROVIDERS:
                 kwargs["client"] = capped_openai_client(
@@ -284,14 +320,29 @@ class LiteLLMGenerate:
                     limit=self.max_response_bytes)
             # litellm's timeout is per read: a server trickling a byte a second never trips
             # it. This one bounds the whole attempt.
-            async with asyncio.timeout(self.timeout):
-                return await litellm.acompletion(**kwargs)
+            async with asyncio.timeout(timeout):
+                response = await litellm.acompletion(**kwargs)
+        except asyncio.CancelledError:  # the call deadline, or a run stopping
+            if not probe:
+                busy_servers.gave_up(model, api_base, cap_tokens=kwargs.get("max_tokens"),
+                                     waited=time.monotonic() - started)
+            raise
         except Exception as exc:
             error = translate_error(exc, model=model, api_base=api_base, api_key=api_key,
-                                    timeout=self.timeout)
+                                    timeout=timeout)
             if error is None:
                 raise
+            if (not probe and isinstance(error, TransientProviderError)
+                    and error.status_code == 408):
+                busy_servers.gave_up(model, api_base, cap_tokens=kwargs.get("max_tokens"),
+                                     waited=time.monotonic() - started)
             raise error from (None if isinstance(error, FatalProviderError) else exc)
+        if not probe:
+            usage = getattr(response, "usage", None)
+            busy_servers.answered(model, api_base,
+                                  getattr(usage, "completion_tokens", None) or 0,
+                                  time.monotonic() - started)
+        return response
 
 
 class _AuthError(FatalProviderError):

@@ -7,6 +7,7 @@ import tempfile
 
 import pytest
 
+from grading.busy_server import busy_servers
 from grading.limiter import _registry as limiter_registry
 from grading.structured_output import endpoint_formats
 
@@ -60,9 +61,11 @@ def _isolated_environment(monkeypatch, tmp_path):
     # Endpoint limiters are process-wide: what one test taught them must not pace the next.
     limiter_registry.clear()
     endpoint_formats.clear()  # likewise what an endpoint's JSON support was found to be
+    busy_servers.clear()  # and the calls a test gave up on
     yield
     limiter_registry.clear()
     endpoint_formats.clear()
+    busy_servers.clear()
 
 
 @pytest.fixture

@@ -301,6 +301,16 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
         if call.opening:
             self._opening_ended()
 
+    def timed_out(self, call: Call, now: float) -> None:
+        """No answer within the timeout for a call at level n: a server that queues runs
+        fewer than n calls at once, and more would wait in its queue behind the one it still
+        runs for nobody (it cannot cancel it, ``grading.busy_server``). The limit goes below
+        n (once a round) and stays there, probing above it rarely, as after a refusal. A
+        call alone that timed out says nothing of parallelism: no lesson."""
+        self.failed(call, now)
+        if call.level > 1:
+            self._decrease(call.started, now, float(call.level - 1), float(call.level))
+
     def _queued(self, slots: int, now: float) -> None:
         """The server runs ``slots`` calls at once and queues the rest (``queue``): the
         limit goes there and stays; a process that resumes from it probes above it rarely."""

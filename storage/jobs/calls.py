@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from grading.errors import FatalProviderError, ProviderError, TransientProviderError
-from grading.llm import LiteLLMGenerate, credential_problem
+from grading.llm import BUSY_WORDS, LiteLLMGenerate, credential_problem
 from grading.types import GenerateResult, TokenUsage
 from storage.db_errors import describe_db_error, is_storage_fault
 from storage.engine import SessionFactory
@@ -65,6 +65,8 @@ def is_fatal_for_run(exc: BaseException) -> bool:
 def outage_reason(exc: TransientProviderError) -> str:
     """A few words on why a call failed transiently (the notice's parenthesis)."""
     text = str(exc).lower()
+    if BUSY_WORDS in text:  # grading.llm's probe: the server runs calls we gave up on
+        return "still finishing calls given up on"
     if exc.status_code == 408 or "did not answer" in text:
         return "no answer in time"
     if "connection" in text or exc.status_code is None:

@@ -108,7 +108,12 @@ async def test_hang_past_timeout_is_retried(fake_provider):
     grader = PerCriterionGrader(judge(fake_provider, timeout=0.3), **FAST)
     result = await ONE.grade("a", autograder=grader)
     assert result.score == 1.0
-    assert fake_provider.requests == 2
+    # the hung call, a one-token probe that the server is free (a local server keeps
+    # running a call we gave up on: grading.busy_server), the retry
+    assert fake_provider.requests == 3
+    probe = fake_provider.bodies[1]
+    assert probe["max_tokens"] == 1 and "response_format" not in probe
+    assert fake_provider.bodies[2]["response_format"]["type"] == "json_schema"
 
 
 async def test_hang_with_no_retries_left_is_a_clear_timeout_error(fake_provider):
