@@ -159,3 +159,29 @@ def test_a_bad_number_of_samples_is_refused_with_its_bounds(sessions, bad):
     with pytest.raises(Exception, match="samples per criterion must be a whole number from 1 "
                                         "to 20"):
         make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1", samples=bad)
+
+
+def test_a_run_with_samples_votes_in_a_panel_with_its_majority(sessions, fake_provider):
+    """Self-consistency as a panel member: the run's verdict is its samples' majority, and
+    that is the vote a panel counts (not any one sample)."""
+    from storage.services import panels
+
+    version = make_rubric(sessions, criteria=CRITERIA[:1])
+    dataset, _ = make_dataset(sessions, 1)
+    accurate = CRITERIA[0].requirement
+    sampled = _scripted({accurate: ["UNMET", "MET", "UNMET"]})
+    fake_provider.default = lambda body: (
+        sampled(body) if body["model"] == "self" else json.dumps(
+            {"verdict": "MET", "reason": "yes"}))
+    consistent = make_run(sessions, version.id, dataset.id, fake_provider.api_base,
+                          model="openai/self", samples=3)
+    plain = [make_run(sessions, version.id, dataset.id, fake_provider.api_base,
+                      model=f"openai/plain-{i}") for i in range(2)]
+    for run in (consistent, *plain):
+        run_now(sessions, run.id)
+
+    panel = panels.create_panel(sessions, run_ids=[consistent.id, *(r.id for r in plain)],
+                                rule="unanimous", actor=ADMIN)
+    [grade] = panels.panel_grades(sessions, panel.id)
+    [criterion] = grade.criteria
+    assert criterion.member_verdicts == (Verdict.UNMET, Verdict.MET, Verdict.MET)
