@@ -185,3 +185,25 @@ def test_a_run_with_samples_votes_in_a_panel_with_its_majority(sessions, fake_pr
     [grade] = panels.panel_grades(sessions, panel.id)
     [criterion] = grade.criteria
     assert criterion.member_verdicts == (Verdict.UNMET, Verdict.MET, Verdict.MET)
+
+
+def test_fewer_samples_after_more_replay_the_first_ones_by_index(sessions, fake_provider):
+    """n=5 then n=3: no new call, and each criterion's three samples are the first three of
+    the five (the same index, the same answer), in order."""
+    version = make_rubric(sessions)
+    dataset, _ = make_dataset(sessions, 3)
+    answers = {c.requirement: ["MET", "UNMET", "UNMET", "MET", "UNMET"] for c in CRITERIA}
+    fake_provider.default = _scripted(answers)
+    five = make_run(sessions, version.id, dataset.id, fake_provider.api_base, samples=5)
+    run_now(sessions, five.id)
+    asked = fake_provider.requests
+    assert asked == 3 * len(CRITERIA) * 5
+
+    three = make_run(sessions, version.id, dataset.id, fake_provider.api_base, samples=3)
+    run_now(sessions, three.id)
+    assert fake_provider.requests == asked
+    by_five = _stored_samples(sessions, five.id)
+    by_three = _stored_samples(sessions, three.id)
+    assert by_three == {key: samples[:3] for key, samples in by_five.items()}
+    # the samples differ between indexes, so the equality above is about indexes
+    assert any(len(set(s)) > 1 for s in by_three.values())
