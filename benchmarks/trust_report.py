@@ -15,6 +15,11 @@ Agreement page and ``rubric-workbench agreement`` call:
     .venv/bin/python benchmarks/trust_report.py               # a temp SQLite file
     .venv/bin/python benchmarks/trust_report.py --postgres    # a throwaway PostgreSQL
     .venv/bin/python benchmarks/trust_report.py --db URL
+    .venv/bin/python benchmarks/trust_report.py --samples-in-run   # one run, 3 samples each
+
+``--samples-in-run``: instead of three runs, one run that asked the judge three times per
+criterion (run setting ``samples``), each sample's verdict stored in ``grade_criteria.samples``
+and the row's verdict their majority: the stability figures come from those samples.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ CRITERIA = [Criterion(name=f"c{i}", requirement=f"Requirement number {i}", weigh
 WORDS = ["dose", "source", "margin", "patient", "answer", "table", "cites", "concise"]
 
 
-def build(sessions):
+def build(sessions, within: bool = False):
     rng = random.Random(7)
     version = rubrics.create_rubric(sessions, "Benchmark", CRITERIA, actor=BENCHMARK)
     dataset = datasets.create_dataset(sessions, "Benchmark", responses=[
@@ -65,19 +70,19 @@ def build(sessions):
              for rid in response_ids}
     run_ids = [runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                                grader="per_criterion", model="openai/judge",
-                               actor=BENCHMARK).id for _ in range(RUNS)]
+                               settings={"extra": {"samples": RUNS}} if within else None,
+                               actor=BENCHMARK).id for _ in range(1 if within else RUNS)]
     with sessions.begin() as session:
         for run_id in run_ids:
-            grade_rows, judged = [], []
+            grade_rows, judged, sampled = [], [], []
             for rid in response_ids:
-                chosen = []
+                chosen, samples = [], []
                 for pos, verdict in enumerate(truth[rid]):
-                    # c0 favours long answers; every criterion errs (and flips) on ~5%
-                    long_bias = pos == 0 and rng.random() < lengths[rid] / 8_000
-                    if long_bias or rng.random() < 0.05:
-                        verdict = Verdict.MET if long_bias else (
-                            Verdict.UNMET if verdict is Verdict.MET else Verdict.MET)
-                    chosen.append(verdict)
+                    drawn = [_draw(rng, pos, verdict, lengths[rid])
+                             for _ in range(RUNS if within else 1)]
+                    samples.append([v.value for v in drawn] if within else None)
+                    chosen.append(max(drawn, key=drawn.count))  # 3 binary samples: no tie
+                sampled.append(samples)
                 result = aggregate_verdicts(CRITERIA, chosen)
                 grade_rows.append({
                     "run_id": run_id, "response_id": rid, "score": result.score,
@@ -89,8 +94,9 @@ def build(sessions):
                 grade_rows))
             session.execute(insert(m.GradeCriterionRow), [
                 {"grade_id": gid, "criterion_id": cid, "position": pos,
-                 "verdict": chosen[pos].value, "reason": "", "error": None}
-                for gid, chosen in zip(grade_ids, judged, strict=True)
+                 "verdict": chosen[pos].value, "reason": "", "error": None,
+                 "samples": samples[pos]}
+                for gid, chosen, samples in zip(grade_ids, judged, sampled, strict=True)
                 for pos, cid in enumerate(criterion_ids)])
     for run_id in run_ids:
         runs.start_run(sessions, run_id, worker="benchmark")
@@ -108,6 +114,15 @@ def build(sessions):
              "created_at": m.utcnow()}
             for rid in [*sample, *others] for pos, cid in enumerate(criterion_ids)])
     return version.id, dataset.id
+
+
+def _draw(rng: random.Random, pos: int, verdict: Verdict, length: int) -> Verdict:
+    """One judge verdict: c0 favours long answers; every criterion errs (and flips) on ~5%."""
+    long_bias = pos == 0 and rng.random() < length / 8_000
+    if long_bias or rng.random() < 0.05:
+        return Verdict.MET if long_bias else (
+            Verdict.UNMET if verdict is Verdict.MET else Verdict.MET)
+    return verdict
 
 
 def timed(label: str, fn, rounds: int = 3):
@@ -129,6 +144,8 @@ def main() -> int:
     parser.add_argument("--db", help="database URL (default: a temporary SQLite file)")
     parser.add_argument("--postgres", action="store_true",
                         help="start a throwaway PostgreSQL on 127.0.0.1 (needs initdb/pg_ctl)")
+    parser.add_argument("--samples-in-run", action="store_true",
+                        help=f"one run asking {RUNS} samples per criterion, not {RUNS} runs")
     args = parser.parse_args()
     server = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -142,11 +159,13 @@ def main() -> int:
             sessions = open_database(url)
             backend = sessions.kw["bind"].dialect.name
             started = time.perf_counter()
-            version_id, dataset_id = build(sessions)
+            version_id, dataset_id = build(sessions, args.samples_in_run)
             print(f"{backend}: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
                   "cores")
+            shape = (f"{RUNS} samples in one run" if args.samples_in_run
+                     else f"{RUNS} runs")
             print(f"{backend}: built {RESPONSES:,} responses x {len(CRITERIA)} criteria x "
-                  f"{RUNS} runs in {time.perf_counter() - started:.1f} s")
+                  f"{shape} in {time.perf_counter() - started:.1f} s")
             report = timed("agreement report (the page caches it)",
                            lambda: agreement.agreement_report(sessions, version_id, dataset_id))
             trust = timed("trust report from the agreement report",

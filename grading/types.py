@@ -174,6 +174,10 @@ class CriterionReport(Criterion):
     error: str | None = None
     # Shown position -> original option index, when the options were shuffled.
     shuffle_order: tuple[int, ...] | None = None
+    # Each sample's choice (MET / UNMET / CANNOT_ASSESS or an option's label; None for a
+    # sample that failed) when the judge was asked several times; ``verdict`` is then their
+    # majority (grading.samples). None when it was asked once.
+    samples: tuple[str | None, ...] | None = None
 
     @property
     def choice(self) -> Verdict | str | None:

@@ -185,6 +185,9 @@ class CriterionGradeInfo:
     # CANNOT_ASSESS for an NA option); the judge's option order when it was shuffled.
     option: str | None = None
     shuffle_order: tuple[int, ...] | None = None
+    # Each sample's choice when the judge was asked several times (``verdict``/``option``
+    # are their majority); None when it was asked once.
+    samples: tuple[str | None, ...] | None = None
 
     @property
     def choice(self) -> Choice | None:

@@ -277,6 +277,9 @@ class GradeCriterionRow(Base):
     error: Mapped[str | None] = mapped_column(Text)
     option: Mapped[str | None] = mapped_column(Text)
     shuffle_order: Mapped[list[int] | None] = mapped_column(JSONType)
+    # Each sample's choice when the run asked the judge several times per criterion (the
+    # verdict above is their majority, grading.samples); NULL when it asked once.
+    samples: Mapped[list[str | None] | None] = mapped_column(JSONType)
 
 
 PANEL_RULES = ("majority", "unanimous", "any", "weighted")

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from grading.samples import check_samples
 from grading.structured_output import output_mode
 from grading.types import ScoringSettings
 
@@ -116,6 +117,22 @@ class RunSettings(ScoringSettings):
         mode = output_mode(value["structured_output"])
         rest = {k: v for k, v in value.items() if k != "structured_output"}
         return rest if mode == "auto" else {**rest, "structured_output": mode}
+
+    @field_validator("extra")
+    @classmethod
+    def _whole_samples(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Times each criterion is asked (grading.samples): 1 to 20. One, the default, is
+        not stored, so runs launched before the option existed keep the same settings."""
+        if "samples" not in value:
+            return value
+        count = check_samples(value["samples"])
+        rest = {k: v for k, v in value.items() if k != "samples"}
+        return rest if count == 1 else {**rest, "samples": count}
+
+    @property
+    def samples(self) -> int:
+        """Times the judge is asked about each criterion (1: once, as before)."""
+        return int(self.extra.get("samples", 1))
 
     def scoring(self) -> ScoringSettings:
         """The part of the settings that decides scores, for ``grading.aggregation``."""

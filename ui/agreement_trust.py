@@ -77,11 +77,12 @@ def _render_corrected(report: TrustReport, judge: JudgeTrust) -> None:
 
 def _render_stability(report: TrustReport, judge: JudgeTrust) -> None:
     st.markdown("**Stability across samples**")
-    if len(judge.samples) < 2:
+    if not judge.stability_measured:
         left = (f" Runs {', '.join(f'#{r}' for r in judge.replayed)} replayed every answer "
                 "from the cache and measure nothing." if judge.replayed else "")
         st.caption("Not measured: one run of this judge (same model and grader) on this "
-                   f"dataset. Run it again with the cache off to measure it.{left}")
+                   "dataset. Grade again with more than one sample per criterion (Grade "
+                   f"page, or --samples) to measure it.{left}")
         return
     rows = [{"Criterion": safe_text.text(r.label),
              "Flip rate": _fig(r.stability.flip_rate),
@@ -89,9 +90,14 @@ def _render_stability(report: TrustReport, judge: JudgeTrust) -> None:
              "Noisy": "yes" if r.stability.noisy else "no"}
             for r in judge.criteria if r.stability is not None]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    st.caption(f"Samples: runs {', '.join(f'#{r}' for r in judge.samples)} (same rubric "
-               "version, dataset, model and grader). Noisy: mean variance of the verdict "
-               f"across samples above {report.noisy_threshold}.")
+    if judge.samples_per_criterion > 1:
+        where = (f"Samples: run #{judge.samples[0]} asked the judge "
+                 f"{judge.samples_per_criterion} times per criterion.")
+    else:
+        where = (f"Samples: runs {', '.join(f'#{r}' for r in judge.samples)} (same rubric "
+                 "version, dataset, model and grader).")
+    st.caption(f"{where} Noisy: mean variance of the verdict across samples above "
+               f"{report.noisy_threshold}.")
 
 
 def _render_bias(judge: JudgeTrust) -> None:

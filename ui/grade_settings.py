@@ -4,10 +4,28 @@ from __future__ import annotations
 
 import streamlit as st
 
+from grading.samples import MAX_SAMPLES
 from grading.structured_output import DESCRIPTIONS, MODES
 from storage.jobs.provider_breaker import DEFAULT_PAUSE_AFTER
 
 NO_FALLBACK = "(none: the criterion fails)"
+SAMPLES_HELP = (
+    "Ask the judge this many times about each criterion (per-criterion grader only). The "
+    "verdict is the samples' majority; a tie is CANNOT_ASSESS. Every sample is kept, and the "
+    "Agreement page measures the judge's stability from them. Provider calls and cost "
+    "multiply by this number; cached samples are replayed, so raising it later pays only "
+    "for the new samples.")
+
+
+def samples_problem(graders: list[str]) -> str | None:
+    """Why the chosen samples cannot be launched with these graders, or None."""
+    count = int(st.session_state.grade_samples)
+    others = sorted({g for g in graders if g != "per_criterion"})
+    if count > 1 and others:
+        return (f"{count} samples per criterion need the per-criterion grader only: the other "
+                "graders ask about the whole rubric in one call. Set samples to 1 or pick "
+                "only the per-criterion grader.")
+    return None
 
 
 def launch_settings() -> dict:
@@ -27,6 +45,10 @@ def launch_settings() -> dict:
         settings["extra"]["pause_after_failures"] = int(s.grade_pause_after)
     if s.grade_structured_output != "auto":
         settings["extra"]["structured_output"] = s.grade_structured_output
+    if int(s.grade_samples) > 1:  # one sample, the default, is not stored
+        settings["extra"]["samples"] = int(s.grade_samples)
+    if float(s.grade_temperature):  # 0, the judge's default, is not stored
+        settings["extra"]["temperature"] = float(s.grade_temperature)
     if s.grade_concurrency:  # 0: no cap, the runner discovers the provider's capacity
         settings["extra"]["concurrency"] = int(s.grade_concurrency)
     if s.grade_lp_on:
@@ -77,6 +99,13 @@ def render_settings() -> None:
                              "page, no choices, no answer in time) with no answer in between. "
                              "The run then makes no more calls and says why; Resume makes "
                              "one probe call first. 0: never pause.")
+        c3.number_input("Samples per criterion", min_value=1, max_value=MAX_SAMPLES,
+                        key="grade_samples", help=SAMPLES_HELP)
+        c3.number_input("Temperature", min_value=0.0, max_value=2.0, step=0.1,
+                        key="grade_temperature",
+                        help="The judge's sampling temperature. At 0 (the default) samples "
+                             "tend to repeat one answer; raise it to measure how stable the "
+                             "judge is.")
         c3.checkbox("Length penalty", key="grade_lp_on")
         lp_off = not st.session_state.grade_lp_on
         c3.number_input("Free budget (tokens)", min_value=0, step=500,

@@ -239,9 +239,10 @@ def get_estimate(
     db: str, rubric_version_id: int, dataset_id: int, response_ids: tuple[int, ...] | None,
     grader: str, model: str, system_prompt: str | None, allow_cannot_assess: bool,
     price: tuple[float, float] | None = None, calibration: tuple[int, int] | None = None,
+    samples: int = 1,
 ):
     """``price``: USD per million input / output tokens set in Settings, or None;
-    ``calibration``: (k, seed) of a calibrated run, or None."""
+    ``calibration``: (k, seed) of a calibrated run, or None; ``samples`` per criterion."""
     from storage.jobs import estimate_run
 
     settings = {"system_prompt": system_prompt, "allow_cannot_assess": allow_cannot_assess}
@@ -249,6 +250,8 @@ def get_estimate(
         settings["price"] = {"input_per_million": price[0], "output_per_million": price[1]}
     if calibration is not None:
         settings["calibration"] = {"k": calibration[0], "seed": calibration[1]}
+    if samples > 1:
+        settings["extra"] = {"samples": samples}
     return estimate_run(
         sessions_for(db), rubric_version_id=rubric_version_id, dataset_id=dataset_id,
         grader=grader, model=model, response_ids=response_ids, settings=settings)

@@ -73,6 +73,8 @@ DEFAULTS: dict[str, object] = {
     "grade_structured_output": "auto",
     "grade_call_deadline": 300,
     "grade_pause_after": DEFAULT_PAUSE_AFTER,
+    "grade_samples": 1,
+    "grade_temperature": 0.0,
     "grade_fallback_pos": "(none: the criterion fails)",
     "grade_fallback_neg": "(none: the criterion fails)",
     "grade_lp_on": False,

@@ -29,6 +29,7 @@ from grading.retry import (
     Spend,
     call_with_retries,
 )
+from grading.samples import check_samples
 from grading.text import normalize_to_grade_input
 from grading.types import (
     CANNOT_ASSESS_STRATEGIES,
@@ -93,6 +94,8 @@ class Autograder(ABC):
     default_system_prompt: ClassVar[str] = ""
     # Whether judge() takes per-criterion ``examples`` (few-shot calibration).
     takes_examples: ClassVar[bool] = False
+    # Whether judge() can ask each criterion ``samples`` times (grading.samples).
+    takes_samples: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -115,6 +118,7 @@ class Autograder(ABC):
         examples: RubricExamples | None = None,
         shuffle_options: bool = False,
         seed: int = 0,
+        samples: int = 1,
     ):
         if not callable(generate_fn):
             raise ConfigurationError("generate_fn must be callable")
@@ -155,6 +159,16 @@ class Autograder(ABC):
                 f"{type(self).__name__} cannot be calibrated with reviewed examples: people's "
                 "verdicts are per criterion and this grader gives one overall score; use "
                 "PerCriterionGrader or PerCriterionOneShotGrader")
+        try:
+            samples = check_samples(samples)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
+        if samples > 1 and not self.takes_samples:
+            raise ConfigurationError(
+                f"{type(self).__name__} cannot ask the judge several times per criterion; "
+                "use PerCriterionGrader for samples > 1")
+        # Times each criterion is asked; its verdict is the samples' majority.
+        self.samples = samples
         # Few-shot calibration (grading.calibration): per criterion, reviewed responses
         # shown to the judge with people's verdicts; never the response being graded.
         self.examples = examples

@@ -145,7 +145,7 @@ class PerCriterionOneShotGrader(Autograder):
         total = Spend()
         total.merge(spend)
         for number in missing:
-            outcome = outcomes[number]
+            outcome = outcomes[number][0]
             total.merge(outcome.spend)
             reports[number - 1] = tally.report(self, number, criteria[number - 1], outcome,
                                                orders[number - 1])

@@ -9,6 +9,7 @@ from typing import Any
 
 from grading.autograders.base import Autograder, Judgment, criterion_label, quotable_texts
 from grading.autograders.reports import (
+    CRITERION_FIELDS,
     answered_report,
     fallback_report,
     judged_report,
@@ -17,6 +18,7 @@ from grading.autograders.reports import (
 from grading.calibration import ReviewedExample, render_examples
 from grading.option_parsing import parse_option_answer
 from grading.option_prompts import option_response_format, option_user_prompt
+from grading.options import MultiChoiceVerdict
 from grading.parsing import parse_verdict_answer
 from grading.prompts import (
     PER_CRITERION_SYSTEM_PROMPT,
@@ -24,7 +26,8 @@ from grading.prompts import (
     per_criterion_user_prompt,
 )
 from grading.retry import CallOutcome, Spend
-from grading.types import Criterion, CriterionReport, ToGradeInput
+from grading.samples import TIE, majority, sampling, tally
+from grading.types import Criterion, CriterionReport, ToGradeInput, Verdict
 
 
 def first_error(group: BaseExceptionGroup) -> BaseException:
@@ -42,6 +45,7 @@ class PerCriterionGrader(Autograder):
 
     default_system_prompt = PER_CRITERION_SYSTEM_PROMPT
     takes_examples = True
+    takes_samples = True
 
     async def judge(
         self, to_grade: ToGradeInput, rubric: Sequence[Criterion], query: str | None = None,
@@ -53,14 +57,20 @@ class PerCriterionGrader(Autograder):
         orders = [option_order_for(self, c, to_grade) if c.options else None for c in criteria]
         outcomes = await judge_each(
             self, list(enumerate(criteria, start=1)), to_grade, query, orders=orders,
-            examples=examples, reference=reference_submission)
+            examples=examples, reference=reference_submission, samples=self.samples)
         spend = Spend()
         tally = Tally()
         reports: list[CriterionReport] = []
         for index, criterion in enumerate(criteria, start=1):
-            outcome = outcomes[index]
-            spend.merge(outcome.spend)
-            reports.append(tally.report(self, index, criterion, outcome, orders[index - 1]))
+            sampled = outcomes[index]
+            for outcome in sampled:
+                spend.merge(outcome.spend)
+            if self.samples == 1:
+                reports.append(tally.report(self, index, criterion, sampled[0],
+                                            orders[index - 1]))
+            else:
+                reports.append(tally.sampled_report(self, index, criterion, sampled,
+                                                    orders[index - 1]))
         return Judgment(
             criteria=criteria,
             reports=reports,
@@ -96,17 +106,18 @@ async def judge_each(
     grader: Autograder, numbered: Sequence[tuple[int, Criterion]], to_grade: ToGradeInput,
     query: str | None, *, orders: Sequence[tuple[int, ...] | None],
     examples: Sequence[Sequence[ReviewedExample]] | None = None, reference: str | None = None,
-    system_prompt: str | None = None,
-) -> dict[int, CallOutcome[Any]]:
-    """One call per (number, criterion), run concurrently under the grader's bound; the
-    outcomes by number. In raise mode the first failure no fallback covers is raised (the
-    other calls are cancelled and awaited)."""
+    system_prompt: str | None = None, samples: int = 1,
+) -> dict[int, list[CallOutcome[Any]]]:
+    """``samples`` calls per (number, criterion), all run concurrently under the grader's
+    bound; each number's outcomes in sample order. In raise mode the first failure no
+    fallback covers is raised (the other calls are cancelled and awaited)."""
 
-    async def judge_one(index: int, criterion: Criterion) -> CallOutcome[Any]:
-        outcome = await ask_criterion(
-            grader, criterion, to_grade, query, order=orders[index - 1],
-            examples_block=render_examples(examples[index - 1]) if examples else "",
-            reference=reference, system_prompt=system_prompt)
+    async def judge_one(index: int, criterion: Criterion, sample: int) -> CallOutcome[Any]:
+        with sampling(sample):  # this task's own context: the cache keys the sample apart
+            outcome = await ask_criterion(
+                grader, criterion, to_grade, query, order=orders[index - 1],
+                examples_block=render_examples(examples[index - 1]) if examples else "",
+                reference=reference, system_prompt=system_prompt)
         if not outcome.ok and (outcome.fatal or grader.fallback_for(criterion) is None):
             # In raise mode this ends the TaskGroup, which cancels and awaits the others.
             grader._fail(criterion_label(index, criterion), outcome)
@@ -114,12 +125,13 @@ async def judge_each(
 
     try:
         async with asyncio.TaskGroup() as group:
-            tasks = {index: group.create_task(judge_one(index, criterion))
+            tasks = {index: [group.create_task(judge_one(index, criterion, sample))
+                             for sample in range(samples)]
                      for index, criterion in numbered}
     except BaseExceptionGroup as failures:
         error = first_error(failures)
         raise error from error.__cause__  # keep its own cause, drop the group wrapper
-    return {index: task.result() for index, task in tasks.items()}
+    return {index: [task.result() for task in sampled] for index, sampled in tasks.items()}
 
 
 class Tally:
@@ -143,6 +155,33 @@ class Tally:
             return report
         self.failed.append(f"{label}: {outcome.error}")
         return judged_report(criterion, None, error=outcome.error)
+
+    def sampled_report(self, grader: Autograder, index: int, criterion: Criterion,
+                       outcomes: Sequence[CallOutcome[Any]],
+                       order: tuple[int, ...] | None) -> CriterionReport:
+        """The majority of the samples that answered (grading.samples), with every
+        sample's choice kept; when none answered, the first sample's failure or fallback."""
+        answered = [answered_report(criterion, *o.value, order) if o.ok else None
+                    for o in outcomes]
+        choices = tuple(None if r is None or r.choice is None else str(r.choice)
+                        for r in answered)
+        winner = majority(choices)
+        if winner is None:
+            first = self.report(grader, index, criterion, outcomes[0], order)
+            return first.model_copy(update={"samples": choices})
+        if winner == TIE:
+            reason = f"the samples tied ({tally(choices)}): undecided"
+            fields = {name: getattr(criterion, name) for name in CRITERION_FIELDS}
+            if criterion.options is None:
+                return CriterionReport(**fields, verdict=Verdict.CANNOT_ASSESS, reason=reason,
+                                       samples=choices)
+            first = next(r for r in answered if r is not None)
+            return CriterionReport(
+                **fields, multi_choice_verdict=MultiChoiceVerdict(value=0.0, na=True),
+                reason=reason, shuffle_order=first.shuffle_order, samples=choices)
+        chosen = next(r for r, c in zip(answered, choices, strict=True) if c == winner)
+        reason = f"{chosen.reason} (majority of samples: {tally(choices)})".lstrip()
+        return chosen.model_copy(update={"samples": choices, "reason": reason})
 
 
 def summarize_failures(total: int, failed: list[str], fallbacks: list[str]) -> str | None:

@@ -1,7 +1,8 @@
 """The provider request cache, stored in the database.
 
 The key is the sha256 of everything that decides the answer: model, messages, the response
-schema and the sampling parameters. Only answers the provider actually gave are stored.
+schema and the sampling parameters, and, for the second and later samples of a criterion,
+the sample's index (``sample_key``). Only answers the provider actually gave are stored.
 Writes are buffered and flushed in batches (one transaction per batch, at least every half
 second), so caching adds no per-call transaction to a run.
 """
@@ -42,6 +43,15 @@ def cache_key(
         sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str,
     )
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def sample_key(key: str, sample: int) -> str:
+    """The key of sample ``sample`` (grading.samples) of the request keyed ``key``: sample 0
+    is the request itself, so runs asking once keep every key they had; sample ``i`` gets its
+    own key, so a re-run replays the same answers and more samples add only the new ones."""
+    if sample == 0:
+        return key
+    return hashlib.sha256(f"{key}:sample:{sample}".encode()).hexdigest()
 
 
 def _canonical(value: Any) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from grading.errors import FatalProviderError, ProviderError, TransientProviderError
 from grading.llm import BUSY_WORDS, LiteLLMGenerate, credential_problem
+from grading.samples import current_sample
 from grading.types import GenerateResult, TokenUsage
 from storage.db_errors import describe_db_error, is_storage_fault
 from storage.engine import SessionFactory
@@ -129,7 +130,9 @@ class JobGenerate:
         model = self.llm.model
         messages = [{"role": "system", "content": system_prompt},
                     {"role": "user", "content": user_prompt}]
-        key = self._key(model, messages, response_format if self.llm.structured_output else None)
+        key = cache_store.sample_key(
+            self._key(model, messages, response_format if self.llm.structured_output else None),
+            current_sample())
         if self.use_cache and key not in self._answered:
             self._answered.add(key)
             hit = await self._cached(key)

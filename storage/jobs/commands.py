@@ -22,6 +22,7 @@ from pathlib import Path
 
 from grading.errors import RubricValidationError, RubricWorkbenchError
 from grading.rubric import Rubric
+from grading.samples import MAX_SAMPLES, check_samples
 from grading.structured_output import MODES
 from storage import limits
 from storage.atomic_file import atomic_text_file
@@ -122,6 +123,16 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calibration-seed", type=int, default=0, metavar="S",
                         help="which reviewed examples --calibrate draws (default 0; the same "
                              "seed draws the same examples)")
+    parser.add_argument("--samples", type=_samples, default=1, metavar="N",
+                        help="ask the judge N times per criterion (per-criterion grader; "
+                             f"1 to {MAX_SAMPLES}): the verdict is the samples' majority, a "
+                             "tie is CANNOT_ASSESS, and every sample is kept for the "
+                             "stability figures. Provider calls and cost multiply by N; "
+                             "cached samples are replayed, so a larger N pays only for the "
+                             "new ones (default 1)")
+    parser.add_argument("--temperature", type=float, default=None, metavar="T",
+                        help="the judge's sampling temperature (default 0); "
+                             "samples at temperature 0 tend to repeat one answer")
     from storage.jobs.panel_grade import add_panel_arguments
 
     add_panel_arguments(parser)
@@ -385,6 +396,11 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
                "so the cost stays unknown and never reaches the cap; grade without "
                "--cost-cap, or grade in the app with a price set on the Settings page")
         return EXIT_USAGE
+    if args.samples > 1 and set(args.grader) != {"per-criterion"}:
+        _error(f"--samples {args.samples} needs --grader per-criterion only: the other "
+               "graders ask about the whole rubric in one call; drop --samples or the "
+               "other graders")
+        return EXIT_USAGE
     if calibration is not None:
         from storage.services import calibration as calibration_service
 
@@ -409,6 +425,10 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
             extra["structured_output"] = args.structured_output
         if cost_cap is not None:
             extra["cost_cap"] = cost_cap
+        if args.samples > 1:
+            extra["samples"] = args.samples
+        if args.temperature is not None:
+            extra["temperature"] = args.temperature
         settings: dict = {"api_base": api_base, "extra": extra}
         if calibration is not None:
             settings["calibration"] = calibration
@@ -582,6 +602,14 @@ def _runs_for(sessions, args: argparse.Namespace, version_id: int, dataset_id: i
                 grader=GRADER_NAMES[grader], model=model, name=args.name,
                 settings=settings, actor=command_line_actor()).id)
     return run_ids, resumed
+
+
+def _samples(value: str) -> int:
+    try:
+        return check_samples(int(value))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 1 to {MAX_SAMPLES}, got {value!r}") from None
 
 
 def _workers(value: str) -> int | str:

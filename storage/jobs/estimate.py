@@ -152,7 +152,7 @@ def estimate_for(
         dict(settings or {}))
     system = (settings.system_prompt if settings.system_prompt is not None
               else _SYSTEM_PROMPTS[grader])  # as the graders read it: "" is no prompt
-    per_response = calls_per_response(grader, len(criteria))
+    per_response = calls_per_response(grader, len(criteria), settings.samples)
     calls = per_response * len(responses)
     sample = _sample(len(responses), sample_size)
     prompt_tokens = 0
@@ -161,8 +161,9 @@ def estimate_for(
         prompts = _prompts(grader, criteria, to_grade, query, settings.allow_cannot_assess,
                            examples, more[0] if more else None)
         prompt_tokens += sum(approx_tokens(system) + approx_tokens(p) for p in prompts)
-    if sample:
-        prompt_tokens = round(prompt_tokens * len(responses) / len(sample))
+    if sample:  # every sample of a criterion sends the same prompt again
+        prompt_tokens = round(prompt_tokens * len(responses) / len(sample)) * (
+            settings.samples if grader == "per_criterion" else 1)
     per_call_completion = {
         "per_criterion": COMPLETION_TOKENS_PER_VERDICT,
         "one_shot": 10 + COMPLETION_TOKENS_PER_VERDICT * len(criteria),
@@ -224,7 +225,8 @@ def estimate_run(
         f"prompt tokens measured on {len(sample)} of {len(ids)} responses")
     return RunEstimate(grader=grader, model=model, responses=len(ids),
                        criteria=estimate.criteria,
-                       calls=calls_per_response(grader, estimate.criteria) * len(ids),
+                       calls=calls_per_response(grader, estimate.criteria,
+                                                run_settings.samples) * len(ids),
                        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                        cost=cost, note=note)
 

@@ -28,7 +28,8 @@ GRADER_CLASSES: dict[str, type[Autograder]] = {
 # Keys of RunSettings.extra the job runner reads itself; the rest goes to litellm.
 JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline", "transport_retries",
                "cost_cap", "retry_passes",
-               "pass_delay", "pause_after_failures", "shuffle_options", "shuffle_seed")
+               "pass_delay", "pause_after_failures", "shuffle_options", "shuffle_seed",
+               "samples")
 DEFAULT_TIMEOUT = 120.0
 # Generous transport retries: the limiter keeps 429s rare, and a grade should survive a
 # provider's bad minute rather than fail. Full-jitter backoff, never sooner than Retry-After.
@@ -89,11 +90,12 @@ def build_grader(grader: str, generate_fn: Any, settings: RunSettings,
         # without it, keep the same settings; the order shown is stored per verdict.
         shuffle_options=bool(settings.extra.get("shuffle_options", False)),
         seed=int(settings.extra.get("shuffle_seed", 0)),
+        samples=settings.samples,
     )
 
 
-def calls_per_response(grader: str, criteria_count: int) -> int:
-    return criteria_count if grader == "per_criterion" else 1
+def calls_per_response(grader: str, criteria_count: int, samples: int = 1) -> int:
+    return criteria_count * samples if grader == "per_criterion" else 1
 
 
 class Window:

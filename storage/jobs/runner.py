@@ -152,7 +152,7 @@ class RunExecution:
                                   before_store=job_generate.flush_cache)
         self.grader = build_grader(run.grader, self.generate, run.settings,
                                    self.options.transport_retries, examples)
-        per_response = calls_per_response(run.grader, len(criteria))
+        per_response = calls_per_response(run.grader, len(criteria), run.settings.samples)
         # The run's remaining work widens the limiter's opening (before any answer), as a
         # library caller's queued calls do (``CapacityEstimate.expect``).
         waiting = max(0, run.response_count - run.graded_count) * per_response

@@ -126,7 +126,8 @@ def record_grades(sessions: SessionFactory, run_id: int,
                 criterion_id=v["criterion_id"], position=v["position"],
                 verdict=None if v["verdict"] is None else Verdict(v["verdict"]),
                 reason=v["reason"], error=v["error"], option=v["option"],
-                shuffle_order=None if v["shuffle_order"] is None else tuple(v["shuffle_order"]))
+                shuffle_order=None if v["shuffle_order"] is None else tuple(v["shuffle_order"]),
+                samples=None if v["samples"] is None else tuple(v["samples"]))
             for v in per_grade))
         for grade_id, row, per_grade in zip(grade_ids, values, verdicts, strict=True)
     ]
@@ -203,6 +204,7 @@ def _criterion_values(report: EvaluationReport, criteria: Sequence[Any]) -> list
             "option": option, "reason": limits.storable(item.reason or ""),
             "error": limits.storable(item.error),
             "shuffle_order": None if item.shuffle_order is None else list(item.shuffle_order),
+            "samples": None if item.samples is None else list(item.samples),
         })
     return rows
 

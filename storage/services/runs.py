@@ -92,6 +92,10 @@ def _queue(
     limits.check([("the model name", model, limits.MODEL_MAX),
                   ("the run name", name, limits.NAME_MAX)])
     run_settings = _settings(settings)
+    if run_settings.samples > 1 and grader != "per_criterion":
+        raise ConfigurationError(
+            f"only the per-criterion grader can ask the judge several times per criterion "
+            f"(samples {run_settings.samples}); choose per-criterion or one sample")
     with sessions.begin() as session:
         if reuse_active:
             # Write first: on SQLite this takes the database's write lock before anything is

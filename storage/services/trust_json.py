@@ -45,6 +45,7 @@ def trust_json(report: TrustReport) -> dict:
                 "kappa": j.agreement.cohens_kappa,
                 "percent": j.agreement.percent_agreement, "n": j.agreement.pairs_used},
             "stability_samples": [f"run:{r}" for r in j.samples],
+            "samples_per_criterion": j.samples_per_criterion,
             "replayed_runs_left_out": [f"run:{r}" for r in j.replayed],
             "cost_per_1000_responses": j.cost_per_1000, "unpriced_grades": j.unpriced,
             "score": _corrected_json(j.score), "criteria": rows,

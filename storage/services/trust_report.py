@@ -13,8 +13,11 @@ What counts:
   by hand) are left out, and counted in ``reviewed_outside_sample``. A sampled response
   whose criterion is disputed (no verdict in force) or CANNOT_ASSESS is left out of that
   criterion's figure.
-- **Stability** samples are the runs of the same rubric version, dataset, model and grader
-  (``samples``). A run that made no provider call (every answer replayed from the provider
+- **Stability**: a run that asked the judge several times per criterion (run setting
+  ``samples``, grading.samples) is measured on its own stored samples (``grade_criteria.
+  samples``; a replay from the cache replays the same distinct samples, so it still counts).
+  Otherwise the samples are the runs of the same rubric version, dataset, model and grader
+  (``samples``); a run that made no provider call (every answer replayed from the provider
   cache) measures nothing and is left out (``replayed``).
 - **Length bias**: on every response the judge decided (association) and, where people
   reviewed, within the human verdict (controlled); the verdict sentence uses the controlled
@@ -35,14 +38,14 @@ from grading.trust.figures import SharedDraws
 from grading.trust.length_bias import LengthBias, prepare_slope
 from grading.trust.position import PositionEffect, chosen_position, first_position_effect
 from grading.trust.ppi import CorrectedMean, ppi_mean
-from grading.trust.stability import NOISY_VARIANCE, Stability, prepare_stability
+from grading.trust.stability import NOISY_VARIANCE, Stability
 from grading.trust.verdict import Named, verdict
 from grading.types import Verdict
 from storage import models as m
 from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
 from storage.repositories import results as results_repo
-from storage.services import agreement, agreement_blind, blindness, review_sets
+from storage.services import agreement, agreement_blind, blindness, review_sets, trust_samples
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_sources import HUMAN, AgreementSource
 from storage.services.blindness import Sight
@@ -75,6 +78,13 @@ class JudgeTrust:
     cost_per_1000: float | None  # USD per 1,000 responses; None when no cost is known
     unpriced: int  # grades whose cost is unknown (left out of the cost)
     verdict: str
+    # > 1: the run asked the judge this many times per criterion and its stability comes
+    # from those samples (``samples`` is then the run alone)
+    samples_per_criterion: int = 1
+
+    @property
+    def stability_measured(self) -> bool:
+        return self.samples_per_criterion > 1 or len(self.samples) >= 2
 
 
 @dataclass(frozen=True)
@@ -160,6 +170,8 @@ class _Reads:
     sample_size: int
     replayed: frozenset[int]
     shuffles: dict[int, dict[int, list[tuple[int, int]]]]  # run -> criterion -> choices
+    # run asking several samples -> (samples per criterion, (response, criterion) -> choices)
+    within: dict[int, tuple[int, dict[tuple[int, int], list]]] = field(default_factory=dict)
 
 
 def _read(sessions: SessionFactory, report: AgreementReport) -> _Reads:
@@ -194,10 +206,12 @@ def _read(sessions: SessionFactory, report: AgreementReport) -> _Reads:
                 shown = chosen_position(order, labels.index(option))
                 if shown is not None:
                     shuffles[run_id][cid].append((shown, len(order)))
+        within = trust_samples.within_samples(session, run_ids) if run_ids else {}
     sample = review_sets.sample_ids(data.dataset_id, data.rubric_version_id, sorted(ids),
                                     settings.sample_size)
     return _Reads(lengths=lengths, sample=frozenset(sample),
-                  sample_size=settings.sample_size, replayed=replayed, shuffles=shuffles)
+                  sample_size=settings.sample_size, replayed=replayed, shuffles=shuffles,
+                  within=within)
 
 
 def _sample_groups(report: AgreementReport, replayed: frozenset[int]
@@ -250,6 +264,13 @@ def build_trust(sessions: SessionFactory, report: AgreementReport) -> TrustRepor
         source = judge.source
         if not source.per_criterion or not data.verdicts.get(source.key):
             continue
+        within = reads.within.get(source.run_id) if source.run_id is not None else None
+        if within is not None:  # the run's own samples measure it; other runs are not needed
+            pending.append(_prepare_judge(
+                report, judge.verdicts_vs_human, source, reads, frame,
+                {source.key: ((source.run_id,), ())},
+                trust_samples.prepare_within(data, frame, source.key, *within), within[0]))
+            continue
         samples, _gone = groups.get(source.key, ((), ()))
         if len(samples) >= 2 and samples not in stabilities:
             stabilities[samples] = _prepare_stability(data, frame, samples)
@@ -297,19 +318,13 @@ def _prepare_stability(data, frame: _Frame, samples: tuple[int, ...]) -> list:
     """Per criterion, the stability figures of these runs (computed once per judge)."""
     import numpy as np
 
-    stacked = np.stack([_codes_of(data, frame, f"run:{rid}") for rid in samples],
-                       axis=2)  # responses x criteria x samples
-    found = []
-    for j in range(len(frame.columns)):
-        codes = stacked[:, j, :]
-        rows = np.nonzero((codes >= 0).all(axis=1))[0]
-        found.append(prepare_stability(codes[rows].astype(int), frame.units[j],
-                                       draws=frame.draws, rows=rows))
-    return found
+    return trust_samples.by_criterion(frame, np.stack(
+        [_codes_of(data, frame, f"run:{rid}") for rid in samples], axis=2))
 
 
 def _prepare_judge(report, vs_human, source, reads: _Reads, frame: _Frame, groups,
-                   stability: list | None) -> Callable[[], JudgeTrust]:
+                   stability: list | None, per_criterion: int = 1
+                   ) -> Callable[[], JudgeTrust]:
     import numpy as np
 
     data = report.data
@@ -346,11 +361,12 @@ def _prepare_judge(report, vs_human, source, reads: _Reads, frame: _Frame, group
             for cid, corrected, la, lc, stab, pos in finishers)
         return JudgeTrust(
             source_key=source.key, label=source.label, agreement=vs_human,
-            samples=samples, replayed=replayed, criteria=rows, score=score,
+            samples=samples, replayed=replayed, samples_per_criterion=per_criterion,
+            criteria=rows, score=score,
             cost_per_1000=(None if source.cost_per_grade is None
                            else source.cost_per_grade * 1000),
             unpriced=source.unknown_cost_count,
-            verdict=_sentence(vs_human, samples, rows))
+            verdict=_sentence(vs_human, max(len(samples), per_criterion), rows))
 
     return finish
 
@@ -362,7 +378,7 @@ def _corrected_score(data, key: str, sample: frozenset[int]) -> CorrectedMean:
     return ppi_mean(list(judge.values()), [judge[r] for r in both], [human[r] for r in both])
 
 
-def _sentence(vs_human: PairwiseAgreement | None, samples, rows) -> str:
+def _sentence(vs_human: PairwiseAgreement | None, samples: int, rows) -> str:
     said = None
     if vs_human is not None and vs_human.cohens_kappa is not None:
         said = (f"agrees with people at κ {vs_human.cohens_kappa:.2f} "
@@ -377,7 +393,7 @@ def _sentence(vs_human: PairwiseAgreement | None, samples, rows) -> str:
             slopes.append(Named(f"{r.label} (not controlled for quality)",
                                 r.length_all.slope, r.unit))
     return verdict(
-        agreement=said, samples=len(samples),
+        agreement=said, samples=samples,
         noisy=[r.label for r in measured if r.stability.noisy],
         stability_measured=len(measured), slopes=slopes,
         positions=[Named(r.label, r.position.excess) for r in rows if r.position])

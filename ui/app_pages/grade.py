@@ -271,7 +271,7 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
     estimates = [readers.get_estimate(
         db, version.id, dataset.id, response_ids, judge.grader, judge.model,
         s.grade_system_prompt.strip() or None, s.grade_allow_ca, judge.price,
-        grade_calibration.estimate_key(judge.grader))
+        grade_calibration.estimate_key(judge.grader), int(s.grade_samples))
         for judge in judges]
     st.dataframe([{
         "Grader": GRADER_LABELS[judge.grader], "Model": judge.model,
@@ -290,6 +290,10 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
     problems = _credential_problems(judges)
     for problem in problems:
         st.error(problem + " Or give an api_base for a local OpenAI-compatible server.")
+    samples_problem = grade_settings.samples_problem([judge.grader for judge in judges])
+    if samples_problem:
+        st.error(samples_problem)
+        problems.append(samples_problem)
     panel_ok = grade_panel.render_panel_problems(panel, estimates, judges)
     cap_ok = grade_cost_cap.render_cap(panel, estimates, judges)
     return not problems and panel_ok and cap_ok, estimates
