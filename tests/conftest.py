@@ -34,7 +34,8 @@ _WORKBENCH_VARS = (
 # speed or several processes racing each other: they share one worker, one test at a time, so
 # a test of theirs never competes with another of them for the machine's two cores.
 _ONE_AT_A_TIME = {
-    "tests/grading/test_capacity_memory.py", "tests/grading/test_litellm_integration.py",
+    "tests/grading/test_busy_server.py", "tests/grading/test_capacity_memory.py",
+    "tests/grading/test_litellm_integration.py", "tests/jobs/test_busy_notice.py",
     *(f"tests/jobs/test_{name}.py" for name in (
         "autoscale", "capacity_sharing_faults", "cli_panel", "early_helpers", "faults",
         "grade_writer", "helper_handover", "limiter", "preload", "provider_breaker",

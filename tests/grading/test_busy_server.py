@@ -63,7 +63,7 @@ async def test_a_retry_after_a_timeout_waits_for_the_abandoned_call_and_is_answe
 
 async def test_timeouts_in_a_one_slot_queue_lower_the_limit_and_every_criterion_is_graded(
         fake_provider):
-    service, timeout = 1.0, 1.6
+    service, timeout = 1.5, 2.5  # margins of 1 s and 0.5 s either way: a loaded CI box
     fake_provider.serve_at_once(1)
     fake_provider.latency = service
     model = "openai/busy-queue"
@@ -73,8 +73,8 @@ async def test_timeouts_in_a_one_slot_queue_lower_the_limit_and_every_criterion_
 
     result = await rubric.grade("hello", autograder=grader)
 
-    # The three calls go at once; the server answers the first in 1 s, the second and third
-    # would take 2 s and 3 s: they time out at levels 2 and 3, the limit drops to one call.
+    # The three calls go at once; the server answers the first in 1.5 s, the second and
+    # third would take 3 s and 4.5 s: they time out at levels 2 and 3, the limit drops to one.
     assert [r.verdict for r in result.report] == [Verdict.MET] * 3, [
         r.reason for r in result.report]
     assert limiter_for(model, fake_provider.api_base).limit == 1
