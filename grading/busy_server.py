@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -43,7 +44,11 @@ class BusyServers:
         self._lock = threading.Lock()
         self._clock = clock
         self._endpoints: dict[tuple[str, str | None], _Endpoint] = {}
-        self._probes: dict[tuple[int, str, str | None], asyncio.Lock] = {}
+        # Per event loop (an asyncio.Lock belongs to one), forgotten with the loop: keyed by
+        # id() instead, a new loop given a dead one's address would get its lock and fail.
+        self._probes: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[tuple[str, str | None], asyncio.Lock]
+        ] = weakref.WeakKeyDictionary()
 
     def _get(self, model: str, api_base: str | None) -> _Endpoint:
         return self._endpoints.setdefault((model, api_base), _Endpoint())
@@ -94,9 +99,10 @@ class BusyServers:
                 endpoint.since = None
 
     def probing(self, model: str, api_base: str | None) -> asyncio.Lock:
-        key = (id(asyncio.get_running_loop()), model, api_base)
+        loop = asyncio.get_running_loop()
         with self._lock:
-            return self._probes.setdefault(key, asyncio.Lock())
+            return self._probes.setdefault(loop, {}).setdefault((model, api_base),
+                                                                asyncio.Lock())
 
     async def wait_free(self, model: str, api_base: str | None,
                         probe: Callable[[], Awaitable[Any]]) -> None:

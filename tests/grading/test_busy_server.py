@@ -141,3 +141,22 @@ async def test_a_call_cut_off_by_the_call_deadline_is_waited_for_too(fake_provid
     bodies = fake_provider.bodies
     assert len(bodies) == 4 and _is_probe(bodies[2]) and not _is_probe(bodies[3])
     assert fake_provider.levels[2:] == [2, 1]  # the probe queued; the question went alone
+
+
+def test_each_event_loop_gets_its_own_probe_lock_and_a_finished_loop_leaves_none_behind():
+    import asyncio
+    import gc
+
+    busy = BusyServers()
+
+    async def lock():
+        first = busy.probing("m", "b")
+        assert busy.probing("m", "b") is first  # one probe at a time per endpoint and loop
+        async with first:  # usable in this loop
+            pass
+        return first
+
+    locks = [asyncio.run(lock()) for _ in range(3)]
+    assert len({id(lk) for lk in locks}) == 3
+    gc.collect()
+    assert len(busy._probes) == 0
