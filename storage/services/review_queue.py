@@ -105,7 +105,8 @@ def review_queue(
         else:
             failed, disagree = set(facts.failed), set(facts.disagree)
         settings = review_sets.settings_of(session, dataset_id, rubric_version_id)
-        counts, _names, _n = review_sets.reviewed_by(session, dataset_id, rubric_version_id)
+        # (not reviewed_by: the queue needs no reviewer names, a lookup over every reviewer)
+        counts = review_sets.answered_counts(session, dataset_id, rubric_version_id)
         ids = (repo.run_response_ids(session, runs) if runs
                else dataset_repo.response_ids(session, dataset_id))
         external = repo.external_ids(session, dataset_id)

@@ -138,16 +138,24 @@ def sample_ids(dataset_id: int, rubric_version_id: int, response_ids: list[int],
     return draw.sample(sorted(response_ids), min(size, len(response_ids)))
 
 
-def reviewed_by(session: Session, dataset_id: int, rubric_version_id: int
-                ) -> tuple[dict[int, dict[str, int]], dict[str, str], int]:
+def answered_counts(session: Session, dataset_id: int, rubric_version_id: int,
+                    sources: dict | None = None) -> dict[int, dict[str, int]]:
     """Per response, each reviewer's number of answered criteria of this version (carried
-    verdicts included); the reviewers' names; the number of criteria."""
-    sources = repo.carry_sources(session, rubric_version_id)
-    criteria = {target for target, _n in sources.values()}
+    verdicts included), counted by the database."""
+    sources = repo.carry_sources(session, rubric_version_id) if sources is None else sources
     counts: dict[int, dict[str, int]] = defaultdict(dict)
-    if sources:  # counted by the database, not row by row here
+    if sources:
         for rid, stream, n in session.execute(repo.answered_counts_query(dataset_id, sources)):
             counts[rid][stream] = int(n)
+    return counts
+
+
+def reviewed_by(session: Session, dataset_id: int, rubric_version_id: int
+                ) -> tuple[dict[int, dict[str, int]], dict[str, str], int]:
+    """``answered_counts``; the reviewers' names; the number of criteria."""
+    sources = repo.carry_sources(session, rubric_version_id)
+    criteria = {target for target, _n in sources.values()}
+    counts = answered_counts(session, dataset_id, rubric_version_id, sources)
     names = repo.reviewer_names(session, dataset_id, list(sources))
     return counts, names, len(criteria)
 
