@@ -36,6 +36,14 @@ class Reply:
 
 ReplyFn = Callable[[dict[str, Any]], "Reply | str"]
 
+
+def is_probe(body: dict[str, Any]) -> bool:
+    """The one-token request sent before the next call to a server that may still be running
+    calls we stopped waiting for (a timeout, a cancelled run: grading.busy_server), not a
+    grading request."""
+    return (body.get("max_tokens") == 1 and "response_format" not in body
+            and body["messages"][-1]["content"] == "Say OK.")
+
 _NUMBERED_CRITERION = re.compile(r'<criterion number="(\d+)"')
 
 

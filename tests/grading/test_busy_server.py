@@ -15,7 +15,7 @@ from grading.autograders import PerCriterionGrader
 from grading.busy_server import BusyServers
 from grading.limiter import limiter_for
 from grading.llm import LiteLLMGenerate
-from tests.fake_provider import Reply
+from tests.fake_provider import Reply, is_probe
 
 MET = json.dumps({"verdict": "MET", "reason": "the response does this"})
 SERVICE = 0.5  # seconds the one-slot server takes per request
@@ -29,10 +29,6 @@ def _judge(fake, model: str, timeout: float = TIMEOUT) -> LiteLLMGenerate:
     # server accepts), and the three calls of the second test must reach the server at once
     return LiteLLMGenerate(model, api_base=fake.api_base, api_key="test-key", timeout=timeout,
                            structured_output="json_schema")
-
-
-def _is_probe(body: dict) -> bool:
-    return body.get("max_tokens") == 1 and "response_format" not in body
 
 
 async def test_a_retry_after_a_timeout_waits_for_the_abandoned_call_and_is_answered(
@@ -54,8 +50,8 @@ async def test_a_retry_after_a_timeout_waits_for_the_abandoned_call_and_is_answe
     assert result.report[0].verdict is Verdict.MET, result.report[0].reason
     bodies = fake_provider.bodies
     # the warm-up, the call that ran on, one probe, the retry: nothing else
-    assert len(bodies) == 4, [_is_probe(b) for b in bodies]
-    assert _is_probe(bodies[2]) and not _is_probe(bodies[3])
+    assert len(bodies) == 4, [is_probe(b) for b in bodies]
+    assert is_probe(bodies[2]) and not is_probe(bodies[3])
     # The probe queued behind the abandoned call (the server had two requests); the retry
     # went once the server was free: it alone was at the server.
     assert fake_provider.levels[2:] == [2, 1]
@@ -80,11 +76,11 @@ async def test_timeouts_in_a_one_slot_queue_lower_the_limit_and_every_criterion_
     assert limiter_for(model, fake_provider.api_base).limit == 1
     bodies = fake_provider.bodies
     retries = [level for body, level in zip(bodies[3:], fake_provider.levels[3:], strict=True)
-               if not _is_probe(body)]
+               if not is_probe(body)]
     # Three calls, one probe behind the two abandoned ones, two retries that each had the
     # server to themselves (before: both retries queued behind the abandoned calls and
     # timed out again, the limit stayed at four and the grade lost two criteria).
-    assert len(bodies) == 6 and sum(map(_is_probe, bodies)) == 1
+    assert len(bodies) == 6 and sum(map(is_probe, bodies)) == 1
     assert retries == [1, 1]
 
 
@@ -139,7 +135,7 @@ async def test_a_call_cut_off_by_the_call_deadline_is_waited_for_too(fake_provid
 
     assert result.report[0].verdict is Verdict.MET
     bodies = fake_provider.bodies
-    assert len(bodies) == 4 and _is_probe(bodies[2]) and not _is_probe(bodies[3])
+    assert len(bodies) == 4 and is_probe(bodies[2]) and not is_probe(bodies[3])
     assert fake_provider.levels[2:] == [2, 1]  # the probe queued; the question went alone
 
 

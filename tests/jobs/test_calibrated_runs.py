@@ -10,6 +10,7 @@ import pytest
 
 from storage.services import calibration, reviews, runs
 from tests.actors import ADMIN
+from tests.fake_provider import is_probe
 from tests.jobs.helpers import MODEL, make_dataset, make_rubric, run_now
 
 TEXT = re.compile(r"answer number (\d+)\n")
@@ -147,8 +148,10 @@ def test_a_requeued_run_reuses_its_recorded_examples(sessions, fake_provider, ho
     # ...but the requeued run shows exactly what it recorded at launch.
     assert calibration.list_run_examples(sessions, run.id) == recorded
     requirement = {c.requirement: c.position for c in version.criteria}
-    assert fake_provider.bodies
-    for body in fake_provider.bodies:
+    # A run that stopped may have left calls running at the server: one probe first, at most.
+    asked = [b for b in fake_provider.bodies if not is_probe(b)]
+    assert asked and len(fake_provider.bodies) - len(asked) <= 1
+    for body in asked:
         examples, graded = _split(body["messages"][-1]["content"])
         [graded_number] = [int(n) for n in TEXT.findall(graded)]
         position = next(p for text, p in requirement.items() if text in graded)

@@ -20,6 +20,7 @@ from storage import models as m
 from storage.jobs import Worker, run_progress, start_in_process_worker, stop_in_process_workers
 from storage.services import runs
 from tests.actors import ADMIN
+from tests.fake_provider import is_probe
 from tests.jobs.conftest import API_KEY
 from tests.jobs.helpers import answers_per_response, make_dataset, make_rubric, make_run
 
@@ -84,8 +85,11 @@ def test_cancelling_a_run_stops_it_and_a_requeue_grades_only_the_rest(sessions, 
     assert len(grades) == 30
     # Graded responses were not asked about again (their answers may be cached, too).
     new_bodies = fake_provider.bodies[calls_before:]
+    # The calls the cancel cut off may still run at the server: one probe first, at most.
+    asked = [b for b in new_bodies if not is_probe(b)]
+    assert len(new_bodies) - len(asked) <= 1
     texts_done = {f"answer number {r.external_id[1:]}" for r in _responses(sessions, graded)}
-    assert not [b for b in new_bodies if _text_of(b) in texts_done]
+    assert not [b for b in asked if _text_of(b) in texts_done]
 
 
 def test_a_live_worker_whose_heartbeat_lapsed_does_not_take_its_own_run_again(
