@@ -134,3 +134,29 @@ def in_thread(target, *args, **kwargs):
     thread = threading.Thread(target=main, daemon=True)
     thread.start()
     return thread, box
+
+
+def asked_about(body: dict) -> tuple[str, str]:
+    """(response, criterion requirement) a per-criterion request asks about (the responses
+    of ``make_dataset`` read "answer number i")."""
+    prompt = body["messages"][-1]["content"]
+    response = prompt[prompt.index("answer number "):].split("\n", 1)[0]
+    requirement = next(c.requirement for c in CRITERIA if c.requirement in prompt)
+    return response, requirement
+
+
+def sampled_judge(verdict_of):
+    """A fake judge answering the k-th request about (response, requirement) with
+    ``verdict_of((response, requirement), k)``: the samples of each criterion are fixed
+    whatever order the concurrent calls arrive in."""
+    lock = threading.Lock()
+    seen: Counter[tuple[str, str]] = Counter()
+
+    def reply(body: dict) -> str:
+        key = asked_about(body)
+        with lock:
+            k = seen[key]
+            seen[key] += 1
+        return json.dumps({"verdict": verdict_of(key, k), "reason": f"sample says {k}"})
+
+    return reply

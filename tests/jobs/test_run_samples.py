@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter, defaultdict
+from collections import Counter
 
 import pytest
 
@@ -16,15 +16,16 @@ from grading.types import Verdict
 from storage.jobs import run_progress
 from storage.services import runs
 from tests.actors import ADMIN
-from tests.jobs.helpers import CRITERIA, MODEL, make_dataset, make_rubric, make_run, run_now
-
-
-def _asked(body: dict) -> tuple[str, str]:
-    """(response, criterion requirement) a request asks about."""
-    prompt = body["messages"][-1]["content"]
-    response = prompt[prompt.index("answer number "):].split("\n", 1)[0]
-    requirement = next(c.requirement for c in CRITERIA if c.requirement in prompt)
-    return response, requirement
+from tests.jobs.helpers import (
+    CRITERIA,
+    MODEL,
+    asked_about,
+    make_dataset,
+    make_rubric,
+    make_run,
+    run_now,
+    sampled_judge,
+)
 
 
 def _stored_samples(sessions, run_id: int) -> dict[tuple[int, int], tuple]:
@@ -48,8 +49,8 @@ def test_samples_are_cached_by_index_so_reruns_pay_only_for_new_samples(
     # Sample 0 is the request the one-sample run made, replayed; samples 1 and 2 are new.
     assert fake_provider.requests == calls * 3
     new_bodies = fake_provider.bodies[calls:]
-    assert Counter(_asked(b) for b in new_bodies) == {
-        key: 2 for key in {_asked(b) for b in fake_provider.bodies[:calls]}}
+    assert Counter(asked_about(b) for b in new_bodies) == {
+        key: 2 for key in {asked_about(b) for b in fake_provider.bodies[:calls]}}
     # The requests themselves are today's: a sample is the same prompt asked again.
     assert {json.dumps(b, sort_keys=True) for b in new_bodies} == set(asked_once)
     progress = run_progress(sessions, three.id)
@@ -69,20 +70,8 @@ def test_samples_are_cached_by_index_so_reruns_pay_only_for_new_samples(
 
 
 def _scripted(answers: dict[str, list[str]]):
-    """A judge that answers the k-th request about (response, criterion) with
-    ``answers[requirement][k]``: the samples' multiset per criterion is fixed whatever order
-    the concurrent calls arrive in."""
-    lock = threading.Lock()
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-
-    def reply(body: dict) -> str:
-        key = _asked(body)
-        with lock:
-            k = seen[key]
-            seen[key] += 1
-        return json.dumps({"verdict": answers[key[1]][k], "reason": f"sample says {k}"})
-
-    return reply
+    """The k-th request about a criterion is answered ``answers[requirement][k]``."""
+    return sampled_judge(lambda key, k: answers[key[1]][k])
 
 
 def test_every_sample_is_stored_and_the_verdict_is_their_majority(sessions, fake_provider):

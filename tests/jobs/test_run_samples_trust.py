@@ -5,10 +5,7 @@ judge was scripted to give, not from the database."""
 
 from __future__ import annotations
 
-import json
 import random
-import threading
-from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -17,8 +14,14 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from storage.jobs import run_progress
 from storage.services import trust_json, trust_report
-from tests.jobs.helpers import CRITERIA, make_dataset, make_rubric, make_run, run_now
-from tests.jobs.test_run_samples import _asked
+from tests.jobs.helpers import (
+    CRITERIA,
+    make_dataset,
+    make_rubric,
+    make_run,
+    run_now,
+    sampled_judge,
+)
 
 RESPONSES = 30
 FLIP = {CRITERIA[0].requirement: 0.05, CRITERIA[1].requirement: 0.4,
@@ -39,25 +42,11 @@ def _script(responses) -> dict[tuple[str, str], list[str]]:
     return script
 
 
-def _judge(script):
-    lock = threading.Lock()
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-
-    def reply(body: dict) -> str:
-        key = _asked(body)
-        with lock:
-            k = seen[key]
-            seen[key] += 1
-        return json.dumps({"verdict": script[key][k], "reason": "r"})
-
-    return reply
-
-
 def test_stability_comes_from_the_runs_own_samples(sessions, fake_provider):
     version = make_rubric(sessions)
     dataset, responses = make_dataset(sessions, RESPONSES)
     script = _script(responses)
-    fake_provider.default = _judge(script)
+    fake_provider.default = sampled_judge(lambda key, k: script[key][k])
     run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, samples=3,
                    temperature=1.0)
     run_now(sessions, run.id)

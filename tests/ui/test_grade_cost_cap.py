@@ -15,27 +15,18 @@ from storage.services import runs
 from tests.actors import ADMIN
 from tests.fake_provider import fake_provider, fake_provider_server, judge_reply
 from tests.jobs.helpers import run_now
-from tests.storage.helpers import make_dataset, make_rubric
+from tests.ui.grade_setup import runs_graded_by_the_test, seeded_sessions
 from tests.ui.pages import texts, unescape
 from tests.ui.seed import APP
 
-__all__ = ["fake_provider", "fake_provider_server"]
+__all__ = ["fake_provider", "fake_provider_server", "runs_graded_by_the_test"]
 MODEL = "openai/judge-a"
 CAP_LABEL = "Stop the run when its cost reaches (USD, 0 = no cap)"
 
 
-@pytest.fixture(autouse=True)
-def _environment(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")  # the test runs the runs
-    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "test-key")
-
-
 @pytest.fixture
 def sessions():
-    sessions = open_database(database_url())
-    make_rubric(sessions)
-    make_dataset(sessions, count=6)
-    return sessions
+    return seeded_sessions(6)
 
 
 def _page(at: AppTest | None = None, page: str = "grade") -> AppTest:

@@ -11,33 +11,22 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from grading.types import Verdict
-from storage.config import database_url
-from storage.engine import open_database
 from storage.model_presets import add_model_preset
 from storage.services import panels, runs
 from tests.actors import ADMIN
 from tests.fake_provider import Reply, fake_provider, fake_provider_server, judge_reply
 from tests.jobs.helpers import run_now
-from tests.storage.helpers import make_dataset, make_rubric
+from tests.ui.grade_setup import runs_graded_by_the_test, seeded_sessions
 from tests.ui.pages import texts
 from tests.ui.seed import APP
 
-__all__ = ["fake_provider", "fake_provider_server"]
+__all__ = ["fake_provider", "fake_provider_server", "runs_graded_by_the_test"]
 MODELS = ("openai/judge-a", "openai/judge-b", "openai/judge-c")
-
-
-@pytest.fixture(autouse=True)
-def _environment(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")  # the test runs the runs
-    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "test-key")
 
 
 @pytest.fixture
 def sessions():
-    sessions = open_database(database_url())
-    make_rubric(sessions)
-    make_dataset(sessions, count=3)
-    return sessions
+    return seeded_sessions(3)
 
 
 def _grade_page() -> AppTest:
