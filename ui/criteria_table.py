@@ -54,7 +54,9 @@ def to_frame(criteria: Sequence[Any]) -> pd.DataFrame:
         for index, c in enumerate(criteria, start=1)
     ]
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    return frame.astype({"position": "Int64", "weight": "float64", "required": "bool"})
+    # Nullable "boolean": the editor's new rows arrive with no value, which a plain bool
+    # column cannot hold (pandas deprecates the silent cast to object).
+    return frame.astype({"position": "Int64", "weight": "float64", "required": "boolean"})
 
 
 def marked_frame(criteria: Sequence[Any]) -> pd.DataFrame:
@@ -79,7 +81,8 @@ def parse_options(rows: Sequence[Mapping[str, Any]]) -> tuple[list[CriterionOpti
     options: list[CriterionOption] = []
     problems: list[str] = []
     for number, row in enumerate(rows, start=1):
-        label, na = _text(row.get("label")), bool(row.get("na")) and not _blank(row.get("na"))
+        label = _text(row.get("label"))
+        na = not _blank(row.get("na")) and bool(row.get("na"))
         if not label and _blank(row.get("value")):
             continue
         if not label:
@@ -172,8 +175,8 @@ def from_frame(
             except (TypeError, ValueError):
                 row_problems.append(("position", f"must be a number, got {position!r}"))
         kind = _text(record.get("judged_as")) or BINARY
-        kinds: dict[str, Any] = {"required": bool(record.get("required"))
-                                 and not _blank(record.get("required"))}
+        kinds: dict[str, Any] = {"required": not _blank(record.get("required"))
+                                 and bool(record.get("required"))}
         if kind not in KINDS:
             row_problems.append(("judged as", f"choose one of {', '.join(KINDS)}"))
         elif kind != BINARY:

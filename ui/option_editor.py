@@ -78,7 +78,7 @@ def render_options(version: RubricVersionInfo, editor_key: str,
                          help="Replaces this criterion's options with the preset")
             frame = pd.DataFrame(state[base_key][row], columns=["label", "value", "na"])
             edited_options = st.data_editor(
-                frame.astype({"value": "float64", "na": "bool"}),
+                frame.astype({"value": "float64", "na": "boolean"}),
                 key=f"{editor_key}_options_{row}_{state[gen_key].get(row, 0)}",
                 num_rows="dynamic", hide_index=True, column_config=OPTION_COLUMNS,
                 placeholder="")

@@ -17,6 +17,10 @@ from ui import catalog
 from ui.option_editor import PREVIEW_RESPONSE
 from ui.option_presets import PRESETS
 
+# Rows added in the option editor arrive with no "NA" value: the column must hold it
+# without pandas' deprecated silent cast (an error in pandas 4).
+pytestmark = pytest.mark.filterwarnings("error::pandas.errors.Pandas4Warning")
+
 
 @pytest.fixture(autouse=True)
 def _no_worker(monkeypatch):
@@ -85,6 +89,18 @@ def test_editing_options_of_a_frozen_version_saves_a_new_version_with_them():
     assert [(o.label, o.value, o.na) for o in new.options] == [
         ("Fail", 0.0, False), ("Mostly", 0.6, False), ("Pass", 1.0, False),
         ("Not asked", 0.0, True)]
+
+
+def test_an_option_row_added_without_na_saves_as_an_ordinary_option():
+    version = _seed([Criterion(name="refund", requirement="States the refund window",
+                               weight=10, options=PASS_FAIL, scale_type="ordinal")])
+    at = open_page("rubrics")
+    _edit_options(at, version.id, 0, added=[{"label": "Perfect", "value": 1}])
+    at.run()
+    at.button(key="rubrics_save").click().run()
+    assert not at.exception
+    assert [(o.label, o.na) for o in _saved(version)[0].options] == [
+        ("Fail", False), ("Partial", False), ("Pass", False), ("Perfect", False)]
 
 
 def test_saving_another_field_keeps_a_criterions_options():
