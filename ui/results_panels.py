@@ -172,7 +172,7 @@ def handle_close_combine() -> None:
 def render_combine(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], where) -> None:
     """Combine the runs shown into a panel (a dialog): the same service as the Judges page."""
     where.button("Combine as a panel", icon=":material/groups:", key="results_combine",
-                 on_click=handle_open_combine, args=(run_ids,),
+                 width="stretch", on_click=handle_open_combine, args=(run_ids,),
                  help="Make a judge panel from the runs shown: their verdicts combined by "
                       "a voting rule, shown here as one more column.")
     if st.session_state.results_combine_open:

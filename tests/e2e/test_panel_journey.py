@@ -107,6 +107,23 @@ def _shots(page: Page, screenshot, name: str, at=None) -> None:
     page.set_viewport_size({"width": 1280, "height": 800})
 
 
+def _cut_chips(page: Page, label: str) -> list[str]:
+    """The chips of the multiselect labelled ``label`` that are not shown whole: cut by the
+    box's edge or with their text ellipsized."""
+    box = page.locator('[data-testid="stMultiSelect"]').filter(has_text=label)
+    return box.evaluate("""element => {
+        const shown = element.querySelector('.react-aria-ComboBox');
+        const edge = shown.querySelector('[data-testid="stMultiSelectTagsContainer"]')
+            .getBoundingClientRect();
+        return [...shown.querySelectorAll('[data-tag]')].filter(tag => {
+            const r = tag.getBoundingClientRect();
+            const text = tag.querySelector('span[title]');
+            return r.right > edge.right + 0.5 || r.left < edge.left - 0.5
+                || text.scrollWidth > text.clientWidth + 1;
+        }).map(tag => tag.textContent);
+    }""")
+
+
 def data_dir_of(db_url: str):
     from pathlib import Path
 
@@ -154,6 +171,11 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
     expect(table_note).to_be_visible()
     _no_tracebacks(page)
     _shots(page, screenshot, "results-panel-top")
+    for width, height in SIZES:  # every run's chip whole: grader and model readable
+        page.set_viewport_size({"width": width, "height": height})
+        _wait_idle(page)
+        assert _cut_chips(page, "Runs to compare") == [], (width, height)
+    page.set_viewport_size({"width": 1280, "height": 800})
     _shots(page, screenshot, "results-panel", at=page.get_by_text("Showing 1–6 of 6"))
     # A row's dialog: the panel's verdict per criterion, how it was reached, its members.
     grid = page.locator('[data-testid="stDataFrame"]').first

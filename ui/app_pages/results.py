@@ -286,17 +286,21 @@ runtime.ensure_worker()  # after a restart, interrupted runs resume when results
 url.restore("results", results_filters.URL_FIELDS)  # a link, a reload or coming back
 try:
     panel_columns.render_stale_combine({r.id for r in readers.get_runs(db)})
-    left, right = st.columns([2, 3])
-    chosen = pick_result_set(db, left)
+    # The run and panel pickers get whole rows: their chips carry a run's grader and model,
+    # which half a row at 1280 px cut off after the first chip.
+    # The button to combine the runs shown sits beside the result set, drawn once they are.
+    top, _, combine = st.columns([4, 3, 2], vertical_alignment="bottom")
+    chosen = pick_result_set(db, top)
     if chosen is not None:
-        run_ids = pick_runs(db, chosen, right)
+        run_ids = pick_runs(db, chosen, st.container())
         wanted = list(st.session_state.results_panel_ids)
-        panels = panel_columns.pick_panels(db, chosen, left)
+        panels = panel_columns.pick_panels(db, chosen, st.container())
         gone = [p for p in wanted if p not in {panel.id for panel in panels}]
         if gone and url.from_url("results"):
             url.note("results", "Panel " + ", ".join(f"P{p}" for p in gone) + " of the link "
                      "no longer exists here: left out.")
-        panel_columns.render_combine(run_ids, {r.id: r for r in readers.get_runs(db)}, right)
+        panel_columns.render_combine(run_ids, {r.id: r for r in readers.get_runs(db)},
+                                     combine)
         for message in url.notes("results"):
             st.warning(md_escape(message))
         flash = st.session_state.results_flash
