@@ -46,6 +46,9 @@ def describe_db_error(exc: BaseException) -> str:
     root = _root(exc)
     text = str(root).split("\n", 1)[0].strip()
     lowered = text.lower()
+    if isinstance(root, OSError) and root.errno == errno.ENOSPC and root.filename:
+        # A file of ours outside the database (a temporary file, an export): name its place.
+        return f"the disk holding {root.filename} is full"
     if "disk is full" in lowered or "no space left" in lowered or (
         isinstance(root, OSError) and root.errno == errno.ENOSPC
     ):

@@ -24,7 +24,8 @@ class RowSpill:
         self.count = 0
         self._pending: list[Any] = []
         # Deleted by the OS when closed (or when the process dies); in the system temp folder.
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self.folder = tempfile.gettempdir()
+        self._file = tempfile.TemporaryFile(dir=self.folder)  # noqa: SIM115 - closed by close()
 
     def append(self, row: Any) -> None:
         self._pending.append(row)
@@ -34,7 +35,12 @@ class RowSpill:
 
     def _flush(self) -> None:
         if self._pending:
-            pickle.dump(self._pending, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            try:
+                pickle.dump(self._pending, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+                self._file.flush()
+            except OSError as exc:  # a full temporary folder is not the database's disk
+                raise OSError(exc.errno, exc.strerror, f"the temporary folder {self.folder}"
+                              ) from exc
             self._pending = []
 
     def batches(self) -> Iterator[list[Any]]:
