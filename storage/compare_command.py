@@ -41,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split-by", metavar="COLUMN",
                         help="each value of this column names a source (e.g. model: one file "
                              "holding several models' answers to the same ids)")
+    parser.add_argument("--columns", metavar="A,B",
+                        help="each of these columns of one file is a source (two or more, "
+                             "separated by commas): two answers to the same query in one row")
     parser.add_argument("--model", required=True,
                         help="litellm model name of the judge, e.g. openai/gpt-4.1-mini")
     parser.add_argument("--api-base", help="OpenAI-compatible server URL (with /v1)")
@@ -72,10 +75,10 @@ def _specs(args: argparse.Namespace) -> list[str] | str:
         return args.sources
     if args.a_file and args.b_file:
         return [args.a_file, args.b_file]
-    if args.a_file and args.split_by:
+    if args.a_file and (args.split_by or args.columns):
         return [args.a_file]
     return ("say what to compare: --a FILE --b FILE, or --source FILE two or more times "
-            "(or one file with --split-by COLUMN)")
+            "(or one file with --split-by COLUMN or --columns A,B)")
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,9 @@ def _inputs(args: argparse.Namespace):
         return (f"{lines[0]}{' ' + ' '.join(s.strip() for s in lines[1:]) if lines[1:] else ''}"
                 "; give a YAML or JSON rubric with --rubric")
     try:
-        sources = read_sources(specs, split_by=args.split_by)
+        columns = ([c.strip() for c in args.columns.split(",")]
+                   if args.columns is not None else None)
+        sources = read_sources(specs, split_by=args.split_by, columns=columns)
     except SourceError as exc:
         return str(exc)
     duels = []

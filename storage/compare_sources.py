@@ -1,6 +1,7 @@
 """The sources ``rubric-workbench compare`` ranks: each responses file is one source, or, with
 ``--split-by COLUMN``, each value of that column in a file is one (the ``model`` column of one
-upload holding several models' answers, say).
+upload holding several models' answers, say), or, with ``--columns A,B``, each of those
+columns of one file is one (two answers to the same query side by side in one row).
 
 Every problem is a ``SourceError`` whose message names the file, the row and what to do;
 nothing is called before every source has been read whole.
@@ -67,6 +68,59 @@ def _split(path: str, column: str) -> list[Source]:
     return [Source(name, items) for name, items in groups.items()]
 
 
+_PEEK_ROWS = 50
+
+
+def _by_columns(path: str, columns: list[str]) -> list[Source]:
+    """One source per column: every row's id and query, the column's text."""
+    import itertools
+
+    from storage.response_files import ColumnMapping, RowReader, iter_responses
+
+    try:
+        data = Path(path).read_bytes()
+        peek = RowReader(data, Path(path).name)
+        rows = [row for _where, row in itertools.islice(iter(peek), _PEEK_ROWS)]
+        peek.close()
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read the file: {exc.strerror}; fix the path and run "
+                          "again (nothing was compared)") from None
+    except ImportProblemsError as exc:
+        raise SourceError(_one_line(exc, path)) from None
+    found = list(peek.columns)
+    missing = [c for c in columns if c not in found]
+    if missing:
+        raise SourceError(
+            f"{path}: no column {', '.join(repr(c) for c in missing)} for --columns (the file "
+            f"has {', '.join(found)[:200] or 'no columns'}); name two or more of its columns")
+    guessed = ColumnMapping.guess(found, rows)
+
+    def free(column: str | None) -> str | None:  # a compared column is text, nothing else
+        return None if column in columns else column
+
+    mapping = ColumnMapping(text=columns[0], query=free(guessed.query), id=free(guessed.id),
+                            thinking=None, reference=free(guessed.reference))
+    sources: list[Source] = [Source(column, []) for column in columns]
+    try:
+        for response in iter_responses(data, Path(path).name, mapping=mapping):
+            for source in sources[1:]:
+                text = response.metadata.get(source.name)
+                if text is None or not str(text).strip():
+                    raise SourceError(
+                        f"{path}: {response.location} has no text in the column "
+                        f"{source.name!r}; give every row a text in each --columns column "
+                        "(nothing was compared)")
+            sources[0].items.append(_item(response))
+            for source in sources[1:]:
+                source.items.append(Item(location=response.location, id=response.external_id,
+                                         query=response.query,
+                                         text={"thinking": "",
+                                               "output": str(response.metadata[source.name])}))
+    except ImportProblemsError as exc:
+        raise SourceError(_one_line(exc, path)) from None
+    return sources
+
+
 def _named(spec: str) -> tuple[str | None, str]:
     """``NAME=FILE`` or ``FILE`` (a path that itself holds '=' exists as given)."""
     if "=" in spec and not Path(spec).exists():
@@ -76,8 +130,17 @@ def _named(spec: str) -> tuple[str | None, str]:
     return None, spec
 
 
-def read_sources(specs: list[str], *, split_by: str | None = None) -> list[Source]:
+def read_sources(specs: list[str], *, split_by: str | None = None,
+                 columns: list[str] | None = None) -> list[Source]:
     """The sources in the order given; at least two, each named once."""
+    if columns is not None:
+        if len(specs) != 1 or split_by or _named(specs[0])[0]:
+            raise SourceError("--columns names the sources within one file: give that file "
+                              "alone (with --a or one --source), without --split-by")
+        if len(columns) < 2 or len(set(columns)) != len(columns) or not all(columns):
+            raise SourceError(f"--columns needs two or more different column names separated "
+                              f"by commas, got {','.join(columns)!r}")
+        return _by_columns(specs[0], columns)
     sources: list[Source] = []
     for spec in specs:
         name, path = _named(spec)

@@ -285,3 +285,54 @@ def test_bad_sources_are_refused_in_one_line_before_any_call(files, fake_provide
 
     _refused(capsys, *fragments)
     assert fake_provider.requests == 0
+
+
+def _side_by_side(path, rows) -> None:
+    path.write_text("id,query,terse,plain,full\n" + "".join(
+        f"{qid},{query},{row.get('terse', ANSWERS['terse'])},{ANSWERS['plain']},"
+        f"\"{ANSWERS['full']}\"\n" for (qid, query), row in zip(QUERIES, rows, strict=True)),
+        encoding="utf-8")
+
+
+def test_columns_of_one_csv_row_are_the_sources(files, fake_provider, capsys):
+    _side_by_side(files / "side.csv", [{}, {}, {}])
+
+    status = _rank(files, fake_provider, "--a", str(files / "side.csv"),
+                   "--columns", "terse, plain,full")
+
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert "B (plain) compared with A (terse) on 3 pair(s)" in printed
+    assert fake_provider.requests == 36  # three duels x three pairs x two criteria x two orders
+    assert _leaderboard(printed) == ["full", "plain", "terse"]
+    # the judge saw the row's query and each column's own text: a column takes part in two
+    # duels, each of 3 pairs x 2 criteria x 2 orders
+    prompts = [json.dumps(body["messages"]) for body in fake_provider.bodies]
+    assert all(any(query in p for _, query in QUERIES) for p in prompts)
+    assert sum(ANSWERS["full"] in p for p in prompts) == 24
+    assert sum(ANSWERS["plain"] in p for p in prompts) == 24
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (("--a", "side.csv", "--columns", "terse,nope"),
+     ("side.csv", "no column 'nope' for --columns", "id, query, terse, plain, full")),
+    (("--a", "side.csv", "--columns", "terse"), ("two or more different column names",)),
+    (("--a", "side.csv", "--columns", "terse,terse"), ("two or more different column names",)),
+    (("--a", "side.csv", "--b", "side.csv", "--columns", "terse,plain"),
+     ("give that file alone",)),
+    (("--a", "side.csv", "--split-by", "query", "--columns", "terse,plain"),
+     ("without --split-by",)),
+    (("--a", "blank.csv", "--columns", "plain,terse"),
+     ("blank.csv", "line 3", "no text in the column 'terse'",
+      "each --columns column")),
+])
+def test_bad_columns_are_refused_in_one_line_before_any_call(files, fake_provider, capsys,
+                                                             monkeypatch, args, fragments):
+    _side_by_side(files / "side.csv", [{}, {}, {}])
+    _side_by_side(files / "blank.csv", [{}, {"terse": " "}, {}])
+    monkeypatch.chdir(files)
+
+    assert _rank(files, fake_provider, *args) == 2
+
+    _refused(capsys, *fragments)
+    assert fake_provider.requests == 0
