@@ -44,8 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--columns", metavar="A,B",
                         help="each of these columns of one file is a source (two or more, "
                              "separated by commas): two answers to the same query in one row")
-    parser.add_argument("--model", required=True,
-                        help="litellm model name of the judge, e.g. openai/gpt-4.1-mini")
+    parser.add_argument("--model", required=True, action="append", dest="models",
+                        metavar="MODEL",
+                        help="litellm model name of the judge, e.g. openai/gpt-4.1-mini; "
+                             "give it two or more times for a panel of judges (per "
+                             "criterion, the majority of the judges that voted; split: a tie)")
     parser.add_argument("--api-base", help="OpenAI-compatible server URL (with /v1)")
     parser.add_argument("--out", metavar="FILE",
                         help="write one JSON line per compared pair to this .jsonl file")
@@ -133,17 +136,36 @@ def _check_options(args: argparse.Namespace) -> str | None:
         return "--concurrency must be at least 1"
     if args.call_deadline is not None and not args.call_deadline > 0:
         return "--call-deadline must be a number of seconds above 0"
-    return credential_problem(args.model, args.api_base)
+    if len(set(args.models)) != len(args.models):
+        return "each --model may be given once (a panel of the same judge twice counts it twice)"
+    for model in args.models:
+        problem = credential_problem(model, args.api_base)
+        if problem:
+            return problem
+    return None
 
 
-async def _compare_all(grader, rubric, pairs):
-    async def one(pair):
+async def _compare_all(graders, rubric, pairs):
+    """Per pair, each judge's report (or the error that stopped that judge on it)."""
+    async def one(grader, pair):
         try:
             return await grader.compare(pair.a.text, pair.b.text, rubric, pair.query)
         except RubricWorkbenchError as exc:  # a provider refusing every call, say
             return exc
 
-    return await asyncio.gather(*(one(pair) for pair in pairs))
+    flat = await asyncio.gather(*(one(g, pair) for pair in pairs for g in graders))
+    return [flat[i:i + len(graders)] for i in range(0, len(flat), len(graders))]
+
+
+def _panel_outcome(reports):
+    """One judge's report, or the panel's from every judge's; the first error if any judge
+    could not compare the pair at all."""
+    from grading.pairwise.panel import combine_reports
+
+    for report in reports:
+        if isinstance(report, BaseException):
+            return report
+    return reports[0] if len(reports) == 1 else combine_reports(reports)
 
 
 def _outcome(winner: str) -> float:
@@ -168,15 +190,28 @@ def compare_command(args: argparse.Namespace) -> int:
     configure_logging(False)
     for duel in duels:
         print_listing(duel.matching, duel.a.name, duel.b.name, args.match)
-    llm = LiteLLMGenerate(args.model, api_base=args.api_base,
-                          timeout=min(60.0, args.call_deadline or 60.0),
-                          structured_output=args.structured_output)
     extra = {"call_deadline": args.call_deadline} if args.call_deadline else {}
-    grader = PairwiseGrader(llm, holistic=args.holistic, on_error="report",
-                            max_concurrency=args.concurrency, **extra)
-    # One gather for every duel: the limiter sees all the calls at once.
+    graders = [PairwiseGrader(LiteLLMGenerate(model, api_base=args.api_base,
+                                              timeout=min(60.0, args.call_deadline or 60.0),
+                                              structured_output=args.structured_output),
+                              holistic=args.holistic, on_error="report",
+                              max_concurrency=args.concurrency, **extra)
+               for model in args.models]
+    # One gather for every duel and judge: the limiters see all the calls at once.
     jobs = [(duel, pair) for duel in duels for pair in duel.matching.pairs]
-    outcomes = asyncio.run(_compare_all(grader, rubric, [pair for _, pair in jobs]))
+    per_judge = asyncio.run(_compare_all(graders, rubric, [pair for _, pair in jobs]))
+    panel = len(graders) > 1
+    if panel:
+        for number, model in enumerate(args.models):
+            for duel in duels:
+                reports = [r[number] for (d, _), r in zip(jobs, per_judge, strict=True)
+                           if d is duel and not isinstance(r[number], BaseException)]
+                if reports:
+                    print_summary(summarize(reports), model, holistic=args.holistic,
+                                  names=(duel.a.name, duel.b.name))
+    outcomes = [_panel_outcome(reports) for reports in per_judge]
+    judge = (f"panel of {len(graders)} (majority per criterion: {', '.join(args.models)})"
+             if panel else args.models[0])
     judged = [(duel, pair, o) for (duel, pair), o in zip(jobs, outcomes, strict=True)
               if not isinstance(o, BaseException)]
     crashed = [(pair, o) for (_, pair), o in zip(jobs, outcomes, strict=True)
@@ -191,7 +226,7 @@ def compare_command(args: argparse.Namespace) -> int:
             print(f"\n{duel.b.name} compared with {duel.a.name}: no pair could be compared")
             continue
         summary = summarize(reports)
-        print_summary(summary, args.model, holistic=args.holistic,
+        print_summary(summary, judge, holistic=args.holistic,
                       names=(duel.a.name, duel.b.name))
         failed += summary.failed_pairs + sum(r.error is not None for r in reports
                                              if r.winner is not None)
@@ -204,9 +239,14 @@ def compare_command(args: argparse.Namespace) -> int:
         from storage.atomic_file import atomic_text_file
 
         with atomic_text_file(args.out) as out:
+            members = {id(pair): r for (_, pair), r in zip(jobs, per_judge, strict=True)}
             for duel, pair, report in judged:
                 line = record(pair, report) | {"a_source": duel.a.name,
                                                "b_source": duel.b.name}
+                if panel:
+                    line["judges"] = {
+                        model: (None if isinstance(r, BaseException) else r.winner)
+                        for model, r in zip(args.models, members[id(pair)], strict=True)}
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
         print(f"wrote {len(judged)} compared pairs to {args.out}")
     return EXIT_FAILED if failed else EXIT_OK

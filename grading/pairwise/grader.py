@@ -23,7 +23,7 @@ from grading.pairwise.prompts import (
 from grading.pairwise.report import CriterionPreference, PairReport
 from grading.retry import DEFAULT_CALL_DEADLINE, CallOutcome, Spend
 from grading.text import normalize_to_grade_input
-from grading.types import CannotAssessStrategy, Criterion, ToGradeInput
+from grading.types import CannotAssessStrategy, Criterion, ToGradeInput, TokenUsage
 
 
 class IdenticalResponsesError(GradingError):
@@ -177,6 +177,13 @@ def _preference(criterion: Criterion, one: CallOutcome[Any],
 
 def _report(preferences: list[CriterionPreference], holistic: bool,
             spend: Spend) -> PairReport:
+    return pair_report(preferences, holistic, calls=spend.calls, usage=spend.usage,
+                       cost=spend.cost)
+
+
+def pair_report(preferences: list[CriterionPreference], holistic: bool, *, calls: int = 0,
+                usage: TokenUsage | None = None, cost: float | None = None) -> PairReport:
+    """The pair's result from its per-criterion preferences (one judge's, or a panel's)."""
     result = aggregation.aggregate_preferences(preferences)
     failed = [p for p in preferences if p.error is not None]
     error = None
@@ -194,5 +201,4 @@ def _report(preferences: list[CriterionPreference], holistic: bool,
         cannot_assess_count=result.cannot_assess_count - len(failed),
         failed_count=len(failed),
         inconsistent_count=sum(p.consistent is False for p in preferences),
-        error=error, calls=spend.calls, token_usage=spend.usage,
-        completion_cost=spend.cost)
+        error=error, calls=calls, token_usage=usage, completion_cost=cost)

@@ -113,6 +113,43 @@ def test_a_judge_answer_naming_neither_side_is_a_failed_verdict_and_the_exit_sta
     assert "'C'" in records[0]["criteria"][0]["error"]
 
 
+def test_several_models_make_a_panel_whose_majority_decides_each_criterion(files, fake_provider,
+                                                                          capsys):
+    from tests.fake_provider import judge_reply, longer
+
+    def by_model(body):
+        if body["model"] != "shorter":
+            return judge_reply(body)
+        prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
+        side = {"A": "B", "B": "A", "TIE": "TIE"}[longer(prompt)]  # prefers the shorter one
+        return Reply(json.dumps({"reason": "says less", "preference": side}))
+
+    fake_provider.default = by_model
+    out = files / "pairs.jsonl"
+
+    status = _compare(files, fake_provider, "--model", "openai/fake-judge-2", "--model",
+                      "openai/shorter", "--out", str(out))
+
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert fake_provider.requests == 3 * 8  # each judge: 2 pairs x 2 criteria x 2 orders
+    assert "judge openai/shorter: B (" in printed  # each judge's own table, then the panel's
+    assert ("judge panel of 3 (majority per criterion: openai/fake-judge, openai/fake-judge-2, "
+            "openai/shorter)") in printed
+    records = {r["key"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert records["q1"]["judges"] == {"openai/fake-judge": "B", "openai/fake-judge-2": "B",
+                                       "openai/shorter": "A"}
+    assert records["q1"]["winner"] == "B" and records["q2"]["winner"] == "A"
+    assert records["q1"]["criteria"][0]["first_reason"] == "panel of 3: A 1, B 2, TIE 0"
+    assert records["q1"]["calls"] == 12
+
+
+def test_the_same_model_twice_is_refused(files, fake_provider, capsys):
+    assert _compare(files, fake_provider, "--model", "openai/fake-judge") == 2
+    _refused(capsys, "each --model may be given once")
+    assert fake_provider.requests == 0
+
+
 def _refused(capsys, *fragments: str) -> None:
     err = capsys.readouterr().err.strip()
     lines = [line for line in err.splitlines() if line.startswith("error:")]
