@@ -191,6 +191,12 @@ class WriteBuffer:
     def pending(self) -> int:
         return len(self._pending)
 
+    def get(self, key: str) -> CachedAnswer | None:
+        """An answer queued and not yet written."""
+        with self._lock:
+            entry = self._pending.get(key)
+        return None if entry is None else entry[1]
+
     def flush(self) -> int:
         """Write what is pending; on failure it stays pending (paid answers are not dropped)."""
         with self._lock:

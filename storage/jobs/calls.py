@@ -105,9 +105,11 @@ class JobGenerate:
         self._key = cache_store.KeyMaker({
             "temperature": llm.temperature, "structured_output": llm.structured_output,
             **llm.extra})
-        # Keys already answered in this run: asking again means the answer was unusable (a
-        # parse retry) or the request is a duplicate; either way, ask the provider afresh.
-        self._answered: set[str] = set()
+        # Keys already asked in this run -> whether their answer was kept (usable, cached).
+        # Asking again for an answer that was not kept is a parse retry: the provider is asked
+        # afresh. One that was kept is asked again by a retry pass of a grade that failed on
+        # another criterion or sample: it replays from the cache (never paid twice).
+        self._answered: dict[str, bool] = {}
         self._flushing: asyncio.Task[Any] | None = None
         self._flush_lock = asyncio.Lock()
         self._reader = cache_store.BatchedReader(sessions)
@@ -133,9 +135,12 @@ class JobGenerate:
         key = cache_store.sample_key(
             self._key(model, messages, response_format if self.llm.structured_output else None),
             current_sample())
-        if self.use_cache and key not in self._answered:
-            self._answered.add(key)
-            hit = await self._cached(key)
+        kept = self._answered.get(key)
+        if self.use_cache and kept is not False:
+            self._answered[key] = bool(kept)
+            hit = self.cache_buffer.get(key) if kept else None
+            if hit is None:
+                hit = await self._cached(key)
             if hit is not None:
                 self.counters.cache_hits += 1
                 return GenerateResult(text=hit.text, usage=TokenUsage(), cost=0.0)
@@ -180,7 +185,7 @@ class JobGenerate:
                 self.breaker.abandon_probe()  # cut off before it went out: another probes
         if self.breaker is not None:
             self.breaker.answered()
-        self._answered.add(key)
+        self._answered.setdefault(key, False)
         if self.down_since is not None:  # it answers again
             self.down_since, self.down_calls = None, 0
             self.on_notice(None)
@@ -245,6 +250,7 @@ class JobGenerate:
                            self.attempts, next_try)
 
     def _keep(self, key: str, model: str, answer: cache_store.CachedAnswer) -> None:
+        self._answered[key] = True
         self.cache_buffer.add(key, model, answer)
         if self._flushing is None:
             self._flushing = asyncio.get_running_loop().create_task(self._flush_soon())
