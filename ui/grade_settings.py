@@ -11,7 +11,8 @@ from storage.jobs.provider_breaker import DEFAULT_PAUSE_AFTER
 NO_FALLBACK = "(none: the criterion fails)"
 SAMPLES_HELP = (
     "Ask the judge this many times about each criterion (per-criterion grader only). The "
-    "verdict is the samples' majority; a tie is CANNOT_ASSESS. Every sample is kept, and the "
+    "verdict is the samples' majority (a MET/UNMET tie is CANNOT_ASSESS); a rating takes "
+    "the samples' median, as a panel does. Every sample is kept, and the "
     "Agreement page measures the judge's stability from them. Provider calls and cost "
     "multiply by this number; cached samples are replayed, so raising it later pays only "
     "for the new samples.")

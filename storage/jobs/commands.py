@@ -125,8 +125,9 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                              "seed draws the same examples)")
     parser.add_argument("--samples", type=_samples, default=1, metavar="N",
                         help="ask the judge N times per criterion (per-criterion grader; "
-                             f"1 to {MAX_SAMPLES}): the verdict is the samples' majority, a "
-                             "tie is CANNOT_ASSESS, and every sample is kept for the "
+                             f"1 to {MAX_SAMPLES}): the verdict is the samples' majority (a "
+                             "MET/UNMET tie is CANNOT_ASSESS; a rating takes their median, "
+                             "as a panel does), and every sample is kept for the "
                              "stability figures. Provider calls and cost multiply by N; "
                              "cached samples are replayed, so a larger N pays only for the "
                              "new ones (default 1)")
