@@ -148,8 +148,9 @@ class PerCriterionOneShotGrader(Autograder):
                 assert verdict is not None
                 report = fallback_report(criterion, verdict, outcome.error or "")
                 fallbacks.append(report)
-                used.append(f"criterion {_rubric_number(index, shown)} ({report.choice})")
-            error = summarize_failures(len(criteria), [], used)
+                used.append((_rubric_number(index, shown), report.choice))
+            error = summarize_failures(len(criteria), [], [
+                f"criterion {number} ({choice})" for number, choice in sorted(used)])
             return Judgment(criteria=criteria, reports=fallbacks, error=error,
                             spend=outcome.spend)
         self._fail(f"judging all {len(criteria)} criteria in one call", outcome)

@@ -29,7 +29,7 @@ def by_position(met_at: int = 1):
     """A judge that answers by position only: MET for the criterion listed at ``met_at``,
     UNMET for every other."""
     def route(prompt: str) -> str:
-        count = len(listed(prompt))
+        count = prompt[prompt.index("<criteria>"):].count("<criterion number=")
         return json.dumps({"criteria": [
             {"number": n, "reason": f"listed {n}", "verdict": "MET" if n == met_at else "UNMET"}
             for n in range(1, count + 1)]})
@@ -127,3 +127,44 @@ async def test_options_keep_their_own_order_under_a_shuffled_criterion_list():
 def test_graders_without_a_criterion_list_refuse_the_option():
     with pytest.raises(ConfigurationError, match="no criterion order to shuffle"):
         PerCriterionGrader(ScriptedGenerate(), shuffle_criteria=True)
+
+
+async def test_calibration_examples_follow_their_criterion_to_its_listed_number():
+    """A calibrated one-shot prompt numbers the people's verdicts by where each criterion is
+    listed: a shuffled list must not attach one criterion's examples to another."""
+    from tests.grading.test_calibration import CRITERIA as TWO
+    from tests.grading.test_calibration import _calibration
+
+    generate = ScriptedGenerate(route=by_position())
+    grader = PerCriterionOneShotGrader(generate, shuffle_criteria=True, seed=0,
+                                       examples=_calibration())
+    flipped = 0
+    for text in (f"new response {i}" for i in range(6)):
+        await grader.grade(text, TWO, response_key=text)
+        prompt = generate.calls[-1].user_prompt
+        criteria_part = prompt[prompt.index("<criteria>"):]
+        dose = re.search(r'<criterion number="(\d)"[^>]*>\nStates the dose', criteria_part)
+        harm = re.search(r'<criterion number="(\d)"[^>]*>\nRecommends', criteria_part)
+        flipped += dose.group(1) == "2"
+        examples_part = prompt[:prompt.index("</examples>")]
+        assert re.findall(r'<reason criterion="(\d)">dose note', examples_part) and all(
+            n == dose.group(1)
+            for n in re.findall(r'<reason criterion="(\d)">dose note', examples_part))
+        assert all(n == harm.group(1)
+                   for n in re.findall(r'<reason criterion="(\d)">harm note', examples_part))
+    assert 0 < flipped < 6  # both orders were seen
+
+
+async def test_a_failed_one_shot_call_falls_back_in_the_rubrics_order_without_positions():
+    generate = ScriptedGenerate(route=lambda _p: "not json at all")
+    grader = PerCriterionOneShotGrader(
+        generate, shuffle_criteria=True, seed=2, max_retries=0, on_error="report",
+        default_fallback_verdicts={"positive": "UNMET", "negative": "MET"})
+    report = await grader.grade("text", [*CRITERIA[:2],
+                                         Criterion(name="bad", requirement="Is rude",
+                                                   weight=-1)])
+    assert [r.requirement for r in report.report] == [
+        "Requirement number 0", "Requirement number 1", "Is rude"]
+    assert [r.verdict for r in report.report] == [Verdict.UNMET, Verdict.UNMET, Verdict.MET]
+    assert [r.prompt_position for r in report.report] == [None] * 3
+    assert "criterion 1 (UNMET), criterion 2 (UNMET), criterion 3 (MET)" in report.error

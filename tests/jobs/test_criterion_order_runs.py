@@ -102,3 +102,45 @@ def test_a_non_boolean_setting_is_refused(sessions):
     with pytest.raises(Exception, match="shuffle_criteria must be true or false"):
         make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1", grader="one_shot",
                  shuffle_criteria="yes")
+
+
+def test_a_criterion_left_out_of_the_shuffled_answer_is_stored_without_a_position(
+        sessions, fake_provider):
+    """The judge skips whatever it was shown second: that criterion is asked alone, its
+    stored verdict is that call's and records no position, and the grade's note names it by
+    its number in the rubric."""
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, 4)
+
+    def skip_second(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
+        if "<criteria>" not in prompt:
+            return json.dumps({"verdict": "MET", "reason": "asked alone"})
+        count = len(listed(prompt))
+        return json.dumps({"criteria": [
+            {"number": n, "reason": "r", "verdict": "UNMET"}
+            for n in range(1, count + 1) if n != 2]})
+
+    fake_provider.default = skip_second
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base,
+                   grader="one_shot", shuffle_criteria=True)
+    assert run_now(sessions, run.id).status == "done"
+    shown = {}
+    for body in fake_provider.bodies:
+        prompt = body["messages"][-1]["content"]
+        if "<criteria>" in prompt:
+            shown[next(r.id for r in responses if r.output in prompt)] = listed(prompt)
+    by_id = {c.id: c.requirement for c in version.criteria}
+    rubric = [c.requirement for c in CRITERIA]
+    for grade in runs.list_grades(sessions, run.id):
+        second = shown[grade.response_id][1]
+        for stored in grade.criteria:
+            if by_id[stored.criterion_id] == second:
+                assert (stored.verdict, stored.prompt_position, stored.reason) == (
+                    Verdict.MET, None, "asked alone")
+            else:
+                assert stored.verdict is Verdict.UNMET
+                assert shown[grade.response_id][stored.prompt_position - 1] == by_id[
+                    stored.criterion_id]
+        assert (f"left out criterion number(s) {rubric.index(second) + 1} of 3"
+                in grade.reason)
