@@ -144,3 +144,11 @@ def test_a_criterion_left_out_of_the_shuffled_answer_is_stored_without_a_positio
                     stored.criterion_id]
         assert (f"left out criterion number(s) {rubric.index(second) + 1} of 3"
                 in grade.reason)
+
+
+def test_shuffling_off_is_not_stored_so_older_runs_keep_their_settings():
+    from storage.run_settings import RunSettings
+
+    assert RunSettings(extra={"shuffle_criteria": False}).extra == {}
+    assert not RunSettings().shuffle_criteria
+    assert RunSettings(extra={"shuffle_criteria": True}).shuffle_criteria
