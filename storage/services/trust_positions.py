@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from grading.trust.criterion_order import OrderEffect, order_effect
@@ -21,43 +21,32 @@ Shuffles = dict[int, dict[int, list[tuple[int, int]]]]
 Listings = dict[int, dict[int, list[tuple[int, int]]]]
 
 
-def option_shuffles(session: Session, run_ids: Sequence[int],
-                    options: Mapping[int, list[str]]) -> Shuffles:
-    """Per run and multi-choice criterion (``options``: its labels), where the chosen
-    option was shown, from the runs' recorded option shuffles."""
-    found: Shuffles = defaultdict(lambda: defaultdict(list))
-    if not options or not run_ids:
-        return found
-    for run_id, cid, option, order in session.execute(
-            select(m.GradeRow.run_id, m.GradeCriterionRow.criterion_id,
-                   m.GradeCriterionRow.option, m.GradeCriterionRow.shuffle_order)
-            .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
-            .where(m.GradeRow.run_id.in_(run_ids),
-                   m.GradeCriterionRow.shuffle_order.is_not(None),
-                   m.GradeCriterionRow.option.is_not(None))):
-        labels = options.get(cid)
-        if not labels or option not in labels or not order:
-            continue
-        shown = chosen_position(order, labels.index(option))
-        if shown is not None:
-            found[run_id][cid].append((shown, len(order)))
-    return found
-
-
-def criterion_listings(session: Session, run_ids: Sequence[int]) -> Listings:
-    """Per run and criterion, where each response's one-shot prompt listed it (runs that
-    shuffled the criteria; verdicts with no recorded position are not in it)."""
-    found: Listings = defaultdict(lambda: defaultdict(list))
+def read_positions(session: Session, run_ids: Sequence[int],
+                   options: Mapping[int, list[str]]) -> tuple[Shuffles, Listings]:
+    """In one pass over the runs' verdicts: per run and multi-choice criterion
+    (``options``: its labels), where the chosen option was shown (recorded option
+    shuffles); per run and criterion, where each response's one-shot prompt listed it
+    (criterion shuffles; verdicts with no recorded position are not in it)."""
+    shuffles: Shuffles = defaultdict(lambda: defaultdict(list))
+    listings: Listings = defaultdict(lambda: defaultdict(list))
     if not run_ids:
-        return found
-    for run_id, rid, cid, position in session.execute(
-            select(m.GradeRow.run_id, m.GradeRow.response_id,
-                   m.GradeCriterionRow.criterion_id, m.GradeCriterionRow.prompt_position)
-            .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
+        return shuffles, listings
+    row = m.GradeCriterionRow
+    for run_id, rid, cid, option, order, position in session.execute(
+            select(m.GradeRow.run_id, m.GradeRow.response_id, row.criterion_id, row.option,
+                   row.shuffle_order, row.prompt_position)
+            .join(m.GradeRow, m.GradeRow.id == row.grade_id)
             .where(m.GradeRow.run_id.in_(run_ids),
-                   m.GradeCriterionRow.prompt_position.is_not(None))):
-        found[run_id][cid].append((rid, position))
-    return found
+                   or_(and_(row.shuffle_order.is_not(None), row.option.is_not(None)),
+                       row.prompt_position.is_not(None)))):
+        if position is not None:
+            listings[run_id][cid].append((rid, position))
+        labels = options.get(cid)
+        if order and labels and option in labels:
+            shown = chosen_position(order, labels.index(option))
+            if shown is not None:
+                shuffles[run_id][cid].append((shown, len(order)))
+    return shuffles, listings
 
 
 def order_effect_of(listed: Sequence[tuple[int, int]] | None, values,

@@ -201,8 +201,7 @@ def _read(sessions: SessionFactory, report: AgreementReport) -> _Reads:
             select(m.RunJobStatsRow.run_id).where(
                 m.RunJobStatsRow.run_id.in_(run_ids), m.RunJobStatsRow.provider_calls == 0,
                 m.RunJobStatsRow.cache_hits > 0))) if run_ids else frozenset()
-        shuffles = trust_positions.option_shuffles(session, run_ids, options)
-        listings = trust_positions.criterion_listings(session, run_ids)
+        shuffles, listings = trust_positions.read_positions(session, run_ids, options)
         within = trust_samples.within_samples(session, run_ids) if run_ids else {}
     sample = review_sets.sample_ids(data.dataset_id, data.rubric_version_id, sorted(ids),
                                     settings.sample_size)
