@@ -8,6 +8,7 @@ grade says so (``Judgment.reason`` and ``notes``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -80,12 +81,10 @@ class PerCriterionOneShotGrader(Autograder):
             to_grade, [rubric_criteria[i] for i in shown], query,
             examples=None if examples is None else [examples[i] for i in shown],
             reference_submission=reference_submission, shown=shown)
-        reports: list[CriterionReport | None] = [None] * len(rubric_criteria)
-        for report, index in zip(judgment.reports or [], shown, strict=True):
-            reports[index] = report
-        return Judgment(criteria=rubric_criteria, reports=[r for r in reports if r is not None],
-                        llm_score=judgment.llm_score, reason=judgment.reason,
-                        error=judgment.error, spend=judgment.spend, notes=judgment.notes)
+        listed = judgment.reports or []  # one report per criterion, in the listed order
+        by_rubric = sorted(zip(shown, listed, strict=True), key=lambda pair: pair[0])
+        return dataclasses.replace(judgment, criteria=rubric_criteria,
+                                   reports=[report for _index, report in by_rubric])
 
     async def _judge_listed(
         self, to_grade: ToGradeInput, criteria: list[Criterion], query: str | None, *,
