@@ -152,3 +152,26 @@ def test_shuffling_off_is_not_stored_so_older_runs_keep_their_settings():
     assert RunSettings(extra={"shuffle_criteria": False}).extra == {}
     assert not RunSettings().shuffle_criteria
     assert RunSettings(extra={"shuffle_criteria": True}).shuffle_criteria
+
+
+def test_every_read_of_a_grade_carries_the_position(sessions):
+    """Stored once, read back the three ways grades are read: the stored grade handed back,
+    a grade by id, and a run's grades by the repository's bulk read."""
+    from storage.repositories import runs as runs_repo
+    from tests.kinds import judge_report
+
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, 1)
+    run = make_run(sessions, version.id, dataset.id, "http://127.0.0.1:9/v1",
+                   grader="one_shot", shuffle_criteria=True)
+    report = judge_report(["MET", "UNMET", "UNMET"], CRITERIA)
+    items = [item.model_copy(update={"prompt_position": p})
+             for item, p in zip(report.report, (3, 1, 2), strict=True)]
+    stored = runs.record_grade(sessions, run.id, responses[0].id,
+                               report.model_copy(update={"report": items}))
+    assert [c.prompt_position for c in stored.criteria] == [3, 1, 2]
+    assert [c.prompt_position for c in runs.get_grade(sessions, stored.id).criteria] == [
+        3, 1, 2]
+    with sessions() as session:
+        [grade] = runs_repo.grade_infos_for_run(session, run.id)
+    assert [c.prompt_position for c in grade.criteria] == [3, 1, 2]
