@@ -9,9 +9,12 @@ own effect (no control for the response's quality is needed: it is balanced by t
 - **early**: listed in the first half (position <= k // 2), **late**: in the second half
   (position > k - k // 2); the middle position of an odd k is in neither.
 - The figure is ``mean(late) - mean(early)`` of the judge's value (MET 1 / UNMET 0, or the
-  chosen option's value), with a normal 95% interval from the two groups' own variances
-  (Welch: ``se = sqrt(var_early / n_early + var_late / n_late)``); negative: criteria listed
-  late are judged lower.
+  chosen option's value); negative: criteria listed late are judged lower. Its 95% interval:
+  when every value is 0 or 1 (a MET rate: a difference of two proportions), Newcombe's
+  hybrid score interval from the two Wilson intervals, which stays sound at rates of 0 or 1
+  (a judge that always says MET early has no variance there, and a normal interval would
+  shrink to a point); otherwise a normal interval from the two groups' own variances
+  (Welch: ``se = sqrt(var_early / n_early + var_late / n_late)``).
 - **Can't tell yet** below ``MIN_PER_GROUP`` responses in either group: the difference has
   no value then (the means are still given with their n).
 """
@@ -22,7 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grading.trust.figures import Z95, Figure, mean, var
+from grading.trust.figures import Z95, Figure, mean, var, wilson
 
 MIN_PER_GROUP = 10  # responses in each of early and late before a difference is claimed
 
@@ -68,5 +71,18 @@ def order_effect(seen: Sequence[tuple[int, int, float]],
     if len(early) < min_per_group or len(late) < min_per_group:
         return OrderEffect(*means, Figure(None, None, None, n), listed)
     diff = mean(late) - mean(early)
+    if all(v in (0.0, 1.0) for v in (*early, *late)):
+        low, high = newcombe(int(sum(late)), len(late), int(sum(early)), len(early))
+        return OrderEffect(*means, Figure(diff, low, high, n), listed)
     se = math.sqrt(var(early) / len(early) + var(late) / len(late))
     return OrderEffect(*means, Figure(diff, diff - Z95 * se, diff + Z95 * se, n), listed)
+
+
+def newcombe(hits1: int, n1: int, hits2: int, n2: int) -> tuple[float, float]:
+    """95% interval of p1 - p2 (Newcombe 1998, method 10: hybrid score, no continuity
+    correction) from each proportion's Wilson interval."""
+    one, two = wilson(hits1, n1), wilson(hits2, n2)
+    p1, p2 = one.value, two.value
+    diff = p1 - p2
+    return (diff - math.sqrt((p1 - one.low) ** 2 + (two.high - p2) ** 2),
+            diff + math.sqrt((one.high - p1) ** 2 + (p2 - two.low) ** 2))

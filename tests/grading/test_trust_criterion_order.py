@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+from statsmodels.stats.proportion import confint_proportions_2indep
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
 from grading.trust.criterion_order import MIN_PER_GROUP, half, order_effect
@@ -39,13 +40,13 @@ def _simulate(seed: int, responses: int, listed: int, base: float, late_shift: f
     return seen
 
 
-def test_difference_and_interval_match_statsmodels():
+def test_a_met_rate_difference_and_interval_match_statsmodels_newcombe():
     seen = _simulate(1, 200, 5, 0.7, -0.2)
     effect = order_effect(seen)
     early = np.array([v for p, k, v in seen if half(p, k) == "early"])
     late = np.array([v for p, k, v in seen if half(p, k) == "late"])
-    compare = CompareMeans(DescrStatsW(late), DescrStatsW(early))
-    low, high = compare.zconfint_diff(alpha=0.05, usevar="unequal")
+    low, high = confint_proportions_2indep(int(late.sum()), len(late), int(early.sum()),
+                                           len(early), method="newcomb", compare="diff")
     figure = effect.late_minus_early
     assert figure.value == pytest.approx(late.mean() - early.mean())
     assert (figure.low, figure.high) == (pytest.approx(low), pytest.approx(high))
@@ -69,10 +70,35 @@ def test_without_an_effect_the_interval_covers_zero_about_95_percent_of_the_time
     assert 0.92 <= covered / 300 <= 0.98
 
 
-def test_option_values_are_means_not_rates():
-    seen = ([(1, 2, 0.25)] * 12) + ([(2, 2, 0.75)] * 6) + ([(2, 2, 1.0)] * 6)
-    effect = order_effect(seen)
-    assert effect.late_minus_early.value == pytest.approx(0.875 - 0.25)
+def test_option_values_are_means_with_welchs_interval_as_statsmodels_gives_it():
+    rng = random.Random(4)
+    values = [0.0, 0.25, 0.5, 0.75, 1.0]
+    seen = [(p, 4, rng.choice(values[:4] if p <= 2 else values[1:]))
+            for p in (rng.randint(1, 4) for _ in range(120))]
+    early = np.array([v for p, _k, v in seen if p <= 2])
+    late = np.array([v for p, _k, v in seen if p > 2])
+    low, high = CompareMeans(DescrStatsW(late), DescrStatsW(early)).zconfint_diff(
+        alpha=0.05, usevar="unequal")
+    figure = order_effect(seen).late_minus_early
+    assert figure.value == pytest.approx(late.mean() - early.mean())
+    assert (figure.low, figure.high) == (pytest.approx(low), pytest.approx(high))
+    assert figure.n == 120
+
+
+@pytest.mark.parametrize(("late_hits", "early_hits"), [
+    pytest.param(0, 20, id="never-late-always-early"),
+    pytest.param(20, 20, id="always-met"),
+])
+def test_rates_of_0_or_1_keep_an_honest_interval(late_hits, early_hits):
+    """A judge that always says MET (or never) in a half has no variance there: the
+    interval must not shrink to a point."""
+    seen = ([(1, 2, 1.0)] * early_hits + [(1, 2, 0.0)] * (20 - early_hits)
+            + [(2, 2, 1.0)] * late_hits + [(2, 2, 0.0)] * (20 - late_hits))
+    figure = order_effect(seen).late_minus_early
+    low, high = confint_proportions_2indep(late_hits, 20, early_hits, 20,
+                                           method="newcomb", compare="diff")
+    assert (figure.low, figure.high) == (pytest.approx(low), pytest.approx(high))
+    assert figure.high - figure.low > 0.2
 
 
 def test_too_few_in_a_half_is_cant_tell_yet():

@@ -1,7 +1,7 @@
 """The trust report's criterion-order effect from a real shuffled one-shot run (fake
 provider, real HTTP): a judge scripted to favour the criteria listed first is caught, and
-each figure is recomputed here with statsmodels from the prompts the judge was sent and the
-answers it was scripted to give, not from the database."""
+each figure is recomputed here with statsmodels (Newcombe's interval) from the prompts the
+judge was sent and the answers it was scripted to give, not from the database."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
+from statsmodels.stats.proportion import confint_proportions_2indep
 
 from storage import cli
 from storage.services import trust_json, trust_report
@@ -59,8 +59,9 @@ def test_a_judge_favouring_the_first_listed_criteria_is_caught(sessions, fake_pr
         seen = [said[f"answer number {i}", criterion.requirement] for i in range(RESPONSES)]
         early = np.array([v for n, v in seen if n == 1])
         late = np.array([v for n, v in seen if n == 3])
-        low, high = CompareMeans(DescrStatsW(late), DescrStatsW(early)).zconfint_diff(
-            usevar="unequal")
+        low, high = confint_proportions_2indep(int(late.sum()), len(late),
+                                               int(early.sum()), len(early),
+                                               method="newcomb", compare="diff")
         effect = row.criterion_order
         assert effect.listed == 3
         assert (effect.early.n, effect.late.n) == (len(early), len(late))
