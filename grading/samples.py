@@ -1,15 +1,20 @@
-"""Asking the judge ``n`` times per criterion: which sample a call is, and the majority rule.
+"""Asking the judge ``n`` times per criterion: which sample a call is, and the majority rule
+for binary criteria.
 
 A call's sample index travels in a context variable rather than as an argument of
 ``generate_fn``: a ``generate_fn`` that forwards its keywords to the provider would send an
 unknown field. Sample 0 is every call made today (``samples=1``), so a cache that keys sample
 ``i > 0`` apart from sample 0 keeps every existing key (storage.jobs.cache.sample_key).
 
-**Majority rule.** The criterion's verdict is the choice (MET, UNMET, CANNOT_ASSESS, or an
-option's label) most samples gave; samples that failed do not vote. A tie between the most
+**Combining rule.** On a binary criterion the verdict is the choice (MET, UNMET,
+CANNOT_ASSESS) most samples gave; samples that failed do not vote. A tie between the most
 frequent choices is **CANNOT_ASSESS** (an abstention, scored by the run's CANNOT_ASSESS
 strategy), with the tally in the reason: a split judge is shown as undecided, never silently
-resolved by the order the samples arrived in.
+resolved by the order the samples arrived in. On a multi-choice criterion the samples combine
+by the rule panels use for options (``grading.panels.combine_options``): the median of an
+ordinal scale, the most chosen option of a nominal one, a tie to the worse option, NA options
+abstaining. A mode is wrong for a rating: samples of 1, 3 and 5 have no mode, and 3 is the
+answer.
 """
 
 from __future__ import annotations
@@ -50,7 +55,8 @@ def check_samples(samples: object) -> int:
 
 def majority(choices: Sequence[str | None]) -> str | None:
     """The choice most samples gave (failed samples, None, do not vote); ``TIE`` when two or
-    more choices share the top count; None when no sample answered."""
+    more choices share the top count; None when no sample answered. For binary criteria:
+    multi-choice samples combine by ``grading.panels.combine_options``."""
     counts = Counter(c for c in choices if c is not None)
     if not counts:
         return None

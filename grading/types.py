@@ -174,6 +174,10 @@ class CriterionReport(Criterion):
     error: str | None = None
     # Shown position -> original option index, when the options were shuffled.
     shuffle_order: tuple[int, ...] | None = None
+    # Where the criterion was listed (1 = first) in the one-shot prompt whose answer gave
+    # this verdict, when the grader shuffled the criteria per response (grading.
+    # criterion_order); None otherwise, and for a verdict asked in a call of its own.
+    prompt_position: int | None = None
     # Each sample's choice (MET / UNMET / CANNOT_ASSESS or an option's label; None for a
     # sample that failed) when the judge was asked several times; ``verdict`` is then their
     # majority (grading.samples). None when it was asked once.

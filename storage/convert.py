@@ -85,6 +85,7 @@ def grade_info(row: m.GradeRow, criteria: list[m.GradeCriterionRow] | None = Non
                 reason=c.reason, error=c.error, option=c.option,
                 shuffle_order=None if c.shuffle_order is None else tuple(c.shuffle_order),
                 samples=None if c.samples is None else tuple(c.samples),
+                prompt_position=c.prompt_position,
             )
             for c in sorted(rows, key=lambda c: c.position)
         ),

@@ -188,6 +188,9 @@ class CriterionGradeInfo:
     # Each sample's choice when the judge was asked several times (``verdict``/``option``
     # are their majority); None when it was asked once.
     samples: tuple[str | None, ...] | None = None
+    # Where the criterion was listed (1 = first) in a one-shot prompt that shuffled the
+    # criteria (run setting shuffle_criteria); None when not shuffled.
+    prompt_position: int | None = None
 
     @property
     def choice(self) -> Choice | None:

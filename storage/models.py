@@ -280,6 +280,9 @@ class GradeCriterionRow(Base):
     # Each sample's choice when the run asked the judge several times per criterion (the
     # verdict above is their majority, grading.samples); NULL when it asked once.
     samples: Mapped[list[str | None] | None] = mapped_column(JSONType)
+    # Where the criterion was listed (1 = first) in the one-shot prompt that gave this
+    # verdict, when the run shuffled the criteria per response; NULL otherwise.
+    prompt_position: Mapped[int | None] = mapped_column(Integer)
 
 
 PANEL_RULES = ("majority", "unanimous", "any", "weighted")

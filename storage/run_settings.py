@@ -129,6 +129,25 @@ class RunSettings(ScoringSettings):
         rest = {k: v for k, v in value.items() if k != "samples"}
         return rest if count == 1 else {**rest, "samples": count}
 
+    @field_validator("extra")
+    @classmethod
+    def _boolean_shuffle_criteria(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """One-shot prompts list the criteria in a per-response order (grading.
+        criterion_order). Off, the default, is not stored, so runs launched before the
+        option existed keep the same settings."""
+        if "shuffle_criteria" not in value:
+            return value
+        on = value["shuffle_criteria"]
+        if not isinstance(on, bool):
+            raise ValueError(f"shuffle_criteria must be true or false, got {on!r}")
+        rest = {k: v for k, v in value.items() if k != "shuffle_criteria"}
+        return {**rest, "shuffle_criteria": True} if on else rest
+
+    @property
+    def shuffle_criteria(self) -> bool:
+        """Whether a one-shot run lists the criteria in a per-response shuffled order."""
+        return bool(self.extra.get("shuffle_criteria", False))
+
     @property
     def samples(self) -> int:
         """Times the judge is asked about each criterion (1: once, as before)."""

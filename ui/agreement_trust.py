@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from grading.trust.criterion_order import MIN_PER_GROUP, OrderEffect
 from grading.trust.figures import Figure
 from storage.services.trust_report import JudgeTrust, TrustReport
 from ui import safe_text
@@ -106,10 +107,24 @@ def _render_bias(judge: JudgeTrust) -> None:
              "Per 1,000 characters (all responses)": _fig(r.length_all.slope, signed=True),
              "Within the human verdict": _fig(r.length_controlled.slope, signed=True),
              "First-shown option chosen, minus chance": (
-                 _fig(r.position.excess, signed=True) if r.position else "not shuffled")}
+                 _fig(r.position.excess, signed=True) if r.position else "not shuffled"),
+             "Listed late minus early (one-shot)": _order(r.criterion_order)}
             for r in judge.criteria]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption("All responses: association (longer answers may simply be better). Within "
                "the human verdict: among responses people judged alike — the judge's own "
-               "length effect. An effect is named in the verdict only when its interval "
-               "excludes 0.")
+               "length effect. Listed late minus early: on one-shot runs that shuffled the "
+               "criteria, the judge's mean when a criterion was listed in the second half of "
+               f"the prompt minus the first half (can't tell yet below {MIN_PER_GROUP} "
+               "responses in either half). An effect is named in the verdict only when its "
+               "interval excludes 0.")
+
+
+def _order(effect: OrderEffect | None) -> str:
+    """``-0.15 [-0.25, -0.05] (n=80)``; "can't tell yet (n=…)"; "not shuffled"."""
+    if effect is None:
+        return "not shuffled"
+    if not effect.enough:
+        return (f"can't tell yet (n={effect.late_minus_early.n}: {effect.early.n} early, "
+                f"{effect.late.n} late)")
+    return _fig(effect.late_minus_early, signed=True)

@@ -11,10 +11,28 @@ from storage.jobs.provider_breaker import DEFAULT_PAUSE_AFTER
 NO_FALLBACK = "(none: the criterion fails)"
 SAMPLES_HELP = (
     "Ask the judge this many times about each criterion (per-criterion grader only). The "
-    "verdict is the samples' majority; a tie is CANNOT_ASSESS. Every sample is kept, and the "
+    "verdict is the samples' majority (a MET/UNMET tie is CANNOT_ASSESS); a rating takes "
+    "the samples' median, as a panel does. Every sample is kept, and the "
     "Agreement page measures the judge's stability from them. Provider calls and cost "
     "multiply by this number; cached samples are replayed, so raising it later pays only "
     "for the new samples.")
+
+
+SHUFFLE_CRITERIA_HELP = (
+    "One-shot grader only: list the criteria in a different order for each response (the "
+    "same response always gets the same order, so cached answers still count) and record "
+    "where each criterion was listed. The Agreement page then shows whether criteria listed "
+    "early are judged differently from those listed late.")
+
+
+def shuffle_problem(graders: list[str]) -> str | None:
+    """Why shuffling the criteria cannot be launched with these graders, or None."""
+    others = sorted({g for g in graders if g != "one_shot"})
+    if st.session_state.grade_shuffle_criteria and others:
+        return ("Shuffling the criteria needs the one-shot grader only: the other graders do "
+                "not list the criteria in one prompt. Turn shuffling off or pick only the "
+                "one-shot grader.")
+    return None
 
 
 def samples_problem(graders: list[str]) -> str | None:
@@ -47,6 +65,8 @@ def launch_settings() -> dict:
         settings["extra"]["structured_output"] = s.grade_structured_output
     if int(s.grade_samples) > 1:  # one sample, the default, is not stored
         settings["extra"]["samples"] = int(s.grade_samples)
+    if s.grade_shuffle_criteria:  # off, the default, is not stored
+        settings["extra"]["shuffle_criteria"] = True
     if float(s.grade_temperature):  # 0, the judge's default, is not stored
         settings["extra"]["temperature"] = float(s.grade_temperature)
     if s.grade_concurrency:  # 0: no cap, the runner discovers the provider's capacity
@@ -106,6 +126,8 @@ def render_settings() -> None:
                         help="The judge's sampling temperature. At 0 (the default) samples "
                              "tend to repeat one answer; raise it to measure how stable the "
                              "judge is.")
+        c3.checkbox("Shuffle the criteria per response (one-shot)",
+                    key="grade_shuffle_criteria", help=SHUFFLE_CRITERIA_HELP)
         c3.checkbox("Length penalty", key="grade_lp_on")
         lp_off = not st.session_state.grade_lp_on
         c3.number_input("Free budget (tokens)", min_value=0, step=500,

@@ -96,6 +96,8 @@ class Autograder(ABC):
     takes_examples: ClassVar[bool] = False
     # Whether judge() can ask each criterion ``samples`` times (grading.samples).
     takes_samples: ClassVar[bool] = False
+    # Whether judge() lists every criterion in one prompt, whose order can be shuffled.
+    takes_criterion_shuffle: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -119,6 +121,7 @@ class Autograder(ABC):
         shuffle_options: bool = False,
         seed: int = 0,
         samples: int = 1,
+        shuffle_criteria: bool = False,
     ):
         if not callable(generate_fn):
             raise ConfigurationError("generate_fn must be callable")
@@ -167,6 +170,14 @@ class Autograder(ABC):
             raise ConfigurationError(
                 f"{type(self).__name__} cannot ask the judge several times per criterion; "
                 "use PerCriterionGrader for samples > 1")
+        if shuffle_criteria and not self.takes_criterion_shuffle:
+            raise ConfigurationError(
+                f"{type(self).__name__} does not list the criteria in one prompt, so there is "
+                "no criterion order to shuffle; use PerCriterionOneShotGrader for "
+                "shuffle_criteria=True")
+        # The one-shot prompt lists the criteria in a per-response order (recorded per
+        # verdict as prompt_position); reproducible from ``seed``.
+        self.shuffle_criteria = bool(shuffle_criteria)
         # Times each criterion is asked; its verdict is the samples' majority.
         self.samples = samples
         # Few-shot calibration (grading.calibration): per criterion, reviewed responses

@@ -19,6 +19,7 @@ from grading.calibration import ReviewedExample, render_examples
 from grading.option_parsing import parse_option_answer
 from grading.option_prompts import option_response_format, option_user_prompt
 from grading.options import MultiChoiceVerdict
+from grading.panels import combine_options
 from grading.parsing import parse_verdict_answer
 from grading.prompts import (
     PER_CRITERION_SYSTEM_PROMPT,
@@ -159,12 +160,16 @@ class Tally:
     def sampled_report(self, grader: Autograder, index: int, criterion: Criterion,
                        outcomes: Sequence[CallOutcome[Any]],
                        order: tuple[int, ...] | None) -> CriterionReport:
-        """The majority of the samples that answered (grading.samples), with every
-        sample's choice kept; when none answered, the first sample's failure or fallback."""
+        """The samples that answered combined (grading.samples: the majority on a binary
+        criterion, the panels' option rule on a multi-choice one), with every sample's
+        choice kept; when none answered, the first sample's failure or fallback."""
         answered = [answered_report(criterion, *o.value, order) if o.ok else None
                     for o in outcomes]
         choices = tuple(None if r is None or r.choice is None else str(r.choice)
                         for r in answered)
+        if criterion.options is not None:
+            return self._options_report(grader, index, criterion, outcomes, answered,
+                                        choices, order)
         winner = majority(choices)
         if winner is None:
             first = self.report(grader, index, criterion, outcomes[0], order)
@@ -172,15 +177,34 @@ class Tally:
         if winner == TIE:
             reason = f"the samples tied ({tally(choices)}): undecided"
             fields = {name: getattr(criterion, name) for name in CRITERION_FIELDS}
-            if criterion.options is None:
-                return CriterionReport(**fields, verdict=Verdict.CANNOT_ASSESS, reason=reason,
-                                       samples=choices)
-            first = next(r for r in answered if r is not None)
-            return CriterionReport(
-                **fields, multi_choice_verdict=MultiChoiceVerdict(value=0.0, na=True),
-                reason=reason, shuffle_order=first.shuffle_order, samples=choices)
+            return CriterionReport(**fields, verdict=Verdict.CANNOT_ASSESS, reason=reason,
+                                   samples=choices)
         chosen = next(r for r, c in zip(answered, choices, strict=True) if c == winner)
         reason = f"{chosen.reason} (majority of samples: {tally(choices)})".lstrip()
+        return chosen.model_copy(update={"samples": choices, "reason": reason})
+
+    def _options_report(self, grader: Autograder, index: int, criterion: Criterion,
+                        outcomes: Sequence[CallOutcome[Any]],
+                        answered: Sequence[CriterionReport | None],
+                        choices: tuple[str | None, ...],
+                        order: tuple[int, ...] | None) -> CriterionReport:
+        """A multi-choice criterion's samples by ``combine_options``, the rule panels use:
+        an ordinal scale takes the median (a mode of 1, 3, 5 would abstain), a nominal one
+        the most chosen option; a tie goes to the worse option, NA options abstain."""
+        decision = combine_options(choices, criterion)
+        if decision.choice is None:  # every sample failed
+            first = self.report(grader, index, criterion, outcomes[0], order)
+            return first.model_copy(update={"samples": choices})
+        chosen = next((r for r, c in zip(answered, choices, strict=True)
+                       if c == decision.choice), None)
+        if chosen is None:  # every sample abstained (CANNOT_ASSESS or an NA option)
+            first = next(r for r in answered if r is not None)
+            fields = {name: getattr(criterion, name) for name in CRITERION_FIELDS}
+            return CriterionReport(
+                **fields, multi_choice_verdict=MultiChoiceVerdict(value=0.0, na=True),
+                reason=f"every sample abstained ({tally(choices)})",
+                shuffle_order=first.shuffle_order, samples=choices)
+        reason = f"{chosen.reason} (samples: {decision.note})".lstrip()
         return chosen.model_copy(update={"samples": choices, "reason": reason})
 
 

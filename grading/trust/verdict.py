@@ -68,14 +68,33 @@ def position_phrase(effects: Sequence[Named]) -> str | None:
     return "; ".join(parts)
 
 
+def order_phrase(effects: Sequence[Named]) -> str | None:
+    """Criterion order in one-shot prompts (late minus early); None: never shuffled."""
+    if not effects:
+        return None
+    measured = [e for e in effects if e.figure.value is not None]
+    if not measured:
+        return f"criterion order: can't tell yet (n={max(e.figure.n for e in effects)})"
+    found = [e for e in measured if e.figure.excludes_zero]
+    if not found:
+        return f"no criterion-order effect detected (n={max(e.figure.n for e in measured)})"
+    parts = []
+    for e in found:
+        side = "lower" if e.figure.value < 0 else "higher"
+        parts.append(f"{e.label} judged {side} when listed late: {_num(e.figure.value, True)} "
+                     f"{e.unit} late vs early {_interval(e.figure)} (n={e.figure.n})")
+    return "; ".join(parts)
+
+
 def verdict(*, agreement: str | None, samples: int, noisy: Sequence[str],
             stability_measured: int, slopes: Sequence[Named],
-            positions: Sequence[Named]) -> str:
+            positions: Sequence[Named], orders: Sequence[Named] = ()) -> str:
     """"agrees with people ...; stable; longer answers favoured: ..." from the figures."""
     parts = [p for p in (
         agreement,
         stability_phrase(samples, noisy, stability_measured),
         length_phrase(slopes),
         position_phrase(positions),
+        order_phrase(orders),
     ) if p]
     return "; ".join(parts)

@@ -125,11 +125,19 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                              "seed draws the same examples)")
     parser.add_argument("--samples", type=_samples, default=1, metavar="N",
                         help="ask the judge N times per criterion (per-criterion grader; "
-                             f"1 to {MAX_SAMPLES}): the verdict is the samples' majority, a "
-                             "tie is CANNOT_ASSESS, and every sample is kept for the "
+                             f"1 to {MAX_SAMPLES}): the verdict is the samples' majority (a "
+                             "MET/UNMET tie is CANNOT_ASSESS; a rating takes their median, "
+                             "as a panel does), and every sample is kept for the "
                              "stability figures. Provider calls and cost multiply by N; "
                              "cached samples are replayed, so a larger N pays only for the "
                              "new ones (default 1)")
+    parser.add_argument("--shuffle-criteria", action="store_true",
+                        help="one-shot grader: list the criteria in a different order for "
+                             "each response (reproducible: the same response gets the same "
+                             "order, so the cache still answers a re-run) and record where "
+                             "each criterion was listed; the agreement report then measures "
+                             "whether the criteria listed first or last are judged "
+                             "differently")
     parser.add_argument("--temperature", type=float, default=None, metavar="T",
                         help="the judge's sampling temperature (default 0); "
                              "samples at temperature 0 tend to repeat one answer")
@@ -401,6 +409,11 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
                "graders ask about the whole rubric in one call; drop --samples or the "
                "other graders")
         return EXIT_USAGE
+    if args.shuffle_criteria and set(args.grader) != {"one-shot"}:
+        _error("--shuffle-criteria needs --grader one-shot only: the other graders do not "
+               "list the criteria in one prompt; drop --shuffle-criteria or the other "
+               "graders")
+        return EXIT_USAGE
     if calibration is not None:
         from storage.services import calibration as calibration_service
 
@@ -429,6 +442,8 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
             extra["samples"] = args.samples
         if args.temperature is not None:
             extra["temperature"] = args.temperature
+        if args.shuffle_criteria:
+            extra["shuffle_criteria"] = True
         settings: dict = {"api_base": api_base, "extra": extra}
         if calibration is not None:
             settings["calibration"] = calibration

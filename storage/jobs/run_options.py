@@ -29,7 +29,7 @@ GRADER_CLASSES: dict[str, type[Autograder]] = {
 JOB_OPTIONS = ("use_cache", "concurrency", "timeout", "call_deadline", "transport_retries",
                "cost_cap", "retry_passes",
                "pass_delay", "pause_after_failures", "shuffle_options", "shuffle_seed",
-               "samples")
+               "samples", "shuffle_criteria")
 DEFAULT_TIMEOUT = 120.0
 # Generous transport retries: the limiter keeps 429s rare, and a grade should survive a
 # provider's bad minute rather than fail. Full-jitter backoff, never sooner than Retry-After.
@@ -91,6 +91,9 @@ def build_grader(grader: str, generate_fn: Any, settings: RunSettings,
         shuffle_options=bool(settings.extra.get("shuffle_options", False)),
         seed=int(settings.extra.get("shuffle_seed", 0)),
         samples=settings.samples,
+        # Only the one-shot grader lists the criteria in one prompt (runs.create_run
+        # refuses the option for the others).
+        shuffle_criteria=settings.shuffle_criteria,
     )
 
 

@@ -173,7 +173,7 @@ def _grade_infos(session: Session, run_id: int, ids: list[int] | None) -> list[G
                m.GradeCriterionRow.position, m.GradeCriterionRow.verdict,
                m.GradeCriterionRow.reason, m.GradeCriterionRow.error,
                m.GradeCriterionRow.option, m.GradeCriterionRow.shuffle_order,
-               m.GradeCriterionRow.samples)
+               m.GradeCriterionRow.samples, m.GradeCriterionRow.prompt_position)
         .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
         .where(m.GradeRow.run_id == run_id)
         .order_by(m.GradeCriterionRow.grade_id, m.GradeCriterionRow.position)
@@ -182,12 +182,13 @@ def _grade_infos(session: Session, run_id: int, ids: list[int] | None) -> list[G
         criteria_query = criteria_query.where(m.GradeRow.response_id.in_(ids))
     by_grade: dict[int, list[CriterionGradeInfo]] = {}
     for (grade_id, criterion_id, position, verdict, reason, error, option,
-         shuffle_order, samples) in session.execute(criteria_query):
+         shuffle_order, samples, prompt_position) in session.execute(criteria_query):
         by_grade.setdefault(grade_id, []).append(CriterionGradeInfo(
             criterion_id=criterion_id, position=position,
             verdict=None if verdict is None else Verdict(verdict), reason=reason, error=error,
             option=option, shuffle_order=None if shuffle_order is None else tuple(shuffle_order),
             samples=None if samples is None else tuple(samples),
+            prompt_position=prompt_position,
         ))
     return [
         GradeInfo(*row[:-1], criteria=tuple(by_grade.get(row[0], ())), reason=row[-1])

@@ -127,7 +127,8 @@ def record_grades(sessions: SessionFactory, run_id: int,
                 verdict=None if v["verdict"] is None else Verdict(v["verdict"]),
                 reason=v["reason"], error=v["error"], option=v["option"],
                 shuffle_order=None if v["shuffle_order"] is None else tuple(v["shuffle_order"]),
-                samples=None if v["samples"] is None else tuple(v["samples"]))
+                samples=None if v["samples"] is None else tuple(v["samples"]),
+                prompt_position=v["prompt_position"])
             for v in per_grade))
         for grade_id, row, per_grade in zip(grade_ids, values, verdicts, strict=True)
     ]
@@ -205,6 +206,7 @@ def _criterion_values(report: EvaluationReport, criteria: Sequence[Any]) -> list
             "error": limits.storable(item.error),
             "shuffle_order": None if item.shuffle_order is None else list(item.shuffle_order),
             "samples": None if item.samples is None else list(item.samples),
+            "prompt_position": item.prompt_position,
         })
     return rows
 

@@ -96,6 +96,10 @@ def _queue(
         raise ConfigurationError(
             f"only the per-criterion grader can ask the judge several times per criterion "
             f"(samples {run_settings.samples}); choose per-criterion or one sample")
+    if run_settings.shuffle_criteria and grader != "one_shot":
+        raise ConfigurationError(
+            "only the one-shot grader lists every criterion in one prompt, so only it can "
+            "shuffle the criteria per response; choose one-shot or leave shuffling off")
     with sessions.begin() as session:
         if reuse_active:
             # Write first: on SQLite this takes the database's write lock before anything is

@@ -5,6 +5,7 @@ Every figure is ``{"value", "ci95": [low, high] or null, "n"}`` (grading.trust.f
 
 from __future__ import annotations
 
+from grading.trust.criterion_order import MIN_PER_GROUP, OrderEffect
 from grading.trust.ppi import CorrectedMean
 from storage.services.trust_report import TrustReport
 
@@ -14,6 +15,17 @@ def _corrected_json(c: CorrectedMean) -> dict:
             "judge_mean_on_sample": c.judge_on_sample,
             "corrected": c.corrected.as_json(), "judge_weight": c.power,
             "classical_ppi": None if c.classical is None else c.classical.as_json()}
+
+
+def _order_json(effect: OrderEffect | None) -> dict | None:
+    """Late minus early in shuffled one-shot prompts; None: never shuffled."""
+    if effect is None:
+        return None
+    return {"criteria_listed": effect.listed, "early_mean": effect.early.as_json(),
+            "late_mean": effect.late.as_json(),
+            "late_minus_early": effect.late_minus_early.as_json(),
+            "cant_tell_yet": not effect.enough,
+            "min_per_group": MIN_PER_GROUP}
 
 
 def trust_json(report: TrustReport) -> dict:
@@ -38,6 +50,7 @@ def trust_json(report: TrustReport) -> dict:
                     "chosen_first_rate": r.position.first_rate,
                     "expected_without_effect": r.position.expected,
                     "excess": r.position.excess.as_json()},
+                "criterion_order": _order_json(r.criterion_order),
             })
         judges.append({
             "source": j.source_key, "label": j.label, "verdict": j.verdict,

@@ -22,7 +22,8 @@ What counts:
 - **Length bias**: on every response the judge decided (association) and, where people
   reviewed, within the human verdict (controlled); the verdict sentence uses the controlled
   slope when there is one.
-- **Position effect**: multi-choice criteria of runs that shuffled their options.
+- **Position effect**: options of runs that shuffled them; criteria of one-shot runs that
+  shuffled them (the criterion-order effect, storage.services.trust_positions).
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 
 from grading.agreement import PairwiseAgreement
+from grading.trust.criterion_order import OrderEffect
 from grading.trust.figures import SharedDraws
 from grading.trust.length_bias import LengthBias, prepare_slope
-from grading.trust.position import PositionEffect, chosen_position, first_position_effect
+from grading.trust.position import PositionEffect, first_position_effect
 from grading.trust.ppi import CorrectedMean, ppi_mean
 from grading.trust.stability import NOISY_VARIANCE, Stability
 from grading.trust.verdict import Named, verdict
@@ -45,7 +47,14 @@ from storage import models as m
 from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
 from storage.repositories import results as results_repo
-from storage.services import agreement, agreement_blind, blindness, review_sets, trust_samples
+from storage.services import (
+    agreement,
+    agreement_blind,
+    blindness,
+    review_sets,
+    trust_positions,
+    trust_samples,
+)
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_sources import HUMAN, AgreementSource
 from storage.services.blindness import Sight
@@ -64,6 +73,7 @@ class CriterionTrust:
     length_all: LengthBias  # every response the judge decided
     length_controlled: LengthBias  # reviewed responses, within the human verdict
     position: PositionEffect | None  # None: no shuffled options recorded
+    criterion_order: OrderEffect | None = None  # None: criteria never shuffled (one-shot)
 
 
 @dataclass(frozen=True)
@@ -169,9 +179,10 @@ class _Reads:
     sample: frozenset[int]
     sample_size: int
     replayed: frozenset[int]
-    shuffles: dict[int, dict[int, list[tuple[int, int]]]]  # run -> criterion -> choices
+    shuffles: trust_positions.Shuffles
     # run asking several samples -> (samples per criterion, (response, criterion) -> choices)
     within: dict[int, tuple[int, dict[tuple[int, int], list]]] = field(default_factory=dict)
+    listings: trust_positions.Listings = field(default_factory=dict)  # criterion order
 
 
 def _read(sessions: SessionFactory, report: AgreementReport) -> _Reads:
@@ -190,28 +201,13 @@ def _read(sessions: SessionFactory, report: AgreementReport) -> _Reads:
             select(m.RunJobStatsRow.run_id).where(
                 m.RunJobStatsRow.run_id.in_(run_ids), m.RunJobStatsRow.provider_calls == 0,
                 m.RunJobStatsRow.cache_hits > 0))) if run_ids else frozenset()
-        shuffles: dict[int, dict[int, list[tuple[int, int]]]] = defaultdict(
-            lambda: defaultdict(list))
-        if options and run_ids:
-            for run_id, cid, option, order in session.execute(
-                    select(m.GradeRow.run_id, m.GradeCriterionRow.criterion_id,
-                           m.GradeCriterionRow.option, m.GradeCriterionRow.shuffle_order)
-                    .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
-                    .where(m.GradeRow.run_id.in_(run_ids),
-                           m.GradeCriterionRow.shuffle_order.is_not(None),
-                           m.GradeCriterionRow.option.is_not(None))):
-                labels = options.get(cid)
-                if not labels or option not in labels or not order:
-                    continue
-                shown = chosen_position(order, labels.index(option))
-                if shown is not None:
-                    shuffles[run_id][cid].append((shown, len(order)))
+        shuffles, listings = trust_positions.read_positions(session, run_ids, options)
         within = trust_samples.within_samples(session, run_ids) if run_ids else {}
     sample = review_sets.sample_ids(data.dataset_id, data.rubric_version_id, sorted(ids),
                                     settings.sample_size)
     return _Reads(lengths=lengths, sample=frozenset(sample),
                   sample_size=settings.sample_size, replayed=replayed, shuffles=shuffles,
-                  within=within)
+                  within=within, listings=listings)
 
 
 def _sample_groups(report: AgreementReport, replayed: frozenset[int]
@@ -346,8 +342,11 @@ def _prepare_judge(report, vs_human, source, reads: _Reads, frame: _Frame, group
         shuffled = (reads.shuffles.get(source.run_id, {}).get(criterion)
                     if source.run_id is not None else None)
         position = first_position_effect(shuffled) if shuffled else None
+        order = trust_positions.order_effect_of(
+            reads.listings.get(source.run_id, {}).get(criterion), f, frame.positions,
+            len(frame.columns))
         finishers.append((criterion, corrected, length_all, length_controlled,
-                          stability[j] if stability else None, position))
+                          stability[j] if stability else None, position, order))
     score = _corrected_score(data, source.key, reads.sample)
     labels = {c.id: c for c in data.criteria}
 
@@ -357,8 +356,8 @@ def _prepare_judge(report, vs_human, source, reads: _Reads, frame: _Frame, group
                 criterion_id=cid, label=labels[cid].label,
                 unit="MET rate" if labels[cid].options is None else "option value",
                 corrected=corrected, stability=stab() if stab else None,
-                length_all=la(), length_controlled=lc(), position=pos)
-            for cid, corrected, la, lc, stab, pos in finishers)
+                length_all=la(), length_controlled=lc(), position=pos, criterion_order=order)
+            for cid, corrected, la, lc, stab, pos, order in finishers)
         return JudgeTrust(
             source_key=source.key, label=source.label, agreement=vs_human,
             samples=samples, replayed=replayed, samples_per_criterion=per_criterion,
@@ -396,4 +395,6 @@ def _sentence(vs_human: PairwiseAgreement | None, samples: int, rows) -> str:
         agreement=said, samples=samples,
         noisy=[r.label for r in measured if r.stability.noisy],
         stability_measured=len(measured), slopes=slopes,
-        positions=[Named(r.label, r.position.excess) for r in rows if r.position])
+        positions=[Named(r.label, r.position.excess) for r in rows if r.position],
+        orders=[Named(r.label, r.criterion_order.late_minus_early, r.unit)
+                for r in rows if r.criterion_order])

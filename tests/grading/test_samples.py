@@ -11,6 +11,7 @@ import pytest
 from grading.autograders import PerCriterionGrader, PerCriterionOneShotGrader
 from grading.errors import ConfigurationError
 from grading.options import CriterionOption
+from grading.panels import combine_options
 from grading.samples import TIE, current_sample, majority, tally
 from grading.types import Criterion, Verdict
 from tests.grading.scripted import ScriptedGenerate
@@ -78,17 +79,59 @@ async def test_one_sample_is_todays_grader():
     assert sorted(samples) == [("Is accurate", 0), ("Is brief", 0)]
 
 
-async def test_an_option_tie_abstains_and_keeps_the_labels():
-    rated = Criterion(name="tone", requirement="Tone", weight=1, options=[
-        CriterionOption(label="good", value=1.0), CriterionOption(label="poor", value=0.0)])
-    answers = iter(["good", "poor"])
+LIKERT = [CriterionOption(label=str(v), value=(v - 1) / 4) for v in range(1, 6)]
+
+
+async def _sampled_options(criterion: Criterion, answers: list[str]):
+    """One criterion asked ``len(answers)`` times, answered in this order."""
+    queue = iter(answers)
     generate = ScriptedGenerate(route=lambda _p: json.dumps(
-        {"option": next(answers), "reason": "r"}))
-    report = await PerCriterionGrader(generate, samples=2).grade("text", [rated])
+        {"option": next(queue), "reason": "r"}))
+    report = await PerCriterionGrader(generate, samples=len(answers)).grade("text", [criterion])
     [only] = report.report
-    assert only.choice is Verdict.CANNOT_ASSESS
+    return only
+
+
+@pytest.mark.parametrize(("answers", "expected"), [
+    pytest.param(["1", "3", "5"], "3", id="median-not-a-mode"),
+    pytest.param(["5", "1", "4", "4", "2"], "4", id="median-of-five"),
+    pytest.param(["2", "4"], "2", id="even-split-to-the-worse"),
+    pytest.param(["5", "5", "1"], "5", id="majority-is-the-median"),
+])
+async def test_ordinal_samples_take_the_median_as_panels_do(answers, expected):
+    """A Likert criterion's samples combine like a panel's members (grading.panels.
+    combine_options): the median, never an abstention because every rating differs."""
+    rated = Criterion(name="clarity", requirement="How clear", weight=1, options=LIKERT)
+    only = await _sampled_options(rated, answers)
+    assert only.choice == expected
+    assert only.choice == combine_options(answers, rated).choice
+    assert sorted(only.samples) == sorted(answers)
+    assert "samples: median" in only.reason
+
+
+async def test_ordinal_median_on_a_penalty_goes_to_the_higher_value():
+    """On a negative-weight rating the worse of two middle options is the higher value."""
+    harm = Criterion(name="harm", requirement="How harmful", weight=-2, options=LIKERT)
+    only = await _sampled_options(harm, ["2", "4"])
+    assert only.choice == "4"
+
+
+async def test_a_nominal_tie_goes_to_the_worse_option_as_in_a_panel():
+    tone = Criterion(name="tone", requirement="Tone", weight=1, scale_type="nominal", options=[
+        CriterionOption(label="good", value=1.0), CriterionOption(label="poor", value=0.0)])
+    only = await _sampled_options(tone, ["good", "poor"])
+    assert only.choice == "poor"
     assert sorted(only.samples) == ["good", "poor"]
-    assert only.reason.startswith("the samples tied (")
+    assert "tied: the worse option" in only.reason
+
+
+async def test_na_samples_abstain_and_all_na_is_cannot_assess():
+    na = [*LIKERT[:2], CriterionOption(label="n/a", value=0.0, na=True)]
+    rated = Criterion(name="clarity", requirement="How clear", weight=1, options=na)
+    assert (await _sampled_options(rated, ["n/a", "2", "n/a"])).choice == "2"
+    every = await _sampled_options(rated, ["n/a", "n/a"])
+    assert every.choice is Verdict.CANNOT_ASSESS
+    assert every.reason == "every sample abstained (n/a 2)"
 
 
 @pytest.mark.parametrize("bad", [0, 21, 1.5, True])

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from grading.errors import ConfigurationError
-from grading.types import Verdict
+from grading.types import Criterion, Verdict
 from storage.jobs import run_progress
 from storage.services import runs
 from tests.actors import ADMIN
@@ -196,3 +196,37 @@ def test_fewer_samples_after_more_replay_the_first_ones_by_index(sessions, fake_
     assert by_three == {key: samples[:3] for key, samples in by_five.items()}
     # the samples differ between indexes, so the equality above is about indexes
     assert any(len(set(s)) > 1 for s in by_three.values())
+
+
+def test_a_likert_criterions_samples_store_their_median(sessions, fake_provider):
+    """Ratings 1, 3 and 5 from three samples: the stored option is the median, 3, as a
+    panel of three judges rating 1, 3, 5 would decide (not an abstention: no rating
+    repeats)."""
+    from grading.options import CriterionOption
+
+    likert = tuple(CriterionOption(label=f"rating {v}", value=(v - 1) / 4) for v in range(1, 6))
+    clarity = Criterion(name="clarity", requirement="How clear is the answer?", weight=2,
+                        options=likert)
+    version = make_rubric(sessions, "Likert", [clarity])
+    dataset, _ = make_dataset(sessions, 2)
+    lock = threading.Lock()
+    seen: Counter = Counter()
+
+    def rate(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
+        response = prompt[prompt.index("answer number "):].split("\n", 1)[0]
+        with lock:
+            k = seen[response]
+            seen[response] += 1
+        return json.dumps({"option": f"rating {(1, 3, 5)[k]}", "reason": f"sample {k}"})
+
+    fake_provider.default = rate
+    run = make_run(sessions, version.id, dataset.id, fake_provider.api_base, samples=3)
+    assert run_now(sessions, run.id).status == "done"
+    grades = runs.list_grades(sessions, run.id)
+    assert len(grades) == 2
+    for grade in grades:
+        [stored] = grade.criteria
+        assert sorted(stored.samples) == ["rating 1", "rating 3", "rating 5"]
+        assert (stored.verdict, stored.option) == (Verdict.MET, "rating 3")
+        assert grade.score == pytest.approx(0.5)

@@ -290,10 +290,12 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
     problems = _credential_problems(judges)
     for problem in problems:
         st.error(problem + " Or give an api_base for a local OpenAI-compatible server.")
-    samples_problem = grade_settings.samples_problem([judge.grader for judge in judges])
-    if samples_problem:
-        st.error(samples_problem)
-        problems.append(samples_problem)
+    graders = [judge.grader for judge in judges]
+    for problem in (grade_settings.samples_problem(graders),
+                    grade_settings.shuffle_problem(graders)):
+        if problem:
+            st.error(problem)
+            problems.append(problem)
     panel_ok = grade_panel.render_panel_problems(panel, estimates, judges)
     cap_ok = grade_cost_cap.render_cap(panel, estimates, judges)
     return not problems and panel_ok and cap_ok, estimates

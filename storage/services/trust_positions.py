@@ -1,0 +1,67 @@
+"""The trust report's reads of what the judge was shown where: the option shuffles runs
+recorded (grade_criteria.shuffle_order) and where one-shot runs that shuffled the criteria
+listed each one (grade_criteria.prompt_position). Figures: grading.trust.position and
+grading.trust.criterion_order; gathered by storage.services.trust_report."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+
+from grading.trust.criterion_order import OrderEffect, order_effect
+from grading.trust.position import chosen_position
+from storage import models as m
+
+# run -> criterion -> [(shown position of the chosen option, options shown)]
+Shuffles = dict[int, dict[int, list[tuple[int, int]]]]
+# run -> criterion -> [(response, position listed at, from 1)]
+Listings = dict[int, dict[int, list[tuple[int, int]]]]
+
+
+def read_positions(session: Session, run_ids: Sequence[int],
+                   options: Mapping[int, list[str]]) -> tuple[Shuffles, Listings]:
+    """In one pass over the runs' verdicts: per run and multi-choice criterion
+    (``options``: its labels), where the chosen option was shown (recorded option
+    shuffles); per run and criterion, where each response's one-shot prompt listed it
+    (criterion shuffles; verdicts with no recorded position are not in it)."""
+    shuffles: Shuffles = defaultdict(lambda: defaultdict(list))
+    listings: Listings = defaultdict(lambda: defaultdict(list))
+    if not run_ids:
+        return shuffles, listings
+    row = m.GradeCriterionRow
+    for run_id, rid, cid, option, order, position in session.execute(
+            select(m.GradeRow.run_id, m.GradeRow.response_id, row.criterion_id, row.option,
+                   row.shuffle_order, row.prompt_position)
+            .join(m.GradeRow, m.GradeRow.id == row.grade_id)
+            .where(m.GradeRow.run_id.in_(run_ids),
+                   or_(and_(row.shuffle_order.is_not(None), row.option.is_not(None)),
+                       row.prompt_position.is_not(None)))):
+        if position is not None:
+            listings[run_id][cid].append((rid, position))
+        labels = options.get(cid)
+        if order and labels and option in labels:
+            shown = chosen_position(order, labels.index(option))
+            if shown is not None:
+                shuffles[run_id][cid].append((shown, len(order)))
+    return shuffles, listings
+
+
+def order_effect_of(listed: Sequence[tuple[int, int]] | None, values,
+                    rows: Mapping[int, int], criteria: int) -> OrderEffect | None:
+    """The criterion-order figure of one run's criterion: ``values`` is the judge's value
+    per response row (NaN: no value: CANNOT_ASSESS, an NA option, failed, or a calibrated
+    run's example left out); None when the run never recorded where it listed it."""
+    if not listed:
+        return None
+    seen = []
+    for rid, position in listed:
+        row = rows.get(rid)
+        if row is None:
+            continue
+        value = float(values[row])
+        if value == value:  # not NaN
+            seen.append((position, criteria, value))
+    return order_effect(seen)
