@@ -14,6 +14,7 @@ Not (yet) the job queue: the worker does not pick comparisons up by itself; the 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from dataclasses import dataclass
 from datetime import timedelta
@@ -36,6 +37,8 @@ from storage.repositories import comparisons as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.services.comparisons import ComparisonInfo, get_comparison
 from storage.services.reviewers import Actor, Role, require
+
+log = logging.getLogger(__name__)
 
 BATCH = 16  # pairs judged together and stored in one transaction
 STALE_SECONDS = 60.0  # a running comparison whose holder is silent this long may be taken over
@@ -220,8 +223,12 @@ def start_in_background(sessions: SessionFactory, comparison_id: int, *,
     """Judge the comparison in a daemon thread of this process (the app's Compare page: the
     work outlives the browser's rerun; a stopped process leaves it to be started again)."""
     require(actor, Role.ADMIN, "run a comparison")
-    thread = threading.Thread(
-        target=lambda: asyncio.run(run_comparison(sessions, comparison_id, actor=actor)),
-        name=f"comparison-{comparison_id}", daemon=True)
+    def judge() -> None:
+        try:
+            asyncio.run(run_comparison(sessions, comparison_id, actor=actor))
+        except RubricWorkbenchError as exc:  # busy elsewhere, deleted meanwhile: the page says
+            log.warning("comparison %s was not judged here: %s", comparison_id, exc)
+
+    thread = threading.Thread(target=judge, name=f"comparison-{comparison_id}", daemon=True)
     thread.start()
     return thread

@@ -65,6 +65,9 @@ class ComparisonInfo:
     unknown_cost_count: int
     created_by: str
     created_at: datetime
+    source_a: Source
+    source_b: Source
+    heartbeat_at: datetime | None = None  # the judging process's last sign of life
 
     @property
     def finished(self) -> bool:
@@ -100,7 +103,10 @@ def _info(session, row: m.ComparisonRow) -> ComparisonInfo:
         identical_count=counts.get("identical", 0),
         unmatched_count=counts.get("only_a", 0) + counts.get("only_b", 0),
         cost=row.cost, unknown_cost_count=row.unknown_cost_count, created_by=row.created_by,
-        created_at=row.created_at)
+        created_at=row.created_at,
+        source_a=Source(row.a_dataset_id, row.split_column, row.a_value),
+        source_b=Source(row.b_dataset_id, row.split_column, row.b_value),
+        heartbeat_at=row.heartbeat_at)
 
 
 def _label(session, source: Source) -> str:
@@ -117,6 +123,9 @@ def _check_sources(a: Source, b: Source) -> None:
                                                    and str(source.value).strip())):
             raise InvalidInputError(
                 f"source {side}: give both a column and one of its values, or neither")
+    if a.column != b.column:
+        raise InvalidInputError(
+            "split both sources by the same column, or neither (two whole datasets)")
     if a == b:
         raise InvalidInputError(
             "sources A and B are the same responses; choose two datasets, or two values of "
@@ -184,7 +193,7 @@ def create_comparison(
         found, ids_a, ids_b = _matching(session, a, b, match_by, names)
         row = m.ComparisonRow(
             name=name.strip(), rubric_version_id=version.id, a_dataset_id=a.dataset_id,
-            b_dataset_id=b.dataset_id, split_column=a.column if a.column == b.column else None,
+            b_dataset_id=b.dataset_id, split_column=a.column,
             a_value=a.value, b_value=b.value, a_label=names[0], b_label=names[1],
             match_by=match_by, holistic=holistic, model=model.strip(),
             settings={k: v for k, v in (settings or {}).items() if v is not None},
