@@ -28,8 +28,8 @@ st.caption("Pair two sources' responses to the same queries — two datasets, or
 
 
 def _label(c: ComparisonInfo) -> str:
-    return (f"#{c.id} · {c.b_label} vs {c.a_label} · {c.model}"
-            f"{' · holistic' if c.holistic else ''} · {c.status}")
+    # No status here: the picker is drawn from a cached list; the live line below has it.
+    return f"#{c.id} · {c.b_label} vs {c.a_label} · {c.model}{' · holistic' if c.holistic else ''}"
 
 
 def _stale(c: ComparisonInfo) -> bool:
@@ -63,10 +63,10 @@ def handle_resume(comparison_id: int) -> None:
 def render_status(c: ComparisonInfo) -> None:
     head, action = st.columns([5, 1], vertical_alignment="center")
     done = c.done_count + c.failed_count
-    head.markdown(plain(f"**{c.b_label}** (B) compared with **{c.a_label}** (A) · judge "
-                        f"{c.model} · {c.status} · {done:,}/{c.pair_count:,} pairs"
-                        f"{f' · {c.failed_count} failed' if c.failed_count else ''}"
-                        f" · {c.identical_count} same text · {c.unmatched_count} unmatched"))
+    head.markdown(f"**{plain(c.b_label)}** (B) compared with **{plain(c.a_label)}** (A) · "
+                  f"judge {plain(c.model)} · {c.status} · {done:,}/{c.pair_count:,} pairs"
+                  f"{f' · {c.failed_count} failed' if c.failed_count else ''}"
+                  f" · {c.identical_count} same text · {c.unmatched_count} unmatched")
     if c.error:
         head.text(c.error)
     if not c.finished:
