@@ -133,3 +133,25 @@ def insert_preferences(session: Session, rows: Sequence[dict]) -> None:
 def set_pair(session: Session, pair_id: int, values: dict) -> None:
     session.execute(update(m.ComparisonPairRow).where(m.ComparisonPairRow.id == pair_id)
                     .values(**values))
+
+
+def delete_using(session: Session, *, dataset_id: int | None = None,
+                 version_ids: Sequence[int] = ()) -> int:
+    """Delete the comparisons of a dataset (either side) or of rubric versions, with their
+    pairs and preferences (judge output, as a run's grades); returns how many."""
+    condition = None
+    if dataset_id is not None:
+        condition = ((m.ComparisonRow.a_dataset_id == dataset_id)
+                     | (m.ComparisonRow.b_dataset_id == dataset_id))
+    if version_ids:
+        by_version = m.ComparisonRow.rubric_version_id.in_(list(version_ids))
+        condition = by_version if condition is None else condition | by_version
+    if condition is None:
+        return 0
+    ids = select(m.ComparisonRow.id).where(condition)
+    pairs = select(m.ComparisonPairRow.id).where(m.ComparisonPairRow.comparison_id.in_(ids))
+    session.execute(delete(m.ComparisonPreferenceRow)
+                    .where(m.ComparisonPreferenceRow.pair_id.in_(pairs)))
+    session.execute(delete(m.ComparisonPairRow)
+                    .where(m.ComparisonPairRow.comparison_id.in_(ids)))
+    return session.execute(delete(m.ComparisonRow).where(condition)).rowcount or 0

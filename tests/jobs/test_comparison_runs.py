@@ -197,3 +197,37 @@ async def test_a_refused_key_fails_the_comparison_with_the_reason(sessions, fake
 
     assert ended.status == "failed" and ended.error
     assert ended.done_count == 0
+
+
+async def test_a_judged_comparison_goes_with_its_rubric_when_the_rubric_is_deleted(
+        sessions, fake_provider, setup):
+    made = create(sessions, fake_provider, *setup)
+    await run_comparison(sessions, made.id, actor=ADMIN, **FAST)
+
+    rubrics.delete_rubric(sessions, rubrics.get_version(sessions, setup[0]).rubric_id,
+                          confirm=True, actor=ADMIN)
+
+    assert comparisons.list_comparisons(sessions) == []
+    with sessions() as session:
+        assert session.scalars(select(m.ComparisonPreferenceRow)).all() == []
+
+
+async def test_a_cancel_while_judging_stops_it_and_keeps_the_pairs_stored(
+        sessions, fake_provider, setup):
+    made = create(sessions, fake_provider, *setup)
+    fake_provider.default = lambda body: (
+        Reply(judge_reply(body).content, delay=0.5)
+        if "one more" not in body["messages"][-1]["content"] else judge_reply(body))
+    task = asyncio.create_task(run_comparison(sessions, made.id, actor=ADMIN, batch=1,
+                                              **FAST))
+    for _ in range(200):  # until the first pair (q1) is stored
+        await asyncio.sleep(0.05)
+        if comparisons.get_comparison(sessions, made.id).done_count:
+            break
+    comparisons.cancel_comparison(sessions, made.id, actor=ADMIN)
+
+    ended = await task
+
+    assert ended.status == "cancelled"
+    assert 1 <= ended.done_count < 4
+    assert len(judged_at(sessions, made.id)) == ended.done_count

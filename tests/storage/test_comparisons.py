@@ -130,3 +130,22 @@ def test_a_reviewer_cannot_start_or_cancel_a_comparison(sessions):
         comparisons.cancel_comparison(sessions, made.id, actor=REVIEWER)
     assert comparisons.get_comparison(sessions, made.id).status == "queued"
     assert comparisons.cancel_comparison(sessions, made.id, actor=ADMIN).status == "cancelled"
+
+
+def test_deleting_a_dataset_or_rubric_a_comparison_used_deletes_the_comparison(sessions):
+    a = dataset(sessions, "A", [("q1", "How?", "x")])
+    b = dataset(sessions, "B", [("q1", "How?", "y z")])
+    c = dataset(sessions, "C", [("q1", "How?", "y z w")])
+    version = rubric(sessions)
+    other = rubrics.create_rubric(sessions, "Other", CRITERIA, actor=ADMIN).id
+    comparisons.create_comparison(sessions, rubric_version_id=version, a=Source(a),
+                                  b=Source(b), model="openai/j", actor=ADMIN)
+    kept = comparisons.create_comparison(sessions, rubric_version_id=other, a=Source(c),
+                                         b=Source(a), model="openai/j", actor=ADMIN)
+
+    datasets.delete_dataset(sessions, b, confirm=True, actor=ADMIN)
+    assert [x.id for x in comparisons.list_comparisons(sessions)] == [kept.id]
+    rubrics.delete_rubric(sessions, rubrics.get_version(sessions, other).rubric_id,
+                          confirm=True, actor=ADMIN)
+    assert comparisons.list_comparisons(sessions) == []
+    assert counts(sessions) == (0, 0, 0)
