@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -169,7 +170,7 @@ async def run_comparison(
     store them; returns the comparison as it ended. ``grader_options`` go to PairwiseGrader
     (retry delays, say)."""
     require(actor, Role.ADMIN, "run a comparison")
-    worker = worker or f"comparison-{threading.get_ident()}-{id(object())}"
+    worker = worker or f"comparison-{uuid.uuid4().hex[:12]}"
     work = await asyncio.to_thread(_claim, sessions, comparison_id, worker, take_over_after,
                                    retry_failed)
     if work is None:
@@ -183,15 +184,20 @@ async def run_comparison(
     timeout = float(work.settings.get("timeout") or 60.0)
     llm = LiteLLMGenerate(work.model, api_base=api_base, timeout=timeout,
                           structured_output=work.settings.get("structured_output", "auto"))
+    concurrency = work.settings.get("concurrency")
+    # Without a cap of its own the endpoint's limiter keeps whatever cap it has (a grading
+    # run's, say): passing None would lift it.
+    limiter = (limiter_for(work.model, api_base, concurrency) if concurrency
+               else limiter_for(work.model, api_base))
     calls = JobGenerate(
-        llm, limiter=limiter_for(work.model, api_base, work.settings.get("concurrency")),
+        llm, limiter=limiter,
         sessions=sessions, use_cache=use_cache, counters=Counters(),
         cache_buffer=cache_store.WriteBuffer(sessions),
         on_fatal=lambda exc: fatal.append(str(exc)) if not fatal else None)
     if work.settings.get("call_deadline"):
         grader_options.setdefault("call_deadline", float(work.settings["call_deadline"]))
     grader = PairwiseGrader(calls, holistic=work.holistic, on_error="report",
-                            max_concurrency=work.settings.get("concurrency"), **grader_options)
+                            max_concurrency=concurrency, **grader_options)
     rubric = [c for _, c in work.criteria]
 
     async def one(pair: tuple[int, str | None, Any, Any]) -> tuple[int, Any]:
