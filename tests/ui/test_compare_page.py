@@ -134,3 +134,51 @@ def test_sources_with_nothing_in_common_are_refused_with_the_reason(monkeypatch,
     assert not at.exception, at.exception
     assert f"no {by} in common" in " ".join(e.value for e in at.error)
     assert _comparison_count() == 0
+
+
+async def _judge_with_one_pair_failing(fake_provider) -> None:
+    from storage.jobs.comparison_runner import run_comparison
+    from storage.services.comparisons import Source
+    from tests.fake_provider import Reply, judge_reply
+
+    fake_provider.default = lambda body: (
+        Reply(status=500, error_message="upstream exploded")
+        if "two more words" in body["messages"][-1]["content"] else judge_reply(body))
+    made = comparisons.create_comparison(
+        db(), rubric_version_id=1, a=Source(1), b=Source(2), model="openai/judge",
+        settings={"api_base": fake_provider.api_base}, actor=ADMIN)
+    await run_comparison(db(), made.id, actor=ADMIN, transport_retries=0,
+                         retry_base_delay=0.001, retry_max_delay=0.01)
+    fake_provider.default = judge_reply
+
+
+def test_a_comparison_with_a_failed_pair_lists_it_and_resume_compares_it(
+        fake_provider, monkeypatch):
+    import asyncio
+
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "test-key")
+    _seed([("q1", "How?", "one"), ("q2", "Why?", "two"), ("q3", "When?", "four words are here")],
+          [("q1", "How?", "one more word"), ("q2", "Why?", "two more words"),
+           ("q3", "When?", "four")])
+    asyncio.run(_judge_with_one_pair_failing(fake_provider))
+    assert comparisons.get_comparison(db(), 1).failed_count == 1
+    at = _open()
+    assert "1 of 3 pairs could not be compared" in texts(at)
+    assert [h.value for h in at.subheader] == ["Not compared"]
+    unmatched = at.dataframe[1].value
+    assert list(unmatched["why"]) == ["failed"] and list(unmatched["A id"]) == ["q2"]
+    assert "upstream exploded" in unmatched["detail"][0]
+
+    at.button(key="compare_resume_1").click().run()
+
+    assert not at.exception, at.exception
+    assert "goes on with the pairs not yet compared" in texts(at)
+    for _ in range(300):
+        if comparisons.get_comparison(db(), 1).failed_count == 0:
+            break
+        time.sleep(0.1)
+    at.run()
+    assert comparisons.get_comparison(db(), 1).done_count == 3
+    assert {m.label.split(" (")[0]: m.value for m in at.metric}["Pairs judged"] == "3 of 3"
+    assert [h.value for h in at.subheader] == []  # no "Not compared" list any more
+    assert len(at.dataframe) == 1
