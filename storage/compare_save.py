@@ -14,6 +14,7 @@ import asyncio
 from pathlib import Path
 
 from grading.errors import RubricWorkbenchError
+from storage import limits
 from storage.compare_output import print_summary
 from storage.config import database_url
 from storage.engine import open_database
@@ -50,6 +51,11 @@ def save_and_compare(args, rubric, duel) -> int:
         _error(f"the database already has a dataset named {clash or names[0]!r} (--save names "
                "each dataset after its file); rename the file and run again (nothing was "
                "stored)")
+        return EXIT_USAGE
+    try:  # what create_comparison would refuse, refused before anything is written
+        limits.check([("the model name", args.model, limits.MODEL_MAX)])
+    except RubricWorkbenchError as exc:
+        _error(f"{exc} (nothing was stored)")
         return EXIT_USAGE
     version = _rubric_version(sessions, rubric_name, rubric.rubric)
     if isinstance(version, str):

@@ -100,3 +100,13 @@ def test_save_refuses_options_it_cannot_honour(files, fake_provider, sessions, c
     assert _save(files, fake_provider, "old", "new", *extra) == 2
     assert "--save" in capsys.readouterr().err
     assert _rows(sessions) == (0, 0, 0, 0)
+
+
+def test_a_model_name_too_long_to_store_stores_nothing(files, fake_provider, sessions, capsys):
+    status = cli.main(["compare", "--rubric", str(files / "rubric.yaml"), "--a",
+                       str(files / "old.jsonl"), "--b", str(files / "new.jsonl"), "--model",
+                       "openai/" + "x" * 400, "--api-base", fake_provider.api_base, "--save"])
+
+    assert status == 2
+    assert "nothing was stored" in capsys.readouterr().err
+    assert _rows(sessions) == (0, 0, 0, 0)
