@@ -64,6 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 300)")
     parser.add_argument("--structured-output", default="auto", choices=MODES,
                         help="how calls ask for JSON (default auto)")
+    parser.add_argument("--save", action="store_true",
+                        help="with --a and --b: store the rubric, both files (as datasets named "
+                             "after them) and the comparison in the database, so the app's "
+                             "Compare page shows it")
 
 
 def _error(message: str) -> None:
@@ -130,6 +134,10 @@ def _inputs(args: argparse.Namespace):
 def _check_options(args: argparse.Namespace) -> str | None:
     from grading.llm import credential_problem
 
+    if args.save and not (args.a_file and args.b_file and not args.sources):
+        return "--save stores one comparison: give --a FILE and --b FILE"
+    if args.save and args.out:
+        return "--save stores every pair in the database; leave --out out"
     if args.out and not args.out.lower().endswith(".jsonl"):
         return f"--out must end in .jsonl, got {args.out}"
     if args.concurrency is not None and args.concurrency < 1:
@@ -182,6 +190,11 @@ def compare_command(args: argparse.Namespace) -> int:
         _error(inputs)
         return EXIT_USAGE
     rubric, duels = inputs
+    if args.save:
+        from storage.compare_save import save_and_compare
+
+        print_listing(duels[0].matching, duels[0].a.name, duels[0].b.name, args.match)
+        return save_and_compare(args, rubric, duels[0])
     from grading.llm import LiteLLMGenerate
     from grading.pairwise import PairwiseGrader
     from grading.pairwise.summary import summarize

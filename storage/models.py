@@ -569,3 +569,129 @@ class AuditEventRow(Base):
     detail: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
 
+
+
+# -- pairwise comparisons (storage/services/comparisons.py) -------------------------------------
+PAIR_KINDS = ("pair", "identical", "only_a", "only_b")
+PAIR_STATES = ("pending", "done", "failed")
+PAIR_SIDES = ("A", "B", "TIE", "CANNOT_ASSESS")
+MATCH_KEYS = ("id", "query")
+
+
+class ComparisonRow(Base):
+    """A comparison run: the responses of source B compared with source A's, pair by pair,
+    on one rubric version, by one judge asked in both orders (grading.pairwise).
+
+    A source is a dataset, or the rows of a dataset whose metadata column ``split_column``
+    holds ``a_value`` (or ``b_value``): then both dataset ids are the same dataset."""
+
+    __tablename__ = "comparisons"
+    __table_args__ = (
+        CheckConstraint(_in("status", RUN_STATUSES), name="status"),
+        CheckConstraint(_in("match_by", MATCH_KEYS), name="match_by"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    rubric_version_id: Mapped[int] = mapped_column(ForeignKey("rubric_versions.id"), index=True)
+    a_dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"), index=True)
+    b_dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"), index=True)
+    split_column: Mapped[str | None] = mapped_column(String(200))
+    a_value: Mapped[str | None] = mapped_column(Text)
+    b_value: Mapped[str | None] = mapped_column(Text)
+    a_label: Mapped[str] = mapped_column(String(400))
+    b_label: Mapped[str] = mapped_column(String(400))
+    match_by: Mapped[str] = mapped_column(String(10))
+    holistic: Mapped[bool] = mapped_column(Boolean, default=False)
+    model: Mapped[str] = mapped_column(String(300))
+    # The judge's call settings (api_base, timeout, ...). Never keys.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    error: Mapped[str | None] = mapped_column(Text)
+    pair_count: Mapped[int] = mapped_column(Integer, default=0)  # pairs to judge
+    done_count: Mapped[int] = mapped_column(Integer, default=0)
+    failed_count: Mapped[int] = mapped_column(Integer, default=0)
+    cost: Mapped[float] = mapped_column(Float, default=0.0)
+    unknown_cost_count: Mapped[int] = mapped_column(Integer, default=0)
+    claimed_by: Mapped[str | None] = mapped_column(String(200))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_by: Mapped[str] = mapped_column(String(320), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ComparisonPairRow(Base):
+    """One matched pair of a comparison, or one row that was not judged and why.
+
+    ``kind``: "pair" (judged: ``state`` pending / done / failed, the aggregated result in
+    ``score`` / ``winner``), "identical" (the same text on both sides: reported, not judged),
+    "only_a" / "only_b" (no partner in the other source: ``note`` says so)."""
+
+    __tablename__ = "comparison_pairs"
+    __table_args__ = (
+        UniqueConstraint("comparison_id", "position"),
+        CheckConstraint(_in("kind", PAIR_KINDS), name="kind"),
+        CheckConstraint(f"state IS NULL OR {_in('state', PAIR_STATES)}", name="state"),
+        CheckConstraint(f"winner IS NULL OR {_in('winner', ('A', 'B', 'TIE'))}",
+                        name="winner"),
+        Index("ix_comparison_pairs_comparison_kind_state", "comparison_id", "kind", "state"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    comparison_id: Mapped[int] = mapped_column(
+        ForeignKey("comparisons.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(10))
+    match_key: Mapped[str] = mapped_column(Text)
+    response_a_id: Mapped[int | None] = mapped_column(
+        ForeignKey("responses.id", ondelete="CASCADE"), index=True)
+    response_b_id: Mapped[int | None] = mapped_column(
+        ForeignKey("responses.id", ondelete="CASCADE"), index=True)
+    note: Mapped[str] = mapped_column(Text, default="")
+    state: Mapped[str | None] = mapped_column(String(10))
+    # B's weighted preference share (grading.pairwise.aggregation) and its winner.
+    score: Mapped[float | None] = mapped_column(Float)
+    winner: Mapped[str | None] = mapped_column(String(5))
+    inconsistent_count: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    cost: Mapped[float | None] = mapped_column(Float)
+    judged_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    preferences: Mapped[list[ComparisonPreferenceRow]] = relationship(
+        order_by="ComparisonPreferenceRow.position", cascade="all, delete-orphan",
+        passive_deletes=True,
+    )
+
+
+class ComparisonPreferenceRow(Base):
+    """The judge's preference on one criterion of one pair (holistic: ``criterion_id`` NULL,
+    one row for the whole rubric), asked in both orders.
+
+    ``first``: the answer with A shown first; ``second``: the answer with B shown first, as
+    the judge gave it (its "A" is our B); ``preference``: the two combined
+    (grading.pairwise.orders), a flip made a TIE with ``consistent`` false; NULL with an
+    ``error`` when a call failed."""
+
+    __tablename__ = "comparison_preferences"
+    __table_args__ = (
+        UniqueConstraint("pair_id", "position"),
+        CheckConstraint(f"first IS NULL OR {_in('first', PAIR_SIDES)}", name="first"),
+        CheckConstraint(f"second IS NULL OR {_in('second', PAIR_SIDES)}", name="second"),
+        CheckConstraint(f"preference IS NULL OR {_in('preference', PAIR_SIDES)}",
+                        name="preference"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pair_id: Mapped[int] = mapped_column(
+        ForeignKey("comparison_pairs.id", ondelete="CASCADE"))
+    criterion_id: Mapped[int | None] = mapped_column(ForeignKey("criteria.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    first: Mapped[str | None] = mapped_column(String(20))
+    second: Mapped[str | None] = mapped_column(String(20))
+    first_reason: Mapped[str] = mapped_column(Text, default="")
+    second_reason: Mapped[str] = mapped_column(Text, default="")
+    preference: Mapped[str | None] = mapped_column(String(20))
+    consistent: Mapped[bool | None] = mapped_column(Boolean)
+    error: Mapped[str | None] = mapped_column(Text)

@@ -22,6 +22,7 @@ pages = {
         st.Page("app_pages/responses.py", title="Responses", icon=":material/description:"),
         st.Page("app_pages/grade.py", title="Grade", icon=":material/play_circle:"),
         st.Page("app_pages/results.py", title="Results", icon=":material/table_chart:"),
+        st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
         st.Page("app_pages/review.py", title="Review", icon=":material/rate_review:"),
         st.Page("app_pages/agreement.py", title="Agreement", icon=":material/handshake:"),
         st.Page("app_pages/judges.py", title="Judges", icon=":material/groups:"),

@@ -42,6 +42,12 @@ def _worker_for(url: str) -> object | None:
     return start_in_process_worker(url)
 
 
+def worker_enabled() -> bool:
+    """False when tests (or an operator) turned this process's background work off."""
+    return os.environ.get(WORKER_VARIABLE, "1").strip().lower() not in ("0", "false", "no",
+                                                                          "off")
+
+
 def ensure_worker() -> bool:
     """Start the app process's grading worker once (per database); False if disabled."""
     if os.environ.get(WORKER_VARIABLE, "1").strip().lower() in ("0", "false", "no", "off"):

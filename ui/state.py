@@ -175,6 +175,22 @@ DEFAULTS: dict[str, object] = {
     "agreement_trust_judge": None,  # source key of the judge the trust section shows
     # judges
     "judges_tab": None,  # the tab to open on the next run (Agreement's "Reword" links)
+    # compare
+    "compare_rubric_id": None,  # the rubric picker (fixed up to a listed id)
+    "compare_version_id": None,  # its version (fixed up to the latest)
+    "compare_mode": "datasets",  # "datasets" (two datasets) | "split" (one, split by a column)
+    "compare_a": None,  # dataset id of source A (two datasets)
+    "compare_b": None,  # dataset id of source B
+    "compare_dataset": None,  # the dataset split by a column
+    "compare_column": None,  # its metadata column
+    "compare_a_value": None,  # the column's value naming source A
+    "compare_b_value": None,  # and source B
+    "compare_match": "id",  # pair by "id" or "query"
+    "compare_model": "",  # the judge's litellm model name
+    "compare_api_base": "",  # its OpenAI-compatible server, if any
+    "compare_holistic": False,  # one question for the whole rubric
+    "compare_selected": None,  # the comparison shown (id)
+    "compare_flash": None,  # (kind, message) shown once after starting or cancelling
 }
 
 

@@ -25,6 +25,7 @@ from storage.errors import (
     Problem,
 )
 from storage.export_names import response_key
+from storage.repositories import comparisons as comparison_repo
 from storage.repositories import datasets as repo
 from storage.repositories import results as results_repo
 from storage.repositories import verdicts as verdict_repo
@@ -322,6 +323,7 @@ def delete_dataset(
         session.execute(delete(m.HumanVerdictRow)
                         .where(m.HumanVerdictRow.response_id.in_(response_ids)))
         delete_runs(session, run_ids)
+        comparison_repo.delete_using(session, dataset_id=dataset_id)
         session.execute(delete(m.DatasetRow).where(m.DatasetRow.id == dataset_id))
         record(session, actor, "delete", "dataset", dataset_id, dataset_name,
                f"with {summary.responses} responses, {summary.runs} runs, {summary.grades} "

@@ -24,6 +24,7 @@ from storage.errors import (
     InvalidStateError,
     NameTakenError,
 )
+from storage.repositories import comparisons as comparison_repo
 from storage.repositories import rubrics as repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services.people import record
@@ -257,6 +258,7 @@ def delete_rubric(
         session.execute(delete(m.HumanVerdictRow)
                         .where(m.HumanVerdictRow.rubric_version_id.in_(version_ids)))
         delete_runs(session, run_ids)
+        comparison_repo.delete_using(session, version_ids=version_ids)
         session.execute(delete(m.RubricRow).where(m.RubricRow.id == rubric_id))
         record(session, actor, "delete", "rubric", rubric_id, rubric_name, _deleted(summary))
         return summary

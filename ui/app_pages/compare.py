@@ -1,0 +1,118 @@
+"""Compare: is B better than A? Two sources' responses to the same queries, paired and
+judged on a rubric in both orders; B's wins / ties / losses per criterion with intervals and
+how often the judge's verdict survived swapping the order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import streamlit as st
+
+from grading.errors import RubricWorkbenchError
+from storage.jobs.comparison_runner import STALE_SECONDS, start_in_background
+from storage.services import comparisons
+from storage.services.comparisons import ComparisonInfo
+from ui import compare_readers, runtime
+from ui.auth import current_actor
+from ui.boundary import page_boundary, plain
+from ui.compare_form import handle_start, render_form
+from ui.compare_view import render_results
+
+POLL_SECONDS = 2.0
+
+st.title("Compare")
+st.caption("Pair two sources' responses to the same queries — two datasets, or two values of "
+           "one dataset's column such as model — and let a judge say, criterion by criterion, "
+           "which is better. Every pair is asked in both orders; a verdict that flips with the "
+           "order counts as a tie and as position-inconsistent.")
+
+
+def _label(c: ComparisonInfo) -> str:
+    # No status here: the picker is drawn from a cached list; the live line below has it.
+    return f"#{c.id} · {c.b_label} vs {c.a_label} · {c.model}{' · holistic' if c.holistic else ''}"
+
+
+def _stale(c: ComparisonInfo) -> bool:
+    """Queued or running, but nobody has judged a pair for a while (the app restarted)."""
+    seen = c.heartbeat_at or c.created_at
+    return datetime.now(UTC) - seen > timedelta(seconds=STALE_SECONDS)
+
+
+def handle_cancel(comparison_id: int) -> None:
+    try:
+        comparisons.cancel_comparison(runtime.get_sessions(), comparison_id,
+                                      actor=current_actor())
+        st.session_state.compare_flash = (
+            "info", f"Comparison #{comparison_id} was cancelled; the pairs judged are kept.")
+    except RubricWorkbenchError as exc:
+        st.session_state.compare_flash = ("error", plain(str(exc)))
+    compare_readers.clear()
+
+
+def handle_resume(comparison_id: int) -> None:
+    """Judge what is left: pending pairs and the ones that failed; stored pairs are kept."""
+    try:
+        start_in_background(runtime.get_sessions(), comparison_id, actor=current_actor())
+        st.session_state.compare_flash = (
+            "info", f"Comparison #{comparison_id} goes on with the pairs not yet compared.")
+    except RubricWorkbenchError as exc:
+        st.session_state.compare_flash = ("error", plain(str(exc)))
+    compare_readers.clear()
+
+
+def render_status(c: ComparisonInfo) -> None:
+    head, action = st.columns([5, 1], vertical_alignment="center")
+    done = c.done_count + c.failed_count
+    head.markdown(f"**{plain(c.b_label)}** (B) compared with **{plain(c.a_label)}** (A) · "
+                  f"judge {plain(c.model)} · {c.status} · {done:,}/{c.pair_count:,} pairs"
+                  f"{f' · {c.failed_count} failed' if c.failed_count else ''}"
+                  f" · {c.identical_count} same text · {c.unmatched_count} unmatched")
+    if c.error:
+        head.text(c.error)
+    if not c.finished:
+        head.progress(done / c.pair_count if c.pair_count else 0.0)
+        action.button("Cancel", key=f"compare_cancel_{c.id}", on_click=handle_cancel,
+                      args=(c.id,), width="stretch")
+    if ((c.finished and c.status != "cancelled" and (c.status == "failed" or c.failed_count))
+            or (not c.finished and _stale(c))):
+        action.button("Resume", key=f"compare_resume_{c.id}", on_click=handle_resume,
+                      args=(c.id,), width="stretch",
+                      help="Compare the pairs not compared yet (and retry the failed ones)")
+
+
+def render_selected(db: str, comparison_id: int) -> None:
+    first = comparisons.get_comparison(runtime.get_sessions(), comparison_id)
+
+    @st.fragment(run_every=None if first.finished else POLL_SECONDS)
+    def live() -> None:
+        c = comparisons.get_comparison(runtime.get_sessions(), comparison_id)
+        render_status(c)
+        render_results(c, compare_readers.get_results(db, c.id, c.status, c.done_count,
+                                                      c.failed_count))
+        if c.finished != first.finished:
+            st.rerun()  # stop polling once it is over
+
+    live()
+
+
+with page_boundary(compare_readers.clear):
+    db = runtime.database_key()
+    flash = st.session_state.compare_flash
+    if flash:
+        getattr(st, flash[0])(flash[1])
+        st.session_state.compare_flash = None
+    existing = compare_readers.get_comparisons(db)
+    with st.expander("New comparison", expanded=not existing):
+        choice = render_form(db)
+        if choice.problem:
+            st.caption(plain(choice.problem))
+        st.button("Start comparison", type="primary", disabled=choice.problem is not None,
+                  key="compare_start", on_click=handle_start, args=(choice,))
+    if existing:
+        ids = [c.id for c in existing]
+        labels = {c.id: _label(c) for c in existing}
+        if st.session_state.compare_selected not in ids:
+            st.session_state.compare_selected = ids[0]
+        chosen = st.selectbox("Comparison", ids, key="compare_selected",
+                              format_func=labels.get)
+        render_selected(db, chosen)

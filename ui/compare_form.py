@@ -1,0 +1,157 @@
+"""The Compare page's form for a new comparison: a rubric version, two sources (two datasets,
+or one dataset and two values of one of its columns), how rows are paired, and the judge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from grading.errors import RubricWorkbenchError
+from storage.services import comparisons
+from storage.services.comparisons import Source
+from ui import compare_readers, runtime
+from ui import results_readers as readers
+from ui.auth import current_actor
+from ui.boundary import plain
+
+MODES = {"datasets": "Two datasets", "split": "One dataset, split by a column"}
+MATCH = {"id": "by id", "query": "by query text"}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the form holds, ready for ``create_comparison``; ``problem`` when it is not."""
+
+    version_id: int | None = None
+    a: Source | None = None
+    b: Source | None = None
+    problem: str | None = None
+
+
+def _fix(key: str, options: list) -> None:
+    """A picker's value fixed up to a listed option (a deleted one, another tab's state)."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0] if options else None
+
+
+def _rubric_version(db: str) -> int | None:
+    rubrics = readers.get_rubric_list(db)
+    if not rubrics:
+        return None
+    names = {r.id: r.name for r in rubrics}
+    _fix("compare_rubric_id", list(names))
+    left, right = st.columns([3, 1])
+    rubric_id = left.selectbox("Rubric", list(names), key="compare_rubric_id",
+                               format_func=names.get)
+    versions = {v.id: f"version {v.number}" for v in readers.get_versions(db, rubric_id)}
+    if st.session_state.compare_version_id not in versions:
+        st.session_state.compare_version_id = max(versions) if versions else None
+    return right.selectbox("Version", list(versions), key="compare_version_id",
+                           format_func=versions.get)
+
+
+def _two_datasets(names: dict[int, str]) -> Choice:
+    ids = list(names)
+    _fix("compare_a", ids)
+    if st.session_state.compare_b not in ids:
+        st.session_state.compare_b = ids[1] if len(ids) > 1 else ids[0]
+    left, right = st.columns(2)
+    a = left.selectbox("Source A (the baseline)", ids, key="compare_a", format_func=names.get)
+    b = right.selectbox("Source B (compared with A)", ids, key="compare_b",
+                        format_func=names.get)
+    if a == b:
+        return Choice(problem="Choose two different datasets, or split one dataset by a "
+                              "column.")
+    return Choice(a=Source(a), b=Source(b))
+
+
+def _split(db: str, datasets: dict[int, object]) -> Choice:
+    ids = list(datasets)
+    _fix("compare_dataset", ids)
+    dataset_id = st.selectbox("Dataset", ids, key="compare_dataset",
+                              format_func=lambda i: datasets[i].name)
+    columns = {k: v for k, v in readers.get_metadata_columns(
+        db, dataset_id, datasets[dataset_id].response_count).items() if v and len(v) >= 2}
+    if not columns:
+        return Choice(problem="This dataset has no column with two or more values (such as "
+                              "model) to split it by; upload one, or compare two datasets.")
+    _fix("compare_column", list(columns))
+    left, middle, right = st.columns(3)
+    column = left.selectbox("Column", list(columns), key="compare_column")
+    values = list(columns[column])
+    _fix("compare_a_value", values)
+    if st.session_state.compare_b_value not in values:
+        st.session_state.compare_b_value = values[1]
+    a = middle.selectbox("Source A: value", values, key="compare_a_value")
+    b = right.selectbox("Source B: value", values, key="compare_b_value")
+    if a == b:
+        return Choice(problem="Choose two different values of the column.")
+    return Choice(a=Source(dataset_id, column, a), b=Source(dataset_id, column, b))
+
+
+def render_form(db: str) -> Choice:
+    """Draw the pickers; the choice, or why it cannot be started yet."""
+    version_id = _rubric_version(db)
+    if version_id is None:
+        return Choice(problem="No rubric yet: write one on the Rubrics page first.")
+    datasets = {d.id: d for d in readers.get_dataset_list(db)}
+    if not datasets:
+        return Choice(problem="No responses yet: upload some on the Responses page first.")
+    mode = st.radio("Sources", list(MODES), key="compare_mode", format_func=MODES.get,
+                    horizontal=True)
+    if mode == "datasets":
+        if len(datasets) < 2:
+            return Choice(problem="Only one dataset: upload a second one, or split this one "
+                                  "by a column.")
+        choice = _two_datasets({i: d.name for i, d in datasets.items()})
+    else:
+        choice = _split(db, datasets)
+    st.radio("Pair responses", list(MATCH), key="compare_match", format_func=MATCH.get,
+             horizontal=True, help="By the rows' id (the same id in both sources), or by the "
+                                   "query text (split by a column, ids differ per row)")
+    left, right = st.columns(2)
+    left.text_input("Judge model", key="compare_model", placeholder="openai/gpt-4.1-mini")
+    right.text_input("API base (optional)", key="compare_api_base",
+                     placeholder="http://127.0.0.1:8000/v1")
+    st.checkbox("Holistic: one question for the whole rubric instead of one per criterion",
+                key="compare_holistic")
+    if choice.problem:
+        return choice
+    if not st.session_state.compare_model.strip():
+        return Choice(problem="Name the judge model (e.g. openai/gpt-4.1-mini).")
+    return Choice(version_id=version_id, a=choice.a, b=choice.b)
+
+
+def handle_start(choice: Choice) -> None:
+    """Create the comparison and judge it in the background; a second click on the same
+    work while it runs shows that comparison instead of starting a copy."""
+    from storage.jobs.comparison_runner import start_in_background
+
+    s = st.session_state
+    sessions = runtime.get_sessions()
+    model, api_base = s.compare_model.strip(), s.compare_api_base.strip().rstrip("/") or None
+    active = [c for c in comparisons.list_comparisons(sessions) if not c.finished
+              and c.rubric_version_id == choice.version_id and c.model == model
+              and c.settings.get("api_base") == api_base and c.holistic == s.compare_holistic
+              and c.match_by == s.compare_match and c.source_a == choice.a
+              and c.source_b == choice.b]
+    if active:
+        s.compare_selected = active[0].id
+        s.compare_flash = ("info", f"Comparison #{active[0].id} of the same sources is already "
+                                   "running; it is shown below.")
+        return
+    try:
+        made = comparisons.create_comparison(
+            sessions, rubric_version_id=choice.version_id, a=choice.a, b=choice.b, model=model,
+            match_by=s.compare_match, holistic=s.compare_holistic,
+            settings={"api_base": api_base}, actor=current_actor())
+    except RubricWorkbenchError as exc:
+        s.compare_flash = ("error", plain(str(exc)))
+        return
+    s.compare_selected = made.id
+    s.compare_flash = ("success", f"Comparison #{made.id} started: {made.pair_count} pairs, "
+                                  "each asked in both orders.")
+    if runtime.worker_enabled():
+        start_in_background(sessions, made.id, actor=current_actor())
+    compare_readers.clear()

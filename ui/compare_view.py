@@ -1,0 +1,79 @@
+"""The Compare page's results: B's wins / ties / losses over A per criterion and overall,
+with intervals and the position-consistency rate, and every row that was not compared."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from grading.bootstrap import Interval
+from storage.services.comparisons import ComparisonInfo, ComparisonResults
+from ui.boundary import plain
+
+NOT_JUDGED = {"only_a": "only in A", "only_b": "only in B", "identical": "same text",
+              "failed": "failed"}
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _interval(interval: Interval | None) -> str:
+    if interval is None or interval.low is None:
+        return "—"
+    return f"{interval.low:.0%} – {interval.high:.0%}"
+
+
+def results_frame(results: ComparisonResults) -> pd.DataFrame:
+    """One row per criterion and one overall: counts, B's win rate, its interval, and the
+    share answered the same in both orders."""
+    summary = results.summary
+    rows = []
+    for c in summary.criteria:
+        rows.append({"criterion": c.label, "B wins": c.tally.wins, "ties": c.tally.ties,
+                     "A wins": c.tally.losses, "B win rate": _share(c.tally.win_rate),
+                     "95% interval": _interval(c.tally.interval),
+                     "position-consistent": _share(c.consistency_rate),
+                     "consistency interval": _interval(c.consistency_interval),
+                     "cannot assess": c.cannot_assess, "failed": c.failed})
+    o = summary.overall
+    rows.append({"criterion": "overall", "B wins": o.wins, "ties": o.ties, "A wins": o.losses,
+                 "B win rate": _share(o.win_rate), "95% interval": _interval(o.interval),
+                 "position-consistent": _share(summary.consistency_rate),
+                 "consistency interval": "—", "cannot assess": 0,
+                 "failed": summary.failed_pairs})
+    return pd.DataFrame(rows)
+
+
+def not_judged_frame(results: ComparisonResults) -> pd.DataFrame:
+    return pd.DataFrame([{"why": NOT_JUDGED.get(n.kind, n.kind), "matched on": n.key,
+                          "A id": n.a_id or "", "B id": n.b_id or "", "detail": n.reason}
+                         for n in results.not_judged])
+
+
+def render_headline(info: ComparisonInfo, results: ComparisonResults) -> None:
+    summary = results.summary
+    left, middle, right = st.columns(3)
+    left.metric(f"B's win rate ({info.b_label[:40]} over {info.a_label[:40]})",
+                _share(summary.overall.win_rate),
+                help="(B wins + ties / 2) / judged pairs; 50% means no difference")
+    left.caption(f"95% interval {_interval(summary.overall.interval)}")
+    middle.metric("Position consistency", _share(summary.consistency_rate),
+                  help="Share of judgments the judge gave the same way with A shown first "
+                       "and with B shown first; the others count as ties")
+    right.metric("Pairs judged", f"{summary.overall.judged:,} of {info.pair_count:,}")
+
+
+def render_results(info: ComparisonInfo, results: ComparisonResults) -> None:
+    if results.summary is None:
+        st.info("No pair judged yet." if not info.finished else
+                "No pair could be compared; see why below.")
+    else:
+        render_headline(info, results)
+        st.dataframe(results_frame(results), hide_index=True, width="stretch")
+    if results.not_judged:
+        st.subheader("Not compared")
+        st.caption(plain(
+            f"Rows of A ({info.a_label}) or B ({info.b_label}) without a partner, pairs whose "
+            "two texts are the same, and pairs the judge could not compare."))
+        st.dataframe(not_judged_frame(results), hide_index=True, width="stretch")
