@@ -136,6 +136,12 @@ def _check_options(args: argparse.Namespace) -> str | None:
 
     if args.save and not (args.a_file and args.b_file and not args.sources):
         return "--save stores one comparison: give --a FILE and --b FILE"
+    if args.save and (args.split_by or args.columns):
+        return ("--save stores two whole files as two sources: leave --split-by and --columns "
+                "out (or compare without --save)")
+    if args.save and len(args.models) > 1:
+        return ("--save stores one judge's comparison: give --model once (a panel of judges "
+                "is compared without --save)")
     if args.save and args.out:
         return "--save stores every pair in the database; leave --out out"
     if args.out and not args.out.lower().endswith(".jsonl"):

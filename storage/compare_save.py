@@ -53,7 +53,7 @@ def save_and_compare(args, rubric, duel) -> int:
                "stored)")
         return EXIT_USAGE
     try:  # what create_comparison would refuse, refused before anything is written
-        limits.check([("the model name", args.model, limits.MODEL_MAX)])
+        limits.check([("the model name", args.models[0], limits.MODEL_MAX)])
     except RubricWorkbenchError as exc:
         _error(f"{exc} (nothing was stored)")
         return EXIT_USAGE
@@ -74,7 +74,7 @@ def save_and_compare(args, rubric, duel) -> int:
                     "structured_output": args.structured_output}
         made = comparisons.create_comparison(
             sessions, rubric_version_id=version, a=Source(ids[0]), b=Source(ids[1]),
-            model=args.model, match_by=args.match, holistic=args.holistic,
+            model=args.models[0], match_by=args.match, holistic=args.holistic,
             settings=settings, actor=actor)
     except RubricWorkbenchError as exc:
         _error(f"{exc}")
@@ -86,7 +86,7 @@ def save_and_compare(args, rubric, duel) -> int:
     ended = asyncio.run(run_comparison(sessions, made.id, actor=actor))
     results = comparisons.comparison_results(sessions, made.id)
     if results.summary is not None:
-        print_summary(results.summary, args.model, holistic=args.holistic,
+        print_summary(results.summary, args.models[0], holistic=args.holistic,
                       names=(duel.a.name, duel.b.name))
     print(f"stored as comparison #{made.id} ({ended.status}): {ended.done_count} of "
           f"{ended.pair_count} pairs compared; open it on the Compare page")

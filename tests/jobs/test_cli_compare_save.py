@@ -95,7 +95,9 @@ def test_a_rubric_of_the_same_name_with_other_criteria_stores_nothing(
     assert fake_provider.requests == 0
 
 
-@pytest.mark.parametrize("extra", [["--out", "x.jsonl"]], ids=["with-out"])
+@pytest.mark.parametrize("extra", [["--out", "x.jsonl"], ["--split-by", "model"],
+                                   ["--columns", "a,b"], ["--model", "openai/other-judge"]],
+                         ids=["with-out", "split-by", "columns", "panel"])
 def test_save_refuses_options_it_cannot_honour(files, fake_provider, sessions, capsys, extra):
     assert _save(files, fake_provider, "old", "new", *extra) == 2
     assert "--save" in capsys.readouterr().err

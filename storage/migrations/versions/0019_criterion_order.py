@@ -7,7 +7,7 @@ The column is nullable and NULL means "not shuffled" (or asked in a call of its 
 every existing row was: nothing is rewritten.
 
 Revision ID: 0019_criterion_order
-Revises: 0017_run_samples
+Revises: 0018_pairwise_runs
 Create Date: 2026-11-29 10:30:00
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0019_criterion_order"
-down_revision: str | None = "0017_run_samples"
+down_revision: str | None = "0018_pairwise_runs"
 branch_labels: str | None = None
 depends_on: str | None = None
 
