@@ -31,7 +31,7 @@ from storage.errors import InvalidInputError, InvalidStateError, NotFoundError, 
 from storage.repositories import pair_reviews as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.services import pair_consensus, pair_sides
-from storage.services.blindness import Sight, sight_of
+from storage.services.blindness import Sight, as_reviewer, sight_of
 from storage.services.pair_consensus import PairDecision, PairPreferenceInfo
 from storage.services.reviewers import Actor, Role, require, require_shown
 from storage.services.reviews import UNCHECKED, _Collision, _is_unique, retry_until_saved
@@ -242,13 +242,16 @@ def may_see_pair(sight: Sight, reviews: Mapping[int, Sequence[PairPreferenceInfo
     return sight.sees_all or answered_all(sight, reviews, positions)
 
 
-def pair_for_review(sessions: SessionFactory, *, actor: Actor, pair_id: int) -> PairForReview:
+def pair_for_review(sessions: SessionFactory, *, actor: Actor, pair_id: int,
+                    blind: bool = True) -> PairForReview:
     """The pair as ``actor`` is shown it (sides randomised for them), with what they may
-    see of the judge and other people."""
+    see of the judge and other people. ``blind`` (the review form): whatever their role,
+    the reviewer sees nothing of others until they answered the whole pair (as
+    ``blindness.as_reviewer``); without it, an adjudicator or admin sees everything."""
     require(actor, Role.REVIEWER, "review a comparison pair")
     key = actor.key.strip()
     swapped = pair_sides.shown_swapped(key, pair_id)
-    sight = sight_of(actor)
+    sight = as_reviewer(key) if blind else sight_of(actor)
     with sessions() as session:
         pair, comparison = load_pair(session, pair_id)
         criteria = comparison_criteria(session, comparison)
@@ -273,6 +276,12 @@ def pair_for_review(sessions: SessionFactory, *, actor: Actor, pair_id: int) -> 
             mine_ids={n: p.id for n, p in mine_rows.items()},
             answered=answered_all(sight, reviews.get(pair_id, {}), positions),
             revealed=revealed)
+
+
+def reviewable_pairs(sessions: SessionFactory, comparison_id: int) -> list[int]:
+    """The ids of the comparison's matched pairs (those people may review), in order."""
+    with sessions() as session:
+        return repo.judged_pair_ids(session, comparison_id)
 
 
 def pair_history(sessions: SessionFactory, *, actor: Actor, pair_id: int

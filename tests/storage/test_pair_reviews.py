@@ -222,8 +222,10 @@ def test_a_reviewer_who_has_not_answered_sees_neither_the_judge_nor_other_people
     assert after.revealed.judge == {0: "B", 1: "TIE"}
     assert {r.reviewer_key for d in after.revealed.decisions.values() for r in d.reviews} == {
         ANN.key, BOB.key}
-    # An adjudicator sees everything without answering.
-    assert pair_reviews.pair_for_review(sessions, actor=ADJ, pair_id=p).revealed is not None
+    # An adjudicator sees everything without answering, unless reviewing blind (the form).
+    assert pair_reviews.pair_for_review(sessions, actor=ADJ, pair_id=p,
+                                        blind=False).revealed is not None
+    assert pair_reviews.pair_for_review(sessions, actor=ADJ, pair_id=p).revealed is None
 
 
 def test_roles_are_enforced_by_the_service(sessions):
