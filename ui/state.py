@@ -197,7 +197,7 @@ DEFAULTS: dict[str, object] = {
     "pairs_submitted": None,  # the form's save as the browser sent it (taken once)
     "pairs_taken": (),  # ids of the saves already taken (the browser may send one again)
     "pairs_done": None,  # the id of the last save taken (tells the browser)
-    "pairs_form_as": None,  # (form key, the identity the form was drawn for)
+    "pairs_form_as": None,  # (form key, identity, my answers' ids) the form was drawn with
     "pairs_flash": None,  # (kind, message) shown once after a save
 }
 

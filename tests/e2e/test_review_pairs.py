@@ -70,3 +70,34 @@ def test_a_pair_is_answered_by_keyboard_and_mapped_back_to_the_comparisons_sides
     expect(page.get_by_text("With people's preferences").first).to_be_visible()
     screenshot("review-pairs-answered")
     no_tracebacks(page)
+
+
+def test_a_second_tab_with_an_old_form_is_refused_and_writes_nothing(
+        pairs_app, page: Page, screenshot):
+    """Tab 2 was opened on pair 2 before tab 1 answered it: its save is refused with a
+    message (reload and decide again), nothing of it is written."""
+    other = page.context.new_page()
+    for tab in (page, other):
+        tab.set_viewport_size({"width": 1400, "height": 1000})
+        tab.goto(f"{pairs_app}/review_pairs")
+        expect(tab.get_by_text("Pair 1 of 2").first).to_be_visible(timeout=45_000)
+        wait_idle(tab)
+        tab.locator(".st-key-pairs_next button").click()
+        expect(tab.get_by_text("Pair 2 of 2").first).to_be_visible(timeout=30_000)
+        wait_idle(tab)
+    before = len(_stored())
+    page.get_by_role("heading", name="Review pairs", exact=True).click()
+    page.keyboard.press("b")
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text("Saved 1 preference").first).to_be_visible(timeout=30_000)
+    assert len(_stored()) == before + 1
+
+    other.get_by_role("heading", name="Review pairs", exact=True).click()
+    other.keyboard.press("a")
+    other.keyboard.press("Control+Enter")
+    expect(other.get_by_text("Not saved:").first).to_be_visible(timeout=30_000)
+    expect(other.get_by_text("changed this preference").first).to_be_visible()
+    assert len(_stored()) == before + 1
+    screenshot("review-pairs-stale-tab")
+    no_tracebacks(other)
+    other.close()

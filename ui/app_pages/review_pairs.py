@@ -54,6 +54,9 @@ def process_submission(shown: PairForReview) -> bool:
         return False
     key = pair_review_view.form_key(shown.pair_id, s.pairs_nonce)
     drawn = s.pairs_form_as
+    # What the form showed as the reviewer's current answers when it was drawn (another tab
+    # may have saved since): a save over a newer answer is refused, never silently kept.
+    seen = drawn[2] if drawn and drawn[0] == key else shown.mine_ids
     try:
         sent = verdict_form.parse_submission(raw, key, pair_review_view.form_criteria(shown))
         if not sent.answers:
@@ -64,7 +67,7 @@ def process_submission(shown: PairForReview) -> bool:
             runtime.get_sessions(), actor=current_actor(), pair_id=shown.pair_id,
             preferences={refs[n]: answer for n, answer in sent.answers.items()},
             shown_swapped=shown.swapped,
-            expected={refs[n]: shown.mine_ids.get(n) for n in sent.answers},
+            expected={refs[n]: seen.get(n) for n in sent.answers},
             shown_as=drawn[1] if drawn and drawn[0] == key else None)
     except (verdict_form.InvalidSubmissionError, RubricWorkbenchError) as exc:
         s.pairs_flash = ("error", plain(f"Not saved: {exc}"))
@@ -80,7 +83,8 @@ def render_pair(shown: PairForReview) -> None:
     s = st.session_state
     key = pair_review_view.form_key(shown.pair_id, s.pairs_nonce)
     actor = current_actor()
-    s.pairs_form_as = (key, actor.key if actor else "")
+    if not (s.pairs_form_as and s.pairs_form_as[0] == key):  # drawn first: what it shows
+        s.pairs_form_as = (key, actor.key if actor else "", dict(shown.mine_ids))
     form = verdict_form.form_data(key, pair_review_view.form_criteria(shown),
                                   done=s.pairs_done, blind=True,
                                   saving_as=actor.label if actor else None)
