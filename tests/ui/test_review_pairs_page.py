@@ -1,0 +1,44 @@
+"""AppTest checks of the Review pairs page: an empty database says where to start; a
+comparison's pair is drawn blind (no source name anywhere on the page, not even in the
+comparison picker) with Previous / Next over its pairs. Keys and saving: the browser test
+tests/e2e/test_review_pairs.py (the form is a browser component)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from tests.storage.pair_fixtures import make_comparison
+from tests.ui.pages import APP, db, texts
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["reviewer_name"] = "Ada"
+    at.run()
+    at.switch_page("app_pages/review_pairs.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _everything(at: AppTest) -> str:
+    return texts(at) + " ".join(str(o) for box in at.selectbox for o in box.options)
+
+
+def test_an_empty_database_says_to_start_a_comparison():
+    at = _open()
+    assert "start one on the Compare page" in texts(at)
+
+
+def test_a_pair_is_shown_blind_and_the_pairs_are_paged():
+    make_comparison(db(), pairs=2)
+    at = _open()
+
+    shown = _everything(at)
+    assert "Pair 1 of 2" in shown and "Question 0?" in shown
+    assert "Old prompt" not in shown and "New prompt" not in shown
+    assert at.button(key="pairs_prev").disabled
+    at.button(key="pairs_next").click().run()
+    assert not at.exception, at.exception
+    assert "Pair 2 of 2" in texts(at) and "Question 1?" in texts(at)
+    assert at.button(key="pairs_next").disabled
