@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from storage.services.pair_agreement import CriterionPreferenceAgreement
 from storage.services.pair_results import PairPeopleResult
 from storage.services.pair_reviews import PairForReview
 from ui import safe_text
@@ -91,3 +92,31 @@ def render_result(result: PairPeopleResult) -> None:
     st.caption(f"With people's preferences: {line(result.report.score, result.report.winner)}"
                f" · the judge's alone: {line(result.judge.score, result.judge.winner)}"
                " (A and B as the comparison names them)")
+
+
+def _interval(interval) -> str:
+    return "" if interval is None else f"{interval.low:.2f} – {interval.high:.2f}"
+
+
+def _figure(value: float | None, digits: str = ".2f") -> str:
+    return "—" if value is None else format(value, digits)
+
+
+def render_agreement(rows: list[CriterionPreferenceAgreement]) -> None:
+    """Per criterion: the judge against the people (kappa over A / TIE / B with n and its
+    95 % interval, percent agreement) and the people among themselves."""
+    st.dataframe([{
+        "Criterion": r.criterion or "overall",
+        "n (judge vs people)": r.judge_vs_people.n,
+        "Kappa": _figure(r.judge_vs_people.kappa),
+        "Kappa 95 % interval": _interval(r.judge_vs_people.kappa_interval),
+        "Agreement %": _figure(r.judge_vs_people.percent_agreement, ".0f"),
+        "Pairs with 2+ people": r.people.pairs,
+        "People agree %": _figure(r.people.percent_agreement, ".0f"),
+        "People's alpha": _figure(r.people.alpha),
+        "Alpha 95 % interval": _interval(r.people.alpha_interval),
+    } for r in rows], hide_index=True)
+    notes = [f"{r.criterion or 'overall'}: {n}" for r in rows
+             for n in (r.judge_vs_people.note, r.people.note) if n]
+    for note in notes:
+        st.caption(safe_text.md(note))

@@ -199,6 +199,7 @@ DEFAULTS: dict[str, object] = {
     "pairs_done": None,  # the id of the last save taken (tells the browser)
     "pairs_form_as": None,  # (form key, identity, my answers' ids) the form was drawn with
     "pairs_flash": None,  # (kind, message) shown once after a save
+    "pairs_show_agreement": False,  # the agreement table is drawn
 }
 
 

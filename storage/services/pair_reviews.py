@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -282,6 +282,17 @@ def reviewable_pairs(sessions: SessionFactory, comparison_id: int) -> list[int]:
     """The ids of the comparison's matched pairs (those people may review), in order."""
     with sessions() as session:
         return repo.judged_pair_ids(session, comparison_id)
+
+
+def review_stamp(sessions: SessionFactory, comparison_id: int) -> tuple[int, int]:
+    """(count, newest id) of the people's preferences on the comparison: changes with every
+    save, so readers cached on it are read again after one."""
+    with sessions() as session:
+        count, newest = session.execute(
+            select(func.count(m.PairReviewRow.id), func.max(m.PairReviewRow.id))
+            .join(m.ComparisonPairRow, m.ComparisonPairRow.id == m.PairReviewRow.pair_id)
+            .where(m.ComparisonPairRow.comparison_id == comparison_id)).one()
+    return count, newest or 0
 
 
 def pair_history(sessions: SessionFactory, *, actor: Actor, pair_id: int

@@ -42,3 +42,28 @@ def test_a_pair_is_shown_blind_and_the_pairs_are_paged():
     assert not at.exception, at.exception
     assert "Pair 2 of 2" in texts(at) and "Question 1?" in texts(at)
     assert at.button(key="pairs_next").disabled
+
+
+def test_the_agreement_table_shows_judge_against_people_per_criterion():
+    from storage.services import pair_reviews
+    from storage.services.pair_sides import shown_swapped, to_shown
+    from tests.storage.pair_fixtures import ANN, BOB
+
+    sessions = db()
+    _cid, pairs, _names = make_comparison(sessions, pairs=3, judge=("A", "B"))
+    for who in (ANN, BOB):
+        for p in pairs:
+            flip = shown_swapped(who.key, p)
+            pair_reviews.save_pair_review(
+                sessions, actor=who, pair_id=p, shown_swapped=flip,
+                preferences={"complete": to_shown("A", flip), "rude": to_shown("B", flip)})
+    at = _open()
+    at.toggle(key="pairs_show_agreement").set_value(True).run()
+    assert not at.exception, at.exception
+
+    table = at.dataframe[0].value
+    assert list(table["Criterion"]) == ["complete", "rude"]
+    assert list(table["n (judge vs people)"]) == [3, 3]
+    assert list(table["Agreement %"]) == ["100", "100"]
+    assert list(table["Pairs with 2+ people"]) == [3, 3]
+    assert "kappa undefined" in texts(at)  # always the same side: no kappa, and why

@@ -8,8 +8,10 @@ from __future__ import annotations
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
-from storage.services import pair_results, pair_reviews
+from storage.services import pair_agreement, pair_results, pair_reviews
+from storage.services.pair_agreement import CriterionPreferenceAgreement
 from storage.services.pair_reviews import PairForReview
+from storage.services.reviewers import Actor
 from ui import compare_readers, pair_review_view, runtime
 from ui.auth import current_actor
 from ui.boundary import page_boundary, plain
@@ -20,6 +22,14 @@ st.title("Review pairs")
 st.caption("Which response better satisfies each criterion? A is the response on the left, "
            "B the one on the right; T is a tie, N cannot assess. Keys: A / B / T / N answer "
            "the criterion in focus, J / K move, Ctrl+Enter saves.")
+
+
+@st.cache_data(ttl=600, max_entries=20, show_spinner=False)
+def get_agreement(db: str, comparison_id: int, actor: Actor,
+                  stamp: tuple[int, int]) -> list[CriterionPreferenceAgreement]:
+    """Agreement as of ``stamp`` (the people's preferences saved so far) for this viewer."""
+    return pair_agreement.preference_agreement(runtime.sessions_for(db), actor=actor,
+                                               comparison_id=comparison_id)
 
 
 # -- callbacks: session_state only --------------------------------------------------------------
@@ -132,3 +142,9 @@ with page_boundary(compare_readers.clear):
         getattr(st, flash[0])(flash[1])
         s.pairs_flash = None
     render_pair(shown)
+    if st.toggle("Agreement on preferences", key="pairs_show_agreement",
+                 help="The judge against the people, and the people among themselves, per "
+                      "criterion, on the pairs you may see (the ones you answered, unless "
+                      "you adjudicate)"):
+        pair_review_view.render_agreement(get_agreement(
+            db, chosen, actor, pair_reviews.review_stamp(sessions, chosen)))
