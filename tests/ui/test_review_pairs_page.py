@@ -67,3 +67,34 @@ def test_the_agreement_table_shows_judge_against_people_per_criterion():
     assert list(table["Agreement %"]) == ["100", "100"]
     assert list(table["Pairs with 2+ people"]) == [3, 3]
     assert "kappa undefined" in texts(at)  # always the same side: no kappa, and why
+
+
+def test_an_adjudicator_decides_a_disputed_pair_from_the_queue():
+    from storage.services import pair_results, pair_reviews
+    from storage.services.pair_sides import shown_swapped, to_shown
+    from tests.storage.pair_fixtures import ADJ, ANN, BOB
+
+    sessions = db()
+    cid, pairs, _names = make_comparison(sessions, pairs=2, judge=("A", "B"))
+    for who, side in ((ANN, "A"), (BOB, "B")):
+        flip = shown_swapped(who.key, pairs[0])
+        pair_reviews.save_pair_review(
+            sessions, actor=who, pair_id=pairs[0], shown_swapped=flip,
+            preferences={"complete": (to_shown(side, flip), f"{who.name} says {side}"),
+                         "rude": "T"})
+    at = _open()  # local mode: the one person holds every role
+
+    assert any("Waiting for adjudication (1)" in e.label for e in at.expander)
+    assert "Ann: A (Old prompt) — Ann says A" in texts(at)
+    at.button(key=f"FormSubmitter:pairs_adj_{pairs[0]}_0-Decide").click().run()
+    assert "Choose a side before deciding." in texts(at)  # nothing chosen: nothing written
+    assert len(pair_results.pair_adjudication_queue(sessions, actor=ADJ,
+                                                    comparison_id=cid)) == 1
+
+    at.radio(key=f"pairs_adj_side_{pairs[0]}_0").set_value("B")
+    at.button(key=f"FormSubmitter:pairs_adj_{pairs[0]}_0-Decide").click().run()
+    assert not at.exception, at.exception
+    assert "Decided complete of pair q0." in texts(at)
+    assert pair_results.pair_adjudication_queue(sessions, actor=ADJ, comparison_id=cid) == []
+    result = pair_results.pair_result(sessions, actor=ADJ, pair_id=pairs[0])
+    assert (result.decisions[0].status, result.decisions[0].side) == ("adjudicated", "B")

@@ -12,7 +12,7 @@ from storage.services import pair_agreement, pair_results, pair_reviews
 from storage.services.pair_agreement import CriterionPreferenceAgreement
 from storage.services.pair_reviews import PairForReview
 from storage.services.reviewers import Actor
-from ui import compare_readers, pair_review_view, runtime
+from ui import compare_readers, pair_adjudication, pair_review_view, runtime
 from ui.auth import current_actor
 from ui.boundary import page_boundary, plain
 from ui.components import verdict_form
@@ -122,6 +122,7 @@ with page_boundary(compare_readers.clear):
     chosen = st.selectbox("Comparison", ids, key="pairs_comparison",
                           format_func=lambda i: f"Comparison #{i}")
     sessions = runtime.get_sessions()
+    pair_adjudication.render_queue(current_actor(), next(c for c in existing if c.id == chosen))
     pair_ids = pair_reviews.reviewable_pairs(sessions, chosen)
     if not pair_ids:
         st.info("This comparison has no pair to review (nothing was matched).")
