@@ -170,6 +170,10 @@ def save_pair_review(
                 parsed = []
                 for ref, (value, note) in answers.items():
                     c = _position(criteria, ref)
+                    if any(done.position == c.position for done, *_rest in parsed):
+                        raise InvalidInputError(
+                            f"criterion {c.criterion.name!r} is given twice (as "
+                            f"{ref!r} and by another name); give each criterion once")
                     where = f"criterion {c.criterion.name!r}"
                     side = pair_sides.to_comparison(
                         pair_sides.parse_side(value, where=where), shown_swapped)

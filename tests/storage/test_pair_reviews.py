@@ -84,6 +84,8 @@ def test_the_left_key_maps_back_to_the_response_shown_on_the_left(sessions):
                  id="unknown-side"),
     pytest.param({"complete": ""}, ["'' is not a side"], id="empty-side"),
     pytest.param({}, ["at least one criterion"], id="nothing"),
+    pytest.param({"complete": "A", "COMPLETE": "B"}, ["'complete' is given twice"],
+                 id="one-criterion-twice"),
 ])
 def test_an_unknown_criterion_or_side_is_named_and_nothing_is_written(sessions, answers, words):
     _cid, pairs, _names = make_comparison(sessions)
