@@ -695,3 +695,41 @@ class ComparisonPreferenceRow(Base):
     preference: Mapped[str | None] = mapped_column(String(20))
     consistent: Mapped[bool | None] = mapped_column(Boolean)
     error: Mapped[str | None] = mapped_column(Text)
+
+
+class PairReviewRow(Base):
+    """A person's preference on one criterion of one comparison pair (holistic: the one
+    ``position`` 0 with ``criterion_id`` NULL), in the comparison's own terms: ``side`` A, B,
+    TIE or CANNOT_ASSESS. Append-only, in streams as ``HumanVerdictRow``: a reviewer's own
+    (``stream`` = their key) or the adjudications (``stream`` = ADJUDICATION_STREAM); a change
+    adds the next ``seq``, the highest per (pair, position, stream) counts, and two writers
+    on one stream collide on the unique key instead of forking its history.
+
+    ``position`` is the criterion's place in the comparison, as in ComparisonPreferenceRow.
+    ``swapped``: the reviewer was shown B on the left (storage.services.pair_sides); the side
+    was mapped back before it was stored."""
+
+    __tablename__ = "pair_reviews"
+    __table_args__ = (
+        UniqueConstraint("pair_id", "position", "stream", "seq"),
+        CheckConstraint(_in("side", PAIR_SIDES), name="side"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # No cascade: people's judgments are never deleted with the pair (as human_verdicts).
+    pair_id: Mapped[int] = mapped_column(ForeignKey("comparison_pairs.id"))
+    position: Mapped[int] = mapped_column(Integer)
+    criterion_id: Mapped[int | None] = mapped_column(ForeignKey("criteria.id"), index=True)
+    stream: Mapped[str] = mapped_column(String(200))
+    seq: Mapped[int] = mapped_column(Integer)
+    side: Mapped[str] = mapped_column(String(20))
+    swapped: Mapped[bool] = mapped_column(Boolean, default=False)
+    reviewer_key: Mapped[str] = mapped_column(String(200))
+    reviewer: Mapped[str] = mapped_column(String(200))
+    note: Mapped[str] = mapped_column(Text, default="")
+    replaces_id: Mapped[int | None] = mapped_column(ForeignKey("pair_reviews.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    @property
+    def adjudication(self) -> bool:
+        return self.stream == ADJUDICATION_STREAM

@@ -24,6 +24,8 @@ pages = {
         st.Page("app_pages/results.py", title="Results", icon=":material/table_chart:"),
         st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
         st.Page("app_pages/review.py", title="Review", icon=":material/rate_review:"),
+        st.Page("app_pages/review_pairs.py", title="Review pairs",
+                icon=":material/compare:"),
         st.Page("app_pages/agreement.py", title="Agreement", icon=":material/handshake:"),
         st.Page("app_pages/judges.py", title="Judges", icon=":material/groups:"),
     ],

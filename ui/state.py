@@ -191,6 +191,16 @@ DEFAULTS: dict[str, object] = {
     "compare_holistic": False,  # one question for the whole rubric
     "compare_selected": None,  # the comparison shown (id)
     "compare_flash": None,  # (kind, message) shown once after starting or cancelling
+    # review pairs (people's preferences on a comparison's pairs)
+    "pairs_comparison": None,  # the comparison reviewed (id)
+    "pairs_index": 0,  # the pair shown: its index among the comparison's compared pairs
+    "pairs_nonce": 0,  # a new form after each save
+    "pairs_submitted": None,  # the form's save as the browser sent it (taken once)
+    "pairs_taken": (),  # ids of the saves already taken (the browser may send one again)
+    "pairs_done": None,  # the id of the last save taken (tells the browser)
+    "pairs_form_as": None,  # (form key, identity, my answers' ids) the form was drawn with
+    "pairs_flash": None,  # (kind, message) shown once after a save
+    "pairs_show_agreement": False,  # the agreement table is drawn
 }
 
 

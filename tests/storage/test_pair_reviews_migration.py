@@ -1,0 +1,74 @@
+"""Migration 0021 (pair reviews): a database at 0018 with a comparison moves to head with
+every row as it was, gains the pair_reviews table (which then takes a person's preference),
+and goes back down without it, every other row kept."""
+
+from __future__ import annotations
+
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.pool import NullPool
+
+from storage.engine import open_database
+from storage.services import comparisons
+from storage.services.comparisons import Source
+from tests.actors import ADMIN
+from tests.storage.test_criterion_kinds_migration import _migrate, _seed_0014
+
+TABLES = ("rubrics", "criteria", "responses", "human_verdicts", "comparisons",
+          "comparison_pairs", "comparison_preferences")
+
+
+def _snapshot(url: str) -> dict[str, list[tuple]]:
+    engine = create_engine(url, poolclass=NullPool)
+    with engine.connect() as c:
+        rows = {t: [tuple(r) for r in c.execute(text(f"SELECT * FROM {t} ORDER BY id"))]
+                for t in TABLES}
+    engine.dispose()
+    return rows
+
+
+def _tables(url: str) -> set[str]:
+    engine = create_engine(url, poolclass=NullPool)
+    names = set(inspect(engine).get_table_names())
+    engine.dispose()
+    return names
+
+
+def test_upgrade_keeps_every_row_adds_pair_reviews_and_downgrade_removes_it(
+        backend, new_database):
+    url = new_database(backend)
+    _migrate(url, "0014_trial_status")
+    _seed_0014(url)
+    _migrate(url, "0018_pairwise_runs")
+    engine = create_engine(url, poolclass=NullPool)
+    with engine.begin() as c:  # a second source to compare the seeded response with
+        c.execute(text("INSERT INTO datasets (id, name, description, archived, created_at) "
+                       "SELECT 2, 'Other', '', archived, created_at FROM datasets WHERE id = 1"))
+        c.execute(text("INSERT INTO responses (dataset_id, external_id, query, output, "
+                       "metadata, created_at) SELECT 2, external_id, query, output || ' more', "
+                       "metadata, created_at FROM responses WHERE dataset_id = 1"))
+    engine.dispose()
+    sessions = open_database(url)  # opening migrates to head
+    made = comparisons.create_comparison(sessions, rubric_version_id=1, a=Source(1),
+                                         b=Source(2), model="openai/j", actor=ADMIN)
+    sessions.kw["bind"].dispose()
+    _migrate(url, "0018_pairwise_runs", down=True)
+    assert "pair_reviews" not in _tables(url)
+    before = _snapshot(url)
+    assert before["comparison_pairs"] and before["human_verdicts"]
+
+    _migrate(url, "0021_pair_reviews")
+    assert _snapshot(url) == before
+    assert "pair_reviews" in _tables(url)
+    engine = create_engine(url, poolclass=NullPool)
+    with engine.begin() as c:
+        c.execute(text(
+            "INSERT INTO pair_reviews (pair_id, position, criterion_id, stream, seq, side, "
+            "swapped, reviewer_key, reviewer, note, created_at) SELECT id, 0, 1, 'ann', 1, "
+            "'B', true, 'ann', 'Ann', '', CURRENT_TIMESTAMP FROM comparison_pairs "
+            "WHERE comparison_id = :c AND kind = 'pair'"), {"c": made.id})
+        assert c.scalar(text("SELECT count(*) FROM pair_reviews")) == made.pair_count
+    engine.dispose()
+
+    _migrate(url, "0018_pairwise_runs", down=True)
+    assert "pair_reviews" not in _tables(url)
+    assert _snapshot(url) == before

@@ -1,0 +1,100 @@
+"""AppTest checks of the Review pairs page: an empty database says where to start; a
+comparison's pair is drawn blind (no source name anywhere on the page, not even in the
+comparison picker) with Previous / Next over its pairs. Keys and saving: the browser test
+tests/e2e/test_review_pairs.py (the form is a browser component)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from tests.storage.pair_fixtures import make_comparison
+from tests.ui.pages import APP, db, texts
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["reviewer_name"] = "Ada"
+    at.run()
+    at.switch_page("app_pages/review_pairs.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _everything(at: AppTest) -> str:
+    return texts(at) + " ".join(str(o) for box in at.selectbox for o in box.options)
+
+
+def test_an_empty_database_says_to_start_a_comparison():
+    at = _open()
+    assert "start one on the Compare page" in texts(at)
+
+
+def test_a_pair_is_shown_blind_and_the_pairs_are_paged():
+    make_comparison(db(), pairs=2)
+    at = _open()
+
+    shown = _everything(at)
+    assert "Pair 1 of 2" in shown and "Question 0?" in shown
+    assert "Old prompt" not in shown and "New prompt" not in shown
+    assert at.button(key="pairs_prev").disabled
+    at.button(key="pairs_next").click().run()
+    assert not at.exception, at.exception
+    assert "Pair 2 of 2" in texts(at) and "Question 1?" in texts(at)
+    assert at.button(key="pairs_next").disabled
+
+
+def test_the_agreement_table_shows_judge_against_people_per_criterion():
+    from storage.services import pair_reviews
+    from storage.services.pair_sides import shown_swapped, to_shown
+    from tests.storage.pair_fixtures import ANN, BOB
+
+    sessions = db()
+    _cid, pairs, _names = make_comparison(sessions, pairs=3, judge=("A", "B"))
+    for who in (ANN, BOB):
+        for p in pairs:
+            flip = shown_swapped(who.key, p)
+            pair_reviews.save_pair_review(
+                sessions, actor=who, pair_id=p, shown_swapped=flip,
+                preferences={"complete": to_shown("A", flip), "rude": to_shown("B", flip)})
+    at = _open()
+    at.toggle(key="pairs_show_agreement").set_value(True).run()
+    assert not at.exception, at.exception
+
+    table = at.dataframe[0].value
+    assert list(table["Criterion"]) == ["complete", "rude"]
+    assert list(table["n (judge vs people)"]) == [3, 3]
+    assert list(table["Agreement %"]) == ["100", "100"]
+    assert list(table["Pairs with 2+ people"]) == [3, 3]
+    assert "kappa undefined" in texts(at)  # always the same side: no kappa, and why
+
+
+def test_an_adjudicator_decides_a_disputed_pair_from_the_queue():
+    from storage.services import pair_results, pair_reviews
+    from storage.services.pair_sides import shown_swapped, to_shown
+    from tests.storage.pair_fixtures import ADJ, ANN, BOB
+
+    sessions = db()
+    cid, pairs, _names = make_comparison(sessions, pairs=2, judge=("A", "B"))
+    for who, side in ((ANN, "A"), (BOB, "B")):
+        flip = shown_swapped(who.key, pairs[0])
+        pair_reviews.save_pair_review(
+            sessions, actor=who, pair_id=pairs[0], shown_swapped=flip,
+            preferences={"complete": (to_shown(side, flip), f"{who.name} says {side}"),
+                         "rude": "T"})
+    at = _open()  # local mode: the one person holds every role
+
+    assert any("Waiting for adjudication (1)" in e.label for e in at.expander)
+    assert "Ann: A (Old prompt) — Ann says A" in texts(at)
+    at.button(key=f"FormSubmitter:pairs_adj_{pairs[0]}_0-Decide").click().run()
+    assert "Choose a side before deciding." in texts(at)  # nothing chosen: nothing written
+    assert len(pair_results.pair_adjudication_queue(sessions, actor=ADJ,
+                                                    comparison_id=cid)) == 1
+
+    at.radio(key=f"pairs_adj_side_{pairs[0]}_0").set_value("B")
+    at.button(key=f"FormSubmitter:pairs_adj_{pairs[0]}_0-Decide").click().run()
+    assert not at.exception, at.exception
+    assert "Decided complete of pair q0." in texts(at)
+    assert pair_results.pair_adjudication_queue(sessions, actor=ADJ, comparison_id=cid) == []
+    result = pair_results.pair_result(sessions, actor=ADJ, pair_id=pairs[0])
+    assert (result.decisions[0].status, result.decisions[0].side) == ("adjudicated", "B")
