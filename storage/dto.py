@@ -366,7 +366,8 @@ class DeletionSummary:
     runs: int
     grades: int
     responses: int
-    human_verdicts: int
+    human_verdicts: int  # people's verdicts, and their reviews of comparison pairs
+    comparisons: int = 0
 
 
 @dataclass(frozen=True)

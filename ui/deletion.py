@@ -35,9 +35,11 @@ def render_delete_or_archive(
                        icon=":material/archive:"):
             on_archive()
         return
-    st.markdown(plain(f"Deletes '{name}', its {holds}, "
-                      f"{count(summary.runs, 'grading run')} and "
-                      f"{count(summary.grades, 'grade')}. This cannot be undone."))
+    parts = [count(summary.runs, 'grading run'), count(summary.grades, 'grade')]
+    if summary.comparisons:
+        parts.append(count(summary.comparisons, 'comparison'))
+    st.markdown(plain(f"Deletes '{name}', its {holds}, {', '.join(parts[:-1])} and "
+                      f"{parts[-1]}. This cannot be undone."))
     sure = st.checkbox("Yes, delete it for good", key=f"{page}_delete_sure_{item_id}")
     if st.button(f"Delete {kind}", type="primary", disabled=not sure, key=f"{page}_delete"):
         on_delete()

@@ -135,10 +135,7 @@ def set_pair(session: Session, pair_id: int, values: dict) -> None:
                     .values(**values))
 
 
-def delete_using(session: Session, *, dataset_id: int | None = None,
-                 version_ids: Sequence[int] = ()) -> int:
-    """Delete the comparisons of a dataset (either side) or of rubric versions, with their
-    pairs and preferences (judge output, as a run's grades); returns how many."""
+def _using(dataset_id: int | None, version_ids: Sequence[int]):
     condition = None
     if dataset_id is not None:
         condition = ((m.ComparisonRow.a_dataset_id == dataset_id)
@@ -146,10 +143,38 @@ def delete_using(session: Session, *, dataset_id: int | None = None,
     if version_ids:
         by_version = m.ComparisonRow.rubric_version_id.in_(list(version_ids))
         condition = by_version if condition is None else condition | by_version
+    return condition
+
+
+def count_using(session: Session, *, dataset_id: int | None = None,
+                version_ids: Sequence[int] = ()) -> tuple[int, int]:
+    """(comparisons, people's pair reviews) that deleting the dataset or versions would
+    remove."""
+    condition = _using(dataset_id, version_ids)
+    if condition is None:
+        return 0, 0
+    ids = select(m.ComparisonRow.id).where(condition)
+    pairs = select(m.ComparisonPairRow.id).where(m.ComparisonPairRow.comparison_id.in_(ids))
+    comparisons = session.scalar(select(func.count()).select_from(m.ComparisonRow)
+                                 .where(condition)) or 0
+    reviews = session.scalar(select(func.count()).select_from(m.PairReviewRow)
+                             .where(m.PairReviewRow.pair_id.in_(pairs))) or 0
+    return comparisons, reviews
+
+
+def delete_using(session: Session, *, dataset_id: int | None = None,
+                 version_ids: Sequence[int] = ()) -> int:
+    """Delete the comparisons of a dataset (either side) or of rubric versions, with their
+    pairs and preferences (judge output, as a run's grades) and people's reviews of them
+    (the caller has checked it may: they count as human verdicts); returns how many."""
+    condition = _using(dataset_id, version_ids)
     if condition is None:
         return 0
     ids = select(m.ComparisonRow.id).where(condition)
     pairs = select(m.ComparisonPairRow.id).where(m.ComparisonPairRow.comparison_id.in_(ids))
+    session.execute(update(m.PairReviewRow).where(m.PairReviewRow.pair_id.in_(pairs))
+                    .values(replaces_id=None))  # the history's own links go with it
+    session.execute(delete(m.PairReviewRow).where(m.PairReviewRow.pair_id.in_(pairs)))
     session.execute(delete(m.ComparisonPreferenceRow)
                     .where(m.ComparisonPreferenceRow.pair_id.in_(pairs)))
     session.execute(delete(m.ComparisonPairRow)

@@ -282,9 +282,11 @@ def _deletion_summary(session, dataset_id: int) -> tuple[list[int], DeletionSumm
         .join(m.ResponseRow, m.ResponseRow.id == m.GradeRow.response_id)
         .where(m.ResponseRow.dataset_id == dataset_id)
     ) or 0
+    comparisons, pair_reviews = comparison_repo.count_using(session, dataset_id=dataset_id)
     return run_ids, DeletionSummary(
         runs=len(run_ids), grades=grades, responses=repo.response_count(session, dataset_id),
-        human_verdicts=verdict_repo.count_for_dataset(session, dataset_id))
+        human_verdicts=verdict_repo.count_for_dataset(session, dataset_id) + pair_reviews,
+        comparisons=comparisons)
 
 
 def deletion_summary(sessions: SessionFactory, dataset_id: int) -> DeletionSummary:
@@ -314,10 +316,11 @@ def delete_dataset(
                 "people's verdicts are never deleted with it; archive it instead to hide it "
                 "from lists"
             )
-        if (run_ids or grades or humans) and not confirm:
+        if (run_ids or grades or humans or summary.comparisons) and not confirm:
             raise ConfirmationRequiredError(
-                f"this dataset has {len(run_ids)} grading runs with {grades} grades; "
-                "confirm the deletion (confirm=True) or archive it instead"
+                f"this dataset has {len(run_ids)} grading runs with {grades} grades and "
+                f"{summary.comparisons} comparisons; confirm the deletion (confirm=True) or "
+                "archive it instead"
             )
         response_ids = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
         session.execute(delete(m.HumanVerdictRow)
@@ -327,5 +330,6 @@ def delete_dataset(
         session.execute(delete(m.DatasetRow).where(m.DatasetRow.id == dataset_id))
         record(session, actor, "delete", "dataset", dataset_id, dataset_name,
                f"with {summary.responses} responses, {summary.runs} runs, {summary.grades} "
-               f"grades, {summary.human_verdicts} human verdicts")
+               f"grades, {summary.human_verdicts} human verdicts, {summary.comparisons} "
+               "comparisons")
         return summary

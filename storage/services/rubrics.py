@@ -217,9 +217,11 @@ def _deletion_summary(session: Session, rubric_id: int
     run_ids = list(session.scalars(
         select(m.RunRow.id).where(m.RunRow.rubric_version_id.in_(version_ids))
     ))
+    comparisons, pair_reviews = comparison_repo.count_using(session, version_ids=version_ids)
     return version_ids, run_ids, DeletionSummary(
         runs=len(run_ids), grades=_count_grades(session, run_ids), responses=0,
-        human_verdicts=verdict_repo.count_for_versions(session, version_ids))
+        human_verdicts=verdict_repo.count_for_versions(session, version_ids) + pair_reviews,
+        comparisons=comparisons)
 
 
 def deletion_summary(sessions: SessionFactory, rubric_id: int) -> DeletionSummary:
@@ -250,10 +252,11 @@ def delete_rubric(
                 f"{'s' if human_count != 1 else ''}, and people's verdicts are never deleted "
                 "with it; archive it instead to hide it from lists"
             )
-        if (run_ids or human_count) and not confirm:
+        if (run_ids or human_count or summary.comparisons) and not confirm:
             raise ConfirmationRequiredError(
-                f"this rubric has {len(run_ids)} grading runs with {grade_count} grades; "
-                "confirm the deletion (confirm=True) or archive it instead"
+                f"this rubric has {len(run_ids)} grading runs with {grade_count} grades and "
+                f"{summary.comparisons} comparisons; confirm the deletion (confirm=True) or "
+                "archive it instead"
             )
         session.execute(delete(m.HumanVerdictRow)
                         .where(m.HumanVerdictRow.rubric_version_id.in_(version_ids)))
@@ -266,7 +269,7 @@ def delete_rubric(
 
 def _deleted(summary: DeletionSummary) -> str:
     return (f"with {summary.runs} runs, {summary.grades} grades, {summary.responses} responses, "
-            f"{summary.human_verdicts} human verdicts")
+            f"{summary.human_verdicts} human verdicts, {summary.comparisons} comparisons")
 
 
 def _count_grades(session: Session, run_ids: list[int]) -> int:

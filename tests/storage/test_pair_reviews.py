@@ -274,3 +274,30 @@ def test_a_holistic_comparison_is_reviewed_on_its_one_question(sessions):
     assert (result.report.winner, result.judge.winner) == ("B", "A")
     with pytest.raises(InvalidInputError, match="None \\(holistic\\)"):
         save(sessions, reviewer, p, {"complete": "A"})
+
+
+def test_people_reviews_of_pairs_keep_their_dataset_and_rubric_as_verdicts_do(sessions):
+    from storage.errors import ConfirmationRequiredError, HumanVerdictsExistError
+    from storage.services import comparisons, datasets, rubrics
+    from tests.actors import ADMIN
+
+    cid, pairs, _names = make_comparison(sessions)
+    made = comparisons.get_comparison(sessions, cid)
+    save(sessions, ANN, pairs[0], {"complete": "A", "rude": "A"})
+    save(sessions, ANN, pairs[0], {"complete": "B"})  # a change: two links of one history
+
+    summary = datasets.deletion_summary(sessions, made.source_b.dataset_id)
+    assert (summary.human_verdicts, summary.comparisons) == (3, 1)
+    with pytest.raises(HumanVerdictsExistError, match="3 human verdicts"):
+        datasets.delete_dataset(sessions, made.source_b.dataset_id, confirm=True, actor=ADMIN)
+    version = rubrics.get_version(sessions, made.rubric_version_id)
+    with pytest.raises(HumanVerdictsExistError):
+        rubrics.delete_rubric(sessions, version.rubric_id, confirm=True, actor=ADMIN)
+    assert len(rows(sessions)) == 3
+
+    with pytest.raises(ConfirmationRequiredError, match="1 comparisons"):
+        datasets.delete_dataset(sessions, made.source_b.dataset_id, delete_human_verdicts=True,
+                                actor=ADMIN)
+    datasets.delete_dataset(sessions, made.source_b.dataset_id, confirm=True,
+                            delete_human_verdicts=True, actor=ADMIN)
+    assert rows(sessions) == [] and comparisons.list_comparisons(sessions) == []

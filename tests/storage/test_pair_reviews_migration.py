@@ -38,7 +38,7 @@ def test_upgrade_keeps_every_row_adds_pair_reviews_and_downgrade_removes_it(
     url = new_database(backend)
     _migrate(url, "0014_trial_status")
     _seed_0014(url)
-    _migrate(url, "0018_pairwise_runs")
+    _migrate(url, "0019_criterion_order")
     engine = create_engine(url, poolclass=NullPool)
     with engine.begin() as c:  # a second source to compare the seeded response with
         c.execute(text("INSERT INTO datasets (id, name, description, archived, created_at) "
@@ -51,7 +51,7 @@ def test_upgrade_keeps_every_row_adds_pair_reviews_and_downgrade_removes_it(
     made = comparisons.create_comparison(sessions, rubric_version_id=1, a=Source(1),
                                          b=Source(2), model="openai/j", actor=ADMIN)
     sessions.kw["bind"].dispose()
-    _migrate(url, "0018_pairwise_runs", down=True)
+    _migrate(url, "0019_criterion_order", down=True)
     assert "pair_reviews" not in _tables(url)
     before = _snapshot(url)
     assert before["comparison_pairs"] and before["human_verdicts"]
@@ -69,6 +69,6 @@ def test_upgrade_keeps_every_row_adds_pair_reviews_and_downgrade_removes_it(
         assert c.scalar(text("SELECT count(*) FROM pair_reviews")) == made.pair_count
     engine.dispose()
 
-    _migrate(url, "0018_pairwise_runs", down=True)
+    _migrate(url, "0019_criterion_order", down=True)
     assert "pair_reviews" not in _tables(url)
     assert _snapshot(url) == before

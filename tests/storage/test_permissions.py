@@ -133,7 +133,7 @@ def test_the_admin_can_do_each_action_and_it_is_recorded_under_their_identity(se
         ("boss@example.org", "archive", "rubric", "Dosing", ""),
         ("boss@example.org", "restore", "rubric", "Dosing", ""),
         ("boss@example.org", "delete", "dataset", "Answers",
-         "with 2 responses, 1 runs, 0 grades, 0 human verdicts"),
+         "with 2 responses, 1 runs, 0 grades, 0 human verdicts, 0 comparisons"),
         ("boss@example.org", "change role", "person", "rita@example.org",
          "no role → adjudicator"),
     ]

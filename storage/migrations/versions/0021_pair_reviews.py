@@ -4,7 +4,7 @@ adjudicators' preferences per (pair, criterion), in streams like human_verdicts.
 One new table; no existing table or row is touched.
 
 Revision ID: 0021_pair_reviews
-Revises: 0018_pairwise_runs
+Revises: 0019_criterion_order
 Create Date: 2026-11-29 10:50:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0021_pair_reviews"
-down_revision: str | None = "0018_pairwise_runs"
+down_revision: str | None = "0019_criterion_order"
 branch_labels: str | None = None
 depends_on: str | None = None
 
