@@ -6,15 +6,23 @@ Win rate = (wins + ties / 2) / judged: a tie counts half a win for each side, so
 TIE); CANNOT_ASSESS and failed calls are left out and counted apart. Overall, a pair counts
 by its winner (``PairReport.winner``: the side its aggregated score favours). The
 position-consistency rate of a criterion is the share of its judged pairs where the judge
-gave the same answer in both orders (an inconsistent one was made a TIE). Intervals are
-percentile bootstraps over pairs (one set of resampled pairs for every figure, seeded: the
-same reports and seed give the same intervals).
+gave the same answer in both orders (an inconsistent one was made a TIE).
+
+Intervals: the win rate's is a percentile bootstrap over pairs (one set of resampled pairs
+for every figure, seeded: the same reports and seed give the same intervals). When every
+judged pair went the same way the bootstrap has nothing to resample and would claim a
+zero-width interval (3 pairs of 3 won: "100% - 100%"); the Wilson score interval of the win
+share ((wins + ties / 2) of judged) is given instead. The position-consistency rate is a
+count of successes in judged pairs, so its interval is Wilson's, which stays honest near 0
+and 1 and at small n.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from grading.bootstrap import Interval, percentile_interval, resample_weights, weighted_sums
 from grading.pairwise.report import PairReport
@@ -57,6 +65,17 @@ class ComparisonSummary:
     failed_pairs: int  # pairs with no overall result (nothing scored)
 
 
+def wilson_interval(successes: float, n: int, level: float = 0.95) -> Interval | None:
+    """The Wilson score interval of ``successes`` in ``n`` (a tie may count half)."""
+    if n <= 0:
+        return None
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    p, z2 = successes / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(max(0.0, p * (1 - p)) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return Interval(max(0.0, centre - half), min(1.0, centre + half), level, 0, 0)
+
+
 def criterion_label(report: PairReport, index: int) -> str:
     criterion = report.preferences[index].criterion
     return criterion.name or criterion.requirement
@@ -95,12 +114,20 @@ def summarize(reports: Sequence[PairReport], *, resamples: int = 1000, seed: int
 
     def tally(value_column: int, judged_column: int, values: list[str | None]) -> Tally:
         rate, interval = ratio(value_column, judged_column)
-        return Tally(values.count("B"), values.count("TIE"), values.count("A"), rate, interval)
+        wins, ties, losses = values.count("B"), values.count("TIE"), values.count("A")
+        judged = wins + ties + losses
+        if judged and (interval is None or interval.low == interval.high) and (
+                max(wins, ties, losses) == judged):
+            interval = wilson_interval(wins + ties / 2, judged, level)  # nothing to resample
+        return Tally(wins, ties, losses, rate, interval)
 
     criteria = []
     for index in range(count):
         sides = [r.preferences[index].preference for r in reports]
-        rate, interval = ratio(3 * index + 2, 3 * index + 1)
+        judged_pairs = int(columns[:, 3 * index + 1].sum())
+        consistent_pairs = int(columns[:, 3 * index + 2].sum())
+        rate = consistent_pairs / judged_pairs if judged_pairs else None
+        interval = wilson_interval(consistent_pairs, judged_pairs, level)
         criteria.append(CriterionSummary(
             label=criterion_label(reports[0], index),
             tally=tally(3 * index, 3 * index + 1, sides),

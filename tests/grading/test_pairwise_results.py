@@ -49,6 +49,34 @@ def test_counts_win_rate_with_ties_as_half_and_consistency_per_criterion():
     assert accurate.tally.interval.low <= 0.625 <= accurate.tally.interval.high
 
 
+def test_a_few_pairs_that_all_went_one_way_never_get_a_zero_width_interval():
+    from statsmodels.stats.proportion import proportion_confint
+
+    summary = summarize([report(("B", True), ("B", True))] * 3, resamples=200)
+
+    accurate = summary.criteria[0]
+    low, high = proportion_confint(3, 3, alpha=0.05, method="wilson")
+    # 3 of 3 won: the bootstrap has nothing to resample; Wilson's interval says how little
+    # three pairs show
+    assert (accurate.tally.interval.low, accurate.tally.interval.high) == (
+        pytest.approx(low), pytest.approx(high))
+    assert accurate.tally.interval.low < 0.5
+    assert (accurate.consistency_interval.low, accurate.consistency_interval.high) == (
+        pytest.approx(low), pytest.approx(high))
+    assert summary.overall.interval.low == pytest.approx(low)
+
+
+def test_the_consistency_interval_is_wilsons_for_its_count():
+    from statsmodels.stats.proportion import proportion_confint
+
+    reports = [report(("B", n % 4 != 0), ("A", True)) for n in range(20)]
+
+    interval = summarize(reports, resamples=200).criteria[0].consistency_interval
+
+    low, high = proportion_confint(15, 20, alpha=0.05, method="wilson")
+    assert (interval.low, interval.high) == (pytest.approx(low), pytest.approx(high))
+
+
 def test_the_win_rate_interval_covers_the_true_rate_in_a_simulation():
     # B wins 55 %, ties 20 %, loses 25 %: true win rate 0.55 + 0.20 / 2 = 0.65.
     truth, covered, runs = 0.65, 0, 40
