@@ -116,8 +116,9 @@ def _render_bias(judge: JudgeTrust) -> None:
                "length effect. Listed late minus early: on one-shot runs that shuffled the "
                "criteria, the judge's mean when a criterion was listed in the second half of "
                f"the prompt minus the first half (can't tell yet below {MIN_PER_GROUP} "
-               "responses in either half). An effect is named in the verdict only when its "
-               "interval excludes 0.")
+               "responses in either half). “—”: nothing to measure (under 3 responses, no "
+               "spread in length, or the same verdict for every response). An effect is "
+               "named in the verdict only when its interval excludes 0.")
 
 
 def _order(effect: OrderEffect | None) -> str:

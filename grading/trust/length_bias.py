@@ -11,6 +11,7 @@ only because long answers are better is not flagged. With one stratum it is the 
     slope = sum_s Sxy_s / sum_s Sxx_s,  Sxy_s = sum over stratum s of (x - mean_s x)(y - mean_s y)
 
 The 95% interval is a percentile bootstrap over responses (strata resampled with them).
+No figure (None) when the verdict never varies within a stratum: nothing measures an effect.
 """
 
 from __future__ import annotations
@@ -84,7 +85,11 @@ def prepare_slope(lengths: Sequence[float], values: Sequence[float],
     y = np.asarray(values, dtype=float)
     features, count = _features(x, y, groups)
     point = _slopes(features.sum(axis=0)[None, :], count)[0]
-    if np.isnan(point):
+    # The same verdict (or value) for every response of each stratum: the slope is 0 on
+    # every resample, and "+0.00 [+0.00, +0.00]" would claim a certainty no data gave.
+    labels = np.asarray([str(g) for g in groups])
+    constant = all(np.ptp(y[labels == label]) == 0 for label in set(labels.tolist()))
+    if np.isnan(point) or constant:
         return lambda: LengthBias(Figure(None, None, None, n), controlled, count)
     handle = draws.add(rows, features)
 

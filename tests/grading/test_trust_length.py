@@ -75,3 +75,17 @@ def test_slope_is_none_without_spread_in_length():
     assert result.slope.value is None and result.slope.n == 4
     with pytest.raises(ValueError, match="aligned"):
         length_slope([1, 2], [1])
+
+
+def test_a_verdict_that_never_varies_gives_no_figure_not_a_zero_width_interval():
+    lengths = [100.0 * (i + 1) for i in range(12)]
+    always_met = length_slope(lengths, [1.0] * 12)
+    assert (always_met.slope.value, always_met.slope.low, always_met.slope.n) == (None, None, 12)
+    # within strata: the judge agrees with people every time, so inside each stratum its
+    # verdict is constant — no within-stratum effect can be measured either
+    humans = ["MET"] * 6 + ["UNMET"] * 6
+    follows = length_slope(lengths, [1.0] * 6 + [0.0] * 6, humans)
+    assert follows.slope.value is None and follows.controlled
+    # one stratum varies: the figure is back
+    varies = length_slope(lengths, [1.0, 0.0] * 3 + [0.0] * 6, humans)
+    assert varies.slope.value is not None and varies.slope.low < varies.slope.high
