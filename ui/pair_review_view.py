@@ -67,7 +67,11 @@ def render_criterion(shown: PairForReview, index: int, form: dict) -> None:
     c = shown.criteria[index]
     with st.container(border=True, key=f"review_crit_{index}", gap="small"):
         st.markdown(f"**{safe_text.md(c.criterion.name or 'overall')}**")
-        st.caption(safe_text.md(c.criterion.requirement))
+        if c.criterion.weight < 0:  # asked as the judge was: the better one avoids it
+            st.caption(f"Penalty — which response better **avoids** this: "
+                       f"{safe_text.md(c.criterion.requirement)}")
+        else:
+            st.caption(safe_text.md(c.criterion.requirement))
         verdict_form.mount("criterion", form, key=criterion_part(index), criterion=c.position)
         if shown.revealed is None:
             st.caption("The judge's and other reviewers' preferences, and which source is "

@@ -52,6 +52,11 @@ def test_a_pair_is_answered_by_keyboard_and_mapped_back_to_the_comparisons_sides
     # Blind: no source name before answering.
     expect(page.get_by_text("Old prompt")).to_have_count(0)
     expect(page.get_by_text("New prompt")).to_have_count(0)
+    # The pair's own words: a preference (nothing of the judges to accept), and a penalty
+    # asked as the judge was asked it.
+    expect(page.get_by_role("radiogroup", name="Which is better?")).to_have_count(2)
+    expect(page.get_by_role("button", name="Accept the judges where they agree")).to_have_count(0)
+    expect(page.get_by_text("Penalty — which response better avoids this")).to_be_visible()
     screenshot("review-pairs-blind")
 
     heading.click()  # the focus off any input

@@ -97,7 +97,8 @@ def render_pair(shown: PairForReview) -> None:
         s.pairs_form_as = (key, actor.key if actor else "", dict(shown.mine_ids))
     form = verdict_form.form_data(key, pair_review_view.form_criteria(shown),
                                   done=s.pairs_done, blind=True,
-                                  saving_as=actor.label if actor else None)
+                                  saving_as=actor.label if actor else None,
+                                  answer_label="Which is better?", accept_judges=False)
     pair_review_view.render_sides(shown)
     verdict_form.mount("keys", form, key=KEYS_PART, on_submit=handle_submit, args=(KEYS_PART,))
     for index in range(len(shown.criteria)):

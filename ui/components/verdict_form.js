@@ -38,6 +38,8 @@ function adopt(form, data) {
   // Keys typed before this drawing stay: a redraw of the same form never resets answers.
   form.criteria = data.criteria;
   form.blind = !!data.blind;
+  form.answerLabel = data.answer_label || "Your verdict";
+  form.acceptJudges = data.accept_judges !== false;
   if (form.pending && data.done === form.pending.id) {
     form.pending = null; // Python took the save (saved, refused or nothing to save)
     form.message = form.refused ? refusedNote(form.refused) : "";
@@ -99,6 +101,7 @@ function move(form, step) {
 }
 
 function acceptJudges(form) {
+  if (!form.acceptJudges) return; // nothing to accept on this form (pairs)
   if (form.pending) { refuse(form, "“accept the judges”"); return; }
   if (form.blind) {
     form.message = "Off in blind mode (it would show the judges).";
@@ -223,8 +226,8 @@ function drawKeys(root, form) {
     () => acceptJudges(form), { "aria-keyshortcuts": "Shift+A" });
   const row = el("div", { class: "rw-row" }, answers,
     button("Next criterion", "J", () => move(form, 1), { "aria-keyshortcuts": "J" }),
-    button("Previous criterion", "K", () => move(form, -1), { "aria-keyshortcuts": "K" }),
-    accept);
+    button("Previous criterion", "K", () => move(form, -1), { "aria-keyshortcuts": "K" }));
+  if (form.acceptJudges) row.append(accept);
   root.append(where, row, status);
   let shownAnswers = "";
   return () => {
@@ -253,14 +256,15 @@ function drawKeys(root, form) {
 
 function drawCriterion(root, form, criterionId) {
   const name = `rw-${form.key}-${criterionId}`;
-  const group = el("div", { class: "rw-choices", role: "radiogroup", "aria-label": "Your verdict" });
+  const label = form.answerLabel || "Your verdict";
+  const group = el("div", { class: "rw-choices", role: "radiogroup", "aria-label": label });
   const badge = el("span", { class: "rw-badge", text: "In focus" });
   const note = el("input", {
     type: "text", class: "rw-note", placeholder: "why", "aria-label": "Note (optional)",
     oninput: (e) => { form.answers.get(criterionId).note = e.target.value; },
   });
   const noteLabel = el("label", { class: "rw-label" }, "Note (optional)", note);
-  root.append(el("div", { class: "rw-head" }, el("span", { class: "rw-label", text: "Your verdict" }), badge),
+  root.append(el("div", { class: "rw-head" }, el("span", { class: "rw-label", text: label }), badge),
     group, noteLabel);
   let shown = "";
   return () => {

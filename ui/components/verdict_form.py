@@ -86,11 +86,15 @@ def form_key(response_id: int, nonce: int) -> str:
 
 
 def form_data(key: str, criteria: Sequence[FormCriterion], *, done: str | None,
-              blind: bool, saving_as: str | None = None) -> dict[str, Any]:
+              blind: bool, saving_as: str | None = None, answer_label: str = "Your verdict",
+              accept_judges: bool = True) -> dict[str, Any]:
     """What every part of the form is given (JSON). ``saving_as``: the name the form's saves
-    carry, shown beside its buttons."""
+    carry, shown beside its buttons; ``answer_label``: what a criterion's choices are called;
+    ``accept_judges``: offer "Accept the judges where they agree" (not where nothing can be
+    accepted, as when reviewing pairs)."""
     return {
         "form": key, "done": done, "blind": blind, "saving_as": saving_as,
+        "answer_label": answer_label, "accept_judges": accept_judges,
         "criteria": [{"id": c.id, "label": c.label, "initial": c.initial, "note": c.note,
                       "agreed": None if blind else c.agreed,
                       "answers": [{"value": a.value, "label": a.label, "key": a.key, "na": a.na}
