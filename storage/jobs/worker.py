@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -47,8 +48,14 @@ class Worker:
     # Work only on these runs (``grade --workers N`` starts helpers so); stop once they end.
     only_runs: tuple[int, ...] | None = None
     results: list[RunResult] = field(default_factory=list)
+    # Judge queued pairwise comparisons too (when no run needs this worker).
+    comparisons: bool = True
     _running: set[int] = field(default_factory=set)
     _joined: set[int] = field(default_factory=set)
+    # comparison id -> (when this worker last took it, its task): never taken again while
+    # its task runs, nor for a while after (one another process holds, or that stopped on
+    # an error, is not retried in a tight loop)
+    _comparing: dict[int, tuple[float, asyncio.Task]] = field(default_factory=dict)
 
     @property
     def heartbeat_interval(self) -> float:
@@ -90,6 +97,8 @@ class Worker:
                     task.add_done_callback(lambda _t, run=joined: self._joined.discard(run))
                     active.add(task)
                     continue
+                if await self._take_comparison(active):
+                    continue
                 if until_idle and not active and not await asyncio.to_thread(
                         queue.has_active_runs, self.sessions, self.only_runs):
                     break
@@ -98,7 +107,8 @@ class Worker:
                                              return_when=asyncio.FIRST_COMPLETED)
                 for task in done - {stopping}:
                     active.discard(task)
-                    self.results.append(task.result())
+                    if isinstance(task.result(), RunResult):
+                        self.results.append(task.result())
             if active:
                 for task in await asyncio.gather(*active, return_exceptions=True):
                     if isinstance(task, RunResult):
@@ -122,6 +132,32 @@ class Worker:
                 notice = f"; {p.notice}" if p.notice else ""
                 log.info("run %s: %s/%s graded, %s failed, %s provider calls%s%s", run_id,
                          p.done, p.total, p.failed, p.provider_calls, rate, notice)
+
+    async def _take_comparison(self, active: set[asyncio.Task]) -> bool:
+        """Start judging a waiting comparison (a Compare page's, or one whose process
+        stopped) when no run needs this worker; True when one was started."""
+        if not self.comparisons or self.only_runs is not None or len(active) >= self.max_runs:
+            return False
+        from storage.jobs.comparison_queue import judge_as_worker, next_comparison
+        from storage.jobs.comparison_runner import STALE_SECONDS
+
+        now = time.monotonic()
+        recent = tuple(c for c, (at, task) in self._comparing.items()
+                       if now - at < STALE_SECONDS or not task.done())
+        try:
+            found = await asyncio.to_thread(next_comparison, self.sessions,
+                                            stale_after=STALE_SECONDS, exclude=recent)
+        except Exception as exc:  # the database briefly away: the next poll tries again
+            if not is_storage_fault(exc):
+                raise
+            return False
+        if found is None:
+            return False
+        log.info("worker %s judges comparison %s", self.worker_id, found)
+        task = asyncio.create_task(judge_as_worker(self.sessions, found, self.worker_id))
+        self._comparing[found] = (now, task)
+        active.add(task)
+        return True
 
     async def _execute(self, run_id: int, stop: asyncio.Event, helper: bool = False
                        ) -> RunResult:

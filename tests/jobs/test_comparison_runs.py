@@ -139,7 +139,7 @@ async def test_an_interrupted_comparison_resumes_with_the_pairs_not_yet_stored(
         if "four" in body["messages"][-1]["content"] else judge_reply(body))
     task = asyncio.create_task(run_comparison(sessions, made.id, actor=ADMIN, worker="first",
                                               batch=3, **FAST))
-    for _ in range(200):  # until the first batch (q1-q3) is stored
+    for _ in range(600):  # until the first batch (q1-q3) is stored (30 s: a loaded CI)
         await asyncio.sleep(0.05)
         if comparisons.get_comparison(sessions, made.id).done_count:
             break
