@@ -14,7 +14,7 @@ from storage import models as m
 from storage.jobs.comparison_queue import next_comparison
 from storage.jobs.worker import Worker
 from storage.services import comparisons
-from tests.jobs.test_comparison_runs import create, setup  # noqa: F401 - the fixture
+from tests.jobs.test_comparison_runs import create, setup
 
 __all__ = ["setup"]
 
@@ -32,7 +32,7 @@ async def _work_until_done(sessions, comparison_id: int, **options) -> Worker:
     return worker
 
 
-async def test_a_worker_judges_a_queued_comparison(sessions, fake_provider, setup):  # noqa: F811
+async def test_a_worker_judges_a_queued_comparison(sessions, fake_provider, setup):
     made = create(sessions, fake_provider, *setup)
     assert next_comparison(sessions, stale_after=60) == made.id
 
@@ -45,7 +45,7 @@ async def test_a_worker_judges_a_queued_comparison(sessions, fake_provider, setu
 
 
 async def test_a_comparison_whose_process_stopped_is_taken_over_only_once_stale(
-        sessions, fake_provider, setup):  # noqa: F811
+        sessions, fake_provider, setup):
     made = create(sessions, fake_provider, *setup)
     with sessions.begin() as session:  # a process took it, then went silent
         session.execute(update(m.ComparisonRow).where(m.ComparisonRow.id == made.id).values(
@@ -63,7 +63,7 @@ async def test_a_comparison_whose_process_stopped_is_taken_over_only_once_stale(
 
 
 async def test_a_worker_bound_to_runs_leaves_comparisons_alone(sessions, fake_provider,
-                                                               setup):  # noqa: F811
+                                                               setup):
     made = create(sessions, fake_provider, *setup)
     worker = Worker(sessions, poll_interval=0.05, only_runs=(999,))
     stop = asyncio.Event()
