@@ -35,7 +35,7 @@ from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as repo
 from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
-from storage.services import blindness, consensus, review_version
+from storage.services import blindness, consensus, effective_upkeep, review_version
 from storage.services.blindness import Sight
 from storage.services.review_version import NewerVersion
 from storage.services.reviewers import Actor, Role, require, require_shown
@@ -176,9 +176,11 @@ def adjudicate(
     def work() -> HumanVerdictInfo:
         try:
             with sessions.begin() as session:
-                return append_verdict(session, response_id, criterion_id, parsed,
-                                      _who(actor), note or "", expected_current_id,
-                                      stream=ADJUDICATION)
+                saved = append_verdict(session, response_id, criterion_id, parsed,
+                                       _who(actor), note or "", expected_current_id,
+                                       stream=ADJUDICATION)
+                effective_upkeep.refresh_verdicts(session, [(response_id, criterion_id)])
+                return saved
         except IntegrityError as exc:
             if not _is_unique(exc):
                 raise
@@ -237,6 +239,9 @@ def save_review(
                             wanted.get(cid, UNCHECKED), review_seconds=review_seconds))
                     except StaleVerdictError as exc:
                         stale.append((cid, exc))
+                # After every append: its locks come after the verdicts' own writes.
+                effective_upkeep.refresh_verdicts(
+                    session, [(response_id, h.criterion_id) for h in saved])
                 newer = None if shown_version_id is None else review_version.newer_version(
                     session, shown_version_id, [h.criterion_id for h in saved])
         except IntegrityError as exc:
@@ -274,7 +279,9 @@ def append_verdict(
 ) -> HumanVerdictInfo:
     """Add one human verdict inside the caller's transaction: the one write path that the
     Review page, adjudication and the CSV import share. ``who`` is (key, name); the stream
-    is the reviewer's own unless given (adjudication). ``verdict``: MET / UNMET /
+    is the reviewer's own unless given (adjudication). The caller then refreshes the
+    effective verdicts of what it wrote (``effective_upkeep.refresh_verdicts``), once, after
+    its last append. ``verdict``: MET / UNMET /
     CANNOT_ASSESS, or an option label on a multi-choice criterion (``storage.choices``)."""
     key, name = who
     stream = key if stream is None else stream
