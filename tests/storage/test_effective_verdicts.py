@@ -5,6 +5,9 @@ append-only history, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import random
+import threading
+
+import pytest
 
 from storage import models as m
 from storage.cli import main as cli_main
@@ -250,3 +253,56 @@ def test_a_stale_save_writes_no_row(sessions):
                                  expected={criterion.id: first.id + 1000})
     assert result.stale and not result.saved
     assert _assert_up_to_date(sessions, "the stale save") == before
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_the_second_writer_waits_for_the_first_and_reads_its_verdict(sessions):
+    """PostgreSQL, the interleaving a thread pool rarely hits: two reviewers' verdicts on one
+    response are both inserted before either recomputes; the first recomputes (seeing only
+    its own) and holds its transaction open while the second recomputes. The second must wait
+    for the first to commit and then read both (agreed, with both reviews), instead of
+    computing from its own verdict alone or colliding on the row's unique key. (SQLite has
+    one writer at a time: the second could not even insert before the first commits.)"""
+    version = make_rubric(sessions, "Mixed", MIXED)
+    _, [response, *_] = make_dataset(sessions)
+    criterion = version.criteria[0]
+    keys = [(response.id, criterion.id)]
+    # (frozen first: the first save of a version freezes it, which would serialise them)
+    rubrics.freeze_version(sessions, version.id, actor=ADMIN)
+    first, second = sessions(), sessions()
+    try:
+        first.begin()
+        second.begin()
+        reviews.append_verdict(first, response.id, criterion.id, "MET", ("ana", "ana"), "",
+                               reviews.UNCHECKED)
+        reviews.append_verdict(second, response.id, criterion.id, "MET", ("bo", "bo"), "",
+                               reviews.UNCHECKED)
+        effective_upkeep.refresh_verdicts(first, keys)
+        done = threading.Event()
+        failed: list[BaseException] = []
+
+        def recompute_second() -> None:
+            try:
+                effective_upkeep.refresh_verdicts(second, keys)
+                second.commit()
+            except BaseException as exc:  # asserted on below
+                failed.append(exc)
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=recompute_second)
+        worker.start()
+        assert not done.wait(1.0), "the second writer did not wait for the first"
+        first.commit()
+        worker.join(30)
+        assert not failed, failed
+    finally:
+        first.close()
+        second.close()
+    kept = _assert_up_to_date(sessions, "both commits")
+    [row] = [r for r in kept if r[3] == criterion.id]
+    assert row[4:6] == ("agreed", "MET")
+    [decision] = [d for d in consensus.decisions(
+        sessions(), [response.id], version.id)[response.id].values()]
+    assert len(decision.reviews) == 2 and row[7] == decision.applied.id
