@@ -170,11 +170,10 @@ def import_human_verdicts(
                     if values:
                         ready.append(values)
                 now = m.utcnow()
-                keys: set[tuple[int, int]] = set()
                 for [values] in ready.batches():
                     insert_rows(session, rubric_version_id, values, now)
-                    keys.update((v[0], v[1]) for v in values)
-                effective_upkeep.refresh_verdicts(session, keys)
+                    # Batch by batch, so memory stays flat in the sheet's size.
+                    effective_upkeep.refresh_verdicts(session, [(v[0], v[1]) for v in values])
                 if written.verdicts:
                     rubric_repo.freeze(session, rubric_version_id)
                     dataset = session.get(m.DatasetRow, dataset_id)
