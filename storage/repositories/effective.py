@@ -1,0 +1,69 @@
+"""Reads of ``effective_verdicts`` (kept by storage.services.effective_upkeep): the human
+decision of every reviewed (response, criterion of a version) without recomputing it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session, aliased
+
+from storage import models as m
+from storage.convert import human_verdict_info
+from storage.dto import HumanDecision, HumanVerdictInfo
+
+_CHUNK = 500
+
+
+def applied_query(rubric_version_id: int, dataset_id: int,
+                  response_ids: Sequence[int] | None = None) -> Select:
+    """(criterion of the version, the human verdict that stands, the one it replaced) of
+    every decided criterion of the review set, by response then criterion; disputed ones
+    have none. Through the table's (version, dataset, ...) index."""
+    ev, hv, previous = m.EffectiveVerdictRow, m.HumanVerdictRow, aliased(m.HumanVerdictRow)
+    query = (
+        select(ev.criterion_id, ev.status, ev.carried_from, hv, previous)
+        .join(hv, hv.id == ev.human_verdict_id)
+        .outerjoin(previous, previous.id == hv.replaces_id)
+        .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id)
+        .order_by(ev.response_id, ev.criterion_id))
+    if response_ids is not None:
+        query = query.where(ev.response_id.in_(list(response_ids)))
+    return query
+
+
+def applied_verdicts(session: Session, rubric_version_id: int,
+                     dataset_id: int) -> list[HumanVerdictInfo]:
+    """The verdict in force of every decided (response, criterion) of the review set, under
+    the criterion of the version it applies to (as ``consensus.gather`` maps carried ones)."""
+    return [replace(human_verdict_info(row, prev), criterion_id=cid)
+            for cid, _status, _carried, row, prev in session.execute(
+                applied_query(rubric_version_id, dataset_id))]
+
+
+def score_decisions(session: Session, rubric_version_id: int, dataset_id: int,
+                    response_ids: Sequence[int]) -> dict[int, dict[int, HumanDecision]]:
+    """The decisions of these responses as effective scores need them: status, verdict, the
+    verdict that stands and where it was carried from. Without each reviewer's verdict
+    (``reviews`` empty, ``adjudication`` None): not for pages that show who said what, nor
+    for a viewer who may not see every verdict yet (storage.services.blindness)."""
+    found: dict[int, dict[int, HumanDecision]] = {}
+    ev = m.EffectiveVerdictRow
+    ids = list(response_ids)
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        for cid, status, carried, row, prev in session.execute(
+                applied_query(rubric_version_id, dataset_id, chunk)):
+            applied = replace(human_verdict_info(row, prev), criterion_id=cid)
+            found.setdefault(row.response_id, {})[cid] = HumanDecision(
+                criterion_id=cid, status=status, verdict=applied.verdict, applied=applied,
+                reviews=(), adjudication=None, carried_from=carried)
+        for rid, cid in session.execute(
+                select(ev.response_id, ev.criterion_id)
+                .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                       ev.response_id.in_(chunk), ev.status == "disputed")):
+            found.setdefault(rid, {})[cid] = HumanDecision(
+                criterion_id=cid, status="disputed", verdict=None, applied=None, reviews=(),
+                adjudication=None)
+    return found
