@@ -188,7 +188,8 @@ def _effective_overlay(
     for run_id in run_ids:
         for start in range(0, len(reviewed_ids), _CHUNK):
             for grade in reviews.effective_grades_for_run(
-                    sessions, run_id, reviewed_ids[start:start + _CHUNK], sight=sight):
+                    sessions, run_id, reviewed_ids[start:start + _CHUNK], sight=sight,
+                    scores_only=True):
                 overlay[(grade.response_id, run_id)] = (grade.score, grade.error)
     return overlay
 

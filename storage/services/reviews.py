@@ -30,6 +30,7 @@ from storage.errors import (
     StaleVerdictError,
 )
 from storage.repositories import datasets as dataset_repo
+from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as repo
@@ -398,10 +399,15 @@ def effective_grade(sessions: SessionFactory, grade_id: int) -> EffectiveGrade:
 
 def effective_grades_for_run(
     sessions: SessionFactory, run_id: int, response_ids: Sequence[int] | None = None,
-    *, sight: Sight = blindness.EVERYTHING,
+    *, sight: Sight = blindness.EVERYTHING, scores_only: bool = False,
 ) -> list[EffectiveGrade]:
     """A run's grades (all, or for these responses) with the human verdicts ``sight`` may
-    see applied; a handful of queries whatever the number of grades."""
+    see applied; a handful of queries whatever the number of grades.
+
+    ``scores_only``: for a reader of the scores and errors alone (Results): when ``sight``
+    sees everything the decisions are read from ``effective_verdicts`` instead of being
+    recomputed, and carry no reviewer's verdicts (each criterion's ``decision.reviews`` is
+    empty)."""
     with sessions() as session:
         run = run_repo.get_run(session, run_id)
         settings = RunSettings.model_validate(run.settings).scoring()
@@ -409,8 +415,12 @@ def effective_grades_for_run(
             session, run.rubric_version_id)]
         grades = run_repo.grade_infos_for_run(session, run_id, response_ids)
         ids = [g.response_id for g in grades]
-        humans = blindness.visible_decisions(
-            sight, consensus.decisions(session, ids, run.rubric_version_id))
+        if scores_only and sight.sees_all:
+            humans = effective_repo.score_decisions(session, run.rubric_version_id,
+                                                    run.dataset_id, ids)
+        else:
+            humans = blindness.visible_decisions(
+                sight, consensus.decisions(session, ids, run.rubric_version_id))
         texts = response_texts(session, ids) if settings.length_penalty is not None else {}
         return [
             compute_effective_grade(
