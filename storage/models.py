@@ -448,9 +448,9 @@ class EffectiveVerdictRow(Base):
                          name="uq_effective_verdicts_key"),  # the convention's is too long
         CheckConstraint("status IN ('agreed', 'adjudicated', 'disputed')", name="status"),
         CheckConstraint(f"verdict IS NULL OR {_in('verdict', VERDICTS)}", name="verdict"),
-        # The reads: a review set's decisions (version, dataset), by criterion for counts.
-        Index("ix_effective_verdicts_set", "rubric_version_id", "dataset_id", "criterion_id",
-              "response_id"),
+        # The reads: a review set's decisions (version, dataset) in response order.
+        Index("ix_effective_verdicts_set", "rubric_version_id", "dataset_id", "response_id",
+              "criterion_id"),
         Index("ix_effective_verdicts_response", "response_id"),
     )
 

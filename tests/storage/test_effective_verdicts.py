@@ -8,9 +8,13 @@ import random
 import threading
 
 import pytest
+from sqlalchemy import create_engine, inspect, select, text
+from sqlalchemy.pool import NullPool
 
 from storage import models as m
 from storage.cli import main as cli_main
+from storage.engine import open_database
+from storage.repositories import effective as effective_repo
 from storage.services import (
     consensus,
     datasets,
@@ -24,7 +28,9 @@ from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.kinds import MIXED
 from tests.storage.helpers import make_dataset, make_rubric, make_run
+from tests.storage.test_agreement_counts import _full_scans, _plan
 from tests.storage.test_concurrency import WRITERS, _together
+from tests.storage.test_criterion_kinds_migration import _migrate
 
 REVIEWERS = ("ana", "bo", "cy")
 CHOICES = {"accurate": ("MET", "UNMET", "CANNOT_ASSESS"),
@@ -306,3 +312,58 @@ def test_the_second_writer_waits_for_the_first_and_reads_its_verdict(sessions):
     [decision] = [d for d in consensus.decisions(
         sessions(), [response.id], version.id)[response.id].values()]
     assert len(decision.reviews) == 2 and row[7] == decision.applied.id
+
+
+def test_the_effective_reads_use_the_tables_indexes(sessions):
+    """Agreement's and Results' reads find a review set's rows through
+    ix_effective_verdicts_set and the verdicts that stand by their id: no full scan of
+    either table (the check itself catches one: last assertion)."""
+    world = _World(sessions, seed=3)
+    for _ in range(6):
+        world.save()
+    ids = [r.id for r in world.kept_rows]
+    for query in (effective_repo.applied_query(world.rubric.id, world.kept.id),
+                  effective_repo.applied_query(world.rubric.id, world.kept.id, ids)):
+        plan = _plan(sessions, query)
+        assert "effective_verdicts" in plan and "human_verdicts" in plan, plan
+        assert not _full_scans(plan, "effective_verdicts"), plan
+        assert not _full_scans(plan, "human_verdicts"), plan
+    assert _full_scans(_plan(sessions, select(m.EffectiveVerdictRow.verdict).where(
+        m.EffectiveVerdictRow.option == "x")), "effective_verdicts")
+
+
+def _human_verdict_rows(url: str) -> list[tuple]:
+    engine = create_engine(url, poolclass=NullPool)
+    with engine.connect() as c:
+        rows = [tuple(r) for r in c.execute(text("SELECT * FROM human_verdicts ORDER BY id"))]
+    engine.dispose()
+    return rows
+
+
+def test_migration_0020_fills_the_table_from_the_history_in_place(backend, new_database):
+    """A 0017 database with a busy history (three reviewers, adjudications, an import, new
+    versions carrying verdicts, options) moves to 0020 with every verdict as it was and the
+    table holding exactly what the consensus rule decides; and back down."""
+    url = new_database(backend)
+    sessions = open_database(url)
+    world = _World(sessions, seed=20)
+    for _ in range(25):
+        world.rng.choice([world.save, world.save, world.adjudicate, world.import_sheet,
+                          world.new_version])()
+    with sessions() as session:
+        kept = effective_upkeep.maintained_rows(session)
+    sessions.kw["bind"].dispose()
+    assert len(kept) > 20 and {row[4] for row in kept} == {"agreed", "adjudicated", "disputed"}
+
+    _migrate(url, "0017_run_samples", down=True)
+    history = _human_verdict_rows(url)
+    engine = create_engine(url, poolclass=NullPool)
+    assert "effective_verdicts" not in inspect(engine).get_table_names()
+    engine.dispose()
+
+    _migrate(url, "0020_effective_verdicts")
+    assert _human_verdict_rows(url) == history
+    sessions = open_database(url)
+    with sessions() as session:
+        assert effective_upkeep.maintained_rows(session) == kept
+    sessions.kw["bind"].dispose()

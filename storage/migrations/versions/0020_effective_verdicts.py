@@ -59,7 +59,7 @@ def upgrade() -> None:
                             name="uq_effective_verdicts_key"),
     )
     op.create_index("ix_effective_verdicts_set", "effective_verdicts",
-                    ["rubric_version_id", "dataset_id", "criterion_id", "response_id"])
+                    ["rubric_version_id", "dataset_id", "response_id", "criterion_id"])
     op.create_index("ix_effective_verdicts_response", "effective_verdicts", ["response_id"])
 
     # Filled from the history with the app's own rule. This reads human_verdicts, criteria,
