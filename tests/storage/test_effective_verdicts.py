@@ -194,6 +194,33 @@ def test_the_table_holds_what_the_consensus_rule_decides(sessions):
     assert kept and sorted(kept) == sorted(expected)
 
 
+def test_the_switched_reads_give_what_the_consensus_rule_gave(sessions):
+    """Agreement's effective human verdicts and the decisions Results scores with, read from
+    the table, are the very objects the consensus recomputation gave (every field of each
+    verdict that stands: who, when, what it replaced, the criterion it applies to)."""
+    world = _World(sessions, seed=11)
+    for _ in range(25):
+        world.rng.choice([world.save, world.save, world.adjudicate, world.import_sheet,
+                          world.new_version])()
+    checked = 0
+    with sessions() as session:
+        for version in world.versions:
+            for dataset, rows in ((world.kept, world.kept_rows), (world.gone, world.gone_rows)):
+                ids = [r.id for r in rows]
+                found = consensus.decisions(session, ids, version.id)
+                before = [d.applied for rid in sorted(found)
+                          for _cid, d in sorted(found[rid].items()) if d.applied is not None]
+                assert effective_repo.applied_verdicts(session, version.id,
+                                                       dataset.id) == before
+                light = effective_repo.score_decisions(session, version.id, dataset.id, ids)
+                assert {rid: {cid: (d.status, d.verdict, d.applied, d.carried_from)
+                              for cid, d in per.items()} for rid, per in light.items()} == {
+                    rid: {cid: (d.status, d.verdict, d.applied, d.carried_from)
+                          for cid, d in per.items()} for rid, per in found.items()}
+                checked += len(before)
+    assert checked > 20
+
+
 def test_two_reviewers_saving_on_one_response_at_once_leave_the_agreed_row(sessions):
     """Each save recomputes the response after its own insert; the second to commit must see
     the first's verdict (PostgreSQL: it waits for the response's lock, then reads again)."""
