@@ -13,12 +13,21 @@ unfrozen one) changes which verdicts carry into it.
 
 Concurrency. Each writer recomputes after its own inserts, so on SQLite (one writer at a
 time, and everything read after a transaction's first write is what the previous writer
-committed) the last one to commit sees every verdict. On PostgreSQL (read committed) two
-reviewers saving on the same response at once would each see only their own new verdict:
-the writer first locks the responses it recomputes (``FOR NO KEY UPDATE``, in id order), so
-the second waits for the first to commit and then reads both; and it holds a share lock on
-the rubric, which a writer recomputing a whole version takes exclusively, so a new version
-and a verdict saved meanwhile cannot each miss the other.
+committed) the last one to commit sees every verdict. On PostgreSQL (read committed):
+
+- two reviewers saving on the same response at once would each see only their own new
+  verdict: a writer first locks the responses it recomputes (``FOR NO KEY UPDATE``, in id
+  order), so the second waits for the first to commit and then reads both;
+- a new version (or replaced criteria) and a verdict saved meanwhile must not each miss the
+  other: the writer of verdicts takes ``FOR KEY SHARE`` on every version row of the rubric
+  (in id order) before listing the versions it recomputes, and whoever changes a version's
+  criteria already holds ``FOR UPDATE`` on the row of the version it edits
+  (``rubric_repo.get_version(for_update=True)``), which conflicts with it: either the new
+  version is committed before the verdict's writer lists the versions, or its writer waits
+  for the verdict to be committed before it reads the history. (The foreign keys of the
+  rows written on the versions a verdict carries into take the same KEY SHARE; the explicit
+  lock says it.) The version writers take no new lock, so the two never wait on each other
+  in a cycle (a share lock on the rubric row, taken after the verdicts' inserts, could).
 """
 
 from __future__ import annotations
@@ -64,14 +73,14 @@ def refresh_verdicts(session: Session, keys: Iterable[tuple[int, int]]) -> None:
 
 def refresh_versions(session: Session, version_ids: Iterable[int]) -> None:
     """After a version was created or its criteria replaced: the rows of these versions
-    (and of every later version of their rubrics), recomputed from the history."""
+    (and of every later version of their rubrics), recomputed from the history. The caller
+    holds ``FOR UPDATE`` on a version row of the rubric (see the module's docstring)."""
     ids = sorted(set(version_ids))
     if not ids:
         return
     found = session.execute(
         select(m.RubricVersionRow.rubric_id, func.min(m.RubricVersionRow.number))
         .where(m.RubricVersionRow.id.in_(ids)).group_by(m.RubricVersionRow.rubric_id)).all()
-    _lock(session, sorted(rubric for rubric, _n in found), [], exclusive=True)
     for rubric_id, oldest in found:
         for version_id in _versions(session, rubric_id, oldest):
             _recompute_version(session, version_id)
@@ -91,8 +100,9 @@ def forget_dataset(session: Session, dataset_id: int) -> None:
 
 def rebuild(session: Session) -> int:
     """Every row recomputed from the append-only history; returns the number of rows."""
-    rubric_ids = list(session.scalars(select(m.RubricRow.id).order_by(m.RubricRow.id)))
-    _lock(session, rubric_ids, [], exclusive=True)
+    if session.get_bind().dialect.name == "postgresql":  # no verdict lands meanwhile
+        session.execute(select(m.RubricVersionRow.id).order_by(m.RubricVersionRow.id)
+                        .with_for_update())
     session.execute(delete(_TABLE))
     for version_id in session.scalars(
             select(m.RubricVersionRow.id)
@@ -118,15 +128,14 @@ def _versions(session: Session, rubric_id: int, from_number: int) -> list[int]:
         .order_by(m.RubricVersionRow.number)))
 
 
-def _lock(session: Session, rubric_ids: list[int], response_ids: list[int], *,
-          exclusive: bool = False) -> None:
+def _lock(session: Session, rubric_ids: list[int], response_ids: list[int]) -> None:
     """PostgreSQL only (see the module's docstring); SQLite writers are already serial."""
     if session.get_bind().dialect.name != "postgresql":
         return
     if rubric_ids:
-        rubrics = select(m.RubricRow.id).where(m.RubricRow.id.in_(rubric_ids))
-        session.execute(rubrics.order_by(m.RubricRow.id).with_for_update(
-            read=not exclusive, key_share=exclusive))
+        session.execute(
+            select(m.RubricVersionRow.id).where(m.RubricVersionRow.rubric_id.in_(rubric_ids))
+            .order_by(m.RubricVersionRow.id).with_for_update(read=True, key_share=True))
     for start in range(0, len(response_ids), _CHUNK):
         session.execute(
             select(m.ResponseRow.id)

@@ -394,3 +394,55 @@ def test_migration_0020_fills_the_table_from_the_history_in_place(backend, new_d
     with sessions() as session:
         assert effective_upkeep.maintained_rows(session) == kept
     sessions.kw["bind"].dispose()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_new_version_made_while_a_verdict_is_being_saved_carries_it(sessions):
+    """PostgreSQL: a reviewer's verdict on v1 is written and recomputed (v1 and v2: v3 does
+    not exist yet) but not committed when an admin edits v2 into v3, which carries it. The
+    edit must wait for the verdict's commit and then read it, or v3 would miss it for good
+    (its writer lists v3 only after it exists). The verdict's writer holds FOR KEY SHARE on
+    v2's row (its own lock on every version of the rubric, and the foreign key of its row
+    on v2), which the edit's FOR UPDATE on v2 waits for."""
+    version = make_rubric(sessions, "Mixed", MIXED)
+    _, [response, *_] = make_dataset(sessions)
+    criterion = version.criteria[0]
+    reviews.set_human_verdict(sessions, actor=local_actor("bo"), response_id=response.id,
+                              criterion_id=criterion.id, verdict="MET")  # freezes v1
+    changed = version.to_criteria()
+    changed[2] = changed[2].model_copy(update={"weight": 1.0})
+    v2 = rubrics.save_criteria(sessions, version.id, changed, actor=ADMIN)
+    rubrics.freeze_version(sessions, v2.id, actor=ADMIN)
+    saving = sessions()
+    try:
+        saving.begin()
+        reviews.append_verdict(saving, response.id, criterion.id, "UNMET", ("ana", "ana"), "",
+                               reviews.UNCHECKED)
+        effective_upkeep.refresh_verdicts(saving, [(response.id, criterion.id)])
+        done = threading.Event()
+        made: list[object] = []
+
+        def edit() -> None:
+            try:
+                criteria = v2.to_criteria()
+                criteria[2] = criteria[2].model_copy(update={"weight": 2.0})
+                made.append(rubrics.save_criteria(sessions, v2.id, criteria, actor=ADMIN))
+            except BaseException as exc:  # asserted on below
+                made.append(exc)
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=edit)
+        worker.start()
+        assert not done.wait(1.0), "the edit did not wait for the verdict being saved"
+        saving.commit()
+        worker.join(30)
+    finally:
+        saving.close()
+    [v3] = made
+    assert not isinstance(v3, BaseException), v3
+    assert v3.number == 3
+    kept = _assert_up_to_date(sessions, "the edit")
+    carried = [r for r in kept if r[0] == v3.id and r[3] == v3.criteria[0].id]
+    assert [r[4:6] for r in carried] == [("disputed", None)]  # bo's MET, ana's UNMET
