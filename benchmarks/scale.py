@@ -387,8 +387,10 @@ def measure(sessions: SessionFactory, w: World, skip: set[str]) -> list[tuple]:
         rows.append([name, cold, None, _timed(sql), _peak_mb(), note])
         print(f"  {name}: {cold:.2f} s cold", flush=True)
     # ONE new verdict: a reviewer changes one criterion of a reviewed response.
-    reviews.set_human_verdict(sessions, actor=REVIEWERS[1], response_id=w.reviewed[0],
-                              criterion_id=w.criterion_ids[0], verdict="CANNOT_ASSESS")
+    saved = _timed(lambda: reviews.set_human_verdict(
+        sessions, actor=REVIEWERS[1], response_id=w.reviewed[0],
+        criterion_id=w.criterion_ids[0], verdict="CANNOT_ASSESS"))
+    print(f"  one verdict saved (effective_verdicts kept with it): {saved:.3f} s", flush=True)
     for row, (_name, product, sql, _note) in zip(rows, chosen, strict=True):
         row[2] = _timed(product)
         row[3] = min(row[3], _timed(sql))
