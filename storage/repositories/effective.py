@@ -82,3 +82,16 @@ def score_decisions(session: Session, rubric_version_id: int, dataset_id: int,
                 criterion_id=cid, status="disputed", verdict=None, applied=None, reviews=(),
                 adjudication=None)
     return found
+
+
+def decided_choices(session: Session, rubric_version_id: int, dataset_id: int,
+                    criterion_id: int) -> dict[int, str]:
+    """response id -> the decided choice (option label, else verdict) on one criterion of
+    the version, for the review set's responses where people decided it (agreed or
+    adjudicated, carried ones included); a disputed criterion has none."""
+    ev = m.EffectiveVerdictRow
+    return {rid: option if option is not None else verdict
+            for rid, verdict, option in session.execute(
+                select(ev.response_id, ev.verdict, ev.option)
+                .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                       ev.criterion_id == criterion_id, ev.status != "disputed"))}
