@@ -39,8 +39,10 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from storage import models as m
+from storage.engine import SessionFactory
 from storage.repositories import verdicts as verdict_repo
 from storage.services import consensus
+from storage.services.reviewers import Actor, Role, require
 
 _CHUNK = 500
 _TABLE = m.EffectiveVerdictRow.__table__
@@ -188,12 +190,10 @@ def _insert(session: Session, version_id: int, found: consensus.Decisions) -> No
         session.execute(insert(_TABLE), rows[start:start + _CHUNK])
 
 
-def rebuild_effective(sessions, *, actor) -> tuple[int, int]:
+def rebuild_effective(sessions: SessionFactory, *, actor: Actor) -> tuple[int, int]:
     """The ``rebuild-effective`` command: every row recomputed from the history in one
     transaction. Returns (rows now, rows that differed from the maintained table: removed
     plus added, 0 when it was up to date)."""
-    from storage.services.reviewers import Role, require
-
     require(actor, Role.ADMIN, "rebuild the effective verdicts")
     with sessions.begin() as session:
         before = set(maintained_rows(session))
