@@ -38,10 +38,14 @@ from grading.aggregation import aggregate_verdicts
 from grading.types import Criterion, Verdict
 from storage import models as m
 from storage.engine import SessionFactory, open_database
+from storage.repositories import verdicts as verdict_repo
 from storage.services import (
     agreement,
     agreement_counts,
+    agreement_sources,
+    consensus,
     datasets,
+    effective_upkeep,
     human_baseline,
     panel_results,
     panels,
@@ -146,6 +150,11 @@ def build(sessions: SessionFactory, size: int) -> World:
         session.execute(insert(m.ReviewSetRow).values(
             dataset_id=dataset.id, rubric_version_id=version.id, reviewers_per_response=2,
             sample_size=0, updated_by=BENCHMARK.key, updated_at=m.utcnow()))
+        # Bulk inserts bypass the writers that keep effective_verdicts: rebuild it, as the
+        # rebuild-effective command does.
+        started = time.perf_counter()
+        effective_upkeep.rebuild(session)
+        print(f"rebuild-effective: {time.perf_counter() - started:.1f} s", flush=True)
     return World(version.id, dataset.id, criterion_ids, response_ids, run_ids, panel.id,
                  reviewed)
 
@@ -249,6 +258,41 @@ def _reviewer_queue(w: World):
             .order_by(m.ResponseRow.id).limit(50))
 
 
+def _applied(w: World):
+    return (select(m.EffectiveVerdictRow.response_id, m.EffectiveVerdictRow.criterion_id,
+                   m.EffectiveVerdictRow.verdict)
+            .where(m.EffectiveVerdictRow.rubric_version_id == w.version_id,
+                   m.EffectiveVerdictRow.dataset_id == w.dataset_id,
+                   m.EffectiveVerdictRow.human_verdict_id.is_not(None)))
+
+
+def humans_from_table(sessions: SessionFactory, w: World) -> list:
+    """Agreement's people side as it reads now (effective_verdicts)."""
+    with sessions() as session:
+        return agreement_sources.current_human_verdicts(session, w.version_id, w.dataset_id)
+
+
+def humans_recomputed(sessions: SessionFactory, w: World) -> list:
+    """Agreement's people side as it read before: the consensus of every reviewed response."""
+    with sessions() as session:
+        ids = verdict_repo.response_ids_reviewed_in(session, w.dataset_id, w.version_id)
+        found = consensus.decisions(session, ids, w.version_id)
+    return [d.applied for rid in sorted(found) for _cid, d in sorted(found[rid].items())
+            if d.applied is not None]
+
+
+def overlay(sessions: SessionFactory, w: World, *, from_table: bool) -> dict:
+    """Results' effective overlay (every reviewed response x run), from the table (now) or
+    with the consensus recomputed (before)."""
+    found = {}
+    for run_id in w.run_ids:
+        for start in range(0, len(w.reviewed), 500):
+            for g in reviews.effective_grades_for_run(
+                    sessions, run_id, w.reviewed[start:start + 500], scores_only=from_table):
+                found[g.response_id, run_id] = (g.score, g.error)
+    return found
+
+
 def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Callable, str]]:
     where = {"dataset_id": w.dataset_id, "rubric_version_id": w.version_id,
              "run_ids": w.run_ids}
@@ -273,6 +317,15 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     q = _sql
     return [
+        ("effective human verdicts, table (new)", lambda: humans_from_table(sessions, w),
+         q(sessions, _applied, w), "SQL: the table's decided rows of the set"),
+        ("effective human verdicts, consensus recomputed (before)",
+         lambda: humans_recomputed(sessions, w), q(sessions, _applied, w), "as above"),
+        ("Results effective overlay, table (new)", lambda: overlay(sessions, w,
+                                                                   from_table=True),
+         q(sessions, _applied, w), "as above"),
+        ("Results effective overlay, consensus recomputed (before)",
+         lambda: overlay(sessions, w, from_table=False), q(sessions, _applied, w), "as above"),
         ("Results first page", lambda: results.results_page(sessions, **where, limit=50),
          q(sessions, _first_page, w), "SQL: the page's 50 x 3 scores, no effective overlay"),
         ("Results first page + panel column", results_with_panel,
@@ -334,8 +387,10 @@ def measure(sessions: SessionFactory, w: World, skip: set[str]) -> list[tuple]:
         rows.append([name, cold, None, _timed(sql), _peak_mb(), note])
         print(f"  {name}: {cold:.2f} s cold", flush=True)
     # ONE new verdict: a reviewer changes one criterion of a reviewed response.
-    reviews.set_human_verdict(sessions, actor=REVIEWERS[1], response_id=w.reviewed[0],
-                              criterion_id=w.criterion_ids[0], verdict="CANNOT_ASSESS")
+    saved = _timed(lambda: reviews.set_human_verdict(
+        sessions, actor=REVIEWERS[1], response_id=w.reviewed[0],
+        criterion_id=w.criterion_ids[0], verdict="CANNOT_ASSESS"))
+    print(f"  one verdict saved (effective_verdicts kept with it): {saved:.3f} s", flush=True)
     for row, (_name, product, sql, _note) in zip(rows, chosen, strict=True):
         row[2] = _timed(product)
         row[3] = min(row[3], _timed(sql))
@@ -393,6 +448,12 @@ def main() -> int:
                   f"peak RSS {_peak_mb():.0f} MB", flush=True)
             rows = measure(sessions, world, skip)
             print_table(engine.dialect.name, args.size, rows)
+            same_humans = humans_from_table(sessions, world) == humans_recomputed(
+                sessions, world)
+            same_overlay = overlay(sessions, world, from_table=True) == overlay(
+                sessions, world, from_table=False)
+            print(f"\neffective human verdicts, table == recomputed: {same_humans}; "
+                  f"Results overlay, table == recomputed: {same_overlay}")
             if "agreement report" not in skip:
                 print(f"\nSQL-count pairwise figures identical to the report's: "
                       f"{_same_pairwise(sessions, world)}")

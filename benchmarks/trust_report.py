@@ -41,7 +41,15 @@ from grading.aggregation import aggregate_verdicts
 from grading.types import Criterion, Verdict
 from storage import models as m
 from storage.engine import open_database
-from storage.services import agreement, datasets, review_sets, rubrics, runs, trust_report
+from storage.services import (
+    agreement,
+    datasets,
+    effective_upkeep,
+    review_sets,
+    rubrics,
+    runs,
+    trust_report,
+)
 from storage.services.reviewers import command_line_actor
 
 BENCHMARK = command_line_actor("benchmark")
@@ -113,6 +121,8 @@ def build(sessions, within: bool = False):
              "reviewer_key": "reviewer", "reviewer": "Reviewer", "note": "",
              "created_at": m.utcnow()}
             for rid in [*sample, *others] for pos, cid in enumerate(criterion_ids)])
+        # Bulk inserts bypass the writers that keep effective_verdicts (rebuild-effective).
+        effective_upkeep.rebuild(session)
     return version.id, dataset.id
 
 

@@ -122,6 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare_command.add_arguments(compare)
     compare.set_defaults(func=compare_command.compare_command)
 
+    from storage import effective_command
+
+    rebuild = commands.add_parser(
+        "rebuild-effective", help="recompute the effective human verdicts (adjudicated or "
+                                  "agreed, carried over) from the history of every verdict")
+    effective_command.add_arguments(rebuild)
+    rebuild.set_defaults(func=jobs.guarded(effective_command.rebuild_command))
+
     from storage import panel_commands
 
     panel = commands.add_parser("panel", help="judge panels: runs combined by a voting rule")

@@ -432,6 +432,45 @@ class HumanVerdictRow(Base):
         return self.stream == ADJUDICATION_STREAM
 
 
+class EffectiveVerdictRow(Base):
+    """The human decision of one (response, criterion of a version), kept up to date.
+
+    Derived, not history: the consensus rule (storage.services.consensus) applied to the
+    current verdict of every stream, carried verdicts included. One row per (version,
+    response, criterion) anyone answered: ``status`` agreed / adjudicated / disputed, the
+    applied verdict and option (NULL when disputed), the id of the human verdict that stands
+    (``human_verdict_id``; a carried one belongs to an earlier version) and ``carried_from``,
+    the number of the version it was given on when that is not this one. Written in the
+    same transaction as every verdict (storage.services.effective_upkeep); the
+    ``rebuild-effective`` command recomputes it from the append-only history.
+    """
+
+    __tablename__ = "effective_verdicts"
+    __table_args__ = (
+        UniqueConstraint("rubric_version_id", "response_id", "criterion_id",
+                         name="uq_effective_verdicts_key"),  # the convention's is too long
+        CheckConstraint("status IN ('agreed', 'adjudicated', 'disputed')", name="status"),
+        CheckConstraint(f"verdict IS NULL OR {_in('verdict', VERDICTS)}", name="verdict"),
+        # The reads: a review set's decisions (version, dataset) in response order.
+        Index("ix_effective_verdicts_set", "rubric_version_id", "dataset_id", "response_id",
+              "criterion_id"),
+        Index("ix_effective_verdicts_response", "response_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rubric_version_id: Mapped[int] = mapped_column(
+        ForeignKey("rubric_versions.id", ondelete="CASCADE"))
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    response_id: Mapped[int] = mapped_column(ForeignKey("responses.id", ondelete="CASCADE"))
+    criterion_id: Mapped[int] = mapped_column(ForeignKey("criteria.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(20))
+    verdict: Mapped[str | None] = mapped_column(String(20))
+    option: Mapped[str | None] = mapped_column(Text)
+    human_verdict_id: Mapped[int | None] = mapped_column(
+        ForeignKey("human_verdicts.id", ondelete="CASCADE"))
+    carried_from: Mapped[int | None] = mapped_column(Integer)
+
+
 class ReviewSetRow(Base):
     """Settings of one review set (a dataset under a rubric version); defaults when absent."""
 

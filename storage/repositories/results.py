@@ -93,28 +93,6 @@ def metadata_values(session: Session, dataset_id: int, key: str, limit: int) -> 
         .group_by(value).order_by(value).limit(limit)))
 
 
-def current_human_verdicts(session: Session, dataset_id: int, rubric_version_id: int,
-                           criterion_id: int) -> dict[int, str]:
-    """response id -> the current (highest seq) human choice on one criterion: the option
-    label on a multi-choice criterion, else the verdict."""
-    newest = (
-        select(m.HumanVerdictRow.response_id, func.max(m.HumanVerdictRow.seq).label("seq"))
-        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
-        .where(m.HumanVerdictRow.rubric_version_id == rubric_version_id,
-               m.HumanVerdictRow.criterion_id == criterion_id,
-               m.ResponseRow.dataset_id == dataset_id)
-        .group_by(m.HumanVerdictRow.response_id)
-        .subquery()
-    )
-    return {response_id: option if option is not None else verdict
-            for response_id, verdict, option in session.execute(
-                select(m.HumanVerdictRow.response_id, m.HumanVerdictRow.verdict,
-                       m.HumanVerdictRow.option)
-                .join(newest, and_(newest.c.response_id == m.HumanVerdictRow.response_id,
-                                   newest.c.seq == m.HumanVerdictRow.seq))
-                .where(m.HumanVerdictRow.criterion_id == criterion_id))}
-
-
 def judge_verdict_ids(session: Session, run_id: int, criterion_id: int,
                       verdict: str, *, by_option: bool = False) -> set[int]:
     """Responses on which a run's judge gave ``verdict`` on one criterion. ``by_option``

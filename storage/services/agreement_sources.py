@@ -22,6 +22,7 @@ from storage.dto import CriterionInfo, GradeInfo, HumanVerdictInfo, RunInfo
 from storage.effective import compute_human_score
 from storage.engine import SessionFactory
 from storage.repositories import datasets as dataset_repo
+from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
@@ -305,14 +306,9 @@ def current_human_verdicts(
 ) -> list[HumanVerdictInfo]:
     """The human verdict in force (adjudicated, or agreed by every reviewer who answered) of
     every decided (response, criterion), carried-over verdicts included; disputed criteria
-    have none (storage.services.consensus)."""
-    ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, rubric_version_id)
-    found = consensus.decisions(session, ids, rubric_version_id)
-    return [
-        decision.applied
-        for rid in sorted(found) for cid, decision in sorted(found[rid].items())
-        if decision.applied is not None
-    ]
+    have none (storage.services.consensus). Read from ``effective_verdicts``, which every
+    writer keeps equal to that rule (storage.services.effective_upkeep)."""
+    return effective_repo.applied_verdicts(session, rubric_version_id, dataset_id)
 
 
 def reviewer_verdicts(

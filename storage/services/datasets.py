@@ -30,6 +30,7 @@ from storage.repositories import datasets as repo
 from storage.repositories import results as results_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.response_files import ColumnMapping, NewResponse, ResponseValidator
+from storage.services import effective_upkeep
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 from storage.services.run_cleanup import delete_runs
@@ -323,6 +324,7 @@ def delete_dataset(
                 "archive it instead"
             )
         response_ids = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+        effective_upkeep.forget_dataset(session, dataset_id)
         session.execute(delete(m.HumanVerdictRow)
                         .where(m.HumanVerdictRow.response_id.in_(response_ids)))
         delete_runs(session, run_ids)

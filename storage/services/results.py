@@ -28,6 +28,7 @@ from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import datasets as dataset_repo
+from storage.repositories import effective as effective_repo
 from storage.repositories import results as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.results import Scores
@@ -188,7 +189,8 @@ def _effective_overlay(
     for run_id in run_ids:
         for start in range(0, len(reviewed_ids), _CHUNK):
             for grade in reviews.effective_grades_for_run(
-                    sessions, run_id, reviewed_ids[start:start + _CHUNK], sight=sight):
+                    sessions, run_id, reviewed_ids[start:start + _CHUNK], sight=sight,
+                    scores_only=True):
                 overlay[(grade.response_id, run_id)] = (grade.score, grade.error)
     return overlay
 
@@ -381,8 +383,10 @@ def _verdict_matches(session, dataset_id: int, rubric_version_id: int, runs: lis
                                 "shown")
     if panel is None and wanted.run_id not in runs:
         raise InvalidInputError("the verdict filter applies to a run that is not selected")
-    humans = repo.current_human_verdicts(session, dataset_id, rubric_version_id,
-                                         wanted.criterion_id)
+    # The decided human verdict (storage.services.consensus): a disputed criterion keeps
+    # the judge's.
+    humans = effective_repo.decided_choices(session, rubric_version_id, dataset_id,
+                                            wanted.criterion_id)
     if not sight.sees_all and humans:
         seen = blindness.visible_decisions(sight, consensus.decisions(
             session, list(humans), rubric_version_id))

@@ -30,12 +30,13 @@ from storage.errors import (
     StaleVerdictError,
 )
 from storage.repositories import datasets as dataset_repo
+from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as repo
 from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
-from storage.services import blindness, consensus, review_version
+from storage.services import blindness, consensus, effective_upkeep, review_version
 from storage.services.blindness import Sight
 from storage.services.review_version import NewerVersion
 from storage.services.reviewers import Actor, Role, require, require_shown
@@ -176,9 +177,11 @@ def adjudicate(
     def work() -> HumanVerdictInfo:
         try:
             with sessions.begin() as session:
-                return append_verdict(session, response_id, criterion_id, parsed,
-                                      _who(actor), note or "", expected_current_id,
-                                      stream=ADJUDICATION)
+                saved = append_verdict(session, response_id, criterion_id, parsed,
+                                       _who(actor), note or "", expected_current_id,
+                                       stream=ADJUDICATION)
+                effective_upkeep.refresh_verdicts(session, [(response_id, criterion_id)])
+                return saved
         except IntegrityError as exc:
             if not _is_unique(exc):
                 raise
@@ -237,6 +240,9 @@ def save_review(
                             wanted.get(cid, UNCHECKED), review_seconds=review_seconds))
                     except StaleVerdictError as exc:
                         stale.append((cid, exc))
+                # After every append: its locks come after the verdicts' own writes.
+                effective_upkeep.refresh_verdicts(
+                    session, [(response_id, h.criterion_id) for h in saved])
                 newer = None if shown_version_id is None else review_version.newer_version(
                     session, shown_version_id, [h.criterion_id for h in saved])
         except IntegrityError as exc:
@@ -274,7 +280,9 @@ def append_verdict(
 ) -> HumanVerdictInfo:
     """Add one human verdict inside the caller's transaction: the one write path that the
     Review page, adjudication and the CSV import share. ``who`` is (key, name); the stream
-    is the reviewer's own unless given (adjudication). ``verdict``: MET / UNMET /
+    is the reviewer's own unless given (adjudication). The caller then refreshes the
+    effective verdicts of what it wrote (``effective_upkeep.refresh_verdicts``), once, after
+    its last append. ``verdict``: MET / UNMET /
     CANNOT_ASSESS, or an option label on a multi-choice criterion (``storage.choices``)."""
     key, name = who
     stream = key if stream is None else stream
@@ -391,10 +399,15 @@ def effective_grade(sessions: SessionFactory, grade_id: int) -> EffectiveGrade:
 
 def effective_grades_for_run(
     sessions: SessionFactory, run_id: int, response_ids: Sequence[int] | None = None,
-    *, sight: Sight = blindness.EVERYTHING,
+    *, sight: Sight = blindness.EVERYTHING, scores_only: bool = False,
 ) -> list[EffectiveGrade]:
     """A run's grades (all, or for these responses) with the human verdicts ``sight`` may
-    see applied; a handful of queries whatever the number of grades."""
+    see applied; a handful of queries whatever the number of grades.
+
+    ``scores_only``: for a reader of the scores and errors alone (Results): when ``sight``
+    sees everything the decisions are read from ``effective_verdicts`` instead of being
+    recomputed, and carry no reviewer's verdicts (each criterion's ``decision.reviews`` is
+    empty)."""
     with sessions() as session:
         run = run_repo.get_run(session, run_id)
         settings = RunSettings.model_validate(run.settings).scoring()
@@ -402,8 +415,12 @@ def effective_grades_for_run(
             session, run.rubric_version_id)]
         grades = run_repo.grade_infos_for_run(session, run_id, response_ids)
         ids = [g.response_id for g in grades]
-        humans = blindness.visible_decisions(
-            sight, consensus.decisions(session, ids, run.rubric_version_id))
+        if scores_only and sight.sees_all:
+            humans = effective_repo.score_decisions(session, run.rubric_version_id,
+                                                    run.dataset_id, ids)
+        else:
+            humans = blindness.visible_decisions(
+                sight, consensus.decisions(session, ids, run.rubric_version_id))
         texts = response_texts(session, ids) if settings.length_penalty is not None else {}
         return [
             compute_effective_grade(

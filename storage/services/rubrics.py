@@ -27,6 +27,7 @@ from storage.errors import (
 from storage.repositories import comparisons as comparison_repo
 from storage.repositories import rubrics as repo
 from storage.repositories import verdicts as verdict_repo
+from storage.services import effective_upkeep
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 from storage.services.run_cleanup import delete_runs
@@ -165,13 +166,18 @@ def _save_criteria(sessions: SessionFactory, version_id: int, criteria: list[Cri
                     f"version {version.number} was changed elsewhere (another tab or person) "
                     "since you opened it; discard your changes to load the saved criteria, "
                     "then make your edits again")
+            # Verdicts of earlier versions may carry into this one (same requirement text):
+            # its effective verdicts go with the old criteria and are recomputed for the new.
+            effective_upkeep.forget_versions(session, [version.id])
             repo.replace_criteria(session, version, criteria)
             if note:
                 version.note = note
             session.flush()
+            effective_upkeep.refresh_versions(session, [version.id])
             return version_info(version)
-        return version_info(repo.add_version(session, version.rubric, criteria, note,
-                                             actor.key))
+        added = repo.add_version(session, version.rubric, criteria, note, actor.key)
+        effective_upkeep.refresh_versions(session, [added.id])
+        return version_info(added)
 
 
 def freeze_version(
@@ -258,6 +264,7 @@ def delete_rubric(
                 f"{summary.comparisons} comparisons; confirm the deletion (confirm=True) or "
                 "archive it instead"
             )
+        effective_upkeep.forget_versions(session, version_ids)
         session.execute(delete(m.HumanVerdictRow)
                         .where(m.HumanVerdictRow.rubric_version_id.in_(version_ids)))
         delete_runs(session, run_ids)

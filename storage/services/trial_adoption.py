@@ -10,6 +10,7 @@ from storage.convert import criterion_info
 from storage.engine import SessionFactory
 from storage.errors import InvalidStateError, NotFoundError
 from storage.repositories import rubrics as rubric_repo
+from storage.services import effective_upkeep
 from storage.services.reviewers import Actor, Role, require
 
 
@@ -71,6 +72,7 @@ def _adopt(sessions: SessionFactory, trial_id: int, *, actor: Actor,
                     reviewer_key=key, reviewer=name, answered_at=answered,
                     note=f"carried from v{version.number} after rewording (confirmed by "
                          f"{actor.label})", previous=None)
+        effective_upkeep.refresh_versions(session, [new_version.id])
         trial.adopted_version_id = new_version.id
         return version_info(new_version)
 

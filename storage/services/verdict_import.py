@@ -53,7 +53,7 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.response_files import RowReader
 from storage.row_spill import RowSpill
-from storage.services import people, reviewer_names, reviews
+from storage.services import effective_upkeep, people, reviewer_names, reviews
 from storage.services.reviewers import Actor, Role, require
 from storage.services.verdict_sheet import COLUMNS, export_verdict_sheet_csv
 from storage.services.verdict_writes import Written, insert_rows, new_rows
@@ -172,6 +172,8 @@ def import_human_verdicts(
                 now = m.utcnow()
                 for [values] in ready.batches():
                     insert_rows(session, rubric_version_id, values, now)
+                    # Batch by batch, so memory stays flat in the sheet's size.
+                    effective_upkeep.refresh_verdicts(session, [(v[0], v[1]) for v in values])
                 if written.verdicts:
                     rubric_repo.freeze(session, rubric_version_id)
                     dataset = session.get(m.DatasetRow, dataset_id)

@@ -137,3 +137,31 @@ def test_score_distribution_counts_the_matching_responses_per_run(sessions, grad
                         run_ids=run_ids, distribution_bins=10,
                         filters=ResultsFilter(metadata=(("model", "gpt-x"),)))
     assert sum(b.count for b in only.distribution if b.run_id == run_ids[0]) == 2
+
+
+def test_verdict_filter_follows_the_consensus_rule_of_several_reviewers(sessions, graded):
+    """The effective verdict of a criterion two reviewers disagree on is the judge's (the
+    dispute waits for an adjudicator); an adjudication decides it; reviewers who agree decide
+    it. Not whichever reviewer's verdict happens to share the highest sequence number."""
+    version, _dataset, responses, (a, _b) = graded
+    cites = version.criteria[1].id
+
+    def met() -> list[str]:
+        return _ids(sessions, graded, filters=ResultsFilter(
+            verdict=VerdictFilter(cites, "MET", a)))
+
+    def say(who: str, index: int, verdict: str) -> None:
+        reviews.set_human_verdict(sessions, response_id=responses[index].id,
+                                  criterion_id=cites, verdict=verdict, actor=local_actor(who))
+
+    assert met() == ["r0", "r1"]  # run A's verdicts
+    say("ana", 1, "MET")
+    say("bo", 1, "UNMET")  # disputed: run A's MET stands
+    say("ana", 2, "MET")
+    say("bo", 2, "MET")  # agreed: MET over run A's UNMET
+    assert met() == ["r0", "r1", "r2"]
+    reviews.adjudicate(sessions, actor=ADMIN, response_id=responses[1].id, criterion_id=cites,
+                       verdict="UNMET")
+    assert met() == ["r0", "r2"]
+    assert _ids(sessions, graded, filters=ResultsFilter(
+        verdict=VerdictFilter(cites, "UNMET", a))) == ["r1", "r3"]

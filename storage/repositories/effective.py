@@ -1,0 +1,97 @@
+"""Reads of ``effective_verdicts`` (kept by storage.services.effective_upkeep): the human
+decision of every reviewed (response, criterion of a version) without recomputing it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session, aliased
+
+from grading.types import Verdict
+from storage import models as m
+from storage.dto import HumanDecision, HumanVerdictInfo
+
+_CHUNK = 500
+
+
+def applied_query(rubric_version_id: int, dataset_id: int,
+                  response_ids: Sequence[int] | None = None) -> Select:
+    """(criterion of the version, status, carried from, then the columns of the human
+    verdict that stands and of the one it replaced) of every decided criterion of the
+    review set, by response then criterion; disputed ones have none. Plain columns, not ORM
+    objects (thousands of rows). Through the table's (version, dataset, response) index."""
+    ev, hv, previous = m.EffectiveVerdictRow, m.HumanVerdictRow, aliased(m.HumanVerdictRow)
+    query = (
+        select(ev.criterion_id, ev.status, ev.carried_from, hv.id, hv.response_id,
+               hv.rubric_version_id, hv.seq, hv.verdict, hv.reviewer, hv.note, hv.created_at,
+               hv.replaces_id, hv.reviewer_key, hv.stream, hv.review_seconds, hv.option,
+               previous.verdict, previous.option)
+        .join(hv, hv.id == ev.human_verdict_id)
+        .outerjoin(previous, previous.id == hv.replaces_id)
+        .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id)
+        .order_by(ev.response_id, ev.criterion_id))
+    if response_ids is not None:
+        query = query.where(ev.response_id.in_(list(response_ids)))
+    return query
+
+
+def _info(row) -> HumanVerdictInfo:
+    """What ``convert.human_verdict_info`` makes of the verdict (under the criterion of the
+    version it applies to, as ``consensus.gather`` maps a carried one)."""
+    (cid, _status, _carried, vid, rid, version_id, seq, verdict, reviewer, note, created_at,
+     replaces_id, key, stream, seconds, option, previous_verdict, previous_option) = row
+    return HumanVerdictInfo(
+        id=vid, response_id=rid, rubric_version_id=version_id, criterion_id=cid, seq=seq,
+        verdict=Verdict(verdict), reviewer=reviewer, note=note, created_at=created_at,
+        replaces_id=replaces_id,
+        previous_verdict=None if previous_verdict is None else Verdict(previous_verdict),
+        reviewer_key=key, adjudication=stream == m.ADJUDICATION_STREAM,
+        review_seconds=seconds, option=option, previous_option=previous_option)
+
+
+def applied_verdicts(session: Session, rubric_version_id: int,
+                     dataset_id: int) -> list[HumanVerdictInfo]:
+    """The verdict in force of every decided (response, criterion) of the review set."""
+    return [_info(row) for row in session.execute(applied_query(rubric_version_id,
+                                                                  dataset_id))]
+
+
+def score_decisions(session: Session, rubric_version_id: int, dataset_id: int,
+                    response_ids: Sequence[int]) -> dict[int, dict[int, HumanDecision]]:
+    """The decisions of these responses as effective scores need them: status, verdict, the
+    verdict that stands and where it was carried from. Without each reviewer's verdict
+    (``reviews`` empty, ``adjudication`` None): not for pages that show who said what, nor
+    for a viewer who may not see every verdict yet (storage.services.blindness)."""
+    found: dict[int, dict[int, HumanDecision]] = {}
+    ev = m.EffectiveVerdictRow
+    ids = list(response_ids)
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        for row in session.execute(applied_query(rubric_version_id, dataset_id, chunk)):
+            cid, status, carried = row[0], row[1], row[2]
+            applied = _info(row)
+            found.setdefault(applied.response_id, {})[cid] = HumanDecision(
+                criterion_id=cid, status=status, verdict=applied.verdict, applied=applied,
+                reviews=(), adjudication=None, carried_from=carried)
+        for rid, cid in session.execute(
+                select(ev.response_id, ev.criterion_id)
+                .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                       ev.response_id.in_(chunk), ev.status == "disputed")):
+            found.setdefault(rid, {})[cid] = HumanDecision(
+                criterion_id=cid, status="disputed", verdict=None, applied=None, reviews=(),
+                adjudication=None)
+    return found
+
+
+def decided_choices(session: Session, rubric_version_id: int, dataset_id: int,
+                    criterion_id: int) -> dict[int, str]:
+    """response id -> the decided choice (option label, else verdict) on one criterion of
+    the version, for the review set's responses where people decided it (agreed or
+    adjudicated, carried ones included); a disputed criterion has none."""
+    ev = m.EffectiveVerdictRow
+    return {rid: option if option is not None else verdict
+            for rid, verdict, option in session.execute(
+                select(ev.response_id, ev.verdict, ev.option)
+                .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                       ev.criterion_id == criterion_id, ev.status != "disputed"))}
