@@ -8,7 +8,7 @@ are; the table is filled here from them with the same code the app maintains it 
 (storage.services.effective_upkeep.rebuild, also the ``rebuild-effective`` command).
 
 Revision ID: 0020_effective_verdicts
-Revises: 0017_run_samples
+Revises: 0019_criterion_order
 Create Date: 2026-11-29 10:30:00
 """
 
@@ -17,7 +17,7 @@ from alembic import op
 from sqlalchemy.orm import Session
 
 revision: str = "0020_effective_verdicts"
-down_revision: str | None = "0017_run_samples"
+down_revision: str | None = "0019_criterion_order"
 branch_labels: str | None = None
 depends_on: str | None = None
 

@@ -4,7 +4,7 @@ adjudicators' preferences per (pair, criterion), in streams like human_verdicts.
 One new table; no existing table or row is touched.
 
 Revision ID: 0021_pair_reviews
-Revises: 0019_criterion_order
+Revises: 0020_effective_verdicts
 Create Date: 2026-11-29 10:50:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0021_pair_reviews"
-down_revision: str | None = "0019_criterion_order"
+down_revision: str | None = "0020_effective_verdicts"
 branch_labels: str | None = None
 depends_on: str | None = None
 
