@@ -123,19 +123,22 @@ def test_people_who_signed_in_are_known_before_their_first_verdict(sessions, wor
 def test_the_import_writes_in_batches_with_statements_that_do_not_grow_with_rows(
         sessions, world, monkeypatch):
     """Before: four statements per row in one long transaction (a 200,000-row sheet held
-    SQLite's write lock for minutes). Now a fixed number of reads and one INSERT per batch
-    (the import streams: each batch reads its own reviewers' current verdicts)."""
+    SQLite's write lock for minutes). Now a fixed number of statements and one INSERT per
+    batch (the import streams: each batch reads its own reviewers' current verdicts, and
+    keeps its responses' effective verdicts up to date): the same number of batches of
+    twice the rows makes the same number of statements."""
     version, _dataset, _responses, cites = world
-    dataset, responses = make_dataset(sessions, name="Many", count=25)
+    dataset, responses = make_dataset(sessions, name="Many", count=50)
     ids = [r.external_id for r in responses]
-    monkeypatch.setattr(verdict_import, "WRITE_BATCH", 10)
     engine = sessions.kw["bind"]
     statements: list[str] = []
 
     def count(_conn, _cursor, statement, *_args):
         statements.append(statement)
 
-    def run(names: list[str], reviewer: str, verdict: str = "MET") -> tuple[int, int]:
+    def run(names: list[str], reviewer: str, verdict: str = "MET", *,
+            batch: int = 10) -> tuple[int, int]:
+        monkeypatch.setattr(verdict_import, "WRITE_BATCH", batch)
         rows = "".join(f"{rid},{c},{verdict},{reviewer},n\n" for rid in names
                        for c in ("accurate", "cites", "concise", "harmful"))
         statements.clear()
@@ -151,13 +154,14 @@ def test_the_import_writes_in_batches_with_statements_that_do_not_grow_with_rows
                       if s.lstrip().upper().startswith("INSERT INTO HUMAN_VERDICTS"))
         return len(statements) - inserts, inserts
 
-    small_reads, small_inserts = run(ids[:1], "bo")
-    large_reads, large_inserts = run(ids, "cy")  # 100 verdicts: 10 batches of 10
-    # 9 more batches, at most 5 reads each; a read per row would be 100 more at least.
-    assert large_reads <= small_reads + 5 * 9, (small_reads, large_reads)
-    assert (small_inserts, large_inserts) == (1, 10)
-    run(ids, "cy", "UNMET")  # every verdict lands, chained on its own stream
-    history = reviews.verdict_history(sessions, responses[-1].id, stream="cy")
+    assert run(ids[:1], "bo")[1] == 1  # 4 verdicts: one batch, one INSERT
+    reads, inserts = run(ids[:25], "cy", batch=10)  # 100 verdicts: 10 batches of 10
+    twice_reads, twice_inserts = run(ids, "dee", batch=20)  # 200 verdicts: 10 batches of 20
+    assert (inserts, twice_inserts) == (10, 10)
+    # the same batches with twice the rows: a statement per row would be 100 more at least
+    assert twice_reads <= reads + 5, (reads, twice_reads)
+    run(ids[:25], "cy", "UNMET")  # every verdict lands, chained on its own stream
+    history = reviews.verdict_history(sessions, responses[24].id, stream="cy")
     assert [(h.seq, h.previous_verdict, h.verdict) for h in history
             if h.criterion_id == cites.id] == [(1, None, V.MET), (2, V.MET, V.UNMET)]
 
