@@ -10,6 +10,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 DRAW_CHUNK = 50  # resamples drawn (and summed) at a time
 
@@ -21,6 +22,19 @@ class Interval:
     level: float
     resamples: int  # the resamples the interval is made of
     undefined: int  # resamples where the statistic had no value
+
+
+def wilson_interval(successes: float, n: int, level: float = 0.95) -> Interval | None:
+    """The Wilson score interval of ``successes`` in ``n`` (a tie may count half): sound
+    near 0 and 1 and at small n, where a bootstrap or p ± z·se collapses to a point. None
+    without items."""
+    if n <= 0:
+        return None
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    p, z2 = successes / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(max(0.0, p * (1 - p)) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return Interval(max(0.0, centre - half), min(1.0, centre + half), level, 0, 0)
 
 
 def bootstrap_interval(

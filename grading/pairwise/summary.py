@@ -19,12 +19,16 @@ and 1 and at small n.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
-from grading.bootstrap import Interval, percentile_interval, resample_weights, weighted_sums
+from grading.bootstrap import (
+    Interval,
+    percentile_interval,
+    resample_weights,
+    weighted_sums,
+    wilson_interval,
+)
 from grading.pairwise.report import PairReport
 
 _VALUE = {"B": 1.0, "TIE": 0.5, "A": 0.0}
@@ -63,17 +67,6 @@ class ComparisonSummary:
     overall: Tally
     consistency_rate: float | None  # over every criterion judgment of every pair
     failed_pairs: int  # pairs with no overall result (nothing scored)
-
-
-def wilson_interval(successes: float, n: int, level: float = 0.95) -> Interval | None:
-    """The Wilson score interval of ``successes`` in ``n`` (a tie may count half)."""
-    if n <= 0:
-        return None
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    p, z2 = successes / n, z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(max(0.0, p * (1 - p)) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return Interval(max(0.0, centre - half), min(1.0, centre + half), level, 0, 0)
 
 
 def criterion_label(report: PairReport, index: int) -> str:

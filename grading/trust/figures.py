@@ -43,14 +43,13 @@ def var(values) -> float:
 
 
 def wilson(successes: int, n: int) -> Figure:
-    """A proportion with its Wilson score interval (sound near 0 and 1, unlike p ± z·se)."""
-    if n <= 0:
+    """A proportion with its Wilson score interval (grading.bootstrap.wilson_interval)."""
+    from grading.bootstrap import wilson_interval
+
+    interval = wilson_interval(successes, n)
+    if interval is None:
         return Figure(None, None, None, 0)
-    p = successes / n
-    z2 = Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return Figure(p, max(0.0, centre - half), min(1.0, centre + half), n)
+    return Figure(successes / n, interval.low, interval.high, n)
 
 
 def percentile(values, level: float = 0.95) -> tuple[float, float] | None:
