@@ -160,3 +160,11 @@ def sampled_judge(verdict_of):
         return json.dumps({"verdict": verdict_of(key, k), "reason": f"sample says {k}"})
 
     return reply
+
+
+def cli_command(*args: str) -> list[str]:
+    """``rubric-workbench ARGS`` as a separate process of this Python (to kill it, say)."""
+    import sys
+
+    return [sys.executable, "-c", "import sys; from storage.cli import main; "
+            "sys.exit(main(sys.argv[1:]))", *args]

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from tests.fault_provider import Fault, fault_provider, fault_provider_server, w
 from tests.jobs.helpers import (
     RUBRIC_YAML,
     answers_per_response,
+    cli_command,
     in_thread,
     make_dataset,
     make_rubric,
@@ -244,17 +244,12 @@ def test_a_read_only_database_is_named_without_a_traceback(tmp_path, fault, caps
 
 
 # -- 10.7: kill -9, then the same command ------------------------------------------------------
-def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-c", "import sys; from storage.cli import main; "
-            "sys.exit(main(sys.argv[1:]))", *args]
-
-
 def test_the_same_command_after_kill_9_resumes_the_same_run(tmp_path, fault):
     (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
     (tmp_path / "r.csv").write_text("id,text\n" + "".join(
         f"r{i},answer number {i}\n" for i in range(40)))
     db = f"sqlite:///{tmp_path / 'cli.db'}"
-    command = _cli("grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
+    command = cli_command("grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
                    str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
                    "openai/fake-judge", "--api-base", fault.api_base, "--db", db,
                    "--concurrency", "4")
@@ -299,7 +294,7 @@ def test_a_worker_logs_no_line_per_provider_call(tmp_path, fault, sessions, db_u
     make_run(sessions, version.id, dataset.id, fault.api_base)
     env = {**os.environ, "RUBRIC_WORKBENCH_API_KEY": "k", "LITELLM_LOG": "ERROR"}
 
-    done = subprocess.run(_cli("worker", "--db", db_url, "--until-idle"), env=env,
+    done = subprocess.run(cli_command("worker", "--db", db_url, "--until-idle"), env=env,
                           capture_output=True, text=True, timeout=180)
 
     assert done.returncode == 0, done.stderr

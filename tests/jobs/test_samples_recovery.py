@@ -9,7 +9,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 from collections import Counter
 
 from sqlalchemy import func, select
@@ -23,6 +22,7 @@ from tests.fault_provider import fault_provider, fault_provider_server, wait_unt
 from tests.jobs.helpers import (
     CRITERIA,
     RUBRIC_YAML,
+    cli_command,
     make_dataset,
     make_rubric,
     make_run,
@@ -61,17 +61,13 @@ def test_a_sample_that_failed_transiently_is_asked_again_and_none_is_paid_twice(
         assert [got[i].verdict for i in range(3)] == [Verdict.MET, Verdict.UNMET, Verdict.MET]
 
 
-def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-c", "import sys; from storage.cli import main; "
-            "sys.exit(main(sys.argv[1:]))", *args]
-
 
 def test_a_run_with_samples_killed_mid_way_resumes_with_every_sample(tmp_path, fault_provider):
     (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
     (tmp_path / "r.csv").write_text("id,text\n" + "".join(
         f"r{i},answer number {i}\n" for i in range(30)))
     db = f"sqlite:///{tmp_path / 'cli.db'}"
-    command = _cli("grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
+    command = cli_command("grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
                    str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
                    "openai/fake-judge", "--api-base", fault_provider.api_base, "--db", db,
                    "--concurrency", "4", "--samples", "3", "--temperature", "0.7")
