@@ -34,7 +34,7 @@ from storage.services import pair_consensus, pair_sides
 from storage.services.blindness import Sight, as_reviewer, sight_of
 from storage.services.pair_consensus import PairDecision, PairPreferenceInfo
 from storage.services.reviewers import Actor, Role, require, require_shown
-from storage.services.reviews import UNCHECKED, _Collision, _is_unique, retry_until_saved
+from storage.services.reviews import UNCHECKED, Collision, is_unique_violation, retry_until_saved
 
 ADJUDICATION = m.ADJUDICATION_STREAM
 # A criterion as a caller names it: its id, its name, or None for a holistic comparison.
@@ -192,9 +192,9 @@ def save_pair_review(
                     saved.append(pair_consensus.info(row))
                 return tuple(saved)
         except IntegrityError as exc:
-            if not _is_unique(exc):
+            if not is_unique_violation(exc):
                 raise
-            raise _Collision from None
+            raise Collision from None
 
     return retry_until_saved(work)
 
@@ -224,9 +224,9 @@ def adjudicate_pair(
                     stream=ADJUDICATION, side=chosen, swapped=False, reviewer_key=key,
                     reviewer=name, note=(note or "").strip(), previous=current))
         except IntegrityError as exc:
-            if not _is_unique(exc):
+            if not is_unique_violation(exc):
                 raise
-            raise _Collision from None
+            raise Collision from None
 
     return retry_until_saved(work)
 

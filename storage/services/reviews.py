@@ -61,7 +61,7 @@ _MAX_WAIT_S = 0.5
 T = TypeVar("T")
 
 
-class _Collision(Exception):
+class Collision(Exception):
     """Another writer appended to the same stream first: run the transaction again."""
 
 
@@ -77,10 +77,10 @@ def retry_until_saved(work: Callable[[], T], *, deadline_s: float | None = None)
     while True:
         try:
             return work()
-        except _Collision:
+        except Collision:
             pass
         except IntegrityError as exc:
-            if not _is_unique(exc):
+            if not is_unique_violation(exc):
                 raise
         except OperationalError as exc:
             # SQLite under heavy contention can give up on the write lock; the whole
@@ -117,7 +117,7 @@ def _unless_unreachable_for_now(exc: Exception, limit: float, wait: float) -> No
     raise DatabaseUnavailableError(f"{cause}; nothing was saved — {advice}") from None
 
 
-def _is_unique(exc: IntegrityError) -> bool:
+def is_unique_violation(exc: IntegrityError) -> bool:
     text = str(exc.orig).lower()
     return "unique" in text or "duplicate key" in text
 
@@ -183,13 +183,13 @@ def adjudicate(
                 effective_upkeep.refresh_verdicts(session, [(response_id, criterion_id)])
                 return saved
         except IntegrityError as exc:
-            if not _is_unique(exc):
+            if not is_unique_violation(exc):
                 raise
             if not isinstance(expected_current_id, _Unchecked):
                 with sessions() as session:
                     raise _stale(repo.latest(session, response_id, criterion_id,
                                              ADJUDICATION)) from None
-            raise _Collision from None
+            raise Collision from None
 
     return retry_until_saved(work)
 
@@ -246,9 +246,9 @@ def save_review(
                 newer = None if shown_version_id is None else review_version.newer_version(
                     session, shown_version_id, [h.criterion_id for h in saved])
         except IntegrityError as exc:
-            if not _is_unique(exc):
+            if not is_unique_violation(exc):
                 raise
-            raise _Collision from None
+            raise Collision from None
         return SaveResult(saved=tuple(saved), stale=tuple(stale), newer=newer)
 
     return retry_until_saved(work)
