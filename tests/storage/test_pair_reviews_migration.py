@@ -1,36 +1,21 @@
-"""Migration 0021 (pair reviews): a database at 0018 with a comparison moves to head with
-every row as it was, gains the pair_reviews table (which then takes a person's preference),
-and goes back down without it, every other row kept."""
+"""Migration 0021 (pair reviews): a database at 0019 with a comparison moves to head
+(through 0020) with every row as it was, gains the pair_reviews table (which then takes a
+person's preference), and goes back down without it, every other row kept."""
 
 from __future__ import annotations
 
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from storage.engine import open_database
 from storage.services import comparisons
 from storage.services.comparisons import Source
 from tests.actors import ADMIN
+from tests.storage.migration_rows import snapshot, table_names
 from tests.storage.test_criterion_kinds_migration import _migrate, _seed_0014
 
 TABLES = ("rubrics", "criteria", "responses", "human_verdicts", "comparisons",
           "comparison_pairs", "comparison_preferences")
-
-
-def _snapshot(url: str) -> dict[str, list[tuple]]:
-    engine = create_engine(url, poolclass=NullPool)
-    with engine.connect() as c:
-        rows = {t: [tuple(r) for r in c.execute(text(f"SELECT * FROM {t} ORDER BY id"))]
-                for t in TABLES}
-    engine.dispose()
-    return rows
-
-
-def _tables(url: str) -> set[str]:
-    engine = create_engine(url, poolclass=NullPool)
-    names = set(inspect(engine).get_table_names())
-    engine.dispose()
-    return names
 
 
 def test_upgrade_keeps_every_row_adds_pair_reviews_and_downgrade_removes_it(
@@ -52,13 +37,13 @@ def test_upgrade_keeps_every_row_adds_pair_reviews_and_downgrade_removes_it(
                                          b=Source(2), model="openai/j", actor=ADMIN)
     sessions.kw["bind"].dispose()
     _migrate(url, "0019_criterion_order", down=True)
-    assert "pair_reviews" not in _tables(url)
-    before = _snapshot(url)
+    assert "pair_reviews" not in table_names(url)
+    before = snapshot(url, TABLES)
     assert before["comparison_pairs"] and before["human_verdicts"]
 
     _migrate(url, "0021_pair_reviews")
-    assert _snapshot(url) == before
-    assert "pair_reviews" in _tables(url)
+    assert snapshot(url, TABLES) == before
+    assert "pair_reviews" in table_names(url)
     engine = create_engine(url, poolclass=NullPool)
     with engine.begin() as c:
         c.execute(text(
@@ -70,5 +55,5 @@ def test_upgrade_keeps_every_row_adds_pair_reviews_and_downgrade_removes_it(
     engine.dispose()
 
     _migrate(url, "0019_criterion_order", down=True)
-    assert "pair_reviews" not in _tables(url)
-    assert _snapshot(url) == before
+    assert "pair_reviews" not in table_names(url)
+    assert snapshot(url, TABLES) == before

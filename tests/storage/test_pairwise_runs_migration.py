@@ -4,34 +4,19 @@ tables (which then take a comparison), and goes back down without them, rows sti
 
 from __future__ import annotations
 
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from storage.engine import open_database
 from storage.services import comparisons
 from storage.services.comparisons import Source
 from tests.actors import ADMIN
+from tests.storage.migration_rows import snapshot, table_names
 from tests.storage.test_criterion_kinds_migration import _migrate, _seed_0014
 
 TABLES = ("rubrics", "rubric_versions", "criteria", "datasets", "responses", "grading_runs",
           "grades", "grade_criteria", "human_verdicts")
 NEW = {"comparisons", "comparison_pairs", "comparison_preferences"}
-
-
-def _snapshot(url: str) -> dict[str, list[tuple]]:
-    engine = create_engine(url, poolclass=NullPool)
-    with engine.connect() as c:
-        rows = {t: [tuple(r) for r in c.execute(text(f"SELECT * FROM {t} ORDER BY id"))]
-                for t in TABLES}
-    engine.dispose()
-    return rows
-
-
-def _tables(url: str) -> set[str]:
-    engine = create_engine(url, poolclass=NullPool)
-    names = set(inspect(engine).get_table_names())
-    engine.dispose()
-    return names
 
 
 def test_upgrade_keeps_every_row_and_adds_comparisons_and_downgrade_removes_them(
@@ -40,13 +25,13 @@ def test_upgrade_keeps_every_row_and_adds_comparisons_and_downgrade_removes_them
     _migrate(url, "0014_trial_status")
     _seed_0014(url)
     _migrate(url, "0017_run_samples")
-    before = _snapshot(url)
+    before = snapshot(url, TABLES)
     assert before["grades"] and before["human_verdicts"] and before["responses"]
-    assert not NEW & _tables(url)
+    assert not NEW & table_names(url)
 
     _migrate(url, "0018_pairwise_runs")
-    assert _snapshot(url) == before
-    assert _tables(url) >= NEW
+    assert snapshot(url, TABLES) == before
+    assert table_names(url) >= NEW
     engine = create_engine(url, poolclass=NullPool)
     with engine.begin() as c:  # a second source to compare the seeded response with
         c.execute(text("INSERT INTO datasets (id, name, description, archived, created_at) "
@@ -62,8 +47,8 @@ def test_upgrade_keeps_every_row_and_adds_comparisons_and_downgrade_removes_them
     sessions.kw["bind"].dispose()
 
     _migrate(url, "0017_run_samples", down=True)
-    assert not NEW & _tables(url)
-    after = _snapshot(url)
+    assert not NEW & table_names(url)
+    after = snapshot(url, TABLES)
     assert {t: after[t] for t in TABLES if t not in ("datasets", "responses")} == {
         t: before[t] for t in TABLES if t not in ("datasets", "responses")}
     assert after["responses"][:len(before["responses"])] == before["responses"]
