@@ -50,9 +50,7 @@ rm -rf "$docs_site"
 # loop behind that breaks async tests collected after it.
 # Two workers (pytest-xdist); the timing-sensitive files share one of them (tests/conftest.py).
 # --durations: the slowest tests are named in every run, to keep CI's time in view.
-.venv/bin/python -m pytest -m "not e2e and not real_model and not quiet" -n 2 --dist loadgroup --durations=20 "$@"
-# Alone, on a quiet machine: tests a known load-dependent defect makes fail (tests/conftest.py).
-.venv/bin/python -m pytest -m quiet "$@"
+.venv/bin/python -m pytest -m "not e2e and not real_model" -n 2 --dist loadgroup --durations=20 "$@"
 .venv/bin/python -m pytest -m e2e tests/e2e --durations=15 "$@"
 # Last, when the background build above has long finished: the real small model.
 .venv/bin/python -m pytest -m real_model tests/real_model "$@"

@@ -43,22 +43,12 @@ _ONE_AT_A_TIME = {
 }
 
 
-# Run in their own pytest process after the parallel tests (scripts/test.sh), on a quiet
-# machine. KNOWN DEFECT, not fixed yet: under heavy CPU load a run's retry pass sometimes
-# re-asks only some of the grades that failed transiently (the others keep their failure
-# although the pass lists them): these tests then fail. Reproduce with three busy loops
-# beside `pytest tests/jobs/test_run_status.py -k retry_that_succeeds` (about 1 run in 3).
-_QUIET = {"tests/jobs/test_run_status.py"}
-
-
 def pytest_collection_modifyitems(config, items):
     root = config.rootpath
     for item in items:
         path = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
         if path in _ONE_AT_A_TIME:
             item.add_marker(pytest.mark.xdist_group("one_at_a_time"))
-        if path in _QUIET:
-            item.add_marker(pytest.mark.quiet)
 
 
 @pytest.fixture(autouse=True)

@@ -159,8 +159,11 @@ class RunExecution:
         self.limiter.update(lambda estimate, _now: estimate.expect(waiting))
         self.window = Window(
             lambda: max(2, math.ceil(2 * self.limiter.limit / per_response) + 2))
-        self.my_chunks: set[int] = set()
-        self.lost_chunks: set[int] = set()
+        # Chunks by their whole row, not by id: SQLite hands a replanned pass's chunks the ids
+        # of the last pass's (deleted) ones, and a chunk of pass 1 wrongly seen as lost (a
+        # heartbeat that raced its finish) made pass 2 skip the new chunk with its id.
+        self.my_chunks: set[chunk_store.Chunk] = set()
+        self.lost_chunks: set[chunk_store.Chunk] = set()
         self._wake = asyncio.Event()
         self._beat_failed_at = 0.0
         self._share_failed_at = float("-inf")
@@ -263,8 +266,11 @@ class RunExecution:
     async def _renew(self) -> str:
         held = list(self.my_chunks)
         kept = await asyncio.to_thread(chunk_store.renew_chunks, self.sessions,
-                                       self.worker_id, held)
-        self.lost_chunks.update(set(held) - kept)  # taken over: grade no more of them
+                                       self.worker_id, [chunk.id for chunk in held])
+        # Taken over: grade no more of them. A chunk finished while the beat was on its way
+        # is not ours to renew any more, but it is not lost either.
+        self.lost_chunks.update(chunk for chunk in held
+                                if chunk.id not in kept and chunk in self.my_chunks)
         if not self.helper:
             return await asyncio.to_thread(queue.renew, self.sessions, self.run.id,
                                            self.worker_id)
@@ -373,7 +379,7 @@ class RunExecution:
         if not self.halt:
             await self.breaker.store(chunk_store.finish_chunk, self.sessions, chunk.id,
                                      self.worker_id)
-        self.my_chunks.discard(chunk.id)
+        self.my_chunks.discard(chunk)
 
     async def _wait_halt_or(self, awaitable) -> bool:
         """Await ``awaitable`` unless the run halts first; True when it completed."""
@@ -399,7 +405,7 @@ class RunExecution:
             chunk = await self.breaker.store(self._claim_chunk)
             if chunk is None:
                 return
-            self.my_chunks.add(chunk.id)
+            self.my_chunks.add(chunk)
             pending = await self.breaker.store(chunk_store.pending_in_chunk, self.sessions,
                                                chunk)
             chunk_tasks: list[asyncio.Task] = []
@@ -411,7 +417,7 @@ class RunExecution:
                 for response in batch:
                     if not await self._wait_halt_or(self.window.acquire()) or self.halt:
                         break
-                    if chunk.id in self.lost_chunks or not await self._admit():
+                    if chunk in self.lost_chunks or not await self._admit():
                         self.window.release()
                         break
                     task = asyncio.create_task(self._grade_one(response))
@@ -509,10 +515,10 @@ class RunExecution:
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
-            for chunk_id in list(self.my_chunks):
+            for chunk in list(self.my_chunks):
                 with contextlib.suppress(Exception):
                     await asyncio.to_thread(chunk_store.release_chunk, self.sessions,
-                                            chunk_id, self.worker_id)
+                                            chunk.id, self.worker_id)
             await self.generate.close()
             await asyncio.to_thread(retry_db, self._flush_counters_sync)
             # A pause, or a probe that got no answer, is remembered for the next resume.

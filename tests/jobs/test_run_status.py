@@ -106,6 +106,25 @@ def test_a_retry_that_succeeds_replaces_the_failure_and_the_counts_only_grow(
     assert _stored_grades(sessions, run.id) == 4
 
 
+def test_every_transient_failure_is_asked_again_when_the_heartbeat_races_the_chunks(
+        sessions, fake_provider):
+    """A heartbeat on its way while a chunk finished took the done chunk for "taken over";
+    SQLite gives the next pass's first chunk the same id, so the pass skipped it: responses
+    1 and 2 were never asked again and the run ended "done" with 2 failed (seen under load;
+    a heartbeat every millisecond makes the race likely in every run: 7 of 12 failed)."""
+    version = make_rubric(sessions, criteria=CRITERIA[:1])
+    dataset, _ = make_dataset(sessions, 4)
+    for _ in range(5):
+        fake_provider.enqueue(*[Reply(status=503, error_message="overloaded")] * 4)
+        run = make_run(sessions, version.id, dataset.id, fake_provider.api_base,
+                       use_cache=False, transport_retries=0, retry_passes=2, pass_delay=0.05)
+
+        result = run_now(sessions, run.id, heartbeat_interval=0.001)
+
+        assert (result.status, result.graded, result.failed) == ("done", 4, 0)
+        assert _stored_grades(sessions, run.id) == 4
+
+
 def test_a_run_whose_grades_all_failed_says_so_on_the_command_line(tmp_path, fake_provider,
                                                                     capsys):
     (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
