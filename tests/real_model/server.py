@@ -52,14 +52,15 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def llama_server(*, start_timeout: float = 120.0) -> Iterator[str]:
-    """A running server on 127.0.0.1; yields its api_base (``http://127.0.0.1:P/v1``)."""
+def llama_server(*, start_timeout: float = 120.0, model: Path | None = None) -> Iterator[str]:
+    """A running server on 127.0.0.1; yields its api_base (``http://127.0.0.1:P/v1``).
+    ``model``: a .gguf file to serve instead of the suite's SmolLM2 (a benchmark's)."""
     python = server_python()
     port = _free_port()
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log"
     with open(log_path, "w") as log:
         process = subprocess.Popen(
-            [str(python), "-m", "llama_cpp.server", "--model", str(model_file(python)),
+            [str(python), "-m", "llama_cpp.server", "--model", str(model or model_file(python)),
              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "1"],
             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": ""})
     api_base = f"http://127.0.0.1:{port}/v1"
