@@ -16,6 +16,7 @@ from ui import compare_readers, runtime
 from ui.auth import current_actor
 from ui.boundary import page_boundary, plain
 from ui.compare_form import handle_start, render_form
+from ui.compare_people import render_people
 from ui.compare_view import render_results
 
 POLL_SECONDS = 2.0
@@ -87,8 +88,10 @@ def render_selected(db: str, comparison_id: int) -> None:
     def live() -> None:
         c = comparisons.get_comparison(runtime.get_sessions(), comparison_id)
         render_status(c)
-        render_results(c, compare_readers.get_results(db, c.id, c.status, c.done_count,
-                                                      c.failed_count))
+        results = compare_readers.get_results(db, c.id, c.status, c.done_count,
+                                              c.failed_count)
+        render_results(c, results)
+        render_people(db, c, results)
         if c.finished != first.finished:
             st.rerun()  # stop polling once it is over
 
