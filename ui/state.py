@@ -199,6 +199,7 @@ DEFAULTS: dict[str, object] = {
     "pairs_taken": (),  # ids of the saves already taken (the browser may send one again)
     "pairs_done": None,  # the id of the last save taken (tells the browser)
     "pairs_form_as": None,  # (form key, identity, my answers' ids) the form was drawn with
+    "pairs_adjudicate": None,  # (pair, position, ((reviewer, answer id), ...)) a Decide saw
     "pairs_flash": None,  # (kind, message) shown once after a save
     "pairs_show_agreement": False,  # the agreement table is drawn
 }
