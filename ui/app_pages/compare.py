@@ -16,6 +16,7 @@ from ui import compare_readers, runtime
 from ui.auth import current_actor
 from ui.boundary import page_boundary, plain
 from ui.compare_form import handle_start, render_form
+from ui.compare_leaderboard import render_leaderboard
 from ui.compare_people import render_people
 from ui.compare_view import render_results
 
@@ -119,3 +120,4 @@ with page_boundary(compare_readers.clear):
         chosen = st.selectbox("Comparison", ids, key="compare_selected",
                               format_func=labels.get)
         render_selected(db, chosen)
+        render_leaderboard(db, next(c for c in existing if c.id == chosen), existing)
