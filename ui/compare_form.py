@@ -126,8 +126,6 @@ def render_form(db: str) -> Choice:
 def handle_start(choice: Choice) -> None:
     """Create the comparison and judge it in the background; a second click on the same
     work while it runs shows that comparison instead of starting a copy."""
-    from storage.jobs.comparison_runner import start_in_background
-
     s = st.session_state
     sessions = runtime.get_sessions()
     model, api_base = s.compare_model.strip(), s.compare_api_base.strip().rstrip("/") or None
@@ -152,6 +150,16 @@ def handle_start(choice: Choice) -> None:
     s.compare_selected = made.id
     s.compare_flash = ("success", f"Comparison #{made.id} started: {made.pair_count} pairs, "
                                   "each asked in both orders.")
-    if runtime.worker_enabled():
-        start_in_background(sessions, made.id, actor=current_actor())
+    judge_queued(sessions, made.id)
     compare_readers.clear()
+
+
+def judge_queued(sessions, comparison_id: int) -> None:
+    """Who judges a comparison just queued: the app's in-process worker takes queued
+    comparisons by itself, so a thread of our own would only race it (one of the two gets
+    ComparisonBusyError); a thread only when the worker is on but could not start here.
+    With the worker turned off, it waits for a ``rubric-workbench worker`` process."""
+    from storage.jobs.comparison_runner import start_in_background
+
+    if runtime.worker_enabled() and not runtime.ensure_worker():
+        start_in_background(sessions, comparison_id, actor=current_actor())
