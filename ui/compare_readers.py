@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from grading.pairwise.summary import ComparisonSummary
-from storage.services import comparisons, pair_agreement, pair_results
+from storage.services import comparisons, pair_agreement, pair_results, results
 from storage.services.comparisons import ComparisonInfo, ComparisonResults
 from storage.services.pair_agreement import CriterionPreferenceAgreement
 from storage.services.reviewers import Actor
@@ -40,6 +40,12 @@ def get_pair_agreement(db: str, comparison_id: int, actor: Actor, stamp: tuple[i
     """Judge vs people per criterion for this viewer, as of ``stamp`` and ``done``."""
     return pair_agreement.preference_agreement(sessions_for(db), actor=actor,
                                                comparison_id=comparison_id)
+
+
+@st.cache_data(ttl=600, max_entries=20, show_spinner=False)
+def get_upload_columns(db: str, dataset_id: int, response_count: int) -> list[str]:
+    """The columns the dataset's upload kept beside the response text."""
+    return results.upload_columns(sessions_for(db), [dataset_id])
 
 
 def clear() -> None:
