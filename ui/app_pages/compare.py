@@ -23,10 +23,11 @@ from ui.compare_view import render_results
 POLL_SECONDS = 2.0
 
 st.title("Compare")
-st.caption("Pair two sources' responses to the same queries — two datasets, or two values of "
-           "one dataset's column such as model — and let a judge say, criterion by criterion, "
-           "which is better. Every pair is asked in both orders; a verdict that flips with the "
-           "order counts as a tie and as position-inconsistent.")
+st.caption("Pair two sources' responses to the same queries — two datasets, two values of "
+           "one dataset's column such as model, or two text columns of one upload — and let "
+           "a judge say, criterion by criterion, which is better. Every pair is asked in both "
+           "orders; a verdict that flips with the order counts as a tie and as "
+           "position-inconsistent.")
 
 
 def _label(c: ComparisonInfo) -> str:
