@@ -94,6 +94,9 @@ def render_selected(db: str, comparison_id: int) -> None:
                                               c.failed_count)
         render_results(c, results)
         render_people(db, c, results)
+        # In the fragment: an element drawn after a polling fragment was seen to leave the
+        # fragment's metrics drawn twice once it reran the whole page.
+        render_leaderboard(db, c, compare_readers.get_comparisons(db))
         if c.finished != first.finished:
             st.rerun()  # stop polling once it is over
 
@@ -121,4 +124,3 @@ with page_boundary(compare_readers.clear):
         chosen = st.selectbox("Comparison", ids, key="compare_selected",
                               format_func=labels.get)
         render_selected(db, chosen)
-        render_leaderboard(db, next(c for c in existing if c.id == chosen), existing)
