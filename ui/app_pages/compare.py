@@ -85,17 +85,20 @@ def render_status(c: ComparisonInfo) -> None:
 
 def render_selected(db: str, comparison_id: int) -> None:
     first = comparisons.get_comparison(runtime.get_sessions(), comparison_id)
+    # The page's own run draws what it read: read again, a comparison that ended meanwhile
+    # (the app's worker is quick) called st.rerun() in the middle of a full run, and the
+    # browser kept that run's results beside the next one's (the metrics twice).
+    drawn = [first]
 
     @st.fragment(run_every=None if first.finished else POLL_SECONDS)
     def live() -> None:
-        c = comparisons.get_comparison(runtime.get_sessions(), comparison_id)
+        c = drawn.pop() if drawn else comparisons.get_comparison(runtime.get_sessions(),
+                                                                  comparison_id)
         render_status(c)
         results = compare_readers.get_results(db, c.id, c.status, c.done_count,
                                               c.failed_count)
         render_results(c, results)
         render_people(db, c, results)
-        # In the fragment: an element drawn after a polling fragment was seen to leave the
-        # fragment's metrics drawn twice once it reran the whole page.
         render_leaderboard(db, c, compare_readers.get_comparisons(db))
         if c.finished != first.finished:
             st.rerun()  # stop polling once it is over
