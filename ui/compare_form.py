@@ -8,14 +8,16 @@ from dataclasses import dataclass
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
-from storage.services import comparisons
+from storage.services import column_sources, comparisons
+from storage.services.column_sources import RESPONSE_TEXT, column_name
 from storage.services.comparisons import Source
 from ui import compare_readers, runtime
 from ui import results_readers as readers
 from ui.auth import current_actor
 from ui.boundary import plain
 
-MODES = {"datasets": "Two datasets", "split": "One dataset, split by a column"}
+MODES = {"datasets": "Two datasets", "split": "One dataset, split by a column",
+         "columns": "Two text columns of one dataset"}
 MATCH = {"id": "by id", "query": "by query text"}
 
 
@@ -27,6 +29,7 @@ class Choice:
     a: Source | None = None
     b: Source | None = None
     problem: str | None = None
+    columns: tuple[int, str, str] | None = None  # (dataset, column A, column B) to make sources
 
 
 def _fix(key: str, options: list) -> None:
@@ -90,6 +93,31 @@ def _split(db: str, datasets: dict[int, object]) -> Choice:
     return Choice(a=Source(dataset_id, column, a), b=Source(dataset_id, column, b))
 
 
+def _columns(db: str, datasets: dict[int, object]) -> Choice:
+    ids = list(datasets)
+    _fix("compare_dataset", ids)
+    dataset_id = st.selectbox("Dataset", ids, key="compare_dataset",
+                              format_func=lambda i: datasets[i].name)
+    columns = [RESPONSE_TEXT, *compare_readers.get_upload_columns(
+        db, dataset_id, datasets[dataset_id].response_count)]
+    if len(columns) < 2:
+        return Choice(problem="This dataset kept no column beside the response text; upload "
+                              "a file with two answers per row (e.g. before, after).")
+    _fix("compare_a_column", columns)
+    if st.session_state.compare_b_column not in columns:
+        st.session_state.compare_b_column = columns[1]
+    left, right = st.columns(2)
+    a = left.selectbox("Source A: column", columns, key="compare_a_column",
+                       format_func=column_name)
+    b = right.selectbox("Source B: column", columns, key="compare_b_column",
+                        format_func=column_name)
+    if a == b:
+        return Choice(problem="Choose two different columns.")
+    st.caption("Each column becomes a dataset of its own (“dataset · column”, the row's id "
+               "and query kept), made when the comparison starts; the rows are paired by id.")
+    return Choice(columns=(dataset_id, a, b))
+
+
 def render_form(db: str) -> Choice:
     """Draw the pickers; the choice, or why it cannot be started yet."""
     version_id = _rubric_version(db)
@@ -105,11 +133,14 @@ def render_form(db: str) -> Choice:
             return Choice(problem="Only one dataset: upload a second one, or split this one "
                                   "by a column.")
         choice = _two_datasets({i: d.name for i, d in datasets.items()})
-    else:
+    elif mode == "split":
         choice = _split(db, datasets)
-    st.radio("Pair responses", list(MATCH), key="compare_match", format_func=MATCH.get,
-             horizontal=True, help="By the rows' id (the same id in both sources), or by the "
-                                   "query text (split by a column, ids differ per row)")
+    else:
+        choice = _columns(db, datasets)
+    if mode != "columns":  # two columns of one row: always the row itself
+        st.radio("Pair responses", list(MATCH), key="compare_match", format_func=MATCH.get,
+                 horizontal=True, help="By the rows' id (the same id in both sources), or by "
+                                       "the query text (split by a column, ids differ per row)")
     left, right = st.columns(2)
     left.text_input("Judge model", key="compare_model", placeholder="openai/gpt-4.1-mini")
     right.text_input("API base (optional)", key="compare_api_base",
@@ -120,21 +151,32 @@ def render_form(db: str) -> Choice:
         return choice
     if not st.session_state.compare_model.strip():
         return Choice(problem="Name the judge model (e.g. openai/gpt-4.1-mini).")
-    return Choice(version_id=version_id, a=choice.a, b=choice.b)
+    return Choice(version_id=version_id, a=choice.a, b=choice.b, columns=choice.columns)
 
 
 def handle_start(choice: Choice) -> None:
     """Create the comparison and judge it in the background; a second click on the same
     work while it runs shows that comparison instead of starting a copy."""
-    from storage.jobs.comparison_runner import start_in_background
-
     s = st.session_state
     sessions = runtime.get_sessions()
     model, api_base = s.compare_model.strip(), s.compare_api_base.strip().rstrip("/") or None
+    match_by = s.compare_match
+    if choice.columns is not None:
+        try:
+            made = column_sources.sources_from_columns(sessions, *choice.columns,
+                                                       actor=current_actor())
+        except RubricWorkbenchError as exc:
+            s.compare_flash = ("error", plain(str(exc)))
+            return
+        if made.made:
+            readers.get_dataset_list.clear()
+        choice = Choice(version_id=choice.version_id, a=Source(made.a_dataset_id),
+                        b=Source(made.b_dataset_id))
+        match_by = "id"
     active = [c for c in comparisons.list_comparisons(sessions) if not c.finished
               and c.rubric_version_id == choice.version_id and c.model == model
               and c.settings.get("api_base") == api_base and c.holistic == s.compare_holistic
-              and c.match_by == s.compare_match and c.source_a == choice.a
+              and c.match_by == match_by and c.source_a == choice.a
               and c.source_b == choice.b]
     if active:
         s.compare_selected = active[0].id
@@ -144,7 +186,7 @@ def handle_start(choice: Choice) -> None:
     try:
         made = comparisons.create_comparison(
             sessions, rubric_version_id=choice.version_id, a=choice.a, b=choice.b, model=model,
-            match_by=s.compare_match, holistic=s.compare_holistic,
+            match_by=match_by, holistic=s.compare_holistic,
             settings={"api_base": api_base}, actor=current_actor())
     except RubricWorkbenchError as exc:
         s.compare_flash = ("error", plain(str(exc)))
@@ -152,6 +194,16 @@ def handle_start(choice: Choice) -> None:
     s.compare_selected = made.id
     s.compare_flash = ("success", f"Comparison #{made.id} started: {made.pair_count} pairs, "
                                   "each asked in both orders.")
-    if runtime.worker_enabled():
-        start_in_background(sessions, made.id, actor=current_actor())
+    judge_queued(sessions, made.id)
     compare_readers.clear()
+
+
+def judge_queued(sessions, comparison_id: int) -> None:
+    """Who judges a comparison just queued: the app's in-process worker takes queued
+    comparisons by itself, so a thread of our own would only race it (one of the two gets
+    ComparisonBusyError); a thread only when the worker is on but could not start here.
+    With the worker turned off, it waits for a ``rubric-workbench worker`` process."""
+    from storage.jobs.comparison_runner import start_in_background
+
+    if runtime.worker_enabled() and not runtime.ensure_worker():
+        start_in_background(sessions, comparison_id, actor=current_actor())

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage.services import comparisons
+from grading.pairwise.summary import ComparisonSummary
+from storage.services import comparisons, pair_agreement, pair_results, results
 from storage.services.comparisons import ComparisonInfo, ComparisonResults
+from storage.services.pair_agreement import CriterionPreferenceAgreement
+from storage.services.reviewers import Actor
 from ui.runtime import sessions_for
 
 
@@ -23,6 +26,30 @@ def get_results(db: str, comparison_id: int, status: str, done: int,
     return comparisons.comparison_results(sessions_for(db), comparison_id)
 
 
+@st.cache_data(ttl=600, max_entries=20, show_spinner=False)
+def get_people_results(db: str, comparison_id: int, actor: Actor, stamp: tuple[int, int],
+                       done: int) -> ComparisonSummary | None:
+    """The summary with people's preferences as of ``stamp`` (their saves) and ``done``."""
+    return pair_results.people_results(sessions_for(db), actor=actor,
+                                       comparison_id=comparison_id)
+
+
+@st.cache_data(ttl=600, max_entries=20, show_spinner=False)
+def get_pair_agreement(db: str, comparison_id: int, actor: Actor, stamp: tuple[int, int],
+                       done: int) -> list[CriterionPreferenceAgreement]:
+    """Judge vs people per criterion for this viewer, as of ``stamp`` and ``done``."""
+    return pair_agreement.preference_agreement(sessions_for(db), actor=actor,
+                                               comparison_id=comparison_id)
+
+
+@st.cache_data(ttl=600, max_entries=20, show_spinner=False)
+def get_upload_columns(db: str, dataset_id: int, response_count: int) -> list[str]:
+    """The columns the dataset's upload kept beside the response text."""
+    return results.upload_columns(sessions_for(db), [dataset_id])
+
+
 def clear() -> None:
     get_comparisons.clear()
     get_results.clear()
+    get_people_results.clear()
+    get_pair_agreement.clear()

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from grading.bootstrap import Interval
+from grading.pairwise.summary import ComparisonSummary
 from storage.services.comparisons import ComparisonInfo, ComparisonResults
 from ui.boundary import plain
 
@@ -14,11 +15,11 @@ NOT_JUDGED = {"only_a": "only in A", "only_b": "only in B", "identical": "same t
               "failed": "failed"}
 
 
-def _share(value: float | None) -> str:
+def share(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
-def _interval(interval: Interval | None) -> str:
+def interval_text(interval: Interval | None) -> str:
     if interval is None or interval.low is None:
         return "—"
     return f"{interval.low:.0%} – {interval.high:.0%}"
@@ -27,22 +28,30 @@ def _interval(interval: Interval | None) -> str:
 def results_frame(results: ComparisonResults) -> pd.DataFrame:
     """One row per criterion and one overall: counts, B's win rate, its interval, and the
     share answered the same in both orders."""
-    summary = results.summary
+    return summary_frame(results.summary)
+
+
+def summary_frame(summary: ComparisonSummary, *, consistency: bool = True) -> pd.DataFrame:
+    """A summary's table; without ``consistency`` (people's preferences: asked once, in one
+    order) the position-consistency columns are left out."""
     rows = []
     for c in summary.criteria:
         rows.append({"criterion": c.label, "B wins": c.tally.wins, "ties": c.tally.ties,
-                     "A wins": c.tally.losses, "B win rate": _share(c.tally.win_rate),
-                     "95% interval": _interval(c.tally.interval),
-                     "position-consistent": _share(c.consistency_rate),
-                     "consistency interval": _interval(c.consistency_interval),
+                     "A wins": c.tally.losses, "B win rate": share(c.tally.win_rate),
+                     "95% interval": interval_text(c.tally.interval),
+                     "position-consistent": share(c.consistency_rate),
+                     "consistency interval": interval_text(c.consistency_interval),
                      "cannot assess": c.cannot_assess, "failed": c.failed})
     o = summary.overall
     rows.append({"criterion": "overall", "B wins": o.wins, "ties": o.ties, "A wins": o.losses,
-                 "B win rate": _share(o.win_rate), "95% interval": _interval(o.interval),
-                 "position-consistent": _share(summary.consistency_rate),
+                 "B win rate": share(o.win_rate), "95% interval": interval_text(o.interval),
+                 "position-consistent": share(summary.consistency_rate),
                  "consistency interval": "—", "cannot assess": 0,
                  "failed": summary.failed_pairs})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if not consistency:
+        frame = frame.drop(columns=["position-consistent", "consistency interval"])
+    return frame
 
 
 def not_judged_frame(results: ComparisonResults) -> pd.DataFrame:
@@ -55,10 +64,10 @@ def render_headline(info: ComparisonInfo, results: ComparisonResults) -> None:
     summary = results.summary
     left, middle, right = st.columns(3)
     left.metric(f"B's win rate ({info.b_label[:40]} over {info.a_label[:40]})",
-                _share(summary.overall.win_rate),
+                share(summary.overall.win_rate),
                 help="(B wins + ties / 2) / judged pairs; 50% means no difference")
-    left.caption(f"95% interval {_interval(summary.overall.interval)}")
-    middle.metric("Position consistency", _share(summary.consistency_rate),
+    left.caption(f"95% interval {interval_text(summary.overall.interval)}")
+    middle.metric("Position consistency", share(summary.consistency_rate),
                   help="Share of judgments the judge gave the same way with A shown first "
                        "and with B shown first; the others count as ties")
     right.metric("Pairs judged", f"{summary.overall.judged:,} of {info.pair_count:,}")

@@ -1,6 +1,10 @@
 """Review pairs, for adjudicators: the comparison's disputed (pair, criterion) — reviewers
 disagree and nobody decided — each with every reviewer's answer and the judge's, in the
-comparison's own terms (A and B named), and a form to decide it."""
+comparison's own terms (A and B named), and a form to decide it.
+
+A decision carries what its card showed (no adjudication, and each reviewer's current
+answer): the service refuses it when that changed meanwhile — another tab or adjudicator
+decided, a reviewer answered again — so nothing is overwritten unseen."""
 
 from __future__ import annotations
 
@@ -22,42 +26,81 @@ def _side(side: str | None, c: ComparisonInfo) -> str:
             "CANNOT_ASSESS": "cannot assess", None: "no preference"}[side]
 
 
-def handle_decide(actor: Actor, item: DisputedPreference, side: str | None, note: str) -> None:
-    """The adjudicator pressed Decide: one write, its outcome shown once."""
+def _key(pair_id: int, position: int) -> str:
+    return f"{pair_id}_{position}"
+
+
+def handle_decide_click(item: DisputedPreference) -> None:
+    """Decide was pressed: remember which card and what it showed (written in the body)."""
+    st.session_state.pairs_adjudicate = (
+        item.pair_id, item.position, tuple((r.reviewer_key, r.id) for r in item.reviews))
+
+
+def _gone(actor: Actor, pair_id: int, position: int, c: ComparisonInfo) -> str:
+    """Why a Decide found its card no longer waiting: who decided it, or that the
+    reviewers now agree."""
+    result = pair_results.pair_result(runtime.get_sessions(), actor=actor, pair_id=pair_id)
+    decision = result.decisions.get(position)
+    name = result.report.preferences[position].criterion.name or "the pair"
+    if decision is not None and decision.adjudication is not None:
+        a = decision.adjudication
+        return (f"Not saved: {name} was decided meanwhile by {a.reviewer} "
+                f"({_side(a.side, c)}). Nothing was written; the queue below is current.")
+    return ("Not saved: that criterion is no longer disputed (the reviewers' answers "
+            "changed meanwhile). Nothing was written; the queue below is current.")
+
+
+def process_decision(actor: Actor, queue: list[DisputedPreference],
+                     comparison: ComparisonInfo) -> bool:
+    """Write the decision asked for by the last Decide; True when one was written."""
+    s = st.session_state
+    asked, s.pairs_adjudicate = s.pairs_adjudicate, None
+    if asked is None:
+        return False
+    pair_id, position, seen = asked
+    key = _key(pair_id, position)
+    item = next((i for i in queue if (i.pair_id, i.position) == (pair_id, position)), None)
+    if item is None:
+        s.pairs_flash = ("warning", plain(_gone(actor, pair_id, position, comparison)))
+        return False
+    side = s.get(f"pairs_adj_side_{key}")
     if side is None:
-        st.session_state.pairs_flash = ("warning", "Choose a side before deciding.")
-        return
+        s.pairs_flash = ("warning", "Choose a side before deciding.")
+        return False
     try:
         pair_reviews.adjudicate_pair(
-            runtime.get_sessions(), actor=actor, pair_id=item.pair_id,
-            criterion=item.criterion_id if item.criterion_id is not None else None,
-            side=side, note=note, expected_current_id=None)
-        st.session_state.pairs_flash = (
-            "success", plain(f"Decided {item.criterion} of pair {item.match_key}."))
+            runtime.get_sessions(), actor=actor, pair_id=pair_id, criterion=item.criterion_id,
+            side=side, note=str(s.get(f"pairs_adj_note_{key}") or ""),
+            expected_current_id=None, expected_reviews=dict(seen))
     except RubricWorkbenchError as exc:
-        st.session_state.pairs_flash = ("error", plain(f"Not saved: {exc}"))
+        s.pairs_flash = ("error", plain(f"Not saved: {exc}"))
+        return False
+    s.pairs_flash = ("success", plain(f"Decided {item.criterion} of pair {item.match_key}."))
+    return True
 
 
 def render_queue(actor: Actor | None, comparison: ComparisonInfo) -> None:
     if actor is None or not actor.can(Role.ADJUDICATOR):
         return
-    queue = pair_results.pair_adjudication_queue(runtime.get_sessions(), actor=actor,
+    sessions = runtime.get_sessions()
+    queue = pair_results.pair_adjudication_queue(sessions, actor=actor,
                                                  comparison_id=comparison.id)
+    if process_decision(actor, queue, comparison):
+        queue = pair_results.pair_adjudication_queue(sessions, actor=actor,
+                                                     comparison_id=comparison.id)
     with st.expander(f"Waiting for adjudication ({len(queue)})", expanded=False):
         if not queue:
             st.caption("No disputed pair: the reviewers agree wherever two or more answered.")
         for item in queue:
-            with st.form(key=f"pairs_adj_{item.pair_id}_{item.position}", border=True):
+            key = _key(item.pair_id, item.position)
+            with st.form(key=f"pairs_adj_{key}", border=True):
                 st.markdown(f"**{plain(item.match_key)}** · {plain(item.criterion)}")
                 lines = [f"{r.reviewer}: {_side(r.side, comparison)}"
                          + (f" — {r.note}" if r.note else "") for r in item.reviews]
                 lines.append(f"Judge: {_side(item.judge, comparison)}")
                 st.text(safe_text.text("\n".join(lines)))
-                side = st.radio("Decision", SIDES, index=None, horizontal=True,
-                                format_func=lambda s: _side(s, comparison),
-                                key=f"pairs_adj_side_{item.pair_id}_{item.position}")
-                note = st.text_input("Note (optional)",
-                                     key=f"pairs_adj_note_{item.pair_id}_{item.position}")
-                if st.form_submit_button("Decide"):
-                    handle_decide(actor, item, side, note)
-                    st.rerun()
+                st.radio("Decision", SIDES, index=None, horizontal=True,
+                         format_func=lambda s: _side(s, comparison),
+                         key=f"pairs_adj_side_{key}")
+                st.text_input("Note (optional)", key=f"pairs_adj_note_{key}")
+                st.form_submit_button("Decide", on_click=handle_decide_click, args=(item,))

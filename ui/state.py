@@ -185,6 +185,8 @@ DEFAULTS: dict[str, object] = {
     "compare_column": None,  # its metadata column
     "compare_a_value": None,  # the column's value naming source A
     "compare_b_value": None,  # and source B
+    "compare_a_column": None,  # the text column naming source A (two columns of one dataset)
+    "compare_b_column": None,  # and source B ("" is the response text)
     "compare_match": "id",  # pair by "id" or "query"
     "compare_model": "",  # the judge's litellm model name
     "compare_api_base": "",  # its OpenAI-compatible server, if any
@@ -199,6 +201,7 @@ DEFAULTS: dict[str, object] = {
     "pairs_taken": (),  # ids of the saves already taken (the browser may send one again)
     "pairs_done": None,  # the id of the last save taken (tells the browser)
     "pairs_form_as": None,  # (form key, identity, my answers' ids) the form was drawn with
+    "pairs_adjudicate": None,  # (pair, position, ((reviewer, answer id), ...)) a Decide saw
     "pairs_flash": None,  # (kind, message) shown once after a save
     "pairs_show_agreement": False,  # the agreement table is drawn
 }

@@ -7,8 +7,9 @@ fatal-error check (a refused key stops the comparison). Pairs are stored a batch
 ``run_comparison`` resumes: it judges only the pairs still pending (and, by default, the
 ones that failed before), so an interrupted comparison loses at most one batch, and the
 answers of that batch the provider gave are in the cache. A cancel is seen between batches.
-Not (yet) the job queue: the worker does not pick comparisons up by itself; the page starts
-``start_in_background``, and a command-line or test caller awaits ``run_comparison``.
+Workers pick queued comparisons up by themselves (storage.jobs.comparison_queue), the
+app's in-process one included; ``start_in_background`` is for a process with no worker (and
+Resume), and a command-line or test caller awaits ``run_comparison``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from grading.pairwise.agreement import (
     JudgeVsPeople,
@@ -72,3 +72,16 @@ def preference_agreement(sessions: SessionFactory, *, actor: Actor, comparison_i
             people=people_agreement(answers, criterion=c.criterion.name,
                                     resamples=resamples, seed=seed)))
     return found
+
+
+def reviewed_comparisons(sessions: SessionFactory) -> dict[int, tuple[int, int]]:
+    """Comparison id -> (people's preferences saved on it, the newest one's id), for every
+    comparison people reviewed: the count and id change with each save (a cache key)."""
+    with sessions() as session:
+        rows = session.execute(
+            select(m.ComparisonPairRow.comparison_id, func.count(m.PairReviewRow.id),
+                   func.max(m.PairReviewRow.id))
+            .join(m.ComparisonPairRow, m.ComparisonPairRow.id == m.PairReviewRow.pair_id)
+            .group_by(m.ComparisonPairRow.comparison_id)
+            .order_by(m.ComparisonPairRow.comparison_id.desc())).all()
+    return {cid: (count, newest) for cid, count, newest in rows}

@@ -202,9 +202,15 @@ def save_pair_review(
 def adjudicate_pair(
     sessions: SessionFactory, *, actor: Actor, pair_id: int, criterion: CriterionRef,
     side: str, note: str = "", expected_current_id: Any = UNCHECKED,
+    expected_reviews: Mapping[str, int] | None = None,
 ) -> PairPreferenceInfo:
     """An adjudicator's preference (in the comparison's own terms: A, B, TIE or
-    CANNOT_ASSESS): it decides the criterion whatever the reviewers said."""
+    CANNOT_ASSESS): it decides the criterion whatever the reviewers said.
+
+    What the adjudicator saw, checked in the same transaction (StaleVerdictError and nothing
+    written when it changed — another tab, another adjudicator, a reviewer meanwhile):
+    ``expected_current_id``, the current adjudication's id (None: none); ``expected_reviews``,
+    each reviewer's current preference id on the criterion (reviewer key -> id)."""
     require(actor, Role.ADJUDICATOR, "adjudicate a comparison pair")
     key, name = _who(actor)
     limits.check([("the adjudicator's name", name, limits.NAME_MAX), ("the note", note, None)])
@@ -219,6 +225,8 @@ def adjudicate_pair(
                 if expected_current_id is not UNCHECKED and (
                         current.id if current else None) != expected_current_id:
                     raise _stale(current)
+                if expected_reviews is not None:
+                    _check_reviews(session, pair_id, c, expected_reviews)
                 return pair_consensus.info(repo.append(
                     session, pair_id=pair_id, position=c.position, criterion_id=c.criterion_id,
                     stream=ADJUDICATION, side=chosen, swapped=False, reviewer_key=key,
@@ -229,6 +237,25 @@ def adjudicate_pair(
             raise Collision from None
 
     return retry_until_saved(work)
+
+
+def _check_reviews(session: Session, pair_id: int, c: PairCriterion,
+                   seen: Mapping[str, int]) -> None:
+    """The reviewers' current preferences on the criterion are the ones the adjudicator
+    saw; otherwise StaleVerdictError naming who answered meanwhile."""
+    reviews, _adjudications = pair_consensus.current(session, [pair_id])
+    now = {p.reviewer_key: p for p in reviews.get(pair_id, {}).get(c.position, ())}
+    changed = sorted((p for key, p in now.items() if seen.get(key) != p.id),
+                     key=lambda p: p.id)
+    if changed or set(seen) - set(now):
+        who = changed[-1] if changed else None
+        where = c.criterion.name or "the pair"
+        what = (f"{who.reviewer} answered {who.side} on {where} at "
+                f"{who.created_at:%Y-%m-%d %H:%M} UTC" if who
+                else f"a reviewer's answer on {where} changed")
+        raise StaleVerdictError(
+            f"{what} while you were deciding; reload to see the reviewers' answers as they "
+            "are now and decide again", current_id=None)
 
 
 def answered_all(sight: Sight, reviews: Mapping[int, Sequence[PairPreferenceInfo]],

@@ -16,7 +16,7 @@ from storage import models as m
 from storage.errors import InvalidInputError, InvalidStateError, StaleVerdictError
 from storage.services import pair_results, pair_reviews
 from storage.services.pair_sides import shown_swapped
-from storage.services.reviewers import IdentityChangedError, PermissionDeniedError
+from storage.services.reviewers import IdentityChangedError, PermissionDeniedError, Role
 from tests.storage.pair_fixtures import (
     ADJ,
     ANN,
@@ -301,3 +301,38 @@ def test_people_reviews_of_pairs_keep_their_dataset_and_rubric_as_verdicts_do(se
     datasets.delete_dataset(sessions, made.source_b.dataset_id, confirm=True,
                             delete_human_verdicts=True, actor=ADMIN)
     assert rows(sessions) == [] and comparisons.list_comparisons(sessions) == []
+
+
+def test_an_adjudication_made_on_a_stale_view_is_refused_and_writes_nothing(sessions):
+    """What the adjudicator saw (no adjudication, each reviewer's current answer) is checked
+    in the same transaction: a decision made meanwhile, or a reviewer's new answer, makes
+    the decision stale."""
+    cid, pairs, _names = make_comparison(sessions, pairs=1, judge=("A", "A"))
+    p = pairs[0]
+    for who, side in ((ANN, "A"), (BOB, "B"), (CAT, "B")):
+        flip = shown_swapped(who.key, p)
+        save(sessions, who, p, {"complete": {"A": "B", "B": "A"}[side] if flip else side,
+                                "rude": "T"})
+    [item] = pair_results.pair_adjudication_queue(sessions, actor=ADJ, comparison_id=cid)
+    seen = {r.reviewer_key: r.id for r in item.reviews}
+    before = rows(sessions)
+
+    save(sessions, CAT, p, {"complete": "T"})  # still disputed, but not what was seen
+    with pytest.raises(StaleVerdictError,
+                       match=r"Cat answered TIE on complete at .* while you were deciding"):
+        pair_reviews.adjudicate_pair(sessions, actor=ADJ, pair_id=p, criterion="complete",
+                                     side="B", expected_current_id=None,
+                                     expected_reviews=seen)
+    assert len(rows(sessions)) == len(before) + 1  # CAT's answer only
+
+    [item] = pair_results.pair_adjudication_queue(sessions, actor=ADJ, comparison_id=cid)
+    seen = {r.reviewer_key: r.id for r in item.reviews}
+    other = person("dee@example.org", Role.ADJUDICATOR)
+    pair_reviews.adjudicate_pair(sessions, actor=other, pair_id=p, criterion="complete",
+                                 side="A", expected_current_id=None, expected_reviews=seen)
+    with pytest.raises(StaleVerdictError, match="Dee changed this preference to A"):
+        pair_reviews.adjudicate_pair(sessions, actor=ADJ, pair_id=p, criterion="complete",
+                                     side="B", expected_current_id=None,
+                                     expected_reviews=seen)
+    result = pair_results.pair_result(sessions, actor=ADJ, pair_id=p)
+    assert (result.decisions[0].status, result.decisions[0].side) == ("adjudicated", "A")

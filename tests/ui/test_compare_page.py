@@ -23,6 +23,16 @@ CRITERIA = [Criterion(name="complete", requirement="Covers every step", weight=4
             Criterion(name="rude", requirement="Insults the reader", weight=-2)]
 
 
+@pytest.fixture(autouse=True)
+def _stop_the_apps_worker():
+    """The page starts the app's in-process worker for the test's database: stopped after
+    the test, so it does not poll a removed database until the interpreter exits."""
+    yield
+    from storage.jobs import stop_in_process_workers
+
+    stop_in_process_workers()
+
+
 def _open() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state["reviewer_name"] = "Ada"
@@ -182,3 +192,36 @@ def test_a_comparison_with_a_failed_pair_lists_it_and_resume_compares_it(
     assert {m.label.split(" (")[0]: m.value for m in at.metric}["Pairs judged"] == "3 of 3"
     assert [h.value for h in at.subheader] == []  # no "Not compared" list any more
     assert len(at.dataframe) == 1
+
+
+def test_with_the_apps_worker_on_start_only_queues_and_the_worker_judges_it(
+        fake_provider, monkeypatch, caplog):
+    """No runner thread of the page's own beside the app's worker: both would try to judge
+    the comparison and one would stop on ComparisonBusyError."""
+    import logging
+    import threading
+
+    monkeypatch.setenv("RUBRIC_WORKBENCH_API_KEY", "test-key")
+    fake_provider.latency = 0.2  # judging lasts: a page's thread would still be alive
+    _seed([("q1", "How?", "one"), ("q2", "Why?", "two")],
+          [("q1", "How?", "one more word"), ("q2", "Why?", "two more words")])
+    caplog.set_level(logging.INFO, logger="storage.jobs")
+    at = _open()
+    at.selectbox(key="compare_a").set_value(1)
+    at.selectbox(key="compare_b").set_value(2)
+    _fill_judge(at, fake_provider.api_base)
+
+    at.button(key="compare_start").click().run()
+
+    assert not at.exception, at.exception
+    assert "Comparison #1 started: 2 pairs" in texts(at)
+    assert "comparison-1" not in [t.name for t in threading.enumerate()]
+    sessions = db()
+    for _ in range(600):
+        if comparisons.get_comparison(sessions, 1).finished:
+            break
+        time.sleep(0.1)
+    assert comparisons.get_comparison(sessions, 1).status == "done"
+    assert any("judges comparison 1" in r.getMessage() for r in caplog.records)
+    assert not any("was not judged" in r.getMessage() for r in caplog.records)
+    assert fake_provider.requests == 2 * 2 * 2  # judged once

@@ -98,3 +98,67 @@ def test_an_adjudicator_decides_a_disputed_pair_from_the_queue():
     assert pair_results.pair_adjudication_queue(sessions, actor=ADJ, comparison_id=cid) == []
     result = pair_results.pair_result(sessions, actor=ADJ, pair_id=pairs[0])
     assert (result.decisions[0].status, result.decisions[0].side) == ("adjudicated", "B")
+
+
+def _disputed(reviewers) -> tuple[int, list[int]]:
+    from storage.services import pair_reviews
+    from storage.services.pair_sides import shown_swapped, to_shown
+
+    sessions = db()
+    cid, pairs, _names = make_comparison(sessions, pairs=1, judge=("A", "B"))
+    for who, side in reviewers:
+        flip = shown_swapped(who.key, pairs[0])
+        pair_reviews.save_pair_review(
+            sessions, actor=who, pair_id=pairs[0], shown_swapped=flip,
+            preferences={"complete": to_shown(side, flip), "rude": "T"})
+    return cid, pairs
+
+
+def _adjudications(pair_id: int) -> list[str]:
+    from sqlalchemy import select
+
+    from storage import models as m
+
+    with db()() as session:
+        return list(session.scalars(select(m.PairReviewRow.side).where(
+            m.PairReviewRow.pair_id == pair_id,
+            m.PairReviewRow.stream == m.ADJUDICATION_STREAM)))
+
+
+def test_a_decision_on_a_card_decided_meanwhile_elsewhere_is_refused():
+    from storage.services import pair_reviews
+    from tests.storage.pair_fixtures import ADJ, ANN, BOB
+
+    _cid, pairs = _disputed([(ANN, "A"), (BOB, "B")])
+    at = _open()  # the card is drawn: nobody decided yet
+    pair_reviews.adjudicate_pair(db(), actor=ADJ, pair_id=pairs[0], criterion="complete",
+                                 side="A")  # another adjudicator (or tab) meanwhile
+
+    at.radio(key=f"pairs_adj_side_{pairs[0]}_0").set_value("B")
+    at.button(key=f"FormSubmitter:pairs_adj_{pairs[0]}_0-Decide").click().run()
+
+    assert not at.exception, at.exception
+    assert "Not saved: complete was decided meanwhile by Adj (A (Old prompt))" in texts(at)
+    assert _adjudications(pairs[0]) == ["A"]  # not overwritten
+    assert any("Waiting for adjudication (0)" in e.label for e in at.expander)
+
+
+def test_a_decision_on_a_card_whose_reviewers_answered_again_is_refused():
+    from storage.services import pair_reviews
+    from storage.services.pair_sides import shown_swapped, to_shown
+    from tests.storage.pair_fixtures import ANN, BOB, CAT
+
+    _cid, pairs = _disputed([(ANN, "A"), (BOB, "B"), (CAT, "B")])
+    at = _open()
+    flip = shown_swapped(CAT.key, pairs[0])  # Cat changes her mind: still disputed
+    pair_reviews.save_pair_review(db(), actor=CAT, pair_id=pairs[0], shown_swapped=flip,
+                                  preferences={"complete": to_shown("TIE", flip)})
+
+    at.radio(key=f"pairs_adj_side_{pairs[0]}_0").set_value("B")
+    at.button(key=f"FormSubmitter:pairs_adj_{pairs[0]}_0-Decide").click().run()
+
+    assert not at.exception, at.exception
+    assert "Not saved: Cat answered TIE on complete" in texts(at)
+    assert "while you were deciding; reload" in texts(at)
+    assert _adjudications(pairs[0]) == []
+    assert "Cat: tie" in texts(at)  # the card now shows her new answer

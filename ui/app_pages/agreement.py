@@ -4,7 +4,8 @@ Every number comes from storage.services.agreement (which calls grading.agreemen
 only picks and lays out. Its parts: ui/agreement_charts.py (header, matrices, scores),
 ui/agreement_criteria.py (worst criteria, disagreements), ui/agreement_judges.py (judges next
 to cost), ui/agreement_baseline.py and ui/agreement_grid.py (people vs people),
-ui/agreement_trust.py (how far to trust a judge), ui/agreement_labels.py (labels).
+ui/agreement_trust.py (how far to trust a judge), ui/agreement_labels.py (labels),
+ui/agreement_pairwise.py (pairwise comparisons: the judge against people's preferences).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ui import (
     agreement_criteria,
     agreement_judges,
     agreement_labels,
+    agreement_pairwise,
     agreement_panels,
     agreement_trust,
     calibration_view,
@@ -48,6 +50,7 @@ def render_page() -> None:
         st.info("Nothing to compare yet. " + EMPTY_HINT)
         st.page_link("app_pages/grade.py", label="Go to the Grade page",
                      icon=":material/play_arrow:")
+        agreement_pairwise.render_pairwise(db)
         return
     options = {f"{s.dataset_id}:{s.rubric_version_id}": s for s in sets}
     if st.session_state.get("agreement_set") not in options:
@@ -82,6 +85,7 @@ def render_page() -> None:
                                        readers.get_baseline_grid(*scope), report)
     agreement_trust.render_trust(readers.get_trust(*scope))
     agreement_labels.render_labels(version_id, dataset_id)
+    agreement_pairwise.render_pairwise(db)
 
 
 url.restore("agreement", URL_FIELDS)  # a link, a reload or coming back

@@ -16,15 +16,18 @@ from ui import compare_readers, runtime
 from ui.auth import current_actor
 from ui.boundary import page_boundary, plain
 from ui.compare_form import handle_start, render_form
+from ui.compare_leaderboard import render_leaderboard
+from ui.compare_people import render_people
 from ui.compare_view import render_results
 
 POLL_SECONDS = 2.0
 
 st.title("Compare")
-st.caption("Pair two sources' responses to the same queries — two datasets, or two values of "
-           "one dataset's column such as model — and let a judge say, criterion by criterion, "
-           "which is better. Every pair is asked in both orders; a verdict that flips with the "
-           "order counts as a tie and as position-inconsistent.")
+st.caption("Pair two sources' responses to the same queries — two datasets, two values of "
+           "one dataset's column such as model, or two text columns of one upload — and let "
+           "a judge say, criterion by criterion, which is better. Every pair is asked in both "
+           "orders; a verdict that flips with the order counts as a tie and as "
+           "position-inconsistent.")
 
 
 def _label(c: ComparisonInfo) -> str:
@@ -82,13 +85,21 @@ def render_status(c: ComparisonInfo) -> None:
 
 def render_selected(db: str, comparison_id: int) -> None:
     first = comparisons.get_comparison(runtime.get_sessions(), comparison_id)
+    # The page's own run draws what it read: read again, a comparison that ended meanwhile
+    # (the app's worker is quick) called st.rerun() in the middle of a full run, and the
+    # browser kept that run's results beside the next one's (the metrics twice).
+    drawn = [first]
 
     @st.fragment(run_every=None if first.finished else POLL_SECONDS)
     def live() -> None:
-        c = comparisons.get_comparison(runtime.get_sessions(), comparison_id)
+        c = drawn.pop() if drawn else comparisons.get_comparison(runtime.get_sessions(),
+                                                                  comparison_id)
         render_status(c)
-        render_results(c, compare_readers.get_results(db, c.id, c.status, c.done_count,
-                                                      c.failed_count))
+        results = compare_readers.get_results(db, c.id, c.status, c.done_count,
+                                              c.failed_count)
+        render_results(c, results)
+        render_people(db, c, results)
+        render_leaderboard(db, c, compare_readers.get_comparisons(db))
         if c.finished != first.finished:
             st.rerun()  # stop polling once it is over
 

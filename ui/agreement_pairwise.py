@@ -1,0 +1,49 @@
+"""The Agreement page's pairwise section: every comparison people reviewed pairs of (the
+Review pairs page), with the judge against the people per criterion — kappa over A / TIE /
+B, n, its 95 % interval, and "can't tell yet" while the pairs are few."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from storage.services import pair_agreement
+from storage.services.reviewers import Role
+from ui import compare_readers, pair_agreement_view
+from ui.auth import current_actor
+from ui.runtime import sessions_for
+
+
+@st.cache_data(ttl=5, max_entries=20, show_spinner=False)
+def get_reviewed(db: str) -> dict[int, tuple[int, int]]:
+    return pair_agreement.reviewed_comparisons(sessions_for(db))
+
+
+def render_pairwise(db: str) -> None:
+    actor = current_actor()
+    if actor is None or not actor.can(Role.REVIEWER):
+        return
+    reviewed = get_reviewed(db)
+    if not reviewed:
+        return
+    known = {c.id: c for c in compare_readers.get_comparisons(db)}
+    # Review pairs keeps the sources hidden from reviewers; so does this list.
+    named = actor.can(Role.ADJUDICATOR)
+    rows = []
+    for cid, stamp in reviewed.items():
+        c = known.get(cid)
+        if c is None:
+            continue
+        label = f"#{cid} · {c.b_label} vs {c.a_label}" if named else f"Comparison #{cid}"
+        for row in pair_agreement_view.agreement_rows(compare_readers.get_pair_agreement(
+                db, cid, actor, stamp, c.done_count)):
+            rows.append({"comparison": label, **row})
+    if not rows:
+        return
+    st.subheader("Pairwise comparisons: judge vs people")
+    st.caption("Comparisons whose pairs people reviewed: per criterion, how often the judge's "
+               "preference (A, tie or B) matches the people's where they agreed or an "
+               "adjudicator decided — Cohen's kappa with n and its 95% interval. The Compare "
+               "page shows each comparison's result with people's preferences."
+               + ("" if named else " Your figures cover the pairs you answered whole."))
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
