@@ -12,6 +12,12 @@ RSS of the process after each read.
     .venv/bin/python benchmarks/scale.py --size 10000               # a temp SQLite file
     .venv/bin/python benchmarks/scale.py --size 10000 --postgres    # a throwaway PostgreSQL
     .venv/bin/python benchmarks/scale.py --size 100000 --skip "agreement report,human"
+    .venv/bin/python benchmarks/scale.py --size 10000 --only "(new),(before)"
+
+The reads switched onto ``effective_verdicts`` are timed twice, one right after the other:
+as they read now ("table (new)") and as they read before, inside
+``tests.storage.recomputed.recomputed()`` ("recomputed (before)"); the run ends by checking
+that both give the same answer.
 
 The SQL column is the floor, not always the exact same object: where it answers a simpler
 question than the product (the queues' order, the effective human verdict) the note says so.
@@ -43,10 +49,13 @@ from storage.services import (
     agreement,
     agreement_counts,
     agreement_sources,
+    blindness,
+    calibration_candidates,
     consensus,
     datasets,
     effective_upkeep,
     human_baseline,
+    labels,
     panel_results,
     panels,
     results,
@@ -55,7 +64,9 @@ from storage.services import (
     runs,
 )
 from storage.services.review_queue import adjudication_page, adjudication_queue, review_queue
+from storage.services.review_queue import response_detail as review_queue_detail
 from storage.services.reviewers import command_line_actor, local_actor
+from tests.storage.recomputed import recomputed
 
 BENCHMARK = command_line_actor("benchmark")
 REVIEWERS = (local_actor("ana"), local_actor("bo"))
@@ -230,24 +241,6 @@ def _one_run(w: World):
             .where(m.GradeRow.run_id == w.run_ids[0]))
 
 
-def _disputes(w: World):
-    h = m.HumanVerdictRow
-    adj = aliased(m.HumanVerdictRow)
-    return (select(h.response_id, h.criterion_id)
-            .join(m.ResponseRow, m.ResponseRow.id == h.response_id)
-            .where(m.ResponseRow.dataset_id == w.dataset_id, h.stream != m.ADJUDICATION_STREAM,
-                   ~select(adj.id).where(adj.response_id == h.response_id,
-                                         adj.criterion_id == h.criterion_id,
-                                         adj.stream == m.ADJUDICATION_STREAM).exists())
-            .group_by(h.response_id, h.criterion_id)
-            .having(func.count(func.distinct(func.coalesce(h.option, h.verdict))) > 1))
-
-
-def _first_disputes(w: World):
-    h = m.HumanVerdictRow
-    return _disputes(w).order_by(h.response_id, h.criterion_id).limit(20)
-
-
 def _reviewer_queue(w: World):
     mine = (select(m.HumanVerdictRow.response_id)
             .where(m.HumanVerdictRow.stream == REVIEWERS[0].key)
@@ -291,6 +284,104 @@ def overlay(sessions: SessionFactory, w: World, *, from_table: bool) -> dict:
                     sessions, run_id, w.reviewed[start:start + 500], scores_only=from_table):
                 found[g.response_id, run_id] = (g.score, g.error)
     return found
+
+
+def _set_rows(w: World):
+    ev = m.EffectiveVerdictRow
+    return select(ev.response_id, ev.criterion_id, ev.status).where(
+        ev.rubric_version_id == w.version_id, ev.dataset_id == w.dataset_id)
+
+
+def _table_disputes(w: World):
+    ev = m.EffectiveVerdictRow
+    return _set_rows(w).where(ev.status == "disputed")
+
+
+def _switched(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Callable, str]]:
+    """The reads switched from the consensus recomputation onto effective_verdicts:
+    (name, read, SQL, note)."""
+    ana = blindness.as_reviewer(REVIEWERS[0].key)
+    where = {"dataset_id": w.dataset_id, "rubric_version_id": w.version_id}
+    q = _sql
+
+    def candidates():
+        with sessions() as session:
+            return calibration_candidates.candidates(session, w.version_id)[1]
+
+    def blind_overlay():
+        found = {}
+        for run_id in w.run_ids:
+            for start in range(0, len(w.reviewed), 500):
+                for g in reviews.effective_grades_for_run(
+                        sessions, run_id, w.reviewed[start:start + 500], sight=ana,
+                        scores_only=True):
+                    found[g.response_id, run_id] = (g.score, g.error)
+        return found
+
+    return [
+        ("adjudication queue", lambda: adjudication_queue(sessions, **where),
+         q(sessions, _table_disputes, w), "SQL: the set's disputed rows"),
+        ("adjudication page: first 20 and the count", lambda: adjudication_page(
+            sessions, **where, limit=20), q(sessions, _table_disputes, w), "as above"),
+        ("Review detail, one reviewed response", lambda: review_queue_detail(
+            sessions, w.reviewed[1], w.version_id, w.run_ids),
+         q(sessions, _set_rows, w), "SQL: the set's table rows"),
+        ("calibration candidates", candidates, q(sessions, _set_rows, w), "as above"),
+        ("gold set export", lambda: list(labels.iter_gold_records(
+            sessions, w.version_id, w.dataset_id)), q(sessions, _set_rows, w), "as above"),
+        ("blind reviewer's Results overlay (reviewed x 3 runs)", blind_overlay,
+         q(sessions, _set_rows, w), "as above"),
+        ("a reviewer's human scores (every reviewed)", lambda: reviews.human_scores(
+            sessions, w.version_id, w.reviewed, sight=ana), q(sessions, _set_rows, w),
+         "as above"),
+        ("panel results, reviewed responses", lambda: panel_results.panel_results(
+            sessions, w.panel_id, w.reviewed), q(sessions, _set_rows, w), "as above"),
+    ]
+
+
+def _before(read: Callable) -> Callable:
+    def run():
+        with recomputed():
+            return read()
+    return run
+
+
+def switched_reads(sessions: SessionFactory, w: World) -> list[tuple]:
+    """Each switched read twice, one after the other in the same run: from the table (new)
+    and with the consensus recomputed as before the switch (before)."""
+    found = []
+    for name, read, sql, note in _switched(sessions, w):
+        found.append((f"{name}, table (new)", read, sql, note))
+        found.append((f"{name}, recomputed (before)", _before(read), sql, "as above"))
+    return found
+
+
+def same_switched(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
+                  ) -> dict[str, bool]:
+    """Whether each switched read gives the same answer both ways (scores and errors for the
+    scores-only reads)."""
+    same = {}
+    for name, read, _sql, _note in _switched(sessions, w):
+        if not _chosen(f"{name}, table (new)", skip, only):
+            continue
+        new, old = read(), _before(read)()
+        if "overlay" in name:
+            same[name] = new == old
+        elif "human scores" in name:
+            same[name] = [(h.score, h.reviewed_count) for h in new] == [
+                (h.score, h.reviewed_count) for h in old]
+        elif "panel" in name:
+            same[name] = [(r.effective.score, r.effective.error) for r in new] == [
+                (r.effective.score, r.effective.error) for r in old]
+        else:
+            same[name] = new == old
+    return same
+
+
+def _chosen(name: str, skip: set[str], only: set[str]) -> bool:
+    lowered = name.lower()
+    return (not any(s in lowered for s in skip)
+            and (not only or any(o in lowered for o in only)))
 
 
 def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Callable, str]]:
@@ -347,13 +438,7 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          q(sessions, _panel_votes, w), "SQL: MET votes per response x criterion"),
         ("list_grades, one run", lambda: runs.list_grades(sessions, w.run_ids[0]),
          q(sessions, _one_run, w), "SQL: the run's grades x criteria rows"),
-        ("adjudication queue", lambda: adjudication_queue(
-            sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id),
-         q(sessions, _disputes, w), "SQL: disputed (response, criterion), one seq each"),
-        ("adjudication queue, first 20 and the count (the page, new)", lambda:
-         adjudication_page(sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
-                           limit=20),
-         q(sessions, _first_disputes, w), "SQL: the first 20 of those"),
+        *switched_reads(sessions, w),
         ("a reviewer's queue", lambda: review_queue(
             sessions, **where, reviewer_key=REVIEWERS[0].key),
          q(sessions, _reviewer_queue, w), "SQL: first 50 not done by ana, dataset order"),
@@ -372,8 +457,9 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(sessions: SessionFactory, w: World, skip: set[str]) -> list[tuple]:
-    chosen = [r for r in reads(sessions, w) if not any(s in r[0].lower() for s in skip)]
+def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
+            ) -> list[tuple]:
+    chosen = [r for r in reads(sessions, w) if _chosen(r[0], skip, only)]
     for _name, product, _sql, _note in chosen:
         if getattr(product, "warm", None):
             product.warm()
@@ -425,10 +511,13 @@ def main() -> int:
                         help="start a throwaway PostgreSQL on 127.0.0.1 (needs initdb/pg_ctl)")
     parser.add_argument("--skip", default="",
                         help="comma-separated parts of read names to leave out (slow at 100k)")
+    parser.add_argument("--only", default="",
+                        help="comma-separated parts of read names to keep (the others left out)")
     args = parser.parse_args()
     if args.size < 100:
         parser.error("--size must be at least 100")
     skip = {s.strip().lower() for s in args.skip.split(",") if s.strip()}
+    only = {s.strip().lower() for s in args.only.split(",") if s.strip()}
     server = None
     with tempfile.TemporaryDirectory() as tmp:
         url = args.db or f"sqlite:///{Path(tmp) / 'scale.db'}"
@@ -446,15 +535,17 @@ def main() -> int:
                 connection.execute(text("ANALYZE"))
             print(f"{engine.dialect.name}: built in {time.perf_counter() - started:.0f} s, "
                   f"peak RSS {_peak_mb():.0f} MB", flush=True)
-            rows = measure(sessions, world, skip)
+            rows = measure(sessions, world, skip, only)
             print_table(engine.dialect.name, args.size, rows)
+            for name, same in same_switched(sessions, world, skip, only).items():
+                print(f"{name}: table == recomputed: {same}")
             same_humans = humans_from_table(sessions, world) == humans_recomputed(
                 sessions, world)
             same_overlay = overlay(sessions, world, from_table=True) == overlay(
                 sessions, world, from_table=False)
             print(f"\neffective human verdicts, table == recomputed: {same_humans}; "
                   f"Results overlay, table == recomputed: {same_overlay}")
-            if "agreement report" not in skip:
+            if _chosen("agreement report", skip, only):
                 print(f"\nSQL-count pairwise figures identical to the report's: "
                       f"{_same_pairwise(sessions, world)}")
             engine.dispose()

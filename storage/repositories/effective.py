@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, aliased
 
 from grading.types import Verdict
@@ -15,12 +15,13 @@ from storage.dto import HumanDecision, HumanVerdictInfo
 _CHUNK = 500
 
 
-def applied_query(rubric_version_id: int, dataset_id: int,
+def applied_query(rubric_version_id: int, dataset_id: int | None,
                   response_ids: Sequence[int] | None = None) -> Select:
     """(criterion of the version, status, carried from, then the columns of the human
     verdict that stands and of the one it replaced) of every decided criterion of the
     review set, by response then criterion; disputed ones have none. Plain columns, not ORM
-    objects (thousands of rows). Through the table's (version, dataset, response) index."""
+    objects (thousands of rows). Through the table's (version, dataset, response) index
+    (``dataset_id`` None, with ``response_ids``: its (version, response, criterion) key)."""
     ev, hv, previous = m.EffectiveVerdictRow, m.HumanVerdictRow, aliased(m.HumanVerdictRow)
     query = (
         select(ev.criterion_id, ev.status, ev.carried_from, hv.id, hv.response_id,
@@ -29,8 +30,10 @@ def applied_query(rubric_version_id: int, dataset_id: int,
                previous.verdict, previous.option)
         .join(hv, hv.id == ev.human_verdict_id)
         .outerjoin(previous, previous.id == hv.replaces_id)
-        .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id)
+        .where(ev.rubric_version_id == rubric_version_id)
         .order_by(ev.response_id, ev.criterion_id))
+    if dataset_id is not None:
+        query = query.where(ev.dataset_id == dataset_id)
     if response_ids is not None:
         query = query.where(ev.response_id.in_(list(response_ids)))
     return query
@@ -57,7 +60,7 @@ def applied_verdicts(session: Session, rubric_version_id: int,
                                                                   dataset_id))]
 
 
-def score_decisions(session: Session, rubric_version_id: int, dataset_id: int,
+def score_decisions(session: Session, rubric_version_id: int, dataset_id: int | None,
                     response_ids: Sequence[int]) -> dict[int, dict[int, HumanDecision]]:
     """The decisions of these responses as effective scores need them: status, verdict, the
     verdict that stands and where it was carried from. Without each reviewer's verdict
@@ -74,10 +77,12 @@ def score_decisions(session: Session, rubric_version_id: int, dataset_id: int,
             found.setdefault(applied.response_id, {})[cid] = HumanDecision(
                 criterion_id=cid, status=status, verdict=applied.verdict, applied=applied,
                 reviews=(), adjudication=None, carried_from=carried)
-        for rid, cid in session.execute(
-                select(ev.response_id, ev.criterion_id)
-                .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
-                       ev.response_id.in_(chunk), ev.status == "disputed")):
+        disputed = (select(ev.response_id, ev.criterion_id)
+                    .where(ev.rubric_version_id == rubric_version_id,
+                           ev.response_id.in_(chunk), ev.status == "disputed"))
+        if dataset_id is not None:
+            disputed = disputed.where(ev.dataset_id == dataset_id)
+        for rid, cid in session.execute(disputed):
             found.setdefault(rid, {})[cid] = HumanDecision(
                 criterion_id=cid, status="disputed", verdict=None, applied=None, reviews=(),
                 adjudication=None)
@@ -95,3 +100,86 @@ def decided_choices(session: Session, rubric_version_id: int, dataset_id: int,
                 select(ev.response_id, ev.verdict, ev.option)
                 .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
                        ev.criterion_id == criterion_id, ev.status != "disputed"))}
+
+
+def reviewed_response_ids(session: Session, rubric_version_id: int,
+                          dataset_id: int) -> list[int]:
+    """The review set's responses anyone answered (carried verdicts included), in id order:
+    what ``verdict_repo.response_ids_reviewed_in`` finds, from the table's set index."""
+    return list(session.scalars(reviewed_ids_query(rubric_version_id, dataset_id)))
+
+
+def reviewed_ids_query(rubric_version_id: int, dataset_id: int) -> Select:
+    ev = m.EffectiveVerdictRow
+    return (select(ev.response_id)
+            .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id)
+            .distinct().order_by(ev.response_id))
+
+
+def dispute_keys(session: Session, rubric_version_id: int, dataset_id: int,
+                 statuses: Sequence[str] = ("disputed",)) -> list[tuple[int, int]]:
+    """(response, criterion of the version) of the review set with one of these statuses,
+    in key order, from the table's set index."""
+    return [(rid, cid) for rid, cid in session.execute(
+        dispute_keys_query(rubric_version_id, dataset_id, statuses))]
+
+
+def dispute_keys_query(rubric_version_id: int, dataset_id: int,
+                       statuses: Sequence[str]) -> Select:
+    ev = m.EffectiveVerdictRow
+    return (select(ev.response_id, ev.criterion_id)
+            .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                   ev.status.in_(list(statuses)))
+            .order_by(ev.response_id, ev.criterion_id))
+
+
+def dispute_page_query(rubric_version_id: int, dataset_id: int, limit: int) -> Select:
+    """The first ``limit`` disputes of the review set in queue order (response, then the
+    criterion's position), each row with the number of disputes in all."""
+    ev = m.EffectiveVerdictRow
+    return (
+        select(ev.response_id, ev.criterion_id, func.count().over().label("total"))
+        .join(m.CriterionRow, m.CriterionRow.id == ev.criterion_id)
+        .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+               ev.status == "disputed")
+        .order_by(ev.response_id, m.CriterionRow.position)
+        .limit(limit))
+
+
+def dispute_page(session: Session, rubric_version_id: int, dataset_id: int, limit: int,
+                 keys: Sequence[tuple[int, int]] = ()
+                 ) -> tuple[int, list[tuple[int, int]], list[tuple[int, int]]]:
+    """(number of disputes, the first ``limit`` in queue order, which of ``keys`` are
+    disputed or adjudicated) of the review set."""
+    rows = session.execute(dispute_page_query(rubric_version_id, dataset_id,
+                                              max(limit, 1))).all()
+    total = rows[0].total if rows else 0
+    first = [(rid, cid) for rid, cid, _total in rows][:limit]
+    kept: list[tuple[int, int]] = []
+    if keys:
+        ev = m.EffectiveVerdictRow
+        wanted = set(keys)
+        kept = [(rid, cid) for rid, cid in session.execute(
+            select(ev.response_id, ev.criterion_id)
+            .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                   ev.response_id.in_(sorted({rid for rid, _cid in wanted})),
+                   ev.status.in_(["disputed", "adjudicated"]))
+            .order_by(ev.response_id, ev.criterion_id))
+            if (rid, cid) in wanted]
+    return int(total), first, kept
+
+
+def decided_rows(session: Session, rubric_version_id: int,
+                 criterion_id: int) -> list[tuple[int, str, str | None]]:
+    """(response, verdict, option) of every decided (agreed or adjudicated, carried ones
+    included) row of one criterion of the version, in every dataset, by response."""
+    return [tuple(row) for row in session.execute(
+        decided_rows_query(rubric_version_id, criterion_id))]
+
+
+def decided_rows_query(rubric_version_id: int, criterion_id: int) -> Select:
+    ev = m.EffectiveVerdictRow
+    return (select(ev.response_id, ev.verdict, ev.option)
+            .where(ev.rubric_version_id == rubric_version_id, ev.criterion_id == criterion_id,
+                   ev.status != "disputed")
+            .order_by(ev.response_id))

@@ -1,9 +1,10 @@
 """Which reviewed responses can be a calibration example, per criterion of a version.
 
-The human decision in force (``storage.services.consensus``: adjudicated, or agreed by every
-reviewer who answered; never disputed, never CANNOT_ASSESS), with the reviewer's note as the
-reason. On a multi-choice criterion the decision is the option people chose, by the same
-rule; see :func:`fit` for the decisions that cannot be examples of a criterion.
+The human decision in force (``storage.services.consensus``, read from
+``effective_verdicts``: adjudicated, or agreed by every reviewer who answered; never
+disputed, never CANNOT_ASSESS), with the reviewer's note as the reason. On a multi-choice
+criterion the decision is the option people chose, by the same rule; see :func:`fit` for
+the decisions that cannot be examples of a criterion.
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ from storage import models as m
 from storage.convert import criterion_info
 from storage.dto import HumanDecision
 from storage.repositories import rubrics as rubric_repo
-from storage.repositories import verdicts as verdict_repo
-from storage.services import consensus
+from storage.services import effective_reads
 
 
 @dataclass(frozen=True)
@@ -53,17 +53,10 @@ def candidates(session: Session, rubric_version_id: int
     """This version's criteria and, per criterion id, every response that can be an example."""
     version = rubric_repo.get_version(session, rubric_version_id)
     criteria = list(version.criteria)
-    sources = verdict_repo.carry_sources(session, rubric_version_id)
-    ids = list(session.scalars(
-        select(m.HumanVerdictRow.response_id)
-        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
-        .join(m.DatasetRow, m.DatasetRow.id == m.ResponseRow.dataset_id)
-        .where(m.HumanVerdictRow.criterion_id.in_(list(sources)),
-               m.DatasetRow.archived.is_(False))
-        .distinct()))
     options = {c.id: options_of(c) for c in criteria}
     found: dict[int, list[Candidate]] = defaultdict(list)
-    decided = consensus.decisions(session, ids, rubric_version_id)
+    decided = effective_reads.decisions(session, rubric_version_id,
+                                        decided_ids(session, rubric_version_id))
     for rid in sorted(decided):
         for cid, decision in decided[rid].items():
             if decision.disputed or decision.verdict not in (Verdict.MET, Verdict.UNMET):
@@ -78,6 +71,21 @@ def candidates(session: Session, rubric_version_id: int
                 human_verdict_id=decision.applied.id if decision.applied else None,
                 option=option))
     return criteria, found
+
+
+def decided_ids(session: Session, rubric_version_id: int) -> list[int]:
+    """The responses of live datasets with a decided MET / UNMET under the version, from
+    ``effective_verdicts`` (kept equal to the consensus rule), not every verdict."""
+    return list(session.scalars(decided_ids_query(rubric_version_id)))
+
+
+def decided_ids_query(rubric_version_id: int):
+    ev = m.EffectiveVerdictRow
+    return (select(ev.response_id)
+            .join(m.DatasetRow, m.DatasetRow.id == ev.dataset_id)
+            .where(ev.rubric_version_id == rubric_version_id, m.DatasetRow.archived.is_(False),
+                   ev.verdict.in_([Verdict.MET.value, Verdict.UNMET.value]))
+            .distinct().order_by(ev.response_id))
 
 
 def options_of(criterion: m.CriterionRow) -> tuple[CriterionOption, ...] | None:

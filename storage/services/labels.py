@@ -41,10 +41,10 @@ from storage.engine import SessionFactory
 from storage.errors import NotFoundError
 from storage.export_names import download_name, response_key
 from storage.repositories import datasets as dataset_repo
+from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
-from storage.repositories import verdicts as verdict_repo
-from storage.services import blindness, consensus, reviews
+from storage.services import effective_reads, reviews
 from storage.services.blindness import EVERYTHING, Sight
 from storage.services.verdict_import import (  # noqa: F401 - the labels API in one place
     VerdictImportSummary,
@@ -109,14 +109,13 @@ def iter_gold_records(
         criteria = [criterion_info(c) for c in version.criteria]
         rubric_name, number = version.rubric.name, version.number
         dataset_name = dataset_repo.get_dataset(session, dataset_id).name
-        reviewed = sorted(verdict_repo.response_ids_reviewed_in(
-            session, dataset_id, rubric_version_id))
+        reviewed = effective_repo.reviewed_response_ids(session, rubric_version_id,
+                                                        dataset_id)
     for start in range(0, len(reviewed), _BATCH):
         ids = reviewed[start:start + _BATCH]
         with sessions() as session:
             responses = [response_info(r) for r in dataset_repo.get_responses(session, ids)]
-            found = blindness.visible_decisions(
-                sight, consensus.decisions(session, ids, rubric_version_id))
+            found = effective_reads.decisions(session, rubric_version_id, ids, sight=sight)
             humans = {rid: found.get(rid, {}) for rid in ids}
         scores = {s.response_id: s for s in reviews.human_scores(
             sessions, rubric_version_id, ids, settings, sight=sight)}

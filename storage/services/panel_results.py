@@ -20,7 +20,7 @@ from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
-from storage.services import blindness, consensus, panels, results
+from storage.services import blindness, effective_reads, panels, results
 from storage.services.blindness import Sight
 
 
@@ -64,18 +64,25 @@ def panel_grade_info(panel: panels.PanelInfo, grade: panels.PanelGrade) -> Grade
 
 def panel_results(
     sessions: SessionFactory, panel_id: int, response_ids: Sequence[int] | None = None,
-    *, sight: Sight = blindness.EVERYTHING,
+    *, sight: Sight = blindness.EVERYTHING, scores_only: bool = False,
 ) -> list[PanelResult]:
     """The panel's result for every response a member graded (or for ``response_ids``),
-    with the human verdicts ``sight`` may see in place."""
+    with the human verdicts ``sight`` may see in place (read from ``effective_verdicts``;
+    ``scores_only``: without each reviewer's verdict in the decisions, for a reader of the
+    scores alone)."""
     panel = panels.get_panel(sessions, panel_id)
     grades = panels.panel_grades(sessions, panel_id, response_ids)
     ids = [g.response_id for g in grades]
     with sessions() as session:
         criteria = [criterion_info(c) for c in
                     rubric_repo.criteria_of(session, panel.rubric_version_id)]
-        humans = blindness.visible_decisions(sight, consensus.decisions(
-            session, ids, panel.rubric_version_id) if ids else {})
+        if scores_only:
+            humans = effective_reads.score_decisions(
+                session, panel.rubric_version_id, ids, dataset_id=panel.dataset_id,
+                sight=sight)
+        else:
+            humans = effective_reads.decisions(session, panel.rubric_version_id, ids,
+                                               sight=sight)
         texts = response_texts(session, ids) if panel.scoring.length_penalty is not None else {}
     return [
         PanelResult(panel, grade, compute_effective_grade(
@@ -100,7 +107,7 @@ def panel_columns(
             raise InvalidInputError(
                 f"judge panel {panel_id} combines runs of another dataset or rubric version "
                 "than the results shown")
-        found = panel_results(sessions, panel_id, sight=sight)
+        found = panel_results(sessions, panel_id, sight=sight, scores_only=True)
         columns.append(results.PanelColumn(
             panel_id=panel_id,
             scores={r.response_id: (r.effective.score, r.effective.error) for r in found},

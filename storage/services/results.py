@@ -32,7 +32,7 @@ from storage.repositories import effective as effective_repo
 from storage.repositories import results as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.results import Scores
-from storage.services import blindness, consensus, reviews
+from storage.services import blindness, effective_reads, reviews
 from storage.services.blindness import Sight
 from storage.services.results_order import ScoreBin, histogram, score_range, sort_ids
 
@@ -357,8 +357,8 @@ def _disputed(session, response_ids: list[int], rubric_version_id: int,
     criteria = [criterion_info(c) for c in rubric_repo.get_version(session, rubric_version_id)
                 .criteria]
     order = {c.id: (c.position, c.label) for c in criteria}
-    found = blindness.visible_decisions(
-        sight, consensus.decisions(session, response_ids, rubric_version_id))
+    found = effective_reads.score_decisions(session, rubric_version_id, response_ids,
+                                            sight=sight)
     return {rid: tuple(order[cid][1] for cid in sorted(
         (cid for cid, d in per.items() if d.disputed and cid in order),
         key=lambda cid: order[cid][0])) for rid, per in found.items()}
@@ -388,8 +388,8 @@ def _verdict_matches(session, dataset_id: int, rubric_version_id: int, runs: lis
     humans = effective_repo.decided_choices(session, rubric_version_id, dataset_id,
                                             wanted.criterion_id)
     if not sight.sees_all and humans:
-        seen = blindness.visible_decisions(sight, consensus.decisions(
-            session, list(humans), rubric_version_id))
+        seen = effective_reads.score_decisions(session, rubric_version_id, list(humans),
+                                               dataset_id=dataset_id, sight=sight)
         humans = {rid: v for rid, v in humans.items()
                   if wanted.criterion_id in seen.get(rid, {})}
     if panel is not None:

@@ -20,11 +20,12 @@ from storage.dto import (
 from storage.effective import compute_effective_grade, compute_human_score
 from storage.engine import SessionFactory
 from storage.repositories import datasets as dataset_repo
+from storage.repositories import effective as effective_repo
 from storage.repositories import results as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
-from storage.services import blindness, consensus, review_sets, reviews
+from storage.services import blindness, effective_reads, review_sets, reviews
 from storage.services.blindness import Sight
 from storage.services.results import DEFAULT_SCORE_GAP, GradeFacts
 
@@ -157,7 +158,7 @@ def response_detail(
         runs = tuple(run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=response.dataset_id)
             if wanted is None or r.id in wanted)
-        everyone = consensus.decisions(session, [response_id], rubric_version_id).get(
+        everyone = effective_reads.decisions(session, rubric_version_id, [response_id]).get(
             response_id, {})
         graded = {grade.run_id: grade_info(grade) for grade, _run in
                   run_repo.grades_for_response(session, response_id, rubric_version_id)}
@@ -213,24 +214,25 @@ def adjudication_page(
 ) -> DisputePage:
     """The first ``limit`` disputed criteria of the adjudication queue, and the
     (response, criterion) ``keys`` asked for by name while they are disputed or adjudicated
-    disagreements (the cards a page keeps in place), in the queue's order. The consensus rule
-    picks them in SQL (one GROUP BY, ``ORDER BY ... LIMIT``); only these items are built."""
+    disagreements (the cards a page keeps in place), in the queue's order. The disputes come
+    from ``effective_verdicts`` (an indexed COUNT and ``ORDER BY ... LIMIT``); only these
+    items are built."""
     with sessions() as session:
         version = version_info(rubric_repo.get_version(session, rubric_version_id))
-        total, first, kept = verdict_repo.dispute_page(
-            session, dataset_id, rubric_version_id, limit, keys)
+        total, first, kept = effective_repo.dispute_page(
+            session, rubric_version_id, dataset_id, limit, keys)
         asked = set(first) | set(kept)
         responses = sorted({rid for rid, _cid in asked})
         # The page's few responses x its criteria: two queries, not two per criterion.
-        decisions = consensus.decisions(session, responses, rubric_version_id,
-                                        {cid for _rid, cid in asked})
+        decisions = effective_reads.decisions(session, rubric_version_id, responses,
+                                              {cid for _rid, cid in asked})
         external = repo.external_ids_of(session, responses)
     found = _dispute_items(version, decisions, external, include_resolved=True)
     return DisputePage(disputed=total, items=tuple(
         d for d in found if (d.response_id, d.criterion_id) in asked))
 
 
-def _dispute_items(version: RubricVersionInfo, decisions: consensus.Decisions,
+def _dispute_items(version: RubricVersionInfo, decisions: effective_reads.Decisions,
                    external: dict[int, str | None], *, include_resolved: bool,
                    ) -> list[DisputeItem]:
     """The queue's items among these decisions, in its order: disputes first, then by
@@ -256,9 +258,11 @@ def adjudication_queue(
     every reviewer's verdict and note; ``include_resolved`` adds the adjudicated ones."""
     with sessions() as session:
         version = version_info(rubric_repo.get_version(session, rubric_version_id))
-        # Only the criteria where reviewers gave different choices (one indexed GROUP BY),
-        # not every reviewed response: the consensus rule runs on those few.
-        keys = verdict_repo.disputed_candidates(session, dataset_id, rubric_version_id)
-        decisions = consensus.decisions_of(session, keys, rubric_version_id)
+        # Only the disputed (and adjudicated) criteria, from effective_verdicts: each
+        # reviewer's verdict is read for those few.
+        keys = effective_repo.dispute_keys(
+            session, rubric_version_id, dataset_id,
+            ("disputed", "adjudicated") if include_resolved else ("disputed",))
+        decisions = effective_reads.decisions_of(session, rubric_version_id, keys)
         external = repo.external_ids_of(session, sorted({rid for rid, _cid in keys}))
     return _dispute_items(version, decisions, external, include_resolved=include_resolved)

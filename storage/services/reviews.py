@@ -30,13 +30,18 @@ from storage.errors import (
     StaleVerdictError,
 )
 from storage.repositories import datasets as dataset_repo
-from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as repo
 from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
-from storage.services import blindness, consensus, effective_upkeep, review_version
+from storage.services import (
+    blindness,
+    consensus,
+    effective_reads,
+    effective_upkeep,
+    review_version,
+)
 from storage.services.blindness import Sight
 from storage.services.review_version import NewerVersion
 from storage.services.reviewers import Actor, Role, require, require_shown
@@ -351,7 +356,7 @@ def current_verdicts(
     included), or with ``reviewer_key`` that reviewer's own current verdicts."""
     with sessions() as session:
         if reviewer_key is None:
-            found = consensus.decisions(session, [response_id], rubric_version_id)
+            found = effective_reads.score_decisions(session, rubric_version_id, [response_id])
             return {cid: d.applied for cid, d in found.get(response_id, {}).items()
                     if d.applied is not None}
         reviews, _adj, _n, _v = consensus.gather(session, [response_id], rubric_version_id)
@@ -379,7 +384,7 @@ def effective_grades_for_response(
         results: list[EffectiveGrade] = []
         for version_id, items in by_version.items():
             criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
-            humans = consensus.decisions(session, [response_id], version_id).get(
+            humans = effective_reads.decisions(session, version_id, [response_id]).get(
                 response_id, {})
             for grade, settings in items:
                 results.append(compute_effective_grade(
@@ -404,9 +409,9 @@ def effective_grades_for_run(
     """A run's grades (all, or for these responses) with the human verdicts ``sight`` may
     see applied; a handful of queries whatever the number of grades.
 
-    ``scores_only``: for a reader of the scores and errors alone (Results): when ``sight``
-    sees everything the decisions are read from ``effective_verdicts`` instead of being
-    recomputed, and carry no reviewer's verdicts (each criterion's ``decision.reviews`` is
+    The decisions are read from ``effective_verdicts`` (storage.services.effective_reads),
+    not recomputed. ``scores_only``: for a reader of the scores and errors alone (Results):
+    the decisions carry no reviewer's verdicts (each criterion's ``decision.reviews`` is
     empty)."""
     with sessions() as session:
         run = run_repo.get_run(session, run_id)
@@ -415,12 +420,12 @@ def effective_grades_for_run(
             session, run.rubric_version_id)]
         grades = run_repo.grade_infos_for_run(session, run_id, response_ids)
         ids = [g.response_id for g in grades]
-        if scores_only and sight.sees_all:
-            humans = effective_repo.score_decisions(session, run.rubric_version_id,
-                                                    run.dataset_id, ids)
+        if scores_only:
+            humans = effective_reads.score_decisions(
+                session, run.rubric_version_id, ids, dataset_id=run.dataset_id, sight=sight)
         else:
-            humans = blindness.visible_decisions(
-                sight, consensus.decisions(session, ids, run.rubric_version_id))
+            humans = effective_reads.decisions(session, run.rubric_version_id, ids,
+                                               sight=sight)
         texts = response_texts(session, ids) if settings.length_penalty is not None else {}
         return [
             compute_effective_grade(
@@ -451,8 +456,8 @@ def human_scores(
         rubric_repo.get_version(session, rubric_version_id)  # NotFoundError if missing
         criteria = [criterion_info(c) for c in rubric_repo.criteria_of(
             session, rubric_version_id)]
-        humans = blindness.visible_decisions(
-            sight, consensus.decisions(session, ids, rubric_version_id))
+        humans = effective_reads.score_decisions(session, rubric_version_id, ids,
+                                                 sight=sight)
         texts = response_texts(session, ids) if settings.length_penalty is not None else {}
         missing = set(ids) - set(_existing_ids(session, ids))
         if missing:

@@ -25,7 +25,7 @@ from sqlalchemy import select
 from grading.bootstrap import Interval
 from grading.calibration import RubricExamples
 from grading.errors import RubricWorkbenchError
-from grading.types import Criterion, EvaluationReport
+from grading.types import Criterion, EvaluationReport, Verdict
 from storage import limits
 from storage import models as m
 from storage.convert import criterion_info, response_info, run_info
@@ -404,19 +404,15 @@ def _current_humans(session, criterion: CriterionInfo) -> list[tuple[int, Choice
     carried from earlier versions with the same requirement text included; abstentions and
     decisions that do not fit the criterion's kind or options are left out
     (``trial_figures.human_choice``)."""
-    from storage.repositories import verdicts as verdict_repo
-    from storage.services import consensus
+    from storage.repositories import effective as effective_repo
 
     row = session.get(m.CriterionRow, criterion.id)
     if row is None:
         return []
-    ids = verdict_repo.response_ids_reviewed_on(session, row)
     found = []
-    for response_id, per in consensus.decisions(session, ids, row.version_id).items():
-        decision = per.get(criterion.id)
-        if decision is None or decision.applied is None:
-            continue
-        choice = human_choice(criterion, decision.applied.verdict, decision.applied.option)
+    for response_id, verdict, option in effective_repo.decided_rows(session, row.version_id,
+                                                                    criterion.id):
+        choice = human_choice(criterion, Verdict(verdict), option)
         if choice is not None:
             found.append((response_id, choice))
-    return sorted(found, key=lambda pair: pair[0])
+    return found

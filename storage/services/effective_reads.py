@@ -1,0 +1,172 @@
+"""People's decisions read from ``effective_verdicts`` (kept by effective_upkeep), as a viewer
+may see them: what ``blindness.visible_decisions(sight, consensus.decisions(...))`` gave,
+without running the consensus rule on every reviewed response.
+
+Two reads:
+
+- :func:`decisions`: the whole decision, each reviewer's current verdict and the
+  adjudication included (pages that show who said what: the Review detail, the adjudication
+  queue, the gold set, the calibration reasons). The table says which criteria are decided
+  and how; each stream's current verdict on those keys comes from one window query over the
+  verdicts' (response, criterion, stream, seq) key, as plain columns.
+- :func:`score_decisions`: what effective scores need (status, verdict, the verdict that
+  stands, where it was carried from), no reviewer's verdicts. A blind viewer's criteria are
+  those they answered themselves: a reviewer's stream is their own key (``append_verdict``,
+  the CSV import, an adopted wording copies each stream as it was), so "the viewer has a
+  current verdict on it" is "a row of the viewer's stream on it" (an indexed lookup).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import and_, case, func, select
+from sqlalchemy.orm import Session, aliased
+
+from grading.types import Verdict
+from storage import models as m
+from storage.dto import HumanDecision, HumanVerdictInfo
+from storage.repositories import effective as effective_repo
+from storage.repositories import verdicts as verdict_repo
+from storage.services import blindness
+from storage.services.blindness import Sight
+
+Decisions = dict[int, dict[int, HumanDecision]]
+_CHUNK = 500
+
+
+def current_streams_query(sources: dict[int, tuple[int, int]],
+                          keys: Sequence[tuple[int, int]]):
+    """Each stream's current verdict on these (response, criterion of the version): per
+    (response, criterion it applies to, stream) the row of the newest version, its highest
+    ``seq`` (``consensus.gather``'s rule), as plain columns: (criterion of the version,
+    then the verdict's columns, then the verdict and option it replaced)."""
+    hv, previous = m.HumanVerdictRow, aliased(m.HumanVerdictRow)
+    target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
+    number = case({source: n for source, (_to, n) in sources.items()}, value=hv.criterion_id)
+    wanted_criteria = {cid for _rid, cid in keys}
+    source_ids = [s for s, (to, _n) in sources.items() if to in wanted_criteria]
+    ranked = (
+        select(target.label("target"), hv.id.label("id"),
+               func.row_number().over(partition_by=(hv.response_id, target, hv.stream),
+                                      order_by=(number.desc(), hv.seq.desc())).label("newest"))
+        .where(hv.response_id.in_(sorted({rid for rid, _cid in keys})),
+               hv.criterion_id.in_(source_ids))
+        .subquery("ranked"))
+    return (
+        select(ranked.c.target, hv.id, hv.response_id, hv.rubric_version_id, hv.seq,
+               hv.verdict, hv.reviewer, hv.note, hv.created_at, hv.replaces_id,
+               hv.reviewer_key, hv.stream, hv.review_seconds, hv.option, previous.verdict,
+               previous.option)
+        .join(hv, hv.id == ranked.c.id)
+        .outerjoin(previous, previous.id == hv.replaces_id)
+        .where(ranked.c.newest == 1))
+
+
+def _info(row) -> HumanVerdictInfo:
+    (cid, vid, rid, version_id, seq, verdict, reviewer, note, created_at, replaces_id, key,
+     stream, seconds, option, previous_verdict, previous_option) = row
+    return HumanVerdictInfo(
+        id=vid, response_id=rid, rubric_version_id=version_id, criterion_id=cid, seq=seq,
+        verdict=Verdict(verdict), reviewer=reviewer, note=note, created_at=created_at,
+        replaces_id=replaces_id,
+        previous_verdict=None if previous_verdict is None else Verdict(previous_verdict),
+        reviewer_key=key, adjudication=stream == m.ADJUDICATION_STREAM,
+        review_seconds=seconds, option=option, previous_option=previous_option)
+
+
+def table_rows_query(rubric_version_id: int, response_ids: Sequence[int],
+                     criteria: Iterable[int] | None = None):
+    """(response, criterion, status, verdict, human verdict id, carried from) of these
+    responses under the version, through the table's (version, response, criterion) key."""
+    ev = m.EffectiveVerdictRow
+    query = (select(ev.response_id, ev.criterion_id, ev.status, ev.verdict,
+                    ev.human_verdict_id, ev.carried_from)
+             .where(ev.rubric_version_id == rubric_version_id,
+                    ev.response_id.in_(list(response_ids))))
+    if criteria is not None:
+        query = query.where(ev.criterion_id.in_(sorted(set(criteria))))
+    return query
+
+
+def decisions(session: Session, rubric_version_id: int, response_ids: Iterable[int],
+              criteria: Iterable[int] | None = None, *,
+              sight: Sight = blindness.EVERYTHING) -> Decisions:
+    """Every decision of these responses under the version (``criteria``: of these criteria
+    of the version only) with each reviewer's current verdict, as ``sight`` may see them."""
+    ids = sorted(set(response_ids))
+    wanted = None if criteria is None else sorted(set(criteria))
+    if not ids:
+        return {}
+    sources = verdict_repo.carry_sources(session, rubric_version_id)
+    found: Decisions = defaultdict(dict)
+    for start in range(0, len(ids), _CHUNK):
+        rows = session.execute(table_rows_query(
+            rubric_version_id, ids[start:start + _CHUNK], wanted)).all()
+        if not rows:
+            continue
+        streams: dict[tuple[int, int], list[HumanVerdictInfo]] = defaultdict(list)
+        for row in session.execute(current_streams_query(
+                sources, [(rid, cid) for rid, cid, *_rest in rows])):
+            info = _info(row)
+            streams[(info.response_id, info.criterion_id)].append(info)
+        for rid, cid, status, verdict, applied_id, carried in rows:
+            current = streams.get((rid, cid), [])
+            reviews = tuple(sorted((h for h in current if not h.adjudication),
+                                   key=lambda h: h.id))
+            adjudication = next((h for h in current if h.adjudication), None)
+            applied = next((h for h in current if h.id == applied_id), None)
+            found[rid][cid] = HumanDecision(
+                criterion_id=cid, status=status,
+                verdict=None if verdict is None else Verdict(verdict), applied=applied,
+                reviews=reviews, adjudication=adjudication, carried_from=carried)
+    return blindness.visible_decisions(sight, found)
+
+
+def decisions_of(session: Session, rubric_version_id: int,
+                 keys: Iterable[tuple[int, int]]) -> Decisions:
+    """The whole decisions of these (response, criterion of the version) only: per
+    criterion, its responses, so a few disputed criteria do not read whole responses."""
+    by_criterion: dict[int, list[int]] = defaultdict(list)
+    for rid, cid in set(keys):
+        by_criterion[cid].append(rid)
+    found: Decisions = defaultdict(dict)
+    for cid, rids in sorted(by_criterion.items()):
+        for rid, per in decisions(session, rubric_version_id, rids, [cid]).items():
+            found[rid].update(per)
+    return dict(found)
+
+
+def viewers_keys_query(sources: dict[int, tuple[int, int]], viewer: str,
+                       response_ids: Sequence[int]):
+    """(response, criterion of the version) the viewer has answered among these responses
+    (carried verdicts on the criterion they apply to), through the verdicts' (response,
+    criterion, stream, seq) key."""
+    hv = m.HumanVerdictRow
+    target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
+    return (select(hv.response_id, target)
+            .where(hv.response_id.in_(list(response_ids)),
+                   hv.criterion_id.in_(list(sources)),
+                   and_(hv.stream == viewer, hv.stream != m.ADJUDICATION_STREAM))
+            .distinct())
+
+
+def score_decisions(session: Session, rubric_version_id: int, response_ids: Sequence[int],
+                    *, dataset_id: int | None = None,
+                    sight: Sight = blindness.EVERYTHING) -> Decisions:
+    """The decisions effective scores need (``effective_repo.score_decisions``: no
+    reviewer's verdicts), those a blind viewer has not answered left out (their response
+    kept, empty, as ``blindness.visible_decisions`` leaves it)."""
+    found = effective_repo.score_decisions(session, rubric_version_id, dataset_id,
+                                           response_ids)
+    if sight.sees_all or not found:
+        return found
+    sources = verdict_repo.carry_sources(session, rubric_version_id)
+    ids = sorted(found) if sight.viewer is not None else []
+    answered: set[tuple[int, int]] = set()
+    for start in range(0, len(ids), _CHUNK):
+        answered.update((rid, cid) for rid, cid in session.execute(viewers_keys_query(
+            sources, sight.viewer, ids[start:start + _CHUNK])))
+    return {rid: {cid: d for cid, d in per.items() if (rid, cid) in answered}
+            for rid, per in found.items()}

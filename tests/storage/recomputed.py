@@ -1,0 +1,89 @@
+"""The reads as they were before they were switched onto ``effective_verdicts`` (issue 41):
+the consensus rule run over every verdict of the responses read, the disputes found by
+grouping the verdicts. ``recomputed()`` makes the services read that way for the duration
+of a ``with`` block, so a test (or benchmarks/scale.py) can compare, or time, the very same
+service both ways on the same data."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from sqlalchemy import select
+
+from storage import models as m
+from storage.repositories import effective as effective_repo
+from storage.repositories import verdicts as verdict_repo
+from storage.services import blindness, calibration_candidates, consensus, effective_reads
+
+
+def decisions(session, version_id, ids, criteria=None, *, sight=blindness.EVERYTHING):
+    return blindness.visible_decisions(
+        sight, consensus.decisions(session, list(ids), version_id, criteria))
+
+
+def score_decisions(session, version_id, ids, *, dataset_id=None,
+                    sight=blindness.EVERYTHING):
+    return decisions(session, version_id, ids, sight=sight)
+
+
+def decisions_of(session, version_id, keys):
+    return consensus.decisions_of(session, keys, version_id)
+
+
+def dispute_page(session, version_id, dataset_id, limit, keys=()):
+    return verdict_repo.dispute_page(session, dataset_id, version_id, limit, keys)
+
+
+def dispute_keys(session, version_id, dataset_id, statuses=()):
+    return verdict_repo.disputed_candidates(session, dataset_id, version_id)
+
+
+def reviewed_response_ids(session, version_id, dataset_id):
+    return sorted(verdict_repo.response_ids_reviewed_in(session, dataset_id, version_id))
+
+
+def decided_rows(session, version_id, criterion_id):
+    row = session.get(m.CriterionRow, criterion_id)
+    found = consensus.decisions(session, verdict_repo.response_ids_reviewed_on(session, row),
+                                version_id)
+    return sorted((rid, d.applied.verdict.value, d.applied.option)
+                  for rid, per in found.items() if (d := per.get(criterion_id)) is not None
+                  and d.applied is not None)
+
+
+def decided_ids(session, version_id):
+    """Every reviewed response of a live dataset (the calibration candidates' old ids)."""
+    sources = verdict_repo.carry_sources(session, version_id)
+    return list(session.scalars(
+        select(m.HumanVerdictRow.response_id)
+        .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
+        .join(m.DatasetRow, m.DatasetRow.id == m.ResponseRow.dataset_id)
+        .where(m.HumanVerdictRow.criterion_id.in_(list(sources)),
+               m.DatasetRow.archived.is_(False)).distinct()))
+
+
+SWAPS = [
+    (effective_reads, "decisions", decisions),
+    (effective_reads, "score_decisions", score_decisions),
+    (effective_reads, "decisions_of", decisions_of),
+    (effective_repo, "dispute_page", dispute_page),
+    (effective_repo, "dispute_keys", dispute_keys),
+    (effective_repo, "reviewed_response_ids", reviewed_response_ids),
+    (effective_repo, "decided_rows", decided_rows),
+    (calibration_candidates, "decided_ids", decided_ids),
+]
+
+
+@contextlib.contextmanager
+def recomputed() -> Iterator[None]:
+    """Inside the block the services read as before the switch (not thread-safe: one
+    process, one reader at a time)."""
+    saved = [(module, name, getattr(module, name)) for module, name, _old in SWAPS]
+    try:
+        for module, name, old in SWAPS:
+            setattr(module, name, old)
+        yield
+    finally:
+        for module, name, new in saved:
+            setattr(module, name, new)
