@@ -34,7 +34,8 @@ from storage.services import pair_consensus, pair_sides
 from storage.services.blindness import Sight, as_reviewer, sight_of
 from storage.services.pair_consensus import PairDecision, PairPreferenceInfo
 from storage.services.reviewers import Actor, Role, require, require_shown
-from storage.services.reviews import UNCHECKED, Collision, is_unique_violation, retry_until_saved
+from storage.services.reviews import UNCHECKED
+from storage.services.save_retry import Collision, is_unique_violation, retry_until_saved
 
 ADJUDICATION = m.ADJUDICATION_STREAM
 # A criterion as a caller names it: its id, its name, or None for a holistic comparison.

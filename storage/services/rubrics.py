@@ -146,7 +146,7 @@ def save_criteria(
     require(actor, Role.ADMIN, "edit a rubric")
     criteria = _validated(criteria)
     limits.check([("the note", note, None)])
-    from storage.services.reviews import retry_until_saved
+    from storage.services.save_retry import retry_until_saved
 
     # Two edits of a frozen version at once on SQLite both number their new version
     # max + 1; the second collides (or finds its snapshot stale) and runs again, landing as

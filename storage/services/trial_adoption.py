@@ -21,7 +21,7 @@ def adopt_wording(
     """A new rubric version with the trial's wording. When the person confirms that people's
     verdicts still mean the same under the new wording, they are carried to it."""
     require(actor, Role.ADMIN, "adopt a criterion's new wording")
-    from storage.services.reviews import retry_until_saved
+    from storage.services.save_retry import retry_until_saved
 
     # Two adoptions at once on SQLite (two tabs, two app processes): both read the same
     # newest version, the second to write collides on the version number (or finds its

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from grading.types import Verdict
 from storage import models as m
 from storage.errors import DatabaseUnavailableError
-from storage.services import reviews
+from storage.services import reviews, save_retry
 from storage.services.reviewers import local_actor
 from tests.storage.conftest import postgres_or_fail
 from tests.storage.helpers import make_dataset, make_rubric
@@ -44,7 +44,7 @@ def test_save_and_decide_while_postgresql_is_down_are_one_sentence(
     server = postgres_or_fail(_postgres)
     responses, criterion = disputed
     before = _count(sessions)
-    monkeypatch.setattr(reviews, "UNREACHABLE_DEADLINE_S", 1.0)
+    monkeypatch.setattr(save_retry, "UNREACHABLE_DEADLINE_S", 1.0)
     server.pg_ctl_run("stop", "-m", "fast")
     try:
         with pytest.raises(DatabaseUnavailableError) as saved:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from storage.services import reviews
+from storage.services import reviews, save_retry
 from storage.services.reviewers import local_actor
 from tests.ui import verdict_form
 from tests.ui.pages import open_page, texts, unescape
@@ -419,7 +419,7 @@ def test_a_save_the_database_cannot_take_is_one_sentence_under_the_form(tmp_path
     from storage import engine as engine_module
 
     monkeypatch.setattr(engine_module, "SQLITE_BUSY_TIMEOUT_MS", 200)
-    monkeypatch.setattr(reviews, "SAVE_DEADLINE_S", 1.0)
+    monkeypatch.setattr(save_retry, "SAVE_DEADLINE_S", 1.0)
     seeded = seed_graded(count=3)
     at = _review()
     rid = seeded_response_id(at)
