@@ -9,6 +9,7 @@ import streamlit as st
 
 from grading.trust.criterion_order import MIN_PER_GROUP, OrderEffect
 from grading.trust.figures import Figure
+from grading.trust.position import MIN_CHOICES, PositionEffect
 from storage.services.trust_report import JudgeTrust, TrustReport
 from ui import safe_text
 from ui.agreement_text import fmt_cost
@@ -106,8 +107,7 @@ def _render_bias(judge: JudgeTrust) -> None:
     rows = [{"Criterion": safe_text.text(r.label), "Unit": r.unit,
              "Per 1,000 characters (all responses)": _fig(r.length_all.slope, signed=True),
              "Within the human verdict": _fig(r.length_controlled.slope, signed=True),
-             "First-shown option chosen, minus chance": (
-                 _fig(r.position.excess, signed=True) if r.position else "not shuffled"),
+             "First-shown option chosen, minus chance": _position(r.position),
              "Listed late minus early (one-shot)": _order(r.criterion_order)}
             for r in judge.criteria]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -121,11 +121,21 @@ def _render_bias(judge: JudgeTrust) -> None:
                "named in the verdict only when its interval excludes 0.")
 
 
+def _position(effect: PositionEffect | None) -> str:
+    """``+0.20 [+0.05, +0.33] (n=40)``; "can't tell yet (n=…; need about …)"; "not
+    shuffled"."""
+    if effect is None:
+        return "not shuffled"
+    if not effect.enough:
+        return f"can't tell yet (n={effect.excess.n}; need about {MIN_CHOICES})"
+    return _fig(effect.excess, signed=True)
+
+
 def _order(effect: OrderEffect | None) -> str:
     """``-0.15 [-0.25, -0.05] (n=80)``; "can't tell yet (n=…)"; "not shuffled"."""
     if effect is None:
         return "not shuffled"
     if not effect.enough:
         return (f"can't tell yet (n={effect.late_minus_early.n}: {effect.early.n} early, "
-                f"{effect.late.n} late)")
+                f"{effect.late.n} late; need about {MIN_PER_GROUP} in each half)")
     return _fig(effect.late_minus_early, signed=True)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from grading.trust.criterion_order import MIN_PER_GROUP
 from grading.trust.figures import Figure
+from grading.trust.position import MIN_CHOICES
 
 
 @dataclass(frozen=True)
@@ -54,9 +56,13 @@ def length_phrase(slopes: Sequence[Named]) -> str:
 
 
 def position_phrase(effects: Sequence[Named]) -> str | None:
+    """Option position (first-shown minus chance); None: no shuffled options recorded."""
+    if not effects:
+        return None
     measured = [e for e in effects if e.figure.value is not None]
     if not measured:
-        return None  # no shuffled options recorded: nothing to say
+        return (f"option position: can't tell yet (n={max(e.figure.n for e in effects)}; "
+                f"need about {MIN_CHOICES})")
     found = [e for e in measured if e.figure.excludes_zero]
     if not found:
         return f"no position effect detected (n={max(e.figure.n for e in measured)})"
@@ -74,7 +80,8 @@ def order_phrase(effects: Sequence[Named]) -> str | None:
         return None
     measured = [e for e in effects if e.figure.value is not None]
     if not measured:
-        return f"criterion order: can't tell yet (n={max(e.figure.n for e in effects)})"
+        return (f"criterion order: can't tell yet (n={max(e.figure.n for e in effects)}; "
+                f"need about {MIN_PER_GROUP} in each half)")
     found = [e for e in measured if e.figure.excludes_zero]
     if not found:
         return f"no criterion-order effect detected (n={max(e.figure.n for e in measured)})"

@@ -6,6 +6,7 @@ Every figure is ``{"value", "ci95": [low, high] or null, "n"}`` (grading.trust.f
 from __future__ import annotations
 
 from grading.trust.criterion_order import MIN_PER_GROUP, OrderEffect
+from grading.trust.position import MIN_CHOICES
 from grading.trust.ppi import CorrectedMean
 from storage.services.trust_report import TrustReport
 
@@ -49,7 +50,9 @@ def trust_json(report: TrustReport) -> dict:
                 "position_first_shown": None if r.position is None else {
                     "chosen_first_rate": r.position.first_rate,
                     "expected_without_effect": r.position.expected,
-                    "excess": r.position.excess.as_json()},
+                    "excess": r.position.excess.as_json(),
+                    "cant_tell_yet": not r.position.enough,
+                    "min_choices": MIN_CHOICES},
                 "criterion_order": _order_json(r.criterion_order),
             })
         judges.append({

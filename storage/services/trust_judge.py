@@ -52,7 +52,7 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
         position = first_position_effect(shuffled) if shuffled else None
         order = trust_positions.order_effect_of(
             reads.listings.get(source.run_id, {}).get(criterion), f, frame.positions,
-            len(frame.columns))
+            len(frame.columns), scale=(min(frame.values[j]), max(frame.values[j])))
         finishers.append((criterion, corrected, length_all, length_controlled,
                           stability[j] if stability else None, position, order))
     score = corrected_score(data, source.key, reads.sample)
