@@ -9,6 +9,7 @@ import streamlit as st
 
 from grading.trust.criterion_order import MIN_PER_GROUP, OrderEffect
 from grading.trust.figures import Figure
+from grading.trust.pairwise_order import MIN_UNITS
 from grading.trust.position import MIN_CHOICES, PositionEffect
 from storage.services.trust_report import JudgeTrust, TrustReport
 from ui import safe_text
@@ -46,6 +47,7 @@ def render_trust(report: TrustReport) -> None:
     _render_corrected(report, judge)
     _render_stability(report, judge)
     _render_bias(judge)
+    _render_pairwise(report)
 
 
 def _weight(value: float | None) -> str:
@@ -129,6 +131,32 @@ def _position(effect: PositionEffect | None) -> str:
     if not effect.enough:
         return f"can't tell yet (n={effect.excess.n}; need about {MIN_CHOICES})"
     return _fig(effect.excess, signed=True)
+
+
+def _render_pairwise(report: TrustReport) -> None:
+    """Per model that judged stored comparisons: its pull towards the first-shown side."""
+    if not report.pairwise:
+        return
+    st.markdown("**Pairwise order (comparisons)**")
+    rows = [{"Judge (model)": safe_text.text(p.model),
+             "Comparisons": ", ".join(f"#{c}" for c in p.comparisons),
+             "First shown preferred, minus chance": _pair_figure(p.order.first_shown, signed=True),
+             "Same answer in both orders": _pair_figure(p.order.consistency),
+             "Both orders picked the first shown": p.order.both_first,
+             "Both orders picked the second shown": p.order.both_second}
+            for p in report.pairwise]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption("Each pair is asked in both orders. First shown preferred: per pair and "
+               "criterion answered with a side in both orders, the share of the two picks "
+               "that went to the response shown first, minus the 0.5 of chance (Wilson 95% "
+               "interval). Same answer in both orders: position consistency. "
+               f"Can't tell yet below {MIN_UNITS} pairs x criteria.")
+
+
+def _pair_figure(figure: Figure, signed: bool = False) -> str:
+    if figure.value is None:
+        return f"can't tell yet (n={figure.n}; need about {MIN_UNITS})"
+    return _fig(figure, signed=signed)
 
 
 def _order(effect: OrderEffect | None) -> str:

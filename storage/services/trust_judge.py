@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from grading.agreement import PairwiseAgreement
 from grading.trust.length_bias import prepare_slope
+from grading.trust.pairwise_order import PairwiseOrder
 from grading.trust.position import first_position_effect
 from grading.trust.ppi import CorrectedMean, ppi_mean
 from grading.trust.verdict import Named, verdict
@@ -56,6 +57,7 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
         finishers.append((criterion, corrected, length_all, length_controlled,
                           stability[j] if stability else None, position, order))
     score = corrected_score(data, source.key, reads.sample)
+    pairwise = next((p.order for p in reads.pairwise if p.model == source.model), None)
     labels = {c.id: c for c in data.criteria}
 
     def finish() -> JudgeTrust:
@@ -73,7 +75,8 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
             cost_per_1000=(None if source.cost_per_grade is None
                            else source.cost_per_grade * 1000),
             unpriced=source.unknown_cost_count,
-            verdict=sentence(vs_human, max(len(samples), per_criterion), rows))
+            pairwise_order=pairwise,
+            verdict=sentence(vs_human, max(len(samples), per_criterion), rows, pairwise))
 
     return finish
 
@@ -85,7 +88,8 @@ def corrected_score(data, key: str, sample: frozenset[int]) -> CorrectedMean:
     return ppi_mean(list(judge.values()), [judge[r] for r in both], [human[r] for r in both])
 
 
-def sentence(vs_human: PairwiseAgreement | None, samples: int, rows) -> str:
+def sentence(vs_human: PairwiseAgreement | None, samples: int, rows,
+             pairwise: PairwiseOrder | None = None) -> str:
     said = None
     if vs_human is not None and vs_human.cohens_kappa is not None:
         said = (f"agrees with people at κ {vs_human.cohens_kappa:.2f} "
@@ -105,4 +109,5 @@ def sentence(vs_human: PairwiseAgreement | None, samples: int, rows) -> str:
         stability_measured=len(measured), slopes=slopes,
         positions=[Named(r.label, r.position.excess) for r in rows if r.position],
         orders=[Named(r.label, r.criterion_order.late_minus_early, r.unit)
-                for r in rows if r.criterion_order])
+                for r in rows if r.criterion_order],
+        pairwise=pairwise.first_shown if pairwise is not None else None)

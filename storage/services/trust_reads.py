@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from storage import models as m
 from storage.engine import SessionFactory
 from storage.repositories import results as results_repo
-from storage.services import review_sets, trust_positions, trust_samples
+from storage.services import review_sets, trust_pairwise, trust_positions, trust_samples
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_sources import AgreementSource
 
@@ -29,6 +29,7 @@ class Reads:
     # run asking several samples -> (samples per criterion, (response, criterion) -> choices)
     within: dict[int, tuple[int, dict[tuple[int, int], list]]] = field(default_factory=dict)
     listings: trust_positions.Listings = field(default_factory=dict)  # criterion order
+    pairwise: tuple[trust_pairwise.PairwiseJudgeOrder, ...] = ()  # comparisons' judges
 
 
 def read(sessions: SessionFactory, report: AgreementReport) -> Reads:
@@ -49,11 +50,13 @@ def read(sessions: SessionFactory, report: AgreementReport) -> Reads:
                 m.RunJobStatsRow.cache_hits > 0))) if run_ids else frozenset()
         shuffles, listings = trust_positions.read_positions(session, run_ids, options)
         within = trust_samples.within_samples(session, run_ids) if run_ids else {}
+        pairwise = trust_pairwise.read_pairwise_orders(session, data.rubric_version_id,
+                                                       data.dataset_id)
     sample = review_sets.sample_ids(data.dataset_id, data.rubric_version_id, sorted(ids),
                                     settings.sample_size)
     return Reads(lengths=lengths, sample=frozenset(sample),
                  sample_size=settings.sample_size, replayed=replayed, shuffles=shuffles,
-                 within=within, listings=listings)
+                 within=within, listings=listings, pairwise=pairwise)
 
 
 def sample_groups(report: AgreementReport, replayed: frozenset[int]

@@ -108,4 +108,4 @@ def build_trust(sessions: SessionFactory, report: AgreementReport) -> TrustRepor
         rubric_version_id=data.rubric_version_id, dataset_id=data.dataset_id,
         sample_size=reads.sample_size, sampled_reviewed=len(reviewed & reads.sample),
         reviewed_outside_sample=len(reviewed - reads.sample), judges=judges,
-        notes=tuple(notes))
+        notes=tuple(notes), pairwise=reads.pairwise)

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from grading.agreement import PairwiseAgreement
 from grading.trust.criterion_order import OrderEffect
 from grading.trust.length_bias import LengthBias
+from grading.trust.pairwise_order import PairwiseOrder
 from grading.trust.position import PositionEffect
 from grading.trust.ppi import CorrectedMean
 from grading.trust.stability import NOISY_VARIANCE, Stability
+from storage.services.trust_pairwise import PairwiseJudgeOrder
 
 SAMPLE_RULE = ("people's verdicts on the review set's random sample only; hard cases "
                "reviewed outside it are left out")
@@ -44,6 +46,8 @@ class JudgeTrust:
     # > 1: the run asked the judge this many times per criterion and its stability comes
     # from those samples (``samples`` is then the run alone)
     samples_per_criterion: int = 1
+    # the same model's order effect in stored comparisons (None: it judged none)
+    pairwise_order: PairwiseOrder | None = None
 
     @property
     def stability_measured(self) -> bool:
@@ -61,6 +65,8 @@ class TrustReport:
     rule: str = SAMPLE_RULE
     noisy_threshold: float = NOISY_VARIANCE
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # per model that judged comparisons of this rubric version and dataset
+    pairwise: tuple[PairwiseJudgeOrder, ...] = ()
 
     def judge(self, key: str) -> JudgeTrust:
         return next(j for j in self.judges if j.source_key == key)
