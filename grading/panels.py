@@ -18,11 +18,12 @@ value on a penalty (negative weight: a higher value takes more off), the first l
 equal values. Every member counts once (member weights are for MET/UNMET). The rule in words:
 ``option_rule_text`` / ``MULTI_CHOICE_RULE``.
 
-When MET and UNMET hold equal weight and neither wins, the tie resolves to the verdict that
-gives the **lower score** (UNMET on a positive criterion, MET on a negative one: the error
-counts), as the decision's ``note`` says. When abstentions leave no majority and no tie, the
-panel abstains (CANNOT_ASSESS). When every member failed, the panel has no verdict.
-This mirrors autorubric's weight-sign-aware worst-case tie-break for ensembles.
+When MET and UNMET hold equal weight and neither wins, the panel is **undecided**:
+CANNOT_ASSESS, by the one tie rule samples of one judge follow too (``grading.ties``: why),
+as the decision's ``note`` says. Panels created before that rule keep theirs, the verdict
+with the lower score (``tie_rule=LOWER_SCORE``), so their stored results read back as they
+did. When abstentions leave no majority and no tie, the panel abstains (CANNOT_ASSESS).
+When every member failed, the panel has no verdict.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from grading.options import find_option, worst_option_among
+from grading.ties import UNDECIDED, TieRule, binary_tie, lower_score_verdict, tie_rule_text
 from grading.types import Criterion, Verdict
 
 PanelRule = Literal["majority", "unanimous", "any", "weighted"]
@@ -44,8 +46,8 @@ PANEL_RULES: tuple[str, ...] = get_args(PanelRule)
 class PanelDecision:
     """The panel's verdict on one criterion and how it was reached.
 
-    ``verdict`` is None only when every member failed; ``tie`` says the lower-score rule
-    decided; ``note`` explains the decision in words a reviewer reads.
+    ``verdict`` is None only when every member failed; ``tie`` says the votes were tied
+    (the tie rule decided); ``note`` explains the decision in words a reviewer reads.
     """
 
     verdict: Verdict | None
@@ -65,9 +67,7 @@ class PanelDecision:
         return self.option if self.option is not None else self.verdict
 
 
-def lower_score_verdict(criterion_weight: float) -> Verdict:
-    """The verdict that gives the lower score for a criterion of this weight."""
-    return Verdict.MET if criterion_weight < 0 else Verdict.UNMET
+__all__ = ["lower_score_verdict"]  # re-exported: grading.ties holds the one tie rule
 
 
 # Only the ratios of members' weights matter; the bounds keep every sum of weights finite
@@ -111,6 +111,7 @@ def combine_verdicts(
     *,
     criterion_weight: float,
     weights: Sequence[float] | None = None,
+    tie_rule: TieRule = UNDECIDED,
 ) -> PanelDecision:
     """Combine the members' verdicts on one criterion (None: that member failed)."""
     if rule not in PANEL_RULES:
@@ -146,9 +147,9 @@ def combine_verdicts(
         if unmet > total / 2:
             return decide(Verdict.UNMET, f"majority UNMET ({tally})")
         if met == unmet and met > 0:
-            lower = lower_score_verdict(criterion_weight)
-            return decide(lower, f"tie ({tally}): {lower.value}, the verdict with the lower "
-                                 "score", tie=True)
+            verdict, note = binary_tie(tally, criterion_weight=criterion_weight,
+                                       rule=tie_rule)
+            return decide(verdict, note, tie=True)
         return decide(Verdict.CANNOT_ASSESS, f"no majority ({tally}): the panel abstains")
     if rule == "unanimous":
         if met == total:
@@ -179,6 +180,7 @@ def combine_members(
     *,
     criterion_weights: Sequence[float],
     weights: Sequence[float] | None = None,
+    tie_rule: TieRule = UNDECIDED,
 ) -> list[PanelDecision]:
     """Combine whole responses: one list of per-criterion verdicts per member."""
     for index, verdicts in enumerate(member_verdicts, start=1):
@@ -187,7 +189,7 @@ def combine_members(
                              f"{len(criterion_weights)} criteria")
     return [
         combine_verdicts([member[i] for member in member_verdicts], rule,
-                         criterion_weight=cw, weights=weights)
+                         criterion_weight=cw, weights=weights, tie_rule=tie_rule)
         for i, cw in enumerate(criterion_weights)
     ]
 
@@ -275,19 +277,19 @@ def option_rule_text(criterion: Criterion) -> str:
             "when every member abstains, the panel abstains. Every member counts once.")
 
 
-def rule_text(rule: PanelRule, criterion: Criterion) -> str:
+def rule_text(rule: PanelRule, criterion: Criterion, tie_rule: TieRule = UNDECIDED) -> str:
     """How a panel with this rule decides this criterion, in words: the MET/UNMET rule for
     a binary criterion, the option rule for a multi-choice one."""
     if criterion.options is not None:
         return option_rule_text(criterion)
     if rule not in PANEL_RULES:
         raise ValueError(f"unknown panel rule {rule!r}; use one of {', '.join(PANEL_RULES)}")
-    lower = lower_score_verdict(criterion.weight).value
+    tie = tie_rule_text(tie_rule, criterion.weight)
     return {
         "majority": "Majority: a verdict needs more than half of all members; a failed or "
-                    f"abstaining member still counts. A tie goes to {lower} (the lower score).",
+                    f"abstaining member still counts; {tie}.",
         "weighted": "Weighted majority: a verdict needs more than half of the members' "
-                    f"weight; a tie goes to {lower} (the lower score).",
+                    f"weight; {tie}.",
         "unanimous": "Unanimous: MET only when every member says MET; one UNMET makes it "
                      "UNMET.",
         "any": "Any: MET as soon as one member says MET.",
@@ -308,6 +310,7 @@ def combine_with_pending(
     criterion_weight: float,
     weights: Sequence[float] | None = None,
     waiting_for: str = "",
+    tie_rule: TieRule = UNDECIDED,
 ) -> PanelDecision:
     """Combine while some members have not graded yet (``pending[i]``: member i is still
     grading; its vote is ignored). A member still grading is never counted as failed: the
@@ -316,13 +319,14 @@ def combine_with_pending(
     waits for."""
     if not any(pending):
         return combine_verdicts(votes, rule, criterion_weight=criterion_weight,
-                                weights=weights)
+                                weights=weights, tie_rule=tie_rule)
     slots = [i for i, waiting in enumerate(pending) if waiting]
     who = waiting_for or "the members still grading"
     # What is known so far (the members still grading neither vote nor count as failed).
     known = combine_verdicts([None if waiting else v for v, waiting in
                               zip(votes, pending, strict=True)], rule,
-                             criterion_weight=criterion_weight, weights=weights)
+                             criterion_weight=criterion_weight, weights=weights,
+                             tie_rule=tie_rule)
     abstained = known.abstained - _weight_of(slots, weights)
     so_far = _tally(known.met, known.unmet, abstained, rule)
     failed = known.failed - len(slots)
@@ -333,7 +337,7 @@ def combine_with_pending(
             for slot, answer in zip(slots, answers, strict=True):
                 trial[slot] = answer
             decision = combine_verdicts(trial, rule, criterion_weight=criterion_weight,
-                                        weights=weights)
+                                        weights=weights, tie_rule=tie_rule)
             outcomes.add((decision.verdict, decision.tie))
             if len(outcomes) > 1:
                 break

@@ -143,6 +143,22 @@ class RunSettings(ScoringSettings):
         rest = {k: v for k, v in value.items() if k != "shuffle_criteria"}
         return {**rest, "shuffle_criteria": True} if on else rest
 
+    @field_validator("extra")
+    @classmethod
+    def _boolean_shuffle_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Multi-choice options shown in a per-response order (grading.option_prompts). Kept
+        as stored (runs launched with ``false`` keep their settings), but only true or
+        false: "no" would have been read as on."""
+        on = value.get("shuffle_options", False)
+        if not isinstance(on, bool):
+            raise ValueError(f"shuffle_options must be true or false, got {on!r}")
+        return value
+
+    @property
+    def shuffle_options(self) -> bool:
+        """Whether multi-choice options are shown in a per-response shuffled order."""
+        return bool(self.extra.get("shuffle_options", False))
+
     @property
     def shuffle_criteria(self) -> bool:
         """Whether a one-shot run lists the criteria in a per-response shuffled order."""

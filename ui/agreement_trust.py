@@ -9,6 +9,8 @@ import streamlit as st
 
 from grading.trust.criterion_order import MIN_PER_GROUP, OrderEffect
 from grading.trust.figures import Figure
+from grading.trust.pairwise_order import MIN_UNITS
+from grading.trust.position import MIN_CHOICES, PositionEffect
 from storage.services.trust_report import JudgeTrust, TrustReport
 from ui import safe_text
 from ui.agreement_text import fmt_cost
@@ -45,6 +47,7 @@ def render_trust(report: TrustReport) -> None:
     _render_corrected(report, judge)
     _render_stability(report, judge)
     _render_bias(judge)
+    _render_pairwise(report)
 
 
 def _weight(value: float | None) -> str:
@@ -106,8 +109,7 @@ def _render_bias(judge: JudgeTrust) -> None:
     rows = [{"Criterion": safe_text.text(r.label), "Unit": r.unit,
              "Per 1,000 characters (all responses)": _fig(r.length_all.slope, signed=True),
              "Within the human verdict": _fig(r.length_controlled.slope, signed=True),
-             "First-shown option chosen, minus chance": (
-                 _fig(r.position.excess, signed=True) if r.position else "not shuffled"),
+             "First-shown option chosen, minus chance": _position(r.position),
              "Listed late minus early (one-shot)": _order(r.criterion_order)}
             for r in judge.criteria]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -121,11 +123,47 @@ def _render_bias(judge: JudgeTrust) -> None:
                "named in the verdict only when its interval excludes 0.")
 
 
+def _position(effect: PositionEffect | None) -> str:
+    """``+0.20 [+0.05, +0.33] (n=40)``; "can't tell yet (n=…; need about …)"; "not
+    shuffled"."""
+    if effect is None:
+        return "not shuffled"
+    if not effect.enough:
+        return f"can't tell yet (n={effect.excess.n}; need about {MIN_CHOICES})"
+    return _fig(effect.excess, signed=True)
+
+
+def _render_pairwise(report: TrustReport) -> None:
+    """Per model that judged stored comparisons: its pull towards the first-shown side."""
+    if not report.pairwise:
+        return
+    st.markdown("**Pairwise order (comparisons)**")
+    rows = [{"Judge (model)": safe_text.text(p.model),
+             "Comparisons": ", ".join(f"#{c}" for c in p.comparisons),
+             "First shown preferred, minus chance": _pair_figure(p.order.first_shown, signed=True),
+             "Same answer in both orders": _pair_figure(p.order.consistency),
+             "Both orders picked the first shown": p.order.both_first,
+             "Both orders picked the second shown": p.order.both_second}
+            for p in report.pairwise]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption("Each pair is asked in both orders. First shown preferred: per pair and "
+               "criterion answered with a side in both orders, the share of the two picks "
+               "that went to the response shown first, minus the 0.5 of chance (Wilson 95% "
+               "interval). Same answer in both orders: position consistency. "
+               f"Can't tell yet below {MIN_UNITS} pairs x criteria.")
+
+
+def _pair_figure(figure: Figure, signed: bool = False) -> str:
+    if figure.value is None:
+        return f"can't tell yet (n={figure.n}; need about {MIN_UNITS})"
+    return _fig(figure, signed=signed)
+
+
 def _order(effect: OrderEffect | None) -> str:
     """``-0.15 [-0.25, -0.05] (n=80)``; "can't tell yet (n=…)"; "not shuffled"."""
     if effect is None:
         return "not shuffled"
     if not effect.enough:
         return (f"can't tell yet (n={effect.late_minus_early.n}: {effect.early.n} early, "
-                f"{effect.late.n} late)")
+                f"{effect.late.n} late; need about {MIN_PER_GROUP} in each half)")
     return _fig(effect.late_minus_early, signed=True)

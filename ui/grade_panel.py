@@ -23,7 +23,8 @@ RULE_LABELS = {"majority": "majority", "unanimous": "unanimous", "any": "any",
 RULE_HELP = ("majority: MET with more than half of all members (a failed member abstains and "
              "still counts); unanimous: MET only if every member says MET; any: MET as soon "
              "as one member says MET; weighted majority: more than half of the members' "
-             "weight. A tie goes to the verdict with the lower score. " + MULTI_CHOICE_RULE)
+             "weight. A MET/UNMET tie is undecided: CANNOT_ASSESS, scored by the "
+             "CANNOT_ASSESS setting. " + MULTI_CHOICE_RULE)
 
 
 @dataclass(frozen=True)

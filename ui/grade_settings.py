@@ -25,6 +25,27 @@ SHUFFLE_CRITERIA_HELP = (
     "early are judged differently from those listed late.")
 
 
+SHUFFLE_OPTIONS_HELP = (
+    "Per-criterion and one-shot graders: show each multi-choice criterion's options in a "
+    "different order for each response (the same response always gets the same order, so "
+    "cached answers still count) and record the order. The Agreement page then shows "
+    "whether the option shown first is chosen more often than chance.")
+
+
+def options_shuffle_problem(graders: list[str], version) -> str | None:
+    """Why shuffling the options cannot be launched with these graders and this rubric
+    version, or None."""
+    if not st.session_state.grade_shuffle_options:
+        return None
+    if "rubric_as_judge" in graders:
+        return ("Shuffling the options does not apply to rubric-as-judge: it gives one overall "
+                "score and shows no options. Turn option shuffling off or drop that grader.")
+    if not any(c.options for c in version.criteria):
+        return ("Shuffling the options does nothing with this rubric version: none of its "
+                "criteria has options (multi-choice). Turn option shuffling off.")
+    return None
+
+
 def shuffle_problem(graders: list[str]) -> str | None:
     """Why shuffling the criteria cannot be launched with these graders, or None."""
     others = sorted({g for g in graders if g != "one_shot"})
@@ -65,6 +86,8 @@ def launch_settings() -> dict:
         settings["extra"]["structured_output"] = s.grade_structured_output
     if int(s.grade_samples) > 1:  # one sample, the default, is not stored
         settings["extra"]["samples"] = int(s.grade_samples)
+    if s.grade_shuffle_options:  # off, the default, is not stored
+        settings["extra"]["shuffle_options"] = True
     if s.grade_shuffle_criteria:  # off, the default, is not stored
         settings["extra"]["shuffle_criteria"] = True
     if float(s.grade_temperature):  # 0, the judge's default, is not stored
@@ -126,6 +149,8 @@ def render_settings() -> None:
                         help="The judge's sampling temperature. At 0 (the default) samples "
                              "tend to repeat one answer; raise it to measure how stable the "
                              "judge is.")
+        c3.checkbox("Shuffle the options per response (multi-choice)",
+                    key="grade_shuffle_options", help=SHUFFLE_OPTIONS_HELP)
         c3.checkbox("Shuffle the criteria per response (one-shot)",
                     key="grade_shuffle_criteria", help=SHUFFLE_CRITERIA_HELP)
         c3.checkbox("Length penalty", key="grade_lp_on")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage.services import blindness, panel_results, panels, trials
+from storage.services import blindness, panel_agreement, panel_results, panels, trials
 from storage.services.blindness import Sight
 from ui.runtime import sessions_for
 
@@ -52,8 +52,8 @@ def get_panel_columns(db: str, dataset_id: int, rubric_version_id: int,
 
 @st.cache_data(ttl=600, max_entries=50, show_spinner=False)
 def get_member_agreement(db: str, panel_id: int,
-                         stamp: tuple) -> list[panels.MemberAgreement]:
-    return panels.member_agreement(sessions_for(db), panel_id)
+                         stamp: tuple) -> list[panel_agreement.MemberAgreement]:
+    return panel_agreement.member_agreement(sessions_for(db), panel_id)
 
 
 @st.cache_data(ttl=600, max_entries=200, show_spinner="Estimating…")

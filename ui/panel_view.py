@@ -64,7 +64,8 @@ def render_panel(db: str, panel: panels.PanelInfo) -> None:
         cols[0].metric("Responses", len(grades))
         cols[1].metric("Mean panel score",
                        "—" if not scored else f"{sum(scored) / len(scored):.2f}")
-        cols[2].metric("Ties decided by the lower score",
+        cols[2].metric("Ties (undecided)" if panel.tie_rule == "undecided"
+                       else "Ties decided by the lower score",
                        sum(1 for g in grades for c in g.criteria if c.decision.tie))
         total = None if any(c is None for c in costs) else sum(c for c in costs if c)
         cols[3].metric("Cost of the members", "unknown" if total is None else f"${total:.4f}")
@@ -113,8 +114,9 @@ def render_panel_fields(voters: list[RunInfo], label: Callable[[RunInfo], str],
     rule = st.selectbox("Rule", PANEL_RULES, format_func=str.capitalize,
                         help="\n\n".join([f"**{k}**: {v}" for k, v in RULE_HELP.items()]
                                          + [MULTI_CHOICE_RULE]))
-    st.caption("Ties resolve to the verdict with the lower score (UNMET on a positive "
-               "criterion, MET on a negative one), and the panel's record says so.")
+    st.caption("A MET/UNMET tie is undecided: the panel's verdict is CANNOT_ASSESS (scored by "
+               "its CANNOT_ASSESS setting), and its record says so. Panels made before this "
+               "rule keep theirs: the verdict with the lower score.")
     weights_text = st.text_input(
         "Weights (weighted rule only)", placeholder="e.g. 2, 1, 1 — one per member run")
     name = st.text_input("Panel name (optional)", max_chars=200)
@@ -170,11 +172,11 @@ def rule_warning(rule: str, members: int) -> str | None:
         return None
     if members == 2:
         return ("A majority of two members needs both: every disagreement between them is a "
-                "tie, and ties go to the verdict with the lower score. Add a third member "
+                "tie, and a tie is undecided (CANNOT_ASSESS). Add a third member "
                 "for a real majority, or choose “Unanimous” if that is what you mean.")
     half = members // 2
-    return (f"With {members} members a {half}–{half} split is a tie, and ties go to the "
-            "verdict with the lower score; an odd number of members avoids ties.")
+    return (f"With {members} members a {half}–{half} split is a tie, and a tie is "
+            "undecided (CANNOT_ASSESS); an odd number of members avoids ties.")
 
 
 def made_message(panel, created: bool) -> str:

@@ -104,7 +104,7 @@ def render_panel_score(panel: PanelInfo, result: PanelResult | None, tile=st,
     notes.caption(md_escape(f"{panel.label} · {panel.rule} of {members} · panel "
                             f"{format_score(grade.judge_score)} · reviewed "
                             f"{grade.reviewed_count}/{grade.criteria_count}")
-                  + (f" · {result.ties} ties to the lower score" if result.ties else ""))
+                  + (f" · {result.ties} ties" if result.ties else ""))
     if grade.error:
         notes.text(safe_text.text(grade.error))
 

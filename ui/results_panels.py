@@ -115,7 +115,9 @@ def column_config(chosen: tuple[panels.PanelInfo, ...]) -> dict:
         format="%.3f", width=100,
         help=f"Effective score of {md_escape(p.label)} ({md_escape(member_models(p))}): the "
              "panel's verdicts, people's in their place, scored by the same aggregation. "
-             f"{TIE}: a tie resolved to the verdict with the lower score. {WAITING}: "
+             f"{TIE}: the members tied (a MET/UNMET tie is undecided, CANNOT_ASSESS; panels made "
+             "before that rule took the lower score; options split evenly take the worse "
+             f"one). {WAITING}: "
              "incomplete, a member run has not graded this response yet; what it could "
              "still swing is undecided and unscored, never counted as failed.")
         for p in chosen}
@@ -138,7 +140,7 @@ def render_detail(db: str, chosen: tuple[panels.PanelInfo, ...], response_id: in
         st.caption(f"effective score {format_score(effective.score)} · panel "
                    f"{format_score(effective.judge_score)} · reviewed "
                    f"{effective.reviewed_count}/{effective.criteria_count}"
-                   + (f" · {result.ties} ties resolved to the lower score" if result.ties
+                   + (f" · {result.ties} ties" if result.ties
                       else ""))
         if not result.grade.complete:
             st.caption(f"{WAITING}: incomplete until runs "
@@ -264,6 +266,6 @@ def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,
             continue
         st.markdown(f"{choice_badge(row.decision.choice)} "
                     f"**{md_escape(panel.label)}**"
-                    + (" · :orange-badge[tie: the lower score]" if row.decision.tie else ""))
+                    + (" · :orange-badge[tie]" if row.decision.tie else ""))
         st.caption(md_escape(row.decision.note))
         st.caption(members_line(panel, row.member_verdicts, shown_runs))

@@ -74,6 +74,7 @@ DEFAULTS: dict[str, object] = {
     "grade_call_deadline": 300,
     "grade_pause_after": DEFAULT_PAUSE_AFTER,
     "grade_samples": 1,
+    "grade_shuffle_options": False,  # multi-choice options shown in a per-response order
     "grade_shuffle_criteria": False,  # one-shot: criteria listed in a per-response order
     "grade_temperature": 0.0,
     "grade_fallback_pos": "(none: the criterion fails)",

@@ -28,7 +28,8 @@ from grading.prompts import (
 )
 from grading.retry import CallOutcome, Spend
 from grading.samples import TIE, majority, sampling, tally
-from grading.types import Criterion, CriterionReport, ToGradeInput, Verdict
+from grading.ties import binary_tie
+from grading.types import Criterion, CriterionReport, ToGradeInput
 
 
 def first_error(group: BaseExceptionGroup) -> BaseException:
@@ -174,11 +175,11 @@ class Tally:
         if winner is None:
             first = self.report(grader, index, criterion, outcomes[0], order)
             return first.model_copy(update={"samples": choices})
-        if winner == TIE:
+        if winner == TIE:  # the one tie rule a panel follows too (grading.ties)
+            verdict, _note = binary_tie(tally(choices), criterion_weight=criterion.weight)
             reason = f"the samples tied ({tally(choices)}): undecided"
             fields = {name: getattr(criterion, name) for name in CRITERION_FIELDS}
-            return CriterionReport(**fields, verdict=Verdict.CANNOT_ASSESS, reason=reason,
-                                   samples=choices)
+            return CriterionReport(**fields, verdict=verdict, reason=reason, samples=choices)
         chosen = next(r for r, c in zip(answered, choices, strict=True) if c == winner)
         reason = f"{chosen.reason} (majority of samples: {tally(choices)})".lstrip()
         return chosen.model_copy(update={"samples": choices, "reason": reason})

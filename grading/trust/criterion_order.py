@@ -13,8 +13,11 @@ own effect (no control for the response's quality is needed: it is balanced by t
   when every value is 0 or 1 (a MET rate: a difference of two proportions), Newcombe's
   hybrid score interval from the two Wilson intervals, which stays sound at rates of 0 or 1
   (a judge that always says MET early has no variance there, and a normal interval would
-  shrink to a point); otherwise a normal interval from the two groups' own variances
-  (Welch: ``se = sqrt(var_early / n_early + var_late / n_late)``).
+  shrink to a point). For option values, Welch's t interval (Satterthwaite's degrees of
+  freedom) with each half's variance at least the variance it has with one more value at
+  each end of the option scale (``scale``), as Agresti and Coull add pseudo-counts to a
+  proportion: three identical ratings in each half give a wide interval around 0, never
+  "+0.00 [+0.00, +0.00]"; with many spread-out values the floor barely moves it.
 - **Can't tell yet** below ``MIN_PER_GROUP`` responses in either group: the difference has
   no value then (the means are still given with their n).
 """
@@ -25,7 +28,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grading.trust.figures import Z95, Figure, mean, var, wilson
+from grading.trust.figures import Figure, mean, var, wilson
 
 MIN_PER_GROUP = 10  # responses in each of early and late before a difference is claimed
 
@@ -55,8 +58,11 @@ def half(position: int, listed: int) -> str | None:
 
 
 def order_effect(seen: Sequence[tuple[int, int, float]],
-                 min_per_group: int = MIN_PER_GROUP) -> OrderEffect:
-    """``seen``: (position listed at, from 1; criteria listed; the judge's value)."""
+                 min_per_group: int = MIN_PER_GROUP,
+                 scale: tuple[float, float] | None = None) -> OrderEffect:
+    """``seen``: (position listed at, from 1; criteria listed; the judge's value);
+    ``scale``: the lowest and highest option value (the variance floor of option values;
+    None: the lowest and highest value seen, at least 0 and 1 apart)."""
     min_per_group = max(2, min_per_group)  # a variance needs two
     groups: dict[str, list[float]] = {"early": [], "late": []}
     listed = 0
@@ -74,8 +80,33 @@ def order_effect(seen: Sequence[tuple[int, int, float]],
     if all(v in (0.0, 1.0) for v in (*early, *late)):
         low, high = newcombe(int(sum(late)), len(late), int(sum(early)), len(early))
         return OrderEffect(*means, Figure(diff, low, high, n), listed)
-    se = math.sqrt(var(early) / len(early) + var(late) / len(late))
-    return OrderEffect(*means, Figure(diff, diff - Z95 * se, diff + Z95 * se, n), listed)
+    low, high = welch_floored(late, early, scale or _seen_scale(early + late))
+    return OrderEffect(*means, Figure(diff, low, high, n), listed)
+
+
+def _seen_scale(values: Sequence[float]) -> tuple[float, float]:
+    low, high = min(values), max(values)
+    return (low, high) if high - low >= 1 else (low, low + 1.0)
+
+
+def floored_var(values: Sequence[float], scale: tuple[float, float]) -> float:
+    """The sample variance of ``values``, at least that of ``values`` with one more value
+    at each end of ``scale`` (an Agresti-Coull-like floor: a group with no spread yet is
+    not taken to have none)."""
+    return max(var(values), var([*values, *scale]))
+
+
+def welch_floored(one: Sequence[float], two: Sequence[float],
+                  scale: tuple[float, float]) -> tuple[float, float]:
+    """95% interval of mean(one) - mean(two): Welch's t with floored variances."""
+    from grading.trust.figures import t_quantile
+
+    a, b = floored_var(one, scale) / len(one), floored_var(two, scale) / len(two)
+    se = math.sqrt(a + b)
+    df = (a + b) ** 2 / (a ** 2 / (len(one) - 1) + b ** 2 / (len(two) - 1))
+    diff = mean(one) - mean(two)
+    half_width = t_quantile(0.975, df) * se
+    return diff - half_width, diff + half_width
 
 
 def newcombe(hits1: int, n1: int, hits2: int, n2: int) -> tuple[float, float]:

@@ -5,24 +5,33 @@ When a run shuffles a criterion's options for each response (grade_criteria.shuf
 shown position -> option index), the position at which the chosen option was shown is,
 without a position effect, uniform over the k options whatever the judge's taste in
 content: the chance it was shown first is 1/k. The figure is the observed share of
-choices that were shown first minus the expected share (the mean of 1/k), with a normal
-95% interval from the per-choice differences; positive: the first option is favoured.
+choices that were shown first minus the expected share (the mean of 1/k, fixed by the
+shuffles). Its 95% interval is the Wilson score interval of the share shown first, minus
+the expected share: a count of successes, so it stays honest at small n and at shares of 0
+or 1, where a normal interval from the per-choice differences shrinks to a point (three
+choices all shown first gave "+0.50 [+0.50, +0.50]"). Below ``MIN_CHOICES`` choices it is
+"can't tell yet": the excess has no value (the share and the expected share are given).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grading.trust.figures import Z95, Figure, mean, var
+from grading.trust.figures import Figure, mean, wilson
+
+MIN_CHOICES = 10  # shuffled choices before a position effect is claimed either way
 
 
 @dataclass(frozen=True)
 class PositionEffect:
     first_rate: float | None  # share of choices shown first
     expected: float | None  # mean of 1/k under no effect
-    excess: Figure  # first_rate - expected, with its interval and n
+    excess: Figure  # first_rate - expected, with its interval and n; value None: can't tell
+
+    @property
+    def enough(self) -> bool:
+        return self.excess.value is not None
 
 
 def chosen_position(shuffle_order: Sequence[int], option_index: int) -> int | None:
@@ -33,17 +42,17 @@ def chosen_position(shuffle_order: Sequence[int], option_index: int) -> int | No
         return None
 
 
-def first_position_effect(choices: Sequence[tuple[int, int]]) -> PositionEffect:
+def first_position_effect(choices: Sequence[tuple[int, int]],
+                          min_choices: int = MIN_CHOICES) -> PositionEffect:
     """``choices``: (shown position of the chosen option, number of options shown)."""
     kept = [(p, k) for p, k in choices if k >= 2]
     n = len(kept)
     if n == 0:
         return PositionEffect(None, None, Figure(None, None, None, 0))
-    diffs = [(1.0 if p == 0 else 0.0) - 1.0 / k for p, k in kept]
-    first = mean(1.0 if p == 0 else 0.0 for p, _k in kept)
+    first = sum(1 for p, _k in kept if p == 0)
     expected = mean(1.0 / k for _p, k in kept)
-    excess = first - expected
-    if n < 2:
-        return PositionEffect(first, expected, Figure(excess, None, None, n))
-    half = Z95 * math.sqrt(var(diffs) / n)
-    return PositionEffect(first, expected, Figure(excess, excess - half, excess + half, n))
+    share = wilson(first, n)
+    if n < max(1, min_choices):
+        return PositionEffect(share.value, expected, Figure(None, None, None, n))
+    return PositionEffect(share.value, expected, Figure(
+        share.value - expected, share.low - expected, share.high - expected, n))

@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from grading.trust.criterion_order import MIN_PER_GROUP
 from grading.trust.figures import Figure
+from grading.trust.pairwise_order import MIN_UNITS
+from grading.trust.position import MIN_CHOICES
 
 
 @dataclass(frozen=True)
@@ -54,9 +57,13 @@ def length_phrase(slopes: Sequence[Named]) -> str:
 
 
 def position_phrase(effects: Sequence[Named]) -> str | None:
+    """Option position (first-shown minus chance); None: no shuffled options recorded."""
+    if not effects:
+        return None
     measured = [e for e in effects if e.figure.value is not None]
     if not measured:
-        return None  # no shuffled options recorded: nothing to say
+        return (f"option position: can't tell yet (n={max(e.figure.n for e in effects)}; "
+                f"need about {MIN_CHOICES})")
     found = [e for e in measured if e.figure.excludes_zero]
     if not found:
         return f"no position effect detected (n={max(e.figure.n for e in measured)})"
@@ -74,7 +81,8 @@ def order_phrase(effects: Sequence[Named]) -> str | None:
         return None
     measured = [e for e in effects if e.figure.value is not None]
     if not measured:
-        return f"criterion order: can't tell yet (n={max(e.figure.n for e in effects)})"
+        return (f"criterion order: can't tell yet (n={max(e.figure.n for e in effects)}; "
+                f"need about {MIN_PER_GROUP} in each half)")
     found = [e for e in measured if e.figure.excludes_zero]
     if not found:
         return f"no criterion-order effect detected (n={max(e.figure.n for e in measured)})"
@@ -86,9 +94,24 @@ def order_phrase(effects: Sequence[Named]) -> str | None:
     return "; ".join(parts)
 
 
+def pairwise_phrase(figure: Figure | None) -> str | None:
+    """First-shown response in comparisons, minus chance; None: no comparisons judged."""
+    if figure is None:
+        return None
+    if figure.value is None:
+        return (f"pairwise order: can't tell yet (n={figure.n}; need about "
+                f"{MIN_UNITS})")
+    if not figure.excludes_zero:
+        return f"no pairwise order effect detected (n={figure.n})"
+    side = "first-shown response favoured" if figure.value > 0 else "second-shown response favoured"
+    return (f"{side} in comparisons: {_num(figure.value, True)} share of picks "
+            f"{_interval(figure)} (n={figure.n})")
+
+
 def verdict(*, agreement: str | None, samples: int, noisy: Sequence[str],
             stability_measured: int, slopes: Sequence[Named],
-            positions: Sequence[Named], orders: Sequence[Named] = ()) -> str:
+            positions: Sequence[Named], orders: Sequence[Named] = (),
+            pairwise: Figure | None = None) -> str:
     """"agrees with people ...; stable; longer answers favoured: ..." from the figures."""
     parts = [p for p in (
         agreement,
@@ -96,5 +119,6 @@ def verdict(*, agreement: str | None, samples: int, noisy: Sequence[str],
         length_phrase(slopes),
         position_phrase(positions),
         order_phrase(orders),
+        pairwise_phrase(pairwise),
     ) if p]
     return "; ".join(parts)

@@ -138,6 +138,12 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
                              "each criterion was listed; the agreement report then measures "
                              "whether the criteria listed first or last are judged "
                              "differently")
+    parser.add_argument("--shuffle-options", action="store_true",
+                        help="per-criterion and one-shot graders: show each multi-choice "
+                             "criterion's options in a different order for each response "
+                             "(reproducible, so the cache still answers a re-run) and record "
+                             "the order; the agreement report then measures whether the "
+                             "option shown first is chosen more often than chance")
     parser.add_argument("--temperature", type=float, default=None, metavar="T",
                         help="the judge's sampling temperature (default 0); "
                              "samples at temperature 0 tend to repeat one answer")
@@ -203,6 +209,17 @@ def _check_columns(path: Path, mapping: ColumnMapping, args: argparse.Namespace)
             f"the column {args.reference_column!r} cannot be both the reference "
             f"(--reference-column) and {clash.removeprefix('--').removesuffix('-column')}; "
             f"name another column with {clash}"))], source=path.name)
+
+
+def _options_shuffle_problem(graders: list[str], rubric: Rubric) -> str | None:
+    """Why --shuffle-options does not apply to these graders and this rubric, or None."""
+    if "rubric-as-judge" in graders:
+        return ("--shuffle-options does not apply to --grader rubric-as-judge: it gives one "
+                "overall score and shows no options; drop --shuffle-options or that grader")
+    if not any(c.options for c in rubric.criteria):
+        return ("--shuffle-options does nothing with this rubric: none of its criteria has "
+                "options (multi-choice); drop --shuffle-options or add options to a criterion")
+    return None
 
 
 def _rubric_version(sessions, name: str, rubric: Rubric) -> int:
@@ -414,6 +431,11 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
                "list the criteria in one prompt; drop --shuffle-criteria or the other "
                "graders")
         return EXIT_USAGE
+    if args.shuffle_options:
+        refused = _options_shuffle_problem(args.grader, rubric)
+        if refused:  # before the rubric or the responses are stored
+            _error(refused)
+            return EXIT_USAGE
     if calibration is not None:
         from storage.services import calibration as calibration_service
 
@@ -444,6 +466,8 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
             extra["temperature"] = args.temperature
         if args.shuffle_criteria:
             extra["shuffle_criteria"] = True
+        if args.shuffle_options:
+            extra["shuffle_options"] = True
         settings: dict = {"api_base": api_base, "extra": extra}
         if calibration is not None:
             settings["calibration"] = calibration

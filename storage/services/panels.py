@@ -13,8 +13,6 @@ from datetime import datetime
 from sqlalchemy import select, update
 
 from grading.aggregation import score_verdicts
-from grading.agreement_kinds import alpha_by_criterion
-from grading.option_agreement import OptionScale
 from grading.panels import (
     PANEL_RULES,
     PanelDecision,
@@ -22,6 +20,7 @@ from grading.panels import (
     combine_options_with_pending,
     combine_with_pending,
 )
+from grading.ties import UNDECIDED
 from grading.types import ScoringSettings
 from storage import models as m
 from storage.convert import criterion_info, run_info
@@ -31,6 +30,7 @@ from storage.errors import InvalidInputError, NotFoundError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
+from storage.services import panel_ties
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 
@@ -57,6 +57,9 @@ class PanelInfo:
     members: tuple[PanelMember, ...]
     created_by: str
     created_at: datetime
+    # how a MET/UNMET tie is decided (grading.ties): undecided, or the lower score for
+    # panels created before that rule
+    tie_rule: str = UNDECIDED
 
     @property
     def label(self) -> str:
@@ -91,19 +94,6 @@ class PanelGrade:
     @property
     def complete(self) -> bool:
         return not self.pending_members
-
-
-@dataclass(frozen=True)
-class MemberAgreement:
-    """Agreement among a panel's members on one criterion (Krippendorff's alpha: nominal on
-    MET/UNMET, on the options' values or categories for a multi-choice criterion)."""
-
-    criterion_id: int
-    label: str
-    alpha: float | None
-    units: int
-    low: bool
-    note: str
 
 
 def _scoring_of(runs: Sequence[m.RunRow]) -> ScoringSettings:
@@ -175,14 +165,13 @@ def _create(
                         .where(m.RubricVersionRow.id == runs[0].rubric_version_id)
                         .values(note=m.RubricVersionRow.note))
         same = _same_panel(session, runs[0].rubric_version_id, ids, rule, member_weights,
-                           scoring)
+                           scoring)  # an older panel (another tie rule) is never the same
         if same is not None:
             return _info(session, same), False
         panel = m.PanelRow(
             name=name, rubric_version_id=runs[0].rubric_version_id,
             dataset_id=runs[0].dataset_id, rule=rule,
-            scoring=scoring.model_dump(mode="json"),
-            created_by=actor.key,
+            scoring=panel_ties.stored(scoring), created_by=actor.key,
         )
         panel.members = [m.PanelMemberRow(run_id=run.id, position=i, weight=w)
                          for i, (run, w) in enumerate(zip(runs, member_weights, strict=True))]
@@ -218,7 +207,7 @@ def _same_panel(session, version_id: int, run_ids: list[int], rule: str,
             m.PanelRow.rubric_version_id == version_id, m.PanelRow.rule == rule)):
         members = [(member.run_id, member.weight) for member in panel.members]
         if (members == list(zip(run_ids, weights, strict=True))
-                and ScoringSettings.model_validate(panel.scoring) == scoring):
+                and panel_ties.read(panel.scoring) == (scoring, UNDECIDED)):
             return panel
     return None
 
@@ -246,7 +235,7 @@ def _info(session, panel: m.PanelRow) -> PanelInfo:
     return PanelInfo(
         id=panel.id, name=panel.name, rubric_version_id=panel.rubric_version_id,
         dataset_id=panel.dataset_id, rule=panel.rule,
-        scoring=ScoringSettings.model_validate(panel.scoring),
+        scoring=panel_ties.read(panel.scoring)[0], tie_rule=panel_ties.read(panel.scoring)[1],
         members=tuple(PanelMember(run_info(run_repo.get_run(session, member.run_id)),
                                   member.weight) for member in panel.members),
         created_by=panel.created_by, created_at=panel.created_at,
@@ -306,11 +295,11 @@ def panel_grades(
         ]
         graded = sorted(set().union(*[set(grades) for grades in by_member]))
         responses = {r.id: r for r in dataset_repo.get_responses(session, graded)}
-        scoring = ScoringSettings.model_validate(panel.scoring)
+        scoring, tie_rule = panel_ties.read(panel.scoring)
         weights = [member.weight for member in members] if panel.rule == "weighted" else None
         grading = _still_grading(session, [member.run_id for member in members])
         return [
-            _grade(panel.id, panel.rule, weights, scoring, criteria,
+            _grade(panel.id, (panel.rule, tie_rule), weights, scoring, criteria,
                    [grades.get(response_id) for grades in by_member], responses[response_id],
                    [member.run_id if member.run_id in grading and response_id not in grades
                     else None for member, grades in zip(members, by_member, strict=True)])
@@ -325,11 +314,14 @@ def _still_grading(session, run_ids: list[int]) -> set[int]:
 
 
 def _grade(
-    panel_id: int, rule: str, weights: list[float] | None, scoring: ScoringSettings,
+    panel_id: int, rules: tuple[str, str], weights: list[float] | None,
+    scoring: ScoringSettings,
     criteria: list[CriterionInfo], grades: list[GradeInfo | None], response: m.ResponseRow,
     pending: list[int | None],
 ) -> PanelGrade:
-    """``pending[i]``: member i's run id while it still has this response to grade."""
+    """``pending[i]``: member i's run id while it still has this response to grade;
+    ``rules``: (the panel's rule, its tie rule)."""
+    rule, tie_rule = rules
     member_maps = [
         {c.criterion_id: c.choice for c in grade.criteria} if grade else {} for grade in grades
     ]
@@ -347,7 +339,8 @@ def _grade(
         else:
             decision = combine_with_pending(
                 votes, waiting_flags, rule,  # type: ignore[arg-type]
-                criterion_weight=criterion.weight, weights=weights, waiting_for=who)
+                criterion_weight=criterion.weight, weights=weights, waiting_for=who,
+                tie_rule=tie_rule)  # type: ignore[arg-type]
         rows.append(PanelCriterion(criterion_id=criterion.id, label=criterion.label,
                                    decision=decision, member_verdicts=tuple(votes)))
     verdicts = [row.decision.choice for row in rows]
@@ -375,33 +368,8 @@ def _grade(
                       pending_members=tuple(waiting))
 
 
-def member_agreement(sessions: SessionFactory, panel_id: int) -> list[MemberAgreement]:
-    """Per criterion, how far the members agree with each other; low agreement flagged."""
-    grades = panel_grades(sessions, panel_id)
-    if not grades:
-        return []
-    members = len(grades[0].criteria[0].member_verdicts) if grades[0].criteria else 0
-    sources = [
-        {(g.response_id, row.criterion_id): row.member_verdicts[i]
-         for g in grades for row in g.criteria}
-        for i in range(members)
-    ]
-    labels = {row.criterion_id: row.label for row in grades[0].criteria}
-    panel = get_panel(sessions, panel_id)
-    with sessions() as session:
-        criteria = [criterion_info(c) for c in
-                    rubric_repo.criteria_of(session, panel.rubric_version_id)]
-    # ratings on their options (ordinal or nominal alpha), MET/UNMET criteria as before
-    kinds = {c.id: OptionScale.of(c) for c in criteria}
-    by_criterion = alpha_by_criterion(sources, kinds).per_criterion
-    out = []
-    for criterion_id, label in labels.items():
-        result = by_criterion.get(criterion_id)
-        alpha = None if result is None else result.alpha
-        units = 0 if result is None else result.pairable_units
-        out.append(MemberAgreement(
-            criterion_id=criterion_id, label=label, alpha=alpha, units=units,
-            low=alpha is not None and alpha < LOW_MEMBER_AGREEMENT,
-            note="" if result is None else result.note,
-        ))
-    return out
+def member_agreement(sessions: SessionFactory, panel_id: int) -> list:
+    """Per criterion, how far the members agree (storage.services.panel_agreement)."""
+    from storage.services.panel_agreement import member_agreement as agreement
+
+    return agreement(sessions, panel_id)

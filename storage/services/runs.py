@@ -100,6 +100,10 @@ def _queue(
         raise ConfigurationError(
             "only the one-shot grader lists every criterion in one prompt, so only it can "
             "shuffle the criteria per response; choose one-shot or leave shuffling off")
+    if run_settings.shuffle_options and grader == "rubric_as_judge":
+        raise ConfigurationError(
+            "rubric-as-judge gives one overall score and shows no options, so it cannot "
+            "shuffle them; choose per-criterion or one-shot, or leave option shuffling off")
     with sessions.begin() as session:
         if reuse_active:
             # Write first: on SQLite this takes the database's write lock before anything is
@@ -109,6 +113,10 @@ def _queue(
                             .where(m.RubricVersionRow.id == rubric_version_id)
                             .values(note=m.RubricVersionRow.note))
         version = rubric_repo.get_version(session, rubric_version_id, for_update=True)
+        if run_settings.shuffle_options and not any(c.options for c in version.criteria):
+            raise ConfigurationError(
+                "none of this rubric version's criteria has options (multi-choice), so "
+                "there is nothing to shuffle; leave option shuffling off")
         dataset_repo.get_dataset(session, dataset_id)
         # The whole dataset is never read into memory (a million ids were hundreds of MB
         # as insert parameters): it is counted, and its responses are copied by the database.

@@ -6,6 +6,8 @@ Every figure is ``{"value", "ci95": [low, high] or null, "n"}`` (grading.trust.f
 from __future__ import annotations
 
 from grading.trust.criterion_order import MIN_PER_GROUP, OrderEffect
+from grading.trust.pairwise_order import MIN_UNITS, PairwiseOrder
+from grading.trust.position import MIN_CHOICES
 from grading.trust.ppi import CorrectedMean
 from storage.services.trust_report import TrustReport
 
@@ -26,6 +28,18 @@ def _order_json(effect: OrderEffect | None) -> dict | None:
             "late_minus_early": effect.late_minus_early.as_json(),
             "cant_tell_yet": not effect.enough,
             "min_per_group": MIN_PER_GROUP}
+
+
+def pairwise_json(order: PairwiseOrder | None) -> dict | None:
+    """The judge's order effect in stored comparisons; None: it judged none."""
+    if order is None:
+        return None
+    return {"first_shown_preferred_minus_chance": order.first_shown.as_json(),
+            "first_shown_share": order.first_shown_share,
+            "position_consistency": order.consistency.as_json(),
+            "pair_criteria_answered": order.units, "both_orders_first_shown": order.both_first,
+            "both_orders_second_shown": order.both_second,
+            "cant_tell_yet": not order.enough, "min_pair_criteria": MIN_UNITS}
 
 
 def trust_json(report: TrustReport) -> dict:
@@ -49,7 +63,9 @@ def trust_json(report: TrustReport) -> dict:
                 "position_first_shown": None if r.position is None else {
                     "chosen_first_rate": r.position.first_rate,
                     "expected_without_effect": r.position.expected,
-                    "excess": r.position.excess.as_json()},
+                    "excess": r.position.excess.as_json(),
+                    "cant_tell_yet": not r.position.enough,
+                    "min_choices": MIN_CHOICES},
                 "criterion_order": _order_json(r.criterion_order),
             })
         judges.append({
@@ -62,6 +78,7 @@ def trust_json(report: TrustReport) -> dict:
             "replayed_runs_left_out": [f"run:{r}" for r in j.replayed],
             "cost_per_1000_responses": j.cost_per_1000, "unpriced_grades": j.unpriced,
             "score": _corrected_json(j.score), "criteria": rows,
+            "pairwise_order": pairwise_json(j.pairwise_order),
         })
     return {
         "corrected_estimates_use": report.rule,
@@ -70,4 +87,7 @@ def trust_json(report: TrustReport) -> dict:
         "reviewed_outside_sample_left_out": report.reviewed_outside_sample,
         "noisy_threshold_mean_variance": report.noisy_threshold,
         "notes": list(report.notes), "judges": judges,
+        "pairwise_order": [
+            {"model": p.model, "comparisons": list(p.comparisons), **pairwise_json(p.order)}
+            for p in report.pairwise],
     }

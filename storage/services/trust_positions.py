@@ -50,10 +50,12 @@ def read_positions(session: Session, run_ids: Sequence[int],
 
 
 def order_effect_of(listed: Sequence[tuple[int, int]] | None, values,
-                    rows: Mapping[int, int], criteria: int) -> OrderEffect | None:
+                    rows: Mapping[int, int], criteria: int,
+                    scale: tuple[float, float] | None = None) -> OrderEffect | None:
     """The criterion-order figure of one run's criterion: ``values`` is the judge's value
     per response row (NaN: no value: CANNOT_ASSESS, an NA option, failed, or a calibrated
-    run's example left out); None when the run never recorded where it listed it."""
+    run's example left out); ``scale``: the criterion's lowest and highest value; None
+    when the run never recorded where it listed it."""
     if not listed:
         return None
     seen = []
@@ -64,4 +66,4 @@ def order_effect_of(listed: Sequence[tuple[int, int]] | None, values,
         value = float(values[row])
         if value == value:  # not NaN
             seen.append((position, criteria, value))
-    return order_effect(seen)
+    return order_effect(seen, scale=scale)

@@ -7,6 +7,7 @@ import pytest
 from grading import Criterion, CriterionOption, ScoringSettings, Verdict
 from grading.aggregation import score_verdicts
 from grading.panels import combine_members, combine_options, combine_verdicts, lower_score_verdict
+from grading.ties import LOWER_SCORE, binary_tie
 
 MET, UNMET, CA = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
 FAILED = None
@@ -19,22 +20,23 @@ FAILED = None
         pytest.param([UNMET, MET, UNMET], "majority", 10, None, UNMET, False,
                      id="majority-unmet"),
         # A parse failure stays in the denominator: 1 of 3 is no majority, and the MET/UNMET
-        # tie is settled by the lower score, never by which member came first.
-        pytest.param([MET, UNMET, FAILED], "majority", 10, None, UNMET, True,
-                     id="failed-member-tie-positive-lower-score"),
-        pytest.param([UNMET, MET, FAILED], "majority", 10, None, UNMET, True,
+        # tie is undecided (grading.ties: the one tie rule, as for samples), never settled by
+        # which member came first. (Changed deliberately: ties went to the lower score.)
+        pytest.param([MET, UNMET, FAILED], "majority", 10, None, CA, True,
+                     id="failed-member-tie-positive-undecided"),
+        pytest.param([UNMET, MET, FAILED], "majority", 10, None, CA, True,
                      id="failed-member-tie-order-independent"),
-        pytest.param([MET, UNMET, FAILED], "majority", -5, None, MET, True,
-                     id="failed-member-tie-negative-error-counts"),
-        pytest.param([MET, UNMET, CA], "majority", 10, None, UNMET, True,
+        pytest.param([MET, UNMET, FAILED], "majority", -5, None, CA, True,
+                     id="failed-member-tie-negative-undecided"),
+        pytest.param([MET, UNMET, CA], "majority", 10, None, CA, True,
                      id="cannot-assess-is-an-abstention"),
         pytest.param([MET, FAILED, CA], "majority", 10, None, CA, False,
                      id="abstentions-leave-no-majority"),
         pytest.param([MET, MET, FAILED], "majority", 10, None, MET, False,
                      id="two-of-three-despite-failure"),
-        pytest.param([MET, UNMET], "majority", 10, None, UNMET, True, id="even-panel-tie"),
-        pytest.param([MET, UNMET, MET, UNMET], "majority", 0, None, UNMET, True,
-                     id="zero-weight-tie-unmet"),
+        pytest.param([MET, UNMET], "majority", 10, None, CA, True, id="even-panel-tie"),
+        pytest.param([MET, UNMET, MET, UNMET], "majority", 0, None, CA, True,
+                     id="zero-weight-tie"),
         pytest.param([FAILED, FAILED, FAILED], "majority", 10, None, None, False,
                      id="all-failed-no-verdict"),
         pytest.param([CA, CA], "majority", 10, None, CA, False, id="all-cannot-assess"),
@@ -50,8 +52,8 @@ FAILED = None
                      id="weighted-heavy-member-wins"),
         pytest.param([MET, UNMET, FAILED], "weighted", 10, [2, 1, 2], CA, False,
                      id="weighted-failed-weight-in-denominator"),
-        pytest.param([MET, UNMET, UNMET], "weighted", -8, [2, 1, 1], MET, True,
-                     id="weighted-tie-negative-lower-score"),
+        pytest.param([MET, UNMET, UNMET], "weighted", -8, [2, 1, 1], CA, True,
+                     id="weighted-tie-negative-undecided"),
     ],
 )
 def test_panel_rule_table(votes, rule, weight, weights, expected, tie):
@@ -59,14 +61,39 @@ def test_panel_rule_table(votes, rule, weight, weights, expected, tie):
     assert decision.verdict == expected
     assert decision.tie is tie
     if tie:
-        assert "lower score" in decision.note
+        assert "undecided" in decision.note
+
+
+@pytest.mark.parametrize(("votes", "rule", "weight", "weights", "expected"), [
+    pytest.param([MET, UNMET, FAILED], "majority", 10, None, UNMET, id="positive-unmet"),
+    pytest.param([UNMET, MET, FAILED], "majority", 10, None, UNMET, id="order-independent"),
+    pytest.param([MET, UNMET, FAILED], "majority", -5, None, MET, id="negative-met"),
+    pytest.param([MET, UNMET, MET, UNMET], "majority", 0, None, UNMET, id="zero-weight"),
+    pytest.param([MET, UNMET, UNMET], "weighted", -8, [2, 1, 1], MET, id="weighted-negative"),
+])
+def test_panels_stored_before_the_one_rule_keep_the_lower_score(votes, rule, weight, weights,
+                                                                 expected):
+    decision = combine_verdicts(votes, rule, criterion_weight=weight, weights=weights,
+                                tie_rule=LOWER_SCORE)
+    assert (decision.verdict, decision.tie) == (expected, True)
+    assert "lower score" in decision.note
 
 
 def test_tie_note_names_the_counts():
     decision = combine_verdicts([MET, UNMET, FAILED], "majority", criterion_weight=10)
-    assert decision.note == ("tie (MET 1, UNMET 1, abstained 1): UNMET, the verdict with the "
-                             "lower score")
+    assert decision.note == "tie (MET 1, UNMET 1, abstained 1): undecided, CANNOT_ASSESS"
     assert (decision.met, decision.unmet, decision.abstained, decision.failed) == (1, 1, 1, 1)
+
+
+def test_samples_and_panels_share_the_one_tie_rule():
+    """A 2-2 split is undecided whether it is four samples of one judge or four members."""
+    from grading.samples import TIE, majority
+
+    assert majority(["MET", "UNMET", "UNMET", "MET"]) == TIE
+    assert binary_tie("MET 2, UNMET 2", criterion_weight=-4) == (
+        CA, "tie (MET 2, UNMET 2): undecided, CANNOT_ASSESS")
+    panel = combine_verdicts([MET, UNMET, UNMET, MET], "majority", criterion_weight=-4)
+    assert (panel.verdict, panel.tie) == (CA, True)
 
 
 @pytest.mark.parametrize(
@@ -110,10 +137,10 @@ def test_panel_score_comes_from_the_one_aggregation_function():
     decisions = combine_members(members, "majority",
                                 criterion_weights=[c.weight for c in criteria])
     verdicts = [d.verdict for d in decisions]
-    assert verdicts == [MET, UNMET, MET]  # the last is a tie on a negative criterion
+    assert verdicts == [MET, UNMET, CA]  # the last is a tie: undecided
     aggregate, _, final = score_verdicts(criteria, verdicts, ScoringSettings())
-    assert aggregate.raw_score == pytest.approx(10 - 6)
-    assert final == pytest.approx(4 / 15)
+    assert aggregate.raw_score == pytest.approx(10)  # CANNOT_ASSESS skipped (the default)
+    assert final == pytest.approx(10 / 15)
 
 
 def test_all_negative_rubric_panel_score():
@@ -239,8 +266,10 @@ def test_a_binary_criterion_gets_its_panel_rule_in_words():
     from grading.panels import option_rule_text, rule_text
 
     positive, penalty = Criterion(requirement="Cites"), Criterion(requirement="Lies", weight=-3)
-    assert rule_text("majority", positive).endswith("A tie goes to UNMET (the lower score).")
-    assert rule_text("majority", penalty).endswith("A tie goes to MET (the lower score).")
+    assert rule_text("majority", positive).endswith("a tie is undecided: CANNOT_ASSESS.")
+    assert rule_text("majority", penalty, LOWER_SCORE).endswith(
+        "a tie goes to MET (the lower score; the rule of panels created before ties were "
+        "undecided).")
     assert rule_text("any", positive) == "Any: MET as soon as one member says MET."
     with pytest.raises(ValueError, match="unknown panel rule 'most'"):
         rule_text("most", positive)

@@ -3,9 +3,10 @@
 import random
 
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from grading.trust.figures import Figure
-from grading.trust.position import chosen_position, first_position_effect
+from grading.trust.position import MIN_CHOICES, chosen_position, first_position_effect
 from grading.trust.verdict import Named, length_phrase, position_phrase, verdict
 
 
@@ -59,3 +60,28 @@ def test_verdict_never_claims_more_than_the_interval():
                                       stability_measured=5, slopes=[], positions=[])
     assert "not measured" in verdict(agreement=None, samples=1, noisy=[],
                                      stability_measured=0, slopes=[], positions=[])
+
+
+@pytest.mark.parametrize(("first", "n", "k"), [
+    pytest.param(20, 20, 2, id="always-first"),
+    pytest.param(0, 12, 4, id="never-first"),
+    pytest.param(7, 30, 3, id="some-first"),
+])
+def test_the_interval_is_wilsons_as_statsmodels_gives_it_and_never_a_point(first, n, k):
+    """A normal interval from the per-choice differences shrank to a point when every
+    choice went the same way (20 of 20 shown first: "+0.50 [+0.50, +0.50]")."""
+    choices = [(0, k)] * first + [(1, k)] * (n - first)
+    low, high = proportion_confint(first, n, alpha=0.05, method="wilson")
+    excess = first_position_effect(choices).excess
+    assert excess.value == pytest.approx(first / n - 1 / k)
+    assert (excess.low, excess.high) == (pytest.approx(low - 1 / k), pytest.approx(high - 1 / k))
+    assert excess.high - excess.low > 0.1 and excess.n == n
+
+
+def test_below_the_minimum_it_is_cant_tell_yet():
+    effect = first_position_effect([(0, 2)] * 3)
+    assert not effect.enough and effect.excess.value is None and effect.excess.n == 3
+    assert effect.first_rate == 1.0 and effect.expected == 0.5
+    assert first_position_effect([(0, 2)] * MIN_CHOICES).enough
+    assert position_phrase([Named("tone", effect.excess)]) == (
+        f"option position: can't tell yet (n=3; need about {MIN_CHOICES})")

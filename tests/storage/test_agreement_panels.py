@@ -32,19 +32,15 @@ def test_a_panel_is_a_source_compared_with_people_next_to_its_members(sessions):
     assert source.cost_per_grade == pytest.approx(0.0094)
 
     # the panel's verdict vs people, computed here from the seed's tables by hand
-    weights = [c.weight for c in seeded.version.criteria]
     people, judged = [], []
     for name, verdicts in PEOPLE.items():
         for index, human in enumerate(verdicts):
             if human is None:
                 continue
             a, b = CHEAP[name][index], STRONG[name][index]
-            decided = {a, b} - {Verdict.CANNOT_ASSESS}
             if a == b:
                 vote = a
-            elif len(decided) == 2:  # a tie goes to the lower score
-                vote = Verdict.MET if weights[index] < 0 else Verdict.UNMET
-            else:  # one abstained: one vote of two is no majority
+            else:  # a tie is undecided; one abstaining leaves no majority
                 vote = Verdict.CANNOT_ASSESS
             people.append(human)
             judged.append(vote)

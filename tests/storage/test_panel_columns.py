@@ -8,7 +8,7 @@ import pytest
 from storage.errors import InvalidInputError
 from storage.services import datasets, panel_results, panels, results, reviews
 from tests.storage.helpers import make_run
-from tests.storage.test_panels import ADMIN, three_judges
+from tests.storage.test_panels import ADMIN, stored_before_the_tie_rule, three_judges
 
 __all__ = ["three_judges"]
 R0, R1, R2 = 1.0, (10 + 2.5 - 8) / 17.5, 0.0  # the majority panel's scores (see three_judges)
@@ -25,8 +25,12 @@ def _page(sessions, judged, panel_ids, **kwargs):
 
 @pytest.fixture
 def judged(sessions, three_judges):
+    """A majority panel stored before the one tie rule: its r1 ties went to the lower score
+    and must keep reading back so through the Results columns (test_panels checks the one
+    rule on a new panel)."""
     panel = panels.create_panel(sessions, run_ids=three_judges[3], rule="majority",
                                 actor=ADMIN)
+    stored_before_the_tie_rule(sessions, panel.id)
     return (*three_judges, panel.id)
 
 

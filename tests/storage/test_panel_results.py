@@ -18,7 +18,9 @@ from storage.services import panel_results, panels, reviews
 from tests.storage.helpers import CRITERIA
 from tests.storage.test_panels import ADMIN, three_judges  # noqa: F401 (fixture)
 
-M, U = Verdict.MET, Verdict.UNMET
+M, U, CA = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
+# r1's score: its ties on 'cites' and 'harmful' are undecided (CANNOT_ASSESS, skipped)
+TIED = score_verdicts(CRITERIA, [M, CA, M, CA], ScoringSettings(), {"output": "x"})[2]
 
 
 def test_people_replace_the_panels_verdict_and_the_score_comes_from_the_one_aggregation(
@@ -27,18 +29,19 @@ def test_people_replace_the_panels_verdict_and_the_score_comes_from_the_one_aggr
     panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN)
     r1 = responses[1]
     before = {r.response_id: r for r in panel_results.panel_results(sessions, panel.id)}
-    # r1's 'cites' is a tie (MET, UNMET, failed) resolved to UNMET, and says so
+    # r1's 'cites' is a tie (MET, UNMET, failed): undecided, and says so (grading.ties;
+    # changed deliberately: it went to the lower score)
     cites = before[r1.id].effective.criteria[1]
-    assert cites.judge_verdict is U
-    assert "tie" in cites.judge_reason and "lower score" in cites.judge_reason
+    assert cites.judge_verdict is CA
+    assert "tie" in cites.judge_reason and "undecided" in cites.judge_reason
     assert before[r1.id].ties == 2
-    assert before[r1.id].effective.score == pytest.approx((10 + 2.5 - 8) / 17.5)
+    assert before[r1.id].effective.score == pytest.approx(TIED)
 
     reviews.set_human_verdict(sessions, response_id=r1.id, criterion_id=cites.criterion_id,
                               verdict="MET", actor=ADMIN, note="it cites the label")
     [after] = panel_results.panel_results(sessions, panel.id, [r1.id])
-    assert after.effective.judge_score == pytest.approx((10 + 2.5 - 8) / 17.5)
-    expected = score_verdicts(CRITERIA, [M, M, M, M], ScoringSettings(), {"output": "x"})[2]
+    assert after.effective.judge_score == pytest.approx(TIED)
+    expected = score_verdicts(CRITERIA, [M, M, M, CA], ScoringSettings(), {"output": "x"})[2]
     assert after.effective.score == pytest.approx(expected)
     assert after.effective.reviewed_count == 1
     assert after.effective.criteria[1].effective_verdict is M
@@ -74,15 +77,15 @@ def test_the_results_export_writes_a_panel_like_a_run(sessions, three_judges):  
     assert r1["member_runs"] == " ".join(map(str, run_ids))
     assert r1["cost"] is None  # one member's cost is unknown: never priced at 0
     cites = r1["criteria"][1]
-    assert (cites["judge_verdict"], cites["tie"]) == ("UNMET", True)
+    assert (cites["judge_verdict"], cites["tie"]) == ("CANNOT_ASSESS", True)
     assert cites["members"] == f"#{run_ids[0]}:MET #{run_ids[1]}:UNMET #{run_ids[2]}:failed"
-    assert r1["effective_score"] == pytest.approx((10 + 2.5 - 8) / 17.5)
+    assert r1["effective_score"] == pytest.approx(TIED)
 
     table = list(csv.DictReader(io.StringIO(
         results_export(sessions, [], "csv", [panel.id]))))
     assert len(table) == 3
     assert table[1]["panel_id"] == str(panel.id) and table[1]["cites.tie"] == "True"
-    assert table[1]["cites.judge_verdict"] == "UNMET"
+    assert table[1]["cites.judge_verdict"] == "CANNOT_ASSESS"
     # a runs-only export keeps its columns exactly
     header = results_export(sessions, [run_ids[0]], "csv").splitlines()[0].split(",")
     assert tuple(header[:len(BASE_COLUMNS)]) == BASE_COLUMNS
@@ -122,7 +125,7 @@ def test_the_results_table_csv_carries_a_panel_column_group(sessions, three_judg
         page, [runs.get_run(sessions, run_ids[0])], [(f"panel{panel.id}_majority", effective)]))))
     assert [r["workbench_response_id"] for r in rows] == [str(r.id) for r in responses]
     column = f"panel{panel.id}_majority_effective_score"
-    assert float(rows[1][column]) == pytest.approx((10 + 2.5 - 8) / 17.5)
+    assert float(rows[1][column]) == pytest.approx(TIED)
 
 
 def test_panel_export_and_the_results_export_agree_on_every_decision(sessions, three_judges):  # noqa: F811

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import update
 
 from grading.aggregation import score_verdicts
 from grading.types import Criterion, ScoringSettings, Verdict
+from storage import models as m
 from storage.errors import InvalidInputError, NotFoundError
 from storage.services import datasets, panels, runs
 from storage.services.reviewers import Actor, PermissionDeniedError, Role, local_actor
@@ -33,7 +35,7 @@ def three_judges(sessions):
     script = [
         # r0: a clear majority on every criterion
         ([M, M, M, U], [M, U, M, U], [M, M, U, U]),
-        # r1: judge 3 failed on 'cites' and 'harmful': ties there resolve to the lower score
+        # r1: judge 3 failed on 'cites' and 'harmful': ties there are undecided
         ([M, M, M, M], [M, U, M, U], [M, None, M, None]),
         # r2: judge 3 not graded yet
         ([U, U, U, U], [U, U, U, U], None),
@@ -44,6 +46,35 @@ def three_judges(sessions):
                 _grade(sessions, judge, responses[index], judged,
                        cost=None if (judge is judges[2] and index == 1) else 0.002)
     return version, dataset, responses, [j.id for j in judges]
+
+
+def stored_before_the_tie_rule(sessions, panel_id: int) -> None:
+    """Make a panel look as one stored before the one tie rule did: no tie rule in its
+    scoring JSON (panel_ties.read then gives it the lower-score rule it was made with)."""
+    with sessions.begin() as session:
+        scoring = dict(session.get(m.PanelRow, panel_id).scoring)
+        assert scoring.pop("tie_rule") == "undecided"
+        session.execute(update(m.PanelRow).where(m.PanelRow.id == panel_id)
+                        .values(scoring=scoring))
+
+
+def test_a_panel_stored_before_the_one_tie_rule_reads_back_as_it_was_stored(
+        sessions, three_judges):
+    """Panels are combined when read: a panel made when ties went to the lower score (its
+    scoring JSON has no tie rule) keeps that rule, so its verdicts and scores do not change
+    under it; a new panel of the same runs is a new panel with the one rule."""
+    _version, _dataset, responses, run_ids = three_judges
+    panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN)
+    stored_before_the_tie_rule(sessions, panel.id)
+    old = panels.get_panel(sessions, panel.id)
+    assert old.tie_rule == "lower_score"
+    r1 = {g.response_id: g for g in panels.panel_grades(sessions, panel.id)}[responses[1].id]
+    cites, harmful = r1.criteria[1], r1.criteria[3]
+    assert (cites.decision.verdict, harmful.decision.verdict) == (U, M)  # as stored
+    assert "lower score" in cites.decision.note
+    assert r1.score == pytest.approx((10 + 2.5 - 8) / 17.5)
+    again = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN)
+    assert again.id != panel.id and again.tie_rule == "undecided"
 
 
 def test_majority_panel_grades_each_response_through_the_one_aggregation(sessions, three_judges):
@@ -64,9 +95,11 @@ def test_majority_panel_grades_each_response_through_the_one_aggregation(session
     r1 = grades[responses[1].id]
     cites, harmful = r1.criteria[1], r1.criteria[3]
     assert cites.member_verdicts == (M, U, None)
-    assert cites.decision.verdict is U and cites.decision.tie  # positive: lower score is UNMET
-    assert harmful.decision.verdict is M and harmful.decision.tie  # negative: the error counts
-    assert r1.score == pytest.approx((10 + 2.5 - 8) / 17.5)
+    # a tie is undecided (grading.ties; changed deliberately: it went to the lower score)
+    assert cites.decision.verdict is CA and cites.decision.tie
+    assert harmful.decision.verdict is CA and harmful.decision.tie
+    assert r1.score == pytest.approx(score_verdicts(
+        CRITERIA, [M, CA, M, CA], ScoringSettings(), {"output": "answer 1"})[2])
     assert r1.cost is None  # one member's cost is unknown: never priced at 0
 
     r2 = grades[responses[2].id]
@@ -189,9 +222,9 @@ def test_panel_commands_create_list_and_export(sessions, db_url, three_judges, t
     assert [r["response_id"] for r in records] == [r.external_id or f"#{r.id}"
                                                    for r in responses]
     cites = records[1]["criteria"][1]
-    assert cites == {"criterion": "cites", "verdict": "UNMET", "tie": True,
-                     "how": "tie (MET 1, UNMET 1, abstained 1): UNMET, the verdict with the "
-                            "lower score", "members": ["MET", "UNMET", None]}
+    assert cites == {"criterion": "cites", "verdict": "CANNOT_ASSESS", "tie": True,
+                     "how": "tie (MET 1, UNMET 1, abstained 1): undecided, CANNOT_ASSESS",
+                     "members": ["MET", "UNMET", None]}
     csv_out = tmp_path / "panel.csv"
     assert cli.main(["panel", "--db", db_url, "export", str(panel.id), "--out",
                      str(csv_out)]) == 0

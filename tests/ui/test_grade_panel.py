@@ -112,9 +112,10 @@ def test_grading_as_a_panel_launches_one_run_per_model_and_one_panel_never_twice
     assert run_now(sessions, members[2].id).status == "failed"
     grades = {g.response_id: g for g in panels.panel_grades(sessions, panel.id)}
     by_position = [grades[rid] for rid in sorted(grades)]
-    # r0: judge-a MET, judge-b UNMET, judge-c failed -> a tie: the lower-score verdict
+    # r0: judge-a MET, judge-b UNMET, judge-c failed -> a tie: undecided (grading.ties;
+    # changed deliberately: it went to the lower-score verdict)
     tie = by_position[0].criteria[0].decision
-    assert tie.tie and tie.verdict is Verdict.UNMET and tie.failed == 1
+    assert tie.tie and tie.verdict is Verdict.CANNOT_ASSESS and tie.failed == 1
     # r1: two of three MET, judge-c abstaining: a strict majority
     assert by_position[1].criteria[0].decision.verdict is Verdict.MET
 

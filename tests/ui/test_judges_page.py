@@ -49,8 +49,8 @@ def test_a_panel_is_made_from_the_runs_and_shown_with_member_agreement():
     frames = [df.value for df in at.dataframe]
     agreement = next(f for f in frames if "α" in f.columns)
     assert list(agreement["criterion"]) == ["accurate", "cites", "concise", "harmful"]
-    # r1: the two judges disagree on 'cites'; a tie on a positive criterion goes to UNMET
-    assert "Ties decided by the lower score" in [m.label for m in at.metric]
+    # r1: the two judges disagree on 'cites'; a tie is undecided (grading.ties)
+    assert "Ties (undecided)" in [m.label for m in at.metric]
 
 
 def test_a_second_click_on_create_panel_finds_the_panel_instead_of_a_copy():

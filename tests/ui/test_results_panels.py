@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from grading.types import ScoringSettings
 from storage.services import datasets, panels, reviews
 from tests.actors import ADMIN
 from tests.ui.pages import open_page, texts, unescape
@@ -46,10 +47,10 @@ def test_combine_as_a_panel_on_results_adds_its_column_with_ties_flagged():
     table = at.dataframe[0].value
     column = f"P{panel.id} majority"
     assert list(table.columns).index(column) == list(table.columns).index("Flags") - 1
-    # r0 both MET but harmful UNMET; r1 'cites' MET vs UNMET: a tie, resolved to UNMET;
-    # r2 the second judge failed on 'concise': one MET of two is no majority, the panel
-    # abstains there and CANNOT_ASSESS is skipped.
-    assert list(table[column]) == pytest.approx([1.0, 12.5 / 17.5, 1.0])
+    # r0 both MET but harmful UNMET; r1 'cites' MET vs UNMET: a tie, undecided (grading.ties;
+    # changed deliberately: it went to UNMET); r2 the second judge failed on 'concise': one
+    # MET of two is no majority, the panel abstains there. CANNOT_ASSESS is skipped.
+    assert list(table[column]) == pytest.approx([1.0, 1.0, 1.0])
     assert list(table["Flags"]) == ["", "≠ verdicts ⚖ tie", "⚠ failed"]
 
 
@@ -78,12 +79,11 @@ def test_the_response_dialog_shows_the_panels_verdicts_how_and_its_members():
     at.run()
     assert not at.exception, at.exception
     shown = texts(at)
-    assert "1 ties resolved to the lower score" in shown
+    assert " · 1 ties" in shown
     frame = next(f.value for f in at.dataframe if "How" in f.value.columns)
     cites = frame[frame["Criterion"] == "cites"].iloc[0]
-    assert cites["Panel"] == "UNMET"
-    assert cites["How"] == ("tie (MET 1, UNMET 1, abstained 0): UNMET, the verdict with "
-                            "the lower score")
+    assert cites["Panel"] == "CANNOT_ASSESS"
+    assert cites["How"] == "tie (MET 1, UNMET 1, abstained 0): undecided, CANNOT_ASSESS"
     assert (cites[f"#{seeded.runs[0].id} judge-a"],
             cites[f"#{seeded.runs[1].id} judge-b"]) == ("MET", "UNMET")
 
@@ -131,9 +131,12 @@ def test_a_stale_dialog_over_a_stale_run_list_is_refused_by_the_service_naming_t
 
 
 def _with_panel():
+    """A majority panel whose undecided verdicts count as zero: its r1 tie on 'cites' makes
+    12.5 of 17.5, r2's abstention on 'concise' 15 of 17.5, r0 1."""
     seeded = seed_graded(3)
     panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
-                                rule="majority", actor=ADMIN)
+                                rule="majority", actor=ADMIN,
+                                scoring=ScoringSettings(cannot_assess="zero"))
     at = _results()
     at.multiselect(key="results_panel_ids").set_value([panel.id]).run()
     assert not at.exception, at.exception
@@ -170,7 +173,7 @@ def test_a_criterions_verdict_filter_can_read_the_panel():
     seeded, panel, at = _with_panel()
     cites = seeded.version.criteria[1]
     at.selectbox(key="results_verdict_criterion").set_value(cites.id).run()
-    at.selectbox(key="results_verdict_value").set_value("UNMET").run()
+    at.selectbox(key="results_verdict_value").set_value("CANNOT_ASSESS").run()
     at.selectbox(key="results_verdict_run").set_value(f"panel:{panel.id}").run()
     assert not at.exception, at.exception
     assert _ids(at) == ["r1"]

@@ -31,11 +31,11 @@ def test_the_panels_verdict_and_its_members_show_under_the_judges():
     assert not at.exception, at.exception
     assert at.session_state.review_shown[0] == seeded.responses[1].id  # the disagreement
     shown = texts(at)
-    assert "tie (MET 1, UNMET 1, abstained 0): UNMET, the verdict with the lower score" in shown
+    assert "tie (MET 1, UNMET 1, abstained 0): undecided, CANNOT_ASSESS" in shown
     # the members are the judges just above: named, their verdicts not repeated
     assert f"Members: #{seeded.runs[0].id}, #{seeded.runs[1].id} (verdicts above)" in shown
     assert "judge-a MET" not in shown
-    assert ":red-badge[UNMET] **pair** · :orange-badge[tie: the lower score]" in "\n".join(
+    assert ":gray-badge[CANNOT ASSESS] **pair** · :orange-badge[tie]" in "\n".join(
         str(m.value) for m in at.markdown)
 
 
@@ -44,7 +44,7 @@ def test_blind_mode_hides_the_panel_with_the_judges_until_you_answer():
     at.toggle(key="review_blind").set_value(True).run()
     shown = texts(at)
     assert "Judges hidden until you answer (blind mode)." in shown
-    assert "Members:" not in shown and "the verdict with the lower score" not in shown
+    assert "Members:" not in shown and "undecided, CANNOT_ASSESS" not in shown
     assert "**pair**" not in "\n".join(str(m.value) for m in at.markdown)
 
 
@@ -55,14 +55,14 @@ def _score_row(at) -> dict[str, str]:
 def test_the_score_row_shows_the_panels_score_next_to_the_judges():
     seeded, panel, at = _review_with_panel()
     row = _score_row(at)
-    # r1: the judges disagree on 'cites', the panel's tie goes to UNMET (12.5 of 17.5)
+    # r1: the judges disagree on 'cites', the panel's tie is undecided (skipped: 12.5 of 12.5)
     judges = [label for label in row if label.startswith("#")]
     assert len(judges) == 2
-    assert row[f"Panel P{panel.id}"] == "0.714"
+    assert row[f"Panel P{panel.id}"] == "1.000"
     assert list(row).index(f"Panel P{panel.id}") == list(row).index("Human verdicts") - 1
     shown = texts(at)
-    assert (f"pair · majority of #{seeded.runs[0].id}, #{seeded.runs[1].id} · panel 0.714 · "
-            "reviewed 0/4 · 1 ties to the lower score") in shown
+    assert (f"pair · majority of #{seeded.runs[0].id}, #{seeded.runs[1].id} · panel 1.000 · "
+            "reviewed 0/4 · 1 ties") in shown
 
 
 def test_blind_mode_hides_the_panels_score_with_the_judges_until_every_criterion_is_answered():

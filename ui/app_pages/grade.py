@@ -292,7 +292,8 @@ def render_estimate(db: str, version, dataset, response_ids, judges: list[Judge]
         st.error(problem + " Or give an api_base for a local OpenAI-compatible server.")
     graders = [judge.grader for judge in judges]
     for problem in (grade_settings.samples_problem(graders),
-                    grade_settings.shuffle_problem(graders)):
+                    grade_settings.shuffle_problem(graders),
+                    grade_settings.options_shuffle_problem(graders, version)):
         if problem:
             st.error(problem)
             problems.append(problem)

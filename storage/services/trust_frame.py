@@ -1,0 +1,103 @@
+"""The trust report's responses and criteria as arrays (row = response, column = criterion):
+verdicts as category codes and as values, made once per report and shared by every figure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grading.trust.figures import SharedDraws
+from grading.types import Verdict
+from storage.dto import CriterionInfo
+
+
+@dataclass
+class Frame:
+    """The report's responses and criteria as arrays: row = response, column = criterion."""
+
+    positions: dict[int, int]
+    columns: dict[int, int]
+    lookup: dict[tuple[int, object], tuple[int, int]]  # (criterion, choice) -> (column, code)
+    values: list[list[float]]  # per column, each code's value
+    units: list[list[float]]  # per column, each code's value rescaled to [0, 1]
+    lengths: object
+    matrices: dict[str, object] = field(default_factory=dict)
+    human: object = None
+    sample: object = None
+    draws: SharedDraws | None = None
+    reviewed: dict[int, int] = field(default_factory=dict)
+    reviewed_draws: SharedDraws | None = None
+
+
+def value_map(criterion: CriterionInfo) -> dict[object, float]:
+    """A verdict (or option label) -> its number: MET 1 / UNMET 0, an option's value.
+    CANNOT_ASSESS and NA options are not in it (no value)."""
+    if criterion.options is None:
+        return {Verdict.MET: 1.0, Verdict.UNMET: 0.0}
+    return {o.label: o.value for o in criterion.options if not o.na}
+
+
+def codes(criterion: CriterionInfo) -> tuple[dict[object, float], list[float]]:
+    """Category codes for the stability figures and each code's value rescaled to [0, 1]
+    (the noisy flag's variance)."""
+    if criterion.options is None:
+        return {Verdict.UNMET: 0, Verdict.MET: 1}, [0.0, 1.0]
+    kept = [o for o in criterion.options if not o.na]
+    low = min(o.value for o in kept)
+    span = (max(o.value for o in kept) - low) or 1.0
+    return {o.label: i for i, o in enumerate(kept)}, [(o.value - low) / span for o in kept]
+
+
+def make_frame(criteria, lengths: dict[int, int]) -> Frame:
+    """The frame of these criteria over the responses of ``lengths`` (id -> characters)."""
+    import numpy as np
+
+    ids = sorted(lengths)
+    coded = [codes(c) for c in criteria]
+    return Frame(
+        positions={rid: i for i, rid in enumerate(ids)},
+        columns={c.id: j for j, c in enumerate(criteria)},
+        lookup={(c.id, choice): (j, code) for j, c in enumerate(criteria)
+                for choice, code in coded[j][0].items()},
+        values=[[value_map(c)[choice] for choice in coded[j][0]]
+                for j, c in enumerate(criteria)],
+        units=[units for _codes_of, units in coded],
+        lengths=np.asarray([lengths[r] or 0 for r in ids], dtype=float))
+
+
+def code_matrix(verdicts, frame: Frame):
+    """responses x criteria array of category codes (``codes``); -1 where no decided
+    verdict. One pass over the verdicts, one dict lookup per verdict: the report reads
+    every source this way (80,000 verdicts per run at 10,000 x 8)."""
+    import numpy as np
+
+    table, positions = frame.lookup, frame.positions
+    rows, cols, found_codes = [], [], []
+    for (rid, cid), choice in verdicts.items():
+        hit = table.get((cid, choice))
+        row = positions.get(rid)
+        if hit is not None and row is not None:
+            rows.append(row)
+            cols.append(hit[0])
+            found_codes.append(hit[1])
+    found = np.full((len(positions), len(frame.columns)), -1, dtype=np.int32)
+    found[rows, cols] = found_codes
+    return found
+
+
+def values(coded, frame: Frame):
+    """A code matrix as values (MET 1 / UNMET 0, option values); NaN where no verdict."""
+    import numpy as np
+
+    found = np.full(coded.shape, np.nan)
+    for j, column_values in enumerate(frame.values):
+        column = coded[:, j]
+        kept = column >= 0
+        found[kept, j] = np.asarray(column_values)[column[kept]]
+    return found
+
+
+def codes_of(data, frame: Frame, key: str):
+    """A source's code matrix, made once per report."""
+    if key not in frame.matrices:
+        frame.matrices[key] = code_matrix(data.verdicts.get(key, {}), frame)
+    return frame.matrices[key]
