@@ -125,7 +125,8 @@ class PerCriterionOneShotGrader(Autograder):
             answer: CriteriaAnswer = outcome.value
             found = answer.verdicts
             reports: list[CriterionReport | None] = [
-                _listed_at(answered_report(criterion, *found[number], orders[number - 1]),
+                _listed_at(answered_report(criterion, *found[number], orders[number - 1],
+                                           shuffled=self.shuffle_options),
                            number if shown is not None else None)
                 if number in found else None
                 for number, criterion in enumerate(criteria, start=1)

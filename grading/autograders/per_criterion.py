@@ -148,7 +148,8 @@ class Tally:
         """The report for one criterion's call: judged, a fallback verdict, or a failure."""
         if outcome.ok:
             answer, reason = outcome.value
-            return answered_report(criterion, answer, reason, order)
+            return answered_report(criterion, answer, reason, order,
+                                   shuffled=grader.shuffle_options)
         label = criterion_label(index, criterion)
         fallback = None if outcome.fatal else grader.fallback_for(criterion)
         if fallback is not None:
@@ -164,7 +165,8 @@ class Tally:
         """The samples that answered combined (grading.samples: the majority on a binary
         criterion, the panels' option rule on a multi-choice one), with every sample's
         choice kept; when none answered, the first sample's failure or fallback."""
-        answered = [answered_report(criterion, *o.value, order) if o.ok else None
+        answered = [answered_report(criterion, *o.value, order,
+                                    shuffled=grader.shuffle_options) if o.ok else None
                     for o in outcomes]
         choices = tuple(None if r is None or r.choice is None else str(r.choice)
                         for r in answered)

@@ -19,19 +19,22 @@ def option_order_for(grader: Any, criterion: Criterion,
 
 
 def answered_report(criterion: Criterion, answer: Verdict | int, reason: str,
-                    order: tuple[int, ...] | None = None) -> CriterionReport:
-    """A judged criterion: a binary verdict, or the original index of the chosen option."""
+                    order: tuple[int, ...] | None = None, *,
+                    shuffled: bool = False) -> CriterionReport:
+    """A judged criterion: a binary verdict, or the original index of the chosen option.
+    ``shuffled``: the options were shown in ``order``, drawn at random for this response; it
+    is recorded even when the draw kept the rubric's order (one in n! draws), so that the
+    position effect counts every shuffled choice, not only those whose order changed."""
     if criterion.options is None or isinstance(answer, Verdict):
         assert isinstance(answer, Verdict)
         return judged_report(criterion, answer, reason)
     option = criterion.options[answer]
-    shuffled = order if order is not None and list(order) != sorted(order) else None
     return CriterionReport(
         **{name: getattr(criterion, name) for name in CRITERION_FIELDS},
         multi_choice_verdict=MultiChoiceVerdict(selected_index=answer,
                                                 selected_label=option.label,
                                                 value=option.value, na=option.na),
-        reason=reason, shuffle_order=shuffled)
+        reason=reason, shuffle_order=tuple(order) if shuffled and order is not None else None)
 
 
 def fallback_report(criterion: Criterion, verdict: Verdict, why: str) -> CriterionReport:

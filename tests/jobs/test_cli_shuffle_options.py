@@ -54,9 +54,10 @@ def test_shuffle_options_shows_and_records_each_responses_own_order(tmp_path, fa
     for grade in runs.list_grades(sessions, run.id):
         accurate, clarity = grade.criteria
         assert accurate.shuffle_order is None  # binary: nothing to shuffle
-        # the rubric's own order, when the shuffle drew it, is not recorded as a shuffle
-        order = clarity.shuffle_order or (0, 1, 2, 3)
-        assert sorted(order) == [0, 1, 2, 3]
+        # recorded for every response, the rubric's own order too when the shuffle drew it:
+        # the position effect counts every shuffled choice
+        order = clarity.shuffle_order
+        assert order is not None and sorted(order) == [0, 1, 2, 3]
         orders.add(order)
         # the fake judge picks the first option it was shown: the recorded order says which
         assert clarity.option == ["Poor", "Fair", "Good", "Great"][order[0]]
