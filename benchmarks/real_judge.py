@@ -95,7 +95,8 @@ async def _ours(grader_name: str, api_base: str, responses: list[dict]) -> list[
     from grading.autograders import PerCriterionGrader, PerCriterionOneShotGrader
     from grading.llm import LiteLLMGenerate
 
-    generate = LiteLLMGenerate(MODEL, api_base=api_base, api_key="none")
+    # A call on a loaded CPU can take minutes (one request at a time): no timeout failures.
+    generate = LiteLLMGenerate(MODEL, api_base=api_base, api_key="none", timeout=900.0)
     kind = PerCriterionGrader if grader_name == "per_criterion" else PerCriterionOneShotGrader
     grader = kind(generate, on_error="report")
     rubric = Rubric.from_dict(CRITERIA)
