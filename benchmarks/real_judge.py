@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/real_judge.py                 # 50 responses x 5 criteria
     .venv/bin/python benchmarks/real_judge.py --n 10 --only ours
+    .venv/bin/python benchmarks/real_judge.py --model qwen --n 10 --graders "ours per-criterion"
 
 A labelled set of short customer-service replies built from phrases whose presence is the
 truth (seeded, so every run grades the same set): each of the five criteria is MET exactly
