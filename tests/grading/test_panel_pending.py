@@ -38,10 +38,15 @@ def test_a_pending_member_decides_only_what_it_could_still_change(
 
 
 def test_counting_a_pending_member_as_failed_would_have_decided_the_split():
-    """The bug this replaces: with the pending member as a failure, MET/UNMET is a tie
-    resolved to UNMET; pending, it is undecided (the member may break the tie either way)."""
+    """The bug this replaces: with the pending member as a failure, MET/UNMET is a tie, decided
+    as one (CANNOT_ASSESS, the one tie rule: grading.ties; UNMET under the panels' rule before
+    it); pending, nothing is decided yet (the member may break the tie either way)."""
     from grading.panels import combine_verdicts
+    from grading.ties import LOWER_SCORE
 
-    assert combine_verdicts([M, U, None], "majority", criterion_weight=5).verdict is U
+    decided = combine_verdicts([M, U, None], "majority", criterion_weight=5)
+    assert decided.verdict is CA and decided.tie and decided.failed == 1
+    assert combine_verdicts([M, U, None], "majority", criterion_weight=5,
+                            tie_rule=LOWER_SCORE).verdict is U
     assert combine_with_pending([M, U, None], [False, False, True], "majority",
                                 criterion_weight=5).verdict is None

@@ -59,7 +59,8 @@ GOLDEN = {
     "system-prompts": (
         lambda: PER_CRITERION_SYSTEM_PROMPT + ONE_SHOT_SYSTEM_PROMPT
         + RUBRIC_AS_JUDGE_SYSTEM_PROMPT,
-        "62f2f7d1bcaa2cd04a144481ef0b4fc5ed764874f2ff9ac61b9b108a0cdf9875"),
+        # changed on purpose: the evidence paragraph (MET bias, docs/design/measurements.md)
+        "52c786b4508269efd9b3ed9f2ddb3b6205a5382eeb5b3b87387b38a5a6bd5882"),
 }
 
 
