@@ -40,10 +40,17 @@ def applied_query(rubric_version_id: int, dataset_id: int | None,
 
 
 def _info(row) -> HumanVerdictInfo:
-    """What ``convert.human_verdict_info`` makes of the verdict (under the criterion of the
-    version it applies to, as ``consensus.gather`` maps a carried one)."""
-    (cid, _status, _carried, vid, rid, version_id, seq, verdict, reviewer, note, created_at,
-     replaces_id, key, stream, seconds, option, previous_verdict, previous_option) = row
+    return verdict_info(row[0], row[3:])
+
+
+def verdict_info(criterion_id: int, fields) -> HumanVerdictInfo:
+    """What ``convert.human_verdict_info`` makes of a verdict read as (id, response, version,
+    seq, verdict, reviewer, note, created at, replaces, reviewer key, stream, seconds, option,
+    the replaced verdict, the replaced option), under ``criterion_id``: the criterion of the
+    version it applies to, as ``consensus.gather`` maps a carried one."""
+    (vid, rid, version_id, seq, verdict, reviewer, note, created_at, replaces_id, key, stream,
+     seconds, option, previous_verdict, previous_option) = fields
+    cid = criterion_id
     return HumanVerdictInfo(
         id=vid, response_id=rid, rubric_version_id=version_id, criterion_id=cid, seq=seq,
         verdict=Verdict(verdict), reviewer=reviewer, note=note, created_at=created_at,

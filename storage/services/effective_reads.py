@@ -65,15 +65,7 @@ def current_streams_query(sources: dict[int, tuple[int, int]],
 
 
 def _info(row) -> HumanVerdictInfo:
-    (cid, vid, rid, version_id, seq, verdict, reviewer, note, created_at, replaces_id, key,
-     stream, seconds, option, previous_verdict, previous_option) = row
-    return HumanVerdictInfo(
-        id=vid, response_id=rid, rubric_version_id=version_id, criterion_id=cid, seq=seq,
-        verdict=Verdict(verdict), reviewer=reviewer, note=note, created_at=created_at,
-        replaces_id=replaces_id,
-        previous_verdict=None if previous_verdict is None else Verdict(previous_verdict),
-        reviewer_key=key, adjudication=stream == m.ADJUDICATION_STREAM,
-        review_seconds=seconds, option=option, previous_option=previous_option)
+    return effective_repo.verdict_info(row[0], row[1:])
 
 
 def table_rows_query(rubric_version_id: int, response_ids: Sequence[int],
