@@ -14,3 +14,14 @@ def _finalise_leftovers_before_the_page_compiles():
     logs a traceback there parses source again ("AST constructor recursion depth mismatch",
     seen in CI in tests/ui/test_grade_page.py)."""
     gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _stop_the_apps_worker():
+    """Pages (Grade, Compare) start the app's in-process worker for the test's database:
+    stopped after each test, so it does not poll a removed database until the interpreter
+    exits ("cannot schedule new futures after interpreter shutdown")."""
+    yield
+    from storage.jobs import stop_in_process_workers
+
+    stop_in_process_workers()

@@ -14,9 +14,13 @@ APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 SAMPLES = Path(__file__).resolve().parents[2] / "ui" / "samples"
 
 
-def open_page(name: str) -> AppTest:
-    """The app, switched to ``app_pages/<name>.py`` and run, with no exception."""
-    at = AppTest.from_file(APP, default_timeout=30).run()
+def open_page(name: str, *, reviewer: str | None = None, timeout: float = 30) -> AppTest:
+    """The app, switched to ``app_pages/<name>.py`` and run, with no exception
+    (``reviewer``: the name the sidebar remembers, set before the first run)."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    if reviewer is not None:
+        at.session_state["reviewer_name"] = reviewer
+    at.run()
     at.switch_page(f"app_pages/{name}.py").run()
     assert not at.exception, at.exception
     return at

@@ -13,7 +13,7 @@ from grading.types import Criterion
 from storage import models as m
 from storage.services import comparisons, datasets, rubrics
 from tests.actors import ADMIN
-from tests.ui.pages import APP, db, texts
+from tests.ui.pages import db, open_page, texts
 
 CRITERIA = [Criterion(name="complete", requirement="Covers every step", weight=4)]
 
@@ -36,11 +36,7 @@ def _count(table) -> int:
 
 
 def _start() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["reviewer_name"] = "Ada"
-    at.run()
-    at.switch_page("app_pages/compare.py")
-    at.run()
+    at = open_page("compare", reviewer="Ada", timeout=60)
     at.radio(key="compare_mode").set_value("columns").run()
     assert at.selectbox(key="compare_a_column").options == ["response text", "after", "team"]
     at.selectbox(key="compare_b_column").set_value("after")

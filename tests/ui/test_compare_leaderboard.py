@@ -13,7 +13,7 @@ from storage.services import comparisons, datasets, rubrics
 from storage.services.comparisons import Source
 from tests.actors import ADMIN
 from tests.storage.pair_fixtures import CRITERIA
-from tests.ui.pages import APP, db, texts
+from tests.ui.pages import db, open_page, texts
 
 
 @pytest.fixture(autouse=True)
@@ -45,13 +45,7 @@ def _judged(version: int, a: int, b: int, winners: list[str], status: str = "don
 
 
 def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["reviewer_name"] = "Ada"
-    at.run()
-    at.switch_page("app_pages/compare.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("compare", reviewer="Ada", timeout=60)
 
 
 def test_three_sources_are_ranked_with_intervals_and_the_pairs_behind_each():

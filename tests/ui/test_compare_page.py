@@ -4,8 +4,6 @@ model column; a second click; sources with nothing in common; an empty database.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from sqlalchemy import func, select
 from streamlit.testing.v1 import AppTest
@@ -15,7 +13,8 @@ from storage import models as m
 from storage.services import comparisons, datasets, rubrics
 from tests.actors import ADMIN
 from tests.fake_provider import fake_provider, fake_provider_server
-from tests.ui.pages import APP, db, texts
+from tests.fault_provider import wait_until
+from tests.ui.pages import db, open_page, texts
 
 __all__ = ["fake_provider", "fake_provider_server"]
 
@@ -23,24 +22,8 @@ CRITERIA = [Criterion(name="complete", requirement="Covers every step", weight=4
             Criterion(name="rude", requirement="Insults the reader", weight=-2)]
 
 
-@pytest.fixture(autouse=True)
-def _stop_the_apps_worker():
-    """The page starts the app's in-process worker for the test's database: stopped after
-    the test, so it does not poll a removed database until the interpreter exits."""
-    yield
-    from storage.jobs import stop_in_process_workers
-
-    stop_in_process_workers()
-
-
 def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["reviewer_name"] = "Ada"
-    at.run()
-    at.switch_page("app_pages/compare.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("compare", reviewer="Ada", timeout=60)
 
 
 def _seed(a_rows, b_rows=None) -> None:
@@ -87,10 +70,7 @@ def test_two_uploads_are_compared_and_the_win_rate_and_consistency_are_shown(
     assert not at.exception, at.exception
     assert "Comparison #1 started: 3 pairs" in texts(at)
     sessions = db()
-    for _ in range(300):
-        if comparisons.get_comparison(sessions, 1).finished:
-            break
-        time.sleep(0.1)
+    wait_until(lambda: comparisons.get_comparison(sessions, 1).finished, timeout=30)
     assert comparisons.get_comparison(sessions, 1).status == "done"
     at.run()
     assert not at.exception, at.exception
@@ -183,10 +163,7 @@ def test_a_comparison_with_a_failed_pair_lists_it_and_resume_compares_it(
 
     assert not at.exception, at.exception
     assert "goes on with the pairs not yet compared" in texts(at)
-    for _ in range(300):
-        if comparisons.get_comparison(db(), 1).failed_count == 0:
-            break
-        time.sleep(0.1)
+    wait_until(lambda: comparisons.get_comparison(db(), 1).failed_count == 0, timeout=30)
     at.run()
     assert comparisons.get_comparison(db(), 1).done_count == 3
     assert {m.label.split(" (")[0]: m.value for m in at.metric}["Pairs judged"] == "3 of 3"
@@ -217,10 +194,7 @@ def test_with_the_apps_worker_on_start_only_queues_and_the_worker_judges_it(
     assert "Comparison #1 started: 2 pairs" in texts(at)
     assert "comparison-1" not in [t.name for t in threading.enumerate()]
     sessions = db()
-    for _ in range(600):
-        if comparisons.get_comparison(sessions, 1).finished:
-            break
-        time.sleep(0.1)
+    wait_until(lambda: comparisons.get_comparison(sessions, 1).finished, timeout=60)
     assert comparisons.get_comparison(sessions, 1).status == "done"
     assert any("judges comparison 1" in r.getMessage() for r in caplog.records)
     assert not any("was not judged" in r.getMessage() for r in caplog.records)

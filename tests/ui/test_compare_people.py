@@ -13,7 +13,7 @@ from storage import models as m
 from storage.services import pair_reviews
 from storage.services.pair_sides import shown_swapped, to_shown
 from tests.storage.pair_fixtures import ANN, BOB, make_comparison
-from tests.ui.pages import APP, db, texts
+from tests.ui.pages import APP, db, open_page, texts
 
 
 @pytest.fixture(autouse=True)
@@ -28,13 +28,7 @@ def _finished(comparison_id: int, pairs: int) -> None:
 
 
 def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["reviewer_name"] = "Ada"
-    at.run()
-    at.switch_page("app_pages/compare.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("compare", reviewer="Ada", timeout=60)
 
 
 def _review(pair_ids: list[int], complete: str, rude: str) -> None:
