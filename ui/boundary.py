@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -13,6 +14,9 @@ from storage.errors import StorageError
 from storage.services.reviewers import PermissionDeniedError
 from ui import safe_text
 from ui.runtime import database_key
+
+# SQLite's words for a table the schema lacks (PostgreSQL's is no OperationalError).
+_MISSING_TABLE = re.compile(r"no such table: ([\w.]+)")
 
 
 def plain(text: str) -> str:
@@ -39,6 +43,15 @@ def page_boundary(clear: Callable[[], None]) -> Iterator[None]:
         st.error(plain(f"{exc}. Reload the page to see the current state."))
     except OperationalError as exc:
         reason = str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300]
+        missing = _MISSING_TABLE.search(reason)
+        if missing:  # reached, but not the tables its version stamp promises
+            st.error(
+                f"The database at {describe_url(database_key())} has no table "
+                f"{missing.group(1)!r}, which its recorded version says it has: it was changed "
+                "by another version of the app or by hand. Restore it from a backup, or start "
+                f"with a new database ({DATABASE_URL_VARIABLE}), then reload the page."
+            )
+            return
         st.error(
             f"The database at {describe_url(database_key())} cannot be reached ({reason}). "
             f"Check that it is running and that {DATABASE_URL_VARIABLE} points at it, then "
