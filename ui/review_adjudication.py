@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
-from storage.services import review_queue, reviews
+from storage.services import adjudication_check, review_queue, reviews
 from storage.services.results import ResultSet
 from storage.services.review_queue import DisputeItem
 from storage.services.reviewers import Actor, Role
@@ -32,7 +32,9 @@ def handle_adjudicate(item: DisputeItem) -> None:
     """Which card's Decide, and the adjudication that card showed (a decision made
     elsewhere since is not overwritten unseen)."""
     shown = item.decision.adjudication
-    st.session_state.review_adjudicate = (_key(item), shown.id if shown else None)
+    st.session_state.review_adjudicate = (
+        _key(item), shown.id if shown else None,
+        adjudication_check.shown_reviews(item.decision.reviews))
 
 
 def render_adjudication(db: str, chosen: ResultSet, actor: Actor | None) -> None:
@@ -150,7 +152,7 @@ def render_pending(actor: Actor, items: list[DisputeItem]) -> None:
     asked, s.review_adjudicate = s.review_adjudicate, None
     if asked is None:
         return
-    key, shown_id = asked
+    key, shown_id, shown_reviews = asked
     item = next((i for i in items if _key(i) == key), None)
     choice = s.get(f"review_adj_v_{key}")
     now = item.decision.adjudication if item is not None else None
@@ -166,7 +168,7 @@ def render_pending(actor: Actor, items: list[DisputeItem]) -> None:
             runtime.get_sessions(), actor=actor, response_id=item.response_id,
             criterion_id=item.criterion_id, verdict=choice,
             note=str(s.get(f"review_adj_n_{key}") or "").strip(),
-            expected_current_id=shown_id)
+            expected_current_id=shown_id, expected_reviews=shown_reviews)
     except RubricWorkbenchError as exc:
         s.review_adjudicate_flash = (key, "error", md_escape(str(exc)))
         return

@@ -32,6 +32,7 @@ from storage.repositories import verdicts as repo
 from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
 from storage.services import (
+    adjudication_check,
     blindness,
     consensus,
     effective_reads,
@@ -100,10 +101,14 @@ def adjudicate(
     sessions: SessionFactory, *, actor: Actor, response_id: int, criterion_id: int,
     verdict: Verdict | str, note: str = "",
     expected_current_id: int | _Unchecked | None = UNCHECKED,
+    expected_reviews: Mapping[str, int] | None = None,
 ) -> HumanVerdictInfo:
     """Record an adjudicator's verdict: it decides the criterion whatever the reviewers said.
 
-    ``expected_current_id`` is the current adjudication the adjudicator saw (None: none).
+    ``expected_current_id`` is the current adjudication the adjudicator saw (None: none);
+    ``expected_reviews`` each reviewer's current verdict id the adjudicator saw (reviewer key
+    -> id; ``adjudication_check.shown_reviews``). Either changed: StaleVerdictError, nothing
+    written.
     """
     require(actor, Role.ADJUDICATOR, "adjudicate a verdict")
     parsed = _parse(verdict)
@@ -113,6 +118,9 @@ def adjudicate(
     def work() -> HumanVerdictInfo:
         try:
             with sessions.begin() as session:
+                if expected_reviews is not None:
+                    adjudication_check.check_reviews(session, response_id, criterion_id,
+                                                     expected_reviews)
                 saved = append_verdict(session, response_id, criterion_id, parsed,
                                        _who(actor), note or "", expected_current_id,
                                        stream=ADJUDICATION)

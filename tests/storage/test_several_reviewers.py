@@ -130,6 +130,38 @@ def test_a_stale_adjudication_form_is_refused(sessions):
     assert second.adjudication and second.previous_verdict is V.MET
 
 
+def test_an_adjudication_is_refused_when_a_reviewer_answered_after_the_card_was_shown(sessions):
+    from storage.services.adjudication_check import shown_reviews
+
+    version, _d, [response, *_], _run = _graded(sessions)
+    criterion = version.criteria[1]
+    key = {"response_id": response.id, "criterion_id": criterion.id}
+    _say(sessions, ANA, response, criterion, "MET")
+    _say(sessions, BO, response, criterion, "UNMET")
+
+    def card():
+        [item] = [i for i in review_queue.adjudication_queue(
+            sessions, dataset_id=_d.id, rubric_version_id=version.id)
+            if i.response_id == response.id]
+        return shown_reviews(item.decision.reviews)
+
+    seen = card()
+    assert set(seen) == {"ana", "bo"}
+    _say(sessions, BO, response, criterion, "CANNOT_ASSESS")  # still disputed, another answer
+    with pytest.raises(StaleVerdictError, match=r"bo answered CANNOT_ASSESS .* decide again"):
+        reviews.adjudicate(sessions, actor=ADJUDICATOR, verdict="MET",
+                           expected_current_id=None, expected_reviews=seen, **key)
+    seen = card()
+    _say(sessions, CY, response, criterion, "UNMET")  # a reviewer answering for the first time
+    with pytest.raises(StaleVerdictError, match="cy answered UNMET"):
+        reviews.adjudicate(sessions, actor=ADJUDICATOR, verdict="MET",
+                           expected_current_id=None, expected_reviews=seen, **key)
+    assert not [h for h in reviews.verdict_history(sessions, response.id) if h.adjudication]
+    decided = reviews.adjudicate(sessions, actor=ADJUDICATOR, verdict="MET",
+                                 expected_current_id=None, expected_reviews=card(), **key)
+    assert decided.adjudication and decided.verdict is V.MET
+
+
 def test_permissions_are_refused_in_the_service(sessions):
     version, dataset, [response, *_], _run = _graded(sessions)
     key = {"response_id": response.id, "criterion_id": version.criteria[0].id}

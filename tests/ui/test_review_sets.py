@@ -173,6 +173,29 @@ def test_deciding_a_dispute_another_adjudicator_decided_meanwhile_says_so_and_wr
     assert [(h.reviewer, h.verdict.value) for h in adjudications] == [("eve", "UNMET")]
 
 
+def test_deciding_after_a_reviewer_changed_their_answer_meanwhile_says_who_and_writes_nothing():
+    seeded = seed_graded(count=3)
+    rid, cites = seeded.responses[1].id, seeded.version.criteria[1]
+    for who, verdict in (("ana", "MET"), ("bo", "UNMET")):
+        reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cites.id,
+                                  verdict=verdict, actor=local_actor(who))
+    at = _review("cy")
+    at.session_state["review_mode"] = "Adjudicate"
+    at.run()
+    key = f"{rid}_{cites.id}"
+    at.radio(key=f"review_adj_v_{key}").set_value("MET").run()
+    # meanwhile bo, in another window, changes their answer: still a dispute, but not the
+    # one the adjudicator is looking at
+    reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cites.id,
+                              verdict="CANNOT_ASSESS", actor=local_actor("bo"))
+    at.button(key=f"review_adj_go_{key}").click().run()
+    assert not at.exception, at.exception
+    shown = texts(at).replace("\\", "")
+    assert "Not saved: bo answered CANNOT_ASSESS at" in shown
+    assert "decide again. Nothing was written." in shown
+    assert not [h for h in reviews.verdict_history(seeded.sessions, rid) if h.adjudication]
+
+
 def test_the_adjudication_cards_are_the_first_page_of_disputes_and_a_decided_one_stays():
     seeded = seed_graded(count=12)
     criteria = seeded.version.criteria[:2]
