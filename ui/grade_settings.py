@@ -6,6 +6,7 @@ import streamlit as st
 
 from grading.samples import MAX_SAMPLES
 from grading.structured_output import DESCRIPTIONS, MODES
+from storage import run_rules
 from storage.jobs.provider_breaker import DEFAULT_PAUSE_AFTER
 
 NO_FALLBACK = "(none: the criterion fails)"
@@ -35,12 +36,13 @@ SHUFFLE_OPTIONS_HELP = (
 def options_shuffle_problem(graders: list[str], version) -> str | None:
     """Why shuffling the options cannot be launched with these graders and this rubric
     version, or None."""
-    if not st.session_state.grade_shuffle_options:
-        return None
-    if "rubric_as_judge" in graders:
+    refused = run_rules.options_shuffle_refusal(
+        bool(st.session_state.grade_shuffle_options), graders,
+        any(c.options for c in version.criteria))
+    if refused is run_rules.OptionsShuffle.ONE_SCORE_GRADER:
         return ("Shuffling the options does not apply to rubric-as-judge: it gives one overall "
                 "score and shows no options. Turn option shuffling off or drop that grader.")
-    if not any(c.options for c in version.criteria):
+    if refused is run_rules.OptionsShuffle.NO_OPTIONS:
         return ("Shuffling the options does nothing with this rubric version: none of its "
                 "criteria has options (multi-choice). Turn option shuffling off.")
     return None
@@ -48,8 +50,8 @@ def options_shuffle_problem(graders: list[str], version) -> str | None:
 
 def shuffle_problem(graders: list[str]) -> str | None:
     """Why shuffling the criteria cannot be launched with these graders, or None."""
-    others = sorted({g for g in graders if g != "one_shot"})
-    if st.session_state.grade_shuffle_criteria and others:
+    if run_rules.criteria_shuffle_needs_other_graders(
+            bool(st.session_state.grade_shuffle_criteria), graders):
         return ("Shuffling the criteria needs the one-shot grader only: the other graders do "
                 "not list the criteria in one prompt. Turn shuffling off or pick only the "
                 "one-shot grader.")
@@ -59,8 +61,7 @@ def shuffle_problem(graders: list[str]) -> str | None:
 def samples_problem(graders: list[str]) -> str | None:
     """Why the chosen samples cannot be launched with these graders, or None."""
     count = int(st.session_state.grade_samples)
-    others = sorted({g for g in graders if g != "per_criterion"})
-    if count > 1 and others:
+    if run_rules.samples_need_other_graders(count, graders):
         return (f"{count} samples per criterion need the per-criterion grader only: the other "
                 "graders ask about the whole rubric in one call. Set samples to 1 or pick "
                 "only the per-criterion grader.")

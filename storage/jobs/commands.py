@@ -24,7 +24,7 @@ from grading.errors import RubricValidationError, RubricWorkbenchError
 from grading.rubric import Rubric
 from grading.samples import MAX_SAMPLES, check_samples
 from grading.structured_output import MODES
-from storage import limits
+from storage import limits, run_rules
 from storage.atomic_file import atomic_text_file
 from storage.config import add_db_argument, database_url, describe_url
 from storage.errors import ImportProblemsError, Problem
@@ -213,10 +213,12 @@ def _check_columns(path: Path, mapping: ColumnMapping, args: argparse.Namespace)
 
 def _options_shuffle_problem(graders: list[str], rubric: Rubric) -> str | None:
     """Why --shuffle-options does not apply to these graders and this rubric, or None."""
-    if "rubric-as-judge" in graders:
+    refused = run_rules.options_shuffle_refusal(
+        True, graders, any(c.options for c in rubric.criteria))
+    if refused is run_rules.OptionsShuffle.ONE_SCORE_GRADER:
         return ("--shuffle-options does not apply to --grader rubric-as-judge: it gives one "
                 "overall score and shows no options; drop --shuffle-options or that grader")
-    if not any(c.options for c in rubric.criteria):
+    if refused is run_rules.OptionsShuffle.NO_OPTIONS:
         return ("--shuffle-options does nothing with this rubric: none of its criteria has "
                 "options (multi-choice); drop --shuffle-options or add options to a criterion")
     return None
@@ -421,12 +423,12 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
                "so the cost stays unknown and never reaches the cap; grade without "
                "--cost-cap, or grade in the app with a price set on the Settings page")
         return EXIT_USAGE
-    if args.samples > 1 and set(args.grader) != {"per-criterion"}:
+    if run_rules.samples_need_other_graders(args.samples, args.grader):
         _error(f"--samples {args.samples} needs --grader per-criterion only: the other "
                "graders ask about the whole rubric in one call; drop --samples or the "
                "other graders")
         return EXIT_USAGE
-    if args.shuffle_criteria and set(args.grader) != {"one-shot"}:
+    if run_rules.criteria_shuffle_needs_other_graders(args.shuffle_criteria, args.grader):
         _error("--shuffle-criteria needs --grader one-shot only: the other graders do not "
                "list the criteria in one prompt; drop --shuffle-criteria or the other "
                "graders")

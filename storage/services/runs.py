@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from grading.errors import ConfigurationError
-from storage import limits
+from storage import limits, run_rules
 from storage import models as m
 from storage.convert import grade_info, run_info
 from storage.dto import GradeInfo, RunInfo
@@ -92,15 +92,16 @@ def _queue(
     limits.check([("the model name", model, limits.MODEL_MAX),
                   ("the run name", name, limits.NAME_MAX)])
     run_settings = _settings(settings)
-    if run_settings.samples > 1 and grader != "per_criterion":
+    if run_rules.samples_need_other_graders(run_settings.samples, [grader]):
         raise ConfigurationError(
             f"only the per-criterion grader can ask the judge several times per criterion "
             f"(samples {run_settings.samples}); choose per-criterion or one sample")
-    if run_settings.shuffle_criteria and grader != "one_shot":
+    if run_rules.criteria_shuffle_needs_other_graders(run_settings.shuffle_criteria, [grader]):
         raise ConfigurationError(
             "only the one-shot grader lists every criterion in one prompt, so only it can "
             "shuffle the criteria per response; choose one-shot or leave shuffling off")
-    if run_settings.shuffle_options and grader == "rubric_as_judge":
+    if run_rules.options_shuffle_refusal(run_settings.shuffle_options, [grader], True) \
+            is run_rules.OptionsShuffle.ONE_SCORE_GRADER:
         raise ConfigurationError(
             "rubric-as-judge gives one overall score and shows no options, so it cannot "
             "shuffle them; choose per-criterion or one-shot, or leave option shuffling off")
@@ -113,7 +114,9 @@ def _queue(
                             .where(m.RubricVersionRow.id == rubric_version_id)
                             .values(note=m.RubricVersionRow.note))
         version = rubric_repo.get_version(session, rubric_version_id, for_update=True)
-        if run_settings.shuffle_options and not any(c.options for c in version.criteria):
+        if run_rules.options_shuffle_refusal(
+                run_settings.shuffle_options, [grader],
+                any(c.options for c in version.criteria)) is run_rules.OptionsShuffle.NO_OPTIONS:
             raise ConfigurationError(
                 "none of this rubric version's criteria has options (multi-choice), so "
                 "there is nothing to shuffle; leave option shuffling off")
