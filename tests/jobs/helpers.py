@@ -168,3 +168,17 @@ def cli_command(*args: str) -> list[str]:
 
     return [sys.executable, "-c", "import sys; from storage.cli import main; "
             "sys.exit(main(sys.argv[1:]))", *args]
+
+
+def grade_by_cli(directory: Path, fake: Any, *extra: str, rubric: str, responses: str,
+                 db_url: str | None = None, grader: str = "per-criterion") -> int:
+    """`rubric-workbench grade` on a rubric file and a responses CSV written to ``directory``,
+    judged by the fake provider; the database is ``db_url`` or a SQLite file there."""
+    from storage import cli
+
+    (directory / "rubric.yaml").write_text(rubric)
+    (directory / "r.csv").write_text(responses)
+    return cli.main(["grade", "--rubric", str(directory / "rubric.yaml"), "--responses",
+                     str(directory / "r.csv"), "--grader", grader, "--model", MODEL,
+                     "--api-base", fake.api_base, "--db",
+                     db_url or f"sqlite:///{directory / 'cli.db'}", *extra])

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from storage import cli
 from storage.engine import open_database
 from storage.services import runs
+from tests.jobs.helpers import grade_by_cli
 
 RUBRIC = """\
 - name: accurate
@@ -33,12 +33,8 @@ BINARY = """\
 
 def _grade(tmp_path, fake, *extra: str, rubric: str = RUBRIC,
            grader: str = "per-criterion") -> int:
-    (tmp_path / "rubric.yaml").write_text(rubric)
-    (tmp_path / "r.csv").write_text("text\n" + "".join(f"answer {i}\n" for i in range(8)))
-    return cli.main(["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
-                     str(tmp_path / "r.csv"), "--grader", grader, "--model",
-                     "openai/fake-judge", "--api-base", fake.api_base, "--db",
-                     f"sqlite:///{tmp_path / 'cli.db'}", *extra])
+    return grade_by_cli(tmp_path, fake, *extra, rubric=rubric, grader=grader,
+                        responses="text\n" + "".join(f"answer {i}\n" for i in range(8)))
 
 
 def _shown(prompt: str) -> list[str]:

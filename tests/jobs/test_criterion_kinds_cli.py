@@ -11,13 +11,13 @@ import json
 
 from sqlalchemy import func, select
 
-from storage import cli
 from storage import models as m
 from storage.engine import open_database
 from storage.exports import results_export
 from storage.label_commands import import_verdicts
 from storage.services import datasets, reviews, rubrics, runs
 from storage.services.verdict_sheet import export_verdict_sheet_csv
+from tests.jobs.helpers import grade_by_cli
 
 RUBRIC = """\
 - name: accurate
@@ -38,11 +38,8 @@ RESPONSES = ("id,question,response,solution\n"
 
 
 def _grade(tmp_path, fake, db_url, *extra: str) -> int:
-    (tmp_path / "rubric.yaml").write_text(RUBRIC)
-    (tmp_path / "r.csv").write_text(RESPONSES)
-    return cli.main(["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
-                     str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
-                     "openai/fake-judge", "--api-base", fake.api_base, "--db", db_url, *extra])
+    return grade_by_cli(tmp_path, fake, *extra, rubric=RUBRIC, responses=RESPONSES,
+                        db_url=db_url)
 
 
 def _count(db_url, table) -> int:
