@@ -19,13 +19,15 @@ def get_reviewed(db: str) -> dict[int, tuple[int, int]]:
     return pair_agreement.reviewed_comparisons(sessions_for(db))
 
 
-def render_pairwise(db: str) -> None:
+def pairwise_rows(db: str) -> tuple[list[dict], bool]:
+    """The section's rows (empty: nothing to show this viewer) and whether the viewer may see
+    the sources' names."""
     actor = current_actor()
     if actor is None or not actor.can(Role.REVIEWER):
-        return
+        return [], False
     reviewed = get_reviewed(db)
     if not reviewed:
-        return
+        return [], False
     known = {c.id: c for c in compare_readers.get_comparisons(db)}
     # Review pairs keeps the sources hidden from reviewers; so does this list.
     named = actor.can(Role.ADJUDICATOR)
@@ -38,6 +40,11 @@ def render_pairwise(db: str) -> None:
         for row in pair_agreement_view.agreement_rows(compare_readers.get_pair_agreement(
                 db, cid, actor, stamp, c.done_count)):
             rows.append({"comparison": label, **row})
+    return rows, named
+
+
+def render_pairwise(db: str, found: tuple[list[dict], bool] | None = None) -> None:
+    rows, named = found if found is not None else pairwise_rows(db)
     if not rows:
         return
     st.subheader("Pairwise comparisons: judge vs people")

@@ -86,6 +86,11 @@ def test_the_agreement_page_lists_the_reviewed_comparisons_with_judge_vs_people(
     assert not at.exception, at.exception
 
     assert "Pairwise comparisons: judge vs people" in [h.value for h in at.subheader]
+    # no single-response grading here: the page says the comparisons are below, not that
+    # there is nothing to compare
+    [info] = [i.value for i in at.info]
+    assert info.startswith("No graded responses to compare yet (the pairwise comparisons "
+                           "people reviewed are below).")
     table = at.dataframe[-1].value
     assert list(table["comparison"]) == [f"#{cid} · New prompt vs Old prompt"] * 2
     assert list(table["criterion"]) == ["complete", "rude"]

@@ -47,10 +47,13 @@ def render_page() -> None:
     db = database_key()
     sets = readers.get_agreement_sets(db)
     if not sets:
-        st.info("Nothing to compare yet. " + EMPTY_HINT)
+        pairwise = agreement_pairwise.pairwise_rows(db)
+        st.info(("No graded responses to compare yet (the pairwise comparisons people "
+                 "reviewed are below). " if pairwise[0] else "Nothing to compare yet. ")
+                + EMPTY_HINT)
         st.page_link("app_pages/grade.py", label="Go to the Grade page",
                      icon=":material/play_arrow:")
-        agreement_pairwise.render_pairwise(db)
+        agreement_pairwise.render_pairwise(db, pairwise)
         return
     options = {f"{s.dataset_id}:{s.rubric_version_id}": s for s in sets}
     if st.session_state.get("agreement_set") not in options:
