@@ -1,29 +1,34 @@
 """A database stamped with this version whose tables are not all there (changed by another
-version of the app or by hand) is named as such, not as a server that "cannot be reached"."""
+version of the app or by hand) is named as such, not as a server that "cannot be reached" —
+on SQLite (an OperationalError) and PostgreSQL (a ProgrammingError)."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import streamlit as st
+from sqlalchemy import text
 
 from grading.types import Criterion
-from storage.config import database_url
+from storage.engine import create_db_engine
 from storage.services import rubrics
 from tests.actors import ADMIN
 from tests.ui.pages import db, open_page, texts
 
 
-def test_a_table_missing_under_a_current_stamp_is_named_with_what_to_do():
-    open_page("compare")  # the app creates and upgrades the test's database
+def test_a_table_missing_under_a_current_stamp_is_named_with_what_to_do(
+        db_url, backend, monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_DATABASE_URL", db_url)
+    open_page("compare")  # the app opens the test's (migrated) database
     rubrics.create_rubric(db(), "R", [Criterion(requirement="Is complete", weight=1)],
                           actor=ADMIN)
-    path = database_url().removeprefix("sqlite:///")
-    with sqlite3.connect(path) as raw:
-        raw.execute("PRAGMA foreign_keys=OFF")
+    engine = create_db_engine(db_url)
+    with engine.begin() as connection:
+        if backend == "sqlite":
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
         for table in ("comparison_preferences", "pair_reviews", "comparison_pairs",
                       "comparisons"):
-            raw.execute(f"DROP TABLE {table}")
+            connection.execute(text(f"DROP TABLE {table}"
+                                    + (" CASCADE" if backend == "postgresql" else "")))
+    engine.dispose()
 
     st.cache_data.clear()  # the first visit's reads are cached for a few seconds
     at = open_page("compare")
