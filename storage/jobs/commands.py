@@ -1,4 +1,5 @@
-"""The job commands of ``rubric-workbench``: ``grade``, ``worker`` and ``export``.
+"""``rubric-workbench grade`` (the worker and export commands live beside it, in
+worker_command.py and export_command.py).
 
 storage/cli.py only declares the arguments; the work is here. File problems are reported
 with their line and column and exit with status 2, without a traceback.
@@ -9,11 +10,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import math
 import os
-import shutil
-import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -28,17 +26,26 @@ from storage import limits, run_rules
 from storage.atomic_file import atomic_text_file
 from storage.config import add_db_argument, database_url, describe_url
 from storage.errors import ImportProblemsError, Problem
+from storage.jobs.cli_common import (
+    EXIT_FAILED_GRADES,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    configure_logging,
+    error,
+    guarded,
+)
+from storage.jobs.export_command import add_export_arguments, export_command
+from storage.jobs.grade_progress import draw, summary
 from storage.jobs.helper_processes import (
     EarlyHelpers,
     auto_scaler,
     interrupts_held,
     plural_helpers,
-    prepare_standby,
     stop_helpers,
-    stop_when_orphaned,
-    take_go,
     wait_ready,
 )
+from storage.jobs.worker_command import add_worker_arguments, worker_command
 from storage.response_files import (
     ColumnMapping,
     count_responses,
@@ -47,16 +54,14 @@ from storage.response_files import (
 )
 from storage.services.reviewers import command_line_actor
 
-EXIT_OK, EXIT_FAILED_GRADES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# Re-exported: storage/cli.py wires every command through this module.
+__all__ = ["EXIT_OK", "add_export_arguments", "add_worker_arguments", "configure_logging",
+           "export_command", "grade_command", "guarded", "worker_command"]
+
 GRADER_NAMES = {"per-criterion": "per_criterion", "one-shot": "one_shot",
                 "rubric-as-judge": "rubric_as_judge"}
 
 
-def _error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
-
-
-# -- grade --------------------------------------------------------------------------------------
 def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rubric", required=True, metavar="FILE",
                         help="rubric file (YAML or JSON)")
@@ -274,72 +279,20 @@ def _dataset(sessions, path: Path, mapping: ColumnMapping, print_: str) -> int:
     raise NameTakenError(f"could not find a free dataset name for {path.name}")
 
 
-def configure_logging(verbose: bool) -> None:
-    """Warnings and our own summaries by default; every request with ``--verbose``. Secrets
-    are masked in whatever is written."""
-    from grading.redact import install_log_redaction
-
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr,
-                        force=True)
-    logging.getLogger("storage").setLevel(logging.INFO)
-    for name in ("httpx", "httpcore", "LiteLLM", "litellm", "openai"):
-        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
-    install_log_redaction()
-
-
-def _database_problem(exc: BaseException, url: str) -> str:
-    from storage.db_errors import describe_db_error
-
-    where = describe_url(url)
-    cause = describe_db_error(exc)
-    advice = "check that it is reachable and writable, or give another one with --db"
-    if "read-only" in cause:
-        advice = ("make the file and its folder writable (the database also writes a -wal "
-                  "and -shm file next to it), or give another one with --db")
-    elif "full" in cause:
-        advice = "free some disk space, then run the same command again"
-    elif "locked" in cause:
-        advice = ("another program is writing to it (the app, a worker or an import); nothing "
-                  "was changed — run the same command again when it has finished")
-    return f"the database {where} cannot be used: {cause}; {advice}"
-
-
-def _guarded(command):
-    """Database faults end a command with a sentence that names the database, not a
-    traceback."""
-    def run(args: argparse.Namespace) -> int:
-        from storage.db_errors import is_storage_fault
-
-        try:
-            return command(args)
-        except Exception as exc:
-            if not is_storage_fault(exc) or isinstance(exc, FileNotFoundError):
-                raise
-            _error(_database_problem(exc, args.db or database_url()))
-            return EXIT_FAILED_GRADES
-    run.__name__ = command.__name__
-    run.__doc__ = command.__doc__
-    return run
-
-
-guarded = _guarded  # for the commands wired in storage/cli.py
-
-
-@_guarded
+@guarded
 def grade_command(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
-        _error("--concurrency must be at least 1")
+        error("--concurrency must be at least 1")
         return EXIT_USAGE
     if args.call_deadline is not None and not args.call_deadline > 0:
-        _error("--call-deadline must be a number of seconds above 0")
+        error("--call-deadline must be a number of seconds above 0")
         return EXIT_USAGE
     if args.pause_after_failures is not None and args.pause_after_failures < 0:
-        _error("--pause-after-failures must be a number of calls, 0 or more (0: never pause)")
+        error("--pause-after-failures must be a number of calls, 0 or more (0: never pause)")
         return EXIT_USAGE
     cost_cap = _cost_cap(args.cost_cap)
     if isinstance(cost_cap, str):
-        _error(cost_cap)
+        error(cost_cap)
         return EXIT_USAGE
     if cost_cap is not None and args.workers != 1:
         # The cap is kept by the process that counts every response in flight against it:
@@ -353,11 +306,11 @@ def grade_command(args: argparse.Namespace) -> int:
 
     problem = panel_problem(args)
     if problem:
-        _error(problem)
+        error(problem)
         return EXIT_USAGE
     calibration = _calibration(args)
     if isinstance(calibration, str):
-        _error(calibration)
+        error(calibration)
         return EXIT_USAGE
     if (isinstance(args.workers, int) and args.concurrency
             and args.workers > args.concurrency):
@@ -371,10 +324,10 @@ def grade_command(args: argparse.Namespace) -> int:
     try:
         rubric, mapping, count, print_ = _read_inputs(args)
     except (RubricValidationError, ImportProblemsError) as exc:
-        _error(str(exc))
+        error(str(exc))
         return EXIT_USAGE
     if args.out and not args.out.lower().endswith((".jsonl", ".csv")):
-        _error(f"--out must end in .jsonl or .csv, got {args.out}")
+        error(f"--out must end in .jsonl or .csv, got {args.out}")
         return EXIT_USAGE
     # Helpers import litellm on another core while this process stores the inputs and
     # imports it too; stopped again if the command ends before they are set to work.
@@ -415,28 +368,28 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
     for model in args.model:
         problem = missing_credentials(model, args.api_base)
         if problem:
-            _error(problem)
+            error(problem)
             return EXIT_FAILED_GRADES
     unpriced = _unpriced(args.model) if cost_cap is not None else []
     if unpriced:  # before the rubric or the responses are stored
-        _error(f"--cost-cap cannot be kept: litellm has no price for {', '.join(unpriced)}, "
+        error(f"--cost-cap cannot be kept: litellm has no price for {', '.join(unpriced)}, "
                "so the cost stays unknown and never reaches the cap; grade without "
                "--cost-cap, or grade in the app with a price set on the Settings page")
         return EXIT_USAGE
     if run_rules.samples_need_other_graders(args.samples, args.grader):
-        _error(f"--samples {args.samples} needs --grader per-criterion only: the other "
+        error(f"--samples {args.samples} needs --grader per-criterion only: the other "
                "graders ask about the whole rubric in one call; drop --samples or the "
                "other graders")
         return EXIT_USAGE
     if run_rules.criteria_shuffle_needs_other_graders(args.shuffle_criteria, args.grader):
-        _error("--shuffle-criteria needs --grader one-shot only: the other graders do not "
+        error("--shuffle-criteria needs --grader one-shot only: the other graders do not "
                "list the criteria in one prompt; drop --shuffle-criteria or the other "
                "graders")
         return EXIT_USAGE
     if args.shuffle_options:
         refused = _options_shuffle_problem(args.grader, rubric)
         if refused:  # before the rubric or the responses are stored
-            _error(refused)
+            error(refused)
             return EXIT_USAGE
     if calibration is not None:
         from storage.services import calibration as calibration_service
@@ -444,7 +397,7 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
         refused = calibration_service.too_few(calibration_service.counts_for_rubric_file(
             sessions, Path(args.rubric).stem, rubric.criteria), calibration["k"])
         if refused:  # before the rubric or the responses are stored
-            _error(refused)
+            error(refused)
             return EXIT_USAGE
     try:
         # The responses first: a duplicate id is found as they are stored (all or nothing),
@@ -480,7 +433,7 @@ def _grade_inputs(args: argparse.Namespace, rubric: Rubric, mapping: ColumnMappi
 
             made_panels = make_panels(sessions, args, run_ids, command_line_actor())
     except RubricWorkbenchError as exc:
-        _error(str(exc))
+        error(str(exc))
         return EXIT_USAGE
     worker_id = new_worker_id()
     ready = {r for r in run_ids if resume.prepare(sessions, runs_get(sessions, r)) == "ready"}
@@ -553,7 +506,7 @@ def _report(sessions, args: argparse.Namespace, run_ids: Sequence[int], made_pan
     """The summary of a finished ``grade``, its panels, and ``--out``; the exit status."""
     from storage.engine import retry_db
 
-    status = retry_db(_summary, sessions, run_ids, wall)
+    status = retry_db(summary, sessions, run_ids, wall)
     for panel in made_panels:
         print(f"judge panel {panel.id}: {panel.rule} of runs "
               f"{', '.join(str(m.run.id) for m in panel.members)}; export with: "
@@ -568,7 +521,7 @@ def _report(sessions, args: argparse.Namespace, run_ids: Sequence[int], made_pan
                 count = write_results(sessions, run_ids, target, fmt,
                                       [p.id for p in made_panels])
         except OSError as exc:
-            _error(f"cannot write {args.out}: {exc.strerror}")
+            error(f"cannot write {args.out}: {exc.strerror}")
             return EXIT_FAILED_GRADES
         print(f"wrote {count} records to {args.out}", file=sys.stderr)
     return status
@@ -689,7 +642,7 @@ async def _grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], w
             await asyncio.to_thread(scaler.close)
         if show_bar:
             with contextlib.suppress(Exception):
-                _draw(sessions, run_ids, final=True)
+                draw(sessions, run_ids, final=True)
 
 
 async def _wait_finished(sessions, run_id: int) -> None:
@@ -717,293 +670,7 @@ async def _wait_finished(sessions, run_id: int) -> None:
 async def _progress_bar(sessions, run_ids: Sequence[int]) -> None:
     while True:
         with contextlib.suppress(Exception):  # the database may be restarting: skip a frame
-            await asyncio.to_thread(_draw, sessions, run_ids)
+            await asyncio.to_thread(draw, sessions, run_ids)
         await asyncio.sleep(0.5)
 
 
-def _duration(seconds: float) -> str:
-    seconds = round(seconds)
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-
-
-def _money(progresses) -> str:
-    known = sum(p.known_cost for p in progresses)
-    unknown = any(p.unknown_cost_count for p in progresses)
-    if unknown and not known:
-        return "cost unknown"
-    return f"${known:.4f}" + (" + unknown" if unknown else "")
-
-
-def _draw(sessions, run_ids: Sequence[int], *, final: bool = False) -> None:
-    from storage.jobs.progress import run_progress
-
-    progresses = [run_progress(sessions, run_id) for run_id in run_ids]
-    total = sum(p.total for p in progresses)
-    done = sum(p.done for p in progresses)  # graded with a score: a failure is apart
-    failed = sum(p.failed for p in progresses)
-    pending = sum(p.pending for p in progresses)
-    hits = sum(p.cache_hits for p in progresses)
-    rates = [p.rate_per_s for p in progresses if p.rate_per_s]
-    rate = sum(rates) if rates else None
-    fraction = done / total if total else 1.0
-    width = max(10, min(30, shutil.get_terminal_size((80, 20)).columns - 70))
-    filled = round(fraction * width)
-    parts = [f"[{'#' * filled}{'.' * (width - filled)}] {fraction:4.0%} {done}/{total} graded"]
-    if failed:
-        parts.append(f"{failed} failed")
-    parts.append(_money(progresses))
-    if hits:
-        parts.append(f"{hits} cached")
-    if rate and not final and not any(p.outage for p in progresses):
-        parts.append(f"{rate:.1f}/s ETA {_duration(pending / rate)}")
-    if final:
-        parts.append("; ".join(f"run {p.run_id} {p.status_words}" for p in progresses))
-    notices = {p.notice for p in progresses if p.notice}
-    if notices and not final:
-        parts.append("; ".join(sorted(notices)))
-    sys.stderr.write("\r" + " · ".join(parts) + "\033[K" + ("\n" if final else ""))
-    sys.stderr.flush()
-
-
-def _summary(sessions, run_ids: Sequence[int], wall: float) -> int:
-    from storage.jobs.progress import run_progress
-    from storage.services import runs
-
-    status = EXIT_OK
-    rows = [(runs.get_run(sessions, run_id), run_progress(sessions, run_id))
-            for run_id in run_ids]
-    # The status as a person reads it ("finished with 4 failed", not "done"), as the app says
-    wide = max([9, *(len(p.status_words) for _, p in rows)])
-    print(f"{'run':>5}  {'grader':<16} {'model':<28} {'status':<{wide}} {'graded':>7} "
-          f"{'failed':>6} {'tokens':>9} {'cost':>10} {'cached':>7}")
-    for run, p in rows:
-        cost = "unknown" if p.cost is None else f"${p.cost:.4f}"
-        # "graded" counts grades with a score; failed ones are counted apart
-        print(f"{run.id:>5}  {run.grader:<16} {run.model[:28]:<28} {p.status_words:<{wide}} "
-              f"{p.done:>7} {p.failed:>6} {p.total_tokens:>9} {cost:>10} {p.cache_hits:>7}")
-        if p.error:
-            print(f"       {p.error}")
-        if p.failed or p.status != "done":
-            status = EXIT_FAILED_GRADES
-    print(f"wall time {wall:.2f} s; export with: rubric-workbench export "
-          + " ".join(f"--run {r}" for r in run_ids))
-    return status
-
-
-# -- worker -------------------------------------------------------------------------------------
-def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
-    from storage.jobs.queue import DEFAULT_LEASE_SECONDS
-    from storage.jobs.worker import DEFAULT_MAX_RUNS
-
-    add_db_argument(parser)
-    parser.add_argument("--concurrency", type=int, default=None,
-                        help="at most this many calls in flight per model in this process "
-                             "(each worker applies its own) unless a run sets it (default: "
-                             "no cap; the capacity is discovered)")
-    parser.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS,
-                        help="runs executed at once by this worker")
-    parser.add_argument("--lease", type=float, default=DEFAULT_LEASE_SECONDS,
-                        help="seconds without a heartbeat after which a run is taken over")
-    parser.add_argument("--poll", type=float, default=1.0,
-                        help="seconds between looks at the queue when it is empty")
-    parser.add_argument("--until-idle", action="store_true",
-                        help="exit once no run is queued or running, instead of waiting")
-    parser.add_argument("--verbose", action="store_true",
-                        help="log every provider request (default: one progress line per run "
-                             "every 30 s)")
-    parser.add_argument("--run", type=int, action="append", default=None, metavar="RUN_ID",
-                        help="help only with these runs (repeat for several); with "
-                             "--until-idle, exit once they are finished")
-    # A helper of ``grade --workers auto``: ready, then waits for "go" on stdin (or exits).
-    parser.add_argument("--standby", action="store_true", help=argparse.SUPPRESS)
-    # A helper of ``grade --workers N``: its part of a run's --concurrency (1/N).
-    parser.add_argument("--part", type=float, default=None, help=argparse.SUPPRESS)
-
-
-@_guarded
-def worker_command(args: argparse.Namespace) -> int:
-    from storage.engine import open_database
-    from storage.jobs.worker import Worker
-
-    configure_logging(args.verbose)
-    url = args.db or database_url()
-    parent = os.getppid()  # a standby helper's grading process: it stops when that is gone
-    if args.part is not None:
-        from grading.limiter import share_ceilings
-
-        share_ceilings(args.part)
-    only_runs = tuple(args.run) if args.run else None
-    if args.run or args.standby:  # a helper of ``grade``: it may wait for this line
-        from storage.jobs.run_options import preload_litellm
-
-        preload_litellm()
-        try:
-            print("ready", flush=True)
-        except BrokenPipeError:  # the grading process is gone (interrupted): nobody to help
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return EXIT_OK
-    if args.standby:  # the database is opened once told to go: its runs may not exist yet
-        prepare_standby(getattr(args, "own_process", False))
-        told = take_go(sys.stdin.readline())
-        if told is None:
-            return EXIT_OK  # not needed after all
-        only_runs = tuple(told) or only_runs
-        if not only_runs:  # a helper helps with given runs: never any run of the database
-            _error("a standby helper was told to go without any run; nothing to do")
-            return EXIT_USAGE
-    sessions = open_database(url)
-    if sessions.kw["bind"].dialect.name == "sqlite" and not only_runs:
-        print("warning: the database is SQLite: run only one worker on it (several are safe "
-              "but only slow each other down); use PostgreSQL for several workers",
-              file=sys.stderr)
-    worker = Worker(sessions, max_runs=args.max_runs, poll_interval=args.poll,
-                    lease_seconds=args.lease, concurrency=args.concurrency,
-                    only_runs=only_runs)
-    print(f"worker {worker.worker_id} on {describe_url(url)}", file=sys.stderr, flush=True)
-
-    from storage.jobs.run_options import freeze_heap, preload_litellm
-
-    preload_litellm()
-    if getattr(args, "own_process", False):
-        freeze_heap()
-
-    async def serve() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        orphaned = (asyncio.create_task(stop_when_orphaned(stop, parent)) if args.standby
-                    else None)
-        try:
-            await worker.run(stop, until_idle=args.until_idle)
-        finally:
-            if orphaned is not None:
-                orphaned.cancel()
-
-    asyncio.run(serve())
-    failed = sum(1 for r in worker.results if r.status == "failed" or r.failed)
-    return EXIT_FAILED_GRADES if failed else EXIT_OK
-
-
-def _export_examples(args: argparse.Namespace) -> int:
-    if len(args.run) != 1:
-        _error("--kind examples needs exactly one --run ID (a calibrated run)")
-        return EXIT_USAGE
-    from storage.engine import open_database
-    from storage.exports import examples_export
-    from storage.services import runs
-
-    fmt = args.format or ("csv" if (args.out or "").lower().endswith(".csv") else "jsonl")
-    sessions = open_database(args.db or database_url())
-    try:
-        run = runs.get_run(sessions, args.run[0])
-    except RubricWorkbenchError as exc:
-        _error(str(exc))
-        return EXIT_FAILED_GRADES
-    if run.settings.calibration is None:
-        _error(f"run {run.id} was not calibrated with reviewed examples; nothing to export")
-        return EXIT_USAGE
-    text = examples_export(sessions, run.id, fmt)
-    if args.out in (None, "-"):
-        sys.stdout.write(text)
-        return EXIT_OK
-    try:
-        with atomic_text_file(args.out) as target:
-            target.write(text)
-    except OSError as exc:
-        _error(f"cannot write {args.out}: {exc.strerror}")
-        return EXIT_FAILED_GRADES
-    print(f"wrote the examples of run {run.id} to {args.out}", file=sys.stderr)
-    return EXIT_OK
-
-
-# -- export -------------------------------------------------------------------------------------
-def add_export_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kind", choices=("results", "gold", "training", "verdicts",
-                                           "examples"),
-                        default="results",
-                        help="results (default): one record per response x run; gold: the "
-                             "human-reviewed set; training: texts with effective scores; "
-                             "verdicts: the human-verdict sheet (CSV) that import-verdicts "
-                             "reads; examples: the reviewed examples a calibrated --run "
-                             "showed its judge")
-    parser.add_argument("--run", type=int, action="append", default=[],
-                        help="run id (repeat for several; results only)")
-    parser.add_argument("--panel", type=int, action="append", default=[],
-                        help="judge panel id, exported like a run (repeat for several; "
-                             "results only; `rubric-workbench panel list` shows them)")
-    parser.add_argument("--format", choices=("jsonl", "csv"), default=None,
-                        help="default: from --out's extension, else jsonl")
-    parser.add_argument("--out", metavar="FILE", help="output file, or a directory to write "
-                        "a file named after the dataset, rubric and version (default: stdout)")
-    parser.add_argument("--rubric", help="rubric name (gold and training)")
-    parser.add_argument("--rubric-version", type=int, default=None,
-                        help="version number (default: the latest)")
-    parser.add_argument("--dataset", help="dataset name (gold and training)")
-    parser.add_argument("--complete-only", action="store_true",
-                        help="gold: only responses with every criterion reviewed")
-    parser.add_argument("--for-reviewer", metavar="KEY", default=None,
-                        help="export what this reviewer may see under blind review: other "
-                             "people's verdicts only on the criteria KEY answered (e.g. a "
-                             "verdict sheet for KEY to fill in); default: everything")
-    add_db_argument(parser)
-
-
-def export_sight(reviewer: str | None):
-    """Whose eyes an export reads with: the named reviewer's, or the command line's."""
-    from storage.services import blindness
-    from storage.services.reviewers import command_line_actor
-
-    if reviewer is not None and reviewer.strip():
-        return blindness.as_reviewer(reviewer)
-    return blindness.sight_of(command_line_actor())
-
-
-@_guarded
-def export_command(args: argparse.Namespace) -> int:
-    if args.kind == "examples":
-        return _export_examples(args)
-    if args.kind != "results":
-        if not (args.rubric and args.dataset):
-            _error(f"--kind {args.kind} needs --rubric and --dataset")
-            return EXIT_USAGE
-        from storage.label_commands import export_labels
-
-        return export_labels(args.kind, rubric=args.rubric, dataset=args.dataset,
-                             version=args.rubric_version, out=args.out,
-                             complete_only=args.complete_only, db=args.db,
-                             sight=export_sight(args.for_reviewer))
-    if not args.run and not args.panel:
-        _error("give at least one --run ID (rubric-workbench grade prints them) or --panel ID "
-               "(rubric-workbench panel list)")
-        return EXIT_USAGE
-    fmt = args.format or ("csv" if (args.out or "").lower().endswith(".csv") else "jsonl")
-
-    from storage.engine import open_database
-    from storage.exports import results_file_name, write_results
-
-    sessions = open_database(args.db or database_url())
-    try:
-        if args.out not in (None, "-") and Path(args.out).is_dir():
-            args.out = str(Path(args.out) / results_file_name(sessions, args.run, fmt,
-                                                              args.panel))
-        if args.out in (None, "-"):
-            count = write_results(sessions, args.run, sys.stdout, fmt, args.panel,
-                                  sight=export_sight(args.for_reviewer))
-        else:
-            from storage.services import panels
-
-            for panel_id in args.panel:  # refused before the file is opened
-                panels.get_panel(sessions, panel_id)
-            with atomic_text_file(args.out) as target:
-                count = write_results(sessions, args.run, target, fmt, args.panel,
-                                      sight=export_sight(args.for_reviewer))
-    except RubricWorkbenchError as exc:
-        _error(str(exc))
-        return EXIT_FAILED_GRADES
-    except OSError as exc:
-        _error(f"cannot write {args.out}: {exc.strerror}")
-        return EXIT_FAILED_GRADES
-    if args.out not in (None, "-"):
-        print(f"wrote {count} records to {args.out}", file=sys.stderr)
-    return EXIT_OK
