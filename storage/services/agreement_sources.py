@@ -288,16 +288,19 @@ def _human_scores(
 
 def _per_reviewer(own: list[HumanVerdictInfo]) -> tuple[
         dict[str, dict[Key, Verdict]], dict[str, str], dict[str, dict[int, float]]]:
-    """Each reviewer's verdicts, name, and seconds per response (the longest save of each)."""
+    """Each reviewer's verdicts, name (the one of their newest verdict: a signed-in person's
+    name may change), and seconds per response (the longest save of each)."""
     per_reviewer: dict[str, dict[Key, Verdict]] = defaultdict(dict)
-    names: dict[str, str] = {}
+    newest: dict[str, HumanVerdictInfo] = {}  # the name a reviewer last saved with
     seconds: dict[str, dict[int, float]] = defaultdict(dict)
     for h in own:
         per_reviewer[h.reviewer_key][h.response_id, h.criterion_id] = h.choice
-        names[h.reviewer_key] = h.reviewer
+        if h.reviewer_key not in newest or h.id > newest[h.reviewer_key].id:
+            newest[h.reviewer_key] = h
         if h.review_seconds is not None:
             spent = seconds[h.reviewer_key]
             spent[h.response_id] = max(spent.get(h.response_id, 0.0), h.review_seconds)
+    names = {key: h.reviewer for key, h in newest.items()}
     return dict(per_reviewer), names, dict(seconds)
 
 

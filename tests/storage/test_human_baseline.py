@@ -194,6 +194,22 @@ def test_the_database_gives_each_reviewers_verdicts_and_disputes_are_not_final(s
     assert ana.vs_final.pairs_used == 12
 
 
+def test_a_reviewer_is_named_by_the_name_of_their_newest_verdict(sessions):
+    from storage.services.reviewers import Actor, Role
+
+    version, dataset, responses = _seed_two_reviewers(sessions)
+    renamed = Actor(key="ana", name="Ana Lima", roles=frozenset({Role.REVIEWER}))
+    # a change on the FIRST response, saved last: the order of the rows is not the order of
+    # the saves
+    criterion = version.criteria[0]
+    reviews.set_human_verdict(sessions, actor=renamed, response_id=responses[0].id,
+                              criterion_id=criterion.id, verdict="CANNOT_ASSESS")
+    data = agreement.gather_sources(sessions, version.id, dataset.id)
+    assert data.reviewer_names["ana"] == "Ana Lima"
+    baseline = human_baseline.build_baseline(data)
+    assert next(r for r in baseline.reviewers if r.key == "ana").name == "Ana Lima"
+
+
 def test_agreement_command_prints_the_per_criterion_figures_as_json(sessions, db_url, capsys):
     version, _dataset, _responses = _seed_two_reviewers(sessions, judged=True)
     status = cli.main(["agreement", "--dataset", "Answers", "--rubric", "Dosing:1",
