@@ -13,7 +13,7 @@ from storage.services.pair_panels import PairPanelInfo
 from storage.services.reviewers import Role
 from ui import compare_readers, pair_agreement_view, runtime, safe_text
 from ui.auth import current_actor
-from ui.boundary import plain
+from ui.boundary import page_boundary, plain
 from ui.compare_panel_form import handle_delete
 from ui.compare_view import (
     interval_text,
@@ -39,11 +39,14 @@ def render_selected_panel(panel_id: int, poll_seconds: float) -> None:
 
     @st.fragment(run_every=None if first.finished else poll_seconds)
     def live() -> None:
-        panel = drawn.pop() if drawn else pair_panels.get_pair_panel(runtime.get_sessions(),
-                                                                     panel_id)
-        render_panel(db, panel)
-        if panel.finished != first.finished:
-            st.rerun()
+        # A poll reruns this alone, outside the page's boundary: the panel (or a member)
+        # deleted in another tab meanwhile is a message here too.
+        with page_boundary(compare_readers.clear):
+            panel = drawn.pop() if drawn else pair_panels.get_pair_panel(
+                runtime.get_sessions(), panel_id)
+            render_panel(db, panel)
+            if panel.finished != first.finished:
+                st.rerun()
 
     live()
 

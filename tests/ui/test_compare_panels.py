@@ -7,7 +7,8 @@ another tab is a message, not a traceback."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
+from streamlit.testing.v1 import AppTest
 
 from storage import models as m
 from storage.services import pair_panels, pair_reviews
@@ -16,7 +17,7 @@ from tests.actors import ADMIN
 from tests.storage.pair_fixtures import ANN, BOB
 from tests.storage.pair_panel_fixtures import judged, sources
 from tests.storage.test_pair_panels import ONE, THREE, TWO
-from tests.ui.pages import db, frame_with, open_page, texts
+from tests.ui.pages import APP, db, frame_with, open_page, texts
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +99,9 @@ def test_making_the_same_panel_again_shows_the_first_one():
     assert _panels() == 1 and at.selectbox(key="compare_selected").value == "P1"
 
 
-def test_the_panel_against_people_once_they_reviewed_pairs():
+def _reviewed_trio() -> list[int]:
+    """The trio's panel, and two people agreeing B is better on the first two pairs
+    (reviewed in the first member)."""
     ids = _trio()
     pair_panels.create_pair_panel(db(), comparison_ids=ids, actor=ADMIN)
     with db()() as session:
@@ -110,6 +113,11 @@ def test_the_panel_against_people_once_they_reviewed_pairs():
             pair_reviews.save_pair_review(db(), actor=who, pair_id=p, shown_swapped=flip,
                                           preferences={"complete": to_shown("B", flip),
                                                        "rude": to_shown("B", flip)})
+    return ids
+
+
+def test_the_panel_against_people_once_they_reviewed_pairs():
+    _reviewed_trio()
     at = open_page("compare", reviewer="Ada", timeout=60)
     at.selectbox(key="compare_selected").set_value("P1").run()
 
@@ -148,3 +156,33 @@ def test_deleting_the_panel_keeps_its_comparisons_and_one_deleted_elsewhere_is_a
     at.run()  # the next run lists what is there
     assert not at.exception, at.exception
     assert at.selectbox(key="compare_selected").value == ids[-1]
+
+
+def test_the_agreement_page_lists_the_panel_against_people_beside_the_comparisons():
+    ids = _reviewed_trio()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["reviewer_name"] = "Ada"
+    at.run()
+    at.switch_page("app_pages/agreement.py").run()
+    assert not at.exception, at.exception
+
+    table = frame_with(at, "comparison")
+    assert list(table["comparison"]) == [f"#{ids[0]} · Steps new vs Steps old"] * 2 + [
+        "Panel P1 · Steps new vs Steps old"] * 2
+    panel = table[table["comparison"].str.startswith("Panel")]
+    assert list(panel["criterion"]) == ["complete", "rude"]
+    assert list(panel["n"]) == [2, 2] and list(panel["agreement %"]) == ["50", "50"]
+
+
+def test_a_member_judging_again_is_said_and_followed():
+    ids = _trio()
+    pair_panels.create_pair_panel(db(), comparison_ids=ids[:2], actor=ADMIN)
+    with db().begin() as session:  # resumed: judging its failed pair again
+        session.execute(update(m.ComparisonRow).where(m.ComparisonRow.id == ids[1])
+                        .values(status="running"))
+    at = open_page("compare", reviewer="Ada", timeout=60)
+    at.selectbox(key="compare_selected").set_value("P1").run()
+
+    assert not at.exception, at.exception
+    assert f"Judging again: #{ids[1]}. The panel's figures follow" in texts(at)
+    assert f"#{ids[1]} openai/two (running)" in texts(at)
