@@ -53,6 +53,7 @@ def handle_make() -> None:
             name=s.compare_panel_name, actor=current_actor())
     except RubricWorkbenchError as exc:
         s.compare_flash = ("error", plain(f"No panel was made: {exc}"))
+        compare_readers.clear()  # a member may be gone: list what is there now
         return
     compare_readers.clear()
     s.compare_selected = f"P{made.id}"

@@ -11,7 +11,7 @@ from sqlalchemy import func, select, update
 from streamlit.testing.v1 import AppTest
 
 from storage import models as m
-from storage.services import pair_panels, pair_reviews
+from storage.services import datasets, pair_panels, pair_reviews
 from storage.services.pair_sides import shown_swapped, to_shown
 from tests.actors import ADMIN
 from tests.storage.pair_fixtures import ANN, BOB
@@ -85,6 +85,23 @@ def test_a_bad_pick_says_what_is_wrong_and_makes_nothing():
             in texts(at))
     assert _panels() == 0
     assert at.selectbox(key="compare_selected").value == other  # still the newest comparison
+
+
+def test_members_deleted_in_another_tab_before_the_click_are_named_and_nothing_is_made():
+    ids = _trio()
+    at = open_page("compare", reviewer="Ada", timeout=60)
+    at.multiselect(key="compare_panel_members").set_value(ids[:2]).run()
+    with db()() as session:
+        b = session.get(m.ComparisonRow, ids[0]).b_dataset_id
+    datasets.delete_dataset(db(), b, confirm=True, actor=ADMIN)  # another tab
+
+    at.button(key="compare_panel_make").click().run()
+
+    assert not at.exception, at.exception
+    [error] = [e.value for e in at.error]
+    assert f"comparisons #{ids[0]}, #{ids[1]} no longer exist" in texts(at)
+    assert "No panel was made" in error and _panels() == 0
+    assert "compare_selected" not in [box.key for box in at.selectbox]  # none left
 
 
 def test_making_the_same_panel_again_shows_the_first_one():
