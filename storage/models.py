@@ -772,3 +772,38 @@ class PairReviewRow(Base):
     @property
     def adjudication(self) -> bool:
         return self.stream == ADJUDICATION_STREAM
+
+
+PAIR_PANEL_RULES = ("majority",)
+
+
+class PairPanelRow(Base):
+    """A panel of pairwise judges: two or more comparisons of the same two sources on one
+    rubric version (each by its own judge), combined per pair and criterion by ``rule``
+    (grading.pairwise.panel). Its results are computed from the members' stored preferences
+    when read, never stored: what is read always follows the members and the rule."""
+
+    __tablename__ = "pair_panels"
+    __table_args__ = (CheckConstraint(_in("rule", PAIR_PANEL_RULES), name="rule"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    rubric_version_id: Mapped[int] = mapped_column(ForeignKey("rubric_versions.id"), index=True)
+    rule: Mapped[str] = mapped_column(String(20), default="majority")
+    created_by: Mapped[str] = mapped_column(String(320), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    members: Mapped[list[PairPanelMemberRow]] = relationship(
+        order_by="PairPanelMemberRow.position", cascade="all, delete-orphan",
+        passive_deletes=True,
+    )
+
+
+class PairPanelMemberRow(Base):
+    __tablename__ = "pair_panel_members"
+
+    panel_id: Mapped[int] = mapped_column(
+        ForeignKey("pair_panels.id", ondelete="CASCADE"), primary_key=True)
+    comparison_id: Mapped[int] = mapped_column(ForeignKey("comparisons.id"), primary_key=True,
+                                               index=True)
+    position: Mapped[int] = mapped_column(Integer)

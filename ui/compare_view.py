@@ -9,6 +9,7 @@ import streamlit as st
 from grading.bootstrap import Interval
 from grading.pairwise.summary import ComparisonSummary
 from storage.services.comparisons import ComparisonInfo, ComparisonResults
+from storage.services.pair_panel_results import PairPanelResults
 from ui.boundary import plain
 
 NOT_JUDGED = {"only_a": "only in A", "only_b": "only in B", "identical": "same text",
@@ -54,23 +55,33 @@ def summary_frame(summary: ComparisonSummary, *, consistency: bool = True) -> pd
     return frame
 
 
-def not_judged_frame(results: ComparisonResults) -> pd.DataFrame:
+def not_judged_frame(results: ComparisonResults | PairPanelResults) -> pd.DataFrame:
     return pd.DataFrame([{"why": NOT_JUDGED.get(n.kind, n.kind), "matched on": n.key,
                           "A id": n.a_id or "", "B id": n.b_id or "", "detail": n.reason}
                          for n in results.not_judged])
 
 
-def render_headline(info: ComparisonInfo, results: ComparisonResults) -> None:
-    summary = results.summary
+CONSISTENCY_HELP = ("Share of judgments the judge gave the same way with A shown first and "
+                    "with B shown first; the others count as ties")
+
+
+def render_figures(summary: ComparisonSummary, *, a_label: str, b_label: str, pairs: int,
+                   consistency_help: str = CONSISTENCY_HELP) -> None:
+    """B's win rate with its interval, the position consistency and the pairs judged: the
+    three figures a judge (one comparison, or a panel of them) is read by."""
     left, middle, right = st.columns(3)
-    left.metric(f"B's win rate ({info.b_label[:40]} over {info.a_label[:40]})",
+    left.metric(f"B's win rate ({b_label[:40]} over {a_label[:40]})",
                 share(summary.overall.win_rate),
                 help="(B wins + ties / 2) / judged pairs; 50% means no difference")
     left.caption(f"95% interval {interval_text(summary.overall.interval)}")
     middle.metric("Position consistency", share(summary.consistency_rate),
-                  help="Share of judgments the judge gave the same way with A shown first "
-                       "and with B shown first; the others count as ties")
-    right.metric("Pairs judged", f"{summary.overall.judged:,} of {info.pair_count:,}")
+                  help=consistency_help)
+    right.metric("Pairs judged", f"{summary.overall.judged:,} of {pairs:,}")
+
+
+def render_headline(info: ComparisonInfo, results: ComparisonResults) -> None:
+    render_figures(results.summary, a_label=info.a_label, b_label=info.b_label,
+                   pairs=info.pair_count)
 
 
 def render_results(info: ComparisonInfo, results: ComparisonResults) -> None:

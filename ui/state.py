@@ -192,7 +192,9 @@ DEFAULTS: dict[str, object] = {
     "compare_model": "",  # the judge's litellm model name
     "compare_api_base": "",  # its OpenAI-compatible server, if any
     "compare_holistic": False,  # one question for the whole rubric
-    "compare_selected": None,  # the comparison shown (id)
+    "compare_selected": None,  # the judge shown: a comparison's id, or "P<id>" for a panel
+    "compare_panel_members": [],  # comparison ids picked for a new panel of judges
+    "compare_panel_name": "",  # its name
     "compare_flash": None,  # (kind, message) shown once after starting or cancelling
     # review pairs (people's preferences on a comparison's pairs)
     "pairs_comparison": None,  # the comparison reviewed (id)

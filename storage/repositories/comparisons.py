@@ -172,6 +172,11 @@ def delete_using(session: Session, *, dataset_id: int | None = None,
         return 0
     ids = select(m.ComparisonRow.id).where(condition)
     pairs = select(m.ComparisonPairRow.id).where(m.ComparisonPairRow.comparison_id.in_(ids))
+    # A panel of pairwise judges goes with any of its member comparisons (its members go
+    # with it): it is computed from them, and a panel short of a member is another panel.
+    session.execute(delete(m.PairPanelRow).where(m.PairPanelRow.id.in_(
+        select(m.PairPanelMemberRow.panel_id)
+        .where(m.PairPanelMemberRow.comparison_id.in_(ids)))))
     session.execute(update(m.PairReviewRow).where(m.PairReviewRow.pair_id.in_(pairs))
                     .values(replaces_id=None))  # the history's own links go with it
     session.execute(delete(m.PairReviewRow).where(m.PairReviewRow.pair_id.in_(pairs)))

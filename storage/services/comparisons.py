@@ -109,6 +109,11 @@ def _info(session, row: m.ComparisonRow) -> ComparisonInfo:
         heartbeat_at=row.heartbeat_at)
 
 
+def comparison_info(session, row: m.ComparisonRow) -> ComparisonInfo:
+    """A stored comparison as the pages see it (inside the caller's session)."""
+    return _info(session, row)
+
+
 def _label(session, source: Source) -> str:
     dataset = dataset_repo.get_dataset(session, source.dataset_id)
     if source.column is None:

@@ -17,6 +17,8 @@ from ui.auth import current_actor
 from ui.boundary import page_boundary, plain
 from ui.compare_form import handle_start, render_form
 from ui.compare_leaderboard import render_leaderboard
+from ui.compare_panel_form import render_panel_form
+from ui.compare_panels import render_selected_panel
 from ui.compare_people import render_people
 from ui.compare_view import render_results
 
@@ -33,6 +35,16 @@ st.caption("Pair two sources' responses to the same queries — two datasets, tw
 def _label(c: ComparisonInfo) -> str:
     # No status here: the picker is drawn from a cached list; the live line below has it.
     return f"#{c.id} · {c.b_label} vs {c.a_label} · {c.model}{' · holistic' if c.holistic else ''}"
+
+
+def _judges(db: str, existing: list[ComparisonInfo]) -> dict[int | str, str]:
+    """Every judge the page can show: each comparison (by id), then each panel of them
+    ("P<id>"), labelled."""
+    labels: dict[int | str, str] = {c.id: _label(c) for c in existing}
+    for p in compare_readers.get_pair_panels(db):
+        labels[f"P{p.id}"] = (f"{p.label} · {p.b_label} vs {p.a_label}"
+                              f"{' · holistic' if p.holistic else ''}")
+    return labels
 
 
 def _stale(c: ComparisonInfo) -> bool:
@@ -120,10 +132,16 @@ with page_boundary(compare_readers.clear):
         st.button("Start comparison", type="primary", disabled=choice.problem is not None,
                   key="compare_start", on_click=handle_start, args=(choice,))
     if existing:
-        ids = [c.id for c in existing]
-        labels = {c.id: _label(c) for c in existing}
+        with st.expander("New panel of judges"):
+            render_panel_form(existing)
+        labels = _judges(db, existing)
+        ids = list(labels)
         if st.session_state.compare_selected not in ids:
             st.session_state.compare_selected = ids[0]
         chosen = st.selectbox("Comparison", ids, key="compare_selected",
-                              format_func=labels.get)
-        render_selected(db, chosen)
+                              format_func=labels.get,
+                              help="A comparison (one judge), or a panel of comparisons")
+        if isinstance(chosen, str):
+            render_selected_panel(int(chosen[1:]), POLL_SECONDS)
+        else:
+            render_selected(db, chosen)
