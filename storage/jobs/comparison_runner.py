@@ -8,8 +8,9 @@ fatal-error check (a refused key stops the comparison). Pairs are stored a batch
 ones that failed before), so an interrupted comparison loses at most one batch, and the
 answers of that batch the provider gave are in the cache. A cancel is seen between batches.
 Workers pick queued comparisons up by themselves (storage.jobs.comparison_queue), the
-app's in-process one included; ``start_in_background`` is for a process with no worker (and
-Resume), and a command-line or test caller awaits ``run_comparison``.
+app's in-process one included, and Resume queues one again for them
+(``comparison_queue.requeue_comparison``); ``start_in_background`` is for a process whose
+worker could not start, and a command-line or test caller awaits ``run_comparison``.
 """
 
 from __future__ import annotations
@@ -77,12 +78,15 @@ def _claim(sessions: SessionFactory, comparison_id: int, worker: str, take_over_
             raise ComparisonBusyError(
                 f"comparison {comparison_id} is being judged by another process; wait for it, "
                 "or cancel it first")
-        if retry_failed:
-            repo.reset_failed(session, comparison_id)
+        counts: dict[str, int] = {}
+        if retry_failed and repo.reset_failed(session, comparison_id):
+            # the retried pairs count again as they are stored, not twice
+            states = repo.count_states(session, comparison_id)
+            counts = {"done_count": states.get("done", 0), "failed_count": 0}
         session.execute(update(m.ComparisonRow).where(m.ComparisonRow.id == comparison_id)
                         .values(status="running", claimed_by=worker, heartbeat_at=now,
                                 error=None, finished_at=None,
-                                started_at=row.started_at or now))
+                                started_at=row.started_at or now, **counts))
         criteria = [(c.id, criterion_info(c).to_criterion())
                     for c in rubric_repo.criteria_of(session, row.rubric_version_id)]
         pending = [(pair_id, query, _text(a), _text(b))
