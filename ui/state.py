@@ -192,6 +192,8 @@ DEFAULTS: dict[str, object] = {
     "compare_model": "",  # the judge's litellm model name
     "compare_api_base": "",  # its OpenAI-compatible server, if any
     "compare_holistic": False,  # one question for the whole rubric
+    "compare_board_basis": "judge",  # the leaderboard from "judge" winners or "people"
+    "compare_examples": 0,  # calibration: pairs people decided shown per criterion (0: none)
     "compare_selected": None,  # the comparison shown (id)
     "compare_flash": None,  # (kind, message) shown once after starting or cancelling
     # review pairs (people's preferences on a comparison's pairs)

@@ -28,6 +28,7 @@ from sqlalchemy import update
 from grading.errors import RubricWorkbenchError
 from grading.llm import LiteLLMGenerate
 from grading.pairwise import PairwiseGrader
+from grading.pairwise.calibration import PairExamples
 from grading.pairwise.report import PairReport
 from storage import models as m
 from storage.convert import criterion_info
@@ -38,6 +39,7 @@ from storage.jobs.calls import Counters, JobGenerate, missing_credentials
 from storage.jobs.limiter import limiter_for
 from storage.repositories import comparisons as repo
 from storage.repositories import rubrics as rubric_repo
+from storage.services import pair_calibration
 from storage.services.comparisons import ComparisonInfo, get_comparison
 from storage.services.reviewers import Actor, Role, require
 
@@ -58,6 +60,7 @@ class _Work:
     holistic: bool
     criteria: list[tuple[int | None, Any]]  # (criterion id, Criterion) in order
     pending: list[tuple[int, str | None, Any, Any]]  # (pair id, query, a text, b text)
+    examples: PairExamples | None = None  # pairs people decided (calibration)
 
 
 def _text(row: m.ResponseRow) -> dict[str, str]:
@@ -91,7 +94,10 @@ def _claim(sessions: SessionFactory, comparison_id: int, worker: str, take_over_
                     for c in rubric_repo.criteria_of(session, row.rubric_version_id)]
         pending = [(pair_id, query, _text(a), _text(b))
                    for pair_id, query, a, b in repo.pending_pairs(session, comparison_id)]
-        return _Work(row.model, dict(row.settings or {}), row.holistic, criteria, pending)
+        examples = pair_calibration.examples_for(session, row.settings,
+                                                 [c for _, c in criteria], row.holistic)
+        return _Work(row.model, dict(row.settings or {}), row.holistic, criteria, pending,
+                     examples)
 
 
 def _preference_rows(pair_id: int, report: PairReport,
@@ -202,7 +208,8 @@ async def run_comparison(
     if work.settings.get("call_deadline"):
         grader_options.setdefault("call_deadline", float(work.settings["call_deadline"]))
     grader = PairwiseGrader(calls, holistic=work.holistic, on_error="report",
-                            max_concurrency=concurrency, **grader_options)
+                            max_concurrency=concurrency, examples=work.examples,
+                            **grader_options)
     rubric = [c for _, c in work.criteria]
 
     async def one(pair: tuple[int, str | None, Any, Any]) -> tuple[int, Any]:
