@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from storage import models as m
 from storage.errors import InvalidInputError
 from storage.jobs.comparison_runner import run_comparison
-from storage.services import comparisons, pair_results
+from storage.services import comparisons, pair_agreement, pair_results
 from storage.services.pair_calibration import PairCalibration
 from storage.services.pair_reviews import adjudicate_pair, save_pair_review
 from storage.services.pair_sides import shown_swapped
@@ -87,6 +87,20 @@ async def test_the_judge_is_shown_the_decided_pairs_and_they_are_left_out_of_the
     assert uncalibrated.examples_left_out == 0
     people = pair_results.people_results(sessions, actor=ADMIN, comparison_id=calibrated.id)
     assert people.overall.judged == 2
+
+
+async def test_judge_vs_people_leaves_the_example_pairs_out(sessions, fake_provider, setup,
+                                                            reviewed):
+    calibrated = create(sessions, fake_provider, *setup, calibration=PairCalibration(k=2))
+    await run_comparison(sessions, calibrated.id, actor=ADMIN, **FAST)
+    pairs = _pairs(sessions, calibrated.id)
+    for key in ("q1", "q3"):  # q1 is an example, q3 is not
+        review(sessions, ANN, pairs[key], "B")
+
+    [complete, _rude] = pair_agreement.preference_agreement(
+        sessions, actor=ADMIN, comparison_id=calibrated.id, resamples=20)
+
+    assert complete.judge_vs_people.n == 1
 
 
 def test_without_a_decided_pair_a_calibrated_comparison_is_refused_and_nothing_written(
