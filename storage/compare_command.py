@@ -65,9 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--structured-output", default="auto", choices=MODES,
                         help="how calls ask for JSON (default auto)")
     parser.add_argument("--save", action="store_true",
-                        help="with --a and --b: store the rubric, both files (as datasets named "
-                             "after them) and the comparison in the database, so the app's "
-                             "Compare page shows it")
+                        help="store the rubric, every source (as a dataset named after its "
+                             "file, NAME=, split value or column) and a comparison per two "
+                             "sources in the database, in one transaction, so the app's "
+                             "Compare page shows them")
 
 
 def _error(message: str) -> None:
@@ -134,11 +135,6 @@ def _inputs(args: argparse.Namespace):
 def _check_options(args: argparse.Namespace) -> str | None:
     from grading.llm import credential_problem
 
-    if args.save and not (args.a_file and args.b_file and not args.sources):
-        return "--save stores one comparison: give --a FILE and --b FILE"
-    if args.save and (args.split_by or args.columns):
-        return ("--save stores two whole files as two sources: leave --split-by and --columns "
-                "out (or compare without --save)")
     if args.save and len(args.models) > 1:
         return ("--save stores one judge's comparison: give --model once (a panel of judges "
                 "is compared without --save)")
@@ -199,8 +195,9 @@ def compare_command(args: argparse.Namespace) -> int:
     if args.save:
         from storage.compare_save import save_and_compare
 
-        print_listing(duels[0].matching, duels[0].a.name, duels[0].b.name, args.match)
-        return save_and_compare(args, rubric, duels[0])
+        for duel in duels:
+            print_listing(duel.matching, duel.a.name, duel.b.name, args.match)
+        return save_and_compare(args, rubric, duels)
     from grading.llm import LiteLLMGenerate
     from grading.pairwise import PairwiseGrader
     from grading.pairwise.summary import summarize

@@ -24,6 +24,10 @@ class SourceError(ValueError):
 class Source:
     name: str
     items: list[Item]
+    path: str = ""  # the file it was read from
+    # split by a column (the value is ``name``), or one of --columns: that column
+    column: str | None = None
+    whole_file: bool = True  # the file's rows as they are (not split, not one column)
 
 
 def _one_line(exc: ImportProblemsError, path: str) -> str:
@@ -65,7 +69,8 @@ def _split(path: str, column: str) -> list[Source]:
                 f"--split-by names (other columns: {', '.join(columns)[:200]}); give every "
                 "row one, or leave --split-by out")
         groups.setdefault(str(value).strip(), []).append(_item(response))
-    return [Source(name, items) for name, items in groups.items()]
+    return [Source(name, items, path, column, whole_file=False)
+            for name, items in groups.items()]
 
 
 _PEEK_ROWS = 50
@@ -100,7 +105,8 @@ def _by_columns(path: str, columns: list[str]) -> list[Source]:
 
     mapping = ColumnMapping(text=columns[0], query=free(guessed.query), id=free(guessed.id),
                             thinking=None, reference=free(guessed.reference))
-    sources: list[Source] = [Source(column, []) for column in columns]
+    sources: list[Source] = [Source(column, [], path, column, whole_file=False)
+                             for column in columns]
     try:
         for response in iter_responses(data, Path(path).name, mapping=mapping):
             for source in sources[1:]:
@@ -150,7 +156,8 @@ def read_sources(specs: list[str], *, split_by: str | None = None,
                                   "sources; give the file alone")
             found = _split(path, split_by)
         else:
-            found = [Source(name or path, [_item(r) for r in _responses(path, split=False)])]
+            found = [Source(name or path, [_item(r) for r in _responses(path, split=False)],
+                            path)]
         for source in found:
             if any(s.name == source.name for s in sources):
                 raise SourceError(

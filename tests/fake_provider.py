@@ -88,7 +88,9 @@ _SHOWN_PAIR = re.compile(r"<response_a>\n(.*?)\n</response_a>\n\n<response_b>\n(
 
 def longer(prompt: str) -> str:
     """A pairwise judge's answer that depends on the responses, never on their order: the
-    response with more words is better (A / B as shown), the same length a TIE."""
+    response with more words is better (A / B as shown), the same length a TIE; worked
+    examples before "The pair to compare:" are not the pair."""
+    prompt = prompt.split("The pair to compare:", 1)[-1]
     first, second = (len(text.split()) for text in _SHOWN_PAIR.search(prompt).groups())
     return "TIE" if first == second else "A" if first > second else "B"
 

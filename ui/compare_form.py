@@ -8,9 +8,11 @@ from dataclasses import dataclass
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
-from storage.services import column_sources, comparisons
+from storage.run_settings import MAX_EXAMPLES
+from storage.services import column_sources, comparisons, pair_calibration
 from storage.services.column_sources import RESPONSE_TEXT, column_name
 from storage.services.comparisons import Source
+from storage.services.pair_calibration import PairCalibration
 from ui import compare_readers, runtime
 from ui import results_readers as readers
 from ui.auth import current_actor
@@ -147,6 +149,12 @@ def render_form(db: str) -> Choice:
                      placeholder="http://127.0.0.1:8000/v1")
     st.checkbox("Holistic: one question for the whole rubric instead of one per criterion",
                 key="compare_holistic")
+    st.number_input("Calibration examples per criterion", min_value=0, max_value=MAX_EXAMPLES,
+                    step=1, key="compare_examples",
+                    help="Pairs of this rubric version that people decided on the Review "
+                         "pairs page (agreed or adjudicated) shown to the judge as worked "
+                         "examples; pairs used as examples are left out of this "
+                         "comparison's figures. 0: none.")
     if choice.problem:
         return choice
     if not st.session_state.compare_model.strip():
@@ -173,7 +181,9 @@ def handle_start(choice: Choice) -> None:
         choice = Choice(version_id=choice.version_id, a=Source(made.a_dataset_id),
                         b=Source(made.b_dataset_id))
         match_by = "id"
+    k = int(s.compare_examples or 0)
     active = [c for c in comparisons.list_comparisons(sessions) if not c.finished
+              and (c.settings.get(pair_calibration.KEY) or {}).get("k", 0) == k
               and c.rubric_version_id == choice.version_id and c.model == model
               and c.settings.get("api_base") == api_base and c.holistic == s.compare_holistic
               and c.match_by == match_by and c.source_a == choice.a
@@ -187,7 +197,8 @@ def handle_start(choice: Choice) -> None:
         made = comparisons.create_comparison(
             sessions, rubric_version_id=choice.version_id, a=choice.a, b=choice.b, model=model,
             match_by=match_by, holistic=s.compare_holistic,
-            settings={"api_base": api_base}, actor=current_actor())
+            settings={"api_base": api_base}, actor=current_actor(),
+            calibration=PairCalibration(k=k) if k else None)
     except RubricWorkbenchError as exc:
         s.compare_flash = ("error", plain(str(exc)))
         return

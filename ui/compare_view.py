@@ -91,6 +91,14 @@ def render_results(info: ComparisonInfo, results: ComparisonResults) -> None:
     else:
         render_headline(info, results)
         st.dataframe(results_frame(results), hide_index=True, width="stretch")
+    calibration = info.settings.get("calibration")
+    if calibration:
+        st.caption(plain(
+            f"Calibrated: the judge was shown {len(calibration['examples'])} decided pair "
+            f"answer(s) as examples (up to {calibration['k']} per criterion)"
+            + (f"; {results.examples_left_out} pair(s) that are examples are left out of "
+               "these figures" if results.examples_left_out else "")
+            + (f". {calibration['note']}" if calibration.get("note") else ".")))
     if results.not_judged:
         st.subheader("Not compared")
         st.caption(plain(

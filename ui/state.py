@@ -192,6 +192,8 @@ DEFAULTS: dict[str, object] = {
     "compare_model": "",  # the judge's litellm model name
     "compare_api_base": "",  # its OpenAI-compatible server, if any
     "compare_holistic": False,  # one question for the whole rubric
+    "compare_board_basis": "judge",  # the leaderboard from "judge" winners or "people"
+    "compare_examples": 0,  # calibration: pairs people decided shown per criterion (0: none)
     "compare_selected": None,  # the judge shown: a comparison's id, or "P<id>" for a panel
     "compare_panel_members": [],  # comparison ids picked for a new panel of judges
     "compare_panel_name": "",  # its name

@@ -12,6 +12,7 @@ from grading.autograders.base import Autograder, GenerateFn, OnError, criterion_
 from grading.errors import ConfigurationError, GradingError
 from grading.llm import default_generate_fn
 from grading.pairwise import aggregation, orders
+from grading.pairwise.calibration import PairExamples, render_pair_examples
 from grading.pairwise.parsing import parse_preference_answer
 from grading.pairwise.prompts import (
     PAIR_CRITERION_SYSTEM_PROMPT,
@@ -52,7 +53,9 @@ class PairwiseGrader:
     the retry delays (429/5xx), ``call_deadline``, ``max_concurrency`` (litellm calls also
     take a slot of their endpoint's shared limiter), ``allow_cannot_assess``, ``on_error``
     (``"raise"``: a criterion no answer could be read for raises GradingError; ``"report"``:
-    it is a failed preference with the reason, left out of the score).
+    it is a failed preference with the reason, left out of the score), ``examples``
+    (pairs people decided, per criterion, shown as worked examples: never the pair being
+    compared itself; grading.pairwise.calibration).
     """
 
     def __init__(
@@ -70,6 +73,7 @@ class PairwiseGrader:
         retry_base_delay: float = 0.5,
         retry_max_delay: float = 60.0,
         call_deadline: float | None = DEFAULT_CALL_DEADLINE,
+        examples: PairExamples | None = None,
     ):
         if cannot_assess != "skip":
             raise ConfigurationError(
@@ -77,6 +81,7 @@ class PairwiseGrader:
                 f"{cannot_assess!r}: 'zero', 'partial' and 'fail' would count a criterion no "
                 "one could judge as a win for one side")
         self.holistic = holistic
+        self.examples = examples
         self._custom_system_prompt = system_prompt is not None
         self._caller = _Caller(
             generate_fn, system_prompt=system_prompt, max_retries=max_retries,
@@ -120,6 +125,7 @@ class PairwiseGrader:
         else:
             questions = [(c, functools.partial(pair_criterion_user_prompt, c))
                          for c in criteria]
+        blocks = self._example_blocks([c for c, _ in questions], first, second)
         allow = self.allow_cannot_assess
         parse = functools.partial(parse_preference_answer, allow_cannot_assess=allow,
                                   quoted=quoted)
@@ -128,14 +134,16 @@ class PairwiseGrader:
         system = None if self._custom_system_prompt else (
             PAIR_HOLISTIC_SYSTEM_PROMPT if self.holistic else PAIR_CRITERION_SYSTEM_PROMPT)
 
-        async def ask(prompt_fn: Any, x: ToGradeInput, y: ToGradeInput) -> CallOutcome[Any]:
-            prompt = prompt_fn(x, y, query, allow_cannot_assess=allow)
+        async def ask(prompt_fn: Any, x: ToGradeInput, y: ToGradeInput,
+                      block: str) -> CallOutcome[Any]:
+            prompt = prompt_fn(x, y, query, allow_cannot_assess=allow, examples_block=block)
             return await self._caller._ask(prompt, parse, response_format,
                                            system_prompt=system)
 
         outcomes = await asyncio.gather(*(
-            ask(prompt_fn, x, y) for _c, prompt_fn in questions
-            for x, y in ((first, second), (second, first))))
+            ask(prompt_fn, x, y, block) for (_c, prompt_fn), both in zip(questions, blocks,
+                                                                       strict=True)
+            for (x, y), block in zip(((first, second), (second, first)), both, strict=True)))
         spend = Spend()
         preferences = []
         for number, (criterion, _fn) in enumerate(questions, start=1):
@@ -147,6 +155,19 @@ class PairwiseGrader:
                     self._caller._fail(criterion_label(number, criterion), outcome)
             preferences.append(_preference(criterion, one, two))
         return _report(preferences, self.holistic, spend)
+
+    def _example_blocks(self, questions: Sequence[Criterion], first: dict[str, str],
+                        second: dict[str, str]) -> list[tuple[str, str]]:
+        """Per question, the examples block for each order (A first, B first)."""
+        if self.examples is None:
+            return [("", "")] * len(questions)
+        self.examples.check([c.requirement for c in questions])
+        blocks = []
+        for chosen in self.examples.sets:
+            shown = chosen.for_pair(first["output"], second["output"])
+            blocks.append((render_pair_examples(shown),
+                           render_pair_examples(shown, swapped=True)))
+        return blocks
 
     def compare_sync(self, a: ToGradeInput, b: ToGradeInput, rubric: Any,
                      query: str | None = None) -> PairReport:

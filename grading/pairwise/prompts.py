@@ -82,9 +82,24 @@ def format_pair(first: ToGradeInput, second: ToGradeInput, query: str | None = N
     return "\n\n".join(parts)
 
 
+EXAMPLE_BLOCK_TAGS = ("example", "examples", "human_preference", "reason")
+
+
+def _with_examples(examples_block: str, first: ToGradeInput, second: ToGradeInput,
+                   query: str | None) -> str:
+    """The pair, after the worked examples when there are any (``examples_block``,
+    grading.pairwise.calibration.render_pair_examples); the pair's texts then cannot open
+    or close the examples' tags either."""
+    if not examples_block:
+        return format_pair(first, second, query)
+    return (f"{examples_block}\n\nThe pair to compare:\n\n"
+            f"{format_pair(first, second, query, EXAMPLE_BLOCK_TAGS)}")
+
+
 def pair_criterion_user_prompt(criterion: Criterion, first: ToGradeInput, second: ToGradeInput,
                                query: str | None = None, *,
-                               allow_cannot_assess: bool = False) -> str:
+                               allow_cannot_assess: bool = False,
+                               examples_block: str = "") -> str:
     """The user message asking which response (A: first shown, B: second) better satisfies
     one criterion; for a NEGATIVE criterion, which one better avoids the mistake."""
     negative = criterion.weight < 0
@@ -92,7 +107,7 @@ def pair_criterion_user_prompt(criterion: Criterion, first: ToGradeInput, second
                 else "Which response better does this?")
     kind = "NEGATIVE" if negative else "POSITIVE"
     return (
-        f"{format_pair(first, second, query)}\n\n"
+        f"{_with_examples(examples_block, first, second, query)}\n\n"
         f"<criterion>\n{neutralize(criterion.requirement, tags=PAIR_TAGS)}\n</criterion>\n\n"
         f"This is a {kind} criterion. {question}\n"
         "Answer with JSON only, in exactly this shape (the reason first, then the answer):\n"
@@ -102,11 +117,13 @@ def pair_criterion_user_prompt(criterion: Criterion, first: ToGradeInput, second
 
 def pair_holistic_user_prompt(criteria: Sequence[Criterion], first: ToGradeInput,
                               second: ToGradeInput, query: str | None = None, *,
-                              allow_cannot_assess: bool = False) -> str:
+                              allow_cannot_assess: bool = False,
+                              examples_block: str = "") -> str:
     """The user message asking which response better satisfies the whole weighted rubric."""
     listing = _numbered_criteria(criteria, SIDE_TAGS)
     return (
-        f"{format_pair(first, second, query)}\n\n<criteria>\n{listing}\n</criteria>\n\n"
+        f"{_with_examples(examples_block, first, second, query)}\n\n"
+        f"<criteria>\n{listing}\n</criteria>\n\n"
         "Which response better satisfies this rubric as a whole, taking the weights into "
         "account (meeting a POSITIVE criterion counts for its weight, avoiding the mistake a "
         "NEGATIVE criterion describes counts for its weight)?\n"

@@ -8,8 +8,9 @@ fatal-error check (a refused key stops the comparison). Pairs are stored a batch
 ones that failed before), so an interrupted comparison loses at most one batch, and the
 answers of that batch the provider gave are in the cache. A cancel is seen between batches.
 Workers pick queued comparisons up by themselves (storage.jobs.comparison_queue), the
-app's in-process one included; ``start_in_background`` is for a process with no worker (and
-Resume), and a command-line or test caller awaits ``run_comparison``.
+app's in-process one included, and Resume queues one again for them
+(``comparison_queue.requeue_comparison``); ``start_in_background`` is for a process whose
+worker could not start, and a command-line or test caller awaits ``run_comparison``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sqlalchemy import update
 from grading.errors import RubricWorkbenchError
 from grading.llm import LiteLLMGenerate
 from grading.pairwise import PairwiseGrader
+from grading.pairwise.calibration import PairExamples
 from grading.pairwise.report import PairReport
 from storage import models as m
 from storage.convert import criterion_info
@@ -37,6 +39,7 @@ from storage.jobs.calls import Counters, JobGenerate, missing_credentials
 from storage.jobs.limiter import limiter_for
 from storage.repositories import comparisons as repo
 from storage.repositories import rubrics as rubric_repo
+from storage.services import pair_calibration
 from storage.services.comparisons import ComparisonInfo, get_comparison
 from storage.services.reviewers import Actor, Role, require
 
@@ -57,6 +60,7 @@ class _Work:
     holistic: bool
     criteria: list[tuple[int | None, Any]]  # (criterion id, Criterion) in order
     pending: list[tuple[int, str | None, Any, Any]]  # (pair id, query, a text, b text)
+    examples: PairExamples | None = None  # pairs people decided (calibration)
 
 
 def _text(row: m.ResponseRow) -> dict[str, str]:
@@ -77,17 +81,23 @@ def _claim(sessions: SessionFactory, comparison_id: int, worker: str, take_over_
             raise ComparisonBusyError(
                 f"comparison {comparison_id} is being judged by another process; wait for it, "
                 "or cancel it first")
-        if retry_failed:
-            repo.reset_failed(session, comparison_id)
+        counts: dict[str, int] = {}
+        if retry_failed and repo.reset_failed(session, comparison_id):
+            # the retried pairs count again as they are stored, not twice
+            states = repo.count_states(session, comparison_id)
+            counts = {"done_count": states.get("done", 0), "failed_count": 0}
         session.execute(update(m.ComparisonRow).where(m.ComparisonRow.id == comparison_id)
                         .values(status="running", claimed_by=worker, heartbeat_at=now,
                                 error=None, finished_at=None,
-                                started_at=row.started_at or now))
+                                started_at=row.started_at or now, **counts))
         criteria = [(c.id, criterion_info(c).to_criterion())
                     for c in rubric_repo.criteria_of(session, row.rubric_version_id)]
         pending = [(pair_id, query, _text(a), _text(b))
                    for pair_id, query, a, b in repo.pending_pairs(session, comparison_id)]
-        return _Work(row.model, dict(row.settings or {}), row.holistic, criteria, pending)
+        examples = pair_calibration.examples_for(session, row.settings,
+                                                 [c for _, c in criteria], row.holistic)
+        return _Work(row.model, dict(row.settings or {}), row.holistic, criteria, pending,
+                     examples)
 
 
 def _preference_rows(pair_id: int, report: PairReport,
@@ -198,7 +208,8 @@ async def run_comparison(
     if work.settings.get("call_deadline"):
         grader_options.setdefault("call_deadline", float(work.settings["call_deadline"]))
     grader = PairwiseGrader(calls, holistic=work.holistic, on_error="report",
-                            max_concurrency=concurrency, **grader_options)
+                            max_concurrency=concurrency, examples=work.examples,
+                            **grader_options)
     rubric = [c for _, c in work.criteria]
 
     async def one(pair: tuple[int, str | None, Any, Any]) -> tuple[int, Any]:

@@ -34,6 +34,11 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def _ended(task: asyncio.Task) -> bool:
+    """A comparison task that judged its comparison to the end (judge_as_worker's True)."""
+    return not task.cancelled() and task.exception() is None and task.result() is True
+
+
 @dataclass
 class Worker:
     """Claims runs (up to ``max_runs`` at once) and executes them until stopped."""
@@ -53,8 +58,9 @@ class Worker:
     _running: set[int] = field(default_factory=set)
     _joined: set[int] = field(default_factory=set)
     # comparison id -> (when this worker last took it, its task): never taken again while
-    # its task runs, nor for a while after (one another process holds, or that stopped on
-    # an error, is not retried in a tight loop)
+    # its task runs, nor for a while after one that did not get to its end (another process
+    # holds it, the database was away): no retry in a tight loop. One that ended is taken
+    # again as soon as it is queued again (Resume).
     _comparing: dict[int, tuple[float, asyncio.Task]] = field(default_factory=dict)
 
     @property
@@ -143,7 +149,7 @@ class Worker:
 
         now = time.monotonic()
         recent = tuple(c for c, (at, task) in self._comparing.items()
-                       if now - at < STALE_SECONDS or not task.done())
+                       if not task.done() or (now - at < STALE_SECONDS and not _ended(task)))
         try:
             found = await asyncio.to_thread(next_comparison, self.sessions,
                                             stale_after=STALE_SECONDS, exclude=recent)

@@ -26,6 +26,8 @@ from storage.errors import InvalidInputError, InvalidStateError
 from storage.repositories import comparisons as repo
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
+from storage.services import pair_calibration
+from storage.services.pair_calibration import PairCalibration
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 
@@ -90,6 +92,8 @@ class ComparisonResults:
     comparison: ComparisonInfo
     summary: ComparisonSummary | None  # None until a pair is judged
     not_judged: list[NotJudged]
+    # judged pairs that are calibration examples of this comparison: not in the summary
+    examples_left_out: int = 0
 
 
 def _info(session, row: m.ComparisonRow) -> ComparisonInfo:
@@ -174,11 +178,14 @@ def create_comparison(
     sessions: SessionFactory, *, rubric_version_id: int, a: Source, b: Source, model: str,
     match_by: str = "id", holistic: bool = False, name: str = "",
     settings: Mapping[str, Any] | None = None, actor: Actor,
+    calibration: PairCalibration | None = None,
 ) -> ComparisonInfo:
-    """Match the two sources and queue the comparison of their pairs (B compared with A).
+    """Match the two sources and queue the comparison of their pairs (B compared with A);
+    ``calibration``: show the judge pairs people decided (storage.services.pair_calibration).
 
-    Bad input (no key in common, a key used twice in one source, nothing left to judge)
-    raises InvalidInputError naming the source and row; nothing is written then."""
+    Bad input (no key in common, a key used twice in one source, nothing left to judge, no
+    decided pair to calibrate with) raises InvalidInputError naming the source and row;
+    nothing is written then."""
     require(actor, Role.ADMIN, "start a comparison")
     if match_by not in MATCH_BY:
         raise InvalidInputError(f"match by 'id' or 'query', not {match_by!r}")
@@ -196,12 +203,18 @@ def create_comparison(
             raise InvalidInputError("the rubric version has no criteria; add one first")
         names = (_label(session, a), _label(session, b))
         found, ids_a, ids_b = _matching(session, a, b, match_by, names)
+        stored = {k: v for k, v in (settings or {}).items() if v is not None}
+        if calibration is not None:
+            stored[pair_calibration.KEY] = pair_calibration.draw(
+                session, rubric_version_id=version.id, holistic=holistic,
+                positions=[0] if holistic else list(range(len(version.criteria))),
+                calibration=calibration, new_pairs=found.pairs)
         row = m.ComparisonRow(
             name=name.strip(), rubric_version_id=version.id, a_dataset_id=a.dataset_id,
             b_dataset_id=b.dataset_id, split_column=a.column,
             a_value=a.value, b_value=b.value, a_label=names[0], b_label=names[1],
             match_by=match_by, holistic=holistic, model=model.strip(),
-            settings={k: v for k, v in (settings or {}).items() if v is not None},
+            settings=stored,
             status="queued", pair_count=len(found.pairs), done_count=0, failed_count=0,
             cost=0.0, unknown_cost_count=0, created_by=actor.key, created_at=m.utcnow())
         session.add(row)
@@ -277,7 +290,8 @@ def _report(pair: m.ComparisonPairRow, criteria: dict[int | None, Any]) -> PairR
 def comparison_results(sessions: SessionFactory, comparison_id: int, *,
                        resamples: int = 1000, seed: int = 0) -> ComparisonResults:
     """Per criterion and overall: B's wins / ties / losses over A with bootstrap intervals and
-    the position-consistency rate; and every row that was not compared, with why."""
+    the position-consistency rate (the pairs that are calibration examples left out); and
+    every row that was not compared, with why."""
     with sessions() as session:
         row = repo.get(session, comparison_id)
         info = _info(session, row)
@@ -285,7 +299,9 @@ def comparison_results(sessions: SessionFactory, comparison_id: int, *,
             c.id: criterion_info(c).to_criterion()
             for c in rubric_repo.criteria_of(session, row.rubric_version_id)}
         criteria[None] = aggregation.HOLISTIC_CRITERION
-        reports = [_report(p, criteria) for p in repo.judged_pairs(session, comparison_id)]
+        left_out = pair_calibration.left_out_keys(row.settings)
+        judged = repo.judged_pairs(session, comparison_id)
+        reports = [_report(p, criteria) for p in judged if p.match_key not in left_out]
         listed = repo.not_judged(session, comparison_id)
         ids = repo.external_ids(session, [i for p in listed
                                           for i in (p.response_a_id, p.response_b_id) if i])
@@ -294,7 +310,8 @@ def comparison_results(sessions: SessionFactory, comparison_id: int, *,
         a_id=_shown_id(ids, p.response_a_id), b_id=_shown_id(ids, p.response_b_id),
         reason=p.error or p.note) for p in listed]
     summary = summarize(reports, resamples=resamples, seed=seed) if reports else None
-    return ComparisonResults(comparison=info, summary=summary, not_judged=not_judged)
+    return ComparisonResults(comparison=info, summary=summary, not_judged=not_judged,
+                             examples_left_out=len(judged) - len(reports))
 
 
 def _shown_id(ids: dict[int, str | None], response_id: int | None) -> str | None:

@@ -2,6 +2,9 @@
 effective preference (agreed or adjudicated, as in storage.services.pair_results), and the
 people among themselves (each reviewer's current preference) — grading.pairwise.agreement.
 
+A calibrated comparison's pairs that are examples (storage.services.pair_calibration) are
+left out, as a calibrated run's example responses are left out of its agreement.
+
 Blind review: an adjudicator or admin measures over everyone's preferences; a reviewer over
 the pairs they answered whole (the only pairs where they may see others' preferences and the
 judge's), exactly as if nobody had answered the others.
@@ -23,7 +26,7 @@ from storage import models as m
 from storage.engine import SessionFactory
 from storage.errors import NotFoundError
 from storage.repositories import pair_reviews as repo
-from storage.services import pair_consensus
+from storage.services import pair_calibration, pair_consensus
 from storage.services.blindness import sight_of
 from storage.services.pair_reviews import comparison_criteria, may_see_pair
 from storage.services.reviewers import Actor, Role, require
@@ -50,6 +53,12 @@ def preference_agreement(sessions: SessionFactory, *, actor: Actor, comparison_i
             raise NotFoundError(f"comparison {comparison_id} does not exist")
         criteria = comparison_criteria(session, comparison)
         ids = repo.judged_pair_ids(session, comparison_id)
+        left_out = pair_calibration.left_out_keys(comparison.settings)
+        if left_out:  # the pairs the judge was shown as examples: no test of it
+            examples = set(session.scalars(select(m.ComparisonPairRow.id).where(
+                m.ComparisonPairRow.comparison_id == comparison_id,
+                m.ComparisonPairRow.match_key.in_(left_out))))
+            ids = [pid for pid in ids if pid not in examples]
         judged = {(row.pair_id, row.position): row.preference for row in session.scalars(
             select(m.ComparisonPreferenceRow)
             .where(m.ComparisonPreferenceRow.pair_id.in_(ids)))}

@@ -26,7 +26,7 @@ from storage import models as m
 from storage.engine import SessionFactory
 from storage.errors import NotFoundError
 from storage.repositories import pair_reviews as repo
-from storage.services import pair_consensus
+from storage.services import pair_calibration, pair_consensus
 from storage.services.blindness import sight_of
 from storage.services.pair_consensus import PairDecision, PairPreferenceInfo
 from storage.services.pair_reviews import (
@@ -97,6 +97,12 @@ def _report(criteria: Sequence[PairCriterion], judge: Mapping[int, m.ComparisonP
                       inconsistent_count=sum(p.consistent is False for p in preferences))
 
 
+def people_report(criteria: Sequence[PairCriterion], decided: Mapping[int, Side | None]
+                  ) -> PairReport:
+    """The pair's result from people's preferences alone (no judge row behind them)."""
+    return _report(criteria, {}, decided)
+
+
 def _applied(decisions: Mapping[int, PairDecision]) -> dict[int, Side | None]:
     return {n: d.side for n, d in decisions.items() if d.status != "disputed"}
 
@@ -138,11 +144,13 @@ def people_results(sessions: SessionFactory, *, actor: Actor, comparison_id: int
             raise NotFoundError(f"comparison {comparison_id} does not exist")
         criteria = comparison_criteria(session, comparison)
         positions = [c.position for c in criteria]
-        pairs = list(session.execute(
-            select(m.ComparisonPairRow.id, m.ComparisonPairRow.state)
+        left_out = pair_calibration.left_out_keys(comparison.settings)
+        pairs = [(pid, state) for pid, state, key in session.execute(
+            select(m.ComparisonPairRow.id, m.ComparisonPairRow.state,
+                   m.ComparisonPairRow.match_key)
             .where(m.ComparisonPairRow.comparison_id == comparison_id,
                    m.ComparisonPairRow.kind == "pair")
-            .order_by(m.ComparisonPairRow.position)))
+            .order_by(m.ComparisonPairRow.position)) if key not in left_out]
         ids = [pid for pid, _state in pairs]
         judge = _judge_rows(session, ids)
         reviews, _adj = pair_consensus.current(session, ids)

@@ -15,7 +15,9 @@ Decide = Callable[[str | None, str, str], str]
 
 
 def shown(prompt: str) -> tuple[str | None, str, str]:
-    """(requirement, text shown first, text shown second) of a pairwise prompt."""
+    """(requirement, text shown first, text shown second) of a pairwise prompt (after its
+    worked examples, when it has some)."""
+    prompt = prompt.split("The pair to compare:", 1)[-1]
     first, second = _SHOWN.search(prompt).groups()
     criterion = _CRITERION.search(prompt)
     return (criterion.group(1) if criterion else None), first, second

@@ -95,12 +95,24 @@ def test_a_rubric_of_the_same_name_with_other_criteria_stores_nothing(
     assert fake_provider.requests == 0
 
 
-@pytest.mark.parametrize("extra", [["--out", "x.jsonl"], ["--split-by", "model"],
-                                   ["--columns", "a,b"], ["--model", "openai/other-judge"]],
-                         ids=["with-out", "split-by", "columns", "panel"])
+@pytest.mark.parametrize("extra", [["--out", "x.jsonl"], ["--model", "openai/other-judge"]],
+                         ids=["with-out", "panel"])
 def test_save_refuses_options_it_cannot_honour(files, fake_provider, sessions, capsys, extra):
     assert _save(files, fake_provider, "old", "new", *extra) == 2
     assert "--save" in capsys.readouterr().err
+    assert _rows(sessions) == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--split-by", "model"], "no value in the column 'model'"),
+    (["--columns", "a,b"], "--columns names the sources within one file")],
+    ids=["split-by-without-the-column", "columns-of-two-files"])
+def test_sources_that_cannot_be_read_store_nothing(files, fake_provider, sessions, capsys,
+                                                   extra, said):
+    """--split-by and --columns are saved too (test_cli_compare_save_sources.py); given
+    files that do not fit them, the command says why and stores nothing."""
+    assert _save(files, fake_provider, "old", "new", *extra) == 2
+    assert said in capsys.readouterr().err
     assert _rows(sessions) == (0, 0, 0, 0)
 
 

@@ -9,13 +9,14 @@ from datetime import UTC, datetime, timedelta
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
-from storage.jobs.comparison_runner import STALE_SECONDS, start_in_background
+from storage.jobs.comparison_queue import requeue_comparison
+from storage.jobs.comparison_runner import STALE_SECONDS
 from storage.services import comparisons
 from storage.services.comparisons import ComparisonInfo
 from ui import compare_readers, runtime
 from ui.auth import current_actor
 from ui.boundary import page_boundary, plain
-from ui.compare_form import handle_start, render_form
+from ui.compare_form import handle_start, judge_queued, render_form
 from ui.compare_leaderboard import render_leaderboard
 from ui.compare_panel_form import render_panel_form
 from ui.compare_panels import render_selected_panel
@@ -65,13 +66,27 @@ def handle_cancel(comparison_id: int) -> None:
 
 
 def handle_resume(comparison_id: int) -> None:
-    """Judge what is left: pending pairs and the ones that failed; stored pairs are kept."""
+    """Queue what is left (pending pairs and the failed ones) for the app's worker; stored
+    pairs are kept. A second tab's Resume finds it queued and changes nothing."""
+    sessions = runtime.get_sessions()
     try:
-        start_in_background(runtime.get_sessions(), comparison_id, actor=current_actor())
-        st.session_state.compare_flash = (
-            "info", f"Comparison #{comparison_id} goes on with the pairs not yet compared.")
+        done = requeue_comparison(sessions, comparison_id, actor=current_actor())
     except RubricWorkbenchError as exc:
         st.session_state.compare_flash = ("error", plain(str(exc)))
+    else:
+        c = done.comparison
+        if not done.queued:
+            st.session_state.compare_flash = (
+                "info", f"Comparison #{comparison_id} is already {c.status}; nothing was "
+                        "started twice.")
+        else:
+            left = c.pair_count - c.done_count
+            who = ("the app's worker takes it now" if runtime.worker_enabled() else
+                   "a `rubric-workbench worker` process judges it (this app's worker is off)")
+            st.session_state.compare_flash = (
+                "info", f"Comparison #{comparison_id} goes on with the pairs not yet compared "
+                        f"({left}): {who}.")
+            judge_queued(sessions, comparison_id)
     compare_readers.clear()
 
 
@@ -88,7 +103,8 @@ def render_status(c: ComparisonInfo) -> None:
         head.progress(done / c.pair_count if c.pair_count else 0.0)
         action.button("Cancel", key=f"compare_cancel_{c.id}", on_click=handle_cancel,
                       args=(c.id,), width="stretch")
-    if ((c.finished and c.status != "cancelled" and (c.status == "failed" or c.failed_count))
+    if ((c.finished and (c.status == "failed" or c.failed_count
+                         or (c.status == "cancelled" and c.done_count < c.pair_count)))
             or (not c.finished and _stale(c))):
         action.button("Resume", key=f"compare_resume_{c.id}", on_click=handle_resume,
                       args=(c.id,), width="stretch",
