@@ -81,6 +81,11 @@ def _render_corrected(report: TrustReport, judge: JudgeTrust) -> None:
 
 def _render_stability(report: TrustReport, judge: JudgeTrust) -> None:
     st.markdown("**Stability across samples**")
+    if judge.panel_members and not judge.stability_measured:
+        st.caption(f"Not measured: every member of this panel needs at least two samples "
+                   f"(its own samples per criterion, or other runs of the same model and "
+                   f"grader). Samples: {safe_text.md(judge.stability_basis)}.")
+        return
     if not judge.stability_measured:
         left = (f" Runs {', '.join(f'#{r}' for r in judge.replayed)} replayed every answer "
                 "from the cache and measure nothing." if judge.replayed else "")
@@ -94,7 +99,9 @@ def _render_stability(report: TrustReport, judge: JudgeTrust) -> None:
              "Noisy": "yes" if r.stability.noisy else "no"}
             for r in judge.criteria if r.stability is not None]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    if judge.samples_per_criterion > 1:
+    if judge.stability_basis:
+        where = f"Samples: {safe_text.md(judge.stability_basis)}."
+    elif judge.samples_per_criterion > 1:
         where = (f"Samples: run #{judge.samples[0]} asked the judge "
                  f"{judge.samples_per_criterion} times per criterion.")
     else:

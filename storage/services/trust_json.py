@@ -79,6 +79,8 @@ def trust_json(report: TrustReport) -> dict:
             "cost_per_1000_responses": j.cost_per_1000, "unpriced_grades": j.unpriced,
             "score": _corrected_json(j.score), "criteria": rows,
             "pairwise_order": pairwise_json(j.pairwise_order),
+            "panel_members": [f"run:{r}" for r in j.panel_members],
+            "stability_basis": j.stability_basis or None,
         })
     return {
         "corrected_estimates_use": report.rule,

@@ -28,13 +28,19 @@ def prepare_stability(data, frame: Frame, samples: tuple[int, ...]) -> list:
 
 
 def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
-                  stability: list | None, per_criterion: int = 1
+                  stability: list | None, per_criterion: int = 1, basis: str = ""
                   ) -> Callable[[], JudgeTrust]:
+    """``basis``: where a panel's samples come from (trust_panels); a panel's option and
+    criterion positions are its members' (each member was shown its own order), pooled."""
     import numpy as np
 
     data = report.data
     judged = values(codes_of(data, frame, source.key), frame)
     samples, replayed = groups.get(source.key, ((), ()))
+    shown = (source.member_run_ids if source.is_panel
+             else (source.run_id,) if source.run_id is not None else ())
+    shown_values = {rid: judged if rid == source.run_id
+                    else values(codes_of(data, frame, f"run:{rid}"), frame) for rid in shown}
     finishers = []
     for criterion, j in frame.columns.items():
         f, y = judged[:, j], frame.human[:, j]
@@ -48,16 +54,20 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
         length_controlled = prepare_slope(
             frame.lengths[both], f[both], y[both].tolist(), draws=frame.reviewed_draws,
             rows=[frame.reviewed[int(r)] for r in both])
-        shuffled = (reads.shuffles.get(source.run_id, {}).get(criterion)
-                    if source.run_id is not None else None)
+        shuffled = [choice for rid in shown
+                    for choice in reads.shuffles.get(rid, {}).get(criterion, ())]
         position = first_position_effect(shuffled) if shuffled else None
-        order = trust_positions.order_effect_of(
-            reads.listings.get(source.run_id, {}).get(criterion), f, frame.positions,
+        order = trust_positions.pooled_order_effect(
+            [(reads.listings.get(rid, {}).get(criterion), shown_values[rid][:, j])
+             for rid in shown], frame.positions,
             len(frame.columns), scale=(min(frame.values[j]), max(frame.values[j])))
         finishers.append((criterion, corrected, length_all, length_controlled,
                           stability[j] if stability else None, position, order))
     score = corrected_score(data, source.key, reads.sample)
-    pairwise = next((p.order for p in reads.pairwise if p.model == source.model), None)
+    # a comparison is judged by one model; a panel's members' models are in the report's
+    # pairwise table
+    pairwise = (None if source.is_panel else
+                next((p.order for p in reads.pairwise if p.model == source.model), None))
     labels = {c.id: c for c in data.criteria}
 
     def finish() -> JudgeTrust:
@@ -75,7 +85,8 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
             cost_per_1000=(None if source.cost_per_grade is None
                            else source.cost_per_grade * 1000),
             unpriced=source.unknown_cost_count,
-            pairwise_order=pairwise,
+            pairwise_order=pairwise, panel_members=tuple(source.member_run_ids),
+            stability_basis=basis,
             verdict=sentence(vs_human, max(len(samples), per_criterion), rows, pairwise))
 
     return finish

@@ -19,6 +19,10 @@ What counts:
   Otherwise the samples are the runs of the same rubric version, dataset, model and grader
   (``samples``); a run that made no provider call (every answer replayed from the provider
   cache) measures nothing and is left out (``replayed``).
+- **A panel** (trust_panels): its samples are its members' samples combined by the panel's
+  rule, sample by sample; its option-position and criterion-order effects pool its
+  members' recorded shuffles (each member was shown its own order); no pairwise order (a
+  comparison is judged by one model).
 - **Length bias**: on every response the judge decided (association) and, where people
   reviewed, within the human verdict (controlled); the verdict sentence uses the controlled
   slope when there is one.
@@ -34,7 +38,14 @@ from __future__ import annotations
 
 from grading.trust.figures import SharedDraws
 from storage.engine import SessionFactory
-from storage.services import agreement, agreement_blind, blindness, trust_samples
+from storage.services import (
+    agreement,
+    agreement_blind,
+    blindness,
+    panels,
+    trust_panels,
+    trust_samples,
+)
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_sources import HUMAN
 from storage.services.blindness import Sight
@@ -92,6 +103,13 @@ def build_trust(sessions: SessionFactory, report: AgreementReport) -> TrustRepor
                 report, judge.verdicts_vs_human, source, reads, frame,
                 {source.key: ((source.run_id,), ())},
                 trust_samples.prepare_within(data, frame, source.key, *within), within[0]))
+            continue
+        if source.is_panel:
+            found = trust_panels.panel_samples(data, frame, reads, groups, source.key,
+                                               panels.get_panel(sessions, source.panel_id))
+            pending.append(prepare_judge(report, judge.verdicts_vs_human, source, reads,
+                                         frame, groups, found.stability, found.count,
+                                         found.basis))
             continue
         samples, _gone = groups.get(source.key, ((), ()))
         if len(samples) >= 2 and samples not in stabilities:

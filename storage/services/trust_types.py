@@ -48,6 +48,9 @@ class JudgeTrust:
     samples_per_criterion: int = 1
     # the same model's order effect in stored comparisons (None: it judged none)
     pairwise_order: PairwiseOrder | None = None
+    # a panel: its member runs, and where its stability samples come from (trust_panels)
+    panel_members: tuple[int, ...] = ()
+    stability_basis: str = ""
 
     @property
     def stability_measured(self) -> bool:

@@ -179,3 +179,88 @@ def test_agreement_command_prints_the_trust_fields(sessions, world, db_url, caps
                      "--format", "text", "--db", db_url]) == 0
     text = capsys.readouterr().out
     assert same.verdict in text and "random sample only" in text
+
+
+def _panel_choice(j: int, one: str, two: str) -> str | None:
+    """The majority of two members, worked out here: agreeing members decide, a MET/UNMET
+    split is undecided (None); on the rating, the median of two is the lower option."""
+    if j == 0:
+        return one if one == two else None
+    return min(one, two, key=lambda label: VALUE[label])
+
+
+def test_a_panel_is_stable_when_its_members_samples_combined_agree(sessions):
+    from storage.services import panels
+    from tests.actors import ADMIN
+
+    world = trust_seed.seed(sessions, b_twice=True)
+    panel = panels.create_panel(sessions, run_ids=[world.runs["a1"], world.runs["b"]],
+                                rule="majority", actor=ADMIN)
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    judge = report.judge(f"panel:{panel.id}")
+    assert judge.panel_members == (world.runs["a1"], world.runs["b"])
+    assert judge.samples_per_criterion == 2 and judge.stability_measured
+    assert f"runs #{world.runs['b']}, #{world.runs['b2']}" in judge.stability_basis
+    # panel sample 0 is the verdict the panel shows
+    shown = {(g.response_id, c.criterion_id): c.decision.choice
+             for g in panels.panel_grades(sessions, panel.id) for c in g.criteria}
+    for j, row in enumerate(judge.criteria):
+        pairs = []
+        for rid in world.response_ids:
+            first = _panel_choice(j, world.judged["a1"][rid][j], world.judged["b"][rid][j])
+            second = _panel_choice(j, world.judged["a2"][rid][j], world.judged["b2"][rid][j])
+            if first is not None:
+                assert str(shown[rid, world.criterion_ids[j]]) == first
+            if first is not None and second is not None:
+                pairs.append((first, second))
+        assert row.stability.flip_rate.n == len(pairs) > 10
+        assert row.stability.flip_rate.value == pytest.approx(
+            sum(1 for x, y in pairs if x != y) / len(pairs))
+        labels = sorted({v for p in pairs for v in p})
+        table = np.array([[p.count(label) for label in labels] for p in pairs])
+        assert row.stability.fleiss_kappa.value == pytest.approx(
+            sm_fleiss_kappa(table, method="fleiss"))
+    assert "across 2 samples" in judge.verdict
+    data = trust_json.trust_json(report)
+    entry = next(j for j in data["judges"] if j["source"] == f"panel:{panel.id}")
+    assert entry["panel_members"] == [f"run:{world.runs['a1']}", f"run:{world.runs['b']}"]
+    assert entry["samples_per_criterion"] == 2 and entry["stability_basis"]
+    measured = judge.criteria[0].stability.flip_rate.n
+    assert entry["criteria"][0]["stability"]["flip_rate"]["n"] == measured
+    assert entry["pairwise_order"] is None
+
+
+def test_a_panel_whose_member_has_one_sample_measures_no_stability(sessions, world):
+    from storage.services import panels
+    from tests.actors import ADMIN
+
+    panel = panels.create_panel(sessions, run_ids=[world.runs["a1"], world.runs["b"]],
+                                rule="majority", actor=ADMIN)
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    judge = report.judge(f"panel:{panel.id}")
+    assert not judge.stability_measured
+    assert all(r.stability is None for r in judge.criteria)
+    assert "1 panel sample" in judge.stability_basis
+    assert "stability not measured" in judge.verdict
+
+
+def test_a_panels_position_effect_pools_its_members_shuffles(sessions, world):
+    from statsmodels.stats.proportion import proportion_confint
+
+    from storage.services import panels
+    from tests.actors import ADMIN
+
+    panel = panels.create_panel(sessions, run_ids=[world.runs["a1"], world.runs["b"]],
+                                rule="majority", actor=ADMIN)
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    row = report.judge(f"panel:{panel.id}").criteria[1]
+    labels = [o.label for o in LIKERT]
+    first = [world.shown[key][rid].index(labels.index(world.judged[key][rid][1])) == 0
+             for key in ("a1", "b") for rid in world.response_ids]
+    chance = 1 / len(LIKERT)
+    assert row.position.excess.n == len(first) == 2 * trust_seed.RESPONSES
+    assert row.position.first_rate == pytest.approx(sum(first) / len(first))
+    low, high = proportion_confint(sum(first), len(first), method="wilson")
+    assert row.position.excess.low == pytest.approx(low - chance)
+    assert row.position.excess.high == pytest.approx(high - chance)
+    assert report.judge(f"panel:{panel.id}").criteria[0].position is None

@@ -49,8 +49,10 @@ def _choices(rng: random.Random, length: int, truth: tuple[str, str], flip: floa
     return accurate, clarity
 
 
-def seed(sessions, *, rubric_name: str = "Trust", dataset_name: str = "Trust answers"
-         ) -> TrustWorld:
+def seed(sessions, *, rubric_name: str = "Trust", dataset_name: str = "Trust answers",
+         b_twice: bool = False) -> TrustWorld:
+    """``b_twice``: a second run of judge b ("b2"), made after the others (their draws
+    stay the same)."""
     rng = random.Random(11)
     version = rubrics.create_rubric(sessions, rubric_name, CRITERIA, actor=ADMIN)
     dataset = datasets.create_dataset(sessions, dataset_name, responses=[
@@ -69,12 +71,16 @@ def seed(sessions, *, rubric_name: str = "Trust", dataset_name: str = "Trust ans
         "b": runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                              grader="per_criterion", model="openai/judge-b", actor=ADMIN),
     }
+    if b_twice:
+        made["b2"] = runs.create_run(sessions, rubric_version_id=version.id,
+                                     dataset_id=dataset.id, grader="per_criterion",
+                                     model="openai/judge-b", actor=ADMIN)
     judged: dict[str, dict[int, tuple[str, str]]] = {k: {} for k in made}
     shown: dict[str, dict[int, list[int]]] = {k: {} for k in made}
     for key, run in made.items():
         for rid in ids:
-            choices = _choices(rng, lengths[rid], truth[rid], 0.15 if key != "b" else 0.3,
-                               0.6 if key != "b" else 0.0)
+            choices = _choices(rng, lengths[rid], truth[rid], 0.15 if key[0] != "b" else 0.3,
+                               0.6 if key[0] != "b" else 0.0)
             order = list(range(len(LIKERT)))
             rng.shuffle(order)
             if key == "a1" and rng.random() < 0.3:  # a1 is drawn to the first option shown

@@ -89,3 +89,27 @@ def test_switching_result_sets_keeps_the_trust_section_on_a_judge_of_the_new_set
     assert at.selectbox(key="agreement_trust_judge").value == f"run:{other.cheap.id}"
     # the holistic run gives no per-criterion verdicts: not a judge of this section
     assert len(at.selectbox(key="agreement_trust_judge").options) == 2  # cheap and strong
+
+
+def test_a_panel_shows_its_stability_and_where_its_samples_come_from(sessions):
+    from storage.services import panels
+    from tests.actors import ADMIN
+
+    world = trust_seed.seed(sessions, b_twice=True)
+    panel = panels.create_panel(sessions, run_ids=[world.runs["a1"], world.runs["b"]],
+                                rule="majority", actor=ADMIN)
+    expected = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    judge = expected.judge(f"panel:{panel.id}")
+    at = _open()
+    at.selectbox(key="agreement_trust_judge").set_value(judge.source_key).run()
+    assert not at.exception, at.exception
+    text = "\n".join(unescape(str(m.value)) for m in [*at.markdown, *at.caption])
+    assert judge.verdict in text
+    assert f"runs #{world.runs['b']}, #{world.runs['b2']}" in text
+    stability = _table(at, "Fleiss' κ")
+    assert list(stability["Criterion"]) == ["accurate", "clarity"]
+    assert stability["Flip rate"][0].endswith(
+        f"(n={judge.criteria[0].stability.flip_rate.n})")
+    bias = _table(at, "First-shown option chosen, minus chance")
+    assert bias["First-shown option chosen, minus chance"][1].endswith(
+        f"(n={2 * trust_seed.RESPONSES})")
