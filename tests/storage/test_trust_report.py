@@ -264,3 +264,30 @@ def test_a_panels_position_effect_pools_its_members_shuffles(sessions, world):
     assert row.position.excess.low == pytest.approx(low - chance)
     assert row.position.excess.high == pytest.approx(high - chance)
     assert report.judge(f"panel:{panel.id}").criteria[0].position is None
+
+
+def test_the_scores_corrected_estimate_is_ppi_on_the_sampled_scores(sessions, world):
+    """The score's figure, from scores worked out here: accurate (weight 10, MET 1) and
+    clarity (weight 5, the option's value), normalized by the total weight."""
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    score = _judge(report, world, "a1").score
+
+    def hand(choices):
+        return (10 * VALUE[choices[0]] + 5 * VALUE[choices[1]]) / 15
+
+    f_all = np.array([hand(world.judged["a1"][rid]) for rid in world.response_ids])
+    f_s = np.array([hand(world.judged["a1"][rid]) for rid in world.sample])
+    y_s = np.array([hand(world.human[rid]) for rid in world.sample])
+    assert score.judge.value == pytest.approx(f_all.mean()) and score.judge.n == len(f_all)
+    assert score.people.value == pytest.approx(y_s.mean())
+    assert score.people.n == trust_seed.SAMPLE  # the hard cases are not in it
+    lam = np.cov(y_s, f_s)[0, 1] / ((1 + len(y_s) / len(f_all)) * f_all.var(ddof=1))
+    lam = min(1.0, max(0.0, lam))
+    tuned = lam * f_all.mean() + (y_s - lam * f_s).mean()
+    half = 1.959963984540054 * math.sqrt(
+        lam ** 2 * f_all.var(ddof=1) / len(f_all) + (y_s - lam * f_s).var(ddof=1) / len(y_s))
+    assert score.power == pytest.approx(lam)
+    assert score.corrected.value == pytest.approx(tuned)
+    assert (score.corrected.low, score.corrected.high) == pytest.approx(
+        (tuned - half, tuned + half))
+    assert score.corrected.n == trust_seed.SAMPLE
