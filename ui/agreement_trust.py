@@ -44,10 +44,36 @@ def render_trust(report: TrustReport) -> None:
     cost = ("unknown" if judge.cost_per_1000 is None else fmt_cost(judge.cost_per_1000))
     unpriced = f" ({judge.unpriced} grades unpriced)" if judge.unpriced else ""
     st.caption(f"Cost per 1,000 responses: {cost}{unpriced}")
+    _render_human_range(judge)
     _render_corrected(report, judge)
     _render_stability(report, judge)
     _render_bias(judge)
     _render_pairwise(report)
+
+
+def _render_human_range(judge: JudgeTrust) -> None:
+    """The judge against the people's own range (the human baseline above, per criterion)."""
+    if not judge.human_range:
+        return
+    st.markdown("**Against the people** (macro-F1 against the other reviewers)")
+    rows = [{"Criterion": safe_text.text(h.criterion),
+             "Judge": _baseline_fig(h.judge_f1),
+             "The people (each reviewer)": safe_text.text(h.people_f1),
+             "Where": _WHERE[h.position]} for h in judge.human_range]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+_WHERE = {"inside": "like a person", "above": "better than the people",
+          "below": "worse than the people", "unclear": "can't tell yet",
+          "unknown": "no baseline (needs two reviewers on the same responses)"}
+
+
+def _baseline_fig(figure) -> str:
+    if figure.value is None:
+        return f"— (n={figure.n})"
+    interval = ("" if figure.interval is None else
+                f" [{figure.interval.low:.2f}, {figure.interval.high:.2f}]")
+    return f"{figure.value:.2f}{interval} (n={figure.n})"
 
 
 def _weight(value: float | None) -> str:

@@ -16,7 +16,7 @@ from grading.trust.verdict import Named, verdict
 from storage.services import trust_positions, trust_samples
 from storage.services.trust_frame import Frame, codes_of, values
 from storage.services.trust_reads import Reads
-from storage.services.trust_types import CriterionTrust, JudgeTrust
+from storage.services.trust_types import CriterionTrust, HumanRange, JudgeTrust
 
 
 def prepare_stability(data, frame: Frame, samples: tuple[int, ...]) -> list:
@@ -28,8 +28,8 @@ def prepare_stability(data, frame: Frame, samples: tuple[int, ...]) -> list:
 
 
 def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
-                  stability: list | None, per_criterion: int = 1, basis: str = ""
-                  ) -> Callable[[], JudgeTrust]:
+                  stability: list | None, per_criterion: int = 1, basis: str = "",
+                  human_range: tuple[HumanRange, ...] = ()) -> Callable[[], JudgeTrust]:
     """``basis``: where a panel's samples come from (trust_panels); a panel's option and
     criterion positions are its members' (each member was shown its own order), pooled."""
     import numpy as np
@@ -86,8 +86,9 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
                            else source.cost_per_grade * 1000),
             unpriced=source.unknown_cost_count,
             pairwise_order=pairwise, panel_members=tuple(source.member_run_ids),
-            stability_basis=basis,
-            verdict=sentence(vs_human, max(len(samples), per_criterion), rows, pairwise))
+            stability_basis=basis, human_range=human_range,
+            verdict=sentence(vs_human, max(len(samples), per_criterion), rows, pairwise,
+                             human_range))
 
     return finish
 
@@ -99,12 +100,32 @@ def corrected_score(data, key: str, sample: frozenset[int]) -> CorrectedMean:
     return ppi_mean(list(judge.values()), [judge[r] for r in both], [human[r] for r in both])
 
 
+_RANGE_WORDS = (("inside", "like a person does on"), ("above", "better than the people on"),
+                ("below", "worse than the people on"),
+                ("unclear", "can't tell yet against the people on"))
+
+
+def range_phrase(ranges: tuple[HumanRange, ...]) -> str | None:
+    """Where the judge sits against the people's own range (the human baseline), by
+    criterion; None when no criterion has a baseline."""
+    parts = []
+    for position, words in _RANGE_WORDS:
+        named = [r.criterion for r in ranges if r.position == position]
+        if named:
+            parts.append(f"{words} {', '.join(named)}")
+    return "; ".join(parts) or None
+
+
 def sentence(vs_human: PairwiseAgreement | None, samples: int, rows,
-             pairwise: PairwiseOrder | None = None) -> str:
+             pairwise: PairwiseOrder | None = None,
+             human_range: tuple[HumanRange, ...] = ()) -> str:
     said = None
     if vs_human is not None and vs_human.cohens_kappa is not None:
         said = (f"agrees with people at κ {vs_human.cohens_kappa:.2f} "
                 f"(n={vs_human.pairs_used})")
+    against = range_phrase(human_range)
+    if against:
+        said = f"{said} — {against}" if said else against
     measured = [r for r in rows if r.stability is not None
                 and r.stability.flip_rate.n > 0]
     slopes = []

@@ -291,3 +291,45 @@ def test_the_scores_corrected_estimate_is_ppi_on_the_sampled_scores(sessions, wo
     assert (score.corrected.low, score.corrected.high) == pytest.approx(
         (tuned - half, tuned + half))
     assert score.corrected.n == trust_seed.SAMPLE
+
+
+def test_each_judge_is_placed_against_the_peoples_own_range(sessions):
+    """The human range: the judge's macro-F1 against each reviewer, averaged over the
+    left-out reviewer (scikit-learn here), beside the reviewers' own figures; the verdict
+    says where the judge sits."""
+    from sklearn.metrics import f1_score
+
+    from storage.services import agreement, human_baseline
+
+    world = trust_seed.seed(sessions, second_reviewer=True)
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    a1 = _judge(report, world, "a1")
+    accurate = a1.human_range[0]
+    assert [h.criterion for h in a1.human_range] == ["accurate"]  # binary criteria only
+    assert accurate.reviewers == 2
+    shared = world.sample
+    judge = [world.judged["a1"][r][0] for r in shared]
+    ana = [world.human[r][0] for r in shared]
+    bo = [world.second[r][0] for r in shared]
+    expected = (f1_score(ana, judge, average="macro") + f1_score(bo, judge, average="macro")) / 2
+    assert accurate.judge_f1.value == pytest.approx(expected)
+    assert accurate.judge_f1.n == len(shared)
+    people = f1_score(ana, bo, average="macro")
+    assert f"{people:.2f}" in accurate.people_f1
+    baseline = human_baseline.build_baseline(
+        agreement.agreement_report(sessions, world.version_id, world.dataset_id).data)
+    position = next(j.position for j in baseline.criteria[0].judges
+                    if j.source_key == a1.source_key)
+    assert accurate.position == position != "unknown"
+    words = dict(trust_report_words())[position]
+    assert f"{words} accurate" in a1.verdict
+    entry = next(j for j in trust_json.trust_json(report)["judges"]
+                 if j["source"] == a1.source_key)
+    assert entry["human_range"][0]["position"] == position
+    assert entry["human_range"][0]["judge_macro_f1"]["value"] == pytest.approx(expected)
+
+
+def trust_report_words():
+    from storage.services.trust_judge import _RANGE_WORDS
+
+    return _RANGE_WORDS

@@ -36,6 +36,7 @@ class TrustWorld:
     human: dict[int, tuple[str, str]]  # response -> (accurate, clarity)
     judged: dict[str, dict[int, tuple[str, str]]]  # run -> response -> choices
     shown: dict[str, dict[int, list[int]]]  # run -> response -> shuffle order of clarity
+    second: dict[int, tuple[str, str]]  # the second reviewer's choices (second_reviewer)
 
 
 def _choices(rng: random.Random, length: int, truth: tuple[str, str], flip: float,
@@ -50,9 +51,10 @@ def _choices(rng: random.Random, length: int, truth: tuple[str, str], flip: floa
 
 
 def seed(sessions, *, rubric_name: str = "Trust", dataset_name: str = "Trust answers",
-         b_twice: bool = False) -> TrustWorld:
+         b_twice: bool = False, second_reviewer: bool = False) -> TrustWorld:
     """``b_twice``: a second run of judge b ("b2"), made after the others (their draws
-    stay the same)."""
+    stay the same). ``second_reviewer``: "bo" also reviews the random sample, agreeing with
+    ana except on accurate for every fifth sampled response (``world.second``)."""
     rng = random.Random(11)
     version = rubrics.create_rubric(sessions, rubric_name, CRITERIA, actor=ADMIN)
     dataset = datasets.create_dataset(sessions, dataset_name, responses=[
@@ -107,7 +109,18 @@ def seed(sessions, *, rubric_name: str = "Trust", dataset_name: str = "Trust ans
         for criterion, choice in zip(version.criteria, truth[rid], strict=True):
             reviews.set_human_verdict(sessions, response_id=rid, criterion_id=criterion.id,
                                       verdict=choice, actor=ana)
-    return TrustWorld(
+    second: dict[int, tuple[str, str]] = {}
+    if second_reviewer:
+        bo = local_actor("bo")
+        for i, rid in enumerate(sample):
+            accurate, clarity = truth[rid]
+            if i % 5 == 0:
+                accurate = "UNMET" if accurate == "MET" else "MET"
+            second[rid] = (accurate, clarity)
+            for criterion, choice in zip(version.criteria, second[rid], strict=True):
+                reviews.set_human_verdict(sessions, response_id=rid,
+                                          criterion_id=criterion.id, verdict=choice, actor=bo)
+    return TrustWorld(second=second,
         version_id=version.id, dataset_id=dataset.id,
         criterion_ids=[c.id for c in version.criteria], response_ids=ids, lengths=lengths,
         runs={k: r.id for k, r in made.items()}, sample=sample, hard=hard,

@@ -113,3 +113,19 @@ def test_a_panel_shows_its_stability_and_where_its_samples_come_from(sessions):
     bias = _table(at, "First-shown option chosen, minus chance")
     assert bias["First-shown option chosen, minus chance"][1].endswith(
         f"(n={2 * trust_seed.RESPONSES})")
+
+
+def test_the_trust_section_places_the_judge_against_the_peoples_own_range(sessions):
+    world = trust_seed.seed(sessions, second_reviewer=True)
+    expected = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    a1 = expected.judge(f"run:{world.runs['a1']}")
+    assert a1.human_range and a1.human_range[0].position != "unknown"
+    at = _open()
+    assert not at.exception, at.exception
+    text = "\n".join(unescape(str(m.value)) for m in [*at.markdown, *at.caption])
+    assert a1.verdict in text
+    table = _table(at, "The people (each reviewer)")
+    assert list(table["Criterion"]) == ["accurate"]
+    figure = table["Judge"][0]
+    assert figure.startswith(f"{a1.human_range[0].judge_f1.value:.2f} [")
+    assert figure.endswith(f"(n={trust_seed.SAMPLE})")
