@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 from sklearn.linear_model import LinearRegression
+from sqlalchemy import select
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from storage.services import trust_json, trust_report
@@ -333,3 +334,47 @@ def trust_report_words():
     from storage.services.trust_judge import _RANGE_WORDS
 
     return _RANGE_WORDS
+
+
+def test_a_panels_criterion_order_effect_pools_its_members_listings(sessions, world):
+    """Each member listed the two criteria in its own order per response (recorded as a
+    one-shot run with shuffled criteria records it); the panel's figure pools the members'
+    values by where each member was shown the criterion, worked out here with numpy and
+    statsmodels' Newcombe interval."""
+    from sqlalchemy import update
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    from storage import models as m
+    from storage.services import panels
+    from tests.actors import ADMIN
+
+    listed = {}  # (run key, response) -> position of "accurate" (1 or 2)
+    with sessions.begin() as session:
+        for key in ("a1", "b"):
+            for i, rid in enumerate(world.response_ids):
+                first = 1 if (i + (key == "b")) % 2 == 0 else 2
+                listed[key, rid] = first
+                grade = select(m.GradeRow.id).where(m.GradeRow.run_id == world.runs[key],
+                                                    m.GradeRow.response_id == rid)
+                for cid, position in zip(world.criterion_ids, (first, 3 - first),
+                                         strict=True):
+                    session.execute(update(m.GradeCriterionRow).where(
+                        m.GradeCriterionRow.grade_id.in_(grade.scalar_subquery()),
+                        m.GradeCriterionRow.criterion_id == cid).values(
+                        prompt_position=position))
+    panel = panels.create_panel(sessions, run_ids=[world.runs["a1"], world.runs["b"]],
+                                rule="majority", actor=ADMIN)
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    effect = report.judge(f"panel:{panel.id}").criteria[0].criterion_order
+    early = [VALUE[world.judged[k][rid][0]] for k in ("a1", "b") for rid in world.response_ids
+             if listed[k, rid] == 1]
+    late = [VALUE[world.judged[k][rid][0]] for k in ("a1", "b") for rid in world.response_ids
+            if listed[k, rid] == 2]
+    assert effect.early.n == len(early) and effect.late.n == len(late)
+    assert effect.late_minus_early.n == 2 * trust_seed.RESPONSES
+    assert effect.early.value == pytest.approx(np.mean(early))
+    assert effect.late_minus_early.value == pytest.approx(np.mean(late) - np.mean(early))
+    low, high = confint_proportions_2indep(int(sum(late)), len(late), int(sum(early)),
+                                          len(early), method="newcomb")
+    assert (effect.late_minus_early.low, effect.late_minus_early.high) == pytest.approx(
+        (low, high))
