@@ -265,6 +265,8 @@ def test_a_panels_position_effect_pools_its_members_shuffles(sessions, world):
     assert row.position.excess.low == pytest.approx(low - chance)
     assert row.position.excess.high == pytest.approx(high - chance)
     assert report.judge(f"panel:{panel.id}").criteria[0].position is None
+    # a panel's cost is its members': two grades of $0.002 per response
+    assert report.judge(f"panel:{panel.id}").cost_per_1000 == pytest.approx(4.0)
 
 
 def test_the_scores_corrected_estimate_is_ppi_on_the_sampled_scores(sessions, world):
