@@ -22,6 +22,9 @@ more than the seconds.
     .venv/bin/python benchmarks/trust_report.py --db URL
     .venv/bin/python benchmarks/trust_report.py --samples-in-run   # one run, 3 samples each
 
+``--panel``: also a majority panel of the three runs (each member's samples are the three
+runs, so the panel has three samples: its stability combines them response by response).
+
 ``--samples-in-run``: instead of three runs, one run that asked the judge three times per
 criterion (run setting ``samples``), each sample's verdict stored in ``grade_criteria.samples``
 and the row's verdict their majority: the stability figures come from those samples.
@@ -50,6 +53,7 @@ from storage.services import (
     agreement,
     datasets,
     effective_upkeep,
+    panels,
     review_sets,
     rubrics,
     runs,
@@ -171,6 +175,9 @@ def main() -> int:
     parser.add_argument("--db", help="database URL (default: a temporary SQLite file)")
     parser.add_argument("--postgres", action="store_true",
                         help="start a throwaway PostgreSQL on 127.0.0.1 (needs initdb/pg_ctl)")
+    parser.add_argument("--panel", action="store_true",
+                        help="also a majority panel of the three runs (not with "
+                             "--samples-in-run)")
     parser.add_argument("--samples-in-run", action="store_true",
                         help=f"one run asking {RUNS} samples per criterion, not {RUNS} runs")
     args = parser.parse_args()
@@ -187,6 +194,11 @@ def main() -> int:
             backend = sessions.kw["bind"].dialect.name
             started = time.perf_counter()
             version_id, dataset_id = build(sessions, args.samples_in_run)
+            if args.panel and not args.samples_in_run:
+                run_ids = [r.id for r in runs.list_runs(sessions, rubric_version_id=version_id,
+                                                        dataset_id=dataset_id)]
+                panels.create_panel(sessions, run_ids=run_ids, rule="majority",
+                                    actor=BENCHMARK)
             print(f"{backend}: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
                   "cores")
             shape = (f"{RUNS} samples in one run" if args.samples_in_run
