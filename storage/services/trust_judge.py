@@ -10,7 +10,7 @@ from collections.abc import Callable
 from grading.agreement import PairwiseAgreement
 from grading.trust.length_bias import prepare_slope
 from grading.trust.pairwise_order import PairwiseOrder
-from grading.trust.position import first_position_effect
+from grading.trust.position import grouped_position_effect
 from grading.trust.ppi import CorrectedMean, ppi_mean
 from grading.trust.verdict import Named, verdict
 from storage.services import trust_positions, trust_samples
@@ -54,9 +54,12 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
         length_controlled = prepare_slope(
             frame.lengths[both], f[both], y[both].tolist(), draws=frame.reviewed_draws,
             rows=[frame.reviewed[int(r)] for r in both])
-        shuffled = [choice for rid in shown
-                    for choice in reads.shuffles.get(rid, {}).get(criterion, ())]
-        position = first_position_effect(shuffled) if shuffled else None
+        # per response, the choices of every run shown (a panel: its members), one unit
+        shuffled: dict[int, list[tuple[int, int]]] = {}
+        for rid in shown:
+            for at, count, response in reads.shuffles.get(rid, {}).get(criterion, ()):
+                shuffled.setdefault(response, []).append((at, count))
+        position = grouped_position_effect(list(shuffled.values())) if shuffled else None
         order = trust_positions.pooled_order_effect(
             [(reads.listings.get(rid, {}).get(criterion), shown_values[rid][:, j])
              for rid in shown], frame.positions,

@@ -15,8 +15,8 @@ from grading.trust.criterion_order import OrderEffect, order_effect
 from grading.trust.position import chosen_position
 from storage import models as m
 
-# run -> criterion -> [(shown position of the chosen option, options shown)]
-Shuffles = dict[int, dict[int, list[tuple[int, int]]]]
+# run -> criterion -> [(shown position of the chosen option, options shown, response)]
+Shuffles = dict[int, dict[int, list[tuple[int, int, int]]]]
 # run -> criterion -> [(response, position listed at, from 1)]
 Listings = dict[int, dict[int, list[tuple[int, int]]]]
 
@@ -45,7 +45,7 @@ def read_positions(session: Session, run_ids: Sequence[int],
         if order and labels and option in labels:
             shown = chosen_position(order, labels.index(option))
             if shown is not None:
-                shuffles[run_id][cid].append((shown, len(order)))
+                shuffles[run_id][cid].append((shown, len(order), rid))
     return shuffles, listings
 
 

@@ -21,8 +21,8 @@ What counts:
   cache) measures nothing and is left out (``replayed``).
 - **A panel** (trust_panels): its samples are its members' samples combined by the panel's
   rule, sample by sample; its option-position and criterion-order effects pool its
-  members' recorded shuffles (each member was shown its own order); no pairwise order (a
-  comparison is judged by one model).
+  members' recorded shuffles (each member was shown its own order; option position counts
+  each response once); no pairwise order (a comparison is judged by one model).
 - **Length bias**: on every response the judge decided (association) and, where people
   reviewed, within the human verdict (controlled); the verdict sentence uses the controlled
   slope when there is one.

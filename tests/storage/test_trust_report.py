@@ -245,7 +245,9 @@ def test_a_panel_whose_member_has_one_sample_measures_no_stability(sessions, wor
     assert "stability not measured" in judge.verdict
 
 
-def test_a_panels_position_effect_pools_its_members_shuffles(sessions, world):
+def test_a_panels_position_effect_counts_each_response_once(sessions, world):
+    """The members' choices on one response are one unit (its share shown first): Wilson's
+    interval of the mean share over responses, as statsmodels gives it."""
     from statsmodels.stats.proportion import proportion_confint
 
     from storage.services import panels
@@ -256,17 +258,33 @@ def test_a_panels_position_effect_pools_its_members_shuffles(sessions, world):
     report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
     row = report.judge(f"panel:{panel.id}").criteria[1]
     labels = [o.label for o in LIKERT]
-    first = [world.shown[key][rid].index(labels.index(world.judged[key][rid][1])) == 0
-             for key in ("a1", "b") for rid in world.response_ids]
+    shares = [np.mean([world.shown[key][rid].index(labels.index(world.judged[key][rid][1])) == 0
+                       for key in ("a1", "b")]) for rid in world.response_ids]
     chance = 1 / len(LIKERT)
-    assert row.position.excess.n == len(first) == 2 * trust_seed.RESPONSES
-    assert row.position.first_rate == pytest.approx(sum(first) / len(first))
-    low, high = proportion_confint(sum(first), len(first), method="wilson")
+    assert row.position.excess.n == len(shares) == trust_seed.RESPONSES
+    assert row.position.first_rate == pytest.approx(np.mean(shares))
+    low, high = proportion_confint(sum(shares), len(shares), method="wilson")
     assert row.position.excess.low == pytest.approx(low - chance)
     assert row.position.excess.high == pytest.approx(high - chance)
     assert report.judge(f"panel:{panel.id}").criteria[0].position is None
     # a panel's cost is its members': two grades of $0.002 per response
     assert report.judge(f"panel:{panel.id}").cost_per_1000 == pytest.approx(4.0)
+
+
+def test_two_members_shown_the_same_orders_do_not_narrow_the_panels_interval(sessions, world):
+    """A member that saw a1's option orders and chose as a1 adds no evidence of a position
+    effect: the panel's figure is a1's own, not one on twice the choices."""
+    from storage.services import panels
+    from tests.actors import ADMIN
+
+    twin = trust_seed.copy_run(sessions, world, "a1", "openai/judge-twin")
+    panel = panels.create_panel(sessions, run_ids=[world.runs["a1"], twin],
+                                rule="majority", actor=ADMIN)
+    report = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    alone = _judge(report, world, "a1").criteria[1].position.excess
+    pooled = report.judge(f"panel:{panel.id}").criteria[1].position.excess
+    assert (pooled.value, pooled.low, pooled.high, pooled.n) == pytest.approx(
+        (alone.value, alone.low, alone.high, alone.n))
 
 
 def test_the_scores_corrected_estimate_is_ppi_on_the_sampled_scores(sessions, world):

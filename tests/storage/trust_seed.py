@@ -132,3 +132,19 @@ def mark_replayed(sessions, run_id: int) -> None:
     with sessions.begin() as session:
         session.add(m.RunJobStatsRow(run_id=run_id, provider_calls=0, cache_hits=RESPONSES,
                                      rate_limited=0))
+
+
+def copy_run(sessions, world: TrustWorld, key: str, model: str) -> int:
+    """A run of another judge that gave run ``key``'s choices, shown the same option orders
+    (two judges with one shuffle seed, agreeing): a new run's id."""
+    run = runs.create_run(sessions, rubric_version_id=world.version_id,
+                          dataset_id=world.dataset_id, grader="per_criterion", model=model,
+                          actor=ADMIN)
+    for rid in world.response_ids:
+        report = judge_report(list(world.judged[key][rid]), CRITERIA)
+        items = list(report.report)
+        items[1] = items[1].model_copy(update={"shuffle_order": tuple(world.shown[key][rid])})
+        runs.record_grade(sessions, run.id, rid, report.model_copy(update={"report": items}))
+    runs.start_run(sessions, run.id, worker="seed")
+    runs.finish_run(sessions, run.id)
+    return run.id
