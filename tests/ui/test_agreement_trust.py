@@ -112,7 +112,7 @@ def test_a_panel_shows_its_stability_and_where_its_samples_come_from(sessions):
         f"(n={judge.criteria[0].stability.flip_rate.n})")
     bias = _table(at, "First-shown option chosen, minus chance")
     assert bias["First-shown option chosen, minus chance"][1].endswith(
-        f"(n={2 * trust_seed.RESPONSES})")
+        f"(n={trust_seed.RESPONSES})")  # each response once
 
 
 def test_the_trust_section_places_the_judge_against_the_peoples_own_range(sessions):
