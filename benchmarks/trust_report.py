@@ -10,12 +10,20 @@ Agreement page and ``rubric-workbench agreement`` call:
 - the agreement report (gather + every pairwise figure), which the page has cached already;
 - the trust report from it (lengths, samples, shuffles read with SQL; PPI, stability,
   length and position figures);
-- both together.
+- both together;
+
+beside a reference measured in the same run, on the same database: one plain read of every
+verdict of the runs into a dict (``SELECT response_id, criterion_id, verdict``), the least
+any report over these verdicts pays. On a busy shared machine the ratio to the reference says
+more than the seconds.
 
     .venv/bin/python benchmarks/trust_report.py               # a temp SQLite file
     .venv/bin/python benchmarks/trust_report.py --postgres    # a throwaway PostgreSQL
     .venv/bin/python benchmarks/trust_report.py --db URL
     .venv/bin/python benchmarks/trust_report.py --samples-in-run   # one run, 3 samples each
+
+``--panel``: also a majority panel of the three runs (each member's samples are the three
+runs, so the panel has three samples: its stability combines them response by response).
 
 ``--samples-in-run``: instead of three runs, one run that asked the judge three times per
 criterion (run setting ``samples``), each sample's verdict stored in ``grade_criteria.samples``
@@ -35,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 
 from grading.aggregation import aggregate_verdicts
 from grading.types import Criterion, Verdict
@@ -45,6 +53,7 @@ from storage.services import (
     agreement,
     datasets,
     effective_upkeep,
+    panels,
     review_sets,
     rubrics,
     runs,
@@ -135,6 +144,17 @@ def _draw(rng: random.Random, pos: int, verdict: Verdict, length: int) -> Verdic
     return verdict
 
 
+def read_every_verdict(sessions, version_id: int) -> dict:
+    """The reference: every verdict of the runs of this rubric version, read into a dict."""
+    with sessions() as session:
+        return {(rid, cid): verdict for rid, cid, verdict in session.execute(
+            select(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id,
+                   m.GradeCriterionRow.verdict)
+            .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
+            .join(m.RunRow, m.RunRow.id == m.GradeRow.run_id)
+            .where(m.RunRow.rubric_version_id == version_id))}
+
+
 def timed(label: str, fn, rounds: int = 3):
     """Wall and CPU seconds (CPU: this process only, so a busy shared machine shows less in
     it than in the wall time)."""
@@ -146,6 +166,7 @@ def timed(label: str, fn, rounds: int = 3):
         cpu.append(time.process_time() - started_cpu)
     print(f"  {label:<46} wall median {statistics.median(timings):6.2f} s, "
           f"max {max(timings):6.2f} s; CPU median {statistics.median(cpu):6.2f} s")
+    timed.last = statistics.median(timings)
     return result
 
 
@@ -154,6 +175,9 @@ def main() -> int:
     parser.add_argument("--db", help="database URL (default: a temporary SQLite file)")
     parser.add_argument("--postgres", action="store_true",
                         help="start a throwaway PostgreSQL on 127.0.0.1 (needs initdb/pg_ctl)")
+    parser.add_argument("--panel", action="store_true",
+                        help="also a majority panel of the three runs (not with "
+                             "--samples-in-run)")
     parser.add_argument("--samples-in-run", action="store_true",
                         help=f"one run asking {RUNS} samples per criterion, not {RUNS} runs")
     args = parser.parse_args()
@@ -170,18 +194,31 @@ def main() -> int:
             backend = sessions.kw["bind"].dialect.name
             started = time.perf_counter()
             version_id, dataset_id = build(sessions, args.samples_in_run)
+            if args.panel and not args.samples_in_run:
+                run_ids = [r.id for r in runs.list_runs(sessions, rubric_version_id=version_id,
+                                                        dataset_id=dataset_id)]
+                panels.create_panel(sessions, run_ids=run_ids, rule="majority",
+                                    actor=BENCHMARK)
             print(f"{backend}: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
                   "cores")
             shape = (f"{RUNS} samples in one run" if args.samples_in_run
                      else f"{RUNS} runs")
             print(f"{backend}: built {RESPONSES:,} responses x {len(CRITERIA)} criteria x "
                   f"{shape} in {time.perf_counter() - started:.1f} s")
+            timed("reference: read every verdict (plain SELECT)",
+                  lambda: read_every_verdict(sessions, version_id))
+            reference = timed.last
             report = timed("agreement report (the page caches it)",
                            lambda: agreement.agreement_report(sessions, version_id, dataset_id))
             trust = timed("trust report from the agreement report",
                           lambda: trust_report.build_trust(sessions, report))
+            figures = timed.last
             timed("both, cold", lambda: trust_report.trust_report(
                 sessions, version_id, dataset_id))
+            print(f"  trust report from the agreement report: {figures:.2f} s wall "
+                  f"({figures / reference:.1f}x the reference read); target 2 s: "
+                  f"{'met' if figures < 2 else 'missed'}; whole report cold: "
+                  f"{timed.last:.2f} s ({timed.last / reference:.1f}x)")
             for judge in trust.judges:
                 print(f"  {judge.label}: {judge.verdict}")
             sessions.kw["bind"].dispose()

@@ -55,7 +55,8 @@ def agreement_command(args: argparse.Namespace) -> int:
         options = option_baseline.option_baseline_json(data)
         # How far to trust each judge: built on the same verdicts (the command line sees
         # everything, as an adjudicator does)
-        trust = trust_report.build_trust(sessions, agreement.build_report(data))
+        trust = trust_report.build_trust(sessions, agreement.build_report(data),
+                                           baseline)
     except RubricWorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -80,7 +80,9 @@ def get_trust(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
     """From the report ``sight`` sees: a reviewer's corrected estimates use only the
     verdicts they may see."""
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
-    return trust_report.build_trust(sessions_for(db), report)
+    return trust_report.build_trust(
+        sessions_for(db), report,
+        get_baseline(db, rubric_version_id, dataset_id, stamp, sight))
 
 
 @st.cache_data(ttl=3600, max_entries=20, show_spinner=False)

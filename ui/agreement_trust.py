@@ -44,10 +44,36 @@ def render_trust(report: TrustReport) -> None:
     cost = ("unknown" if judge.cost_per_1000 is None else fmt_cost(judge.cost_per_1000))
     unpriced = f" ({judge.unpriced} grades unpriced)" if judge.unpriced else ""
     st.caption(f"Cost per 1,000 responses: {cost}{unpriced}")
+    _render_human_range(judge)
     _render_corrected(report, judge)
     _render_stability(report, judge)
     _render_bias(judge)
     _render_pairwise(report)
+
+
+def _render_human_range(judge: JudgeTrust) -> None:
+    """The judge against the people's own range (the human baseline above, per criterion)."""
+    if not judge.human_range:
+        return
+    st.markdown("**Against the people** (macro-F1 against the other reviewers)")
+    rows = [{"Criterion": safe_text.text(h.criterion),
+             "Judge": _baseline_fig(h.judge_f1),
+             "The people (each reviewer)": safe_text.text(h.people_f1),
+             "Where": _WHERE[h.position]} for h in judge.human_range]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+_WHERE = {"inside": "like a person", "above": "better than the people",
+          "below": "worse than the people", "unclear": "can't tell yet",
+          "unknown": "no baseline (needs two reviewers on the same responses)"}
+
+
+def _baseline_fig(figure) -> str:
+    if figure.value is None:
+        return f"— (n={figure.n})"
+    interval = ("" if figure.interval is None else
+                f" [{figure.interval.low:.2f}, {figure.interval.high:.2f}]")
+    return f"{figure.value:.2f}{interval} (n={figure.n})"
 
 
 def _weight(value: float | None) -> str:
@@ -81,6 +107,11 @@ def _render_corrected(report: TrustReport, judge: JudgeTrust) -> None:
 
 def _render_stability(report: TrustReport, judge: JudgeTrust) -> None:
     st.markdown("**Stability across samples**")
+    if judge.panel_members and not judge.stability_measured:
+        st.caption(f"Not measured: every member of this panel needs at least two samples "
+                   f"(its own samples per criterion, or other runs of the same model and "
+                   f"grader). Samples: {safe_text.md(judge.stability_basis)}.")
+        return
     if not judge.stability_measured:
         left = (f" Runs {', '.join(f'#{r}' for r in judge.replayed)} replayed every answer "
                 "from the cache and measure nothing." if judge.replayed else "")
@@ -94,7 +125,9 @@ def _render_stability(report: TrustReport, judge: JudgeTrust) -> None:
              "Noisy": "yes" if r.stability.noisy else "no"}
             for r in judge.criteria if r.stability is not None]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    if judge.samples_per_criterion > 1:
+    if judge.stability_basis:
+        where = f"Samples: {safe_text.md(judge.stability_basis)}."
+    elif judge.samples_per_criterion > 1:
         where = (f"Samples: run #{judge.samples[0]} asked the judge "
                  f"{judge.samples_per_criterion} times per criterion.")
     else:

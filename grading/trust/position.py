@@ -45,12 +45,24 @@ def chosen_position(shuffle_order: Sequence[int], option_index: int) -> int | No
 def first_position_effect(choices: Sequence[tuple[int, int]],
                           min_choices: int = MIN_CHOICES) -> PositionEffect:
     """``choices``: (shown position of the chosen option, number of options shown)."""
-    kept = [(p, k) for p, k in choices if k >= 2]
+    return grouped_position_effect([[choice] for choice in choices], min_choices)
+
+
+def grouped_position_effect(units: Sequence[Sequence[tuple[int, int]]],
+                            min_choices: int = MIN_CHOICES) -> PositionEffect:
+    """``first_position_effect`` over choices grouped in units that are not independent (a
+    panel's members on one response may have been shown the same order): each unit counts
+    once, with its share of choices shown first in [0, 1], and the interval is Wilson's of
+    the mean share over units — as ``grading.trust.pairwise_order`` does for a pair's two
+    answers: a share cannot vary more than p(1 - p), so it is conservative. With one choice
+    per unit it is exactly ``first_position_effect``; its n is the units."""
+    kept = [found for found in ([(p, k) for p, k in unit if k >= 2] for unit in units)
+            if found]
     n = len(kept)
     if n == 0:
         return PositionEffect(None, None, Figure(None, None, None, 0))
-    first = sum(1 for p, _k in kept if p == 0)
-    expected = mean(1.0 / k for _p, k in kept)
+    first = sum(sum(1 for p, _k in unit if p == 0) / len(unit) for unit in kept)
+    expected = mean(mean(1.0 / k for _p, k in unit) for unit in kept)
     share = wilson(first, n)
     if n < max(1, min_choices):
         return PositionEffect(share.value, expected, Figure(None, None, None, n))

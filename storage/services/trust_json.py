@@ -79,6 +79,15 @@ def trust_json(report: TrustReport) -> dict:
             "cost_per_1000_responses": j.cost_per_1000, "unpriced_grades": j.unpriced,
             "score": _corrected_json(j.score), "criteria": rows,
             "pairwise_order": pairwise_json(j.pairwise_order),
+            "panel_members": [f"run:{r}" for r in j.panel_members],
+            "stability_basis": j.stability_basis or None,
+            "human_range": [
+                {"criterion": h.criterion, "position": h.position,
+                 "judge_macro_f1": {"value": h.judge_f1.value, "n": h.judge_f1.n,
+                                    "ci95": None if h.judge_f1.interval is None else
+                                    [h.judge_f1.interval.low, h.judge_f1.interval.high]},
+                 "people_macro_f1": h.people_f1, "reviewers": h.reviewers}
+                for h in j.human_range],
         })
     return {
         "corrected_estimates_use": report.rule,

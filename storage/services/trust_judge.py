@@ -10,13 +10,13 @@ from collections.abc import Callable
 from grading.agreement import PairwiseAgreement
 from grading.trust.length_bias import prepare_slope
 from grading.trust.pairwise_order import PairwiseOrder
-from grading.trust.position import first_position_effect
+from grading.trust.position import grouped_position_effect
 from grading.trust.ppi import CorrectedMean, ppi_mean
 from grading.trust.verdict import Named, verdict
 from storage.services import trust_positions, trust_samples
 from storage.services.trust_frame import Frame, codes_of, values
 from storage.services.trust_reads import Reads
-from storage.services.trust_types import CriterionTrust, JudgeTrust
+from storage.services.trust_types import CriterionTrust, HumanRange, JudgeTrust
 
 
 def prepare_stability(data, frame: Frame, samples: tuple[int, ...]) -> list:
@@ -28,13 +28,19 @@ def prepare_stability(data, frame: Frame, samples: tuple[int, ...]) -> list:
 
 
 def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
-                  stability: list | None, per_criterion: int = 1
-                  ) -> Callable[[], JudgeTrust]:
+                  stability: list | None, per_criterion: int = 1, basis: str = "",
+                  human_range: tuple[HumanRange, ...] = ()) -> Callable[[], JudgeTrust]:
+    """``basis``: where a panel's samples come from (trust_panels); a panel's option and
+    criterion positions are its members' (each member was shown its own order), pooled."""
     import numpy as np
 
     data = report.data
     judged = values(codes_of(data, frame, source.key), frame)
     samples, replayed = groups.get(source.key, ((), ()))
+    shown = (source.member_run_ids if source.is_panel
+             else (source.run_id,) if source.run_id is not None else ())
+    shown_values = {rid: judged if rid == source.run_id
+                    else values(codes_of(data, frame, f"run:{rid}"), frame) for rid in shown}
     finishers = []
     for criterion, j in frame.columns.items():
         f, y = judged[:, j], frame.human[:, j]
@@ -48,16 +54,23 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
         length_controlled = prepare_slope(
             frame.lengths[both], f[both], y[both].tolist(), draws=frame.reviewed_draws,
             rows=[frame.reviewed[int(r)] for r in both])
-        shuffled = (reads.shuffles.get(source.run_id, {}).get(criterion)
-                    if source.run_id is not None else None)
-        position = first_position_effect(shuffled) if shuffled else None
-        order = trust_positions.order_effect_of(
-            reads.listings.get(source.run_id, {}).get(criterion), f, frame.positions,
+        # per response, the choices of every run shown (a panel: its members), one unit
+        shuffled: dict[int, list[tuple[int, int]]] = {}
+        for rid in shown:
+            for at, count, response in reads.shuffles.get(rid, {}).get(criterion, ()):
+                shuffled.setdefault(response, []).append((at, count))
+        position = grouped_position_effect(list(shuffled.values())) if shuffled else None
+        order = trust_positions.pooled_order_effect(
+            [(reads.listings.get(rid, {}).get(criterion), shown_values[rid][:, j])
+             for rid in shown], frame.positions,
             len(frame.columns), scale=(min(frame.values[j]), max(frame.values[j])))
         finishers.append((criterion, corrected, length_all, length_controlled,
                           stability[j] if stability else None, position, order))
     score = corrected_score(data, source.key, reads.sample)
-    pairwise = next((p.order for p in reads.pairwise if p.model == source.model), None)
+    # a comparison is judged by one model; a panel's members' models are in the report's
+    # pairwise table
+    pairwise = (None if source.is_panel else
+                next((p.order for p in reads.pairwise if p.model == source.model), None))
     labels = {c.id: c for c in data.criteria}
 
     def finish() -> JudgeTrust:
@@ -75,8 +88,10 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
             cost_per_1000=(None if source.cost_per_grade is None
                            else source.cost_per_grade * 1000),
             unpriced=source.unknown_cost_count,
-            pairwise_order=pairwise,
-            verdict=sentence(vs_human, max(len(samples), per_criterion), rows, pairwise))
+            pairwise_order=pairwise, panel_members=tuple(source.member_run_ids),
+            stability_basis=basis, human_range=human_range,
+            verdict=sentence(vs_human, max(len(samples), per_criterion), rows, pairwise,
+                             human_range))
 
     return finish
 
@@ -88,12 +103,32 @@ def corrected_score(data, key: str, sample: frozenset[int]) -> CorrectedMean:
     return ppi_mean(list(judge.values()), [judge[r] for r in both], [human[r] for r in both])
 
 
+_RANGE_WORDS = (("inside", "like a person does on"), ("above", "better than the people on"),
+                ("below", "worse than the people on"),
+                ("unclear", "can't tell yet against the people on"))
+
+
+def range_phrase(ranges: tuple[HumanRange, ...]) -> str | None:
+    """Where the judge sits against the people's own range (the human baseline), by
+    criterion; None when no criterion has a baseline."""
+    parts = []
+    for position, words in _RANGE_WORDS:
+        named = [r.criterion for r in ranges if r.position == position]
+        if named:
+            parts.append(f"{words} {', '.join(named)}")
+    return "; ".join(parts) or None
+
+
 def sentence(vs_human: PairwiseAgreement | None, samples: int, rows,
-             pairwise: PairwiseOrder | None = None) -> str:
+             pairwise: PairwiseOrder | None = None,
+             human_range: tuple[HumanRange, ...] = ()) -> str:
     said = None
     if vs_human is not None and vs_human.cohens_kappa is not None:
         said = (f"agrees with people at κ {vs_human.cohens_kappa:.2f} "
                 f"(n={vs_human.pairs_used})")
+    against = range_phrase(human_range)
+    if against:
+        said = f"{said} — {against}" if said else against
     measured = [r for r in rows if r.stability is not None
                 and r.stability.flip_rate.n > 0]
     slopes = []

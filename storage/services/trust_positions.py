@@ -15,8 +15,8 @@ from grading.trust.criterion_order import OrderEffect, order_effect
 from grading.trust.position import chosen_position
 from storage import models as m
 
-# run -> criterion -> [(shown position of the chosen option, options shown)]
-Shuffles = dict[int, dict[int, list[tuple[int, int]]]]
+# run -> criterion -> [(shown position of the chosen option, options shown, response)]
+Shuffles = dict[int, dict[int, list[tuple[int, int, int]]]]
 # run -> criterion -> [(response, position listed at, from 1)]
 Listings = dict[int, dict[int, list[tuple[int, int]]]]
 
@@ -45,7 +45,7 @@ def read_positions(session: Session, run_ids: Sequence[int],
         if order and labels and option in labels:
             shown = chosen_position(order, labels.index(option))
             if shown is not None:
-                shuffles[run_id][cid].append((shown, len(order)))
+                shuffles[run_id][cid].append((shown, len(order), rid))
     return shuffles, listings
 
 
@@ -56,14 +56,23 @@ def order_effect_of(listed: Sequence[tuple[int, int]] | None, values,
     per response row (NaN: no value: CANNOT_ASSESS, an NA option, failed, or a calibrated
     run's example left out); ``scale``: the criterion's lowest and highest value; None
     when the run never recorded where it listed it."""
-    if not listed:
+    return pooled_order_effect([(listed, values)], rows, criteria, scale)
+
+
+def pooled_order_effect(runs: Sequence[tuple[Sequence[tuple[int, int]] | None, object]],
+                        rows: Mapping[int, int], criteria: int,
+                        scale: tuple[float, float] | None = None) -> OrderEffect | None:
+    """``order_effect_of`` over several runs' listings, each with its own values (a
+    panel's members: each was shown its own order); None when none recorded any."""
+    if not any(listed for listed, _values in runs):
         return None
     seen = []
-    for rid, position in listed:
-        row = rows.get(rid)
-        if row is None:
-            continue
-        value = float(values[row])
-        if value == value:  # not NaN
-            seen.append((position, criteria, value))
+    for listed, values in runs:
+        for rid, position in listed or ():
+            row = rows.get(rid)
+            if row is None:
+                continue
+            value = float(values[row])
+            if value == value:  # not NaN
+                seen.append((position, criteria, value))
     return order_effect(seen, scale=scale)

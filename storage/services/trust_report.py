@@ -19,6 +19,10 @@ What counts:
   Otherwise the samples are the runs of the same rubric version, dataset, model and grader
   (``samples``); a run that made no provider call (every answer replayed from the provider
   cache) measures nothing and is left out (``replayed``).
+- **A panel** (trust_panels): its samples are its members' samples combined by the panel's
+  rule, sample by sample; its option-position and criterion-order effects pool its
+  members' recorded shuffles (each member was shown its own order; option position counts
+  each response once); no pairwise order (a comparison is judged by one model).
 - **Length bias**: on every response the judge decided (association) and, where people
   reviewed, within the human verdict (controlled); the verdict sentence uses the controlled
   slope when there is one.
@@ -34,16 +38,26 @@ from __future__ import annotations
 
 from grading.trust.figures import SharedDraws
 from storage.engine import SessionFactory
-from storage.services import agreement, agreement_blind, blindness, trust_samples
+from storage.services import (
+    agreement,
+    agreement_blind,
+    blindness,
+    human_baseline,
+    panels,
+    trust_panels,
+    trust_samples,
+)
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_sources import HUMAN
 from storage.services.blindness import Sight
+from storage.services.human_baseline import HumanBaseline
 from storage.services.trust_frame import code_matrix, make_frame, values
 from storage.services.trust_judge import prepare_judge, prepare_stability
 from storage.services.trust_reads import read, sample_groups
 from storage.services.trust_types import (
     SAMPLE_RULE,
     CriterionTrust,
+    HumanRange,
     JudgeTrust,
     TrustReport,
 )
@@ -54,15 +68,30 @@ __all__ = ["SAMPLE_RULE", "CriterionTrust", "JudgeTrust", "TrustReport", "build_
 
 def trust_report(sessions: SessionFactory, rubric_version_id: int, dataset_id: int, *,
                  sight: Sight = blindness.EVERYTHING) -> TrustReport:
-    """The agreement report as ``sight`` may see it, then ``build_trust`` on it."""
+    """The agreement report as ``sight`` may see it, then ``build_trust`` on it (with the
+    human baseline of the same verdicts)."""
     report = agreement.agreement_report(sessions, rubric_version_id, dataset_id)
     if not sight.sees_all:
         report = agreement.build_report(agreement_blind.as_seen(report.data, sight))
-    return build_trust(sessions, report)
+    return build_trust(sessions, report, human_baseline.build_baseline(report.data))
 
 
-def build_trust(sessions: SessionFactory, report: AgreementReport) -> TrustReport:
-    """Every judge's trust figures from an agreement report (as its viewer may see it)."""
+def human_ranges(baseline: HumanBaseline | None) -> dict[str, tuple[HumanRange, ...]]:
+    """Per judge, where it sits against the people's own range, per binary criterion."""
+    found: dict[str, list[HumanRange]] = {}
+    for row in baseline.criteria if baseline is not None else ():
+        for judge in row.judges:
+            found.setdefault(judge.source_key, []).append(HumanRange(
+                criterion=row.criterion.label, position=judge.position,
+                judge_f1=judge.loo_f1, people_f1=row.people_spread,
+                reviewers=len(row.reviewers)))
+    return {key: tuple(rows) for key, rows in found.items()}
+
+
+def build_trust(sessions: SessionFactory, report: AgreementReport,
+                baseline: HumanBaseline | None = None) -> TrustReport:
+    """Every judge's trust figures from an agreement report (as its viewer may see it);
+    ``baseline``: the human baseline of the same verdicts (None: no human range)."""
     import numpy as np
 
     data = report.data
@@ -81,6 +110,7 @@ def build_trust(sessions: SessionFactory, report: AgreementReport) -> TrustRepor
     frame.reviewed_draws = SharedDraws(len(reviewed_rows))
     groups = sample_groups(report, reads.replayed)
     stabilities: dict[tuple[int, ...], list] = {}
+    ranges = human_ranges(baseline)
     pending = []
     for judge in report.judges:
         source = judge.source
@@ -91,13 +121,22 @@ def build_trust(sessions: SessionFactory, report: AgreementReport) -> TrustRepor
             pending.append(prepare_judge(
                 report, judge.verdicts_vs_human, source, reads, frame,
                 {source.key: ((source.run_id,), ())},
-                trust_samples.prepare_within(data, frame, source.key, *within), within[0]))
+                trust_samples.prepare_within(data, frame, source.key, *within), within[0],
+                human_range=ranges.get(source.key, ())))
+            continue
+        if source.is_panel:
+            found = trust_panels.panel_samples(data, frame, reads, groups, source.key,
+                                               panels.get_panel(sessions, source.panel_id))
+            pending.append(prepare_judge(report, judge.verdicts_vs_human, source, reads,
+                                         frame, groups, found.stability, found.count,
+                                         found.basis, ranges.get(source.key, ())))
             continue
         samples, _gone = groups.get(source.key, ((), ()))
         if len(samples) >= 2 and samples not in stabilities:
             stabilities[samples] = prepare_stability(data, frame, samples)
         pending.append(prepare_judge(report, judge.verdicts_vs_human, source, reads, frame,
-                                     groups, stabilities.get(samples)))
+                                     groups, stabilities.get(samples),
+                                     human_range=ranges.get(source.key, ())))
     judges = tuple(finish() for finish in pending)
     reviewed = {rid for rid, _cid in humans}
     notes = []

@@ -44,9 +44,15 @@ def prepare_within(data, frame, key: str, count: int,
                    stored: dict[tuple[int, int], list]) -> list:
     """Per criterion, the stability figures of one run's own samples: responses x samples
     codes, kept only where the viewer sees the run's verdict and every sample decided."""
+    return by_criterion(frame, stack_choices(frame, data.verdicts.get(key, {}), count,
+                                             stored))
+
+
+def stack_choices(frame, seen, count: int, stored: dict[tuple[int, int], list]):
+    """responses x criteria x ``count`` codes of per-sample choices, kept only on the
+    (response, criterion) of ``seen`` with ``count`` decided samples; -1 elsewhere."""
     import numpy as np
 
-    seen = data.verdicts.get(key, {})
     positions, columns, lookup = frame.positions, frame.columns, frame.lookup
     stacked = np.full((len(positions), len(columns), count), -1, dtype=np.int32)
     rows, cols, codes = [], [], []
@@ -61,7 +67,7 @@ def prepare_within(data, frame, key: str, count: int,
             codes.append(found)
     if rows:
         stacked[rows, cols, :] = codes
-    return by_criterion(frame, stacked)
+    return stacked
 
 
 def by_criterion(frame, stacked) -> list:

@@ -12,6 +12,7 @@ from grading.trust.pairwise_order import PairwiseOrder
 from grading.trust.position import PositionEffect
 from grading.trust.ppi import CorrectedMean
 from grading.trust.stability import NOISY_VARIANCE, Stability
+from storage.services.baseline_decision import Figure
 from storage.services.trust_pairwise import PairwiseJudgeOrder
 
 SAMPLE_RULE = ("people's verdicts on the review set's random sample only; hard cases "
@@ -32,6 +33,19 @@ class CriterionTrust:
 
 
 @dataclass(frozen=True)
+class HumanRange:
+    """Where the judge sits against the people on one criterion (the human baseline:
+    storage.services.human_baseline): its macro-F1 against the other reviewers beside each
+    reviewer's own."""
+
+    criterion: str
+    position: str  # inside / above / below / unclear / unknown (baseline_decision)
+    judge_f1: Figure
+    people_f1: str  # the reviewers' own figures, as the baseline words them
+    reviewers: int
+
+
+@dataclass(frozen=True)
 class JudgeTrust:
     source_key: str
     label: str
@@ -48,6 +62,11 @@ class JudgeTrust:
     samples_per_criterion: int = 1
     # the same model's order effect in stored comparisons (None: it judged none)
     pairwise_order: PairwiseOrder | None = None
+    # a panel: its member runs, and where its stability samples come from (trust_panels)
+    panel_members: tuple[int, ...] = ()
+    stability_basis: str = ""
+    # per binary criterion: the judge against the people's own range (empty: not built)
+    human_range: tuple[HumanRange, ...] = ()
 
     @property
     def stability_measured(self) -> bool:

@@ -85,3 +85,23 @@ def test_below_the_minimum_it_is_cant_tell_yet():
     assert first_position_effect([(0, 2)] * MIN_CHOICES).enough
     assert position_phrase([Named("tone", effect.excess)]) == (
         f"option position: can't tell yet (n=3; need about {MIN_CHOICES})")
+
+
+def test_grouped_choices_count_each_unit_once_as_statsmodels_wilson_gives_it():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from grading.trust.position import grouped_position_effect
+
+    units = [[(0, 2), (1, 2)], [(0, 2), (0, 2)], [(1, 4)], [(2, 4), (0, 4), (0, 4)]] * 5
+    effect = grouped_position_effect(units)
+    shares = [0.5, 1.0, 0.0, 2 / 3] * 5
+    low, high = proportion_confint(sum(shares), len(shares), method="wilson")
+    expected = sum([0.5, 0.5, 0.25, 0.25] * 5) / 20
+    assert effect.excess.n == 20
+    assert effect.first_rate == pytest.approx(sum(shares) / 20)
+    assert effect.expected == pytest.approx(expected)
+    assert (effect.excess.low, effect.excess.high) == pytest.approx(
+        (low - expected, high - expected))
+    # one choice per unit: exactly the ungrouped figure
+    flat = [(0, 2), (1, 2), (0, 4), (0, 4)] * 3
+    assert grouped_position_effect([[c] for c in flat]) == first_position_effect(flat)

@@ -36,6 +36,7 @@ class TrustWorld:
     human: dict[int, tuple[str, str]]  # response -> (accurate, clarity)
     judged: dict[str, dict[int, tuple[str, str]]]  # run -> response -> choices
     shown: dict[str, dict[int, list[int]]]  # run -> response -> shuffle order of clarity
+    second: dict[int, tuple[str, str]]  # the second reviewer's choices (second_reviewer)
 
 
 def _choices(rng: random.Random, length: int, truth: tuple[str, str], flip: float,
@@ -49,8 +50,11 @@ def _choices(rng: random.Random, length: int, truth: tuple[str, str], flip: floa
     return accurate, clarity
 
 
-def seed(sessions, *, rubric_name: str = "Trust", dataset_name: str = "Trust answers"
-         ) -> TrustWorld:
+def seed(sessions, *, rubric_name: str = "Trust", dataset_name: str = "Trust answers",
+         b_twice: bool = False, second_reviewer: bool = False) -> TrustWorld:
+    """``b_twice``: a second run of judge b ("b2"), made after the others (their draws
+    stay the same). ``second_reviewer``: "bo" also reviews the random sample, agreeing with
+    ana except on accurate for every fifth sampled response (``world.second``)."""
     rng = random.Random(11)
     version = rubrics.create_rubric(sessions, rubric_name, CRITERIA, actor=ADMIN)
     dataset = datasets.create_dataset(sessions, dataset_name, responses=[
@@ -69,12 +73,16 @@ def seed(sessions, *, rubric_name: str = "Trust", dataset_name: str = "Trust ans
         "b": runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                              grader="per_criterion", model="openai/judge-b", actor=ADMIN),
     }
+    if b_twice:
+        made["b2"] = runs.create_run(sessions, rubric_version_id=version.id,
+                                     dataset_id=dataset.id, grader="per_criterion",
+                                     model="openai/judge-b", actor=ADMIN)
     judged: dict[str, dict[int, tuple[str, str]]] = {k: {} for k in made}
     shown: dict[str, dict[int, list[int]]] = {k: {} for k in made}
     for key, run in made.items():
         for rid in ids:
-            choices = _choices(rng, lengths[rid], truth[rid], 0.15 if key != "b" else 0.3,
-                               0.6 if key != "b" else 0.0)
+            choices = _choices(rng, lengths[rid], truth[rid], 0.15 if key[0] != "b" else 0.3,
+                               0.6 if key[0] != "b" else 0.0)
             order = list(range(len(LIKERT)))
             rng.shuffle(order)
             if key == "a1" and rng.random() < 0.3:  # a1 is drawn to the first option shown
@@ -101,7 +109,18 @@ def seed(sessions, *, rubric_name: str = "Trust", dataset_name: str = "Trust ans
         for criterion, choice in zip(version.criteria, truth[rid], strict=True):
             reviews.set_human_verdict(sessions, response_id=rid, criterion_id=criterion.id,
                                       verdict=choice, actor=ana)
-    return TrustWorld(
+    second: dict[int, tuple[str, str]] = {}
+    if second_reviewer:
+        bo = local_actor("bo")
+        for i, rid in enumerate(sample):
+            accurate, clarity = truth[rid]
+            if i % 5 == 0:
+                accurate = "UNMET" if accurate == "MET" else "MET"
+            second[rid] = (accurate, clarity)
+            for criterion, choice in zip(version.criteria, second[rid], strict=True):
+                reviews.set_human_verdict(sessions, response_id=rid,
+                                          criterion_id=criterion.id, verdict=choice, actor=bo)
+    return TrustWorld(second=second,
         version_id=version.id, dataset_id=dataset.id,
         criterion_ids=[c.id for c in version.criteria], response_ids=ids, lengths=lengths,
         runs={k: r.id for k, r in made.items()}, sample=sample, hard=hard,
@@ -113,3 +132,19 @@ def mark_replayed(sessions, run_id: int) -> None:
     with sessions.begin() as session:
         session.add(m.RunJobStatsRow(run_id=run_id, provider_calls=0, cache_hits=RESPONSES,
                                      rate_limited=0))
+
+
+def copy_run(sessions, world: TrustWorld, key: str, model: str) -> int:
+    """A run of another judge that gave run ``key``'s choices, shown the same option orders
+    (two judges with one shuffle seed, agreeing): a new run's id."""
+    run = runs.create_run(sessions, rubric_version_id=world.version_id,
+                          dataset_id=world.dataset_id, grader="per_criterion", model=model,
+                          actor=ADMIN)
+    for rid in world.response_ids:
+        report = judge_report(list(world.judged[key][rid]), CRITERIA)
+        items = list(report.report)
+        items[1] = items[1].model_copy(update={"shuffle_order": tuple(world.shown[key][rid])})
+        runs.record_grade(sessions, run.id, rid, report.model_copy(update={"report": items}))
+    runs.start_run(sessions, run.id, worker="seed")
+    runs.finish_run(sessions, run.id)
+    return run.id

@@ -89,3 +89,43 @@ def test_switching_result_sets_keeps_the_trust_section_on_a_judge_of_the_new_set
     assert at.selectbox(key="agreement_trust_judge").value == f"run:{other.cheap.id}"
     # the holistic run gives no per-criterion verdicts: not a judge of this section
     assert len(at.selectbox(key="agreement_trust_judge").options) == 2  # cheap and strong
+
+
+def test_a_panel_shows_its_stability_and_where_its_samples_come_from(sessions):
+    from storage.services import panels
+    from tests.actors import ADMIN
+
+    world = trust_seed.seed(sessions, b_twice=True)
+    panel = panels.create_panel(sessions, run_ids=[world.runs["a1"], world.runs["b"]],
+                                rule="majority", actor=ADMIN)
+    expected = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    judge = expected.judge(f"panel:{panel.id}")
+    at = _open()
+    at.selectbox(key="agreement_trust_judge").set_value(judge.source_key).run()
+    assert not at.exception, at.exception
+    text = "\n".join(unescape(str(m.value)) for m in [*at.markdown, *at.caption])
+    assert judge.verdict in text
+    assert f"runs #{world.runs['b']}, #{world.runs['b2']}" in text
+    stability = _table(at, "Fleiss' κ")
+    assert list(stability["Criterion"]) == ["accurate", "clarity"]
+    assert stability["Flip rate"][0].endswith(
+        f"(n={judge.criteria[0].stability.flip_rate.n})")
+    bias = _table(at, "First-shown option chosen, minus chance")
+    assert bias["First-shown option chosen, minus chance"][1].endswith(
+        f"(n={trust_seed.RESPONSES})")  # each response once
+
+
+def test_the_trust_section_places_the_judge_against_the_peoples_own_range(sessions):
+    world = trust_seed.seed(sessions, second_reviewer=True)
+    expected = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    a1 = expected.judge(f"run:{world.runs['a1']}")
+    assert a1.human_range and a1.human_range[0].position != "unknown"
+    at = _open()
+    assert not at.exception, at.exception
+    text = "\n".join(unescape(str(m.value)) for m in [*at.markdown, *at.caption])
+    assert a1.verdict in text
+    table = _table(at, "The people (each reviewer)")
+    assert list(table["Criterion"]) == ["accurate"]
+    figure = table["Judge"][0]
+    assert figure.startswith(f"{a1.human_range[0].judge_f1.value:.2f} [")
+    assert figure.endswith(f"(n={trust_seed.SAMPLE})")
