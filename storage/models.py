@@ -504,6 +504,30 @@ class EffectiveScoreRow(Base):
     raw_score: Mapped[float | None] = mapped_column(Float)
 
 
+class EffectiveRunScoreRow(Base):
+    """A run's effective score of one reviewed response, kept up to date.
+
+    Derived: ``compute_effective_grade`` (the run's grade with people's decisions from
+    ``effective_verdicts`` in place, through the one aggregation, the run's own settings),
+    for the responses that have a row in ``effective_scores`` under the run's version and
+    a grade in the run. Every other response's effective score is its grade's own score.
+    Written when a grade lands (storage.services.grade_records) and with the effective
+    verdicts (storage.services.effective_upkeep); rebuilt with them.
+    """
+
+    __tablename__ = "effective_run_scores"
+    __table_args__ = (
+        UniqueConstraint("run_id", "response_id", name="uq_effective_run_scores_key"),
+        Index("ix_effective_run_scores_response", "response_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id", ondelete="CASCADE"))
+    response_id: Mapped[int] = mapped_column(ForeignKey("responses.id", ondelete="CASCADE"))
+    score: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
 class ReviewSetRow(Base):
     """Settings of one review set (a dataset under a rubric version); defaults when absent."""
 
