@@ -59,6 +59,7 @@ from storage.services import (
     panel_results,
     panels,
     results,
+    results_python,
     reviews,
     rubrics,
     runs,
@@ -406,6 +407,25 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
     # The judges' facts are computed once, untimed (the page caches them until a grade lands).
     page_queue.warm = lambda: known.append(results.grade_facts(sessions, **where))
 
+    def page(view: str, new: bool):
+        """The Results page as the app reads it (judges' facts cached, histograms), from SQL
+        (new) or computed in Python (before; its reviewed scores recomputed, as after a
+        verdict)."""
+        def run():
+            kwargs = dict(where, **RESULTS_VIEWS[view], limit=50, distribution_bins=10,
+                          facts=known[0])
+            return (results.results_page if new else results_python.page_in_python)(
+                sessions, **kwargs)
+        run.warm = page_queue.warm
+        return run
+
+    results_views = [
+        (f"Results page, {view} ({'SQL, new' if new else 'Python, before'})",
+         page(view, new), _sql(sessions, _first_page, w),
+         "SQL: the page's 50 x 3 scores, no effective overlay")
+        for view in RESULTS_VIEWS for new in (True, False)
+        if new or RESULTS_VIEWS[view].get("sort") != "people"]  # new: no Python version
+
     q = _sql
     return [
         ("effective human verdicts, table (new)", lambda: humans_from_table(sessions, w),
@@ -419,6 +439,7 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          lambda: overlay(sessions, w, from_table=False), q(sessions, _applied, w), "as above"),
         ("Results first page", lambda: results.results_page(sessions, **where, limit=50),
          q(sessions, _first_page, w), "SQL: the page's 50 x 3 scores, no effective overlay"),
+        *results_views,
         ("Results first page + panel column", results_with_panel,
          q(sessions, _panel_page, w), "SQL: + the panel's MET votes on the page"),
         ("Agreement report", lambda: agreement.agreement_report(
@@ -445,6 +466,25 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         ("a reviewer's queue, grade facts cached (the page)", page_queue,
          q(sessions, _reviewer_queue, w), "as above; the page caches the judges' facts"),
     ]
+
+
+RESULTS_VIEWS = {
+    "by a run's score": {"sort": "score", "descending": True},
+    "by disagreement": {"sort": "spread", "descending": True},
+    "by people's score": {"sort": "people", "descending": True},
+    "judges disagree + score range": {"filters": results.ResultsFilter(
+        disagree_only=True, min_score=0.2, max_score=0.8)},
+}
+
+
+def same_results(sessions: SessionFactory, w: World) -> bool:
+    """The SQL page equals the Python page on every view the benchmark times (the people's
+    score sort has no Python version)."""
+    where = {"dataset_id": w.dataset_id, "rubric_version_id": w.version_id,
+             "run_ids": w.run_ids, "limit": 50, "distribution_bins": 10}
+    return all(results.results_page(sessions, **where, **view)
+               == results_python.page_in_python(sessions, **where, **view)
+               for view in RESULTS_VIEWS.values() if view.get("sort") != "people")
 
 
 def _timed(fn: Callable) -> float:
@@ -545,6 +585,8 @@ def main() -> int:
                 sessions, world, from_table=False)
             print(f"\neffective human verdicts, table == recomputed: {same_humans}; "
                   f"Results overlay, table == recomputed: {same_overlay}")
+            if _chosen("results page", skip, only):
+                print(f"\nResults SQL page == Python page: {same_results(sessions, world)}")
             if _chosen("agreement report", skip, only):
                 print(f"\nSQL-count pairwise figures identical to the report's: "
                       f"{_same_pairwise(sessions, world)}")

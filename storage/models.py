@@ -471,6 +471,63 @@ class EffectiveVerdictRow(Base):
     carried_from: Mapped[int | None] = mapped_column(Integer)
 
 
+class EffectiveScoreRow(Base):
+    """People's score of one (response, rubric version), kept up to date.
+
+    Derived, not history: the one aggregation function (``storage.effective.
+    compute_human_score``, default scoring settings, as ``reviews.human_scores``) over the
+    decisions in ``effective_verdicts``. One row per (version, response) that has a row
+    there: how many criteria people decided (``decided``), how many are disputed, and the
+    score (NULL until people decided every criterion of the version). Written with
+    ``effective_verdicts`` (storage.services.effective_upkeep) and rebuilt with it.
+    """
+
+    __tablename__ = "effective_scores"
+    __table_args__ = (
+        UniqueConstraint("rubric_version_id", "response_id",
+                         name="uq_effective_scores_key"),
+        # Results: a review set's responses ordered or filtered by people's score.
+        Index("ix_effective_scores_set", "rubric_version_id", "dataset_id", "score",
+              "response_id"),
+        Index("ix_effective_scores_response", "response_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rubric_version_id: Mapped[int] = mapped_column(
+        ForeignKey("rubric_versions.id", ondelete="CASCADE"))
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    response_id: Mapped[int] = mapped_column(ForeignKey("responses.id", ondelete="CASCADE"))
+    decided: Mapped[int] = mapped_column(Integer)
+    disputed: Mapped[int] = mapped_column(Integer)
+    criteria_count: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float | None] = mapped_column(Float)
+    raw_score: Mapped[float | None] = mapped_column(Float)
+
+
+class EffectiveRunScoreRow(Base):
+    """A run's effective score of one reviewed response, kept up to date.
+
+    Derived: ``compute_effective_grade`` (the run's grade with people's decisions from
+    ``effective_verdicts`` in place, through the one aggregation, the run's own settings),
+    for the responses that have a row in ``effective_scores`` under the run's version and
+    a grade in the run. Every other response's effective score is its grade's own score.
+    Written when a grade lands (storage.services.grade_records) and with the effective
+    verdicts (storage.services.effective_upkeep); rebuilt with them.
+    """
+
+    __tablename__ = "effective_run_scores"
+    __table_args__ = (
+        UniqueConstraint("run_id", "response_id", name="uq_effective_run_scores_key"),
+        Index("ix_effective_run_scores_response", "response_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id", ondelete="CASCADE"))
+    response_id: Mapped[int] = mapped_column(ForeignKey("responses.id", ondelete="CASCADE"))
+    score: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
 class ReviewSetRow(Base):
     """Settings of one review set (a dataset under a rubric version); defaults when absent."""
 

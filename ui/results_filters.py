@@ -17,6 +17,7 @@ SORTS = {
     "score": "Effective score",
     "spread": "Gap between runs",
     "reviewed": "Reviewed criteria",
+    "people": "People's score",
 }
 ORDERS = {False: "Ascending", True: "Descending"}
 REVIEWED = {"any": "All", "reviewed": "Reviewed", "not_reviewed": "Not reviewed"}
@@ -208,10 +209,14 @@ def render_verdict_filter(db: str, result_set: ResultSet, run_ids: tuple[int, ..
     return VerdictFilter(criterion, s.results_verdict_value, run_id, panel_id)
 
 
-def render_sort(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], c1, c2, c3, panels=()
-                ) -> tuple[str, int | None, bool, int | None]:
-    """(sort, the run sorted by, descending, the judge panel sorted by)."""
-    sort = c1.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="results_sort",
+def render_sort(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], c1, c2, c3, panels=(),
+                *, people: bool = False) -> tuple[str, int | None, bool, int | None]:
+    """(sort, the run sorted by, descending, the judge panel sorted by). ``people``: offer
+    people's score (read from SQL: for a viewer who sees every verdict, no panel shown)."""
+    sorts = [key for key in SORTS if people or key != "people"]
+    if st.session_state.get("results_sort") not in sorts:
+        st.session_state.results_sort = "response"
+    sort = c1.selectbox("Sort by", sorts, format_func=SORTS.get, key="results_sort",
                         on_change=handle_filter_change)
     sort_run = sort_panel = None
     if sort == "score" and run_ids:

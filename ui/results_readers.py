@@ -112,7 +112,10 @@ def get_results_page(
     ``panel_readers.get_stamp``), filtered, sorted and counted like the runs. ``sight``:
     whose eyes (blind review: human verdicts it may not see yet do not move the scores)."""
     facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids, stamp[0], score_gap)
-    reviewed = get_reviewed_scores(db, dataset_id, rubric_version_id, run_ids, stamp, sight)
+    # Read from SQL (effective_run_scores) for a viewer who sees every verdict with no panel
+    # column; the reviewed responses' scores are computed in Python only otherwise.
+    reviewed = (get_reviewed_scores(db, dataset_id, rubric_version_id, run_ids, stamp, sight)
+                if panel_ids or not sight.sees_all else None)
     columns = (panel_readers.get_panel_columns(db, dataset_id, rubric_version_id, panel_ids,
                                                panel_stamp, sight) if panel_ids else ())
     return results.results_page(

@@ -41,7 +41,7 @@ from sqlalchemy.orm import Session
 from storage import models as m
 from storage.engine import SessionFactory
 from storage.repositories import verdicts as verdict_repo
-from storage.services import consensus
+from storage.services import consensus, people_scores
 from storage.services.reviewers import Actor, Role, require
 
 _CHUNK = 500
@@ -93,23 +93,29 @@ def forget_versions(session: Session, version_ids: Iterable[int]) -> None:
     ids = sorted(set(version_ids))
     if ids:
         session.execute(delete(_TABLE).where(_TABLE.c.rubric_version_id.in_(ids)))
+        people_scores.forget_versions(session, ids)
 
 
 def forget_dataset(session: Session, dataset_id: int) -> None:
     """Before a dataset's human verdicts are deleted: the rows of its responses."""
     session.execute(delete(_TABLE).where(_TABLE.c.dataset_id == dataset_id))
+    people_scores.forget_dataset(session, dataset_id)
 
 
-def rebuild(session: Session) -> int:
-    """Every row recomputed from the append-only history; returns the number of rows."""
+def rebuild(session: Session, *, scores: bool = True) -> int:
+    """Every row recomputed from the append-only history, and people's scores from them
+    (``scores=False``: not, for migration 0020, which runs before their table exists);
+    returns the number of effective verdict rows."""
     if session.get_bind().dialect.name == "postgresql":  # no verdict lands meanwhile
         session.execute(select(m.RubricVersionRow.id).order_by(m.RubricVersionRow.id)
                         .with_for_update())
     session.execute(delete(_TABLE))
+    if scores:
+        people_scores.forget_all(session)
     for version_id in session.scalars(
             select(m.RubricVersionRow.id)
             .order_by(m.RubricVersionRow.rubric_id, m.RubricVersionRow.number)).all():
-        _recompute_version(session, version_id)
+        _recompute_version(session, version_id, scores=scores)
     return session.scalar(select(func.count()).select_from(_TABLE)) or 0
 
 
@@ -156,10 +162,13 @@ def _replace(session: Session, version_id: int, targets: list[tuple[int, int]]) 
                 _TABLE.c.rubric_version_id == version_id, _TABLE.c.criterion_id == cid,
                 _TABLE.c.response_id.in_(rids[start:start + _CHUNK])))
     _insert(session, version_id, consensus.decisions_of(session, targets, version_id))
+    people_scores.rescore(session, version_id, [rid for rid, _cid in targets])
 
 
-def _recompute_version(session: Session, version_id: int) -> None:
+def _recompute_version(session: Session, version_id: int, *, scores: bool = True) -> None:
     session.execute(delete(_TABLE).where(_TABLE.c.rubric_version_id == version_id))
+    if scores:
+        people_scores.forget_versions(session, [version_id])
     sources = list(verdict_repo.carry_sources(session, version_id))
     if not sources:
         return
@@ -170,6 +179,8 @@ def _recompute_version(session: Session, version_id: int) -> None:
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start:start + _CHUNK]
         _insert(session, version_id, consensus.decisions(session, chunk, version_id))
+        if scores:
+            people_scores.rescore(session, version_id, chunk)
 
 
 def _insert(session: Session, version_id: int, found: consensus.Decisions) -> None:
@@ -196,7 +207,7 @@ def rebuild_effective(sessions: SessionFactory, *, actor: Actor) -> tuple[int, i
     plus added, 0 when it was up to date)."""
     require(actor, Role.ADMIN, "rebuild the effective verdicts")
     with sessions.begin() as session:
-        before = set(maintained_rows(session))
+        before = set(maintained_rows(session)) | set(people_scores.maintained_rows(session))
         count = rebuild(session)
-        after = set(maintained_rows(session))
+        after = set(maintained_rows(session)) | set(people_scores.maintained_rows(session))
     return count, len(before ^ after)

@@ -21,6 +21,7 @@ from storage.engine import SessionFactory
 from storage.errors import GradeExistsError, NotFoundError, RunCancelledError
 from storage.repositories import runs as repo
 from storage.run_settings import TokenPrice
+from storage.services import people_scores
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ def record_grades(sessions: SessionFactory, run_id: int,
                     for verdict in per_grade]
             if rows:
                 session.execute(insert(m.GradeCriterionRow.__table__), rows)
+            people_scores.after_grades(session, run_id, found.rubric_version_id, ids)
             totals = _totals(grades, values)
             totals["failed_count"] -= replaced  # a replaced grade had failed (transiently)
             repo.add_totals(session, run_id, **totals)

@@ -261,3 +261,19 @@ def test_a_disputed_criterion_shows_in_the_table_until_an_adjudicator_decides():
     time.sleep(2.1)  # verdicts from elsewhere show within 2 s (the results stamp's TTL)
     at.run()
     assert list(_table(at)["Disputed"]) == ["", "1: concise", ""]
+
+
+def test_sorting_by_peoples_score_puts_fully_reviewed_responses_first():
+    """People's score (every criterion decided, from effective_scores) sorts the table;
+    responses people have not fully reviewed come after, in dataset order."""
+    seeded = seed_graded(count=4)
+    picks = {2: "MET", 1: "UNMET"}  # r2 all MET (1.0), r1 all UNMET (0.0)
+    for index, verdict in picks.items():
+        reviews.save_review(
+            seeded.sessions, actor=local_actor("ana"), response_id=seeded.responses[index].id,
+            verdicts={c.id: (verdict, "") for c in seeded.version.criteria})
+    at = open_page("results")
+    at.selectbox(key="results_sort").select("people").run()
+    assert list(_table(at)["ID"]) == ["r1", "r2", "r0", "r3"]
+    at.selectbox(key="results_descending").select(True).run()
+    assert list(_table(at)["ID"]) == ["r2", "r1", "r0", "r3"]

@@ -143,9 +143,9 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
     # One row of controls: sorting, then paging (drawn once the page count is known).
     c_sort, c_run, c_order, c_size, c_page, c_export = st.columns(
         [2.5, 2.5, 2, 1.7, 1.7, 2], vertical_alignment="bottom")
-    sort, sort_run, descending, sort_panel = results_filters.render_sort(
-        run_ids, by_id, c_sort, c_run, c_order, panels)
     sight = blindness.sight_of(current_actor())  # blind review: the scores too
+    sort, sort_run, descending, sort_panel = results_filters.render_sort(
+        run_ids, by_id, c_sort, c_run, c_order, panels, people=sight.sees_all and not panels)
     panel_query = panel_columns.query(db, tuple(p.id for p in panels), sort_panel, sight)
     c_size.selectbox("Rows per page", PAGE_SIZES, key="results_page_size",
                      on_change=results_filters.handle_filter_change)

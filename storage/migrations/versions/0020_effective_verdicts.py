@@ -68,7 +68,7 @@ def upgrade() -> None:
     from storage.services import effective_upkeep
 
     with Session(bind=op.get_bind()) as session:
-        effective_upkeep.rebuild(session)
+        effective_upkeep.rebuild(session, scores=False)  # their table comes in 0022
         session.flush()
 
 

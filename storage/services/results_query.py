@@ -1,0 +1,289 @@
+"""The Results table's filters, sort, page and histograms as SQL (issue 41).
+
+Effective scores without recomputing them: a run's effective score of a response is its
+kept row in ``effective_run_scores`` when people reviewed the response (kept up to date by
+storage.services.people_scores), else the grade's own score; people's score is
+``effective_scores.score``. So the filters and the sort are one query with
+``ORDER BY ... LIMIT`` and the count and histograms are aggregates: only the page's rows are
+read into Python. It answers for a viewer who may see every verdict; a blind viewer and
+the judge panels' columns (computed from their members when read) go through
+storage.services.results_python, which gives the same figures from Python objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import (
+    Integer,
+    and_,
+    case,
+    cast,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    union,
+    union_all,
+)
+from sqlalchemy.orm import Session, aliased
+
+from storage import models as m
+from storage.repositories import results as repo
+from storage.services.results_order import ScoreBin
+
+_LISTED = 20_000  # ids bound as parameters at most (SQLite allows 32,766 in a statement)
+
+
+@dataclass(frozen=True)
+class VerdictClause:
+    """The effective verdict filter, checked by the caller: a criterion, the choice wanted,
+    the run whose judge answers where people did not decide, the criterion's kind."""
+
+    criterion_id: int
+    choice: str
+    run_id: int
+    by_option: bool
+
+
+@dataclass(frozen=True)
+class PageQuery:
+    dataset_id: int
+    rubric_version_id: int
+    runs: tuple[int, ...]
+    search: str = ""
+    metadata: tuple[tuple[str, str], ...] = ()
+    verdict: VerdictClause | None = None
+    failed_only: bool = False
+    disagree_only: bool = False
+    reviewed: str = "any"
+    min_score: float | None = None
+    max_score: float | None = None
+    score_run_id: int | None = None  # None: any selected run
+    score_gap: float = 0.2
+
+
+def _run_score(run_id: int):
+    """(the run's effective score of the outer response, the joins that give it)."""
+    grade = aliased(m.GradeRow, name=f"g{run_id}")
+    kept = aliased(m.EffectiveRunScoreRow, name=f"e{run_id}")
+    score = case((kept.id.is_not(None), kept.score), else_=grade.score)
+    return score, grade, kept
+
+
+def failed_query(run_ids: Sequence[int]):
+    """Responses on which a selected run failed, or fell back on a criterion."""
+    g, gc = m.GradeRow, m.GradeCriterionRow
+    whole = select(g.response_id).where(g.run_id.in_(list(run_ids)),
+                                         or_(g.score.is_(None), g.error.is_not(None)))
+    partial = (select(g.response_id).join(gc, gc.grade_id == g.id)
+               .where(g.run_id.in_(list(run_ids)), gc.error.is_not(None)))
+    return union(whole, partial)
+
+
+def verdicts_differ_query(with_verdicts: Sequence[int]):
+    g, gc = m.GradeRow, m.GradeCriterionRow
+    return (select(g.response_id)
+            .join(gc, gc.grade_id == g.id)
+            .where(g.run_id.in_(list(with_verdicts)), gc.verdict.is_not(None))
+            .group_by(g.response_id, gc.criterion_id)
+            .having(func.count(func.distinct(func.coalesce(gc.option, gc.verdict))) > 1))
+
+
+def scores_differ_query(groups: Sequence[Sequence[int]], score_gap: float):
+    g = m.GradeRow
+    parts = [select(g.response_id)
+             .where(g.run_id.in_(list(group)), g.score.is_not(None))
+             .group_by(g.response_id)
+             .having(func.max(g.score) - func.min(g.score) > score_gap)
+             for group in groups]
+    return union(*parts) if len(parts) > 1 else parts[0] if parts else None
+
+
+def disagree_parts(session: Session, runs: Sequence[int], score_gap: float):
+    """(verdicts differ, scores differ) as queries of response ids, None when they cannot."""
+    with_verdicts, groups = repo.comparable_groups(session, list(runs))
+    verdicts = verdicts_differ_query(with_verdicts) if len(with_verdicts) >= 2 else None
+    return verdicts, scores_differ_query(groups, score_gap)
+
+
+class ResultsQuery:
+    """The filtered responses of one Results view as a SELECT over ``responses``, with the
+    effective score of each run (and people's score) as columns when needed."""
+
+    def __init__(self, session: Session, spec: PageQuery, *, with_scores: bool,
+                 known: tuple[frozenset[int], frozenset[int]] | None = None):
+        """``known``: (failed, disagree) response ids from the judges' cached facts, used
+        for those filters instead of their GROUP BY when small enough to list."""
+        self.session, self.spec = session, spec
+        resp = m.ResponseRow
+        self.people = aliased(m.EffectiveScoreRow, name="people")
+        people = self.people
+        self.scores: dict[int, object] = {}
+        columns = [resp.id.label("rid"), people.score.label("people_score"),
+                   (func.coalesce(people.decided, 0) + func.coalesce(people.disputed, 0))
+                   .label("reviewed_count")]
+        query = select().select_from(resp).outerjoin(people, and_(
+            people.rubric_version_id == spec.rubric_version_id,
+            people.response_id == resp.id))
+        for run_id in spec.runs if with_scores else ():
+            score, grade, kept = _run_score(run_id)
+            query = query.outerjoin(grade, and_(grade.run_id == run_id,
+                                                grade.response_id == resp.id))
+            query = query.outerjoin(kept, and_(kept.run_id == run_id,
+                                               kept.response_id == resp.id))
+            self.scores[run_id] = score
+            columns.append(score.label(f"s{run_id}"))
+        query = query.add_columns(*columns).where(resp.dataset_id == spec.dataset_id)
+        clause = repo.search_clause(spec.search)
+        if clause is not None:
+            query = query.where(clause)
+        for key, value in spec.metadata:
+            query = query.where(repo.metadata_value(key) == value)
+        if spec.verdict is not None:
+            query = query.where(self._verdict_clause(spec.verdict))
+        listed = known is not None and max(len(known[0]), len(known[1])) <= _LISTED
+        if spec.failed_only and listed:
+            query = query.where(resp.id.in_(sorted(known[0])))
+        elif spec.failed_only:
+            query = query.where(resp.id.in_(failed_query(spec.runs)))
+        if spec.disagree_only and listed:
+            query = query.where(resp.id.in_(sorted(known[1])))
+        elif spec.disagree_only:
+            verdicts, scores = disagree_parts(session, spec.runs, spec.score_gap)
+            parts = [p for p in (verdicts, scores) if p is not None]
+            query = query.where(resp.id.in_(union(*parts)) if len(parts) > 1
+                                else resp.id.in_(parts[0]) if parts else literal(False))
+        if spec.reviewed == "reviewed":
+            query = query.where(people.id.is_not(None))
+        elif spec.reviewed == "not_reviewed":
+            query = query.where(people.id.is_(None))
+        if spec.min_score is not None or spec.max_score is not None:
+            ranged = ([self.scores[spec.score_run_id]] if spec.score_run_id is not None
+                      else list(self.scores.values()))
+            query = query.where(or_(*[self._in_range(s) for s in ranged])
+                                if ranged else literal(False))
+        self.query = query
+
+    def _in_range(self, score):
+        low, high = self.spec.min_score, self.spec.max_score
+        parts = [score.is_not(None)]
+        if low is not None:
+            parts.append(score >= low)
+        if high is not None:
+            parts.append(score <= high)
+        return and_(*parts)
+
+    def _verdict_clause(self, wanted: VerdictClause):
+        """People's decided choice where they decided the criterion, else the run's judge's
+        (as ``effective_repo.decided_choices`` and ``repo.judge_verdict_ids``)."""
+        ev, g, gc = m.EffectiveVerdictRow, m.GradeRow, m.GradeCriterionRow
+        resp = m.ResponseRow
+        decided = (select(ev.id).where(
+            ev.rubric_version_id == self.spec.rubric_version_id,
+            ev.dataset_id == self.spec.dataset_id, ev.criterion_id == wanted.criterion_id,
+            ev.response_id == resp.id, ev.status != "disputed"))
+        human = decided.where(func.coalesce(ev.option, ev.verdict) == wanted.choice)
+        if not wanted.by_option:
+            matches = gc.verdict == wanted.choice
+        elif wanted.choice == "CANNOT_ASSESS":
+            matches = and_(gc.option.is_(None), gc.verdict == wanted.choice)
+        else:
+            matches = gc.option == wanted.choice
+        judge = (select(gc.id).join(g, g.id == gc.grade_id)
+                 .where(g.run_id == wanted.run_id, g.response_id == resp.id,
+                        gc.criterion_id == wanted.criterion_id, matches))
+        return or_(exists(human), and_(~exists(decided), exists(judge)))
+
+    def count_query(self):
+        return select(func.count()).select_from(self.query.subquery())
+
+    def count(self) -> int:
+        return self.session.scalar(self.count_query()) or 0
+
+    def page(self, sort: str, sort_run_id: int | None, descending: bool, offset: int,
+             limit: int) -> list[int]:
+        return list(self.session.scalars(
+            self.page_query(sort, sort_run_id, descending, offset, limit)))
+
+    def page_query(self, sort: str, sort_run_id: int | None, descending: bool, offset: int,
+                   limit: int):
+        sub = self.query.subquery("matched")
+        rid = sub.c.rid
+        order: list = []
+        if sort == "reviewed":
+            order = [sub.c.reviewed_count.desc() if descending else sub.c.reviewed_count]
+        elif sort == "people":
+            order = _known_first(sub.c.people_score, descending)
+        elif sort == "score" and self.spec.runs:
+            run = sort_run_id if sort_run_id in self.spec.runs else self.spec.runs[0]
+            order = _known_first(sub.c[f"s{run}"], descending)
+        elif sort == "spread":
+            order = _known_first(self._spread(sub), descending)
+        elif sort == "response" and descending:
+            return select(rid).order_by(rid.desc()).offset(offset).limit(limit)
+        return select(rid).order_by(*order, rid).offset(offset).limit(limit)
+
+    def _spread(self, sub):
+        """The largest gap between the runs' effective scores, None under two known
+        (``results_order.sort_ids``): per response, from one row per run."""
+        columns = [sub.c[f"s{run}"] for run in self.spec.runs]
+        if len(columns) < 2:
+            return literal(None)
+        known = sum((case((c.is_not(None), 1), else_=0) for c in columns), literal(0))
+        high = low = columns[0]
+        for c in columns[1:]:
+            high = case((high.is_(None), c), (c.is_(None), high), (c > high, c), else_=high)
+            low = case((low.is_(None), c), (c.is_(None), low), (c < low, c), else_=low)
+        return case((known >= 2, high - low), else_=None)
+
+    def summary(self, with_ranges: bool) -> tuple[int, dict[int, tuple]]:
+        """(matching responses, per run (lowest, highest, number of) effective scores): one
+        statement over the matched set."""
+        matched = self.query.cte("matched").prefix_with("MATERIALIZED")
+        runs = self.spec.runs if with_ranges else ()
+        columns = [func.count()]
+        for run in runs:
+            value = matched.c[f"s{run}"]
+            columns += [func.min(value), func.max(value), func.count(value)]
+        row = self.session.execute(select(*columns).select_from(matched)).one()
+        return row[0], {run: tuple(row[1 + 3 * i:4 + 3 * i]) for i, run in enumerate(runs)}
+
+    def histogram(self, bins: int, ranges: dict[int, tuple]) -> tuple[ScoreBin, ...]:
+        """``results_order.histogram`` of the matched responses, per run, as one GROUP BY
+        over the binned effective scores (``ranges`` from :meth:`summary`)."""
+        bounds = {}
+        for run, (low, high, known) in ranges.items():
+            if known:
+                if low >= 0 and high <= 1:
+                    low, high = 0.0, 1.0
+                bounds[run] = (low, (high - low) / bins or 1.0)
+        if bins < 1 or not bounds:
+            return ()
+        matched = self.query.cte("matched").prefix_with("MATERIALIZED")
+        postgres = self.session.get_bind().dialect.name == "postgresql"
+        parts = []
+        for run, (low, width) in bounds.items():
+            value = matched.c[f"s{run}"]
+            scaled = (value - low) / width
+            index = func.floor(scaled) if postgres else cast(scaled, Integer)
+            index = case((index >= bins - 1, bins - 1), else_=index)
+            parts.append(select(literal(run).label("run"), index.label("k"))
+                         .where(value.is_not(None)))
+        binned = union_all(*parts).subquery("binned")
+        counts = {run: [0] * bins for run in bounds}
+        for run, k, n in self.session.execute(
+                select(binned.c.run, binned.c.k, func.count())
+                .group_by(binned.c.run, binned.c.k)):
+            counts[run][int(k)] += n
+        return tuple(ScoreBin(run_id=run, low=low + k * width, high=low + (k + 1) * width,
+                              count=n)
+                     for run, (low, width) in bounds.items()
+                     for k, n in enumerate(counts[run]))
+
+
+def _known_first(value, descending: bool) -> list:
+    """Responses without a value last; Python's stable sort keeps id order among ties."""
+    return [case((value.is_(None), 1), else_=0), value.desc() if descending else value]

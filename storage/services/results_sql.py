@@ -1,0 +1,173 @@
+"""One page of the Results table read in SQL (storage.services.results_query): the filters,
+sort, count and histograms are queries; only the page's responses are read as rows. The
+figures are those of storage.services.results_python (tests/storage/test_results_sql.py
+compares the two on random histories)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select, union
+from sqlalchemy.orm import Session
+
+from storage import models as m
+from storage.engine import SessionFactory
+from storage.errors import InvalidInputError
+from storage.repositories import datasets as dataset_repo
+from storage.repositories import results as repo
+from storage.services import blindness
+from storage.services.results_python import check_verdict_filter, disputed_labels
+from storage.services.results_query import (
+    PageQuery,
+    ResultsQuery,
+    VerdictClause,
+    disagree_parts,
+    failed_query,
+)
+from storage.services.results_types import (
+    SNIPPET_CHARS,
+    GradeFacts,
+    PanelColumn,
+    ResultsFilter,
+    ResultsPage,
+    ResultsRow,
+)
+
+SORTS = ("response", "score", "spread", "reviewed", "people")
+
+
+def answers(filters: ResultsFilter, panels: Sequence[PanelColumn], sort_panel_id: int | None,
+            distribution_bins: int, sight: blindness.Sight) -> bool:
+    """Whether the SQL page can answer: a viewer who may see every verdict, and no judge
+    panel in the filters, the sort or the histograms (their scores are computed from their
+    members when read, storage.services.panel_results)."""
+    ranged = filters.min_score is not None or filters.max_score is not None
+    return (sight.sees_all and sort_panel_id is None and filters.score_panel_id is None
+            and (filters.verdict is None or filters.verdict.panel_id is None)
+            and not (panels and ((ranged and filters.score_run_id is None)
+                                 or distribution_bins)))
+
+
+def sql_page(
+    sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
+    run_ids: Sequence[int], filters: ResultsFilter, sort: str, sort_run_id: int | None,
+    descending: bool, offset: int, limit: int, score_gap: float, facts: GradeFacts | None,
+    distribution_bins: int, panels: Sequence[PanelColumn],
+) -> ResultsPage:
+    with sessions() as session:
+        dataset_repo.get_dataset(session, dataset_id)
+        runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
+        criteria_count = repo.criteria_count(session, rubric_version_id)
+        dataset_total = dataset_repo.response_count(session, dataset_id)
+        verdict = None
+        if filters.verdict is not None:
+            criterion, _panel = check_verdict_filter(session, rubric_version_id, runs,
+                                                     filters.verdict)
+            verdict = VerdictClause(criterion.id, filters.verdict.verdict,
+                                    filters.verdict.run_id, criterion.is_multi_choice)
+        if not 0 <= score_gap <= 1e9:
+            raise InvalidInputError("the score gap must be a number of 0 or more")
+        if filters.score_run_id is not None and filters.score_run_id not in runs:
+            raise InvalidInputError("the score range applies to a run that is not selected")
+        if sort not in SORTS:
+            raise InvalidInputError(
+                f"unknown sort {sort!r}; use response, score, spread, reviewed or people")
+        spec = PageQuery(
+            dataset_id=dataset_id, rubric_version_id=rubric_version_id, runs=tuple(runs),
+            search=filters.search, metadata=filters.metadata, verdict=verdict,
+            failed_only=filters.failed_only, disagree_only=filters.disagree_only,
+            reviewed=filters.reviewed, min_score=filters.min_score,
+            max_score=filters.max_score, score_run_id=filters.score_run_id,
+            score_gap=score_gap)
+        needs_scores = (sort in ("score", "spread") or distribution_bins > 0
+                        or filters.min_score is not None or filters.max_score is not None)
+        usable = (facts is not None and facts.run_ids == tuple(runs)
+                  and facts.score_gap == score_gap)
+        query = ResultsQuery(session, spec, with_scores=needs_scores,
+                             known=(facts.failed, facts.disagree) if usable else None)
+        total, ranges = query.summary(with_ranges=distribution_bins > 0)
+        page_ids = query.page(sort, sort_run_id, descending, offset, limit) if total else []
+        distribution = query.histogram(distribution_bins, ranges) if total else ()
+        flags = _flags(session, runs, score_gap, page_ids, facts if usable else None)
+        effective, judged = _page_scores(session, runs, page_ids)
+        counts = _review_counts(session, rubric_version_id, page_ids)
+        reviewed_total = session.scalar(
+            select(func.count()).select_from(m.EffectiveScoreRow)
+            .where(m.EffectiveScoreRow.rubric_version_id == rubric_version_id,
+                   m.EffectiveScoreRow.dataset_id == dataset_id)) or 0
+        texts = repo.snippets(session, page_ids, SNIPPET_CHARS)
+        disputed = disputed_labels(session, [i for i in page_ids if counts.get(i, 0) > 0],
+                                   rubric_version_id)
+    failed, verdicts_differ, scores_differ, failed_total, disagree_total = flags
+    rows = tuple(
+        ResultsRow(
+            response_id=rid, external_id=texts[rid][0], query=texts[rid][1],
+            output=texts[rid][2],
+            scores=tuple(effective.get((rid, run), (None, None))[0] for run in runs),
+            judge_scores=tuple(judged.get((rid, run), (None, None))[0] for run in runs),
+            errors=tuple(effective.get((rid, run), (None, None))[1] for run in runs),
+            graded=tuple((rid, run) in judged for run in runs),
+            failed=rid in failed, disagree=rid in verdicts_differ or rid in scores_differ,
+            reviewed_count=counts.get(rid, 0), criteria_count=criteria_count,
+            verdicts_differ=rid in verdicts_differ, scores_differ=rid in scores_differ,
+            disputed=disputed.get(rid, ()),
+            panel_scores=tuple(p.scores.get(rid, (None, None))[0] for p in panels),
+        )
+        for rid in page_ids)
+    return ResultsPage(
+        run_ids=tuple(runs), rows=rows, total=total, dataset_total=dataset_total,
+        failed_total=failed_total, disagree_total=disagree_total,
+        reviewed_total=reviewed_total, offset=offset, limit=limit,
+        distribution=distribution, panel_ids=tuple(p.panel_id for p in panels))
+
+
+def _flags(session: Session, runs: list[int], score_gap: float, page_ids: list[int],
+           facts: GradeFacts | None):
+    """(failed, verdicts differ, scores differ) among the page's responses, and the
+    dataset's failed and disagreeing counts: from the cached facts when they are for these
+    runs, else from the queries."""
+    if facts is not None:
+        return (facts.failed, facts.verdicts_differ, facts.scores_differ, len(facts.failed),
+                len(facts.disagree))
+    failed = failed_query(runs).subquery()
+    verdicts, scores = (None if q is None else q.subquery()
+                        for q in disagree_parts(session, runs, score_gap))
+
+    def on_page(sub) -> set[int]:
+        if sub is None or not page_ids:
+            return set()
+        column = sub.c[0]
+        return set(session.scalars(select(column).where(column.in_(page_ids))))
+
+    parts = [select(sub.c[0]) for sub in (verdicts, scores) if sub is not None]
+    disagree_total = session.scalar(select(func.count()).select_from(
+        union(*parts).subquery())) if parts else 0
+    failed_total = session.scalar(select(func.count()).select_from(failed))
+    return (on_page(failed), on_page(verdicts), on_page(scores), failed_total or 0,
+            disagree_total or 0)
+
+
+def _page_scores(session: Session, runs: list[int], page_ids: list[int]):
+    """(effective, judge) (score, error) per (response, run) of the page."""
+    if not page_ids or not runs:
+        return {}, {}
+    g, kept = m.GradeRow, m.EffectiveRunScoreRow
+    judged = {(rid, run): (score, error) for rid, run, score, error in session.execute(
+        select(g.response_id, g.run_id, g.score, g.error)
+        .where(g.run_id.in_(runs), g.response_id.in_(page_ids)))}
+    effective = dict(judged)
+    effective.update({(rid, run): (score, error) for rid, run, score, error in session.execute(
+        select(kept.response_id, kept.run_id, kept.score, kept.error)
+        .where(kept.run_id.in_(runs), kept.response_id.in_(page_ids)))})
+    return effective, judged
+
+
+def _review_counts(session: Session, rubric_version_id: int, page_ids: list[int]
+                   ) -> dict[int, int]:
+    """Criteria of the version anyone answered, per response of the page."""
+    if not page_ids:
+        return {}
+    es = m.EffectiveScoreRow
+    return {rid: decided + disputed for rid, decided, disputed in session.execute(
+        select(es.response_id, es.decided, es.disputed)
+        .where(es.rubric_version_id == rubric_version_id, es.response_id.in_(page_ids)))}
