@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0024_pair_panels"
-down_revision: str | None = "0021_pair_reviews"
+down_revision: str | None = "0022_effective_scores"
 branch_labels: str | None = None
 depends_on: str | None = None
 
