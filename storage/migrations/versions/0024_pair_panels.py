@@ -4,7 +4,7 @@ version, combined per pair and criterion by majority (grading.pairwise.panel).
 Two new tables; no existing table or row is touched.
 
 Revision ID: 0024_pair_panels
-Revises: 0021_pair_reviews
+Revises: 0022_effective_scores
 Create Date: 2026-11-29 17:00:00
 """
 
