@@ -38,7 +38,7 @@ def pairwise_rows(db: str) -> tuple[list[dict], bool]:
             continue
         label = f"#{cid} · {c.b_label} vs {c.a_label}" if named else f"Comparison #{cid}"
         for row in pair_agreement_view.agreement_rows(compare_readers.get_pair_agreement(
-                db, cid, actor, stamp, c.done_count)):
+                db, cid, actor, stamp, c.done_count), with_people=True):
             rows.append({"comparison": label, **row})
     rows.extend(_panel_rows(db, actor, reviewed, named))
     return rows, named
@@ -72,5 +72,5 @@ def _panel_rows(db: str, actor, reviewed: dict[int, tuple[int, int]],
         _people, agreement = compare_readers.get_panel_people(
             db, panel.id, actor, (compare_panels.progress(panel), saves))
         rows.extend({"comparison": label, **row}
-                    for row in pair_agreement_view.agreement_rows(agreement))
+                    for row in pair_agreement_view.agreement_rows(agreement, with_people=True))
     return rows

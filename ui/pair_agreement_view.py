@@ -35,12 +35,28 @@ def reading(j: JudgeVsPeople) -> str:
     return f"kappa between {j.kappa_interval.low:.2f} and {j.kappa_interval.high:.2f}"
 
 
-def agreement_rows(rows: list[CriterionPreferenceAgreement]) -> list[dict]:
-    return [{"criterion": r.criterion or "overall", "n": r.judge_vs_people.n,
-             "kappa": _figure(r.judge_vs_people.kappa),
-             "95% interval": _interval(r.judge_vs_people),
-             "agreement %": _figure(r.judge_vs_people.percent_agreement, ".0f"),
-             "reading": reading(r.judge_vs_people)} for r in rows]
+def agreement_rows(rows: list[CriterionPreferenceAgreement], *,
+                   with_people: bool = False) -> list[dict]:
+    """Per criterion, the judge against the people; ``with_people``: and the people among
+    themselves (pairs two or more answered, their percent agreement, Krippendorff's alpha
+    over A / TIE / B with its 95 % interval)."""
+    found = []
+    for r in rows:
+        row = {"criterion": r.criterion or "overall", "n": r.judge_vs_people.n,
+               "kappa": _figure(r.judge_vs_people.kappa),
+               "95% interval": _interval(r.judge_vs_people),
+               "agreement %": _figure(r.judge_vs_people.percent_agreement, ".0f"),
+               "reading": reading(r.judge_vs_people)}
+        if with_people:
+            alpha = r.people.alpha_interval
+            row.update({
+                "pairs with 2+ people": r.people.pairs,
+                "people agree %": _figure(r.people.percent_agreement, ".0f"),
+                "people's alpha": _figure(r.people.alpha),
+                "alpha 95% interval": ("—" if alpha is None or alpha.low is None
+                                       else f"{alpha.low:.2f} – {alpha.high:.2f}")})
+        found.append(row)
+    return found
 
 
 def agreement_frame(rows: list[CriterionPreferenceAgreement]) -> pd.DataFrame:

@@ -96,6 +96,10 @@ def test_the_agreement_page_lists_the_reviewed_comparisons_with_judge_vs_people(
     assert list(table["criterion"]) == ["complete", "rude"]
     assert list(table["n"]) == [3, 3]
     assert table["reading"][0].startswith("can't tell yet: 3 pairs")
+    # and the people among themselves: Ann and Bob answered every pair alike
+    assert list(table["pairs with 2+ people"]) == [3, 3]
+    assert list(table["people agree %"]) == ["100", "100"]
+    assert list(table["people's alpha"]) == ["—", "—"]  # one answer throughout: undefined
 
 
 @pytest.mark.parametrize(("pairs", "expected"), [
