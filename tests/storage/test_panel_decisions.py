@@ -17,7 +17,7 @@ from grading.types import Criterion, CriterionReport, EvaluationReport, ScoringS
 from grading.types import Verdict as V
 from storage import models as m
 from storage.cli import main as cli_main
-from storage.services import datasets, panel_upkeep, panels, runs
+from storage.services import datasets, panel_agreement, panel_upkeep, panels, runs
 from tests.actors import ADMIN
 from tests.kinds import MIXED
 from tests.storage.helpers import make_rubric, make_run
@@ -73,6 +73,8 @@ def _check(sessions, panel_ids, responses) -> None:
             sessions, panel_id)
         assert panels.panel_grades(sessions, panel_id, subset) == panels.recomputed_grades(
             sessions, panel_id, subset)
+        assert panel_agreement.member_agreement(
+            sessions, panel_id) == panel_agreement.recounted_agreement(sessions, panel_id)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -129,6 +131,8 @@ def test_stored_panel_decisions_equal_a_rebuild_and_the_recomputation(sessions, 
     assert any(g.error for g in panels.panel_grades(sessions, made[0]))
     assert {panels.get_panel(sessions, pid).tie_rule for pid in made} == {
         "lower_score", "undecided"}
+    alphas = [a for pid in made for a in panel_agreement.member_agreement(sessions, pid)]
+    assert any(a.alpha is not None and a.alpha != 1 for a in alphas)
 
 
 def _world(sessions, members: int = 3, count: int = 4):
