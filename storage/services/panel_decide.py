@@ -66,10 +66,16 @@ def decide(
     scoring: ScoringSettings, criteria: Sequence[CriterionInfo],
     members: Sequence[MemberVotes | None], response_id: int,
     to_grade: Mapping[str, Any] | None, pending: Sequence[int | None],
+    memo: dict | None = None,
 ) -> PanelGrade:
     """``members[i]``: member i's grade of the response (None: none yet); ``pending[i]``:
     member i's run id while it still has this response to grade; ``rules``: (the panel's
-    rule, its tie rule); ``to_grade``: the response's texts, for a length penalty."""
+    rule, its tie rule); ``to_grade``: the response's texts, for a length penalty.
+
+    ``memo``: a dict kept across the responses of one panel while nobody is pending: a
+    criterion's decision depends only on the votes, and the score on the choices (and the
+    texts, when there is a length penalty), so each is computed once per distinct pattern
+    (filling a panel of 100,000 responses meets a few dozen)."""
     rule, tie_rule = rules
     member_maps = [member.choices if member else {} for member in members]
     waiting_flags = [run_id is not None for run_id in pending]
@@ -77,9 +83,14 @@ def decide(
     who = "run " if len(waiting) == 1 else "runs "
     who += ", ".join(f"#{run_id}" for run_id in waiting)
     rows = []
+    if memo is not None and waiting:
+        raise ValueError("decisions are remembered only while no member is pending")
     for criterion in criteria:
         votes = [verdicts.get(criterion.id) for verdicts in member_maps]
-        if criterion.is_multi_choice:
+        key = (criterion.id, tuple(votes))
+        if memo is not None and key in memo:
+            decision = memo[key]
+        elif criterion.is_multi_choice:
             # median / mode of the options, every member once (grading.panels says why)
             decision = combine_options_with_pending(votes, waiting_flags,
                                                     criterion.to_criterion(), waiting_for=who)
@@ -88,6 +99,8 @@ def decide(
                 votes, waiting_flags, rule,  # type: ignore[arg-type]
                 criterion_weight=criterion.weight, weights=weights, waiting_for=who,
                 tie_rule=tie_rule)  # type: ignore[arg-type]
+        if memo is not None:
+            memo[key] = decision
         rows.append(PanelCriterion(criterion_id=criterion.id, label=criterion.label,
                                    decision=decision, member_verdicts=tuple(votes)))
     verdicts = [row.decision.choice for row in rows]
@@ -101,9 +114,15 @@ def decide(
         missing = [row.label for row in rows if row.decision.verdict is None]
         error = f"every member failed on {', '.join(missing)}: the panel has no verdict there"
     else:
-        aggregate, _penalty, score = score_verdicts(
-            [c.to_criterion() for c in criteria], verdicts, scoring, to_grade)  # type: ignore[arg-type]
-        raw = aggregate.raw_score
+        scored = ("score", tuple(verdicts))
+        if memo is not None and to_grade is None and scored in memo:
+            score, raw = memo[scored]
+        else:
+            aggregate, _penalty, score = score_verdicts(
+                [c.to_criterion() for c in criteria], verdicts, scoring, to_grade)  # type: ignore[arg-type]
+            raw = aggregate.raw_score
+            if memo is not None and to_grade is None:
+                memo[scored] = score, raw
         if score is None:
             error = "nothing left to score (every criterion CANNOT_ASSESS or weight 0)"
     costs = [member.cost if member else 0.0 for member in members]

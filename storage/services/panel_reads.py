@@ -31,6 +31,24 @@ def stored_grades(session: Session, panel_id: int, criteria: Sequence[CriterionI
     return found
 
 
+Scores = dict[int, tuple[float | None, str | None]]
+
+
+def stored_choices(session: Session, panel_id: int
+                   ) -> tuple[Scores, dict[tuple[int, int], str]]:
+    """The panel's stored score and error per response, and its choice per (response,
+    criterion) where it has one (the option label, else the verdict), as plain columns."""
+    g, v = GRADES.c, VERDICTS.c
+    scores = {rid: (score, error) for rid, score, error in session.execute(
+        select(g.response_id, g.score, g.error).where(g.panel_id == panel_id))}
+    choices = {(rid, cid): option if option is not None else verdict
+               for rid, cid, verdict, option in session.execute(
+                   select(v.response_id, v.criterion_id, v.verdict, v.option)
+                   .where(v.panel_id == panel_id,
+                          v.verdict.is_not(None) | v.option.is_not(None)))}
+    return scores, choices
+
+
 def other_tie_rule(session: Session, panel_id: int, tie_rule: str,
                    response_ids: Sequence[int] | None = None) -> list[int]:
     """The panel's responses whose stored decisions followed another tie rule than

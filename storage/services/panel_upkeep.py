@@ -144,6 +144,7 @@ def _recompute(session: Session, panel: m.PanelRow, response_ids: Sequence[int],
     members = [member.run_id for member in panel.members]
     weights = ([member.weight for member in panel.members] if panel.rule == "weighted"
                else None)
+    memo: dict = {}  # decisions by votes, scores by choices (panel_decide.decide)
     for start in range(0, len(response_ids), _CHUNK):
         chunk = list(response_ids[start:start + _CHUNK])
         if replace:
@@ -158,7 +159,7 @@ def _recompute(session: Session, panel: m.PanelRow, response_ids: Sequence[int],
         grades = [
             decide(panel.id, (panel.rule, tie_rule), weights, scoring, criteria,
                    [votes.get((run_id, rid)) for run_id in members], rid, texts.get(rid),
-                   [None] * len(members))
+                   [None] * len(members), memo)
             for rid in graded]
         _insert(session, grades, tie_rule)
 

@@ -272,6 +272,18 @@ def panel_grades(
         return [redone.get(g.response_id, g) for g in stored]
 
 
+def unsettled(session, panel_id: int) -> list[int]:
+    """The panel's responses whose stored decision is not the one read: a member still
+    grading has not graded them yet, or they were stored under another tie rule."""
+    panel = _get(session, panel_id)
+    found = set(panel_reads.other_tie_rule(session, panel.id,
+                                           panel_ties.read(panel.scoring)[1]))
+    grading = _still_grading(session, [member.run_id for member in panel.members])
+    if grading:
+        found.update(panel_reads.waiting_for(session, panel.id, sorted(grading)))
+    return sorted(found)
+
+
 def recomputed_grades(
     sessions: SessionFactory, panel_id: int, response_ids: Sequence[int] | None = None,
 ) -> list[PanelGrade]:

@@ -17,7 +17,17 @@ from grading.types import Criterion, CriterionReport, EvaluationReport, ScoringS
 from grading.types import Verdict as V
 from storage import models as m
 from storage.cli import main as cli_main
-from storage.services import datasets, panel_agreement, panel_upkeep, panels, runs
+from storage.services import (
+    blindness,
+    datasets,
+    panel_agreement,
+    panel_results,
+    panel_upkeep,
+    panels,
+    reviews,
+    runs,
+)
+from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.kinds import MIXED
 from tests.storage.helpers import make_rubric, make_run
@@ -75,6 +85,12 @@ def _check(sessions, panel_ids, responses) -> None:
             sessions, panel_id, subset)
         assert panel_agreement.member_agreement(
             sessions, panel_id) == panel_agreement.recounted_agreement(sessions, panel_id)
+    version = panels.get_panel(sessions, panel_ids[0]).rubric_version_id if panel_ids else 0
+    where = {"dataset_id": responses[0].dataset_id, "rubric_version_id": version,
+             "panel_ids": panel_ids}
+    for sight in (blindness.EVERYTHING, blindness.as_reviewer("ana")):
+        assert panel_results.panel_columns(sessions, **where, sight=sight) == (
+            panel_results.recomputed_columns(sessions, **where, sight=sight))
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -111,6 +127,13 @@ def test_stored_panel_decisions_equal_a_rebuild_and_the_recomputation(sessions, 
             if step % 3 == 0:
                 _check(sessions, made, responses)
         runs.record_grade(sessions, run_id, response_id, _report(rng))
+        if rng.random() < 0.15:  # people's verdicts change the panel's effective scores
+            criterion = rng.choice(version.criteria)
+            choice = (rng.choice(["MET", "UNMET"]) if criterion.options is None
+                      else rng.choice([o.label for o in criterion.options]))
+            reviews.set_human_verdict(sessions, actor=local_actor(rng.choice(["ana", "bo"])),
+                                      response_id=response_id, criterion_id=criterion.id,
+                                      verdict=choice)
         if step % 10 == 0:
             _check(sessions, made, responses)
     for rule, members, weights in plans:
