@@ -22,6 +22,7 @@ from storage.services import (
     consensus,
     effective_reads,
     panel_agreement,
+    panel_results,
     panels,
 )
 
@@ -84,6 +85,7 @@ SWAPS = [
     # panels' grades from every member's grade, alpha from every panel grade (issue 41)
     (panels, "panel_grades", panels.recomputed_grades),
     (panel_agreement, "member_agreement", panel_agreement.recounted_agreement),
+    (panel_results, "panel_columns", panel_results.recomputed_columns),
 ]
 
 
