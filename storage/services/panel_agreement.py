@@ -65,7 +65,7 @@ def member_agreement(sessions: SessionFactory, panel_id: int) -> list[MemberAgre
     return out
 
 
-def _units(members: list[int]):
+def units_query(members: list[int]):
     """Per (criterion, response) some member answered: its MET, UNMET and CANNOT_ASSESS
     answers and the first member (panel order) that answered it."""
     gc, g = m.GradeCriterionRow, m.GradeRow
@@ -86,7 +86,7 @@ def _units(members: list[int]):
 def _binary_alphas(session: Session, members: list[int], criteria: list[int]) -> dict:
     if not criteria:
         return {}
-    units = _units(members).where(m.GradeCriterionRow.criterion_id.in_(criteria)).subquery()
+    units = units_query(members).where(m.GradeCriterionRow.criterion_id.in_(criteria)).subquery()
     u = units.c
     pairable = u.met + u.unmet >= 2
     totals = {row.criterion_id: row for row in session.execute(

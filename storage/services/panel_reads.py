@@ -62,12 +62,7 @@ def waiting_for(session: Session, panel_id: int, active_runs: Sequence[int],
                 response_ids: Sequence[int] | None = None) -> list[int]:
     """The panel's graded responses that one of ``active_runs`` (members still grading)
     has not graded yet: their decisions depend on what it will answer."""
-    g = GRADES.c
-    missing = or_(*[~exists().where(m.GradeRow.run_id == run_id,
-                                     m.GradeRow.response_id == g.response_id)
-                    for run_id in active_runs])
-    query = select(g.response_id).where(g.panel_id == panel_id, missing)
-    return _ids(session, query, response_ids)
+    return _ids(session, waiting_query(panel_id, active_runs), response_ids)
 
 
 def _ids(session: Session, query, response_ids: Sequence[int] | None) -> list[int]:
@@ -83,27 +78,44 @@ def _ids(session: Session, query, response_ids: Sequence[int] | None) -> list[in
     return found
 
 
+def grades_query(panel_id: int):
+    g = GRADES.c
+    return select(g.response_id, g.score, g.raw_score, g.error, g.cost,
+                  g.members_graded).where(g.panel_id == panel_id)
+
+
+def verdicts_query(panel_id: int):
+    v = VERDICTS.c
+    return select(v.response_id, v.criterion_id, v.verdict, v.option, v.met, v.unmet,
+                  v.abstained, v.failed, v.tie, v.note, v.votes).where(v.panel_id == panel_id)
+
+
+def waiting_query(panel_id: int, active_runs: Sequence[int]):
+    g = GRADES.c
+    missing = or_(*[~exists().where(m.GradeRow.run_id == run_id,
+                                     m.GradeRow.response_id == g.response_id)
+                    for run_id in active_runs])
+    return select(g.response_id).where(g.panel_id == panel_id, missing)
+
+
 def _read(session: Session, panel_id: int, criteria: Sequence[CriterionInfo],
           ids: list[int] | None) -> list[PanelGrade]:
     g, v = GRADES.c, VERDICTS.c
-    grades_query = select(g.response_id, g.score, g.raw_score, g.error, g.cost,
-                          g.members_graded).where(g.panel_id == panel_id)
-    verdicts_query = select(v.response_id, v.criterion_id, v.verdict, v.option, v.met,
-                            v.unmet, v.abstained, v.failed, v.tie, v.note,
-                            v.votes).where(v.panel_id == panel_id)
+    grades_query_ = grades_query(panel_id)
+    verdicts_query_ = verdicts_query(panel_id)
     if ids is not None:
-        grades_query = grades_query.where(g.response_id.in_(ids))
-        verdicts_query = verdicts_query.where(v.response_id.in_(ids))
+        grades_query_ = grades_query_.where(g.response_id.in_(ids))
+        verdicts_query_ = verdicts_query_.where(v.response_id.in_(ids))
     decisions: dict[int, dict[int, tuple[PanelDecision, tuple]]] = {}
     for (rid, cid, verdict, option, met, unmet, abstained, failed, tie, note,
-         votes) in session.execute(verdicts_query):
+         votes) in session.execute(verdicts_query_):
         decisions.setdefault(rid, {})[cid] = (
             PanelDecision(None if verdict is None else Verdict(verdict), met, unmet,
                           abstained, failed, tie, note, option),
             tuple(decode_vote(vote) for vote in votes))
     found = []
     for rid, score, raw, error, cost, graded in session.execute(
-            grades_query.order_by(g.response_id)):
+            grades_query_.order_by(g.response_id)):
         per = decisions.get(rid, {})
         found.append(PanelGrade(
             panel_id=panel_id, response_id=rid, score=score, raw_score=raw, error=error,

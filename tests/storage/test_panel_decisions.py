@@ -205,3 +205,29 @@ def test_rebuild_panels_command_repairs_the_tables_and_says_so(sessions, db_url,
         "tables (removed + added)")
     assert panels.panel_grades(sessions, panel.id) == panels.recomputed_grades(
         sessions, panel.id)
+
+
+def test_the_stored_panel_reads_use_indexes_not_full_scans(sessions):
+    """The panel's rows by their primary key, a pending member's grades by (run, response),
+    the members' answers for the alpha by the grades' (run, response) and the verdicts'
+    (grade, criterion) keys: no full scan of any of the four tables."""
+    from storage.services import panel_reads
+    from tests.storage.test_agreement_counts import _full_scans, _plan
+
+    responses, judges = _world(sessions, members=3, count=3)
+    rng = random.Random(2)
+    for run_id in judges:
+        for response in responses:
+            runs.record_grade(sessions, run_id, response.id, _report(rng))
+    panel = panels.create_panel(sessions, run_ids=judges, rule="majority", actor=ADMIN)
+    checks = [
+        (panel_reads.grades_query(panel.id), "panel_grades"),
+        (panel_reads.verdicts_query(panel.id), "panel_verdicts"),
+        (panel_reads.waiting_query(panel.id, judges[:2]), "panel_grades"),
+        (panel_agreement.units_query(judges), "grade_criteria"),
+    ]
+    for query, table in checks:
+        plan = _plan(sessions, query)
+        assert table in plan, plan
+        for name in ("panel_grades", "panel_verdicts", "grades", "grade_criteria"):
+            assert not _full_scans(plan, name), plan
