@@ -205,6 +205,9 @@ def test_rebuild_panels_command_repairs_the_tables_and_says_so(sessions, db_url,
         "tables (removed + added)")
     assert panels.panel_grades(sessions, panel.id) == panels.recomputed_grades(
         sessions, panel.id)
+    panels.delete_panel(sessions, panel.id, actor=ADMIN)  # its rows go with it
+    with sessions() as session:
+        assert panel_upkeep.maintained_rows(session) == []
 
 
 def test_the_stored_panel_reads_use_indexes_not_full_scans(sessions):
