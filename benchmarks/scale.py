@@ -56,6 +56,7 @@ from storage.services import (
     effective_upkeep,
     human_baseline,
     labels,
+    panel_agreement,
     panel_results,
     panels,
     results,
@@ -136,7 +137,9 @@ def build(sessions: SessionFactory, size: int) -> World:
             session.execute(update(m.RunRow).where(m.RunRow.id == run_id).values(
                 status="done", done_count=len(response_ids), total_tokens=500 * size,
                 cost=0.001 * size, started_at=m.utcnow(), finished_at=m.utcnow()))
+    started = time.perf_counter()  # fills the panel's decisions from the 3 x N grades
     panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=BENCHMARK)
+    print(f"panel made (decisions stored): {time.perf_counter() - started:.1f} s", flush=True)
     reviewed = sorted(rng.sample(response_ids, max(2, size // 20)))
     verdict_rows = []
     for rid in reviewed:
@@ -442,6 +445,8 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         *results_views,
         ("Results first page + panel column", results_with_panel,
          q(sessions, _panel_page, w), "SQL: + the panel's MET votes on the page"),
+        ("Results first page + panel column, panel recomputed (before)",
+         _before(results_with_panel), q(sessions, _panel_page, w), "as above"),
         ("Agreement report", lambda: agreement.agreement_report(
             sessions, w.version_id, w.dataset_id),
          q(sessions, _pair_counts, w), "SQL: all pair counts; people = adjudications only"),
@@ -453,10 +458,16 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          q(sessions, _pair_counts, w), "same figures as the report's pairwise"),
         ("Agreement report + human baseline", report_and_baseline,
          q(sessions, _reviewer_pairs, w), "SQL: reviewer-pair counts"),
-        ("panel members' alpha", lambda: panels.member_agreement(sessions, w.panel_id),
-         q(sessions, _member_alpha, w), "SQL: (criterion, MET votes) -> units"),
-        ("panel grades, every response", lambda: panels.panel_grades(sessions, w.panel_id),
-         q(sessions, _panel_votes, w), "SQL: MET votes per response x criterion"),
+        ("panel members' alpha, counted (new)", lambda: panels.member_agreement(
+            sessions, w.panel_id), q(sessions, _member_alpha, w),
+         "SQL: (criterion, MET votes) -> units"),
+        ("panel members' alpha, recomputed (before)", lambda: panel_agreement
+         .recounted_agreement(sessions, w.panel_id), q(sessions, _member_alpha, w), "as above"),
+        ("panel grades, every response, stored (new)", lambda: panels.panel_grades(
+            sessions, w.panel_id), q(sessions, _panel_votes, w),
+         "SQL: MET votes per response x criterion"),
+        ("panel grades, every response, recomputed (before)", lambda: panels
+         .recomputed_grades(sessions, w.panel_id), q(sessions, _panel_votes, w), "as above"),
         ("list_grades, one run", lambda: runs.list_grades(sessions, w.run_ids[0]),
          q(sessions, _one_run, w), "SQL: the run's grades x criteria rows"),
         *switched_reads(sessions, w),
@@ -587,6 +598,11 @@ def main() -> int:
                   f"Results overlay, table == recomputed: {same_overlay}")
             if _chosen("results page", skip, only):
                 print(f"\nResults SQL page == Python page: {same_results(sessions, world)}")
+            if _chosen("panel grades", skip, only):
+                print("\npanel grades, stored == recomputed: "
+                      f"{panels.panel_grades(sessions, world.panel_id) == panels.recomputed_grades(sessions, world.panel_id)}; "  # noqa: E501
+                      "members' alpha, counted == recomputed: "
+                      f"{panels.member_agreement(sessions, world.panel_id) == panel_agreement.recounted_agreement(sessions, world.panel_id)}")  # noqa: E501
             if _chosen("agreement report", skip, only):
                 print(f"\nSQL-count pairwise figures identical to the report's: "
                       f"{_same_pairwise(sessions, world)}")

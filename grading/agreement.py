@@ -25,7 +25,7 @@ Conventions, the same in every function here:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -325,24 +325,39 @@ def _alpha(sources: list[dict[Any, Verdict]]) -> MultiSourceAgreement:
             else:
                 values.append(verdict)
     pairable = [values for values in units.values() if len(values) >= 2]
-    n = sum(len(values) for values in pairable)
-    n_met = sum(values.count(MET) for values in pairable)
+    return alpha_from_counts(
+        sources=len(sources), units=len(units), pairable_units=len(pairable),
+        values_used=sum(len(values) for values in pairable),
+        met=sum(values.count(MET) for values in pairable), excluded_cannot_assess=excluded,
+        disagreeing=[(values.count(MET), values.count(UNMET)) for values in pairable])
+
+
+def alpha_from_counts(
+    *, sources: int, units: int, pairable_units: int, values_used: int, met: int,
+    excluded_cannot_assess: int, disagreeing: Iterable[tuple[int, int]],
+) -> MultiSourceAgreement:
+    """Nominal MET/UNMET alpha from counts (what a ``GROUP BY`` per unit gives): the numbers
+    of units, of pairable ones (MET or UNMET from two or more sources), of the MET and
+    UNMET values in them and of CANNOT_ASSESS left out, and ``disagreeing``: (MET, UNMET)
+    of the pairable units, in the units' order (units of one class add nothing, so they
+    may be left out; the order fixes the float sum)."""
+    n, n_met = values_used, met
     result = {
-        "sources": len(sources),
-        "units": len(units),
-        "pairable_units": len(pairable),
+        "sources": sources,
+        "units": units,
+        "pairable_units": pairable_units,
         "values_used": n,
-        "excluded_cannot_assess": excluded,
+        "excluded_cannot_assess": excluded_cannot_assess,
     }
-    if len(sources) < 2:
+    if sources < 2:
         return MultiSourceAgreement(
-            **result, alpha=None, note=f"alpha needs at least 2 sources, got {len(sources)}"
+            **result, alpha=None, note=f"alpha needs at least 2 sources, got {sources}"
         )
-    if len(pairable) < 2:
+    if pairable_units < 2:
         return MultiSourceAgreement(
             **result, alpha=None,
             note=f"alpha needs at least 2 units with MET/UNMET from two or more sources, "
-            f"found {len(pairable)}",
+            f"found {pairable_units}",
         )
     if n_met in (0, n):
         only = MET if n_met else UNMET
@@ -353,9 +368,7 @@ def _alpha(sources: list[dict[Any, Verdict]]) -> MultiSourceAgreement:
         )
     # Nominal alpha with two values: 1 - (n - 1) * o(MET, UNMET) / (n_MET * n_UNMET), where
     # o(MET, UNMET) sums, over units, the unit's MET x UNMET pairs divided by (its values - 1).
-    observed = sum(
-        values.count(MET) * values.count(UNMET) / (len(values) - 1) for values in pairable
-    )
+    observed = sum(m * u / (m + u - 1) for m, u in disagreeing)
     return MultiSourceAgreement(**result, alpha=alpha_value(n, n_met, observed), note="")
 
 

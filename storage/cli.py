@@ -130,6 +130,14 @@ def build_parser() -> argparse.ArgumentParser:
     effective_command.add_arguments(rebuild)
     rebuild.set_defaults(func=jobs.guarded(effective_command.rebuild_command))
 
+    from storage import panel_rebuild_command
+
+    rebuild_panels = commands.add_parser(
+        "rebuild-panels", help="recompute the judge panels' decisions (verdicts and scores) "
+                               "from their members' grades")
+    panel_rebuild_command.add_arguments(rebuild_panels)
+    rebuild_panels.set_defaults(func=jobs.guarded(panel_rebuild_command.rebuild_command))
+
     from storage import panel_commands
 
     panel = commands.add_parser("panel", help="judge panels: runs combined by a voting rule")

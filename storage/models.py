@@ -290,8 +290,8 @@ PANEL_RULES = ("majority", "unanimous", "any", "weighted")
 
 class PanelRow(Base):
     """A judge panel: two or more runs of one rubric version over one dataset, combined into
-    one verdict per criterion by ``rule`` (grading.panels). Its grades are computed from the
-    members' grades when read, so a member graded later is reflected at once."""
+    one verdict per criterion by ``rule`` (grading.panels). Its decisions are kept in
+    ``panel_verdicts`` / ``panel_grades``, updated whenever a member's grade is stored."""
 
     __tablename__ = "judge_panels"
     __table_args__ = (CheckConstraint(_in("rule", PANEL_RULES), name="rule"),)
@@ -321,6 +321,57 @@ class PanelMemberRow(Base):
                                         index=True)
     position: Mapped[int] = mapped_column(Integer)
     weight: Mapped[float] = mapped_column(Float, default=1.0)
+
+
+class PanelVerdictRow(Base):
+    """A judge panel's decision on one criterion of one response, kept up to date.
+
+    Derived, not history: ``grading.panels``' rule over the member runs' grades, as
+    ``storage.services.panels`` decides it when no member is still grading (a member still
+    grading is accounted for when read). ``votes`` holds each member's choice in member
+    order: a verdict, ``[label]`` for an option, null when the member has none. Written in
+    the transaction that stores a member's grade and when the panel is made
+    (storage.services.panel_upkeep); ``rebuild-panels`` recomputes it from the grades."""
+
+    __tablename__ = "panel_verdicts"
+    __table_args__ = (
+        CheckConstraint(f"verdict IS NULL OR {_in('verdict', VERDICTS)}", name="verdict"),
+    )
+
+    panel_id: Mapped[int] = mapped_column(
+        ForeignKey("judge_panels.id", ondelete="CASCADE"), primary_key=True)
+    response_id: Mapped[int] = mapped_column(
+        ForeignKey("responses.id", ondelete="CASCADE"), primary_key=True, index=True)
+    criterion_id: Mapped[int] = mapped_column(
+        ForeignKey("criteria.id", ondelete="CASCADE"), primary_key=True)
+    verdict: Mapped[str | None] = mapped_column(String(20))
+    option: Mapped[str | None] = mapped_column(Text)
+    met: Mapped[float] = mapped_column(Float)
+    unmet: Mapped[float] = mapped_column(Float)
+    abstained: Mapped[float] = mapped_column(Float)
+    failed: Mapped[int] = mapped_column(Integer)
+    tie: Mapped[bool] = mapped_column(Boolean)
+    note: Mapped[str] = mapped_column(Text)
+    votes: Mapped[list[Any]] = mapped_column(JSONType)
+
+
+class PanelGradeRow(Base):
+    """A judge panel's score of one response some member graded (see PanelVerdictRow):
+    ``tie_rule`` is the one the panel decided its ties with (storage.services.panel_ties)."""
+
+    __tablename__ = "panel_grades"
+    __table_args__ = (Index("ix_panel_grades_score", "panel_id", "score"),)
+
+    panel_id: Mapped[int] = mapped_column(
+        ForeignKey("judge_panels.id", ondelete="CASCADE"), primary_key=True)
+    response_id: Mapped[int] = mapped_column(
+        ForeignKey("responses.id", ondelete="CASCADE"), primary_key=True, index=True)
+    score: Mapped[float | None] = mapped_column(Float)
+    raw_score: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+    cost: Mapped[float | None] = mapped_column(Float)
+    members_graded: Mapped[int] = mapped_column(Integer)
+    tie_rule: Mapped[str] = mapped_column(String(20))
 
 
 class CriterionTrialRow(Base):

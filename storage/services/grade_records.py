@@ -21,7 +21,7 @@ from storage.engine import SessionFactory
 from storage.errors import GradeExistsError, NotFoundError, RunCancelledError
 from storage.repositories import runs as repo
 from storage.run_settings import TokenPrice
-from storage.services import people_scores
+from storage.services import panel_upkeep, people_scores
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,8 @@ def record_grades(sessions: SessionFactory, run_id: int,
             totals = _totals(grades, values)
             totals["failed_count"] -= replaced  # a replaced grade had failed (transiently)
             repo.add_totals(session, run_id, **totals)
+            # the decisions of the panels the run is a member of, on these responses
+            panel_upkeep.refresh(session, run_id, ids)
     except IntegrityError:
         raise GradeExistsError(
             f"run {run_id} already has a grade for response "

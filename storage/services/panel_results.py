@@ -18,9 +18,10 @@ from storage.dto import Choice, CriterionGradeInfo, EffectiveGrade, GradeInfo
 from storage.effective import compute_effective_grade
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
+from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
-from storage.services import blindness, effective_reads, panels, results
+from storage.services import blindness, effective_reads, panel_reads, panels, results
 from storage.services.blindness import Sight
 
 
@@ -99,7 +100,11 @@ def panel_columns(
 ) -> tuple[results.PanelColumn, ...]:
     """The panels as columns of the Results table (``results.results_page(panels=...)``):
     every graded response's effective score (with the human verdicts ``sight`` may see)
-    and the panel's verdicts. Refuses a panel of another result set."""
+    and the panel's verdicts. Refuses a panel of another result set.
+
+    Read from the stored decisions: a response nobody reviewed scores what the panel scored
+    (people's verdicts are what changes an effective score); the reviewed ones, and those a
+    member still grading has not graded yet, go through ``panel_results``."""
     columns = []
     for panel_id in dict.fromkeys(panel_ids):
         panel = panels.get_panel(sessions, panel_id)
@@ -107,6 +112,33 @@ def panel_columns(
             raise InvalidInputError(
                 f"judge panel {panel_id} combines runs of another dataset or rubric version "
                 "than the results shown")
+        with sessions() as session:
+            scores, verdicts = panel_reads.stored_choices(session, panel_id)
+            redo = set(effective_repo.reviewed_response_ids(session, rubric_version_id,
+                                                            dataset_id))
+            redo.update(panels.unsettled(session, panel_id))
+        redo &= set(scores)
+        found = panel_results(sessions, panel_id, sorted(redo), sight=sight,
+                              scores_only=True) if redo else []
+        for r in found:
+            scores[r.response_id] = (r.effective.score, r.effective.error)
+            for row in r.grade.criteria:
+                verdicts.pop((r.response_id, row.criterion_id), None)
+                if row.decision.choice is not None:
+                    verdicts[r.response_id, row.criterion_id] = str(row.decision.choice)
+        columns.append(results.PanelColumn(panel_id=panel_id, scores=scores,
+                                           verdicts=verdicts))
+    return tuple(columns)
+
+
+def recomputed_columns(
+    sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
+    panel_ids: Sequence[int], sight: Sight = blindness.EVERYTHING,
+) -> tuple[results.PanelColumn, ...]:
+    """``panel_columns`` as it was read before the stored decisions: every response through
+    ``panel_results`` (tests and the benchmark compare the two)."""
+    columns = []
+    for panel_id in dict.fromkeys(panel_ids):
         found = panel_results(sessions, panel_id, sight=sight, scores_only=True)
         columns.append(results.PanelColumn(
             panel_id=panel_id,

@@ -1,7 +1,8 @@
 """Which tie rule a stored panel follows, kept in its ``scoring`` JSON (no migration).
 
-Panels combine their members' verdicts when read, so changing how a MET/UNMET tie is
-decided would silently change every stored panel's verdicts and scores. A panel made since
+A panel's decisions follow its members' grades (stored in ``panel_verdicts`` as they
+land, with the tie rule they followed), so changing how a MET/UNMET tie is decided would
+silently change every stored panel's verdicts and scores at the next rebuild. A panel made since
 the one tie rule (grading.ties: a tie is undecided) stores ``"tie_rule": "undecided"`` beside
 its scoring settings; a panel stored before has no such key and keeps the rule it was made
 with, the verdict with the lower score."""

@@ -1,7 +1,8 @@
-"""Judge panels, persisted: create, list, delete, and the panel's grades read from its members.
+"""Judge panels, persisted: create, list, delete, and the panel's grades.
 
 The voting rule is ``grading.panels``; the score is ``grading.aggregation.score_verdicts`` with
-the panel's own scoring settings. Nothing here counts or scores by hand.
+the panel's own scoring settings, both applied by ``storage.services.panel_decide``. The
+decisions are stored when the members' grades land (``panel_upkeep``) and read from there.
 """
 
 from __future__ import annotations
@@ -12,27 +13,23 @@ from datetime import datetime
 
 from sqlalchemy import select, update
 
-from grading.aggregation import score_verdicts
-from grading.panels import (
-    PANEL_RULES,
-    PanelDecision,
-    check_weights,
-    combine_options_with_pending,
-    combine_with_pending,
-)
+from grading.panels import PANEL_RULES, check_weights
 from grading.ties import UNDECIDED
 from grading.types import ScoringSettings
 from storage import models as m
 from storage.convert import criterion_info, run_info
-from storage.dto import Choice, CriterionInfo, GradeInfo, RunInfo
+from storage.dto import CriterionInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError, NotFoundError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
-from storage.services import panel_ties
+from storage.services import panel_reads, panel_ties, panel_upkeep
+from storage.services.panel_decide import MemberVotes, PanelCriterion, PanelGrade, decide
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
+
+__all__ = ["PanelCriterion", "PanelGrade"]  # re-exported: storage.services.panel_decide
 
 # Krippendorff's own guidance: below 0.667 conclusions are not even tentative.
 LOW_MEMBER_AGREEMENT = 0.667
@@ -64,36 +61,6 @@ class PanelInfo:
     @property
     def label(self) -> str:
         return self.name or f"panel {self.id} ({self.rule} of {len(self.members)})"
-
-
-@dataclass(frozen=True)
-class PanelCriterion:
-    criterion_id: int
-    label: str
-    decision: PanelDecision  # on a multi-choice criterion the label is in decision.option
-    # Each member's choice: its verdict, or its option label on a multi-choice criterion.
-    member_verdicts: tuple[Choice | None, ...]
-
-
-@dataclass(frozen=True)
-class PanelGrade:
-    """The panel's grade of one response; ``score`` None with ``error`` when it has none."""
-
-    panel_id: int
-    response_id: int
-    score: float | None
-    raw_score: float | None
-    error: str | None
-    criteria: tuple[PanelCriterion, ...]
-    cost: float | None  # the members' costs added up; None when any is unknown
-    members_graded: int
-    # Member runs still grading that have not graded this response yet: until they have,
-    # the record is incomplete (criteria they could still swing are undecided, no score).
-    pending_members: tuple[int, ...] = ()
-
-    @property
-    def complete(self) -> bool:
-        return not self.pending_members
 
 
 def _scoring_of(runs: Sequence[m.RunRow]) -> ScoringSettings:
@@ -177,6 +144,7 @@ def _create(
                          for i, (run, w) in enumerate(zip(runs, member_weights, strict=True))]
         session.add(panel)
         session.flush()
+        panel_upkeep.fill(session, panel.id)
         return _info(session, panel), True
 
 
@@ -282,90 +250,81 @@ def delete_panel(sessions: SessionFactory, panel_id: int, *, actor: Actor) -> No
 def panel_grades(
     sessions: SessionFactory, panel_id: int, response_ids: Sequence[int] | None = None,
 ) -> list[PanelGrade]:
-    """The panel's grade of every response (or of ``response_ids``) some member graded."""
+    """The panel's grade of every response (or of ``response_ids``) some member graded:
+    the stored decisions (``panel_verdicts``), and for a response a member still grading has
+    not graded yet, the decision recomputed with that member pending."""
     with sessions() as session:
         panel = _get(session, panel_id)
         criteria = [criterion_info(c) for c in
                     rubric_repo.criteria_of(session, panel.rubric_version_id)]
-        members = list(panel.members)
-        by_member = [
-            {g.response_id: g for g in run_repo.grade_infos_for_run(session, member.run_id,
-                                                                     response_ids)}
-            for member in members
-        ]
-        graded = sorted(set().union(*[set(grades) for grades in by_member]))
-        responses = {r.id: r for r in dataset_repo.get_responses(session, graded)}
-        scoring, tie_rule = panel_ties.read(panel.scoring)
-        weights = [member.weight for member in members] if panel.rule == "weighted" else None
-        grading = _still_grading(session, [member.run_id for member in members])
-        return [
-            _grade(panel.id, (panel.rule, tie_rule), weights, scoring, criteria,
-                   [grades.get(response_id) for grades in by_member], responses[response_id],
-                   [member.run_id if member.run_id in grading and response_id not in grades
-                    else None for member, grades in zip(members, by_member, strict=True)])
-            for response_id in graded
-        ]
+        stored = panel_reads.stored_grades(session, panel.id, criteria, response_ids)
+        # Stored under another tie rule than the panel's (its settings were changed since,
+        # without the rebuild): read as the panel decides now.
+        redo = set(panel_reads.other_tie_rule(session, panel.id,
+                                              panel_ties.read(panel.scoring)[1], response_ids))
+        grading = _still_grading(session, [member.run_id for member in panel.members])
+        if grading:
+            redo.update(panel_reads.waiting_for(session, panel.id, sorted(grading),
+                                                response_ids))
+        if not redo:
+            return stored
+        redone = {g.response_id: g for g in _recomputed(session, panel, criteria, sorted(redo))}
+        return [redone.get(g.response_id, g) for g in stored]
+
+
+def unsettled(session, panel_id: int) -> list[int]:
+    """The panel's responses whose stored decision is not the one read: a member still
+    grading has not graded them yet, or they were stored under another tie rule."""
+    panel = _get(session, panel_id)
+    found = set(panel_reads.other_tie_rule(session, panel.id,
+                                           panel_ties.read(panel.scoring)[1]))
+    grading = _still_grading(session, [member.run_id for member in panel.members])
+    if grading:
+        found.update(panel_reads.waiting_for(session, panel.id, sorted(grading)))
+    return sorted(found)
+
+
+def recomputed_grades(
+    sessions: SessionFactory, panel_id: int, response_ids: Sequence[int] | None = None,
+) -> list[PanelGrade]:
+    """``panel_grades`` recomputed from the members' grades, as every read did before the
+    decisions were stored (tests and the benchmark compare the two)."""
+    with sessions() as session:
+        panel = _get(session, panel_id)
+        criteria = [criterion_info(c) for c in
+                    rubric_repo.criteria_of(session, panel.rubric_version_id)]
+        return _recomputed(session, panel, criteria, response_ids)
+
+
+def _recomputed(session, panel: m.PanelRow, criteria: list[CriterionInfo],
+                response_ids: Sequence[int] | None) -> list[PanelGrade]:
+    members = list(panel.members)
+    by_member = [
+        {g.response_id: g for g in run_repo.grade_infos_for_run(session, member.run_id,
+                                                                 response_ids)}
+        for member in members
+    ]
+    graded = sorted(set().union(*[set(grades) for grades in by_member]))
+    responses = {r.id: r for r in dataset_repo.get_responses(session, graded)}
+    scoring, tie_rule = panel_ties.read(panel.scoring)
+    weights = [member.weight for member in members] if panel.rule == "weighted" else None
+    grading = _still_grading(session, [member.run_id for member in members])
+    return [
+        decide(panel.id, (panel.rule, tie_rule), weights, scoring, criteria,
+               [None if (g := grades.get(response_id)) is None else MemberVotes.of(g)
+                for grades in by_member], response_id,
+               {"output": responses[response_id].output,
+                "thinking": responses[response_id].thinking or ""},
+               [member.run_id if member.run_id in grading and response_id not in grades
+                else None for member, grades in zip(members, by_member, strict=True)])
+        for response_id in graded
+    ]
 
 
 def _still_grading(session, run_ids: list[int]) -> set[int]:
     """The member runs that may still grade more responses (queued or running)."""
     return set(session.scalars(select(m.RunRow.id).where(
         m.RunRow.id.in_(run_ids), m.RunRow.status.in_(ACTIVE_STATUSES))))
-
-
-def _grade(
-    panel_id: int, rules: tuple[str, str], weights: list[float] | None,
-    scoring: ScoringSettings,
-    criteria: list[CriterionInfo], grades: list[GradeInfo | None], response: m.ResponseRow,
-    pending: list[int | None],
-) -> PanelGrade:
-    """``pending[i]``: member i's run id while it still has this response to grade;
-    ``rules``: (the panel's rule, its tie rule)."""
-    rule, tie_rule = rules
-    member_maps = [
-        {c.criterion_id: c.choice for c in grade.criteria} if grade else {} for grade in grades
-    ]
-    waiting_flags = [run_id is not None for run_id in pending]
-    waiting = [run_id for run_id in pending if run_id is not None]
-    who = "run " if len(waiting) == 1 else "runs "
-    who += ", ".join(f"#{run_id}" for run_id in waiting)
-    rows = []
-    for criterion in criteria:
-        votes = [verdicts.get(criterion.id) for verdicts in member_maps]
-        if criterion.is_multi_choice:
-            # median / mode of the options, every member once (grading.panels says why)
-            decision = combine_options_with_pending(votes, waiting_flags,
-                                                    criterion.to_criterion(), waiting_for=who)
-        else:
-            decision = combine_with_pending(
-                votes, waiting_flags, rule,  # type: ignore[arg-type]
-                criterion_weight=criterion.weight, weights=weights, waiting_for=who,
-                tie_rule=tie_rule)  # type: ignore[arg-type]
-        rows.append(PanelCriterion(criterion_id=criterion.id, label=criterion.label,
-                                   decision=decision, member_verdicts=tuple(votes)))
-    verdicts = [row.decision.choice for row in rows]
-    score = raw = None
-    error = None
-    if waiting and any(v is None for v in verdicts):
-        open_ = [row.label for row in rows if row.decision.verdict is None]
-        error = (f"incomplete: waiting for {who} to grade this response (still grading); "
-                 f"undecided until then: {', '.join(open_)}")
-    elif any(v is None for v in verdicts):
-        missing = [row.label for row in rows if row.decision.verdict is None]
-        error = f"every member failed on {', '.join(missing)}: the panel has no verdict there"
-    else:
-        to_grade = {"output": response.output, "thinking": response.thinking or ""}
-        aggregate, _penalty, score = score_verdicts(
-            [c.to_criterion() for c in criteria], verdicts, scoring, to_grade)  # type: ignore[arg-type]
-        raw = aggregate.raw_score
-        if score is None:
-            error = "nothing left to score (every criterion CANNOT_ASSESS or weight 0)"
-    costs = [g.cost if g else 0.0 for g in grades]
-    cost = None if any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
-    return PanelGrade(panel_id=panel_id, response_id=response.id, score=score, raw_score=raw,
-                      error=error, criteria=tuple(rows), cost=cost,
-                      members_graded=sum(1 for g in grades if g is not None),
-                      pending_members=tuple(waiting))
 
 
 def member_agreement(sessions: SessionFactory, panel_id: int) -> list:

@@ -1,8 +1,10 @@
-"""The reads as they were before they were switched onto ``effective_verdicts`` (issue 41):
-the consensus rule run over every verdict of the responses read, the disputes found by
-grouping the verdicts. ``recomputed()`` makes the services read that way for the duration
-of a ``with`` block, so a test (or benchmarks/scale.py) can compare, or time, the very same
-service both ways on the same data."""
+"""The reads as they were before they were switched onto ``effective_verdicts`` and the
+stored panel decisions (issue 41): the consensus rule run over every verdict of the
+responses read, the disputes found by grouping the verdicts, a panel's grades recomputed
+from its members' grades and its members' alpha from those. ``recomputed()`` makes the
+services read that way for the duration of a ``with`` block, so a test (or
+benchmarks/scale.py) can compare, or time, the very same service both ways on the same
+data."""
 
 from __future__ import annotations
 
@@ -14,7 +16,15 @@ from sqlalchemy import select
 from storage import models as m
 from storage.repositories import effective as effective_repo
 from storage.repositories import verdicts as verdict_repo
-from storage.services import blindness, calibration_candidates, consensus, effective_reads
+from storage.services import (
+    blindness,
+    calibration_candidates,
+    consensus,
+    effective_reads,
+    panel_agreement,
+    panel_results,
+    panels,
+)
 
 
 def decisions(session, version_id, ids, criteria=None, *, sight=blindness.EVERYTHING):
@@ -72,6 +82,10 @@ SWAPS = [
     (effective_repo, "reviewed_response_ids", reviewed_response_ids),
     (effective_repo, "decided_rows", decided_rows),
     (calibration_candidates, "decided_ids", decided_ids),
+    # panels' grades from every member's grade, alpha from every panel grade (issue 41)
+    (panels, "panel_grades", panels.recomputed_grades),
+    (panel_agreement, "member_agreement", panel_agreement.recounted_agreement),
+    (panel_results, "panel_columns", panel_results.recomputed_columns),
 ]
 
 

@@ -4,7 +4,7 @@ version, combined per pair and criterion by majority (grading.pairwise.panel).
 Two new tables; no existing table or row is touched.
 
 Revision ID: 0024_pair_panels
-Revises: 0022_effective_scores
+Revises: 0023_panel_decisions
 Create Date: 2026-11-29 17:00:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0024_pair_panels"
-down_revision: str | None = "0022_effective_scores"
+down_revision: str | None = "0023_panel_decisions"
 branch_labels: str | None = None
 depends_on: str | None = None
 
