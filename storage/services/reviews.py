@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 from sqlalchemy import select
@@ -47,6 +47,8 @@ from storage.services.save_retry import (
     is_unique_violation,
     retry_until_saved,
 )
+from storage.services.verdict_history import history_in as history_in
+from storage.services.verdict_history import verdict_history as verdict_history
 
 ADJUDICATION = m.ADJUDICATION_STREAM
 
@@ -249,42 +251,6 @@ def append_verdict(
         option=option,
     )
     return human_verdict_info(row, current)
-
-
-def verdict_history(
-    sessions: SessionFactory, response_id: int, *, rubric_version_id: int | None = None,
-    criterion_id: int | None = None, stream: str | None = None,
-) -> list[HumanVerdictInfo]:
-    """Who changed what from what to what, when and why; in saving order per criterion.
-
-    With a rubric version, the verdicts carried into it from earlier versions are included,
-    under the criterion of that version they apply to (``rubric_version_id`` of each entry
-    still says which version it was given on).
-    """
-    with sessions() as session:
-        return history_in(session, response_id, rubric_version_id=rubric_version_id,
-                          criterion_id=criterion_id, stream=stream)
-
-
-def history_in(
-    session: Session, response_id: int, *, rubric_version_id: int | None = None,
-    criterion_id: int | None = None, stream: str | None = None,
-) -> list[HumanVerdictInfo]:
-    """verdict_history inside the caller's session."""
-    criteria: list[int] | None = None
-    sources: dict[int, tuple[int, int]] = {}
-    if rubric_version_id is not None:
-        sources = repo.carry_sources(session, rubric_version_id)
-        criteria = [c for c, (target, _n) in sources.items()
-                    if criterion_id is None or target == criterion_id]
-    elif criterion_id is not None:
-        criteria = [criterion_id]
-    found = [human_verdict_info(row, prev) for row, prev in repo.history(
-        session, response_id, criterion_ids=criteria, stream=stream)]
-    if sources:
-        found = [replace(h, criterion_id=sources[h.criterion_id][0]) for h in found]
-        found.sort(key=lambda h: (h.criterion_id, h.id))
-    return found
 
 
 def current_verdicts(
