@@ -7,7 +7,7 @@ where people's decision is in force — adjudicated, or agreed by every reviewer
 applied preference's note as the reason. The choice is
 ``grading.pairwise.calibration.choose_pair_examples`` (balanced between A, B and TIE, seeded).
 What was drawn is written into the comparison's ``settings["calibration"]`` in the creating
-transaction (response ids, side, reason), so a resumed comparison shows the same examples
+transaction (response ids and texts, side, reason), so a resumed comparison shows the same examples
 and people can audit them. The new comparison's pairs with the same two texts as an example
 are listed in ``left_out`` (by match key) and left out of its figures, as a calibrated
 grading run leaves its examples out of agreement.
@@ -124,8 +124,11 @@ def draw(session: Session, *, rubric_version_id: int, holistic: bool,
                   if by_key else PairExampleSet((), calibration.k, "no decided pair"))
         if chosen.note:
             notes.append(f"criterion {position + 1}: {chosen.note}")
+        # The texts are kept with the draw: the examples' own comparison (and its datasets)
+        # may be deleted later, and a resumed comparison must still show the same examples.
         examples += [{"position": position, "a_id": by_key[e.key].a_id,
-                      "b_id": by_key[e.key].b_id, "side": e.preference, "reason": e.reason}
+                      "b_id": by_key[e.key].b_id, "side": e.preference, "reason": e.reason,
+                      "a_text": e.first, "b_text": e.second, "query": e.query}
                      for e in chosen.examples]
     shown = [c.example for p in positions for c in found.get(p, [])
              if any(x["a_id"] == c.a_id and x["b_id"] == c.b_id and x["position"] == p
@@ -147,14 +150,21 @@ def examples_for(session: Session, settings: dict[str, Any] | None,
     recorded = (settings or {}).get(KEY)
     if not recorded:
         return None
-    rows = recorded["examples"]
-    texts = _responses(session, {i for x in rows for i in (x["a_id"], x["b_id"])})
+    # Draws stored before the texts were kept with them read the responses (those deleted
+    # since are left out rather than failing the comparison).
+    stored = recorded["examples"]
+    texts = _responses(session, {i for x in stored if "a_text" not in x
+                                 for i in (x["a_id"], x["b_id"])})
+    rows = [x if "a_text" in x else
+            {**x, "a_text": texts[x["a_id"]][0], "b_text": texts[x["b_id"]][0],
+             "query": texts[x["a_id"]][1]}
+            for x in stored if "a_text" in x or (x["a_id"] in texts and x["b_id"] in texts)]
     questions = [aggregation.HOLISTIC_CRITERION] if holistic else list(criteria)
     sets = []
     for position in range(len(questions)):
         shown = tuple(
-            PairExample(f"{x['a_id']}:{x['b_id']}", texts[x["a_id"]][0], texts[x["b_id"]][0],
-                        x["side"], texts[x["a_id"]][1], x.get("reason", ""))
+            PairExample(f"{x['a_id']}:{x['b_id']}", x["a_text"], x["b_text"], x["side"],
+                        x.get("query"), x.get("reason", ""))
             for x in rows if x["position"] == position)
         sets.append(PairExampleSet(shown, recorded["k"]))
     return PairExamples(tuple(sets), tuple(q.requirement for q in questions))

@@ -121,3 +121,31 @@ def test_without_a_decided_pair_a_calibrated_comparison_is_refused_and_nothing_w
 def test_a_bad_number_of_examples_is_refused(k):
     with pytest.raises(InvalidInputError, match="calibration examples per criterion"):
         PairCalibration(k=k)
+
+
+async def test_a_calibrated_comparison_keeps_its_examples_when_their_sources_are_deleted(
+        sessions, fake_provider, setup, reviewed):
+    from storage.services import datasets
+    from tests.jobs.test_comparison_runs import A_ROWS, B_ROWS, source
+
+    version, old, _new = setup
+    other = (version, source(sessions, "Old again", A_ROWS[:3]),
+             source(sessions, "New again", B_ROWS[:3]))
+    calibrated = create(sessions, fake_provider, *other, calibration=PairCalibration(k=2, seed=0))
+    # the examples' own comparison goes with its dataset, before the calibrated one is judged
+    datasets.delete_dataset(sessions, old, confirm=True, delete_human_verdicts=True,
+                            actor=ADMIN)
+    with sessions() as session:
+        assert session.get(m.ComparisonRow, reviewed.id) is None
+
+    ended = await run_comparison(sessions, calibrated.id, actor=ADMIN, **FAST)
+
+    assert (ended.status, ended.done_count, ended.error) == ("done", 3, None)
+    prompts = [b["messages"][-1]["content"] for b in fake_provider.bodies
+               if "pairwise" in str(b.get("response_format"))]
+    calibrated_prompts = prompts[-3 * 2 * 2:]  # 3 pairs x 2 criteria x 2 orders, judged last
+    for prompt in calibrated_prompts:
+        examples, pair = prompt.split("The pair to compare:")
+        assert "A is the full answer" in examples  # q4's example: no such pair here
+        # q1's own texts are an example: shown for q2 and q3, never for q1 itself
+        assert ("B lists every step" in examples) == ("one more" not in pair)
