@@ -23,6 +23,7 @@ from grading.pairwise.summary import ComparisonSummary, summarize
 from storage import models as m
 from storage.engine import SessionFactory
 from storage.repositories import comparisons as comparison_repo
+from storage.services import pair_calibration
 from storage.services.comparisons import NotJudged
 from storage.services.pair_panels import PairPanelInfo, load_panel, panel_info
 from storage.services.pair_reviews import PairCriterion, comparison_criteria
@@ -77,6 +78,11 @@ def panel_pairs(session: Session, panel: m.PairPanelRow) -> list[PanelPair]:
     """Every pair of the panel's members, in the first member's order."""
     member_ids = [member.comparison_id for member in panel.members]
     first = comparison_repo.get(session, member_ids[0])
+    # A pair a calibrated member was shown as an example is left out of the panel's figures,
+    # as it is out of that member's own.
+    left_out = frozenset().union(*(
+        pair_calibration.left_out_keys(comparison_repo.get(session, cid).settings)
+        for cid in member_ids))
     criteria = comparison_criteria(session, first)
     by_member: list[dict[Key, m.ComparisonPairRow]] = []
     for cid in member_ids:
@@ -90,6 +96,8 @@ def panel_pairs(session: Session, panel: m.PairPanelRow) -> list[PanelPair]:
     found = []
     for key in keys:
         rows = [pairs.get(key) for pairs in by_member]
+        if next(r.match_key for r in rows if r is not None) in left_out:
+            continue
         members = tuple(_member_report(row, cid, criteria, first.holistic)
                         for row, cid in zip(rows, member_ids, strict=True))
         found.append(PanelPair(

@@ -149,3 +149,24 @@ async def test_a_calibrated_comparison_keeps_its_examples_when_their_sources_are
         assert "A is the full answer" in examples  # q4's example: no such pair here
         # q1's own texts are an example: shown for q2 and q3, never for q1 itself
         assert ("B lists every step" in examples) == ("one more" not in pair)
+
+
+async def test_a_panel_leaves_out_the_pairs_a_calibrated_member_was_shown(
+        sessions, fake_provider, setup, reviewed):
+    from storage.services import pair_panel_results, pair_panels
+    from tests.jobs.test_comparison_runs import Source
+
+    version, a, b = setup
+    await run_comparison(sessions, reviewed.id, actor=ADMIN, **FAST)
+    calibrated = comparisons.create_comparison(
+        sessions, rubric_version_id=version, a=Source(a), b=Source(b), model="openai/judge-2",
+        settings={"api_base": fake_provider.api_base, "timeout": 10.0}, actor=ADMIN,
+        calibration=PairCalibration(k=2, seed=0))
+    await run_comparison(sessions, calibrated.id, actor=ADMIN, **FAST)
+    assert comparisons.comparison_results(sessions, calibrated.id).summary.pairs == 2
+
+    panel = pair_panels.create_pair_panel(sessions, comparison_ids=[reviewed.id, calibrated.id],
+                                          actor=ADMIN)
+    found = pair_panel_results.pair_panel_results(sessions, panel.id)
+    # q1 and q4 were the calibrated member's examples: out of the panel's figures too
+    assert found.judged_pairs == 2 and found.summary.pairs == 2
