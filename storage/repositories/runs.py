@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import func, insert, literal, select, update
 from sqlalchemy.orm import Session, selectinload
@@ -147,6 +148,41 @@ _GRADE_COLUMNS = (
     m.GradeRow.completion_tokens, m.GradeRow.total_tokens, m.GradeRow.cost,
     m.GradeRow.latency_s, m.GradeRow.created_at, m.GradeRow.reason,
 )
+
+
+@dataclass(frozen=True)
+class RunVerdicts:
+    """What agreement reads of a run, and nothing more: each grade's score (None: failed),
+    and each criterion's choice (the option label if one was chosen, else the verdict) with
+    its reason. No JSON columns (samples, shuffles) are decoded and no objects are built
+    per criterion: a whole run at 100,000s of verdicts."""
+
+    scores: dict[int, float | None]  # response id -> score, one entry per grade
+    choices: dict[tuple[int, int], Verdict | str]  # (response, criterion) -> choice
+    reasons: dict[tuple[int, int], str]
+
+
+def run_verdicts(session: Session, run_id: int) -> RunVerdicts:
+    scores = {rid: score for rid, score in session.execute(
+        select(m.GradeRow.response_id, m.GradeRow.score).where(m.GradeRow.run_id == run_id)
+        .order_by(m.GradeRow.response_id))}
+    choices: dict[tuple[int, int], Verdict | str] = {}
+    reasons: dict[tuple[int, int], str] = {}
+    verdict_of = {v.value: v for v in Verdict}
+    for rid, cid, verdict, option, reason in session.execute(
+            select(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id,
+                   m.GradeCriterionRow.verdict, m.GradeCriterionRow.option,
+                   m.GradeCriterionRow.reason)
+            .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
+            .where(m.GradeRow.run_id == run_id)
+            # the order grade_infos_for_run gives: by response, then the criterion's position
+            .order_by(m.GradeRow.response_id, m.GradeCriterionRow.position)):
+        choice = option if option is not None else (
+            None if verdict is None else verdict_of[verdict])
+        if choice is not None:
+            choices[rid, cid] = choice
+            reasons[rid, cid] = reason
+    return RunVerdicts(scores, choices, reasons)
 
 
 def grade_infos_for_run(

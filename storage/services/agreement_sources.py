@@ -9,7 +9,6 @@ as examples. The numbers are computed from these in storage.services.agreement.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
@@ -18,7 +17,7 @@ from sqlalchemy.orm import Session
 from grading.types import ScoringSettings, ToGradeInput, Verdict
 from storage import models as m
 from storage.convert import criterion_info, run_info
-from storage.dto import CriterionInfo, GradeInfo, HumanVerdictInfo, RunInfo
+from storage.dto import CriterionInfo, HumanVerdictInfo, RunInfo
 from storage.effective import compute_human_score
 from storage.engine import SessionFactory
 from storage.repositories import datasets as dataset_repo
@@ -149,7 +148,7 @@ def gather_sources(
         }
         runs = [run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
-        grades = {run.id: run_repo.grade_infos_for_run(session, run.id) for run in runs}
+        grades = {run.id: run_repo.run_verdicts(session, run.id) for run in runs}
         # A calibrated run is measured only on the responses it did not show as examples.
         used = calibration.example_response_ids(
             session, [run.id for run in runs if run.settings.calibration is not None])
@@ -209,27 +208,22 @@ class _Gathered:
     shown: dict[str, tuple[int, set[int]]] = field(default_factory=dict)
 
 
-def _add_run(gathered: _Gathered, run: RunInfo, grades: Sequence[GradeInfo],
+def _add_run(gathered: _Gathered, run: RunInfo, grades: run_repo.RunVerdicts,
              shown: set[int]) -> None:
     key = f"run:{run.id}"
-    verdicts: dict[Key, Verdict] = {}
-    reasons: dict[Key, str] = {}
-    scores: dict[int, float] = {}
-    for grade in grades:
-        if grade.response_id in shown:
-            continue
-        if grade.score is not None:
-            scores[grade.response_id] = grade.score
-        for item in grade.criteria:
-            if item.choice is not None:
-                verdicts[grade.response_id, item.criterion_id] = item.choice
-                reasons[grade.response_id, item.criterion_id] = item.reason
+    if shown:
+        verdicts = {k: v for k, v in grades.choices.items() if k[0] not in shown}
+        reasons = {k: v for k, v in grades.reasons.items() if k[0] not in shown}
+    else:
+        verdicts, reasons = grades.choices, grades.reasons
+    scores = {rid: score for rid, score in grades.scores.items()
+              if score is not None and rid not in shown}
     gathered.verdicts[key], gathered.reasons[key], gathered.judge_scores[key] = (
         verdicts, reasons, scores)
     gathered.scorings[key] = run.settings.scoring()
     if run.settings.calibration is not None:
         gathered.shown[key] = (run.settings.calibration.k, shown)
-    graded = len(grades)
+    graded = len(grades.scores)
     gathered.sources.append(AgreementSource(
         key=key, label=run_label(run), run_id=run.id, grader=run.grader,
         model=run.model, status=run.status,
