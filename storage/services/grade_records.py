@@ -114,12 +114,14 @@ def record_grades(sessions: SessionFactory, run_id: int,
                     for verdict in per_grade]
             if rows:
                 session.execute(insert(m.GradeCriterionRow.__table__), rows)
+            # The panels' lock first: it is the stronger one (see panel_upkeep.lock).
+            panels = panel_upkeep.lock(session, run_id, ids)
             people_scores.after_grades(session, run_id, found.rubric_version_id, ids)
             totals = _totals(grades, values)
             totals["failed_count"] -= replaced  # a replaced grade had failed (transiently)
             repo.add_totals(session, run_id, **totals)
             # the decisions of the panels the run is a member of, on these responses
-            panel_upkeep.refresh(session, run_id, ids)
+            panel_upkeep.refresh(session, run_id, ids, panels)
     except IntegrityError:
         raise GradeExistsError(
             f"run {run_id} already has a grade for response "

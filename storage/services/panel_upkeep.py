@@ -44,16 +44,28 @@ VERDICTS = m.PanelVerdictRow.__table__
 GRADES = m.PanelGradeRow.__table__
 
 
-def refresh(session: Session, run_id: int, response_ids: Iterable[int]) -> None:
-    """After grades of run ``run_id`` were stored for these responses: their rows in every
-    panel the run is a member of."""
+def lock(session: Session, run_id: int, response_ids: Iterable[int]) -> list[m.PanelRow]:
+    """The panels run ``run_id`` is a member of, with these responses locked for their
+    recomputation (PostgreSQL). A grade writer calls it before any other lock it takes on
+    the responses (people_scores' ``FOR SHARE``): two members' writers that each held a share
+    lock and then asked for this one waited for each other (a deadlock)."""
     ids = sorted(set(response_ids))
     found = list(session.scalars(
         select(m.PanelRow).join(m.PanelMemberRow, m.PanelMemberRow.panel_id == m.PanelRow.id)
         .where(m.PanelMemberRow.run_id == run_id).order_by(m.PanelRow.id)))
+    if ids and found:
+        _lock(session, ids)
+    return found
+
+
+def refresh(session: Session, run_id: int, response_ids: Iterable[int],
+            panels: list[m.PanelRow] | None = None) -> None:
+    """After grades of run ``run_id`` were stored for these responses: their rows in every
+    panel the run is a member of (``panels``: as ``lock`` returned them, the lock taken)."""
+    ids = sorted(set(response_ids))
+    found = lock(session, run_id, ids) if panels is None else panels
     if not ids or not found:
         return
-    _lock(session, ids)
     for panel in found:
         _recompute(session, panel, ids)
 
