@@ -29,9 +29,9 @@ from storage.services.results_types import (
     PanelColumn,
     ResultsFilter,
     ResultsPage,
-    ResultsRow,
     SortKey,
     VerdictFilter,
+    results_row,
 )
 
 
@@ -168,22 +168,12 @@ def page_in_python(
         disputed = disputed_labels(session, [i for i in page_ids if review_counts.get(i, 0) > 0],
                              rubric_version_id, sight)
     rows = tuple(
-        ResultsRow(
-            response_id=rid, external_id=texts[rid][0], query=texts[rid][1],
-            output=texts[rid][2],
-            scores=tuple(effective.get((rid, run), (None, None))[0] for run in runs),
-            judge_scores=tuple(judged.get((rid, run), (None, None))[0] for run in runs),
-            errors=tuple(effective.get((rid, run), (None, None))[1] for run in runs),
-            graded=tuple((rid, run) in judged for run in runs),
-            failed=rid in failed, disagree=rid in disagree,
-            reviewed_count=review_counts.get(rid, 0), criteria_count=criteria_count,
-            verdicts_differ=rid in facts.verdicts_differ,
-            scores_differ=rid in facts.scores_differ,
-            disputed=disputed.get(rid, ()),
-            panel_scores=tuple(panel_scores_of(rid)),
-        )
-        for rid in page_ids
-    )
+        results_row(rid, texts[rid], runs, effective, judged, failed=rid in failed,
+                    verdicts_differ=rid in facts.verdicts_differ,
+                    scores_differ=rid in facts.scores_differ,
+                    reviewed_count=review_counts.get(rid, 0), criteria_count=criteria_count,
+                    disputed=disputed.get(rid, ()), panel_scores=tuple(panel_scores_of(rid)))
+        for rid in page_ids)
     return ResultsPage(
         run_ids=tuple(runs), rows=rows, total=len(ids), dataset_total=dataset_total,
         failed_total=len(failed), disagree_total=len(disagree),

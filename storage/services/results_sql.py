@@ -30,7 +30,7 @@ from storage.services.results_types import (
     PanelColumn,
     ResultsFilter,
     ResultsPage,
-    ResultsRow,
+    results_row,
 )
 
 SORTS = ("response", "score", "spread", "reviewed", "people")
@@ -100,19 +100,11 @@ def sql_page(
                                    rubric_version_id)
     failed, verdicts_differ, scores_differ, failed_total, disagree_total = flags
     rows = tuple(
-        ResultsRow(
-            response_id=rid, external_id=texts[rid][0], query=texts[rid][1],
-            output=texts[rid][2],
-            scores=tuple(effective.get((rid, run), (None, None))[0] for run in runs),
-            judge_scores=tuple(judged.get((rid, run), (None, None))[0] for run in runs),
-            errors=tuple(effective.get((rid, run), (None, None))[1] for run in runs),
-            graded=tuple((rid, run) in judged for run in runs),
-            failed=rid in failed, disagree=rid in verdicts_differ or rid in scores_differ,
-            reviewed_count=counts.get(rid, 0), criteria_count=criteria_count,
-            verdicts_differ=rid in verdicts_differ, scores_differ=rid in scores_differ,
-            disputed=disputed.get(rid, ()),
-            panel_scores=tuple(p.scores.get(rid, (None, None))[0] for p in panels),
-        )
+        results_row(rid, texts[rid], runs, effective, judged, failed=rid in failed,
+                    verdicts_differ=rid in verdicts_differ, scores_differ=rid in scores_differ,
+                    reviewed_count=counts.get(rid, 0), criteria_count=criteria_count,
+                    disputed=disputed.get(rid, ()),
+                    panel_scores=tuple(p.scores.get(rid, (None, None))[0] for p in panels))
         for rid in page_ids)
     return ResultsPage(
         run_ids=tuple(runs), rows=rows, total=total, dataset_total=dataset_total,

@@ -86,6 +86,25 @@ class ResultsRow:
     panel_scores: tuple[float | None, ...] = ()
 
 
+def results_row(rid: int, text: tuple, runs, effective: dict, judged: dict, *,
+                failed: bool, verdicts_differ: bool, scores_differ: bool,
+                reviewed_count: int, criteria_count: int, disputed: tuple[str, ...],
+                panel_scores: tuple[float | None, ...]) -> ResultsRow:
+    """One row of the table, from the page's reads (``text``: external id, query, output;
+    ``effective`` / ``judged``: (response, run) -> (score, error)) — one builder for the SQL
+    page and the Python one."""
+    return ResultsRow(
+        response_id=rid, external_id=text[0], query=text[1], output=text[2],
+        scores=tuple(effective.get((rid, run), (None, None))[0] for run in runs),
+        judge_scores=tuple(judged.get((rid, run), (None, None))[0] for run in runs),
+        errors=tuple(effective.get((rid, run), (None, None))[1] for run in runs),
+        graded=tuple((rid, run) in judged for run in runs),
+        failed=failed, disagree=verdicts_differ or scores_differ,
+        reviewed_count=reviewed_count, criteria_count=criteria_count,
+        verdicts_differ=verdicts_differ, scores_differ=scores_differ,
+        disputed=disputed, panel_scores=panel_scores)
+
+
 @dataclass(frozen=True)
 class ResultsPage:
     run_ids: tuple[int, ...]
