@@ -122,21 +122,18 @@ def build_parser() -> argparse.ArgumentParser:
     compare_command.add_arguments(compare)
     compare.set_defaults(func=compare_command.compare_command)
 
-    from storage import effective_command
+    from storage import rebuild_commands
 
     rebuild = commands.add_parser(
         "rebuild-effective", help="recompute the effective human verdicts (adjudicated or "
                                   "agreed, carried over) from the history of every verdict")
-    effective_command.add_arguments(rebuild)
-    rebuild.set_defaults(func=jobs.guarded(effective_command.rebuild_command))
-
-    from storage import panel_rebuild_command
-
+    rebuild_commands.add_arguments(rebuild)
+    rebuild.set_defaults(func=jobs.guarded(rebuild_commands.rebuild_effective_command))
     rebuild_panels = commands.add_parser(
         "rebuild-panels", help="recompute the judge panels' decisions (verdicts and scores) "
                                "from their members' grades")
-    panel_rebuild_command.add_arguments(rebuild_panels)
-    rebuild_panels.set_defaults(func=jobs.guarded(panel_rebuild_command.rebuild_command))
+    rebuild_commands.add_arguments(rebuild_panels)
+    rebuild_panels.set_defaults(func=jobs.guarded(rebuild_commands.rebuild_panels_command))
 
     from storage import panel_commands
 
