@@ -11,10 +11,11 @@ from grading.pairwise.summary import ComparisonSummary
 from storage.services import pair_panels, pair_reviews
 from storage.services.pair_panels import PairPanelInfo
 from storage.services.reviewers import Role
-from ui import compare_readers, pair_agreement_view, runtime, safe_text
+from ui import compare_readers, runtime, safe_text
 from ui.auth import current_actor
 from ui.boundary import page_boundary, plain
 from ui.compare_panel_form import handle_delete
+from ui.compare_people import render_beside_people
 from ui.compare_view import (
     interval_text,
     not_judged_frame,
@@ -126,16 +127,4 @@ def render_panel_people(db: str, panel: PairPanelInfo, judge: ComparisonSummary)
                "agree, or an adjudicator decided, their preference replaces the panel's, "
                "through the same aggregation. Reviewers see people's decisions only on the "
                "pairs they answered whole.")
-    left, right = st.columns(2)
-    left.metric("B's win rate, the panel alone", share(judge.overall.win_rate))
-    left.caption(f"95% interval {interval_text(judge.overall.interval)}")
-    right.metric("B's win rate with people's preferences",
-                 share(people.overall.win_rate if people else None))
-    right.caption(f"95% interval {interval_text(people.overall.interval if people else None)}")
-    if people is not None:
-        st.dataframe(summary_frame(people, consistency=False), hide_index=True, width="stretch")
-    st.markdown("**The panel vs people**")
-    st.caption("Per criterion, on the pairs where people agreed or an adjudicator decided: "
-               "Cohen's kappa over A / tie / B between the panel and the people, the number "
-               "of pairs n and a 95% bootstrap interval.")
-    st.dataframe(pair_agreement_view.agreement_frame(rows), hide_index=True, width="stretch")
+    render_beside_people("the panel", "The panel", judge, people, rows)

@@ -28,20 +28,25 @@ def render_people(db: str, info: ComparisonInfo, results: ComparisonResults) -> 
                "or an adjudicator decided, their preference replaces the judge's, through the "
                "same aggregation; disputed criteria keep the judge's until adjudicated. "
                "Reviewers see people's decisions only on the pairs they answered whole.")
-    judge = results.summary
+    render_beside_people("the judge", "Judge", results.summary, people, rows)
+
+
+
+def render_beside_people(who: str, title: str, judge, people, rows) -> None:
+    """B's win rate from ``who`` alone beside the one with people's preferences, the result
+    with people's preferences, and ``who`` against the people per criterion (the Compare
+    page's people section, for one comparison or a panel of them)."""
     left, right = st.columns(2)
-    left.metric("B's win rate, the judge alone",
-                share(judge.overall.win_rate if judge else None))
+    left.metric(f"B's win rate, {who} alone", share(judge.overall.win_rate if judge else None))
     left.caption(f"95% interval {interval_text(judge.overall.interval if judge else None)}")
     right.metric("B's win rate with people's preferences",
                  share(people.overall.win_rate if people else None))
     right.caption(f"95% interval {interval_text(people.overall.interval if people else None)}")
     if people is not None:
         st.dataframe(summary_frame(people, consistency=False), hide_index=True, width="stretch")
-    st.markdown("**Judge vs people**")
+    st.markdown(f"**{title} vs people**")
     st.caption("Per criterion, on the pairs where people agreed or an adjudicator decided: "
-               "Cohen's kappa over A / tie / B (1 = always the same, 0 = as by chance), the "
-               "number of pairs n and a 95% bootstrap interval. CANNOT_ASSESS and disputed "
-               "pairs are left out.")
-    st.dataframe(pair_agreement_view.agreement_frame(rows), hide_index=True,
-                 width="stretch")
+               f"Cohen's kappa over A / tie / B between {who} and the people (1 = always the "
+               "same, 0 = as by chance), the number of pairs n and a 95% bootstrap interval. "
+               "CANNOT_ASSESS and disputed pairs are left out.")
+    st.dataframe(pair_agreement_view.agreement_frame(rows), hide_index=True, width="stretch")
