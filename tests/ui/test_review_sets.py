@@ -147,7 +147,8 @@ def test_a_disputed_criterion_is_named_in_the_response_detail_on_results():
     assert "adjudicated" in shown and "a blog is no source" in shown
 
 
-def test_deciding_a_dispute_another_adjudicator_decided_meanwhile_says_so_and_writes_nothing():
+def _adjudicating_a_dispute():
+    """Ana said MET and Bo UNMET on r1 · cites; Cy has the Adjudicate tab open on it."""
     seeded = seed_graded(count=3)
     rid, cites = seeded.responses[1].id, seeded.version.criteria[1]
     for who, verdict in (("ana", "MET"), ("bo", "UNMET")):
@@ -156,6 +157,11 @@ def test_deciding_a_dispute_another_adjudicator_decided_meanwhile_says_so_and_wr
     at = _review("cy")
     at.session_state["review_mode"] = "Adjudicate"
     at.run()
+    return seeded, rid, cites, at
+
+
+def test_deciding_a_dispute_another_adjudicator_decided_meanwhile_says_so_and_writes_nothing():
+    seeded, rid, cites, at = _adjudicating_a_dispute()
     assert "1 disputed criterion in this set" in texts(at)
     key = f"{rid}_{cites.id}"
     at.radio(key=f"review_adj_v_{key}").set_value("MET").run()
@@ -174,14 +180,7 @@ def test_deciding_a_dispute_another_adjudicator_decided_meanwhile_says_so_and_wr
 
 
 def test_deciding_after_a_reviewer_changed_their_answer_meanwhile_says_who_and_writes_nothing():
-    seeded = seed_graded(count=3)
-    rid, cites = seeded.responses[1].id, seeded.version.criteria[1]
-    for who, verdict in (("ana", "MET"), ("bo", "UNMET")):
-        reviews.set_human_verdict(seeded.sessions, response_id=rid, criterion_id=cites.id,
-                                  verdict=verdict, actor=local_actor(who))
-    at = _review("cy")
-    at.session_state["review_mode"] = "Adjudicate"
-    at.run()
+    seeded, rid, cites, at = _adjudicating_a_dispute()
     key = f"{rid}_{cites.id}"
     at.radio(key=f"review_adj_v_{key}").set_value("MET").run()
     # meanwhile bo, in another window, changes their answer: still a dispute, but not the
