@@ -143,11 +143,21 @@ def decisions_of(session: Session, keys: Iterable[tuple[int, int]],
                  rubric_version_id: int) -> Decisions:
     """The decisions on these (response, criterion of the version) only: per criterion, the
     verdicts of its responses, so a few disputed criteria do not read whole responses."""
-    by_criterion: dict[int, list[int]] = defaultdict(list)
-    for rid, cid in keys:
-        by_criterion[cid].append(rid)
     found: Decisions = defaultdict(dict)
-    for cid, rids in by_criterion.items():
-        for rid, per in decisions(session, rids, rubric_version_id, [cid]).items():
+    for rids, cids in same_responses(keys):
+        for rid, per in decisions(session, rids, rubric_version_id, cids).items():
             found[rid].update(per)
     return dict(found)
+
+
+def same_responses(keys: Iterable[tuple[int, int]]) -> list[tuple[list[int], list[int]]]:
+    """(responses, criteria) groups whose products are exactly these (response, criterion)
+    keys: the criteria asked of the same responses share one group (a save of several
+    criteria of one response is one group, read by one query instead of one per criterion)."""
+    by_criterion: dict[int, set[int]] = defaultdict(set)
+    for rid, cid in keys:
+        by_criterion[cid].add(rid)
+    groups: dict[frozenset[int], list[int]] = defaultdict(list)
+    for cid, rids in by_criterion.items():
+        groups[frozenset(rids)].append(cid)
+    return [(sorted(rids), sorted(cids)) for rids, cids in groups.items()]
