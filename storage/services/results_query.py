@@ -19,6 +19,7 @@ from sqlalchemy import (
     Float,
     Integer,
     and_,
+    any_,
     case,
     cast,
     column,
@@ -31,6 +32,7 @@ from sqlalchemy import (
     union_all,
     values,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session, aliased
 
 from storage import models as m
@@ -231,6 +233,10 @@ class ResultsQuery:
         self.query = query
 
     def _listed(self, ids: frozenset[int]):
+        """``id IN`` the listed ids: on PostgreSQL one array parameter (``= ANY``), not one
+        parameter per id, which every statement of the page then bound thousands of."""
+        if self.session.get_bind().dialect.name == "postgresql":
+            return m.ResponseRow.id == any_(literal(sorted(ids), ARRAY(Integer)))
         return m.ResponseRow.id.in_(sorted(ids))
 
     def _in_range(self, score):
