@@ -12,25 +12,28 @@ storage.services.results_python, which gives the same figures from Python object
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import (
+    Column,
     Float,
     Integer,
+    MetaData,
+    Table,
     and_,
     any_,
     case,
     cast,
-    column,
     exists,
     func,
+    insert,
     literal,
     or_,
     select,
     union,
     union_all,
-    values,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session, aliased
@@ -96,13 +99,32 @@ class PageQuery:
     overlay: Overlay | None = None
 
 
-def overlay_cte(overlay: Overlay | None):
-    """The overlay's rows as a CTE (response, column, score), None when it has none."""
+# The overlay's rows, keyed for the joins: a temporary table (one per connection) filled
+# for one page and dropped after it. A VALUES list has no index: SQLite then scanned it for
+# every response of the dataset (10,000 x 500 comparisons per statement).
+OVERLAY_TABLE = Table(
+    "results_overlay", MetaData(),
+    Column("col", Integer, primary_key=True), Column("rid", Integer, primary_key=True),
+    Column("score", Float), prefixes=["TEMPORARY"])
+
+
+@contextlib.contextmanager
+def overlay_table(session: Session, overlay: Overlay | None) -> Iterator[bool]:
+    """Fill ``OVERLAY_TABLE`` with the overlay's rows for the statements run inside;
+    yields whether it has any."""
     rows = overlay.rows() if overlay is not None else []
     if not rows:
-        return None
-    return values(column("rid", Integer), column("col", Integer), column("score", Float),
-                  name="overlay").data(rows).cte("overlay")
+        yield False
+        return
+    connection = session.connection()
+    OVERLAY_TABLE.create(connection, checkfirst=True)
+    try:
+        connection.execute(OVERLAY_TABLE.delete())
+        connection.execute(insert(OVERLAY_TABLE), [
+            {"rid": rid, "col": col, "score": score} for rid, col, score in rows])
+        yield True
+    finally:
+        OVERLAY_TABLE.drop(connection)
 
 
 def failed_query(run_ids: Sequence[int]):
@@ -161,7 +183,8 @@ class ResultsQuery:
         query = select().select_from(resp).outerjoin(people, and_(
             people.rubric_version_id == spec.rubric_version_id,
             people.response_id == resp.id))
-        overlay = overlay_cte(spec.overlay) if with_scores else None
+        overlay = (OVERLAY_TABLE if with_scores and spec.overlay is not None
+                   and spec.overlay.rows() else None)
         judges = None
         if overlay is not None and spec.overlay.judged:
             judges = overlay.alias("oj")
@@ -178,7 +201,7 @@ class ResultsQuery:
                 own = overlay.alias(f"o{run_id}")
                 query = query.outerjoin(own, and_(own.c.rid == resp.id,
                                                   own.c.col == run_id))
-                whens.append((own.c.rid.is_not(None), cast(own.c.score, Float)))
+                whens.append((own.c.rid.is_not(None), own.c.score))
             if judges is not None:
                 whens.append((judges.c.rid.is_not(None), grade.score))
             score = case(*whens, (kept.id.is_not(None), kept.score), else_=grade.score)
@@ -193,8 +216,7 @@ class ResultsQuery:
                 own = overlay.alias(f"op{panel_id}")
                 query = query.outerjoin(own, and_(own.c.rid == resp.id,
                                                   own.c.col == -panel_id))
-                score = case((own.c.rid.is_not(None), cast(own.c.score, Float)),
-                             else_=stored.score)
+                score = case((own.c.rid.is_not(None), own.c.score), else_=stored.score)
             self.panel_scores[panel_id] = score
             columns.append(score.label(f"p{panel_id}"))
         query = query.add_columns(*columns).where(resp.dataset_id == spec.dataset_id)

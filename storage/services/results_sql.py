@@ -30,6 +30,7 @@ from storage.services.results_query import (
     VerdictClause,
     disagree_parts,
     failed_query,
+    overlay_table,
 )
 from storage.services.results_types import (
     SNIPPET_CHARS,
@@ -43,9 +44,6 @@ from storage.services.results_types import (
 SORTS = ("response", "score", "spread", "reviewed", "people")
 
 
-_OVERLAID = 9_000  # overlay rows bound at most (3 parameters each; SQLite allows 32,766)
-
-
 def sql_page(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
     run_ids: Sequence[int], filters: ResultsFilter, sort: str, sort_run_id: int | None,
@@ -55,8 +53,7 @@ def sql_page(
 ) -> ResultsPage | None:
     """The page, or None where SQL cannot answer it: a judge panel in the filters, the
     sort or the histograms while a member is still grading (its stored decisions are not
-    the ones read), or more reviewed responses to read otherwise than the kept tables than
-    a statement may bind."""
+    the ones read)."""
     with sessions() as session:
         dataset_repo.get_dataset(session, dataset_id)
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
@@ -105,8 +102,6 @@ def sql_page(
                 judged=frozenset(seen.wholly),
                 panels={(rid, p.panel_id): p.scores.get(rid, (None, None))[0]
                         for p in panels if p.panel_id in shown for rid in seen.reviewed})
-            if len(overlay.rows()) > _OVERLAID:
-                return None
         spec = PageQuery(
             dataset_id=dataset_id, rubric_version_id=rubric_version_id, runs=tuple(runs),
             search=filters.search, metadata=filters.metadata, verdict=verdict,
@@ -114,14 +109,15 @@ def sql_page(
             reviewed=filters.reviewed, min_score=filters.min_score,
             max_score=filters.max_score, score_run_id=filters.score_run_id,
             score_gap=score_gap, panels=shown, score_panel_id=score_panel, overlay=overlay)
-        usable = (facts is not None and facts.run_ids == tuple(runs)
-                  and facts.score_gap == score_gap)
-        query = ResultsQuery(session, spec, with_scores=needs_scores,
-                             known=(facts.failed, facts.disagree) if usable else None)
-        total, ranges = query.summary(with_ranges=distribution_bins > 0)
-        page_ids = (query.page(sort, sort_run_id, descending, offset, limit, by_panel)
-                    if total else [])
-        distribution = query.histogram(distribution_bins, ranges) if total else ()
+        with overlay_table(session, overlay):
+            usable = (facts is not None and facts.run_ids == tuple(runs)
+                      and facts.score_gap == score_gap)
+            query = ResultsQuery(session, spec, with_scores=needs_scores,
+                                 known=(facts.failed, facts.disagree) if usable else None)
+            total, ranges = query.summary(with_ranges=distribution_bins > 0)
+            page_ids = (query.page(sort, sort_run_id, descending, offset, limit, by_panel)
+                        if total else [])
+            distribution = query.histogram(distribution_bins, ranges) if total else ()
         flags = _flags(session, runs, score_gap, page_ids, facts if usable else None)
         effective, judged = _page_scores(session, runs, page_ids)
         on_page = set(page_ids)

@@ -7,8 +7,10 @@ through indexes."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
+from sqlalchemy import text
 
 from grading.types import EvaluationReport
 from storage.services import blindness, datasets, panel_results, panels, results_sql, reviews, runs
@@ -282,7 +284,7 @@ def test_the_page_query_reads_the_verdict_tables_through_indexes(sessions, sort)
 def test_the_panel_sort_reads_the_panel_tables_through_indexes(sessions):
     """Sorted by a panel's score, ranged on it and filtered on its verdict, with a blind
     viewer's overlay: the panel's stored rows by their keys, never a full scan."""
-    from storage.services.results_query import Overlay
+    from storage.services.results_query import Overlay, overlay_table
 
     history = _History(sessions, 9, size=6)
     history.grade(18)
@@ -299,13 +301,26 @@ def test_the_panel_sort_reads_the_panel_tables_through_indexes(sessions):
                               hidden=(rid,)),
         overlay=Overlay(runs={(rid, history.runs[0].id): 0.5}, judged=frozenset({rid}),
                         panels={(rid, panel_id): 0.25}))
-    with sessions() as session:
+    with sessions() as session, overlay_table(session, spec.overlay):
         query = ResultsQuery(session, spec, with_scores=True)
-        statements = [query.page_query("score", None, True, 0, 50, panel_id),
-                      query.count_query()]
-    for statement in statements:
-        plan = _plan(sessions, statement)
+        # The overlay's temporary table lives on this connection: plan on it.
+        plans = [_plan_on(session, statement) for statement in (
+            query.page_query("score", None, True, 0, 50, panel_id), query.count_query())]
+    for plan in plans:
         assert "panel_grades" in plan or f"pg{panel_id}" in plan, plan
+        assert re.search(rf"\bop{panel_id}\b", plan), plan  # the overlay, by its key
         for table in ("panel_grades", "panel_verdicts", "grade_criteria", "effective_verdicts",
-                      "grades", "effective_run_scores", f"pg{panel_id}", f"pg{other}"):
+                      "grades", "effective_run_scores", "results_overlay", f"pg{panel_id}",
+                      f"pg{other}", f"op{panel_id}", "oj", f"o{history.runs[0].id}"):
             assert not _full_scans(plan, table), plan
+
+
+def _plan_on(session, statement) -> str:
+    """``_plan`` on the session's own connection."""
+    connection = session.connection()
+    compiled = statement.compile(connection, compile_kwargs={"literal_binds": True})
+    if connection.dialect.name == "sqlite":
+        return "\n".join(row[-1] for row in connection.execute(
+            text(f"EXPLAIN QUERY PLAN {compiled}")))
+    connection.execute(text("SET LOCAL enable_seqscan = off"))
+    return "\n".join(row[0] for row in connection.execute(text(f"EXPLAIN {compiled}")))
