@@ -5,9 +5,10 @@ kept row in ``effective_run_scores`` when people reviewed the response (kept up 
 storage.services.people_scores), else the grade's own score; people's score is
 ``effective_scores.score``. So the filters and the sort are one query with
 ``ORDER BY ... LIMIT`` and the count and histograms are aggregates: only the page's rows are
-read into Python. It answers for a viewer who may see every verdict; a blind viewer and
-the judge panels' columns (computed from their members when read) go through
-storage.services.results_python, which gives the same figures from Python objects.
+read into Python. A judge panel's score is its stored ``panel_grades.score``; the few
+reviewed responses whose score this view reads otherwise (a panel's with people's
+verdicts in place, a blind viewer's) come from an :class:`Overlay` in a keyed temporary
+table. storage.services.results_python gives the same figures from Python objects.
 """
 
 from __future__ import annotations
