@@ -410,16 +410,22 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
     # The judges' facts are computed once, untimed (the page caches them until a grade lands).
     page_queue.warm = lambda: known.append(results.grade_facts(sessions, **where))
 
+    columns: dict = {}
+
     def page(view: str, new: bool):
-        """The Results page as the app reads it (judges' facts cached, histograms), from SQL
-        (new) or computed in Python (before; its reviewed scores recomputed, as after a
-        verdict)."""
+        """The Results page as the app reads it (judges' facts and the panel's column
+        cached, histograms), from SQL (new) or computed in Python (before; its reviewed
+        scores recomputed, as after a verdict)."""
         def run():
-            kwargs = dict(where, **RESULTS_VIEWS[view], limit=50, distribution_bins=10,
-                          facts=known[0])
+            kwargs = dict(where, **view_kwargs(sessions, w, view, columns), limit=50,
+                          distribution_bins=10, facts=known[0])
             return (results.results_page if new else results_python.page_in_python)(
                 sessions, **kwargs)
-        run.warm = page_queue.warm
+
+        def warm():
+            page_queue.warm()
+            view_kwargs(sessions, w, view, columns)
+        run.warm = warm
         return run
 
     results_views = [
@@ -485,7 +491,24 @@ RESULTS_VIEWS = {
     "by people's score": {"sort": "people", "descending": True},
     "judges disagree + score range": {"filters": results.ResultsFilter(
         disagree_only=True, min_score=0.2, max_score=0.8)},
+    "by the panel's score": {"sort": "score", "descending": True, "panel": True},
+    "blind reviewer, by a run's score": {"sort": "score", "descending": True,
+                                         "sight": blindness.as_reviewer(REVIEWERS[0].key)},
 }
+
+
+def view_kwargs(sessions: SessionFactory, w: World, view: str, columns: dict) -> dict:
+    """A view's arguments to ``results_page``; the panel's column (which the page caches)
+    read once per viewer."""
+    kwargs = dict(RESULTS_VIEWS[view])
+    if kwargs.pop("panel", False):
+        sight = kwargs.get("sight", blindness.EVERYTHING)
+        if sight not in columns:
+            columns[sight] = panel_results.panel_columns(
+                sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
+                panel_ids=[w.panel_id], sight=sight)
+        kwargs.update(panels=columns[sight], sort_panel_id=w.panel_id)
+    return kwargs
 
 
 def same_results(sessions: SessionFactory, w: World) -> bool:
@@ -493,9 +516,11 @@ def same_results(sessions: SessionFactory, w: World) -> bool:
     score sort has no Python version)."""
     where = {"dataset_id": w.dataset_id, "rubric_version_id": w.version_id,
              "run_ids": w.run_ids, "limit": 50, "distribution_bins": 10}
-    return all(results.results_page(sessions, **where, **view)
-               == results_python.page_in_python(sessions, **where, **view)
-               for view in RESULTS_VIEWS.values() if view.get("sort") != "people")
+    columns: dict = {}
+    return all(results.results_page(sessions, **where, **view_kwargs(sessions, w, v, columns))
+               == results_python.page_in_python(sessions, **where,
+                                                **view_kwargs(sessions, w, v, columns))
+               for v, view in RESULTS_VIEWS.items() if view.get("sort") != "people")
 
 
 def _timed(fn: Callable) -> float:
