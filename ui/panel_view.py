@@ -11,6 +11,7 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from grading.panels import MULTI_CHOICE_RULE, PANEL_RULES
 from storage.dto import RunInfo
+from storage.export_files import to_temp_file
 from storage.export_names import download_name
 from storage.panel_commands import panel_records
 from storage.services import panels
@@ -86,12 +87,19 @@ def render_panel(db: str, panel: panels.PanelInfo) -> None:
                        "consensus.")
         st.download_button(
             "Download the panel's verdicts (JSONL)",
-            # built only when clicked, not on every rerun
-            lambda panel_id=panel.id: "".join(
-                json.dumps(r, ensure_ascii=False) + "\n"
-                for r in panel_records(get_sessions(), panel_id)),
+            # built only when clicked, not on every rerun: a page at a time into a file
+            lambda panel_id=panel.id: download_panel(panel_id),
             file_name=download_name("panel", panel.label, ext="jsonl"), mime="application/json",
             on_click="ignore", key=f"judges_panel_download_{panel.id}")
+
+
+def download_panel(panel_id: int) -> bytes:
+    """The panel's records written a page at a time to a temporary file, then its bytes
+    (what the download button keeps: see ui/app_pages/results.py ``export_runs``)."""
+    with to_temp_file(lambda target: target.writelines(
+            json.dumps(r, ensure_ascii=False) + "\n"
+            for r in panel_records(get_sessions(), panel_id))) as found:
+        return found.read()
 
 
 def voting_runs(runs: list[RunInfo], too_few: str) -> list[RunInfo] | None:

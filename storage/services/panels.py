@@ -7,7 +7,7 @@ decisions are stored when the members' grades land (``panel_upkeep``) and read f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -333,6 +333,27 @@ def panel_grades(
             return stored
         redone = {g.response_id: g for g in _recomputed(session, panel, criteria, sorted(redo))}
         return [redone.get(g.response_id, g) for g in stored]
+
+
+def iter_graded_ids(sessions: SessionFactory, panel_id: int, page: int = 500
+                    ) -> Iterator[list[int]]:
+    """The ids of the responses the panel has a grade of (``panel_grades`` reads them all),
+    in order, a page at a time. Refused while the panel is being built."""
+    with sessions() as session:
+        _get(session, panel_id)
+        require_ready(session, panel_id)
+    after = 0
+    while True:
+        with sessions() as session:
+            ids = list(session.scalars(
+                select(m.PanelGradeRow.response_id)
+                .where(m.PanelGradeRow.panel_id == panel_id,
+                       m.PanelGradeRow.response_id > after)
+                .order_by(m.PanelGradeRow.response_id).limit(page)))
+        if not ids:
+            return
+        yield ids
+        after = ids[-1]
 
 
 def unsettled(session, panel_id: int) -> list[int]:
