@@ -552,6 +552,16 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _own_peak_mb() -> float:
+    """This process's own peak RSS (VmHWM). Not ``ru_maxrss``: Linux carries the parent's
+    peak into a child across fork and exec, so every child read as the parent's 681 MB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return _peak_mb()  # not Linux
+
+
 def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
             ) -> list[tuple]:
     chosen = [r for r in reads(sessions, w) if _chosen(r[0], skip, only)]
@@ -582,10 +592,10 @@ def fresh_peaks(url: str, w: World, rows: list) -> float:
     """Each read once more in a process of its own (cold): its peak RSS goes in the row.
     Returns the peak of such a process that reads nothing (the floor under every read)."""
     def child(name: str) -> dict:
-        found = subprocess.run(
-            [sys.executable, __file__, "--db", url, "--child-read", name,
-             "--world", json.dumps(dataclasses.asdict(w))],
-            capture_output=True, text=True, check=True)
+        found = subprocess.run(  # the world on stdin: 100,000 ids are too long for argv
+            [sys.executable, __file__, "--db", url, "--child-read", name],
+            input=json.dumps(dataclasses.asdict(w)), capture_output=True, text=True,
+            check=True)
         return json.loads(found.stdout.strip().splitlines()[-1])
 
     floor = child("")["peak_mb"]
@@ -597,10 +607,11 @@ def fresh_peaks(url: str, w: World, rows: list) -> float:
     return floor
 
 
-def child_read(url: str, world: str, name: str) -> int:
-    """``--child-read``: one read, cold, in this fresh process; prints seconds and peak."""
+def child_read(url: str, name: str) -> int:
+    """``--child-read``: one read, cold, in this fresh process (the world on stdin); prints
+    seconds and the process's own peak."""
     sessions = open_database(url, migrate=False)
-    w = World(**json.loads(world))
+    w = World(**json.loads(sys.stdin.read()))
     seconds = 0.0
     if name:
         [(_name, product, _sql, _note)] = [r for r in reads(sessions, w) if r[0] == name]
@@ -608,7 +619,7 @@ def child_read(url: str, world: str, name: str) -> int:
             product.warm()
         seconds = _timed(product)
     sessions.kw["bind"].dispose()
-    print(json.dumps({"seconds": seconds, "peak_mb": _peak_mb()}))
+    print(json.dumps({"seconds": seconds, "peak_mb": _own_peak_mb()}))
     return 0
 
 
@@ -644,10 +655,9 @@ def main() -> int:
     parser.add_argument("--no-fresh", action="store_true",
                         help="leave out the peak RSS of each read in a process of its own")
     parser.add_argument("--child-read", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--world", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_read is not None:
-        return child_read(args.db, args.world, args.child_read)
+        return child_read(args.db, args.child_read)
     if args.size < 100:
         parser.error("--size must be at least 100")
     skip = {s.strip().lower() for s in args.skip.split(",") if s.strip()}
