@@ -322,7 +322,7 @@ def data_stamp(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int
 ) -> tuple[tuple[tuple[int, int, str], ...], tuple[int, int], tuple[int, ...]]:
     """A cheap fingerprint of what the report reads: each run's graded count and status,
-    the number and newest id of the human verdicts, and the panels' ids. Cached readers key
+    the number and newest id of the human verdicts, and the ready panels' ids. Cached readers key
     on it."""
     with sessions() as session:
         run_rows = session.execute(
@@ -335,9 +335,10 @@ def data_stamp(
             .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
             # every version: verdicts on earlier versions carry into this one
             .where(m.ResponseRow.dataset_id == dataset_id)).one()
-        panel_ids = tuple(session.scalars(
+        panel_ids = tuple(session.scalars(  # the ready ones: a filled panel moves it
             select(m.PanelRow.id).where(m.PanelRow.rubric_version_id == rubric_version_id,
-                                        m.PanelRow.dataset_id == dataset_id)
+                                        m.PanelRow.dataset_id == dataset_id,
+                                        m.PanelRow.id.not_in(select(m.PanelFillRow.panel_id)))
             .order_by(m.PanelRow.id)))
     return (tuple((rid, graded, status) for rid, graded, status in run_rows),
             (count or 0, newest or 0), panel_ids)

@@ -113,6 +113,7 @@ def panel_columns(
                 f"judge panel {panel_id} combines runs of another dataset or rubric version "
                 "than the results shown")
         with sessions() as session:
+            panels.require_ready(session, panel_id)
             scores, verdicts = panel_reads.stored_choices(session, panel_id)
             redo = set(effective_repo.reviewed_response_ids(session, rubric_version_id,
                                                             dataset_id))
@@ -151,12 +152,14 @@ def recomputed_columns(
 
 def panel_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:
     """Changes whenever these panels' results may have: a member's new grade or status, a
-    new human verdict, a panel made or removed. Cheap; lets pages cache until it changes."""
+    new human verdict, a panel made, removed or filled. Cheap; lets pages cache until it
+    changes."""
     if not panel_ids:
         return ()
     infos = [panels.get_panel(sessions, pid) for pid in panel_ids]
     members = sorted({m.run.id for info in infos for m in info.members})
-    return tuple(panel_ids), results.results_stamp(sessions, members)
+    building = tuple(info.id for info in infos if not info.ready)
+    return tuple(panel_ids), results.results_stamp(sessions, members), building
 
 
 def panel_label(panel: panels.PanelInfo) -> str:
@@ -195,6 +198,8 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
     found = []
     for panel in panels.list_panels(sessions, dataset_id=dataset_id,
                                     rubric_version_id=rubric_version_id):
+        if not panel.ready:  # being filled by a worker: a source once it is whole
+            continue
         grades = panels.panel_grades(sessions, panel.id)
         verdicts: dict[tuple[int, int], Choice] = {}
         reasons: dict[tuple[int, int], str] = {}
