@@ -181,3 +181,21 @@ def test_the_baseline_intervals_on_arrays_equal_one_resample_at_a_time(
     assert row.percent.interval is not None and row.judges[0].loo_f1.interval is not None
     assert row.judges[0].vs_human_kappa_interval is not None
     assert on_arrays.reviewers[0].vs_final_percent_interval is not None
+
+
+def test_the_pattern_count_reads_every_verdict_table_through_an_index(sessions):
+    from tests.storage.test_agreement_counts import _full_scans, _plan
+
+    version, dataset = _random_world(sessions, 9, responses=8)
+    data = agreement.gather_sources(sessions, version.id, dataset.id)
+    runs_ = [s.run_id for s in data.verdict_sources if s.run_id is not None]
+    panel = next(s for s in data.verdict_sources if s.is_panel)
+    sides = [agreement_counts.people_side(version.id, dataset.id),
+             *[agreement_counts.run_side(run_id) for run_id in runs_],
+             agreement_counts.panel_side(panel.panel_id, panel.member_run_ids)]
+
+    plan = _plan(sessions, agreement_counts.patterns_query(sides, [0, 1, 2, 3]))
+
+    for table in ("grade_criteria", "grades", "panel_verdicts", "effective_verdicts"):
+        assert table in plan, plan
+        assert not _full_scans(plan, table), plan
