@@ -227,13 +227,21 @@ def _pair_counts(w: World):
                      m.HumanVerdictRow.verdict)
               .where(m.HumanVerdictRow.stream == m.ADJUDICATION_STREAM).subquery("h"))
     for run_id in w.run_ids:
-        v = agreement_counts._verdicts_of(run_id).subquery(f"v{run_id}")
+        v = agreement_counts.run_side(run_id).subquery(f"v{run_id}")
         parts.append(select(people.c.criterion_id, people.c.verdict, v.c.verdict, func.count(),
                             literal(f"human-{run_id}"))
                      .join(v, and_(v.c.response_id == people.c.response_id,
                                    v.c.criterion_id == people.c.criterion_id))
                      .group_by(people.c.criterion_id, people.c.verdict, v.c.verdict))
     return parts[0].union_all(*parts[1:])
+
+
+def _patterns(w: World):
+    """The one count the report now makes: every source's verdict pattern per key."""
+    sides = [agreement_counts.people_side(w.version_id, w.dataset_id),
+             *[agreement_counts.run_side(run_id) for run_id in w.run_ids],
+             agreement_counts.panel_side(w.panel_id, w.run_ids)]
+    return agreement_counts.patterns_query(sides, list(range(len(w.run_ids) + 1)))
 
 
 def _reviewer_pairs(w: World):
@@ -438,6 +446,14 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         return results.results_page(sessions, **where, limit=50, panels=columns)
 
     def report_and_baseline():
+        report = agreement.agreement_report(sessions, w.version_id, w.dataset_id)
+        return report, human_baseline.build_baseline(report.data)
+
+    def report_in_python():
+        return agreement.build_report(agreement.gather_sources(sessions, w.version_id,
+                                                               w.dataset_id))
+
+    def report_and_baseline_in_python():
         data = agreement.gather_sources(sessions, w.version_id, w.dataset_id)
         return agreement.build_report(data), human_baseline.build_baseline(data)
 
@@ -494,15 +510,16 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          _before(results_with_panel), q(sessions, _panel_page, w), "as above"),
         ("Agreement report", lambda: agreement.agreement_report(
             sessions, w.version_id, w.dataset_id),
-         q(sessions, _pair_counts, w), "SQL: all pair counts; people = adjudications only"),
-        ("Agreement report, every pair in Python (before)", lambda: agreement.build_report(
-            agreement.gather_sources(sessions, w.version_id, w.dataset_id)),
-         q(sessions, _pair_counts, w), "as above"),
+         q(sessions, _patterns, w), "SQL: the verdict patterns of every source"),
+        ("Agreement report, every pair in Python, panels and reviewers as before (before)",
+         _before(report_in_python), q(sessions, _patterns, w), "as above"),
         ("Agreement pairwise from SQL counts (new)", lambda: agreement_counts
          .pairwise_agreement(sessions, w.version_id, w.dataset_id),
-         q(sessions, _pair_counts, w), "same figures as the report's pairwise"),
+         q(sessions, _pair_counts, w), "SQL: people and run pair counts"),
         ("Agreement report + human baseline", report_and_baseline,
          q(sessions, _reviewer_pairs, w), "SQL: reviewer-pair counts"),
+        ("Agreement report + human baseline, in Python as before (before)",
+         _before(report_and_baseline_in_python), q(sessions, _reviewer_pairs, w), "as above"),
         ("panel members' alpha, counted (new)", lambda: panels.member_agreement(
             sessions, w.panel_id), q(sessions, _member_alpha, w),
          "SQL: (criterion, MET votes) -> units"),
@@ -655,6 +672,16 @@ def _same_pairwise(sessions: SessionFactory, w: World) -> bool:
     return agreement_counts.pairwise_agreement(sessions, w.version_id, w.dataset_id) == expected
 
 
+def _same_report(sessions: SessionFactory, w: World) -> bool:
+    """The counted report (and its human baseline) == every figure computed in Python
+    from the data gathered as before."""
+    report = agreement.agreement_report(sessions, w.version_id, w.dataset_id)
+    with recomputed():
+        data = agreement.gather_sources(sessions, w.version_id, w.dataset_id)
+    return (report == agreement.build_report(data)
+            and human_baseline.build_baseline(report.data) == human_baseline.build_baseline(data))
+
+
 def print_table(backend: str, size: int, rows: list) -> None:
     print(f"\n{backend}, {size:,} responses x 3 runs x {len(CRITERIA)} criteria, panel, "
           f"2 reviewers on 5%:\n")
@@ -727,7 +754,8 @@ def main() -> int:
                       f"{panels.member_agreement(sessions, world.panel_id) == panel_agreement.recounted_agreement(sessions, world.panel_id)}")  # noqa: E501
             if _chosen("agreement report", skip, only):
                 print(f"\nSQL-count pairwise figures identical to the report's: "
-                      f"{_same_pairwise(sessions, world)}")
+                      f"{_same_pairwise(sessions, world)}; counted report and baseline "
+                      f"identical to the Python ones: {_same_report(sessions, world)}")
             engine.dispose()
         finally:
             if server is not None:

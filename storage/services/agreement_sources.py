@@ -24,9 +24,8 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
-from storage.repositories import verdicts as verdict_repo
 from storage.repositories.datasets import response_texts
-from storage.services import calibration, consensus
+from storage.services import calibration, effective_reads
 from storage.services.panel_results import (
     PanelSource,
     member_models,
@@ -311,11 +310,13 @@ def current_human_verdicts(
 def reviewer_verdicts(
     session: Session, rubric_version_id: int, dataset_id: int
 ) -> list[HumanVerdictInfo]:
-    """Every reviewer's own current verdict (not adjudications), carried-over included."""
-    ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, rubric_version_id)
-    reviews, _adj, _numbers, _v = consensus.gather(session, ids, rubric_version_id)
-    return [h for rid in sorted(reviews) for cid in sorted(reviews[rid])
-            for h in reviews[rid][cid]]
+    """Every reviewer's own current verdict (not adjudications), carried-over included, by
+    response then criterion: each stream's current verdict on the keys of
+    ``effective_verdicts`` (``effective_reads.decisions``), as plain columns."""
+    ids = effective_repo.reviewed_response_ids(session, rubric_version_id, dataset_id)
+    found = effective_reads.decisions(session, rubric_version_id, ids)
+    return [h for rid in sorted(found) for cid in sorted(found[rid])
+            for h in found[rid][cid].reviews]
 
 
 def data_stamp(
