@@ -201,10 +201,12 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
     """Every panel of the set as the Agreement page reads it: the stored decisions as plain
     columns (``panel_verdicts``, ``panel_grades``); only the responses whose stored
     decision is not the one read (a member still grading, another tie rule) go through
-    ``panels.panel_grades``."""
+    ``panels.panel_grades``. A panel still being filled by a worker is left out until whole."""
     found = []
     for panel in panels.list_panels(sessions, dataset_id=dataset_id,
                                     rubric_version_id=rubric_version_id):
+        if not panel.ready:  # being filled by a worker: a source once it is whole
+            continue
         with sessions() as session:
             order = {c.id: i for i, c in enumerate(
                 rubric_repo.criteria_of(session, panel.rubric_version_id))}
