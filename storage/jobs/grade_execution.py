@@ -16,7 +16,7 @@ from storage.jobs.grade_progress import draw, summary
 
 async def grade_all(sessions, run_ids: Sequence[int], claimed: Sequence[int], worker_id: str,
                     *, show_bar: bool, scaler=None, helpers: Sequence = ()) -> None:
-    from storage.jobs.helper_processes import set_to_work_after_opening
+    from storage.jobs.helper_handover import set_to_work_after_opening
     from storage.jobs.runner import execute_run
 
     work = asyncio.gather(
