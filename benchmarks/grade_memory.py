@@ -51,7 +51,7 @@ from pathlib import Path
 sys.path.insert(0, {root!r})
 from storage.engine import open_database
 from storage.migrate import upgrade_to_head
-from storage.jobs import commands
+from storage.jobs import grade_inputs
 rubric_path, path, url, out, skip_grades = sys.argv[1:6]
 upgrade_to_head(url)
 sessions = open_database(url)
@@ -69,12 +69,12 @@ args = argparse.Namespace(rubric=rubric_path, responses=path, max_file_mb=100000
                           text_column=None, query_column=None, id_column=None,
                           thinking_column=None, grader=["per-criterion"],
                           model=["openai/bench-judge"], name="")
-rubric, mapping, count, print_ = commands._read_inputs(args)
+rubric, mapping, count, print_ = grade_inputs.read_inputs(args)
 step("read")
-version_id = commands._rubric_version(sessions, Path(rubric_path).stem, rubric)
-dataset_id = commands._dataset(sessions, Path(path), mapping, print_)
+version_id = grade_inputs.rubric_version(sessions, Path(rubric_path).stem, rubric)
+dataset_id = grade_inputs.import_dataset(sessions, Path(path), mapping, print_)
 step("import")
-[run_id], _ = commands._runs_for(sessions, args, version_id, dataset_id, {{}})
+[run_id], _ = grade_inputs.runs_for(sessions, args, version_id, dataset_id, {{}})
 step("run")
 from storage.jobs import chunks
 from storage.services import runs

@@ -16,10 +16,7 @@ cap (or shown it far away), each with an equal share of the limit
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
-import logging
 import math
 import os
 import selectors
@@ -28,13 +25,20 @@ import sys
 import time
 from collections.abc import Sequence
 
-log = logging.getLogger(__name__)
+from storage.jobs.helper_handover import at_cap, hand_over, set_to_work_after_opening
+from storage.jobs.helper_standby import (
+    activate,
+    go_line,
+    prepare_standby,
+    stop_when_orphaned,
+    take_go,
+)
 
-HANDOVER_SECONDS = 30.0  # at most this long for our calls to drain to what we kept
-OPENING_SECONDS = 30.0  # --workers N: at most this long for the opening's answers
-BUSY_WINDOW = 0.2  # ... or until the process was busy (autoscale.BUSY_SHARE) this long
-OPENING_GROWTH = 4.0  # ... or until the limit grew this many times the opening's, unrefused
-AT_CAP_SHARE = 0.85  # a limit this close to the refused level is at the provider's cap
+# Their parts live in helper_handover.py (the shares of the limit) and helper_standby.py (the
+# "go" line); importers and tests still find these names here.
+__all__ = ["EarlyHelpers", "auto_scaler", "go_line", "hand_over", "interrupts_held",
+           "plural_helpers", "prepare_standby", "set_to_work_after_opening", "start_helpers",
+           "stop_helpers", "stop_when_orphaned", "take_go", "wait_ready"]
 
 
 def plural_helpers(count: int) -> str:
@@ -60,7 +64,7 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
 
     def provider() -> ProviderState:
         """"at cap": every endpoint in use sits at the level its provider refused above
-        (``_at_cap``), so the provider is the bound, not this process's CPU; "learning": no
+        (``at_cap``), so the provider is the bound, not this process's CPU; "learning": no
         endpoint has answered anything yet; else "below cap". An endpoint this process makes
         no call to (its run answered from the cache, or held by another worker) is not in
         use and does not count."""
@@ -68,7 +72,7 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
         used = [s for s in snapshots if s.answered or s.refusals]
         if not used:
             return "learning"
-        return "at cap" if all(_at_cap(s) for s in used) else "below cap"
+        return "at cap" if all(at_cap(s) for s in used) else "below cap"
 
     async def handover() -> list:
         """Half of this process's limit on each endpoint, for the helper set to work."""
@@ -81,191 +85,10 @@ def auto_scaler(url: str, sessions, run_ids: Sequence[int]):
                                                                         e.part + p))
 
     return AutoScaler(lambda: start_helpers(url, run_ids, 1, standby=True)[0],
-                      lambda helper, shares: _activate(helper, shares, run_ids), _dismiss,
+                      lambda helper, shares: activate(helper, shares, run_ids), _dismiss,
                       lambda: chunks.open_chunks(sessions, run_ids),
                       refusals=refusals, provider=provider, handover=handover,
                       give_back=give_back)
-
-
-async def hand_over(endpoints, ways: int) -> list[list]:
-    """Split this process's limit on each endpoint ``ways`` ways (``CapacityEstimate.split``):
-    one list of shares (``[model, api_base, share, known, part]`` per endpoint) for each of
-    the ``ways - 1`` helpers set to work. Returned once this process's own calls are within
-    what it kept (at most ``HANDOVER_SECONDS``), so the provider never sees the processes'
-    calls on top of each other."""
-    from storage.jobs.limiter import limiter_for
-
-    limiters = {(model, api_base): limiter_for(model, api_base)
-                for model, api_base in sorted(endpoints, key=str)}
-    splits = [(model, api_base, limiter.update(lambda e, _now: e.split(ways)))
-              for (model, api_base), limiter in limiters.items()]
-    deadline = time.monotonic() + HANDOVER_SECONDS
-    while time.monotonic() < deadline and any(
-            limiter.stats().in_flight > limiter.limit for limiter in limiters.values()):
-        await asyncio.sleep(0.05)
-    return [[[model, api_base, *shares[helper]] for model, api_base, shares in splits]
-            for helper in range(ways - 1)]
-
-
-async def set_to_work_after_opening(sessions, run_ids: Sequence[int],
-                                    helpers: Sequence[subprocess.Popen]) -> None:
-    """``grade --workers N``: tell the helpers to go once this process's opening round on
-    every endpoint in use has taught what it can (``_learned``, or the process is busy),
-    each with an equal share of its limit (``hand_over``). Measured before
-    (``benchmarks/grading_throughput.py``, a provider taking 8 calls, 200 ms): both processes
-    opened at once, each at its part of the opening, and each counted only its own calls
-    in flight, so each read the other's calls taking the
-    provider's slots as refusals at levels 1 or 2 of its own: both held 1-3 calls for the
-    first 8 seconds, and the run took 1.13-1.30x the time of one client. One process's
-    opening learns the provider's cap; its shares start at it. ``OPENING_SECONDS`` at most
-    (then the shares are what this process holds); at once when no chunk is left unclaimed
-    to wait for (the runs answered from the cache)."""
-    from grading.limiter import share_ceilings
-    from storage.jobs import chunks
-    from storage.jobs.autoscale import BUSY_SHARE, MachineMeter
-    from storage.jobs.limiter import limiter_for
-    from storage.services import runs
-
-    try:
-        infos = [await asyncio.to_thread(runs.get_run, sessions, run_id) for run_id in run_ids]
-        endpoints = {(run.model, run.settings.api_base) for run in infos}
-    except Exception as exc:  # the database is away: go at once, each on its own part
-        log.warning("helpers set to work without a share of the limit: %s", exc)
-        endpoints = set()
-    deadline = time.monotonic() + OPENING_SECONDS
-    looked = sampled = time.monotonic()
-    meter, busy = MachineMeter(), False
-    while endpoints and time.monotonic() < deadline:
-        if time.monotonic() - sampled >= BUSY_WINDOW:
-            # Sooner than the limiter's own measure (a second): with the limiter's, the
-            # helpers of a CPU-bound --workers 2 went late (A/B, 1,600 calls at 5 ms, no cap:
-            # 4.6 and 5.9 s against 4.2 and 4.2 s told to go at once).
-            busy, sampled = meter.sample().own_share >= BUSY_SHARE, time.monotonic()
-        limiters = [limiter_for(model, api_base) for model, api_base in endpoints]
-        if busy:  # no new wave of slow start (the limiter's own measure takes a second)
-            for limiter in limiters:
-                limiter.update(lambda e, _now: e.own_cpu(True) if e.slow_start else None)
-        learned = [_learned(limiter.snapshot(), busy) for limiter in limiters]
-        in_use = [done or limiter.stats().in_flight > 0
-                  for done, limiter in zip(learned, limiters, strict=True)]
-        if any(learned) and learned == in_use:  # every endpoint in use is learned enough
-            break
-        if time.monotonic() - looked >= 1.0:
-            looked = time.monotonic()
-            with contextlib.suppress(Exception):  # the database may be back next time
-                if not await asyncio.to_thread(chunks.open_chunks, sessions, run_ids):
-                    break
-        await asyncio.sleep(0.01)
-    ways = len(helpers) + 1
-    shares = await hand_over(endpoints, ways)
-    share_ceilings(1 / ways)  # and every endpoint this process meets later
-    for helper, handed in zip(helpers, shares, strict=True):
-        _activate(helper, handed, run_ids)
-
-
-def _learned(snapshot, busy: bool) -> bool:
-    """The opening round has ended and what it taught can be split: the provider's cap was
-    found (slow start ended), or the limit reached this process's ceiling, or grew to
-    ``OPENING_GROWTH`` times the opening's limit with no refusal (the cap, if any, is far
-    above: split in slow start, each share goes on doubling), or the process is ``busy``
-    for most of a core (a helper is what lets the calls grow); never while a wave of slow
-    start is out (its answers, a round later, say whether the cap was found: traced at a
-    cap of 32, busy split the owner at 32 with 16 probes out, they were refused after, and
-    both shares went on slow-starting from 16). Split before the cap was found,
-    each process counted the other's calls taking the provider's slots as refusals at low
-    levels of its own (traced at a cap of 32: the owner split at 24 in slow start, both
-    overshot, and the helper held 4-5 calls for 7 seconds)."""
-    if not snapshot.opened or (snapshot.slow_start and snapshot.probing):
-        return False  # a wave of slow start is out: its answers say whether the cap is found
-    opening = snapshot.opening_limit or 1.0
-    ceiling = snapshot.own_ceiling
-    return (not snapshot.slow_start or busy
-            or (ceiling is not None and snapshot.limit >= ceiling)
-            or snapshot.limit >= OPENING_GROWTH * opening)
-
-
-def _at_cap(snapshot) -> bool:
-    """The limit sits at the level the provider refused above (within the 10% a refusal
-    takes off), or climbs past it (the capacity grew) to find the next cap, or it has
-    reached this process's part of the user's own cap (``--concurrency``: at most that many
-    calls in flight, which a second process would not add to)."""
-    if (snapshot.own_ceiling is not None
-            and snapshot.limit >= AT_CAP_SHARE * snapshot.own_ceiling):
-        return True
-    level = snapshot.refused_at if snapshot.refused_at is not None else snapshot.grew_past
-    return level is not None and snapshot.limit >= AT_CAP_SHARE * (level - 1)
-
-
-def go_line(shares: list | None, run_ids: Sequence[int]) -> str:
-    """What a standby helper is told when it is set to work: the runs to help with, and the
-    share of each endpoint's limit (``[model, api_base, share, known, part]``) it takes over
-    (``hand_over``)."""
-    return "go " + json.dumps({"runs": list(run_ids), "shares": shares or []}) + "\n"
-
-
-def _activate(helper: subprocess.Popen, shares: list | None, run_ids: Sequence[int]) -> bool:
-    """Set a standby helper to work on these runs, with the shares of the endpoints' limits
-    it takes over (``take_go``); False when it is gone."""
-    if helper.poll() is not None:
-        return False
-    try:
-        helper.stdin.write(go_line(shares, run_ids))
-        helper.stdin.flush()
-        helper.stdin.close()
-    except (BrokenPipeError, OSError, ValueError):
-        return False
-    return True
-
-
-def take_go(line: str) -> list[int] | None:
-    """A standby helper's "go" line (``go_line``): None when it is not needed after all (its
-    standard input closed); else the runs it helps with (empty: those of its ``--run``),
-    once it has taken the share of each endpoint's limit it was handed."""
-    word, _, order = line.strip().partition(" ")
-    if word != "go":
-        return None
-    told = json.loads(order) if order else {}
-    from storage.jobs.limiter import limiter_for
-
-    for model, api_base, share, known, part in told.get("shares", ()):
-        limiter_for(model, api_base).update(
-            lambda estimate, _now, s=share, k=known, p=part: estimate.take_share(s, k, p))
-    return [int(run_id) for run_id in told.get("runs", ())]
-
-
-async def stop_when_orphaned(stop: asyncio.Event, parent: int, every: float = 0.5) -> None:
-    """Set ``stop`` once this helper's grading process (``parent``) is gone: killed with no
-    time to stop its helpers (SIGKILL, the out-of-memory killer), it left them grading, and
-    paying for calls, for a command that no longer ran. What they graded is stored; their
-    chunks go back to the run, which the same ``grade`` command resumes."""
-    while not stop.is_set():
-        if os.getppid() != parent:
-            print("the grade command that started this helper is gone: stopping",
-                  file=sys.stderr, flush=True)
-            stop.set()
-            return
-        await asyncio.sleep(every)
-
-
-def prepare_standby(own_process: bool) -> None:
-    """What a standby helper would do after "go" and can do before it, while the grading
-    process stores its inputs and makes its opening round: import the migration tool and
-    read the schema's head (``open_database`` checks the database against it), configure
-    the ORM (its first query would), and, in a process of its own, leave the heap out of
-    the garbage collector's passes (``run_options.freeze_heap``). Traced, CPU-bound
-    ``--workers 2``: 0.10-0.17 s from "go" to the database being open, where it now takes
-    the one query that reads the database's revision."""
-    from sqlalchemy.orm import configure_mappers
-
-    from storage import models  # noqa: F401  (the mappers to configure)
-    from storage.jobs import worker  # noqa: F401  (and what it imports to execute a run)
-    from storage.jobs.run_options import freeze_heap
-    from storage.migrate import head_revision
-
-    head_revision()
-    configure_mappers()
-    if own_process:
-        freeze_heap()
 
 
 def _dismiss(helper: subprocess.Popen) -> None:

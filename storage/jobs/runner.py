@@ -16,30 +16,27 @@ import asyncio
 import contextlib
 import logging
 import math
-import time
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from functools import partial
 
 from grading.calibration import RubricExamples
 from grading.errors import ConfigurationError
 from grading.llm import LiteLLMGenerate
-from grading.redact import redact
-from grading.types import Criterion, EvaluationReport
-from storage.db_errors import describe_db_error
-from storage.dto import COST_CAP_STOP, GradeInfo, ResponseInfo, RunInfo
+from grading.types import Criterion
+from storage.dto import RunInfo
 from storage.engine import SessionFactory, retry_db
-from storage.errors import InvalidStateError, RunCancelledError
 from storage.jobs import cache as cache_store
 from storage.jobs import chunks as chunk_store
 from storage.jobs import passes, queue
 from storage.jobs.breaker import StoreBreaker
 from storage.jobs.calls import Counters, JobGenerate, missing_credentials
+from storage.jobs.chunk_grading import ChunkGradingMixin
 from storage.jobs.cost_budget import CostBudget
 from storage.jobs.grade_writer import GradeWriter
-from storage.jobs.limiter import SYNC_INTERVAL, CapacitySharing, endpoint_name, limiter_for
+from storage.jobs.limiter import CapacitySharing, endpoint_name, limiter_for
 from storage.jobs.notices import get_notice, queued, set_notice
 from storage.jobs.provider_breaker import ProviderBreaker
+from storage.jobs.run_cost_cap import CostCapMixin
+from storage.jobs.run_finish import FinishingMixin
+from storage.jobs.run_heartbeat import HeartbeatMixin
 from storage.jobs.run_options import (
     JobOptions,
     Window,
@@ -47,45 +44,21 @@ from storage.jobs.run_options import (
     calls_per_response,
     preload_litellm,
 )
+from storage.jobs.run_result import RunResult
 from storage.services import calibration as calibration_service
-from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
 from storage.services import runs as run_service
-from storage.services.grade_records import NewGrade, priced_cost
+
+# Imported from here by callers (the CLI, the Grade page, the worker).
+__all__ = ["RunExecution", "RunResult", "execute_run", "missing_credentials"]
 
 log = logging.getLogger(__name__)
 
-# How long a stopping run waits for the database to take the grades it has made.
-FINAL_STORE_SECONDS = 120.0
-# The owner's first look, once its own grades are done, at chunks other workers still hold;
-# each look after waits half as long again, up to a second. The run (and the command) ends
-# up to one pause after the last chunk does: a look is one small query, and the pauses
-# doubling from 0.05 s held ``grade --workers 2`` 0.06-0.07 s past the helper's last call
-# (traced).
-FIRST_LOOK = 0.02
-LOOK_GROWTH = 1.5
-# How often a run looks whether it was cancelled (one primary-key read): a cancel stops new
-# provider calls within this, not at the next heartbeat. Grades in flight then are not
-# stored (``record_grades`` refuses them once the cancel is committed); their answers are
-# in the cache, so a requeue does not pay for them again.
-CANCEL_LOOK_SECONDS = 0.25
 
+class RunExecution(CostCapMixin, HeartbeatMixin, ChunkGradingMixin, FinishingMixin):
+    """The state of one run being executed by one worker (its owner, or a helper).
 
-@dataclass(frozen=True)
-class RunResult:
-    run_id: int
-    status: str
-    graded: int
-    failed: int
-    provider_calls: int
-    cache_hits: int
-    rate_limited: int
-    error: str | None = None
-    passes: int = 0
-
-
-class RunExecution:
-    """The state of one run being executed by one worker (its owner, or a helper)."""
+    Its jobs live in mixins named for them; this class holds the state and the halt."""
 
     def __init__(
         self, sessions: SessionFactory, run: RunInfo, criteria: list[Criterion], *,
@@ -177,50 +150,6 @@ class RunExecution:
         log.warning("run %s %s", self.run.id, reason)
         self._halt("paused")
 
-    @property
-    def spent(self) -> float:
-        return self.budget.spent
-
-    def _check_cost_cap(self) -> None:
-        cap = self.options.cost_cap
-        if cap is not None and self.budget.reached() and self.capped is None:
-            self._stop_at_cap("")
-
-    def _stop_at_cap(self, why: str) -> None:
-        self.capped = (f"{COST_CAP_STOP} (${self.options.cost_cap:g}) after spending "
-                       f"${self.spent:.4f}{why}; the responses not graded yet stay pending: "
-                       "launch again with a higher cap to grade them")
-        self._halt("capped")
-
-    async def _admit(self) -> bool:
-        """Whether one more response may start under the cost cap (``CostBudget``): it waits
-        while the responses in flight might take the run past it; when even one more would
-        (at the average cost of a response so far), the run stops before the cap."""
-        admitted = asyncio.ensure_future(self.budget.admit())
-        if not await self._wait_halt_or(admitted) or self.halt:
-            if admitted.done() and not admitted.cancelled() and admitted.result():
-                self.budget.finished(None)  # admitted, never started
-            return False
-        if admitted.result():
-            return True
-        if self.capped is None:
-            average = self.budget.average or 0.0
-            self._stop_at_cap(f": one more response (about ${average:.4f} each) would have "
-                              "gone over it" if self.budget.full else "")
-        return False
-
-    def _unpriced_cap(self) -> str | None:
-        """Why a cost cap cannot be kept (no price for the model: its cost stays unknown)."""
-        if self.options.cost_cap is None or self.run.settings.price is not None:
-            return None
-        from storage.jobs.estimate import price
-
-        if price(self.run.model, 1000, 1000)[0] is not None:
-            return None
-        return (f"the cost cap (${self.options.cost_cap:g}) cannot be kept: there is no price "
-                f"for {self.run.model}, so its cost stays unknown; set its price per million "
-                "tokens in Settings and launch again, or launch without a cap")
-
     def _set_notice(self, notice: str | None) -> None:
         if notice is None and self.breaker.open:
             return  # a paused run keeps saying so until stores work again
@@ -245,142 +174,6 @@ class RunExecution:
             self.halt = why
         self._wake.set()
 
-    def _flush_counters_sync(self) -> None:
-        taken = self.counters.take()
-        for name, value in taken.items():
-            setattr(self.totals, name, getattr(self.totals, name) + value)
-        try:
-            queue.add_job_stats(self.sessions, self.run.id, **taken)
-        except Exception:
-            for name, value in taken.items():  # counted again at the next try
-                setattr(self.totals, name, getattr(self.totals, name) - value)
-                setattr(self.counters, name, getattr(self.counters, name) + value)
-            raise
-
-    async def _flush_counters(self) -> None:
-        taken = self.counters.take()
-        for name, value in taken.items():
-            setattr(self.totals, name, getattr(self.totals, name) + value)
-        await asyncio.to_thread(queue.add_job_stats, self.sessions, self.run.id, **taken)
-
-    async def _renew(self) -> str:
-        held = list(self.my_chunks)
-        kept = await asyncio.to_thread(chunk_store.renew_chunks, self.sessions,
-                                       self.worker_id, [chunk.id for chunk in held])
-        # Taken over: grade no more of them. A chunk finished while the beat was on its way
-        # is not ours to renew any more, but it is not lost either.
-        self.lost_chunks.update(chunk for chunk in held
-                                if chunk.id not in kept and chunk in self.my_chunks)
-        if not self.helper:
-            return await asyncio.to_thread(queue.renew, self.sessions, self.run.id,
-                                           self.worker_id)
-        info = await asyncio.to_thread(run_service.get_run, self.sessions, self.run.id)
-        return "ok" if info.status == "running" else "cancelled"
-
-    async def _heartbeat(self) -> None:
-        while True:
-            await asyncio.sleep(self.heartbeat_interval)
-            try:
-                state = await self._renew()
-                await self._flush_counters()
-                await self._show_notice()
-            except Exception as exc:  # the database may be back at the next beat; the lease
-                if time.monotonic() - self._beat_failed_at > 60:  # says how long to wait
-                    self._beat_failed_at = time.monotonic()
-                    log.warning("heartbeat of run %s failed: %s", self.run.id,
-                                describe_db_error(exc))
-                continue
-            if state != "ok":
-                self._halt(state)
-                return
-
-    async def _share_capacity(self) -> None:
-        while True:
-            try:
-                await asyncio.to_thread(self.sharing.sync)
-            except Exception as exc:  # sharing is an optimisation: the limiter works alone
-                # One sentence a minute at most: every 2.5 s with a traceback buried the log
-                # of a paused run.
-                if time.monotonic() - self._share_failed_at > 60:
-                    self._share_failed_at = time.monotonic()
-                    log.warning("could not share the capacity of %s (tried again every "
-                                "%g s; said once a minute): %s", self.sharing.endpoint,
-                                SYNC_INTERVAL, describe_db_error(exc))
-            await asyncio.sleep(SYNC_INTERVAL)
-
-    async def _watch_cancel(self) -> None:
-        while True:
-            await asyncio.sleep(CANCEL_LOOK_SECONDS)
-            with contextlib.suppress(Exception):  # the heartbeat says what is wrong
-                status = await asyncio.to_thread(run_service.run_status, self.sessions,
-                                                 self.run.id)
-                if status in ("cancelled", None):
-                    self._halt("cancelled")
-                    return
-
-    async def _watch_stop(self) -> None:
-        assert self.stop is not None
-        await self.stop.wait()
-        self._halt("stopped")
-
-    async def _grade_one(self, response: ResponseInfo) -> None:
-        counted = False
-        try:
-            started = time.monotonic()
-            calls = passes.track_grade()
-            try:
-                report = await self.grader.grade(response.to_grade, self.criteria,
-                                                 query=response.query,
-                                                 response_key=response.id,
-                                                 reference_submission=response.reference)
-            except Exception as exc:  # a bug must not end the run; it is logged in full
-                log.exception("grading response %s of run %s failed", response.id,
-                              self.run.id)
-                report = EvaluationReport(
-                    score=None, error=redact(f"unexpected error: {type(exc).__name__}: {exc}"))
-            if self.fatal is not None:
-                return  # not this response's fault: it stays pending for a requeue
-            # Counted when the answer is in, not when its batch is stored: the calls are paid
-            # for either way, and a batch may wait a quarter of a second for company.
-            self.budget.finished(priced_cost(report, self.price_settings) or 0.0)
-            counted = True
-            self._check_cost_cap()
-            self.writer.add(NewGrade(response.id, report, time.monotonic() - started,
-                                     transient=calls.failed_transiently(report)))
-        finally:
-            if not counted:
-                self.budget.finished(None)
-            self.window.release()
-
-    def _stored(self, grade: NewGrade, stored: GradeInfo) -> None:
-        # By response: a retry pass's grade replaces the failed one it stored before.
-        self._outcomes[grade.response_id] = (grade.report.score is None
-                                             and grade.report.error is not None)
-
-    @property
-    def graded(self) -> int:
-        return len(self._outcomes)
-
-    @property
-    def failed(self) -> int:
-        return sum(self._outcomes.values())
-
-    def _unstored(self, _grade: NewGrade, exc: Exception) -> None:
-        """The response stays pending; the run says so at the end."""
-        if isinstance(exc, RunCancelledError):
-            self._halt("cancelled")  # not a fault: the run was cancelled under us
-            return
-        self.unstored += 1
-        self.unstored_error = self.unstored_error or describe_db_error(exc)
-
-    async def _finish_chunk(self, chunk: chunk_store.Chunk, tasks: list[asyncio.Task]) -> None:
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await self.writer.flush()  # a chunk is done only once its grades are stored
-        if not self.halt:
-            await self.breaker.store(chunk_store.finish_chunk, self.sessions, chunk.id,
-                                     self.worker_id)
-        self.my_chunks.discard(chunk)
-
     async def _wait_halt_or(self, awaitable) -> bool:
         """Await ``awaitable`` unless the run halts first; True when it completed."""
         task = asyncio.ensure_future(awaitable)
@@ -394,90 +187,6 @@ class RunExecution:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         return False
-
-    def _claim_chunk(self) -> chunk_store.Chunk | None:
-        return chunk_store.claim_chunk(self.sessions, self.run.id, self.worker_id,
-                                       lease_seconds=self.lease_seconds)
-
-    async def _work_chunks(self, tasks: set[asyncio.Task]) -> None:
-        """Claim chunks and start their grades until no chunk is left to claim."""
-        while not self.halt:
-            chunk = await self.breaker.store(self._claim_chunk)
-            if chunk is None:
-                return
-            self.my_chunks.add(chunk)
-            pending = await self.breaker.store(chunk_store.pending_in_chunk, self.sessions,
-                                               chunk)
-            chunk_tasks: list[asyncio.Task] = []
-            for start in range(0, len(pending), 100):
-                if self.halt:
-                    break
-                batch = await self.breaker.store(
-                    dataset_service.get_responses, self.sessions, pending[start:start + 100])
-                for response in batch:
-                    if not await self._wait_halt_or(self.window.acquire()) or self.halt:
-                        break
-                    if chunk in self.lost_chunks or not await self._admit():
-                        self.window.release()
-                        break
-                    task = asyncio.create_task(self._grade_one(response))
-                    chunk_tasks.append(task)
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-            finisher = asyncio.create_task(self._finish_chunk(chunk, chunk_tasks))
-            tasks.add(finisher)
-            finisher.add_done_callback(tasks.discard)
-
-    async def _run_passes(self, tasks: set[asyncio.Task]) -> None:
-        if not self.helper:
-            # Resumed after a provider pause: the grades that failed while it was down too.
-            await self.breaker.store(
-                partial(chunk_store.plan_pending, with_transient=self.provider_breaker.probing),
-                self.sessions, self.run.id, 1)
-        pass_no = 1
-        while not self.halt:
-            self.passes = self.calls.attempt = pass_no
-            await self._work_chunks(tasks)
-            while not self.halt and tasks:
-                await self._wait_halt_or(asyncio.wait(set(tasks)))
-            if self.helper or self.halt:
-                return
-            # Chunks other workers hold: wait for them (or take them over when they stop).
-            # Looked at soon, then less often: a helper's last small chunk ends within a
-            # fraction of a second, and the run's end (and the command's) waits for the look.
-            pause = FIRST_LOOK
-            while not self.halt and await self.breaker.store(chunk_store.unfinished,
-                                                             self.sessions, self.run.id):
-                await self._work_chunks(tasks)
-                if tasks:
-                    await self._wait_halt_or(asyncio.wait(set(tasks)))
-                    pause = FIRST_LOOK
-                else:
-                    await self._wait_halt_or(asyncio.sleep(pause))
-                    pause = min(LOOK_GROWTH * pause, 1.0, self.heartbeat_interval)
-            if self.halt or pass_no > self.options.retry_passes:
-                return
-            retry = await self.breaker.store(passes.transient_response_ids, self.sessions,
-                                             self.run.id)
-            if not retry:
-                return
-            delay = self.options.pass_delay * 2 ** (pass_no - 1)
-            log.info("run %s: %s grades failed transiently; pass %s in %.0f s", self.run.id,
-                     len(retry), pass_no + 1, delay)
-            self.calls.attempt = pass_no + 1
-            next_try = datetime.now(UTC) + timedelta(seconds=delay)
-            self._set_notice(self.calls.outage_notice(next_try) or (
-                f"{len(retry)} grades failed transiently (HTTP 429, 5xx, timeouts); retry "
-                f"pass {pass_no + 1} of {1 + self.options.retry_passes} at "
-                f"{next_try:%H:%M:%S} UTC"))
-            with contextlib.suppress(Exception):  # said at the next heartbeat otherwise
-                await self._show_notice()
-            if not await self._wait_halt_or(asyncio.sleep(delay)):
-                return
-            pass_no += 1
-            self._set_notice(self.calls.outage_notice())  # no "at ..." once it runs
-            await self.breaker.store(chunk_store.plan_pass, self.sessions, self.run.id, pass_no,
-                                     retry)
 
     async def execute(self) -> RunResult:
         problem = missing_credentials(self.run.model, self.run.settings.api_base)
@@ -529,62 +238,6 @@ class RunExecution:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self.sharing.sync)
         return await self._conclude()
-
-    async def _store_the_rest(self) -> None:
-        """Grades made but not stored yet are stored before the run lets go of its chunks
-        (they were paid for); a database that stays away leaves those responses pending."""
-        try:
-            await asyncio.wait_for(self.writer.close(), FINAL_STORE_SECONDS)
-        except TimeoutError:
-            self._unstored_left(self.writer.pending)
-        except Exception as exc:  # kept in memory no longer: pending for a requeue
-            log.exception("could not store the last grades of run %s", self.run.id)
-            self._unstored_left(self.writer.pending, describe_db_error(exc))
-
-    def _unstored_left(self, count: int, why: str | None = None) -> None:
-        self.unstored += count
-        self.unstored_error = self.unstored_error or why or self.breaker.fault or \
-            "the database did not take them in time"
-
-    async def _conclude(self) -> RunResult:
-        if self.halt == "fatal":
-            assert self.fatal is not None
-            return await self._finish_failed(str(self.fatal))
-        if self.helper:
-            return self._result(self.halt or "running", self.provider_breaker.reason)
-        if self.halt == "paused":
-            assert self.provider_breaker.reason is not None
-            return await self._finish_failed(self.provider_breaker.reason)
-        if self.halt == "capped":
-            assert self.capped is not None
-            return await self._finish_failed(self.capped)
-        if self.halt == "stopped":
-            await asyncio.to_thread(queue.release, self.sessions, self.run.id, self.worker_id)
-            return self._result("queued")
-        if self.halt in ("cancelled", "lost"):
-            return self._result(self.halt)
-        if self.unstored:
-            return await self._finish_failed(
-                f"{self.unstored} grades could not be stored ({self.unstored_error}); requeue "
-                "the run to grade those responses again")
-        try:
-            info = await asyncio.to_thread(retry_db, run_service.finish_run, self.sessions,
-                                           self.run.id)
-        except InvalidStateError:  # cancelled in the last moment
-            info = await asyncio.to_thread(run_service.get_run, self.sessions, self.run.id)
-        return self._result(info.status)
-
-    async def _finish_failed(self, error: str) -> RunResult:
-        with contextlib.suppress(InvalidStateError):
-            await asyncio.to_thread(run_service.fail_run, self.sessions, self.run.id, error)
-        return self._result("failed", error)
-
-    def _result(self, status: str, error: str | None = None) -> RunResult:
-        return RunResult(
-            run_id=self.run.id, status=status, graded=self.graded, failed=self.failed,
-            provider_calls=self.totals.provider_calls, cache_hits=self.totals.cache_hits,
-            rate_limited=self.totals.rate_limited, error=error, passes=self.passes,
-        )
 
 
 async def execute_run(

@@ -18,7 +18,7 @@ from storage.jobs.cli_common import (
     error,
     guarded,
 )
-from storage.jobs.helper_processes import prepare_standby, stop_when_orphaned, take_go
+from storage.jobs.helper_standby import prepare_standby, stop_when_orphaned, take_go
 
 
 def add_worker_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,23 +13,14 @@ table. storage.services.results_python gives the same figures from Python object
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-
 from sqlalchemy import (
-    Column,
-    Float,
     Integer,
-    MetaData,
-    Table,
     and_,
     any_,
     case,
     cast,
     exists,
     func,
-    insert,
     literal,
     or_,
     select,
@@ -41,127 +32,28 @@ from sqlalchemy.orm import Session, aliased
 
 from storage import models as m
 from storage.repositories import results as repo
+from storage.services.results_filters import (
+    disagree_parts,
+    failed_query,
+    scores_differ_query,
+    verdicts_differ_query,
+)
 from storage.services.results_order import ScoreBin
+from storage.services.results_spec import (
+    OVERLAY_TABLE,
+    Overlay,
+    PageQuery,
+    VerdictClause,
+    overlay_table,
+)
+
+# The view's spec and its filters live in results_spec.py and results_filters.py; callers and
+# tests import them from here too.
+__all__ = ["OVERLAY_TABLE", "Overlay", "PageQuery", "ResultsQuery", "VerdictClause",
+           "disagree_parts", "failed_query", "overlay_table", "scores_differ_query",
+           "verdicts_differ_query"]
 
 _LISTED = 20_000  # ids bound as parameters at most (SQLite allows 32,766 in a statement)
-
-
-@dataclass(frozen=True)
-class VerdictClause:
-    """The effective verdict filter, checked by the caller: a criterion, the choice wanted,
-    the run (or the judge panel) whose verdict counts where people did not decide, the
-    criterion's kind, and the responses whose decision on it the viewer may not see yet
-    (a blind reviewer: those read as not decided)."""
-
-    criterion_id: int
-    choice: str
-    run_id: int | None
-    by_option: bool
-    panel_id: int | None = None
-    hidden: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class Overlay:
-    """Effective scores this view reads otherwise than the kept tables give them, for a
-    few reviewed responses: (response, run) -> score computed for a blind viewer;
-    responses whose every decision the viewer may not see (their runs' scores are the
-    judges'); (response, panel) -> the panel column's effective score (people's
-    verdicts in place of the panel's, computed when read)."""
-
-    runs: dict[tuple[int, int], float | None]
-    judged: frozenset[int]
-    panels: dict[tuple[int, int], float | None]
-
-    def rows(self) -> list[tuple[int, int, float | None]]:
-        """(response, column, score): a run's id, 0 for "the judges'", minus a panel's."""
-        return ([(rid, run, score) for (rid, run), score in self.runs.items()]
-                + [(rid, 0, None) for rid in sorted(self.judged)]
-                + [(rid, -panel, score) for (rid, panel), score in self.panels.items()])
-
-
-@dataclass(frozen=True)
-class PageQuery:
-    dataset_id: int
-    rubric_version_id: int
-    runs: tuple[int, ...]
-    search: str = ""
-    metadata: tuple[tuple[str, str], ...] = ()
-    verdict: VerdictClause | None = None
-    failed_only: bool = False
-    disagree_only: bool = False
-    reviewed: str = "any"
-    min_score: float | None = None
-    max_score: float | None = None
-    score_run_id: int | None = None  # None: any selected run (and panel)
-    score_gap: float = 0.2
-    panels: tuple[int, ...] = ()  # judge panels read as columns (score, range, histogram)
-    score_panel_id: int | None = None
-    overlay: Overlay | None = None
-
-
-# The overlay's rows, keyed for the joins: a temporary table (one per connection) filled
-# for one page and dropped after it. A VALUES list has no index: SQLite then scanned it for
-# every response of the dataset (10,000 x 500 comparisons per statement).
-OVERLAY_TABLE = Table(
-    "results_overlay", MetaData(),
-    Column("col", Integer, primary_key=True), Column("rid", Integer, primary_key=True),
-    Column("score", Float), prefixes=["TEMPORARY"])
-
-
-@contextlib.contextmanager
-def overlay_table(session: Session, overlay: Overlay | None) -> Iterator[bool]:
-    """Fill ``OVERLAY_TABLE`` with the overlay's rows for the statements run inside;
-    yields whether it has any."""
-    rows = overlay.rows() if overlay is not None else []
-    if not rows:
-        yield False
-        return
-    connection = session.connection()
-    OVERLAY_TABLE.create(connection, checkfirst=True)
-    try:
-        connection.execute(OVERLAY_TABLE.delete())
-        connection.execute(insert(OVERLAY_TABLE), [
-            {"rid": rid, "col": col, "score": score} for rid, col, score in rows])
-        yield True
-    finally:
-        OVERLAY_TABLE.drop(connection)
-
-
-def failed_query(run_ids: Sequence[int]):
-    """Responses on which a selected run failed, or fell back on a criterion."""
-    g, gc = m.GradeRow, m.GradeCriterionRow
-    whole = select(g.response_id).where(g.run_id.in_(list(run_ids)),
-                                         or_(g.score.is_(None), g.error.is_not(None)))
-    partial = (select(g.response_id).join(gc, gc.grade_id == g.id)
-               .where(g.run_id.in_(list(run_ids)), gc.error.is_not(None)))
-    return union(whole, partial)
-
-
-def verdicts_differ_query(with_verdicts: Sequence[int]):
-    g, gc = m.GradeRow, m.GradeCriterionRow
-    return (select(g.response_id)
-            .join(gc, gc.grade_id == g.id)
-            .where(g.run_id.in_(list(with_verdicts)), gc.verdict.is_not(None))
-            .group_by(g.response_id, gc.criterion_id)
-            .having(func.count(func.distinct(func.coalesce(gc.option, gc.verdict))) > 1))
-
-
-def scores_differ_query(groups: Sequence[Sequence[int]], score_gap: float):
-    g = m.GradeRow
-    parts = [select(g.response_id)
-             .where(g.run_id.in_(list(group)), g.score.is_not(None))
-             .group_by(g.response_id)
-             .having(func.max(g.score) - func.min(g.score) > score_gap)
-             for group in groups]
-    return union(*parts) if len(parts) > 1 else parts[0] if parts else None
-
-
-def disagree_parts(session: Session, runs: Sequence[int], score_gap: float):
-    """(verdicts differ, scores differ) as queries of response ids, None when they cannot."""
-    with_verdicts, groups = repo.comparable_groups(session, list(runs))
-    verdicts = verdicts_differ_query(with_verdicts) if len(with_verdicts) >= 2 else None
-    return verdicts, scores_differ_query(groups, score_gap)
 
 
 class ResultsQuery:

@@ -18,7 +18,7 @@ import pytest
 
 from storage import cli
 from storage.engine import open_database
-from storage.jobs import autoscale, helper_processes
+from storage.jobs import autoscale, helper_handover
 from storage.jobs.autoscale import MachineMeter, Sample, wants_helper
 from storage.services import runs
 from tests.jobs.helpers import (
@@ -105,7 +105,7 @@ def _force_a_helper_to_join(monkeypatch) -> None:
     for name, value in (("BUSY_SHARE", 0.0), ("IDLE_CORES", 0.0), ("SUSTAINED", 1),
                         ("GAP", 0.0), ("MAX_HELPERS", 1), ("QUIET_SAMPLES", 0)):
         monkeypatch.setattr(autoscale, name, value)
-    monkeypatch.setattr(helper_processes, "AT_CAP_SHARE", math.inf)
+    monkeypatch.setattr(helper_handover, "AT_CAP_SHARE", math.inf)
 
 
 def _grade(tmp_path, fake_provider, db_url, capsys, *, count: int, latency: float,

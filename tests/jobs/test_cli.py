@@ -210,7 +210,7 @@ def test_ctrl_c_while_the_inputs_are_read_ends_the_command_with_one_line(
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(commands, "_read_inputs", interrupted)
+    monkeypatch.setattr(commands, "read_inputs", interrupted)
     (files / "r.csv").write_text("id,text\na,first answer\n")
     try:
         status = _grade(files, fake_provider, "r.csv")

@@ -1,5 +1,5 @@
 """``grade --workers N`` tells its helpers to go once its own opening round has taught the
-endpoint's cap, each with an equal share of the limit (``storage.jobs.helper_processes.
+endpoint's cap, each with an equal share of the limit (``storage.jobs.helper_handover.
 set_to_work_after_opening``). The helpers here are real processes reading their go line."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 from grading.capacity import CapacitySnapshot
 from grading.limiter import limiter_for, share_ceilings
-from storage.jobs import helper_processes
-from storage.jobs.helper_processes import _learned, set_to_work_after_opening
+from storage.jobs import helper_handover
+from storage.jobs.helper_handover import _learned, set_to_work_after_opening
 from tests.jobs.helpers import MODEL, make_dataset, make_rubric, make_run
 
 API_BASE = "http://127.0.0.1:9/v1"
@@ -110,7 +110,7 @@ def test_helpers_go_at_once_when_no_work_is_left_to_wait_for(sessions, monkeypat
     helpers = [_helper()]
     # No call ever starts (every grade answered from the cache) and no chunk is open: the
     # helper is told to go within a second or so, not after OPENING_SECONDS.
-    monkeypatch.setattr(helper_processes, "OPENING_SECONDS", 20.0)
+    monkeypatch.setattr(helper_handover, "OPENING_SECONDS", 20.0)
     try:
         started = asyncio.run(_timed(set_to_work_after_opening(sessions, [run.id], helpers)))
         line = _told(helpers[0])
