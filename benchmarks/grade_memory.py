@@ -67,7 +67,8 @@ def step(name):
 step("start")
 args = argparse.Namespace(rubric=rubric_path, responses=path, max_file_mb=100000,
                           text_column=None, query_column=None, id_column=None,
-                          thinking_column=None, grader=["per-criterion"],
+                          thinking_column=None, reference_column=None,
+                          grader=["per-criterion"],
                           model=["openai/bench-judge"], name="")
 rubric, mapping, count, print_ = grade_inputs.read_inputs(args)
 step("read")
