@@ -62,9 +62,10 @@ class _Votes:
 
 
 def _member_samples(data, frame: Frame, reads: Reads, groups, votes: _Votes, run_id: int,
-                    runs_seen: dict) -> tuple[list, str]:
+                    run_votes: dict) -> tuple[list, str]:
     """The member's samples, each a responses x criteria array of vote codes (``votes``;
-    0: failed or no verdict), and how they were found, in words."""
+    0: failed or no verdict), and how they were found, in words. ``run_votes``: the runs'
+    vote codes made so far (members share runs as samples: each is coded once)."""
     import numpy as np
 
     within = reads.within.get(run_id)
@@ -81,9 +82,9 @@ def _member_samples(data, frame: Frame, reads: Reads, groups, votes: _Votes, run
     live, _gone = groups.get(f"run:{run_id}", ((run_id,), ()))
     runs = [run_id, *(r for r in live if r != run_id)] if run_id in live else [run_id]
     for r in runs:
-        if r not in runs_seen:
-            runs_seen[r] = votes.matrix(data.verdicts.get(f"run:{r}", {}), frame)
-    found = [runs_seen[r] for r in runs]
+        if r not in run_votes:
+            run_votes[r] = votes.matrix(data.verdicts.get(f"run:{r}", {}), frame)
+    found = [run_votes[r] for r in runs]
     if len(runs) == 1:
         return found, f"run #{run_id}: one sample"
     return found, f"run #{run_id}: runs {', '.join(f'#{r}' for r in runs)}"
@@ -99,8 +100,8 @@ def panel_samples(data, frame: Frame, reads: Reads, groups, key: str,
 def panel_codes(data, frame: Frame, reads: Reads, groups, key: str, panel: PanelInfo):
     """The panel's samples measured, their basis in words, and their responses x criteria
     x samples codes (-1: no decided verdict; None below two samples)."""
-    votes, runs_seen = _Votes(), {}
-    members = [_member_samples(data, frame, reads, groups, votes, member.run.id, runs_seen)
+    votes, run_votes = _Votes(), {}
+    members = [_member_samples(data, frame, reads, groups, votes, member.run.id, run_votes)
                for member in panel.members]
     count = min(len(samples) for samples, _how in members)
     basis = (f"the panel's rule ({panel.rule}) over its members' samples, sample by "
