@@ -203,7 +203,7 @@ def _warm_up(api_base: str, mode: str) -> None:
     """litellm's first call sets up lazily (seconds here): outside the clock. Each mode warms
     up as its user would: the bare client through litellm, the library through itself (it
     imports litellm on its first call, and then leaves that heap out of the garbage
-    collector's passes: ``grading.llm.freeze_heap_on_load``)."""
+    collector's passes: ``grading.litellm_loader.freeze_heap_on_load``)."""
     from grading.prompts import per_criterion_response_format
 
     if mode == "bare":

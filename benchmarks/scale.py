@@ -7,7 +7,10 @@ third of the disputes. Then times each read the pages make through the services 
 ("product"), beside one straight SQL query for the same answer in the same run ("SQL"):
 cold, and again after ONE newly saved verdict (the pages' caches are keyed by a stamp that
 this moves, so the second read is what the next person pays). Prints a table with the peak
-RSS of the process after each read.
+RSS of each read measured alone: the read run once more, cold, in a fresh process of its own
+(``--child-read``), beside the peak of such a process that reads nothing (imports, engine).
+The export of the N x 3 runs + the panel is timed the way the app's download button writes
+it (a page at a time into a temporary file) and the way it did before (one string).
 
     .venv/bin/python benchmarks/scale.py --size 10000               # a temp SQLite file
     .venv/bin/python benchmarks/scale.py --size 10000 --postgres    # a throwaway PostgreSQL
@@ -26,8 +29,12 @@ question than the product (the queues' order, the effective human verdict) the n
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import os
 import random
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,8 +49,10 @@ from sqlalchemy.orm import aliased
 
 from grading.aggregation import aggregate_verdicts
 from grading.types import Criterion, Verdict
+from storage import exports
 from storage import models as m
 from storage.engine import SessionFactory, open_database
+from storage.jobs import panel_fills
 from storage.repositories import verdicts as verdict_repo
 from storage.services import (
     agreement,
@@ -137,9 +146,15 @@ def build(sessions: SessionFactory, size: int) -> World:
             session.execute(update(m.RunRow).where(m.RunRow.id == run_id).values(
                 status="done", done_count=len(response_ids), total_tokens=500 * size,
                 cost=0.001 * size, started_at=m.utcnow(), finished_at=m.utcnow()))
-    started = time.perf_counter()  # fills the panel's decisions from the 3 x N grades
-    panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=BENCHMARK)
-    print(f"panel made (decisions stored): {time.perf_counter() - started:.1f} s", flush=True)
+    started = time.perf_counter()  # made as the app makes a big one: its worker fills it
+    panel = panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=BENCHMARK,
+                                fill="auto")
+    made = time.perf_counter() - started
+    started = time.perf_counter()  # the worker's job: the decisions from the 3 x N grades
+    filled = panel_fills.fill_panel(sessions, panel.id, worker="benchmark")
+    print(f"panel made in the request: {made:.2f} s ({'filled there' if panel.ready else 'queued'}"
+          f"); filled by the worker's job: {time.perf_counter() - started:.1f} s "
+          f"({filled.status}, {filled.chunks} chunks)", flush=True)
     reviewed = sorted(rng.sample(response_ids, max(2, size // 20)))
     verdict_rows = []
     for rid in reviewed:
@@ -212,13 +227,21 @@ def _pair_counts(w: World):
                      m.HumanVerdictRow.verdict)
               .where(m.HumanVerdictRow.stream == m.ADJUDICATION_STREAM).subquery("h"))
     for run_id in w.run_ids:
-        v = agreement_counts._verdicts_of(run_id).subquery(f"v{run_id}")
+        v = agreement_counts.run_side(run_id).subquery(f"v{run_id}")
         parts.append(select(people.c.criterion_id, people.c.verdict, v.c.verdict, func.count(),
                             literal(f"human-{run_id}"))
                      .join(v, and_(v.c.response_id == people.c.response_id,
                                    v.c.criterion_id == people.c.criterion_id))
                      .group_by(people.c.criterion_id, people.c.verdict, v.c.verdict))
     return parts[0].union_all(*parts[1:])
+
+
+def _patterns(w: World):
+    """The one count the report now makes: every source's verdict pattern per key."""
+    sides = [agreement_counts.people_side(w.version_id, w.dataset_id),
+             *[agreement_counts.run_side(run_id) for run_id in w.run_ids],
+             agreement_counts.panel_side(w.panel_id, w.run_ids)]
+    return agreement_counts.patterns_query(sides, list(range(len(w.run_ids) + 1)))
 
 
 def _reviewer_pairs(w: World):
@@ -243,6 +266,30 @@ def _one_run(w: World):
                    m.GradeCriterionRow.verdict, m.GradeCriterionRow.reason)
             .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
             .where(m.GradeRow.run_id == w.run_ids[0]))
+
+
+def _export_rows(w: World):
+    """Every row the export reads: the runs' grades x criteria, the panel's verdicts."""
+    runs_part = (select(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id,
+                        m.GradeCriterionRow.verdict, m.GradeCriterionRow.reason)
+                 .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
+                 .where(m.GradeRow.run_id.in_(w.run_ids)))
+    panel_part = (select(m.PanelVerdictRow.response_id, m.PanelVerdictRow.criterion_id,
+                         m.PanelVerdictRow.verdict, m.PanelVerdictRow.note)
+                  .where(m.PanelVerdictRow.panel_id == w.panel_id))
+    return runs_part.union_all(panel_part)
+
+
+def export_to_file(sessions: SessionFactory, w: World) -> int:
+    """The app's download: written a page at a time to a temporary file; its size."""
+    with exports.results_export_file(sessions, w.run_ids, "jsonl", [w.panel_id]) as found:
+        return os.fstat(found.fileno()).st_size
+
+
+def export_as_string(sessions: SessionFactory, w: World) -> int:
+    """The download as it was built before: the whole export as one string, then bytes."""
+    return len(exports.results_export(sessions, w.run_ids, "jsonl", [w.panel_id])
+               .encode("utf-8"))
 
 
 def _reviewer_queue(w: World):
@@ -399,6 +446,14 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         return results.results_page(sessions, **where, limit=50, panels=columns)
 
     def report_and_baseline():
+        report = agreement.agreement_report(sessions, w.version_id, w.dataset_id)
+        return report, human_baseline.build_baseline(report.data)
+
+    def report_in_python():
+        return agreement.build_report(agreement.gather_sources(sessions, w.version_id,
+                                                               w.dataset_id))
+
+    def report_and_baseline_in_python():
         data = agreement.gather_sources(sessions, w.version_id, w.dataset_id)
         return agreement.build_report(data), human_baseline.build_baseline(data)
 
@@ -410,16 +465,22 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
     # The judges' facts are computed once, untimed (the page caches them until a grade lands).
     page_queue.warm = lambda: known.append(results.grade_facts(sessions, **where))
 
+    columns: dict = {}
+
     def page(view: str, new: bool):
-        """The Results page as the app reads it (judges' facts cached, histograms), from SQL
-        (new) or computed in Python (before; its reviewed scores recomputed, as after a
-        verdict)."""
+        """The Results page as the app reads it (judges' facts and the panel's column
+        cached, histograms), from SQL (new) or computed in Python (before; its reviewed
+        scores recomputed, as after a verdict)."""
         def run():
-            kwargs = dict(where, **RESULTS_VIEWS[view], limit=50, distribution_bins=10,
-                          facts=known[0])
+            kwargs = dict(where, **view_kwargs(sessions, w, view, columns), limit=50,
+                          distribution_bins=10, facts=known[0])
             return (results.results_page if new else results_python.page_in_python)(
                 sessions, **kwargs)
-        run.warm = page_queue.warm
+
+        def warm():
+            page_queue.warm()
+            view_kwargs(sessions, w, view, columns)
+        run.warm = warm
         return run
 
     results_views = [
@@ -449,15 +510,16 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          _before(results_with_panel), q(sessions, _panel_page, w), "as above"),
         ("Agreement report", lambda: agreement.agreement_report(
             sessions, w.version_id, w.dataset_id),
-         q(sessions, _pair_counts, w), "SQL: all pair counts; people = adjudications only"),
-        ("Agreement report, every pair in Python (before)", lambda: agreement.build_report(
-            agreement.gather_sources(sessions, w.version_id, w.dataset_id)),
-         q(sessions, _pair_counts, w), "as above"),
+         q(sessions, _patterns, w), "SQL: the verdict patterns of every source"),
+        ("Agreement report, every pair in Python, panels and reviewers as before (before)",
+         _before(report_in_python), q(sessions, _patterns, w), "as above"),
         ("Agreement pairwise from SQL counts (new)", lambda: agreement_counts
          .pairwise_agreement(sessions, w.version_id, w.dataset_id),
-         q(sessions, _pair_counts, w), "same figures as the report's pairwise"),
+         q(sessions, _pair_counts, w), "SQL: people and run pair counts"),
         ("Agreement report + human baseline", report_and_baseline,
          q(sessions, _reviewer_pairs, w), "SQL: reviewer-pair counts"),
+        ("Agreement report + human baseline, in Python as before (before)",
+         _before(report_and_baseline_in_python), q(sessions, _reviewer_pairs, w), "as above"),
         ("panel members' alpha, counted (new)", lambda: panels.member_agreement(
             sessions, w.panel_id), q(sessions, _member_alpha, w),
          "SQL: (criterion, MET votes) -> units"),
@@ -476,6 +538,11 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          q(sessions, _reviewer_queue, w), "SQL: first 50 not done by ana, dataset order"),
         ("a reviewer's queue, grade facts cached (the page)", page_queue,
          q(sessions, _reviewer_queue, w), "as above; the page caches the judges' facts"),
+        ("export, 3 runs + panel, JSONL, streamed to a file (new)",
+         lambda: export_to_file(sessions, w), q(sessions, _export_rows, w),
+         "SQL: every grade x criterion row and panel verdict, fetched"),
+        ("export, 3 runs + panel, JSONL, one string (before)",
+         lambda: export_as_string(sessions, w), q(sessions, _export_rows, w), "as above"),
     ]
 
 
@@ -485,7 +552,24 @@ RESULTS_VIEWS = {
     "by people's score": {"sort": "people", "descending": True},
     "judges disagree + score range": {"filters": results.ResultsFilter(
         disagree_only=True, min_score=0.2, max_score=0.8)},
+    "by the panel's score": {"sort": "score", "descending": True, "panel": True},
+    "blind reviewer, by a run's score": {"sort": "score", "descending": True,
+                                         "sight": blindness.as_reviewer(REVIEWERS[0].key)},
 }
+
+
+def view_kwargs(sessions: SessionFactory, w: World, view: str, columns: dict) -> dict:
+    """A view's arguments to ``results_page``; the panel's column (which the page caches)
+    read once per viewer."""
+    kwargs = dict(RESULTS_VIEWS[view])
+    if kwargs.pop("panel", False):
+        sight = kwargs.get("sight", blindness.EVERYTHING)
+        if sight not in columns:
+            columns[sight] = panel_results.panel_columns(
+                sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
+                panel_ids=[w.panel_id], sight=sight)
+        kwargs.update(panels=columns[sight], sort_panel_id=w.panel_id)
+    return kwargs
 
 
 def same_results(sessions: SessionFactory, w: World) -> bool:
@@ -493,9 +577,11 @@ def same_results(sessions: SessionFactory, w: World) -> bool:
     score sort has no Python version)."""
     where = {"dataset_id": w.dataset_id, "rubric_version_id": w.version_id,
              "run_ids": w.run_ids, "limit": 50, "distribution_bins": 10}
-    return all(results.results_page(sessions, **where, **view)
-               == results_python.page_in_python(sessions, **where, **view)
-               for view in RESULTS_VIEWS.values() if view.get("sort") != "people")
+    columns: dict = {}
+    return all(results.results_page(sessions, **where, **view_kwargs(sessions, w, v, columns))
+               == results_python.page_in_python(sessions, **where,
+                                                **view_kwargs(sessions, w, v, columns))
+               for v, view in RESULTS_VIEWS.items() if view.get("sort") != "people")
 
 
 def _timed(fn: Callable) -> float:
@@ -506,6 +592,16 @@ def _timed(fn: Callable) -> float:
 
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _own_peak_mb() -> float:
+    """This process's own peak RSS (VmHWM). Not ``ru_maxrss``: Linux carries the parent's
+    peak into a child across fork and exec, so every child read as the parent's 681 MB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return _peak_mb()  # not Linux
 
 
 def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
@@ -521,7 +617,7 @@ def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
     rows = []
     for name, product, sql, note in chosen:
         cold = _timed(product)
-        rows.append([name, cold, None, _timed(sql), _peak_mb(), note])
+        rows.append([name, cold, None, _timed(sql), None, note])
         print(f"  {name}: {cold:.2f} s cold", flush=True)
     # ONE new verdict: a reviewer changes one criterion of a reviewed response.
     saved = _timed(lambda: reviews.set_human_verdict(
@@ -531,8 +627,42 @@ def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
     for row, (_name, product, sql, _note) in zip(rows, chosen, strict=True):
         row[2] = _timed(product)
         row[3] = min(row[3], _timed(sql))
-        row[4] = _peak_mb()
     return rows
+
+
+def fresh_peaks(url: str, w: World, rows: list) -> float:
+    """Each read once more in a process of its own (cold): its peak RSS goes in the row.
+    Returns the peak of such a process that reads nothing (the floor under every read)."""
+    def child(name: str) -> dict:
+        found = subprocess.run(  # the world on stdin: 100,000 ids are too long for argv
+            [sys.executable, __file__, "--db", url, "--child-read", name],
+            input=json.dumps(dataclasses.asdict(w)), capture_output=True, text=True,
+            check=True)
+        return json.loads(found.stdout.strip().splitlines()[-1])
+
+    floor = child("")["peak_mb"]
+    for row in rows:
+        alone = child(row[0])
+        row[4] = alone["peak_mb"]
+        print(f"  {row[0]}: {alone['seconds']:.2f} s, peak RSS {alone['peak_mb']:.0f} MB "
+              "in its own process", flush=True)
+    return floor
+
+
+def child_read(url: str, name: str) -> int:
+    """``--child-read``: one read, cold, in this fresh process (the world on stdin); prints
+    seconds and the process's own peak."""
+    sessions = open_database(url, migrate=False)
+    w = World(**json.loads(sys.stdin.read()))
+    seconds = 0.0
+    if name:
+        [(_name, product, _sql, _note)] = [r for r in reads(sessions, w) if r[0] == name]
+        if getattr(product, "warm", None):
+            product.warm()
+        seconds = _timed(product)
+    sessions.kw["bind"].dispose()
+    print(json.dumps({"seconds": seconds, "peak_mb": _own_peak_mb()}))
+    return 0
 
 
 def _same_pairwise(sessions: SessionFactory, w: World) -> bool:
@@ -542,16 +672,26 @@ def _same_pairwise(sessions: SessionFactory, w: World) -> bool:
     return agreement_counts.pairwise_agreement(sessions, w.version_id, w.dataset_id) == expected
 
 
+def _same_report(sessions: SessionFactory, w: World) -> bool:
+    """The counted report (and its human baseline) == every figure computed in Python
+    from the data gathered as before."""
+    report = agreement.agreement_report(sessions, w.version_id, w.dataset_id)
+    with recomputed():
+        data = agreement.gather_sources(sessions, w.version_id, w.dataset_id)
+    return (report == agreement.build_report(data)
+            and human_baseline.build_baseline(report.data) == human_baseline.build_baseline(data))
+
+
 def print_table(backend: str, size: int, rows: list) -> None:
     print(f"\n{backend}, {size:,} responses x 3 runs x {len(CRITERIA)} criteria, panel, "
           f"2 reviewers on 5%:\n")
     print("| read | product cold (s) | product after 1 verdict (s) | SQL (s) | "
-          "after / SQL | peak RSS (MB) | SQL answers |")
+          "after / SQL | peak RSS, own process (MB) | SQL answers |")
     print("|---|---:|---:|---:|---:|---:|---|")
     for name, cold, after, sql, peak, note in rows:
         ratio = after / sql if sql > 0 else float("inf")
         print(f"| {name} | {cold:.2f} | {after:.2f} | {sql:.3f} | {ratio:.0f}x | "
-              f"{peak:.0f} | {note} |")
+              f"{'—' if peak is None else f'{peak:.0f}'} | {note} |")
 
 
 def main() -> int:
@@ -564,7 +704,12 @@ def main() -> int:
                         help="comma-separated parts of read names to leave out (slow at 100k)")
     parser.add_argument("--only", default="",
                         help="comma-separated parts of read names to keep (the others left out)")
+    parser.add_argument("--no-fresh", action="store_true",
+                        help="leave out the peak RSS of each read in a process of its own")
+    parser.add_argument("--child-read", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_read is not None:
+        return child_read(args.db, args.child_read)
     if args.size < 100:
         parser.error("--size must be at least 100")
     skip = {s.strip().lower() for s in args.skip.split(",") if s.strip()}
@@ -587,7 +732,11 @@ def main() -> int:
             print(f"{engine.dialect.name}: built in {time.perf_counter() - started:.0f} s, "
                   f"peak RSS {_peak_mb():.0f} MB", flush=True)
             rows = measure(sessions, world, skip, only)
+            floor = None if args.no_fresh else fresh_peaks(url, world, rows)
             print_table(engine.dialect.name, args.size, rows)
+            if floor is not None:
+                print(f"\npeak RSS of a fresh process that reads nothing (imports, engine): "
+                      f"{floor:.0f} MB")
             for name, same in same_switched(sessions, world, skip, only).items():
                 print(f"{name}: table == recomputed: {same}")
             same_humans = humans_from_table(sessions, world) == humans_recomputed(
@@ -605,7 +754,8 @@ def main() -> int:
                       f"{panels.member_agreement(sessions, world.panel_id) == panel_agreement.recounted_agreement(sessions, world.panel_id)}")  # noqa: E501
             if _chosen("agreement report", skip, only):
                 print(f"\nSQL-count pairwise figures identical to the report's: "
-                      f"{_same_pairwise(sessions, world)}")
+                      f"{_same_pairwise(sessions, world)}; counted report and baseline "
+                      f"identical to the Python ones: {_same_report(sessions, world)}")
             engine.dispose()
         finally:
             if server is not None:

@@ -95,12 +95,15 @@ def resample_weights(count: int, *, resamples: int = 1000, seed: int = 0):
 
 def weighted_sums(weights, contributions) -> list[list]:
     """Per resample, the sums of per-item contributions (an items x k array) weighted by that
-    resample's draws, computed ``DRAW_CHUNK`` resamples at a time so the small-typed weights
-    are never widened all at once."""
+    resample's draws, as lists (``weighted_sums_array``)."""
+    return weighted_sums_array(weights, contributions).tolist()
+
+
+def weighted_sums_array(weights, contributions):
+    """``weighted_sums`` as a resamples x k array, computed ``DRAW_CHUNK`` resamples at a
+    time so the small-typed weights are never widened all at once."""
     import numpy as np
 
-    out = []
-    for start in range(0, len(weights), DRAW_CHUNK):
-        chunk = weights[start:start + DRAW_CHUNK].astype(contributions.dtype)
-        out.extend(np.matmul(chunk, contributions).tolist())
-    return out
+    return np.concatenate([
+        np.matmul(weights[start:start + DRAW_CHUNK].astype(contributions.dtype), contributions)
+        for start in range(0, len(weights), DRAW_CHUNK)])

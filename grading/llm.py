@@ -8,20 +8,26 @@ into ``TransientProviderError`` (worth retrying) or ``ProviderError`` (tell the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
-import importlib
 import os
-import sys
 import time
 from typing import Any, Literal
 
 from grading.answer_budget import REASONING_TOKENS, answer_tokens
 from grading.busy_server import busy_servers
+from grading.credentials import (  # noqa: F401 - the names callers import from here
+    API_BASE_ENV,
+    API_KEY_ENV,
+    _provider,
+    credential_problem,
+    key_env_var,
+    missing_key_variables,
+    resolve_api_base,
+)
 from grading.errors import FatalProviderError, ProviderError, TransientProviderError
-from grading.http_limits import MAX_RESPONSE_BYTES, capped_openai_client, is_too_large
-from grading.redact import MASK, call_secrets, redact, strip_url_credentials
-from grading.retry import retry_after_from_headers
+from grading.http_limits import MAX_RESPONSE_BYTES, capped_openai_client
+from grading.litellm_loader import load_litellm as _load_litellm
+from grading.provider_errors import translate_error
+from grading.redact import strip_url_credentials
 from grading.structured_output import (
     endpoint_formats,
     loosened,
@@ -35,24 +41,7 @@ from grading.types import GenerateResult, TokenUsage
 
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
 MODEL_ENV = "RUBRIC_WORKBENCH_MODEL"
-API_BASE_ENV = "RUBRIC_WORKBENCH_API_BASE"
-API_KEY_ENV = "RUBRIC_WORKBENCH_API_KEY"
 
-# Where litellm looks for each provider's key; anything else is "<PROVIDER>_API_KEY".
-_KEY_ENV_BY_PROVIDER = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "azure": "AZURE_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "together_ai": "TOGETHERAI_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "xai": "XAI_API_KEY",
-}
-_MISSING_KEY_HINTS = ("missing credentials", "api_key client option must be set")
-_UNKNOWN_PROVIDER_HINTS = ("llm provider not provided", "provider not provided")
 # Sent to a server at an api_base when no key is configured: litellm's OpenAI client refuses
 # to call without one, and servers that need no key ignore it.
 PLACEHOLDER_KEY = "no-key-required"
@@ -61,50 +50,8 @@ PLACEHOLDER_KEY = "no-key-required"
 DEFAULT_MAX_TOKENS = 4096
 # Providers served through the OpenAI SDK, where the answer's size can be capped while reading.
 _OPENAI_SDK_PROVIDERS = frozenset({"openai", "custom_openai"})
-_known_providers: dict[str, str | None] = {}
 # What a probe that got no answer says (``storage.jobs.calls.outage_reason`` reads it).
 BUSY_WORDS = "still busy with"
-
-
-# Imported by litellm's (and the OpenAI SDK's) first chat completion, not by ``import
-# litellm``: ~0.9 s of CPU on the event loop in the middle of the first calls, which stalls
-# every call in flight and the opening slow start (measured with litellm 1.106).
-FIRST_CALL_MODULES = ("openai.resources.chat", "litellm.proxy._types",
-                      "litellm.proxy.openai_files_endpoints.common_utils",
-                      "litellm.llms.litellm_proxy.chat")
-# When this package is the one that imports litellm, it then freezes the heap (``gc.freeze``):
-# litellm and the OpenAI SDK are a large heap that every full pass of the cyclic garbage
-# collector walked again while grading allocates fast (~0.4 ms of CPU per call, measured).
-# Process-wide: objects alive at that moment are never cycle-collected (reference counting
-# still frees them). A long-lived process that keeps creating and dropping cyclic objects
-# made before its first grade (the app's server) sets this to False before grading;
-# ``gc.unfreeze()`` undoes it.
-freeze_heap_on_load = True
-
-
-_first_load_done = False
-
-
-def _load_litellm() -> Any:
-    """litellm, imported with its price map read locally (not fetched), together with what
-    its first call would import on the event loop; the heap frozen when this import was
-    litellm's first (``freeze_heap_on_load``)."""
-    global _first_load_done
-    first_import = "litellm" not in sys.modules
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.disable_hf_tokenizer_download = True
-    litellm.suppress_debug_info = True
-    if not _first_load_done:
-        _first_load_done = True
-        for name in FIRST_CALL_MODULES:
-            with contextlib.suppress(ImportError):  # another litellm or SDK version
-                importlib.import_module(name)
-        if first_import and freeze_heap_on_load:
-            gc.collect()
-            gc.freeze()
-    return litellm
 
 
 class LiteLLMGenerate:
@@ -345,10 +292,6 @@ class LiteLLMGenerate:
         return response
 
 
-class _AuthError(FatalProviderError):
-    """Credentials were rejected or missing; raised without the original (it may echo the key)."""
-
-
 def _usage(response: Any) -> TokenUsage | None:
     usage = getattr(response, "usage", None)
     if usage is None:
@@ -381,163 +324,6 @@ def _cost(litellm: Any, response: Any) -> float | None:
         return float(cost)
     except (TypeError, ValueError):
         return None
-
-
-def key_env_var(model: str) -> str:
-    """The environment variable litellm reads the key for ``model`` from."""
-    provider = model.split("/", 1)[0] if "/" in model else "openai"
-    return _KEY_ENV_BY_PROVIDER.get(provider, f"{provider.upper()}_API_KEY")
-
-
-def _provider(model: str) -> str | None:
-    """The litellm provider of ``model``; None when litellm does not know it."""
-    if model not in _known_providers:
-        litellm = _load_litellm()
-        try:
-            _known_providers[model] = litellm.get_llm_provider(model)[1]
-        except Exception:
-            _known_providers[model] = None
-    return _known_providers[model]
-
-
-def _key_like(name: str) -> bool:
-    return any(word in name for word in ("KEY", "TOKEN", "SECRET"))
-
-
-def credential_problem(model: str, api_base: str | None = None,
-                       api_key: str | None = None) -> str | None:
-    """Why no call to ``model`` can work, decided before calling; None when it may work.
-
-    The one place that decides: the library, the job runner, the CLI, the Grade page's
-    pre-check and Settings' connection test all ask here. A server at an ``api_base`` needs
-    no key (a placeholder is sent when the client library insists on one).
-    """
-    if _provider(model) is None:
-        return (f"litellm does not know which provider serves model '{model}': write it as "
-                "provider/model, e.g. openai/gpt-4.1-mini (or openai/<name> for a local "
-                "OpenAI-compatible server at an api_base).")
-    keys = missing_key_variables(model, api_base, api_key)
-    if not keys:
-        return None
-    wanted = " or ".join(keys)
-    return (f"No API key was found for model '{model}': set {wanted} in the environment "
-            f"(or {API_KEY_ENV}).")
-
-
-def missing_key_variables(model: str, api_base: str | None = None,
-                          api_key: str | None = None) -> list[str]:
-    """The key variables litellm wants for ``model`` and finds unset (empty when a key or
-    an ``api_base`` makes them unnecessary, or litellm cannot tell)."""
-    if api_key or os.environ.get(API_KEY_ENV, "").strip() or api_base:
-        return []
-    try:
-        missing = _load_litellm().validate_environment(model).get("missing_keys") or []
-    except Exception:
-        return []
-    return [name for name in missing if _key_like(name)]
-
-
-def resolve_api_base(api_base: str | None) -> str | None:
-    """An api_base whose credentials were masked for storage gets them back from
-    ``RUBRIC_WORKBENCH_API_BASE`` (the only place they live)."""
-    if not api_base or MASK not in api_base:
-        return api_base
-    full = os.environ.get(API_BASE_ENV, "")
-    if full and strip_url_credentials(full) == api_base:
-        return full
-    raise FatalProviderError(
-        f"The api_base {api_base} needs credentials that are never stored: set {API_BASE_ENV} "
-        "to the full address, credentials included, in the environment of the process that "
-        "grades.")
-
-
-def _short(exc: BaseException, secrets: set[str], limit: int = 300) -> str:
-    text = " ".join(str(getattr(exc, "message", None) or exc).split())
-    text = redact(text, secrets)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _auth_message(model: str, api_base: str | None, what: str) -> str:
-    env = key_env_var(model)
-    where = (
-        f"set {API_KEY_ENV} (or pass api_key=...) for the server at "
-        f"{strip_url_credentials(api_base)}"
-        if api_base
-        else f"set {env} in the environment (or {API_KEY_ENV}, or pass api_key=...)"
-    )
-    return f"{what} for model '{model}': {where}."
-
-
-def translate_error(
-    exc: BaseException,
-    *,
-    model: str,
-    api_base: str | None = None,
-    api_key: str | None = None,
-    timeout: float | None = None,
-) -> ProviderError | TransientProviderError | None:
-    """Map a litellm exception to our errors; None for exceptions that are not provider errors.
-
-    Every message is redacted of every secret the call could have used.
-    """
-    secrets = call_secrets(api_key=api_key, api_base=api_base)
-    shown_base = strip_url_credentials(api_base)
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    text = str(exc).lower()
-    if any(hint in text for hint in _UNKNOWN_PROVIDER_HINTS):
-        return FatalProviderError(credential_problem(model) or (
-            f"litellm does not know which provider serves model '{model}'"))
-    if is_too_large(exc):
-        return ProviderError(
-            f"model '{model}' sent an answer larger than "
-            f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MB; it was not read to the end (a judge's "
-            "answer is a few kilobytes: check the server)")
-    if status == 401 or "AuthenticationError" in names or any(
-        hint in text for hint in _MISSING_KEY_HINTS
-    ):
-        what = (
-            "No API key was found"
-            if any(hint in text for hint in _MISSING_KEY_HINTS)
-            else "The provider rejected the API key (HTTP 401)"
-        )
-        return _AuthError(_auth_message(model, api_base, what))
-    if status == 403 or "PermissionDeniedError" in names:
-        return ProviderError(
-            f"The provider denied access to model '{model}' (HTTP 403): {_short(exc, secrets)}"
-        )
-    if isinstance(exc, TimeoutError) or "Timeout" in names or "APITimeoutError" in names:
-        limit = f" after {timeout:g} s" if timeout is not None else ""
-        return TransientProviderError(
-            f"model '{model}' did not answer{limit}", status_code=status or 408
-        )
-    if "APIConnectionError" in names or (status is not None and (status >= 500 or status in (
-        408, 409, 425, 429
-    ))):
-        headers = getattr(exc, "litellm_response_headers", None)
-        if headers is None:
-            headers = getattr(getattr(exc, "response", None), "headers", None) or getattr(
-                exc, "headers", None
-            )
-        return TransientProviderError(
-            f"model '{model}' failed (HTTP {status}): {_short(exc, secrets)}",
-            retry_after=retry_after_from_headers(headers),
-            status_code=status,
-        )
-    if status == 404 or "NotFoundError" in names:
-        return ProviderError(
-            f"Model '{model}' was not found (HTTP 404); check the model name"
-            + (f" and the api_base {shown_base}" if api_base else "")
-            + f": {_short(exc, secrets)}"
-        )
-    if status is not None or "BadRequestError" in names or "APIError" in names:
-        return ProviderError(
-            f"The provider rejected the request for model '{model}'"
-            + (f" (HTTP {status})" if status else "")
-            + f": {_short(exc, secrets)}"
-        )
-    return None
 
 
 default_generate_fn = LiteLLMGenerate()

@@ -62,6 +62,19 @@ def label_key(label: str) -> str:
     return label.strip().lower()
 
 
+def fits_choices(labels: frozenset[str] | None, option: str | None, verdict: str) -> bool:
+    """A verdict given on an earlier version is one of the criterion's choices now
+    (``labels``: its options' label keys, None for a binary criterion): a MET / UNMET on a
+    binary criterion, one of its option labels on a multi-choice one, or CANNOT_ASSESS on
+    either. A criterion that became multi-choice (or lost an option) with the same
+    requirement text does not take a verdict it cannot score."""
+    if option is None and verdict == "CANNOT_ASSESS":
+        return True
+    if labels is None:
+        return option is None
+    return option is not None and label_key(option) in labels
+
+
 def find_option(options: Sequence[CriterionOption], label: str) -> int | None:
     """The index of the option with this label, or None."""
     wanted = label_key(label)

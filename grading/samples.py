@@ -11,7 +11,7 @@ CANNOT_ASSESS) most samples gave; samples that failed do not vote. A tie between
 frequent choices is **CANNOT_ASSESS** (an abstention, scored by the run's CANNOT_ASSESS
 strategy), with the tally in the reason: a split judge is shown as undecided, never silently
 resolved by the order the samples arrived in. On a multi-choice criterion the samples combine
-by the rule panels use for options (``grading.panels.combine_options``): the median of an
+by the rule panels use for options (``grading.panel_options.combine_options``): the median of an
 ordinal scale, the most chosen option of a nominal one, a tie to the worse option, NA options
 abstaining. A mode is wrong for a rating: samples of 1, 3 and 5 have no mode, and 3 is the
 answer.
@@ -56,7 +56,7 @@ def check_samples(samples: object) -> int:
 def majority(choices: Sequence[str | None]) -> str | None:
     """The choice most samples gave (failed samples, None, do not vote); ``TIE`` when two or
     more choices share the top count; None when no sample answered. For binary criteria:
-    multi-choice samples combine by ``grading.panels.combine_options``."""
+    multi-choice samples combine by ``grading.panel_options.combine_options``."""
     counts = Counter(c for c in choices if c is not None)
     if not counts:
         return None

@@ -29,6 +29,7 @@ from typing import IO, Any, Literal
 from storage import csv_cells
 from storage.dto import EffectiveGrade, ResponseInfo, RubricVersionInfo, RunInfo
 from storage.engine import SessionFactory
+from storage.export_files import to_temp_file
 from storage.export_names import download_name, response_key
 from storage.services import calibration, panels, reviews
 from storage.services import datasets as dataset_service
@@ -175,13 +176,13 @@ def _panel_record(result: PanelResult, version: RubricVersionInfo,
 
 def iter_panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
                        sight: Sight = EVERYTHING) -> Iterator[dict[str, Any]]:
-    """Records of every response a panel's members graded, like a run's."""
+    """Records of every response a panel's members graded, like a run's, a page of
+    responses at a time (never all of a large panel's results in memory)."""
     for panel_id in panel_ids:
         panel = panels.get_panel(sessions, panel_id)
         version = rubric_service.get_version(sessions, panel.rubric_version_id)
-        found = panel_results(sessions, panel_id, sight=sight)
-        for start in range(0, len(found), _PAGE):
-            page = found[start:start + _PAGE]
+        for ids in panels.iter_graded_ids(sessions, panel_id, _PAGE):
+            page = panel_results(sessions, panel_id, ids, sight=sight)
             responses = {r.id: r for r in dataset_service.get_responses(
                 sessions, [p.response_id for p in page])}
             for result in page:
@@ -280,10 +281,20 @@ def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[s
 def results_export(sessions: SessionFactory, run_ids: Sequence[int],
                    fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = (), *,
                    sight: Sight = EVERYTHING) -> str:
-    """The export as text (for a download button), as ``sight`` may see it."""
+    """The export as text, as ``sight`` may see it (small exports and tests; the app
+    downloads ``results_export_file``, byte for byte the same)."""
     buffer = io.StringIO(newline="")
     write_results(sessions, run_ids, buffer, fmt, panel_ids, sight=sight)
     return buffer.getvalue()
+
+
+def results_export_file(sessions: SessionFactory, run_ids: Sequence[int],
+                        fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = (), *,
+                        sight: Sight = EVERYTHING) -> io.BufferedReader:
+    """The export written a page at a time to a temporary file, open for reading (the
+    app's download buttons): the UTF-8 bytes of ``results_export``."""
+    return to_temp_file(lambda target: write_results(sessions, run_ids, target, fmt,
+                                                     panel_ids, sight=sight))
 
 
 EXAMPLE_COLUMNS = ("run_id", "criterion", "criterion_number", "role", "order", "response_id",

@@ -374,6 +374,25 @@ class PanelGradeRow(Base):
     tie_rule: Mapped[str] = mapped_column(String(20))
 
 
+class PanelFillRow(Base):
+    """A judge panel whose ``panel_verdicts`` / ``panel_grades`` are still being filled from
+    its members' grades by a worker (storage.jobs.panel_fills); the row goes when the panel
+    is filled. ``after_response_id``: the fill has done every response up to this id
+    (resumed from there after a crash); ``done`` of ``total`` responses, for the progress
+    shown. A worker holds it by ``claimed_by`` and keeps ``heartbeat_at`` fresh."""
+
+    __tablename__ = "panel_fills"
+
+    panel_id: Mapped[int] = mapped_column(
+        ForeignKey("judge_panels.id", ondelete="CASCADE"), primary_key=True)
+    after_response_id: Mapped[int] = mapped_column(Integer, default=0)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int | None] = mapped_column(Integer)
+    claimed_by: Mapped[str | None] = mapped_column(String(200))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class CriterionTrialRow(Base):
     """A criterion's new wording tried with an existing run's judge on reviewed responses.
 

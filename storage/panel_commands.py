@@ -70,7 +70,9 @@ def panel_records(sessions, panel_id: int) -> Iterator[dict[str, Any]]:
     panel = panels.get_panel(sessions, panel_id)
     member_runs = [m.run.id for m in panel.members]
     keys = datasets.response_keys(sessions, panel.dataset_id)
-    for grade in panels.panel_grades(sessions, panel_id):
+    grades = (grade for ids in panels.iter_graded_ids(sessions, panel_id)  # a page at a time
+              for grade in panels.panel_grades(sessions, panel_id, ids))
+    for grade in grades:
         yield {
             "panel_id": panel.id, "rule": panel.rule, "member_runs": member_runs,
             "response_id": keys[grade.response_id],

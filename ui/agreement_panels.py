@@ -9,7 +9,7 @@ import streamlit as st
 
 from storage.services.agreement import AgreementReport, JudgeSummary
 from storage.services.panels import LOW_MEMBER_AGREEMENT
-from ui import panel_readers, safe_text
+from ui import panel_building, panel_readers, safe_text
 from ui.agreement_text import fmt, fmt_cost, fmt_pct
 
 
@@ -30,6 +30,11 @@ def _row(judge: JudgeSummary, role: str) -> dict:
 
 def render_panels(report: AgreementReport, db: str) -> None:
     found = [j for j in report.judges if j.source.is_panel]
+    building = panel_building.split(panel_readers.get_panels(
+        db, report.data.dataset_id, report.data.rubric_version_id))[1]
+    if building:  # a source of the report once a worker has built it
+        st.subheader("Judge panels being built")
+        panel_building.render_building(db, building)
     if not found:
         return
     st.subheader("Judge panels next to their members")

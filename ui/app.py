@@ -2,14 +2,14 @@
 
 import streamlit as st
 
-import grading.llm
+import grading.litellm_loader
 from ui.auth import gate
 from ui.state import init_state
 from ui.url_state import entering
 
 # The app's server runs for months and makes and drops session objects all along: loading
-# litellm must not freeze its heap out of the garbage collector (``grading.llm``).
-grading.llm.freeze_heap_on_load = False
+# litellm must not freeze its heap out of the garbage collector (``grading.litellm_loader``).
+grading.litellm_loader.freeze_heap_on_load = False
 st.set_page_config(page_title="Rubric Workbench", page_icon=":material/balance:", layout="wide")
 init_state()
 # In team mode nothing below runs until the person has signed in and has a role.

@@ -125,14 +125,17 @@ def make_panels(choice: PanelChoice, judges, launched_runs, name: str) -> list[s
     for grader, members in by_grader.items():
         weights = ([choice.weights[(j.model, j.api_base)] for j, _ in members]
                    if choice.rule == "weighted" else None)
-        panel, created = panels.ensure_panel(
+        panel, created = panels.ensure_panel(  # members resumed with many grades: a worker's
             runtime.get_sessions(), run_ids=[run.id for _, run in members], rule=choice.rule,
-            weights=weights, name=name, actor=current_actor())
+            weights=weights, name=name, actor=current_actor(), fill="auto")
         runs_text = ", ".join(f"#{run.id}" for _, run in members)
         if created:
             messages.append(f"Panel P{panel.id} ({choice.rule} of runs {runs_text}, "
                             f"{GRADER_LABELS[grader]}) is made: its grades appear on Judges "
-                            "and Results as the members finish.")
+                            "and Results as the members finish"
+                            + ("." if panel.ready else
+                               f", once the app's worker has built it from the grades its "
+                               f"members already hold ({panel.building.words})."))
         else:
             messages.append(f"Panel P{panel.id} ({choice.rule} of runs {runs_text}) already "
                             "exists, so no new panel was made.")
@@ -145,7 +148,11 @@ def make_panels(choice: PanelChoice, judges, launched_runs, name: str) -> list[s
 def render_panel_progress(current_runs) -> None:
     """Panels whose members are still grading: how many have finished (Grade's runs list)."""
     status = {run.id: run.status for run in current_runs}
-    forming = [p for p in panels.list_panels(runtime.get_sessions())
+    found = panels.list_panels(runtime.get_sessions())
+    for panel in found:
+        if not panel.ready:  # a worker fills its decisions (storage.jobs.panel_fills)
+            st.caption(md_escape(f"Panel P{panel.id} is being built: {panel.building.words}."))
+    forming = [p for p in found
                if any(status.get(m.run.id) in ("queued", "running") for m in p.members)]
     for panel in forming:
         finished = sum(1 for m in panel.members

@@ -11,11 +11,12 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from grading.panels import MULTI_CHOICE_RULE, PANEL_RULES
 from storage.dto import RunInfo
+from storage.export_files import to_temp_file
 from storage.export_names import download_name
 from storage.panel_commands import panel_records
 from storage.services import panels
 from storage.services.results import ResultSet
-from ui import panel_readers, safe_text
+from ui import panel_building, panel_readers, safe_text
 from ui.auth import current_actor
 from ui.boundary import count, plain
 from ui.runtime import database_key, get_sessions
@@ -38,9 +39,11 @@ def render_panels(result_set: ResultSet, set_runs: list[RunInfo]) -> None:
     db = database_key()
     existing = panel_readers.get_panels(db, result_set.dataset_id,
                                         result_set.rubric_version_id)
+    ready, building = panel_building.split(existing)
     if existing:
-        for panel in existing:
+        for panel in ready:
             render_panel(db, panel)
+        panel_building.render_building(db, building)
     else:
         st.caption("No panel yet for this dataset and rubric version.")
     render_create_form(set_runs)
@@ -84,12 +87,19 @@ def render_panel(db: str, panel: panels.PanelInfo) -> None:
                        "consensus.")
         st.download_button(
             "Download the panel's verdicts (JSONL)",
-            # built only when clicked, not on every rerun
-            lambda panel_id=panel.id: "".join(
-                json.dumps(r, ensure_ascii=False) + "\n"
-                for r in panel_records(get_sessions(), panel_id)),
+            # built only when clicked, not on every rerun: a page at a time into a file
+            lambda panel_id=panel.id: download_panel(panel_id),
             file_name=download_name("panel", panel.label, ext="jsonl"), mime="application/json",
             on_click="ignore", key=f"judges_panel_download_{panel.id}")
+
+
+def download_panel(panel_id: int) -> bytes:
+    """The panel's records written a page at a time to a temporary file, then its bytes
+    (what the download button keeps: see ui/app_pages/results.py ``export_runs``)."""
+    with to_temp_file(lambda target: target.writelines(
+            json.dumps(r, ensure_ascii=False) + "\n"
+            for r in panel_records(get_sessions(), panel_id))) as found:
+        return found.read()
 
 
 def voting_runs(runs: list[RunInfo], too_few: str) -> list[RunInfo] | None:
@@ -156,8 +166,9 @@ def create_from_form(run_ids: list[int], rule: str, weights_text: str, name: str
             st.error("Weights must be numbers separated by commas, e.g. 2, 1, 1.")
             return None
     try:
+        # a big one is filled by the worker (storage.jobs.panel_fills), not in this rerun
         made = panels.ensure_panel(get_sessions(), run_ids=run_ids, rule=rule,
-                                   weights=weights, name=name, actor=actor)
+                                   weights=weights, name=name, actor=actor, fill="auto")
     except RubricWorkbenchError as exc:
         st.error(plain(f"The panel was not created: {exc}."))
         return None
@@ -180,11 +191,15 @@ def rule_warning(rule: str, members: int) -> str | None:
 
 
 def made_message(panel, created: bool) -> str:
-    """What a create form says: a second click (or tab) finds the panel, never a copy."""
+    """What a create form says: a second click (or tab) finds the panel, never a copy (nor a
+    second build of one still being built)."""
+    building = ("" if panel.ready else
+                f" It is being built ({panel.building.words}); its figures appear when it "
+                "is ready.")
     if created:
-        return f"Created {panel.label}."
+        return f"Created {panel.label}.{building}"
     return (f"{panel.label} already combines these runs with this rule and these weights: "
-            "no copy was made.")
+            f"no copy was made.{building}")
 
 
 def handle_create(run_ids: list[int], rule: str, weights_text: str, name: str) -> None:

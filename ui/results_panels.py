@@ -13,7 +13,7 @@ from storage.services import blindness, panels
 from storage.services.blindness import Sight
 from storage.services.panel_results import PanelResult, member_models, panel_results
 from storage.services.results import ResultSet, ResultsPage
-from ui import panel_readers, panel_view, runtime, safe_text
+from ui import panel_building, panel_readers, panel_view, runtime, safe_text
 from ui.verdict_view import choice_badge, choice_text, format_score, md_escape, run_label
 
 TIE = "⚖ tie"
@@ -35,8 +35,13 @@ def tag(panel: panels.PanelInfo) -> str:
 
 
 def pick_panels(db: str, result_set: ResultSet, where) -> tuple[panels.PanelInfo, ...]:
-    """The panels to show beside the runs (none offered when the set has none)."""
-    found = panel_readers.get_panels(db, result_set.dataset_id, result_set.rubric_version_id)
+    """The panels to show beside the runs (none offered when the set has none); those a
+    worker is still building are said with their progress, offered once ready."""
+    found, building = panel_building.split(panel_readers.get_panels(
+        db, result_set.dataset_id, result_set.rubric_version_id))
+    if building:
+        with where:
+            panel_building.render_building(db, building)
     if not found:
         st.session_state.results_panel_ids = []
         return ()
@@ -217,8 +222,11 @@ def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) 
     panel, created = made
     st.session_state.results_combine_open = False
     st.session_state.results_panel_goto = panel.id  # picked on the next run
-    message = (f"Created {panel.label}: it is shown next to the runs." if created
-               else f"{panel_view.made_message(panel, created)} It is shown next to the runs.")
+    shown = ("It is shown next to the runs." if panel.ready else
+             f"It is being built ({panel.building.words}) and is shown next to the runs "
+             "when ready.")
+    message = (f"Created {panel.label}: {shown[0].lower()}{shown[1:]}" if created
+               else f"{panel_view.made_message(panel, created)} {shown}")
     warning = panel_view.rule_warning(panel.rule, len(panel.members)) if created else None
     st.session_state.results_flash = (("warning", f"{message} {warning}") if warning
                                       else ("success", message))
@@ -227,8 +235,9 @@ def handle_combine(run_ids: list[int], rule: str, weights_text: str, name: str) 
 
 def response_scores(db: str, dataset_id: int, rubric_version_id: int, response_id: int
                     ) -> list[tuple[panels.PanelInfo, PanelResult | None]]:
-    """Every panel of the result set with its result for one response (Review's score row)."""
-    found = panel_readers.get_panels(db, dataset_id, rubric_version_id)
+    """Every panel of the result set with its result for one response (Review's score row);
+    one still being built is left out until it is ready."""
+    found = panel_building.split(panel_readers.get_panels(db, dataset_id, rubric_version_id))[0]
     if not found:
         return []
     results = page_results(db, tuple(found), (response_id,))
@@ -254,7 +263,7 @@ def render_criterion_verdicts(db: str, dataset_id: int, rubric_version_id: int,
     was reached, and its members (``shown_runs``: the judges whose verdicts are drawn just
     above, named rather than repeated). The caller hides this wherever it hides the judges
     (blind mode)."""
-    found = panel_readers.get_panels(db, dataset_id, rubric_version_id)
+    found = panel_building.split(panel_readers.get_panels(db, dataset_id, rubric_version_id))[0]
     if not found:
         return
     results = page_results(db, tuple(found), (response_id,))

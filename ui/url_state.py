@@ -3,7 +3,7 @@ view, and in the session, so leaving the page and coming back does too.
 
 A page lists its fields: the query parameter, the session_state key its widget uses, and a
 codec (text <-> value). ``restore`` runs once at the top of the page: it applies the URL when
-the URL is not the one this session wrote last (a reload, an opened link), else the view the
+the URL is not one this session wrote (a reload, an opened link), else the view the
 page had when it was left (Streamlit empties the URL and drops widget values on a page
 change). Values that cannot be read are dropped with a note (``notes``), never a traceback.
 ``save`` runs at the end of the page: the values now in session_state, written to the URL
@@ -22,6 +22,11 @@ import streamlit as st
 from ui.state import DEFAULTS
 
 MAX_TEXT = 500  # characters of a typed value kept from a URL
+# Each rerun carries the URL the browser shows, and a rerun asked for (a key typed, a widget
+# changed) before the browser applied the page's last write carries an older URL of this
+# session's own. The URLs this session wrote lately are remembered so that such an echo is
+# never taken for a link (it would put back the view of a moment ago and lose the change).
+WRITTEN_KEPT = 32
 
 
 class Unreadable(ValueError):
@@ -120,8 +125,10 @@ def int_or_text(value: str) -> int | str:
 
 
 def _state(page: str) -> dict:
-    """{"written": params this session last wrote, "kept": the page's values when left}."""
-    return st.session_state.setdefault(f"url_state_{page}", {"written": None, "kept": None})
+    """{"written": params this session last wrote, "kept": the page's values when left,
+    "history": the params it wrote lately, newest last}."""
+    return st.session_state.setdefault(f"url_state_{page}",
+                                       {"written": None, "kept": None, "history": []})
 
 
 def _apply(fields: Sequence[Field], params: dict[str, str]) -> list[str]:
@@ -158,7 +165,7 @@ def restore(page: str, fields: Sequence[Field]) -> None:
     mine = {f.param for f in fields}
     current = {k: st.query_params[k] for k in st.query_params if k in mine}
     entered = st.session_state.get("url_state_entered", True)
-    if current and current != memory["written"]:
+    if current and current != memory["written"] and current not in memory["history"]:
         unread = _apply(fields, current)  # a reload or a link
         memory["from_url"] = True
         if unread:
@@ -203,6 +210,10 @@ def save(page: str, fields: Sequence[Field]) -> None:
         params[field.param] = field.write(value)
     memory = _state(page)
     memory["written"] = memory["kept"] = params
+    history = memory.setdefault("history", [])
+    if params not in history:
+        history.append(params)
+        del history[:-WRITTEN_KEPT]
     current = {k: st.query_params[k] for k in st.query_params}
     if current != params:
         st.query_params.from_dict(params)

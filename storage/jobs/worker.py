@@ -55,6 +55,9 @@ class Worker:
     results: list[RunResult] = field(default_factory=list)
     # Judge queued pairwise comparisons too (when no run needs this worker).
     comparisons: bool = True
+    # Fill new judge panels' decisions (storage.jobs.panel_fills), one at a time, beside
+    # the runs: a fill is database work, not a provider's slot.
+    panel_fills: bool = True
     _running: set[int] = field(default_factory=set)
     _joined: set[int] = field(default_factory=set)
     # comparison id -> (when this worker last took it, its task): never taken again while
@@ -62,6 +65,9 @@ class Worker:
     # holds it, the database was away): no retry in a tight loop. One that ended is taken
     # again as soon as it is queued again (Resume).
     _comparing: dict[int, tuple[float, asyncio.Task]] = field(default_factory=dict)
+    _filling: asyncio.Task | None = None
+    # panel id -> when a fill of it last ended without filling it (busy elsewhere, a fault)
+    _fill_tried: dict[int, float] = field(default_factory=dict)
 
     @property
     def heartbeat_interval(self) -> float:
@@ -76,8 +82,10 @@ class Worker:
         active: set[asyncio.Task[RunResult]] = set()
         stopping = asyncio.create_task(stop.wait())
         reporter = asyncio.create_task(self._report_progress())
+        stop_fill = threading.Event()
         try:
             while not stop.is_set():
+                await self._take_panel_fill(stop_fill)
                 claimed = joined = None
                 if len(active) < self.max_runs:
                     # With only_runs, a queued one of them is taken too: else `worker --run N
@@ -105,7 +113,8 @@ class Worker:
                     continue
                 if await self._take_comparison(active):
                     continue
-                if until_idle and not active and not await asyncio.to_thread(
+                filling = self._filling is not None and not self._filling.done()
+                if until_idle and not active and not filling and not await asyncio.to_thread(
                         queue.has_active_runs, self.sessions, self.only_runs):
                     break
                 waiting = {stopping, *active}
@@ -122,7 +131,38 @@ class Worker:
         finally:
             stopping.cancel()
             reporter.cancel()
+            stop_fill.set()  # a fill stops after its chunk, its claim released for the next
+            if self._filling is not None:
+                await asyncio.gather(self._filling, return_exceptions=True)
         return self.results
+
+    async def _take_panel_fill(self, stop_fill: threading.Event) -> None:
+        """Start filling a waiting panel (storage.jobs.panel_fills) on a thread, when this
+        worker fills none; a panel whose fill just ended unfilled waits a while."""
+        if not self.panel_fills or self.only_runs is not None:
+            return
+        if self._filling is not None and not self._filling.done():
+            return
+        from storage.jobs.panel_fills import STALE_SECONDS, fill_as_worker, next_fill
+
+        now = time.monotonic()
+        recent = tuple(p for p, at in self._fill_tried.items() if now - at < STALE_SECONDS)
+        try:
+            found = await asyncio.to_thread(next_fill, self.sessions, exclude=recent)
+        except Exception as exc:  # the database briefly away: the next poll tries again
+            if not is_storage_fault(exc):
+                raise
+            return
+        if found is None:
+            return
+        log.info("worker %s fills judge panel %s", self.worker_id, found)
+
+        async def fill(panel_id: int = found) -> None:
+            if not await asyncio.to_thread(fill_as_worker, self.sessions, panel_id,
+                                           self.worker_id, stop_fill):
+                self._fill_tried[panel_id] = time.monotonic()
+
+        self._filling = asyncio.create_task(fill())
 
     async def _report_progress(self) -> None:
         from storage.jobs.progress import run_progress

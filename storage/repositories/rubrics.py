@@ -153,3 +153,13 @@ def criterion_with_frozen(
         .where(m.CriterionRow.id == criterion_id)
     ).one_or_none()
     return None if row is None else (row[0], bool(row[1]))
+
+
+def criteria_with_frozen(
+    session: Session, criterion_ids: Sequence[int]
+) -> dict[int, tuple[m.CriterionRow, bool]]:
+    """``criterion_with_frozen`` of several criteria in one query (missing ids left out)."""
+    return {row[0].id: (row[0], bool(row[1])) for row in session.execute(
+        select(m.CriterionRow, m.RubricVersionRow.frozen_at.is_not(None))
+        .join(m.RubricVersionRow, m.RubricVersionRow.id == m.CriterionRow.version_id)
+        .where(m.CriterionRow.id.in_(list(criterion_ids))))}

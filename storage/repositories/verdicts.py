@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import and_, case, func, select
+from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.orm import Session, aliased
 
+from grading.options import fits_choices, label_key
 from storage import models as m
 
 Pair = tuple[m.HumanVerdictRow, m.HumanVerdictRow | None]  # a verdict and the one it replaced
@@ -25,6 +26,22 @@ def latest(session: Session, response_id: int, criterion_id: int,
         .order_by(m.HumanVerdictRow.seq.desc())
         .limit(1)
     ).one_or_none()
+
+
+def latest_of(session: Session, response_id: int, criterion_ids: Sequence[int],
+              stream: str) -> dict[int, m.HumanVerdictRow]:
+    """``latest`` of several criteria in one query (criteria never answered left out)."""
+    newest = (select(m.HumanVerdictRow.criterion_id, func.max(m.HumanVerdictRow.seq).label("seq"))
+              .where(m.HumanVerdictRow.response_id == response_id,
+                     m.HumanVerdictRow.criterion_id.in_(list(criterion_ids)),
+                     m.HumanVerdictRow.stream == stream)
+              .group_by(m.HumanVerdictRow.criterion_id).subquery())
+    return {row.criterion_id: row for row in session.scalars(
+        select(m.HumanVerdictRow).join(newest, and_(
+            m.HumanVerdictRow.criterion_id == newest.c.criterion_id,
+            m.HumanVerdictRow.seq == newest.c.seq))
+        .where(m.HumanVerdictRow.response_id == response_id,
+               m.HumanVerdictRow.stream == stream))}
 
 
 def append(
@@ -180,25 +197,67 @@ def answered_counts_query(dataset_id: int, sources: dict[int, tuple[int, int]]):
         .group_by(hv.response_id, hv.stream))
 
 
+def choice_keys(session: Session, criterion_ids: set[int]) -> dict[int, frozenset[str] | None]:
+    """Per criterion, the label keys of its options (None: a binary criterion)."""
+    if not criterion_ids:
+        return {}
+    return {cid: None if options is None else frozenset(label_key(o["label"]) for o in options)
+            for cid, options in session.execute(
+                select(m.CriterionRow.id, m.CriterionRow.options)
+                .where(m.CriterionRow.id.in_(sorted(criterion_ids))))}
+
+
+Unfit = Sequence[tuple[int, str | None, str]]
+
+
+def unfit_carried(session: Session, sources: dict[int, tuple[int, int]]) -> list:
+    """(source criterion, option, verdict) given on an earlier version that do not fit the
+    criterion they would carry onto (``grading.options.fits_choices``, the consensus rule):
+    the verdicts the dispute queries leave out."""
+    carried = {source: to for source, (to, _n) in sources.items() if source != to}
+    if not carried:
+        return []
+    hv = m.HumanVerdictRow
+    choices = choice_keys(session, set(carried.values()))
+    return sorted(
+        ((cid, option, verdict) for cid, option, verdict in session.execute(
+            select(hv.criterion_id, hv.option, hv.verdict)
+            .where(hv.criterion_id.in_(sorted(carried))).distinct())
+         if not fits_choices(choices[carried[cid]], option, verdict)),
+        key=lambda row: (row[0], row[1] or "", row[2]))
+
+
+def _fitting(unfit: Unfit):
+    """A WHERE clause leaving out the verdicts of ``unfit``, None when there are none."""
+    if not unfit:
+        return None
+    hv = m.HumanVerdictRow
+    return ~or_(*[and_(hv.criterion_id == cid, hv.option.is_not_distinct_from(option),
+                       hv.verdict == verdict) for cid, option, verdict in unfit])
+
+
 def disputed_candidates_query(dataset_id: int, sources: dict[int, tuple[int, int]],
-                              response_ids: Sequence[int] | None = None):
+                              response_ids: Sequence[int] | None = None, unfit: Unfit = ()):
     """(response, criterion of the version) of the dataset where reviewers (adjudications
     left out) gave more than one choice (the option label if set, else the verdict), carried
     verdicts mapped onto the criterion they apply to. Every row of every stream counts, not
     only the current ones: a superset of the disputed criteria (and of the adjudicated
     disagreements). The dataset's responses are looked up in the verdicts' response index;
-    ``response_ids``: of these responses only."""
+    ``response_ids``: of these responses only; ``unfit`` (``unfit_carried``): carried
+    verdicts left out."""
     hv = m.HumanVerdictRow
     target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
     in_dataset = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
     if response_ids is not None:
         in_dataset = in_dataset.where(m.ResponseRow.id.in_(list(response_ids)))
-    return (
+    query = (
         select(hv.response_id, target.label("criterion_id"))
         .where(hv.response_id.in_(in_dataset), hv.criterion_id.in_(list(sources)),
                hv.stream != m.ADJUDICATION_STREAM)
         .group_by(hv.response_id, target)
         .having(func.count(func.distinct(func.coalesce(hv.option, hv.verdict))) > 1))
+    fitting = _fitting(unfit)
+    return query if fitting is None else query.where(fitting)
 
 
 def disputed_candidates(session: Session, dataset_id: int, rubric_version_id: int
@@ -208,11 +267,12 @@ def disputed_candidates(session: Session, dataset_id: int, rubric_version_id: in
     if not sources:
         return []
     return sorted((rid, cid) for rid, cid in session.execute(
-        disputed_candidates_query(dataset_id, sources)))
+        disputed_candidates_query(dataset_id, sources, None,
+                                  unfit_carried(session, sources))))
 
 
 def disputes_query(dataset_id: int, sources: dict[int, tuple[int, int]],
-                   response_ids: Sequence[int] | None = None):
+                   response_ids: Sequence[int] | None = None, unfit: Unfit = ()):
     """(response, criterion of the version, adjudicated: 0 or 1) of the dataset where the
     reviewers' current verdicts give more than one choice: the consensus rule in SQL. Per
     (response, criterion, stream) the current verdict is the newest version's (carried
@@ -225,8 +285,9 @@ def disputes_query(dataset_id: int, sources: dict[int, tuple[int, int]],
     hv = m.HumanVerdictRow
     target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
     number = case({source: n for source, (_to, n) in sources.items()}, value=hv.criterion_id)
-    candidates = disputed_candidates_query(dataset_id, sources, response_ids).subquery(
-        "candidates")
+    candidates = disputed_candidates_query(dataset_id, sources, response_ids,
+                                           unfit).subquery("candidates")
+    fitting = _fitting(unfit)
     current = (
         select(hv.response_id, target.label("criterion_id"), hv.stream,
                func.coalesce(hv.option, hv.verdict).label("choice"),
@@ -234,7 +295,8 @@ def disputes_query(dataset_id: int, sources: dict[int, tuple[int, int]],
                                       order_by=(number.desc(), hv.seq.desc())).label("newest"))
         .join(candidates, and_(candidates.c.response_id == hv.response_id,
                                candidates.c.criterion_id == target))
-        .where(hv.criterion_id.in_(list(sources)))
+        .where(hv.criterion_id.in_(list(sources)),
+               *([] if fitting is None else [fitting]))
         .subquery("current"))
     adjudicated = func.max(case((current.c.stream == m.ADJUDICATION_STREAM, 1), else_=0))
     choices = func.count(func.distinct(case(
@@ -247,10 +309,11 @@ def disputes_query(dataset_id: int, sources: dict[int, tuple[int, int]],
         .having(choices > 1))
 
 
-def dispute_page_query(dataset_id: int, sources: dict[int, tuple[int, int]], limit: int):
+def dispute_page_query(dataset_id: int, sources: dict[int, tuple[int, int]], limit: int,
+                       unfit: Unfit = ()):
     """The first ``limit`` disputes in queue order (response, then the criterion's position),
     each row with the number of disputes in all: (response, criterion, total)."""
-    found = disputes_query(dataset_id, sources).subquery("found")
+    found = disputes_query(dataset_id, sources, None, unfit).subquery("found")
     return (
         select(found.c.response_id, found.c.criterion_id, func.count().over().label("total"))
         .join(m.CriterionRow, m.CriterionRow.id == found.c.criterion_id)
@@ -267,14 +330,16 @@ def dispute_page(session: Session, dataset_id: int, rubric_version_id: int, limi
     sources = carry_sources(session, rubric_version_id)
     if not sources:
         return 0, [], []
-    rows = session.execute(dispute_page_query(dataset_id, sources, max(limit, 1))).all()
+    unfit = unfit_carried(session, sources)
+    rows = session.execute(dispute_page_query(dataset_id, sources, max(limit, 1),
+                                              unfit)).all()
     total = rows[0].total if rows else 0
     first = [(rid, cid) for rid, cid, _total in rows][:limit]
     kept: list[tuple[int, int]] = []
     if keys:
         wanted = set(keys)
         kept = [(rid, cid) for rid, cid, _adjudicated in session.execute(disputes_query(
-            dataset_id, sources, sorted({rid for rid, _cid in wanted})))
+            dataset_id, sources, sorted({rid for rid, _cid in wanted}), unfit))
             if (rid, cid) in wanted]
     return int(total), first, kept
 

@@ -153,35 +153,44 @@ def build_report(
     data: AgreementData,
     counted: Mapping[tuple[str, str], AgreementByCriterion] | None = None,
     kinds: Kinds | None = None,
+    alpha: MultiSourceAgreementByCriterion | None = None,
 ) -> AgreementReport:
     """Every pairwise comparison, Krippendorff's alpha across sources, and the judge table.
 
     ``counted``: pairs already computed from the database's counts
     (storage.services.agreement_counts), used where they fit ``data``; identical figures.
+    ``alpha``: alpha across the non-panel sources from the same counts.
     They count MET/UNMET only, so they are not used when a criterion has options.
     ``kinds``: each criterion's option scale (default ``criterion_kinds(data.criteria)``).
     """
     kinds = criterion_kinds(data.criteria) if kinds is None else kinds
     if any(kinds.values()):
-        counted = None
+        counted, alpha = None, None
     keys = [s.key for s in data.verdict_sources]
-    padded = {k: _with_all_criteria(data, data.verdicts[k]) for k in keys}
+    padded: dict[str, dict[Key, Verdict]] = {}
+
+    def padded_of(key: str) -> dict[Key, Verdict]:
+        if key not in padded:
+            padded[key] = _with_all_criteria(data, data.verdicts[key])
+        return padded[key]
+
     pairwise = {}
     for a, b in combinations(keys, 2):
         found = (counted or {}).get((a, b))
         if found is not None and _fits(data, a, b, found):
             pairwise[a, b] = found
             continue
-        result = compare_by_criterion(padded[a], padded[b], kinds)
+        result = compare_by_criterion(padded_of(a), padded_of(b), kinds)
         pairwise[a, b] = AgreementByCriterion(
             overall=result.overall, per_criterion=_by_criterion_id(data, result.per_criterion))
     # A panel is left out of alpha across sources: its verdicts come from its members, so
     # they would be counted twice. Panels take part in every pairwise comparison.
     voters = [k for k in keys if not data.source(k).is_panel]
-    alpha = alpha_by_criterion([padded[k] for k in voters] if voters else [
-        _with_all_criteria(data, {})], kinds)
-    alpha = MultiSourceAgreementByCriterion(
-        overall=alpha.overall, per_criterion=_by_criterion_id(data, alpha.per_criterion))
+    if alpha is None or list(alpha.per_criterion) != [c.id for c in data.criteria]:
+        alpha = alpha_by_criterion([padded_of(k) for k in voters] if voters else [
+            _with_all_criteria(data, {})], kinds)
+        alpha = MultiSourceAgreementByCriterion(
+            overall=alpha.overall, per_criterion=_by_criterion_id(data, alpha.per_criterion))
 
     has_human = any(s.is_human for s in data.sources)
     judges: list[JudgeSummary] = []
@@ -210,20 +219,19 @@ def agreement_report(
 ) -> AgreementReport:
     """gather_sources + build_report: what the Agreement page shows.
 
-    The people-vs-run and run-vs-run pairs come from the database's counts
+    Every pair and alpha across sources come from the database's counts
     (storage.services.agreement_counts) unless anything was written while reading: then the
-    two reads may not describe the same verdicts, and every pair is computed from ``data``.
+    two reads may not describe the same verdicts, and every figure is computed from ``data``.
     """
     before = data_stamp(sessions, rubric_version_id, dataset_id)
     data = gather_sources(sessions, rubric_version_id, dataset_id)
     kinds = criterion_kinds(data.criteria)
     if any(kinds.values()):  # the counts are of MET/UNMET: build_report would not use them
         return build_report(data, None, kinds)
-    counted = agreement_counts.pairwise_agreement(sessions, rubric_version_id, dataset_id,
-                                                  humans=data.verdicts.get(HUMAN, {}))
+    counted = agreement_counts.report_counts(sessions, data)
     if data_stamp(sessions, rubric_version_id, dataset_id) != before:
-        counted = {}
-    return build_report(data, counted, kinds)
+        return build_report(data, None, kinds)
+    return build_report(data, counted.pairwise, kinds, alpha=counted.alpha)
 
 
 def disagreements(

@@ -1,64 +1,64 @@
-"""Agreement between sources computed from counts the database makes (issue 41, step 1).
+"""Agreement between sources computed from counts the database makes (issue 41).
 
-Between two runs, one ``GROUP BY (criterion, verdict_a, verdict_b)`` over the pairs of
-verdicts they share, plus one ``GROUP BY (criterion, verdict)`` per run for the keys only
-one of them answered. Between people and a run, the effective human verdicts (few: only
-reviewed responses) come from storage.services.consensus and the run's verdicts on the
-reviewed responses are read as compact ``(response, criterion, verdict)`` rows. The figures
-come from ``grading.agreement.compare_counts``, and are identical to the Agreement report's
-pairwise figures (tests/storage/test_agreement_counts.py). Panels are not covered yet:
-their verdicts are still computed from their members when read.
+A source's verdicts are one query of ``(response, criterion, verdict, at)`` rows: people's
+the decided rows of ``effective_verdicts``, a run's its ``grade_criteria`` (less the
+responses a calibrated run showed as examples), a panel's its stored ``panel_verdicts``.
+Between two sources, one ``GROUP BY (criterion, verdict_a, verdict_b)`` over the keys both
+answered, plus one ``GROUP BY (criterion, verdict)`` per source for the keys only one of
+them has; nothing is joined in Python. Alpha across sources: one ``GROUP BY (criterion,
+response)`` of the MET / UNMET / CANNOT_ASSESS answers over the union of the sources,
+summed per criterion. The figures come from ``grading.agreement.compare_counts`` and
+``alpha_from_counts`` and are identical to the report's computed from every verdict
+(tests/storage/test_agreement_counts.py, test_report_counts.py).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
 
-from sqlalchemy import Select, and_, func, select
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    Select,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session, aliased
 
-from grading.agreement import AgreementByCriterion, compare_counts_by_criterion
+from grading.agreement import (
+    AgreementByCriterion,
+    MultiSourceAgreement,
+    MultiSourceAgreementByCriterion,
+    alpha_from_counts,
+    compare_counts_by_criterion,
+)
 from grading.types import Verdict
 from storage import models as m
 from storage.engine import SessionFactory
 from storage.repositories import rubrics as rubric_repo
-from storage.services.agreement_sources import HUMAN, current_human_verdicts
+from storage.services import panels
+from storage.services.agreement_sources import HUMAN, AgreementData
 
 PairCounts = Counter[tuple[Verdict | None, Verdict | None]]
 CountsByCriterion = dict[int, PairCounts]
-_CHUNK = 500  # response ids per IN (...): far below the drivers' parameter limits
-
-
-def _verdicts_of(run_id: int) -> Select:
-    """(response_id, criterion_id, verdict) of a run's judged criteria, without the
-    responses a calibrated run showed as examples."""
-    grade, row = aliased(m.GradeRow), aliased(m.GradeCriterionRow)
-    shown = select(m.RunExampleRow.response_id).where(m.RunExampleRow.run_id == run_id)
-    return (select(grade.response_id, row.criterion_id, row.verdict)
-            .join(grade, grade.id == row.grade_id)
-            .where(grade.run_id == run_id, row.verdict.is_not(None),
-                   grade.response_id.not_in(shown)))
 
 
 def pair_counts_query(run_a: int, run_b: int) -> Select:
-    """The one GROUP BY: (criterion, verdict of a, verdict of b) -> pairs, on shared keys."""
-    a, b = _verdicts_of(run_a).subquery("a"), _verdicts_of(run_b).subquery("b")
-    return (select(a.c.criterion_id, a.c.verdict, b.c.verdict.label("verdict_b"), func.count())
-            .join(b, and_(b.c.response_id == a.c.response_id,
-                          b.c.criterion_id == a.c.criterion_id))
-            .group_by(a.c.criterion_id, a.c.verdict, b.c.verdict))
+    """The one GROUP BY of two runs: (criterion, verdict of a, verdict of b) -> pairs."""
+    return side_pair_query(run_side(run_a), run_side(run_b))
 
 
 def totals_query(run_id: int) -> Select:
     """(criterion, verdict) -> count of one run's verdicts."""
-    rows = _verdicts_of(run_id).subquery("v")
-    return (select(rows.c.criterion_id, rows.c.verdict, func.count())
-            .group_by(rows.c.criterion_id, rows.c.verdict))
-
-
-def _totals(session: Session, run_id: int) -> Counter[tuple[int, Verdict]]:
-    return Counter({(cid, Verdict(v)): n for cid, v, n in session.execute(totals_query(run_id))})
+    return side_totals_query(run_side(run_id))
 
 
 def _with_one_sided(shared: Counter[tuple[int, Verdict, Verdict]],
@@ -82,46 +82,76 @@ def _with_one_sided(shared: Counter[tuple[int, Verdict, Verdict]],
     return found
 
 
-def run_pair_counts(session: Session, run_a: int, run_b: int,
-                    totals: dict[int, Counter[tuple[int, Verdict]]] | None = None,
-                    ) -> CountsByCriterion:
-    """Per criterion, the counts of (verdict of a, verdict of b); None for a key one lacks.
-    ``totals``: each run's ``(criterion, verdict)`` counts when already read."""
-    totals = totals or {}
-    shared = Counter({(cid, Verdict(va), Verdict(vb)): n
-                      for cid, va, vb, n in session.execute(pair_counts_query(run_a, run_b))})
-    return _with_one_sided(shared, totals.get(run_a) or _totals(session, run_a),
-                           totals.get(run_b) or _totals(session, run_b))
+def people_side(rubric_version_id: int, dataset_id: int) -> Select:
+    """(response, criterion, verdict, at) of the human verdicts in force: the decided rows
+    of ``effective_verdicts`` (disputed ones have none), through its set index. ``at`` is
+    the order the report lists a source's keys in within a response (here the criterion
+    id, as ``current_human_verdicts``)."""
+    ev = m.EffectiveVerdictRow
+    return (select(ev.response_id, ev.criterion_id, ev.verdict, ev.criterion_id.label("at"))
+            .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                   ev.status != "disputed", ev.verdict.is_not(None)))
 
 
-def human_run_counts(session: Session, humans: Mapping[tuple[int, int], Verdict],
-                     run_id: int, totals: Counter[tuple[int, Verdict]] | None = None,
-                     ) -> CountsByCriterion:
-    """Per criterion, the counts of (effective human verdict, run's verdict)."""
-    reviewed = sorted({rid for rid, _cid in humans})
-    shared: Counter[tuple[int, Verdict, Verdict]] = Counter()
-    query = _verdicts_of(run_id).subquery("v")
-    for start in range(0, len(reviewed), _CHUNK):
-        for rid, cid, verdict in session.execute(
-                select(query).where(query.c.response_id.in_(reviewed[start:start + _CHUNK]))):
-            human = humans.get((rid, cid))
-            if human is not None:
-                shared[cid, human, Verdict(verdict)] += 1
-    totals_h = Counter((cid, v) for (_rid, cid), v in humans.items())
-    return _with_one_sided(shared, totals_h, totals or _totals(session, run_id))
+def run_side(run_id: int) -> Select:
+    """A run's verdicts as ``people_side`` gives people's; ``at`` is the criterion's
+    position in the grade (``run_repo.run_verdicts``' order)."""
+    grade, row = aliased(m.GradeRow), aliased(m.GradeCriterionRow)
+    shown = select(m.RunExampleRow.response_id).where(m.RunExampleRow.run_id == run_id)
+    return (select(grade.response_id, row.criterion_id, row.verdict, row.position.label("at"))
+            .join(grade, grade.id == row.grade_id)
+            .where(grade.run_id == run_id, row.verdict.is_not(None),
+                   grade.response_id.not_in(shown)))
+
+
+def panel_side(panel_id: int, member_run_ids: Sequence[int]) -> Select:
+    """A panel's stored decisions (``panel_verdicts``, by its primary key) without the
+    responses a calibrated member showed as examples, as ``people_side``."""
+    v = m.PanelVerdictRow
+    shown = (select(m.RunExampleRow.response_id)
+             .where(m.RunExampleRow.run_id.in_(list(member_run_ids))))
+    return (select(v.response_id, v.criterion_id, v.verdict, v.criterion_id.label("at"))
+            .where(v.panel_id == panel_id, v.verdict.is_not(None),
+                   v.response_id.not_in(shown)))
+
+
+def side_pair_query(first: Select, second: Select) -> Select:
+    """The one GROUP BY of a pair of sources: (criterion, verdict of a, verdict of b) ->
+    keys both answered."""
+    a, b = first.subquery("a"), second.subquery("b")
+    return (select(a.c.criterion_id, a.c.verdict, b.c.verdict.label("verdict_b"), func.count())
+            .join(b, and_(b.c.response_id == a.c.response_id,
+                          b.c.criterion_id == a.c.criterion_id))
+            .group_by(a.c.criterion_id, a.c.verdict, b.c.verdict))
+
+
+def side_totals_query(side: Select) -> Select:
+    rows = side.subquery("v")
+    return (select(rows.c.criterion_id, rows.c.verdict, func.count())
+            .group_by(rows.c.criterion_id, rows.c.verdict))
+
+
+def _side_counts(session: Session, first: Select, second: Select,
+                 totals_a: Counter[tuple[int, Verdict]],
+                 totals_b: Counter[tuple[int, Verdict]]) -> CountsByCriterion:
+    shared = Counter({(cid, Verdict(va), Verdict(vb)): n for cid, va, vb, n
+                      in session.execute(side_pair_query(first, second))})
+    return _with_one_sided(shared, totals_a, totals_b)
+
+
+def _side_totals(session: Session, side: Select) -> Counter[tuple[int, Verdict]]:
+    return Counter({(cid, Verdict(v)): n
+                    for cid, v, n in session.execute(side_totals_query(side))})
 
 
 def pairwise_agreement(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     run_ids: Sequence[int] | None = None,
-    humans: Mapping[tuple[int, int], Verdict] | None = None,
 ) -> dict[tuple[str, str], AgreementByCriterion]:
-    """The Agreement report's ``pairwise`` for people and runs (panels not yet), from counts.
+    """The Agreement report's ``pairwise`` for people and runs (not panels), from counts.
 
     Sources as in the report: "human" first when anyone reviewed, then the per-criterion runs
     with at least one verdict, by id; every criterion of the version gets a row.
-    ``humans``: the effective human verdicts by (response, criterion) when already known
-    (``AgreementData.verdicts["human"]``); read through ``consensus`` otherwise.
     """
     with sessions() as session:
         criteria = [c.id for c in rubric_repo.criteria_of(session, rubric_version_id)]
@@ -130,21 +160,154 @@ def pairwise_agreement(
             m.RunRow.grader != "rubric_as_judge").order_by(m.RunRow.id))
         if run_ids is not None:
             query = query.where(m.RunRow.id.in_(list(run_ids)))
-        totals = {rid: _totals(session, rid) for rid in session.scalars(query)}
-        runs = [rid for rid, found in totals.items() if found]
-        if humans is None:
-            humans = {(h.response_id, h.criterion_id): h.verdict
-                      for h in current_human_verdicts(session, rubric_version_id, dataset_id)}
-        counts: dict[tuple[str, str], CountsByCriterion] = {}
-        if humans:
-            for rid in runs:
-                counts[HUMAN, f"run:{rid}"] = human_run_counts(session, humans, rid, totals[rid])
-        for i, first in enumerate(runs):
-            for second in runs[i + 1:]:
-                counts[f"run:{first}", f"run:{second}"] = run_pair_counts(session, first, second,
-                                                                   totals)
+        sides = {HUMAN: people_side(rubric_version_id, dataset_id)}
+        sides.update({f"run:{rid}": run_side(rid) for rid in session.scalars(query)})
+        totals = {key: _side_totals(session, side) for key, side in sides.items()}
+        keys = [key for key in sides if totals[key]]
+        counts = {(a, b): _side_counts(session, sides[a], sides[b], totals[a], totals[b])
+                  for a, b in combinations(keys, 2)}
     return {pair: compare_counts_by_criterion(_every_criterion(criteria, found))
             for pair, found in counts.items()}
+
+
+@dataclass(frozen=True)
+class ReportCounts:
+    """What the Agreement report takes from the database's counts: the pairs whose two
+    sources could be counted, and alpha across the non-panel sources (None: not counted)."""
+
+    pairwise: dict[tuple[str, str], AgreementByCriterion]
+    alpha: MultiSourceAgreementByCriterion | None
+
+
+def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts:
+    """Every pair of ``data``'s verdict sources, and alpha across its non-panel sources,
+    from one count of the sources' verdict patterns (``patterns_query``: people from
+    ``effective_verdicts``, panels from ``panel_verdicts``, runs from ``grade_criteria``).
+    A panel whose stored decisions are not all the ones read (a member still grading,
+    another tie rule) is left to the report, as is any source whose counts do not describe
+    as many verdicts as ``data`` has. MET/UNMET rubrics only."""
+    criteria = [c.id for c in data.criteria]
+    sides: dict[str, Select] = {}
+    with sessions() as session:
+        for source in data.verdict_sources:
+            if source.is_human:
+                sides[source.key] = people_side(data.rubric_version_id, data.dataset_id)
+            elif source.is_panel:
+                if not panels.unsettled(session, source.panel_id):
+                    sides[source.key] = panel_side(source.panel_id, source.member_run_ids)
+            elif source.run_id is not None:
+                sides[source.key] = run_side(source.run_id)
+        keys = list(sides)
+        voters = [i for i, key in enumerate(keys) if not data.source(key).is_panel]
+        rows = session.execute(patterns_query([sides[k] for k in keys], voters)).all() \
+            if keys else []
+    width = len(keys)
+    verdicts: list[Counter[int]] = [Counter() for _ in keys]  # per source, per criterion
+    pairs: dict[tuple[int, int], CountsByCriterion] = {
+        (a, b): {} for a, b in combinations(range(width), 2)}
+    alpha_totals: dict[int, Counter[str]] = {}
+    disagreeing: list[tuple[int, int, int, int, int]] = []
+    for row in rows:
+        cid, codes, rid, rank, n = row[0], row[1:1 + width], row[-3], row[-2], int(row[-1])
+        found = [_DECODE[c] for c in codes]
+        for i, verdict in enumerate(found):
+            if verdict is not None:
+                verdicts[i][cid] += n
+        for (a, b), counts in pairs.items():
+            if found[a] is not None or found[b] is not None:
+                counts.setdefault(cid, Counter())[found[a], found[b]] += n
+        cast_by_voters = [found[i] for i in voters if found[i] is not None]
+        if cast_by_voters:
+            met = cast_by_voters.count(Verdict.MET)
+            unmet = cast_by_voters.count(Verdict.UNMET)
+            totals = alpha_totals.setdefault(cid, Counter())
+            totals["units"] += n
+            totals["ca"] += n * (len(cast_by_voters) - met - unmet)
+            if met + unmet >= 2:
+                totals["pairable"] += n
+                totals["values"] += n * (met + unmet)
+                totals["met"] += n * met
+            if rid is not None:
+                disagreeing.append((cid, rid, int(rank), met, unmet))
+    fits = {key: verdicts[i].total() == len(data.verdicts[key]) for i, key in enumerate(keys)}
+    pairwise = {(keys[a], keys[b]): compare_counts_by_criterion(_every_criterion(criteria, found))
+                for (a, b), found in pairs.items() if fits[keys[a]] and fits[keys[b]]}
+    every_voter = [s.key for s in data.verdict_sources if not s.is_panel]
+    alpha = None
+    if len(every_voter) >= 2 and all(fits.get(key) for key in every_voter):
+        alpha = _alpha(len(voters), criteria, alpha_totals, disagreeing)
+    return ReportCounts(pairwise=pairwise, alpha=alpha)
+
+
+_RANK = 1_000_000_000  # source index x this + the key's place in the source: "first met"
+_CODES = {Verdict.MET: 1, Verdict.UNMET: 2, Verdict.CANNOT_ASSESS: 3}
+_DECODE: dict[int | None, Verdict | None] = {
+    None: None, **{code: verdict for verdict, code in _CODES.items()}}
+
+
+def patterns_query(sides: Sequence[Select], voters: Sequence[int]) -> Select:
+    """How many keys got each pattern of verdicts: per (criterion, response) any source
+    answered, each source's verdict (1 MET, 2 UNMET, 3 CANNOT_ASSESS, NULL none), then
+    ``GROUP BY (criterion, v0, v1, ...)``. A unit where the ``voters`` (the sources of
+    alpha) gave both MET and UNMET is its own row, with its response and where the first
+    voter that answered it lists it (index x _RANK + its ``at``): alpha sums those units in
+    the order the report meets them. Every pair's confusion counts and alpha follow from
+    these rows; one pass over the sources' verdicts."""
+    parts = []
+    for i, side in enumerate(sides):
+        s = side.subquery(f"s{i}")
+        code = case(*[(s.c.verdict == v.value, c) for v, c in _CODES.items()], else_=None)
+        parts.append(select(literal(i, Integer).label("src"), s.c.response_id,
+                            s.c.criterion_id, code.label("code"),
+                            (cast(literal(i), BigInteger) * _RANK + s.c.at).label("rank")))
+    every = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("every")
+    e = every.c
+    voting = e.src.in_(list(voters))
+
+    def votes(code: int):
+        return func.sum(case((and_(voting, e.code == code), 1), else_=0))
+
+    units = (select(e.criterion_id,
+                    *[func.max(case((e.src == i, e.code), else_=None)).label(f"v{i}")
+                      for i in range(len(sides))],
+                    votes(1).label("met"), votes(2).label("unmet"),
+                    func.min(case((voting, e.rank), else_=None)).label("first"),
+                    e.response_id)
+             .group_by(e.criterion_id, e.response_id).subquery("units"))
+    u = units.c
+    disagree = and_(u.met > 0, u.unmet > 0)
+    columns = [u.criterion_id, *[u[f"v{i}"] for i in range(len(sides))],
+               case((disagree, u.response_id), else_=None).label("rid"),
+               case((disagree, u.first), else_=None).label("rank")]
+    return select(*columns, func.count()).group_by(*columns)
+
+
+def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]],
+           disagreeing: list[tuple[int, int, int, int, int]],
+           ) -> MultiSourceAgreementByCriterion:
+    """Alpha over every key and per criterion from the patterns' sums; the units where the
+    sources disagree are summed in the order ``krippendorff_alpha_by_criterion`` meets them
+    (the first source's keys first, in its order), so the floats are the same."""
+
+    def alpha(units_in: Sequence[int], ordered: list) -> MultiSourceAgreement:
+        summed: Counter[str] = Counter()
+        for cid in units_in:
+            summed.update(totals.get(cid, Counter()))
+        return alpha_from_counts(
+            sources=sources, units=summed["units"], pairable_units=summed["pairable"],
+            values_used=summed["values"], met=summed["met"],
+            excluded_cannot_assess=summed["ca"],
+            disagreeing=[(met, unmet) for *_key, met, unmet in ordered])
+
+    # Over every key: the first source's keys in its order (response, then its place).
+    overall = sorted(disagreeing, key=lambda d: (d[2] // _RANK, d[1], d[2] % _RANK, d[0]))
+    per_criterion = {}
+    for cid in criteria:
+        mine = sorted((d for d in disagreeing if d[0] == cid),
+                      key=lambda d: (d[2] // _RANK, d[1]))
+        per_criterion[cid] = alpha([cid], mine)
+    return MultiSourceAgreementByCriterion(overall=alpha(criteria, overall),
+                                           per_criterion=per_criterion)
 
 
 def _every_criterion(criteria: Iterable[int], found: CountsByCriterion) -> CountsByCriterion:

@@ -24,9 +24,8 @@ from storage.repositories import datasets as dataset_repo
 from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
-from storage.repositories import verdicts as verdict_repo
 from storage.repositories.datasets import response_texts
-from storage.services import calibration, consensus
+from storage.services import calibration, effective_reads
 from storage.services.panel_results import (
     PanelSource,
     member_models,
@@ -311,18 +310,20 @@ def current_human_verdicts(
 def reviewer_verdicts(
     session: Session, rubric_version_id: int, dataset_id: int
 ) -> list[HumanVerdictInfo]:
-    """Every reviewer's own current verdict (not adjudications), carried-over included."""
-    ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, rubric_version_id)
-    reviews, _adj, _numbers, _v = consensus.gather(session, ids, rubric_version_id)
-    return [h for rid in sorted(reviews) for cid in sorted(reviews[rid])
-            for h in reviews[rid][cid]]
+    """Every reviewer's own current verdict (not adjudications), carried-over included, by
+    response then criterion: each stream's current verdict on the keys of
+    ``effective_verdicts`` (``effective_reads.decisions``), as plain columns."""
+    ids = effective_repo.reviewed_response_ids(session, rubric_version_id, dataset_id)
+    found = effective_reads.decisions(session, rubric_version_id, ids)
+    return [h for rid in sorted(found) for cid in sorted(found[rid])
+            for h in found[rid][cid].reviews]
 
 
 def data_stamp(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int
 ) -> tuple[tuple[tuple[int, int, str], ...], tuple[int, int], tuple[int, ...]]:
     """A cheap fingerprint of what the report reads: each run's graded count and status,
-    the number and newest id of the human verdicts, and the panels' ids. Cached readers key
+    the number and newest id of the human verdicts, and the ready panels' ids. Cached readers key
     on it."""
     with sessions() as session:
         run_rows = session.execute(
@@ -335,9 +336,10 @@ def data_stamp(
             .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
             # every version: verdicts on earlier versions carry into this one
             .where(m.ResponseRow.dataset_id == dataset_id)).one()
-        panel_ids = tuple(session.scalars(
+        panel_ids = tuple(session.scalars(  # the ready ones: a filled panel moves it
             select(m.PanelRow.id).where(m.PanelRow.rubric_version_id == rubric_version_id,
-                                        m.PanelRow.dataset_id == dataset_id)
+                                        m.PanelRow.dataset_id == dataset_id,
+                                        m.PanelRow.id.not_in(select(m.PanelFillRow.panel_id)))
             .order_by(m.PanelRow.id)))
     return (tuple((rid, graded, status) for rid, graded, status in run_rows),
             (count or 0, newest or 0), panel_ids)

@@ -21,11 +21,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from grading.options import label_key
-from storage import models as m
+from grading.options import fits_choices
 from storage.convert import human_verdict_info
 from storage.dto import HumanDecision, HumanVerdictInfo
 from storage.repositories import verdicts as repo
@@ -78,10 +76,11 @@ def gather(session: Session, response_ids: Iterable[int], rubric_version_id: int
         sources = {cid: found for cid, found in sources.items() if found[0] in wanted}
     best: dict[tuple[int, int, str], tuple[int, HumanVerdictInfo]] = {}
     numbers: dict[int, int] = {}
-    choices = _choices(session, {target for target, _n in sources.values()})
+    choices = repo.choice_keys(session, {target for target, _n in sources.values()})
     for row, prev in repo.current_rows(session, response_ids, sources):
         target, number = sources[row.criterion_id]
-        if row.criterion_id != target and not _fits(choices[target], row.option, row.verdict):
+        if row.criterion_id != target and not fits_choices(choices[target], row.option,
+                                                           row.verdict):
             continue  # carried from a version where the criterion had other choices
         key = (row.response_id, target, row.stream)
         # Per stream the verdict given on the newest version counts.
@@ -99,28 +98,6 @@ def gather(session: Session, response_ids: Iterable[int], rubric_version_id: int
         else:
             reviews[rid][cid].append(info)
     return reviews, adjudications, numbers, this_version
-
-
-def _choices(session: Session, criterion_ids: set[int]) -> dict[int, frozenset[str] | None]:
-    """Per criterion, the label keys of its options (None: a binary criterion)."""
-    if not criterion_ids:
-        return {}
-    return {cid: None if options is None else frozenset(label_key(o["label"]) for o in options)
-            for cid, options in session.execute(
-                select(m.CriterionRow.id, m.CriterionRow.options)
-                .where(m.CriterionRow.id.in_(sorted(criterion_ids))))}
-
-
-def _fits(labels: frozenset[str] | None, option: str | None, verdict: str) -> bool:
-    """A verdict given on an earlier version is one of the criterion's choices now: a
-    MET / UNMET on a binary criterion, one of its option labels on a multi-choice one, or
-    CANNOT_ASSESS on either. A criterion that became multi-choice (or lost an option) with
-    the same requirement text does not take a verdict it cannot score."""
-    if option is None and verdict == "CANNOT_ASSESS":
-        return True
-    if labels is None:
-        return option is None
-    return option is not None and label_key(option) in labels
 
 
 def decisions(session: Session, response_ids: Iterable[int],
@@ -143,11 +120,21 @@ def decisions_of(session: Session, keys: Iterable[tuple[int, int]],
                  rubric_version_id: int) -> Decisions:
     """The decisions on these (response, criterion of the version) only: per criterion, the
     verdicts of its responses, so a few disputed criteria do not read whole responses."""
-    by_criterion: dict[int, list[int]] = defaultdict(list)
-    for rid, cid in keys:
-        by_criterion[cid].append(rid)
     found: Decisions = defaultdict(dict)
-    for cid, rids in by_criterion.items():
-        for rid, per in decisions(session, rids, rubric_version_id, [cid]).items():
+    for rids, cids in same_responses(keys):
+        for rid, per in decisions(session, rids, rubric_version_id, cids).items():
             found[rid].update(per)
     return dict(found)
+
+
+def same_responses(keys: Iterable[tuple[int, int]]) -> list[tuple[list[int], list[int]]]:
+    """(responses, criteria) groups whose products are exactly these (response, criterion)
+    keys: the criteria asked of the same responses share one group (a save of several
+    criteria of one response is one group, read by one query instead of one per criterion)."""
+    by_criterion: dict[int, set[int]] = defaultdict(set)
+    for rid, cid in keys:
+        by_criterion[cid].add(rid)
+    groups: dict[frozenset[int], list[int]] = defaultdict(list)
+    for cid, rids in by_criterion.items():
+        groups[frozenset(rids)].append(cid)
+    return [(sorted(rids), sorted(cids)) for rids, cids in groups.items()]

@@ -144,6 +144,21 @@ def viewers_keys_query(sources: dict[int, tuple[int, int]], viewer: str,
             .distinct())
 
 
+def answered_keys(session: Session, rubric_version_id: int, sight: Sight,
+                  response_ids: Sequence[int]) -> set[tuple[int, int]]:
+    """(response, criterion of the version) among these responses that the blind viewer
+    answered themselves: the only decisions they may see."""
+    if sight.viewer is None or not response_ids:
+        return set()
+    sources = verdict_repo.carry_sources(session, rubric_version_id)
+    ids = sorted(response_ids)
+    answered: set[tuple[int, int]] = set()
+    for start in range(0, len(ids), _CHUNK):
+        answered.update((rid, cid) for rid, cid in session.execute(viewers_keys_query(
+            sources, sight.viewer, ids[start:start + _CHUNK])))
+    return answered
+
+
 def score_decisions(session: Session, rubric_version_id: int, response_ids: Sequence[int],
                     *, dataset_id: int | None = None,
                     sight: Sight = blindness.EVERYTHING) -> Decisions:
@@ -154,11 +169,6 @@ def score_decisions(session: Session, rubric_version_id: int, response_ids: Sequ
                                            response_ids)
     if sight.sees_all or not found:
         return found
-    sources = verdict_repo.carry_sources(session, rubric_version_id)
-    ids = sorted(found) if sight.viewer is not None else []
-    answered: set[tuple[int, int]] = set()
-    for start in range(0, len(ids), _CHUNK):
-        answered.update((rid, cid) for rid, cid in session.execute(viewers_keys_query(
-            sources, sight.viewer, ids[start:start + _CHUNK])))
+    answered = answered_keys(session, rubric_version_id, sight, sorted(found))
     return {rid: {cid: d for cid, d in per.items() if (rid, cid) in answered}
             for rid, per in found.items()}

@@ -153,13 +153,10 @@ def _lock(session: Session, rubric_ids: list[int], response_ids: list[int]) -> N
 
 def _replace(session: Session, version_id: int, targets: list[tuple[int, int]]) -> None:
     """The rows of these (response, criterion of the version), recomputed."""
-    by_criterion: dict[int, list[int]] = defaultdict(list)
-    for rid, cid in targets:
-        by_criterion[cid].append(rid)
-    for cid, rids in by_criterion.items():
+    for rids, cids in consensus.same_responses(targets):
         for start in range(0, len(rids), _CHUNK):
             session.execute(delete(_TABLE).where(
-                _TABLE.c.rubric_version_id == version_id, _TABLE.c.criterion_id == cid,
+                _TABLE.c.rubric_version_id == version_id, _TABLE.c.criterion_id.in_(cids),
                 _TABLE.c.response_id.in_(rids[start:start + _CHUNK])))
     _insert(session, version_id, consensus.decisions_of(session, targets, version_id))
     people_scores.rescore(session, version_id, [rid for rid, _cid in targets])

@@ -30,6 +30,7 @@ figure has no value on most resamples (or there are fewer than two responses).
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import combinations
@@ -42,8 +43,15 @@ from grading.agreement import (
     compare_verdicts,
     krippendorff_alpha,
     pair_scores,
+    pair_scores_array,
 )
-from grading.bootstrap import Interval, percentile_interval, resample_weights, weighted_sums
+from grading.bootstrap import (
+    Interval,
+    percentile_interval,
+    resample_weights,
+    weighted_sums,
+    weighted_sums_array,
+)
 from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.services.agreement import criterion_kinds
@@ -133,6 +141,15 @@ def _only(verdicts: dict[Key, Verdict], criterion_id: int) -> dict[int, Verdict]
     return {rid: v for (rid, cid), v in verdicts.items() if cid == criterion_id}
 
 
+def _by_criterion(verdicts: dict[Key, Verdict]) -> dict[int, dict[int, Verdict]]:
+    """``_only`` of every criterion in one pass (a judge has a verdict on every response:
+    splitting once instead of once per criterion)."""
+    found: dict[int, dict[int, Verdict]] = defaultdict(dict)
+    for (rid, cid), v in verdicts.items():
+        found[cid][rid] = v
+    return found
+
+
 def _majority(values: list[Verdict]) -> Verdict | None:
     counts = Counter(v for v in values if v in _DECIDED)
     if not counts:
@@ -173,9 +190,13 @@ class _Resampler:
         return weighted_sums(self.weights, contributions)
 
     def interval(self, contributions, statistic) -> Interval | None:
-        rows = self.sums(contributions)
-        if rows is None:
+        if self.weights is None:
             return None
+        figure = _ON_ARRAYS.get(statistic)
+        if figure is not None:  # every resample at once: the same floats (pair_scores_array)
+            values = pair_scores_array(weighted_sums_array(self.weights, contributions))
+            return percentile_interval(_defined(values[figure]), resamples=RESAMPLES)
+        rows = self.sums(contributions)
         return percentile_interval([statistic(*row) for row in rows], resamples=RESAMPLES)
 
 
@@ -191,12 +212,21 @@ def _percent(*cells: int) -> float | None:
     return pair_scores(*cells)[0]
 
 
+# The statistics above by their place in pair_scores, computed on all resamples at once.
+_ON_ARRAYS = {_percent: 0, _kappa: 1, _f1: 4}
+
+
+def _defined(values) -> list[float | None]:
+    return [None if math.isnan(v) else v for v in values.tolist()]
+
+
 def build_baseline(data: AgreementData) -> HumanBaseline:
     judges = [s for s in data.verdict_sources if not s.is_human]
     # Option labels are not MET/UNMET: multi-choice criteria are left out (module docstring).
     multi = {cid for cid, scale in criterion_kinds(data.criteria).items() if scale is not None}
     final = {k: v for k, v in data.verdicts.get(HUMAN, {}).items() if k[1] not in multi}
     rows: list[CriterionBaseline] = []
+    split = {s.key: _by_criterion(data.verdicts.get(s.key, {})) for s in judges}
     for criterion in data.criteria:
         cid = criterion.id
         if cid in multi:
@@ -230,7 +260,7 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
         people_f1: dict[str, Figure] = {}
         judge_scores: dict[str, list[tuple[float, int]]] = defaultdict(list)
         judge_cells: dict[str, list] = defaultdict(list)  # per left-out reviewer
-        judge_maps = {s.key: _only(data.verdicts.get(s.key, {}), cid) for s in judges}
+        judge_maps = {s.key: split[s.key].get(cid, {}) for s in judges}
         for left in keys:
             others = [people[k] for k in keys if k != left]
             reference = {}
@@ -330,12 +360,19 @@ def _mean_f1_interval(boot: _Resampler, per_left: list) -> Interval | None:
     each left-out reviewer's reference, over those where it is defined."""
     if boot.weights is None or not per_left:
         return None
-    sums = [boot.sums(cells) for cells in per_left]
-    values = []
-    for r in range(RESAMPLES):
-        defined = [v for v in (_f1(*rows[r]) for rows in sums) if v is not None]
-        values.append(sum(defined) / len(defined) if defined else None)
-    return percentile_interval(values, resamples=RESAMPLES)
+    import numpy as np
+
+    # sum(defined) / len(defined) per resample, summed in the same order as one at a time
+    total = np.zeros(len(boot.weights))
+    count = np.zeros(len(boot.weights), dtype=np.int64)
+    for cells in per_left:
+        f1 = pair_scores_array(weighted_sums_array(boot.weights, cells))[4]
+        defined = ~np.isnan(f1)
+        total = np.where(defined, total + f1, total)
+        count += defined
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(count > 0, total / count, np.nan)
+    return percentile_interval(_defined(mean), resamples=RESAMPLES)
 
 
 def baseline_json(data: AgreementData, baseline: HumanBaseline) -> dict:

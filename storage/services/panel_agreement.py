@@ -24,7 +24,12 @@ from storage.convert import criterion_info
 from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
 from storage.repositories import rubrics as rubric_repo
-from storage.services.panels import LOW_MEMBER_AGREEMENT, get_panel, panel_grades
+from storage.services.panels import (
+    LOW_MEMBER_AGREEMENT,
+    get_panel,
+    panel_grades,
+    require_ready,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ def member_agreement(sessions: SessionFactory, panel_id: int) -> list[MemberAgre
     panel = get_panel(sessions, panel_id)
     members = [member.run.id for member in panel.members]
     with sessions() as session:
+        require_ready(session, panel_id)
         if not session.scalar(select(exists().where(m.GradeRow.run_id.in_(members)))):
             return []
         criteria = [criterion_info(c) for c in

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sqlalchemy import select
+
 from grading.types import Verdict
+from storage import models as m
 from storage.convert import criterion_info
 from storage.dto import Choice, CriterionGradeInfo, EffectiveGrade, GradeInfo
 from storage.effective import compute_effective_grade
@@ -113,6 +116,7 @@ def panel_columns(
                 f"judge panel {panel_id} combines runs of another dataset or rubric version "
                 "than the results shown")
         with sessions() as session:
+            panels.require_ready(session, panel_id)
             scores, verdicts = panel_reads.stored_choices(session, panel_id)
             redo = set(effective_repo.reviewed_response_ids(session, rubric_version_id,
                                                             dataset_id))
@@ -151,12 +155,14 @@ def recomputed_columns(
 
 def panel_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:
     """Changes whenever these panels' results may have: a member's new grade or status, a
-    new human verdict, a panel made or removed. Cheap; lets pages cache until it changes."""
+    new human verdict, a panel made, removed or filled. Cheap; lets pages cache until it
+    changes."""
     if not panel_ids:
         return ()
     infos = [panels.get_panel(sessions, pid) for pid in panel_ids]
     members = sorted({m.run.id for info in infos for m in info.members})
-    return tuple(panel_ids), results.results_stamp(sessions, members)
+    building = tuple(info.id for info in infos if not info.ready)
+    return tuple(panel_ids), results.results_stamp(sessions, members), building
 
 
 def panel_label(panel: panels.PanelInfo) -> str:
@@ -192,9 +198,70 @@ class PanelSource:
 
 def panel_sources(sessions: SessionFactory, rubric_version_id: int,
                   dataset_id: int) -> list[PanelSource]:
+    """Every panel of the set as the Agreement page reads it: the stored decisions as plain
+    columns (``panel_verdicts``, ``panel_grades``); only the responses whose stored
+    decision is not the one read (a member still grading, another tie rule) go through
+    ``panels.panel_grades``."""
     found = []
     for panel in panels.list_panels(sessions, dataset_id=dataset_id,
                                     rubric_version_id=rubric_version_id):
+        with sessions() as session:
+            order = {c.id: i for i, c in enumerate(
+                rubric_repo.criteria_of(session, panel.rubric_version_id))}
+            grades = {rid: (score, cost) for rid, score, cost in session.execute(
+                select(m.PanelGradeRow.response_id, m.PanelGradeRow.score,
+                       m.PanelGradeRow.cost)
+                .where(m.PanelGradeRow.panel_id == panel.id)
+                .order_by(m.PanelGradeRow.response_id))}
+            decided: dict[int, list[tuple[int, Choice, str]]] = {}
+            v = m.PanelVerdictRow
+            for rid, cid, verdict, option, note in session.execute(
+                    select(v.response_id, v.criterion_id, v.verdict, v.option, v.note)
+                    .where(v.panel_id == panel.id,
+                           v.verdict.is_not(None) | v.option.is_not(None))):
+                decided.setdefault(rid, []).append(
+                    (cid, option if option is not None else Verdict(verdict), note))
+            redo = panels.unsettled(session, panel.id)
+        for grade in (panels.panel_grades(sessions, panel.id, redo) if redo else []):
+            grades[grade.response_id] = (grade.score, grade.cost)
+            decided[grade.response_id] = [
+                (row.criterion_id, row.decision.choice, row.decision.note)
+                for row in grade.criteria if row.decision.choice is not None]
+        verdicts: dict[tuple[int, int], Choice] = {}
+        reasons: dict[tuple[int, int], str] = {}
+        for rid in grades:  # as the panel's grades list them: by response, then criterion
+            for cid, choice, note in sorted(decided.get(rid, []),
+                                            key=lambda row: order.get(row[0], len(order))):
+                verdicts[rid, cid] = choice
+                reasons[rid, cid] = note
+        found.append(_source(panel, grades, verdicts, reasons))
+    return found
+
+
+def _source(panel: panels.PanelInfo, grades: dict[int, tuple[float | None, float | None]],
+            verdicts: dict[tuple[int, int], Choice],
+            reasons: dict[tuple[int, int], str]) -> PanelSource:
+    """``grades``: response -> (score, cost) of every response some member graded."""
+    known = [cost for _score, cost in grades.values() if cost is not None]
+    statuses = [member.run.status for member in panel.members]
+    return PanelSource(
+        panel=panel, verdicts=verdicts, reasons=reasons,
+        scores={rid: score for rid, (score, _cost) in grades.items() if score is not None},
+        grades=len(grades),
+        total_tokens=sum(member.run.total_tokens for member in panel.members),
+        cost=sum(known) if known else None, unknown_cost_count=len(grades) - len(known),
+        status=next((s for s in statuses if s != "done"), "done"))
+
+
+def recomputed_sources(sessions: SessionFactory, rubric_version_id: int,
+                       dataset_id: int) -> list[PanelSource]:
+    """``panel_sources`` as it read before: every panel grade built as ``PanelGrade``s
+    (tests and the benchmark compare the two)."""
+    found = []
+    for panel in panels.list_panels(sessions, dataset_id=dataset_id,
+                                    rubric_version_id=rubric_version_id):
+        if not panel.ready:  # being filled by a worker: a source once it is whole
+            continue
         grades = panels.panel_grades(sessions, panel.id)
         verdicts: dict[tuple[int, int], Choice] = {}
         reasons: dict[tuple[int, int], str] = {}
@@ -203,14 +270,6 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
                 if row.decision.choice is not None:
                     verdicts[grade.response_id, row.criterion_id] = row.decision.choice
                     reasons[grade.response_id, row.criterion_id] = row.decision.note
-        known = [g.cost for g in grades if g.cost is not None]
-        statuses = [m.run.status for m in panel.members]
-        found.append(PanelSource(
-            panel=panel, verdicts=verdicts, reasons=reasons,
-            scores={g.response_id: g.score for g in grades if g.score is not None},
-            grades=len(grades), total_tokens=sum(m.run.total_tokens for m in panel.members),
-            cost=sum(known) if known else None,
-            unknown_cost_count=len(grades) - len(known),
-            status=next((s for s in statuses if s != "done"), "done"),
-        ))
+        found.append(_source(panel, {g.response_id: (g.score, g.cost) for g in grades},
+                             verdicts, reasons))
     return found

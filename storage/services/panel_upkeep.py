@@ -83,6 +83,17 @@ def fill(session: Session, panel_id: int) -> None:
     _recompute(session, panel, ids, replace=False)
 
 
+def fill_some(session: Session, panel: m.PanelRow, response_ids: Sequence[int],
+              memo: dict | None = None) -> None:
+    """The panel's rows of these responses recomputed, with the responses locked first as a
+    grade writer locks them (a panel being filled by a worker, storage.jobs.panel_fills: a
+    member's grade landing at the same moment is in one of the two recomputations).
+    ``memo``: kept by the caller across calls, as ``fill`` keeps it across the panel."""
+    ids = sorted(set(response_ids))
+    _lock(session, ids)
+    _recompute(session, panel, ids, memo=memo)
+
+
 def rebuild(session: Session) -> int:
     """Every panel's rows recomputed from the grades; returns the number of panel grades."""
     if session.get_bind().dialect.name == "postgresql":  # no member's grade lands meanwhile
@@ -116,6 +127,10 @@ def rebuild_panels(sessions: SessionFactory, *, actor: Actor) -> tuple[int, int]
     with sessions.begin() as session:
         before = set(maintained_rows(session))
         count = rebuild(session)
+        # every panel whole again: one a worker was still filling is ready (its worker
+        # stops at its next chunk). Not in ``rebuild``: migration 0023 runs it, before
+        # this table exists.
+        session.execute(delete(m.PanelFillRow.__table__))
         after = set(maintained_rows(session))
     return count, len(before ^ after)
 
@@ -149,14 +164,14 @@ def _lock(session: Session, response_ids: list[int]) -> None:
 
 
 def _recompute(session: Session, panel: m.PanelRow, response_ids: Sequence[int], *,
-               replace: bool = True) -> None:
+               replace: bool = True, memo: dict | None = None) -> None:
     criteria = [criterion_info(c) for c in
                 rubric_repo.criteria_of(session, panel.rubric_version_id)]
     scoring, tie_rule = panel_ties.read(panel.scoring)
     members = [member.run_id for member in panel.members]
     weights = ([member.weight for member in panel.members] if panel.rule == "weighted"
                else None)
-    memo: dict = {}  # decisions by votes, scores by choices (panel_decide.decide)
+    memo = {} if memo is None else memo  # decisions by votes, scores by choices (decide)
     for start in range(0, len(response_ids), _CHUNK):
         chunk = list(response_ids[start:start + _CHUNK])
         if replace:

@@ -7,9 +7,10 @@ decisions are stored when the members' grades land (``panel_upkeep``) and read f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from sqlalchemy import select, update
 
@@ -20,7 +21,7 @@ from storage import models as m
 from storage.convert import criterion_info, run_info
 from storage.dto import CriterionInfo, RunInfo
 from storage.engine import SessionFactory
-from storage.errors import InvalidInputError, NotFoundError
+from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
@@ -35,6 +36,29 @@ __all__ = ["PanelCriterion", "PanelGrade"]  # re-exported: storage.services.pane
 LOW_MEMBER_AGREEMENT = 0.667
 HOLISTIC = "rubric_as_judge"
 ACTIVE_STATUSES = ("queued", "running")
+# A panel whose members hold at most this many grades is filled inside the request that
+# makes it (well under a second); a bigger one by a worker (storage.jobs.panel_fills).
+FILL_IN_REQUEST_GRADES = 2000
+Fill = Literal["now", "later", "auto"]
+
+
+class PanelBuildingError(InvalidStateError):
+    """The panel's decisions are still being filled by a worker: no figure of it yet."""
+
+
+@dataclass(frozen=True)
+class Building:
+    """A panel being filled by a worker: ``done`` of about ``total`` responses (None until
+    a worker has counted them)."""
+
+    done: int
+    total: int | None
+
+    @property
+    def words(self) -> str:
+        if self.total is None:
+            return "waiting for a worker"
+        return f"{min(self.done, self.total):,} of {self.total:,} responses combined"
 
 
 @dataclass(frozen=True)
@@ -57,6 +81,12 @@ class PanelInfo:
     # how a MET/UNMET tie is decided (grading.ties): undecided, or the lower score for
     # panels created before that rule
     tie_rule: str = UNDECIDED
+    # still being filled by a worker (storage.jobs.panel_fills): no figures until None
+    building: Building | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.building is None
 
     @property
     def label(self) -> str:
@@ -72,29 +102,35 @@ def _scoring_of(runs: Sequence[m.RunRow]) -> ScoringSettings:
 def create_panel(
     sessions: SessionFactory, *, run_ids: Sequence[int], rule: str, actor: Actor,
     weights: Sequence[float] | None = None, name: str = "",
-    scoring: ScoringSettings | None = None,
+    scoring: ScoringSettings | None = None, fill: Fill = "now",
 ) -> PanelInfo:
     """Combine existing runs into a panel, or return the panel that already combines them the
     same way (see :func:`ensure_panel`). Every problem is refused before anything is written."""
     return ensure_panel(sessions, run_ids=run_ids, rule=rule, actor=actor, weights=weights,
-                        name=name, scoring=scoring)[0]
+                        name=name, scoring=scoring, fill=fill)[0]
 
 
 def ensure_panel(
     sessions: SessionFactory, *, run_ids: Sequence[int], rule: str, actor: Actor,
     weights: Sequence[float] | None = None, name: str = "",
-    scoring: ScoringSettings | None = None,
+    scoring: ScoringSettings | None = None, fill: Fill = "now",
 ) -> tuple[PanelInfo, bool]:
     """The panel of exactly these runs (in this order), rule, weights and scoring: the
     existing one when there is one (a double click, a second tab, a reload, the same command
-    run again — also at the same moment), else a new one. Returns (panel, created)."""
+    run again — also at the same moment), else a new one. Returns (panel, created).
+
+    ``fill``: a new panel's decisions are filled from its members' grades in this
+    transaction ("now": the command line, tests), by a worker ("later": the panel reads as
+    ``building`` until then, storage.jobs.panel_fills), or "auto": now when the members
+    hold at most ``FILL_IN_REQUEST_GRADES`` grades, else later (the app)."""
     return _create(sessions, run_ids=run_ids, rule=rule, actor=actor, weights=weights,
-                   name=name, scoring=scoring)
+                   name=name, scoring=scoring, fill=fill)
 
 
 def _create(
     sessions: SessionFactory, *, run_ids: Sequence[int], rule: str, actor: Actor,
     weights: Sequence[float] | None, name: str, scoring: ScoringSettings | None,
+    fill: Fill,
 ) -> tuple[PanelInfo, bool]:
     require(actor, Role.ADMIN, "create a judge panel")
     if rule not in PANEL_RULES:
@@ -144,7 +180,13 @@ def _create(
                          for i, (run, w) in enumerate(zip(runs, member_weights, strict=True))]
         session.add(panel)
         session.flush()
-        panel_upkeep.fill(session, panel.id)
+        graded = sum(run.done_count + run.failed_count for run in runs)
+        if fill == "now" or (fill == "auto" and graded <= FILL_IN_REQUEST_GRADES):
+            panel_upkeep.fill(session, panel.id)
+        else:  # a worker fills it (storage.jobs.panel_fills); grades landing meanwhile
+            # recompute their responses here as soon as this commits (panel_upkeep.refresh)
+            session.add(m.PanelFillRow(panel_id=panel.id, after_response_id=0, done=0))
+            session.flush()
         return _info(session, panel), True
 
 
@@ -200,6 +242,7 @@ def _check_members(runs: Sequence[m.RunRow]) -> None:
 
 
 def _info(session, panel: m.PanelRow) -> PanelInfo:
+    filling = session.get(m.PanelFillRow, panel.id, populate_existing=True)
     return PanelInfo(
         id=panel.id, name=panel.name, rubric_version_id=panel.rubric_version_id,
         dataset_id=panel.dataset_id, rule=panel.rule,
@@ -207,6 +250,7 @@ def _info(session, panel: m.PanelRow) -> PanelInfo:
         members=tuple(PanelMember(run_info(run_repo.get_run(session, member.run_id)),
                                   member.weight) for member in panel.members),
         created_by=panel.created_by, created_at=panel.created_at,
+        building=None if filling is None else Building(filling.done, filling.total),
     )
 
 
@@ -215,6 +259,24 @@ def _get(session, panel_id: int) -> m.PanelRow:
     if panel is None:
         raise NotFoundError(f"judge panel {panel_id} does not exist")
     return panel
+
+
+def require_ready(session, panel_id: int) -> None:
+    """Refuse a panel a worker is still filling: its stored rows are partial."""
+    filling = session.get(m.PanelFillRow, panel_id)
+    if filling is not None:
+        building = Building(filling.done, filling.total)
+        raise PanelBuildingError(
+            f"judge panel P{panel_id} is still being built ({building.words}): its figures "
+            "appear once it is ready; the pages show its progress")
+
+
+def building_ids(session, panel_ids: Sequence[int] | None = None) -> list[int]:
+    """Which of these panels (default: all) a worker is still filling."""
+    query = select(m.PanelFillRow.panel_id).order_by(m.PanelFillRow.panel_id)
+    if panel_ids is not None:
+        query = query.where(m.PanelFillRow.panel_id.in_(list(panel_ids)))
+    return list(session.scalars(query))
 
 
 def get_panel(sessions: SessionFactory, panel_id: int) -> PanelInfo:
@@ -255,6 +317,7 @@ def panel_grades(
     not graded yet, the decision recomputed with that member pending."""
     with sessions() as session:
         panel = _get(session, panel_id)
+        require_ready(session, panel_id)
         criteria = [criterion_info(c) for c in
                     rubric_repo.criteria_of(session, panel.rubric_version_id)]
         stored = panel_reads.stored_grades(session, panel.id, criteria, response_ids)
@@ -272,10 +335,32 @@ def panel_grades(
         return [redone.get(g.response_id, g) for g in stored]
 
 
+def iter_graded_ids(sessions: SessionFactory, panel_id: int, page: int = 500
+                    ) -> Iterator[list[int]]:
+    """The ids of the responses the panel has a grade of (``panel_grades`` reads them all),
+    in order, a page at a time. Refused while the panel is being built."""
+    with sessions() as session:
+        _get(session, panel_id)
+        require_ready(session, panel_id)
+    after = 0
+    while True:
+        with sessions() as session:
+            ids = list(session.scalars(
+                select(m.PanelGradeRow.response_id)
+                .where(m.PanelGradeRow.panel_id == panel_id,
+                       m.PanelGradeRow.response_id > after)
+                .order_by(m.PanelGradeRow.response_id).limit(page)))
+        if not ids:
+            return
+        yield ids
+        after = ids[-1]
+
+
 def unsettled(session, panel_id: int) -> list[int]:
     """The panel's responses whose stored decision is not the one read: a member still
     grading has not graded them yet, or they were stored under another tie rule."""
     panel = _get(session, panel_id)
+    require_ready(session, panel_id)
     found = set(panel_reads.other_tie_rule(session, panel.id,
                                            panel_ties.read(panel.scoring)[1]))
     grading = _still_grading(session, [member.run_id for member in panel.members])

@@ -44,31 +44,32 @@ def rescore(session: Session, version_id: int, response_ids: Iterable[int]) -> N
     if not ids:
         return
     criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
+    runs = _runs(session, version_id)
     t = _TABLE.c
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start:start + _CHUNK]
         session.execute(delete(_TABLE).where(t.rubric_version_id == version_id,
                                              t.response_id.in_(chunk)))
         found = effective_repo.score_decisions(session, version_id, None, chunk)
-        if not found:
-            continue
-        datasets = dict(session.execute(
-            select(m.ResponseRow.id, m.ResponseRow.dataset_id)
-            .where(m.ResponseRow.id.in_(list(found)))).all())
-        rows = []
-        for rid in sorted(found):
-            humans = found[rid]
-            score = compute_human_score(
-                response_id=rid, rubric_version_id=version_id, criteria=criteria,
-                humans=humans, settings=_SETTINGS, to_grade=None)
-            rows.append({
-                "rubric_version_id": version_id, "dataset_id": datasets[rid],
-                "response_id": rid, "decided": score.reviewed_count,
-                "disputed": sum(1 for d in humans.values() if d.status == "disputed"),
-                "criteria_count": score.criteria_count, "score": score.score,
-                "raw_score": score.raw_score})
-        session.execute(insert(_TABLE), rows)
-    rescore_runs(session, version_id, ids)
+        if found:
+            datasets = dict(session.execute(
+                select(m.ResponseRow.id, m.ResponseRow.dataset_id)
+                .where(m.ResponseRow.id.in_(list(found)))).all())
+            rows = []
+            for rid in sorted(found):
+                humans = found[rid]
+                score = compute_human_score(
+                    response_id=rid, rubric_version_id=version_id, criteria=criteria,
+                    humans=humans, settings=_SETTINGS, to_grade=None)
+                rows.append({
+                    "rubric_version_id": version_id, "dataset_id": datasets[rid],
+                    "response_id": rid, "decided": score.reviewed_count,
+                    "disputed": sum(1 for d in humans.values() if d.status == "disputed"),
+                    "criteria_count": score.criteria_count, "score": score.score,
+                    "raw_score": score.raw_score})
+            session.execute(insert(_TABLE), rows)
+        # The rows just written are the reviewed ones: the runs' scores from the same reads.
+        _rescore_chunk(session, chunk, found, criteria, runs)
 
 
 def rescore_runs(session: Session, version_id: int, response_ids: Iterable[int],
@@ -76,42 +77,58 @@ def rescore_runs(session: Session, version_id: int, response_ids: Iterable[int],
     """The runs' (every run of the version, or these) effective scores of these responses,
     recomputed: a row for each one with people's decisions and a grade in the run."""
     ids = sorted(set(response_ids))
+    runs = _runs(session, version_id, run_ids)
+    if not ids or not runs:
+        return
+    criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        reviewed = list(session.scalars(
+            select(_TABLE.c.response_id).where(_TABLE.c.rubric_version_id == version_id,
+                                               _TABLE.c.response_id.in_(chunk))))
+        humans = (effective_repo.score_decisions(session, version_id, None, reviewed)
+                  if reviewed else {})
+        _rescore_chunk(session, chunk, {rid: humans.get(rid, {}) for rid in reviewed},
+                       criteria, runs)
+
+
+def _runs(session: Session, version_id: int, run_ids: Iterable[int] | None = None) -> list:
     query = select(m.RunRow.id, m.RunRow.settings).where(
         m.RunRow.rubric_version_id == version_id)
     if run_ids is not None:
         query = query.where(m.RunRow.id.in_(sorted(set(run_ids))))
-    runs = session.execute(query.order_by(m.RunRow.id)).all()
-    if not ids or not runs:
+    return list(session.execute(query.order_by(m.RunRow.id)).all())
+
+
+def _rescore_chunk(session: Session, chunk: list[int], reviewed: dict, criteria: list,
+                   runs: list) -> None:
+    """The runs' rows of the responses in ``chunk``: deleted, then written again for the
+    ``reviewed`` ones (response -> people's decisions) that each run graded."""
+    if not runs:
         return
-    criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
     r = _RUNS.c
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
-        session.execute(delete(_RUNS).where(r.run_id.in_([run.id for run in runs]),
-                                            r.response_id.in_(chunk)))
-        reviewed = list(session.scalars(
-            select(_TABLE.c.response_id).where(_TABLE.c.rubric_version_id == version_id,
-                                               _TABLE.c.response_id.in_(chunk))))
-        if not reviewed:
+    session.execute(delete(_RUNS).where(r.run_id.in_([run.id for run in runs]),
+                                        r.response_id.in_(chunk)))
+    ids = sorted(reviewed)
+    if not ids:
+        return
+    texts: dict | None = None
+    for run in runs:
+        settings = RunSettings.model_validate(run.settings).scoring()
+        grades = run_repo.grade_infos_for_run(session, run.id, ids)
+        if not grades:
             continue
-        humans = effective_repo.score_decisions(session, version_id, None, reviewed)
-        texts: dict | None = None
-        for run in runs:
-            settings = RunSettings.model_validate(run.settings).scoring()
-            grades = run_repo.grade_infos_for_run(session, run.id, reviewed)
-            if not grades:
-                continue
-            if settings.length_penalty is not None and texts is None:
-                texts = response_texts(session, reviewed)
-            rows = []
-            for grade in grades:
-                found = compute_effective_grade(
-                    criteria=criteria, grade=grade, settings=settings,
-                    to_grade=(texts or {}).get(grade.response_id, ""),
-                    humans=humans.get(grade.response_id, {}))
-                rows.append({"run_id": run.id, "response_id": grade.response_id,
-                             "score": found.score, "error": found.error})
-            session.execute(insert(_RUNS), rows)
+        if settings.length_penalty is not None and texts is None:
+            texts = response_texts(session, ids)
+        rows = []
+        for grade in grades:
+            found = compute_effective_grade(
+                criteria=criteria, grade=grade, settings=settings,
+                to_grade=(texts or {}).get(grade.response_id, ""),
+                humans=reviewed.get(grade.response_id, {}))
+            rows.append({"run_id": run.id, "response_id": grade.response_id,
+                         "score": found.score, "error": found.error})
+        session.execute(insert(_RUNS), rows)
 
 
 def after_grades(session: Session, run_id: int, version_id: int,

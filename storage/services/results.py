@@ -118,22 +118,28 @@ def results_page(
     read with the same sight. The review counts stay everyone's (they tell that someone
     answered, not what).
 
-    A viewer who sees every verdict, with no panel in the filters, sort or histograms,
-    gets the page from SQL (storage.services.results_sql); the others from Python objects
+    The page is read in SQL (storage.services.results_sql); only while a member of a panel
+    used in the filters, sort or histograms is still grading (or with more reviewed
+    responses to overlay than a statement binds) from Python objects
     (storage.services.results_python), with the same figures.
     """
     filters = filters or ResultsFilter()
     if limit < 1 or offset < 0:
         raise InvalidInputError("page size must be at least 1 and the offset not negative")
-    if results_sql.answers(filters, panels, sort_panel_id, distribution_bins, sight):
-        return results_sql.sql_page(
-            sessions, dataset_id=dataset_id, rubric_version_id=rubric_version_id,
-            run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
-            descending=descending, offset=offset, limit=limit, score_gap=score_gap,
-            facts=facts, distribution_bins=distribution_bins, panels=panels)
-    if sort == "people":
+    if sort == "people" and not sight.sees_all:
         raise InvalidInputError("sorting by people's score is for a viewer who may see every "
-                                "verdict, without a judge panel in the filters")
+                                "verdict")
+    page = results_sql.sql_page(
+        sessions, dataset_id=dataset_id, rubric_version_id=rubric_version_id,
+        run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
+        descending=descending, offset=offset, limit=limit, score_gap=score_gap,
+        facts=facts, distribution_bins=distribution_bins, panels=panels,
+        sort_panel_id=sort_panel_id, sight=sight)
+    if page is not None:
+        return page
+    if sort == "people":
+        raise InvalidInputError("sorting by people's score waits until the judge panels "
+                                "shown have finished grading")
     return page_in_python(
         sessions, dataset_id=dataset_id, rubric_version_id=rubric_version_id,
         run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,

@@ -1,6 +1,6 @@
-"""The Results page computed from Python objects: the path for a blind viewer and for the
-judge panels' columns (whose scores are computed from their members when read), and the
-reference the SQL page (storage.services.results_query) is tested against. Judge facts
+"""The Results page computed from Python objects: the path while a judge panel used in the
+view has a member still grading, and the reference the SQL page
+(storage.services.results_query) is tested against. Judge facts
 over the whole dataset, effective scores of the reviewed responses by the one aggregation,
 ids filtered and sorted in Python (storage.services.results_order)."""
 

@@ -5,29 +5,38 @@ kept row in ``effective_run_scores`` when people reviewed the response (kept up 
 storage.services.people_scores), else the grade's own score; people's score is
 ``effective_scores.score``. So the filters and the sort are one query with
 ``ORDER BY ... LIMIT`` and the count and histograms are aggregates: only the page's rows are
-read into Python. It answers for a viewer who may see every verdict; a blind viewer and
-the judge panels' columns (computed from their members when read) go through
-storage.services.results_python, which gives the same figures from Python objects.
+read into Python. A judge panel's score is its stored ``panel_grades.score``; the few
+reviewed responses whose score this view reads otherwise (a panel's with people's
+verdicts in place, a blind viewer's) come from an :class:`Overlay` in a keyed temporary
+table. storage.services.results_python gives the same figures from Python objects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import (
+    Column,
+    Float,
     Integer,
+    MetaData,
+    Table,
     and_,
+    any_,
     case,
     cast,
     exists,
     func,
+    insert,
     literal,
     or_,
     select,
     union,
     union_all,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session, aliased
 
 from storage import models as m
@@ -40,12 +49,35 @@ _LISTED = 20_000  # ids bound as parameters at most (SQLite allows 32,766 in a s
 @dataclass(frozen=True)
 class VerdictClause:
     """The effective verdict filter, checked by the caller: a criterion, the choice wanted,
-    the run whose judge answers where people did not decide, the criterion's kind."""
+    the run (or the judge panel) whose verdict counts where people did not decide, the
+    criterion's kind, and the responses whose decision on it the viewer may not see yet
+    (a blind reviewer: those read as not decided)."""
 
     criterion_id: int
     choice: str
-    run_id: int
+    run_id: int | None
     by_option: bool
+    panel_id: int | None = None
+    hidden: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """Effective scores this view reads otherwise than the kept tables give them, for a
+    few reviewed responses: (response, run) -> score computed for a blind viewer;
+    responses whose every decision the viewer may not see (their runs' scores are the
+    judges'); (response, panel) -> the panel column's effective score (people's
+    verdicts in place of the panel's, computed when read)."""
+
+    runs: dict[tuple[int, int], float | None]
+    judged: frozenset[int]
+    panels: dict[tuple[int, int], float | None]
+
+    def rows(self) -> list[tuple[int, int, float | None]]:
+        """(response, column, score): a run's id, 0 for "the judges'", minus a panel's."""
+        return ([(rid, run, score) for (rid, run), score in self.runs.items()]
+                + [(rid, 0, None) for rid in sorted(self.judged)]
+                + [(rid, -panel, score) for (rid, panel), score in self.panels.items()])
 
 
 @dataclass(frozen=True)
@@ -61,16 +93,39 @@ class PageQuery:
     reviewed: str = "any"
     min_score: float | None = None
     max_score: float | None = None
-    score_run_id: int | None = None  # None: any selected run
+    score_run_id: int | None = None  # None: any selected run (and panel)
     score_gap: float = 0.2
+    panels: tuple[int, ...] = ()  # judge panels read as columns (score, range, histogram)
+    score_panel_id: int | None = None
+    overlay: Overlay | None = None
 
 
-def _run_score(run_id: int):
-    """(the run's effective score of the outer response, the joins that give it)."""
-    grade = aliased(m.GradeRow, name=f"g{run_id}")
-    kept = aliased(m.EffectiveRunScoreRow, name=f"e{run_id}")
-    score = case((kept.id.is_not(None), kept.score), else_=grade.score)
-    return score, grade, kept
+# The overlay's rows, keyed for the joins: a temporary table (one per connection) filled
+# for one page and dropped after it. A VALUES list has no index: SQLite then scanned it for
+# every response of the dataset (10,000 x 500 comparisons per statement).
+OVERLAY_TABLE = Table(
+    "results_overlay", MetaData(),
+    Column("col", Integer, primary_key=True), Column("rid", Integer, primary_key=True),
+    Column("score", Float), prefixes=["TEMPORARY"])
+
+
+@contextlib.contextmanager
+def overlay_table(session: Session, overlay: Overlay | None) -> Iterator[bool]:
+    """Fill ``OVERLAY_TABLE`` with the overlay's rows for the statements run inside;
+    yields whether it has any."""
+    rows = overlay.rows() if overlay is not None else []
+    if not rows:
+        yield False
+        return
+    connection = session.connection()
+    OVERLAY_TABLE.create(connection, checkfirst=True)
+    try:
+        connection.execute(OVERLAY_TABLE.delete())
+        connection.execute(insert(OVERLAY_TABLE), [
+            {"rid": rid, "col": col, "score": score} for rid, col, score in rows])
+        yield True
+    finally:
+        OVERLAY_TABLE.drop(connection)
 
 
 def failed_query(run_ids: Sequence[int]):
@@ -122,20 +177,49 @@ class ResultsQuery:
         self.people = aliased(m.EffectiveScoreRow, name="people")
         people = self.people
         self.scores: dict[int, object] = {}
+        self.panel_scores: dict[int, object] = {}
         columns = [resp.id.label("rid"), people.score.label("people_score"),
                    (func.coalesce(people.decided, 0) + func.coalesce(people.disputed, 0))
                    .label("reviewed_count")]
         query = select().select_from(resp).outerjoin(people, and_(
             people.rubric_version_id == spec.rubric_version_id,
             people.response_id == resp.id))
+        overlay = (OVERLAY_TABLE if with_scores and spec.overlay is not None
+                   and spec.overlay.rows() else None)
+        judges = None
+        if overlay is not None and spec.overlay.judged:
+            judges = overlay.alias("oj")
+            query = query.outerjoin(judges, and_(judges.c.rid == resp.id, judges.c.col == 0))
         for run_id in spec.runs if with_scores else ():
-            score, grade, kept = _run_score(run_id)
+            grade = aliased(m.GradeRow, name=f"g{run_id}")
+            kept = aliased(m.EffectiveRunScoreRow, name=f"e{run_id}")
             query = query.outerjoin(grade, and_(grade.run_id == run_id,
                                                 grade.response_id == resp.id))
             query = query.outerjoin(kept, and_(kept.run_id == run_id,
                                                kept.response_id == resp.id))
+            whens = []
+            if overlay is not None and any(run == run_id for _r, run in spec.overlay.runs):
+                own = overlay.alias(f"o{run_id}")
+                query = query.outerjoin(own, and_(own.c.rid == resp.id,
+                                                  own.c.col == run_id))
+                whens.append((own.c.rid.is_not(None), own.c.score))
+            if judges is not None:
+                whens.append((judges.c.rid.is_not(None), grade.score))
+            score = case(*whens, (kept.id.is_not(None), kept.score), else_=grade.score)
             self.scores[run_id] = score
             columns.append(score.label(f"s{run_id}"))
+        for panel_id in spec.panels if with_scores else ():
+            stored = aliased(m.PanelGradeRow, name=f"pg{panel_id}")
+            query = query.outerjoin(stored, and_(stored.panel_id == panel_id,
+                                                 stored.response_id == resp.id))
+            score = stored.score
+            if overlay is not None and any(p == panel_id for _r, p in spec.overlay.panels):
+                own = overlay.alias(f"op{panel_id}")
+                query = query.outerjoin(own, and_(own.c.rid == resp.id,
+                                                  own.c.col == -panel_id))
+                score = case((own.c.rid.is_not(None), own.c.score), else_=stored.score)
+            self.panel_scores[panel_id] = score
+            columns.append(score.label(f"p{panel_id}"))
         query = query.add_columns(*columns).where(resp.dataset_id == spec.dataset_id)
         clause = repo.search_clause(spec.search)
         if clause is not None:
@@ -146,11 +230,11 @@ class ResultsQuery:
             query = query.where(self._verdict_clause(spec.verdict))
         listed = known is not None and max(len(known[0]), len(known[1])) <= _LISTED
         if spec.failed_only and listed:
-            query = query.where(resp.id.in_(sorted(known[0])))
+            query = query.where(self._listed(known[0]))
         elif spec.failed_only:
             query = query.where(resp.id.in_(failed_query(spec.runs)))
         if spec.disagree_only and listed:
-            query = query.where(resp.id.in_(sorted(known[1])))
+            query = query.where(self._listed(known[1]))
         elif spec.disagree_only:
             verdicts, scores = disagree_parts(session, spec.runs, spec.score_gap)
             parts = [p for p in (verdicts, scores) if p is not None]
@@ -161,11 +245,22 @@ class ResultsQuery:
         elif spec.reviewed == "not_reviewed":
             query = query.where(people.id.is_(None))
         if spec.min_score is not None or spec.max_score is not None:
-            ranged = ([self.scores[spec.score_run_id]] if spec.score_run_id is not None
-                      else list(self.scores.values()))
+            if spec.score_panel_id is not None:
+                ranged = [self.panel_scores[spec.score_panel_id]]
+            elif spec.score_run_id is not None:
+                ranged = [self.scores[spec.score_run_id]]
+            else:
+                ranged = [*self.scores.values(), *self.panel_scores.values()]
             query = query.where(or_(*[self._in_range(s) for s in ranged])
                                 if ranged else literal(False))
         self.query = query
+
+    def _listed(self, ids: frozenset[int]):
+        """``id IN`` the listed ids: on PostgreSQL one array parameter (``= ANY``), not one
+        parameter per id, which every statement of the page then bound thousands of."""
+        if self.session.get_bind().dialect.name == "postgresql":
+            return m.ResponseRow.id == any_(literal(sorted(ids), ARRAY(Integer)))
+        return m.ResponseRow.id.in_(sorted(ids))
 
     def _in_range(self, score):
         low, high = self.spec.min_score, self.spec.max_score
@@ -185,7 +280,16 @@ class ResultsQuery:
             ev.rubric_version_id == self.spec.rubric_version_id,
             ev.dataset_id == self.spec.dataset_id, ev.criterion_id == wanted.criterion_id,
             ev.response_id == resp.id, ev.status != "disputed"))
+        if wanted.hidden:
+            decided = decided.where(ev.response_id.not_in(list(wanted.hidden)))
         human = decided.where(func.coalesce(ev.option, ev.verdict) == wanted.choice)
+        if wanted.panel_id is not None:
+            pv = m.PanelVerdictRow
+            panel = (select(pv.response_id).where(
+                pv.panel_id == wanted.panel_id, pv.response_id == resp.id,
+                pv.criterion_id == wanted.criterion_id,
+                func.coalesce(pv.option, pv.verdict) == wanted.choice))
+            return or_(exists(human), and_(~exists(decided), exists(panel)))
         if not wanted.by_option:
             matches = gc.verdict == wanted.choice
         elif wanted.choice == "CANNOT_ASSESS":
@@ -204,16 +308,18 @@ class ResultsQuery:
         return self.session.scalar(self.count_query()) or 0
 
     def page(self, sort: str, sort_run_id: int | None, descending: bool, offset: int,
-             limit: int) -> list[int]:
+             limit: int, sort_panel_id: int | None = None) -> list[int]:
         return list(self.session.scalars(
-            self.page_query(sort, sort_run_id, descending, offset, limit)))
+            self.page_query(sort, sort_run_id, descending, offset, limit, sort_panel_id)))
 
     def page_query(self, sort: str, sort_run_id: int | None, descending: bool, offset: int,
-                   limit: int):
+                   limit: int, sort_panel_id: int | None = None):
         sub = self.query.subquery("matched")
         rid = sub.c.rid
         order: list = []
-        if sort == "reviewed":
+        if sort == "score" and sort_panel_id is not None:
+            order = _known_first(sub.c[f"p{sort_panel_id}"], descending)
+        elif sort == "reviewed":
             order = [sub.c.reviewed_count.desc() if descending else sub.c.reviewed_count]
         elif sort == "people":
             order = _known_first(sub.c.people_score, descending)
@@ -239,49 +345,56 @@ class ResultsQuery:
             low = case((low.is_(None), c), (c.is_(None), low), (c < low, c), else_=low)
         return case((known >= 2, high - low), else_=None)
 
-    def summary(self, with_ranges: bool) -> tuple[int, dict[int, tuple]]:
-        """(matching responses, per run (lowest, highest, number of) effective scores): one
-        statement over the matched set."""
+    def _columns(self) -> list[str]:
+        """The score columns, the runs' then the panels' (the histograms' order)."""
+        return ([f"s{run}" for run in self.scores]
+                + [f"p{panel}" for panel in self.panel_scores])
+
+    def summary(self, with_ranges: bool) -> tuple[int, dict[str, tuple]]:
+        """(matching responses, per score column (lowest, highest, number of) effective
+        scores): one statement over the matched set."""
         matched = self.query.cte("matched").prefix_with("MATERIALIZED")
-        runs = self.spec.runs if with_ranges else ()
+        names = self._columns() if with_ranges else []
         columns = [func.count()]
-        for run in runs:
-            value = matched.c[f"s{run}"]
+        for name in names:
+            value = matched.c[name]
             columns += [func.min(value), func.max(value), func.count(value)]
         row = self.session.execute(select(*columns).select_from(matched)).one()
-        return row[0], {run: tuple(row[1 + 3 * i:4 + 3 * i]) for i, run in enumerate(runs)}
+        return row[0], {name: tuple(row[1 + 3 * i:4 + 3 * i]) for i, name in enumerate(names)}
 
-    def histogram(self, bins: int, ranges: dict[int, tuple]) -> tuple[ScoreBin, ...]:
-        """``results_order.histogram`` of the matched responses, per run, as one GROUP BY
-        over the binned effective scores (``ranges`` from :meth:`summary`)."""
+    def histogram(self, bins: int, ranges: dict[str, tuple]) -> tuple[ScoreBin, ...]:
+        """``results_order.histogram`` of the matched responses, per run then per panel, as
+        one GROUP BY over the binned effective scores (``ranges`` from :meth:`summary`)."""
         bounds = {}
-        for run, (low, high, known) in ranges.items():
+        for name, (low, high, known) in ranges.items():
             if known:
                 if low >= 0 and high <= 1:
                     low, high = 0.0, 1.0
-                bounds[run] = (low, (high - low) / bins or 1.0)
+                bounds[name] = (low, (high - low) / bins or 1.0)
         if bins < 1 or not bounds:
             return ()
         matched = self.query.cte("matched").prefix_with("MATERIALIZED")
         postgres = self.session.get_bind().dialect.name == "postgresql"
         parts = []
-        for run, (low, width) in bounds.items():
-            value = matched.c[f"s{run}"]
+        for position, (name, (low, width)) in enumerate(bounds.items()):
+            value = matched.c[name]
             scaled = (value - low) / width
             index = func.floor(scaled) if postgres else cast(scaled, Integer)
             index = case((index >= bins - 1, bins - 1), else_=index)
-            parts.append(select(literal(run).label("run"), index.label("k"))
+            parts.append(select(literal(position).label("col"), index.label("k"))
                          .where(value.is_not(None)))
         binned = union_all(*parts).subquery("binned")
-        counts = {run: [0] * bins for run in bounds}
-        for run, k, n in self.session.execute(
-                select(binned.c.run, binned.c.k, func.count())
-                .group_by(binned.c.run, binned.c.k)):
-            counts[run][int(k)] += n
-        return tuple(ScoreBin(run_id=run, low=low + k * width, high=low + (k + 1) * width,
-                              count=n)
-                     for run, (low, width) in bounds.items()
-                     for k, n in enumerate(counts[run]))
+        names = list(bounds)
+        counts = {name: [0] * bins for name in bounds}
+        for position, k, n in self.session.execute(
+                select(binned.c.col, binned.c.k, func.count())
+                .group_by(binned.c.col, binned.c.k)):
+            counts[names[position]][int(k)] += n
+        return tuple(ScoreBin(run_id=int(name[1:]) if name[0] == "s" else None,
+                              panel_id=int(name[1:]) if name[0] == "p" else None,
+                              low=low + k * width, high=low + (k + 1) * width, count=n)
+                     for name, (low, width) in bounds.items()
+                     for k, n in enumerate(counts[name]))
 
 
 def _known_first(value, descending: bool) -> list:

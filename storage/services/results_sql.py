@@ -14,15 +14,23 @@ from storage import models as m
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import datasets as dataset_repo
+from storage.repositories import effective as effective_repo
 from storage.repositories import results as repo
-from storage.services import blindness
-from storage.services.results_python import check_verdict_filter, disputed_labels
+from storage.services import blindness, effective_reads
+from storage.services import panels as panels_service
+from storage.services.results_python import (
+    _effective_overlay,
+    check_verdict_filter,
+    disputed_labels,
+)
 from storage.services.results_query import (
+    Overlay,
     PageQuery,
     ResultsQuery,
     VerdictClause,
     disagree_parts,
     failed_query,
+    overlay_table,
 )
 from storage.services.results_types import (
     SNIPPET_CHARS,
@@ -36,60 +44,88 @@ from storage.services.results_types import (
 SORTS = ("response", "score", "spread", "reviewed", "people")
 
 
-def answers(filters: ResultsFilter, panels: Sequence[PanelColumn], sort_panel_id: int | None,
-            distribution_bins: int, sight: blindness.Sight) -> bool:
-    """Whether the SQL page can answer: a viewer who may see every verdict, and no judge
-    panel in the filters, the sort or the histograms (their scores are computed from their
-    members when read, storage.services.panel_results)."""
-    ranged = filters.min_score is not None or filters.max_score is not None
-    return (sight.sees_all and sort_panel_id is None and filters.score_panel_id is None
-            and (filters.verdict is None or filters.verdict.panel_id is None)
-            and not (panels and ((ranged and filters.score_run_id is None)
-                                 or distribution_bins)))
-
-
 def sql_page(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
     run_ids: Sequence[int], filters: ResultsFilter, sort: str, sort_run_id: int | None,
     descending: bool, offset: int, limit: int, score_gap: float, facts: GradeFacts | None,
-    distribution_bins: int, panels: Sequence[PanelColumn],
-) -> ResultsPage:
+    distribution_bins: int, panels: Sequence[PanelColumn], sort_panel_id: int | None = None,
+    sight: blindness.Sight = blindness.EVERYTHING,
+) -> ResultsPage | None:
+    """The page, or None where SQL cannot answer it: a judge panel in the filters, the
+    sort or the histograms while a member is still grading (its stored decisions are not
+    the ones read)."""
     with sessions() as session:
         dataset_repo.get_dataset(session, dataset_id)
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
         criteria_count = repo.criteria_count(session, rubric_version_id)
         dataset_total = dataset_repo.response_count(session, dataset_id)
-        verdict = None
+        panel_ids = [p.panel_id for p in panels]
+        verdict, panel = None, None
         if filters.verdict is not None:
-            criterion, _panel = check_verdict_filter(session, rubric_version_id, runs,
-                                                     filters.verdict)
-            verdict = VerdictClause(criterion.id, filters.verdict.verdict,
-                                    filters.verdict.run_id, criterion.is_multi_choice)
+            criterion, panel = check_verdict_filter(session, rubric_version_id, runs,
+                                                    filters.verdict, panels)
         if not 0 <= score_gap <= 1e9:
             raise InvalidInputError("the score gap must be a number of 0 or more")
-        if filters.score_run_id is not None and filters.score_run_id not in runs:
+        ranged = filters.min_score is not None or filters.max_score is not None
+        if ranged and filters.score_run_id is not None and filters.score_run_id not in runs:
             raise InvalidInputError("the score range applies to a run that is not selected")
+        if (ranged and filters.score_panel_id is not None
+                and filters.score_panel_id not in panel_ids):
+            raise InvalidInputError(
+                "the score range applies to a judge panel that is not shown")
+        by_panel = sort_panel_id if sort == "score" else None
+        if by_panel is not None and by_panel not in panel_ids:
+            raise InvalidInputError("the sort applies to a judge panel that is not shown")
         if sort not in SORTS:
             raise InvalidInputError(
                 f"unknown sort {sort!r}; use response, score, spread, reviewed or people")
+        score_panel = filters.score_panel_id if ranged else None
+        read_panels = (by_panel is not None or panel is not None or distribution_bins > 0
+                       or (ranged and (score_panel is not None
+                                       or filters.score_run_id is None)))
+        shown = tuple(panel_ids) if panels and read_panels else ()
+        if any(panels_service.unsettled(session, pid) for pid in shown):
+            return None
+        needs_scores = sort in ("score", "spread") or distribution_bins > 0 or ranged
+        seen = _Seen.read(session, rubric_version_id, dataset_id, sight, bool(shown))
+        if filters.verdict is not None:
+            verdict = VerdictClause(
+                criterion.id, filters.verdict.verdict, filters.verdict.run_id,
+                criterion.is_multi_choice,
+                panel_id=None if panel is None else panel.panel_id,
+                hidden=seen.hidden_on(criterion.id))
+        overlay = None
+        if needs_scores and (seen.partly or seen.wholly or shown):
+            overlay = Overlay(
+                runs={key: value[0] for key, value in
+                      seen.scores(sessions, runs, seen.partly).items()},
+                judged=frozenset(seen.wholly),
+                panels={(rid, p.panel_id): p.scores.get(rid, (None, None))[0]
+                        for p in panels if p.panel_id in shown for rid in seen.reviewed})
         spec = PageQuery(
             dataset_id=dataset_id, rubric_version_id=rubric_version_id, runs=tuple(runs),
             search=filters.search, metadata=filters.metadata, verdict=verdict,
             failed_only=filters.failed_only, disagree_only=filters.disagree_only,
             reviewed=filters.reviewed, min_score=filters.min_score,
             max_score=filters.max_score, score_run_id=filters.score_run_id,
-            score_gap=score_gap)
-        needs_scores = (sort in ("score", "spread") or distribution_bins > 0
-                        or filters.min_score is not None or filters.max_score is not None)
-        usable = (facts is not None and facts.run_ids == tuple(runs)
-                  and facts.score_gap == score_gap)
-        query = ResultsQuery(session, spec, with_scores=needs_scores,
-                             known=(facts.failed, facts.disagree) if usable else None)
-        total, ranges = query.summary(with_ranges=distribution_bins > 0)
-        page_ids = query.page(sort, sort_run_id, descending, offset, limit) if total else []
-        distribution = query.histogram(distribution_bins, ranges) if total else ()
+            score_gap=score_gap, panels=shown, score_panel_id=score_panel, overlay=overlay)
+        with overlay_table(session, overlay):
+            usable = (facts is not None and facts.run_ids == tuple(runs)
+                      and facts.score_gap == score_gap)
+            query = ResultsQuery(session, spec, with_scores=needs_scores,
+                                 known=(facts.failed, facts.disagree) if usable else None)
+            total, ranges = query.summary(with_ranges=distribution_bins > 0)
+            page_ids = (query.page(sort, sort_run_id, descending, offset, limit, by_panel)
+                        if total else [])
+            distribution = query.histogram(distribution_bins, ranges) if total else ()
         flags = _flags(session, runs, score_gap, page_ids, facts if usable else None)
         effective, judged = _page_scores(session, runs, page_ids)
+        on_page = set(page_ids)
+        for rid in seen.wholly & on_page:
+            for run in runs:
+                if (rid, run) in judged:
+                    effective[(rid, run)] = judged[(rid, run)]
+        effective.update(seen.scores(sessions, runs, seen.partly & on_page))
         counts = _review_counts(session, rubric_version_id, page_ids)
         reviewed_total = session.scalar(
             select(func.count()).select_from(m.EffectiveScoreRow)
@@ -97,7 +133,7 @@ def sql_page(
                    m.EffectiveScoreRow.dataset_id == dataset_id)) or 0
         texts = repo.snippets(session, page_ids, SNIPPET_CHARS)
         disputed = disputed_labels(session, [i for i in page_ids if counts.get(i, 0) > 0],
-                                   rubric_version_id)
+                                   rubric_version_id, sight)
     failed, verdicts_differ, scores_differ, failed_total, disagree_total = flags
     rows = tuple(
         results_row(rid, texts[rid], runs, effective, judged, failed=rid in failed,
@@ -110,7 +146,50 @@ def sql_page(
         run_ids=tuple(runs), rows=rows, total=total, dataset_total=dataset_total,
         failed_total=failed_total, disagree_total=disagree_total,
         reviewed_total=reviewed_total, offset=offset, limit=limit,
-        distribution=distribution, panel_ids=tuple(p.panel_id for p in panels))
+        distribution=distribution, panel_ids=tuple(panel_ids))
+
+
+class _Seen:
+    """What the viewer may see of people's decisions on the reviewed responses, where it
+    differs from what the kept tables hold (storage/services/blindness.py): per response
+    the criteria whose decision is hidden; ``wholly`` the responses whose every decision
+    is (their effective scores are the judges'), ``partly`` the others with one hidden
+    (their effective scores are computed with what the viewer sees)."""
+
+    def __init__(self, reviewed: list[int], hidden: dict[int, frozenset[int]],
+                 wholly: set[int], sight: blindness.Sight):
+        self.reviewed, self.hidden, self.sight = reviewed, hidden, sight
+        self.wholly = wholly
+        self.partly = set(hidden) - wholly
+
+    @classmethod
+    def read(cls, session: Session, rubric_version_id: int, dataset_id: int,
+             sight: blindness.Sight, with_panels: bool) -> _Seen:
+        if sight.sees_all and not with_panels:
+            return cls([], {}, set(), sight)
+        reviewed = effective_repo.reviewed_response_ids(session, rubric_version_id,
+                                                        dataset_id)
+        if sight.sees_all:
+            return cls(reviewed, {}, set(), sight)
+        everything = effective_repo.score_decisions(session, rubric_version_id, dataset_id,
+                                                    reviewed)
+        answered = effective_reads.answered_keys(session, rubric_version_id, sight,
+                                                 sorted(everything))
+        hidden = {rid: missing for rid, per in everything.items()
+                  if (missing := frozenset(c for c in per if (rid, c) not in answered))}
+        wholly = {rid for rid, missing in hidden.items()
+                  if len(missing) == len(everything[rid])}
+        return cls(reviewed, hidden, wholly, sight)
+
+    def hidden_on(self, criterion_id: int) -> tuple[int, ...]:
+        return tuple(sorted(rid for rid, missing in self.hidden.items()
+                            if criterion_id in missing))
+
+    def scores(self, sessions: SessionFactory, runs: list[int], ids: set[int]):
+        """(response, run) -> (score, error) of these responses as the viewer sees them."""
+        if not ids:
+            return {}
+        return _effective_overlay(sessions, runs, sorted(ids), self.sight)
 
 
 def _flags(session: Session, runs: list[int], score_gap: float, page_ids: list[int],

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -15,8 +14,7 @@ from sqlalchemy.orm import Session
 from grading.types import ScoringSettings, Verdict
 from storage import limits
 from storage import models as m
-from storage.choices import stored_choice
-from storage.convert import criterion_info, grade_info, human_verdict_info
+from storage.convert import criterion_info, grade_info
 from storage.dto import EffectiveGrade, HumanScore, HumanVerdictInfo
 from storage.effective import compute_effective_grade, compute_human_score
 from storage.engine import SessionFactory
@@ -47,18 +45,17 @@ from storage.services.save_retry import (
     is_unique_violation,
     retry_until_saved,
 )
+from storage.services.verdict_append import UNCHECKED as UNCHECKED
+from storage.services.verdict_append import ReadAhead as ReadAhead
+from storage.services.verdict_append import _Unchecked, read_ahead, stale_error
+from storage.services.verdict_append import append_verdict as append_verdict
 from storage.services.verdict_history import history_in as history_in
 from storage.services.verdict_history import verdict_history as verdict_history
 
 ADJUDICATION = m.ADJUDICATION_STREAM
 
 
-class _Unchecked:
-    def __repr__(self) -> str:
-        return "UNCHECKED"
 
-
-UNCHECKED: Final = _Unchecked()
 
 
 def _parse(verdict: Verdict | str) -> Verdict | str:
@@ -133,7 +130,7 @@ def adjudicate(
                 raise
             if not isinstance(expected_current_id, _Unchecked):
                 with sessions() as session:
-                    raise _stale(repo.latest(session, response_id, criterion_id,
+                    raise stale_error(repo.latest(session, response_id, criterion_id,
                                              ADJUDICATION)) from None
             raise Collision from None
 
@@ -179,11 +176,13 @@ def save_review(
             with sessions.begin() as session:
                 if shown_version_id is not None:
                     review_version.check_shown_version(session, shown_version_id, parsed)
+                ahead = read_ahead(session, response_id, list(parsed), who[0])
                 for cid, (verdict, note) in parsed.items():
                     try:  # a stale criterion is refused before anything is written for it
                         saved.append(append_verdict(
                             session, response_id, cid, verdict, who, note,
-                            wanted.get(cid, UNCHECKED), review_seconds=review_seconds))
+                            wanted.get(cid, UNCHECKED), review_seconds=review_seconds,
+                            ahead=ahead))
                     except StaleVerdictError as exc:
                         stale.append((cid, exc))
                 # After every append: its locks come after the verdicts' own writes.
@@ -205,52 +204,6 @@ def _who(actor: Actor) -> tuple[str, str]:
     if not key:
         raise InvalidInputError("enter your name as reviewer before saving a verdict")
     return key, (actor.name or actor.key).strip()
-
-
-def _stale(current: m.HumanVerdictRow | None) -> StaleVerdictError:
-    if current is None:
-        return StaleVerdictError("the verdict changed while you were reviewing; reload",
-                                 current_id=None)
-    return StaleVerdictError(
-        f"{current.reviewer} changed this verdict to {current.option or current.verdict} at "
-        f"{current.created_at:%Y-%m-%d %H:%M} UTC while you were reviewing; reload to see "
-        "it and decide again",
-        current_id=current.id,
-    )
-
-
-def append_verdict(
-    session: Session, response_id: int, criterion_id: int, verdict: Verdict | str,
-    who: tuple[str, str], note: str, expected_current_id: int | _Unchecked | None,
-    *, stream: str | None = None, review_seconds: float | None = None,
-) -> HumanVerdictInfo:
-    """Add one human verdict inside the caller's transaction: the one write path that the
-    Review page, adjudication and the CSV import share. ``who`` is (key, name); the stream
-    is the reviewer's own unless given (adjudication). The caller then refreshes the
-    effective verdicts of what it wrote (``effective_upkeep.refresh_verdicts``), once, after
-    its last append. ``verdict``: MET / UNMET /
-    CANNOT_ASSESS, or an option label on a multi-choice criterion (``storage.choices``)."""
-    key, name = who
-    stream = key if stream is None else stream
-    found = rubric_repo.criterion_with_frozen(session, criterion_id)
-    if found is None:
-        raise NotFoundError(f"criterion {criterion_id} does not exist")
-    criterion, frozen = found
-    chosen, option = stored_choice(criterion_info(criterion), verdict)
-    dataset_repo.require_response(session, response_id)
-    current = repo.latest(session, response_id, criterion_id, stream)
-    checked = not isinstance(expected_current_id, _Unchecked)
-    if checked and (current.id if current else None) != expected_current_id:
-        raise _stale(current)
-    if not frozen:
-        rubric_repo.freeze(session, criterion.version_id)
-    row = repo.append(
-        session, response_id=response_id, rubric_version_id=criterion.version_id,
-        criterion_id=criterion_id, stream=stream, verdict=chosen.value, reviewer_key=key,
-        reviewer=name, note=note, previous=current, review_seconds=review_seconds,
-        option=option,
-    )
-    return human_verdict_info(row, current)
 
 
 def current_verdicts(

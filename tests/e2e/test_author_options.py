@@ -46,7 +46,11 @@ def test_author_a_likert_criterion(seeded_app_server, page: Page, screenshot):
     page.get_by_role("button", name="Use preset").click()
     wait_idle(page)
     page.get_by_text("Preview the judge's prompt").click()
-    expect(page.get_by_text("5 - Excellent").first).to_be_visible(timeout=30_000)
+    # In the prompt shown (the options table above also holds the label, in cells a canvas
+    # draws: ``.first`` on the whole page could pick one of those, which is never visible).
+    preview = page.get_by_test_id("stExpander").filter(has_text="Preview the judge's prompt")
+    expect(preview.get_by_test_id("stCode").get_by_text("5 - Excellent").first).to_be_visible(
+        timeout=30_000)
     screenshot("rubrics_options_editor_1280")
     page.get_by_role("button", name="Save criteria").click()
     expect(page.get_by_text("Saved 2 criteria in version 1")).to_be_visible(timeout=30_000)

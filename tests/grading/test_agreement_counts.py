@@ -6,6 +6,7 @@ against compare_verdicts on the verdicts behind the counts (every field identica
 
 from __future__ import annotations
 
+import random
 import warnings
 from collections import Counter
 
@@ -19,6 +20,8 @@ from grading.agreement import (
     compare_counts_by_criterion,
     compare_verdicts,
     compare_verdicts_by_criterion,
+    pair_scores,
+    pair_scores_array,
 )
 from tests.grading.test_agreement import GENERATED, LABELS, generate_pair, same
 
@@ -89,3 +92,18 @@ def test_counts_by_criterion_equal_the_verdicts_by_criterion():
             per.setdefault(criterion, Counter())[x, b[item, criterion]] += 1
 
     assert compare_counts_by_criterion(per) == compare_verdicts_by_criterion(a, b)
+
+
+def test_pair_scores_of_many_matrices_are_the_same_floats_as_one_at_a_time():
+    rng = random.Random(7)
+    cells = [[0, 0, 0, 0], [5, 0, 0, 0], [0, 0, 0, 7], [0, 3, 0, 0], [0, 0, 2, 0],
+             [1, 1, 1, 1]]
+    cells += [[rng.randrange(0, high) for _ in range(4)]
+              for high in (3, 10, 400, 5000) for _ in range(500)]
+
+    arrays = pair_scores_array(np.array(cells))
+
+    for i, row in enumerate(cells):
+        expected = pair_scores(*row)
+        got = tuple(None if np.isnan(a[i]) else float(a[i]) for a in arrays)
+        assert got == expected, (row, got, expected)

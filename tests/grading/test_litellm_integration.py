@@ -262,14 +262,16 @@ def test_grade_sync_through_litellm_twice(fake_provider):
 def test_importing_grading_does_not_import_litellm():
     code = (
         "import sys, time\n"
-        "start = time.perf_counter()\n"
+        "start = time.process_time()\n"
         "import grading, grading.autograders, grading.llm\n"
-        "print(round(time.perf_counter() - start, 3), 'litellm' in sys.modules)\n"
+        "print(round(time.process_time() - start, 3), 'litellm' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=str(__import__("pathlib").Path(__file__).parents[2]))
     seconds, imported = out.stdout.split()
     assert imported == "False"
+    # CPU seconds, not wall: importing litellm costs ~2.5 s of CPU; the wall clock of a loaded
+    # machine (2.7 s seen at a load of 20) says nothing about the import.
     assert float(seconds) < 2.0
 
 

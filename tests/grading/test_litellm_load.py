@@ -1,6 +1,7 @@
 """How the library loads litellm on its first call: once, with what the first call would
 import on the event loop, and with the loaded heap left out of the garbage collector's
-passes when the library was the one that imported it (``grading.llm.freeze_heap_on_load``).
+passes when the library was the one that imported it
+(``grading.litellm_loader.freeze_heap_on_load``).
 Each case runs in a fresh interpreter: what is imported and frozen is process-wide."""
 
 from __future__ import annotations
@@ -18,21 +19,21 @@ import gc, json, sys
 mode = sys.argv[1]
 if mode == "user-imported-litellm":
     import litellm  # the user's own code got there first
-import grading.llm
+import grading.litellm_loader
 if mode == "opted-out":
-    grading.llm.freeze_heap_on_load = False
+    grading.litellm_loader.freeze_heap_on_load = False
 if mode == "app":
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(sys.argv[2], default_timeout=120).run()
     assert not at.exception, at.exception
 before = gc.get_freeze_count()
-grading.llm._load_litellm()  # as the first call does (or the app's runner thread)
+grading.litellm_loader.load_litellm()  # as the first call does (or the app's runner thread)
 after_first = gc.get_freeze_count()
-grading.llm._load_litellm()
+grading.litellm_loader.load_litellm()
 print(json.dumps({"before": before, "frozen": after_first,
                   "frozen_again": gc.get_freeze_count() - after_first,
                   "first_call_modules": all(m in sys.modules
-                                            for m in grading.llm.FIRST_CALL_MODULES)}))
+                                            for m in grading.litellm_loader.FIRST_CALL_MODULES)}))
 """
 
 

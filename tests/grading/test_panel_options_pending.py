@@ -1,5 +1,5 @@
 """Multi-choice criteria in a panel while members are still grading
-(grading.panels.combine_options_with_pending): an option only when no answer of the pending
+(grading.panel_options.combine_options_with_pending): an option only when no answer of the pending
 members (any option, an abstention, or a failure) could change it; the label is carried in
 the decision's ``option`` and ``choice``."""
 

@@ -17,6 +17,7 @@ from storage import models as m
 from storage.repositories import effective as effective_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import (
+    agreement_sources,
     blindness,
     calibration_candidates,
     consensus,
@@ -73,6 +74,14 @@ def decided_ids(session, version_id):
                m.DatasetRow.archived.is_(False)).distinct()))
 
 
+def reviewer_verdicts(session, version_id, dataset_id):
+    """Agreement's reviewers' own verdicts, from ``consensus.gather`` (ORM rows)."""
+    ids = verdict_repo.response_ids_reviewed_in(session, dataset_id, version_id)
+    reviews, _adj, _numbers, _v = consensus.gather(session, ids, version_id)
+    return [h for rid in sorted(reviews) for cid in sorted(reviews[rid])
+            for h in reviews[rid][cid]]
+
+
 SWAPS = [
     (effective_reads, "decisions", decisions),
     (effective_reads, "score_decisions", score_decisions),
@@ -86,6 +95,9 @@ SWAPS = [
     (panels, "panel_grades", panels.recomputed_grades),
     (panel_agreement, "member_agreement", panel_agreement.recounted_agreement),
     (panel_results, "panel_columns", panel_results.recomputed_columns),
+    # Agreement's panel sources from every PanelGrade (issue 41, step 4)
+    (agreement_sources, "panel_sources", panel_results.recomputed_sources),
+    (agreement_sources, "reviewer_verdicts", reviewer_verdicts),
 ]
 
 

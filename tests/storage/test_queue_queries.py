@@ -245,3 +245,29 @@ def test_the_adjudication_page_keeps_options_apart_by_label(sessions, graded):  
         dataset_id = session.get(m.ResponseRow, response_id).dataset_id
     count, items = _page(sessions, dataset_id, ids["version"], 10)
     assert (count, [(i[0], i[2]) for i in items]) == (1, [(response_id, ids["tone"])])
+
+
+def test_a_carried_verdict_that_does_not_fit_the_criterion_now_is_no_dispute(sessions):
+    """consensus._fits: a MET given when the criterion was binary is not carried onto the
+    multi-choice criterion with the same requirement, so it disputes nothing there (the
+    SQL dispute query listed one)."""
+    from tests.kinds import LIKERT
+
+    version, dataset, [response, *_] = _reviewed_world(sessions)
+    _say(sessions, ANA, response.id, version.criteria[2].id, "MET")  # concise, binary on v1
+    v2 = rubrics.save_criteria(sessions, version.id, [
+        c.model_copy(update={"options": LIKERT} if c.name == "concise" else {})
+        for c in CRITERIA], actor=ADMIN)
+    make_run(sessions, v2.id, dataset.id)
+    concise = v2.criteria[2].id
+    _say(sessions, BO, response.id, concise, "Good")  # the only choice that fits now
+    expected = [(rid, cid) for rid, _e, cid, status, _h
+                in _every_reviewed(sessions, dataset.id, v2.id) if status == "disputed"]
+    assert (response.id, concise) not in expected
+    with sessions() as session:
+        total, first, kept = verdict_repo.dispute_page(
+            session, dataset.id, v2.id, 20, [(response.id, concise)])
+        candidates = verdict_repo.disputed_candidates(session, dataset.id, v2.id)
+    assert (total, first, kept) == (len(expected), expected, [])
+    assert set(expected) <= set(candidates)
+    assert _queue(sessions, dataset.id, v2.id) == _every_reviewed(sessions, dataset.id, v2.id)

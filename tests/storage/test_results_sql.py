@@ -7,11 +7,13 @@ through indexes."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
+from sqlalchemy import text
 
 from grading.types import EvaluationReport
-from storage.services import datasets, reviews, runs
+from storage.services import blindness, datasets, panel_results, panels, results_sql, reviews, runs
 from storage.services.results import ResultsFilter, VerdictFilter, results_page
 from storage.services.results_python import page_in_python
 from storage.services.results_query import PageQuery, ResultsQuery, VerdictClause
@@ -23,6 +25,9 @@ from tests.storage.test_agreement_counts import _full_scans, _plan
 from tests.storage.test_effective_verdicts import CHOICES
 
 REVIEWERS = ("ana", "bo")
+# Everyone, each reviewer blind to the other, one who answered nothing, nobody signed in.
+SIGHTS = (blindness.EVERYTHING, blindness.as_reviewer("ana"), blindness.as_reviewer("bo"),
+          blindness.as_reviewer("cy"), blindness.NOBODY)
 
 
 class _History:
@@ -87,6 +92,97 @@ class _History:
             ResultsFilter(verdict=VerdictFilter(tone.id, "no text", a), reviewed="reviewed"),
             ResultsFilter(disagree_only=True, min_score=0.3, metadata=(("model", "gpt-x"),)),
         ]
+
+
+    def finish(self) -> None:
+        """Every run done: a panel's stored decisions are then the ones read."""
+        for run in self.runs:
+            runs.start_run(self.sessions, run.id)
+            runs.finish_run(self.sessions, run.id)
+
+    def make_panels(self) -> list[int]:
+        a, b, c = (run.id for run in self.runs)
+        return [panels.create_panel(self.sessions, run_ids=[a, b, c], rule="majority",
+                                    actor=ADMIN).id,
+                panels.create_panel(self.sessions, run_ids=[a, b], rule="any",
+                                    actor=ADMIN).id]
+
+    def panel_filters(self, panel_ids: list[int]) -> list[ResultsFilter]:
+        p, q = panel_ids
+        b = self.runs[1].id
+        accurate, clarity, tone = self.version.criteria
+        return [
+            ResultsFilter(min_score=0.4, score_panel_id=p), ResultsFilter(max_score=0.5),
+            ResultsFilter(min_score=0.1, max_score=0.7, score_panel_id=q, score_run_id=b),
+            ResultsFilter(verdict=VerdictFilter(accurate.id, "MET", None, panel_id=p)),
+            ResultsFilter(verdict=VerdictFilter(clarity.id, "Good", None, panel_id=q)),
+            ResultsFilter(verdict=VerdictFilter(tone.id, "CANNOT_ASSESS", None, panel_id=p),
+                          reviewed="reviewed"),
+            ResultsFilter(disagree_only=True, min_score=0.3, score_panel_id=q),
+        ]
+
+
+def _compare_views(sessions, history: _History, rng: random.Random, views: int, *,
+                   panel_ids: list[int] = ()) -> int:
+    """Random views with the panels shown (and in the filters, sort and histograms) and
+    random viewers: the SQL page answers, and gives the Python page."""
+    run_ids = [run.id for run in history.runs]
+    where = dict(dataset_id=history.dataset.id, rubric_version_id=history.version.id)
+    columns = {sight: panel_results.panel_columns(sessions, **where, panel_ids=panel_ids,
+                                                  sight=sight) if panel_ids else ()
+               for sight in SIGHTS}
+    choices = history.filters() + (history.panel_filters(panel_ids) if panel_ids else [])
+    compared = 0
+    for _ in range(views):
+        sight = rng.choice(SIGHTS)
+        kwargs = dict(
+            **where, run_ids=run_ids, filters=rng.choice(choices),
+            sort=rng.choice(["response", "score", "score", "spread", "reviewed"]),
+            sort_run_id=rng.choice([None, *run_ids]),
+            sort_panel_id=rng.choice([None, *panel_ids]), descending=rng.random() < 0.5,
+            offset=rng.choice([0, 0, 5]), limit=rng.choice([7, 50]),
+            distribution_bins=rng.choice([0, 4]), score_gap=rng.choice([0.2, 0.05]),
+            panels=columns[sight], sight=sight)
+        new = results_sql.sql_page(sessions, facts=None, **kwargs)
+        assert new is not None, kwargs
+        old = page_in_python(sessions, **kwargs)
+        assert new == old, f"{kwargs}"
+        compared += len(new.rows)
+    return compared
+
+
+def test_the_sql_page_gives_the_python_page_with_panels_and_blind_viewers(sessions):
+    for seed in (6, 7):
+        history = _History(sessions, seed)
+        rng = random.Random(seed)
+        history.grade(40)
+        for _ in range(10):
+            history.review()
+        assert _compare_views(sessions, history, rng, 20) > 0  # blind viewers, no panel
+        history.grade(100)
+        history.finish()
+        panel_ids = history.make_panels()
+        for _ in range(4):
+            history.adjudicate()
+        assert _compare_views(sessions, history, rng, 30, panel_ids=panel_ids) > 0
+        for _ in range(10):
+            rng.choice([history.review, history.review, history.adjudicate])()
+        assert _compare_views(sessions, history, rng, 30, panel_ids=panel_ids) > 0
+
+
+def test_a_panel_still_grading_is_read_in_python(sessions):
+    """Its stored decisions are not the ones read while a member is grading."""
+    history = _History(sessions, 8, size=8)
+    history.grade(12)
+    [panel_id, _other] = history.make_panels()
+    where = dict(dataset_id=history.dataset.id, rubric_version_id=history.version.id)
+    columns = panel_results.panel_columns(sessions, **where, panel_ids=[panel_id])
+    kwargs = dict(**where, run_ids=[run.id for run in history.runs],
+                  filters=ResultsFilter(), sort="score", sort_panel_id=panel_id,
+                  panels=columns, distribution_bins=3)
+    assert results_sql.sql_page(sessions, facts=None, descending=False, offset=0,
+                                limit=50, score_gap=0.2, sort_run_id=None, **kwargs) is None
+    assert results_page(sessions, **kwargs) == page_in_python(sessions, **kwargs)
 
 
 def _compare(sessions, history: _History, rng: random.Random, views: int) -> int:
@@ -183,3 +279,48 @@ def test_the_page_query_reads_the_verdict_tables_through_indexes(sessions, sort)
                       "effective_scores", "effective_run_scores", "people",
                       *(f"[ge]{run.id}" for run in history.runs)):
             assert not _full_scans(plan, table), plan
+
+
+def test_the_panel_sort_reads_the_panel_tables_through_indexes(sessions):
+    """Sorted by a panel's score, ranged on it and filtered on its verdict, with a blind
+    viewer's overlay: the panel's stored rows by their keys, never a full scan."""
+    from storage.services.results_query import Overlay, overlay_table
+
+    history = _History(sessions, 9, size=6)
+    history.grade(18)
+    history.review()
+    history.finish()
+    panel_id, other = history.make_panels()
+    accurate = history.version.criteria[0]
+    rid = history.responses[0].id
+    spec = PageQuery(
+        dataset_id=history.dataset.id, rubric_version_id=history.version.id,
+        runs=tuple(run.id for run in history.runs), min_score=0.1, score_panel_id=panel_id,
+        panels=(panel_id, other),
+        verdict=VerdictClause(accurate.id, "MET", None, False, panel_id=panel_id,
+                              hidden=(rid,)),
+        overlay=Overlay(runs={(rid, history.runs[0].id): 0.5}, judged=frozenset({rid}),
+                        panels={(rid, panel_id): 0.25}))
+    with sessions() as session, overlay_table(session, spec.overlay):
+        query = ResultsQuery(session, spec, with_scores=True)
+        # The overlay's temporary table lives on this connection: plan on it.
+        plans = [_plan_on(session, statement) for statement in (
+            query.page_query("score", None, True, 0, 50, panel_id), query.count_query())]
+    for plan in plans:
+        assert "panel_grades" in plan or f"pg{panel_id}" in plan, plan
+        assert re.search(rf"\bop{panel_id}\b", plan), plan  # the overlay, by its key
+        for table in ("panel_grades", "panel_verdicts", "grade_criteria", "effective_verdicts",
+                      "grades", "effective_run_scores", "results_overlay", f"pg{panel_id}",
+                      f"pg{other}", f"op{panel_id}", "oj", f"o{history.runs[0].id}"):
+            assert not _full_scans(plan, table), plan
+
+
+def _plan_on(session, statement) -> str:
+    """``_plan`` on the session's own connection."""
+    connection = session.connection()
+    compiled = statement.compile(connection, compile_kwargs={"literal_binds": True})
+    if connection.dialect.name == "sqlite":
+        return "\n".join(row[-1] for row in connection.execute(
+            text(f"EXPLAIN QUERY PLAN {compiled}")))
+    connection.execute(text("SET LOCAL enable_seqscan = off"))
+    return "\n".join(row[0] for row in connection.execute(text(f"EXPLAIN {compiled}")))

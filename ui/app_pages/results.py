@@ -130,9 +130,14 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
 
 def export_runs(db: str, run_ids: tuple[int, ...], fmt: str,
                 panel_ids: tuple[int, ...] = ()) -> bytes:
-    """Runs only when the button is clicked: the whole export is built then."""
-    return exports.results_export(runtime.sessions_for(db), run_ids, fmt, panel_ids,
-                                  sight=blindness.sight_of(current_actor())).encode("utf-8")
+    """Runs only when the button is clicked: the export is written a page at a time to a
+    temporary file, whose bytes the button then holds. Streamlit 1.67 keeps any download
+    as one bytes object in its media store (it reads a file it is given whole, never a
+    stream), so reading it here costs the same and closes the file at once; what is saved
+    is the whole export built as a string too (two or three more copies)."""
+    with exports.results_export_file(runtime.sessions_for(db), run_ids, fmt, panel_ids,
+                                     sight=blindness.sight_of(current_actor())) as found:
+        return found.read()
 
 
 def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
