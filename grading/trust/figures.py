@@ -39,7 +39,16 @@ def var(values) -> float:
     """The sample variance (n - 1), in floats (statistics.variance is exact and slow)."""
     values = list(values)
     centre = mean(values)
-    return math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1)
+    if len(values) < 64:
+        return math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1)
+    # A judge's values are a few distinct numbers (MET 1 / UNMET 0, option values): each
+    # squared deviation is worked out once, in the same float operations, and fsum (exact,
+    # so order-free) adds the same terms.
+    import numpy as np
+
+    distinct, inverse = np.unique(np.asarray(values, dtype=float), return_inverse=True)
+    squares = np.asarray([(v - centre) ** 2 for v in distinct.tolist()], dtype=float)
+    return math.fsum(squares[inverse].tolist()) / (len(values) - 1)
 
 
 def wilson(successes: int, n: int) -> Figure:

@@ -36,7 +36,8 @@ def _features(x, y, strata: Sequence[Hashable]):
 
     labels = sorted(set(strata), key=str)
     index = {s: i for i, s in enumerate(labels)}
-    which = np.array([index[s] for s in strata])
+    which = (np.zeros(len(strata), dtype=int) if len(labels) == 1
+             else np.array([index[s] for s in strata]))
     columns = []
     for i in range(len(labels)):
         inside = (which == i).astype(float)
@@ -87,8 +88,11 @@ def prepare_slope(lengths: Sequence[float], values: Sequence[float],
     point = _slopes(features.sum(axis=0)[None, :], count)[0]
     # The same verdict (or value) for every response of each stratum: the slope is 0 on
     # every resample, and "+0.00 [+0.00, +0.00]" would claim a certainty no data gave.
-    labels = np.asarray([str(g) for g in groups])
-    constant = all(np.ptp(y[labels == label]) == 0 for label in set(labels.tolist()))
+    if strata is None:
+        constant = bool(np.ptp(y) == 0)
+    else:
+        labels = np.asarray([str(g) for g in groups])
+        constant = all(np.ptp(y[labels == label]) == 0 for label in set(labels.tolist()))
     if np.isnan(point) or constant:
         return lambda: LengthBias(Figure(None, None, None, n), controlled, count)
     handle = draws.add(rows, features)

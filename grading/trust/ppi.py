@@ -45,23 +45,37 @@ class CorrectedMean:
     power: float | None = None  # the judge's weight lambda in ``corrected``, 0..1
 
 
-def _mean_figure(values: Sequence[float]) -> Figure:
-    n = len(values)
-    if n == 0:
+@dataclass(frozen=True)
+class _Summary:
+    """The count, mean and sample variance of the judge's values over all N, worked out
+    once per estimate (each is needed by several of its figures)."""
+
+    n: int
+    mean: float | None  # None: no values
+    var: float | None  # None: fewer than two values
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> _Summary:
+        n = len(values)
+        return cls(n, mean(values) if n else None, var(values) if n >= 2 else None)
+
+
+def _mean_figure(values: Sequence[float], summary: _Summary | None = None) -> Figure:
+    found = summary or _Summary.of(values)
+    if found.n == 0:
         return Figure(None, None, None, 0)
-    centre = mean(values)
-    if n < 2:
-        return Figure(centre, None, None, n)
-    half = Z95 * math.sqrt(var(values) / n)
-    return Figure(centre, centre - half, centre + half, n)
+    if found.n < 2:
+        return Figure(found.mean, None, None, found.n)
+    half = Z95 * math.sqrt(found.var / found.n)
+    return Figure(found.mean, found.mean - half, found.mean + half, found.n)
 
 
-def power(judge_all: Sequence[float], judge_sample: Sequence[float],
+def power(judge_all: _Summary, judge_sample: Sequence[float],
           people_sample: Sequence[float]) -> float:
     """The variance-minimising weight of the judge, clipped to [0, 1] (0 when the judge's
     values do not vary: they carry nothing about people's)."""
-    n, big_n = len(people_sample), len(judge_all)
-    var_f = var(judge_all)
+    n, big_n = len(people_sample), judge_all.n
+    var_f = judge_all.var
     if var_f == 0:
         return 0.0
     mean_y, mean_f = mean(people_sample), mean(judge_sample)
@@ -70,14 +84,14 @@ def power(judge_all: Sequence[float], judge_sample: Sequence[float],
     return min(1.0, max(0.0, cov / ((1 + n / big_n) * var_f)))
 
 
-def _estimate(judge_all: Sequence[float], judge_sample: Sequence[float],
+def _estimate(judge_all: _Summary, judge_sample: Sequence[float],
               people_sample: Sequence[float], weight: float) -> Figure:
-    n, big_n = len(people_sample), len(judge_all)
+    n, big_n = len(people_sample), judge_all.n
     rectifier = [y - weight * f for y, f in zip(people_sample, judge_sample, strict=True)]
-    theta = weight * mean(judge_all) + mean(rectifier)
+    theta = weight * judge_all.mean + mean(rectifier)
     if n < 2 or big_n < 2:
         return Figure(theta, None, None, n)
-    half = Z95 * math.sqrt(weight ** 2 * var(judge_all) / big_n + var(rectifier) / n)
+    half = Z95 * math.sqrt(weight ** 2 * judge_all.var / big_n + var(rectifier) / n)
     return Figure(theta, theta - half, theta + half, n)
 
 
@@ -90,15 +104,16 @@ def ppi_mean(judge_all: Sequence[float], judge_sample: Sequence[float],
     if len(judge_sample) != len(people_sample):
         raise ValueError(f"the sample's judge values ({len(judge_sample)}) and people's "
                          f"values ({len(people_sample)}) must be aligned")
-    judge = _mean_figure(judge_all)
+    summary = _Summary.of(judge_all)
+    judge = _mean_figure(judge_all, summary)
     people = _mean_figure(people_sample)
-    n, big_n = len(people_sample), len(judge_all)
+    n, big_n = len(people_sample), summary.n
     if n == 0 or big_n == 0:
         return CorrectedMean(judge, people, Figure(None, None, None, n),
                              mean(judge_sample) if judge_sample else None)
-    classical = _estimate(judge_all, judge_sample, people_sample, 1.0)
+    classical = _estimate(summary, judge_sample, people_sample, 1.0)
     if n < 2 or big_n < 2:
         return CorrectedMean(judge, people, classical, mean(judge_sample), classical, 1.0)
-    weight = power(judge_all, judge_sample, people_sample)
-    return CorrectedMean(judge, people, _estimate(judge_all, judge_sample, people_sample, weight),
+    weight = power(summary, judge_sample, people_sample)
+    return CorrectedMean(judge, people, _estimate(summary, judge_sample, people_sample, weight),
                          mean(judge_sample), classical, weight)

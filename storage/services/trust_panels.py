@@ -21,10 +21,8 @@ from dataclasses import dataclass
 from grading.panels import combine_options, combine_verdicts
 from storage.services import trust_samples
 from storage.services.panels import PanelInfo
-from storage.services.trust_frame import Frame
+from storage.services.trust_frame import Frame, places, seen_of
 from storage.services.trust_reads import Reads
-
-_UNSEEN = object()
 
 
 @dataclass(frozen=True)
@@ -34,20 +32,59 @@ class PanelSamples:
     stability: list | None  # per criterion, prepared stability figures; None: not measured
 
 
-def _member_samples(data, reads: Reads, groups, run_id: int
-                    ) -> tuple[list[dict], str]:
-    """The member's samples, each {(response, criterion): choice (None: failed)}, and how
-    they were found, in words."""
-    seen = data.verdicts.get(f"run:{run_id}", {})
+class _Votes:
+    """Every distinct choice the members gave, as a small integer (0: None, no verdict), so
+    that a panel sample is a row of integers and each distinct row is decided once."""
+
+    def __init__(self) -> None:
+        self.choices: list = [None]
+        self.index: dict = {None: 0}
+
+    def code(self, choice) -> int:
+        if choice not in self.index:
+            self.index[choice] = len(self.choices)
+            self.choices.append(choice)
+        return self.index[choice]
+
+    def matrix(self, verdicts, frame: Frame):
+        """responses x criteria codes of a source's verdicts; 0 where it has none."""
+        import numpy as np
+
+        for choice in set(verdicts.values()):
+            self.code(choice)
+        rows, cols = places(verdicts, frame)
+        codes = np.fromiter(map(self.index.__getitem__, verdicts.values()), dtype=np.int32,
+                            count=len(verdicts))
+        kept = (rows >= 0) & (cols >= 0)
+        found = np.zeros((len(frame.positions), len(frame.columns)), dtype=np.int32)
+        found[rows[kept], cols[kept]] = codes[kept]
+        return found
+
+
+def _member_samples(data, frame: Frame, reads: Reads, groups, votes: _Votes, run_id: int,
+                    run_votes: dict) -> tuple[list, str]:
+    """The member's samples, each a responses x criteria array of vote codes (``votes``;
+    0: failed or no verdict), and how they were found, in words. ``run_votes``: the runs'
+    vote codes made so far (members share runs as samples: each is coded once)."""
+    import numpy as np
+
     within = reads.within.get(run_id)
     if within is not None:
-        count, stored = within
-        found = [{key: (choices[s] or None) if s < len(choices) else None
-                  for key, choices in stored.items() if key in seen} for s in range(count)]
+        count = within.count
+        found = [np.zeros((len(frame.positions), len(frame.columns)), dtype=np.int32)
+                 for _ in range(count)]
+        seen = seen_of(data, frame, f"run:{run_id}")
+        for column, _cid, choices, rows in trust_samples.placed(frame, within, seen):
+            for s in range(count):
+                found[s][rows, column] = votes.code(
+                    (choices[s] or None) if s < len(choices) else None)
         return found, f"run #{run_id}: {count} samples per criterion"
     live, _gone = groups.get(f"run:{run_id}", ((run_id,), ()))
     runs = [run_id, *(r for r in live if r != run_id)] if run_id in live else [run_id]
-    found = [data.verdicts.get(f"run:{r}", {}) for r in runs]
+    for r in runs:
+        if r not in run_votes:
+            run_votes[r] = votes.matrix(data.verdicts.get(f"run:{r}", {}), frame)
+    found = [run_votes[r] for r in runs]
     if len(runs) == 1:
         return found, f"run #{run_id}: one sample"
     return found, f"run #{run_id}: runs {', '.join(f'#{r}' for r in runs)}"
@@ -55,39 +92,83 @@ def _member_samples(data, reads: Reads, groups, run_id: int
 
 def panel_samples(data, frame: Frame, reads: Reads, groups, key: str,
                   panel: PanelInfo) -> PanelSamples:
-    members = [_member_samples(data, reads, groups, member.run.id)
+    count, basis, stacked = panel_codes(data, frame, reads, groups, key, panel)
+    return PanelSamples(count=count, basis=basis, stability=None if stacked is None
+                        else trust_samples.by_criterion(frame, stacked))
+
+
+def panel_codes(data, frame: Frame, reads: Reads, groups, key: str, panel: PanelInfo):
+    """The panel's samples measured, their basis in words, and their responses x criteria
+    x samples codes (-1: no decided verdict; None below two samples)."""
+    votes, run_votes = _Votes(), {}
+    members = [_member_samples(data, frame, reads, groups, votes, member.run.id, run_votes)
                for member in panel.members]
     count = min(len(samples) for samples, _how in members)
     basis = (f"the panel's rule ({panel.rule}) over its members' samples, sample by "
              f"sample: {'; '.join(how for _samples, how in members)} — {count} panel "
              f"sample{'s' if count != 1 else ''} (the fewest any member has)")
     if count < 2:
-        return PanelSamples(count=count, basis=basis, stability=None)
-    criteria = {c.id: c for c in data.criteria}
-    rubric = {c.id: c.to_criterion() for c in data.criteria if c.is_multi_choice}
+        return count, basis, None
     weights = ([member.weight for member in panel.members] if panel.rule == "weighted"
                else None)
-    decided: dict[tuple, object] = {}
+    return count, basis, combined_codes(
+        data, frame, seen_of(data, frame, key),
+        [samples[:count] for samples, _how in members], votes, panel.rule, weights,
+        panel.tie_rule)
 
-    def decide(cid: int, votes: tuple) -> object:
-        found = decided.get((cid, votes), _UNSEEN)
-        if found is _UNSEEN:
-            if cid in rubric:
-                found = combine_options(votes, rubric[cid]).choice
+
+def combined_codes(data, frame: Frame, seen, members: list[list], votes: _Votes, rule: str,
+                   weights, tie_rule):
+    """responses x criteria x samples codes of the panel's rule over its members' samples
+    (``members``: per member, per sample, vote codes), where the panel has a verdict the
+    viewer sees (``seen``); -1 elsewhere and where the panel decided nothing. Each distinct
+    row of votes is decided once."""
+    import numpy as np
+
+    criteria = {c.id: c for c in data.criteria}
+    count, size = len(members[0]), len(votes.choices)
+    stacked = np.full((len(frame.positions), len(frame.columns), count), -1, dtype=np.int32)
+    for cid, j in frame.columns.items():
+        rows = np.nonzero(seen[:, j])[0]
+        if not len(rows):
+            continue
+        # (samples x rows) x members
+        table = np.stack([np.stack([member[s][rows, j] for s in range(count)])
+                          for member in members], axis=-1).reshape(-1, len(members))
+        distinct, inverse = _distinct_rows(table, size)
+        criterion = criteria[cid]
+        rubric = criterion.to_criterion() if criterion.is_multi_choice else None
+        decided = []
+        for row in distinct:
+            cast = tuple(votes.choices[v] for v in row)
+            if rubric is not None:
+                choice = combine_options(cast, rubric).choice
             else:
-                found = combine_verdicts(
-                    votes, panel.rule,  # type: ignore[arg-type]
-                    criterion_weight=criteria[cid].weight, weights=weights,
-                    tie_rule=panel.tie_rule).verdict  # type: ignore[arg-type]
-            decided[cid, votes] = found
-        return found
+                choice = combine_verdicts(
+                    cast, rule,  # type: ignore[arg-type]
+                    criterion_weight=criterion.weight, weights=weights,
+                    tie_rule=tie_rule).verdict  # type: ignore[arg-type]
+            decided.append(frame.codes.get((cid, choice), -1))
+        stacked[rows, j, :] = np.asarray(decided, dtype=np.int32)[inverse].reshape(
+            count, len(rows)).T
+    return stacked
 
-    seen = data.verdicts.get(key, {})
-    member_lists = [samples for samples, _how in members]
-    combined = {
-        (rid, cid): [decide(cid, tuple(samples[s].get((rid, cid)) for samples in member_lists))
-                     for s in range(count)]
-        for rid, cid in seen}
-    stacked = trust_samples.stack_choices(frame, seen, count, combined)
-    return PanelSamples(count=count, basis=basis,
-                        stability=trust_samples.by_criterion(frame, stacked))
+
+def _distinct_rows(table, size: int):
+    """The distinct rows of ``table`` (codes below ``size``) as lists, and each row's index
+    among them: each row read as one number in base ``size`` when the numbers fit a
+    table of flags (a few members: a few hundred numbers), else numpy's row sort."""
+    import numpy as np
+
+    members = table.shape[1]
+    if size ** members > 1 << 20:
+        distinct, inverse = np.unique(table, axis=0, return_inverse=True)
+        return distinct.tolist(), inverse.reshape(-1)
+    keys = table.astype(np.int64) @ (size ** np.arange(members, dtype=np.int64))
+    used = np.zeros(size ** members, dtype=bool)
+    used[keys] = True
+    found = np.nonzero(used)[0]
+    index = np.zeros(size ** members, dtype=np.int64)
+    index[found] = np.arange(len(found))
+    digits = (found[:, None] // size ** np.arange(members)) % size
+    return digits.tolist(), index[keys]

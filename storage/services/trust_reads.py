@@ -26,8 +26,8 @@ class Reads:
     sample_size: int
     replayed: frozenset[int]
     shuffles: trust_positions.Shuffles
-    # run asking several samples -> (samples per criterion, (response, criterion) -> choices)
-    within: dict[int, tuple[int, dict[tuple[int, int], list]]] = field(default_factory=dict)
+    # run asking several samples -> its stored samples
+    within: dict[int, trust_samples.StoredSamples] = field(default_factory=dict)
     listings: trust_positions.Listings = field(default_factory=dict)  # criterion order
     pairwise: tuple[trust_pairwise.PairwiseJudgeOrder, ...] = ()  # comparisons' judges
 

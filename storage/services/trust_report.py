@@ -121,7 +121,7 @@ def build_trust(sessions: SessionFactory, report: AgreementReport,
             pending.append(prepare_judge(
                 report, judge.verdicts_vs_human, source, reads, frame,
                 {source.key: ((source.run_id,), ())},
-                trust_samples.prepare_within(data, frame, source.key, *within), within[0],
+                trust_samples.prepare_within(data, frame, source.key, within), within.count,
                 human_range=ranges.get(source.key, ())))
             continue
         if source.is_panel:

@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from grading.trust.figures import var
 from grading.trust.ppi import ppi_mean
 
 
@@ -118,3 +119,24 @@ def test_the_tuned_interval_covers_the_truth_and_is_never_wider_than_the_classic
         assert tuned <= (result.classical.high - result.classical.low) * 1.02
         assert 0 <= result.power <= 1
     assert 0.92 <= covered / reps <= 0.98
+
+
+def _var_term_by_term(values) -> float:
+    """The sample variance as ``var`` worked it out before it squared each distinct value
+    once: every squared deviation on its own, added exactly."""
+    centre = math.fsum(values) / len(values)
+    return math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1)
+
+
+@pytest.mark.parametrize("values", [
+    pytest.param([float(i % 2) for i in range(10_001)], id="MET-UNMET"),
+    pytest.param([[0.0, 0.25, 0.5, 0.75, 1.0][i % 5] for i in range(999)], id="options"),
+    pytest.param(random.Random(4).choices([0, 1, 2], k=300), id="integers"),
+    pytest.param([random.Random(5).gauss(0.3, 2.0) for _ in range(5_000)], id="continuous"),
+    pytest.param([1e16, 1.0, -1e16, 3.0] * 40, id="cancelling"),
+    pytest.param([0.5, float("nan")] * 50, id="nan"),
+    pytest.param([0.1, 0.7, 0.3], id="few"),
+])
+def test_variance_is_the_same_float_as_term_by_term(values):
+    found, expected = var(values), _var_term_by_term(values)
+    assert found == expected or (math.isnan(found) and math.isnan(expected))
