@@ -83,6 +83,7 @@ def test_a_tab_showing_the_old_name_never_saves_under_the_new_one(local_app, bro
         return name_box.input_value() == "Bo Chen" and bo.locator(
             ".rw-as").first.text_content() == "Saving as Bo Chen"
 
+    unsaved = 0  # choices left in the form, not saved (the form keeps what was clicked)
     for attempt in range(2):
         if not shows_bo():
             break
@@ -90,6 +91,9 @@ def test_a_tab_showing_the_old_name_never_saves_under_the_new_one(local_app, bro
             "UNMET", exact=True).click()
         wait_idle(bo)
         if not shows_bo():  # the click's rerun may already show the new name: he saves as that
+            # (a loaded machine: the refused save's rerun came after this click; the choice
+            # stays in the form, shown under the new name, and is saved with the next Save)
+            unsaved = 1 if attempt == 1 else 0
             break
         bo.get_by_role("button", name="Save", exact=True).click()
         wait_idle(bo)
@@ -110,8 +114,10 @@ def test_a_tab_showing_the_old_name_never_saves_under_the_new_one(local_app, bro
     wait_idle(bo)
     bo.get_by_role("button", name="Save", exact=True).click()
     wait_idle(bo)
-    expect(bo.get_by_text("Saved 1 verdict").first).to_be_visible()
-    assert _reviewers(db_url, response_ids[0]) == ["Cy Park"]
+    saved = 1 + unsaved
+    expect(bo.get_by_text(f"Saved {saved} verdict{'s' if saved > 1 else ''}").first
+           ).to_be_visible()
+    assert _reviewers(db_url, response_ids[0]) == ["Cy Park"] * saved
 
 
 def test_save_and_next_on_the_last_response_ends_the_queue_and_offers_what_next(
