@@ -139,7 +139,8 @@ def results_page(
         return page
     if sort == "people":
         raise InvalidInputError("sorting by people's score waits until the judge panels "
-                                "shown have finished grading")
+                                "shown have finished grading: sort by another column, or "
+                                "hide the panels until then")
     return page_in_python(
         sessions, dataset_id=dataset_id, rubric_version_id=rubric_version_id,
         run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,

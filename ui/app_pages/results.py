@@ -8,6 +8,7 @@ import streamlit as st
 
 from grading.errors import RubricWorkbenchError
 from storage import exports
+from storage.errors import InvalidInputError
 from storage.export_names import file_stem
 from storage.services import blindness
 from storage.services.results import ResultSet, ResultsFilter, ResultsPage
@@ -150,7 +151,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         [2.5, 2.5, 2, 1.7, 1.7, 2], vertical_alignment="bottom")
     sight = blindness.sight_of(current_actor())  # blind review: the scores too
     sort, sort_run, descending, sort_panel = results_filters.render_sort(
-        run_ids, by_id, c_sort, c_run, c_order, panels, people=sight.sees_all and not panels)
+        run_ids, by_id, c_sort, c_run, c_order, panels, people=sight.sees_all)
     panel_query = panel_columns.query(db, tuple(p.id for p in panels), sort_panel, sight)
     c_size.selectbox("Rows per page", PAGE_SIZES, key="results_page_size",
                      on_change=results_filters.handle_filter_change)
@@ -164,7 +165,15 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
             DISTRIBUTION_BINS, **panel_query)
 
     page_number = max(1, int(s.results_page))
-    page = read(page_number)
+    try:
+        page = read(page_number)
+    except InvalidInputError as exc:
+        if sort != "people":
+            raise
+        # The service refuses people's score while a shown panel's member still grades;
+        # the sort picker above stays usable.
+        st.warning(md_escape(str(exc)))
+        return
     pages = max(1, math.ceil(page.total / size))
     if page_number > pages:
         s.results_page = page_number = pages
