@@ -324,3 +324,41 @@ def _plan_on(session, statement) -> str:
             text(f"EXPLAIN QUERY PLAN {compiled}")))
     connection.execute(text("SET LOCAL enable_seqscan = off"))
     return "\n".join(row[0] for row in connection.execute(text(f"EXPLAIN {compiled}")))
+
+
+def test_a_blind_reviewers_page_reads_hidden_decisions_only_where_the_query_needs_them(
+        sessions, monkeypatch):
+    """Listed or sorted by review counts, only the page's rows need the viewer's hidden
+    decisions; a score sort, a score range, the histograms or a verdict filter need those
+    of every reviewed response (they decide which rows match, in what order)."""
+    from storage.repositories import effective as effective_repo
+
+    history = _History(sessions, 11, size=30)
+    history.grade(90)
+    for _ in range(40):
+        history.review()
+    reviewed = set(effective_repo.reviewed_response_ids(
+        sessions(), history.version.id, history.dataset.id))
+    asked: list[set[int]] = []
+    real = effective_repo.score_decisions
+
+    def spy(session, rubric_version_id, dataset_id, response_ids):
+        asked.append(set(response_ids))
+        return real(session, rubric_version_id, dataset_id, response_ids)
+
+    monkeypatch.setattr(effective_repo, "score_decisions", spy)
+    sight = blindness.as_reviewer("ana")
+    where = dict(dataset_id=history.dataset.id, rubric_version_id=history.version.id,
+                 run_ids=[run.id for run in history.runs], sight=sight, limit=4)
+    for sort in ("response", "reviewed"):
+        asked.clear()
+        page = results_page(sessions, **where, sort=sort, offset=4)
+        assert page == page_in_python(sessions, **where, sort=sort, offset=4)
+        on_page = {row.response_id for row in page.rows}
+        assert asked and all(ids <= on_page for ids in asked), (sort, asked)
+    assert len(reviewed) > 8  # more reviewed responses than a page holds
+    for extra in ({"sort": "score"}, {"distribution_bins": 4},
+                  {"filters": ResultsFilter(min_score=0.1)}):
+        asked.clear()
+        results_page(sessions, **where, **extra)
+        assert reviewed <= set().union(*asked), extra
