@@ -38,6 +38,7 @@ from storage.services.results_types import (
     PanelColumn,
     ResultsFilter,
     ResultsPage,
+    Scores,
     results_row,
 )
 
@@ -49,11 +50,13 @@ def sql_page(
     run_ids: Sequence[int], filters: ResultsFilter, sort: str, sort_run_id: int | None,
     descending: bool, offset: int, limit: int, score_gap: float, facts: GradeFacts | None,
     distribution_bins: int, panels: Sequence[PanelColumn], sort_panel_id: int | None = None,
-    sight: blindness.Sight = blindness.EVERYTHING,
+    sight: blindness.Sight = blindness.EVERYTHING, reviewed_scores: Scores | None = None,
 ) -> ResultsPage | None:
     """The page, or None where SQL cannot answer it: a judge panel in the filters, the
     sort or the histograms while a member is still grading (its stored decisions are not
-    the ones read)."""
+    the ones read). ``reviewed_scores`` (``results.reviewed_effective_scores`` with the
+    same sight, cached by the caller): where given, the partly hidden responses' scores
+    are taken from it instead of aggregated again."""
     with sessions() as session:
         dataset_repo.get_dataset(session, dataset_id)
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
@@ -93,6 +96,7 @@ def sql_page(
         whole = filters.verdict is not None or needs_scores or bool(shown)
         seen = (_Seen.read(session, rubric_version_id, dataset_id, sight, bool(shown))
                 if whole else _Seen.none(sight))
+        seen.known = reviewed_scores
         if filters.verdict is not None:
             verdict = VerdictClause(
                 criterion.id, filters.verdict.verdict, filters.verdict.run_id,
@@ -129,6 +133,7 @@ def sql_page(
         if not whole:
             seen = _Seen.read(session, rubric_version_id, dataset_id, sight, False,
                               among=page_ids)
+            seen.known = reviewed_scores
         for rid in seen.wholly & on_page:
             for run in runs:
                 if (rid, run) in judged:
@@ -172,6 +177,7 @@ class _Seen:
         self.reviewed, self.hidden, self.sight = reviewed, hidden, sight
         self.wholly = wholly
         self.partly = set(hidden) - wholly
+        self.known: Scores | None = None  # the reviewed responses' scores, if cached
 
     @classmethod
     def none(cls, sight: blindness.Sight) -> _Seen:
@@ -207,6 +213,9 @@ class _Seen:
         """(response, run) -> (score, error) of these responses as the viewer sees them."""
         if not ids:
             return {}
+        if self.known is not None:
+            return {key: value for key, value in self.known.items()
+                    if key[0] in ids and key[1] in runs}
         return _effective_overlay(sessions, runs, sorted(ids), self.sight)
 
 
