@@ -338,46 +338,57 @@ def table_responses(sessions: SessionFactory, page: ResultsPage) -> dict[int, Re
     return found
 
 
+def table_header(runs: Sequence[RunInfo], panel_labels: Sequence[str],
+                 uploaded: Sequence[str], *, with_responses: bool) -> list[str]:
+    """The Results table's CSV header (``table_csv``, storage.table_export)."""
+    header = ["response_id", "workbench_response_id"]
+    for label in [f"run{run.id}_{run.grader}_{run.model}" for run in runs] + list(panel_labels):
+        header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
+    tail = [*RESPONSE_COLUMNS, *(UPLOAD_PREFIX + c for c in uploaded)] if with_responses else []
+    return [*header, "judge_failed", "judges_disagree", "reviewed_criteria", "disputed_count",
+            "disputed_criteria", *tail]
+
+
+def table_row(row, panel_grades: Sequence[dict[int, EffectiveGrade]],
+              response: ResponseInfo | None, uploaded: Sequence[str]) -> list:
+    """One response's cells of the Results table (``response``: as uploaded, or None)."""
+    cells: list = [response_key(row.response_id, row.external_id), row.response_id]
+    for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
+        cells += ["" if score is None else score, "" if judge is None else judge, error or ""]
+    for grades in panel_grades:
+        grade = grades.get(row.response_id)
+        cells += ["" if grade is None or grade.score is None else grade.score,
+                  "" if grade is None or grade.judge_score is None else grade.judge_score,
+                  "" if grade is None else grade.error or ""]
+    if response is not None:
+        meta = response.metadata or {}
+        cells_after = [response.query, response.output, response.thinking, response.reference,
+                       *(_cell(meta.get(c)) for c in uploaded)]
+    else:
+        cells_after = []
+    return [*cells, row.failed, row.disagree, row.reviewed_count, len(row.disputed),
+            NAME_SEPARATOR.join(row.disputed), *cells_after]
+
+
 def table_csv(page: ResultsPage, runs: Sequence[RunInfo],
               panel_scores: Sequence[tuple[str, dict[int, EffectiveGrade]]] = (),
               responses: dict[int, ResponseInfo] | None = None) -> str:
     """The Results table (every matching response, one column group per run, then per
     panel: ``(label, response id -> the panel's effective grade)``) as CSV text; with
     ``responses`` (``table_responses``), each row ends with the response as uploaded
-    (``RESPONSE_COLUMNS``, then ``upload.<column>``)."""
+    (``RESPONSE_COLUMNS``, then ``upload.<column>``). The app writes it a page at a time
+    (storage.table_export), byte for byte the same."""
     uploaded: dict[str, None] = {}
     for response in (responses or {}).values():
         uploaded.update(dict.fromkeys(str(k) for k in response.metadata or {}))
     out = io.StringIO()
     writer = csv_cells.writer(out)
-    header = ["response_id", "workbench_response_id"]
-    for run in runs:
-        label = f"run{run.id}_{run.grader}_{run.model}"
-        header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
-    for label, _grades in panel_scores:
-        header += [f"{label}_effective_score", f"{label}_judge_score", f"{label}_error"]
-    tail = [*RESPONSE_COLUMNS, *(UPLOAD_PREFIX + c for c in uploaded)] if responses else []
-    writer.writerow([*header, "judge_failed", "judges_disagree", "reviewed_criteria",
-                     "disputed_count", "disputed_criteria", *tail])
+    writer.writerow(table_header(runs, [label for label, _ in panel_scores], list(uploaded),
+                                 with_responses=bool(responses)))
+    grades, columns = [g for _label, g in panel_scores], list(uploaded)
     for row in page.rows:
-        cells: list = [response_key(row.response_id, row.external_id), row.response_id]
-        for score, judge, error in zip(row.scores, row.judge_scores, row.errors, strict=True):
-            cells += ["" if score is None else score, "" if judge is None else judge,
-                      error or ""]
-        for _label, grades in panel_scores:
-            grade = grades.get(row.response_id)
-            cells += ["" if grade is None or grade.score is None else grade.score,
-                      "" if grade is None or grade.judge_score is None else grade.judge_score,
-                      "" if grade is None else grade.error or ""]
-        if responses:
-            response = responses[row.response_id]
-            meta = response.metadata or {}
-            cells_after = [response.query, response.output, response.thinking,
-                           response.reference, *(_cell(meta.get(c)) for c in uploaded)]
-        else:
-            cells_after = []
-        writer.writerow([*cells, row.failed, row.disagree, row.reviewed_count,
-                         len(row.disputed), NAME_SEPARATOR.join(row.disputed), *cells_after])
+        writer.writerow(table_row(row, grades, responses[row.response_id] if responses
+                                  else None, columns))
     return out.getvalue()
 
 

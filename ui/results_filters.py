@@ -212,7 +212,7 @@ def render_verdict_filter(db: str, result_set: ResultSet, run_ids: tuple[int, ..
 def render_sort(run_ids: tuple[int, ...], by_id: dict[int, RunInfo], c1, c2, c3, panels=(),
                 *, people: bool = False) -> tuple[str, int | None, bool, int | None]:
     """(sort, the run sorted by, descending, the judge panel sorted by). ``people``: offer
-    people's score (read from SQL: for a viewer who sees every verdict, no panel shown)."""
+    people's score (for a viewer who sees every verdict)."""
     sorts = [key for key in SORTS if people or key != "people"]
     if st.session_state.get("results_sort") not in sorts:
         st.session_state.results_sort = "response"

@@ -11,9 +11,9 @@ import streamlit as st
 from storage.dto import RunInfo
 from storage.services import blindness, panels
 from storage.services.blindness import Sight
-from storage.services.panel_results import PanelResult, member_models, panel_results
+from storage.services.panel_results import PanelResult, member_models
 from storage.services.results import ResultSet, ResultsPage
-from ui import panel_building, panel_readers, panel_view, runtime, safe_text
+from ui import panel_building, panel_readers, panel_view, safe_text
 from ui.verdict_view import choice_badge, choice_text, format_score, md_escape, run_label
 
 TIE = "⚖ tie"
@@ -103,16 +103,6 @@ def add_columns(rows: list[dict], page: ResultsPage, chosen: tuple[panels.PanelI
         for key in ("Reviewed", "Query", "Output"):
             item[key] = item.pop(key)
     return names
-
-
-def table_scores(db: str, panel_ids: tuple[int, ...],
-                 sight: Sight = blindness.EVERYTHING) -> list[tuple[str, dict]]:
-    """(column label, response id -> effective grade) per panel, for "This table (CSV)"."""
-    sessions = runtime.sessions_for(db)
-    return [(f"panel{panel.id}_{panel.rule}",
-             {r.response_id: r.effective
-              for r in panel_results(sessions, panel.id, sight=sight)})
-            for panel in (panels.get_panel(sessions, pid) for pid in panel_ids)]
 
 
 def column_config(chosen: tuple[panels.PanelInfo, ...]) -> dict:

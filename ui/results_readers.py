@@ -8,6 +8,8 @@ changes the stamp and so the cache entry, without a short TTL on everything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from storage import model_presets
@@ -111,6 +113,20 @@ def get_results_page(
     """``panel_ids``: judge panels shown as columns (``panel_stamp``: their
     ``panel_readers.get_stamp``), filtered, sorted and counted like the runs. ``sight``:
     whose eyes (blind review: human verdicts it may not see yet do not move the scores)."""
+    return table_reader(db, dataset_id, rubric_version_id, run_ids, filters, sort,
+                        sort_run_id, descending, stamp, score_gap, distribution_bins,
+                        panel_ids, panel_stamp, sort_panel_id, sight)(offset, limit)
+
+
+def table_reader(
+    db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
+    filters: ResultsFilter, sort: SortKey, sort_run_id: int | None, descending: bool,
+    stamp: RunStamp, score_gap: float = DEFAULT_SCORE_GAP, distribution_bins: int = 0,
+    panel_ids: tuple[int, ...] = (), panel_stamp: tuple = (),
+    sort_panel_id: int | None = None, sight: Sight = blindness.EVERYTHING,
+) -> Callable[[int, int], ResultsPage]:
+    """(offset, limit) -> a page of the table, not cached (what it reads once per page is):
+    "This table (CSV)" reads every page once and keeps none."""
     facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids, stamp[0], score_gap)
     # Read from SQL (effective_run_scores) for a viewer who sees every verdict with no panel
     # column; the reviewed responses' scores are computed in Python only otherwise.
@@ -118,12 +134,16 @@ def get_results_page(
                 if panel_ids or not sight.sees_all else None)
     columns = (panel_readers.get_panel_columns(db, dataset_id, rubric_version_id, panel_ids,
                                                panel_stamp, sight) if panel_ids else ())
-    return results.results_page(
-        sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
-        run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
-        descending=descending, offset=offset, limit=limit, facts=facts,
-        reviewed_scores=reviewed, score_gap=score_gap, distribution_bins=distribution_bins,
-        panels=columns, sort_panel_id=sort_panel_id, sight=sight)
+
+    def read(offset: int, limit: int) -> ResultsPage:
+        return results.results_page(
+            sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
+            run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
+            descending=descending, offset=offset, limit=limit, facts=facts,
+            reviewed_scores=reviewed, score_gap=score_gap,
+            distribution_bins=distribution_bins, panels=columns,
+            sort_panel_id=sort_panel_id, sight=sight)
+    return read
 
 
 @st.cache_data(ttl=60, max_entries=20, show_spinner=False)

@@ -104,8 +104,9 @@ def results_page(
     ``reviewed`` (number of reviewed criteria), ``people`` (people's score, from
     ``effective_scores``; for a viewer who may see every verdict). Responses without a
     score sort last.
-    ``facts`` (from ``grade_facts``) may be passed in from a cache; ``reviewed_scores``
-    (``reviewed_effective_scores``) is only used where the page is computed in Python.
+    ``facts`` (from ``grade_facts``) may be passed in from a cache, as may
+    ``reviewed_scores`` (``reviewed_effective_scores``, same sight): a blind viewer's
+    partly hidden responses are scored from it instead of aggregated on each page.
     ``distribution_bins``: also count the matching responses' effective scores per run in
     that many equal bins (``ResultsPage.distribution``).
     ``panels``: judge panels shown as columns after the runs: the score range (on a panel,
@@ -134,12 +135,13 @@ def results_page(
         run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,
         descending=descending, offset=offset, limit=limit, score_gap=score_gap,
         facts=facts, distribution_bins=distribution_bins, panels=panels,
-        sort_panel_id=sort_panel_id, sight=sight)
+        sort_panel_id=sort_panel_id, sight=sight, reviewed_scores=reviewed_scores)
     if page is not None:
         return page
     if sort == "people":
         raise InvalidInputError("sorting by people's score waits until the judge panels "
-                                "shown have finished grading")
+                                "shown have finished grading: sort by another column, or "
+                                "hide the panels until then")
     return page_in_python(
         sessions, dataset_id=dataset_id, rubric_version_id=rubric_version_id,
         run_ids=run_ids, filters=filters, sort=sort, sort_run_id=sort_run_id,

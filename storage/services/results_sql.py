@@ -38,6 +38,7 @@ from storage.services.results_types import (
     PanelColumn,
     ResultsFilter,
     ResultsPage,
+    Scores,
     results_row,
 )
 
@@ -49,11 +50,13 @@ def sql_page(
     run_ids: Sequence[int], filters: ResultsFilter, sort: str, sort_run_id: int | None,
     descending: bool, offset: int, limit: int, score_gap: float, facts: GradeFacts | None,
     distribution_bins: int, panels: Sequence[PanelColumn], sort_panel_id: int | None = None,
-    sight: blindness.Sight = blindness.EVERYTHING,
+    sight: blindness.Sight = blindness.EVERYTHING, reviewed_scores: Scores | None = None,
 ) -> ResultsPage | None:
     """The page, or None where SQL cannot answer it: a judge panel in the filters, the
     sort or the histograms while a member is still grading (its stored decisions are not
-    the ones read)."""
+    the ones read). ``reviewed_scores`` (``results.reviewed_effective_scores`` with the
+    same sight, cached by the caller): where given, the partly hidden responses' scores
+    are taken from it instead of aggregated again."""
     with sessions() as session:
         dataset_repo.get_dataset(session, dataset_id)
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
@@ -87,18 +90,24 @@ def sql_page(
         if any(panels_service.unsettled(session, pid) for pid in shown):
             return None
         needs_scores = sort in ("score", "spread") or distribution_bins > 0 or ranged
-        seen = _Seen.read(session, rubric_version_id, dataset_id, sight, bool(shown))
+        # A blind viewer's hidden decisions: of every reviewed response where the query
+        # filters, sorts or bins by them (the verdict filter, the overlay of scores), else
+        # only of the page's rows, read once the page is known.
+        whole = filters.verdict is not None or needs_scores or bool(shown)
+        seen = (_Seen.read(session, rubric_version_id, dataset_id, sight, bool(shown))
+                if whole else _Seen.none(sight))
+        seen.known = reviewed_scores
         if filters.verdict is not None:
             verdict = VerdictClause(
                 criterion.id, filters.verdict.verdict, filters.verdict.run_id,
                 criterion.is_multi_choice,
                 panel_id=None if panel is None else panel.panel_id,
                 hidden=seen.hidden_on(criterion.id))
-        overlay = None
+        overlay, partly_scores = None, {}
         if needs_scores and (seen.partly or seen.wholly or shown):
+            partly_scores = seen.scores(sessions, runs, seen.partly)
             overlay = Overlay(
-                runs={key: value[0] for key, value in
-                      seen.scores(sessions, runs, seen.partly).items()},
+                runs={key: value[0] for key, value in partly_scores.items()},
                 judged=frozenset(seen.wholly),
                 panels={(rid, p.panel_id): p.scores.get(rid, (None, None))[0]
                         for p in panels if p.panel_id in shown for rid in seen.reviewed})
@@ -121,11 +130,18 @@ def sql_page(
         flags = _flags(session, runs, score_gap, page_ids, facts if usable else None)
         effective, judged = _page_scores(session, runs, page_ids)
         on_page = set(page_ids)
+        if not whole:
+            seen = _Seen.read(session, rubric_version_id, dataset_id, sight, False,
+                              among=page_ids)
+            seen.known = reviewed_scores
         for rid in seen.wholly & on_page:
             for run in runs:
                 if (rid, run) in judged:
                     effective[(rid, run)] = judged[(rid, run)]
-        effective.update(seen.scores(sessions, runs, seen.partly & on_page))
+        effective.update({key: value for key, value in partly_scores.items()
+                          if key[0] in on_page})
+        effective.update(seen.scores(sessions, runs, (seen.partly & on_page)
+                                     - {rid for rid, _run in partly_scores}))
         counts = _review_counts(session, rubric_version_id, page_ids)
         reviewed_total = session.scalar(
             select(func.count()).select_from(m.EffectiveScoreRow)
@@ -161,14 +177,22 @@ class _Seen:
         self.reviewed, self.hidden, self.sight = reviewed, hidden, sight
         self.wholly = wholly
         self.partly = set(hidden) - wholly
+        self.known: Scores | None = None  # the reviewed responses' scores, if cached
+
+    @classmethod
+    def none(cls, sight: blindness.Sight) -> _Seen:
+        return cls([], {}, set(), sight)
 
     @classmethod
     def read(cls, session: Session, rubric_version_id: int, dataset_id: int,
-             sight: blindness.Sight, with_panels: bool) -> _Seen:
+             sight: blindness.Sight, with_panels: bool,
+             among: Sequence[int] | None = None) -> _Seen:
+        """``among``: only these responses (the page's), not every reviewed one."""
         if sight.sees_all and not with_panels:
-            return cls([], {}, set(), sight)
-        reviewed = effective_repo.reviewed_response_ids(session, rubric_version_id,
-                                                        dataset_id)
+            return cls.none(sight)
+        reviewed = (effective_repo.reviewed_response_ids(session, rubric_version_id,
+                                                         dataset_id)
+                    if among is None else sorted(among))
         if sight.sees_all:
             return cls(reviewed, {}, set(), sight)
         everything = effective_repo.score_decisions(session, rubric_version_id, dataset_id,
@@ -189,6 +213,9 @@ class _Seen:
         """(response, run) -> (score, error) of these responses as the viewer sees them."""
         if not ids:
             return {}
+        if self.known is not None:
+            return {key: value for key, value in self.known.items()
+                    if key[0] in ids and key[1] in runs}
         return _effective_overlay(sessions, runs, sorted(ids), self.sight)
 
 

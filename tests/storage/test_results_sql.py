@@ -324,3 +324,82 @@ def _plan_on(session, statement) -> str:
             text(f"EXPLAIN QUERY PLAN {compiled}")))
     connection.execute(text("SET LOCAL enable_seqscan = off"))
     return "\n".join(row[0] for row in connection.execute(text(f"EXPLAIN {compiled}")))
+
+
+def test_a_blind_reviewers_page_reads_hidden_decisions_only_where_the_query_needs_them(
+        sessions, monkeypatch):
+    """Listed or sorted by review counts, only the page's rows need the viewer's hidden
+    decisions; a score sort, a score range, the histograms or a verdict filter need those
+    of every reviewed response (they decide which rows match, in what order)."""
+    from storage.repositories import effective as effective_repo
+
+    history = _History(sessions, 11, size=30)
+    history.grade(90)
+    for _ in range(40):
+        history.review()
+    reviewed = set(effective_repo.reviewed_response_ids(
+        sessions(), history.version.id, history.dataset.id))
+    asked: list[set[int]] = []
+    real = effective_repo.score_decisions
+
+    def spy(session, rubric_version_id, dataset_id, response_ids):
+        asked.append(set(response_ids))
+        return real(session, rubric_version_id, dataset_id, response_ids)
+
+    monkeypatch.setattr(effective_repo, "score_decisions", spy)
+    sight = blindness.as_reviewer("ana")
+    where = dict(dataset_id=history.dataset.id, rubric_version_id=history.version.id,
+                 run_ids=[run.id for run in history.runs], sight=sight, limit=4)
+    for sort in ("response", "reviewed"):
+        asked.clear()
+        page = results_page(sessions, **where, sort=sort, offset=4)
+        assert page == page_in_python(sessions, **where, sort=sort, offset=4)
+        on_page = {row.response_id for row in page.rows}
+        assert asked and all(ids <= on_page for ids in asked), (sort, asked)
+    assert len(reviewed) > 8  # more reviewed responses than a page holds
+    for extra in ({"sort": "score"}, {"distribution_bins": 4},
+                  {"filters": ResultsFilter(min_score=0.1)}):
+        asked.clear()
+        results_page(sessions, **where, **extra)
+        assert reviewed <= set().union(*asked), extra
+
+
+def test_a_blind_reviewers_cached_reviewed_scores_score_the_page_without_aggregating_again(
+        sessions, monkeypatch):
+    from storage.services.results import reviewed_effective_scores
+
+    history = _History(sessions, 12, size=30)
+    history.grade(90)
+    for _ in range(40):
+        history.review()
+    # partly hidden from ana: on a response nobody reviewed yet she answers the first
+    # criterion, bo the first two
+    from storage.repositories import effective as effective_repo
+    with sessions() as session:
+        reviewed = set(effective_repo.reviewed_response_ids(session, history.version.id,
+                                                            history.dataset.id))
+    fresh = next(r for r in history.responses if r.id not in reviewed)
+    first, second = list(history.version.criteria)[:2]
+    for who, criteria in (("ana", [first]), ("bo", [first, second])):
+        reviews.save_review(sessions, actor=local_actor(who), response_id=fresh.id,
+                            verdicts={c.id: (history._choice(c), "") for c in criteria})
+    sight = blindness.as_reviewer("ana")
+    where = dict(dataset_id=history.dataset.id, rubric_version_id=history.version.id,
+                 run_ids=[run.id for run in history.runs], sight=sight)
+    cached = reviewed_effective_scores(sessions, **where)
+    views = [dict(sort="score", descending=True, distribution_bins=4, limit=6),
+             dict(sort="response", limit=6, offset=6),
+             dict(filters=ResultsFilter(min_score=0.2, max_score=0.9), limit=50)]
+    expected = [results_page(sessions, **where, **view) for view in views]
+    assert any(row.reviewed_count for page in expected for row in page.rows)
+    aggregated: list = []
+    real = results_sql._effective_overlay
+    monkeypatch.setattr(results_sql, "_effective_overlay",
+                        lambda *a, **k: aggregated.append(a) or real(*a, **k))
+    results_page(sessions, **where, **views[0])
+    assert aggregated  # without the cache, the partly hidden responses are aggregated
+    aggregated.clear()
+    for view, page in zip(views, expected, strict=True):
+        assert results_page(sessions, **where, **view, reviewed_scores=cached) == page
+        assert page == page_in_python(sessions, **where, **view)
+    assert aggregated == []

@@ -231,3 +231,43 @@ def test_combining_two_runs_by_majority_warns_that_every_disagreement_is_a_tie()
     [warning] = [unescape(w.value) for w in at.warning if "tie" in w.value]
     assert "every disagreement between them is a tie" in warning
     assert "it is shown next to the runs" in warning
+
+
+def test_peoples_score_is_offered_with_a_panel_shown_and_sorts_the_rows():
+    seeded, _panel, at = _with_panel()
+    assert "People's score" in at.selectbox(key="results_sort").options
+    # people answer every criterion of r1 (a high score) and r2 (a low one), none of r0
+    for index, verdicts in ((1, "MET MET MET UNMET"), (2, "UNMET UNMET MET UNMET")):
+        for criterion, verdict in zip(seeded.version.criteria, verdicts.split(), strict=True):
+            reviews.set_human_verdict(seeded.sessions, response_id=seeded.responses[index].id,
+                                      criterion_id=criterion.id, verdict=verdict, actor=ADMIN)
+    at.selectbox(key="results_sort").set_value("people").run()
+    assert not at.exception, at.exception
+    assert _ids(at) == ["r2", "r1", "r0"]  # lowest people's score first, unscored last
+
+
+def test_peoples_score_with_a_panel_member_still_grading_says_why_not_a_traceback():
+    from storage.services import runs
+
+    seeded = seed_graded(3)
+    late = runs.create_run(seeded.sessions, rubric_version_id=seeded.version.id,
+                           dataset_id=seeded.responses[0].dataset_id,
+                           grader="per_criterion", model="openai/judge-c", actor=ADMIN)
+    runs.start_run(seeded.sessions, late.id, worker="test")
+    panel = panels.create_panel(seeded.sessions,
+                                run_ids=[*(r.id for r in seeded.runs), late.id],
+                                rule="majority", actor=ADMIN)
+    at = _results()
+    at.multiselect(key="results_panel_ids").set_value([panel.id]).run()
+    assert not at.exception, at.exception
+    at.selectbox(key="results_sort").set_value("people").run()
+    assert not at.exception, at.exception
+    shown = unescape(texts(at))
+    assert "sorting by people's score waits until the judge panels shown have finished" \
+        in shown
+    assert "sort by another column" in shown
+    assert "Traceback" not in shown
+    # the sort can be changed back from the page that said so
+    at.selectbox(key="results_sort").set_value("response").run()
+    assert not at.exception, at.exception
+    assert _ids(at) == ["r0", "r1", "r2"]

@@ -7,7 +7,8 @@ import math
 import streamlit as st
 
 from grading.errors import RubricWorkbenchError
-from storage import exports
+from storage import exports, table_export
+from storage.errors import InvalidInputError
 from storage.export_names import file_stem
 from storage.services import blindness
 from storage.services.results import ResultSet, ResultsFilter, ResultsPage
@@ -111,21 +112,18 @@ def csv_export(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
                filters: ResultsFilter, sort: str, sort_run: int | None,
                descending: bool, score_gap: float, panel_ids: tuple[int, ...] = (),
                sort_panel: int | None = None) -> bytes:
-    """Every response matching the filter (not just this page), effective and judge scores."""
+    """Every response matching the filter (not just this page), effective and judge scores:
+    written a page at a time to a temporary file (see ``export_runs``)."""
     by_id = {run.id: run for run in readers.get_runs(db)}
-    stamp = readers.run_stamp(db, run_ids)
     sight = blindness.sight_of(current_actor())
     panel_query = panel_columns.query(db, panel_ids, sort_panel, sight)
-    first = readers.get_results_page(db, result_set.dataset_id, result_set.rubric_version_id,
-                                     run_ids, filters, sort, sort_run, descending, 0, 1, stamp,
-                                     score_gap, **panel_query)
-    page = readers.get_results_page(
+    read_page = readers.table_reader(
         db, result_set.dataset_id, result_set.rubric_version_id, run_ids, filters, sort,
-        sort_run, descending, 0, max(1, first.total), stamp, score_gap, **panel_query)
-    return exports.table_csv(page, [by_id[r] for r in run_ids],
-                             panel_columns.table_scores(db, panel_ids, sight),
-                             exports.table_responses(runtime.sessions_for(db), page)
-                             ).encode("utf-8")
+        sort_run, descending, readers.run_stamp(db, run_ids), score_gap, **panel_query)
+    with table_export.table_csv_file(runtime.sessions_for(db), read_page,
+                                     [by_id[r] for r in run_ids], panel_ids,
+                                     sight=sight) as found:
+        return found.read()
 
 
 def export_runs(db: str, run_ids: tuple[int, ...], fmt: str,
@@ -150,7 +148,7 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
         [2.5, 2.5, 2, 1.7, 1.7, 2], vertical_alignment="bottom")
     sight = blindness.sight_of(current_actor())  # blind review: the scores too
     sort, sort_run, descending, sort_panel = results_filters.render_sort(
-        run_ids, by_id, c_sort, c_run, c_order, panels, people=sight.sees_all and not panels)
+        run_ids, by_id, c_sort, c_run, c_order, panels, people=sight.sees_all)
     panel_query = panel_columns.query(db, tuple(p.id for p in panels), sort_panel, sight)
     c_size.selectbox("Rows per page", PAGE_SIZES, key="results_page_size",
                      on_change=results_filters.handle_filter_change)
@@ -164,7 +162,15 @@ def render_table(db: str, result_set: ResultSet, run_ids: tuple[int, ...],
             DISTRIBUTION_BINS, **panel_query)
 
     page_number = max(1, int(s.results_page))
-    page = read(page_number)
+    try:
+        page = read(page_number)
+    except InvalidInputError as exc:
+        if sort != "people":
+            raise
+        # The service refuses people's score while a shown panel's member still grades;
+        # the sort picker above stays usable.
+        st.warning(md_escape(str(exc)))
+        return
     pages = max(1, math.ceil(page.total / size))
     if page_number > pages:
         s.results_page = page_number = pages
