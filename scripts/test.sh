@@ -51,6 +51,8 @@ rm -rf "$docs_site"
 # Two workers (pytest-xdist); the timing-sensitive files share one of them (tests/conftest.py).
 # --durations: the slowest tests are named in every run, to keep CI's time in view.
 .venv/bin/python -m pytest -m "not e2e and not real_model" -n 2 --dist loadgroup --durations=20 "$@"
-.venv/bin/python -m pytest -m e2e tests/e2e --durations=15 "$@"
+# Two workers here too: a browser test mostly waits for the page (17 min one at a time, ~11 on
+# two workers); every journey starts its own app server on a free port with its own database.
+.venv/bin/python -m pytest -m e2e tests/e2e -n 2 --durations=15 "$@"
 # Last, when the background build above has long finished: the real small model.
 .venv/bin/python -m pytest -m real_model tests/real_model "$@"
