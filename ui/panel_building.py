@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from storage.errors import NotFoundError
 from storage.services import panels
 from ui import panel_readers, runtime
 from ui.boundary import plain
@@ -39,8 +40,11 @@ def render_building(db: str, building: Sequence[panels.PanelInfo]) -> None:
     @st.fragment(run_every=POLL_SECONDS)
     def follow() -> None:
         sessions = runtime.sessions_for(db)
-        now = [panels.get_panel(sessions, pid) for pid in ids]  # uncached: the poll
-        if any(p.ready for p in now):
+        try:
+            now = [panels.get_panel(sessions, pid) for pid in ids]  # uncached: the poll
+        except NotFoundError:  # deleted meanwhile (another tab): the page without it
+            now = None
+        if now is None or any(p.ready for p in now):
             panel_readers.clear_after_panel_change()
             st.rerun()
         for panel in now:

@@ -97,3 +97,18 @@ def test_agreement_says_a_panel_is_being_built_and_leaves_it_out_until_ready():
     at.run()
     assert not at.exception, at.exception
     assert "is being built" not in texts(at)
+
+
+def test_a_panel_deleted_while_being_built_leaves_the_page_without_a_traceback():
+    # Another tab deletes the panel while this page follows its progress: the poll finds it
+    # gone and the page is drawn again without it.
+    seeded = seed_graded(3)
+    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
+                                rule="majority", actor=ADMIN, fill="later")
+    at = open_page("results", reviewer="Ada")
+    assert f"{panel.label} is being built: waiting for a worker." in texts(at)
+    panels.delete_panel(seeded.sessions, panel.id, actor=ADMIN)
+    at.run()
+    assert not at.exception, at.exception
+    assert "is being built" not in texts(at)
+    assert f"judge panel {panel.id} does not exist" not in texts(at)
