@@ -36,6 +36,10 @@ def database_problem(exc: BaseException, url: str) -> str:
 
     where = describe_url(url)
     cause = describe_db_error(exc)
+    if "unable to open database file" in cause and sqlite_folder_read_only(url):
+        # SQLite in WAL mode cannot open a file whose folder it cannot write its -shm file in
+        # (when no -wal / -shm file was left there): the same fault as a refused write.
+        cause = "the database is read-only"
     advice = "check that it is reachable and writable, or give another one with --db"
     if "read-only" in cause:
         advice = ("make the file and its folder writable (the database also writes a -wal "
@@ -46,6 +50,28 @@ def database_problem(exc: BaseException, url: str) -> str:
         advice = ("another program is writing to it (the app, a worker or an import); nothing "
                   "was changed — run the same command again when it has finished")
     return f"the database {where} cannot be used: {cause}; {advice}"
+
+
+def sqlite_folder_read_only(url: str) -> bool:
+    """Whether ``url`` is a SQLite file whose folder cannot be written (a read-only mount, or
+    no write permission)."""
+    import os
+
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:
+        return False
+    if not parsed.drivername.startswith("sqlite") or not parsed.database:
+        return False
+    folder = os.path.dirname(os.path.abspath(parsed.database))
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return True
+    except OSError:
+        return False
+    return not os.access(folder, os.W_OK)
 
 
 def guarded(command):

@@ -4,6 +4,7 @@ a PostgreSQL restart, a read-only database, kill -9 and the same command again."
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import shutil
@@ -240,6 +241,37 @@ def test_a_read_only_database_is_named_without_a_traceback(tmp_path, fault, caps
     err = capsys.readouterr().err
     assert codes[0] == 1 and codes[2] == 1, (codes, err)
     assert "read-only" in err and str(view / "ro.db") in err
+    assert "Traceback" not in err and "[SQL" not in err
+
+
+def test_a_read_only_database_with_no_wal_files_left_is_named_read_only(tmp_path, fault,
+                                                                          capsys):
+    # The database closed cleanly (SQLite removed its -wal and -shm files): on a read-only
+    # mount SQLite then cannot even open it ("unable to open database file"), which is the
+    # same fault as a refused write and is named so.
+    (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
+    (tmp_path / "r.csv").write_text("id,text\na,one\n")
+    data, view = tmp_path / "data", tmp_path / "view"
+    data.mkdir()
+    view.mkdir()
+    args = ["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
+            str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
+            "openai/fake-judge", "--api-base", fault.api_base]
+    assert cli.main([*args, "--db", f"sqlite:///{data / 'ro.db'}"]) == 0
+    capsys.readouterr()
+    gc.collect()  # the command's engine and its connections go: SQLite tidies up its files
+    assert not list(data.glob("ro.db-*")), list(data.glob("ro.db-*"))
+    subprocess.run(["mount", "--bind", str(data), str(view)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True)
+        (tmp_path / "r.csv").write_text("id,text\nb,two\n")
+        code = cli.main([*args, "--db", f"sqlite:///{view / 'ro.db'}"])
+    finally:
+        subprocess.run(["umount", "-l", str(view)], check=False)
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "the database is read-only" in err and str(view / "ro.db") in err, err
+    assert "make the file and its folder writable" in err
     assert "Traceback" not in err and "[SQL" not in err
 
 
