@@ -4,11 +4,11 @@ a PostgreSQL restart, a read-only database, kill -9 and the same command again."
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -257,10 +257,19 @@ def test_a_read_only_database_with_no_wal_files_left_is_named_read_only(tmp_path
     args = ["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
             str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
             "openai/fake-judge", "--api-base", fault.api_base]
-    assert cli.main([*args, "--db", f"sqlite:///{data / 'ro.db'}"]) == 0
+    made = tmp_path / "made"
+    made.mkdir()
+    assert cli.main([*args, "--db", f"sqlite:///{made / 'ro.db'}"]) == 0
     capsys.readouterr()
-    gc.collect()  # the command's engine and its connections go: SQLite tidies up its files
-    assert not list(data.glob("ro.db-*")), list(data.glob("ro.db-*"))
+    # A copy closed by its only connection: a WAL-mode file with no -wal / -shm beside it
+    # (the command's own connections may still be open in this process).
+    with contextlib.closing(sqlite3.connect(made / "ro.db")) as source, \
+            contextlib.closing(sqlite3.connect(data / "ro.db")) as copy:
+        source.backup(copy)
+    assert [f.name for f in data.iterdir()] == ["ro.db"]
+    with contextlib.closing(sqlite3.connect(data / "ro.db")) as check:
+        assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert [f.name for f in data.iterdir()] == ["ro.db"]
     subprocess.run(["mount", "--bind", str(data), str(view)], check=True)
     try:
         subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True)
