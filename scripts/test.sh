@@ -39,8 +39,9 @@ fi
 # The real-model tests need llama-cpp-python's server, compiled once (~14 min on two cores) into
 # a cached venv: start that build now, beside the other tests; the tests wait for it.
 mkdir -p test-artifacts
-# Niced: the tests come first; the build takes what CPU they leave.
-nice -n 10 .venv/bin/python -m tests.real_model.server >test-artifacts/real-model-build.log 2>&1 &
+# Niced to the lowest priority: the tests come first (the timing-sensitive ones above all);
+# the build takes what CPU they leave and has the whole non-browser and browser run to finish.
+nice -n 19 .venv/bin/python -m tests.real_model.server >test-artifacts/real-model-build.log 2>&1 &
 # The documentation, strictly: a broken link or anchor, a missing page or one left out of the
 # navigation fails the build. The site goes to a temporary directory, never into the checkout.
 docs_site="$(mktemp -d)"
