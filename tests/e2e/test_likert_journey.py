@@ -165,7 +165,17 @@ def test_a_likert_criterion_from_authoring_to_weighted_kappa(likert_app, provide
     _grade(page, url, db_url, provider)
     _review_all(page, url)
 
-    judge, person = _stored_pairs(db_url)
+    # "Saved 2 verdicts" is also what the save before the last one said: the last save may
+    # still be on its way when the page shows it. Wait (up to 30 s) until it is stored.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            judge, person = _stored_pairs(db_url)
+            break
+        except IndexError:  # a response with no verdict on clarity yet
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
     assert judge == [level - 1 for level, _ in RESPONSES.values()]
     assert person == [int(key) - 1 for _, key in RESPONSES.values()]
     expected = cohen_kappa_score(judge, person, weights="quadratic")
