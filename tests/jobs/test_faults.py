@@ -217,7 +217,9 @@ def test_a_postgresql_restart_mid_run_pauses_and_continues(sessions, fault, _pos
 
 
 # -- 10.11: a read-only database in the CLI ---------------------------------------------------
-def test_a_read_only_database_is_named_without_a_traceback(tmp_path, fault, capsys):
+def _read_only_setup(tmp_path: Path, fault) -> tuple[list[str], Path, Path]:
+    """A rubric, one response and the grade command's arguments; ``data`` holds the database,
+    ``view`` is where the read-only mount of it goes."""
     (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
     (tmp_path / "r.csv").write_text("id,text\na,one\n")
     data, view = tmp_path / "data", tmp_path / "view"
@@ -226,6 +228,11 @@ def test_a_read_only_database_is_named_without_a_traceback(tmp_path, fault, caps
     args = ["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
             str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
             "openai/fake-judge", "--api-base", fault.api_base]
+    return args, data, view
+
+
+def test_a_read_only_database_is_named_without_a_traceback(tmp_path, fault, capsys):
+    args, data, view = _read_only_setup(tmp_path, fault)
     assert cli.main([*args, "--db", f"sqlite:///{data / 'ro.db'}"]) == 0
     capsys.readouterr()
     # The same file seen through a read-only mount (root ignores file permissions).
@@ -249,14 +256,7 @@ def test_a_read_only_database_with_no_wal_files_left_is_named_read_only(tmp_path
     # The database closed cleanly (SQLite removed its -wal and -shm files): on a read-only
     # mount SQLite then cannot even open it ("unable to open database file"), which is the
     # same fault as a refused write and is named so.
-    (tmp_path / "rubric.yaml").write_text(RUBRIC_YAML)
-    (tmp_path / "r.csv").write_text("id,text\na,one\n")
-    data, view = tmp_path / "data", tmp_path / "view"
-    data.mkdir()
-    view.mkdir()
-    args = ["grade", "--rubric", str(tmp_path / "rubric.yaml"), "--responses",
-            str(tmp_path / "r.csv"), "--grader", "per-criterion", "--model",
-            "openai/fake-judge", "--api-base", fault.api_base]
+    args, data, view = _read_only_setup(tmp_path, fault)
     made = tmp_path / "made"
     made.mkdir()
     assert cli.main([*args, "--db", f"sqlite:///{made / 'ro.db'}"]) == 0
