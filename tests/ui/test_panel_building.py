@@ -63,10 +63,15 @@ def test_a_big_panel_made_on_judges_shows_as_being_built_then_its_figures(_big_p
     assert list(agreement["criterion"]) == ["accurate", "cites", "concise", "harmful"]
 
 
+def _made_to_fill_later(seeded) -> panels.PanelInfo:
+    """A majority panel of the seeded runs, left for a worker to fill."""
+    return panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
+                               rule="majority", actor=ADMIN, fill="later")
+
+
 def test_results_offers_a_panel_being_built_only_once_it_is_ready():
     seeded = seed_graded(3)
-    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
-                                rule="majority", actor=ADMIN, fill="later")
+    panel = _made_to_fill_later(seeded)
     at = open_page("results", reviewer="Ada")
     assert not at.exception, at.exception
     assert f"{panel.label} is being built: waiting for a worker." in texts(at)
@@ -86,8 +91,7 @@ def test_results_offers_a_panel_being_built_only_once_it_is_ready():
 
 def test_agreement_says_a_panel_is_being_built_and_leaves_it_out_until_ready():
     seeded = seed_graded(3)
-    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
-                                rule="majority", actor=ADMIN, fill="later")
+    panel = _made_to_fill_later(seeded)
     at = open_page("agreement", reviewer="Ada")
     assert not at.exception, at.exception
     shown = texts(at)
@@ -103,8 +107,7 @@ def test_a_panel_deleted_while_being_built_leaves_the_page_without_a_traceback()
     # Another tab deletes the panel while this page follows its progress: the poll finds it
     # gone and the page is drawn again without it.
     seeded = seed_graded(3)
-    panel = panels.create_panel(seeded.sessions, run_ids=[r.id for r in seeded.runs],
-                                rule="majority", actor=ADMIN, fill="later")
+    panel = _made_to_fill_later(seeded)
     at = open_page("results", reviewer="Ada")
     assert f"{panel.label} is being built: waiting for a worker." in texts(at)
     panels.delete_panel(seeded.sessions, panel.id, actor=ADMIN)
