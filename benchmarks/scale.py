@@ -447,7 +447,7 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     def report_and_baseline():
         report = agreement.agreement_report(sessions, w.version_id, w.dataset_id)
-        return report, human_baseline.build_baseline(report.data)
+        return report, human_baseline.report_baseline(report)
 
     def report_in_python():
         return agreement.build_report(agreement.gather_sources(sessions, w.version_id,
@@ -683,8 +683,20 @@ def _same_report(sessions: SessionFactory, w: World) -> bool:
     report = agreement.agreement_report(sessions, w.version_id, w.dataset_id)
     with recomputed():
         data = agreement.gather_sources(sessions, w.version_id, w.dataset_id)
-    return (report == agreement.build_report(data)
-            and human_baseline.build_baseline(report.data) == human_baseline.build_baseline(data))
+    # every figure (the counted report holds the judges' verdicts of reviewed responses only)
+    return (dataclasses.replace(report, data=data) == agreement.build_report(data)
+            and human_baseline.report_baseline(report) == human_baseline.build_baseline(data))
+
+
+def _world_file(kept: Path, dialect: str, size: int) -> Path:
+    return kept / f"world-{dialect}-{size}.json"
+
+
+def _kept_world(kept: Path | None, dialect: str, size: int) -> World | None:
+    """The world an earlier ``--keep`` run built in the same folder, if any."""
+    if kept is None or not _world_file(kept, dialect, size).exists():
+        return None
+    return World(**json.loads(_world_file(kept, dialect, size).read_text()))
 
 
 def print_table(backend: str, size: int, rows: list) -> None:
@@ -711,6 +723,9 @@ def main() -> int:
                         help="comma-separated parts of read names to keep (the others left out)")
     parser.add_argument("--no-fresh", action="store_true",
                         help="leave out the peak RSS of each read in a process of its own")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="build into DIR (SQLite file, unless --db) and keep it; a later run "
+                             "with the same DIR and size reads it instead of building again")
     parser.add_argument("--child-read", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_read is not None:
@@ -721,7 +736,11 @@ def main() -> int:
     only = {s.strip().lower() for s in args.only.split(",") if s.strip()}
     server = None
     with tempfile.TemporaryDirectory() as tmp:
-        url = args.db or f"sqlite:///{Path(tmp) / 'scale.db'}"
+        kept = Path(args.keep) if args.keep else None
+        if kept is not None:
+            kept.mkdir(parents=True, exist_ok=True)
+        folder = kept or Path(tmp)
+        url = args.db or f"sqlite:///{folder / f'scale-{args.size}.db'}"
         if args.postgres:
             from tests.storage import postgres_server
 
@@ -730,12 +749,21 @@ def main() -> int:
         try:
             sessions = open_database(url)
             engine = sessions.kw["bind"]
-            started = time.perf_counter()
-            world = build(sessions, args.size)
-            with engine.begin() as connection:
-                connection.execute(text("ANALYZE"))
-            print(f"{engine.dialect.name}: built in {time.perf_counter() - started:.0f} s, "
-                  f"peak RSS {_peak_mb():.0f} MB", flush=True)
+            world = _kept_world(kept, engine.dialect.name, args.size)
+            if world is None:
+                started = time.perf_counter()
+                world = build(sessions, args.size)
+                with engine.begin() as connection:
+                    connection.execute(text("ANALYZE"))
+                print(f"{engine.dialect.name}: built in {time.perf_counter() - started:.0f} s, "
+                      f"peak RSS {_peak_mb():.0f} MB", flush=True)
+                if kept is not None:
+                    _world_file(kept, engine.dialect.name, args.size).write_text(
+                        json.dumps(dataclasses.asdict(world)))
+            else:
+                print(f"{engine.dialect.name}: the database kept in {kept} "
+                      "(built by an earlier run; its verdicts saved by earlier runs stay)",
+                      flush=True)
             rows = measure(sessions, world, skip, only)
             floor = None if args.no_fresh else fresh_peaks(url, world, rows)
             print_table(engine.dialect.name, args.size, rows)

@@ -16,6 +16,7 @@ import streamlit as st
 from storage.services import (
     agreement,
     agreement_blind,
+    agreement_lists,
     baseline_grid,
     blindness,
     human_baseline,
@@ -57,7 +58,8 @@ def get_blind_report(db: str, rubric_version_id: int, dataset_id: int, stamp: St
                      sight: Sight) -> AgreementReport:
     """Over the verdicts one reviewer may see (those on what they answered themselves)."""
     full = get_full_report(db, rubric_version_id, dataset_id, stamp)
-    return agreement.build_report(agreement_blind.as_seen(full.data, sight))
+    data = agreement_lists.complete_data(sessions_for(db), full.data)
+    return agreement.build_report(agreement_blind.as_seen(data, sight))
 
 
 def get_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
@@ -71,7 +73,7 @@ def get_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
 def get_baseline(db: str, rubric_version_id: int, dataset_id: int,
                  stamp: Stamp, sight: Sight = blindness.EVERYTHING) -> HumanBaseline:
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
-    return human_baseline.build_baseline(report.data)
+    return human_baseline.report_baseline(report)
 
 
 @st.cache_data(ttl=3600, max_entries=20, show_spinner="Measuring how far to trust each judge…")
@@ -110,7 +112,7 @@ def get_disagreements(
     """As ``sight`` may see them: no other reviewer's verdict or note on a criterion the
     viewer has not answered (a pair that differed only through it is not listed)."""
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
-    return agreement.disagreements(report.data, keys, criterion_id)
+    return agreement_lists.disagreement_list(sessions_for(db), report, keys, criterion_id)
 
 
 def clear_after_import() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import func, insert, literal, select, update
+from sqlalchemy import Select, func, insert, literal, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from grading.types import Verdict
@@ -162,21 +162,26 @@ class RunVerdicts:
     reasons: dict[tuple[int, int], str]
 
 
-def run_verdicts(session: Session, run_id: int) -> RunVerdicts:
-    scores = {rid: score for rid, score in session.execute(
-        select(m.GradeRow.response_id, m.GradeRow.score).where(m.GradeRow.run_id == run_id)
-        .order_by(m.GradeRow.response_id))}
+def run_verdicts(session: Session, run_id: int, within: Select | None = None) -> RunVerdicts:
+    """``within``: a query of response ids; only their verdicts and reasons are read (None:
+    every response's). Scores are read for every response (one row per grade)."""
+    grades_query = (select(m.GradeRow.response_id, m.GradeRow.score)
+                    .where(m.GradeRow.run_id == run_id).order_by(m.GradeRow.response_id))
+    rows_query = (
+        select(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id,
+               m.GradeCriterionRow.verdict, m.GradeCriterionRow.option,
+               m.GradeCriterionRow.reason)
+        .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
+        .where(m.GradeRow.run_id == run_id)
+        # the order grade_infos_for_run gives: by response, then the criterion's position
+        .order_by(m.GradeRow.response_id, m.GradeCriterionRow.position))
+    if within is not None:
+        rows_query = rows_query.where(m.GradeRow.response_id.in_(within))
+    scores = {rid: score for rid, score in session.execute(grades_query)}
     choices: dict[tuple[int, int], Verdict | str] = {}
     reasons: dict[tuple[int, int], str] = {}
     verdict_of = {v.value: v for v in Verdict}
-    for rid, cid, verdict, option, reason in session.execute(
-            select(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id,
-                   m.GradeCriterionRow.verdict, m.GradeCriterionRow.option,
-                   m.GradeCriterionRow.reason)
-            .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
-            .where(m.GradeRow.run_id == run_id)
-            # the order grade_infos_for_run gives: by response, then the criterion's position
-            .order_by(m.GradeRow.response_id, m.GradeCriterionRow.position)):
+    for rid, cid, verdict, option, reason in session.execute(rows_query):
         choice = option if option is not None else (
             None if verdict is None else verdict_of[verdict])
         if choice is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 from grading.agreement import (
@@ -57,6 +57,7 @@ from storage.services.agreement_sources import (
     gather_sources,
     reviewer_verdicts,
     run_label,
+    with_counts,
 )
 
 __all__ = [
@@ -115,6 +116,9 @@ class AgreementReport:
     alpha: MultiSourceAgreementByCriterion
     judges: tuple[JudgeSummary, ...]
     score_points: tuple[ScorePoint, ...]
+    # The database's counts of verdict patterns, when the report was counted: the
+    # disagreements per criterion of any sources without the judges' verdicts.
+    patterns: agreement_counts.VerdictPatterns | None = field(default=None, compare=False)
 
     def pair(self, a: str, b: str) -> AgreementByCriterion | None:
         """The agreement of ``a`` and ``b`` in either order, as stored (a is the reference)."""
@@ -145,8 +149,8 @@ def _fits(data: AgreementData, a: str, b: str, counted: AgreementByCriterion) ->
     the rubric's order, and as many keys on each side (else the pair is computed here)."""
     shared = counted.overall.shared
     return (list(counted.per_criterion) == [c.id for c in data.criteria]
-            and shared + counted.overall.only_in_a == len(data.verdicts[a])
-            and shared + counted.overall.only_in_b == len(data.verdicts[b]))
+            and shared + counted.overall.only_in_a == data.count_of(a)
+            and shared + counted.overall.only_in_b == data.count_of(b))
 
 
 def build_report(
@@ -154,6 +158,7 @@ def build_report(
     counted: Mapping[tuple[str, str], AgreementByCriterion] | None = None,
     kinds: Kinds | None = None,
     alpha: MultiSourceAgreementByCriterion | None = None,
+    patterns: agreement_counts.VerdictPatterns | None = None,
 ) -> AgreementReport:
     """Every pairwise comparison, Krippendorff's alpha across sources, and the judge table.
 
@@ -162,6 +167,7 @@ def build_report(
     ``alpha``: alpha across the non-panel sources from the same counts.
     They count MET/UNMET only, so they are not used when a criterion has options.
     ``kinds``: each criterion's option scale (default ``criterion_kinds(data.criteria)``).
+    Data that is not ``complete`` needs every pair and alpha counted.
     """
     kinds = criterion_kinds(data.criteria) if kinds is None else kinds
     if any(kinds.values()):
@@ -170,6 +176,9 @@ def build_report(
     padded: dict[str, dict[Key, Verdict]] = {}
 
     def padded_of(key: str) -> dict[Key, Verdict]:
+        if not data.complete and key != HUMAN:
+            raise ValueError(f"{key}'s verdicts were read for the reviewed responses only: "
+                             "its figures must come from the database's counts")
         if key not in padded:
             padded[key] = _with_all_criteria(data, data.verdicts[key])
         return padded[key]
@@ -211,7 +220,7 @@ def build_report(
                        human_score=human[rid])
             for rid in sorted(judge) if rid in human)
     return AgreementReport(data=data, pairwise=pairwise, alpha=alpha, judges=tuple(judges),
-                           score_points=tuple(points))
+                           score_points=tuple(points), patterns=patterns)
 
 
 def agreement_report(
@@ -220,10 +229,26 @@ def agreement_report(
     """gather_sources + build_report: what the Agreement page shows.
 
     Every pair and alpha across sources come from the database's counts
-    (storage.services.agreement_counts) unless anything was written while reading: then the
-    two reads may not describe the same verdicts, and every figure is computed from ``data``.
+    (storage.services.agreement_counts), and then the judges' verdicts are read only where
+    people reviewed (``AgreementData.complete`` False). Every verdict is read and the
+    figures computed from them where the counts cannot be used: a rubric with multi-choice
+    criteria, a panel whose stored decisions are not all the ones read (those pairs only),
+    or anything written while reading (the two reads may not describe the same verdicts).
     """
     before = data_stamp(sessions, rubric_version_id, dataset_id)
+    if agreement_counts.countable(sessions, rubric_version_id, dataset_id):
+        data = gather_sources(sessions, rubric_version_id, dataset_id, complete=False)
+        counted = agreement_counts.report_counts(sessions, data)
+        data = with_counts(data, counted.totals)
+        # People who answered with no verdict in force (every key disputed): a judge's
+        # baseline against people would need its verdicts, as there is no Human pair.
+        people_pairs = not data.reviewer_verdicts or any(
+            s.is_human for s in data.verdict_sources)
+        if (counted.covers(data) and people_pairs
+                and data_stamp(sessions, rubric_version_id, dataset_id) == before):
+            return build_report(data, counted.pairwise, criterion_kinds(data.criteria),
+                                alpha=counted.alpha, patterns=counted.patterns)
+        before = data_stamp(sessions, rubric_version_id, dataset_id)
     data = gather_sources(sessions, rubric_version_id, dataset_id)
     kinds = criterion_kinds(data.criteria)
     if any(kinds.values()):  # the counts are of MET/UNMET: build_report would not use them
@@ -242,8 +267,20 @@ def disagreements(
     different options of a multi-choice criterion.
 
     CANNOT_ASSESS, NA options and missing verdicts never count as disagreement, as in the
-    metrics.
+    metrics. ``data`` must be complete (``agreement_lists.disagreement_list`` reads a
+    counted report's from the database).
     """
+    if not data.complete:
+        raise ValueError("the judges' verdicts were read for the reviewed responses only: "
+                         "list disagreements with agreement_lists.disagreement_list")
+    return listed_disagreements(data, source_keys, criterion_id, kinds)
+
+
+def listed_disagreements(
+    data: AgreementData, source_keys: Sequence[str], criterion_id: int | None = None,
+    kinds: Kinds | None = None,
+) -> list[Disagreement]:
+    """``disagreements`` among the verdicts ``data`` holds, complete or not."""
     kinds = criterion_kinds(data.criteria) if kinds is None else kinds
     keys = list(source_keys)
     criteria = [c for c in data.criteria if criterion_id is None or c.id == criterion_id]
@@ -273,8 +310,11 @@ def criterion_table(
     keys = [s.key for s in data.verdict_sources] if a is None or b is None else [a, b]
     pair = report.pair(a, b) if a is not None and b is not None else None
     counts: dict[int, int] = defaultdict(int)
-    for d in disagreements(data, keys):
-        counts[d.criterion_id] += 1
+    if report.patterns is not None and not data.complete:
+        counts.update(report.patterns.disagreements(keys))
+    else:
+        for d in disagreements(data, keys):
+            counts[d.criterion_id] += 1
     rows = [
         CriterionAgreement(
             criterion=c,

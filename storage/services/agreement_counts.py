@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 from sqlalchemy import (
@@ -115,6 +115,26 @@ def panel_side(panel_id: int, member_run_ids: Sequence[int]) -> Select:
                    v.response_id.not_in(shown)))
 
 
+def side_of(data: AgreementData, key: str) -> Select | None:
+    """The query of one of ``data``'s verdict sources (people, a run or a panel)."""
+    source = data.source(key)
+    if source.is_human:
+        return people_side(data.rubric_version_id, data.dataset_id)
+    if source.is_panel:
+        return panel_side(source.panel_id, source.member_run_ids)
+    return run_side(source.run_id) if source.run_id is not None else None
+
+
+def disagreeing_query(sides: Sequence[Select], criterion_id: int) -> Select:
+    """The responses where these sources gave both MET and UNMET on the criterion."""
+    parts = [side.where(side.selected_columns.criterion_id == criterion_id) for side in sides]
+    every = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("every")
+    e = every.c
+    return (select(e.response_id).group_by(e.response_id)
+            .having(func.sum(case((e.verdict == Verdict.MET.value, 1), else_=0)) > 0,
+                    func.sum(case((e.verdict == Verdict.UNMET.value, 1), else_=0)) > 0))
+
+
 def side_pair_query(first: Select, second: Select) -> Select:
     """The one GROUP BY of a pair of sources: (criterion, verdict of a, verdict of b) ->
     keys both answered."""
@@ -170,6 +190,22 @@ def pairwise_agreement(
             for pair, found in counts.items()}
 
 
+def countable(sessions: SessionFactory, rubric_version_id: int, dataset_id: int) -> bool:
+    """Whether every pair and alpha of the set's report can be counted: MET/UNMET criteria
+    only, and every ready panel's stored decisions are the ones read (``panels.unsettled``
+    empty: no member still grading, no other tie rule)."""
+    with sessions() as session:
+        if any(c.options is not None for c in rubric_repo.criteria_of(
+                session, rubric_version_id)):
+            return False
+        ready = session.scalars(
+            select(m.PanelRow.id).where(
+                m.PanelRow.rubric_version_id == rubric_version_id,
+                m.PanelRow.dataset_id == dataset_id,
+                m.PanelRow.id.not_in(select(m.PanelFillRow.panel_id)))).all()
+        return not any(panels.unsettled(session, panel_id) for panel_id in ready)
+
+
 @dataclass(frozen=True)
 class ReportCounts:
     """What the Agreement report takes from the database's counts: the pairs whose two
@@ -177,6 +213,50 @@ class ReportCounts:
 
     pairwise: dict[tuple[str, str], AgreementByCriterion]
     alpha: MultiSourceAgreementByCriterion | None
+    # Each counted source's verdicts (source key -> count), and how many keys got each
+    # pattern of verdicts (``VerdictPatterns``): the disagreements per criterion of any
+    # set of sources without reading a verdict.
+    totals: dict[str, int] = field(default_factory=dict)
+    patterns: VerdictPatterns | None = None
+
+    def covers(self, data: AgreementData) -> bool:
+        """Every pair of ``data``'s verdict sources and alpha were counted: the report needs
+        none of the judges' verdicts (``AgreementData.complete`` may be False)."""
+        keys = [s.key for s in data.verdict_sources]
+        voters = [s.key for s in data.verdict_sources if not s.is_panel]
+        return (all(pair in self.pairwise for pair in combinations(keys, 2))
+                and (self.alpha is not None or not voters)
+                and all(key in self.totals for key in keys))
+
+
+@dataclass(frozen=True)
+class VerdictPatterns:
+    """Per (criterion, verdicts of ``keys`` in order) the number of keys (response,
+    criterion) that got them; a verdict is MET, UNMET, CANNOT_ASSESS or None."""
+
+    keys: tuple[str, ...]
+    counts: dict[tuple[int, tuple[Verdict | None, ...]], int]
+
+    def disagreements(self, keys: Sequence[str]) -> Counter[int]:
+        """Per criterion, the keys where ``keys`` gave both MET and UNMET (what
+        ``agreement.disagreements`` lists on MET/UNMET criteria)."""
+        where = [self.keys.index(key) for key in keys]
+        found: Counter[int] = Counter()
+        for (cid, verdicts), n in self.counts.items():
+            chosen = {verdicts[i] for i in where}
+            if Verdict.MET in chosen and Verdict.UNMET in chosen:
+                found[cid] += n
+        return found
+
+    def alone(self, key: str, criteria: Sequence[int]) -> AgreementByCriterion:
+        """``key``'s agreement with a source that gave no verdict: every one of its verdicts
+        is one-sided (what ``compare_verdicts({}, its verdicts)`` gives)."""
+        i = self.keys.index(key)
+        found: CountsByCriterion = {}
+        for (cid, verdicts), n in self.counts.items():
+            if verdicts[i] is not None:
+                found.setdefault(cid, Counter())[None, verdicts[i]] += n
+        return compare_counts_by_criterion(_every_criterion(criteria, found))
 
 
 def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts:
@@ -190,13 +270,10 @@ def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts
     sides: dict[str, Select] = {}
     with sessions() as session:
         for source in data.verdict_sources:
-            if source.is_human:
-                sides[source.key] = people_side(data.rubric_version_id, data.dataset_id)
-            elif source.is_panel:
-                if not panels.unsettled(session, source.panel_id):
-                    sides[source.key] = panel_side(source.panel_id, source.member_run_ids)
-            elif source.run_id is not None:
-                sides[source.key] = run_side(source.run_id)
+            if source.is_panel and panels.unsettled(session, source.panel_id):
+                continue
+            if (side := side_of(data, source.key)) is not None:
+                sides[source.key] = side
         keys = list(sides)
         voters = [i for i, key in enumerate(keys) if not data.source(key).is_panel]
         rows = session.execute(patterns_query([sides[k] for k in keys], voters)).all() \
@@ -207,9 +284,11 @@ def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts
         (a, b): {} for a, b in combinations(range(width), 2)}
     alpha_totals: dict[int, Counter[str]] = {}
     disagreeing: list[tuple[int, int, int, int, int]] = []
+    patterns: Counter[tuple[int, tuple[Verdict | None, ...]]] = Counter()
     for row in rows:
         cid, codes, rid, rank, n = row[0], row[1:1 + width], row[-3], row[-2], int(row[-1])
         found = [_DECODE[c] for c in codes]
+        patterns[cid, tuple(found)] += n
         for i, verdict in enumerate(found):
             if verdict is not None:
                 verdicts[i][cid] += n
@@ -229,14 +308,23 @@ def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts
                 totals["met"] += n * met
             if rid is not None:
                 disagreeing.append((cid, rid, int(rank), met, unmet))
-    fits = {key: verdicts[i].total() == len(data.verdicts[key]) for i, key in enumerate(keys)}
+    totals = {key: verdicts[i].total() for i, key in enumerate(keys)}
+    # Complete data: the counts must describe as many verdicts as it holds. Else the
+    # judges' counts are the database's (``agreement_sources.with_counts``).
+    fits = {key: totals[key] == data.count_of(key)
+            or (not data.complete and not data.source(key).is_human) for key in keys}
     pairwise = {(keys[a], keys[b]): compare_counts_by_criterion(_every_criterion(criteria, found))
-                for (a, b), found in pairs.items() if fits[keys[a]] and fits[keys[b]]}
+                for (a, b), found in pairs.items() if fits[keys[a]] and fits[keys[b]]
+                and totals[keys[a]] and totals[keys[b]]}
     every_voter = [s.key for s in data.verdict_sources if not s.is_panel]
+    counted_voters = [i for i in voters if totals[keys[i]]]
     alpha = None
-    if len(every_voter) >= 2 and all(fits.get(key) for key in every_voter):
-        alpha = _alpha(len(voters), criteria, alpha_totals, disagreeing)
-    return ReportCounts(pairwise=pairwise, alpha=alpha)
+    if counted_voters and all(fits.get(key) for key in every_voter):
+        alpha = _alpha(len(counted_voters), criteria, alpha_totals, disagreeing)
+    return ReportCounts(
+        pairwise=pairwise, alpha=alpha,
+        totals={key: n for key, n in totals.items() if fits[key]},
+        patterns=VerdictPatterns(keys=tuple(keys), counts=dict(patterns)))
 
 
 _RANK = 1_000_000_000  # source index x this + the key's place in the source: "first met"

@@ -9,9 +9,9 @@ as examples. The numbers are computed from these in storage.services.agreement.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from grading.types import ScoringSettings, ToGradeInput, Verdict
@@ -107,13 +107,26 @@ class AgreementData:
     # Calibrated runs (run key -> HeldOut): their verdicts and scores above leave out the
     # responses they showed as examples.
     held_out: dict[str, calibration.HeldOut] = field(default_factory=dict)
+    # False: the judges' (runs' and panels') ``verdicts`` and ``reasons`` cover only the
+    # responses someone reviewed (issue 41: the report's figures come from the database's
+    # counts, and what reads per-key verdicts reads people's and the judges' beside them);
+    # each source's ``verdict_count`` still counts all of its verdicts. Whatever needs every
+    # judge verdict (the disagreement lists, the trust report, a blind viewer's report)
+    # reads them from the database (``gather_sources``).
+    complete: bool = True
 
     def source(self, key: str) -> AgreementSource:
         return next(s for s in self.sources if s.key == key)
 
+    def count_of(self, key: str) -> int:
+        """How many verdicts the source gave (in ``verdicts`` when the data is complete)."""
+        if self.complete or key == HUMAN:
+            return len(self.verdicts.get(key, {}))
+        return self.source(key).verdict_count
+
     @property
     def verdict_sources(self) -> tuple[AgreementSource, ...]:
-        return tuple(s for s in self.sources if s.per_criterion and self.verdicts.get(s.key))
+        return tuple(s for s in self.sources if s.per_criterion and self.count_of(s.key))
 
     def criterion_label(self, criterion_id: int) -> str:
         return next(c.label for c in self.criteria if c.id == criterion_id)
@@ -128,13 +141,22 @@ def run_label(run: RunInfo) -> str:
 
 
 def gather_sources(
-    sessions: SessionFactory, rubric_version_id: int, dataset_id: int
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+    complete: bool = True, within: Select | None = None,
 ) -> AgreementData:
     """Each run's judge verdicts and scores, the human verdicts and scores, tokens and cost.
 
     Read as rows, not ORM instances, in a handful of queries: 2,000 responses x 3 runs x
-    8 criteria is about 50,000 verdicts.
+    8 criteria is about 50,000 verdicts. ``complete=False``: the judges' verdicts and
+    reasons of the reviewed responses only, and each judge's ``verdict_count`` left at -1
+    (not counted: the report takes it from the database's counts, ``with_counts``).
+    ``within`` (with ``complete=False``): a query of the response ids whose judge verdicts
+    to read instead (default: the reviewed responses).
     """
+    if not complete and within is None:
+        within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
+    if complete:
+        within = None
     with sessions() as session:
         version = rubric_repo.get_version(session, rubric_version_id)
         criteria = tuple(criterion_info(c) for c in version.criteria)
@@ -147,7 +169,7 @@ def gather_sources(
         }
         runs = [run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
-        grades = {run.id: run_repo.run_verdicts(session, run.id) for run in runs}
+        grades = {run.id: run_repo.run_verdicts(session, run.id, within) for run in runs}
         # A calibrated run is measured only on the responses it did not show as examples.
         used = calibration.example_response_ids(
             session, [run.id for run in runs if run.settings.calibration is not None])
@@ -157,19 +179,19 @@ def gather_sources(
         by_response: dict[int, dict[int, HumanVerdictInfo]] = defaultdict(dict)
         for h in humans:
             by_response[h.response_id][h.criterion_id] = h
-        complete = [rid for rid in reviewed if len(by_response[rid]) == len(criteria)]
+        whole = [rid for rid in reviewed if len(by_response[rid]) == len(criteria)]
         needs_text = any(run.settings.length_penalty is not None for run in runs)
-        texts = response_texts(session, complete) if needs_text else {}
+        texts = response_texts(session, whole) if needs_text else {}
 
     gathered = _Gathered()
     for run in runs:
         _add_run(gathered, run, grades[run.id], used.get(run.id, set()))
-    for found in panel_sources(sessions, rubric_version_id, dataset_id):
+    for found in panel_sources(sessions, rubric_version_id, dataset_id, within):
         _add_panel(gathered, found, used)
         needs_text = needs_text or found.panel.scoring.length_penalty is not None
     if needs_text and not texts:
         with sessions() as session:
-            texts = response_texts(session, complete)
+            texts = response_texts(session, whole)
 
     gathered.verdicts[HUMAN] = {(h.response_id, h.criterion_id): h.choice for h in humans}
     gathered.reasons[HUMAN] = {(h.response_id, h.criterion_id): h.note for h in humans}
@@ -180,18 +202,36 @@ def gather_sources(
             total_tokens=0, cost=None, unknown_cost_count=0,
         ))
     human_scores = _human_scores(gathered.scorings, rubric_version_id, criteria,
-                                 {rid: by_response[rid] for rid in complete}, texts)
+                                 {rid: by_response[rid] for rid in whole}, texts)
     per_reviewer, names, seconds = _per_reviewer(own)
     held_out = {key: calibration.HeldOut.of(k, set(reviewed), shown)
                 for key, (k, shown) in gathered.shown.items()}
-    return AgreementData(
+    data = AgreementData(
         held_out=held_out,
         rubric_version_id=rubric_version_id, dataset_id=dataset_id, criteria=criteria,
         response_labels=labels, sources=tuple(gathered.sources), verdicts=gathered.verdicts,
         reasons=gathered.reasons, judge_scores=gathered.judge_scores, human_scores=human_scores,
-        reviewed_responses=len(reviewed), fully_reviewed_responses=len(complete),
+        reviewed_responses=len(reviewed), fully_reviewed_responses=len(whole),
         reviewer_verdicts=per_reviewer, reviewer_names=names, reviewer_seconds=seconds,
+        complete=complete,
     )
+    return data if complete else _uncounted(data)
+
+
+def _uncounted(data: AgreementData) -> AgreementData:
+    """A judge's verdicts of the reviewed responses are not all of them: its count is not
+    known until the database counts them (-1)."""
+    return replace(data, sources=tuple(
+        s if s.is_human or not s.per_criterion else replace(s, verdict_count=-1)
+        for s in data.sources))
+
+
+def with_counts(data: AgreementData, counts: dict[str, int]) -> AgreementData:
+    """``data`` with each judge's verdicts counted by the database (``counts``: source key
+    -> verdicts; a source not in it gave none)."""
+    return replace(data, sources=tuple(
+        s if s.is_human or not s.per_criterion else replace(
+            s, verdict_count=counts.get(s.key, 0)) for s in data.sources))
 
 
 @dataclass

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from statistics import median
 from typing import Literal
 
 from grading.agreement import (
+    AgreementByCriterion,
     PairwiseAgreement,
     alpha_value,
     compare_verdicts,
@@ -54,7 +56,7 @@ from grading.bootstrap import (
 )
 from grading.types import Verdict
 from storage.dto import CriterionInfo
-from storage.services.agreement import criterion_kinds
+from storage.services.agreement import AgreementReport, criterion_kinds
 from storage.services.agreement_sources import HUMAN, AgreementData, Key
 from storage.services.baseline_decision import MARGIN as MARGIN
 from storage.services.baseline_decision import Figure as Figure
@@ -220,7 +222,27 @@ def _defined(values) -> list[float | None]:
     return [None if math.isnan(v) else v for v in values.tolist()]
 
 
-def build_baseline(data: AgreementData) -> HumanBaseline:
+def report_baseline(report: AgreementReport) -> HumanBaseline:
+    """The human baseline of an agreement report's verdicts."""
+    pairwise = report.pairwise
+    data = report.data
+    if not data.complete and report.patterns is not None and not any(
+            s.is_human for s in data.verdict_sources):  # nobody's verdict is in force
+        criteria = [c.id for c in data.criteria]
+        pairwise = {**pairwise, **{(HUMAN, key): report.patterns.alone(key, criteria)
+                                   for key in report.patterns.keys}}
+    return build_baseline(data, pairwise)
+
+
+def build_baseline(data: AgreementData,
+                   pairwise: Mapping[tuple[str, str], AgreementByCriterion] | None = None,
+                   ) -> HumanBaseline:
+    """``pairwise``: the report's pairs; needed when ``data`` is not complete (a judge's
+    agreement with people counts the verdicts it gave alone, which such data does not
+    hold: it is the report's Human pair's, the same figures)."""
+    if not data.complete and pairwise is None:
+        raise ValueError("the judges' verdicts were read for the reviewed responses only: "
+                         "pass the report's pairwise figures (report_baseline)")
     judges = [s for s in data.verdict_sources if not s.is_human]
     # Option labels are not MET/UNMET: multi-choice criteria are left out (module docstring).
     multi = {cid for cid, scale in criterion_kinds(data.criteria).items() if scale is not None}
@@ -291,7 +313,8 @@ def build_baseline(data: AgreementData) -> HumanBaseline:
             versus_human = boot.cells(final_c, judge_maps[source.key])
             baselines.append(JudgeBaseline(
                 source_key=source.key, label=source.label,
-                vs_human=compare_verdicts(final_c, judge_maps[source.key]),
+                vs_human=(compare_verdicts(final_c, judge_maps[source.key]) if data.complete
+                          else pairwise[HUMAN, source.key].per_criterion[cid]),
                 loo_f1=loo, position=decision.position, needed=decision.needed,
                 sentence=sentence(source.label, loo, people_f1, len(keys), decision),
                 vs_human_kappa_interval=boot.interval(versus_human, _kappa),

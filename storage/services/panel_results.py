@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 
 from grading.types import Verdict
 from storage import models as m
@@ -197,11 +197,13 @@ class PanelSource:
 
 
 def panel_sources(sessions: SessionFactory, rubric_version_id: int,
-                  dataset_id: int) -> list[PanelSource]:
+                  dataset_id: int, within: Select | None = None) -> list[PanelSource]:
     """Every panel of the set as the Agreement page reads it: the stored decisions as plain
     columns (``panel_verdicts``, ``panel_grades``); only the responses whose stored
     decision is not the one read (a member still grading, another tie rule) go through
-    ``panels.panel_grades``. A panel still being filled by a worker is left out until whole."""
+    ``panels.panel_grades``. A panel still being filled by a worker is left out until whole.
+    ``within``: a query of response ids; only their verdicts and notes are read (scores and
+    costs of every response)."""
     found = []
     for panel in panels.list_panels(sessions, dataset_id=dataset_id,
                                     rubric_version_id=rubric_version_id):
@@ -217,10 +219,12 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
                 .order_by(m.PanelGradeRow.response_id))}
             decided: dict[int, list[tuple[int, Choice, str]]] = {}
             v = m.PanelVerdictRow
-            for rid, cid, verdict, option, note in session.execute(
-                    select(v.response_id, v.criterion_id, v.verdict, v.option, v.note)
-                    .where(v.panel_id == panel.id,
-                           v.verdict.is_not(None) | v.option.is_not(None))):
+            query = (select(v.response_id, v.criterion_id, v.verdict, v.option, v.note)
+                     .where(v.panel_id == panel.id,
+                            v.verdict.is_not(None) | v.option.is_not(None)))
+            if within is not None:
+                query = query.where(v.response_id.in_(within))
+            for rid, cid, verdict, option, note in session.execute(query):
                 decided.setdefault(rid, []).append(
                     (cid, option if option is not None else Verdict(verdict), note))
             redo = panels.unsettled(session, panel.id)
@@ -256,9 +260,11 @@ def _source(panel: panels.PanelInfo, grades: dict[int, tuple[float | None, float
 
 
 def recomputed_sources(sessions: SessionFactory, rubric_version_id: int,
-                       dataset_id: int) -> list[PanelSource]:
+                       dataset_id: int, within: Select | None = None) -> list[PanelSource]:
     """``panel_sources`` as it read before: every panel grade built as ``PanelGrade``s
-    (tests and the benchmark compare the two)."""
+    (tests and the benchmark compare the two). It read every response (``within`` None)."""
+    if within is not None:
+        raise ValueError("the panels' sources as read before cover every response")
     found = []
     for panel in panels.list_panels(sessions, dataset_id=dataset_id,
                                     rubric_version_id=rubric_version_id):

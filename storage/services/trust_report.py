@@ -36,11 +36,14 @@ trust_judge (one judge's figures and sentence), trust_types (the frozen report),
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from grading.trust.figures import SharedDraws
 from storage.engine import SessionFactory
 from storage.services import (
     agreement,
     agreement_blind,
+    agreement_lists,
     blindness,
     human_baseline,
     panels,
@@ -72,8 +75,9 @@ def trust_report(sessions: SessionFactory, rubric_version_id: int, dataset_id: i
     human baseline of the same verdicts)."""
     report = agreement.agreement_report(sessions, rubric_version_id, dataset_id)
     if not sight.sees_all:
-        report = agreement.build_report(agreement_blind.as_seen(report.data, sight))
-    return build_trust(sessions, report, human_baseline.build_baseline(report.data))
+        report = agreement.build_report(agreement_blind.as_seen(
+            agreement_lists.complete_data(sessions, report.data), sight))
+    return build_trust(sessions, report, human_baseline.report_baseline(report))
 
 
 def human_ranges(baseline: HumanBaseline | None) -> dict[str, tuple[HumanRange, ...]]:
@@ -94,6 +98,8 @@ def build_trust(sessions: SessionFactory, report: AgreementReport,
     ``baseline``: the human baseline of the same verdicts (None: no human range)."""
     import numpy as np
 
+    if not report.data.complete:  # its figures need every judge verdict
+        report = replace(report, data=agreement_lists.complete_data(sessions, report.data))
     data = report.data
     reads = read(sessions, report)
     ids = sorted(reads.lengths)

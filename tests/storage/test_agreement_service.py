@@ -8,7 +8,7 @@ from grading.agreement import compare_verdicts_by_criterion, krippendorff_alpha_
 from grading.score_agreement import compare_scores
 from grading.types import Verdict
 from storage.errors import NotFoundError
-from storage.services import agreement, datasets, reviews, rubrics, runs
+from storage.services import agreement, agreement_lists, datasets, reviews, rubrics, runs
 from tests.actors import ADMIN
 from tests.storage.agreement_seed import CHEAP, HOLISTIC, HUMAN, STRONG, seed
 from tests.storage.helpers import CRITERIA
@@ -97,7 +97,8 @@ def test_human_scores_follow_a_runs_own_settings(sessions):
 def test_every_number_is_grading_agreements_on_the_same_data(sessions):
     seeded = seed(sessions)
     report = agreement.agreement_report(sessions, seeded.version.id, seeded.dataset.id)
-    data = report.data
+    # every verdict (the report holds the judges' verdicts where people reviewed)
+    data = agreement.gather_sources(sessions, seeded.version.id, seeded.dataset.id)
     cheap, strong = f"run:{seeded.cheap.id}", f"run:{seeded.strong.id}"
     assert set(report.pairwise) == {("human", cheap), ("human", strong), (cheap, strong)}
     for a, b in report.pairwise:
@@ -139,8 +140,8 @@ def test_per_criterion_table_puts_the_worst_criterion_first_and_counts_disagreem
     by_name = {r.criterion.name: r for r in rows}
     # cheap vs human on "cites": r1 agree, r3 M vs U, r4 U vs M -> 2 disagreements.
     assert by_name["cites"].disagreements == 2
-    found = agreement.disagreements(report.data, ["human", cheap],
-                                    by_name["cites"].criterion.id)
+    found = agreement_lists.disagreement_list(sessions, report, ["human", cheap],
+                                              by_name["cites"].criterion.id)
     assert [d.response_label for d in found] == ["r3", "r4"]
     assert found[0].verdicts == {"human": V.UNMET, cheap: V.MET}
     assert found[0].reasons["human"] == "checked r3"
@@ -156,7 +157,8 @@ def test_cannot_assess_is_not_a_disagreement(sessions):
     report = agreement.agreement_report(sessions, seeded.version.id, seeded.dataset.id)
     concise = seeded.version.criteria[2].id
     keys = [f"run:{seeded.cheap.id}", f"run:{seeded.strong.id}"]
-    labels = [d.response_label for d in agreement.disagreements(report.data, keys, concise)]
+    labels = [d.response_label
+              for d in agreement_lists.disagreement_list(sessions, report, keys, concise)]
     assert labels == ["r1"]  # r5 is MET vs CANNOT_ASSESS
 
 

@@ -6,6 +6,7 @@ on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import random
+from itertools import combinations
 
 import pytest
 
@@ -14,6 +15,7 @@ from grading.types import ScoringSettings, Verdict
 from storage.services import (
     agreement,
     agreement_counts,
+    agreement_lists,
     datasets,
     human_baseline,
     panel_results,
@@ -26,6 +28,7 @@ from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, judge_report
 from tests.storage.recomputed import recomputed
+from tests.storage.report_checks import assert_same_report
 
 M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
 
@@ -101,10 +104,10 @@ def test_the_counted_report_equals_the_report_from_every_verdict(sessions, seed)
     assert counted.alpha.overall.pairable_units > 0
     # ... and every figure is the one computed from every verdict.
     python = agreement.build_report(data)
-    assert report == python
+    assert_same_report(report, python)
     assert counted.pairwise == python.pairwise
     assert counted.alpha == python.alpha
-    assert human_baseline.build_baseline(report.data) == human_baseline.build_baseline(data)
+    assert human_baseline.report_baseline(report) == human_baseline.build_baseline(data)
 
 
 def test_a_panel_with_a_member_still_grading_is_computed_from_the_data(sessions):
@@ -199,3 +202,119 @@ def test_the_pattern_count_reads_every_verdict_table_through_an_index(sessions):
     for table in ("grade_criteria", "grades", "panel_verdicts", "effective_verdicts"):
         assert table in plan, plan
         assert not _full_scans(plan, table), plan
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_a_counted_report_lists_and_counts_the_disagreements_every_verdict_gives(
+        sessions, seed):
+    # The counted report holds the judges' verdicts of the reviewed responses only: its
+    # disagreement lists are read from the database, its per-criterion counts come from the
+    # verdict patterns; both as the report made from every verdict gives them.
+    version, dataset = _random_world(sessions, seed, responses=30)
+    report = agreement.agreement_report(sessions, version.id, dataset.id)
+    python = agreement.build_report(agreement.gather_sources(sessions, version.id,
+                                                             dataset.id))
+    assert not report.data.complete and report.patterns is not None
+    keys = [s.key for s in python.data.verdict_sources]
+    chosen = [keys, *[list(pair) for pair in combinations(keys, 2)]]
+    listed = 0
+    for criterion in version.criteria:
+        for these in chosen:
+            expected = agreement.disagreements(python.data, these, criterion.id)
+            assert agreement_lists.disagreement_list(
+                sessions, report, these, criterion.id) == expected
+            listed += len(expected)
+    assert listed > 0
+    for a, b in [(None, None), *combinations(keys, 2)]:
+        assert agreement.criterion_table(report, a, b) == agreement.criterion_table(
+            python, a, b)
+
+
+def _one_run_world(sessions, *, reviewed: bool):
+    version = rubrics.create_rubric(sessions, "One", CRITERIA, actor=ADMIN)
+    dataset = datasets.create_dataset(sessions, "One", responses=[
+        {"id": f"r{i}", "query": "q", "text": f"answer {i}"} for i in range(6)], actor=ADMIN)
+    found = datasets.list_responses(sessions, dataset.id)
+    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                          grader="per_criterion", model="openai/one", actor=ADMIN)
+    for i, response in enumerate(found):
+        runs.record_grade(sessions, run.id, response.id, judge_report(
+            CRITERIA, [M if (i + j) % 3 else U for j in range(len(CRITERIA))],
+            ScoringSettings(), response.output))
+    if reviewed:
+        for response in found[:3]:
+            for criterion in version.criteria:
+                reviews.set_human_verdict(sessions, actor=local_actor("ana"),
+                                          response_id=response.id,
+                                          criterion_id=criterion.id, verdict=M)
+    return version, dataset
+
+
+@pytest.mark.parametrize("reviewed", [False, True])
+def test_one_run_alone_or_with_people_is_counted_as_every_verdict_gives_it(
+        sessions, reviewed):
+    # alpha with one voter (a note, no value) and a judge with nobody beside it: the
+    # counted report says what the one from every verdict says
+    version, dataset = _one_run_world(sessions, reviewed=reviewed)
+
+    report = agreement.agreement_report(sessions, version.id, dataset.id)
+
+    data = agreement.gather_sources(sessions, version.id, dataset.id)
+    assert_same_report(report, agreement.build_report(data))
+    assert report.alpha.overall.units > 0
+    baseline = human_baseline.report_baseline(report)
+    assert baseline == human_baseline.build_baseline(data)
+    assert baseline.criteria[0].judges[0].vs_human.only_in_b > 0
+
+
+def test_people_whose_every_answer_is_disputed_get_the_report_from_every_verdict(sessions):
+    # Reviewers answered but no verdict is in force: no Human pair to take a judge's
+    # agreement with people from, so the judges' verdicts are all read.
+    version, dataset = _one_run_world(sessions, reviewed=False)
+    first = datasets.list_responses(sessions, dataset.id)[0]
+    for name, verdict in (("ana", M), ("bo", U)):
+        reviews.set_human_verdict(sessions, actor=local_actor(name), response_id=first.id,
+                                  criterion_id=version.criteria[0].id, verdict=verdict)
+
+    report = agreement.agreement_report(sessions, version.id, dataset.id)
+
+    data = agreement.gather_sources(sessions, version.id, dataset.id)
+    assert report.data.complete and report == agreement.build_report(data)
+    assert human_baseline.report_baseline(report) == human_baseline.build_baseline(data)
+
+
+def test_a_verdict_saved_while_the_report_counts_gives_the_report_from_every_verdict(
+        sessions, monkeypatch):
+    version, dataset = _random_world(sessions, 13, responses=12)
+    counting = agreement_counts.report_counts
+    first = datasets.list_responses(sessions, dataset.id)[0]
+    saved = []
+
+    def a_verdict_lands_first(sessions_, data):  # a reviewer saves while the report reads
+        if not saved:
+            saved.append(reviews.set_human_verdict(
+                sessions, actor=local_actor("dee"), response_id=first.id,
+                criterion_id=version.criteria[0].id, verdict=U))
+        return counting(sessions_, data)
+
+    monkeypatch.setattr(agreement_counts, "report_counts", a_verdict_lands_first)
+    report = agreement.agreement_report(sessions, version.id, dataset.id)
+
+    assert saved and report.data.complete
+    assert report == agreement.build_report(agreement.gather_sources(sessions, version.id,
+                                                                     dataset.id))
+
+
+def test_a_counted_report_refuses_what_needs_every_judge_verdict(sessions):
+    version, dataset = _random_world(sessions, 14, responses=10)
+    report = agreement.agreement_report(sessions, version.id, dataset.id)
+    keys = [s.key for s in report.data.verdict_sources]
+
+    with pytest.raises(ValueError, match="reviewed responses only"):
+        agreement.disagreements(report.data, keys)
+    with pytest.raises(ValueError, match="reviewed responses only"):
+        agreement.build_report(report.data)
+    with pytest.raises(ValueError, match="reviewed responses only"):
+        human_baseline.build_baseline(report.data)
+    assert agreement_lists.complete_data(sessions, report.data) == (
+        agreement.gather_sources(sessions, version.id, dataset.id))
