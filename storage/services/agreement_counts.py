@@ -284,9 +284,17 @@ def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts
         (a, b): {} for a, b in combinations(range(width), 2)}
     alpha_totals: dict[int, Counter[str]] = {}
     disagreeing: list[tuple[int, int, int, int, int]] = []
-    patterns: Counter[tuple[int, tuple[Verdict | None, ...]]] = Counter()
+    # The rows of units where the voters disagree are one per unit (alpha sums them in
+    # order): fold every row into its pattern first, so the pairs are summed per pattern.
+    coded: Counter[tuple[int, tuple[int | None, ...]]] = Counter()
     for row in rows:
-        cid, codes, rid, rank, n = row[0], row[1:1 + width], row[-3], row[-2], int(row[-1])
+        cid, codes, rid, n = row[0], tuple(row[1:1 + width]), row[-3], int(row[-1])
+        coded[cid, codes] += n
+        if rid is not None:
+            cast = [codes[i] for i in voters]
+            disagreeing.append((cid, rid, int(row[-2]), cast.count(1), cast.count(2)))
+    patterns: Counter[tuple[int, tuple[Verdict | None, ...]]] = Counter()
+    for (cid, codes), n in coded.items():
         found = [_DECODE[c] for c in codes]
         patterns[cid, tuple(found)] += n
         for i, verdict in enumerate(found):
@@ -294,7 +302,9 @@ def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts
                 verdicts[i][cid] += n
         for (a, b), counts in pairs.items():
             if found[a] is not None or found[b] is not None:
-                counts.setdefault(cid, Counter())[found[a], found[b]] += n
+                if cid not in counts:
+                    counts[cid] = Counter()
+                counts[cid][found[a], found[b]] += n
         cast_by_voters = [found[i] for i in voters if found[i] is not None]
         if cast_by_voters:
             met = cast_by_voters.count(Verdict.MET)
@@ -306,8 +316,6 @@ def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts
                 totals["pairable"] += n
                 totals["values"] += n * (met + unmet)
                 totals["met"] += n * met
-            if rid is not None:
-                disagreeing.append((cid, rid, int(rank), met, unmet))
     totals = {key: verdicts[i].total() for i, key in enumerate(keys)}
     # Complete data: the counts must describe as many verdicts as it holds. Else the
     # judges' counts are the database's (``agreement_sources.with_counts``).

@@ -66,6 +66,22 @@ def test_resample_weights_count_the_draws_of_one_seeded_stream(count, resamples)
     assert weighted_sums(weights, contributions) == (expected @ contributions).tolist()
 
 
+@pytest.mark.parametrize("scale", [1, 2 ** 40])
+def test_integer_sums_are_the_exact_integers_whichever_way_they_are_multiplied(scale):
+    """Integer contributions go through float64 BLAS only while every sum stays an exact
+    integer below 2**53 (scale 1); past that (2**40 per cell) in integer arithmetic: both
+    equal the sums made one integer at a time."""
+    from grading.bootstrap import weighted_sums_array
+
+    rng = np.random.default_rng(3)
+    weights = resample_weights(2_000, resamples=300, seed=4)
+    contributions = rng.integers(0, 5, size=(2_000, 4)).astype(np.int64) * scale
+    found = weighted_sums_array(weights, contributions)
+    expected = np.einsum("ri,ik->rk", weights.astype(object), contributions.astype(object))
+    assert found.dtype == np.int64
+    assert (found.astype(object) == expected).all()
+
+
 def test_resample_weights_at_ten_thousand_items_hold_two_bytes_per_draw_count():
     """The baseline holds one such array per criterion: 1,000 x 10,000 int64 was 80 MB."""
     weights = resample_weights(10_000, resamples=1000, seed=0)
