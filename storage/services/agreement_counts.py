@@ -20,18 +20,12 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from sqlalchemy import (
-    BigInteger,
-    Integer,
     Select,
     and_,
-    case,
-    cast,
     func,
-    literal,
     select,
-    union_all,
 )
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
 from grading.agreement import (
     AgreementByCriterion,
@@ -45,6 +39,16 @@ from storage import models as m
 from storage.engine import SessionFactory
 from storage.repositories import rubrics as rubric_repo
 from storage.services import panels
+from storage.services.agreement_sides import (
+    DECODE,
+    RANK,
+    patterns_query,
+    people_side,
+    run_side,
+    side_of,
+)
+from storage.services.agreement_sides import disagreeing_query as disagreeing_query
+from storage.services.agreement_sides import panel_side as panel_side
 from storage.services.agreement_sources import HUMAN, AgreementData
 
 PairCounts = Counter[tuple[Verdict | None, Verdict | None]]
@@ -80,59 +84,6 @@ def _with_one_sided(shared: Counter[tuple[int, Verdict, Verdict]],
         if n - in_b[cid, vb]:
             found.setdefault(cid, Counter())[None, vb] += n - in_b[cid, vb]
     return found
-
-
-def people_side(rubric_version_id: int, dataset_id: int) -> Select:
-    """(response, criterion, verdict, at) of the human verdicts in force: the decided rows
-    of ``effective_verdicts`` (disputed ones have none), through its set index. ``at`` is
-    the order the report lists a source's keys in within a response (here the criterion
-    id, as ``current_human_verdicts``)."""
-    ev = m.EffectiveVerdictRow
-    return (select(ev.response_id, ev.criterion_id, ev.verdict, ev.criterion_id.label("at"))
-            .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
-                   ev.status != "disputed", ev.verdict.is_not(None)))
-
-
-def run_side(run_id: int) -> Select:
-    """A run's verdicts as ``people_side`` gives people's; ``at`` is the criterion's
-    position in the grade (``run_repo.run_verdicts``' order)."""
-    grade, row = aliased(m.GradeRow), aliased(m.GradeCriterionRow)
-    shown = select(m.RunExampleRow.response_id).where(m.RunExampleRow.run_id == run_id)
-    return (select(grade.response_id, row.criterion_id, row.verdict, row.position.label("at"))
-            .join(grade, grade.id == row.grade_id)
-            .where(grade.run_id == run_id, row.verdict.is_not(None),
-                   grade.response_id.not_in(shown)))
-
-
-def panel_side(panel_id: int, member_run_ids: Sequence[int]) -> Select:
-    """A panel's stored decisions (``panel_verdicts``, by its primary key) without the
-    responses a calibrated member showed as examples, as ``people_side``."""
-    v = m.PanelVerdictRow
-    shown = (select(m.RunExampleRow.response_id)
-             .where(m.RunExampleRow.run_id.in_(list(member_run_ids))))
-    return (select(v.response_id, v.criterion_id, v.verdict, v.criterion_id.label("at"))
-            .where(v.panel_id == panel_id, v.verdict.is_not(None),
-                   v.response_id.not_in(shown)))
-
-
-def side_of(data: AgreementData, key: str) -> Select | None:
-    """The query of one of ``data``'s verdict sources (people, a run or a panel)."""
-    source = data.source(key)
-    if source.is_human:
-        return people_side(data.rubric_version_id, data.dataset_id)
-    if source.is_panel:
-        return panel_side(source.panel_id, source.member_run_ids)
-    return run_side(source.run_id) if source.run_id is not None else None
-
-
-def disagreeing_query(sides: Sequence[Select], criterion_id: int) -> Select:
-    """The responses where these sources gave both MET and UNMET on the criterion."""
-    parts = [side.where(side.selected_columns.criterion_id == criterion_id) for side in sides]
-    every = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("every")
-    e = every.c
-    return (select(e.response_id).group_by(e.response_id)
-            .having(func.sum(case((e.verdict == Verdict.MET.value, 1), else_=0)) > 0,
-                    func.sum(case((e.verdict == Verdict.UNMET.value, 1), else_=0)) > 0))
 
 
 def side_pair_query(first: Select, second: Select) -> Select:
@@ -295,7 +246,7 @@ def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts
             disagreeing.append((cid, rid, int(row[-2]), cast.count(1), cast.count(2)))
     patterns: Counter[tuple[int, tuple[Verdict | None, ...]]] = Counter()
     for (cid, codes), n in coded.items():
-        found = [_DECODE[c] for c in codes]
+        found = [DECODE[c] for c in codes]
         patterns[cid, tuple(found)] += n
         for i, verdict in enumerate(found):
             if verdict is not None:
@@ -335,49 +286,6 @@ def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts
         patterns=VerdictPatterns(keys=tuple(keys), counts=dict(patterns)))
 
 
-_RANK = 1_000_000_000  # source index x this + the key's place in the source: "first met"
-_CODES = {Verdict.MET: 1, Verdict.UNMET: 2, Verdict.CANNOT_ASSESS: 3}
-_DECODE: dict[int | None, Verdict | None] = {
-    None: None, **{code: verdict for verdict, code in _CODES.items()}}
-
-
-def patterns_query(sides: Sequence[Select], voters: Sequence[int]) -> Select:
-    """How many keys got each pattern of verdicts: per (criterion, response) any source
-    answered, each source's verdict (1 MET, 2 UNMET, 3 CANNOT_ASSESS, NULL none), then
-    ``GROUP BY (criterion, v0, v1, ...)``. A unit where the ``voters`` (the sources of
-    alpha) gave both MET and UNMET is its own row, with its response and where the first
-    voter that answered it lists it (index x _RANK + its ``at``): alpha sums those units in
-    the order the report meets them. Every pair's confusion counts and alpha follow from
-    these rows; one pass over the sources' verdicts."""
-    parts = []
-    for i, side in enumerate(sides):
-        s = side.subquery(f"s{i}")
-        code = case(*[(s.c.verdict == v.value, c) for v, c in _CODES.items()], else_=None)
-        parts.append(select(literal(i, Integer).label("src"), s.c.response_id,
-                            s.c.criterion_id, code.label("code"),
-                            (cast(literal(i), BigInteger) * _RANK + s.c.at).label("rank")))
-    every = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("every")
-    e = every.c
-    voting = e.src.in_(list(voters))
-
-    def votes(code: int):
-        return func.sum(case((and_(voting, e.code == code), 1), else_=0))
-
-    units = (select(e.criterion_id,
-                    *[func.max(case((e.src == i, e.code), else_=None)).label(f"v{i}")
-                      for i in range(len(sides))],
-                    votes(1).label("met"), votes(2).label("unmet"),
-                    func.min(case((voting, e.rank), else_=None)).label("first"),
-                    e.response_id)
-             .group_by(e.criterion_id, e.response_id).subquery("units"))
-    u = units.c
-    disagree = and_(u.met > 0, u.unmet > 0)
-    columns = [u.criterion_id, *[u[f"v{i}"] for i in range(len(sides))],
-               case((disagree, u.response_id), else_=None).label("rid"),
-               case((disagree, u.first), else_=None).label("rank")]
-    return select(*columns, func.count()).group_by(*columns)
-
-
 def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]],
            disagreeing: list[tuple[int, int, int, int, int]],
            ) -> MultiSourceAgreementByCriterion:
@@ -396,11 +304,11 @@ def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]
             disagreeing=[(met, unmet) for *_key, met, unmet in ordered])
 
     # Over every key: the first source's keys in its order (response, then its place).
-    overall = sorted(disagreeing, key=lambda d: (d[2] // _RANK, d[1], d[2] % _RANK, d[0]))
+    overall = sorted(disagreeing, key=lambda d: (d[2] // RANK, d[1], d[2] % RANK, d[0]))
     per_criterion = {}
     for cid in criteria:
         mine = sorted((d for d in disagreeing if d[0] == cid),
-                      key=lambda d: (d[2] // _RANK, d[1]))
+                      key=lambda d: (d[2] // RANK, d[1]))
         per_criterion[cid] = alpha([cid], mine)
     return MultiSourceAgreementByCriterion(overall=alpha(criteria, overall),
                                            per_criterion=per_criterion)

@@ -5,7 +5,7 @@ are built from.
 A counted report (``AgreementData.complete`` False) holds the judges' verdicts of the
 reviewed responses only (issue 41: at 100,000 responses, 3 runs and a panel hold 3.2 million
 verdicts with their reasons). The disagreement list of one criterion is found by the
-database (``agreement_counts.disagreeing_query``: the responses where the chosen sources
+database (``agreement_sides.disagreeing_query``: the responses where the chosen sources
 gave both MET and UNMET), and only those responses' verdicts and reasons are read; the list
 is then the one ``agreement.disagreements`` makes, item for item.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from storage.engine import SessionFactory
-from storage.services import agreement_counts
+from storage.services import agreement_sides
 from storage.services.agreement import (
     AgreementReport,
     Disagreement,
@@ -33,10 +33,10 @@ def disagreement_list(sessions: SessionFactory, report: AgreementReport,
     data = report.data
     if data.complete:
         return disagreements(data, source_keys, criterion_id)
-    sides = [agreement_counts.side_of(data, key) for key in source_keys]
+    sides = [agreement_sides.side_of(data, key) for key in source_keys]
     if not sides or any(side is None for side in sides):
         return []
-    within = agreement_counts.disagreeing_query(sides, criterion_id)
+    within = agreement_sides.disagreeing_query(sides, criterion_id)
     found = gather_sources(sessions, data.rubric_version_id, data.dataset_id,
                            complete=False, within=within)
     return listed_disagreements(found, source_keys, criterion_id)
