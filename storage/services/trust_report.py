@@ -30,8 +30,9 @@ What counts:
   shuffled them (the criterion-order effect, storage.services.trust_positions).
 
 Modules, by job: trust_reads (the database reads), trust_frame (verdicts as arrays),
-trust_judge (one judge's figures and sentence), trust_types (the frozen report), this one
-(the whole report).
+trust_stored (a counted report's judge verdicts, read from the database as arrays: its data
+holds the reviewed responses' only), trust_judge (one judge's figures and sentence),
+trust_types (the frozen report), this one (the whole report).
 """
 
 from __future__ import annotations
