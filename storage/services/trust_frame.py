@@ -10,6 +10,7 @@ from operator import itemgetter
 from grading.trust.figures import SharedDraws
 from grading.types import Verdict
 from storage.dto import CriterionInfo
+from storage.services.agreement_sources import HUMAN
 
 
 @dataclass
@@ -31,6 +32,9 @@ class Frame:
     draws: SharedDraws | None = None
     reviewed: dict[int, int] = field(default_factory=dict)
     reviewed_draws: SharedDraws | None = None
+    # A counted report's judge verdicts, read from the database (trust_stored.StoredVerdicts;
+    # its data holds the reviewed responses' only); None: every source from ``data.verdicts``
+    stored: object = None
 
 
 def value_map(criterion: CriterionInfo) -> dict[object, float]:
@@ -122,9 +126,13 @@ def values(coded, frame: Frame):
 
 
 def codes_of(data, frame: Frame, key: str):
-    """A source's code matrix, made once per report."""
+    """A source's code matrix, made once per report (a judge of a counted report: from the
+    database, ``frame.stored``)."""
     if key not in frame.matrices:
-        frame.matrices[key], frame.seen[key] = _coded(data.verdicts.get(key, {}), frame)
+        if frame.stored is not None and key != HUMAN:
+            frame.matrices[key], frame.seen[key] = frame.stored.coded(key, frame)
+        else:
+            frame.matrices[key], frame.seen[key] = _coded(data.verdicts.get(key, {}), frame)
     return frame.matrices[key]
 
 

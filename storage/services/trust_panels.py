@@ -60,6 +60,16 @@ class _Votes:
         found[rows[kept], cols[kept]] = codes[kept]
         return found
 
+    def stored(self, placed, frame: Frame):
+        """``matrix`` of a source read from the database (``trust_stored``: per (criterion,
+        verdict), its column and rows)."""
+        import numpy as np
+
+        found = np.zeros((len(frame.positions), len(frame.columns)), dtype=np.int32)
+        for column, _cid, verdict, rows in placed:
+            found[rows, column] = self.code(verdict)
+        return found
+
 
 def _member_samples(data, frame: Frame, reads: Reads, groups, votes: _Votes, run_id: int,
                     run_votes: dict) -> tuple[list, str]:
@@ -83,7 +93,9 @@ def _member_samples(data, frame: Frame, reads: Reads, groups, votes: _Votes, run
     runs = [run_id, *(r for r in live if r != run_id)] if run_id in live else [run_id]
     for r in runs:
         if r not in run_votes:
-            run_votes[r] = votes.matrix(data.verdicts.get(f"run:{r}", {}), frame)
+            run_votes[r] = (votes.matrix(data.verdicts.get(f"run:{r}", {}), frame)
+                            if frame.stored is None
+                            else votes.stored(frame.stored.placed(f"run:{r}", frame), frame))
     found = [run_votes[r] for r in runs]
     if len(runs) == 1:
         return found, f"run #{run_id}: one sample"

@@ -30,13 +30,12 @@ What counts:
   shuffled them (the criterion-order effect, storage.services.trust_positions).
 
 Modules, by job: trust_reads (the database reads), trust_frame (verdicts as arrays),
-trust_judge (one judge's figures and sentence), trust_types (the frozen report), this one
-(the whole report).
+trust_stored (a counted report's judge verdicts, read from the database as arrays: its data
+holds the reviewed responses' only), trust_judge (one judge's figures and sentence),
+trust_types (the frozen report), this one (the whole report).
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from grading.trust.figures import SharedDraws
 from storage.engine import SessionFactory
@@ -57,6 +56,7 @@ from storage.services.human_baseline import HumanBaseline
 from storage.services.trust_frame import code_matrix, make_frame, values
 from storage.services.trust_judge import prepare_judge, prepare_stability
 from storage.services.trust_reads import read, sample_groups
+from storage.services.trust_stored import StoredVerdicts
 from storage.services.trust_types import (
     SAMPLE_RULE,
     CriterionTrust,
@@ -98,12 +98,12 @@ def build_trust(sessions: SessionFactory, report: AgreementReport,
     ``baseline``: the human baseline of the same verdicts (None: no human range)."""
     import numpy as np
 
-    if not report.data.complete:  # its figures need every judge verdict
-        report = replace(report, data=agreement_lists.complete_data(sessions, report.data))
     data = report.data
     reads = read(sessions, report)
     ids = sorted(reads.lengths)
     frame = make_frame(data.criteria, reads.lengths)
+    if not data.complete:  # the judges' verdicts over every response, as arrays
+        frame.stored = StoredVerdicts(sessions, data)
     humans = data.verdicts.get(HUMAN, {})
     frame.human = values(code_matrix(humans, frame), frame)
     frame.sample = np.zeros(len(ids), dtype=bool)
@@ -120,7 +120,7 @@ def build_trust(sessions: SessionFactory, report: AgreementReport,
     pending = []
     for judge in report.judges:
         source = judge.source
-        if not source.per_criterion or not data.verdicts.get(source.key):
+        if not source.per_criterion or not data.count_of(source.key):
             continue
         within = reads.within.get(source.run_id) if source.run_id is not None else None
         if within is not None:  # the run's own samples measure it; other runs are not needed
