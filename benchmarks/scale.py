@@ -57,6 +57,7 @@ from storage.repositories import verdicts as verdict_repo
 from storage.services import (
     agreement,
     agreement_counts,
+    agreement_judge_counts,
     agreement_sources,
     blindness,
     calibration_candidates,
@@ -449,6 +450,18 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         report = agreement.agreement_report(sessions, w.version_id, w.dataset_id)
         return report, human_baseline.report_baseline(report)
 
+    judges: list = []
+
+    def report_with_judges_kept():
+        """As the page reads it: the judges' share of the count kept (untimed, made once)
+        while no grade lands, so a verdict recounts the reviewed responses only."""
+        report = agreement.agreement_report(sessions, w.version_id, w.dataset_id,
+                                            judges=judges[0])
+        return report, human_baseline.report_baseline(report)
+
+    report_with_judges_kept.warm = lambda: judges.append(
+        agreement_judge_counts.judge_patterns(sessions, w.version_id, w.dataset_id))
+
     def report_in_python():
         return agreement.build_report(agreement.gather_sources(sessions, w.version_id,
                                                                w.dataset_id))
@@ -518,6 +531,8 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          q(sessions, _pair_counts, w), "SQL: people and run pair counts"),
         ("Agreement report + human baseline", report_and_baseline,
          q(sessions, _reviewer_pairs, w), "SQL: reviewer-pair counts"),
+        ("Agreement report + human baseline, judges' count kept (the page)",
+         report_with_judges_kept, q(sessions, _reviewer_pairs, w), "as above"),
         ("Agreement report + human baseline, in Python as before (before)",
          _before(report_and_baseline_in_python), q(sessions, _reviewer_pairs, w), "as above"),
         ("panel members' alpha, counted (new)", lambda: panels.member_agreement(

@@ -6,7 +6,9 @@ Blind review: every reader after ``get_stamp`` takes the viewer's ``Sight``
 
 The stamp (runs' graded counts and the human verdicts' count and newest id) changes whenever a
 grade or a verdict is written, by this app or by a worker elsewhere, so the report is rebuilt
-exactly then; the short TTL of the stamp itself is the only polling.
+exactly then; the short TTL of the stamp itself is the only polling. The judges' share of the
+report's count is kept by the judges' part of the stamp only (``get_judge_patterns``): a saved
+verdict recounts the reviewed responses, not every judge verdict.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import streamlit as st
 from storage.services import (
     agreement,
     agreement_blind,
+    agreement_judge_counts,
     agreement_lists,
     baseline_grid,
     blindness,
@@ -24,6 +27,7 @@ from storage.services import (
     trust_report,
 )
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
+from storage.services.agreement_judge_counts import JudgePatterns
 from storage.services.baseline_grid import BaselineGrid
 from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
@@ -46,11 +50,24 @@ def get_stamp(db: str, rubric_version_id: int, dataset_id: int) -> Stamp:
     return agreement.data_stamp(sessions_for(db), rubric_version_id, dataset_id)
 
 
+@st.cache_resource(ttl=3600, max_entries=10, show_spinner=False)
+def get_judge_patterns(db: str, rubric_version_id: int, dataset_id: int,
+                       judge_stamp: tuple) -> JudgePatterns | None:
+    """The judges' share of the report's count, kept until a judge's stamp moves (a grade
+    lands, a panel is filled): a saved verdict then recounts only the reviewed responses.
+    A shared, immutable object (not copied per reader as cache_data would)."""
+    return agreement_judge_counts.judge_patterns(sessions_for(db), rubric_version_id,
+                                                 dataset_id)
+
+
 @st.cache_data(ttl=3600, max_entries=20, show_spinner="Comparing the judges…")
 def get_full_report(db: str, rubric_version_id: int, dataset_id: int,
                     stamp: Stamp) -> AgreementReport:
     """Over everyone's verdicts: what adjudicators and admins see."""
-    return agreement.agreement_report(sessions_for(db), rubric_version_id, dataset_id)
+    judges = get_judge_patterns(db, rubric_version_id, dataset_id,
+                                agreement_judge_counts.judge_stamp(stamp))
+    return agreement.agreement_report(sessions_for(db), rubric_version_id, dataset_id,
+                                      judges=judges)
 
 
 @st.cache_data(ttl=3600, max_entries=50, show_spinner="Comparing the judges…")
@@ -119,6 +136,7 @@ def clear_after_import() -> None:
     """Imported verdicts change the report and, on the Results and Review pages, the
     effective scores."""
     get_stamp.clear()
+    get_judge_patterns.clear()
     get_full_report.clear()
     get_blind_report.clear()
     get_criterion_table.clear()

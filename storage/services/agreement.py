@@ -43,7 +43,7 @@ from grading.score_agreement import ScoreAgreement, compare_scores
 from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
-from storage.services import agreement_counts
+from storage.services import agreement_counts, agreement_judge_counts
 
 # The gathering half, re-exported: pages and the CLI import the whole API from here.
 from storage.services.agreement_sources import (
@@ -224,7 +224,8 @@ def build_report(
 
 
 def agreement_report(
-    sessions: SessionFactory, rubric_version_id: int, dataset_id: int
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+    judges: agreement_judge_counts.JudgePatterns | None = None,
 ) -> AgreementReport:
     """gather_sources + build_report: what the Agreement page shows.
 
@@ -234,11 +235,16 @@ def agreement_report(
     figures computed from them where the counts cannot be used: a rubric with multi-choice
     criteria, a panel whose stored decisions are not all the ones read (those pairs only),
     or anything written while reading (the two reads may not describe the same verdicts).
+    ``judges``: the judges' share of the count kept by the caller
+    (``agreement_judge_counts.judge_patterns``); used while no judge's stamp has moved, so
+    a saved verdict recounts only the reviewed responses.
     """
     before = data_stamp(sessions, rubric_version_id, dataset_id)
+    if judges is not None and judges.stamp != agreement_judge_counts.judge_stamp(before):
+        judges = None
     if agreement_counts.countable(sessions, rubric_version_id, dataset_id):
         data = gather_sources(sessions, rubric_version_id, dataset_id, complete=False)
-        counted = agreement_counts.report_counts(sessions, data)
+        counted = agreement_counts.report_counts(sessions, data, judges)
         data = with_counts(data, counted.totals)
         # People who answered with no verdict in force (every key disputed): a judge's
         # baseline against people would need its verdicts, as there is no Human pair.

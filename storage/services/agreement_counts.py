@@ -38,7 +38,7 @@ from grading.types import Verdict
 from storage import models as m
 from storage.engine import SessionFactory
 from storage.repositories import rubrics as rubric_repo
-from storage.services import panels
+from storage.services import agreement_judge_counts, panels
 from storage.services.agreement_sides import (
     DECODE,
     RANK,
@@ -141,6 +141,15 @@ def pairwise_agreement(
             for pair, found in counts.items()}
 
 
+def _kept_judges_fit(data: AgreementData, judges: agreement_judge_counts.JudgePatterns,
+                     keys: Sequence[str], voters: Sequence[int]) -> bool:
+    """The kept judges' count is of these sources, numbered as this count numbers them."""
+    return ((judges.rubric_version_id, judges.dataset_id)
+            == (data.rubric_version_id, data.dataset_id)
+            and list(keys[:1]) == [HUMAN] and tuple(keys[1:]) == judges.keys
+            and list(voters) == [0, *judges.voters])
+
+
 def countable(sessions: SessionFactory, rubric_version_id: int, dataset_id: int) -> bool:
     """Whether every pair and alpha of the set's report can be counted: MET/UNMET criteria
     only, and every ready panel's stored decisions are the ones read (``panels.unsettled``
@@ -210,7 +219,8 @@ class VerdictPatterns:
         return compare_counts_by_criterion(_every_criterion(criteria, found))
 
 
-def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts:
+def report_counts(sessions: SessionFactory, data: AgreementData,
+                  judges: agreement_judge_counts.JudgePatterns | None = None) -> ReportCounts:
     """Every pair of ``data``'s verdict sources, and alpha across its non-panel sources,
     from one count of the sources' verdict patterns (``patterns_query``: people from
     ``effective_verdicts``, panels from ``panel_verdicts``, runs from ``grade_criteria``).
@@ -227,8 +237,14 @@ def report_counts(sessions: SessionFactory, data: AgreementData) -> ReportCounts
                 sides[source.key] = side
         keys = list(sides)
         voters = [i for i, key in enumerate(keys) if not data.source(key).is_panel]
-        rows = session.execute(patterns_query([sides[k] for k in keys], voters)).all() \
-            if keys else []
+    rows = None
+    if judges is not None and _kept_judges_fit(data, judges, keys, voters):
+        rows = agreement_judge_counts.combined_rows(
+            sessions, judges, [sides[k] for k in keys], voters)
+    if rows is None and keys:
+        with sessions() as session:
+            rows = session.execute(patterns_query([sides[k] for k in keys], voters)).all()
+    rows = rows or []
     width = len(keys)
     verdicts: list[Counter[int]] = [Counter() for _ in keys]  # per source, per criterion
     pairs: dict[tuple[int, int], CountsByCriterion] = {

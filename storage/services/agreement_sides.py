@@ -90,21 +90,24 @@ DECODE: dict[int | None, Verdict | None] = {
     None: None, **{code: verdict for verdict, code in CODES.items()}}
 
 
-def patterns_query(sides: Sequence[Select], voters: Sequence[int]) -> Select:
+def patterns_query(sides: Sequence[Select], voters: Sequence[int], first: int = 0) -> Select:
     """How many keys got each pattern of verdicts: per (criterion, response) any source
     answered, each source's verdict (1 MET, 2 UNMET, 3 CANNOT_ASSESS, NULL none), then
     ``GROUP BY (criterion, v0, v1, ...)``. A unit where the ``voters`` (the sources of
     alpha) gave both MET and UNMET is its own row, with its response and where the first
     voter that answered it lists it (index x RANK + its ``at``): alpha sums those units in
     the order the report meets them. Every pair's confusion counts and alpha follow from
-    these rows; one pass over the sources' verdicts."""
+    these rows; one pass over the sources' verdicts. ``first``: the number of the first
+    source (its ``v`` column is still ``v0``), ``voters`` numbered the same way: a part of
+    a bigger count numbers its sources as the whole does (agreement_judge_counts)."""
     parts = []
     for i, side in enumerate(sides):
         s = side.subquery(f"s{i}")
         code = case(*[(s.c.verdict == v.value, c) for v, c in CODES.items()], else_=None)
-        parts.append(select(literal(i, Integer).label("src"), s.c.response_id,
+        parts.append(select(literal(i + first, Integer).label("src"), s.c.response_id,
                             s.c.criterion_id, code.label("code"),
-                            (cast(literal(i), BigInteger) * RANK + s.c.at).label("rank")))
+                            (cast(literal(i + first), BigInteger) * RANK + s.c.at)
+                            .label("rank")))
     every = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("every")
     e = every.c
     voting = e.src.in_(list(voters))
@@ -113,8 +116,8 @@ def patterns_query(sides: Sequence[Select], voters: Sequence[int]) -> Select:
         return func.sum(case((and_(voting, e.code == code), 1), else_=0))
 
     units = (select(e.criterion_id,
-                    *[func.max(case((e.src == i, e.code), else_=None)).label(f"v{i}")
-                      for i in range(len(sides))],
+                    *[func.max(case((e.src == i + first, e.code), else_=None))
+                      .label(f"v{i}") for i in range(len(sides))],
                     votes(1).label("met"), votes(2).label("unmet"),
                     func.min(case((voting, e.rank), else_=None)).label("first"),
                     e.response_id)
