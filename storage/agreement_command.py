@@ -19,6 +19,7 @@ from storage.config import add_db_argument
 from storage.engine import open_database
 from storage.services import (
     agreement,
+    baseline_json,
     human_baseline,
     labels,
     option_baseline,
@@ -60,7 +61,7 @@ def agreement_command(args: argparse.Namespace) -> int:
     except RubricWorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    report = human_baseline.baseline_json(data, baseline)
+    report = baseline_json.baseline_json(data, baseline)
     report.update(rubric=rubric, rubric_version=version, dataset=args.dataset)
     if options:  # criteria with options: the figures of their scale (weighted kappa, ...)
         report["multi_choice_criteria"] = options
