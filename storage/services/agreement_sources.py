@@ -352,11 +352,8 @@ def reviewer_verdicts(
 ) -> list[HumanVerdictInfo]:
     """Every reviewer's own current verdict (not adjudications), carried-over included, by
     response then criterion: each stream's current verdict on the keys of
-    ``effective_verdicts`` (``effective_reads.decisions``), as plain columns."""
-    ids = effective_repo.reviewed_response_ids(session, rubric_version_id, dataset_id)
-    found = effective_reads.decisions(session, rubric_version_id, ids)
-    return [h for rid in sorted(found) for cid in sorted(found[rid])
-            for h in found[rid][cid].reviews]
+    ``effective_verdicts`` (``effective_reads.current_reviews``), as plain columns."""
+    return effective_reads.current_reviews(session, rubric_version_id, dataset_id)
 
 
 def data_stamp(

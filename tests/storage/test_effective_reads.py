@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
 from sqlalchemy import select
 
 from grading.types import Verdict
@@ -322,3 +323,27 @@ def test_a_blind_reviewer_sees_no_other_verdict_through_the_table(sessions):
     assert "bo's secret" not in json.dumps(record)
     [record] = labels.iter_gold_records(sessions, v2.id, world.kept.id, sight=adjudicator)
     assert "bo's secret" in json.dumps(record)
+
+
+@pytest.mark.parametrize("seed", [41, 43])
+def test_every_reviewers_current_verdict_read_at_once_is_the_consensus_readers(
+        sessions, seed):
+    # Agreement's reviewers (the human baseline) read in one window query over the reviewed
+    # responses: each stream's current verdict, carried ones included, as consensus.gather
+    # gives them (new versions, adopted wordings, an import, adjudications).
+    from tests.storage.recomputed import reviewer_verdicts as old_reviewer_verdicts
+
+    world = busy_world(sessions, seed=seed)
+    compared = 0
+    with sessions() as session:
+        for version in world.versions:
+            found = effective_reads.current_reviews(session, version.id, world.kept.id)
+            old = old_reviewer_verdicts(session, version.id, world.kept.id)
+            assert sorted(found, key=lambda h: h.id) == sorted(old, key=lambda h: h.id)
+            # in the order the whole decisions list them (by response, criterion, then id)
+            ids = effective_repo.reviewed_response_ids(session, version.id, world.kept.id)
+            whole = effective_reads.decisions(session, version.id, ids)
+            assert found == [h for rid in sorted(whole) for cid in sorted(whole[rid])
+                             for h in whole[rid][cid].reviews]
+            compared += len(found)
+    assert compared > 0
