@@ -116,15 +116,22 @@ def failed_ids(session: Session, run_ids: list[int]) -> set[int]:
     """Responses on which a selected run failed, or fell back on a criterion."""
     if not run_ids:
         return set()
+    whole, partial = failed_queries(run_ids)
+    return set(session.scalars(whole)) | set(session.scalars(partial))
+
+
+def failed_queries(run_ids: list[int]):
+    """(grades that failed, grades with a failed criterion) of these runs, as response ids:
+    each through its partial index (``ix_grades_failed``, ``ix_grade_criteria_failed``:
+    the failures only), never every grade x criterion of the runs."""
     whole = select(m.GradeRow.response_id).where(
         m.GradeRow.run_id.in_(run_ids),
         or_(m.GradeRow.score.is_(None), m.GradeRow.error.is_not(None)))
-    partial = (
-        select(m.GradeRow.response_id)
-        .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
-        .where(m.GradeRow.run_id.in_(run_ids), m.GradeCriterionRow.error.is_not(None))
-    )
-    return set(session.scalars(whole)) | set(session.scalars(partial.distinct()))
+    partial = select(m.GradeRow.response_id).where(
+        m.GradeRow.run_id.in_(run_ids),
+        m.GradeRow.id.in_(select(m.GradeCriterionRow.grade_id)
+                          .where(m.GradeCriterionRow.error.is_not(None)))).distinct()
+    return whole, partial
 
 
 HOLISTIC_GRADERS = frozenset({"rubric_as_judge"})  # one overall score, no verdicts

@@ -7,8 +7,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from sqlalchemy import select
 
 from grading.types import ScoringSettings, Verdict
+from storage import models as m
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import results as repo
 from storage.services import review_queue, review_sets, reviews, runs
@@ -176,3 +178,25 @@ def test_standing_of_a_response_nobody_reviewed():
     assert standing({}, 4, 2, "ana") == standing({}, 4, 2, None)
     assert standing({"ana": 4, "bo": 4}, 4, 2, "cy").needs is False
     assert standing({"ana": 2}, 4, 1, "ana").needs is True
+
+
+def test_the_failure_queries_read_only_the_failures_through_their_partial_indexes(sessions):
+    from tests.storage.test_agreement_counts import _full_scans, _plan
+
+    _version, _dataset, run_ids = _random_world(sessions, 4)
+    whole, partial = repo.failed_queries(run_ids)
+    for query, index in ((whole, "ix_grades_failed"), (partial, "ix_grade_criteria_failed")):
+        plan = _plan(sessions, query)
+        assert index in plan, plan
+        assert not [line for line in _full_scans(plan, "grade_criteria") + _full_scans(
+            plan, "grades") if index not in line], plan
+    with sessions() as session:
+        failed = repo.failed_ids(session, run_ids)
+        # the same responses as the join over every grade x criterion it replaced
+        joined = set(session.scalars(
+            select(m.GradeRow.response_id)
+            .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
+            .where(m.GradeRow.run_id.in_(run_ids), m.GradeCriterionRow.error.is_not(None))))
+        scored = set(session.scalars(select(m.GradeRow.response_id).where(
+            m.GradeRow.run_id.in_(run_ids), m.GradeRow.score.is_(None))))
+    assert joined and failed == joined | scored
