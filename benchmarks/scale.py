@@ -75,7 +75,12 @@ from storage.services import (
     rubrics,
     runs,
 )
-from storage.services.review_queue import adjudication_page, adjudication_queue, review_queue
+from storage.services.review_queue import (
+    adjudication_page,
+    adjudication_queue,
+    covered_responses,
+    review_queue,
+)
 from storage.services.review_queue import response_detail as review_queue_detail
 from storage.services.reviewers import command_line_actor, local_actor
 from tests.storage.recomputed import recomputed
@@ -472,11 +477,18 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     known: list = []
 
-    def page_queue():
-        return review_queue(sessions, **where, reviewer_key=REVIEWERS[0].key, facts=known[0])
+    covered: list = []
 
-    # The judges' facts are computed once, untimed (the page caches them until a grade lands).
-    page_queue.warm = lambda: known.append(results.grade_facts(sessions, **where))
+    def page_queue():
+        return review_queue(sessions, **where, reviewer_key=REVIEWERS[0].key, facts=known[0],
+                            covered=covered[0])
+
+    def warm_facts():
+        # The judges' facts are computed once, untimed (the page caches them until a grade
+        # lands), and so are the responses the runs cover (fixed when the runs are launched).
+        known.append(results.grade_facts(sessions, **where))
+        covered.append(covered_responses(sessions, **where))
+    page_queue.warm = warm_facts
 
     columns: dict = {}
 

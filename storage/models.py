@@ -19,6 +19,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -218,7 +219,13 @@ class RunResponseRow(Base):
 
 class GradeRow(Base):
     __tablename__ = "grades"
-    __table_args__ = (UniqueConstraint("run_id", "response_id"),)
+    __table_args__ = (
+        UniqueConstraint("run_id", "response_id"),
+        # failed grades only (the queue's and Results' "judge failed"; migration 0030)
+        Index("ix_grades_failed", "run_id", "response_id",
+              sqlite_where=text("score IS NULL OR error IS NOT NULL"),
+              postgresql_where=text("score IS NULL OR error IS NOT NULL")),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("grading_runs.id", ondelete="CASCADE"))
@@ -266,6 +273,9 @@ class GradeCriterionRow(Base):
     __table_args__ = (
         UniqueConstraint("grade_id", "criterion_id"),
         CheckConstraint(f"verdict IS NULL OR {_in('verdict', VERDICTS)}", name="verdict"),
+        # failed criteria only (migration 0030)
+        Index("ix_grade_criteria_failed", "grade_id", sqlite_where=text("error IS NOT NULL"),
+              postgresql_where=text("error IS NOT NULL")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

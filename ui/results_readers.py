@@ -33,7 +33,7 @@ from storage.services.results import (
     Scores,
     SortKey,
 )
-from storage.services.review_queue import QueueItem, ResponseDetail
+from storage.services.review_queue import ResponseDetail, ReviewQueue
 from ui import panel_readers
 from ui.runtime import sessions_for
 
@@ -178,20 +178,29 @@ def detail_stamp(db: str, response_id: int, run_ids: tuple[int, ...]) -> RunStam
     return (run_stamp(db, run_ids)[0], review_queue.verdict_stamp(sessions_for(db), response_id))
 
 
+@st.cache_resource(ttl=600, max_entries=20, show_spinner=False)
+def get_covered_responses(db: str, dataset_id: int, rubric_version_id: int,
+                          run_ids: tuple[int, ...]) -> tuple[int, ...]:
+    """The responses the runs cover (fixed when they were launched): the queue's ids."""
+    return review_queue.covered_responses(sessions_for(db), dataset_id=dataset_id,
+                                          rubric_version_id=rubric_version_id, run_ids=run_ids)
+
+
 @st.cache_resource(ttl=600, max_entries=20, show_spinner="Building the review queue…")
 def get_review_queue(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
     unreviewed_only: bool, nonce: int, reviewer_key: str | None = None,
-) -> tuple[QueueItem, ...]:
+) -> ReviewQueue:
     """A snapshot: saving a verdict does not reorder it under the reviewer's feet; ``nonce``
     changes when they ask for a fresh queue. A resource, not data: every fragment run reads
-    it, and 10,000 items are not copied (unpickled) each time; it is an immutable tuple."""
+    it, never copied (unpickled); it is immutable, and builds only the items read."""
     facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids,
                             run_stamp(db, run_ids)[0])
-    return tuple(review_queue.review_queue(
+    return review_queue.review_queue(
         sessions_for(db), dataset_id=dataset_id, rubric_version_id=rubric_version_id,
         run_ids=run_ids, unreviewed_only=unreviewed_only, facts=facts,
-        reviewer_key=reviewer_key))
+        reviewer_key=reviewer_key,
+        covered=get_covered_responses(db, dataset_id, rubric_version_id, run_ids))
 
 
 @st.cache_data(ttl=60, max_entries=20, show_spinner=False)

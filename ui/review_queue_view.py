@@ -9,7 +9,7 @@ import streamlit as st
 from grading.errors import RubricWorkbenchError
 from storage.services import review_sets
 from storage.services.results import ResultSet
-from storage.services.review_queue import QueueItem, ResponseDetail
+from storage.services.review_queue import QueueItem, ResponseDetail, ReviewQueue
 from storage.services.reviewers import Actor, Role
 from ui import response_view, runtime, safe_text
 from ui import results_readers as readers
@@ -120,17 +120,17 @@ def render_set_panel(db: str, chosen: ResultSet, actor: Actor | None) -> None:
             st.session_state.review_set_flash = None
 
 
-def position_of_requested(queue: Sequence[QueueItem]) -> None:
+def position_of_requested(queue: ReviewQueue) -> None:
     """Results' "review this response" asks for one response: go to it."""
     s = st.session_state
     wanted = s.review_response_id
     if wanted is None:
         return
     s.review_response_id = None
-    for index, item in enumerate(queue):
-        if item.response_id == wanted:
-            s.review_position = index
-            return
+    found = queue.position_of(wanted)
+    if found is not None:
+        s.review_position = found
+        return
     st.warning("That response is not in this queue (you may have reviewed it already: "
                "switch off “Only responses still to review”).")
 

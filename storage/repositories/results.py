@@ -116,15 +116,22 @@ def failed_ids(session: Session, run_ids: list[int]) -> set[int]:
     """Responses on which a selected run failed, or fell back on a criterion."""
     if not run_ids:
         return set()
+    whole, partial = failed_queries(run_ids)
+    return set(session.scalars(whole)) | set(session.scalars(partial))
+
+
+def failed_queries(run_ids: list[int]):
+    """(grades that failed, grades with a failed criterion) of these runs, as response ids:
+    each through its partial index (``ix_grades_failed``, ``ix_grade_criteria_failed``:
+    the failures only), never every grade x criterion of the runs."""
     whole = select(m.GradeRow.response_id).where(
         m.GradeRow.run_id.in_(run_ids),
         or_(m.GradeRow.score.is_(None), m.GradeRow.error.is_not(None)))
-    partial = (
-        select(m.GradeRow.response_id)
-        .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
-        .where(m.GradeRow.run_id.in_(run_ids), m.GradeCriterionRow.error.is_not(None))
-    )
-    return set(session.scalars(whole)) | set(session.scalars(partial.distinct()))
+    partial = select(m.GradeRow.response_id).where(
+        m.GradeRow.run_id.in_(run_ids),
+        m.GradeRow.id.in_(select(m.GradeCriterionRow.grade_id)
+                          .where(m.GradeCriterionRow.error.is_not(None)))).distinct()
+    return whole, partial
 
 
 HOLISTIC_GRADERS = frozenset({"rubric_as_judge"})  # one overall score, no verdicts
@@ -255,6 +262,36 @@ def run_response_ids(session: Session, run_ids: list[int]) -> list[int]:
     return list(session.scalars(
         select(m.RunResponseRow.response_id)
         .where(m.RunResponseRow.run_id.in_(run_ids)).distinct()))
+
+
+def covered_ids(session: Session, dataset_id: int, run_ids: Sequence[int]) -> list[int]:
+    """Every response any of these runs (of this dataset) covers, ascending, as plain rows:
+    the first run's ids in order through its primary key; when they are the whole dataset
+    (the usual case) no other run can add any, else each run's ids are merged."""
+    runs = list(dict.fromkeys(run_ids))
+    if not runs:
+        return []
+    connection = session.connection()
+
+    def of_run(run_id: int) -> list[int]:
+        rr = m.RunResponseRow
+        return list(connection.execute(
+            select(rr.response_id).where(rr.run_id == run_id).order_by(rr.response_id))
+            .scalars().all())
+
+    first = of_run(runs[0])
+    if len(runs) == 1 or len(first) == connection.execute(
+            select(func.count()).select_from(m.ResponseRow)
+            .where(m.ResponseRow.dataset_id == dataset_id)).scalar_one():
+        return first
+    return sorted(set(first).union(*(of_run(run_id) for run_id in runs[1:])))
+
+
+def dataset_ids(session: Session, dataset_id: int) -> list[int]:
+    """A dataset's response ids, ascending, as plain rows."""
+    return list(session.connection().execute(
+        select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+        .order_by(m.ResponseRow.id)).scalars().all())
 
 
 def external_ids(session: Session, dataset_id: int) -> dict[int, str | None]:

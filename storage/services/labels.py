@@ -37,6 +37,7 @@ from typing import Any
 from grading.types import ScoringSettings, Verdict
 from storage.convert import criterion_info, response_info
 from storage.dto import CriterionInfo, HumanDecision
+from storage.effective import compute_human_score
 from storage.engine import SessionFactory
 from storage.errors import NotFoundError
 from storage.export_names import download_name, response_key
@@ -111,14 +112,20 @@ def iter_gold_records(
         dataset_name = dataset_repo.get_dataset(session, dataset_id).name
         reviewed = effective_repo.reviewed_response_ids(session, rubric_version_id,
                                                         dataset_id)
+    scoring = settings or ScoringSettings()
     for start in range(0, len(reviewed), _BATCH):
         ids = reviewed[start:start + _BATCH]
         with sessions() as session:
             responses = [response_info(r) for r in dataset_repo.get_responses(session, ids)]
             found = effective_reads.decisions(session, rubric_version_id, ids, sight=sight)
             humans = {rid: found.get(rid, {}) for rid in ids}
-        scores = {s.response_id: s for s in reviews.human_scores(
-            sessions, rubric_version_id, ids, settings, sight=sight)}
+            texts = (dataset_repo.response_texts(session, ids)
+                     if scoring.length_penalty is not None else {})
+        # Scored from the decisions just read (what reviews.human_scores reads again with
+        # the same sight), through the one aggregation.
+        scores = {rid: compute_human_score(
+            response_id=rid, rubric_version_id=rubric_version_id, criteria=criteria,
+            humans=humans[rid], settings=scoring, to_grade=texts.get(rid)) for rid in ids}
         for response in responses:
             score = scores[response.id]
             if complete_only and not score.complete:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
+
+from sqlalchemy.orm import Session
 
 from grading.types import ScoringSettings
 from storage.convert import grade_info, response_info, run_info, version_info
@@ -27,24 +30,9 @@ from storage.repositories import runs as run_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import blindness, effective_reads, review_sets, reviews
 from storage.services.blindness import Sight
+from storage.services.queue_items import QueueItem as QueueItem  # the page's items
+from storage.services.queue_items import ReviewQueue, queue_order, standing
 from storage.services.results import DEFAULT_SCORE_GAP, GradeFacts
-
-
-@dataclass(frozen=True)
-class QueueItem:
-    response_id: int
-    external_id: str | None
-    disagree: bool
-    failed: bool
-    reviewed_count: int  # criteria the reviewer asking has answered
-    criteria_count: int
-    reviewers: int = 0  # complete reviews by anyone
-    needs_review: bool = True  # in this reviewer's queue: still needs them
-    in_sample: bool = False
-
-    @property
-    def fully_reviewed(self) -> bool:
-        return self.criteria_count > 0 and self.reviewed_count >= self.criteria_count
 
 
 @dataclass(frozen=True)
@@ -87,54 +75,68 @@ def review_queue(
     sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
     run_ids: Sequence[int], unreviewed_only: bool = False,
     score_gap: float = DEFAULT_SCORE_GAP, facts: GradeFacts | None = None,
-    reviewer_key: str | None = None,
-) -> list[QueueItem]:
+    reviewer_key: str | None = None, covered: Sequence[int] | None = None,
+) -> ReviewQueue:
     """One reviewer's queue: the responses that still need reviewers and that they have not
     finished first; within them judge disagreements and failures, then the set's random
     sample, then dataset order. ``unreviewed_only`` keeps only those.
 
     Without ``reviewer_key`` the queue is the set's: responses with fewer complete reviews
     than the set asks for come first.
+
+    The order is computed here (storage/services/queue_items.py); the items are built when
+    read, so only the page's few become ``QueueItem``s. ``facts`` (``grade_facts``) and
+    ``covered`` (``covered_responses``, fixed once the runs are launched) may come from a
+    cache.
     """
     with sessions() as session:
         dataset_repo.get_dataset(session, dataset_id)
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
         criteria_count = repo.criteria_count(session, rubric_version_id)
         if facts is None or facts.run_ids != tuple(runs):
-            failed = repo.failed_ids(session, runs)
-            disagree = repo.disagree_ids(session, runs, score_gap)
+            failed = frozenset(repo.failed_ids(session, runs))
+            disagree = frozenset(repo.disagree_ids(session, runs, score_gap))
         else:
-            failed, disagree = set(facts.failed), set(facts.disagree)
+            failed, disagree = frozenset(facts.failed), frozenset(facts.disagree)
         settings = review_sets.settings_of(session, dataset_id, rubric_version_id)
         # (not reviewed_by: the queue needs no reviewer names, a lookup over every reviewer)
         counts = review_sets.answered_counts(session, dataset_id, rubric_version_id)
-        ids = (repo.run_response_ids(session, runs) if runs
-               else dataset_repo.response_ids(session, dataset_id))
-        external = repo.external_ids(session, dataset_id)
-    need = settings.reviewers_per_response
-    sample = review_sets.sample_ids(dataset_id, rubric_version_id, sorted(ids),
-                                    settings.sample_size)
-    rank = {rid: i for i, rid in enumerate(sample)}
-    items = []
-    for rid in ids:
-        per = counts.get(rid, {})
-        complete = sum(1 for n in per.values() if criteria_count and n >= criteria_count)
-        if reviewer_key is None:
-            mine = max(per.values(), default=0) if complete < need else criteria_count
-            needs = complete < need
+        if covered is None:
+            ids = _covered(session, dataset_id, runs)
         else:
-            mine = per.get(reviewer_key, 0)
-            done = criteria_count > 0 and mine >= criteria_count
-            needs = not done and (mine > 0 or complete < need)
-        items.append(QueueItem(
-            response_id=rid, external_id=external.get(rid), disagree=rid in disagree,
-            failed=rid in failed, reviewed_count=mine, criteria_count=criteria_count,
-            reviewers=complete, needs_review=needs, in_sample=rid in rank))
-    if unreviewed_only:
-        items = [i for i in items if i.needs_review]
-    return sorted(items, key=lambda i: (
-        not i.needs_review, not i.disagree, not i.failed, rank.get(i.response_id, len(rank)),
-        i.response_id))
+            ids = list(covered)
+    need = settings.reviewers_per_response
+    sample = review_sets.sample_ids(dataset_id, rubric_version_id, ids, settings.sample_size)
+    default = standing({}, criteria_count, need, reviewer_key).needs
+    needs = {rid: found for rid, per in counts.items()
+             if (found := standing(per, criteria_count, need, reviewer_key).needs) != default}
+    order = queue_order(ids, needs=needs, default_needs=default, disagree=disagree,
+                        failed=failed, sample=sample, unreviewed_only=unreviewed_only)
+    return ReviewQueue(order, criteria_count=criteria_count, need=need,
+                       reviewer_key=reviewer_key, counts=dict(counts), disagree=disagree,
+                       failed=failed, sample=sample,
+                       external_of=partial(_external_ids, sessions))
+
+
+def covered_responses(sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
+                      run_ids: Sequence[int]) -> tuple[int, ...]:
+    """The responses the queue of these runs holds, ascending: every response any of them
+    covers (the dataset's, without runs). Fixed when the runs are launched."""
+    with sessions() as session:
+        dataset_repo.get_dataset(session, dataset_id)
+        runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
+        return tuple(_covered(session, dataset_id, runs))
+
+
+def _covered(session: Session, dataset_id: int, runs: list[int]) -> list[int]:
+    return (repo.covered_ids(session, dataset_id, runs) if runs
+            else repo.dataset_ids(session, dataset_id))
+
+
+def _external_ids(sessions: SessionFactory, response_ids: Sequence[int]
+                  ) -> dict[int, str | None]:
+    with sessions() as session:
+        return repo.external_ids_of(session, response_ids)
 
 
 def response_detail(

@@ -272,3 +272,20 @@ def test_importing_other_reviewers_verdicts_needs_an_admin(sessions):
                                      actor=dee)
     assert labels.import_human_verdicts(sessions, seeded.version.id, seeded.dataset.id, own,
                                         actor=dee).verdicts == 1
+
+
+def test_gold_scores_with_a_length_penalty_are_the_human_scores_with_it(sessions):
+    from grading.types import LengthPenalty, ScoringSettings
+
+    seeded = seed(sessions)
+    settings = ScoringSettings(length_penalty=LengthPenalty(free_budget=1, max_cap=4,
+                                                             penalty_at_cap=0.3))
+    records = list(labels.iter_gold_records(sessions, seeded.version.id, seeded.dataset.id,
+                                            settings=settings))
+    expected = reviews.human_scores(sessions, seeded.version.id,
+                                    [r["workbench_response_id"] for r in records], settings)
+    plain = reviews.human_scores(sessions, seeded.version.id,
+                                 [r["workbench_response_id"] for r in records])
+    assert [(r["human_score"], r["human_raw_score"], r["reviewed_count"]) for r in records] == [
+        (s.score, s.raw_score, s.reviewed_count) for s in expected]
+    assert [s.score for s in expected] != [s.score for s in plain]  # the penalty counted
