@@ -34,7 +34,6 @@ from sqlalchemy import (
     or_,
     select,
     union,
-    union_all,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session, aliased
@@ -97,8 +96,11 @@ class ResultsQuery:
             kept = aliased(m.EffectiveRunScoreRow, name=f"e{run_id}")
             query = query.outerjoin(grade, and_(grade.run_id == run_id,
                                                 grade.response_id == resp.id))
-            query = query.outerjoin(kept, and_(kept.run_id == run_id,
-                                               kept.response_id == resp.id))
+            # The kept row, looked up only where people reviewed the response (it has one
+            # only then, people_scores): not a join probed for every response of the set.
+            keyed = and_(kept.run_id == run_id, kept.response_id == resp.id)
+            has_kept = and_(people.id.is_not(None), exists(select(kept.id).where(keyed)))
+            kept_score = select(kept.score).where(keyed).scalar_subquery()
             whens = []
             if overlay is not None and any(run == run_id for _r, run in spec.overlay.runs):
                 own = overlay.alias(f"o{run_id}")
@@ -107,7 +109,7 @@ class ResultsQuery:
                 whens.append((own.c.rid.is_not(None), own.c.score))
             if judges is not None:
                 whens.append((judges.c.rid.is_not(None), grade.score))
-            score = case(*whens, (kept.id.is_not(None), kept.score), else_=grade.score)
+            score = case(*whens, (has_kept, kept_score), else_=grade.score)
             self.scores[run_id] = score
             columns.append(score.label(f"s{run_id}"))
         for panel_id in spec.panels if with_scores else ():
@@ -312,21 +314,24 @@ class ResultsQuery:
         matched = (self.matched if self.matched is not None
                    else self.query.cte("matched").prefix_with("MATERIALIZED"))
         postgres = self.session.get_bind().dialect.name == "postgresql"
-        parts = []
-        for position, (name, (low, width)) in enumerate(bounds.items()):
+        indexes = []
+        for name, (low, width) in bounds.items():
             value = matched.c[name]
             scaled = (value - low) / width
             index = func.floor(scaled) if postgres else cast(scaled, Integer)
-            index = case((index >= bins - 1, bins - 1), else_=index)
-            parts.append(select(literal(position).label("col"), index.label("k"))
-                         .where(value.is_not(None)))
-        binned = union_all(*parts).subquery("binned")
+            indexes.append(case((value.is_(None), None), (index >= bins - 1, bins - 1),
+                                else_=index))
+        # One GROUP BY over every column's bin at once (at most bins ** columns groups),
+        # summed per column here: one pass over the matched rows, not one per column.
         names = list(bounds)
+        keys = [index.label(f"k{position}") for position, index in enumerate(indexes)]
         counts = {name: [0] * bins for name in bounds}
-        for position, k, n in self.session.execute(
-                select(binned.c.col, binned.c.k, func.count())
-                .group_by(binned.c.col, binned.c.k)):
-            counts[names[position]][int(k)] += n
+        for row in self.session.execute(select(*keys, func.count()).select_from(matched)
+                                        .group_by(*keys)):
+            n = row[-1]
+            for name, k in zip(names, row[:-1], strict=True):
+                if k is not None:
+                    counts[name][int(k)] += n
         return tuple(ScoreBin(run_id=int(name[1:]) if name[0] == "s" else None,
                               panel_id=int(name[1:]) if name[0] == "p" else None,
                               low=low + k * width, high=low + (k + 1) * width, count=n)
