@@ -33,6 +33,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
     union,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -226,6 +227,10 @@ class ResultsQuery:
         # CREATE on its own, not the DROP in the transaction) may have other columns.
         table.drop(connection, checkfirst=True)
         table.create(connection)
+        if connection.dialect.name == "postgresql":
+            # The correlated lookups make the planner's cost high enough to compile the
+            # statement (JIT): 0.3-1.0 s of its 0.7-1.4 s at 100,000, for a 0.35 s join.
+            connection.execute(text("SET LOCAL jit = off"))
         try:
             connection.execute(insert(table).from_select(names, self.query))
             self.matched = table
