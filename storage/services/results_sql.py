@@ -5,6 +5,7 @@ compares the two on random histories)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 from sqlalchemy import func, select, union
@@ -123,10 +124,14 @@ def sql_page(
                       and facts.score_gap == score_gap)
             query = ResultsQuery(session, spec, with_scores=needs_scores,
                                  known=(facts.failed, facts.disagree) if usable else None)
-            total, ranges = query.summary(with_ranges=distribution_bins > 0)
-            page_ids = (query.page(sort, sort_run_id, descending, offset, limit, by_panel)
-                        if total else [])
-            distribution = query.histogram(distribution_bins, ranges) if total else ()
+            # Scores or filters: the matched set is kept once for the count, the page and
+            # the histograms; the plain table in dataset order pages by its index instead.
+            keep = needs_scores or filters != ResultsFilter()
+            with query.kept() if keep else contextlib.nullcontext():
+                total, ranges = query.summary(with_ranges=distribution_bins > 0)
+                page_ids = (query.page(sort, sort_run_id, descending, offset, limit,
+                                       by_panel) if total else [])
+                distribution = query.histogram(distribution_bins, ranges) if total else ()
         flags = _flags(session, runs, score_gap, page_ids, facts if usable else None)
         effective, judged = _page_scores(session, runs, page_ids)
         on_page = set(page_ids)
