@@ -290,12 +290,12 @@ def test_a_verdict_saved_while_the_report_counts_gives_the_report_from_every_ver
     first = datasets.list_responses(sessions, dataset.id)[0]
     saved = []
 
-    def a_verdict_lands_first(sessions_, data):  # a reviewer saves while the report reads
+    def a_verdict_lands_first(sessions_, data, judges=None):  # a reviewer saves mid-read
         if not saved:
             saved.append(reviews.set_human_verdict(
                 sessions, actor=local_actor("dee"), response_id=first.id,
                 criterion_id=version.criteria[0].id, verdict=U))
-        return counting(sessions_, data)
+        return counting(sessions_, data, judges)
 
     monkeypatch.setattr(agreement_counts, "report_counts", a_verdict_lands_first)
     report = agreement.agreement_report(sessions, version.id, dataset.id)
