@@ -144,7 +144,12 @@ def test_the_focus_is_shown_moves_with_the_keys_and_keys_while_saving_are_refuse
     for _ in range(3):  # to q2, which nobody has reviewed yet
         if page.get_by_text(re.compile(r" of 3 · q2 · ")).count():
             break
+        shown = page.get_by_text(re.compile(r"^\d of 3 · ")).first.inner_text()
         page.locator(".st-key-review_next button").click()
+        # the next response on screen before looking again: right after the click the run
+        # may not have started yet, and a second click on the old page skipped q2
+        expect(page.get_by_text(re.compile(rf"^{int(shown[0]) + 1} of 3 · ")).first
+               ).to_be_visible(timeout=30_000)
         wait_idle(page)
     expect(page.get_by_text(re.compile(r" of 3 · q2 · ")).first).to_be_visible()
     page.get_by_role("heading", name="Review", exact=True).click()
