@@ -5,7 +5,7 @@ A counted report (``AgreementData.complete`` False) holds the judges' verdicts o
 reviewed responses only; the trust report needs every one (its frame is every response x
 criterion). Rather than gather them again into a dict per source (3.2 million entries with
 their reasons at 100,000 responses x 3 runs + a panel), each source's verdicts are read
-through the query the report's counts use (``agreement_counts.side_of``: people's verdicts
+through the query the report's counts use (``agreement_sides.side_of``: people's verdicts
 in force, a run's less the responses a calibrated run showed, a panel's stored decisions),
 grouped by the database: one row per (criterion, verdict) with the ids of the responses
 that got it. Each group is placed on the frame's rows with numpy (``searchsorted`` on the
@@ -21,7 +21,7 @@ from sqlalchemy import String, cast, func, select
 
 from grading.types import Verdict
 from storage.engine import SessionFactory
-from storage.services import agreement_counts
+from storage.services import agreement_sides
 from storage.services.agreement_sources import AgreementData
 
 # (column, criterion id, verdict, rows of the frame)
@@ -58,7 +58,7 @@ class StoredVerdicts:
 
         if not any(s.key == key for s in self.data.sources) or not len(frame.ids):
             return []
-        side = agreement_counts.side_of(self.data, key)
+        side = agreement_sides.side_of(self.data, key)
         if side is None:
             return []
         with self.sessions() as session:

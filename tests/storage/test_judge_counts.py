@@ -18,7 +18,6 @@ from storage.services import (
     agreement_sides,
     datasets,
     human_baseline,
-    panels,
     reviews,
     runs,
 )
@@ -26,7 +25,7 @@ from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, judge_report
 from tests.storage.report_checks import assert_same_report
-from tests.storage.test_report_counts import _random_world
+from tests.storage.test_report_counts import _random_world, unsettled_panel
 
 M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
 
@@ -120,16 +119,7 @@ def test_a_grade_that_lands_leaves_the_kept_judges_count_unused(sessions, monkey
 
 def test_the_judges_count_is_not_kept_while_a_panel_is_unsettled(sessions):
     version, dataset = _random_world(sessions, 27, responses=10)
-    member = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
-                             grader="per_criterion", model="openai/late", actor=ADMIN)
-    first = datasets.list_responses(sessions, dataset.id)[0]
-    runs.record_grade(sessions, member.id, first.id, judge_report(
-        CRITERIA, [M, U, M, U], ScoringSettings(), first.output))
-    runs.start_run(sessions, member.id, worker="t")
-    other = next(r for r in runs.list_runs(sessions, rubric_version_id=version.id,
-                                           dataset_id=dataset.id) if r.id != member.id)
-    panels.create_panel(sessions, run_ids=[other.id, member.id], rule="unanimous",
-                        actor=ADMIN)
+    unsettled_panel(sessions, version, dataset)
 
     assert agreement_judge_counts.judge_patterns(sessions, version.id, dataset.id) is None
     assert not agreement_counts.countable(sessions, version.id, dataset.id)

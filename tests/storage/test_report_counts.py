@@ -70,6 +70,15 @@ def _random_world(sessions, seed: int, *, responses: int = 24,
         runs.finish_run(sessions, run.id)
     panels.create_panel(sessions, run_ids=[r.id for r in made], rule="majority", actor=ADMIN)
     panels.create_panel(sessions, run_ids=[made[0].id, made[2].id], rule="any", actor=ADMIN)
+    review_randomly(sessions, rng, version, found, truth, noisy, reviewers)
+    return version, dataset
+
+
+def review_randomly(sessions, rng, version, found, truth, noisy,
+                    reviewers: tuple[str, ...] = ("ana", "bo", "cy")) -> None:
+    """People on about 60% of the responses: each reviewer answers a criterion now and then
+    (``noisy`` of the truth, else CANNOT_ASSESS), one in ten criteria adjudicated to the
+    truth: disputes, agreements and adjudications."""
     people = [local_actor(name) for name in reviewers]
     for response in found:
         if rng.random() < 0.4:
@@ -85,7 +94,6 @@ def _random_world(sessions, seed: int, *, responses: int = 24,
                 reviews.adjudicate(sessions, actor=ADMIN, response_id=response.id,
                                    criterion_id=criterion.id,
                                    verdict=truth[response.id, criterion.id])
-    return version, dataset
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -112,6 +120,19 @@ def test_the_counted_report_equals_the_report_from_every_verdict(sessions, seed)
 
 def test_a_panel_with_a_member_still_grading_is_computed_from_the_data(sessions):
     version, dataset = _random_world(sessions, 4, responses=12)
+    panel = unsettled_panel(sessions, version, dataset)
+    data = agreement.gather_sources(sessions, version.id, dataset.id)
+
+    counted = agreement_counts.report_counts(sessions, data)
+
+    assert not any(f"panel:{panel.id}" in pair for pair in counted.pairwise)
+    assert agreement.agreement_report(sessions, version.id, dataset.id) == (
+        agreement.build_report(data))
+
+
+def unsettled_panel(sessions, version, dataset):
+    """A unanimous panel of a finished run and one still grading (one response graded): its
+    stored decisions are not all the ones read."""
     member = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                              grader="per_criterion", model="openai/late", actor=ADMIN)
     first = datasets.list_responses(sessions, dataset.id)[0]
@@ -120,15 +141,8 @@ def test_a_panel_with_a_member_still_grading_is_computed_from_the_data(sessions)
     runs.start_run(sessions, member.id, worker="t")  # still grading: its panel is unsettled
     other = next(r for r in runs.list_runs(sessions, rubric_version_id=version.id,
                                            dataset_id=dataset.id) if r.id != member.id)
-    panel = panels.create_panel(sessions, run_ids=[other.id, member.id], rule="unanimous",
-                                actor=ADMIN)
-    data = agreement.gather_sources(sessions, version.id, dataset.id)
-
-    counted = agreement_counts.report_counts(sessions, data)
-
-    assert not any(f"panel:{panel.id}" in pair for pair in counted.pairwise)
-    assert agreement.agreement_report(sessions, version.id, dataset.id) == (
-        agreement.build_report(data))
+    return panels.create_panel(sessions, run_ids=[other.id, member.id], rule="unanimous",
+                               actor=ADMIN)
 
 
 @pytest.mark.parametrize("seed", [5, 6])

@@ -19,17 +19,16 @@ from storage.services import (
     human_baseline,
     panels,
     review_sets,
-    reviews,
     rubrics,
     runs,
     trust_report,
 )
 from storage.services.blindness import Sight
-from storage.services.reviewers import local_actor
 from storage.services.trust_frame import _coded, make_frame
 from storage.services.trust_stored import StoredVerdicts
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA, judge_report
+from tests.storage.test_report_counts import review_randomly
 
 M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
 
@@ -84,21 +83,7 @@ def _world(sessions, seed: int, responses: int = 30):
         runs.finish_run(sessions, run.id)
     panels.create_panel(sessions, run_ids=[r.id for r in made], rule="majority", actor=ADMIN)
     panels.create_panel(sessions, run_ids=[made[0].id, made[2].id], rule="any", actor=ADMIN)
-    people = [local_actor(name) for name in ("ana", "bo", "cy")]
-    for response in found:
-        if rng.random() < 0.4:
-            continue
-        for criterion in version.criteria:
-            for person in people:
-                if rng.random() < 0.6:
-                    reviews.set_human_verdict(
-                        sessions, actor=person, response_id=response.id,
-                        criterion_id=criterion.id,
-                        verdict=noisy(truth[response.id, criterion.id], 0.85) or C)
-            if rng.random() < 0.1:
-                reviews.adjudicate(sessions, actor=ADMIN, response_id=response.id,
-                                   criterion_id=criterion.id,
-                                   verdict=truth[response.id, criterion.id])
+    review_randomly(sessions, rng, version, found, truth, noisy)
     review_sets.update_settings(sessions, actor=ADMIN, dataset_id=dataset.id,
                                 rubric_version_id=version.id, reviewers_per_response=1,
                                 sample_size=12)
