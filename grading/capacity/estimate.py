@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from grading.capacity.calls import Call, CapacitySnapshot
+from grading.capacity.calls import Call, CapacitySnapshot, Overtaking
 from grading.capacity.constants import (
     DECREASE,
     DELAY_FLOOR,
@@ -58,6 +58,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
         self._out = 0  # probes of the current wave in flight
         self._wave_refused = False
         self.last_decrease = -math.inf
+        self._overtaking = Overtaking()
         self._floor = 1.0  # no refusal of the round since the last decrease goes lower
         self.paused_until = -math.inf
         self.short_latency: float | None = None
@@ -168,12 +169,14 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
         if self._opening and self.slow_start:
             self._out += 1
             self._opening_left += 1
-            return Call(started=now, level=self.in_flight, wave=self._wave, opening=True)
+            return Call(started=now, level=self.in_flight, wave=self._wave, opening=True,
+                        seq=self._overtaking.number())
         if self.in_flight <= self.base_slots or self._to_send == 0:
-            return Call(started=now, level=self.in_flight)
+            return Call(started=now, level=self.in_flight, seq=self._overtaking.number())
         self._to_send -= 1
         self._out += 1
-        call = Call(started=now, level=self.in_flight, wave=self._wave)
+        call = Call(started=now, level=self.in_flight, wave=self._wave,
+                    seq=self._overtaking.number())
         if self._edge:
             self._edge_call, self._edge_done, self._edge_blamed = call, None, False
         return call
@@ -197,6 +200,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
         # round late, the ramp twice as slow).
         used = (self.in_flight + self.waiting) * 2 >= self.limit
         current = self._end(call)
+        self._overtaking.answered(call, now)
         if call is self._edge_call:
             self._edge_done = now
         self._observe_latency(now - call.started, now, fresh=call.started > self.last_decrease)
@@ -235,6 +239,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
 
     def _refused(self, call: Call, now: float, retry_after: float | None = None) -> None:
         current = self._end(call)
+        self._overtaking.answered(call, now)
         if call is self._edge_call:
             self._edge_done = now
         self.refusals += 1
@@ -302,14 +307,23 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
             self._opening_ended()
 
     def timed_out(self, call: Call, now: float) -> None:
-        """No answer within the timeout for a call at level n: a server that queues runs
-        fewer than n calls at once, and more would wait in its queue behind the one it still
-        runs for nobody (it cannot cancel it, ``grading.busy_server``). The limit goes below
-        n (once a round) and stays there, probing above it rarely, as after a refusal. A
-        call alone that timed out says nothing of parallelism: no lesson."""
+        """No answer within the timeout for a call n-th in the server's queue: a server that
+        queues runs fewer than n calls at once, and more would wait in its queue behind the one
+        it still runs for nobody (it cannot cancel it, ``grading.busy_server``). n is the
+        call's level plus the later calls answered while it waited (``Overtaking``). The limit
+        goes below n (one decrease a round; a lower n of the same round still lowers it, as
+        timeouts land in any order) and stays there, probing above it rarely, as after a
+        refusal. A call alone that timed out says nothing of parallelism: no lesson."""
         self.failed(call, now)
-        if call.level > 1:
-            self._decrease(call.started, now, float(call.level - 1), float(call.level))
+        level = call.level + self._overtaking.ahead_of(call)
+        if level <= 1:
+            return
+        if call.started <= self.last_decrease:  # the round already paid: only learn the level
+            self.limit = max(1.0, min(self.limit, float(level - 1)))
+            self.refused_at = min(self.refused_at or math.inf, float(level))
+            self.lowest_limit = min(self.lowest_limit, self.limit)
+            return
+        self._decrease(call.started, now, float(level - 1), float(level))
 
     def _queued(self, slots: int, now: float) -> None:
         """The server runs ``slots`` calls at once and queues the rest (``queue``): the

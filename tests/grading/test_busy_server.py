@@ -60,6 +60,13 @@ async def test_a_retry_after_a_timeout_waits_for_the_abandoned_call_and_is_answe
 async def test_timeouts_in_a_one_slot_queue_lower_the_limit_and_every_criterion_is_graded(
         fake_provider):
     service, timeout = 1.5, 2.5  # margins of 1 s and 0.5 s either way: a loaded CI box
+    # The process's first litellm call pays lazy imports and client set-up between the clock's
+    # start and the server: a warm-up call to another model name (limits are per model) first.
+    warm = PerCriterionGrader(_judge(fake_provider, "openai/busy-queue-warm-up"), **FAST)
+    one = Rubric.from_dict([{"weight": 1, "requirement": "Says hello"}])
+    assert (await one.grade("hello", autograder=warm)).report[0].verdict is Verdict.MET
+    fake_provider.bodies.clear()
+    fake_provider.levels.clear()
     fake_provider.serve_at_once(1)
     fake_provider.latency = service
     model = "openai/busy-queue"
@@ -70,7 +77,9 @@ async def test_timeouts_in_a_one_slot_queue_lower_the_limit_and_every_criterion_
     result = await rubric.grade("hello", autograder=grader)
 
     # The three calls go at once; the server answers the first in 1.5 s, the second and
-    # third would take 3 s and 4.5 s: they time out at levels 2 and 3, the limit drops to one.
+    # third would take 3 s and 4.5 s: they time out, the limit drops to one. (Whichever call
+    # reaches the server first: on a loaded CI box the first started was served second and
+    # taught nothing, "a call alone"; the limit stayed at two, both retries went at once.)
     assert [r.verdict for r in result.report] == [Verdict.MET] * 3, [
         r.reason for r in result.report]
     assert limiter_for(model, fake_provider.api_base).limit == 1
@@ -80,7 +89,8 @@ async def test_timeouts_in_a_one_slot_queue_lower_the_limit_and_every_criterion_
     # Three calls, one probe behind the two abandoned ones, two retries that each had the
     # server to themselves (before: both retries queued behind the abandoned calls and
     # timed out again, the limit stayed at four and the grade lost two criteria).
-    assert len(bodies) == 6 and sum(map(is_probe, bodies)) == 1
+    assert len(bodies) == 6 and sum(map(is_probe, bodies)) == 1, [
+        (is_probe(b), level) for b, level in zip(bodies, fake_provider.levels, strict=True)]
     assert retries == [1, 1]
 
 
@@ -101,7 +111,7 @@ def test_the_probe_waits_for_what_the_abandoned_answers_can_take():
     assert busy.busy("m", "b") == 0
 
 
-def test_a_timeout_at_level_n_takes_the_limit_below_n_once_a_round():
+def test_a_timeout_at_level_n_takes_the_limit_below_n_and_a_round_pays_once():
     from grading.capacity import CapacityEstimate
 
     estimate = CapacityEstimate()
@@ -110,9 +120,21 @@ def test_a_timeout_at_level_n_takes_the_limit_below_n_once_a_round():
     estimate.succeeded(calls[0], 1.0)
     estimate.timed_out(calls[2], 2.0)  # the server did not answer three in time
     assert estimate.limit == 2 and estimate.refused_at == 3
-    estimate.timed_out(calls[1], 2.1)  # the same round: already paid for
-    estimate.timed_out(calls[3], 2.1)
-    assert estimate.limit == 2 and estimate.in_flight == 0
+    estimate.timed_out(calls[3], 2.1)  # the same round: already paid for
+    assert estimate.limit == 2 and estimate.decreases == 1
+    estimate.timed_out(calls[1], 2.1)  # the same round, but lower: fewer than two at once
+    assert estimate.limit == 1 and estimate.refused_at == 2 and estimate.decreases == 1
+    assert estimate.in_flight == 0
+
+    # Calls race to the server: the first started timed out behind the second's answer, so
+    # it was second in the server's queue, not alone at it.
+    raced = CapacityEstimate()
+    first, second, third = (raced.start(0.0) for _ in range(3))
+    raced.succeeded(second, 1.5)
+    raced.timed_out(first, 2.5)
+    assert raced.limit == 1 and raced.refused_at == 2
+    raced.timed_out(third, 2.5)  # the same round: third, and overtaken by one
+    assert raced.limit == 1 and raced.decreases == 1
 
     alone = CapacityEstimate(initial=1)
     call = alone.start(0.0)
