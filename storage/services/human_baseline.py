@@ -31,7 +31,7 @@ figure has no value on most resamples (or there are fewer than two responses).
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
@@ -67,6 +67,7 @@ from storage.services.baseline_decision import n_span as n_span
 _DECIDED = (Verdict.MET, Verdict.UNMET)
 RESAMPLES = 1000
 SEED = 0
+_CODE = {Verdict.MET: 0, Verdict.UNMET: 1}
 _CELL = {(Verdict.MET, Verdict.MET): 0, (Verdict.MET, Verdict.UNMET): 1,
          (Verdict.UNMET, Verdict.MET): 2, (Verdict.UNMET, Verdict.UNMET): 3}
 
@@ -153,11 +154,14 @@ def _by_criterion(verdicts: dict[Key, Verdict]) -> dict[int, dict[int, Verdict]]
 
 
 def _majority(values: list[Verdict]) -> Verdict | None:
-    counts = Counter(v for v in values if v in _DECIDED)
-    if not counts:
-        return None
-    (top, n), *rest = counts.most_common()
-    return None if rest and rest[0][1] == n else top
+    """The verdict most of ``values`` gave among MET and UNMET; None on a tie or none."""
+    met = unmet = 0
+    for value in values:
+        if value is Verdict.MET:
+            met += 1
+        elif value is Verdict.UNMET:
+            unmet += 1
+    return Verdict.MET if met > unmet else Verdict.UNMET if unmet > met else None
 
 
 def _figure(value: float | None, n: int, note: str = "",
@@ -172,18 +176,44 @@ class _Resampler:
         self.index = {item: i for i, item in enumerate(items)}
         self.weights = (resample_weights(len(items), resamples=RESAMPLES, seed=seed)
                         if len(items) >= 2 else None)
+        self._codes: dict[int, tuple[dict, object]] = {}
 
-    def cells(self, a: dict, b: dict, item_of=lambda key: key):
-        """Per item, the counts of each confusion cell of A (reference) vs B."""
+    def cells(self, a: dict, b: dict, item_of=None):
+        """Per item, the counts of each confusion cell of A (reference) vs B: only A's keys
+        among the items count, so B may hold more than A's keys. The maps must not change
+        once compared (each is read into an array once)."""
         import numpy as np
 
+        if item_of is not None:  # several keys per item (a reviewer's criteria)
+            counts = np.zeros((len(self.index), 4), dtype=np.int64)
+            for key, first in a.items():
+                cell = _CELL.get((first, b.get(key)))
+                if cell is not None:
+                    counts[self.index[item_of(key)], cell] += 1
+            return counts
+        first, second = self._coded(a), self._coded(b)
+        both = (first >= 0) & (second >= 0)
         counts = np.zeros((len(self.index), 4), dtype=np.int64)
-        for key, first in a.items():
-            second = b.get(key)
-            cell = _CELL.get((first, second))
-            if cell is not None:
-                counts[self.index[item_of(key)], cell] += 1
+        rows = np.flatnonzero(both)
+        counts[rows, first[rows] * 2 + second[rows]] = 1
         return counts
+
+    def _coded(self, verdicts: dict):
+        """The map's verdict per item: 0 MET, 1 UNMET, -1 neither or absent (a map the
+        figures compare many times is read once; the map is kept so its id stays its own)."""
+        import numpy as np
+
+        held = self._codes.get(id(verdicts))
+        if held is not None and held[0] is verdicts:
+            return held[1]
+        codes = np.full(len(self.index), -1, dtype=np.int8)
+        index = self.index
+        for key, verdict in verdicts.items():
+            code = _CODE.get(verdict)
+            if code is not None and key in index:
+                codes[index[key]] = code
+        self._codes[id(verdicts)] = (verdicts, codes)
+        return codes
 
     def sums(self, contributions) -> list[list] | None:
         """Per resample, the weighted sums of per-item contributions (an items x k array)."""
@@ -293,12 +323,12 @@ def build_baseline(data: AgreementData,
             mine = {rid: people[left][rid] for rid in reference}
             result = compare_verdicts(reference, mine)
             people_f1[left] = _figure(result.balanced_f1, result.pairs_used, result.note,
-                                      boot.interval(boot.cells(reference, mine), _f1))
+                                      boot.interval(boot.cells(reference, people[left]), _f1))
             for source in judges:
                 theirs = {rid: judge_maps[source.key][rid] for rid in reference
                           if rid in judge_maps[source.key]}
                 versus = compare_verdicts(reference, theirs)
-                judge_cells[source.key].append(boot.cells(reference, theirs))
+                judge_cells[source.key].append(boot.cells(reference, judge_maps[source.key]))
                 if versus.balanced_f1 is not None:
                     judge_scores[source.key].append((versus.balanced_f1, versus.pairs_used))
         baselines = []

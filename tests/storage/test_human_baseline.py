@@ -437,3 +437,36 @@ def test_n4_with_two_reviewers_says_cant_tell_and_shows_the_people_as_one_figure
         if judge.position == "unclear":
             assert "can't tell yet" in judge.sentence and "(n=" in judge.sentence
             assert "below" not in judge.sentence.split("can't tell yet")[0]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_confusion_cells_per_response_are_those_counted_one_key_at_a_time(seed):
+    """The baseline's per-response confusion cells read each verdict map once as an array;
+    they are the cells counted key by key: only A's keys count, B may hold more responses
+    (a judge's verdicts beyond the reviewed ones) and values that are not MET/UNMET."""
+    rng = random.Random(seed)
+    values = [Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS, "short"]
+    items = sorted(rng.sample(range(1, 400), 120))
+    a = {rid: rng.choice(values) for rid in items if rng.random() < 0.8}
+    b = {rid: rng.choice(values) for rid in range(1, 400) if rng.random() < 0.7}
+    boot = human_baseline._Resampler(items)
+    cell_of = {(Verdict.MET, Verdict.MET): 0, (Verdict.MET, Verdict.UNMET): 1,
+               (Verdict.UNMET, Verdict.MET): 2, (Verdict.UNMET, Verdict.UNMET): 3}
+    expected = np.zeros((len(items), 4), dtype=np.int64)
+    for rid, first in a.items():
+        cell = cell_of.get((first, b.get(rid)))
+        if cell is not None:
+            expected[items.index(rid), cell] += 1
+    assert expected.sum() > 10
+    assert (boot.cells(a, b) == expected).all()
+    assert (boot.cells(a, b) == expected).all()  # the maps' arrays read again
+    assert (boot.cells(b, a) == boot.cells(a, b)[:, [0, 2, 1, 3]]).all()
+
+
+def test_the_majority_is_the_verdict_most_gave_and_none_on_a_tie():
+    met, unmet, cannot = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
+    majority = human_baseline._majority
+    assert majority([met]) is met and majority([unmet, cannot]) is unmet
+    assert majority([met, unmet, met]) is met and majority([unmet, unmet, met]) is unmet
+    assert majority([met, unmet]) is None and majority([cannot]) is None and majority([]) is None
+    assert majority([met, unmet, cannot, cannot]) is None
