@@ -323,8 +323,15 @@ def response_label_rows(session: Session, dataset_id: int, limit: int
 
 
 def stamp_rows(session: Session, run_ids: Sequence[int]) -> tuple:
-    """(run id, graded count, status) per run and the newest human verdict id."""
-    runs = tuple((rid, int(graded), status) for rid, graded, status in session.execute(
-        select(m.RunRow.id, m.RunRow.done_count + m.RunRow.failed_count, m.RunRow.status)
-        .where(m.RunRow.id.in_(list(run_ids))).order_by(m.RunRow.id)).all())
+    """``run_marks`` per run and the newest human verdict id."""
+    runs = tuple(tuple(row) for row in session.execute(
+        run_marks().where(m.RunRow.id.in_(list(run_ids))).order_by(m.RunRow.id)).all())
     return runs, session.scalar(select(func.max(m.HumanVerdictRow.id)))
+
+
+def run_marks():
+    """What moves when a run's grades change, per run: (id, done, failed, status). The done
+    and failed counts apart: a transient failure replaced by its grade (the only grade ever
+    replaced, ``grade_records``) moves one up and the other down; their sum, the stamp
+    before, stayed, and a cached page kept showing the failure."""
+    return select(m.RunRow.id, m.RunRow.done_count, m.RunRow.failed_count, m.RunRow.status)

@@ -22,6 +22,7 @@ from storage.effective import compute_human_score
 from storage.engine import SessionFactory
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import effective as effective_repo
+from storage.repositories import results as results_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories.datasets import response_texts
@@ -358,13 +359,13 @@ def reviewer_verdicts(
 
 def data_stamp(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int
-) -> tuple[tuple[tuple[int, int, str], ...], tuple[int, int], tuple[int, ...]]:
-    """A cheap fingerprint of what the report reads: each run's graded count and status,
-    the number and newest id of the human verdicts, and the ready panels' ids. Cached readers key
-    on it."""
+) -> tuple[tuple[tuple, ...], tuple[int, int], tuple[int, ...]]:
+    """A cheap fingerprint of what the report reads: each run's marks (done and failed
+    counts, status: ``results.run_marks``), the number and newest id of the human verdicts,
+    and the ready panels' ids. Cached readers key on it."""
     with sessions() as session:
         run_rows = session.execute(
-            select(m.RunRow.id, m.RunRow.done_count + m.RunRow.failed_count, m.RunRow.status)
+            results_repo.run_marks()
             .where(m.RunRow.rubric_version_id == rubric_version_id,
                    m.RunRow.dataset_id == dataset_id)
             .order_by(m.RunRow.id)).all()
@@ -378,5 +379,5 @@ def data_stamp(
                                         m.PanelRow.dataset_id == dataset_id,
                                         m.PanelRow.id.not_in(select(m.PanelFillRow.panel_id)))
             .order_by(m.PanelRow.id)))
-    return (tuple((rid, graded, status) for rid, graded, status in run_rows),
+    return (tuple(tuple(row) for row in run_rows),
             (count or 0, newest or 0), panel_ids)
