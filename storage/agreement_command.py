@@ -16,7 +16,7 @@ import sys
 
 from grading.errors import RubricWorkbenchError
 from storage.config import add_db_argument
-from storage.engine import open_database
+from storage.engine import SessionFactory, open_database
 from storage.services import (
     agreement,
     baseline_json,
@@ -26,6 +26,8 @@ from storage.services import (
     trust_json,
     trust_report,
 )
+from storage.services.agreement_sources import AgreementData
+from storage.services.trust_types import TrustReport
 
 
 def _scope(value: str) -> tuple[str, int | None]:
@@ -45,31 +47,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_db_argument(parser)
 
 
+def agreement_json(sessions: SessionFactory, version_id: int, dataset_id: int, *,
+                   scope: dict | None = None, every_verdict: bool = False,
+                   ) -> tuple[dict, AgreementData, TrustReport]:
+    """What the command prints, with the data and the trust report behind it. From the
+    database's counts when they hold every figure (``agreement.agreement_report``: at
+    100,000 responses the judges' every verdict is millions of rows); ``every_verdict``:
+    from every verdict read into Python (the reference the counted figures are tested
+    against). ``scope``: the names the command was given, printed after the figures."""
+    if every_verdict:
+        data = agreement.gather_sources(sessions, version_id, dataset_id)
+        report = agreement.build_report(data)
+        baseline = human_baseline.build_baseline(data)
+    else:
+        report = agreement.agreement_report(sessions, version_id, dataset_id)
+        data = report.data
+        baseline = human_baseline.report_baseline(report)
+    options = option_baseline.option_baseline_json(data)
+    # How far to trust each judge: built on the same verdicts (the command line sees
+    # everything, as an adjudicator does)
+    trust = trust_report.build_trust(sessions, report, baseline)
+    found = {**baseline_json.baseline_json(data, baseline), **(scope or {})}
+    if options:  # criteria with options: the figures of their scale (weighted kappa, ...)
+        found["multi_choice_criteria"] = options
+    # Calibrated runs are measured on the responses they were not shown as examples.
+    found["held_out"] = {
+        key: {"k": held.k, "reviewed": held.reviewed, "examples": held.examples,
+              "held_out": held.held_out} for key, held in data.held_out.items()}
+    found["trust"] = trust_json.trust_json(trust)
+    return found, data, trust
+
+
 def agreement_command(args: argparse.Namespace) -> int:
     rubric, version = _scope(args.rubric)
     try:
         sessions = open_database(args.db)
         version_id, dataset_id = labels.resolve_scope(
             sessions, rubric=rubric, dataset=args.dataset, version=version)
-        data = agreement.gather_sources(sessions, version_id, dataset_id)
-        baseline = human_baseline.build_baseline(data)
-        options = option_baseline.option_baseline_json(data)
-        # How far to trust each judge: built on the same verdicts (the command line sees
-        # everything, as an adjudicator does)
-        trust = trust_report.build_trust(sessions, agreement.build_report(data),
-                                           baseline)
+        report, data, trust = agreement_json(
+            sessions, version_id, dataset_id,
+            scope={"rubric": rubric, "rubric_version": version, "dataset": args.dataset})
     except RubricWorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    report = baseline_json.baseline_json(data, baseline)
-    report.update(rubric=rubric, rubric_version=version, dataset=args.dataset)
-    if options:  # criteria with options: the figures of their scale (weighted kappa, ...)
-        report["multi_choice_criteria"] = options
-    # Calibrated runs are measured on the responses they were not shown as examples.
-    report["held_out"] = {
-        key: {"k": held.k, "reviewed": held.reviewed, "examples": held.examples,
-              "held_out": held.held_out} for key, held in data.held_out.items()}
-    report["trust"] = trust_json.trust_json(trust)
+    options = report.get("multi_choice_criteria", [])
     if args.format == "json":
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0

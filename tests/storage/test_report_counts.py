@@ -332,3 +332,20 @@ def test_a_counted_report_refuses_what_needs_every_judge_verdict(sessions):
         human_baseline.build_baseline(report.data)
     assert agreement_lists.complete_data(sessions, report.data) == (
         agreement.gather_sources(sessions, version.id, dataset.id))
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_the_agreement_command_prints_from_the_counts_what_every_verdict_gives(sessions, seed):
+    """``rubric-workbench agreement`` reads the counted report (at 100,000 responses every
+    judge verdict is millions of rows): its JSON, trust included, is the one built from every
+    verdict."""
+    from storage.agreement_command import agreement_json
+
+    version, dataset = _random_world(sessions, seed)
+
+    counted, data, _trust = agreement_json(sessions, version.id, dataset.id)
+    everything, whole, _ = agreement_json(sessions, version.id, dataset.id, every_verdict=True)
+
+    assert not data.complete and whole.complete  # the counted path was taken
+    assert counted["criteria"] and counted["trust"]["judges"]
+    assert counted == everything
