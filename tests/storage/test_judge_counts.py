@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from grading.types import ScoringSettings, Verdict
+from grading.types import EvaluationReport, ScoringSettings, Verdict
 from storage.services import (
     agreement,
     agreement_counts,
@@ -18,6 +18,7 @@ from storage.services import (
     agreement_sides,
     datasets,
     human_baseline,
+    panels,
     reviews,
     runs,
 )
@@ -123,3 +124,35 @@ def test_the_judges_count_is_not_kept_while_a_panel_is_unsettled(sessions):
 
     assert agreement_judge_counts.judge_patterns(sessions, version.id, dataset.id) is None
     assert not agreement_counts.countable(sessions, version.id, dataset.id)
+
+
+@pytest.mark.parametrize("change", ["transient failure replaced", "panel deleted"])
+def test_a_judges_change_that_keeps_the_graded_count_leaves_the_kept_count_unused(
+        sessions, monkeypatch, change):
+    """What moves the judges without a new graded response: a transiently failed grade
+    replaced by its grade (done and failed counts both move, their sum does not), a panel
+    deleted."""
+    version, dataset = _random_world(sessions, 28, responses=16)
+    made = runs.list_runs(sessions, rubric_version_id=version.id, dataset_id=dataset.id)
+    found = datasets.list_responses(sessions, dataset.id)
+    run = made[0]
+    graded = {g.response_id for g in runs.list_grades(sessions, run.id)}
+    spare = next(r for r in found if r.id not in graded)
+    if change == "transient failure replaced":
+        runs.record_grades(sessions, run.id, [runs.NewGrade(
+            spare.id, EvaluationReport(score=None, error="HTTP 503"), 0.1, transient=True)])
+    kept = agreement_judge_counts.judge_patterns(sessions, version.id, dataset.id)
+    assert kept is not None
+    if change == "transient failure replaced":
+        runs.record_grade(sessions, run.id, spare.id, judge_report(
+            CRITERIA, [M, M, U, U], ScoringSettings(), spare.output))
+    else:
+        panels.delete_panel(sessions, panels.list_panels(
+            sessions, dataset_id=dataset.id, rubric_version_id=version.id)[0].id, actor=ADMIN)
+    combined = _Combined(monkeypatch)
+
+    report = agreement.agreement_report(sessions, version.id, dataset.id, judges=kept)
+
+    assert combined.calls == 0
+    data = agreement.gather_sources(sessions, version.id, dataset.id)
+    assert_same_report(report, agreement.build_report(data))
