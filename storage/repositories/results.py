@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, String, and_, cast, distinct, func, or_, select, union
+from sqlalchemy import (
+    ColumnElement,
+    String,
+    and_,
+    case,
+    cast,
+    distinct,
+    func,
+    or_,
+    select,
+    union,
+)
 from sqlalchemy.orm import Session
 
 from storage import models as m
@@ -226,8 +237,37 @@ def score_disagree_ids(session: Session, run_ids: list[int], score_gap: float) -
 def disagree_ids(session: Session, run_ids: list[int], score_gap: float) -> set[int]:
     """Responses on which the judges disagree: different verdicts on a criterion, or
     comparable scores further apart than ``score_gap``."""
-    return verdict_disagree_ids(session, run_ids) | score_disagree_ids(
-        session, run_ids, score_gap)
+    verdicts, scores = disagreement(session, run_ids, score_gap)
+    return verdicts | scores
+
+
+def disagreement(session: Session, run_ids: list[int], score_gap: float
+                 ) -> tuple[set[int], set[int]]:
+    """(``verdict_disagree_ids``, ``score_disagree_ids``). When every run gives verdicts
+    and their scores are comparable (the usual case), both from one GROUP BY over the
+    grades (``ix_grades_compared``) instead of one each."""
+    with_verdicts, groups = comparable_groups(session, run_ids)
+    if len(with_verdicts) < 2 or groups != [with_verdicts]:
+        return (verdict_disagree_ids(session, run_ids),
+                score_disagree_ids(session, run_ids, score_gap))
+    g = m.GradeRow
+    keyed = case((g.verdict_key.not_in([PARTIAL_KEY, UNLABELLED_KEY]), g.verdict_key))
+    verdicts_differ = func.min(keyed) != func.max(keyed)
+    scores_differ = func.max(g.score) - func.min(g.score) > score_gap  # NULLs left out
+    verdicts: set[int] = set()
+    scores: set[int] = set()
+    for rid, by_key, by_score in session.execute(
+            select(g.response_id, verdicts_differ, scores_differ)
+            .where(g.run_id.in_(with_verdicts))
+            .group_by(g.response_id).having(or_(verdicts_differ, scores_differ))):
+        if by_key:
+            verdicts.add(rid)
+        if by_score:
+            scores.add(rid)
+    unkeyed = select(g.response_id).where(
+        g.run_id.in_(with_verdicts), or_(g.verdict_key.is_(None), g.verdict_key == PARTIAL_KEY))
+    verdicts.update(session.scalars(criterion_differ_query(with_verdicts, among=unkeyed)))
+    return verdicts, scores
 
 
 def review_counts(session: Session, dataset_id: int, rubric_version_id: int) -> dict[int, int]:

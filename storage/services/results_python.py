@@ -66,8 +66,7 @@ def grade_facts(
         raise InvalidInputError("the score gap must be a number of 0 or more")
     with sessions() as session:
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
-        verdicts = frozenset(repo.verdict_disagree_ids(session, runs))
-        scores = frozenset(repo.score_disagree_ids(session, runs, score_gap))
+        verdicts, scores = map(frozenset, repo.disagreement(session, runs, score_gap))
         return GradeFacts(
             run_ids=tuple(runs), failed=frozenset(repo.failed_ids(session, runs)),
             disagree=verdicts | scores,

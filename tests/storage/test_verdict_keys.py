@@ -119,6 +119,9 @@ def _check(sessions, judges) -> int:
             for chosen in itertools.combinations(judges, count):
                 old = _criterion_by_criterion(session, list(chosen))
                 assert repo.verdict_disagree_ids(session, list(chosen)) == old, chosen
+                # both answers of one GROUP BY (the pages' and the queue's reading)
+                assert repo.disagreement(session, list(chosen), 0.25) == (
+                    old, repo.score_disagree_ids(session, list(chosen), 0.25)), chosen
                 seen += len(old)
     return seen
 
