@@ -1,7 +1,8 @@
 """The grades' verdict keys (storage/services/verdict_keys.py, migration 0031): the judges'
 disagreement read from them equals the old criterion-by-criterion query on random histories
 (failed criteria and grades, multi-choice options and abstentions, transient failures graded
-again, grades without a key), on SQLite and PostgreSQL; the kept keys equal a rebuild."""
+again, grades without a key), on SQLite and PostgreSQL; the kept keys equal a rebuild and
+what migration 0031 fills in."""
 
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ import random
 from collections import Counter
 
 import pytest
-from sqlalchemy import func, select, update
+from alembic import command
+from sqlalchemy import create_engine, func, inspect, select, update
+from sqlalchemy.pool import NullPool
 
 from grading.options import MultiChoiceVerdict
 from grading.types import Criterion, CriterionReport, EvaluationReport
 from grading.types import Verdict as V
 from storage import models as m
+from storage.engine import open_database
+from storage.migrate import alembic_config
 from storage.repositories import results as repo
 from storage.services import datasets, review_queue, runs, verdict_keys
 from storage.services.results import ResultsFilter, grade_facts, results_page
@@ -223,3 +228,31 @@ def test_the_keys_query_reads_no_criterion_row_of_a_keyed_grade(sessions):
     assert "ix_grades_unkeyed" in plan, plan
     if sessions.kw["bind"].dialect.name == "sqlite":
         assert "COVERING INDEX ix_grades_compared" in plan, plan
+
+
+def test_the_migration_keys_the_grades_it_finds(db_url, sessions):
+    """Migration 0031 on a database graded before it: down to 0030 (no keys), up again,
+    every grade holds the key ``record_grades`` wrote, and the answers are unchanged."""
+    _version, _dataset, judges = _history(sessions, 4, size=16)
+    with sessions() as session:
+        written = verdict_keys.kept_keys(session)
+        answers = [repo.verdict_disagree_ids(session, judges[:k]) for k in (2, 3, 4)]
+    sessions.kw["bind"].dispose()
+    _migrate(db_url, "0030_queue_reads", down=True)
+    engine = create_engine(db_url, poolclass=NullPool)
+    assert "verdict_key" not in {c["name"] for c in inspect(engine).get_columns("grades")}
+    engine.dispose()
+    _migrate(db_url, "head")
+    upgraded = open_database(db_url, migrate=False)
+    with upgraded() as session:
+        assert verdict_keys.kept_keys(session) == written
+        assert [repo.verdict_disagree_ids(session, judges[:k]) for k in (2, 3, 4)] == answers
+    upgraded.kw["bind"].dispose()
+
+
+def _migrate(url: str, target: str, *, down: bool = False) -> None:
+    engine = create_engine(url, poolclass=NullPool)
+    with engine.connect() as connection:
+        (command.downgrade if down else command.upgrade)(alembic_config(connection), target)
+        connection.commit()
+    engine.dispose()
