@@ -111,10 +111,11 @@ def kept_keys(session: Session) -> list[tuple[int, str | None]]:
 
 def rebuild_verdict_keys(sessions: SessionFactory, *, actor: Actor) -> tuple[int, int]:
     """The ``rebuild-verdict-keys`` command: every grade's key recomputed from its criterion
-    rows in one transaction. Returns (grades, keys that differed from the kept ones)."""
+    rows in one transaction. Returns (grades, (grade, key) rows that differed from the kept
+    ones: removed plus added, so a changed key counts twice; 0 when they were up to date)."""
     require(actor, Role.ADMIN, "rebuild the judges' verdict keys")
     with sessions.begin() as session:
-        before = dict(kept_keys(session))
+        before = set(kept_keys(session))
         fill(session, only_missing=False)
-        after = dict(kept_keys(session))
-    return len(after), sum(1 for gid, key in after.items() if before.get(gid) != key)
+        after = set(kept_keys(session))
+    return len(after), len(before ^ after)

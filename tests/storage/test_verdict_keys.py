@@ -20,6 +20,7 @@ from grading.options import MultiChoiceVerdict
 from grading.types import Criterion, CriterionReport, EvaluationReport
 from grading.types import Verdict as V
 from storage import models as m
+from storage.cli import main as cli_main
 from storage.engine import open_database
 from storage.migrate import alembic_config
 from storage.repositories import results as repo
@@ -171,11 +172,11 @@ def test_disagreement_from_the_keys_is_the_criterion_by_criterion_answer(session
                 facts, disagree=old)).response_ids)
 
 
-def _never_graded(sessions, judges) -> int:
+def _never_graded(sessions, judges, size: int = 30) -> int:
     with sessions() as session:
         graded = session.scalar(select(func.count()).select_from(m.GradeRow)
                                 .where(m.GradeRow.run_id.in_(judges)))
-    return len(judges) * 30 - graded
+    return len(judges) * size - graded
 
 
 def test_a_grade_graded_again_gets_the_new_grades_key(sessions):
@@ -256,3 +257,22 @@ def _migrate(url: str, target: str, *, down: bool = False) -> None:
         (command.downgrade if down else command.upgrade)(alembic_config(connection), target)
         connection.commit()
     engine.dispose()
+
+
+def test_rebuild_verdict_keys_command_repairs_the_keys_and_says_so(sessions, db_url, capsys):
+    _version, _dataset, judges = _history(sessions, 6, size=6)
+    graded = len(judges) * 6 - _never_graded(sessions, judges, size=6)
+    assert cli_main(["rebuild-verdict-keys", "--db", db_url]) == 0
+    assert capsys.readouterr().out.strip() == (
+        f"judges' verdict keys rebuilt: {graded} grades; they were up to date")
+    with sessions.begin() as session:  # a key lost or wrong (a bug, a hand edit)
+        ids = list(session.scalars(select(m.GradeRow.id).order_by(m.GradeRow.id).limit(2)))
+        session.execute(update(m.GradeRow).where(m.GradeRow.id == ids[0])
+                        .values(verdict_key=None))
+        session.execute(update(m.GradeRow).where(m.GradeRow.id == ids[1])
+                        .values(verdict_key='["wrong"]'))
+    assert cli_main(["rebuild-verdict-keys", "--db", db_url]) == 0
+    assert capsys.readouterr().out.strip() == (
+        f"judges' verdict keys rebuilt: {graded} grades; 4 rows differed from the kept keys "
+        "(removed + added)")
+    _check(sessions, judges)
