@@ -34,7 +34,7 @@ from grading.aggregation import aggregate_verdicts
 from grading.types import Criterion, Verdict
 from storage import models as m
 from storage.engine import open_database
-from storage.services import datasets, reviews, rubrics, runs
+from storage.services import datasets, reviews, rubrics, runs, verdict_keys
 from storage.services.results import (
     ResultsFilter,
     VerdictFilter,
@@ -97,6 +97,8 @@ def build(sessions):
                  "verdict": chosen[pos].value, "reason": "because " * 20, "error": None}
                 for gid, chosen in zip(grade_ids, judged, strict=True) if chosen
                 for pos, cid in enumerate(criterion_ids)])
+        # bulk inserts bypass record_grades, which keys each grade: key them here
+        verdict_keys.fill(session, only_missing=True)
     for rid in rng.sample(response_ids, REVIEWED):
         reviews.set_human_verdict(sessions, response_id=rid,
                                   criterion_id=rng.choice(criterion_ids),

@@ -53,6 +53,7 @@ from storage import exports
 from storage import models as m
 from storage.engine import SessionFactory, open_database
 from storage.jobs import panel_fills
+from storage.repositories import results as results_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import (
     agreement,
@@ -74,6 +75,7 @@ from storage.services import (
     reviews,
     rubrics,
     runs,
+    verdict_keys,
 )
 from storage.services.review_queue import (
     adjudication_page,
@@ -191,6 +193,10 @@ def build(sessions: SessionFactory, size: int) -> World:
         started = time.perf_counter()
         effective_upkeep.rebuild(session)
         print(f"rebuild-effective: {time.perf_counter() - started:.1f} s", flush=True)
+        # and the grades' verdict keys (record_grades writes them), as rebuild-verdict-keys
+        started = time.perf_counter()
+        verdict_keys.fill(session, only_missing=True)
+        print(f"verdict keys: {time.perf_counter() - started:.1f} s", flush=True)
     return World(version.id, dataset.id, criterion_ids, response_ids, run_ids, panel.id,
                  reviewed)
 
@@ -296,6 +302,28 @@ def export_as_string(sessions: SessionFactory, w: World) -> int:
     """The download as it was built before: the whole export as one string, then bytes."""
     return len(exports.results_export(sessions, w.run_ids, "jsonl", [w.panel_id])
                .encode("utf-8"))
+
+
+def _grade_keys(w: World):
+    return (select(m.GradeRow.response_id, m.GradeRow.score, m.GradeRow.verdict_key)
+            .where(m.GradeRow.run_id.in_(w.run_ids)))
+
+
+def facts_before(sessions: SessionFactory, w: World):
+    """The judges' facts as grade_facts read them before the verdict keys: every grade x
+    criterion grouped by (response, criterion), and every judge score read."""
+    with sessions() as session:
+        verdicts = frozenset(session.scalars(results_repo.criterion_differ_query(w.run_ids)))
+        scores = frozenset(results_repo.score_disagree_ids(session, w.run_ids, 0.2))
+        return (frozenset(results_repo.failed_ids(session, w.run_ids)), verdicts, scores,
+                results_repo.judge_scores(session, w.run_ids))
+
+
+def facts_now(sessions: SessionFactory, w: World, with_scores: bool = False):
+    facts = results.grade_facts(sessions, dataset_id=w.dataset_id,
+                                rubric_version_id=w.version_id, run_ids=w.run_ids,
+                                with_scores=with_scores)
+    return facts.failed, facts.verdicts_differ, facts.scores_differ, facts.judged
 
 
 def _reviewer_queue(w: World):
@@ -560,6 +588,14 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         ("list_grades, one run", lambda: runs.list_grades(sessions, w.run_ids[0]),
          q(sessions, _one_run, w), "SQL: the run's grades x criteria rows"),
         *switched_reads(sessions, w),
+        ("judges' grade facts, verdict keys, no judge scores (new, the pages')",
+         lambda: facts_now(sessions, w), q(sessions, _grade_keys, w),
+         "SQL: every grade's response, score and key, fetched"),
+        ("judges' grade facts, verdict keys, with judge scores (new)",
+         lambda: facts_now(sessions, w, with_scores=True), q(sessions, _grade_keys, w),
+         "as above"),
+        ("judges' grade facts, criterion by criterion (before)",
+         lambda: facts_before(sessions, w), q(sessions, _grade_keys, w), "as above"),
         ("a reviewer's queue", lambda: review_queue(
             sessions, **where, reviewer_key=REVIEWERS[0].key),
          q(sessions, _reviewer_queue, w), "SQL: first 50 not done by ana, dataset order"),
@@ -805,6 +841,9 @@ def main() -> int:
                 sessions, world, from_table=False)
             print(f"\neffective human verdicts, table == recomputed: {same_humans}; "
                   f"Results overlay, table == recomputed: {same_overlay}")
+            if _chosen("grade facts", skip, only):
+                print("\njudges' grade facts, verdict keys == criterion by criterion: "
+                      f"{facts_now(sessions, world, True) == facts_before(sessions, world)}")
             if _chosen("results page", skip, only):
                 print(f"\nResults SQL page == Python page: {same_results(sessions, world)}")
             if _chosen("panel grades", skip, only):

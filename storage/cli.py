@@ -134,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
                                "from their members' grades")
     rebuild_commands.add_arguments(rebuild_panels)
     rebuild_panels.set_defaults(func=jobs.guarded(rebuild_commands.rebuild_panels_command))
+    rebuild_keys = commands.add_parser(
+        "rebuild-verdict-keys", help="recompute each judge grade's verdict key (what the "
+                                     "judges' disagreement compares) from its criteria")
+    rebuild_commands.add_arguments(rebuild_keys)
+    rebuild_keys.set_defaults(func=jobs.guarded(rebuild_commands.rebuild_verdict_keys_command))
 
     from storage import panel_commands
 

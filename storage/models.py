@@ -225,6 +225,13 @@ class GradeRow(Base):
         Index("ix_grades_failed", "run_id", "response_id",
               sqlite_where=text("score IS NULL OR error IS NOT NULL"),
               postgresql_where=text("score IS NULL OR error IS NOT NULL")),
+        # grades whose verdicts are compared criterion by criterion (migration 0031)
+        Index("ix_grades_unkeyed", "run_id", "response_id",
+              sqlite_where=text("verdict_key IS NULL OR verdict_key = '?'"),
+              postgresql_where=text("verdict_key IS NULL OR verdict_key = '?'")),
+        # the judges' disagreement (keys and scores grouped by response) read from the
+        # index alone (migration 0031)
+        Index("ix_grades_compared", "response_id", "run_id", "score", "verdict_key"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -250,6 +257,9 @@ class GradeRow(Base):
     # Failed only because the provider kept failing transiently (5xx, timeouts, 429s after
     # every retry): the runner grades it again in a later pass of the same run.
     transient: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Every criterion's choice in one string, written with the grade: what the judges'
+    # disagreement compares (storage/services/verdict_keys.py); NULL: not keyed yet.
+    verdict_key: Mapped[str | None] = mapped_column(Text)
 
     criteria: Mapped[list[GradeCriterionRow]] = relationship(
         order_by="GradeCriterionRow.position", cascade="all, delete-orphan",

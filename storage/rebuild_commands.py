@@ -1,7 +1,9 @@
-"""``rubric-workbench rebuild-effective`` and ``rebuild-panels``: derived tables recomputed
-from what they are derived from — the effective verdicts and people's scores from the history
-of every verdict (storage.services.effective_upkeep), the judge panels' decisions from their
-members' grades (storage.services.panel_upkeep). Each prints how many rows differed."""
+"""``rubric-workbench rebuild-effective``, ``rebuild-panels`` and ``rebuild-verdict-keys``:
+derived tables recomputed from what they are derived from — the effective verdicts and
+people's scores from the history of every verdict (storage.services.effective_upkeep), the
+judge panels' decisions from their members' grades (storage.services.panel_upkeep), the
+grades' verdict keys from their criteria (storage.services.verdict_keys). Each prints how
+many rows differed."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from collections.abc import Callable
 from grading.errors import RubricWorkbenchError
 from storage.config import add_db_argument
 from storage.engine import open_database
-from storage.services import effective_upkeep, panel_upkeep
+from storage.services import effective_upkeep, panel_upkeep, verdict_keys
 from storage.services.reviewers import command_line_actor
 
 
@@ -41,3 +43,8 @@ def rebuild_effective_command(args: argparse.Namespace) -> int:
 def rebuild_panels_command(args: argparse.Namespace) -> int:
     return _rebuild(args, panel_upkeep.rebuild_panels, "judge panels' decisions",
                     "panel grades", "they were up to date", "tables")
+
+
+def rebuild_verdict_keys_command(args: argparse.Namespace) -> int:
+    return _rebuild(args, verdict_keys.rebuild_verdict_keys, "judges' verdict keys", "grades",
+                    "they were up to date", "keys")

@@ -84,10 +84,11 @@ def get_grade_facts(
     db: str, dataset_id: int, rubric_version_id: int, run_ids: tuple[int, ...],
     grades_stamp: tuple, score_gap: float = DEFAULT_SCORE_GAP,
 ) -> GradeFacts:
-    """Failures, disagreements and judge scores: recomputed only when a grade is stored."""
+    """Failures and disagreements: recomputed only when a grade is stored. Without the
+    judge scores: the SQL page reads its own, and the rare Python page reads them itself."""
     return results.grade_facts(sessions_for(db), dataset_id=dataset_id,
                                rubric_version_id=rubric_version_id, run_ids=run_ids,
-                               score_gap=score_gap)
+                               score_gap=score_gap, with_scores=False)
 
 
 @st.cache_data(ttl=600, max_entries=20, show_spinner=False)

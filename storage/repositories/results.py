@@ -8,12 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, String, and_, cast, distinct, func, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    String,
+    and_,
+    case,
+    cast,
+    distinct,
+    func,
+    or_,
+    select,
+    union,
+)
 from sqlalchemy.orm import Session
 
 from storage import models as m
 from storage.errors import InvalidInputError, NotFoundError
 from storage.repositories import rubrics as rubric_repo
+
+# grades.verdict_key of a grade with a criterion lacking a verdict / with none at all
+# (storage/services/verdict_keys.py, which writes them)
+PARTIAL_KEY, UNLABELLED_KEY = "?", "-"
 
 Scores = dict[tuple[int, int], tuple[float | None, str | None]]  # (response, run) -> (score, error)
 
@@ -161,23 +176,49 @@ def comparable_groups(session: Session, run_ids: list[int]) -> tuple[list[int], 
     return with_verdicts, [group for group in groups.values() if len(group) >= 2]
 
 
+def verdicts_differ_query(with_verdicts: Sequence[int]):
+    """Responses on which two of these runs differ on some criterion, both with a verdict
+    (on a multi-choice criterion: the option chosen), as a query of response ids.
+
+    By the grades' verdict keys (storage/services/verdict_keys.py): two keys of fully
+    judged grades differ exactly when some criterion's choice does, so those responses are
+    found over one row per grade. Responses with a grade not fully keyed (a criterion
+    without a verdict, or no key yet: ``ix_grades_unkeyed``) are compared criterion by
+    criterion, as all were before (``criterion_differ_query``)."""
+    g = m.GradeRow
+    runs = list(with_verdicts)
+    keyed = (select(g.response_id)
+             .where(g.run_id.in_(runs), g.verdict_key.not_in([PARTIAL_KEY, UNLABELLED_KEY]))
+             .group_by(g.response_id)
+             # more than one distinct key (cheaper than counting them)
+             .having(func.min(g.verdict_key) != func.max(g.verdict_key)))
+    unkeyed = select(g.response_id).where(
+        g.run_id.in_(runs), or_(g.verdict_key.is_(None), g.verdict_key == PARTIAL_KEY))
+    # one plain SELECT (SQLite does not take a parenthesised UNION inside another UNION)
+    found = union(keyed, criterion_differ_query(runs, among=unkeyed)).subquery()
+    return select(found.c.response_id)
+
+
+def criterion_differ_query(with_verdicts: Sequence[int], among=None):
+    """``verdicts_differ_query`` criterion by criterion, over every grade x criterion row
+    of the runs (``among``: of these responses only)."""
+    g, gc = m.GradeRow, m.GradeCriterionRow
+    query = (select(g.response_id)
+             .join(gc, gc.grade_id == g.id)
+             .where(g.run_id.in_(list(with_verdicts)), gc.verdict.is_not(None)))
+    if among is not None:
+        query = query.where(g.response_id.in_(among))
+    # an option label when one was chosen, else the verdict (models.GradeCriterionRow)
+    return (query.group_by(g.response_id, gc.criterion_id)
+            .having(func.count(distinct(func.coalesce(gc.option, gc.verdict))) > 1))
+
+
 def verdict_disagree_ids(session: Session, run_ids: list[int]) -> set[int]:
     """Responses on which two runs that give verdicts differ on some criterion."""
     with_verdicts, _ = comparable_groups(session, run_ids)
     if len(with_verdicts) < 2:
         return set()
-    verdicts = (
-        select(m.GradeRow.response_id)
-        .join(m.GradeCriterionRow, m.GradeCriterionRow.grade_id == m.GradeRow.id)
-        .where(m.GradeRow.run_id.in_(with_verdicts),
-               m.GradeCriterionRow.verdict.is_not(None))
-        .group_by(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id)
-        # an option label when one was chosen, else the verdict (models.GradeCriterionRow)
-        .having(func.count(distinct(func.coalesce(m.GradeCriterionRow.option,
-                                                  m.GradeCriterionRow.verdict))) > 1)
-        .subquery()
-    )
-    return set(session.scalars(select(verdicts.c.response_id).distinct()))
+    return set(session.scalars(verdicts_differ_query(with_verdicts)))
 
 
 def score_disagree_ids(session: Session, run_ids: list[int], score_gap: float) -> set[int]:
@@ -196,8 +237,37 @@ def score_disagree_ids(session: Session, run_ids: list[int], score_gap: float) -
 def disagree_ids(session: Session, run_ids: list[int], score_gap: float) -> set[int]:
     """Responses on which the judges disagree: different verdicts on a criterion, or
     comparable scores further apart than ``score_gap``."""
-    return verdict_disagree_ids(session, run_ids) | score_disagree_ids(
-        session, run_ids, score_gap)
+    verdicts, scores = disagreement(session, run_ids, score_gap)
+    return verdicts | scores
+
+
+def disagreement(session: Session, run_ids: list[int], score_gap: float
+                 ) -> tuple[set[int], set[int]]:
+    """(``verdict_disagree_ids``, ``score_disagree_ids``). When every run gives verdicts
+    and their scores are comparable (the usual case), both from one GROUP BY over the
+    grades (``ix_grades_compared``) instead of one each."""
+    with_verdicts, groups = comparable_groups(session, run_ids)
+    if len(with_verdicts) < 2 or groups != [with_verdicts]:
+        return (verdict_disagree_ids(session, run_ids),
+                score_disagree_ids(session, run_ids, score_gap))
+    g = m.GradeRow
+    keyed = case((g.verdict_key.not_in([PARTIAL_KEY, UNLABELLED_KEY]), g.verdict_key))
+    verdicts_differ = func.min(keyed) != func.max(keyed)
+    scores_differ = func.max(g.score) - func.min(g.score) > score_gap  # NULLs left out
+    verdicts: set[int] = set()
+    scores: set[int] = set()
+    for rid, by_key, by_score in session.execute(
+            select(g.response_id, verdicts_differ, scores_differ)
+            .where(g.run_id.in_(with_verdicts))
+            .group_by(g.response_id).having(or_(verdicts_differ, scores_differ))):
+        if by_key:
+            verdicts.add(rid)
+        if by_score:
+            scores.add(rid)
+    unkeyed = select(g.response_id).where(
+        g.run_id.in_(with_verdicts), or_(g.verdict_key.is_(None), g.verdict_key == PARTIAL_KEY))
+    verdicts.update(session.scalars(criterion_differ_query(with_verdicts, among=unkeyed)))
+    return verdicts, scores
 
 
 def review_counts(session: Session, dataset_id: int, rubric_version_id: int) -> dict[int, int]:

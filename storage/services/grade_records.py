@@ -21,7 +21,7 @@ from storage.engine import SessionFactory
 from storage.errors import GradeExistsError, NotFoundError, RunCancelledError
 from storage.repositories import runs as repo
 from storage.run_settings import TokenPrice
-from storage.services import panel_upkeep, people_scores
+from storage.services import panel_upkeep, people_scores, verdict_keys
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,11 @@ def record_grades(sessions: SessionFactory, run_id: int,
                 m.GradeRow.transient.is_(True))).rowcount or 0
             # One executemany, then the ids by the (run, response) key: cheaper than a
             # RETURNING per row, which is what SQLite gets for ordered RETURNING.
+            criterion_ids = [c.id for c in criteria]
             session.execute(insert(m.GradeRow.__table__), [
-                {**row, "transient": g.transient} for row, g in zip(values, grades, strict=True)])
+                {**row, "transient": g.transient,
+                 "verdict_key": verdict_keys.key_of_rows(per_grade, criterion_ids)}
+                for row, g, per_grade in zip(values, grades, verdicts, strict=True)])
             by_response = dict(session.execute(
                 select(m.GradeRow.response_id, m.GradeRow.id).where(
                     m.GradeRow.run_id == run_id, m.GradeRow.response_id.in_(ids))).all())

@@ -23,12 +23,7 @@ def failed_query(run_ids: Sequence[int]):
 
 
 def verdicts_differ_query(with_verdicts: Sequence[int]):
-    g, gc = m.GradeRow, m.GradeCriterionRow
-    return (select(g.response_id)
-            .join(gc, gc.grade_id == g.id)
-            .where(g.run_id.in_(list(with_verdicts)), gc.verdict.is_not(None))
-            .group_by(g.response_id, gc.criterion_id)
-            .having(func.count(func.distinct(func.coalesce(gc.option, gc.verdict))) > 1))
+    return repo.verdicts_differ_query(with_verdicts)
 
 
 def scores_differ_query(groups: Sequence[Sequence[int]], score_gap: float):

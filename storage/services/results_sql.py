@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from sqlalchemy import func, select, union
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from storage import models as m
@@ -29,8 +29,6 @@ from storage.services.results_query import (
     PageQuery,
     ResultsQuery,
     VerdictClause,
-    disagree_parts,
-    failed_query,
     overlay_table,
 )
 from storage.services.results_types import (
@@ -228,26 +226,15 @@ def _flags(session: Session, runs: list[int], score_gap: float, page_ids: list[i
            facts: GradeFacts | None):
     """(failed, verdicts differ, scores differ) among the page's responses, and the
     dataset's failed and disagreeing counts: from the cached facts when they are for these
-    runs, else from the queries."""
+    runs, else from the queries, each run once (the page's flags and the counts are both
+    read from its answer: run twice, once per page and once per count, the judges' GROUP
+    BYs were most of a first page without cached facts)."""
     if facts is not None:
         return (facts.failed, facts.verdicts_differ, facts.scores_differ, len(facts.failed),
                 len(facts.disagree))
-    failed = failed_query(runs).subquery()
-    verdicts, scores = (None if q is None else q.subquery()
-                        for q in disagree_parts(session, runs, score_gap))
-
-    def on_page(sub) -> set[int]:
-        if sub is None or not page_ids:
-            return set()
-        column = sub.c[0]
-        return set(session.scalars(select(column).where(column.in_(page_ids))))
-
-    parts = [select(sub.c[0]) for sub in (verdicts, scores) if sub is not None]
-    disagree_total = session.scalar(select(func.count()).select_from(
-        union(*parts).subquery())) if parts else 0
-    failed_total = session.scalar(select(func.count()).select_from(failed))
-    return (on_page(failed), on_page(verdicts), on_page(scores), failed_total or 0,
-            disagree_total or 0)
+    failed = repo.failed_ids(session, runs)
+    verdicts, scores = repo.disagreement(session, runs, score_gap)
+    return failed, verdicts, scores, len(failed), len(verdicts | scores)
 
 
 def _page_scores(session: Session, runs: list[int], page_ids: list[int]):

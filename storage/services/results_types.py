@@ -146,7 +146,7 @@ class GradeFacts:
     run_ids: tuple[int, ...]
     failed: frozenset[int]
     disagree: frozenset[int]  # verdicts_differ | scores_differ
-    judged: Scores
+    judged: Scores | None  # None: not read (``grade_facts(with_scores=False)``)
     verdicts_differ: frozenset[int] = frozenset()
     scores_differ: frozenset[int] = frozenset()
     score_gap: float = DEFAULT_SCORE_GAP
