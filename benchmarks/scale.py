@@ -446,7 +446,7 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
              "run_ids": w.run_ids}
 
     def results_with_panel():
-        columns = panel_results.panel_columns(
+        columns = panel_results.page_columns(
             sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
             panel_ids=[w.panel_id])
         return results.results_page(sessions, **where, limit=50, panels=columns)
@@ -596,7 +596,7 @@ def view_kwargs(sessions: SessionFactory, w: World, view: str, columns: dict) ->
     if kwargs.pop("panel", False):
         sight = kwargs.get("sight", blindness.EVERYTHING)
         if sight not in columns:
-            columns[sight] = panel_results.panel_columns(
+            columns[sight] = panel_results.page_columns(
                 sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
                 panel_ids=[w.panel_id], sight=sight)
         kwargs.update(panels=columns[sight], sort_panel_id=w.panel_id)

@@ -43,9 +43,9 @@ def get_panel_results(db: str, panel_id: int, response_ids: tuple[int, ...] | No
 def get_panel_columns(db: str, dataset_id: int, rubric_version_id: int,
                       panel_ids: tuple[int, ...], stamp: tuple,
                       sight: Sight = blindness.EVERYTHING) -> tuple:
-    """The panels as columns of the Results table (every response) as ``sight`` may see
-    them, until ``stamp`` moves."""
-    return panel_results.panel_columns(sessions_for(db), dataset_id=dataset_id,
+    """The panels as columns of the Results table as ``sight`` may see them, until
+    ``stamp`` moves: the figures the stored tables do not hold (``page_columns``)."""
+    return panel_results.page_columns(sessions_for(db), dataset_id=dataset_id,
                                        rubric_version_id=rubric_version_id,
                                        panel_ids=panel_ids, sight=sight)
 
