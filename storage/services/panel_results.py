@@ -126,14 +126,14 @@ def page_columns(
         with sessions() as session:
             panels.require_ready(session, panel_id)
             unsettled = set(panels.unsettled(session, panel_id))
-            if sight.sees_all:
-                scores = panel_scores.kept_scores(session, panel_id)
-                redo = set(unsettled)
-            else:
-                scores = {}
-                redo = set(effective_repo.reviewed_response_ids(session, rubric_version_id,
-                                                                dataset_id))
-                redo.update(unsettled)
+            # The kept effective scores, but where the viewer may not see some decision
+            # (storage/services/blindness.py): those are aggregated with what they see.
+            hidden = (set() if sight.sees_all else
+                      _hidden(session, rubric_version_id, dataset_id, sight))
+            scores = {rid: found for rid, found in
+                      panel_scores.kept_scores(session, panel_id).items()
+                      if rid not in hidden}
+            redo = hidden | unsettled
             # only the responses some member graded (a stored panel grade)
             redo = set(panel_reads.graded_among(session, panel_id, sorted(redo)))
         found = panel_results(sessions, panel_id, sorted(redo), sight=sight,
@@ -149,6 +149,17 @@ def page_columns(
             panel_id=panel_id, scores=scores, verdicts=verdicts, partial=True,
             redone=frozenset(r.response_id for r in found if r.response_id in unsettled)))
     return tuple(columns)
+
+
+def _hidden(session, rubric_version_id: int, dataset_id: int, sight: Sight) -> set[int]:
+    """The reviewed responses with a decision ``sight`` may not see."""
+    everything = effective_repo.score_decisions(
+        session, rubric_version_id, dataset_id,
+        effective_repo.reviewed_response_ids(session, rubric_version_id, dataset_id))
+    answered = effective_reads.answered_keys(session, rubric_version_id, sight,
+                                             sorted(everything))
+    return {rid for rid, per in everything.items()
+            if any((rid, cid) not in answered for cid in per)}
 
 
 def recomputed_columns(

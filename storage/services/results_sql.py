@@ -95,7 +95,10 @@ def sql_page(
         # filters, sorts or bins by them (the verdict filter, the overlay of scores), else
         # only of the page's rows, read once the page is known.
         whole = filters.verdict is not None or needs_scores or bool(shown)
-        seen = (_Seen.read(session, rubric_version_id, dataset_id, sight, bool(shown))
+        # A viewer who sees every verdict reads the panels' kept effective scores in the
+        # query; a blind one's are overlaid for every reviewed response.
+        seen = (_Seen.read(session, rubric_version_id, dataset_id, sight,
+                           bool(shown) and not sight.sees_all)
                 if whole else _Seen.none(sight))
         seen.known = reviewed_scores
         if filters.verdict is not None:

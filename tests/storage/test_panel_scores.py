@@ -10,8 +10,10 @@ import random
 
 from grading.types import ScoringSettings
 from storage.services import (
+    blindness,
     datasets,
     effective_upkeep,
+    panel_reads,
     panel_results,
     panel_scores,
     panel_upkeep,
@@ -178,3 +180,38 @@ def test_a_partial_column_holds_only_the_reviewed_and_reads_the_rest_stored(sess
     page = results_page(sessions, **s.where, run_ids=s.runs, panels=[partial])
     assert [row.panel_scores for row in page.rows] == [
         (whole.scores[r.id][0],) for r in s.responses]
+
+
+def test_a_blind_viewers_column_aggregates_only_what_they_may_not_see(sessions,
+                                                                      monkeypatch):
+    s = _Set(sessions, size=8)
+    for run_id in s.runs:
+        for r in s.responses:
+            s.grade(run_id, r.id)
+    s.finish()
+    panel_id = panels.create_panel(sessions, run_ids=s.runs, rule="majority",
+                                   actor=ADMIN).id
+    seen, unseen = s.responses[0].id, s.responses[1].id
+    s.verdict(seen, who="ana")
+    s.verdict(unseen, who="bo")
+    ana = blindness.as_reviewer("ana")
+    aggregated: list[list[int]] = []
+    original = panel_results.panel_results
+
+    def spy(sessions, panel_id, response_ids=None, **kwargs):
+        aggregated.append(list(response_ids))
+        return original(sessions, panel_id, response_ids, **kwargs)
+
+    monkeypatch.setattr(panel_results, "panel_results", spy)
+    [partial] = panel_results.page_columns(sessions, **s.where, panel_ids=[panel_id],
+                                           sight=ana)
+    monkeypatch.undo()
+    assert aggregated == [[unseen]]  # ana answered what was decided on ``seen``
+    [whole] = panel_results.recomputed_columns(sessions, **s.where, panel_ids=[panel_id],
+                                               sight=ana)
+    with sessions() as session:
+        assert panel_reads.whole_column(session, partial) == whole
+    kwargs = dict(**s.where, run_ids=s.runs, sort="score", sort_panel_id=panel_id,
+                  descending=True, distribution_bins=3, sight=ana)
+    assert results_page(sessions, **kwargs, panels=[partial]) == page_in_python(
+        sessions, **kwargs, panels=[whole])
