@@ -51,6 +51,13 @@ def get_panel_columns(db: str, dataset_id: int, rubric_version_id: int,
 
 
 @st.cache_data(ttl=600, max_entries=50, show_spinner=False)
+def get_unsettled(db: str, panel_ids: tuple[int, ...], stamp: tuple) -> bool:
+    """Whether one of these panels has responses whose stored decision is not the one
+    read (the Results page then reads it in Python), until ``stamp`` moves."""
+    return panel_results.any_unsettled(sessions_for(db), panel_ids)
+
+
+@st.cache_data(ttl=600, max_entries=50, show_spinner=False)
 def get_member_agreement(db: str, panel_id: int,
                          stamp: tuple) -> list[panel_agreement.MemberAgreement]:
     return panel_agreement.member_agreement(sessions_for(db), panel_id)

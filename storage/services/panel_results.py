@@ -180,6 +180,13 @@ def recomputed_columns(
     return tuple(columns)
 
 
+def any_unsettled(sessions: SessionFactory, panel_ids: Sequence[int]) -> bool:
+    """Whether one of these panels has a response whose stored decision is not the one
+    read (``panels.unsettled``): a member still grading, another tie rule."""
+    with sessions() as session:
+        return any(panels.unsettled(session, pid) for pid in dict.fromkeys(panel_ids))
+
+
 def panel_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:
     """Changes whenever these panels' results may have: a member's new grade or status, a
     new human verdict, a panel made, removed or filled. Cheap; lets pages cache until it
