@@ -182,6 +182,20 @@ def answered_keys(session: Session, rubric_version_id: int, sight: Sight,
     return answered
 
 
+def hidden_responses(session: Session, rubric_version_id: int, dataset_id: int,
+                     sight: Sight) -> set[int]:
+    """The set's reviewed responses with a decision ``sight`` may not see (none for a
+    viewer who sees every verdict): only theirs differ from the kept effective scores."""
+    if sight.sees_all:
+        return set()
+    everything = effective_repo.score_decisions(
+        session, rubric_version_id, dataset_id,
+        effective_repo.reviewed_response_ids(session, rubric_version_id, dataset_id))
+    answered = answered_keys(session, rubric_version_id, sight, sorted(everything))
+    return {rid for rid, per in everything.items()
+            if any((rid, cid) not in answered for cid in per)}
+
+
 def score_decisions(session: Session, rubric_version_id: int, response_ids: Sequence[int],
                     *, dataset_id: int | None = None,
                     sight: Sight = blindness.EVERYTHING) -> Decisions:

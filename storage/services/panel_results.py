@@ -21,7 +21,6 @@ from storage.dto import Choice, EffectiveGrade, GradeInfo
 from storage.effective import compute_effective_grade
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
-from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
 from storage.services import (
@@ -128,8 +127,8 @@ def page_columns(
             unsettled = set(panels.unsettled(session, panel_id))
             # The kept effective scores, but where the viewer may not see some decision
             # (storage/services/blindness.py): those are aggregated with what they see.
-            hidden = (set() if sight.sees_all else
-                      _hidden(session, rubric_version_id, dataset_id, sight))
+            hidden = effective_reads.hidden_responses(session, rubric_version_id,
+                                                      dataset_id, sight)
             scores = {rid: found for rid, found in
                       panel_scores.kept_scores(session, panel_id).items()
                       if rid not in hidden}
@@ -149,17 +148,6 @@ def page_columns(
             panel_id=panel_id, scores=scores, verdicts=verdicts, partial=True,
             redone=frozenset(r.response_id for r in found if r.response_id in unsettled)))
     return tuple(columns)
-
-
-def _hidden(session, rubric_version_id: int, dataset_id: int, sight: Sight) -> set[int]:
-    """The reviewed responses with a decision ``sight`` may not see."""
-    everything = effective_repo.score_decisions(
-        session, rubric_version_id, dataset_id,
-        effective_repo.reviewed_response_ids(session, rubric_version_id, dataset_id))
-    answered = effective_reads.answered_keys(session, rubric_version_id, sight,
-                                             sorted(everything))
-    return {rid for rid, per in everything.items()
-            if any((rid, cid) not in answered for cid in per)}
 
 
 def recomputed_columns(
