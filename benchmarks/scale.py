@@ -474,10 +474,22 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
              "run_ids": w.run_ids}
 
     def results_with_panel():
-        columns = panel_results.panel_columns(
+        columns = panel_results.page_columns(
             sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
             panel_ids=[w.panel_id])
         return results.results_page(sessions, **where, limit=50, panels=columns)
+
+    def panel_page(sight: blindness.Sight, **view):
+        """The panel's column read, then the page with it, the judges' facts cached: the
+        page after a verdict or a member's grade (its column's stamp moved)."""
+        def run():
+            columns = panel_results.page_columns(
+                sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
+                panel_ids=[w.panel_id], sight=sight)
+            return results.results_page(sessions, **where, limit=50, panels=columns,
+                                        facts=known[0], sight=sight, **view)
+        run.warm = warm_facts
+        return run
 
     def report_and_baseline():
         report = agreement.agreement_report(sessions, w.version_id, w.dataset_id)
@@ -561,6 +573,17 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          q(sessions, _panel_page, w), "SQL: + the panel's MET votes on the page"),
         ("Results first page + panel column, panel recomputed (before)",
          _before(results_with_panel), q(sessions, _panel_page, w), "as above"),
+        ("Results first page + panel column read, judges' facts cached (the page)",
+         panel_page(blindness.EVERYTHING, distribution_bins=10),
+         q(sessions, _panel_page, w), "as above"),
+        ("Results by the panel's score + column read, facts cached (the page)",
+         panel_page(blindness.EVERYTHING, sort="score", sort_panel_id=w.panel_id,
+                    descending=True, distribution_bins=10),
+         q(sessions, _panel_page, w), "as above"),
+        ("Results by the panel's score + column read, blind reviewer (the page)",
+         panel_page(blindness.as_reviewer(REVIEWERS[0].key), sort="score",
+                    sort_panel_id=w.panel_id, descending=True, distribution_bins=10),
+         q(sessions, _panel_page, w), "as above"),
         ("Agreement report", lambda: agreement.agreement_report(
             sessions, w.version_id, w.dataset_id),
          q(sessions, _patterns, w), "SQL: the verdict patterns of every source"),
@@ -632,7 +655,7 @@ def view_kwargs(sessions: SessionFactory, w: World, view: str, columns: dict) ->
     if kwargs.pop("panel", False):
         sight = kwargs.get("sight", blindness.EVERYTHING)
         if sight not in columns:
-            columns[sight] = panel_results.panel_columns(
+            columns[sight] = panel_results.page_columns(
                 sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
                 panel_ids=[w.panel_id], sight=sight)
         kwargs.update(panels=columns[sight], sort_panel_id=w.panel_id)

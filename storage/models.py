@@ -394,6 +394,27 @@ class PanelGradeRow(Base):
     tie_rule: Mapped[str] = mapped_column(String(20))
 
 
+class EffectivePanelScoreRow(Base):
+    """A judge panel's effective score of one reviewed response, kept up to date.
+
+    Derived: ``compute_effective_grade`` over the panel's stored grade (``panel_grades`` /
+    ``panel_verdicts``) with people's decisions from ``effective_verdicts`` in place,
+    through the one aggregation and the panel's own settings, for the responses that have
+    a row in ``effective_scores`` under the panel's version and a stored panel grade.
+    Every other response's effective panel score is its ``panel_grades.score``. Written
+    with people's scores (storage.services.people_scores) and with the panel's stored
+    decisions (storage.services.panel_upkeep), by storage.services.panel_scores."""
+
+    __tablename__ = "effective_panel_scores"
+
+    panel_id: Mapped[int] = mapped_column(
+        ForeignKey("judge_panels.id", ondelete="CASCADE"), primary_key=True)
+    response_id: Mapped[int] = mapped_column(
+        ForeignKey("responses.id", ondelete="CASCADE"), primary_key=True, index=True)
+    score: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
 class PanelFillRow(Base):
     """A judge panel whose ``panel_verdicts`` / ``panel_grades`` are still being filled from
     its members' grades by a worker (storage.jobs.panel_fills); the row goes when the panel

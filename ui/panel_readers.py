@@ -43,11 +43,18 @@ def get_panel_results(db: str, panel_id: int, response_ids: tuple[int, ...] | No
 def get_panel_columns(db: str, dataset_id: int, rubric_version_id: int,
                       panel_ids: tuple[int, ...], stamp: tuple,
                       sight: Sight = blindness.EVERYTHING) -> tuple:
-    """The panels as columns of the Results table (every response) as ``sight`` may see
-    them, until ``stamp`` moves."""
-    return panel_results.panel_columns(sessions_for(db), dataset_id=dataset_id,
+    """The panels as columns of the Results table as ``sight`` may see them, until
+    ``stamp`` moves: the figures the stored tables do not hold (``page_columns``)."""
+    return panel_results.page_columns(sessions_for(db), dataset_id=dataset_id,
                                        rubric_version_id=rubric_version_id,
                                        panel_ids=panel_ids, sight=sight)
+
+
+@st.cache_data(ttl=600, max_entries=50, show_spinner=False)
+def get_unsettled(db: str, panel_ids: tuple[int, ...], stamp: tuple) -> bool:
+    """Whether one of these panels has responses whose stored decision is not the one
+    read (the Results page then reads it in Python), until ``stamp`` moves."""
+    return panel_results.any_unsettled(sessions_for(db), panel_ids)
 
 
 @st.cache_data(ttl=600, max_entries=50, show_spinner=False)

@@ -129,10 +129,13 @@ def table_reader(
     """(offset, limit) -> a page of the table, not cached (what it reads once per page is):
     "This table (CSV)" reads every page once and keeps none."""
     facts = get_grade_facts(db, dataset_id, rubric_version_id, run_ids, stamp[0], score_gap)
-    # Read from SQL (effective_run_scores) for a viewer who sees every verdict with no panel
-    # column; the reviewed responses' scores are computed in Python only otherwise.
+    # Read from SQL (effective_run_scores, effective_panel_scores) for a viewer who sees
+    # every verdict; the reviewed responses' scores are computed in Python for a blind one,
+    # and for the Python page read while a panel shown has a member still grading.
+    python = not sight.sees_all or (bool(panel_ids) and panel_readers.get_unsettled(
+        db, panel_ids, panel_stamp))
     reviewed = (get_reviewed_scores(db, dataset_id, rubric_version_id, run_ids, stamp, sight)
-                if panel_ids or not sight.sees_all else None)
+                if python else None)
     columns = (panel_readers.get_panel_columns(db, dataset_id, rubric_version_id, panel_ids,
                                                panel_stamp, sight) if panel_ids else ())
 

@@ -190,3 +190,32 @@ def decided_rows_query(rubric_version_id: int, criterion_id: int) -> Select:
             .where(ev.rubric_version_id == rubric_version_id, ev.criterion_id == criterion_id,
                    ev.status != "disputed")
             .order_by(ev.response_id))
+
+
+def people_scored_ids(session: Session, rubric_version_id: int,
+                      response_ids: Sequence[int]) -> set[int]:
+    """Those of these responses with people's score row (``effective_scores``) under the
+    version: the ones ``effective_run_scores`` keeps rows of."""
+    es = m.EffectiveScoreRow
+    ids = sorted(set(response_ids))
+    found: set[int] = set()
+    for start in range(0, len(ids), _CHUNK):
+        found.update(session.scalars(select(es.response_id).where(
+            es.rubric_version_id == rubric_version_id,
+            es.response_id.in_(ids[start:start + _CHUNK]))))
+    return found
+
+
+def kept_run_scores(session: Session, run_ids: Sequence[int], response_ids: Sequence[int]
+                    ) -> dict[tuple[int, int], tuple[float | None, str | None]]:
+    """(response, run) -> the kept effective (score, error) of these responses."""
+    kept = m.EffectiveRunScoreRow
+    ids = sorted(set(response_ids))
+    found: dict[tuple[int, int], tuple[float | None, str | None]] = {}
+    for start in range(0, len(ids), _CHUNK):
+        found.update({(rid, run): (score, error)
+                      for rid, run, score, error in session.execute(
+                          select(kept.response_id, kept.run_id, kept.score, kept.error)
+                          .where(kept.run_id.in_(list(run_ids)),
+                                 kept.response_id.in_(ids[start:start + _CHUNK])))})
+    return found

@@ -182,6 +182,49 @@ def answered_keys(session: Session, rubric_version_id: int, sight: Sight,
     return answered
 
 
+def decided_keys(session: Session, rubric_version_id: int, dataset_id: int,
+                 response_ids: Sequence[int] | None = None) -> dict[int, set[int]]:
+    """Response -> the criteria ``effective_repo.score_decisions`` holds a decision of (a
+    standing verdict, or disputed) in the set (among ``response_ids``), without building
+    the decisions."""
+    ev = m.EffectiveVerdictRow
+    query = (select(ev.response_id, ev.criterion_id)
+             .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                    ev.human_verdict_id.is_not(None) | (ev.status == "disputed")))
+    found: dict[int, set[int]] = {}
+    if response_ids is None:
+        rows = session.execute(query).all()
+    else:
+        ids = sorted(set(response_ids))
+        rows = [row for start in range(0, len(ids), _CHUNK) for row in session.execute(
+            query.where(ev.response_id.in_(ids[start:start + _CHUNK])))]
+    for rid, cid in rows:
+        found.setdefault(rid, set()).add(cid)
+    return found
+
+
+def hidden_decisions(session: Session, rubric_version_id: int, dataset_id: int,
+                     sight: Sight, response_ids: Sequence[int] | None = None
+                     ) -> tuple[dict[int, set[int]], dict[int, frozenset[int]]]:
+    """(``decided_keys``, response -> the decided criteria ``sight`` may not see, for the
+    responses with one)."""
+    decided = decided_keys(session, rubric_version_id, dataset_id, response_ids)
+    if sight.sees_all:
+        return decided, {}
+    answered = answered_keys(session, rubric_version_id, sight, sorted(decided))
+    return decided, {rid: missing for rid, per in decided.items()
+                     if (missing := frozenset(c for c in per if (rid, c) not in answered))}
+
+
+def hidden_responses(session: Session, rubric_version_id: int, dataset_id: int,
+                     sight: Sight) -> set[int]:
+    """The set's reviewed responses with a decision ``sight`` may not see (none for a
+    viewer who sees every verdict): only theirs differ from the kept effective scores."""
+    if sight.sees_all:
+        return set()
+    return set(hidden_decisions(session, rubric_version_id, dataset_id, sight)[1])
+
+
 def score_decisions(session: Session, rubric_version_id: int, response_ids: Sequence[int],
                     *, dataset_id: int | None = None,
                     sight: Sight = blindness.EVERYTHING) -> Decisions:

@@ -14,6 +14,7 @@ from storage import models as m
 from storage.dto import CriterionInfo
 from storage.services.panel_decide import PanelCriterion, PanelGrade
 from storage.services.panel_upkeep import GRADES, VERDICTS, decode_vote
+from storage.services.results_types import PanelColumn
 
 _CHUNK = 500
 
@@ -47,6 +48,37 @@ def stored_choices(session: Session, panel_id: int
                    .where(v.panel_id == panel_id,
                           v.verdict.is_not(None) | v.option.is_not(None)))}
     return scores, choices
+
+
+def whole_column(session: Session, column: PanelColumn) -> PanelColumn:
+    """A ``partial`` column (``panel_results.page_columns``) with every response's figures:
+    the stored ones, and the column's own where it has them."""
+    if not column.partial:
+        return column
+    scores, verdicts = stored_choices(session, column.panel_id)
+    scores.update(column.scores)
+    verdicts = {key: choice for key, choice in verdicts.items()
+                if key[0] not in column.redone}
+    verdicts.update(column.verdicts)
+    return PanelColumn(panel_id=column.panel_id, scores=scores, verdicts=verdicts)
+
+
+def graded_among(session: Session, panel_id: int, response_ids: Sequence[int]) -> list[int]:
+    """Those of these responses the panel has a stored grade of (some member graded)."""
+    return _ids(session, select(GRADES.c.response_id).where(GRADES.c.panel_id == panel_id),
+                response_ids)
+
+
+def stored_scores(session: Session, panel_id: int, response_ids: Sequence[int]) -> Scores:
+    """The panel's stored (score, error) of these responses (those it has one of)."""
+    g = GRADES.c
+    ids = sorted(set(response_ids))
+    found: Scores = {}
+    for start in range(0, len(ids), _CHUNK):
+        found.update({rid: (score, error) for rid, score, error in session.execute(
+            select(g.response_id, g.score, g.error)
+            .where(g.panel_id == panel_id, g.response_id.in_(ids[start:start + _CHUNK])))})
+    return found
 
 
 def other_tie_rule(session: Session, panel_id: int, tie_rule: str,

@@ -17,14 +17,20 @@ from sqlalchemy import Select, select
 from grading.types import Verdict
 from storage import models as m
 from storage.convert import criterion_info
-from storage.dto import Choice, CriterionGradeInfo, EffectiveGrade, GradeInfo
+from storage.dto import Choice, EffectiveGrade, GradeInfo
 from storage.effective import compute_effective_grade
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
-from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
-from storage.services import blindness, effective_reads, panel_reads, panels, results
+from storage.services import (
+    blindness,
+    effective_reads,
+    panel_reads,
+    panel_scores,
+    panels,
+    results,
+)
 from storage.services.blindness import Sight
 
 
@@ -46,24 +52,8 @@ class PanelResult:
 
 
 def panel_grade_info(panel: panels.PanelInfo, grade: panels.PanelGrade) -> GradeInfo:
-    """The panel's grade in the shape of a judge's grade: its verdicts, and as the reason of
-    each the sentence saying how it was reached (ties say which way they resolved)."""
-    return GradeInfo(
-        id=0, run_id=0, response_id=grade.response_id, score=grade.score,
-        raw_score=grade.raw_score, llm_raw_score=None, error=grade.error,
-        cannot_assess_count=sum(1 for row in grade.criteria
-                                if row.decision.verdict is Verdict.CANNOT_ASSESS),
-        length_penalty=None, prompt_tokens=None, completion_tokens=None, total_tokens=None,
-        cost=grade.cost, latency_s=None, created_at=panel.created_at,
-        criteria=tuple(
-            CriterionGradeInfo(criterion_id=row.criterion_id, position=index,
-                               verdict=row.decision.verdict, option=row.decision.option,
-                               reason=row.decision.note,
-                               error=None if row.decision.verdict is not None else
-                               row.decision.note if grade.pending_members else
-                               "every member failed: no verdict")
-            for index, row in enumerate(grade.criteria)),
-    )
+    """The panel's grade in the shape of a judge's grade (``panel_scores.grade_info``)."""
+    return panel_scores.grade_info(grade, panel.created_at)
 
 
 def panel_results(
@@ -106,8 +96,25 @@ def panel_columns(
     and the panel's verdicts. Refuses a panel of another result set.
 
     Read from the stored decisions: a response nobody reviewed scores what the panel scored
-    (people's verdicts are what changes an effective score); the reviewed ones, and those a
-    member still grading has not graded yet, go through ``panel_results``."""
+    (people's verdicts are what changes an effective score), a reviewed one what
+    ``effective_panel_scores`` keeps for a viewer who sees every verdict; the others (a
+    blind viewer's reviewed ones, those a member still grading has not graded yet) go
+    through ``panel_results``."""
+    columns = page_columns(sessions, dataset_id=dataset_id,
+                           rubric_version_id=rubric_version_id, panel_ids=panel_ids,
+                           sight=sight)
+    with sessions() as session:
+        return tuple(panel_reads.whole_column(session, column) for column in columns)
+
+
+def page_columns(
+    sessions: SessionFactory, *, dataset_id: int, rubric_version_id: int,
+    panel_ids: Sequence[int], sight: Sight = blindness.EVERYTHING,
+) -> tuple[results.PanelColumn, ...]:
+    """``panel_columns`` with only what the stored tables do not hold (``PanelColumn.
+    partial``): the reviewed responses' effective scores and those of the responses whose
+    stored decision is not the one read. The Results page reads the rest in SQL (and the
+    Python page reads it in, ``panel_reads.whole_column``): no read of every response."""
     columns = []
     for panel_id in dict.fromkeys(panel_ids):
         panel = panels.get_panel(sessions, panel_id)
@@ -117,21 +124,29 @@ def panel_columns(
                 "than the results shown")
         with sessions() as session:
             panels.require_ready(session, panel_id)
-            scores, verdicts = panel_reads.stored_choices(session, panel_id)
-            redo = set(effective_repo.reviewed_response_ids(session, rubric_version_id,
-                                                            dataset_id))
-            redo.update(panels.unsettled(session, panel_id))
-        redo &= set(scores)
+            unsettled = set(panels.unsettled(session, panel_id))
+            # The kept effective scores, but where the viewer may not see some decision
+            # (storage/services/blindness.py): those are aggregated with what they see.
+            hidden = effective_reads.hidden_responses(session, rubric_version_id,
+                                                      dataset_id, sight)
+            scores = {rid: found for rid, found in
+                      panel_scores.kept_scores(session, panel_id).items()
+                      if rid not in hidden}
+            redo = hidden | unsettled
+            # only the responses some member graded (a stored panel grade)
+            redo = set(panel_reads.graded_among(session, panel_id, sorted(redo)))
         found = panel_results(sessions, panel_id, sorted(redo), sight=sight,
                               scores_only=True) if redo else []
+        verdicts: dict[tuple[int, int], str] = {}
         for r in found:
             scores[r.response_id] = (r.effective.score, r.effective.error)
-            for row in r.grade.criteria:
-                verdicts.pop((r.response_id, row.criterion_id), None)
-                if row.decision.choice is not None:
-                    verdicts[r.response_id, row.criterion_id] = str(row.decision.choice)
-        columns.append(results.PanelColumn(panel_id=panel_id, scores=scores,
-                                           verdicts=verdicts))
+            if r.response_id in unsettled:
+                for row in r.grade.criteria:
+                    if row.decision.choice is not None:
+                        verdicts[r.response_id, row.criterion_id] = str(row.decision.choice)
+        columns.append(results.PanelColumn(
+            panel_id=panel_id, scores=scores, verdicts=verdicts, partial=True,
+            redone=frozenset(r.response_id for r in found if r.response_id in unsettled)))
     return tuple(columns)
 
 
@@ -151,6 +166,13 @@ def recomputed_columns(
                       for r in found for row in r.grade.criteria
                       if row.decision.choice is not None}))
     return tuple(columns)
+
+
+def any_unsettled(sessions: SessionFactory, panel_ids: Sequence[int]) -> bool:
+    """Whether one of these panels has a response whose stored decision is not the one
+    read (``panels.unsettled``): a member still grading, another tie rule."""
+    with sessions() as session:
+        return any(panels.unsettled(session, pid) for pid in dict.fromkeys(panel_ids))
 
 
 def panel_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:

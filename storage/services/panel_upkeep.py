@@ -76,6 +76,7 @@ def fill(session: Session, panel_id: int) -> None:
     assert panel is not None
     session.execute(delete(VERDICTS).where(VERDICTS.c.panel_id == panel_id))
     session.execute(delete(GRADES).where(GRADES.c.panel_id == panel_id))
+    _forget_scores(session, panel_id)
     ids = list(session.scalars(
         select(m.GradeRow.response_id)
         .where(m.GradeRow.run_id.in_([member.run_id for member in panel.members]))
@@ -92,6 +93,13 @@ def fill_some(session: Session, panel: m.PanelRow, response_ids: Sequence[int],
     ids = sorted(set(response_ids))
     _lock(session, ids)
     _recompute(session, panel, ids, memo=memo)
+
+
+def _forget_scores(session: Session, panel_id: int) -> None:
+    from storage.services import panel_scores  # imported here: see _recompute
+    if not session.info.get(panel_scores.ABSENT):
+        session.execute(delete(panel_scores.TABLE)
+                        .where(panel_scores.TABLE.c.panel_id == panel_id))
 
 
 def rebuild(session: Session) -> int:
@@ -165,6 +173,9 @@ def _lock(session: Session, response_ids: list[int]) -> None:
 
 def _recompute(session: Session, panel: m.PanelRow, response_ids: Sequence[int], *,
                replace: bool = True, memo: dict | None = None) -> None:
+    # Imported here: panel_scores reads the stored grades through panel_reads, which
+    # imports this module.
+    from storage.services import panel_scores
     criteria = [criterion_info(c) for c in
                 rubric_repo.criteria_of(session, panel.rubric_version_id)]
     scoring, tie_rule = panel_ties.read(panel.scoring)
@@ -189,6 +200,7 @@ def _recompute(session: Session, panel: m.PanelRow, response_ids: Sequence[int],
                    [None] * len(members), memo)
             for rid in graded]
         _insert(session, grades, tie_rule)
+        panel_scores.rescore(session, panel.rubric_version_id, chunk, panel_ids=[panel.id])
 
 
 def member_votes(session: Session, run_ids: Sequence[int], response_ids: Sequence[int]

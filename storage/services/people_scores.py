@@ -30,6 +30,7 @@ from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
+from storage.services import panel_scores
 
 _CHUNK = 500
 _TABLE = m.EffectiveScoreRow.__table__
@@ -68,8 +69,10 @@ def rescore(session: Session, version_id: int, response_ids: Iterable[int]) -> N
                     "criteria_count": score.criteria_count, "score": score.score,
                     "raw_score": score.raw_score})
             session.execute(insert(_TABLE), rows)
-        # The rows just written are the reviewed ones: the runs' scores from the same reads.
+        # The rows just written are the reviewed ones: the runs' and the panels' scores
+        # from the same reads.
         _rescore_chunk(session, chunk, found, criteria, runs)
+        panel_scores.rescore(session, version_id, chunk, humans=found)
 
 
 def rescore_runs(session: Session, version_id: int, response_ids: Iterable[int],
@@ -151,18 +154,28 @@ def after_grades(session: Session, run_id: int, version_id: int,
 
 def forget_versions(session: Session, version_ids: list[int]) -> None:
     session.execute(delete(_TABLE).where(_TABLE.c.rubric_version_id.in_(version_ids)))
+    _forget_panels(session, m.PanelRow.rubric_version_id.in_(version_ids))
     session.execute(delete(_RUNS).where(_RUNS.c.run_id.in_(
         select(m.RunRow.id).where(m.RunRow.rubric_version_id.in_(version_ids)))))
 
 
 def forget_dataset(session: Session, dataset_id: int) -> None:
     session.execute(delete(_TABLE).where(_TABLE.c.dataset_id == dataset_id))
+    _forget_panels(session, m.PanelRow.dataset_id == dataset_id)
     session.execute(delete(_RUNS).where(_RUNS.c.run_id.in_(
         select(m.RunRow.id).where(m.RunRow.dataset_id == dataset_id))))
 
 
+def _forget_panels(session: Session, which) -> None:
+    if not session.info.get(panel_scores.ABSENT):
+        session.execute(delete(panel_scores.TABLE).where(
+            panel_scores.TABLE.c.panel_id.in_(select(m.PanelRow.id).where(which))))
+
+
 def forget_all(session: Session) -> None:
     session.execute(delete(_TABLE))
+    if not session.info.get(panel_scores.ABSENT):
+        session.execute(delete(panel_scores.TABLE))
     session.execute(delete(_RUNS))
 
 

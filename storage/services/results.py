@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import datasets as dataset_repo
+from storage.repositories import effective as effective_repo
 from storage.repositories import results as repo
-from storage.services import blindness, results_sql
+from storage.services import blindness, effective_reads, results_sql
 from storage.services.blindness import Sight
 from storage.services.results_order import ScoreBin
 from storage.services.results_python import (
@@ -84,7 +85,17 @@ def reviewed_effective_scores(
     with sessions() as session:
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
         reviewed = sorted(repo.review_counts(session, dataset_id, rubric_version_id))
-    return _effective_overlay(sessions, runs, reviewed, sight)
+        # Kept (effective_run_scores) for the responses people decided on whose every
+        # decision the viewer sees; aggregated with what they see only for the others.
+        hidden = effective_reads.hidden_responses(session, rubric_version_id, dataset_id,
+                                                  sight)
+        people = effective_repo.people_scored_ids(session, rubric_version_id, reviewed)
+        visible = [rid for rid in reviewed if rid in people and rid not in hidden]
+        found = effective_repo.kept_run_scores(session, runs, visible)
+    found.update(_effective_overlay(
+        sessions, runs, [rid for rid in reviewed if rid not in people or rid in hidden],
+        sight))
+    return found
 
 
 

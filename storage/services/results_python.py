@@ -17,7 +17,7 @@ from storage.repositories import effective as effective_repo
 from storage.repositories import results as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.results import Scores
-from storage.services import blindness, effective_reads, reviews
+from storage.services import blindness, effective_reads, panel_reads, reviews
 from storage.services.blindness import Sight
 from storage.services.results_order import histogram, score_range, sort_ids
 from storage.services.results_types import (
@@ -109,6 +109,7 @@ def page_in_python(
     with sessions() as session:
         dataset_repo.get_dataset(session, dataset_id)
         runs = repo.check_runs(session, dataset_id, rubric_version_id, run_ids)
+        panels = [panel_reads.whole_column(session, p) for p in panels]
         criteria_count = repo.criteria_count(session, rubric_version_id)
         dataset_total = dataset_repo.response_count(session, dataset_id)
         candidates = repo.candidate_ids(session, dataset_id, filters.search, filters.metadata)

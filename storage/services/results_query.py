@@ -5,10 +5,11 @@ kept row in ``effective_run_scores`` when people reviewed the response (kept up 
 storage.services.people_scores), else the grade's own score; people's score is
 ``effective_scores.score``. So the filters and the sort are one query with
 ``ORDER BY ... LIMIT`` and the count and histograms are aggregates: only the page's rows are
-read into Python. A judge panel's score is its stored ``panel_grades.score``; the few
-reviewed responses whose score this view reads otherwise (a panel's with people's
-verdicts in place, a blind viewer's) come from an :class:`Overlay` in a keyed temporary
-table. storage.services.results_python gives the same figures from Python objects.
+read into Python. A judge panel's is likewise its kept row in ``effective_panel_scores``
+where people reviewed the response, else its stored ``panel_grades.score``; the few
+reviewed responses whose score a blind viewer reads otherwise come from an
+:class:`Overlay` in a keyed temporary table. storage.services.results_python gives the
+same figures from Python objects.
 """
 
 from __future__ import annotations
@@ -117,12 +118,18 @@ class ResultsQuery:
             stored = aliased(m.PanelGradeRow, name=f"pg{panel_id}")
             query = query.outerjoin(stored, and_(stored.panel_id == panel_id,
                                                  stored.response_id == resp.id))
-            score = stored.score
+            # As a run's: the kept effective score where people reviewed the response
+            # (effective_panel_scores), else the panel's stored score.
+            kept = aliased(m.EffectivePanelScoreRow, name=f"ep{panel_id}")
+            keyed = and_(kept.panel_id == panel_id, kept.response_id == resp.id)
+            has_kept = and_(people.id.is_not(None), exists(select(kept.score).where(keyed)))
+            whens = [(has_kept, select(kept.score).where(keyed).scalar_subquery())]
             if overlay is not None and any(p == panel_id for _r, p in spec.overlay.panels):
                 own = overlay.alias(f"op{panel_id}")
                 query = query.outerjoin(own, and_(own.c.rid == resp.id,
                                                   own.c.col == -panel_id))
-                score = case((own.c.rid.is_not(None), own.c.score), else_=stored.score)
+                whens.insert(0, (own.c.rid.is_not(None), own.c.score))
+            score = case(*whens, else_=stored.score)
             self.panel_scores[panel_id] = score
             columns.append(score.label(f"p{panel_id}"))
         query = query.add_columns(*columns).where(resp.dataset_id == spec.dataset_id)

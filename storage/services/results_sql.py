@@ -17,7 +17,7 @@ from storage.errors import InvalidInputError
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import effective as effective_repo
 from storage.repositories import results as repo
-from storage.services import blindness, effective_reads
+from storage.services import blindness, effective_reads, panel_reads
 from storage.services import panels as panels_service
 from storage.services.results_python import (
     _effective_overlay,
@@ -93,7 +93,10 @@ def sql_page(
         # filters, sorts or bins by them (the verdict filter, the overlay of scores), else
         # only of the page's rows, read once the page is known.
         whole = filters.verdict is not None or needs_scores or bool(shown)
-        seen = (_Seen.read(session, rubric_version_id, dataset_id, sight, bool(shown))
+        # A viewer who sees every verdict reads the panels' kept effective scores in the
+        # query; a blind one's are overlaid for every reviewed response.
+        seen = (_Seen.read(session, rubric_version_id, dataset_id, sight,
+                           bool(shown) and not sight.sees_all)
                 if whole else _Seen.none(sight))
         seen.known = reviewed_scores
         if filters.verdict is not None:
@@ -150,6 +153,7 @@ def sql_page(
             select(func.count()).select_from(m.EffectiveScoreRow)
             .where(m.EffectiveScoreRow.rubric_version_id == rubric_version_id,
                    m.EffectiveScoreRow.dataset_id == dataset_id)) or 0
+        panel_figures = _page_panel_scores(session, panels, page_ids)
         texts = repo.snippets(session, page_ids, SNIPPET_CHARS)
         disputed = disputed_labels(session, [i for i in page_ids if counts.get(i, 0) > 0],
                                    rubric_version_id, sight)
@@ -159,7 +163,8 @@ def sql_page(
                     verdicts_differ=rid in verdicts_differ, scores_differ=rid in scores_differ,
                     reviewed_count=counts.get(rid, 0), criteria_count=criteria_count,
                     disputed=disputed.get(rid, ()),
-                    panel_scores=tuple(p.scores.get(rid, (None, None))[0] for p in panels))
+                    panel_scores=tuple(found.get(rid, (None, None))[0]
+                                       for found in panel_figures))
         for rid in page_ids)
     return ResultsPage(
         run_ids=tuple(runs), rows=rows, total=total, dataset_total=dataset_total,
@@ -250,6 +255,20 @@ def _page_scores(session: Session, runs: list[int], page_ids: list[int]):
         select(kept.response_id, kept.run_id, kept.score, kept.error)
         .where(kept.run_id.in_(runs), kept.response_id.in_(page_ids)))})
     return effective, judged
+
+
+def _page_panel_scores(session: Session, panels: Sequence[PanelColumn],
+                       page_ids: list[int]) -> list[dict]:
+    """Per panel, (score, error) of the page's responses: the column's own, and of a
+    ``partial`` column the stored ``panel_grades`` where it has none."""
+    found = []
+    for p in panels:
+        scores = p.scores
+        rest = [rid for rid in page_ids if rid not in p.scores] if p.partial else []
+        if rest:
+            scores = {**panel_reads.stored_scores(session, p.panel_id, rest), **p.scores}
+        found.append(scores)
+    return found
 
 
 def _review_counts(session: Session, rubric_version_id: int, page_ids: list[int]

@@ -41,6 +41,12 @@ class PanelColumn:
     panel_id: int
     scores: dict[int, tuple[float | None, str | None]]  # response -> (score, error)
     verdicts: dict[tuple[int, int], str]
+    # True (``panel_results.page_columns``): ``scores`` holds only the reviewed responses
+    # and ``redone`` (whose stored decision is not the one read), ``verdicts`` only
+    # ``redone``'s; every other response's are the stored ``panel_grades`` /
+    # ``panel_verdicts`` (``panel_reads.whole_column`` reads them in).
+    partial: bool = False
+    redone: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)

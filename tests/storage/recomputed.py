@@ -95,6 +95,7 @@ SWAPS = [
     (panels, "panel_grades", panels.recomputed_grades),
     (panel_agreement, "member_agreement", panel_agreement.recounted_agreement),
     (panel_results, "panel_columns", panel_results.recomputed_columns),
+    (panel_results, "page_columns", panel_results.recomputed_columns),
     # Agreement's panel sources from every PanelGrade (issue 41, step 4)
     (agreement_sources, "panel_sources", panel_results.recomputed_sources),
     (agreement_sources, "reviewer_verdicts", reviewer_verdicts),

@@ -39,3 +39,43 @@ def test_the_pages_table_csv_is_the_one_page_table_for_every_viewer():
         with table_export.table_csv_file(runtime.sessions_for(db), read, seeded.runs,
                                          (panel.id,), sight=sight, page_size=3) as found:
             assert found.read() == expected
+
+
+def test_the_reviewed_scores_are_aggregated_only_for_the_python_page_or_a_blind_viewer(
+        monkeypatch):
+    """With a panel shown, a viewer who sees every verdict reads the kept scores in SQL:
+    no Python aggregation of the reviewed responses, unless the panel is read in Python
+    (its stored decisions not the ones read)."""
+    from storage.services import results
+    from tests.storage.test_panels import stored_before_the_tie_rule
+
+    seeded = seed_graded(5)
+    run_ids = tuple(r.id for r in seeded.runs)
+    panel = panels.create_panel(seeded.sessions, run_ids=list(run_ids), rule="majority",
+                                actor=ADMIN)
+    reviews.set_human_verdict(seeded.sessions, response_id=seeded.responses[0].id,
+                              criterion_id=seeded.version.criteria[0].id, verdict="MET",
+                              actor=ADMIN)
+    aggregated: list = []
+    original = results.reviewed_effective_scores
+    monkeypatch.setattr(results, "reviewed_effective_scores",
+                        lambda *a, **k: aggregated.append(k["sight"]) or original(*a, **k))
+    db = runtime.database_key()
+
+    def read(sight, stamp):
+        readers.get_reviewed_scores.clear()
+        return readers.table_reader(
+            db, seeded.responses[0].dataset_id, seeded.version.id, run_ids,
+            ResultsFilter(), "score", None, True, readers.run_stamp(db, run_ids),
+            distribution_bins=3, panel_ids=(panel.id,), panel_stamp=stamp,
+            sort_panel_id=panel.id, sight=sight)(0, 10)
+
+    everything = read(blindness.EVERYTHING, ("settled",))
+    assert aggregated == [] and len(everything.rows) == 5
+    read(blindness.as_reviewer("someone-else"), ("settled",))
+    assert aggregated == [blindness.as_reviewer("someone-else")]
+    # its stored decisions no longer the ones read (stored under the old tie rule)
+    stored_before_the_tie_rule(seeded.sessions, panel.id)
+    aggregated.clear()
+    read(blindness.EVERYTHING, ("unsettled",))
+    assert aggregated == [blindness.EVERYTHING]

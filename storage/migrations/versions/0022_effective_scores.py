@@ -74,6 +74,7 @@ def upgrade() -> None:
     from storage.services import people_scores
 
     with Session(bind=op.get_bind()) as session:
+        session.info["effective_panel_scores_absent"] = True  # comes in 0032
         people_scores.rescore_all(session)
         session.flush()
 

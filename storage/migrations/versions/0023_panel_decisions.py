@@ -81,6 +81,7 @@ def upgrade() -> None:
     from storage.services import panel_upkeep
 
     with Session(bind=op.get_bind()) as session:
+        session.info["effective_panel_scores_absent"] = True  # comes in 0032
         panel_upkeep.rebuild(session)
         session.flush()
 
