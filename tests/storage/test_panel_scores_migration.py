@@ -1,4 +1,4 @@
-"""Migration 0032 (panel scores): a database at 0030 with panels, grades and people's
+"""Migration 0032 (panel scores): a database at 0031 with panels, grades and people's
 verdicts moves to head with its panels' effective scores of the reviewed responses filled
 exactly as the app keeps them; downgrade removes the table only."""
 
@@ -42,7 +42,7 @@ def test_upgrade_fills_the_panels_reviewed_scores_as_the_app_keeps_them(backend,
         (pid, r.id) for pid in made for r in (responses[0], responses[2])}
     sessions.kw["bind"].dispose()
 
-    _migrate(url, "0030_queue_reads", down=True)
+    _migrate(url, "0031_verdict_keys", down=True)
     assert "effective_panel_scores" not in table_names(url)
     before = snapshot(url, TABLES)
     _migrate(url, "0032_panel_scores")
