@@ -162,14 +162,18 @@ def test_kept_panel_scores_follow_verdicts_and_member_grades(sessions):
     assert {row[0] for row in _kept(sessions)} == set(made)
 
 
-def test_a_partial_column_holds_only_the_reviewed_and_reads_the_rest_stored(sessions):
+def _graded_with_panel(sessions):
+    """Eight responses graded by every run of a ``_Set``, and a majority panel of them."""
     s = _Set(sessions, size=8)
     for run_id in s.runs:
         for r in s.responses:
             s.grade(run_id, r.id)
     s.finish()
-    panel_id = panels.create_panel(sessions, run_ids=s.runs, rule="majority",
-                                   actor=ADMIN).id
+    return s, panels.create_panel(sessions, run_ids=s.runs, rule="majority", actor=ADMIN).id
+
+
+def test_a_partial_column_holds_only_the_reviewed_and_reads_the_rest_stored(sessions):
+    s, panel_id = _graded_with_panel(sessions)
     reviewed = [r.id for r in s.responses[:2]]
     for rid in reviewed:
         s.verdict(rid)
@@ -184,13 +188,7 @@ def test_a_partial_column_holds_only_the_reviewed_and_reads_the_rest_stored(sess
 
 def test_a_blind_viewers_column_aggregates_only_what_they_may_not_see(sessions,
                                                                       monkeypatch):
-    s = _Set(sessions, size=8)
-    for run_id in s.runs:
-        for r in s.responses:
-            s.grade(run_id, r.id)
-    s.finish()
-    panel_id = panels.create_panel(sessions, run_ids=s.runs, rule="majority",
-                                   actor=ADMIN).id
+    s, panel_id = _graded_with_panel(sessions)
     seen, unseen = s.responses[0].id, s.responses[1].id
     s.verdict(seen, who="ana")
     s.verdict(unseen, who="bo")

@@ -12,7 +12,6 @@ import random
 from collections import Counter
 
 import pytest
-from alembic import command
 from sqlalchemy import create_engine, func, inspect, select, update
 from sqlalchemy.pool import NullPool
 
@@ -22,7 +21,6 @@ from grading.types import Verdict as V
 from storage import models as m
 from storage.cli import main as cli_main
 from storage.engine import open_database
-from storage.migrate import alembic_config
 from storage.repositories import results as repo
 from storage.services import datasets, review_queue, runs, verdict_keys
 from storage.services.results import ResultsFilter, grade_facts, results_page
@@ -31,6 +29,7 @@ from tests.actors import ADMIN
 from tests.kinds import MIXED
 from tests.storage.helpers import make_rubric, make_run
 from tests.storage.test_agreement_counts import _full_scans, _plan
+from tests.storage.test_criterion_kinds_migration import _migrate
 
 CRITERIA = [*MIXED, Criterion(name="cites", requirement="Cites a source", weight=5)]
 ABSTAIN = "(abstains)"
@@ -249,14 +248,6 @@ def test_the_migration_keys_the_grades_it_finds(db_url, sessions):
         assert verdict_keys.kept_keys(session) == written
         assert [repo.verdict_disagree_ids(session, judges[:k]) for k in (2, 3, 4)] == answers
     upgraded.kw["bind"].dispose()
-
-
-def _migrate(url: str, target: str, *, down: bool = False) -> None:
-    engine = create_engine(url, poolclass=NullPool)
-    with engine.connect() as connection:
-        (command.downgrade if down else command.upgrade)(alembic_config(connection), target)
-        connection.commit()
-    engine.dispose()
 
 
 def test_rebuild_verdict_keys_command_repairs_the_keys_and_says_so(sessions, db_url, capsys):
