@@ -40,7 +40,7 @@ def overrides(grader: object, method: str) -> bool:
 
 def quotable_texts(to_grade: ToGradeInput, query: str | None = None) -> tuple[str, ...]:
     """The untrusted texts a judge may quote in its answer: objects repeated from them are
-    not taken for its answer (``grading.parsing.choose_answer_object``)."""
+    not taken for its answer (``grading.answer_json.choose_answer_object``)."""
     texts = [to_grade] if isinstance(to_grade, str) else [
         value for value in (to_grade.get("thinking"), to_grade.get("output"))
         if isinstance(value, str)]
