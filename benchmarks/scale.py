@@ -785,16 +785,39 @@ def _kept_world(kept: Path | None, dialect: str, size: int) -> World | None:
     return World(**json.loads(_world_file(kept, dialect, size).read_text()))
 
 
+# Issue 41's targets, (cold, after one new verdict) in seconds, for the reads that are what a
+# page or a download does (the "(before)" rows and the parts of a page have none).
+TARGETS = (
+    (lambda n: n.startswith("Results page, ") and n.endswith("(SQL, new)"), 0.5, 0.5),
+    (lambda n: n.startswith("Results ") and n.endswith("(the page)"), 0.5, 0.5),
+    (lambda n: n == "Agreement report + human baseline, judges' count kept (the page)", 2.0,
+     0.5),
+    (lambda n: n.startswith("panel members' alpha"), 2.0, 0.5),
+    (lambda n: n == "a reviewer's queue, grade facts cached (the page)", 0.3, 0.3),
+    (lambda n: n == "adjudication page: first 20 and the count", 0.3, 0.3),
+    (lambda n: n.startswith("export, 3 runs + panel") and n.endswith("(new)"), 30.0, 30.0),
+)
+
+
+def target_of(name: str) -> tuple[float, float] | None:
+    """(cold, after a verdict) target of a row, None when the issue sets none for it."""
+    return next(((cold, after) for match, cold, after in TARGETS if match(name)), None)
+
+
 def print_table(backend: str, size: int, rows: list) -> None:
     print(f"\n{backend}, {size:,} responses x 3 runs x {len(CRITERIA)} criteria, panel, "
           f"2 reviewers on 5%:\n")
-    print("| read | product cold (s) | product after 1 verdict (s) | SQL (s) | "
-          "after / SQL | peak RSS, own process (MB) | SQL answers |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("| read | product cold (s) | product after 1 verdict (s) | target cold / after (s) "
+          "| met | SQL (s) | after / SQL | peak RSS, own process (MB) | SQL answers |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---|")
     for name, cold, after, sql, peak, note in rows:
         ratio = after / sql if sql > 0 else float("inf")
-        print(f"| {name} | {cold:.2f} | {after:.2f} | {sql:.3f} | {ratio:.0f}x | "
-              f"{'—' if peak is None else f'{peak:.0f}'} | {note} |")
+        target = target_of(name)
+        aim = "—" if target is None else f"{target[0]:g} / {target[1]:g}"
+        met = ("—" if target is None else
+               "yes" if cold < target[0] and after < target[1] else "no")
+        print(f"| {name} | {cold:.2f} | {after:.2f} | {aim} | {met} | {sql:.3f} | "
+              f"{ratio:.0f}x | {'—' if peak is None else f'{peak:.0f}'} | {note} |")
 
 
 def main() -> int:
