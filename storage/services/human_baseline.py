@@ -30,7 +30,6 @@ figure has no value on most resamples (or there are fewer than two responses).
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,19 +40,10 @@ from typing import Literal
 from grading.agreement import (
     AgreementByCriterion,
     PairwiseAgreement,
-    alpha_value,
     compare_verdicts,
     krippendorff_alpha,
-    pair_scores,
-    pair_scores_array,
 )
-from grading.bootstrap import (
-    Interval,
-    percentile_interval,
-    resample_weights,
-    weighted_sums,
-    weighted_sums_array,
-)
+from grading.bootstrap import Interval
 from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.services.agreement import AgreementReport, criterion_kinds
@@ -63,13 +53,23 @@ from storage.services.baseline_decision import Figure as Figure
 from storage.services.baseline_decision import Position as Position
 from storage.services.baseline_decision import decide, people_n, people_spread, sentence
 from storage.services.baseline_decision import n_span as n_span
+from storage.services.baseline_resampler import ON_ARRAYS
+from storage.services.baseline_resampler import RESAMPLES as RESAMPLES
+from storage.services.baseline_resampler import SEED as SEED
+from storage.services.baseline_resampler import Resampler as _Resampler
+from storage.services.baseline_resampler import alpha_of as _alpha_of
+from storage.services.baseline_resampler import alpha_units as _alpha_units
+from storage.services.baseline_resampler import f1 as _f1
+from storage.services.baseline_resampler import kappa as _kappa
+from storage.services.baseline_resampler import mean_f1_interval as _mean_f1_interval
+from storage.services.baseline_resampler import percent as _percent
+from storage.services.baseline_resampler import pooled_pairs as _pooled_pairs
+from storage.services.baseline_resampler import pooled_percent as _pooled_percent
 
-_DECIDED = (Verdict.MET, Verdict.UNMET)
-RESAMPLES = 1000
-SEED = 0
-_CODE = {Verdict.MET: 0, Verdict.UNMET: 1}
-_CELL = {(Verdict.MET, Verdict.MET): 0, (Verdict.MET, Verdict.UNMET): 1,
-         (Verdict.UNMET, Verdict.MET): 2, (Verdict.UNMET, Verdict.UNMET): 3}
+# The statistics computed on every resample at once (a test empties it to compare them
+# with one resample at a time).
+_ON_ARRAYS = ON_ARRAYS
+
 
 
 @dataclass(frozen=True)
@@ -169,89 +169,6 @@ def _figure(value: float | None, n: int, note: str = "",
     return Figure(value=value, n=n, note=note, interval=interval)
 
 
-class _Resampler:
-    """One set of bootstrap draws over ``items`` (response ids), shared by the figures."""
-
-    def __init__(self, items: list[int], seed: int = SEED):
-        self.index = {item: i for i, item in enumerate(items)}
-        self.weights = (resample_weights(len(items), resamples=RESAMPLES, seed=seed)
-                        if len(items) >= 2 else None)
-        self._codes: dict[int, tuple[dict, object]] = {}
-
-    def cells(self, a: dict, b: dict, item_of=None):
-        """Per item, the counts of each confusion cell of A (reference) vs B: only A's keys
-        among the items count, so B may hold more than A's keys. The maps must not change
-        once compared (each is read into an array once)."""
-        import numpy as np
-
-        if item_of is not None:  # several keys per item (a reviewer's criteria)
-            counts = np.zeros((len(self.index), 4), dtype=np.int64)
-            for key, first in a.items():
-                cell = _CELL.get((first, b.get(key)))
-                if cell is not None:
-                    counts[self.index[item_of(key)], cell] += 1
-            return counts
-        first, second = self._coded(a), self._coded(b)
-        both = (first >= 0) & (second >= 0)
-        counts = np.zeros((len(self.index), 4), dtype=np.int64)
-        rows = np.flatnonzero(both)
-        counts[rows, first[rows] * 2 + second[rows]] = 1
-        return counts
-
-    def _coded(self, verdicts: dict):
-        """The map's verdict per item: 0 MET, 1 UNMET, -1 neither or absent (a map the
-        figures compare many times is read once; the map is kept so its id stays its own)."""
-        import numpy as np
-
-        held = self._codes.get(id(verdicts))
-        if held is not None and held[0] is verdicts:
-            return held[1]
-        codes = np.full(len(self.index), -1, dtype=np.int8)
-        index = self.index
-        for key, verdict in verdicts.items():
-            code = _CODE.get(verdict)
-            if code is not None and key in index:
-                codes[index[key]] = code
-        self._codes[id(verdicts)] = (verdicts, codes)
-        return codes
-
-    def sums(self, contributions) -> list[list] | None:
-        """Per resample, the weighted sums of per-item contributions (an items x k array)."""
-        if self.weights is None:
-            return None
-        return weighted_sums(self.weights, contributions)
-
-    def interval(self, contributions, statistic) -> Interval | None:
-        if self.weights is None:
-            return None
-        figure = _ON_ARRAYS.get(statistic)
-        if figure is not None:  # every resample at once: the same floats (pair_scores_array)
-            values = pair_scores_array(weighted_sums_array(self.weights, contributions))
-            return percentile_interval(_defined(values[figure]), resamples=RESAMPLES)
-        rows = self.sums(contributions)
-        return percentile_interval([statistic(*row) for row in rows], resamples=RESAMPLES)
-
-
-def _kappa(*cells: int) -> float | None:
-    return pair_scores(*cells)[1]
-
-
-def _f1(*cells: int) -> float | None:
-    return pair_scores(*cells)[4]
-
-
-def _percent(*cells: int) -> float | None:
-    return pair_scores(*cells)[0]
-
-
-# The statistics above by their place in pair_scores, computed on all resamples at once.
-_ON_ARRAYS = {_percent: 0, _kappa: 1, _f1: 4}
-
-
-def _defined(values) -> list[float | None]:
-    return [None if math.isnan(v) else v for v in values.tolist()]
-
-
 def report_baseline(report: AgreementReport) -> HumanBaseline:
     """The human baseline of an agreement report's verdicts."""
     pairwise = report.pairwise
@@ -298,16 +215,16 @@ def build_baseline(data: AgreementData,
         if len(keys) == 2:
             method = "kappa"
             pair = compare_verdicts(people[keys[0]], people[keys[1]])
-            among = _figure(pair.cohens_kappa, pair.pairs_used, pair.note, boot.interval(
-                boot.cells(people[keys[0]], people[keys[1]]), _kappa))
+            among = _figure(pair.cohens_kappa, pair.pairs_used, pair.note, _interval(
+                boot, boot.cells(people[keys[0]], people[keys[1]]), _kappa))
         elif len(keys) > 2:
             method = "alpha"
             alpha = krippendorff_alpha([people[k] for k in keys])
             among = _figure(alpha.alpha, alpha.pairable_units, alpha.note,
-                            boot.interval(_alpha_units(boot, people, keys), _alpha_of))
+                            _interval(boot, _alpha_units(boot, people, keys), _alpha_of))
         percent = _figure(100.0 * agree / total if total else None, total,
                           "" if total else "no shared MET/UNMET verdicts",
-                          boot.interval(_pooled_pairs(boot, people, keys), _pooled_percent))
+                          _interval(boot, _pooled_pairs(boot, people, keys), _pooled_percent))
 
         people_f1: dict[str, Figure] = {}
         judge_scores: dict[str, list[tuple[float, int]]] = defaultdict(list)
@@ -323,7 +240,7 @@ def build_baseline(data: AgreementData,
             mine = {rid: people[left][rid] for rid in reference}
             result = compare_verdicts(reference, mine)
             people_f1[left] = _figure(result.balanced_f1, result.pairs_used, result.note,
-                                      boot.interval(boot.cells(reference, people[left]), _f1))
+                                      _interval(boot, boot.cells(reference, people[left]), _f1))
             for source in judges:
                 theirs = {rid: judge_maps[source.key][rid] for rid in reference
                           if rid in judge_maps[source.key]}
@@ -347,8 +264,8 @@ def build_baseline(data: AgreementData,
                           else pairwise[HUMAN, source.key].per_criterion[cid]),
                 loo_f1=loo, position=decision.position, needed=decision.needed,
                 sentence=sentence(source.label, loo, people_f1, len(keys), decision),
-                vs_human_kappa_interval=boot.interval(versus_human, _kappa),
-                vs_human_f1_interval=boot.interval(versus_human, _f1)))
+                vs_human_kappa_interval=_interval(boot, versus_human, _kappa),
+                vs_human_f1_interval=_interval(boot, versus_human, _f1)))
         rows.append(CriterionBaseline(criterion, keys, method, among, percent, people_f1,
                                       tuple(baselines)))
 
@@ -365,64 +282,11 @@ def build_baseline(data: AgreementData,
             median_seconds=median(seconds.values()) if seconds else None,
             timed_responses=len(seconds),
             vs_final=compare_verdicts(final, binary),
-            vs_final_kappa_interval=boot.interval(cells, _kappa),
-            vs_final_percent_interval=boot.interval(cells, _percent)))
+            vs_final_kappa_interval=_interval(boot, cells, _kappa),
+            vs_final_percent_interval=_interval(boot, cells, _percent)))
     return HumanBaseline(criteria=tuple(rows), reviewers=tuple(stats),
                          left_out=tuple(c.label for c in data.criteria if c.id in multi))
 
 
-def _alpha_units(boot: _Resampler, people: dict[str, dict[int, Verdict]], keys):
-    """Per response, alpha's sums: (values, MET values, MET x UNMET / (values - 1),
-    pairable unit)."""
-    import numpy as np
-
-    sums = np.zeros((len(boot.index), 4), dtype=np.float64)
-    for rid, i in boot.index.items():
-        values = [people[k][rid] for k in keys if people[k].get(rid) in _DECIDED]
-        if len(values) >= 2:
-            met = values.count(Verdict.MET)
-            unmet = len(values) - met
-            sums[i] = (len(values), met, met * unmet / (len(values) - 1), 1)
-    return sums
-
-
-def _alpha_of(values: float, met: float, observed: float, units: float) -> float | None:
-    if units < 2:
-        return None
-    return alpha_value(round(values), round(met), observed)
-
-
-def _pooled_pairs(boot: _Resampler, people: dict[str, dict[int, Verdict]], keys):
-    """Per response, (agreeing pairs, pairs) over every two reviewers."""
-    import numpy as np
-
-    sums = np.zeros((len(boot.index), 2), dtype=np.int64)
-    for a, b in combinations(keys, 2):
-        cells = boot.cells(people[a], people[b])
-        sums[:, 0] += cells[:, 0] + cells[:, 3]
-        sums[:, 1] += cells.sum(axis=1)
-    return sums
-
-
-def _pooled_percent(agree: int, total: int) -> float | None:
-    return 100.0 * agree / total if total else None
-
-
-def _mean_f1_interval(boot: _Resampler, per_left: list) -> Interval | None:
-    """The judge's leave-one-out figure on each resample: the mean of its macro-F1 against
-    each left-out reviewer's reference, over those where it is defined."""
-    if boot.weights is None or not per_left:
-        return None
-    import numpy as np
-
-    # sum(defined) / len(defined) per resample, summed in the same order as one at a time
-    total = np.zeros(len(boot.weights))
-    count = np.zeros(len(boot.weights), dtype=np.int64)
-    for cells in per_left:
-        f1 = pair_scores_array(weighted_sums_array(boot.weights, cells))[4]
-        defined = ~np.isnan(f1)
-        total = np.where(defined, total + f1, total)
-        count += defined
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.where(count > 0, total / count, np.nan)
-    return percentile_interval(_defined(mean), resamples=RESAMPLES)
+def _interval(boot: _Resampler, contributions, statistic) -> Interval | None:
+    return boot.interval(contributions, statistic, _ON_ARRAYS)
