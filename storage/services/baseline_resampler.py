@@ -1,17 +1,31 @@
 """The human baseline's bootstrap: one set of draws over a criterion's responses, shared by
 its figures, and each figure's per-response contributions (confusion cells, alpha's sums,
-pooled pairs) whose weighted sums are the figure's inputs on every resample."""
+pooled pairs) whose weighted sums are the figure's inputs on every resample.
+
+Responses whose verdicts are the same from every source (reviewers, the verdict in force,
+the judges) contribute the same to every figure: ``Resampler.grouped`` resamples such groups
+(a group's weight in a resample is the sum of its responses' draws) and ``weighted_compare``
+counts a group as its size. The weighted sums are the same integers as over the responses,
+so every figure is the same float (docs/design/scale.md, "The baseline by verdict
+patterns")."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 
-from grading.agreement import alpha_value, pair_scores, pair_scores_array
+from grading.agreement import (
+    PairwiseAgreement,
+    alpha_value,
+    compare_counts,
+    pair_scores,
+    pair_scores_array,
+)
 from grading.bootstrap import (
     Interval,
     percentile_interval,
+    percentile_interval_array,
     resample_weights,
     weighted_sums,
     weighted_sums_array,
@@ -26,14 +40,59 @@ _CELL = {(Verdict.MET, Verdict.MET): 0, (Verdict.MET, Verdict.UNMET): 1,
          (Verdict.UNMET, Verdict.MET): 2, (Verdict.UNMET, Verdict.UNMET): 3}
 
 
+class Draws:
+    """The draws of each number of items, made once per baseline: the same number of items
+    and seed give the same draws (``resample_weights``), so criteria with as many responses
+    share them."""
+
+    def __init__(self, seed: int = SEED):
+        self.seed = seed
+        self._weights: dict[int, object] = {}
+        self._by_item: dict[int, object] = {}
+
+    def weights(self, count: int):
+        """``resample_weights(count)``: resamples x items."""
+        if count not in self._weights:
+            self._weights[count] = resample_weights(count, resamples=RESAMPLES, seed=self.seed)
+        return self._weights[count]
+
+    def by_item(self, count: int):
+        """The same draws, items x resamples (an item's draws in one row)."""
+        import numpy as np
+
+        if count not in self._by_item:
+            self._by_item[count] = np.ascontiguousarray(self.weights(count).T)
+        return self._by_item[count]
+
+
 class Resampler:
     """One set of bootstrap draws over ``items`` (response ids), shared by the figures."""
 
-    def __init__(self, items: list[int], seed: int = SEED):
+    def __init__(self, items: Sequence[int], seed: int = SEED, draws: Draws | None = None):
         self.index = {item: i for i, item in enumerate(items)}
-        self.weights = (resample_weights(len(items), resamples=RESAMPLES, seed=seed)
-                        if len(items) >= 2 else None)
+        self.weights = (None if len(items) < 2 else draws.weights(len(items)) if draws
+                        else resample_weights(len(items), resamples=RESAMPLES, seed=seed))
         self._codes: dict[int, tuple[dict, object]] = {}
+
+    @classmethod
+    def grouped(cls, groups, count: int, draws: Draws) -> Resampler:
+        """Over ``count`` groups of items (``groups``: each item's group, every group with an
+        item), the items' contributions being those of their group: a group's weight in a
+        resample is the sum of its items' draws (exact integers, held as float64 so the
+        weighted sums need no conversion)."""
+        import numpy as np
+
+        boot = cls([])
+        boot.index = {g: g for g in range(count)}
+        if len(groups) >= 2:
+            order = np.argsort(groups, kind="stable")
+            bounds = np.searchsorted(groups[order], np.arange(count + 1)).tolist()
+            rows = draws.by_item(len(groups))[order]
+            summed = np.empty((count, rows.shape[1]), dtype=np.int64)
+            for group in range(count):  # a slice's sum: 5x faster than np.add.reduceat here
+                summed[group] = rows[bounds[group]:bounds[group + 1]].sum(axis=0)
+            boot.weights = np.ascontiguousarray(summed.T, dtype=np.float64)
+        return boot
 
     def cells(self, a: dict, b: dict, item_of=None):
         """Per item, the counts of each confusion cell of A (reference) vs B: only A's keys
@@ -42,12 +101,7 @@ class Resampler:
         import numpy as np
 
         if item_of is not None:  # several keys per item (a reviewer's criteria)
-            counts = np.zeros((len(self.index), 4), dtype=np.int64)
-            for key, first in a.items():
-                cell = _CELL.get((first, b.get(key)))
-                if cell is not None:
-                    counts[self.index[item_of(key)], cell] += 1
-            return counts
+            return cells_per_item(self.index, a, b, item_of)
         first, second = self._coded(a), self._coded(b)
         both = (first >= 0) & (second >= 0)
         counts = np.zeros((len(self.index), 4), dtype=np.int64)
@@ -86,9 +140,22 @@ class Resampler:
         figure = (ON_ARRAYS if on_arrays is None else on_arrays).get(statistic)
         if figure is not None:  # every resample at once: the same floats (pair_scores_array)
             values = pair_scores_array(weighted_sums_array(self.weights, contributions))
-            return percentile_interval(with_none(values[figure]), resamples=RESAMPLES)
+            return percentile_interval_array(values[figure], resamples=RESAMPLES)
         rows = self.sums(contributions)
         return percentile_interval([statistic(*row) for row in rows], resamples=RESAMPLES)
+
+
+def cells_per_item(index: Mapping, a: Mapping, b: Mapping, item_of):
+    """Per item of ``index`` (item -> row), the confusion cells of A's keys against B, the
+    keys of an item (``item_of(key)``) summed."""
+    import numpy as np
+
+    at = []
+    for key, first in a.items():
+        cell = _CELL.get((first, b.get(key)))
+        if cell is not None:
+            at.append(index[item_of(key)] * 4 + cell)
+    return np.bincount(np.array(at, dtype=np.int64), minlength=len(index) * 4).reshape(-1, 4)
 
 
 def kappa(*cells: int) -> float | None:
@@ -105,10 +172,6 @@ def percent(*cells: int) -> float | None:
 
 # The statistics above by their place in pair_scores, computed on all resamples at once.
 ON_ARRAYS = {percent: 0, kappa: 1, f1: 4}
-
-
-def with_none(values) -> list[float | None]:
-    return [None if math.isnan(v) else v for v in values.tolist()]
 
 
 def alpha_units(boot: Resampler, people: dict[str, dict[int, Verdict]], keys):
@@ -165,4 +228,21 @@ def mean_f1_interval(boot: Resampler, per_left: list) -> Interval | None:
         count += has
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(count > 0, total / count, np.nan)
-    return percentile_interval(with_none(mean), resamples=RESAMPLES)
+    return percentile_interval_array(mean, resamples=RESAMPLES)
+
+
+def weighted_compare(a: Mapping, b: Mapping, sizes: Sequence[int],
+                     outside: Mapping | None = None) -> PairwiseAgreement:
+    """``compare_verdicts(a, b)`` of maps keyed by group, a group counting as its ``sizes``;
+    ``outside``: B's verdicts on items outside the groups (verdict -> count)."""
+    counts: Counter = Counter()
+    for group, first in a.items():  # None is no verdict, as in compare_verdicts
+        if first is not None:
+            counts[first, b.get(group)] += sizes[group]
+    for group, second in b.items():
+        if second is not None and a.get(group) is None:
+            counts[None, second] += sizes[group]
+    for second, n in (outside or {}).items():
+        counts[None, second] += n
+    return compare_counts(counts)
+

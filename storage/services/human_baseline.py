@@ -30,7 +30,7 @@ figure has no value on most resamples (or there are fewer than two responses).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
@@ -40,6 +40,7 @@ from typing import Literal
 from grading.agreement import (
     AgreementByCriterion,
     PairwiseAgreement,
+    compare_counts,
     compare_verdicts,
     krippendorff_alpha,
 )
@@ -53,7 +54,20 @@ from storage.services.baseline_decision import Figure as Figure
 from storage.services.baseline_decision import Position as Position
 from storage.services.baseline_decision import decide, people_n, people_spread, sentence
 from storage.services.baseline_decision import n_span as n_span
-from storage.services.baseline_resampler import ON_ARRAYS
+from storage.services.baseline_patterns import (
+    ABSENT,
+    Codes,
+    patterns,
+    responses,
+    reviewer_cells,
+    unique_rows,
+)
+from storage.services.baseline_resampler import (
+    ON_ARRAYS,
+    Draws,
+    cells_per_item,
+    weighted_compare,
+)
 from storage.services.baseline_resampler import RESAMPLES as RESAMPLES
 from storage.services.baseline_resampler import SEED as SEED
 from storage.services.baseline_resampler import Resampler as _Resampler
@@ -69,6 +83,7 @@ from storage.services.baseline_resampler import pooled_percent as _pooled_percen
 # The statistics computed on every resample at once (a test empties it to compare them
 # with one resample at a time).
 _ON_ARRAYS = ON_ARRAYS
+
 
 
 
@@ -144,15 +159,6 @@ def _only(verdicts: dict[Key, Verdict], criterion_id: int) -> dict[int, Verdict]
     return {rid: v for (rid, cid), v in verdicts.items() if cid == criterion_id}
 
 
-def _by_criterion(verdicts: dict[Key, Verdict]) -> dict[int, dict[int, Verdict]]:
-    """``_only`` of every criterion in one pass (a judge has a verdict on every response:
-    splitting once instead of once per criterion)."""
-    found: dict[int, dict[int, Verdict]] = defaultdict(dict)
-    for (rid, cid), v in verdicts.items():
-        found[cid][rid] = v
-    return found
-
-
 def _majority(values: list[Verdict]) -> Verdict | None:
     """The verdict most of ``values`` gave among MET and UNMET; None on a tie or none."""
     met = unmet = 0
@@ -187,6 +193,8 @@ def build_baseline(data: AgreementData,
     """``pairwise``: the report's pairs; needed when ``data`` is not complete (a judge's
     agreement with people counts the verdicts it gave alone, which such data does not
     hold: it is the report's Human pair's, the same figures)."""
+    import numpy as np
+
     if not data.complete and pairwise is None:
         raise ValueError("the judges' verdicts were read for the reviewed responses only: "
                          "pass the report's pairwise figures (report_baseline)")
@@ -194,98 +202,154 @@ def build_baseline(data: AgreementData,
     # Option labels are not MET/UNMET: multi-choice criteria are left out (module docstring).
     multi = {cid for cid, scale in criterion_kinds(data.criteria).items() if scale is not None}
     final = {k: v for k, v in data.verdicts.get(HUMAN, {}).items() if k[1] not in multi}
-    rows: list[CriterionBaseline] = []
-    split = {s.key: _by_criterion(data.verdicts.get(s.key, {})) for s in judges}
+    codes = Codes()
+    coded = {key: codes.encode(verdicts) for key, verdicts in data.reviewer_verdicts.items()}
+    coded_final = codes.encode(final)
+    coded_judges = [codes.encode(data.verdicts.get(s.key, {})) for s in judges]
+    # Per criterion, the reviewers who answered it and the responses resampled: those a
+    # reviewer answered or with a verdict in force.
+    rids = {c.id: responses([*coded.values(), coded_final], c.id) for c in data.criteria
+            if c.id not in multi}
+    outside = (_outside(data, judges, rids) if data.complete else {})
+    draws = Draws()
+    rows = []
     for criterion in data.criteria:
-        cid = criterion.id
-        if cid in multi:
+        if criterion.id in multi:
             continue
-        people = {k: _only(v, cid) for k, v in data.reviewer_verdicts.items()}
-        people = {k: v for k, v in people.items() if v}
-        keys = tuple(sorted(people))
-        final_c = _only(final, cid)
-        boot = _Resampler(sorted({rid for v in people.values() for rid in v} | set(final_c)))
-        method: Literal["kappa", "alpha", "none"] = "none"
-        among = _figure(None, 0, "fewer than two reviewers answered")
-        agree = total = 0
-        for a, b in combinations(keys, 2):
-            pair = compare_verdicts(people[a], people[b])
-            agree += pair.confusion.met_met + pair.confusion.unmet_unmet
-            total += pair.pairs_used
-        if len(keys) == 2:
-            method = "kappa"
-            pair = compare_verdicts(people[keys[0]], people[keys[1]])
-            among = _figure(pair.cohens_kappa, pair.pairs_used, pair.note, _interval(
-                boot, boot.cells(people[keys[0]], people[keys[1]]), _kappa))
-        elif len(keys) > 2:
-            method = "alpha"
-            alpha = krippendorff_alpha([people[k] for k in keys])
-            among = _figure(alpha.alpha, alpha.pairable_units, alpha.note,
-                            _interval(boot, _alpha_units(boot, people, keys), _alpha_of))
-        percent = _figure(100.0 * agree / total if total else None, total,
-                          "" if total else "no shared MET/UNMET verdicts",
-                          _interval(boot, _pooled_pairs(boot, people, keys), _pooled_percent))
-
-        people_f1: dict[str, Figure] = {}
-        judge_scores: dict[str, list[tuple[float, int]]] = defaultdict(list)
-        judge_cells: dict[str, list] = defaultdict(list)  # per left-out reviewer
-        judge_maps = {s.key: split[s.key].get(cid, {}) for s in judges}
-        for left in keys:
-            others = [people[k] for k in keys if k != left]
-            reference = {}
-            for rid in people[left]:
-                verdict = _majority([o[rid] for o in others if rid in o])
-                if verdict is not None:
-                    reference[rid] = verdict
-            mine = {rid: people[left][rid] for rid in reference}
-            result = compare_verdicts(reference, mine)
-            people_f1[left] = _figure(result.balanced_f1, result.pairs_used, result.note,
-                                      _interval(boot, boot.cells(reference, people[left]), _f1))
-            for source in judges:
-                theirs = {rid: judge_maps[source.key][rid] for rid in reference
-                          if rid in judge_maps[source.key]}
-                versus = compare_verdicts(reference, theirs)
-                judge_cells[source.key].append(boot.cells(reference, judge_maps[source.key]))
-                if versus.balanced_f1 is not None:
-                    judge_scores[source.key].append((versus.balanced_f1, versus.pairs_used))
-        baselines = []
-        for source in judges:
-            scores = judge_scores.get(source.key, [])
-            loo = (_figure(sum(v for v, _ in scores) / len(scores),
-                           max(n for _, n in scores), "",
-                           _mean_f1_interval(boot, judge_cells[source.key]))
-                   if scores else _figure(None, 0, "the judge and the reviewers share no "
-                                                   "MET/UNMET verdicts"))
-            decision = decide(loo, people_f1)
-            versus_human = boot.cells(final_c, judge_maps[source.key])
-            baselines.append(JudgeBaseline(
-                source_key=source.key, label=source.label,
-                vs_human=(compare_verdicts(final_c, judge_maps[source.key]) if data.complete
-                          else pairwise[HUMAN, source.key].per_criterion[cid]),
-                loo_f1=loo, position=decision.position, needed=decision.needed,
-                sentence=sentence(source.label, loo, people_f1, len(keys), decision),
-                vs_human_kappa_interval=_interval(boot, versus_human, _kappa),
-                vs_human_f1_interval=_interval(boot, versus_human, _f1)))
-        rows.append(CriterionBaseline(criterion, keys, method, among, percent, people_f1,
-                                      tuple(baselines)))
+        keys = tuple(k for k in sorted(coded) if (coded[k].cids == criterion.id).any())
+        groups, found = patterns(codes, [*(coded[k] for k in keys), coded_final, *coded_judges],
+                                 criterion.id, rids[criterion.id])
+        rows.append(_criterion_baseline(data, criterion, keys, rids[criterion.id], groups,
+                                        found, judges, draws, outside, pairwise))
 
     stats = []
+    fast = len(codes.values) == len(Codes().values)  # Verdicts only: the cells from codes
     for key, verdicts in sorted(data.reviewer_verdicts.items()):
         seconds = data.reviewer_seconds.get(key, {})
         # resampling the reviewer's responses (all their criteria on a response together)
-        binary = {k: v for k, v in verdicts.items() if k[1] not in multi}
-        boot = _Resampler(sorted({rid for rid, _cid in binary}))
-        cells = boot.cells(binary, final, item_of=lambda k: k[0])
+        binary = ~np.isin(coded[key].cids, list(multi))
+        if fast:
+            cells, counts = reviewer_cells(codes, coded[key], coded_final, binary)
+            vs_final = compare_counts(counts)
+        else:
+            mine = {k: v for k, v in verdicts.items() if k[1] not in multi}
+            index = {rid: i for i, rid in enumerate(sorted({rid for rid, _cid in mine}))}
+            cells = cells_per_item(index, mine, final, item_of=lambda k: k[0])
+            vs_final = compare_verdicts(final, mine)
+        boot = _Resampler([])
+        if len(cells):
+            cells, groups = unique_rows(cells)
+            boot = _Resampler.grouped(groups, len(cells), draws)
         stats.append(ReviewerStats(
             key=key, name=data.reviewer_names.get(key, key), verdicts=len(verdicts),
-            responses=len({rid for rid, _cid in verdicts}),
+            responses=len(np.unique(coded[key].rids)),
             median_seconds=median(seconds.values()) if seconds else None,
             timed_responses=len(seconds),
-            vs_final=compare_verdicts(final, binary),
+            vs_final=vs_final,
             vs_final_kappa_interval=_interval(boot, cells, _kappa),
             vs_final_percent_interval=_interval(boot, cells, _percent)))
     return HumanBaseline(criteria=tuple(rows), reviewers=tuple(stats),
                          left_out=tuple(c.label for c in data.criteria if c.id in multi))
+
+
+def _outside(data: AgreementData, judges, rids: dict) -> dict:
+    """(judge, criterion) -> the judge's verdicts on responses not resampled (verdict ->
+    count): its agreement with the verdict in force counts them as its alone."""
+    items = {cid: set(found.tolist()) for cid, found in rids.items()}
+    found: dict[tuple[str, int], Counter] = defaultdict(Counter)
+    for source in judges:
+        for (rid, cid), verdict in data.verdicts.get(source.key, {}).items():
+            if verdict is not None and rid not in items.get(cid, ()):
+                found[source.key, cid][verdict] += 1
+    return found
+
+
+def _criterion_baseline(data: AgreementData, criterion: CriterionInfo, keys: tuple[str, ...],
+                        rids, groups, patterns: list[tuple], judges, draws: Draws,
+                        outside: dict, pairwise) -> CriterionBaseline:
+    """One criterion's row, computed over its verdict patterns: the responses that every
+    source (its reviewers ``keys``, the verdict in force, the judges) answered alike are one
+    group (``baseline_patterns.patterns``)."""
+    import numpy as np
+
+    cid = criterion.id
+    sizes = np.bincount(groups, minlength=len(patterns)).tolist()
+    by_source = [{g: row[i] for g, row in enumerate(patterns) if row[i] is not ABSENT}
+                 for i in range(len(keys) + 1 + len(judges))]
+    people = dict(zip(keys, by_source, strict=False))
+    final_c = by_source[len(keys)]
+    judge_maps = {s.key: by_source[len(keys) + 1 + n] for n, s in enumerate(judges)}
+    boot = _Resampler.grouped(groups, len(patterns), draws)
+
+    def compare(a, b, extra=None):
+        return weighted_compare(a, b, sizes, extra)
+
+    method: Literal["kappa", "alpha", "none"] = "none"
+    among = _figure(None, 0, "fewer than two reviewers answered")
+    agree = total = 0
+    pairs = {}
+    for a, b in combinations(keys, 2):
+        pair = pairs[a, b] = compare(people[a], people[b])
+        agree += pair.confusion.met_met + pair.confusion.unmet_unmet
+        total += pair.pairs_used
+    if len(keys) == 2:
+        method = "kappa"
+        pair = pairs[keys]
+        among = _figure(pair.cohens_kappa, pair.pairs_used, pair.note, _interval(
+            boot, boot.cells(people[keys[0]], people[keys[1]]), _kappa))
+    elif len(keys) > 2:
+        # alpha's sums are not all integers: over the responses, in their order, as before
+        method = "alpha"
+        each = [_only(data.reviewer_verdicts[k], cid) for k in keys]
+        alpha = krippendorff_alpha(each)
+        units = _Resampler(rids.tolist(), draws=draws)
+        among = _figure(alpha.alpha, alpha.pairable_units, alpha.note, _interval(
+            units, _alpha_units(units, dict(zip(keys, each, strict=True)), keys), _alpha_of))
+    percent = _figure(100.0 * agree / total if total else None, total,
+                      "" if total else "no shared MET/UNMET verdicts",
+                      _interval(boot, _pooled_pairs(boot, people, keys), _pooled_percent))
+
+    people_f1: dict[str, Figure] = {}
+    judge_scores: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    judge_cells: dict[str, list] = defaultdict(list)  # per left-out reviewer
+    for left in keys:
+        others = [people[k] for k in keys if k != left]
+        reference = {}
+        for group in people[left]:
+            verdict = _majority([o[group] for o in others if group in o])
+            if verdict is not None:
+                reference[group] = verdict
+        mine = {group: people[left][group] for group in reference}
+        result = compare(reference, mine)
+        people_f1[left] = _figure(result.balanced_f1, result.pairs_used, result.note,
+                                  _interval(boot, boot.cells(reference, people[left]), _f1))
+        for source in judges:
+            theirs = {g: judge_maps[source.key][g] for g in reference
+                      if g in judge_maps[source.key]}
+            versus = compare(reference, theirs)
+            judge_cells[source.key].append(boot.cells(reference, judge_maps[source.key]))
+            if versus.balanced_f1 is not None:
+                judge_scores[source.key].append((versus.balanced_f1, versus.pairs_used))
+    baselines = []
+    for source in judges:
+        scores = judge_scores.get(source.key, [])
+        loo = (_figure(sum(v for v, _ in scores) / len(scores),
+                       max(n for _, n in scores), "",
+                       _mean_f1_interval(boot, judge_cells[source.key]))
+               if scores else _figure(None, 0, "the judge and the reviewers share no "
+                                               "MET/UNMET verdicts"))
+        decision = decide(loo, people_f1)
+        versus_human = boot.cells(final_c, judge_maps[source.key])
+        baselines.append(JudgeBaseline(
+            source_key=source.key, label=source.label,
+            vs_human=(compare(final_c, judge_maps[source.key], outside.get((source.key, cid)))
+                      if data.complete else pairwise[HUMAN, source.key].per_criterion[cid]),
+            loo_f1=loo, position=decision.position, needed=decision.needed,
+            sentence=sentence(source.label, loo, people_f1, len(keys), decision),
+            vs_human_kappa_interval=_interval(boot, versus_human, _kappa),
+            vs_human_f1_interval=_interval(boot, versus_human, _f1)))
+    return CriterionBaseline(criterion, keys, method, among, percent, people_f1,
+                             tuple(baselines))
 
 
 def _interval(boot: _Resampler, contributions, statistic) -> Interval | None:
