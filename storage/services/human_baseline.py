@@ -86,6 +86,8 @@ _ON_ARRAYS = ON_ARRAYS
 
 
 
+_DECIDED = (Verdict.MET, Verdict.UNMET)
+
 
 @dataclass(frozen=True)
 class JudgeBaseline:
@@ -223,7 +225,9 @@ def build_baseline(data: AgreementData,
                                         found, judges, draws, outside, pairwise))
 
     stats = []
-    fast = len(codes.values) == len(Codes().values)  # Verdicts only: the cells from codes
+    # The cells from the codes, unless a value other than a Verdict equals one (a string
+    # "MET" counts as MET in a cell: the maps' own comparison then)
+    fast = not any(v in _DECIDED for v in codes.values[len(Codes().values):])
     for key, verdicts in sorted(data.reviewer_verdicts.items()):
         seconds = data.reviewer_seconds.get(key, {})
         # resampling the reviewer's responses (all their criteria on a response together)

@@ -139,3 +139,26 @@ def test_the_array_percentile_interval_is_the_list_one():
         listed = [None if math.isnan(v) else v for v in values.tolist()]
         assert repr(percentile_interval_array(values, resamples=1000)) == repr(
             percentile_interval(listed, resamples=1000))
+
+
+def test_a_multi_choice_criterion_beside_them_changes_nothing():
+    """Option labels (strings) in the same maps, on a criterion the baseline leaves out:
+    the binary criteria's figures are the ones computed before."""
+    from grading import CriterionOption
+
+    data = _world(6, 2)
+    likert = tuple(CriterionOption(label=f"{i}", value=i / 4) for i in range(5))
+    multi = CriterionInfo(99, 9, "clarity", "How clear?", 1.0, None, options=likert,
+                          scale_type="ordinal")
+    rng = random.Random(6)
+
+    def with_labels(verdicts):
+        return {**verdicts, **{(rid, 99): rng.choice(likert).label for rid in range(40)}}
+
+    data = AgreementData(**{
+        **data.__dict__, "criteria": (*data.criteria, multi),
+        "verdicts": {k: with_labels(v) for k, v in data.verdicts.items()},
+        "reviewer_verdicts": {k: with_labels(v) for k, v in data.reviewer_verdicts.items()}})
+    found = human_baseline.build_baseline(data)
+    assert found.left_out == ("clarity",)
+    assert repr(found) == repr(before(data))
