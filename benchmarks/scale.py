@@ -85,6 +85,7 @@ from storage.services.review_queue import (
 )
 from storage.services.review_queue import response_detail as review_queue_detail
 from storage.services.reviewers import command_line_actor, local_actor
+from tests.storage import baseline_before
 from tests.storage.recomputed import recomputed
 
 BENCHMARK = command_line_actor("benchmark")
@@ -507,6 +508,23 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
     report_with_judges_kept.warm = lambda: judges.append(
         agreement_judge_counts.judge_patterns(sessions, w.version_id, w.dataset_id))
 
+    counted: list = []
+
+    def baseline_alone():
+        """``report_baseline`` alone, on the counted report read once (untimed; after the
+        verdict, the report read before it)."""
+        return human_baseline.report_baseline(counted[0])
+
+    baseline_alone.warm = lambda: counted.append(agreement.agreement_report(
+        sessions, w.version_id, w.dataset_id))
+
+    def baseline_alone_before():
+        """The baseline as computed before the verdict patterns (response by response,
+        figure by figure: tests/storage/baseline_before.py), on the same report."""
+        return baseline_before.build_baseline(counted[0].data, counted[0].pairwise)
+
+    baseline_alone_before.warm = baseline_alone.warm
+
     def report_in_python():
         return agreement.build_report(agreement.gather_sources(sessions, w.version_id,
                                                                w.dataset_id))
@@ -596,9 +614,13 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          q(sessions, _reviewer_pairs, w), "SQL: reviewer-pair counts"),
         ("Agreement report + human baseline, judges' count kept (the page)",
          report_with_judges_kept, q(sessions, _reviewer_pairs, w), "as above"),
+        ("human baseline alone, verdict patterns (new)", baseline_alone,
+         q(sessions, _reviewer_pairs, w), "as above; the report read once, untimed"),
+        ("human baseline alone, response by response (before)", baseline_alone_before,
+         q(sessions, _reviewer_pairs, w), "as above"),
         ("Agreement report + human baseline, in Python as before (before)",
          _before(report_and_baseline_in_python), q(sessions, _reviewer_pairs, w), "as above"),
-        ("panel members' alpha, counted (new)", lambda: panels.member_agreement(
+        ("panel members' alpha, from the verdict keys (new)", lambda: panels.member_agreement(
             sessions, w.panel_id), q(sessions, _member_alpha, w),
          "SQL: (criterion, MET votes) -> units"),
         ("panel members' alpha, recomputed (before)", lambda: panel_agreement
@@ -895,7 +917,7 @@ def main() -> int:
             if _chosen("panel grades", skip, only):
                 print("\npanel grades, stored == recomputed: "
                       f"{panels.panel_grades(sessions, world.panel_id) == panels.recomputed_grades(sessions, world.panel_id)}; "  # noqa: E501
-                      "members' alpha, counted == recomputed: "
+                      "members' alpha, from the keys == recomputed: "
                       f"{panels.member_agreement(sessions, world.panel_id) == panel_agreement.recounted_agreement(sessions, world.panel_id)}")  # noqa: E501
             if _chosen("agreement report", skip, only):
                 print(f"\nSQL-count pairwise figures identical to the report's: "
