@@ -7,7 +7,9 @@ byte for byte (tests/storage/recomputed.py swaps them)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from storage.dto import EffectiveGrade, ResponseInfo, RubricVersionInfo, RunInfo
@@ -159,8 +161,12 @@ def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int], *,
 
 
 def records(sessions: SessionFactory, run_ids: Sequence[int], panel_ids: Sequence[int],
-            sight: Sight = EVERYTHING, page: int = _PAGE) -> Iterator[dict[str, Any]]:
+            sight: Sight = EVERYTHING, page: int = _PAGE, *, as_json: bool = False
+            ) -> Iterator[dict[str, Any] | str]:
     """Every record of the export as built per grade: the runs', then the panels'
-    (``page`` is the row-based reader's batch size; this builder pages by ``_PAGE``)."""
-    yield from iter_result_records(sessions, run_ids, sight=sight)
-    yield from iter_panel_records(sessions, panel_ids, sight=sight)
+    (``page`` is the row-based reader's batch size; this builder pages by ``_PAGE``;
+    ``as_json``: each as ``json.dumps`` of it)."""
+    found = chain(iter_result_records(sessions, run_ids, sight=sight),
+                  iter_panel_records(sessions, panel_ids, sight=sight))
+    for record in found:
+        yield json.dumps(record, ensure_ascii=False) if as_json else record

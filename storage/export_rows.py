@@ -19,13 +19,16 @@ test_export_rows.py compares the exports byte for byte)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import Text, cast, select
 from sqlalchemy.orm import Session
 
+from storage import export_lines as lines
 from storage import export_records as old
+from storage import export_reviewed as effective_rows
 from storage import models as m
 from storage.dto import CriterionInfo, RubricVersionInfo
 from storage.engine import SessionFactory
@@ -38,6 +41,7 @@ from storage.services.panel_results import member_models, panel_results
 from storage.services.panel_upkeep import GRADES, VERDICTS
 
 PAGE = 2000
+_SEEN = 4096  # distinct vote patterns remembered per panel (memory stays flat)
 
 
 class _Response(NamedTuple):
@@ -85,9 +89,11 @@ def _reviewed(session: Session, version_id: int, first: int, last: int) -> set[i
 
 
 def run_records(sessions: SessionFactory, run_ids: Sequence[int], *,
-                sight: Sight = EVERYTHING, page: int = PAGE) -> Iterator[dict[str, Any]]:
+                sight: Sight = EVERYTHING, page: int = PAGE, as_json: bool = False
+                ) -> Iterator[dict[str, Any] | str]:
     """Every graded response's record of each run, in response order, ``page`` grades at a
-    time (``export_records.iter_result_records``' records)."""
+    time (``export_records.iter_result_records``' records; ``as_json``: each as its JSON
+    text, ``json.dumps`` of the record)."""
     for run_id in run_ids:
         run = run_service.get_run(sessions, run_id)
         version = rubric_service.get_version(sessions, run.rubric_version_id)
@@ -98,6 +104,13 @@ def run_records(sessions: SessionFactory, run_ids: Sequence[int], *,
                  "rubric_name": version.rubric_name, "rubric_version_id": version.id,
                  "rubric_version": version.number, "grader": run.grader, "model": run.model}
         static = _static(version.criteria)
+        if as_json:
+            prefixes = lines.criterion_prefixes(version.criteria)
+            head_json, scope_json = "{" + lines.fields(head), lines.fields(scope)
+            shown = {flag: ", " + lines.fields({
+                "calibration_k": calibrated.k if calibrated else None,
+                "calibration_seed": calibrated.seed if calibrated else None,
+                "shown_as_example": flag if calibrated else None}) for flag in (False, True)}
         after = 0
         while True:
             with sessions() as session:
@@ -107,15 +120,31 @@ def run_records(sessions: SessionFactory, run_ids: Sequence[int], *,
                 first, last = grades[0][1], grades[-1][1]
                 judged = _judged(session, run_id, first, last)
                 reviewed = _reviewed(session, version.id, first, last)
-            redone = {e.response_id: e for e in reviews.effective_grades_for_run(
-                sessions, run_id, sorted(reviewed), sight=sight)} if reviewed else {}
-            for grade_id, rid, score, raw, error, *texts in grades:
+                if reviewed and sight.sees_all:
+                    redone = effective_rows.run_grades(
+                        session, run, version, [g for g in grades if g[1] in reviewed],
+                        judged)
+            if reviewed and not sight.sees_all:  # what this viewer may see of each
+                redone = {e.response_id: e for e in reviews.effective_grades_for_run(
+                    sessions, run_id, sorted(reviewed), sight=sight)}
+            elif not reviewed:
+                redone = {}
+            for grade_id, rid, score, raw, error, _penalty, *texts in grades:
                 response = _Response(rid, *texts)
                 if rid in redone:
-                    yield old.with_response(
+                    record = old.with_response(
                         old._record(run, version, response, redone[rid], used), response)
+                    yield json.dumps(record, ensure_ascii=False) if as_json else record
                     continue
                 per = judged.get(grade_id, {})
+                if as_json:
+                    ids, scores = lines.figures(response_key(rid, response.external_id), rid,
+                                                score, raw, error)
+                    yield "".join((head_json, ids, scope_json, scores, shown[rid in used],
+                                   lines.texts(*texts[1:]), ', "criteria": [',
+                                   ", ".join(_judge_line(prefix, per.get(cid))
+                                             for cid, prefix in prefixes), "]}"))
+                    continue
                 record = {
                     **head, "response_id": response_key(rid, response.external_id),
                     "workbench_response_id": rid, **scope,
@@ -135,11 +164,12 @@ def run_records(sessions: SessionFactory, run_ids: Sequence[int], *,
 
 
 def _grade_page(session: Session, run_id: int, after: int, page: int) -> list[tuple]:
-    """(grade id, response id, score, raw score, error, then the response's columns) of the
-    run's next ``page`` grades above response ``after``."""
+    """(grade id, response id, score, raw score, error, length penalty, then the response's
+    columns) of the run's next ``page`` grades above response ``after``."""
     g = m.GradeRow
     return session.execute(
-        select(g.id, g.response_id, g.score, g.raw_score, g.error, *_RESPONSE[1:])
+        select(g.id, g.response_id, g.score, g.raw_score, g.error, g.length_penalty,
+               *_RESPONSE[1:])
         .join(m.ResponseRow, m.ResponseRow.id == g.response_id)
         .where(g.run_id == run_id, g.response_id > after)
         .order_by(g.response_id).limit(page)).all()
@@ -159,6 +189,14 @@ def _judged(session: Session, run_id: int, first: int, last: int
     return found
 
 
+def _judge_line(prefix: str, judge: tuple | None) -> str:
+    if judge is None:
+        return lines.judge_criterion(prefix, None, "", None)
+    verdict, option, reason, error = judge
+    return lines.judge_criterion(prefix, option if option is not None else verdict, reason,
+                                 error)
+
+
 def _judge_criterion(fixed: dict[str, Any], judge: tuple | None) -> dict[str, Any]:
     """A criterion nobody reviewed: the judge's verdict (or option) is the one in effect."""
     if judge is None:
@@ -172,9 +210,10 @@ def _judge_criterion(fixed: dict[str, Any], judge: tuple | None) -> dict[str, An
 
 
 def panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
-                  sight: Sight = EVERYTHING, page: int = PAGE) -> Iterator[dict[str, Any]]:
+                  sight: Sight = EVERYTHING, page: int = PAGE, as_json: bool = False
+                  ) -> Iterator[dict[str, Any] | str]:
     """Every response some member graded, per panel, from the stored decisions
-    (``export_records.iter_panel_records``' records)."""
+    (``export_records.iter_panel_records``' records; ``as_json``: as their JSON text)."""
     for panel_id in panel_ids:
         panel = panels.get_panel(sessions, panel_id)
         version = rubric_service.get_version(sessions, panel.rubric_version_id)
@@ -183,6 +222,14 @@ def panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
         fixed = _panel_fixed(panel, version)
         static = _static(version.criteria)
         members = [member.run.id for member in panel.members]
+        seen: dict[Any, str] = {}  # stored votes -> the members' verdicts as written
+        if as_json:
+            prefixes = lines.criterion_prefixes(version.criteria)
+            head_json = "{" + lines.fields(fixed["head"])
+            scope_json = lines.fields(fixed["scope"])
+            members_json = ", " + lines.fields(fixed["members"]) + ', "ties": '
+            calibration_json = (", " + lines.fields(fixed["calibration"])
+                                if fixed["calibration"] else "")
         after = 0
         while True:
             with sessions() as session:
@@ -192,17 +239,35 @@ def panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
                 first, last = grades[0][0], grades[-1][0]
                 decided = _panel_verdicts(session, panel_id, first, last)
                 redo = _reviewed(session, version.id, first, last)
-            redo |= {g[0] for g in grades if g[0] in unsettled}
-            redone = {r.response_id: r for r in panel_results(
-                sessions, panel_id, sorted(redo), sight=sight)} if redo else {}
+                redone = {}
+                if sight.sees_all:  # the settled ones from the kept decisions
+                    redone = effective_rows.panel_results(
+                        session, panel, version, sorted(redo - unsettled))
+            redo = (redo | {g[0] for g in grades if g[0] in unsettled}) - set(redone)
+            if redo:
+                redone.update((r.response_id, r) for r in panel_results(
+                    sessions, panel_id, sorted(redo), sight=sight))
             for rid, score, raw, error, cost, *texts in grades:
                 response = _Response(rid, *texts)
                 if rid in redone:
-                    yield old.with_response(
+                    record = old.with_response(
                         old._panel_record(redone[rid], version, response), response)
+                    yield json.dumps(record, ensure_ascii=False) if as_json else record
                     continue
                 per = decided[rid]
                 rows = [per[cid] for cid, _fixed in static]
+                if as_json:
+                    ids, scores = lines.figures(response_key(rid, response.external_id), rid,
+                                                score, raw, error)
+                    yield "".join((
+                        head_json, ids, scope_json, scores, members_json,
+                        str(sum(1 for row in rows if row[2])), ', "cost": ', lines.value(cost),
+                        ', "complete": true, "pending_members": ""', calibration_json,
+                        lines.texts(*texts[1:]), ', "criteria": [',
+                        ", ".join(_panel_line(prefix, row, members, seen)
+                                  for (_cid, prefix), row in zip(prefixes, rows, strict=True)),
+                        "]}"))
+                    continue
                 record = {
                     **fixed["head"], "response_id": response_key(rid, response.external_id),
                     "workbench_response_id": rid, **fixed["scope"],
@@ -214,7 +279,7 @@ def panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
                     "query": response.query, "response_text": response.output,
                     "thinking": response.thinking, "reference": response.reference,
                     "upload": dict(response.metadata or {}),
-                    "criteria": [_panel_criterion(item[1], row, members)
+                    "criteria": [_panel_criterion(item[1], row, members, seen)
                                  for item, row in zip(static, rows, strict=True)],
                 }
                 yield record
@@ -257,7 +322,7 @@ def _panel_verdicts(session: Session, panel_id: int, first: int, last: int
     found: dict[int, dict[int, tuple]] = {}
     for rid, cid, *decision in session.execute(
             select(v.response_id, v.criterion_id, v.verdict, v.option, v.tie, v.note,
-                   v.votes)
+                   cast(v.votes, Text))
             .where(v.panel_id == panel_id, v.response_id >= first, v.response_id <= last)):
         found.setdefault(rid, {})[cid] = decision
     return found
@@ -270,8 +335,29 @@ def _vote(vote: Any) -> str | None:
     return str(vote[0] if isinstance(vote, list) else vote)
 
 
-def _panel_criterion(fixed: dict[str, Any], row: tuple, members: list[int]
-                     ) -> dict[str, Any]:
+def _members(members: list[int], votes: Any, seen: dict[Any, str]) -> str:
+    """``#3:MET #4:failed``: each member's stored choice (``votes``: as stored, JSON text
+    on most drivers, so the few distinct patterns are decoded once each)."""
+    found = seen.get(votes) if type(votes) is str else None
+    if found is None:
+        decoded = json.loads(votes) if type(votes) is str else votes
+        found = " ".join(f"#{run_id}:{_vote(vote) or 'failed'}"
+                         for run_id, vote in zip(members, decoded, strict=True))
+        if type(votes) is str and len(seen) < _SEEN:
+            seen[votes] = found
+    return found
+
+
+def _panel_line(prefix: str, row: tuple, members: list[int], seen: dict[Any, str]) -> str:
+    verdict, option, tie, note, votes = row
+    return lines.panel_criterion(
+        prefix, option if option is not None else verdict, note,
+        None if verdict is not None else "every member failed: no verdict", tie,
+        _members(members, votes, seen))
+
+
+def _panel_criterion(fixed: dict[str, Any], row: tuple, members: list[int],
+                     seen: dict[Any, str]) -> dict[str, Any]:
     """A settled decision nobody reviewed: the panel's verdict is the one in effect; a
     member without a verdict failed (none is still grading a settled response)."""
     verdict, option, tie, note, votes = row
@@ -280,12 +366,13 @@ def _panel_criterion(fixed: dict[str, Any], row: tuple, members: list[int]
             "judge_error": None if verdict is not None else "every member failed: no verdict",
             "human_verdict": None, "human_note": None, "effective_verdict": choice,
             "reviewer": None, "human_status": "not_reviewed", "tie": tie,
-            "members": " ".join(f"#{run_id}:{_vote(vote) or 'failed'}"
-                                for run_id, vote in zip(members, votes, strict=True))}
+            "members": _members(members, votes, seen)}
 
 
 def records(sessions: SessionFactory, run_ids: Sequence[int], panel_ids: Sequence[int],
-            sight: Sight = EVERYTHING, page: int = PAGE) -> Iterator[dict[str, Any]]:
-    """Every record of the export: the runs', then the panels'."""
-    yield from run_records(sessions, run_ids, sight=sight, page=page)
-    yield from panel_records(sessions, panel_ids, sight=sight, page=page)
+            sight: Sight = EVERYTHING, page: int = PAGE, *, as_json: bool = False
+            ) -> Iterator[dict[str, Any] | str]:
+    """Every record of the export: the runs', then the panels' (``as_json``: as the JSON
+    text ``json.dumps`` gives of each)."""
+    yield from run_records(sessions, run_ids, sight=sight, page=page, as_json=as_json)
+    yield from panel_records(sessions, panel_ids, sight=sight, page=page, as_json=as_json)

@@ -136,8 +136,8 @@ def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[s
 
     count = 0
     if fmt == "jsonl":
-        for record in records(sessions, run_ids, panel_ids, sight, _PAGE):
-            target.write(json.dumps(record, ensure_ascii=False) + "\n")
+        for line in records(sessions, run_ids, panel_ids, sight, _PAGE, as_json=True):
+            target.write(line + "\n")
             count += 1
         return count
     columns = csv_columns(criterion_labels(sessions, run_ids, panel_ids), bool(panel_ids),

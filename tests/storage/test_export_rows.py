@@ -26,7 +26,8 @@ from tests.storage.test_results_sql import SIGHTS, _History
 
 class _Uploaded(_History):
     """A history whose upload has references, its own columns (one a list, one missing on
-    some rows) and texts that need quoting; plus a calibrated run that showed examples."""
+    some rows) and texts that need quoting; a run with a length penalty, a calibrated run
+    that showed examples."""
 
     def __init__(self, sessions, seed: int, size: int = 18):
         super().__init__(sessions, seed, size)
@@ -37,7 +38,8 @@ class _Uploaded(_History):
         self.dataset = datasets.create_dataset(sessions, f"Uploaded {seed}", responses=rows,
                                                actor=ADMIN)
         self.responses = datasets.list_responses(sessions, self.dataset.id, limit=None)
-        self.runs = [make_run(sessions, self.version.id, self.dataset.id),
+        self.runs = [make_run(sessions, self.version.id, self.dataset.id, length_penalty={
+                         "free_budget": 1, "max_cap": 4, "penalty_at_cap": 0.3}),
                      make_run(sessions, self.version.id, self.dataset.id),
                      make_run(sessions, self.version.id, self.dataset.id, grader="one_shot")]
         self.todo = [(run.id, r.id) for run in self.runs for r in self.responses]
