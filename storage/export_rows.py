@@ -41,6 +41,8 @@ from storage.services.panel_results import member_models, panel_results
 from storage.services.panel_upkeep import GRADES, VERDICTS
 
 PAGE = 2000
+# The batches are read through the session's connection: plain Core rows, without the ORM's
+# per-row loading (the columns are all this reads).
 _SEEN = 4096  # distinct vote patterns remembered per panel (memory stays flat)
 
 
@@ -82,7 +84,7 @@ def _static(criteria: Sequence[CriterionInfo]) -> list[tuple[int, dict[str, Any]
 def _reviewed(session: Session, version_id: int, first: int, last: int) -> set[int]:
     """The responses in [first, last] with a decision under the version (any viewer's)."""
     ev = m.EffectiveVerdictRow
-    return set(session.scalars(
+    return set(session.connection().scalars(
         select(ev.response_id).distinct()
         .where(ev.rubric_version_id == version_id, ev.response_id >= first,
                ev.response_id <= last)))
@@ -167,7 +169,7 @@ def _grade_page(session: Session, run_id: int, after: int, page: int) -> list[tu
     """(grade id, response id, score, raw score, error, length penalty, then the response's
     columns) of the run's next ``page`` grades above response ``after``."""
     g = m.GradeRow
-    return session.execute(
+    return session.connection().execute(
         select(g.id, g.response_id, g.score, g.raw_score, g.error, g.length_penalty,
                *_RESPONSE[1:])
         .join(m.ResponseRow, m.ResponseRow.id == g.response_id)
@@ -181,7 +183,7 @@ def _judged(session: Session, run_id: int, first: int, last: int
     responses in [first, last]."""
     g, gc = m.GradeRow, m.GradeCriterionRow
     found: dict[int, dict[int, tuple]] = {}
-    for grade_id, cid, *judge in session.execute(
+    for grade_id, cid, *judge in session.connection().execute(
             select(gc.grade_id, gc.criterion_id, gc.verdict, gc.option, gc.reason, gc.error)
             .join(g, g.id == gc.grade_id)
             .where(g.run_id == run_id, g.response_id >= first, g.response_id <= last)):
@@ -308,7 +310,7 @@ def _panel_page(session: Session, panel_id: int, after: int, page: int) -> list[
     """(response id, score, raw score, error, cost, then the response's columns) of the
     panel's next ``page`` stored grades above response ``after``."""
     g = GRADES.c
-    return session.execute(
+    return session.connection().execute(
         select(g.response_id, g.score, g.raw_score, g.error, g.cost, *_RESPONSE[1:])
         .join(m.ResponseRow, m.ResponseRow.id == g.response_id)
         .where(g.panel_id == panel_id, g.response_id > after)
@@ -320,7 +322,7 @@ def _panel_verdicts(session: Session, panel_id: int, first: int, last: int
     """Response -> criterion -> (verdict, option, tie, note, votes) in [first, last]."""
     v = VERDICTS.c
     found: dict[int, dict[int, tuple]] = {}
-    for rid, cid, *decision in session.execute(
+    for rid, cid, *decision in session.connection().execute(
             select(v.response_id, v.criterion_id, v.verdict, v.option, v.tie, v.note,
                    cast(v.votes, Text))
             .where(v.panel_id == panel_id, v.response_id >= first, v.response_id <= last)):
