@@ -186,7 +186,7 @@ def _judged(session: Session, run_id: int, first: int, last: int
     for grade_id, cid, *judge in session.connection().execute(
             select(gc.grade_id, gc.criterion_id, gc.verdict, gc.option, gc.reason, gc.error)
             .join(g, g.id == gc.grade_id)
-            .where(g.run_id == run_id, g.response_id >= first, g.response_id <= last)):
+            .where(g.run_id == run_id, g.response_id >= first, g.response_id <= last)).all():
         found.setdefault(grade_id, {})[cid] = judge
     return found
 
@@ -325,7 +325,8 @@ def _panel_verdicts(session: Session, panel_id: int, first: int, last: int
     for rid, cid, *decision in session.connection().execute(
             select(v.response_id, v.criterion_id, v.verdict, v.option, v.tie, v.note,
                    cast(v.votes, Text))
-            .where(v.panel_id == panel_id, v.response_id >= first, v.response_id <= last)):
+            .where(v.panel_id == panel_id, v.response_id >= first, v.response_id <= last)
+            ).all():
         found.setdefault(rid, {})[cid] = decision
     return found
 
