@@ -124,6 +124,46 @@ def flatten(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+class _Layout:
+    """``flatten`` laid out in the CSV's columns, without a dict per row: the same cells
+    (the last write of a column wins, as in the dict)."""
+
+    def __init__(self, columns: Sequence[str]):
+        self.width = len(columns)
+        self.index: dict[str, list[int]] = {}
+        for i, column in enumerate(columns):
+            self.index.setdefault(column, []).append(i)
+        self.base = [(key, self.index[key]) for key in
+                     BASE_COLUMNS + PANEL_COLUMNS + RESPONSE_COLUMNS if key in self.index]
+        self.disputed = self.index.get("disputed_criteria", [])
+        self.fields: dict[str, list[tuple[str, list[int]]]] = {}
+
+    def _fields(self, name: str) -> list[tuple[str, list[int]]]:
+        found = self.fields.get(name)
+        if found is None:
+            found = self.fields[name] = [
+                (field, self.index[f"{name}.{field}"])
+                for field in CRITERION_FIELDS + PANEL_CRITERION_FIELDS
+                if f"{name}.{field}" in self.index]
+        return found
+
+    def row(self, record: dict[str, Any]) -> list[Any]:
+        row: list[Any] = [None] * self.width
+        for key, at in self.base:
+            for i in at:
+                row[i] = record.get(key)
+        for column, value in (record.get("upload") or {}).items():
+            for i in self.index.get(UPLOAD_PREFIX + column, ()):
+                row[i] = _cell(value)
+        for i in self.disputed:
+            row[i] = NAME_SEPARATOR.join(record.get("disputed_criteria") or ())
+        for criterion in record["criteria"]:
+            for field, at in self._fields(criterion["name"]):
+                for i in at:
+                    row[i] = criterion.get(field)
+        return row
+
+
 def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[str],
                   fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = (), *,
                   sight: Sight = EVERYTHING) -> int:
@@ -144,9 +184,9 @@ def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[s
                           export_upload_columns(sessions, run_ids, panel_ids))
     writer = csv_cells.writer(target)
     writer.writerow(columns)
+    layout = _Layout(columns)  # each record's cells as [flatten(record)[c] for c in columns]
     for record in records(sessions, run_ids, panel_ids, sight, _PAGE):
-        row = flatten(record)
-        writer.writerow([row.get(column) for column in columns])
+        writer.writerow(layout.row(record))
         count += 1
     return count
 
