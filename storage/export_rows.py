@@ -4,15 +4,16 @@ responses as uploaded, then a panel's stored decisions (``panel_grades`` /
 
 A response nobody reviewed under the version (no row in ``effective_verdicts``) has an
 effective grade that is the judge's (or the panel's) own: its record is written straight
-from the columns, with no per-grade object and no aggregation. The others fall back on the
-per-grade builder (storage/export_records.py), a batch's worth at a time:
+from the columns (storage/export_lines.py for JSONL), with no per-grade object and no
+aggregation. The kept tables cannot answer the others, a batch's worth at a time:
 
 - a reviewed response: the kept effective scores (``effective_run_scores``,
   ``effective_panel_scores``) hold the score and the error but not the effective raw score
-  the record carries, and a blind viewer sees only some of the decisions, so its effective
-  grade is aggregated again (``compute_effective_grade``) from the kept decisions;
+  the record carries, so its grade is aggregated again from the rows just read and the
+  kept decisions (storage/export_reviewed.py); for a viewer who may not see every verdict,
+  through the per-grade builder (storage/export_records.py), which reads what they may see;
 - a panel's unsettled response (``panels.unsettled``: a member still grading it, or stored
-  under another tie rule): its stored decision is not the one read.
+  under another tie rule): its stored decision is not the one read (``panel_results``).
 
 The records are those of the per-grade builder, key for key (tests/storage/
 test_export_rows.py compares the exports byte for byte)."""
@@ -122,6 +123,8 @@ def run_records(sessions: SessionFactory, run_ids: Sequence[int], *,
                 first, last = grades[0][1], grades[-1][1]
                 judged = _judged(session, run_id, first, last)
                 reviewed = _reviewed(session, version.id, first, last)
+                # Reviewed: no effective raw score is kept, so these few are aggregated
+                # again (from the kept decisions; a blind viewer's through the old builder).
                 if reviewed and sight.sees_all:
                     redone = effective_rows.run_grades(
                         session, run, version, [g for g in grades if g[1] in reviewed],
@@ -242,7 +245,11 @@ def panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
                 decided = _panel_verdicts(session, panel_id, first, last)
                 redo = _reviewed(session, version.id, first, last)
                 redone = {}
-                if sight.sees_all:  # the settled ones from the kept decisions
+                # Reviewed (no effective raw score kept) and settled: aggregated again from
+                # the stored decisions and people's kept ones; unsettled ones (a member
+                # still grading: ``panel_results.any_unsettled``) and a blind viewer's
+                # reviewed ones through ``panel_results``, which decides them as read.
+                if sight.sees_all:
                     redone = effective_rows.panel_results(
                         session, panel, version, sorted(redo - unsettled))
             redo = (redo | {g[0] for g in grades if g[0] in unsettled}) - set(redone)
