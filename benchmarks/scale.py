@@ -10,7 +10,8 @@ this moves, so the second read is what the next person pays). Prints a table wit
 RSS of each read measured alone: the read run once more, cold, in a fresh process of its own
 (``--child-read``), beside the peak of such a process that reads nothing (imports, engine).
 The export of the N x 3 runs + the panel is timed the way the app's download button writes
-it (a page at a time into a temporary file) and the way it did before (one string).
+it (a batch at a time into a temporary file), its records read as rows (JSONL and CSV) and
+built per grade as before (storage.export_records).
 
     .venv/bin/python benchmarks/scale.py --size 10000               # a temp SQLite file
     .venv/bin/python benchmarks/scale.py --size 10000 --postgres    # a throwaway PostgreSQL
@@ -49,7 +50,7 @@ from sqlalchemy.orm import aliased
 
 from grading.aggregation import aggregate_verdicts
 from grading.types import Criterion, Verdict
-from storage import exports
+from storage import export_records, exports
 from storage import models as m
 from storage.engine import SessionFactory, open_database
 from storage.jobs import panel_fills
@@ -293,16 +294,20 @@ def _export_rows(w: World):
     return runs_part.union_all(panel_part)
 
 
-def export_to_file(sessions: SessionFactory, w: World) -> int:
-    """The app's download: written a page at a time to a temporary file; its size."""
-    with exports.results_export_file(sessions, w.run_ids, "jsonl", [w.panel_id]) as found:
+def export_to_file(sessions: SessionFactory, w: World, fmt: str = "jsonl") -> int:
+    """The app's download: written a batch at a time to a temporary file; its size."""
+    with exports.results_export_file(sessions, w.run_ids, fmt, [w.panel_id]) as found:
         return os.fstat(found.fileno()).st_size
 
 
-def export_as_string(sessions: SessionFactory, w: World) -> int:
-    """The download as it was built before: the whole export as one string, then bytes."""
-    return len(exports.results_export(sessions, w.run_ids, "jsonl", [w.panel_id])
-               .encode("utf-8"))
+def export_per_grade(sessions: SessionFactory, w: World) -> int:
+    """The download as its records were built before they were read as rows: per grade
+    (storage.export_records), written to a file the same way."""
+    saved, exports.records = exports.records, export_records.records
+    try:
+        return export_to_file(sessions, w)
+    finally:
+        exports.records = saved
 
 
 def _grade_keys(w: World):
@@ -646,11 +651,14 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          q(sessions, _reviewer_queue, w), "SQL: first 50 not done by ana, dataset order"),
         ("a reviewer's queue, grade facts cached (the page)", page_queue,
          q(sessions, _reviewer_queue, w), "as above; the page caches the judges' facts"),
-        ("export, 3 runs + panel, JSONL, streamed to a file (new)",
+        ("export, 3 runs + panel, JSONL, read as rows, to a file (new)",
          lambda: export_to_file(sessions, w), q(sessions, _export_rows, w),
          "SQL: every grade x criterion row and panel verdict, fetched"),
-        ("export, 3 runs + panel, JSONL, one string (before)",
-         lambda: export_as_string(sessions, w), q(sessions, _export_rows, w), "as above"),
+        ("export, 3 runs + panel, CSV, read as rows, to a file (new)",
+         lambda: export_to_file(sessions, w, "csv"), q(sessions, _export_rows, w),
+         "as above"),
+        ("export, 3 runs + panel, JSONL, built per grade, to a file (before)",
+         lambda: export_per_grade(sessions, w), q(sessions, _export_rows, w), "as above"),
     ]
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from sqlalchemy import select
 
+from storage import export_records, exports
 from storage import models as m
 from storage.repositories import effective as effective_repo
 from storage.repositories import verdicts as verdict_repo
@@ -99,6 +100,8 @@ SWAPS = [
     # Agreement's panel sources from every PanelGrade (issue 41, step 4)
     (agreement_sources, "panel_sources", panel_results.recomputed_sources),
     (agreement_sources, "reviewer_verdicts", reviewer_verdicts),
+    # the exports' records built per grade, not read as rows (issue 41, the export)
+    (exports, "records", export_records.records),
 ]
 
 
