@@ -141,7 +141,7 @@ def pairwise_agreement(
             for pair, found in counts.items()}
 
 
-def _kept_judges_fit(data: AgreementData, judges: agreement_judge_counts.JudgePatterns,
+def kept_judges_fit(data: AgreementData, judges: agreement_judge_counts.JudgePatterns,
                      keys: Sequence[str], voters: Sequence[int]) -> bool:
     """The kept judges' count is of these sources, numbered as this count numbers them."""
     return ((judges.rubric_version_id, judges.dataset_id)
@@ -227,7 +227,23 @@ def report_counts(sessions: SessionFactory, data: AgreementData,
     A panel whose stored decisions are not all the ones read (a member still grading,
     another tie rule) is left to the report, as is any source whose counts do not describe
     as many verdicts as ``data`` has. MET/UNMET rubrics only."""
-    criteria = [c.id for c in data.criteria]
+    sides, voters = count_sides(sessions, data)
+    keys = list(sides)
+    rows = None
+    if judges is not None and kept_judges_fit(data, judges, keys, voters):
+        rows = agreement_judge_counts.combined_rows(
+            sessions, judges, [sides[k] for k in keys], voters)
+    if rows is None and keys:
+        with sessions() as session:
+            rows = session.execute(patterns_query([sides[k] for k in keys], voters)).all()
+    return counts_from_rows(data, keys, voters, rows or [])
+
+
+def count_sides(sessions: SessionFactory, data: AgreementData
+                ) -> tuple[dict[str, Select], list[int]]:
+    """The queries of ``data``'s verdict sources the count reads, in the report's order
+    (not a panel whose stored decisions are not all the ones read), and the positions of
+    alpha's voters among them (not panels)."""
     sides: dict[str, Select] = {}
     with sessions() as session:
         for source in data.verdict_sources:
@@ -235,16 +251,15 @@ def report_counts(sessions: SessionFactory, data: AgreementData,
                 continue
             if (side := side_of(data, source.key)) is not None:
                 sides[source.key] = side
-        keys = list(sides)
-        voters = [i for i, key in enumerate(keys) if not data.source(key).is_panel]
-    rows = None
-    if judges is not None and _kept_judges_fit(data, judges, keys, voters):
-        rows = agreement_judge_counts.combined_rows(
-            sessions, judges, [sides[k] for k in keys], voters)
-    if rows is None and keys:
-        with sessions() as session:
-            rows = session.execute(patterns_query([sides[k] for k in keys], voters)).all()
-    rows = rows or []
+    voters = [i for i, key in enumerate(sides) if not data.source(key).is_panel]
+    return sides, voters
+
+
+def counts_from_rows(data: AgreementData, keys: Sequence[str], voters: Sequence[int],
+                     rows: Iterable[Sequence]) -> ReportCounts:
+    """``report_counts`` from the pattern rows of the sources ``keys`` (``patterns_query``'s,
+    however they were made)."""
+    criteria = [c.id for c in data.criteria]
     width = len(keys)
     verdicts: list[Counter[int]] = [Counter() for _ in keys]  # per source, per criterion
     pairs: dict[tuple[int, int], CountsByCriterion] = {

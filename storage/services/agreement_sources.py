@@ -154,6 +154,15 @@ def gather_sources(
     ``within`` (with ``complete=False``): a query of the response ids whose judge verdicts
     to read instead (default: the reviewed responses).
     """
+    return gather_with_newest(sessions, rubric_version_id, dataset_id, complete, within)[0]
+
+
+def gather_with_newest(
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+    complete: bool = True, within: Select | None = None,
+) -> tuple[AgreementData, dict[str, int]]:
+    """``gather_sources``, and the id of each reviewer's newest current verdict (whose name
+    ``reviewer_names`` holds): what the kept report patches (agreement_kept)."""
     if not complete and within is None:
         within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
     if complete:
@@ -204,7 +213,7 @@ def gather_sources(
         ))
     human_scores = _human_scores(gathered.scorings, rubric_version_id, criteria,
                                  {rid: by_response[rid] for rid in whole}, texts)
-    per_reviewer, names, seconds = _per_reviewer(own)
+    per_reviewer, names, seconds, newest = _per_reviewer(own)
     held_out = {key: calibration.HeldOut.of(k, set(reviewed), shown)
                 for key, (k, shown) in gathered.shown.items()}
     data = AgreementData(
@@ -216,7 +225,7 @@ def gather_sources(
         reviewer_verdicts=per_reviewer, reviewer_names=names, reviewer_seconds=seconds,
         complete=complete,
     )
-    return data if complete else _uncounted(data)
+    return (data if complete else _uncounted(data)), newest
 
 
 def _uncounted(data: AgreementData) -> AgreementData:
@@ -321,9 +330,11 @@ def _human_scores(
 
 
 def _per_reviewer(own: list[HumanVerdictInfo]) -> tuple[
-        dict[str, dict[Key, Verdict]], dict[str, str], dict[str, dict[int, float]]]:
+        dict[str, dict[Key, Verdict]], dict[str, str], dict[str, dict[int, float]],
+        dict[str, int]]:
     """Each reviewer's verdicts, name (the one of their newest verdict: a signed-in person's
-    name may change), and seconds per response (the longest save of each)."""
+    name may change), seconds per response (the longest save of each), and the id of the
+    newest verdict."""
     per_reviewer: dict[str, dict[Key, Verdict]] = defaultdict(dict)
     newest: dict[str, HumanVerdictInfo] = {}  # the name a reviewer last saved with
     seconds: dict[str, dict[int, float]] = defaultdict(dict)
@@ -335,7 +346,8 @@ def _per_reviewer(own: list[HumanVerdictInfo]) -> tuple[
             spent = seconds[h.reviewer_key]
             spent[h.response_id] = max(spent.get(h.response_id, 0.0), h.review_seconds)
     names = {key: h.reviewer for key, h in newest.items()}
-    return dict(per_reviewer), names, dict(seconds)
+    return (dict(per_reviewer), names, dict(seconds),
+            {key: h.id for key, h in newest.items()})
 
 
 def current_human_verdicts(
