@@ -40,12 +40,21 @@ class ScoreAgreement:
 
 def compare_scores(a: ScoreSource, b: ScoreSource) -> ScoreAgreement:
     """Pearson, Spearman, mean |B - A| and mean (B - A) over the keys scored by both sources."""
-    keyed_a, keyed_b = ({k: _finite(v) for k, v in s.items()} for s in align_sources([a, b]))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        # B's scores of keys A has not are only counted (and checked): a judge's 100,000
+        # scores against people's few thousand are not copied (same figures).
+        keyed_a = {k: _finite(v) for k, v in a.items() if v is not None}
+        scored_b = _checked_count(b)
+        keyed_b = {k: _finite(b[k]) for k in keyed_a if b.get(k) is not None}
+    else:
+        keyed_a, keyed_b = ({k: _finite(v) for k, v in s.items()}
+                            for s in align_sources([a, b]))
+        scored_b = len(keyed_b)
     shared = [key for key in keyed_a if key in keyed_b]
     xs = [keyed_a[key] for key in shared]
     ys = [keyed_b[key] for key in shared]
     n = len(shared)
-    counts = {"pairs_used": n, "only_in_a": len(keyed_a) - n, "only_in_b": len(keyed_b) - n}
+    counts = {"pairs_used": n, "only_in_a": len(keyed_a) - n, "only_in_b": scored_b - n}
     if n == 0:
         return ScoreAgreement(
             **counts, pearson=None, spearman=None, mean_absolute_difference=None,
@@ -76,6 +85,17 @@ def compare_scores(a: ScoreSource, b: ScoreSource) -> ScoreAgreement:
         mean_signed_difference=math.fsum(d / n for d in differences),
         note=note,
     )
+
+
+def _checked_count(scores: Mapping[Any, float | None]) -> int:
+    """How many scores are not None, each checked as ``_finite`` checks it."""
+    found = 0
+    for value in scores.values():
+        if value is not None:
+            if not math.isfinite(float(value)):
+                _finite(value)
+            found += 1
+    return found
 
 
 def _finite(value: Any) -> float:

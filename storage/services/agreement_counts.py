@@ -39,9 +39,9 @@ from storage import models as m
 from storage.engine import SessionFactory
 from storage.repositories import rubrics as rubric_repo
 from storage.services import agreement_judge_counts, panels
+from storage.services.agreement_folded import FoldedRows
 from storage.services.agreement_sides import (
     DECODE,
-    RANK,
     patterns_query,
     people_side,
     run_side,
@@ -259,22 +259,21 @@ def counts_from_rows(data: AgreementData, keys: Sequence[str], voters: Sequence[
                      rows: Iterable[Sequence]) -> ReportCounts:
     """``report_counts`` from the pattern rows of the sources ``keys`` (``patterns_query``'s,
     however they were made)."""
+    return counts_from_folded(data, keys, FoldedRows.of(rows, len(keys), voters))
+
+
+def counts_from_folded(data: AgreementData, keys: Sequence[str],
+                       folded: FoldedRows) -> ReportCounts:
+    """``counts_from_rows`` from the rows folded (``FoldedRows``): the rows of units where
+    the voters disagree are one per unit, already in the order alpha sums them, and the
+    pairs are summed per pattern."""
     criteria = [c.id for c in data.criteria]
-    width = len(keys)
+    width, voters = len(keys), list(folded.voters)
     verdicts: list[Counter[int]] = [Counter() for _ in keys]  # per source, per criterion
     pairs: dict[tuple[int, int], CountsByCriterion] = {
         (a, b): {} for a, b in combinations(range(width), 2)}
     alpha_totals: dict[int, Counter[str]] = {}
-    disagreeing: list[tuple[int, int, int, int, int]] = []
-    # The rows of units where the voters disagree are one per unit (alpha sums them in
-    # order): fold every row into its pattern first, so the pairs are summed per pattern.
-    coded: Counter[tuple[int, tuple[int | None, ...]]] = Counter()
-    for row in rows:
-        cid, codes, rid, n = row[0], tuple(row[1:1 + width]), row[-3], int(row[-1])
-        coded[cid, codes] += n
-        if rid is not None:
-            cast = [codes[i] for i in voters]
-            disagreeing.append((cid, rid, int(row[-2]), cast.count(1), cast.count(2)))
+    coded = folded.coded
     patterns: Counter[tuple[int, tuple[Verdict | None, ...]]] = Counter()
     for (cid, codes), n in coded.items():
         found = [DECODE[c] for c in codes]
@@ -310,7 +309,7 @@ def counts_from_rows(data: AgreementData, keys: Sequence[str], voters: Sequence[
     counted_voters = [i for i in voters if totals[keys[i]]]
     alpha = None
     if counted_voters and all(fits.get(key) for key in every_voter):
-        alpha = _alpha(len(counted_voters), criteria, alpha_totals, disagreeing)
+        alpha = _alpha(len(counted_voters), criteria, alpha_totals, folded)
     return ReportCounts(
         pairwise=pairwise, alpha=alpha,
         totals={key: n for key, n in totals.items() if fits[key]},
@@ -318,11 +317,11 @@ def counts_from_rows(data: AgreementData, keys: Sequence[str], voters: Sequence[
 
 
 def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]],
-           disagreeing: list[tuple[int, int, int, int, int]],
-           ) -> MultiSourceAgreementByCriterion:
+           folded: FoldedRows) -> MultiSourceAgreementByCriterion:
     """Alpha over every key and per criterion from the patterns' sums; the units where the
     sources disagree are summed in the order ``krippendorff_alpha_by_criterion`` meets them
-    (the first source's keys first, in its order), so the floats are the same."""
+    (the first source's keys first, in its order: ``FoldedRows``), so the floats are the
+    same."""
 
     def alpha(units_in: Sequence[int], ordered: list) -> MultiSourceAgreement:
         summed: Counter[str] = Counter()
@@ -334,14 +333,8 @@ def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]
             excluded_cannot_assess=summed["ca"],
             disagreeing=[(met, unmet) for *_key, met, unmet in ordered])
 
-    # Over every key: the first source's keys in its order (response, then its place).
-    overall = sorted(disagreeing, key=lambda d: (d[2] // RANK, d[1], d[2] % RANK, d[0]))
-    per_criterion = {}
-    for cid in criteria:
-        mine = sorted((d for d in disagreeing if d[0] == cid),
-                      key=lambda d: (d[2] // RANK, d[1]))
-        per_criterion[cid] = alpha([cid], mine)
-    return MultiSourceAgreementByCriterion(overall=alpha(criteria, overall),
+    per_criterion = {cid: alpha([cid], folded.by_criterion.get(cid, [])) for cid in criteria}
+    return MultiSourceAgreementByCriterion(overall=alpha(criteria, folded.overall),
                                            per_criterion=per_criterion)
 
 

@@ -20,6 +20,7 @@ Every figure is the one ``build_report(gather_sources(...))`` gives, and the dat
 
 from __future__ import annotations
 
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -44,6 +45,7 @@ from storage.services import (
     panels,
 )
 from storage.services.agreement import HUMAN, AgreementData, AgreementReport
+from storage.services.agreement_folded import FoldedRows
 from storage.services.agreement_judge_counts import JudgePatterns, judge_stamp
 from storage.services.agreement_sides import side_of, unit_rows_query
 from storage.services.agreement_sources import data_stamp, gather_with_newest, with_counts
@@ -69,6 +71,28 @@ class KeptReport:
     newest: dict[str, int]  # reviewer -> id of their newest current verdict
     units: dict[int, Counter]  # reviewed response -> its share of the count's rows
     total: Counter  # the whole count's rows
+    folded: FoldedRows  # the same rows folded as the report sums them
+
+
+class KeptSlot:
+    """One set's kept report, shared by whoever reads it (the page's sessions): brought up
+    to date under a lock, so two readers do not patch or build it twice at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: KeptReport | None = None
+
+    def report(self, sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+               judges: JudgePatterns | None) -> AgreementReport:
+        """The report now: the kept one patched, built anew, or (when it cannot be kept)
+        ``agreement.agreement_report``'s."""
+        with self._lock:
+            self._kept = kept_report(sessions, rubric_version_id, dataset_id, self._kept,
+                                     judges)
+            if self._kept is not None:
+                return self._kept.report
+        return agreement.agreement_report(sessions, rubric_version_id, dataset_id,
+                                          judges=judges)
 
 
 def kept_report(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
@@ -112,11 +136,14 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     for share in units.values():
         total.update(share)
     scorings, excluded = _judge_settings(sessions, rubric_version_id, dataset_id, data)
-    report = _counted_report(data, keys, voters, total)
+    total = Counter({row: n for row, n in total.items() if n})
+    folded = FoldedRows.of(((*row, n) for row, n in total.items()), len(keys), voters)
+    report = _counted_report(data, keys, total, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
     return KeptReport(rubric_version_id, dataset_id, before, report, judges, tuple(keys),
-                      tuple(voters), reviewed, scorings, excluded, newest, units, total)
+                      tuple(voters), reviewed, scorings, excluded, newest, units, total,
+                      folded)
 
 
 def advance(sessions: SessionFactory, kept: KeptReport,
@@ -146,29 +173,33 @@ def advance(sessions: SessionFactory, kept: KeptReport,
     if data is None:
         return None
     units = dict(kept.units)
-    total = Counter(kept.total)
+    change: Counter = Counter()
     for rid in touched:
-        total.subtract(units.pop(rid, Counter()))
+        change.subtract(units.pop(rid, Counter()))
     new_units = _units(sessions, kept.judges, [side_of(data, key) for key in kept.keys],
                        kept.voters, sorted(fresh.reviewed)) if fresh.reviewed else {}
     for rid, share in new_units.items():
         units[rid] = share
-        total.update(share)
-    report = _counted_report(data, list(kept.keys), list(kept.voters), total)
+        change.update(share)
+    total = Counter(kept.total)
+    total.update(change)
+    if any(n < 0 for n in total.values()):
+        return None
+    folded = kept.folded.patched(change, kept.total)
+    total = Counter({row: n for row, n in total.items() if n})
+    report = _counted_report(data, list(kept.keys), total, folded)
     if report is None or data_stamp(sessions, version_id, dataset_id) != stamp:
         return None
     return replace(kept, stamp=stamp, report=report, reviewed=kept.reviewed | fresh.reviewed,
-                   newest=fresh.newest, units=units,
-                   total=Counter({row: n for row, n in total.items() if n}))
+                   newest=fresh.newest, units=units, total=total, folded=folded)
 
 
-def _counted_report(data: AgreementData, keys: list[str], voters: list[int],
-                    total: Counter) -> AgreementReport | None:
+def _counted_report(data: AgreementData, keys: list[str], total: Counter,
+                    folded: FoldedRows) -> AgreementReport | None:
     """The report from the whole count's rows, checked as ``agreement_report`` checks it."""
     if any(n < 0 for n in total.values()):
         return None
-    rows = [(*row, n) for row, n in total.items() if n]
-    counted = agreement_counts.counts_from_rows(data, keys, voters, rows)
+    counted = agreement_counts.counts_from_folded(data, keys, folded)
     data = with_counts(data, counted.totals)
     people_pairs = not data.reviewer_verdicts or any(s.is_human for s in data.verdict_sources)
     if not counted.covers(data) or not people_pairs:

@@ -144,3 +144,27 @@ def test_the_merge_puts_the_touched_responses_back_in_response_order():
                                     ((3, 6), "y"), ((3, 5), "x"), ((7, 5), "d"),
                                     ((9, 1), "w")]
     assert agreement_kept.merged(old, {}, {1}) == {(3, 5): "c", (7, 5): "d"}
+
+
+def test_the_slot_patches_its_report_and_reads_the_whole_one_when_it_cannot_keep_it(
+        sessions):
+    version, dataset = _random_world(sessions, 34, responses=12)
+    judges = agreement_judge_counts.judge_patterns(sessions, version.id, dataset.id)
+    slot = agreement_kept.KeptSlot()
+    first = slot.report(sessions, version.id, dataset.id, judges)
+    rid = min(first.data.response_labels)
+
+    def save(value: Verdict) -> None:
+        reviews.set_human_verdict(sessions, actor=local_actor("ana"), response_id=rid,
+                                  criterion_id=version.criteria[1].id, verdict=value)
+
+    save(U)
+    patched = slot.report(sessions, version.id, dataset.id, judges)
+    assert slot._kept is not None and slot._kept.report is patched
+    assert patched == agreement.agreement_report(sessions, version.id, dataset.id)
+    save(M)
+    unkept = slot.report(sessions, version.id, dataset.id, None)  # no judges' share
+
+    assert slot._kept is None
+    assert unkept == agreement.agreement_report(sessions, version.id, dataset.id)
+    assert unkept != patched
