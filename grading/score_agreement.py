@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from grading.agreement import align_sources
 
 ScoreSource = Mapping[Any, float | None] | Sequence[float | None]
@@ -88,7 +90,15 @@ def compare_scores(a: ScoreSource, b: ScoreSource) -> ScoreAgreement:
 
 
 def _checked_count(scores: Mapping[Any, float | None]) -> int:
-    """How many scores are not None, each checked as ``_finite`` checks it."""
+    """How many scores are not None, each checked as ``_finite`` checks it (at once when
+    they are all plain finite numbers)."""
+    try:
+        values = np.fromiter(scores.values(), dtype=float, count=len(scores))
+    except (TypeError, ValueError):  # a None among them, or what float() must judge
+        pass
+    else:
+        if np.isfinite(values).all():
+            return len(scores)
     found = 0
     for value in scores.values():
         if value is not None:

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from operator import itemgetter
 
 from sqlalchemy import (
     Select,
@@ -331,9 +332,13 @@ def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]
             sources=sources, units=summed["units"], pairable_units=summed["pairable"],
             values_used=summed["values"], met=summed["met"],
             excluded_cannot_assess=summed["ca"],
-            disagreeing=[(met, unmet) for *_key, met, unmet in ordered])
+            disagreeing=map(met_unmet, ordered))
 
+    # (met, unmet) are the last two of an entry: FoldedRows' overall ones are 6 long, the
+    # per-criterion ones 4
+    met_unmet = itemgetter(2, 3)
     per_criterion = {cid: alpha([cid], folded.by_criterion.get(cid, [])) for cid in criteria}
+    met_unmet = itemgetter(4, 5)
     return MultiSourceAgreementByCriterion(overall=alpha(criteria, folded.overall),
                                            per_criterion=per_criterion)
 

@@ -137,8 +137,10 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
         total.update(share)
     scorings, excluded = _judge_settings(sessions, rubric_version_id, dataset_id, data)
     total = Counter({row: n for row, n in total.items() if n})
+    if any(n < 0 for n in total.values()):
+        return None  # as combined_rows: not a count of these verdicts
     folded = FoldedRows.of(((*row, n) for row, n in total.items()), len(keys), voters)
-    report = _counted_report(data, keys, total, folded)
+    report = _counted_report(data, keys, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
     return KeptReport(rubric_version_id, dataset_id, before, report, judges, tuple(keys),
@@ -182,23 +184,25 @@ def advance(sessions: SessionFactory, kept: KeptReport,
         units[rid] = share
         change.update(share)
     total = Counter(kept.total)
-    total.update(change)
-    if any(n < 0 for n in total.values()):
-        return None
+    for row, n in change.items():
+        now = total.get(row, 0) + n
+        if now < 0:
+            return None  # not the count of these verdicts: read the report anew
+        if now:
+            total[row] = now
+        else:
+            total.pop(row, None)
     folded = kept.folded.patched(change, kept.total)
-    total = Counter({row: n for row, n in total.items() if n})
-    report = _counted_report(data, list(kept.keys), total, folded)
+    report = _counted_report(data, list(kept.keys), folded)
     if report is None or data_stamp(sessions, version_id, dataset_id) != stamp:
         return None
     return replace(kept, stamp=stamp, report=report, reviewed=kept.reviewed | fresh.reviewed,
                    newest=fresh.newest, units=units, total=total, folded=folded)
 
 
-def _counted_report(data: AgreementData, keys: list[str], total: Counter,
+def _counted_report(data: AgreementData, keys: list[str],
                     folded: FoldedRows) -> AgreementReport | None:
     """The report from the whole count's rows, checked as ``agreement_report`` checks it."""
-    if any(n < 0 for n in total.values()):
-        return None
     counted = agreement_counts.counts_from_folded(data, keys, folded)
     data = with_counts(data, counted.totals)
     people_pairs = not data.reviewer_verdicts or any(s.is_human for s in data.verdict_sources)
@@ -351,10 +355,15 @@ def _patched_data(kept: KeptReport, fresh: _Touched) -> AgreementData | None:
     humans = {(h.response_id, h.criterion_id): h for h in fresh.applied}
     verdicts = dict(data.verdicts)
     reasons = dict(data.reasons)
+    criteria = [c.id for c in data.criteria]
+
+    def keys_of(rid: int) -> list[tuple[int, int]]:
+        return [(rid, cid) for cid in criteria]
+
     verdicts[HUMAN] = merged(data.verdicts[HUMAN], {k: h.choice for k, h in humans.items()},
-                             touched)
+                             touched, keys_of=keys_of)
     reasons[HUMAN] = merged(data.reasons[HUMAN], {k: h.note for k, h in humans.items()},
-                            touched)
+                            touched, keys_of=keys_of)
     if not verdicts[HUMAN]:
         return None
     new = set(fresh.reviewed - kept.reviewed)
@@ -372,12 +381,13 @@ def _patched_data(kept: KeptReport, fresh: _Touched) -> AgreementData | None:
         if fresh.newest.get(h.reviewer_key) == h.id:
             names[h.reviewer_key] = h.reviewer
     per_reviewer = _by_first({
-        key: merged(data.reviewer_verdicts.get(key, {}), own.get(key, {}), touched)
+        key: merged(data.reviewer_verdicts.get(key, {}), own.get(key, {}), touched,
+                    keys_of=keys_of)
         for key in [*data.reviewer_verdicts, *(k for k in own if k not in
                                                 data.reviewer_verdicts)]})
     spent = _by_first({
         key: merged(data.reviewer_seconds.get(key, {}), seconds.get(key, {}), touched,
-                    response=lambda rid: rid)
+                    response=_itself, keys_of=_alone)
         for key in [*data.reviewer_seconds, *(k for k in seconds if k not in
                                                data.reviewer_seconds)]})
     if set(names) != set(per_reviewer):
@@ -389,7 +399,7 @@ def _patched_data(kept: KeptReport, fresh: _Touched) -> AgreementData | None:
         json = scoring.model_dump_json()
         if json not in by_settings:
             by_settings[json] = merged(data.human_scores[key], fresh.human_scores[json],
-                                       touched, response=lambda rid: rid)
+                                       touched, response=_itself, keys_of=_alone)
         human_scores[key] = by_settings[json]
     counts = Counter(rid for rid, _cid in verdicts[HUMAN])
     whole = sum(1 for n in counts.values() if n == len(data.criteria))
@@ -404,6 +414,14 @@ def _patched_data(kept: KeptReport, fresh: _Touched) -> AgreementData | None:
                    reviewer_seconds=spent, held_out=held_out)
 
 
+def _itself(rid: int) -> int:
+    return rid
+
+
+def _alone(rid: int) -> list[int]:
+    return [rid]
+
+
 def _by_first(per: dict[str, dict]) -> dict[str, dict]:
     """Non-empty entries, in the order of their first key (``gather_sources`` meets
     reviewers response by response)."""
@@ -412,12 +430,21 @@ def _by_first(per: dict[str, dict]) -> dict[str, dict]:
 
 
 def merged(old: dict, fresh: dict, touched: Iterable[int],
-           response=lambda key: key[0]) -> dict:
+           response=lambda key: key[0], keys_of=None) -> dict:
     """``old`` (ordered by response) without the ``touched`` responses' entries and with
-    ``fresh``'s (theirs, ordered by response) in their place, in response order."""
+    ``fresh``'s (theirs, ordered by response) in their place, in response order.
+    ``keys_of``: a response's possible keys; when the touched responses keep the very keys
+    they had (a changed verdict), their values are replaced where they stand (the order
+    within a response follows its keys)."""
     touched = set(touched)
     if not touched:
         return old
+    if keys_of is not None:
+        before = {key for rid in touched for key in keys_of(rid) if key in old}
+        if before == set(fresh) and all(response(key) in touched for key in fresh):
+            out = dict(old)
+            out.update(fresh)
+            return out
     pending: dict[int, list] = defaultdict(list)
     for key, value in fresh.items():
         pending[response(key)].append((key, value))

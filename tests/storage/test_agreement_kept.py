@@ -168,3 +168,19 @@ def test_the_slot_patches_its_report_and_reads_the_whole_one_when_it_cannot_keep
     assert slot._kept is None
     assert unkept == agreement.agreement_report(sessions, version.id, dataset.id)
     assert unkept != patched
+
+
+def test_a_changed_value_stays_where_it_stood_and_new_keys_go_in_response_order():
+    old = {(1, 5): "a", (1, 6): "b", (3, 6): "c", (3, 5): "d", (7, 5): "e"}
+
+    def keys_of(rid):
+        return [(rid, 5), (rid, 6)]
+
+    same = agreement_kept.merged(old, {(3, 5): "x", (3, 6): "y"}, {3}, keys_of=keys_of)
+    grown = agreement_kept.merged(old, {(3, 6): "y", (3, 5): "x", (4, 5): "z"}, {3, 4},
+                                  keys_of=keys_of)
+
+    assert list(same.items()) == [((1, 5), "a"), ((1, 6), "b"), ((3, 6), "y"),
+                                  ((3, 5), "x"), ((7, 5), "e")]
+    assert list(grown.items()) == [((1, 5), "a"), ((1, 6), "b"), ((3, 6), "y"),
+                                   ((3, 5), "x"), ((4, 5), "z"), ((7, 5), "e")]
