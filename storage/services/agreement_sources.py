@@ -9,6 +9,7 @@ as examples. The numbers are computed from these in storage.services.agreement.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from sqlalchemy import Select, func, select
@@ -184,7 +185,7 @@ def gather_with_newest(
         used = calibration.example_response_ids(
             session, [run.id for run in runs if run.settings.calibration is not None])
         humans = current_human_verdicts(session, rubric_version_id, dataset_id)
-        own = reviewer_verdicts(session, rubric_version_id, dataset_id)
+        own = reviewer_rows(session, rubric_version_id, dataset_id)
         reviewed = sorted({h.response_id for h in humans})
         by_response: dict[int, dict[int, HumanVerdictInfo]] = defaultdict(dict)
         for h in humans:
@@ -329,14 +330,14 @@ def _human_scores(
     return human_scores
 
 
-def _per_reviewer(own: list[HumanVerdictInfo]) -> tuple[
+def _per_reviewer(own: Sequence[HumanVerdictInfo | effective_reads.ReviewRow]) -> tuple[
         dict[str, dict[Key, Verdict]], dict[str, str], dict[str, dict[int, float]],
         dict[str, int]]:
     """Each reviewer's verdicts, name (the one of their newest verdict: a signed-in person's
     name may change), seconds per response (the longest save of each), and the id of the
     newest verdict."""
     per_reviewer: dict[str, dict[Key, Verdict]] = defaultdict(dict)
-    newest: dict[str, HumanVerdictInfo] = {}  # the name a reviewer last saved with
+    newest: dict = {}  # reviewer -> their newest verdict: the name they last saved with
     seconds: dict[str, dict[int, float]] = defaultdict(dict)
     for h in own:
         per_reviewer[h.reviewer_key][h.response_id, h.criterion_id] = h.choice
@@ -367,6 +368,12 @@ def reviewer_verdicts(
     response then criterion: each stream's current verdict on the keys of
     ``effective_verdicts`` (``effective_reads.current_reviews``), as plain columns."""
     return effective_reads.current_reviews(session, rubric_version_id, dataset_id)
+
+
+def reviewer_rows(session: Session, rubric_version_id: int,
+                  dataset_id: int) -> list[effective_reads.ReviewRow]:
+    """``reviewer_verdicts`` as light rows (what ``gather_sources`` reads of them)."""
+    return effective_reads.current_review_rows(session, rubric_version_id, dataset_id)
 
 
 def data_stamp(
