@@ -10,7 +10,8 @@ this moves, so the second read is what the next person pays). Prints a table wit
 RSS of each read measured alone: the read run once more, cold, in a fresh process of its own
 (``--child-read``), beside the peak of such a process that reads nothing (imports, engine).
 The export of the N x 3 runs + the panel is timed the way the app's download button writes
-it (a page at a time into a temporary file) and the way it did before (one string).
+it (a batch at a time into a temporary file), its records read as rows (JSONL and CSV) and
+built per grade as before (storage.export_records).
 
     .venv/bin/python benchmarks/scale.py --size 10000               # a temp SQLite file
     .venv/bin/python benchmarks/scale.py --size 10000 --postgres    # a throwaway PostgreSQL
@@ -49,7 +50,7 @@ from sqlalchemy.orm import aliased
 
 from grading.aggregation import aggregate_verdicts
 from grading.types import Criterion, Verdict
-from storage import exports
+from storage import export_records, exports
 from storage import models as m
 from storage.engine import SessionFactory, open_database
 from storage.jobs import panel_fills
@@ -86,6 +87,7 @@ from storage.services.review_queue import (
 )
 from storage.services.review_queue import response_detail as review_queue_detail
 from storage.services.reviewers import command_line_actor, local_actor
+from tests.storage import baseline_before
 from tests.storage.recomputed import recomputed
 
 BENCHMARK = command_line_actor("benchmark")
@@ -293,16 +295,20 @@ def _export_rows(w: World):
     return runs_part.union_all(panel_part)
 
 
-def export_to_file(sessions: SessionFactory, w: World) -> int:
-    """The app's download: written a page at a time to a temporary file; its size."""
-    with exports.results_export_file(sessions, w.run_ids, "jsonl", [w.panel_id]) as found:
+def export_to_file(sessions: SessionFactory, w: World, fmt: str = "jsonl") -> int:
+    """The app's download: written a batch at a time to a temporary file; its size."""
+    with exports.results_export_file(sessions, w.run_ids, fmt, [w.panel_id]) as found:
         return os.fstat(found.fileno()).st_size
 
 
-def export_as_string(sessions: SessionFactory, w: World) -> int:
-    """The download as it was built before: the whole export as one string, then bytes."""
-    return len(exports.results_export(sessions, w.run_ids, "jsonl", [w.panel_id])
-               .encode("utf-8"))
+def export_per_grade(sessions: SessionFactory, w: World) -> int:
+    """The download as its records were built before they were read as rows: per grade
+    (storage.export_records), written to a file the same way."""
+    saved, exports.records = exports.records, export_records.records
+    try:
+        return export_to_file(sessions, w)
+    finally:
+        exports.records = saved
 
 
 def _grade_keys(w: World):
@@ -522,6 +528,23 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     report_kept.warm = warm_judges
 
+    counted: list = []
+
+    def baseline_alone():
+        """``report_baseline`` alone, on the counted report read once (untimed; after the
+        verdict, the report read before it)."""
+        return human_baseline.report_baseline(counted[0])
+
+    baseline_alone.warm = lambda: counted.append(agreement.agreement_report(
+        sessions, w.version_id, w.dataset_id))
+
+    def baseline_alone_before():
+        """The baseline as computed before the verdict patterns (response by response,
+        figure by figure: tests/storage/baseline_before.py), on the same report."""
+        return baseline_before.build_baseline(counted[0].data, counted[0].pairwise)
+
+    baseline_alone_before.warm = baseline_alone.warm
+
     def report_in_python():
         return agreement.build_report(agreement.gather_sources(sessions, w.version_id,
                                                                w.dataset_id))
@@ -613,9 +636,13 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          report_with_judges_kept, q(sessions, _reviewer_pairs, w), "as above"),
         ("Agreement report + human baseline, judges' count and report kept (the page)",
          report_kept, q(sessions, _reviewer_pairs, w), "as above"),
+        ("human baseline alone, verdict patterns (new)", baseline_alone,
+         q(sessions, _reviewer_pairs, w), "as above; the report read once, untimed"),
+        ("human baseline alone, response by response (before)", baseline_alone_before,
+         q(sessions, _reviewer_pairs, w), "as above"),
         ("Agreement report + human baseline, in Python as before (before)",
          _before(report_and_baseline_in_python), q(sessions, _reviewer_pairs, w), "as above"),
-        ("panel members' alpha, counted (new)", lambda: panels.member_agreement(
+        ("panel members' alpha, from the verdict keys (new)", lambda: panels.member_agreement(
             sessions, w.panel_id), q(sessions, _member_alpha, w),
          "SQL: (criterion, MET votes) -> units"),
         ("panel members' alpha, recomputed (before)", lambda: panel_agreement
@@ -641,11 +668,14 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          q(sessions, _reviewer_queue, w), "SQL: first 50 not done by ana, dataset order"),
         ("a reviewer's queue, grade facts cached (the page)", page_queue,
          q(sessions, _reviewer_queue, w), "as above; the page caches the judges' facts"),
-        ("export, 3 runs + panel, JSONL, streamed to a file (new)",
+        ("export, 3 runs + panel, JSONL, read as rows, to a file (new)",
          lambda: export_to_file(sessions, w), q(sessions, _export_rows, w),
          "SQL: every grade x criterion row and panel verdict, fetched"),
-        ("export, 3 runs + panel, JSONL, one string (before)",
-         lambda: export_as_string(sessions, w), q(sessions, _export_rows, w), "as above"),
+        ("export, 3 runs + panel, CSV, read as rows, to a file (new)",
+         lambda: export_to_file(sessions, w, "csv"), q(sessions, _export_rows, w),
+         "as above"),
+        ("export, 3 runs + panel, JSONL, built per grade, to a file (before)",
+         lambda: export_per_grade(sessions, w), q(sessions, _export_rows, w), "as above"),
     ]
 
 
@@ -802,16 +832,39 @@ def _kept_world(kept: Path | None, dialect: str, size: int) -> World | None:
     return World(**json.loads(_world_file(kept, dialect, size).read_text()))
 
 
+# Issue 41's targets, (cold, after one new verdict) in seconds, for the reads that are what a
+# page or a download does (the "(before)" rows and the parts of a page have none).
+TARGETS = (
+    (lambda n: n.startswith("Results page, ") and n.endswith("(SQL, new)"), 0.5, 0.5),
+    (lambda n: n.startswith("Results ") and n.endswith("(the page)"), 0.5, 0.5),
+    (lambda n: n == "Agreement report + human baseline, judges' count kept (the page)", 2.0,
+     0.5),
+    (lambda n: n.startswith("panel members' alpha"), 2.0, 0.5),
+    (lambda n: n == "a reviewer's queue, grade facts cached (the page)", 0.3, 0.3),
+    (lambda n: n == "adjudication page: first 20 and the count", 0.3, 0.3),
+    (lambda n: n.startswith("export, 3 runs + panel") and n.endswith("(new)"), 30.0, 30.0),
+)
+
+
+def target_of(name: str) -> tuple[float, float] | None:
+    """(cold, after a verdict) target of a row, None when the issue sets none for it."""
+    return next(((cold, after) for match, cold, after in TARGETS if match(name)), None)
+
+
 def print_table(backend: str, size: int, rows: list) -> None:
     print(f"\n{backend}, {size:,} responses x 3 runs x {len(CRITERIA)} criteria, panel, "
           f"2 reviewers on 5%:\n")
-    print("| read | product cold (s) | product after 1 verdict (s) | SQL (s) | "
-          "after / SQL | peak RSS, own process (MB) | SQL answers |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("| read | product cold (s) | product after 1 verdict (s) | target cold / after (s) "
+          "| met | SQL (s) | after / SQL | peak RSS, own process (MB) | SQL answers |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---|")
     for name, cold, after, sql, peak, note in rows:
         ratio = after / sql if sql > 0 else float("inf")
-        print(f"| {name} | {cold:.2f} | {after:.2f} | {sql:.3f} | {ratio:.0f}x | "
-              f"{'—' if peak is None else f'{peak:.0f}'} | {note} |")
+        target = target_of(name)
+        aim = "—" if target is None else f"{target[0]:g} / {target[1]:g}"
+        met = ("—" if target is None else
+               "yes" if cold < target[0] and after < target[1] else "no")
+        print(f"| {name} | {cold:.2f} | {after:.2f} | {aim} | {met} | {sql:.3f} | "
+              f"{ratio:.0f}x | {'—' if peak is None else f'{peak:.0f}'} | {note} |")
 
 
 def main() -> int:
@@ -889,7 +942,7 @@ def main() -> int:
             if _chosen("panel grades", skip, only):
                 print("\npanel grades, stored == recomputed: "
                       f"{panels.panel_grades(sessions, world.panel_id) == panels.recomputed_grades(sessions, world.panel_id)}; "  # noqa: E501
-                      "members' alpha, counted == recomputed: "
+                      "members' alpha, from the keys == recomputed: "
                       f"{panels.member_agreement(sessions, world.panel_id) == panel_agreement.recounted_agreement(sessions, world.panel_id)}")  # noqa: E501
             if _chosen("agreement report", skip, only):
                 print(f"\nSQL-count pairwise figures identical to the report's: "

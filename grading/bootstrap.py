@@ -68,6 +68,22 @@ def percentile_interval(values: Sequence[float | None], *, resamples: int,
     return Interval(low, high, level, len(defined), len(values) - len(defined))
 
 
+def percentile_interval_array(values, *, resamples: int,
+                              level: float = 0.95) -> Interval | None:
+    """``percentile_interval`` of a float array, NaN where the statistic had no value: the
+    same interval (the same values sorted, the same ranks taken)."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    defined = np.sort(values[~np.isnan(values)])
+    if len(defined) < max(2, resamples // 2):
+        return None
+    tail = (1 - level) / 2
+    low = float(defined[math.floor(tail * (len(defined) - 1))])
+    high = float(defined[math.ceil((1 - tail) * (len(defined) - 1))])
+    return Interval(low, high, level, len(defined), len(values) - len(defined))
+
+
 def resample_weights(count: int, *, resamples: int = 1000, seed: int = 0):
     """How many times each of ``count`` items is drawn in each resample (a resamples x count
     integer array): sums of per-item contributions weighted by a row are the statistic's

@@ -368,6 +368,17 @@ class DeletionSummary:
     responses: int
     human_verdicts: int  # people's verdicts, and their reviews of comparison pairs
     comparisons: int = 0
+    panels: int = 0  # judge panels built on the runs that go
+    pair_panels: int = 0  # panels of pairwise judges built on the comparisons that go
+
+    def panels_words(self) -> str:
+        """", and the 2 judge panels built on them" ("" when none): the panels that go
+        too, after the runs and comparisons of a confirmation or the audit log."""
+        parts = [f"{n} {word}" for n, word in (
+            (self.panels, "judge panel" if self.panels == 1 else "judge panels"),
+            (self.pair_panels, "panel of pairwise judges" if self.pair_panels == 1
+             else "panels of pairwise judges")) if n]
+        return f", and the {' and '.join(parts)} built on them" if parts else ""
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,10 @@ def render_delete_or_archive(
     parts = [count(summary.runs, 'grading run'), count(summary.grades, 'grade')]
     if summary.comparisons:
         parts.append(count(summary.comparisons, 'comparison'))
+    if summary.panels:
+        parts.append(count(summary.panels, 'judge panel'))
+    if summary.pair_panels:
+        parts.append(count(summary.pair_panels, 'panel') + " of pairwise judges")
     st.markdown(plain(f"Deletes '{name}', its {holds}, {', '.join(parts[:-1])} and "
                       f"{parts[-1]}. This cannot be undone."))
     sure = st.checkbox("Yes, delete it for good", key=f"{page}_delete_sure_{item_id}")

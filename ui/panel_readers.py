@@ -60,6 +60,8 @@ def get_unsettled(db: str, panel_ids: tuple[int, ...], stamp: tuple) -> bool:
 @st.cache_data(ttl=600, max_entries=50, show_spinner=False)
 def get_member_agreement(db: str, panel_id: int,
                          stamp: tuple) -> list[panel_agreement.MemberAgreement]:
+    """The members' alpha until ``stamp`` moves: ``panel_results.member_stamp`` (a
+    person's verdict does not recompute it)."""
     return panel_agreement.member_agreement(sessions_for(db), panel_id)
 
 

@@ -14,7 +14,7 @@ from storage.dto import RunInfo
 from storage.export_files import to_temp_file
 from storage.export_names import download_name
 from storage.panel_commands import panel_records
-from storage.services import panels
+from storage.services import panel_results, panels
 from storage.services.results import ResultSet
 from ui import panel_building, panel_readers, safe_text
 from ui.auth import current_actor
@@ -51,7 +51,8 @@ def render_panels(result_set: ResultSet, set_runs: list[RunInfo]) -> None:
 
 def render_panel(db: str, panel: panels.PanelInfo) -> None:
     # Cached by a stamp of the members' grades and the human verdicts: a rerun (any widget
-    # on the page) recomputes nothing until a member grades or a person reviews.
+    # on the page) recomputes nothing until a member grades or a person reviews; the
+    # members' alpha reads their grades alone, so a person's verdict does not move its stamp.
     stamp = panel_readers.get_stamp(db, (panel.id,))
     with st.container(border=True):
         st.markdown(f"**{plain(panel.label)}** — {panel.rule} of "
@@ -72,7 +73,8 @@ def render_panel(db: str, panel: panels.PanelInfo) -> None:
                        sum(1 for g in grades for c in g.criteria if c.decision.tie))
         total = None if any(c is None for c in costs) else sum(c for c in costs if c)
         cols[3].metric("Cost of the members", "unknown" if total is None else f"${total:.4f}")
-        agreement = panel_readers.get_member_agreement(db, panel.id, stamp)
+        agreement = panel_readers.get_member_agreement(db, panel.id,
+                                                       panel_results.member_stamp(stamp))
         if agreement:
             st.markdown("Agreement among the members, per criterion (Krippendorff's α):")
             st.dataframe(pd.DataFrame([{

@@ -12,9 +12,16 @@ from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from grading.aggregation import aggregate_verdicts, final_penalty
+from grading.autograders.judge_io import (
+    as_generate_result,
+    overrides,
+    rubric_judge_text,
+    takes_keyword,
+)
+from grading.autograders.options import check_call_options, check_fallbacks
 from grading.calibration import RubricExamples
 from grading.errors import ConfigurationError, GradingError, ProviderError
 from grading.gates import gate_label
@@ -32,7 +39,6 @@ from grading.retry import (
 from grading.samples import check_samples
 from grading.text import normalize_to_grade_input
 from grading.types import (
-    CANNOT_ASSESS_STRATEGIES,
     CannotAssessStrategy,
     Criterion,
     CriterionReport,
@@ -47,7 +53,6 @@ from grading.types import (
 
 T = TypeVar("T")
 OnError = Literal["raise", "report"]
-ON_ERROR_MODES = ("raise", "report")
 GenerateFn = Callable[..., Any]
 DEFAULT_MAX_CONCURRENCY = 8  # for a custom generate_fn (litellm's limit is discovered)
 
@@ -69,23 +74,6 @@ class Judgment:
     spend: Spend = field(default_factory=Spend)
     # What the user should know about how the verdicts were reached (EvaluationReport.notes).
     notes: tuple[str, ...] = ()
-
-
-def _accepts_response_format(fn: Callable[..., Any]) -> bool:
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(
-        p.kind is inspect.Parameter.VAR_KEYWORD
-        or (p.name == "response_format" and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
-        for p in parameters
-    )
-
-
-def criterion_label(index: int, criterion: Criterion) -> str:
-    """``criterion 3 ('clarity')`` — 1-based, with the name when there is one."""
-    return f"criterion {index}" + (f" ('{criterion.name}')" if criterion.name else "")
 
 
 class Autograder(ABC):
@@ -125,26 +113,11 @@ class Autograder(ABC):
     ):
         if not callable(generate_fn):
             raise ConfigurationError("generate_fn must be callable")
-        if cannot_assess not in CANNOT_ASSESS_STRATEGIES:
-            raise ConfigurationError(
-                f"unknown cannot_assess strategy {cannot_assess!r}; "
-                f"use one of {', '.join(CANNOT_ASSESS_STRATEGIES)}"
-            )
-        if on_error not in ON_ERROR_MODES:
-            raise ConfigurationError(f"on_error must be 'raise' or 'report', got {on_error!r}")
-        for name, value in (("max_retries", max_retries), ("transport_retries", transport_retries)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigurationError(f"{name} must be a whole number >= 0, got {value!r}")
-        if max_concurrency is not None and (
-            isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int)
-            or max_concurrency < 1
-        ):
-            raise ConfigurationError(f"max_concurrency must be >= 1, got {max_concurrency!r}")
-        if retry_base_delay < 0 or retry_max_delay < 0:
-            raise ConfigurationError("retry delays must be >= 0")
-        if call_deadline is not None and not call_deadline > 0:
-            raise ConfigurationError(
-                f"call_deadline must be a number of seconds > 0 (or None), got {call_deadline!r}")
+        check_call_options(
+            cannot_assess=cannot_assess, on_error=on_error, max_retries=max_retries,
+            transport_retries=transport_retries, max_concurrency=max_concurrency,
+            retry_base_delay=retry_base_delay, retry_max_delay=retry_max_delay,
+            call_deadline=call_deadline)
         try:
             self.scoring_settings = ScoringSettings(
                 normalize=normalize,
@@ -156,7 +129,7 @@ class Autograder(ABC):
             problem = exc.errors()[0]
             field_name = ".".join(str(p) for p in problem["loc"]) or "settings"
             raise ConfigurationError(f"{field_name}: {problem['msg']}") from None
-        self.fallback_verdicts = self._check_fallbacks(default_fallback_verdicts)
+        self.fallback_verdicts = check_fallbacks(default_fallback_verdicts)
         if examples is not None and not self.takes_examples:
             raise ConfigurationError(
                 f"{type(self).__name__} cannot be calibrated with reviewed examples: people's "
@@ -208,32 +181,10 @@ class Autograder(ABC):
             max_delay=retry_max_delay,
             deadline=call_deadline,
         )
-        self._passes_response_format = _accepts_response_format(generate_fn)
+        self._passes_response_format = takes_keyword(generate_fn, "response_format")
         # asyncio primitives belong to one event loop; grade_sync may run several loops.
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._semaphores = weakref.WeakKeyDictionary()
-
-    @staticmethod
-    def _check_fallbacks(
-        fallbacks: DefaultFallbackVerdicts | None,
-    ) -> dict[str, Verdict] | None:
-        if fallbacks is None:
-            return None
-        if not isinstance(fallbacks, dict):
-            raise ConfigurationError("default_fallback_verdicts must be a dict")
-        unknown = set(fallbacks) - {"positive", "negative"}
-        if unknown:
-            raise ConfigurationError(
-                f"default_fallback_verdicts keys must be 'positive'/'negative', got "
-                f"{sorted(unknown)}"
-            )
-        checked = {}
-        for key, value in fallbacks.items():
-            try:
-                checked[key] = Verdict.parse(value)
-            except ValueError as exc:
-                raise ConfigurationError(f"default_fallback_verdicts[{key!r}]: {exc}") from None
-        return checked
 
     # -- calling the model -----------------------------------------------------------------
     def _semaphore(self) -> asyncio.Semaphore:
@@ -287,7 +238,7 @@ class Autograder(ABC):
         ``system_prompt``: instead of the grader's own (a one-shot grader asking about one
         criterion)."""
         system = self.system_prompt if system_prompt is None else system_prompt
-        if _overrides(self, "generate"):
+        if overrides(self, "generate"):
             # A subclass written for ``rubric`` replaced generate(): it returns text.
             async def ask() -> GenerateResult:
                 return as_generate_result(await self.generate(system, user_prompt))
@@ -388,7 +339,7 @@ class Autograder(ABC):
         reference = check_reference(reference_submission)
         extra: dict[str, Any] = {}
         if reference is not None:
-            if _overrides(self, "judge") and not _takes_keyword(self.judge,
+            if overrides(self, "judge") and not takes_keyword(self.judge,
                                                                 "reference_submission"):
                 raise ConfigurationError(
                     f"{type(self).__name__}.judge() does not take reference_submission, so "
@@ -396,14 +347,14 @@ class Autograder(ABC):
                     "reference_submission keyword to judge() or grade without a reference")
             extra["reference_submission"] = reference
         if self.examples is not None:
-            if _overrides(self, "judge"):
+            if overrides(self, "judge"):
                 raise ConfigurationError(
                     "a judge() of your own cannot take reviewed examples; leave examples unset")
             self.examples.check(criteria)
             shown = self.examples.for_response(response_key, sections["output"])
             judge_results = await self.judge(sections, criteria, query, examples=shown, **extra)
             return await self._finish(judge_results, sections)
-        if _overrides(self, "judge"):
+        if overrides(self, "judge"):
             # A judge() written for ``rubric`` receives what rubric passes: the string as
             # given, or a dict rebuilt into tagged text.
             judge_input: ToGradeInput = rubric_judge_text(to_grade)
@@ -420,59 +371,3 @@ class Autograder(ABC):
             return report
         score = apply_length_penalty(report.score, penalty, normalize=self.normalize)
         return report.model_copy(update={"score": score, "length_penalty": penalty})
-
-
-def _takes_keyword(fn: Callable[..., Any], name: str) -> bool:
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.kind is inspect.Parameter.VAR_KEYWORD
-               or (p.name == name and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
-               for p in parameters)
-
-
-def _overrides(grader: Autograder, method: str) -> bool:
-    """Whether ``method`` comes from a subclass outside this library (a user's grader)."""
-    for klass in type(grader).__mro__:
-        if method in vars(klass):
-            return not klass.__module__.startswith("grading.")
-    return False
-
-
-def quotable_texts(to_grade: ToGradeInput, query: str | None = None) -> tuple[str, ...]:
-    """The untrusted texts a judge may quote in its answer: objects repeated from them are
-    not taken for its answer (``grading.parsing.choose_answer_object``)."""
-    texts = [to_grade] if isinstance(to_grade, str) else [
-        value for value in (to_grade.get("thinking"), to_grade.get("output"))
-        if isinstance(value, str)]
-    if isinstance(query, str):
-        texts.append(query)
-    return tuple(texts)
-
-
-def rubric_judge_text(to_grade: ToGradeInput) -> str:
-    """The string ``rubric``'s ``Autograder.grade`` hands to ``judge()``."""
-    if isinstance(to_grade, str):
-        return to_grade
-    parts = []
-    if to_grade.get("thinking"):
-        parts.append(f"<thinking>{to_grade['thinking']}</thinking>")
-    if to_grade.get("output"):
-        parts.append(f"<output>{to_grade['output']}</output>")
-    return "\n".join(parts)
-
-
-def as_generate_result(result: Any) -> GenerateResult:
-    """Accept what a ``generate_fn`` may return: text, a GenerateResult, or (``rubric`` 2.x)
-    a validated output model such as ``PerCriterionOutput``."""
-    if isinstance(result, GenerateResult):
-        return result
-    if isinstance(result, str):
-        return GenerateResult(text=result)
-    if isinstance(result, BaseModel):
-        return GenerateResult(text=result.model_dump_json())
-    raise TypeError(
-        "generate_fn must return a str or a GenerateResult (or a rubric 2.x output model "
-        f"such as PerCriterionOutput), got {type(result).__name__}"
-    )

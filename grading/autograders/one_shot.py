@@ -13,7 +13,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from grading.autograders.base import Autograder, Judgment, quotable_texts
+from grading.autograders.base import Autograder, Judgment
+from grading.autograders.judge_io import quotable_texts
 from grading.autograders.per_criterion import Tally, judge_each, summarize_failures
 from grading.autograders.reports import (
     answered_report,

@@ -7,7 +7,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from grading.autograders.base import Autograder, Judgment, criterion_label, quotable_texts
+from grading.autograders.base import Autograder, Judgment
+from grading.autograders.judge_io import criterion_label, quotable_texts
 from grading.autograders.reports import (
     CRITERION_FIELDS,
     answered_report,

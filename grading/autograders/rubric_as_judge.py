@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from grading.aggregation import holistic_to_scores
-from grading.autograders.base import Autograder, Judgment, quotable_texts
+from grading.autograders.base import Autograder, Judgment
+from grading.autograders.judge_io import quotable_texts
 from grading.autograders.reports import fallback_report
 from grading.option_prompts import holistic_mixed_user_prompt
 from grading.parsing import parse_holistic_answer

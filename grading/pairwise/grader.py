@@ -8,7 +8,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from grading.autograders.base import Autograder, GenerateFn, OnError, criterion_label
+from grading.autograders.base import Autograder, GenerateFn, OnError
+from grading.autograders.judge_io import criterion_label
 from grading.errors import ConfigurationError, GradingError
 from grading.llm import default_generate_fn
 from grading.pairwise import aggregation, orders

@@ -38,7 +38,7 @@ def read_side(value: object, *, allow_cannot_assess: bool = False) -> Side:
 def parse_preference_answer(text: str, *, allow_cannot_assess: bool = False,
                             quoted: Sequence[str] = ()) -> tuple[Side, str]:
     """(side, reason) from the judge's answer; ``quoted``: texts it may cite
-    (``grading.parsing.choose_answer_object``)."""
+    (``grading.answer_json.choose_answer_object``)."""
     obj = answer_object(text, PREFERENCE_KEYS, quoted)
     key, value = _pick(obj, *PREFERENCE_KEYS)
     if key is None:

@@ -147,19 +147,22 @@ def _using(dataset_id: int | None, version_ids: Sequence[int]):
 
 
 def count_using(session: Session, *, dataset_id: int | None = None,
-                version_ids: Sequence[int] = ()) -> tuple[int, int]:
-    """(comparisons, people's pair reviews) that deleting the dataset or versions would
-    remove."""
+                version_ids: Sequence[int] = ()) -> tuple[int, int, int]:
+    """(comparisons, people's pair reviews, panels of pairwise judges) that deleting the
+    dataset or versions would remove (``delete_using``)."""
     condition = _using(dataset_id, version_ids)
     if condition is None:
-        return 0, 0
+        return 0, 0, 0
     ids = select(m.ComparisonRow.id).where(condition)
     pairs = select(m.ComparisonPairRow.id).where(m.ComparisonPairRow.comparison_id.in_(ids))
     comparisons = session.scalar(select(func.count()).select_from(m.ComparisonRow)
                                  .where(condition)) or 0
     reviews = session.scalar(select(func.count()).select_from(m.PairReviewRow)
                              .where(m.PairReviewRow.pair_id.in_(pairs))) or 0
-    return comparisons, reviews
+    panels = session.scalar(
+        select(func.count(func.distinct(m.PairPanelMemberRow.panel_id)))
+        .where(m.PairPanelMemberRow.comparison_id.in_(ids))) or 0
+    return comparisons, reviews, panels
 
 
 def delete_using(session: Session, *, dataset_id: int | None = None,

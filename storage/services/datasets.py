@@ -33,7 +33,7 @@ from storage.response_files import ColumnMapping, NewResponse, ResponseValidator
 from storage.services import effective_upkeep
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
-from storage.services.run_cleanup import delete_runs
+from storage.services.run_cleanup import count_panels, delete_runs
 
 _BATCH = 1000  # rows inserted at a time, all in the import's one transaction
 _PEEK = 1000  # rows looked at to guess the column mapping of raw rows
@@ -283,11 +283,13 @@ def _deletion_summary(session, dataset_id: int) -> tuple[list[int], DeletionSumm
         .join(m.ResponseRow, m.ResponseRow.id == m.GradeRow.response_id)
         .where(m.ResponseRow.dataset_id == dataset_id)
     ) or 0
-    comparisons, pair_reviews = comparison_repo.count_using(session, dataset_id=dataset_id)
+    comparisons, pair_reviews, pair_panels = comparison_repo.count_using(
+        session, dataset_id=dataset_id)
     return run_ids, DeletionSummary(
         runs=len(run_ids), grades=grades, responses=repo.response_count(session, dataset_id),
         human_verdicts=verdict_repo.count_for_dataset(session, dataset_id) + pair_reviews,
-        comparisons=comparisons)
+        comparisons=comparisons, panels=count_panels(session, run_ids),
+        pair_panels=pair_panels)
 
 
 def deletion_summary(sessions: SessionFactory, dataset_id: int) -> DeletionSummary:
@@ -320,8 +322,8 @@ def delete_dataset(
         if (run_ids or grades or humans or summary.comparisons) and not confirm:
             raise ConfirmationRequiredError(
                 f"this dataset has {len(run_ids)} grading runs with {grades} grades and "
-                f"{summary.comparisons} comparisons; confirm the deletion (confirm=True) or "
-                "archive it instead"
+                f"{summary.comparisons} comparisons{summary.panels_words()}; confirm the "
+                "deletion (confirm=True) or archive it instead"
             )
         response_ids = select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
         effective_upkeep.forget_dataset(session, dataset_id)
@@ -333,5 +335,5 @@ def delete_dataset(
         record(session, actor, "delete", "dataset", dataset_id, dataset_name,
                f"with {summary.responses} responses, {summary.runs} runs, {summary.grades} "
                f"grades, {summary.human_verdicts} human verdicts, {summary.comparisons} "
-               "comparisons")
+               f"comparisons{summary.panels_words()}")
         return summary

@@ -30,8 +30,7 @@ figure has no value on most resamples (or there are fewer than two responses).
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
@@ -41,19 +40,11 @@ from typing import Literal
 from grading.agreement import (
     AgreementByCriterion,
     PairwiseAgreement,
-    alpha_value,
+    compare_counts,
     compare_verdicts,
     krippendorff_alpha,
-    pair_scores,
-    pair_scores_array,
 )
-from grading.bootstrap import (
-    Interval,
-    percentile_interval,
-    resample_weights,
-    weighted_sums,
-    weighted_sums_array,
-)
+from grading.bootstrap import Interval
 from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.services.agreement import AgreementReport, criterion_kinds
@@ -63,13 +54,39 @@ from storage.services.baseline_decision import Figure as Figure
 from storage.services.baseline_decision import Position as Position
 from storage.services.baseline_decision import decide, people_n, people_spread, sentence
 from storage.services.baseline_decision import n_span as n_span
+from storage.services.baseline_patterns import (
+    ABSENT,
+    Codes,
+    patterns,
+    responses,
+    reviewer_cells,
+    unique_rows,
+)
+from storage.services.baseline_resampler import (
+    ON_ARRAYS,
+    Draws,
+    cells_per_item,
+    weighted_compare,
+)
+from storage.services.baseline_resampler import RESAMPLES as RESAMPLES
+from storage.services.baseline_resampler import SEED as SEED
+from storage.services.baseline_resampler import Resampler as _Resampler
+from storage.services.baseline_resampler import alpha_of as _alpha_of
+from storage.services.baseline_resampler import alpha_units as _alpha_units
+from storage.services.baseline_resampler import f1 as _f1
+from storage.services.baseline_resampler import kappa as _kappa
+from storage.services.baseline_resampler import mean_f1_interval as _mean_f1_interval
+from storage.services.baseline_resampler import percent as _percent
+from storage.services.baseline_resampler import pooled_pairs as _pooled_pairs
+from storage.services.baseline_resampler import pooled_percent as _pooled_percent
+
+# The statistics computed on every resample at once (a test empties it to compare them
+# with one resample at a time).
+_ON_ARRAYS = ON_ARRAYS
+
+
 
 _DECIDED = (Verdict.MET, Verdict.UNMET)
-RESAMPLES = 1000
-SEED = 0
-_CODE = {Verdict.MET: 0, Verdict.UNMET: 1}
-_CELL = {(Verdict.MET, Verdict.MET): 0, (Verdict.MET, Verdict.UNMET): 1,
-         (Verdict.UNMET, Verdict.MET): 2, (Verdict.UNMET, Verdict.UNMET): 3}
 
 
 @dataclass(frozen=True)
@@ -144,15 +161,6 @@ def _only(verdicts: dict[Key, Verdict], criterion_id: int) -> dict[int, Verdict]
     return {rid: v for (rid, cid), v in verdicts.items() if cid == criterion_id}
 
 
-def _by_criterion(verdicts: dict[Key, Verdict]) -> dict[int, dict[int, Verdict]]:
-    """``_only`` of every criterion in one pass (a judge has a verdict on every response:
-    splitting once instead of once per criterion)."""
-    found: dict[int, dict[int, Verdict]] = defaultdict(dict)
-    for (rid, cid), v in verdicts.items():
-        found[cid][rid] = v
-    return found
-
-
 def _majority(values: list[Verdict]) -> Verdict | None:
     """The verdict most of ``values`` gave among MET and UNMET; None on a tie or none."""
     met = unmet = 0
@@ -167,89 +175,6 @@ def _majority(values: list[Verdict]) -> Verdict | None:
 def _figure(value: float | None, n: int, note: str = "",
             interval: Interval | None = None) -> Figure:
     return Figure(value=value, n=n, note=note, interval=interval)
-
-
-class _Resampler:
-    """One set of bootstrap draws over ``items`` (response ids), shared by the figures."""
-
-    def __init__(self, items: list[int], seed: int = SEED):
-        self.index = {item: i for i, item in enumerate(items)}
-        self.weights = (resample_weights(len(items), resamples=RESAMPLES, seed=seed)
-                        if len(items) >= 2 else None)
-        self._codes: dict[int, tuple[dict, object]] = {}
-
-    def cells(self, a: dict, b: dict, item_of=None):
-        """Per item, the counts of each confusion cell of A (reference) vs B: only A's keys
-        among the items count, so B may hold more than A's keys. The maps must not change
-        once compared (each is read into an array once)."""
-        import numpy as np
-
-        if item_of is not None:  # several keys per item (a reviewer's criteria)
-            counts = np.zeros((len(self.index), 4), dtype=np.int64)
-            for key, first in a.items():
-                cell = _CELL.get((first, b.get(key)))
-                if cell is not None:
-                    counts[self.index[item_of(key)], cell] += 1
-            return counts
-        first, second = self._coded(a), self._coded(b)
-        both = (first >= 0) & (second >= 0)
-        counts = np.zeros((len(self.index), 4), dtype=np.int64)
-        rows = np.flatnonzero(both)
-        counts[rows, first[rows] * 2 + second[rows]] = 1
-        return counts
-
-    def _coded(self, verdicts: dict):
-        """The map's verdict per item: 0 MET, 1 UNMET, -1 neither or absent (a map the
-        figures compare many times is read once; the map is kept so its id stays its own)."""
-        import numpy as np
-
-        held = self._codes.get(id(verdicts))
-        if held is not None and held[0] is verdicts:
-            return held[1]
-        codes = np.full(len(self.index), -1, dtype=np.int8)
-        index = self.index
-        for key, verdict in verdicts.items():
-            code = _CODE.get(verdict)
-            if code is not None and key in index:
-                codes[index[key]] = code
-        self._codes[id(verdicts)] = (verdicts, codes)
-        return codes
-
-    def sums(self, contributions) -> list[list] | None:
-        """Per resample, the weighted sums of per-item contributions (an items x k array)."""
-        if self.weights is None:
-            return None
-        return weighted_sums(self.weights, contributions)
-
-    def interval(self, contributions, statistic) -> Interval | None:
-        if self.weights is None:
-            return None
-        figure = _ON_ARRAYS.get(statistic)
-        if figure is not None:  # every resample at once: the same floats (pair_scores_array)
-            values = pair_scores_array(weighted_sums_array(self.weights, contributions))
-            return percentile_interval(_defined(values[figure]), resamples=RESAMPLES)
-        rows = self.sums(contributions)
-        return percentile_interval([statistic(*row) for row in rows], resamples=RESAMPLES)
-
-
-def _kappa(*cells: int) -> float | None:
-    return pair_scores(*cells)[1]
-
-
-def _f1(*cells: int) -> float | None:
-    return pair_scores(*cells)[4]
-
-
-def _percent(*cells: int) -> float | None:
-    return pair_scores(*cells)[0]
-
-
-# The statistics above by their place in pair_scores, computed on all resamples at once.
-_ON_ARRAYS = {_percent: 0, _kappa: 1, _f1: 4}
-
-
-def _defined(values) -> list[float | None]:
-    return [None if math.isnan(v) else v for v in values.tolist()]
 
 
 def report_baseline(report: AgreementReport) -> HumanBaseline:
@@ -270,6 +195,8 @@ def build_baseline(data: AgreementData,
     """``pairwise``: the report's pairs; needed when ``data`` is not complete (a judge's
     agreement with people counts the verdicts it gave alone, which such data does not
     hold: it is the report's Human pair's, the same figures)."""
+    import numpy as np
+
     if not data.complete and pairwise is None:
         raise ValueError("the judges' verdicts were read for the reviewed responses only: "
                          "pass the report's pairwise figures (report_baseline)")
@@ -277,152 +204,157 @@ def build_baseline(data: AgreementData,
     # Option labels are not MET/UNMET: multi-choice criteria are left out (module docstring).
     multi = {cid for cid, scale in criterion_kinds(data.criteria).items() if scale is not None}
     final = {k: v for k, v in data.verdicts.get(HUMAN, {}).items() if k[1] not in multi}
-    rows: list[CriterionBaseline] = []
-    split = {s.key: _by_criterion(data.verdicts.get(s.key, {})) for s in judges}
+    codes = Codes()
+    coded = {key: codes.encode(verdicts) for key, verdicts in data.reviewer_verdicts.items()}
+    coded_final = codes.encode(final)
+    coded_judges = [codes.encode(data.verdicts.get(s.key, {})) for s in judges]
+    # Per criterion, the reviewers who answered it and the responses resampled: those a
+    # reviewer answered or with a verdict in force.
+    rids = {c.id: responses([*coded.values(), coded_final], c.id) for c in data.criteria
+            if c.id not in multi}
+    outside = (_outside(data, judges, rids) if data.complete else {})
+    draws = Draws()
+    rows = []
     for criterion in data.criteria:
-        cid = criterion.id
-        if cid in multi:
+        if criterion.id in multi:
             continue
-        people = {k: _only(v, cid) for k, v in data.reviewer_verdicts.items()}
-        people = {k: v for k, v in people.items() if v}
-        keys = tuple(sorted(people))
-        final_c = _only(final, cid)
-        boot = _Resampler(sorted({rid for v in people.values() for rid in v} | set(final_c)))
-        method: Literal["kappa", "alpha", "none"] = "none"
-        among = _figure(None, 0, "fewer than two reviewers answered")
-        agree = total = 0
-        for a, b in combinations(keys, 2):
-            pair = compare_verdicts(people[a], people[b])
-            agree += pair.confusion.met_met + pair.confusion.unmet_unmet
-            total += pair.pairs_used
-        if len(keys) == 2:
-            method = "kappa"
-            pair = compare_verdicts(people[keys[0]], people[keys[1]])
-            among = _figure(pair.cohens_kappa, pair.pairs_used, pair.note, boot.interval(
-                boot.cells(people[keys[0]], people[keys[1]]), _kappa))
-        elif len(keys) > 2:
-            method = "alpha"
-            alpha = krippendorff_alpha([people[k] for k in keys])
-            among = _figure(alpha.alpha, alpha.pairable_units, alpha.note,
-                            boot.interval(_alpha_units(boot, people, keys), _alpha_of))
-        percent = _figure(100.0 * agree / total if total else None, total,
-                          "" if total else "no shared MET/UNMET verdicts",
-                          boot.interval(_pooled_pairs(boot, people, keys), _pooled_percent))
-
-        people_f1: dict[str, Figure] = {}
-        judge_scores: dict[str, list[tuple[float, int]]] = defaultdict(list)
-        judge_cells: dict[str, list] = defaultdict(list)  # per left-out reviewer
-        judge_maps = {s.key: split[s.key].get(cid, {}) for s in judges}
-        for left in keys:
-            others = [people[k] for k in keys if k != left]
-            reference = {}
-            for rid in people[left]:
-                verdict = _majority([o[rid] for o in others if rid in o])
-                if verdict is not None:
-                    reference[rid] = verdict
-            mine = {rid: people[left][rid] for rid in reference}
-            result = compare_verdicts(reference, mine)
-            people_f1[left] = _figure(result.balanced_f1, result.pairs_used, result.note,
-                                      boot.interval(boot.cells(reference, people[left]), _f1))
-            for source in judges:
-                theirs = {rid: judge_maps[source.key][rid] for rid in reference
-                          if rid in judge_maps[source.key]}
-                versus = compare_verdicts(reference, theirs)
-                judge_cells[source.key].append(boot.cells(reference, judge_maps[source.key]))
-                if versus.balanced_f1 is not None:
-                    judge_scores[source.key].append((versus.balanced_f1, versus.pairs_used))
-        baselines = []
-        for source in judges:
-            scores = judge_scores.get(source.key, [])
-            loo = (_figure(sum(v for v, _ in scores) / len(scores),
-                           max(n for _, n in scores), "",
-                           _mean_f1_interval(boot, judge_cells[source.key]))
-                   if scores else _figure(None, 0, "the judge and the reviewers share no "
-                                                   "MET/UNMET verdicts"))
-            decision = decide(loo, people_f1)
-            versus_human = boot.cells(final_c, judge_maps[source.key])
-            baselines.append(JudgeBaseline(
-                source_key=source.key, label=source.label,
-                vs_human=(compare_verdicts(final_c, judge_maps[source.key]) if data.complete
-                          else pairwise[HUMAN, source.key].per_criterion[cid]),
-                loo_f1=loo, position=decision.position, needed=decision.needed,
-                sentence=sentence(source.label, loo, people_f1, len(keys), decision),
-                vs_human_kappa_interval=boot.interval(versus_human, _kappa),
-                vs_human_f1_interval=boot.interval(versus_human, _f1)))
-        rows.append(CriterionBaseline(criterion, keys, method, among, percent, people_f1,
-                                      tuple(baselines)))
+        keys = tuple(k for k in sorted(coded) if (coded[k].cids == criterion.id).any())
+        groups, found = patterns(codes, [*(coded[k] for k in keys), coded_final, *coded_judges],
+                                 criterion.id, rids[criterion.id])
+        rows.append(_criterion_baseline(data, criterion, keys, rids[criterion.id], groups,
+                                        found, judges, draws, outside, pairwise))
 
     stats = []
+    # The cells from the codes, unless a value other than a Verdict equals one (a string
+    # "MET" counts as MET in a cell: the maps' own comparison then)
+    fast = not any(v in _DECIDED for v in codes.values[len(Codes().values):])
     for key, verdicts in sorted(data.reviewer_verdicts.items()):
         seconds = data.reviewer_seconds.get(key, {})
         # resampling the reviewer's responses (all their criteria on a response together)
-        binary = {k: v for k, v in verdicts.items() if k[1] not in multi}
-        boot = _Resampler(sorted({rid for rid, _cid in binary}))
-        cells = boot.cells(binary, final, item_of=lambda k: k[0])
+        binary = ~np.isin(coded[key].cids, list(multi))
+        if fast:
+            cells, counts = reviewer_cells(codes, coded[key], coded_final, binary)
+            vs_final = compare_counts(counts)
+        else:
+            mine = {k: v for k, v in verdicts.items() if k[1] not in multi}
+            index = {rid: i for i, rid in enumerate(sorted({rid for rid, _cid in mine}))}
+            cells = cells_per_item(index, mine, final, item_of=lambda k: k[0])
+            vs_final = compare_verdicts(final, mine)
+        boot = _Resampler([])
+        if len(cells):
+            cells, groups = unique_rows(cells)
+            boot = _Resampler.grouped(groups, len(cells), draws)
         stats.append(ReviewerStats(
             key=key, name=data.reviewer_names.get(key, key), verdicts=len(verdicts),
-            responses=len({rid for rid, _cid in verdicts}),
+            responses=len(np.unique(coded[key].rids)),
             median_seconds=median(seconds.values()) if seconds else None,
             timed_responses=len(seconds),
-            vs_final=compare_verdicts(final, binary),
-            vs_final_kappa_interval=boot.interval(cells, _kappa),
-            vs_final_percent_interval=boot.interval(cells, _percent)))
+            vs_final=vs_final,
+            vs_final_kappa_interval=_interval(boot, cells, _kappa),
+            vs_final_percent_interval=_interval(boot, cells, _percent)))
     return HumanBaseline(criteria=tuple(rows), reviewers=tuple(stats),
                          left_out=tuple(c.label for c in data.criteria if c.id in multi))
 
 
-def _alpha_units(boot: _Resampler, people: dict[str, dict[int, Verdict]], keys):
-    """Per response, alpha's sums: (values, MET values, MET x UNMET / (values - 1),
-    pairable unit)."""
+def _outside(data: AgreementData, judges, rids: dict) -> dict:
+    """(judge, criterion) -> the judge's verdicts on responses not resampled (verdict ->
+    count): its agreement with the verdict in force counts them as its alone."""
+    items = {cid: set(found.tolist()) for cid, found in rids.items()}
+    found: dict[tuple[str, int], Counter] = defaultdict(Counter)
+    for source in judges:
+        for (rid, cid), verdict in data.verdicts.get(source.key, {}).items():
+            if verdict is not None and rid not in items.get(cid, ()):
+                found[source.key, cid][verdict] += 1
+    return found
+
+
+def _criterion_baseline(data: AgreementData, criterion: CriterionInfo, keys: tuple[str, ...],
+                        rids, groups, patterns: list[tuple], judges, draws: Draws,
+                        outside: dict, pairwise) -> CriterionBaseline:
+    """One criterion's row, computed over its verdict patterns: the responses that every
+    source (its reviewers ``keys``, the verdict in force, the judges) answered alike are one
+    group (``baseline_patterns.patterns``)."""
     import numpy as np
 
-    sums = np.zeros((len(boot.index), 4), dtype=np.float64)
-    for rid, i in boot.index.items():
-        values = [people[k][rid] for k in keys if people[k].get(rid) in _DECIDED]
-        if len(values) >= 2:
-            met = values.count(Verdict.MET)
-            unmet = len(values) - met
-            sums[i] = (len(values), met, met * unmet / (len(values) - 1), 1)
-    return sums
+    cid = criterion.id
+    sizes = np.bincount(groups, minlength=len(patterns)).tolist()
+    by_source = [{g: row[i] for g, row in enumerate(patterns) if row[i] is not ABSENT}
+                 for i in range(len(keys) + 1 + len(judges))]
+    people = dict(zip(keys, by_source, strict=False))
+    final_c = by_source[len(keys)]
+    judge_maps = {s.key: by_source[len(keys) + 1 + n] for n, s in enumerate(judges)}
+    boot = _Resampler.grouped(groups, len(patterns), draws)
 
+    def compare(a, b, extra=None):
+        return weighted_compare(a, b, sizes, extra)
 
-def _alpha_of(values: float, met: float, observed: float, units: float) -> float | None:
-    if units < 2:
-        return None
-    return alpha_value(round(values), round(met), observed)
-
-
-def _pooled_pairs(boot: _Resampler, people: dict[str, dict[int, Verdict]], keys):
-    """Per response, (agreeing pairs, pairs) over every two reviewers."""
-    import numpy as np
-
-    sums = np.zeros((len(boot.index), 2), dtype=np.int64)
+    method: Literal["kappa", "alpha", "none"] = "none"
+    among = _figure(None, 0, "fewer than two reviewers answered")
+    agree = total = 0
+    pairs = {}
     for a, b in combinations(keys, 2):
-        cells = boot.cells(people[a], people[b])
-        sums[:, 0] += cells[:, 0] + cells[:, 3]
-        sums[:, 1] += cells.sum(axis=1)
-    return sums
+        pair = pairs[a, b] = compare(people[a], people[b])
+        agree += pair.confusion.met_met + pair.confusion.unmet_unmet
+        total += pair.pairs_used
+    if len(keys) == 2:
+        method = "kappa"
+        pair = pairs[keys]
+        among = _figure(pair.cohens_kappa, pair.pairs_used, pair.note, _interval(
+            boot, boot.cells(people[keys[0]], people[keys[1]]), _kappa))
+    elif len(keys) > 2:
+        # alpha's sums are not all integers: over the responses, in their order, as before
+        method = "alpha"
+        each = [_only(data.reviewer_verdicts[k], cid) for k in keys]
+        alpha = krippendorff_alpha(each)
+        units = _Resampler(rids.tolist(), draws=draws)
+        among = _figure(alpha.alpha, alpha.pairable_units, alpha.note, _interval(
+            units, _alpha_units(units, dict(zip(keys, each, strict=True)), keys), _alpha_of))
+    percent = _figure(100.0 * agree / total if total else None, total,
+                      "" if total else "no shared MET/UNMET verdicts",
+                      _interval(boot, _pooled_pairs(boot, people, keys), _pooled_percent))
+
+    people_f1: dict[str, Figure] = {}
+    judge_scores: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    judge_cells: dict[str, list] = defaultdict(list)  # per left-out reviewer
+    for left in keys:
+        others = [people[k] for k in keys if k != left]
+        reference = {}
+        for group in people[left]:
+            verdict = _majority([o[group] for o in others if group in o])
+            if verdict is not None:
+                reference[group] = verdict
+        mine = {group: people[left][group] for group in reference}
+        result = compare(reference, mine)
+        people_f1[left] = _figure(result.balanced_f1, result.pairs_used, result.note,
+                                  _interval(boot, boot.cells(reference, people[left]), _f1))
+        for source in judges:
+            theirs = {g: judge_maps[source.key][g] for g in reference
+                      if g in judge_maps[source.key]}
+            versus = compare(reference, theirs)
+            judge_cells[source.key].append(boot.cells(reference, judge_maps[source.key]))
+            if versus.balanced_f1 is not None:
+                judge_scores[source.key].append((versus.balanced_f1, versus.pairs_used))
+    baselines = []
+    for source in judges:
+        scores = judge_scores.get(source.key, [])
+        loo = (_figure(sum(v for v, _ in scores) / len(scores),
+                       max(n for _, n in scores), "",
+                       _mean_f1_interval(boot, judge_cells[source.key]))
+               if scores else _figure(None, 0, "the judge and the reviewers share no "
+                                               "MET/UNMET verdicts"))
+        decision = decide(loo, people_f1)
+        versus_human = boot.cells(final_c, judge_maps[source.key])
+        baselines.append(JudgeBaseline(
+            source_key=source.key, label=source.label,
+            vs_human=(compare(final_c, judge_maps[source.key], outside.get((source.key, cid)))
+                      if data.complete else pairwise[HUMAN, source.key].per_criterion[cid]),
+            loo_f1=loo, position=decision.position, needed=decision.needed,
+            sentence=sentence(source.label, loo, people_f1, len(keys), decision),
+            vs_human_kappa_interval=_interval(boot, versus_human, _kappa),
+            vs_human_f1_interval=_interval(boot, versus_human, _f1)))
+    return CriterionBaseline(criterion, keys, method, among, percent, people_f1,
+                             tuple(baselines))
 
 
-def _pooled_percent(agree: int, total: int) -> float | None:
-    return 100.0 * agree / total if total else None
-
-
-def _mean_f1_interval(boot: _Resampler, per_left: list) -> Interval | None:
-    """The judge's leave-one-out figure on each resample: the mean of its macro-F1 against
-    each left-out reviewer's reference, over those where it is defined."""
-    if boot.weights is None or not per_left:
-        return None
-    import numpy as np
-
-    # sum(defined) / len(defined) per resample, summed in the same order as one at a time
-    total = np.zeros(len(boot.weights))
-    count = np.zeros(len(boot.weights), dtype=np.int64)
-    for cells in per_left:
-        f1 = pair_scores_array(weighted_sums_array(boot.weights, cells))[4]
-        defined = ~np.isnan(f1)
-        total = np.where(defined, total + f1, total)
-        count += defined
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.where(count > 0, total / count, np.nan)
-    return percentile_interval(_defined(mean), resamples=RESAMPLES)
+def _interval(boot: _Resampler, contributions, statistic) -> Interval | None:
+    return boot.interval(contributions, statistic, _ON_ARRAYS)

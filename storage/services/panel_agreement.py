@@ -1,10 +1,11 @@
 """How far a panel's members agree with each other, per criterion (Krippendorff's alpha on
 the members' grades, the verdicts the panel combines).
 
-A MET/UNMET criterion's alpha is computed from counts the database makes: per (criterion,
-response) the members' MET, UNMET and CANNOT_ASSESS answers (``GROUP BY``), summed per
-criterion, plus the few units where members disagree, in the order the units were met
-(``grading.agreement.alpha_from_counts``). A multi-choice criterion's alpha reads the
+A MET/UNMET criterion's alpha is computed from counts: per (criterion, response) the
+members' MET, UNMET and CANNOT_ASSESS answers, read from the members' grades' verdict keys
+(``member_units``; the database's ``GROUP BY`` for the responses the keys do not tell),
+summed per criterion, plus the units where members disagree, in the order the units were
+met (``grading.agreement.alpha_from_counts``). A multi-choice criterion's alpha reads the
 members' options of that criterion (``grading.option_agreement.options_alpha``).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import and_, case, exists, func, select
+from sqlalchemy import case, exists, func, select
 from sqlalchemy.orm import Session
 
 from grading.agreement import alpha_from_counts
@@ -24,6 +25,7 @@ from storage.convert import criterion_info
 from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
 from storage.repositories import rubrics as rubric_repo
+from storage.services.member_units import member_units
 from storage.services.panels import (
     LOW_MEMBER_AGREEMENT,
     get_panel,
@@ -56,8 +58,8 @@ def member_agreement(sessions: SessionFactory, panel_id: int) -> list[MemberAgre
         criteria = [criterion_info(c) for c in
                     rubric_repo.criteria_of(session, panel.rubric_version_id)]
         kinds = {c.id: OptionScale.of(c) for c in criteria}
-        binary = _binary_alphas(session, members, [c.id for c in criteria
-                                                   if kinds[c.id] is None])
+        binary = _binary_alphas(session, members, [c.id for c in criteria],
+                                [c.id for c in criteria if kinds[c.id] is None])
         out = []
         for criterion in criteria:
             scale = kinds[criterion.id]
@@ -89,34 +91,15 @@ def units_query(members: list[int]):
             .group_by(gc.criterion_id, g.response_id))
 
 
-def _binary_alphas(session: Session, members: list[int], criteria: list[int]) -> dict:
-    if not criteria:
+def _binary_alphas(session: Session, members: list[int], criteria: list[int],
+                   binary: list[int]) -> dict:
+    if not binary:
         return {}
-    units = units_query(members).where(m.GradeCriterionRow.criterion_id.in_(criteria)).subquery()
-    u = units.c
-    pairable = u.met + u.unmet >= 2
-    totals = {row.criterion_id: row for row in session.execute(
-        select(u.criterion_id, func.count().label("units"),
-               func.sum(case((pairable, 1), else_=0)).label("pairable"),
-               func.sum(case((pairable, u.met + u.unmet), else_=0)).label("values"),
-               func.sum(case((pairable, u.met), else_=0)).label("met"),
-               func.sum(u.ca).label("ca"))
-        .group_by(u.criterion_id))}
-    disagreeing: dict[int, list[tuple[int, int]]] = {c: [] for c in criteria}
-    for criterion_id, met, unmet in session.execute(
-            select(u.criterion_id, u.met, u.unmet).where(and_(u.met > 0, u.unmet > 0))
-            .order_by(u.criterion_id, u.first, u.response_id)):
-        disagreeing[criterion_id].append((met, unmet))
-    found = {}
-    for criterion_id in criteria:
-        row = totals.get(criterion_id)
-        found[criterion_id] = alpha_from_counts(
-            sources=len(members), units=row.units if row else 0,
-            pairable_units=int(row.pairable) if row else 0,
-            values_used=int(row.values) if row else 0, met=int(row.met) if row else 0,
-            excluded_cannot_assess=int(row.ca) if row else 0,
-            disagreeing=disagreeing[criterion_id])
-    return found
+    found = member_units(session, members, criteria, binary, units_query)
+    return {criterion_id: alpha_from_counts(
+        sources=len(members), units=units.units, pairable_units=units.pairable,
+        values_used=units.values, met=units.met, excluded_cannot_assess=units.ca,
+        disagreeing=units.disagreeing) for criterion_id, units in found.items()}
 
 
 def _option_alpha(session: Session, members: list[int], criterion: CriterionInfo,

@@ -187,6 +187,17 @@ def panel_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:
     return tuple(panel_ids), results.results_stamp(sessions, members), building
 
 
+
+def member_stamp(stamp: tuple) -> tuple:
+    """The members' part of ``panel_stamp``: their grades and statuses, the panels made,
+    removed or filled. A person's verdict does not move it: the members' alpha, which
+    reads the members' grades alone, is cached by it."""
+    if not stamp:
+        return ()
+    panel_ids, (runs, _newest_verdict), building = stamp
+    return panel_ids, runs, building
+
+
 def panel_label(panel: panels.PanelInfo) -> str:
     """``Panel P2 trio · majority of #3, #4, #5``: short enough for a chart's axis."""
     name = f" {panel.name}" if panel.name else ""

@@ -203,12 +203,11 @@ class _Seen:
                     if among is None else sorted(among))
         if sight.sees_all:
             return cls(reviewed, {}, set(), sight)
-        everything = effective_repo.score_decisions(session, rubric_version_id, dataset_id,
-                                                    reviewed)
-        answered = effective_reads.answered_keys(session, rubric_version_id, sight,
-                                                 sorted(everything))
-        hidden = {rid: missing for rid, per in everything.items()
-                  if (missing := frozenset(c for c in per if (rid, c) not in answered))}
+        # Which criteria are decided and which of them the viewer answered: the keys only
+        # (building every reviewed response's decisions, as before, was 1 s at 100,000).
+        everything, hidden = effective_reads.hidden_decisions(
+            session, rubric_version_id, dataset_id, sight,
+            None if among is None else reviewed)
         wholly = {rid for rid, missing in hidden.items()
                   if len(missing) == len(everything[rid])}
         return cls(reviewed, hidden, wholly, sight)

@@ -30,7 +30,7 @@ from storage.repositories import verdicts as verdict_repo
 from storage.services import effective_upkeep
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
-from storage.services.run_cleanup import delete_runs
+from storage.services.run_cleanup import count_panels, delete_runs
 
 
 def _validated(criteria: Sequence[Criterion] | Rubric) -> list[Criterion]:
@@ -223,11 +223,13 @@ def _deletion_summary(session: Session, rubric_id: int
     run_ids = list(session.scalars(
         select(m.RunRow.id).where(m.RunRow.rubric_version_id.in_(version_ids))
     ))
-    comparisons, pair_reviews = comparison_repo.count_using(session, version_ids=version_ids)
+    comparisons, pair_reviews, pair_panels = comparison_repo.count_using(
+        session, version_ids=version_ids)
     return version_ids, run_ids, DeletionSummary(
         runs=len(run_ids), grades=_count_grades(session, run_ids), responses=0,
         human_verdicts=verdict_repo.count_for_versions(session, version_ids) + pair_reviews,
-        comparisons=comparisons)
+        comparisons=comparisons, panels=count_panels(session, run_ids),
+        pair_panels=pair_panels)
 
 
 def deletion_summary(sessions: SessionFactory, rubric_id: int) -> DeletionSummary:
@@ -261,8 +263,8 @@ def delete_rubric(
         if (run_ids or human_count or summary.comparisons) and not confirm:
             raise ConfirmationRequiredError(
                 f"this rubric has {len(run_ids)} grading runs with {grade_count} grades and "
-                f"{summary.comparisons} comparisons; confirm the deletion (confirm=True) or "
-                "archive it instead"
+                f"{summary.comparisons} comparisons{summary.panels_words()}; confirm the "
+                "deletion (confirm=True) or archive it instead"
             )
         effective_upkeep.forget_versions(session, version_ids)
         session.execute(delete(m.HumanVerdictRow)
@@ -276,7 +278,8 @@ def delete_rubric(
 
 def _deleted(summary: DeletionSummary) -> str:
     return (f"with {summary.runs} runs, {summary.grades} grades, {summary.responses} responses, "
-            f"{summary.human_verdicts} human verdicts, {summary.comparisons} comparisons")
+            f"{summary.human_verdicts} human verdicts, {summary.comparisons} comparisons"
+            f"{summary.panels_words()}")
 
 
 def _count_grades(session: Session, run_ids: list[int]) -> int:

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from storage import models as m
+
+
+def count_panels(session, run_ids: Sequence[int]) -> int:
+    """The panels ``delete_runs`` deletes with these runs."""
+    if not run_ids:
+        return 0
+    return session.scalar(select(func.count(func.distinct(m.PanelMemberRow.panel_id)))
+                          .where(m.PanelMemberRow.run_id.in_(list(run_ids)))) or 0
 
 
 def delete_runs(session, run_ids: Sequence[int]) -> None:

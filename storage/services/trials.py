@@ -35,7 +35,7 @@ from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
 from storage.jobs.cost_budget import CostBudget
 from storage.jobs.estimate import RunEstimate, estimate_for
 from storage.repositories import runs as run_repo
-from storage.services import calibration, trial_progress
+from storage.services import calibration, trial_judge, trial_progress
 from storage.services.reviewers import Actor, Role, require
 from storage.services.trial_adoption import adopt_wording
 from storage.services.trial_figures import (
@@ -47,10 +47,10 @@ from storage.services.trial_figures import (
     scale_of,
     stored_choice,
 )
+from storage.services.trial_judge import GradeFn
 
 __all__ = ["AgreementFigures", "adopt_wording", "check_trial", "get_trial", "list_trials",
            "plan_trial", "retry_plan", "run_trial"]
-GradeFn = Callable[[ResponseInfo, Criterion], Awaitable[EvaluationReport]]
 HOLISTIC = "rubric_as_judge"
 
 
@@ -238,7 +238,7 @@ async def run_trial(
     assert worker is not None, "a trial begun elsewhere is run by the worker that holds it"
     close: Callable[[], Awaitable[None]] | None = None
     if grade_fn is None:
-        grade_fn, close = _default_grade_fn(sessions, plan.base_run, plan.examples)
+        grade_fn, close = trial_judge.grade_fn_of(sessions, plan.base_run, plan.examples)
     criterion = plan.new_criterion
     kept = {entry["response_id"]: dict(entry) for entry in done}
     entries: list[dict[str, Any]] = list(kept.values())
@@ -303,36 +303,6 @@ async def run_trial(
                         status="stopped" if stopped else "done",
                         note=stopped[0] if stopped else "")
     return get_trial(sessions, trial_id)
-
-
-def _default_grade_fn(
-    sessions: SessionFactory, run: RunInfo, examples: RubricExamples | None = None,
-) -> tuple[GradeFn, Callable[[], Awaitable[None]]]:
-    from grading.llm import LiteLLMGenerate
-    from storage.jobs import cache as cache_store
-    from storage.jobs.calls import Counters, JobGenerate
-    from storage.jobs.limiter import limiter_for
-    from storage.jobs.run_options import JobOptions, build_grader
-
-    options = JobOptions.from_settings(run.settings)
-    llm = LiteLLMGenerate(run.model, api_base=run.settings.api_base, timeout=options.timeout,
-                          **options.litellm_extra)
-    fatal: list[BaseException] = []
-    generate = JobGenerate(
-        llm, limiter=limiter_for(run.model, run.settings.api_base), sessions=sessions,
-        use_cache=True, counters=Counters(), cache_buffer=cache_store.WriteBuffer(sessions),
-        on_fatal=fatal.append)
-    grader = build_grader("per_criterion", generate, run.settings, examples=examples)
-
-    async def grade(response: ResponseInfo, criterion: Criterion) -> EvaluationReport:
-        if fatal:
-            return EvaluationReport(score=None, error=str(fatal[0]))
-        # the same reference answer the base run showed its judge, so wordings compare fairly
-        return await grader.grade(response.to_grade, [criterion], query=response.query,
-                                  response_key=response.id,
-                                  reference_submission=response.reference)
-
-    return grade, generate.close
 
 
 def _entry_of(report: EvaluationReport | None) -> tuple[dict[str, Any], str]:

@@ -97,6 +97,15 @@ def test_results_view_survives_a_reload_and_opens_from_the_copied_url(
     page.get_by_role("link", name="Results").click()
     _the_view(page)
 
+    # Another page and back with the browser's Back button.
+    page.get_by_role("link", name="Rubrics").click()
+    expect(page.get_by_role("heading", name="Rubrics", exact=True)).to_be_visible(
+        timeout=60_000)
+    wait_idle(page)
+    page.go_back()
+    _the_view(page)
+    page.wait_for_function("() => location.search.includes('sort=score')", timeout=20_000)
+
     page.reload()
     _the_view(page)
     assert page.url == link

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from sqlalchemy import select
 
+from storage import export_records, exports
 from storage import models as m
 from storage.repositories import effective as effective_repo
 from storage.repositories import verdicts as verdict_repo
@@ -100,6 +101,8 @@ SWAPS = [
     (agreement_sources, "panel_sources", panel_results.recomputed_sources),
     (agreement_sources, "reviewer_verdicts", reviewer_verdicts),
     (agreement_sources, "reviewer_rows", reviewer_verdicts),  # HumanVerdictInfos read alike
+    # the exports' records built per grade, not read as rows (issue 41, the export)
+    (exports, "records", export_records.records),
 ]
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import func, select, update
 from grading.pairwise.panel import combine_reports
 from grading.pairwise.summary import summarize
 from storage import models as m
-from storage.errors import InvalidInputError, NotFoundError
+from storage.errors import ConfirmationRequiredError, InvalidInputError, NotFoundError
 from storage.services import comparisons, datasets, pair_panel_results, pair_panels
 from storage.services.reviewers import PermissionDeniedError
 from tests.actors import ADMIN
@@ -192,6 +192,13 @@ def test_deleting_a_panel_keeps_its_comparisons_and_deleting_a_member_removes_th
         pair_panel_results.pair_panel_results(sessions, kept.id)
 
     pair_panels.create_pair_panel(sessions, comparison_ids=ids, actor=ADMIN)
+    pair_panels.create_pair_panel(sessions, comparison_ids=ids[:2], actor=ADMIN)
+    summary = datasets.deletion_summary(sessions, src.b)
+    assert (summary.comparisons, summary.pair_panels) == (3, 2)
+    with pytest.raises(ConfirmationRequiredError,
+                       match="3 comparisons, and the 2 panels of pairwise judges built on them"):
+        datasets.delete_dataset(sessions, src.b, actor=ADMIN)
+    assert panel_rows(sessions)[0] == 2
     datasets.delete_dataset(sessions, src.b, confirm=True, actor=ADMIN)
 
     assert panel_rows(sessions) == (0, 0)

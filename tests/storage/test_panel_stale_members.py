@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import delete, func, select
 
 from storage import models as m
-from storage.errors import NotFoundError
+from storage.errors import ConfirmationRequiredError, NotFoundError
 from storage.services import datasets, panels, rubrics
 from tests.storage.test_panels import ADMIN, three_judges
 
@@ -77,8 +77,15 @@ def test_a_deletion_racing_the_create_is_named_never_a_foreign_key_error(
 def test_deleting_a_dataset_or_a_rubric_takes_its_panels_with_it(sessions, three_judges):
     version, dataset, _responses, run_ids = three_judges
     panels.create_panel(sessions, run_ids=run_ids, rule="majority", actor=ADMIN)
+    panels.create_panel(sessions, run_ids=run_ids[:2], rule="any", actor=ADMIN)
+    # The confirmation says the panels go too, before anything is deleted.
+    assert datasets.deletion_summary(sessions, dataset.id).panels == 2
+    with pytest.raises(ConfirmationRequiredError,
+                       match="and the 2 judge panels built on them; confirm"):
+        datasets.delete_dataset(sessions, dataset.id, actor=ADMIN)
+    assert _panel_rows(sessions) == 2
     summary = datasets.delete_dataset(sessions, dataset.id, confirm=True, actor=ADMIN)
-    assert summary.runs == 3 and _panel_rows(sessions) == 0
+    assert (summary.runs, summary.panels) == (3, 2) and _panel_rows(sessions) == 0
     with sessions() as session:
         assert session.scalar(select(func.count()).select_from(m.PanelMemberRow)) == 0
 
@@ -89,6 +96,10 @@ def test_deleting_a_dataset_or_a_rubric_takes_its_panels_with_it(sessions, three
     pair = [make_run(sessions, version.id, again.id).id for _ in range(2)]
     panels.create_panel(sessions, run_ids=pair, rule="any", actor=ADMIN)
     rubric_id = rubrics.get_version(sessions, version.id).rubric_id
+    assert rubrics.deletion_summary(sessions, rubric_id).panels == 1
+    with pytest.raises(ConfirmationRequiredError,
+                       match="and the 1 judge panel built on them; confirm"):
+        rubrics.delete_rubric(sessions, rubric_id, actor=ADMIN)
     rubrics.delete_rubric(sessions, rubric_id, confirm=True, actor=ADMIN)
     assert _panel_rows(sessions) == 0
 

@@ -332,6 +332,7 @@ def test_a_blind_reviewers_page_reads_hidden_decisions_only_where_the_query_need
     decisions; a score sort, a score range, the histograms or a verdict filter need those
     of every reviewed response (they decide which rows match, in what order)."""
     from storage.repositories import effective as effective_repo
+    from storage.services import effective_reads
 
     history = _History(sessions, 11, size=30)
     history.grade(90)
@@ -340,13 +341,14 @@ def test_a_blind_reviewers_page_reads_hidden_decisions_only_where_the_query_need
     reviewed = set(effective_repo.reviewed_response_ids(
         sessions(), history.version.id, history.dataset.id))
     asked: list[set[int]] = []
-    real = effective_repo.score_decisions
+    real = effective_reads.decided_keys
 
-    def spy(session, rubric_version_id, dataset_id, response_ids):
-        asked.append(set(response_ids))
+    def spy(session, rubric_version_id, dataset_id, response_ids=None):
+        # None: every decided response of the set
+        asked.append(reviewed if response_ids is None else set(response_ids))
         return real(session, rubric_version_id, dataset_id, response_ids)
 
-    monkeypatch.setattr(effective_repo, "score_decisions", spy)
+    monkeypatch.setattr(effective_reads, "decided_keys", spy)
     sight = blindness.as_reviewer("ana")
     where = dict(dataset_id=history.dataset.id, rubric_version_id=history.version.id,
                  run_ids=[run.id for run in history.runs], sight=sight, limit=4)

@@ -34,3 +34,35 @@ def test_a_transient_failure_replaced_by_its_grade_moves_both_stamps(sessions):
     assert (progress.done_count, progress.failed_count) == (1, 0)  # the sum stayed at one
     assert before[0] != after[0] and before[1] != after[1]
 
+
+
+def test_a_verdict_moves_the_panel_stamp_but_not_the_members_part(sessions):
+    """The members' alpha is cached by ``member_stamp``: a person's verdict leaves it, a
+    member's new grade moves it (the panel's own stamp moves with both)."""
+    from storage.services import panels, reviews
+    from storage.services.panel_results import member_stamp, panel_stamp
+    from storage.services.reviewers import local_actor
+    from tests.actors import ADMIN
+
+    version = make_rubric(sessions)
+    dataset, responses = make_dataset(sessions, count=3)
+    made = [make_run(sessions, version.id, dataset.id) for _ in range(2)]
+    judge = ScriptedJudge(CRITERIA, {f"r{i}": [Verdict.MET] * len(CRITERIA) for i in range(3)})
+    for run in made:
+        for response in responses[:2]:
+            report = grade("per_criterion", run.settings, CRITERIA,
+                           f"[r{response.external_id[1:]}] answer", judge)
+            runs.record_grades(sessions, run.id, [runs.NewGrade(response.id, report, 0.1)])
+    panel = panels.create_panel(sessions, run_ids=[r.id for r in made], rule="majority",
+                                actor=ADMIN)
+    before = panel_stamp(sessions, [panel.id])
+
+    reviews.set_human_verdict(sessions, actor=local_actor("ana"), response_id=responses[0].id,
+                              criterion_id=version.criteria[0].id, verdict="UNMET")
+    after_verdict = panel_stamp(sessions, [panel.id])
+    assert after_verdict != before
+    assert member_stamp(after_verdict) == member_stamp(before)
+
+    report = grade("per_criterion", made[0].settings, CRITERIA, "[r2] answer", judge)
+    runs.record_grades(sessions, made[0].id, [runs.NewGrade(responses[2].id, report, 0.1)])
+    assert member_stamp(panel_stamp(sessions, [panel.id])) != member_stamp(after_verdict)

@@ -81,3 +81,32 @@ def test_open_in_results_from_a_panel_pair_shows_the_panel_and_its_members(sessi
     assert at.multiselect(key="results_panel_ids").value == [panel.id]
     table = at.dataframe[0].value
     assert f"P{panel.id} pair" in table.columns
+
+
+def test_a_saved_verdict_does_not_recompute_the_members_alpha(sessions, monkeypatch):
+    """The members' alpha (seconds at 100,000 responses) reads the members' grades alone:
+    the page after a person's verdict shows it from the cache."""
+    from storage.services import panel_agreement, reviews
+    from storage.services.reviewers import local_actor
+    from ui import panel_readers
+
+    seeded = seed(sessions)
+    panels.create_panel(sessions, run_ids=[seeded.cheap.id, seeded.strong.id],
+                        rule="majority", actor=ADMIN, name="pair")
+    computed = []
+    real = panel_agreement.member_agreement
+    monkeypatch.setattr(panel_agreement, "member_agreement",
+                        lambda *args: computed.append(args) or real(*args))
+    panel_readers.get_member_agreement.clear()
+    at = _open()
+    assert not at.exception, at.exception
+    assert len(computed) == 1
+    response = seeded.responses["r5"]
+    reviews.set_human_verdict(sessions, actor=local_actor("ana"), response_id=response.id,
+                              criterion_id=seeded.version.criteria[0].id, verdict="MET")
+    panel_readers.get_stamp.clear()  # as 2 s later: the page sees the verdict
+    at.run()
+    assert not at.exception, at.exception
+    assert "Judge panels next to their members" in [h.value for h in at.subheader]
+    assert len(computed) == 1
+    assert next(f.value for f in at.dataframe if "Flag" in f.value.columns) is not None

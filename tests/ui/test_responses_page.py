@@ -443,3 +443,16 @@ def test_a_reference_column_is_guessed_can_be_changed_and_is_stored():
     stored = _responses(dataset.id)
     assert [(r.reference, r.metadata) for r in stored] == [
         ("book", {"answer": "5 mg"}), ("web", {"answer": "7 days"})]
+
+
+def test_the_delete_confirmation_names_the_judge_panels_that_go_with_the_runs():
+    from storage.services import panels
+    from tests.storage.helpers import make_rubric, make_run
+
+    dataset = _dataset(rows=[{"text": "a"}])
+    version = make_rubric(db())
+    run_ids = [make_run(db(), version.id, dataset.id).id for _ in range(2)]
+    panels.create_panel(db(), run_ids=run_ids, rule="majority", actor=ADMIN)
+    at = open_page("responses")
+    assert ("Deletes 'Replies', its 1 response, 2 grading runs, 0 grades and 1 judge panel. "
+            "This cannot be undone.") in texts(at)
