@@ -837,8 +837,8 @@ def _kept_world(kept: Path | None, dialect: str, size: int) -> World | None:
 TARGETS = (
     (lambda n: n.startswith("Results page, ") and n.endswith("(SQL, new)"), 0.5, 0.5),
     (lambda n: n.startswith("Results ") and n.endswith("(the page)"), 0.5, 0.5),
-    (lambda n: n == "Agreement report + human baseline, judges' count kept (the page)", 2.0,
-     0.5),
+    (lambda n: n == "Agreement report + human baseline, judges' count and report kept "
+     "(the page)", 2.0, 0.5),
     (lambda n: n.startswith("panel members' alpha"), 2.0, 0.5),
     (lambda n: n == "a reviewer's queue, grade facts cached (the page)", 0.3, 0.3),
     (lambda n: n == "adjudication page: first 20 and the count", 0.3, 0.3),
