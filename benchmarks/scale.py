@@ -60,6 +60,7 @@ from storage.services import (
     agreement,
     agreement_counts,
     agreement_judge_counts,
+    agreement_kept,
     agreement_sources,
     blindness,
     calibration_candidates,
@@ -504,14 +505,28 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
     judges: list = []
 
     def report_with_judges_kept():
-        """As the page reads it: the judges' share of the count kept (untimed, made once)
-        while no grade lands, so a verdict recounts the reviewed responses only."""
+        """As the page read it before the report was kept: the judges' share of the count
+        kept (untimed, made once) while no grade lands, so a verdict recounts the reviewed
+        responses only."""
         report = agreement.agreement_report(sessions, w.version_id, w.dataset_id,
                                             judges=judges[0])
         return report, human_baseline.report_baseline(report)
 
-    report_with_judges_kept.warm = lambda: judges.append(
-        agreement_judge_counts.judge_patterns(sessions, w.version_id, w.dataset_id))
+    def warm_judges():
+        if not judges:
+            judges.append(
+                agreement_judge_counts.judge_patterns(sessions, w.version_id, w.dataset_id))
+
+    report_with_judges_kept.warm = warm_judges
+    slot = agreement_kept.KeptSlot()
+
+    def report_kept():
+        """As the page reads it: the judges' share kept (untimed), and the report itself
+        (cold: built and kept; after a verdict: patched on the responses it is on)."""
+        report = slot.report(sessions, w.version_id, w.dataset_id, judges[0])
+        return report, human_baseline.report_baseline(report)
+
+    report_kept.warm = warm_judges
 
     counted: list = []
 
@@ -617,8 +632,10 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          q(sessions, _pair_counts, w), "SQL: people and run pair counts"),
         ("Agreement report + human baseline", report_and_baseline,
          q(sessions, _reviewer_pairs, w), "SQL: reviewer-pair counts"),
-        ("Agreement report + human baseline, judges' count kept (the page)",
+        ("Agreement report + human baseline, judges' count kept, report read whole",
          report_with_judges_kept, q(sessions, _reviewer_pairs, w), "as above"),
+        ("Agreement report + human baseline, judges' count and report kept (the page)",
+         report_kept, q(sessions, _reviewer_pairs, w), "as above"),
         ("human baseline alone, verdict patterns (new)", baseline_alone,
          q(sessions, _reviewer_pairs, w), "as above; the report read once, untimed"),
         ("human baseline alone, response by response (before)", baseline_alone_before,
@@ -820,8 +837,8 @@ def _kept_world(kept: Path | None, dialect: str, size: int) -> World | None:
 TARGETS = (
     (lambda n: n.startswith("Results page, ") and n.endswith("(SQL, new)"), 0.5, 0.5),
     (lambda n: n.startswith("Results ") and n.endswith("(the page)"), 0.5, 0.5),
-    (lambda n: n == "Agreement report + human baseline, judges' count kept (the page)", 2.0,
-     0.5),
+    (lambda n: n == "Agreement report + human baseline, judges' count and report kept "
+     "(the page)", 2.0, 0.5),
     (lambda n: n.startswith("panel members' alpha"), 2.0, 0.5),
     (lambda n: n == "a reviewer's queue, grade facts cached (the page)", 0.3, 0.3),
     (lambda n: n == "adjudication page: first 20 and the count", 0.3, 0.3),

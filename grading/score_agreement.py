@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from grading.agreement import align_sources
 
 ScoreSource = Mapping[Any, float | None] | Sequence[float | None]
@@ -40,12 +42,21 @@ class ScoreAgreement:
 
 def compare_scores(a: ScoreSource, b: ScoreSource) -> ScoreAgreement:
     """Pearson, Spearman, mean |B - A| and mean (B - A) over the keys scored by both sources."""
-    keyed_a, keyed_b = ({k: _finite(v) for k, v in s.items()} for s in align_sources([a, b]))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        # B's scores of keys A has not are only counted (and checked): a judge's 100,000
+        # scores against people's few thousand are not copied (same figures).
+        keyed_a = {k: _finite(v) for k, v in a.items() if v is not None}
+        scored_b = _checked_count(b)
+        keyed_b = {k: _finite(b[k]) for k in keyed_a if b.get(k) is not None}
+    else:
+        keyed_a, keyed_b = ({k: _finite(v) for k, v in s.items()}
+                            for s in align_sources([a, b]))
+        scored_b = len(keyed_b)
     shared = [key for key in keyed_a if key in keyed_b]
     xs = [keyed_a[key] for key in shared]
     ys = [keyed_b[key] for key in shared]
     n = len(shared)
-    counts = {"pairs_used": n, "only_in_a": len(keyed_a) - n, "only_in_b": len(keyed_b) - n}
+    counts = {"pairs_used": n, "only_in_a": len(keyed_a) - n, "only_in_b": scored_b - n}
     if n == 0:
         return ScoreAgreement(
             **counts, pearson=None, spearman=None, mean_absolute_difference=None,
@@ -76,6 +87,25 @@ def compare_scores(a: ScoreSource, b: ScoreSource) -> ScoreAgreement:
         mean_signed_difference=math.fsum(d / n for d in differences),
         note=note,
     )
+
+
+def _checked_count(scores: Mapping[Any, float | None]) -> int:
+    """How many scores are not None, each checked as ``_finite`` checks it (at once when
+    they are all plain finite numbers)."""
+    try:
+        values = np.fromiter(scores.values(), dtype=float, count=len(scores))
+    except (TypeError, ValueError):  # a None among them, or what float() must judge
+        pass
+    else:
+        if np.isfinite(values).all():
+            return len(scores)
+    found = 0
+    for value in scores.values():
+        if value is not None:
+            if not math.isfinite(float(value)):
+                _finite(value)
+            found += 1
+    return found
 
 
 def _finite(value: Any) -> float:

@@ -7,8 +7,9 @@ Blind review: every reader after ``get_stamp`` takes the viewer's ``Sight``
 The stamp (runs' graded counts and the human verdicts' count and newest id) changes whenever a
 grade or a verdict is written, by this app or by a worker elsewhere, so the report is rebuilt
 exactly then; the short TTL of the stamp itself is the only polling. The judges' share of the
-report's count is kept by the judges' part of the stamp only (``get_judge_patterns``): a saved
-verdict recounts the reviewed responses, not every judge verdict.
+report's count is kept by the judges' part of the stamp only (``get_judge_patterns``), and the
+report itself between saved verdicts (``get_kept_slot``): a saved verdict re-reads the
+responses it is on, not every reviewed one.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from storage.services import (
 )
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
 from storage.services.agreement_judge_counts import JudgePatterns
+from storage.services.agreement_kept import KeptSlot
 from storage.services.baseline_grid import BaselineGrid
 from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
@@ -68,8 +70,15 @@ def get_full_report(db: str, rubric_version_id: int, dataset_id: int,
     """Over everyone's verdicts: what adjudicators and admins see."""
     judges = get_judge_patterns(db, rubric_version_id, dataset_id,
                                 agreement_judge_counts.judge_stamp(stamp))
-    return agreement.agreement_report(sessions_for(db), rubric_version_id, dataset_id,
-                                      judges=judges)
+    return get_kept_slot(db, rubric_version_id, dataset_id).report(
+        sessions_for(db), rubric_version_id, dataset_id, judges)
+
+
+@st.cache_resource(ttl=3600, max_entries=10, show_spinner=False)
+def get_kept_slot(db: str, rubric_version_id: int, dataset_id: int) -> KeptSlot:
+    """The set's report kept between saved verdicts (storage.services.agreement_kept): a
+    new stamp made of appended verdicts re-reads only the responses they are on."""
+    return KeptSlot()
 
 
 @st.cache_resource(ttl=3600, max_entries=50, show_spinner="Comparing the judges…")
@@ -139,6 +148,7 @@ def clear_after_import() -> None:
     effective scores."""
     get_stamp.clear()
     get_judge_patterns.clear()
+    get_kept_slot.clear()
     get_full_report.clear()
     get_blind_report.clear()
     get_criterion_table.clear()

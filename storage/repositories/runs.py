@@ -167,7 +167,23 @@ def run_verdicts(session: Session, run_id: int, within: Select | None = None) ->
     every response's). Scores are read for every response (one row per grade)."""
     grades_query = (select(m.GradeRow.response_id, m.GradeRow.score)
                     .where(m.GradeRow.run_id == run_id).order_by(m.GradeRow.response_id))
-    rows_query = (
+    rows_query = _rows_query(run_id)
+    if within is not None:
+        rows_query = rows_query.where(m.GradeRow.response_id.in_(within))
+    scores = {rid: score for rid, score in session.execute(grades_query)}
+    choices, reasons = _choices(session, rows_query)
+    return RunVerdicts(scores, choices, reasons)
+
+
+def run_choices(session: Session, run_id: int, response_ids: Sequence[int]
+                ) -> tuple[dict[tuple[int, int], Verdict | str], dict[tuple[int, int], str]]:
+    """``run_verdicts``' choices and reasons of these responses only, without the scores."""
+    return _choices(session, _rows_query(run_id).where(
+        m.GradeRow.response_id.in_(list(response_ids))))
+
+
+def _rows_query(run_id: int) -> Select:
+    return (
         select(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id,
                m.GradeCriterionRow.verdict, m.GradeCriterionRow.option,
                m.GradeCriterionRow.reason)
@@ -175,9 +191,10 @@ def run_verdicts(session: Session, run_id: int, within: Select | None = None) ->
         .where(m.GradeRow.run_id == run_id)
         # the order grade_infos_for_run gives: by response, then the criterion's position
         .order_by(m.GradeRow.response_id, m.GradeCriterionRow.position))
-    if within is not None:
-        rows_query = rows_query.where(m.GradeRow.response_id.in_(within))
-    scores = {rid: score for rid, score in session.execute(grades_query)}
+
+
+def _choices(session: Session, rows_query: Select
+             ) -> tuple[dict[tuple[int, int], Verdict | str], dict[tuple[int, int], str]]:
     choices: dict[tuple[int, int], Verdict | str] = {}
     reasons: dict[tuple[int, int], str] = {}
     verdict_of = {v.value: v for v in Verdict}
@@ -187,7 +204,7 @@ def run_verdicts(session: Session, run_id: int, within: Select | None = None) ->
         if choice is not None:
             choices[rid, cid] = choice
             reasons[rid, cid] = reason
-    return RunVerdicts(scores, choices, reasons)
+    return choices, reasons
 
 
 def grade_infos_for_run(

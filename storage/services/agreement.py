@@ -218,7 +218,8 @@ def build_report(
         points.extend(
             ScorePoint(source_key=source.key, response_id=rid, judge_score=judge[rid],
                        human_score=human[rid])
-            for rid in sorted(judge) if rid in human)
+            # the responses both scored, in order (not all of a judge's 100,000 sorted)
+            for rid in sorted(rid for rid in human if rid in judge))
     return AgreementReport(data=data, pairwise=pairwise, alpha=alpha, judges=tuple(judges),
                            score_points=tuple(points), patterns=patterns)
 

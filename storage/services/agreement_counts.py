@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from operator import itemgetter
 
 from sqlalchemy import (
     Select,
@@ -39,9 +40,9 @@ from storage import models as m
 from storage.engine import SessionFactory
 from storage.repositories import rubrics as rubric_repo
 from storage.services import agreement_judge_counts, panels
+from storage.services.agreement_folded import FoldedRows
 from storage.services.agreement_sides import (
     DECODE,
-    RANK,
     patterns_query,
     people_side,
     run_side,
@@ -141,7 +142,7 @@ def pairwise_agreement(
             for pair, found in counts.items()}
 
 
-def _kept_judges_fit(data: AgreementData, judges: agreement_judge_counts.JudgePatterns,
+def kept_judges_fit(data: AgreementData, judges: agreement_judge_counts.JudgePatterns,
                      keys: Sequence[str], voters: Sequence[int]) -> bool:
     """The kept judges' count is of these sources, numbered as this count numbers them."""
     return ((judges.rubric_version_id, judges.dataset_id)
@@ -227,7 +228,23 @@ def report_counts(sessions: SessionFactory, data: AgreementData,
     A panel whose stored decisions are not all the ones read (a member still grading,
     another tie rule) is left to the report, as is any source whose counts do not describe
     as many verdicts as ``data`` has. MET/UNMET rubrics only."""
-    criteria = [c.id for c in data.criteria]
+    sides, voters = count_sides(sessions, data)
+    keys = list(sides)
+    rows = None
+    if judges is not None and kept_judges_fit(data, judges, keys, voters):
+        rows = agreement_judge_counts.combined_rows(
+            sessions, judges, [sides[k] for k in keys], voters)
+    if rows is None and keys:
+        with sessions() as session:
+            rows = session.execute(patterns_query([sides[k] for k in keys], voters)).all()
+    return counts_from_rows(data, keys, voters, rows or [])
+
+
+def count_sides(sessions: SessionFactory, data: AgreementData
+                ) -> tuple[dict[str, Select], list[int]]:
+    """The queries of ``data``'s verdict sources the count reads, in the report's order
+    (not a panel whose stored decisions are not all the ones read), and the positions of
+    alpha's voters among them (not panels)."""
     sides: dict[str, Select] = {}
     with sessions() as session:
         for source in data.verdict_sources:
@@ -235,31 +252,29 @@ def report_counts(sessions: SessionFactory, data: AgreementData,
                 continue
             if (side := side_of(data, source.key)) is not None:
                 sides[source.key] = side
-        keys = list(sides)
-        voters = [i for i, key in enumerate(keys) if not data.source(key).is_panel]
-    rows = None
-    if judges is not None and _kept_judges_fit(data, judges, keys, voters):
-        rows = agreement_judge_counts.combined_rows(
-            sessions, judges, [sides[k] for k in keys], voters)
-    if rows is None and keys:
-        with sessions() as session:
-            rows = session.execute(patterns_query([sides[k] for k in keys], voters)).all()
-    rows = rows or []
-    width = len(keys)
+    voters = [i for i, key in enumerate(sides) if not data.source(key).is_panel]
+    return sides, voters
+
+
+def counts_from_rows(data: AgreementData, keys: Sequence[str], voters: Sequence[int],
+                     rows: Iterable[Sequence]) -> ReportCounts:
+    """``report_counts`` from the pattern rows of the sources ``keys`` (``patterns_query``'s,
+    however they were made)."""
+    return counts_from_folded(data, keys, FoldedRows.of(rows, len(keys), voters))
+
+
+def counts_from_folded(data: AgreementData, keys: Sequence[str],
+                       folded: FoldedRows) -> ReportCounts:
+    """``counts_from_rows`` from the rows folded (``FoldedRows``): the rows of units where
+    the voters disagree are one per unit, already in the order alpha sums them, and the
+    pairs are summed per pattern."""
+    criteria = [c.id for c in data.criteria]
+    width, voters = len(keys), list(folded.voters)
     verdicts: list[Counter[int]] = [Counter() for _ in keys]  # per source, per criterion
     pairs: dict[tuple[int, int], CountsByCriterion] = {
         (a, b): {} for a, b in combinations(range(width), 2)}
     alpha_totals: dict[int, Counter[str]] = {}
-    disagreeing: list[tuple[int, int, int, int, int]] = []
-    # The rows of units where the voters disagree are one per unit (alpha sums them in
-    # order): fold every row into its pattern first, so the pairs are summed per pattern.
-    coded: Counter[tuple[int, tuple[int | None, ...]]] = Counter()
-    for row in rows:
-        cid, codes, rid, n = row[0], tuple(row[1:1 + width]), row[-3], int(row[-1])
-        coded[cid, codes] += n
-        if rid is not None:
-            cast = [codes[i] for i in voters]
-            disagreeing.append((cid, rid, int(row[-2]), cast.count(1), cast.count(2)))
+    coded = folded.coded
     patterns: Counter[tuple[int, tuple[Verdict | None, ...]]] = Counter()
     for (cid, codes), n in coded.items():
         found = [DECODE[c] for c in codes]
@@ -295,7 +310,7 @@ def report_counts(sessions: SessionFactory, data: AgreementData,
     counted_voters = [i for i in voters if totals[keys[i]]]
     alpha = None
     if counted_voters and all(fits.get(key) for key in every_voter):
-        alpha = _alpha(len(counted_voters), criteria, alpha_totals, disagreeing)
+        alpha = _alpha(len(counted_voters), criteria, alpha_totals, folded)
     return ReportCounts(
         pairwise=pairwise, alpha=alpha,
         totals={key: n for key, n in totals.items() if fits[key]},
@@ -303,11 +318,11 @@ def report_counts(sessions: SessionFactory, data: AgreementData,
 
 
 def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]],
-           disagreeing: list[tuple[int, int, int, int, int]],
-           ) -> MultiSourceAgreementByCriterion:
+           folded: FoldedRows) -> MultiSourceAgreementByCriterion:
     """Alpha over every key and per criterion from the patterns' sums; the units where the
     sources disagree are summed in the order ``krippendorff_alpha_by_criterion`` meets them
-    (the first source's keys first, in its order), so the floats are the same."""
+    (the first source's keys first, in its order: ``FoldedRows``), so the floats are the
+    same."""
 
     def alpha(units_in: Sequence[int], ordered: list) -> MultiSourceAgreement:
         summed: Counter[str] = Counter()
@@ -317,16 +332,14 @@ def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]
             sources=sources, units=summed["units"], pairable_units=summed["pairable"],
             values_used=summed["values"], met=summed["met"],
             excluded_cannot_assess=summed["ca"],
-            disagreeing=[(met, unmet) for *_key, met, unmet in ordered])
+            disagreeing=map(met_unmet, ordered))
 
-    # Over every key: the first source's keys in its order (response, then its place).
-    overall = sorted(disagreeing, key=lambda d: (d[2] // RANK, d[1], d[2] % RANK, d[0]))
-    per_criterion = {}
-    for cid in criteria:
-        mine = sorted((d for d in disagreeing if d[0] == cid),
-                      key=lambda d: (d[2] // RANK, d[1]))
-        per_criterion[cid] = alpha([cid], mine)
-    return MultiSourceAgreementByCriterion(overall=alpha(criteria, overall),
+    # (met, unmet) are the last two of an entry: FoldedRows' overall ones are 6 long, the
+    # per-criterion ones 4
+    met_unmet = itemgetter(2, 3)
+    per_criterion = {cid: alpha([cid], folded.by_criterion.get(cid, [])) for cid in criteria}
+    met_unmet = itemgetter(4, 5)
+    return MultiSourceAgreementByCriterion(overall=alpha(criteria, folded.overall),
                                            per_criterion=per_criterion)
 
 

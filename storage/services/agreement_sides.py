@@ -100,6 +100,20 @@ def patterns_query(sides: Sequence[Select], voters: Sequence[int], first: int = 
     these rows; one pass over the sources' verdicts. ``first``: the number of the first
     source (its ``v`` column is still ``v0``), ``voters`` numbered the same way: a part of
     a bigger count numbers its sources as the whole does (agreement_judge_counts)."""
+    columns = _unit_columns(sides, voters, first)
+    return select(*columns, func.count()).group_by(*columns)
+
+
+def unit_rows_query(sides: Sequence[Select], voters: Sequence[int], first: int = 0) -> Select:
+    """``patterns_query``'s rows one unit at a time, each with its response last (not
+    grouped): the count of a set of responses can then be patched response by response
+    (storage.services.agreement_kept)."""
+    columns = _unit_columns(sides, voters, first, with_response=True)
+    return select(*columns)
+
+
+def _unit_columns(sides: Sequence[Select], voters: Sequence[int], first: int,
+                  with_response: bool = False) -> list:
     parts = []
     for i, side in enumerate(sides):
         s = side.subquery(f"s{i}")
@@ -127,4 +141,4 @@ def patterns_query(sides: Sequence[Select], voters: Sequence[int], first: int = 
     columns = [u.criterion_id, *[u[f"v{i}"] for i in range(len(sides))],
                case((disagree, u.response_id), else_=None).label("rid"),
                case((disagree, u.first), else_=None).label("rank")]
-    return select(*columns, func.count()).group_by(*columns)
+    return [*columns, u.response_id.label("unit_response")] if with_response else columns

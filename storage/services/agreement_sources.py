@@ -9,6 +9,7 @@ as examples. The numbers are computed from these in storage.services.agreement.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from sqlalchemy import Select, func, select
@@ -154,6 +155,15 @@ def gather_sources(
     ``within`` (with ``complete=False``): a query of the response ids whose judge verdicts
     to read instead (default: the reviewed responses).
     """
+    return gather_with_newest(sessions, rubric_version_id, dataset_id, complete, within)[0]
+
+
+def gather_with_newest(
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+    complete: bool = True, within: Select | None = None,
+) -> tuple[AgreementData, dict[str, int]]:
+    """``gather_sources``, and the id of each reviewer's newest current verdict (whose name
+    ``reviewer_names`` holds): what the kept report patches (agreement_kept)."""
     if not complete and within is None:
         within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
     if complete:
@@ -175,7 +185,7 @@ def gather_sources(
         used = calibration.example_response_ids(
             session, [run.id for run in runs if run.settings.calibration is not None])
         humans = current_human_verdicts(session, rubric_version_id, dataset_id)
-        own = reviewer_verdicts(session, rubric_version_id, dataset_id)
+        own = reviewer_rows(session, rubric_version_id, dataset_id)
         reviewed = sorted({h.response_id for h in humans})
         by_response: dict[int, dict[int, HumanVerdictInfo]] = defaultdict(dict)
         for h in humans:
@@ -204,7 +214,7 @@ def gather_sources(
         ))
     human_scores = _human_scores(gathered.scorings, rubric_version_id, criteria,
                                  {rid: by_response[rid] for rid in whole}, texts)
-    per_reviewer, names, seconds = _per_reviewer(own)
+    per_reviewer, names, seconds, newest = _per_reviewer(own)
     held_out = {key: calibration.HeldOut.of(k, set(reviewed), shown)
                 for key, (k, shown) in gathered.shown.items()}
     data = AgreementData(
@@ -216,7 +226,7 @@ def gather_sources(
         reviewer_verdicts=per_reviewer, reviewer_names=names, reviewer_seconds=seconds,
         complete=complete,
     )
-    return data if complete else _uncounted(data)
+    return (data if complete else _uncounted(data)), newest
 
 
 def _uncounted(data: AgreementData) -> AgreementData:
@@ -320,12 +330,14 @@ def _human_scores(
     return human_scores
 
 
-def _per_reviewer(own: list[HumanVerdictInfo]) -> tuple[
-        dict[str, dict[Key, Verdict]], dict[str, str], dict[str, dict[int, float]]]:
+def _per_reviewer(own: Sequence[HumanVerdictInfo | effective_reads.ReviewRow]) -> tuple[
+        dict[str, dict[Key, Verdict]], dict[str, str], dict[str, dict[int, float]],
+        dict[str, int]]:
     """Each reviewer's verdicts, name (the one of their newest verdict: a signed-in person's
-    name may change), and seconds per response (the longest save of each)."""
+    name may change), seconds per response (the longest save of each), and the id of the
+    newest verdict."""
     per_reviewer: dict[str, dict[Key, Verdict]] = defaultdict(dict)
-    newest: dict[str, HumanVerdictInfo] = {}  # the name a reviewer last saved with
+    newest: dict = {}  # reviewer -> their newest verdict: the name they last saved with
     seconds: dict[str, dict[int, float]] = defaultdict(dict)
     for h in own:
         per_reviewer[h.reviewer_key][h.response_id, h.criterion_id] = h.choice
@@ -335,7 +347,8 @@ def _per_reviewer(own: list[HumanVerdictInfo]) -> tuple[
             spent = seconds[h.reviewer_key]
             spent[h.response_id] = max(spent.get(h.response_id, 0.0), h.review_seconds)
     names = {key: h.reviewer for key, h in newest.items()}
-    return dict(per_reviewer), names, dict(seconds)
+    return (dict(per_reviewer), names, dict(seconds),
+            {key: h.id for key, h in newest.items()})
 
 
 def current_human_verdicts(
@@ -355,6 +368,12 @@ def reviewer_verdicts(
     response then criterion: each stream's current verdict on the keys of
     ``effective_verdicts`` (``effective_reads.current_reviews``), as plain columns."""
     return effective_reads.current_reviews(session, rubric_version_id, dataset_id)
+
+
+def reviewer_rows(session: Session, rubric_version_id: int,
+                  dataset_id: int) -> list[effective_reads.ReviewRow]:
+    """``reviewer_verdicts`` as light rows (what ``gather_sources`` reads of them)."""
+    return effective_reads.current_review_rows(session, rubric_version_id, dataset_id)
 
 
 def data_stamp(

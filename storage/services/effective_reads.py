@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
+from typing import NamedTuple
 
 from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import Session, aliased
@@ -137,6 +139,43 @@ def current_reviews(session: Session, rubric_version_id: int,
         current_streams_query(sources, (), within)))
         if not info.adjudication and (info.response_id, info.criterion_id) in keys]
     return sorted(found, key=lambda h: (h.response_id, h.criterion_id, h.id))
+
+
+class ReviewRow(NamedTuple):
+    """One reviewer's current verdict as the Agreement report reads it: the fields of
+    ``HumanVerdictInfo`` it needs, without building one per verdict (120,000 at 100,000
+    responses)."""
+
+    response_id: int
+    criterion_id: int
+    id: int
+    choice: Verdict | str
+    reviewer_key: str
+    reviewer: str
+    review_seconds: float | None
+
+
+def current_review_rows(session: Session, rubric_version_id: int,
+                        dataset_id: int) -> list[ReviewRow]:
+    """``current_reviews`` as ``ReviewRow``s, in the same order."""
+    ev = m.EffectiveVerdictRow
+    keys = {(rid, cid) for rid, cid in session.execute(
+        select(ev.response_id, ev.criterion_id)
+        .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id))}
+    if not keys:
+        return []
+    sources = verdict_repo.carry_sources(session, rubric_version_id)
+    within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
+    verdict_of = {v.value: v for v in Verdict}
+    found = [
+        ReviewRow(rid, cid, vid, option if option is not None else verdict_of[verdict], key,
+                  reviewer, seconds)
+        for (cid, vid, rid, _version, _seq, verdict, reviewer, _note, _at, _replaces, key,
+             stream, seconds, option, _previous, _previous_option)
+        in session.execute(current_streams_query(sources, (), within))
+        if stream != m.ADJUDICATION_STREAM and (rid, cid) in keys]
+    found.sort(key=itemgetter(0, 1, 2))
+    return found
 
 
 def decisions_of(session: Session, rubric_version_id: int,

@@ -100,6 +100,7 @@ SWAPS = [
     # Agreement's panel sources from every PanelGrade (issue 41, step 4)
     (agreement_sources, "panel_sources", panel_results.recomputed_sources),
     (agreement_sources, "reviewer_verdicts", reviewer_verdicts),
+    (agreement_sources, "reviewer_rows", reviewer_verdicts),  # HumanVerdictInfos read alike
     # the exports' records built per grade, not read as rows (issue 41, the export)
     (exports, "records", export_records.records),
 ]

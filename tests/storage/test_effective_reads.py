@@ -347,3 +347,20 @@ def test_every_reviewers_current_verdict_read_at_once_is_the_consensus_readers(
                              for h in whole[rid][cid].reviews]
             compared += len(found)
     assert compared > 0
+
+
+@pytest.mark.parametrize("seed", [41])
+def test_the_agreement_reviewer_rows_are_the_current_reviews_fields(sessions, seed):
+    # Agreement's gather reads the reviewers' verdicts as light rows (issue 41): the very
+    # verdicts current_reviews gives, same fields, same order.
+    world = busy_world(sessions, seed=seed)
+    compared = 0
+    with sessions() as session:
+        for version in world.versions:
+            rows = effective_reads.current_review_rows(session, version.id, world.kept.id)
+            found = effective_reads.current_reviews(session, version.id, world.kept.id)
+            assert rows == [effective_reads.ReviewRow(
+                h.response_id, h.criterion_id, h.id, h.choice, h.reviewer_key, h.reviewer,
+                h.review_seconds) for h in found]
+            compared += len(rows)
+    assert compared > 0

@@ -1,0 +1,463 @@
+"""The Agreement report kept between saved verdicts, patched response by response (issue 41).
+
+A saved verdict changes people's side of the report on one response only, while the
+report (``agreement.agreement_report`` with the judges' share of the count kept) re-read
+every reviewed response's verdicts, every reviewer's, the runs' and the panels'. So the
+page keeps a ``KeptReport``: the report, and per reviewed response its rows of the pattern
+count (every source's over it, less the judges' alone: ``agreement_judge_counts``). When the
+data stamp moved by appended human verdicts only (their count grew by exactly the rows
+newer than the newest seen: human verdicts are append-only, adjudications and carried
+verdicts included, ``HumanVerdictRow``), ``advance`` re-reads only the responses those
+verdicts are on: their verdicts in force, each reviewer's current verdicts, their human
+scores, their rows of the count, and the judges' verdicts of a response reviewed for the
+first time; the rest of the report is the kept one's. Anything else (a grade landed, a
+panel filled, a deletion, people's first verdict, a verdict written while reading) gives
+None: the caller builds the report anew (``build``, or ``agreement_report``).
+
+Every figure is the one ``build_report(gather_sources(...))`` gives, and the data is what
+``agreement_report`` holds, dicts in the same order (tests/storage/test_agreement_kept.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from sqlalchemy import Select, select
+
+from grading.types import ScoringSettings, Verdict
+from storage import models as m
+from storage.convert import run_info
+from storage.effective import compute_human_score
+from storage.engine import SessionFactory
+from storage.repositories import effective as effective_repo
+from storage.repositories import rubrics as rubric_repo
+from storage.repositories import runs as run_repo
+from storage.repositories import verdicts as verdict_repo
+from storage.repositories.datasets import response_texts
+from storage.services import (
+    agreement,
+    agreement_counts,
+    calibration,
+    effective_reads,
+    panels,
+)
+from storage.services.agreement import HUMAN, AgreementData, AgreementReport
+from storage.services.agreement_folded import FoldedRows
+from storage.services.agreement_judge_counts import JudgePatterns, judge_stamp
+from storage.services.agreement_sides import side_of, unit_rows_query
+from storage.services.agreement_sources import data_stamp, gather_with_newest, with_counts
+
+Row = tuple  # a pattern row without its count: (criterion, codes..., response, rank)
+
+
+@dataclass(frozen=True)
+class KeptReport:
+    """A counted report and what patching it needs. Never mutated: ``advance`` makes a
+    new one (older reports stay valid for whoever holds them)."""
+
+    rubric_version_id: int
+    dataset_id: int
+    stamp: tuple  # ``data_stamp`` the report describes
+    report: AgreementReport
+    judges: JudgePatterns
+    keys: tuple[str, ...]  # the count's sources (people first) and alpha's voters among them
+    voters: tuple[int, ...]
+    reviewed: frozenset[int]  # responses with rows in effective_verdicts (judges' held)
+    scorings: dict[str, ScoringSettings]  # judge source key -> its scoring settings
+    excluded: dict[str, frozenset[int]]  # judge source key -> responses shown as examples
+    newest: dict[str, int]  # reviewer -> id of their newest current verdict
+    units: dict[int, Counter]  # reviewed response -> its share of the count's rows
+    total: Counter  # the whole count's rows
+    folded: FoldedRows  # the same rows folded as the report sums them
+
+
+class KeptSlot:
+    """One set's kept report, shared by whoever reads it (the page's sessions): brought up
+    to date under a lock, so two readers do not patch or build it twice at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: KeptReport | None = None
+
+    def report(self, sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+               judges: JudgePatterns | None) -> AgreementReport:
+        """The report now: the kept one patched, built anew, or (when it cannot be kept)
+        ``agreement.agreement_report``'s."""
+        with self._lock:
+            self._kept = kept_report(sessions, rubric_version_id, dataset_id, self._kept,
+                                     judges)
+            if self._kept is not None:
+                return self._kept.report
+        return agreement.agreement_report(sessions, rubric_version_id, dataset_id,
+                                          judges=judges)
+
+
+def kept_report(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+                kept: KeptReport | None, judges: JudgePatterns | None) -> KeptReport | None:
+    """``kept`` brought up to date (patched, or built anew); None when the report cannot be
+    kept (the caller reads ``agreement.agreement_report``)."""
+    if kept is not None and (kept.rubric_version_id, kept.dataset_id) == (
+            rubric_version_id, dataset_id):
+        found = advance(sessions, kept, judges)
+        if found is not None:
+            return found
+    return build(sessions, rubric_version_id, dataset_id, judges)
+
+
+def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+          judges: JudgePatterns | None) -> KeptReport | None:
+    """The counted report read whole, with its count kept per reviewed response; None when
+    it is not counted with the judges' share (a multi-choice rubric, an unsettled panel, no
+    people or no judge, a judge's stamp moved, anything written while reading)."""
+    before = data_stamp(sessions, rubric_version_id, dataset_id)
+    if judges is None or judges.stamp != judge_stamp(before):
+        return None
+    if not agreement_counts.countable(sessions, rubric_version_id, dataset_id):
+        return None
+    data, newest = gather_with_newest(sessions, rubric_version_id, dataset_id, complete=False)
+    if not data.verdicts.get(HUMAN):
+        return None
+    sides, voters = agreement_counts.count_sides(sessions, data)
+    keys = list(sides)
+    if (keys != [s.key for s in data.verdict_sources]
+            or not agreement_counts.kept_judges_fit(data, judges, keys, voters)):
+        return None
+    reviewed_query = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id)
+    with sessions() as session:
+        reviewed = frozenset(session.scalars(reviewed_query))
+    units = _units(sessions, judges, [sides[k] for k in keys], voters,
+                   reviewed_query.order_by(None))
+    total: Counter = Counter()
+    for row, n in judges.rows:
+        total[row] += n
+    for share in units.values():
+        total.update(share)
+    scorings, excluded = _judge_settings(sessions, rubric_version_id, dataset_id, data)
+    total = Counter({row: n for row, n in total.items() if n})
+    if any(n < 0 for n in total.values()):
+        return None  # as combined_rows: not a count of these verdicts
+    folded = FoldedRows.of(((*row, n) for row, n in total.items()), len(keys), voters)
+    report = _counted_report(data, keys, folded)
+    if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
+        return None
+    return KeptReport(rubric_version_id, dataset_id, before, report, judges, tuple(keys),
+                      tuple(voters), reviewed, scorings, excluded, newest, units, total,
+                      folded)
+
+
+def advance(sessions: SessionFactory, kept: KeptReport,
+            judges: JudgePatterns | None) -> KeptReport | None:
+    """``kept`` after the human verdicts appended since, re-reading only the responses they
+    are on; ``kept`` itself when nothing moved; None when more than verdicts were appended."""
+    version_id, dataset_id = kept.rubric_version_id, kept.dataset_id
+    stamp = data_stamp(sessions, version_id, dataset_id)
+    if stamp == kept.stamp:
+        return kept
+    if (judges is None or judges.stamp != kept.judges.stamp
+            or judge_stamp(stamp) != judge_stamp(kept.stamp)):
+        return None
+    (count, newest_id), (kept_count, kept_newest) = stamp[1], kept.stamp[1]
+    hv = m.HumanVerdictRow
+    with sessions() as session:
+        appended = session.execute(
+            select(hv.id, hv.response_id)
+            .join(m.ResponseRow, m.ResponseRow.id == hv.response_id)
+            .where(m.ResponseRow.dataset_id == dataset_id, hv.id > kept_newest,
+                   hv.id <= newest_id)).all()
+    if not appended or kept_count + len(appended) != count:
+        return None  # rows went away (or came back under old ids): read the report anew
+    touched = sorted({rid for _vid, rid in appended})
+    fresh = _read_touched(sessions, kept, touched)
+    data = _patched_data(kept, fresh)
+    if data is None:
+        return None
+    units = dict(kept.units)
+    change: Counter = Counter()
+    for rid in touched:
+        change.subtract(units.pop(rid, Counter()))
+    new_units = _units(sessions, kept.judges, [side_of(data, key) for key in kept.keys],
+                       kept.voters, sorted(fresh.reviewed)) if fresh.reviewed else {}
+    for rid, share in new_units.items():
+        units[rid] = share
+        change.update(share)
+    total = Counter(kept.total)
+    for row, n in change.items():
+        now = total.get(row, 0) + n
+        if now < 0:
+            return None  # not the count of these verdicts: read the report anew
+        if now:
+            total[row] = now
+        else:
+            total.pop(row, None)
+    folded = kept.folded.patched(change, kept.total)
+    report = _counted_report(data, list(kept.keys), folded)
+    if report is None or data_stamp(sessions, version_id, dataset_id) != stamp:
+        return None
+    return replace(kept, stamp=stamp, report=report, reviewed=kept.reviewed | fresh.reviewed,
+                   newest=fresh.newest, units=units, total=total, folded=folded)
+
+
+def _counted_report(data: AgreementData, keys: list[str],
+                    folded: FoldedRows) -> AgreementReport | None:
+    """The report from the whole count's rows, checked as ``agreement_report`` checks it."""
+    counted = agreement_counts.counts_from_folded(data, keys, folded)
+    data = with_counts(data, counted.totals)
+    people_pairs = not data.reviewer_verdicts or any(s.is_human for s in data.verdict_sources)
+    if not counted.covers(data) or not people_pairs:
+        return None
+    return agreement.build_report(data, counted.pairwise, agreement.criterion_kinds(
+        data.criteria), alpha=counted.alpha, patterns=counted.patterns)
+
+
+def _units(sessions: SessionFactory, judges: JudgePatterns, sides: Sequence[Select],
+           voters: Sequence[int], within) -> dict[int, Counter]:
+    """Per response of ``within`` (a query of response ids, or ids): its rows of the whole
+    count less the judges' alone (``agreement_judge_counts.combined_rows``, by response)."""
+
+    def limited(side: Select) -> Select:
+        return side.where(side.selected_columns.response_id.in_(within))
+
+    with sessions() as session:
+        every = session.execute(unit_rows_query([limited(s) for s in sides], voters)).all()
+        alone = session.execute(unit_rows_query([limited(s) for s in sides[1:]],
+                                                list(judges.voters), first=1)).all()
+    units: dict[int, Counter] = defaultdict(Counter)
+    for row in every:
+        units[row[-1]][tuple(row[:-1])] += 1
+    for row in alone:
+        units[row[-1]][(row[0], None, *row[1:-1])] -= 1
+    return {rid: Counter({r: n for r, n in share.items() if n})
+            for rid, share in units.items()}
+
+
+def _judge_settings(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+                    data: AgreementData) -> tuple[dict[str, ScoringSettings],
+                                                  dict[str, frozenset[int]]]:
+    """Each judge source's scoring settings and the responses it leaves out (shown as
+    examples), as ``gather_sources`` took them."""
+    scorings: dict[str, ScoringSettings] = {}
+    members: dict[str, list[int]] = {}
+    with sessions() as session:
+        for run in run_repo.list_runs(session, rubric_version_id=rubric_version_id,
+                                      dataset_id=dataset_id):
+            scorings[f"run:{run.id}"] = run_info(run).settings.scoring()
+            members[f"run:{run.id}"] = [run.id]
+        used = calibration.example_response_ids(
+            session, [rid for ids in members.values() for rid in ids])
+    for panel in panels.list_panels(sessions, dataset_id=dataset_id,
+                                    rubric_version_id=rubric_version_id):
+        if panel.ready:
+            scorings[f"panel:{panel.id}"] = panel.scoring
+            members[f"panel:{panel.id}"] = [member.run.id for member in panel.members]
+    excluded = {key: frozenset().union(*(used.get(rid, set()) for rid in ids))
+                for key, ids in members.items()}
+    return ({k: v for k, v in scorings.items() if k in data.human_scores},
+            {k: v for k, v in excluded.items() if k in data.human_scores})
+
+
+@dataclass
+class _Touched:
+    """What the appended verdicts' responses hold now."""
+
+    touched: set[int]
+    reviewed: frozenset[int]  # of them, with rows in effective_verdicts
+    applied: list  # HumanVerdictInfo in force, by response then criterion
+    own: list  # each reviewer's current verdicts, by response, criterion, then id
+    judges: dict[str, tuple[dict, dict]]  # source -> verdicts, reasons of first-reviewed ones
+    human_scores: dict[str, dict[int, float]]  # scoring json -> response -> score
+    whole: set[int]  # of the touched, fully decided
+    newest: dict[str, int]
+
+
+def _read_touched(sessions: SessionFactory, kept: KeptReport, touched: list[int]) -> _Touched:
+    version_id, dataset_id = kept.rubric_version_id, kept.dataset_id
+    data = kept.report.data
+    ev = m.EffectiveVerdictRow
+    with sessions() as session:
+        keys = {(rid, cid) for rid, cid in session.execute(
+            select(ev.response_id, ev.criterion_id)
+            .where(ev.rubric_version_id == version_id, ev.dataset_id == dataset_id,
+                   ev.response_id.in_(touched)))}
+        reviewed = frozenset(rid for rid, _cid in keys)
+        applied = [effective_repo.verdict_info(row[0], row[3:]) for row in session.execute(
+            effective_repo.applied_query(version_id, dataset_id, touched))]
+        sources = verdict_repo.carry_sources(session, version_id)
+        own = sorted((h for h in map(
+            lambda row: effective_repo.verdict_info(row[0], row[1:]), session.execute(
+                effective_reads.current_streams_query(sources, (), sorted(reviewed))))
+            if not h.adjudication and (h.response_id, h.criterion_id) in keys),
+            key=lambda h: (h.response_id, h.criterion_id, h.id)) if reviewed else []
+        first = sorted(reviewed - kept.reviewed)
+        judges = _judge_verdicts(session, kept, first) if first else {}
+        by_response: dict[int, dict] = defaultdict(dict)
+        for h in applied:
+            by_response[h.response_id][h.criterion_id] = h
+        whole = {rid for rid, found in by_response.items() if len(found) == len(data.criteria)}
+        needs_text = any(s.length_penalty is not None for s in kept.scorings.values())
+        texts = response_texts(session, sorted(whole)) if needs_text and whole else {}
+    scores: dict[str, dict[int, float]] = {}
+    for scoring in kept.scorings.values():
+        found = scores.setdefault(scoring.model_dump_json(), {})
+        if found:
+            continue
+        for rid in sorted(whole):
+            result = compute_human_score(
+                response_id=rid, rubric_version_id=version_id, criteria=data.criteria,
+                humans=by_response[rid], settings=scoring, to_grade=texts.get(rid))
+            if result.score is not None:
+                found[rid] = result.score
+    newest = dict(kept.newest)
+    for h in own:
+        if h.id > newest.get(h.reviewer_key, -1):
+            newest[h.reviewer_key] = h.id
+    return _Touched(set(touched), reviewed, applied, own, judges, scores, whole, newest)
+
+
+def _judge_verdicts(session, kept: KeptReport, first: list[int]) -> dict[str, tuple[dict,
+                                                                                   dict]]:
+    """The judges' verdicts and reasons of responses reviewed for the first time, as
+    ``gather_sources`` reads them (runs by criterion position, panels by criterion)."""
+    data = kept.report.data
+    order = {c.id: i for i, c in enumerate(rubric_repo.criteria_of(
+        session, kept.rubric_version_id))}
+    found: dict[str, tuple[dict, dict]] = {}
+    for source in data.sources:
+        if source.is_human:
+            continue
+        left_out = kept.excluded.get(source.key, frozenset())
+        if source.is_panel:
+            v, g = m.PanelVerdictRow, m.PanelGradeRow
+            graded = select(g.response_id).where(g.panel_id == source.panel_id,
+                                                 g.response_id.in_(first))
+            rows = session.execute(
+                select(v.response_id, v.criterion_id, v.verdict, v.option, v.note)
+                .where(v.panel_id == source.panel_id, v.response_id.in_(graded),
+                       v.verdict.is_not(None) | v.option.is_not(None))).all()
+            rows.sort(key=lambda r: (r[0], order.get(r[1], len(order))))
+            choices = {(r[0], r[1]): r[3] if r[3] is not None else Verdict(r[2])
+                       for r in rows}
+            reasons = {(r[0], r[1]): r[4] for r in rows}
+        else:
+            choices, reasons = run_repo.run_choices(session, source.run_id, first)
+        found[source.key] = ({k: c for k, c in choices.items() if k[0] not in left_out},
+                             {k: r for k, r in reasons.items() if k[0] not in left_out})
+    return found
+
+
+def _patched_data(kept: KeptReport, fresh: _Touched) -> AgreementData | None:
+    """The kept report's data with the touched responses' people (and the judges of those
+    reviewed for the first time) replaced; None where patching is not enough."""
+    data = kept.report.data
+    touched = fresh.touched
+    humans = {(h.response_id, h.criterion_id): h for h in fresh.applied}
+    verdicts = dict(data.verdicts)
+    reasons = dict(data.reasons)
+    criteria = [c.id for c in data.criteria]
+
+    def keys_of(rid: int) -> list[tuple[int, int]]:
+        return [(rid, cid) for cid in criteria]
+
+    verdicts[HUMAN] = merged(data.verdicts[HUMAN], {k: h.choice for k, h in humans.items()},
+                             touched, keys_of=keys_of)
+    reasons[HUMAN] = merged(data.reasons[HUMAN], {k: h.note for k, h in humans.items()},
+                            touched, keys_of=keys_of)
+    if not verdicts[HUMAN]:
+        return None
+    new = set(fresh.reviewed - kept.reviewed)
+    for key, (choices, notes) in fresh.judges.items():
+        verdicts[key] = merged(data.verdicts.get(key, {}), choices, new)
+        reasons[key] = merged(data.reasons.get(key, {}), notes, new)
+    own: dict[str, dict] = defaultdict(dict)
+    seconds: dict[str, dict[int, float]] = defaultdict(dict)
+    names = dict(data.reviewer_names)
+    for h in fresh.own:
+        own[h.reviewer_key][h.response_id, h.criterion_id] = h.choice
+        if h.review_seconds is not None:
+            spent = seconds[h.reviewer_key]
+            spent[h.response_id] = max(spent.get(h.response_id, 0.0), h.review_seconds)
+        if fresh.newest.get(h.reviewer_key) == h.id:
+            names[h.reviewer_key] = h.reviewer
+    per_reviewer = _by_first({
+        key: merged(data.reviewer_verdicts.get(key, {}), own.get(key, {}), touched,
+                    keys_of=keys_of)
+        for key in [*data.reviewer_verdicts, *(k for k in own if k not in
+                                                data.reviewer_verdicts)]})
+    spent = _by_first({
+        key: merged(data.reviewer_seconds.get(key, {}), seconds.get(key, {}), touched,
+                    response=_itself, keys_of=_alone)
+        for key in [*data.reviewer_seconds, *(k for k in seconds if k not in
+                                               data.reviewer_seconds)]})
+    if set(names) != set(per_reviewer):
+        return None  # a reviewer with no current verdict left: not an append
+    people = {rid for rid, _cid in verdicts[HUMAN]}
+    by_settings: dict[str, dict[int, float]] = {}
+    human_scores = {}
+    for key, scoring in kept.scorings.items():
+        json = scoring.model_dump_json()
+        if json not in by_settings:
+            by_settings[json] = merged(data.human_scores[key], fresh.human_scores[json],
+                                       touched, response=_itself, keys_of=_alone)
+        human_scores[key] = by_settings[json]
+    counts = Counter(rid for rid, _cid in verdicts[HUMAN])
+    whole = sum(1 for n in counts.values() if n == len(data.criteria))
+    held_out = {key: calibration.HeldOut.of(found.k, people, set(kept.excluded[key]))
+                for key, found in data.held_out.items()}
+    sources = tuple(replace(s, verdict_count=len(verdicts[HUMAN])) if s.is_human else s
+                    for s in data.sources)
+    return replace(data, sources=sources, verdicts=verdicts, reasons=reasons,
+                   human_scores=human_scores, reviewed_responses=len(people),
+                   fully_reviewed_responses=whole, reviewer_verdicts=per_reviewer,
+                   reviewer_names={k: names[k] for k in per_reviewer},
+                   reviewer_seconds=spent, held_out=held_out)
+
+
+def _itself(rid: int) -> int:
+    return rid
+
+
+def _alone(rid: int) -> list[int]:
+    return [rid]
+
+
+def _by_first(per: dict[str, dict]) -> dict[str, dict]:
+    """Non-empty entries, in the order of their first key (``gather_sources`` meets
+    reviewers response by response)."""
+    kept = {key: found for key, found in per.items() if found}
+    return dict(sorted(kept.items(), key=lambda item: next(iter(item[1]))))
+
+
+def merged(old: dict, fresh: dict, touched: Iterable[int],
+           response=lambda key: key[0], keys_of=None) -> dict:
+    """``old`` (ordered by response) without the ``touched`` responses' entries and with
+    ``fresh``'s (theirs, ordered by response) in their place, in response order.
+    ``keys_of``: a response's possible keys; when the touched responses keep the very keys
+    they had (a changed verdict), their values are replaced where they stand (the order
+    within a response follows its keys)."""
+    touched = set(touched)
+    if not touched:
+        return old
+    if keys_of is not None:
+        before = {key for rid in touched for key in keys_of(rid) if key in old}
+        if before == set(fresh) and all(response(key) in touched for key in fresh):
+            out = dict(old)
+            out.update(fresh)
+            return out
+    pending: dict[int, list] = defaultdict(list)
+    for key, value in fresh.items():
+        pending[response(key)].append((key, value))
+    waiting = sorted(set(pending) | touched)
+    out: dict = {}
+    i = 0
+    for key, value in old.items():
+        rid = response(key)
+        while i < len(waiting) and waiting[i] <= rid:
+            out.update(pending.get(waiting[i], ()))
+            i += 1
+        if rid not in touched:
+            out[key] = value
+    for rid in waiting[i:]:
+        out.update(pending.get(rid, ()))
+    return out
