@@ -46,10 +46,6 @@ def test_a_sample_that_failed_transiently_is_asked_again_and_none_is_paid_twice(
                    transport_retries=0, retry_passes=3, pass_delay=0.2)
 
     result = run_now(sessions, run.id)
-    from tests.jobs.helpers import asked_about
-    print("ASKED", Counter(asked_about(b) for b in fake_provider.bodies))
-    for g in runs.list_grades(sessions, run.id):
-        print("GRADE", [(c.position, c.samples) for c in g.criteria])
 
     assert (result.status, result.graded, result.failed) == ("done", 2, 0)
     # 2 responses x 3 criteria x 3 samples answered once each, plus the 4 refused calls
