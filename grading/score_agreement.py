@@ -19,8 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from grading.agreement import align_sources
 
 ScoreSource = Mapping[Any, float | None] | Sequence[float | None]
@@ -91,21 +89,16 @@ def compare_scores(a: ScoreSource, b: ScoreSource) -> ScoreAgreement:
 
 def _checked_count(scores: Mapping[Any, float | None]) -> int:
     """How many scores are not None, each checked as ``_finite`` checks it (at once when
-    they are all plain finite numbers)."""
+    they are all plain numbers). Pure Python: the grading library installs without numpy."""
+    values = [value for value in scores.values() if value is not None]
     try:
-        values = np.fromiter(scores.values(), dtype=float, count=len(scores))
-    except (TypeError, ValueError):  # a None among them, or what float() must judge
+        if all(map(math.isfinite, values)):
+            return len(values)
+    except TypeError:  # what float() must judge (a numeric string)
         pass
-    else:
-        if np.isfinite(values).all():
-            return len(scores)
-    found = 0
-    for value in scores.values():
-        if value is not None:
-            if not math.isfinite(float(value)):
-                _finite(value)
-            found += 1
-    return found
+    for value in values:
+        _finite(value)
+    return len(values)
 
 
 def _finite(value: Any) -> float:
