@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
-from sqlalchemy import and_, case, func, select
+from sqlalchemy import Select, and_, case, func, select
 from sqlalchemy.orm import Session, aliased
 
 from grading.types import Verdict
@@ -127,18 +127,27 @@ def current_reviews(session: Session, rubric_version_id: int,
     ``effective_verdicts``, by response, criterion, then id: the ``reviews`` of every
     ``decisions`` of the set, in one window query over the reviewed responses instead of
     whole decisions built in chunks (the Agreement page's reviewers at 5,000 responses)."""
+    keys, query = _set_streams(session, rubric_version_id, dataset_id)
+    if not keys:
+        return []
+    found = [info for info in map(_info, session.execute(query))
+             if not info.adjudication and (info.response_id, info.criterion_id) in keys]
+    return sorted(found, key=lambda h: (h.response_id, h.criterion_id, h.id))
+
+
+def _set_streams(session: Session, rubric_version_id: int, dataset_id: int
+                 ) -> tuple[set[tuple[int, int]], Select | None]:
+    """The (response, criterion) keys of the set's ``effective_verdicts``, and the query of
+    every reviewer's current verdicts on its reviewed responses (None without keys)."""
     ev = m.EffectiveVerdictRow
     keys = {(rid, cid) for rid, cid in session.execute(
         select(ev.response_id, ev.criterion_id)
         .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id))}
     if not keys:
-        return []
+        return keys, None
     sources = verdict_repo.carry_sources(session, rubric_version_id)
     within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
-    found = [info for info in map(_info, session.execute(
-        current_streams_query(sources, (), within)))
-        if not info.adjudication and (info.response_id, info.criterion_id) in keys]
-    return sorted(found, key=lambda h: (h.response_id, h.criterion_id, h.id))
+    return keys, current_streams_query(sources, (), within)
 
 
 class ReviewRow(NamedTuple):
@@ -158,21 +167,16 @@ class ReviewRow(NamedTuple):
 def current_review_rows(session: Session, rubric_version_id: int,
                         dataset_id: int) -> list[ReviewRow]:
     """``current_reviews`` as ``ReviewRow``s, in the same order."""
-    ev = m.EffectiveVerdictRow
-    keys = {(rid, cid) for rid, cid in session.execute(
-        select(ev.response_id, ev.criterion_id)
-        .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id))}
+    keys, query = _set_streams(session, rubric_version_id, dataset_id)
     if not keys:
         return []
-    sources = verdict_repo.carry_sources(session, rubric_version_id)
-    within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
     verdict_of = {v.value: v for v in Verdict}
     found = [
         ReviewRow(rid, cid, vid, option if option is not None else verdict_of[verdict], key,
                   reviewer, seconds)
         for (cid, vid, rid, _version, _seq, verdict, reviewer, _note, _at, _replaces, key,
              stream, seconds, option, _previous, _previous_option)
-        in session.execute(current_streams_query(sources, (), within))
+        in session.execute(query)
         if stream != m.ADJUDICATION_STREAM and (rid, cid) in keys]
     found.sort(key=itemgetter(0, 1, 2))
     return found
