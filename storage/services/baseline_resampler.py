@@ -20,8 +20,8 @@ from grading.agreement import (
     alpha_value,
     compare_counts,
     pair_scores,
-    pair_scores_array,
 )
+from grading.agreement_arrays import pair_scores_array
 from grading.bootstrap import (
     Interval,
     percentile_interval,

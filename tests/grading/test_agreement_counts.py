@@ -21,8 +21,8 @@ from grading.agreement import (
     compare_verdicts,
     compare_verdicts_by_criterion,
     pair_scores,
-    pair_scores_array,
 )
+from grading.agreement_arrays import pair_scores_array
 from tests.grading.test_agreement import GENERATED, LABELS, generate_pair, same
 
 MET, UNMET, CA = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
