@@ -87,6 +87,10 @@ def migration_engine(url: str) -> Engine:
     engine = create_db_engine(url, poolclass=_null_pool())
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _driver_autocommit)
+        # Off while the schema changes (SQLite's own advice): a table that others reference
+        # cannot be recreated (batch mode) with them on, since dropping the old copy counts as
+        # deleting every row. ``_upgrade_on`` checks every reference before it commits.
+        event.listen(engine, "connect", _foreign_keys_off)
         # IMMEDIATE: take the write lock (waiting out the busy timeout) before reading the
         # schema, instead of failing at the first write when the app wrote in between.
         event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
@@ -95,6 +99,10 @@ def migration_engine(url: str) -> Engine:
 
 def _driver_autocommit(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None
+
+
+def _foreign_keys_off(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute("PRAGMA foreign_keys=OFF")
 
 
 def refuse_half_upgraded(connection: Connection) -> None:
@@ -129,6 +137,14 @@ def _upgrade_on(connection: Connection, *, sqlite: bool) -> None:
         connection.rollback()
         raise HalfUpgradedDatabaseError(_half_upgraded_message(
             connection, f"a later revision's change is already there: {cause}")) from None
+    if sqlite:
+        broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            connection.rollback()
+            raise RuntimeError(
+                f"the upgrade would leave {len(broken)} rows pointing at rows that do not "
+                f"exist (first: table {broken[0][0]}, row {broken[0][1]}, to {broken[0][2]}); "
+                "nothing was changed. Please report this with the database file.")
     connection.commit()
 
 

@@ -519,6 +519,9 @@ class HumanVerdictRow(Base):
         UniqueConstraint("response_id", "criterion_id", "stream", "seq"),
         CheckConstraint(_in("verdict", VERDICTS), name="verdict"),
         Index("ix_human_verdicts_response_version", "response_id", "rubric_version_id"),
+        # An id is never handed out twice (SQLite reuses the largest after a deletion): the
+        # pages' fingerprints read (count, newest id). Migration 0035.
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -920,6 +923,7 @@ class PairReviewRow(Base):
     __table_args__ = (
         UniqueConstraint("pair_id", "position", "stream", "seq"),
         CheckConstraint(_in("side", PAIR_SIDES), name="side"),
+        {"sqlite_autoincrement": True},  # as human_verdicts: ids never reused
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -66,3 +66,31 @@ def test_a_verdict_moves_the_panel_stamp_but_not_the_members_part(sessions):
     report = grade("per_criterion", made[0].settings, CRITERIA, "[r2] answer", judge)
     runs.record_grades(sessions, made[0].id, [runs.NewGrade(responses[2].id, report, 0.1)])
     assert member_stamp(panel_stamp(sessions, [panel.id])) != member_stamp(after_verdict)
+
+
+def test_a_verdict_saved_after_deleting_the_newest_ones_moves_the_stamps(sessions):
+    """Deleting a rubric deletes its verdicts; when they were the newest, SQLite used to hand
+    the next verdict a deleted row's id, so (count, newest id) came back unchanged while the
+    other rubric's data had changed (ids are never reused now: migration 0035)."""
+    from storage.services import reviews, rubrics
+    from storage.services.reviewers import local_actor
+    from tests.actors import ADMIN
+
+    kept = make_rubric(sessions, "Kept")
+    gone = make_rubric(sessions, "Gone")
+    dataset, responses = make_dataset(sessions, count=2)
+    run = make_run(sessions, kept.id, dataset.id)
+    ana = local_actor("ana")
+    reviews.set_human_verdict(sessions, actor=ana, response_id=responses[0].id,
+                              criterion_id=kept.criteria[0].id, verdict="MET")
+    reviews.set_human_verdict(sessions, actor=ana, response_id=responses[0].id,
+                              criterion_id=gone.criteria[0].id, verdict="MET")
+    before = _stamps(sessions, kept, dataset, run)
+    rubrics.delete_rubric(sessions, gone.rubric_id, confirm=True, delete_human_verdicts=True,
+                          actor=ADMIN)
+
+    reviews.set_human_verdict(sessions, actor=ana, response_id=responses[1].id,
+                              criterion_id=kept.criteria[0].id, verdict="UNMET")
+
+    after = _stamps(sessions, kept, dataset, run)
+    assert before[0] != after[0] and before[1] != after[1]
