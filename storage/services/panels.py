@@ -19,14 +19,13 @@ from grading.ties import UNDECIDED
 from grading.types import ScoringSettings
 from storage import models as m
 from storage.convert import criterion_info, run_info
-from storage.dto import CriterionInfo, RunInfo
+from storage.dto import RunInfo
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError, InvalidStateError, NotFoundError
-from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
-from storage.services import panel_reads, panel_ties, panel_upkeep
-from storage.services.panel_decide import MemberVotes, PanelCriterion, PanelGrade, decide
+from storage.services import panel_reads, panel_recompute, panel_ties, panel_upkeep
+from storage.services.panel_decide import PanelCriterion, PanelGrade
 from storage.services.people import record
 from storage.services.reviewers import Actor, Role, require
 
@@ -35,7 +34,6 @@ __all__ = ["PanelCriterion", "PanelGrade"]  # re-exported: storage.services.pane
 # Krippendorff's own guidance: below 0.667 conclusions are not even tentative.
 LOW_MEMBER_AGREEMENT = 0.667
 HOLISTIC = "rubric_as_judge"
-ACTIVE_STATUSES = ("queued", "running")
 # A panel whose members hold at most this many grades is filled inside the request that
 # makes it (well under a second); a bigger one by a worker (storage.jobs.panel_fills).
 FILL_IN_REQUEST_GRADES = 2000
@@ -325,13 +323,15 @@ def panel_grades(
         # without the rebuild): read as the panel decides now.
         redo = set(panel_reads.other_tie_rule(session, panel.id,
                                               panel_ties.read(panel.scoring)[1], response_ids))
-        grading = _still_grading(session, [member.run_id for member in panel.members])
+        members = [member.run_id for member in panel.members]
+        grading = panel_recompute.still_grading(session, members)
         if grading:
             redo.update(panel_reads.waiting_for(session, panel.id, sorted(grading),
                                                 response_ids))
         if not redo:
             return stored
-        redone = {g.response_id: g for g in _recomputed(session, panel, criteria, sorted(redo))}
+        redone = {g.response_id: g for g in
+                  panel_recompute.recompute(session, panel, criteria, sorted(redo))}
         return [redone.get(g.response_id, g) for g in stored]
 
 
@@ -363,7 +363,7 @@ def unsettled(session, panel_id: int) -> list[int]:
     require_ready(session, panel_id)
     found = set(panel_reads.other_tie_rule(session, panel.id,
                                            panel_ties.read(panel.scoring)[1]))
-    grading = _still_grading(session, [member.run_id for member in panel.members])
+    grading = panel_recompute.still_grading(session, [member.run_id for member in panel.members])
     if grading:
         found.update(panel_reads.waiting_for(session, panel.id, sorted(grading)))
     return sorted(found)
@@ -378,38 +378,7 @@ def recomputed_grades(
         panel = _get(session, panel_id)
         criteria = [criterion_info(c) for c in
                     rubric_repo.criteria_of(session, panel.rubric_version_id)]
-        return _recomputed(session, panel, criteria, response_ids)
-
-
-def _recomputed(session, panel: m.PanelRow, criteria: list[CriterionInfo],
-                response_ids: Sequence[int] | None) -> list[PanelGrade]:
-    members = list(panel.members)
-    by_member = [
-        {g.response_id: g for g in run_repo.grade_infos_for_run(session, member.run_id,
-                                                                 response_ids)}
-        for member in members
-    ]
-    graded = sorted(set().union(*[set(grades) for grades in by_member]))
-    responses = {r.id: r for r in dataset_repo.get_responses(session, graded)}
-    scoring, tie_rule = panel_ties.read(panel.scoring)
-    weights = [member.weight for member in members] if panel.rule == "weighted" else None
-    grading = _still_grading(session, [member.run_id for member in members])
-    return [
-        decide(panel.id, (panel.rule, tie_rule), weights, scoring, criteria,
-               [None if (g := grades.get(response_id)) is None else MemberVotes.of(g)
-                for grades in by_member], response_id,
-               {"output": responses[response_id].output,
-                "thinking": responses[response_id].thinking or ""},
-               [member.run_id if member.run_id in grading and response_id not in grades
-                else None for member, grades in zip(members, by_member, strict=True)])
-        for response_id in graded
-    ]
-
-
-def _still_grading(session, run_ids: list[int]) -> set[int]:
-    """The member runs that may still grade more responses (queued or running)."""
-    return set(session.scalars(select(m.RunRow.id).where(
-        m.RunRow.id.in_(run_ids), m.RunRow.status.in_(ACTIVE_STATUSES))))
+        return panel_recompute.recompute(session, panel, criteria, response_ids)
 
 
 def member_agreement(sessions: SessionFactory, panel_id: int) -> list:
