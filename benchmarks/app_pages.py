@@ -1,0 +1,170 @@
+"""The app itself at scale, in a real browser: how long each page takes to settle, and how much
+memory the app's process holds (issue 41: "the app process under 500 MB at 100,000").
+
+Serves ui/app.py on a database built by benchmarks/scale.py (``--keep DIR``), opens Results,
+Agreement and Review in headless Chromium one after the other (cold: a new server), again
+(warm: the server's caches), then saves ONE verdict from the benchmark (as a reviewer in
+another browser would) and opens Results and Agreement once more. After each page it reads
+the server's resident memory and its peak (VmRSS / VmHWM of the streamlit process).
+
+    .venv/bin/python benchmarks/scale.py --size 100000 --keep /path/DIR    # once: builds
+    .venv/bin/python benchmarks/app_pages.py --keep /path/DIR --size 100000
+
+The time is from the click (a page's address opened) until Streamlit's script run has ended
+and nothing is left drawn from the run before (the e2e tests' ``wait_idle``); what a person
+sees. Works on a copy of the database (the saved verdict does not stay), unless ``--in-place``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+from storage.engine import open_database  # noqa: E402
+from storage.services import reviews  # noqa: E402
+from storage.services.reviewers import local_actor  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PAGES = ("results", "agreement", "review")
+SETTLE_S = 900  # a page that takes longer is reported as not settled
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _serve(data_dir: Path, url: str) -> tuple[str, subprocess.Popen]:
+    port = _free_port()
+    env = {**os.environ, "RUBRIC_WORKBENCH_DATABASE_URL": url,
+           "RUBRIC_WORKBENCH_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "HF_HUB_OFFLINE": "1"}
+    log = open(data_dir / "streamlit.log", "w")  # noqa: SIM115 - lives as long as the server
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "app.py"),
+         "--server.headless", "true", "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    address = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300  # the first start may migrate the copy
+    while True:
+        try:
+            with urllib.request.urlopen(f"{address}/_stcore/health", timeout=2) as reply:
+                if reply.read().decode().strip() == "ok":
+                    return address, process
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise SystemExit("streamlit did not start:\n"
+                             + (data_dir / "streamlit.log").read_text()[-3000:])
+        time.sleep(0.3)
+
+
+def _memory_mb(pid: int) -> tuple[float, float]:
+    """(resident now, peak resident) of the process, in MB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return (int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024)
+
+
+def _settle(page, timeout_s: float) -> None:
+    """Streamlit's run has ended and no element is left from the run before."""
+    app = page.locator('[data-testid="stApp"]')
+    ms = timeout_s * 1000
+    expect(app).to_be_attached(timeout=ms)
+    for busy in ("initial", "running", "rerunRequested"):
+        expect(app).not_to_have_attribute("data-test-script-state", busy, timeout=ms)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=ms)
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=ms)
+
+
+def _open(context, address: str, name: str) -> tuple[float, str]:
+    page = context.new_page()
+    started = time.perf_counter()
+    page.goto(f"{address}/{name}", timeout=SETTLE_S * 1000)
+    try:
+        _settle(page, SETTLE_S)
+    except AssertionError:
+        page.close()
+        return time.perf_counter() - started, "not settled"
+    seconds = time.perf_counter() - started
+    problem = "traceback shown" if page.locator('[data-testid="stException"]').count() else ""
+    page.close()
+    return seconds, problem
+
+
+def _save_one_verdict(url: str, world: dict) -> None:
+    sessions = open_database(url, migrate=False)
+    reviews.set_human_verdict(sessions, actor=local_actor("Benchmark reviewer"),
+                              response_id=world["reviewed"][1],
+                              criterion_id=world["criterion_ids"][1], verdict="CANNOT_ASSESS")
+    sessions.kw["bind"].dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", required=True, help="the folder scale.py --keep built")
+    parser.add_argument("--size", type=int, default=100000)
+    parser.add_argument("--in-place", action="store_true",
+                        help="use the kept database itself, not a copy")
+    args = parser.parse_args()
+    kept = Path(args.keep)
+    database = kept / f"scale-{args.size}.db"
+    world = json.loads((kept / f"world-sqlite-{args.size}.json").read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp)
+        if not args.in_place:
+            shutil.copy(database, data_dir / database.name)
+            database = data_dir / database.name
+        (data_dir / "identity.json").write_text(json.dumps({"name": "Page reader"}))
+        url = f"sqlite:///{database}"
+        address, server = _serve(data_dir, url)
+        rows = []
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                context = browser.new_context(viewport={"width": 1280, "height": 800})
+                for when, names in (("cold", PAGES), ("warm", PAGES),
+                                    ("after 1 verdict", PAGES[:2])):
+                    if when == "after 1 verdict":
+                        _save_one_verdict(url, world)
+                    for name in names:
+                        seconds, problem = _open(context, address, name)
+                        now, peak = _memory_mb(server.pid)
+                        rows.append((name, when, seconds, now, peak, problem))
+                        print(f"  {name} ({when}): {seconds:.1f} s, server {now:.0f} MB "
+                              f"(peak {peak:.0f} MB) {problem}", flush=True)
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    print(f"\nthe app in Chromium, {args.size:,} responses (SQLite):\n")
+    print("| page | when | settled in (s) | server memory (MB) | server peak (MB) | note |")
+    print("|---|---|---:|---:|---:|---|")
+    for name, when, seconds, now, peak, problem in rows:
+        print(f"| {name} | {when} | {seconds:.1f} | {now:.0f} | {peak:.0f} | {problem} |")
+
+
+if __name__ == "__main__":
+    main()
