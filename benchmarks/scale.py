@@ -60,6 +60,7 @@ from storage.services import (
     agreement,
     agreement_counts,
     agreement_judge_counts,
+    agreement_judge_store,
     agreement_kept,
     agreement_sources,
     blindness,
@@ -528,6 +529,27 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     report_kept.warm = warm_judges
 
+    def judges_from_table():
+        return agreement_judge_store.kept_patterns(sessions, w.version_id, w.dataset_id)
+
+    judges_from_table.warm = judges_from_table  # counted and stored once, untimed
+    fresh_slot = agreement_kept.KeptSlot()
+    by_stamp: dict = {}
+
+    def report_in_new_process():
+        """As a new app process reads the page: the judges' count read from the database
+        (kept by the judges' stamp, as ``get_judge_patterns``), the report built and kept
+        (after a verdict: patched)."""
+        stamp = agreement_judge_counts.judge_stamp(
+            agreement_sources.data_stamp(sessions, w.version_id, w.dataset_id))
+        if stamp not in by_stamp:
+            by_stamp.clear()
+            by_stamp[stamp] = judges_from_table()
+        report = fresh_slot.report(sessions, w.version_id, w.dataset_id, by_stamp[stamp])
+        return report, human_baseline.report_baseline(report)
+
+    report_in_new_process.warm = judges_from_table
+
     counted: list = []
 
     def baseline_alone():
@@ -636,6 +658,14 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          report_with_judges_kept, q(sessions, _reviewer_pairs, w), "as above"),
         ("Agreement report + human baseline, judges' count and report kept (the page)",
          report_kept, q(sessions, _reviewer_pairs, w), "as above"),
+        ("judges' count, counted now (before: every new process, every grade landing)",
+         lambda: agreement_judge_counts.judge_patterns(sessions, w.version_id, w.dataset_id),
+         q(sessions, _patterns, w), "SQL: the verdict patterns of every source"),
+        ("judges' count read from the database (new)", judges_from_table,
+         q(sessions, _patterns, w), "as above"),
+        ("Agreement page in a new process: judges' count from the database, report kept "
+         "(the page)", report_in_new_process, q(sessions, _reviewer_pairs, w),
+         "SQL: reviewer-pair counts"),
         ("human baseline alone, verdict patterns (new)", baseline_alone,
          q(sessions, _reviewer_pairs, w), "as above; the report read once, untimed"),
         ("human baseline alone, response by response (before)", baseline_alone_before,
@@ -839,6 +869,7 @@ TARGETS = (
     (lambda n: n.startswith("Results ") and n.endswith("(the page)"), 0.5, 0.5),
     (lambda n: n == "Agreement report + human baseline, judges' count and report kept "
      "(the page)", 2.0, 0.5),
+    (lambda n: n.startswith("Agreement page in a new process"), 2.0, 0.5),
     (lambda n: n.startswith("panel members' alpha"), 2.0, 0.5),
     (lambda n: n == "a reviewer's queue, grade facts cached (the page)", 0.3, 0.3),
     (lambda n: n.startswith("adjudication page: first 20 and the count")

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -413,6 +414,47 @@ class EffectivePanelScoreRow(Base):
         ForeignKey("responses.id", ondelete="CASCADE"), primary_key=True, index=True)
     score: Mapped[float | None] = mapped_column(Float)
     error: Mapped[str | None] = mapped_column(Text)
+
+
+class JudgePatternSetRow(Base):
+    """The judges' pattern count of a (rubric version, dataset), kept in the database so a
+    new process reads it instead of counting 3 million verdicts again (issue 41).
+
+    Derived: ``agreement_sides.patterns_query`` over the judges' sources (``keys``, alpha's
+    ``voters`` among them), counted at the judges' ``stamp`` (canonical JSON of
+    ``agreement_judge_counts.judge_stamp``). Used only while the stamp and keys are the
+    current ones; otherwise counted again and replaced (storage.services.judge_patterns_kept).
+    """
+
+    __tablename__ = "judge_pattern_sets"
+    __table_args__ = (UniqueConstraint("rubric_version_id", "dataset_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rubric_version_id: Mapped[int] = mapped_column(
+        ForeignKey("rubric_versions.id", ondelete="CASCADE"))
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"),
+                                            index=True)
+    keys: Mapped[list] = mapped_column(JSONType)
+    voters: Mapped[list] = mapped_column(JSONType)
+    stamp: Mapped[str] = mapped_column(Text)
+
+
+class JudgePatternRow(Base):
+    """One row of a kept judges' pattern count, in the count's order (``position``):
+    per criterion the judges' verdict codes (one character each: 0 none, 1 MET, 2 UNMET,
+    3 CANNOT_ASSESS), the response and rank of a unit where alpha's voters disagree (else
+    NULL), and how many keys had the pattern."""
+
+    __tablename__ = "judge_pattern_rows"
+
+    set_id: Mapped[int] = mapped_column(
+        ForeignKey("judge_pattern_sets.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    criterion_id: Mapped[int] = mapped_column(Integer)
+    codes: Mapped[str] = mapped_column(Text)
+    response_id: Mapped[int | None] = mapped_column(Integer)
+    rank: Mapped[int | None] = mapped_column(BigInteger)
+    n: Mapped[int] = mapped_column(Integer)
 
 
 class PanelFillRow(Base):

@@ -7,7 +7,8 @@ Blind review: every reader after ``get_stamp`` takes the viewer's ``Sight``
 The stamp (runs' graded counts and the human verdicts' count and newest id) changes whenever a
 grade or a verdict is written, by this app or by a worker elsewhere, so the report is rebuilt
 exactly then; the short TTL of the stamp itself is the only polling. The judges' share of the
-report's count is kept by the judges' part of the stamp only (``get_judge_patterns``), and the
+report's count is kept by the judges' part of the stamp only (``get_judge_patterns``; in the
+database too, storage.services.agreement_judge_store), and the
 report itself between saved verdicts (``get_kept_slot``): a saved verdict re-reads the
 responses it is on, not every reviewed one.
 """
@@ -20,6 +21,7 @@ from storage.services import (
     agreement,
     agreement_blind,
     agreement_judge_counts,
+    agreement_judge_store,
     agreement_lists,
     baseline_grid,
     blindness,
@@ -57,9 +59,10 @@ def get_judge_patterns(db: str, rubric_version_id: int, dataset_id: int,
                        judge_stamp: tuple) -> JudgePatterns | None:
     """The judges' share of the report's count, kept until a judge's stamp moves (a grade
     lands, a panel is filled): a saved verdict then recounts only the reviewed responses.
-    A shared, immutable object (not copied per reader as cache_data would)."""
-    return agreement_judge_counts.judge_patterns(sessions_for(db), rubric_version_id,
-                                                 dataset_id)
+    Read from the database when counted there at this stamp (a new process does not count
+    again). A shared, immutable object (not copied per reader as cache_data would)."""
+    return agreement_judge_store.kept_patterns(sessions_for(db), rubric_version_id,
+                                               dataset_id)
 
 
 # The reports are cache_resource: one shared object, not unpickled on every rerun (a counted

@@ -4,6 +4,7 @@ decision of every reviewed (response, criterion of a version) without recomputin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, aliased
@@ -65,6 +66,30 @@ def applied_verdicts(session: Session, rubric_version_id: int,
     """The verdict in force of every decided (response, criterion) of the review set."""
     return [_info(row) for row in session.execute(applied_query(rubric_version_id,
                                                                   dataset_id))]
+
+
+class AppliedRow(NamedTuple):
+    """What the Agreement report reads of a verdict in force (``applied_verdicts`` builds
+    a whole ``HumanVerdictInfo``, its timestamp converted, per row)."""
+
+    response_id: int
+    criterion_id: int  # of the version it applies to
+    choice: Verdict | str
+    note: str | None
+
+
+def applied_rows(session: Session, rubric_version_id: int,
+                 dataset_id: int) -> list[AppliedRow]:
+    """``applied_verdicts`` as ``AppliedRow``s, in the same order."""
+    ev, hv = m.EffectiveVerdictRow, m.HumanVerdictRow
+    verdict_of = {v.value: v for v in Verdict}
+    return [AppliedRow(rid, cid, option if option is not None else verdict_of[verdict], note)
+            for cid, rid, verdict, option, note in session.execute(
+                select(ev.criterion_id, hv.response_id, hv.verdict, hv.option, hv.note)
+                .join(hv, hv.id == ev.human_verdict_id)
+                .where(ev.rubric_version_id == rubric_version_id,
+                       ev.dataset_id == dataset_id)
+                .order_by(ev.response_id, ev.criterion_id))]
 
 
 def score_decisions(session: Session, rubric_version_id: int, dataset_id: int | None,

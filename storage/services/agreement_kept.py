@@ -217,15 +217,24 @@ def _units(sessions: SessionFactory, judges: JudgePatterns, sides: Sequence[Sele
     def limited(side: Select) -> Select:
         return side.where(side.selected_columns.response_id.in_(within))
 
+    # One count: each unit's row of the judges alone follows from its row of every source
+    # (their codes, and their first rank: ``also``), as their own count would give it.
+    judge_voters = list(judges.voters)
     with sessions() as session:
-        every = session.execute(unit_rows_query([limited(s) for s in sides], voters)).all()
-        alone = session.execute(unit_rows_query([limited(s) for s in sides[1:]],
-                                                list(judges.voters), first=1)).all()
+        every = session.execute(unit_rows_query([limited(s) for s in sides], voters,
+                                                also=judge_voters)).all()
     units: dict[int, Counter] = defaultdict(Counter)
     for row in every:
-        units[row[-1]][tuple(row[:-1])] += 1
-    for row in alone:
-        units[row[-1]][(row[0], None, *row[1:-1])] -= 1
+        *whole, first_alone, rid = row
+        share = units[rid]
+        share[tuple(whole)] += 1
+        codes = whole[2:-2]  # the judges' (people's is whole[1])
+        if not any(code is not None for code in codes):
+            continue  # no judge answered: not a unit of theirs
+        cast = [whole[1 + i] for i in judge_voters if whole[1 + i] is not None]
+        disagree = 1 in cast and 2 in cast
+        share[(whole[0], None, *codes, rid if disagree else None,
+               first_alone if disagree else None)] -= 1
     return {rid: Counter({r: n for r, n in share.items() if n})
             for rid, share in units.items()}
 

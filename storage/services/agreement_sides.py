@@ -104,16 +104,19 @@ def patterns_query(sides: Sequence[Select], voters: Sequence[int], first: int = 
     return select(*columns, func.count()).group_by(*columns)
 
 
-def unit_rows_query(sides: Sequence[Select], voters: Sequence[int], first: int = 0) -> Select:
+def unit_rows_query(sides: Sequence[Select], voters: Sequence[int], first: int = 0,
+                    also: Sequence[int] | None = None) -> Select:
     """``patterns_query``'s rows one unit at a time, each with its response last (not
     grouped): the count of a set of responses can then be patched response by response
-    (storage.services.agreement_kept)."""
-    columns = _unit_columns(sides, voters, first, with_response=True)
+    (storage.services.agreement_kept). ``also``: other voters; then the unit's first rank
+    among them comes before the response (what the count of their sources alone would
+    give as the unit's rank, without counting again)."""
+    columns = _unit_columns(sides, voters, first, with_response=True, also=also)
     return select(*columns)
 
 
 def _unit_columns(sides: Sequence[Select], voters: Sequence[int], first: int,
-                  with_response: bool = False) -> list:
+                  with_response: bool = False, also: Sequence[int] | None = None) -> list:
     parts = []
     for i, side in enumerate(sides):
         s = side.subquery(f"s{i}")
@@ -134,6 +137,9 @@ def _unit_columns(sides: Sequence[Select], voters: Sequence[int], first: int,
                       .label(f"v{i}") for i in range(len(sides))],
                     votes(1).label("met"), votes(2).label("unmet"),
                     func.min(case((voting, e.rank), else_=None)).label("first"),
+                    *([] if also is None else [
+                        func.min(case((e.src.in_(list(also)), e.rank), else_=None))
+                        .label("first_also")]),
                     e.response_id)
              .group_by(e.criterion_id, e.response_id).subquery("units"))
     u = units.c
@@ -141,4 +147,6 @@ def _unit_columns(sides: Sequence[Select], voters: Sequence[int], first: int,
     columns = [u.criterion_id, *[u[f"v{i}"] for i in range(len(sides))],
                case((disagree, u.response_id), else_=None).label("rid"),
                case((disagree, u.first), else_=None).label("rank")]
+    if also is not None:
+        columns.append(u.first_also)
     return [*columns, u.response_id.label("unit_response")] if with_response else columns

@@ -184,10 +184,10 @@ def gather_with_newest(
         # A calibrated run is measured only on the responses it did not show as examples.
         used = calibration.example_response_ids(
             session, [run.id for run in runs if run.settings.calibration is not None])
-        humans = current_human_verdicts(session, rubric_version_id, dataset_id)
+        humans = effective_repo.applied_rows(session, rubric_version_id, dataset_id)
         own = reviewer_rows(session, rubric_version_id, dataset_id)
         reviewed = sorted({h.response_id for h in humans})
-        by_response: dict[int, dict[int, HumanVerdictInfo]] = defaultdict(dict)
+        by_response: dict[int, dict[int, effective_repo.AppliedRow]] = defaultdict(dict)
         for h in humans:
             by_response[h.response_id][h.criterion_id] = h
         whole = [rid for rid in reviewed if len(by_response[rid]) == len(criteria)]
@@ -308,7 +308,7 @@ def _add_panel(gathered: _Gathered, found: PanelSource, used: dict[int, set[int]
 
 def _human_scores(
     scorings: dict[str, ScoringSettings], rubric_version_id: int,
-    criteria: tuple[CriterionInfo, ...], complete: dict[int, dict[int, HumanVerdictInfo]],
+    criteria: tuple[CriterionInfo, ...], complete: dict[int, dict[int, effective_repo.AppliedRow]],
     texts: dict[int, ToGradeInput],
 ) -> dict[str, dict[int, float]]:
     """The human score of each fully reviewed response under each source's own scoring

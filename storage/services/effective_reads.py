@@ -46,19 +46,7 @@ def current_streams_query(sources: dict[int, tuple[int, int]],
     then the verdict's columns, then the verdict and option it replaced). ``within``: a
     query of response ids instead of ``keys`` (every criterion of the version)."""
     hv, previous = m.HumanVerdictRow, aliased(m.HumanVerdictRow)
-    target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
-    number = case({source: n for source, (_to, n) in sources.items()}, value=hv.criterion_id)
-    wanted_criteria = {cid for _rid, cid in keys}
-    source_ids = [s for s, (to, _n) in sources.items()
-                  if within is not None or to in wanted_criteria]
-    responses = (hv.response_id.in_(within) if within is not None
-                 else hv.response_id.in_(sorted({rid for rid, _cid in keys})))
-    ranked = (
-        select(target.label("target"), hv.id.label("id"),
-               func.row_number().over(partition_by=(hv.response_id, target, hv.stream),
-                                      order_by=(number.desc(), hv.seq.desc())).label("newest"))
-        .where(responses, hv.criterion_id.in_(source_ids))
-        .subquery("ranked"))
+    ranked = _ranked(sources, keys, within)
     return (
         select(ranked.c.target, hv.id, hv.response_id, hv.rubric_version_id, hv.seq,
                hv.verdict, hv.reviewer, hv.note, hv.created_at, hv.replaces_id,
@@ -67,6 +55,39 @@ def current_streams_query(sources: dict[int, tuple[int, int]],
         .join(hv, hv.id == ranked.c.id)
         .outerjoin(previous, previous.id == hv.replaces_id)
         .where(ranked.c.newest == 1))
+
+
+def review_rows_query(sources: dict[int, tuple[int, int]], within):
+    """``current_streams_query``'s reviewers' rows (not adjudications) of the responses of
+    ``within``, with only what ``ReviewRow`` holds: (criterion of the version, id, response,
+    verdict, reviewer, reviewer key, seconds, option). No note, timestamp or replaced
+    verdict to read and convert (82,000 rows at 100,000 responses)."""
+    hv = m.HumanVerdictRow
+    ranked = _ranked(sources, (), within)
+    return (
+        select(ranked.c.target, hv.id, hv.response_id, hv.verdict, hv.reviewer,
+               hv.reviewer_key, hv.review_seconds, hv.option)
+        .join(hv, hv.id == ranked.c.id)
+        .where(ranked.c.newest == 1, hv.stream != m.ADJUDICATION_STREAM))
+
+
+def _ranked(sources: dict[int, tuple[int, int]], keys: Sequence[tuple[int, int]], within):
+    """Per (response, criterion of the version, stream) its verdicts ranked newest first
+    (the newest version, then the highest ``seq``)."""
+    hv = m.HumanVerdictRow
+    target = case({source: to for source, (to, _n) in sources.items()}, value=hv.criterion_id)
+    number = case({source: n for source, (_to, n) in sources.items()}, value=hv.criterion_id)
+    wanted_criteria = {cid for _rid, cid in keys}
+    source_ids = [s for s, (to, _n) in sources.items()
+                  if within is not None or to in wanted_criteria]
+    responses = (hv.response_id.in_(within) if within is not None
+                 else hv.response_id.in_(sorted({rid for rid, _cid in keys})))
+    return (
+        select(target.label("target"), hv.id.label("id"),
+               func.row_number().over(partition_by=(hv.response_id, target, hv.stream),
+                                      order_by=(number.desc(), hv.seq.desc())).label("newest"))
+        .where(responses, hv.criterion_id.in_(source_ids))
+        .subquery("ranked"))
 
 
 def _info(row) -> HumanVerdictInfo:
@@ -127,27 +148,28 @@ def current_reviews(session: Session, rubric_version_id: int,
     ``effective_verdicts``, by response, criterion, then id: the ``reviews`` of every
     ``decisions`` of the set, in one window query over the reviewed responses instead of
     whole decisions built in chunks (the Agreement page's reviewers at 5,000 responses)."""
-    keys, query = _set_streams(session, rubric_version_id, dataset_id)
+    keys, sources, within = _set_streams(session, rubric_version_id, dataset_id)
     if not keys:
         return []
+    query = current_streams_query(sources, (), within)
     found = [info for info in map(_info, session.execute(query))
              if not info.adjudication and (info.response_id, info.criterion_id) in keys]
     return sorted(found, key=lambda h: (h.response_id, h.criterion_id, h.id))
 
 
 def _set_streams(session: Session, rubric_version_id: int, dataset_id: int
-                 ) -> tuple[set[tuple[int, int]], Select | None]:
-    """The (response, criterion) keys of the set's ``effective_verdicts``, and the query of
-    every reviewer's current verdicts on its reviewed responses (None without keys)."""
+                 ) -> tuple[set[tuple[int, int]], dict, Select | None]:
+    """The (response, criterion) keys of the set's ``effective_verdicts``, the version's
+    carry sources and the query of its reviewed responses (None without keys)."""
     ev = m.EffectiveVerdictRow
     keys = {(rid, cid) for rid, cid in session.execute(
         select(ev.response_id, ev.criterion_id)
         .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id))}
     if not keys:
-        return keys, None
+        return keys, {}, None
     sources = verdict_repo.carry_sources(session, rubric_version_id)
     within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
-    return keys, current_streams_query(sources, (), within)
+    return keys, sources, within
 
 
 class ReviewRow(NamedTuple):
@@ -167,17 +189,16 @@ class ReviewRow(NamedTuple):
 def current_review_rows(session: Session, rubric_version_id: int,
                         dataset_id: int) -> list[ReviewRow]:
     """``current_reviews`` as ``ReviewRow``s, in the same order."""
-    keys, query = _set_streams(session, rubric_version_id, dataset_id)
+    keys, sources, within = _set_streams(session, rubric_version_id, dataset_id)
     if not keys:
         return []
     verdict_of = {v.value: v for v in Verdict}
     found = [
         ReviewRow(rid, cid, vid, option if option is not None else verdict_of[verdict], key,
                   reviewer, seconds)
-        for (cid, vid, rid, _version, _seq, verdict, reviewer, _note, _at, _replaces, key,
-             stream, seconds, option, _previous, _previous_option)
-        in session.execute(query)
-        if stream != m.ADJUDICATION_STREAM and (rid, cid) in keys]
+        for cid, vid, rid, verdict, reviewer, key, seconds, option
+        in session.execute(review_rows_query(sources, within))
+        if (rid, cid) in keys]
     found.sort(key=itemgetter(0, 1, 2))
     return found
 

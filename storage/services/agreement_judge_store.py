@@ -1,0 +1,102 @@
+"""The judges' pattern count kept in the database (issue 41): counted once, read back by
+every app process while the judges have not moved.
+
+``agreement_judge_counts.judge_patterns`` reads every judge verdict (at 100,000 responses x
+3 runs and a panel, ~7 s); the page kept it in its process only, so every new process paid
+it. Here the rows are stored (``judge_pattern_sets`` / ``judge_pattern_rows``) with the
+judges' keys, alpha's voters and the judges' stamp they were counted at. ``kept_patterns``
+returns them when the stamp, keys and voters are the current ones (and no panel is
+unsettled, as ``judge_patterns`` requires); otherwise it counts them now and replaces the
+stored ones. The rows read back are the counted ones, in their order
+(tests/storage/test_agreement_judge_store.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from storage import models as m
+from storage.engine import SessionFactory
+from storage.services.agreement_judge_counts import (
+    JudgePatterns,
+    judge_patterns,
+    judge_sides,
+    judge_stamp,
+)
+from storage.services.agreement_sources import data_stamp
+
+# Part of the stored stamp: rows stored by code that counted them differently never match.
+FORMAT = 1
+_CHUNK = 20_000
+
+
+def stamp_text(stamp: tuple) -> str:
+    """The judges' stamp as stored: canonical JSON, with the rows' format."""
+    return json.dumps({"format": FORMAT, "stamp": stamp}, separators=(",", ":"))
+
+
+def kept_patterns(sessions: SessionFactory, rubric_version_id: int,
+                  dataset_id: int) -> JudgePatterns | None:
+    """The judges' pattern rows now: the stored ones when counted at the current judges'
+    stamp, keys and voters; else counted (``judge_patterns``) and stored. None as
+    ``judge_patterns`` (no judge, a panel unsettled, the judges moved while counting)."""
+    stamp = judge_stamp(data_stamp(sessions, rubric_version_id, dataset_id))
+    found = judge_sides(sessions, rubric_version_id, dataset_id)
+    if found is None or not found[0]:
+        return None
+    keys, _sides, voters = found
+    stored = read_stored(sessions, rubric_version_id, dataset_id, stamp, keys, voters)
+    if stored is not None:
+        return stored
+    counted = judge_patterns(sessions, rubric_version_id, dataset_id)
+    if counted is not None:
+        store(sessions, counted)
+    return counted
+
+
+def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+                stamp: tuple, keys, voters) -> JudgePatterns | None:
+    """The stored rows if they were counted at ``stamp`` for these keys and voters."""
+    s, r = m.JudgePatternSetRow, m.JudgePatternRow
+    with sessions() as session:
+        kept = session.execute(
+            select(s.id, s.keys, s.voters, s.stamp)
+            .where(s.rubric_version_id == rubric_version_id, s.dataset_id == dataset_id)
+        ).one_or_none()
+        if (kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys)
+                or list(kept.voters) != list(voters)):
+            return None
+        rows = session.execute(
+            select(r.criterion_id, r.codes, r.response_id, r.rank, r.n)
+            .where(r.set_id == kept.id).order_by(r.position)).all()
+    decode = {"0": None, "1": 1, "2": 2, "3": 3}
+    return JudgePatterns(
+        rubric_version_id, dataset_id, tuple(keys), tuple(voters), stamp,
+        tuple(((criterion, None, *(decode[c] for c in codes), rid, rank), n)
+              for criterion, codes, rid, rank, n in rows))
+
+
+def store(sessions: SessionFactory, judges: JudgePatterns) -> bool:
+    """Replace the set's stored rows with ``judges``'; False when another process stored
+    its own at the same time (theirs stay: each is checked by its stamp before use)."""
+    s, r = m.JudgePatternSetRow, m.JudgePatternRow
+    try:
+        with sessions() as session, session.begin():
+            session.execute(delete(s).where(s.rubric_version_id == judges.rubric_version_id,
+                                            s.dataset_id == judges.dataset_id))
+            set_id = session.execute(insert(s).values(
+                rubric_version_id=judges.rubric_version_id, dataset_id=judges.dataset_id,
+                keys=list(judges.keys), voters=list(judges.voters),
+                stamp=stamp_text(judges.stamp)).returning(s.id)).scalar_one()
+            rows = [{"set_id": set_id, "position": i, "criterion_id": row[0],
+                     "codes": "".join("0" if v is None else str(v) for v in row[2:-2]),
+                     "response_id": row[-2], "rank": row[-1], "n": n}
+                    for i, (row, n) in enumerate(judges.rows)]
+            for start in range(0, len(rows), _CHUNK):
+                session.execute(insert(r), rows[start:start + _CHUNK])
+    except IntegrityError:
+        return False
+    return True

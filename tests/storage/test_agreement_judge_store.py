@@ -1,0 +1,165 @@
+"""The judges' pattern count kept in the database (storage.services.agreement_judge_store):
+counted and stored once, read back by another process as the very rows ``judge_patterns``
+counts now; counted again when a grade lands, a run is added, a panel is removed or its
+stored keys do not match; never kept while a panel is unsettled. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select, update
+
+from grading.types import ScoringSettings, Verdict
+from storage import models as m
+from storage.engine import create_db_engine, make_session_factory
+from storage.services import (
+    agreement,
+    agreement_judge_counts,
+    agreement_judge_store,
+    agreement_kept,
+    datasets,
+    panels,
+    runs,
+)
+from tests.actors import ADMIN
+from tests.storage.helpers import CRITERIA, judge_report
+from tests.storage.test_report_counts import _random_world, unsettled_panel
+
+M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
+
+
+class _Counts:
+    """Counts the calls of the real ``judge_patterns`` the store makes (wrapped)."""
+
+    def __init__(self, monkeypatch):
+        self.calls = 0
+        real = agreement_judge_counts.judge_patterns
+
+        def wrapped(*args, **kwargs):
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(agreement_judge_store, "judge_patterns", wrapped)
+
+
+def _stored_sets(sessions) -> int:
+    with sessions() as session:
+        return session.scalar(select(func.count()).select_from(m.JudgePatternSetRow))
+
+
+def _another_process(db_url):
+    return make_session_factory(create_db_engine(db_url))
+
+
+@pytest.mark.parametrize("seed", [31, 32, 33])
+def test_a_new_process_reads_the_stored_count_as_the_count_made_now(
+        sessions, db_url, monkeypatch, seed):
+    version, dataset = _random_world(sessions, seed, responses=30)
+    counts = _Counts(monkeypatch)
+    first = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+    assert counts.calls == 1 and _stored_sets(sessions) == 1
+
+    other = _another_process(db_url)
+    try:
+        read = agreement_judge_store.kept_patterns(other, version.id, dataset.id)
+    finally:
+        other.kw["bind"].dispose()
+
+    assert counts.calls == 1  # read back, not counted
+    now = agreement_judge_counts.judge_patterns(sessions, version.id, dataset.id)
+    assert read == now == first  # keys, voters, stamp and every row in its order
+    assert any(row[-2] is not None for row, _n in read.rows)  # units where voters disagree
+    assert len({row[2:-2] for row, _n in read.rows}) > 5  # many patterns, codes round-trip
+
+
+def test_the_report_built_on_the_stored_count_is_the_whole_report(sessions, db_url):
+    version, dataset = _random_world(sessions, 34, responses=30)
+    agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+    other = _another_process(db_url)
+    try:
+        read = agreement_judge_store.kept_patterns(other, version.id, dataset.id)
+    finally:
+        other.kw["bind"].dispose()
+
+    kept = agreement_kept.build(sessions, version.id, dataset.id, read)
+
+    assert kept is not None
+    whole = agreement.agreement_report(sessions, version.id, dataset.id)
+    assert kept.report == whole and kept.report.patterns == whole.patterns
+
+
+def _grade_lands(sessions, version, dataset):
+    made = runs.list_runs(sessions, rubric_version_id=version.id, dataset_id=dataset.id)
+    graded = {g.response_id for g in runs.list_grades(sessions, made[1].id)}
+    spare = next(r for r in datasets.list_responses(sessions, dataset.id)
+                 if r.id not in graded)
+    runs.record_grade(sessions, made[1].id, spare.id, judge_report(
+        CRITERIA, [M, U, U, M], ScoringSettings(), spare.output))
+
+
+def _run_added(sessions, version, dataset):
+    run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
+                          grader="per_criterion", model="openai/new", actor=ADMIN)
+    for response in datasets.list_responses(sessions, dataset.id)[:6]:
+        runs.record_grade(sessions, run.id, response.id, judge_report(
+            CRITERIA, [M, U, M, C], ScoringSettings(), response.output))
+
+
+def _panel_deleted(sessions, version, dataset):
+    panels.delete_panel(sessions, panels.list_panels(
+        sessions, dataset_id=dataset.id, rubric_version_id=version.id)[0].id, actor=ADMIN)
+
+
+def _keys_changed(sessions, version, dataset):
+    """Rows stored for other judges under the same stamp (as by code counting otherwise)."""
+    with sessions() as session, session.begin():
+        session.execute(update(m.JudgePatternSetRow).values(keys=["run:999"]))
+
+
+def _format_changed(sessions, version, dataset):
+    with sessions() as session, session.begin():
+        session.execute(update(m.JudgePatternSetRow).values(
+            stamp=m.JudgePatternSetRow.stamp + " "))
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param(_grade_lands, id="a grade lands"),
+    pytest.param(_run_added, id="a run is added"),
+    pytest.param(_panel_deleted, id="a panel is deleted"),
+    pytest.param(_keys_changed, id="stored for other judges"),
+    pytest.param(_format_changed, id="stored in another format"),
+])
+def test_stored_rows_that_are_not_current_are_counted_again_and_replaced(
+        sessions, monkeypatch, change):
+    version, dataset = _random_world(sessions, 35, responses=20)
+    agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+    change(sessions, version, dataset)
+    counts = _Counts(monkeypatch)
+
+    found = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+
+    assert counts.calls == 1
+    now = agreement_judge_counts.judge_patterns(sessions, version.id, dataset.id)
+    assert found == now
+    assert agreement_judge_store.kept_patterns(sessions, version.id, dataset.id) == now
+    assert counts.calls == 1 and _stored_sets(sessions) == 1  # the replaced set read back
+
+
+def test_nothing_is_kept_while_a_panel_is_unsettled(sessions, monkeypatch):
+    version, dataset = _random_world(sessions, 36, responses=10)
+    agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+    unsettled_panel(sessions, version, dataset)
+
+    assert agreement_judge_store.kept_patterns(sessions, version.id, dataset.id) is None
+
+
+def test_a_set_is_stored_per_rubric_version_and_dataset(sessions):
+    one, d1 = _random_world(sessions, 37, responses=10)
+    two, d2 = _random_world(sessions, 38, responses=12)
+
+    a = agreement_judge_store.kept_patterns(sessions, one.id, d1.id)
+    b = agreement_judge_store.kept_patterns(sessions, two.id, d2.id)
+
+    assert _stored_sets(sessions) == 2
+    assert agreement_judge_store.kept_patterns(sessions, one.id, d1.id) == a
+    assert agreement_judge_store.kept_patterns(sessions, two.id, d2.id) == b
+    assert a.rows != b.rows
