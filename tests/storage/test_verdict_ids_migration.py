@@ -19,7 +19,7 @@ from storage.services.reviewers import local_actor
 from tests.storage.helpers import make_dataset, make_rubric
 from tests.storage.migration_rows import snapshot
 
-BEFORE = "0032_panel_scores"
+BEFORE = "0033_judge_patterns"
 TABLES = ["human_verdicts", "effective_verdicts", "pair_reviews"]
 
 

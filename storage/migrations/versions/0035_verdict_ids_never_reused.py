@@ -7,14 +7,14 @@ row's id back, and a page's fingerprint could come out unchanged while its data 
 PostgreSQL's sequences never go back: nothing to do there.
 
 Revision ID: 0035_verdict_ids_never_reused
-Revises: 0032_panel_scores
+Revises: 0033_judge_patterns
 Create Date: 2026-11-30 09:20:00
 """
 
 from alembic import op
 
 revision: str = "0035_verdict_ids_never_reused"
-down_revision: str | None = "0032_panel_scores"
+down_revision: str | None = "0033_judge_patterns"
 branch_labels: str | None = None
 depends_on: str | None = None
 
