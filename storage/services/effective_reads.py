@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
-from sqlalchemy import Select, and_, case, func, select
+from sqlalchemy import Select, String, and_, case, cast, func, select
 from sqlalchemy.orm import Session, aliased
 
 from grading.types import Verdict
@@ -229,20 +229,21 @@ def decided_keys(session: Session, rubric_version_id: int, dataset_id: int,
                  response_ids: Sequence[int] | None = None) -> dict[int, set[int]]:
     """Response -> the criteria ``effective_repo.score_decisions`` holds a decision of (a
     standing verdict, or disputed) in the set (among ``response_ids``), without building
-    the decisions: plain rows off the connection (the ORM's result rows were most of its
-    0.3 s over the 40,000 keys of 5,000 reviewed responses)."""
-    query = _decided_query(rubric_version_id, dataset_id)
+    the decisions: one row per response, its criteria joined in a string (a row per key,
+    40,000 at 100,000 responses, and a set built from them was most of 0.3 s)."""
+    ev = m.EffectiveVerdictRow
+    query = (_decided_query(rubric_version_id, dataset_id)
+             .with_only_columns(ev.response_id,
+                                func.aggregate_strings(cast(ev.criterion_id, String), ","))
+             .group_by(ev.response_id))
     connection = session.connection()
-    found: dict[int, set[int]] = {}
     if response_ids is None:
         rows = connection.execute(query).all()
     else:
         ids = sorted(set(response_ids))
         rows = [row for start in range(0, len(ids), _CHUNK) for row in connection.execute(
-            query.where(m.EffectiveVerdictRow.response_id.in_(ids[start:start + _CHUNK])))]
-    for rid, cid in rows:
-        found.setdefault(rid, set()).add(cid)
-    return found
+            query.where(ev.response_id.in_(ids[start:start + _CHUNK])))]
+    return {rid: set(map(int, cids.split(","))) for rid, cids in rows}
 
 
 def _decided_query(rubric_version_id: int, dataset_id: int) -> Select:
