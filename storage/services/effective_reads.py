@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
-from sqlalchemy import Select, and_, case, func, select
+from sqlalchemy import Select, String, and_, case, cast, func, select
 from sqlalchemy.orm import Session, aliased
 
 from grading.types import Verdict
@@ -250,21 +250,50 @@ def decided_keys(session: Session, rubric_version_id: int, dataset_id: int,
                  response_ids: Sequence[int] | None = None) -> dict[int, set[int]]:
     """Response -> the criteria ``effective_repo.score_decisions`` holds a decision of (a
     standing verdict, or disputed) in the set (among ``response_ids``), without building
-    the decisions."""
+    the decisions: one row per response, its criteria joined in a string (a row per key,
+    40,000 at 100,000 responses, and a set built from them was most of 0.3 s)."""
     ev = m.EffectiveVerdictRow
-    query = (select(ev.response_id, ev.criterion_id)
-             .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
-                    ev.human_verdict_id.is_not(None) | (ev.status == "disputed")))
-    found: dict[int, set[int]] = {}
+    query = (_decided_query(rubric_version_id, dataset_id)
+             .with_only_columns(ev.response_id,
+                                func.aggregate_strings(cast(ev.criterion_id, String), ","))
+             .group_by(ev.response_id))
+    connection = session.connection()
     if response_ids is None:
-        rows = session.execute(query).all()
+        rows = connection.execute(query).all()
     else:
         ids = sorted(set(response_ids))
-        rows = [row for start in range(0, len(ids), _CHUNK) for row in session.execute(
+        rows = [row for start in range(0, len(ids), _CHUNK) for row in connection.execute(
             query.where(ev.response_id.in_(ids[start:start + _CHUNK])))]
-    for rid, cid in rows:
-        found.setdefault(rid, set()).add(cid)
-    return found
+    return {rid: set(map(int, cids.split(","))) for rid, cids in rows}
+
+
+def _decided_query(rubric_version_id: int, dataset_id: int) -> Select:
+    """(response, criterion) of the set's decided or disputed keys."""
+    ev = m.EffectiveVerdictRow
+    return (select(ev.response_id, ev.criterion_id)
+            .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                   ev.human_verdict_id.is_not(None) | (ev.status == "disputed")))
+
+
+def unanswered_query(sources: dict[int, tuple[int, int]], rubric_version_id: int,
+                     dataset_id: int, viewer: str | None) -> Select:
+    """``_decided_query`` less the keys the viewer answered themselves (``answered_keys``'
+    rule: a row of their stream, carried ones on the criterion they apply to), as one
+    NOT EXISTS probe of the verdicts' (response, criterion, stream, seq) key per decided
+    key: only the hidden keys come back, not every decided and every answered key."""
+    query = _decided_query(rubric_version_id, dataset_id)
+    if viewer is None:
+        return query
+    ev, hv = m.EffectiveVerdictRow, m.HumanVerdictRow
+    if all(source == to for source, (to, _n) in sources.items()):
+        same = hv.criterion_id == ev.criterion_id  # no carried criteria: the key's own
+    else:
+        target = case({source: to for source, (to, _n) in sources.items()},
+                      value=hv.criterion_id)
+        same = and_(hv.criterion_id.in_(list(sources)), target == ev.criterion_id)
+    answered = select(hv.id).where(hv.response_id == ev.response_id, same,
+                                   hv.stream == viewer, hv.stream != m.ADJUDICATION_STREAM)
+    return query.where(~answered.exists())
 
 
 def hidden_decisions(session: Session, rubric_version_id: int, dataset_id: int,
@@ -273,11 +302,30 @@ def hidden_decisions(session: Session, rubric_version_id: int, dataset_id: int,
     """(``decided_keys``, response -> the decided criteria ``sight`` may not see, for the
     responses with one)."""
     decided = decided_keys(session, rubric_version_id, dataset_id, response_ids)
-    if sight.sees_all:
+    if sight.sees_all or not decided:
         return decided, {}
-    answered = answered_keys(session, rubric_version_id, sight, sorted(decided))
-    return decided, {rid: missing for rid, per in decided.items()
-                     if (missing := frozenset(c for c in per if (rid, c) not in answered))}
+    return decided, unanswered_keys(session, rubric_version_id, dataset_id, sight,
+                                    response_ids)
+
+
+def unanswered_keys(session: Session, rubric_version_id: int, dataset_id: int,
+                    sight: Sight, response_ids: Sequence[int] | None = None
+                    ) -> dict[int, frozenset[int]]:
+    """Response -> the decided criteria of the set (among ``response_ids``) that the blind
+    viewer has not answered, for the responses with one (``unanswered_query``)."""
+    sources = verdict_repo.carry_sources(session, rubric_version_id)
+    query = unanswered_query(sources, rubric_version_id, dataset_id, sight.viewer)
+    connection = session.connection()
+    if response_ids is None:
+        rows = connection.execute(query).all()
+    else:
+        ids = sorted(set(response_ids))
+        rows = [row for start in range(0, len(ids), _CHUNK) for row in connection.execute(
+            query.where(m.EffectiveVerdictRow.response_id.in_(ids[start:start + _CHUNK])))]
+    hidden: dict[int, set[int]] = {}
+    for rid, cid in rows:
+        hidden.setdefault(rid, set()).add(cid)
+    return {rid: frozenset(cids) for rid, cids in hidden.items()}
 
 
 def hidden_responses(session: Session, rubric_version_id: int, dataset_id: int,
@@ -286,7 +334,7 @@ def hidden_responses(session: Session, rubric_version_id: int, dataset_id: int,
     viewer who sees every verdict): only theirs differ from the kept effective scores."""
     if sight.sees_all:
         return set()
-    return set(hidden_decisions(session, rubric_version_id, dataset_id, sight)[1])
+    return set(unanswered_keys(session, rubric_version_id, dataset_id, sight))
 
 
 def score_decisions(session: Session, rubric_version_id: int, response_ids: Sequence[int],

@@ -334,19 +334,33 @@ class ResultsQuery:
         for name, (low, width) in bounds.items():
             value = matched.c[name]
             scaled = (value - low) / width
-            index = func.floor(scaled) if postgres else cast(scaled, Integer)
-            indexes.append(case((value.is_(None), None), (index >= bins - 1, bins - 1),
-                                else_=index))
-        # One GROUP BY over every column's bin at once (at most bins ** columns groups),
-        # summed per column here: one pass over the matched rows, not one per column.
+            # The last bin holds its upper bound; ``bins`` (one past it): no score. Each
+            # bin computed once (a CASE testing it against the last bin computed it twice).
+            if postgres:  # least() skips a NULL
+                indexes.append(case((value.is_(None), bins),
+                                    else_=func.least(func.floor(scaled), bins - 1)))
+            else:  # min() of a NULL is NULL
+                indexes.append(func.coalesce(func.min(cast(scaled, Integer), bins - 1), bins))
         names = list(bounds)
-        keys = [index.label(f"k{position}") for position, index in enumerate(indexes)]
         counts = {name: [0] * bins for name in bounds}
-        for row in self.session.execute(select(*keys, func.count()).select_from(matched)
-                                        .group_by(*keys)):
-            n = row[-1]
-            for name, k in zip(names, row[:-1], strict=True):
-                if k is not None:
+        base = bins + 1
+        if base ** len(names) < 2 ** 52:  # exact as a double too (PostgreSQL's floor)
+            # One GROUP BY over every column's bin at once, as one integer key (a digit per
+            # column in base bins + 1): one pass over the matched rows, and a sort on one
+            # key, not on one per column (half the time at 100,000 rows on SQLite).
+            key = sum((index * base ** position for position, index in enumerate(indexes)),
+                      literal(0)).label("key")
+            groups = [([(number // base ** position) % base
+                        for position in range(len(names))], n)
+                      for number, n in self.session.execute(
+                          select(key, func.count()).select_from(matched).group_by(key))]
+        else:
+            keys = [index.label(f"k{position}") for position, index in enumerate(indexes)]
+            groups = [(row[:-1], row[-1]) for row in self.session.execute(
+                select(*keys, func.count()).select_from(matched).group_by(*keys))]
+        for ks, n in groups:
+            for name, k in zip(names, ks, strict=True):
+                if int(k) < bins:
                     counts[name][int(k)] += n
         return tuple(ScoreBin(run_id=int(name[1:]) if name[0] == "s" else None,
                               panel_id=int(name[1:]) if name[0] == "p" else None,

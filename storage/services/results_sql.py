@@ -15,7 +15,6 @@ from storage import models as m
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.repositories import datasets as dataset_repo
-from storage.repositories import effective as effective_repo
 from storage.repositories import results as repo
 from storage.services import blindness, effective_reads, panel_reads
 from storage.services import panels as panels_service
@@ -93,10 +92,9 @@ def sql_page(
         # filters, sorts or bins by them (the verdict filter, the overlay of scores), else
         # only of the page's rows, read once the page is known.
         whole = filters.verdict is not None or needs_scores or bool(shown)
-        # A viewer who sees every verdict reads the panels' kept effective scores in the
-        # query; a blind one's are overlaid for every reviewed response.
-        seen = (_Seen.read(session, rubric_version_id, dataset_id, sight,
-                           bool(shown) and not sight.sees_all)
+        # The query reads the runs' and panels' kept effective scores; a blind viewer's
+        # are overlaid where a decision is hidden from them.
+        seen = (_Seen.read(session, rubric_version_id, dataset_id, sight)
                 if whole else _Seen.none(sight))
         seen.known = reviewed_scores
         if filters.verdict is not None:
@@ -111,8 +109,13 @@ def sql_page(
             overlay = Overlay(
                 runs={key: value[0] for key, value in partly_scores.items()},
                 judged=frozenset(seen.wholly),
+                # Only where a decision is hidden from the viewer: elsewhere the column
+                # holds the kept score the query reads (``page_columns``), and a reviewed
+                # response without one the stored score, as the query's (5,000 rows less
+                # to write and join for a blind viewer at 100,000).
                 panels={(rid, p.panel_id): p.scores.get(rid, (None, None))[0]
-                        for p in panels if p.panel_id in shown for rid in seen.reviewed})
+                        for p in panels if p.panel_id in shown
+                        for rid in sorted(seen.hidden)})
         spec = PageQuery(
             dataset_id=dataset_id, rubric_version_id=rubric_version_id, runs=tuple(runs),
             search=filters.search, metadata=filters.metadata, verdict=verdict,
@@ -137,8 +140,7 @@ def sql_page(
         effective, judged = _page_scores(session, runs, page_ids)
         on_page = set(page_ids)
         if not whole:
-            seen = _Seen.read(session, rubric_version_id, dataset_id, sight, False,
-                              among=page_ids)
+            seen = _Seen.read(session, rubric_version_id, dataset_id, sight, among=page_ids)
             seen.known = reviewed_scores
         for rid in seen.wholly & on_page:
             for run in runs:
@@ -180,37 +182,32 @@ class _Seen:
     is (their effective scores are the judges'), ``partly`` the others with one hidden
     (their effective scores are computed with what the viewer sees)."""
 
-    def __init__(self, reviewed: list[int], hidden: dict[int, frozenset[int]],
-                 wholly: set[int], sight: blindness.Sight):
-        self.reviewed, self.hidden, self.sight = reviewed, hidden, sight
+    def __init__(self, hidden: dict[int, frozenset[int]], wholly: set[int],
+                 sight: blindness.Sight):
+        self.hidden, self.sight = hidden, sight
         self.wholly = wholly
         self.partly = set(hidden) - wholly
         self.known: Scores | None = None  # the reviewed responses' scores, if cached
 
     @classmethod
     def none(cls, sight: blindness.Sight) -> _Seen:
-        return cls([], {}, set(), sight)
+        return cls({}, set(), sight)
 
     @classmethod
     def read(cls, session: Session, rubric_version_id: int, dataset_id: int,
-             sight: blindness.Sight, with_panels: bool,
-             among: Sequence[int] | None = None) -> _Seen:
+             sight: blindness.Sight, among: Sequence[int] | None = None) -> _Seen:
         """``among``: only these responses (the page's), not every reviewed one."""
-        if sight.sees_all and not with_panels:
-            return cls.none(sight)
-        reviewed = (effective_repo.reviewed_response_ids(session, rubric_version_id,
-                                                         dataset_id)
-                    if among is None else sorted(among))
         if sight.sees_all:
-            return cls(reviewed, {}, set(), sight)
-        # Which criteria are decided and which of them the viewer answered: the keys only
-        # (building every reviewed response's decisions, as before, was 1 s at 100,000).
+            return cls.none(sight)
+        # Which criteria are decided and which of them the viewer has not answered: the
+        # keys only (building every reviewed response's decisions, as before, was 1 s at
+        # 100,000).
         everything, hidden = effective_reads.hidden_decisions(
             session, rubric_version_id, dataset_id, sight,
-            None if among is None else reviewed)
+            None if among is None else sorted(among))
         wholly = {rid for rid, missing in hidden.items()
                   if len(missing) == len(everything[rid])}
-        return cls(reviewed, hidden, wholly, sight)
+        return cls(hidden, wholly, sight)
 
     def hidden_on(self, criterion_id: int) -> tuple[int, ...]:
         return tuple(sorted(rid for rid, missing in self.hidden.items()

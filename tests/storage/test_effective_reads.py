@@ -101,6 +101,40 @@ def test_decisions_from_the_table_equal_the_consensus_for_every_viewer(sessions)
     assert carried > 0 and hidden > 0 and len(world.versions) >= 3
 
 
+def test_a_blind_viewers_hidden_keys_in_one_query_are_the_decided_keys_they_did_not_answer(
+        sessions):
+    """``unanswered_keys`` (one NOT EXISTS query, what the Results page and the panel column
+    read for a blind viewer) gives, for the whole set and for a few responses, the decided
+    keys less those ``answered_keys`` finds (the rule it replaced), carried criteria
+    included; and ``hidden_decisions`` with it."""
+    world = busy_world(sessions, seed=43)
+    hidden_total, carried = 0, 0
+    with sessions() as session:
+        for version in world.versions:
+            sources = verdict_repo.carry_sources(session, version.id)
+            carried += sum(1 for source, (to, _n) in sources.items() if source != to)
+            decided = effective_reads.decided_keys(session, version.id, world.kept.id)
+            some = sorted(decided)[::3]
+            for sight in SIGHTS[1:]:
+                for among in (None, some):
+                    keys = decided if among is None else {
+                        rid: cids for rid, cids in decided.items() if rid in set(among)}
+                    answered = effective_reads.answered_keys(session, version.id, sight,
+                                                             sorted(keys))
+                    expected = {rid: missing for rid, cids in keys.items() if (missing := (
+                        frozenset(c for c in cids if (rid, c) not in answered)))}
+                    assert effective_reads.unanswered_keys(
+                        session, version.id, world.kept.id, sight, among) == expected
+                    assert effective_reads.hidden_decisions(
+                        session, version.id, world.kept.id, sight, among) == (keys, expected)
+                    hidden_total += sum(map(len, expected.values()))
+                assert effective_reads.hidden_responses(
+                    session, version.id, world.kept.id, sight) == set(
+                    effective_reads.unanswered_keys(session, version.id, world.kept.id,
+                                                    sight))
+    assert hidden_total > 0 and carried > 0
+
+
 # --- each switched service, new read against the recomputation it replaced --------------
 
 def _old_candidates(session, version_id):
@@ -267,6 +301,11 @@ def test_the_switched_reads_use_indexes_not_full_scans(sessions):
         "current streams": effective_reads.current_streams_query(sources, keys),
         "table rows": effective_reads.table_rows_query(version.id, ids),
         "a viewer's keys": effective_reads.viewers_keys_query(sources, "ana", ids),
+        "a blind viewer's hidden keys": effective_reads.unanswered_query(
+            sources, version.id, world.kept.id, "ana"),
+        "a blind viewer's hidden keys, nothing carried": effective_reads.unanswered_query(
+            {c.id: (c.id, version.number) for c in version.criteria}, version.id,
+            world.kept.id, "ana"),
         "dispute page": effective_repo.dispute_page_query(version.id, world.kept.id, 20),
         "score decisions": effective_repo.applied_query(version.id, None, ids),
         "the whole queue's keys": effective_repo.dispute_keys_query(

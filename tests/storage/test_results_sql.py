@@ -478,3 +478,25 @@ def test_the_kept_matched_set_holds_the_querys_rows_and_postgresql_does_not_comp
             if session.get_bind().dialect.name == "postgresql":
                 assert session.execute(text("SHOW jit")).scalar() == "off"
         assert query.matched is None
+
+
+def test_the_histogram_as_one_key_and_as_one_key_per_column_gives_the_python_bins(sessions):
+    """The bins of every column (3 runs, 2 panels) grouped as one integer key (a digit per
+    column) and, past what a double holds exactly (5,000 bins: 5,001 ** 5), as one key per
+    column: both the Python page's counts."""
+    history = _History(sessions, 13, size=40)
+    history.grade(120)
+    for _ in range(12):
+        history.review()
+    history.finish()
+    panel_ids = history.make_panels()
+    where = dict(dataset_id=history.dataset.id, rubric_version_id=history.version.id)
+    columns = panel_results.panel_columns(sessions, **where, panel_ids=panel_ids)
+    for bins in (7, 5000):
+        kwargs = dict(**where, run_ids=[run.id for run in history.runs], panels=columns,
+                      distribution_bins=bins)
+        page = results_page(sessions, **kwargs)
+        assert page == page_in_python(sessions, **kwargs)
+        assert len(page.distribution) == 5 * bins
+        assert {(b.run_id, b.panel_id) for b in page.distribution if b.count} == {
+            *((run.id, None) for run in history.runs), *((None, p) for p in panel_ids)}
