@@ -77,6 +77,7 @@ class AdaptiveLimiter:
         # every call that ended before they ran woke as many again (measured: seven wake-ups
         # per call started, with 1,600 calls gathered at once).
         self._woken = 0
+        self._elsewhere = 0  # calls waiting for the endpoint's first answer (``waiting_elsewhere``)
         self._cpu_clock = cpu_clock
         self.estimate.cpu_watched = cpu_clock is not None  # no queue seen before it is read
         self._cpu_marks: dict[int, tuple[float, float]] = {}  # per thread: (clock, cpu)
@@ -151,9 +152,7 @@ class AdaptiveLimiter:
                         self._waiters.append(waiter)
                     # Before the first answer, the work queued here widens the opening.
                     before = self.estimate.slots
-                    self.estimate.expect(len(self._waiters) + self.estimate.in_flight)
-                    if self.estimate.slots > before:
-                        self._wake_locked()
+                    self._expect_locked(before)
             if waiter is None:
                 await asyncio.sleep(pause)
                 continue
@@ -169,6 +168,20 @@ class AdaptiveLimiter:
                         with contextlib.suppress(ValueError):  # skipped by a wake-up
                             self._waiters.remove(waiter)
                 raise
+
+    def waiting_elsewhere(self, change: int) -> None:
+        """``change`` calls start (+1) or stop (-1) waiting before taking a slot, for the
+        endpoint's first answer (``LiteLLMGenerate.first_answer``): work waiting, as the
+        calls queued here are, before the first answer widens the opening."""
+        with self._lock:
+            self._elsewhere = max(0, self._elsewhere + change)
+            self._expect_locked(self.estimate.slots)
+
+    def _expect_locked(self, slots_before: int) -> None:
+        """Before the first answer, the work waiting widens the opening."""
+        self.estimate.expect(len(self._waiters) + self.estimate.in_flight + self._elsewhere)
+        if self.estimate.slots > slots_before:
+            self._wake_locked()
 
     def release(self, call: Call, *, throttled: bool = False,
                 retry_after: float | None = None, failed: bool = False,

@@ -8,8 +8,11 @@ into ``TransientProviderError`` (worth retrying) or ``ProviderError`` (tell the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import os
 import time
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from grading.answer_budget import REASONING_TOKENS, answer_tokens
@@ -52,6 +55,9 @@ DEFAULT_MAX_TOKENS = 4096
 _OPENAI_SDK_PROVIDERS = frozenset({"openai", "custom_openai"})
 # What a probe that got no answer says (``storage.jobs.calls.outage_reason`` reads it).
 BUSY_WORDS = "still busy with"
+# The endpoint whose first-answer turn this task holds (``LiteLLMGenerate.first_answer``).
+_turn: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
+    "first_answer_turn", default=None)
 
 
 class LiteLLMGenerate:
@@ -111,6 +117,41 @@ class LiteLLMGenerate:
     def __repr__(self) -> str:  # never show the key
         return (f"LiteLLMGenerate(model={self.model!r}, "
                 f"api_base={strip_url_credentials(self.api_base)!r})")
+
+    @contextlib.asynccontextmanager
+    async def first_answer(self, response_format: dict[str, Any] | None, *,
+                           waiting: Callable[[int], None] | None = None
+                           ) -> AsyncIterator[None]:
+        """Take the endpoint's turn while no ``auto`` call to it was answered yet (its calls
+        go one at a time until one teaches the format, ``EndpointFormats.probing``). Callers
+        enter it before their limiter slot, so that calls waiting for the first answer hold
+        no slot and a slot's clock starts when its request goes: taken inside the slot, the
+        opening's calls started (level and clock) a whole answer before they were sent, and
+        then raced to the server together. ``waiting``: told +1 / -1 as a call starts and
+        stops waiting here (a limiter counts the work waiting, ``AdaptiveLimiter``)."""
+        model, api_base = self.model, resolve_api_base(self.api_base)
+        if (self.output_mode != "auto" or response_format is None
+                or endpoint_formats.known(model, api_base) is not None):
+            yield
+            return
+        probing = endpoint_formats.probing(model, api_base)
+        if waiting is not None:
+            waiting(1)
+        try:
+            await probing.acquire()
+        finally:
+            if waiting is not None:
+                waiting(-1)
+        if endpoint_formats.known(model, api_base) is not None:  # taught while it waited
+            probing.release()
+            yield
+            return
+        token = _turn.set((model, api_base))
+        try:
+            yield
+        finally:
+            _turn.reset(token)
+            probing.release()
 
     async def __call__(
         self,
@@ -192,7 +233,10 @@ class LiteLLMGenerate:
             return await self._stepping(litellm, kwargs, response_format, self.output_mode,
                                         model=model, api_base=api_base, api_key=api_key)
         mode = endpoint_formats.known(model, api_base)
-        if mode is None:
+        if mode is None and _turn.get() == (model, api_base):  # its turn (``first_answer``)
+            return await self._stepping(litellm, kwargs, response_format, "json_schema",
+                                        model=model, api_base=api_base, api_key=api_key)
+        if mode is None:  # a caller that took no turn before its slot: its turn now
             async with endpoint_formats.probing(model, api_base):
                 mode = endpoint_formats.known(model, api_base)
                 if mode is None:

@@ -217,12 +217,22 @@ class Autograder(ABC):
         """The judge's answer text (``rubric``'s ``Autograder.generate``, for custom graders)."""
         return (await self._generate(system_prompt, user_prompt, **kwargs)).text
 
+    def _first_answer(self, response_format: dict[str, Any] | None
+                      ) -> contextlib.AbstractAsyncContextManager[None]:
+        """The endpoint's first-answer turn (``LiteLLMGenerate.first_answer``), taken before
+        the concurrency bound: calls waiting for it hold no slot."""
+        generate_fn = self.generate_fn
+        if not isinstance(generate_fn, LiteLLMGenerate) or not self._passes_response_format:
+            return contextlib.nullcontext()
+        limiter = limiter_for(generate_fn.model, generate_fn.api_base)
+        return generate_fn.first_answer(response_format, waiting=limiter.waiting_elsewhere)
+
     async def _generate(
         self, system_prompt: str, user_prompt: str, *,
         response_format: dict[str, Any] | None = None, **kwargs: Any,
     ) -> GenerateResult:
         """One call to ``generate_fn`` under the concurrency bound, as a GenerateResult."""
-        async with self._bound():
+        async with self._first_answer(response_format), self._bound():
             if self._passes_response_format and response_format is not None:
                 kwargs["response_format"] = response_format
             result = self.generate_fn(system_prompt, user_prompt, **kwargs)

@@ -15,6 +15,7 @@ class Call:
     wave: int = 0  # the wave of probes it belongs to; 0: not a probe
     opening: bool = False  # one of the opening round's calls, all sent before any answer
     seq: int | None = None  # the start order (``Overtaking``); None: not numbered
+    burst: int = 0  # the calls started since the last call ended (``QueueSignal``); 0: none
 
     @property
     def probe(self) -> bool:

@@ -23,7 +23,7 @@ from grading.capacity.constants import (
 from grading.capacity.delay import DelaySignal
 from grading.capacity.growth import Growth
 from grading.capacity.luck import LuckRules
-from grading.capacity.queue import QUEUE_SAMPLES, QueueSignal
+from grading.capacity.queue import QUEUE_SAMPLES, Bursts, QueueSignal
 from grading.capacity.sharing import Sharing
 
 
@@ -100,7 +100,8 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
         self._peer_refused_at = -math.inf  # when a peer's refusal was last heard of
         self._refusals_seen: list[tuple[float, float]] = []  # (when, level), recent ones
         self.queue_slots: int | None = None  # the server queues calls beyond this (``queue``)
-        self._queue_samples = deque(maxlen=QUEUE_SAMPLES)  # (level, latency), recent answers
+        self._queue_samples = deque(maxlen=QUEUE_SAMPLES)  # recent answers (``queue``)
+        self._bursts = Bursts()  # calls started together, whose order at the server is a race
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -166,17 +167,16 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
     def start(self, now: float) -> Call:
         """A call starts now (the caller checked ``can_start``)."""
         self.in_flight += 1
+        ids = {"seq": self._overtaking.number(), "burst": self._bursts.join(self.in_flight)}
         if self._opening and self.slow_start:
             self._out += 1
             self._opening_left += 1
-            return Call(started=now, level=self.in_flight, wave=self._wave, opening=True,
-                        seq=self._overtaking.number())
+            return Call(started=now, level=self.in_flight, wave=self._wave, opening=True, **ids)
         if self.in_flight <= self.base_slots or self._to_send == 0:
-            return Call(started=now, level=self.in_flight, seq=self._overtaking.number())
+            return Call(started=now, level=self.in_flight, **ids)
         self._to_send -= 1
         self._out += 1
-        call = Call(started=now, level=self.in_flight, wave=self._wave,
-                    seq=self._overtaking.number())
+        call = Call(started=now, level=self.in_flight, wave=self._wave, **ids)
         if self._edge:
             self._edge_call, self._edge_done, self._edge_blamed = call, None, False
         return call
@@ -204,7 +204,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
         if call is self._edge_call:
             self._edge_done = now
         self._observe_latency(now - call.started, now, fresh=call.started > self.last_decrease)
-        if (slots := self._observe_queue(call.level, now - call.started)) is not None:
+        if (slots := self._observe_queue(call, now - call.started)) is not None:
             self._queued(slots, now)
             return
         if not self.cpu_bound and self._congested() and self.limit > DELAY_FLOOR:
@@ -325,16 +325,6 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
             return
         self._decrease(call.started, now, float(level - 1), float(level))
 
-    def _queued(self, slots: int, now: float) -> None:
-        """The server runs ``slots`` calls at once and queues the rest (``queue``): the
-        limit goes there and stays; a process that resumes from it probes above it rarely."""
-        self.limit = float(min(slots, self.max_limit))
-        self.refused_at = float(slots + 1)
-        self._stop_growth(now)
-        self.short_latency, self._fresh = None, 0
-        self.decreases += 1
-        self.lowest_limit = min(self.lowest_limit, self.limit)
-
     def pause_until(self, until: float) -> None:
         self.paused_until = max(self.paused_until, until)
 
@@ -344,6 +334,7 @@ class CapacityEstimate(Sharing, LuckRules, Growth, DelaySignal, QueueSignal):
         if self._opening:
             self.opening_limit = self.limit
         self._opening = False
+        self._bursts.close()
         self.in_flight = max(0, self.in_flight - 1)
         if call.opening:
             self._opening_left -= 1

@@ -151,7 +151,11 @@ class JobGenerate:
             probe = await self.breaker.before_call()
         sent = False
         try:
-            async with self.limiter.slot() as slot:
+            # The endpoint's first answer is waited for before the slot (``first_answer``):
+            # a slot's level and clock start when its request goes.
+            async with (self.llm.first_answer(response_format,
+                                              waiting=self.limiter.waiting_elsewhere),
+                        self.limiter.slot() as slot):
                 if self.breaker is not None:  # it may have opened while this call waited
                     await self.breaker.still_closed()
                 self.counters.provider_calls += 1

@@ -97,3 +97,21 @@ async def test_calls_queued_before_the_first_answer_widen_the_opening(waiting, o
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_calls_waiting_for_an_endpoints_first_answer_hold_no_slot(fake_provider):
+    # Until an endpoint answered once, ``auto`` calls take turns (its answer teaches the
+    # format): the others wait before their limiter slot, so that a slot's level and clock
+    # start when its request goes. Before, the opening's calls held slots while they waited
+    # and were read as queued a whole answer at a one-slot server.
+    fake_provider.latency = 0.5
+    grader = PerCriterionGrader(judge(fake_provider), retry_base_delay=0.01)
+    grading = asyncio.ensure_future(RUBRIC.grade("answer", autograder=grader))
+    limiter = limiter_for(MODEL, fake_provider.api_base)
+    while fake_provider.requests < 1:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)  # the other criteria's calls have reached their wait
+    assert (fake_provider.requests, limiter.stats().in_flight) == (1, 1)
+    assert (await grading).score == 1.0
+    # What waited before its slot widened the opening as calls queued at the limiter do.
+    assert limiter.estimate.work >= len(RUBRIC.criteria)
