@@ -27,6 +27,8 @@ from typing import IO, Any
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 ESCAPE = "'"
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+# a text that starts with none of these needs no prefix (every formula start is one character)
+RISKY = frozenset((*FORMULA_STARTS, ESCAPE, " "))
 
 
 def _needs_prefix(text: str) -> bool:
@@ -38,7 +40,7 @@ def _needs_prefix(text: str) -> bool:
 
 def spreadsheet_safe(value: Any) -> Any:
     """The cell as a spreadsheet should receive it; non-text values are returned as they are."""
-    if isinstance(value, str) and _needs_prefix(value):
+    if isinstance(value, str) and value[:1] in RISKY and _needs_prefix(value):
         return ESCAPE + value
     return value
 
@@ -58,6 +60,11 @@ class SafeWriter:
 
     def writerow(self, row: Iterable[Any]) -> Any:
         return self._writer.writerow([spreadsheet_safe(cell) for cell in row])
+
+    def write_safe_row(self, row: Iterable[Any]) -> Any:
+        """A row whose cells went through ``spreadsheet_safe`` already (once only: it is not
+        idempotent, ``'x`` becomes ``''x``)."""
+        return self._writer.writerow(row)
 
     def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
         for row in rows:

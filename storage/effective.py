@@ -10,9 +10,10 @@ function the graders use, with the run's own stored settings.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from grading.aggregation import score_verdicts
-from grading.types import ScoringSettings, ToGradeInput
+from grading.types import Criterion, ScoringSettings, ToGradeInput
 from storage.dto import (
     Choice,
     CriterionInfo,
@@ -22,6 +23,20 @@ from storage.dto import (
     HumanDecision,
     HumanScore,
 )
+
+
+@lru_cache(maxsize=64)
+def _made(criteria: tuple[CriterionInfo, ...]) -> tuple[Criterion, ...]:
+    """A version's criteria as grading takes them, validated once (the export scores
+    thousands of reviewed grades of one version)."""
+    return tuple(c.to_criterion() for c in criteria)
+
+
+def _criteria(criteria: Sequence[CriterionInfo]) -> list[Criterion]:
+    try:
+        return list(_made(tuple(criteria)))
+    except TypeError:  # a criterion that cannot be hashed: made afresh
+        return [c.to_criterion() for c in criteria]
 
 
 def compute_effective_grade(
@@ -63,7 +78,7 @@ def compute_effective_grade(
     if reviewed and complete and (per_criterion or reviewed == len(rows)):
         verdicts = [row.effective_choice for row in rows]
         aggregate, penalty, score = score_verdicts(
-            [c.to_criterion() for c in criteria], verdicts, settings, to_grade
+            _criteria(criteria), verdicts, settings, to_grade
         )
         raw, error = aggregate.raw_score, None
     elif reviewed and per_criterion:
@@ -107,7 +122,7 @@ def compute_human_score(
     score = raw = None
     if criteria and len(verdicts) == len(criteria):
         aggregate, _penalty, score = score_verdicts(
-            [c.to_criterion() for c in criteria], verdicts, settings, to_grade
+            _criteria(criteria), verdicts, settings, to_grade
         )
         raw = aggregate.raw_score
     return HumanScore(

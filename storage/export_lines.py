@@ -14,6 +14,9 @@ from typing import Any
 
 from storage.dto import CriterionInfo
 
+# ``json.dumps(item, ensure_ascii=False)`` without building an encoder per call
+dumps = json.JSONEncoder(ensure_ascii=False).encode
+
 
 def value(item: Any) -> str:
     """``json.dumps(item, ensure_ascii=False)``; strings, None, booleans, integers and
@@ -45,41 +48,46 @@ def criterion_prefixes(criteria: Sequence[CriterionInfo]) -> list[tuple[int, str
 
 
 # after the judge's verdict, reason and error of a criterion nobody reviewed
-_UNREVIEWED = (', "human_verdict": null, "human_note": null, "effective_verdict": ')
-_NOT_REVIEWED = ', "reviewer": null, "human_status": "not_reviewed"'
+UNREVIEWED = (', "human_verdict": null, "human_note": null, "effective_verdict": ')
+NOT_REVIEWED = ', "reviewer": null, "human_status": "not_reviewed"'
 
 
 def judge_criterion(prefix: str, choice: str | None, reason: Any, error: Any) -> str:
     """A criterion nobody reviewed: the judge's choice is the one in effect."""
     encoded = value(choice)
     return "".join((prefix, encoded, ', "reason": ', value(reason), ', "judge_error": ',
-                    value(error), _UNREVIEWED, encoded, _NOT_REVIEWED, "}"))
+                    value(error), UNREVIEWED, encoded, NOT_REVIEWED, "}"))
 
 
-def panel_criterion(prefix: str, choice: str | None, note: Any, error: str | None,
-                    tie: Any, members: str) -> str:
-    """A panel's criterion nobody reviewed, with its tie and its members' verdicts."""
-    encoded = value(choice)
-    return "".join((prefix, encoded, ', "reason": ', value(note), ', "judge_error": ',
-                    value(error), _UNREVIEWED, encoded, _NOT_REVIEWED, ', "tie": ',
-                    value(tie), ', "members": ', value(members), "}"))
+def run_line(head: str, key: str, response_id: int, scope: str, score: Any, raw: Any,
+             error: str, shown: str, texts: str, upload: dict[str, Any] | None,
+             criteria: str) -> str:
+    """A run's record nobody reviewed: ``head`` (``{"run_id": ..., "run_name": ...``),
+    ``scope`` and ``shown`` (its calibration fields) as ``fields`` writes them; ``key``,
+    ``error``, ``texts`` and ``criteria`` as JSON already (storage/export_sql.py)."""
+    return "".join((head, ', "response_id": ', key, ', "workbench_response_id": ',
+                    int.__repr__(response_id), ", ", scope, _figures(score, raw, error),
+                    shown, texts, dumps(dict(upload or {})),
+                    ', "criteria": [', criteria, "]}"))
 
 
-def texts(query: Any, output: Any, thinking: Any, reference: Any,
-          metadata: dict[str, Any] | None) -> str:
-    """The response as uploaded, between the record's figures and its criteria."""
-    return "".join((', "query": ', value(query), ', "response_text": ', value(output),
-                    ', "thinking": ', value(thinking), ', "reference": ', value(reference),
-                    ', "upload": ', json.dumps(dict(metadata or {}), ensure_ascii=False)))
+def panel_line(head: str, key: str, response_id: int, scope: str, score: Any, raw: Any,
+               error: str, members: str, ties: int, cost: Any, calibration: str, texts: str,
+               upload: dict[str, Any] | None, criteria: str) -> str:
+    """A panel's record nobody reviewed (its decision settled), as ``run_line``."""
+    return "".join((head, ', "response_id": ', key, ', "workbench_response_id": ',
+                    int.__repr__(response_id), ", ", scope, _figures(score, raw, error),
+                    members, int.__repr__(ties), ', "cost": ', value(cost),
+                    ', "complete": true, "pending_members": ""', calibration, texts,
+                    dumps(dict(upload or {})), ', "criteria": [',
+                    criteria, "]}"))
 
 
-def figures(response_key: str, response_id: int, score: Any, raw: Any, error: Any
-            ) -> tuple[str, str]:
-    """The ids, and the scores, of a record nobody reviewed (effective = the judge's)."""
+def _figures(score: Any, raw: Any, error: str) -> str:
+    """The scores of a record nobody reviewed (effective = the judge's)."""
     encoded_score, encoded_raw = value(score), value(raw)
-    return "".join((', "response_id": ', value(response_key), ', "workbench_response_id": ',
-                    value(response_id), ", ")), "".join((
+    return "".join((
         ', "score": ', encoded_score, ', "raw_score": ', encoded_raw,
         ', "effective_score": ', encoded_score, ', "effective_raw_score": ', encoded_raw,
-        ', "error": ', value(error),
+        ', "error": ', error,
         ', "reviewed_criteria": 0, "disputed_count": 0, "disputed_criteria": []'))

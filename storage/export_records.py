@@ -161,11 +161,12 @@ def iter_result_records(sessions: SessionFactory, run_ids: Sequence[int], *,
 
 
 def records(sessions: SessionFactory, run_ids: Sequence[int], panel_ids: Sequence[int],
-            sight: Sight = EVERYTHING, page: int = _PAGE, *, as_json: bool = False
-            ) -> Iterator[dict[str, Any] | str]:
+            sight: Sight = EVERYTHING, page: int = _PAGE, *, as_json: bool = False,
+            csv: Any = None) -> Iterator[dict[str, Any] | str]:
     """Every record of the export as built per grade: the runs', then the panels'
     (``page`` is the row-based reader's batch size; this builder pages by ``_PAGE``;
-    ``as_json``: each as ``json.dumps`` of it)."""
+    ``as_json``: each as ``json.dumps`` of it; ``csv``, the row-based reader's CSV layout,
+    is not used: every record is one the writer lays out)."""
     found = chain(iter_result_records(sessions, run_ids, sight=sight),
                   iter_panel_records(sessions, panel_ids, sight=sight))
     for record in found:

@@ -23,12 +23,26 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import IO, Any, Literal
 
 from storage import csv_cells, export_rows
 from storage.dto import EffectiveGrade, ResponseInfo, RunInfo
 from storage.engine import SessionFactory
+from storage.export_csv import (  # noqa: F401  (the CSV's columns, named here as before)
+    BASE_COLUMNS,
+    CRITERION_FIELDS,
+    NAME_SEPARATOR,
+    PANEL_COLUMNS,
+    PANEL_CRITERION_FIELDS,
+    RESPONSE_COLUMNS,
+    UPLOAD_PREFIX,
+    Cells,
+    Layout,
+    cell,
+    csv_columns,
+    flatten,
+)
 from storage.export_files import to_temp_file
 from storage.export_names import download_name, response_key
 from storage.export_records import (  # noqa: F401  (the per-grade builder, as before)
@@ -51,36 +65,9 @@ EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv")
 # Results table's responses.
 _PAGE = 2000
 _TABLE_PAGE = 500
-BASE_COLUMNS = (
-    "run_id", "run_name", "response_id", "workbench_response_id", "dataset_id", "rubric_id",
-    "rubric_name", "rubric_version_id", "rubric_version", "grader", "model", "score",
-    "raw_score", "effective_score", "effective_raw_score", "error", "reviewed_criteria",
-    "disputed_count", "disputed_criteria",
-    "calibration_k", "calibration_seed", "shown_as_example",
-)
-CRITERION_FIELDS = ("judge_verdict", "reason", "human_verdict", "effective_verdict", "reviewer",
-                    "human_status")
-# CSV: the disputed criteria's names in one cell
-NAME_SEPARATOR = "; "
-# A panel's record is a run's record plus these (run_id empty; the panel's verdict and how it
-# was reached in judge_verdict and reason); the CSV has them only when a panel is exported.
-PANEL_COLUMNS = ("panel_id", "member_runs", "ties", "complete", "pending_members")
-PANEL_CRITERION_FIELDS = ("tie", "members")
-# The response as uploaded (after the ids and scores, before the criteria), then its own
-# columns, each as ``upload.<column>``.
-RESPONSE_COLUMNS = ("query", "response_text", "thinking", "reference")
-UPLOAD_PREFIX = "upload."
 # Where the records come from: read as rows (tests/storage/recomputed.py swaps in the
 # per-grade builder, storage.export_records.records, to compare the two).
 records = export_rows.records
-
-
-def _cell(value: Any) -> Any:
-    """An upload's value as one CSV cell: lists and objects as JSON."""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
-    return value
-
 
 
 def criterion_labels(sessions: SessionFactory, run_ids: Sequence[int],
@@ -96,72 +83,12 @@ def criterion_labels(sessions: SessionFactory, run_ids: Sequence[int],
     return list(labels)
 
 
-def csv_columns(labels: Iterable[str], with_panels: bool = False,
-                uploaded: Iterable[str] = ()) -> list[str]:
-    fields = CRITERION_FIELDS + (PANEL_CRITERION_FIELDS if with_panels else ())
-    base = BASE_COLUMNS + (PANEL_COLUMNS if with_panels else ())
-    return [*base, *RESPONSE_COLUMNS, *(UPLOAD_PREFIX + column for column in uploaded),
-            *(f"{label}.{name}" for label in labels for name in fields)]
-
-
 def export_upload_columns(sessions: SessionFactory, run_ids: Sequence[int],
                           panel_ids: Sequence[int] = ()) -> list[str]:
     """The upload columns of the runs' (and panels') datasets."""
     datasets = [run_service.get_run(sessions, i).dataset_id for i in run_ids]
     datasets += [panels.get_panel(sessions, i).dataset_id for i in panel_ids]
     return upload_columns(sessions, datasets)
-
-
-def flatten(record: dict[str, Any]) -> dict[str, Any]:
-    """A record as one CSV row: the per-criterion fields become ``<criterion>.<field>``."""
-    row = {key: record.get(key) for key in BASE_COLUMNS + PANEL_COLUMNS + RESPONSE_COLUMNS}
-    for column, value in (record.get("upload") or {}).items():
-        row[UPLOAD_PREFIX + column] = _cell(value)
-    row["disputed_criteria"] = NAME_SEPARATOR.join(record.get("disputed_criteria") or ())
-    for criterion in record["criteria"]:
-        for name in CRITERION_FIELDS + PANEL_CRITERION_FIELDS:
-            row[f"{criterion['name']}.{name}"] = criterion.get(name)
-    return row
-
-
-class _Layout:
-    """``flatten`` laid out in the CSV's columns, without a dict per row: the same cells
-    (the last write of a column wins, as in the dict)."""
-
-    def __init__(self, columns: Sequence[str]):
-        self.width = len(columns)
-        self.index: dict[str, list[int]] = {}
-        for i, column in enumerate(columns):
-            self.index.setdefault(column, []).append(i)
-        self.base = [(key, self.index[key]) for key in
-                     BASE_COLUMNS + PANEL_COLUMNS + RESPONSE_COLUMNS if key in self.index]
-        self.disputed = self.index.get("disputed_criteria", [])
-        self.fields: dict[str, list[tuple[str, list[int]]]] = {}
-
-    def _fields(self, name: str) -> list[tuple[str, list[int]]]:
-        found = self.fields.get(name)
-        if found is None:
-            found = self.fields[name] = [
-                (field, self.index[f"{name}.{field}"])
-                for field in CRITERION_FIELDS + PANEL_CRITERION_FIELDS
-                if f"{name}.{field}" in self.index]
-        return found
-
-    def row(self, record: dict[str, Any]) -> list[Any]:
-        row: list[Any] = [None] * self.width
-        for key, at in self.base:
-            for i in at:
-                row[i] = record.get(key)
-        for column, value in (record.get("upload") or {}).items():
-            for i in self.index.get(UPLOAD_PREFIX + column, ()):
-                row[i] = _cell(value)
-        for i in self.disputed:
-            row[i] = NAME_SEPARATOR.join(record.get("disputed_criteria") or ())
-        for criterion in record["criteria"]:
-            for field, at in self._fields(criterion["name"]):
-                for i in at:
-                    row[i] = criterion.get(field)
-        return row
 
 
 def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[str],
@@ -180,13 +107,20 @@ def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[s
             target.write(line + "\n")
             count += 1
         return count
+    uploaded = export_upload_columns(sessions, run_ids, panel_ids)
     columns = csv_columns(criterion_labels(sessions, run_ids, panel_ids), bool(panel_ids),
-                          export_upload_columns(sessions, run_ids, panel_ids))
+                          uploaded)
     writer = csv_cells.writer(target)
     writer.writerow(columns)
-    layout = _Layout(columns)  # each record's cells as [flatten(record)[c] for c in columns]
-    for record in records(sessions, run_ids, panel_ids, sight, _PAGE):
-        writer.writerow(layout.row(record))
+    layout = Layout(columns)  # each record's cells as [flatten(record)[c] for c in columns]
+    cells = Cells(columns, uploaded)
+    # records nobody reviewed come as their rows, spreadsheet-safe already; others as records
+    for item in records(sessions, run_ids, panel_ids, sight, _PAGE,
+                        csv=cells if cells.usable else None):
+        if type(item) is list:
+            writer.write_safe_row(item)
+        else:
+            writer.writerow(layout.row(item))
         count += 1
     return count
 
@@ -276,7 +210,7 @@ def table_row(row, panel_grades: Sequence[dict[int, EffectiveGrade]],
     if response is not None:
         meta = response.metadata or {}
         cells_after = [response.query, response.output, response.thinking, response.reference,
-                       *(_cell(meta.get(c)) for c in uploaded)]
+                       *(cell(meta.get(c)) for c in uploaded)]
     else:
         cells_after = []
     return [*cells, row.failed, row.disagree, row.reviewed_count, len(row.disputed),

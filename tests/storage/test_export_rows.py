@@ -115,6 +115,34 @@ def test_the_row_export_is_byte_for_byte_the_per_grade_export(sessions, seed, mo
     assert any(r["reference"] for r in records)
 
 
+class _Unusable(exports.Cells):
+    """The export's columns as if two of them had one name: every CSV record a record."""
+
+    def __init__(self, columns, uploaded):
+        super().__init__(columns, uploaded)
+        self.usable = False
+
+
+def test_the_records_read_as_rows_lay_out_as_the_per_grade_ones(sessions, monkeypatch):
+    """The records as dicts (the CSV's way when a column's name is not its own)."""
+    history = _Uploaded(sessions, 14)
+    history.fail_everywhere(2)
+    history.grade(30)
+    panel_ids = history.make_panels()
+    history.grade(100)
+    history.finish()
+    rng = random.Random(14)
+    for _ in range(10):
+        rng.choice([history.review, history.review, history.adjudicate])()
+    monkeypatch.setattr(exports, "Cells", _Unusable)
+    run_ids = [run.id for run in history.runs]
+    for sight in SIGHTS:
+        new = exports.results_export(sessions, run_ids, "csv", panel_ids, sight=sight)
+        with recomputed():
+            assert new == exports.results_export(sessions, run_ids, "csv", panel_ids,
+                                                 sight=sight)
+
+
 def test_only_the_reviewed_and_unsettled_responses_are_built_per_grade(sessions, monkeypatch):
     history = _Uploaded(sessions, 13, size=10)
     history.grade(30)
