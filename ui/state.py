@@ -18,6 +18,7 @@ DEFAULTS: dict[str, object] = {
     "auth_flash": None,  # why the typed local name was refused
     "auth_shown_name": None,  # the local name this tab last showed (None: not drawn yet)
     "auth_name_notice": None,  # (name, monotonic time) another tab changed it to (ui/auth.py)
+    "auth_name_box": 0,  # bumped when this tab follows a rename: ui.auth.name_input_key
     "auth_actor": None,  # (claims, monotonic time, SignedIn) of team mode's last role read
     "auth_local": None,  # (name, monotonic time, Actor | None) of local mode's last team check
     # home (Start page)
