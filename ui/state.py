@@ -145,6 +145,7 @@ DEFAULTS: dict[str, object] = {
     "review_submitted": None,
     "review_form_done": None,  # id of the last save taken: the browser's form unlocks on it
     "review_form_taken": (),  # ids of the last saves taken: one sent again is not taken twice
+    "review_answered": None,  # (save id, flash): what came of it, said again if it is resent
     # (response_id, form nonce, {criterion_id: (verdict, note)}): what a form starts from
     # after a refused "save and next" brought the reviewer back
     "review_restore": None,
