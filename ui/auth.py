@@ -173,13 +173,28 @@ def _follow_remembered_name() -> None:
     remembered = remembered_name()
     if s.auth_shown_name is not None and s.auth_shown_name != remembered:
         s.auth_name_notice = (remembered or computer_login(), time.monotonic())
+        s.auth_name_box += 1  # the sidebar shows the new name in a new box (name_input_key)
     s.reviewer_name = remembered
 
 
-def handle_local_name() -> None:
+def name_input_key() -> str:
+    """The sidebar's name box: a new one each time this tab follows a rename made elsewhere.
+
+    Until the browser has the run that shows the new name, what it sends (a click, a save
+    sent again, the set panel's poll) still holds the old name in the old box. Streamlit took
+    that for the person typing their old name back: renamed, written to the identity file,
+    the form replaced and the click in it lost. :func:`handle_local_name` ignores old boxes.
+    """
+    box = st.session_state.auth_name_box
+    return f"review_name_input_{box}" if box else "review_name_input"
+
+
+def handle_local_name(key: str) -> None:
     s = st.session_state
+    if key != name_input_key():
+        return  # the box shown before a rename made elsewhere: its value is no edit
     try:
-        s.reviewer_name = s.auth_shown_name = remember_name(s.review_name_input)
+        s.reviewer_name = s.auth_shown_name = remember_name(s[key])
         s.auth_flash = s.auth_name_notice = None  # this tab's own change needs no notice
     except InvalidInputError as exc:
         s.auth_flash = str(exc)
@@ -187,10 +202,11 @@ def handle_local_name() -> None:
 
 def render_local_identity() -> None:
     s = st.session_state
-    s.review_name_input = s.reviewer_name
+    key = name_input_key()
+    s[key] = s.reviewer_name
     with st.sidebar:
-        st.text_input("Your name (reviewer)", key="review_name_input", max_chars=200,
-                      on_change=handle_local_name, placeholder="e.g. Ana Souza",
+        st.text_input("Your name (reviewer)", key=key, max_chars=200,
+                      on_change=handle_local_name, args=(key,), placeholder="e.g. Ana Souza",
                       help="Asked once and remembered on this computer. Recorded with every "
                            "verdict, import, deletion and run you make.")
         if s.auth_name_notice is not None:

@@ -116,7 +116,12 @@ def take_submitted() -> object:
     raw, s.review_submitted = s.review_submitted, None
     if isinstance(raw, dict) and isinstance(raw.get("id"), str):
         if raw["id"] in s.review_form_taken:
-            return None  # the browser sent it again before it heard it was taken
+            # The browser sent it again before it heard it was taken (a busy machine): the
+            # rerun this causes says again what came of it, rather than wiping the message.
+            answered = s.review_answered
+            if answered is not None and answered[0] == raw["id"] and not s.review_flash:
+                s.review_flash = answered[1]
+            return None
         s.review_form_taken = (*s.review_form_taken[-19:], raw["id"])
         s.review_form_done = raw["id"]
     return raw
@@ -248,8 +253,11 @@ def refuse_pending(actor: Actor | None) -> None:
     still asked for under the name shown before is refused, and the page says why."""
     s = st.session_state
     due = s.review_due
-    shown_as = s.review_pending_as if s.review_submitted is not None else (
+    submitted = s.review_submitted is not None
+    shown_as = s.review_pending_as if submitted else (
         due.shown_as if due is not None else None)
+    if submitted:
+        take_submitted()  # taken (never saved): the browser's form hears so, once
     if actor is None or shown_as is None:
         return
     try:
@@ -360,5 +368,7 @@ def render_item(actor: Actor | None, detail: ResponseDetail) -> None:
                            args=(SAVE_PART,))
         if actor is None:
             st.caption("Enter your name in the sidebar to save verdicts.")
+        if s.review_flash:  # what came of the save taken last: said again if it is resent
+            s.review_answered = (s.review_form_done, s.review_flash)
         render_flash()
         review_version_view.render_notice()

@@ -18,6 +18,7 @@ DEFAULTS: dict[str, object] = {
     "auth_flash": None,  # why the typed local name was refused
     "auth_shown_name": None,  # the local name this tab last showed (None: not drawn yet)
     "auth_name_notice": None,  # (name, monotonic time) another tab changed it to (ui/auth.py)
+    "auth_name_box": 0,  # bumped when this tab follows a rename: ui.auth.name_input_key
     "auth_actor": None,  # (claims, monotonic time, SignedIn) of team mode's last role read
     "auth_local": None,  # (name, monotonic time, Actor | None) of local mode's last team check
     # home (Start page)
@@ -144,6 +145,7 @@ DEFAULTS: dict[str, object] = {
     "review_submitted": None,
     "review_form_done": None,  # id of the last save taken: the browser's form unlocks on it
     "review_form_taken": (),  # ids of the last saves taken: one sent again is not taken twice
+    "review_answered": None,  # (save id, flash): what came of it, said again if it is resent
     # (response_id, form nonce, {criterion_id: (verdict, note)}): what a form starts from
     # after a refused "save and next" brought the reviewer back
     "review_restore": None,

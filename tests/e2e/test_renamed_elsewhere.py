@@ -32,7 +32,7 @@ def local_app(tmp_path_factory):
     sessions.kw["bind"].dispose()
     (data_dir / "identity.json").write_text(json.dumps({"name": "Bo Chen"}))
     app_url, stop = _serve(data_dir)
-    yield app_url, url, [r.id for r in responses]
+    yield app_url, url, [r.id for r in responses], data_dir
     stop()
 
 
@@ -57,7 +57,7 @@ def _shot(page: Page, name: str) -> None:
 
 
 def test_a_tab_showing_the_old_name_never_saves_under_the_new_one(local_app, browser):
-    url, db_url, response_ids = local_app
+    url, db_url, response_ids, data_dir = local_app
     bo = _open(browser, url, "review")
     name_box = bo.get_by_role("textbox", name="Your name (reviewer)")
     expect(name_box).to_have_value("Bo Chen", timeout=45_000)
@@ -118,11 +118,14 @@ def test_a_tab_showing_the_old_name_never_saves_under_the_new_one(local_app, bro
     expect(bo.get_by_text(f"Saved {saved} verdict{'s' if saved > 1 else ''}").first
            ).to_be_visible()
     assert _reviewers(db_url, response_ids[0]) == ["Cy Park"] * saved
+    # Nothing this tab's browser sent before it showed the new name (a save sent again, the
+    # set panel's poll) was taken for Bo typing his old name back.
+    assert json.loads((data_dir / "identity.json").read_text()) == {"name": "Cy Park"}
 
 
 def test_save_and_next_on_the_last_response_ends_the_queue_and_offers_what_next(
         local_app, browser):
-    url, _db_url, _ids = local_app
+    url, _db_url, _ids, _data_dir = local_app
     page = _open(browser, url, "review")
     expect(page.get_by_text("1 of 2").first).to_be_visible(timeout=45_000)
     page.locator(".st-key-review_next button").click()

@@ -26,6 +26,12 @@ def _app_with_auth(auth: dict) -> AppTest:
     return at.run()
 
 
+def _name_box(at: AppTest):
+    """The sidebar's name box, whichever key it has now."""
+    [box] = at.sidebar.text_input
+    return box
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -122,10 +128,10 @@ def test_a_name_changed_in_another_tab_is_the_one_recorded_and_the_old_tab_says_
     assert rubrics.get_version(db(), rubric.latest_version_id).created_by == "Ana Souza"
     assert ("Your name was changed in another tab or window: what you do here is now "
             "recorded as 'Ana Souza'.") in texts(second)
-    assert second.text_input(key="review_name_input").value == "Ana Souza"
+    assert _name_box(second).value == "Ana Souza"  # a new box (ui.auth.name_input_key)
     second.run()
     assert "another tab" in texts(second)  # for a while, whatever the page reruns
-    second.text_input(key="review_name_input").input("Ana S.").run()
+    _name_box(second).input("Ana S.").run()
     assert "another tab" not in texts(second)  # renamed here: nothing left to explain
     assert remembered_name() == "Ana S."
     first.run()
@@ -225,3 +231,24 @@ def test_the_activity_shows_who_launched_imported_archived_and_deleted():
         ("Ana", "delete", "dataset Scratch", shown[0][3]),
     ]
     assert any(e.label.startswith("Activity: who launched, imported") for e in at.expander)
+
+
+def test_a_message_sent_before_the_browser_saw_a_rename_made_elsewhere_renames_nobody():
+    """A tab shows "Bo Chen"; another tab renames to "Cy Park" and this tab's next whole-page
+    run follows. A message this tab's browser sent before that run reached it (a click, a
+    save sent again, a poll) still carries "Bo Chen" in the name box: that is what the box
+    showed, not the person typing their old name back."""
+    at = open_page("home")
+    at.text_input(key="review_name_input").input("Bo Chen").run()
+    drawn_for_bo = at.text_input(key="review_name_input")  # the page as the browser has it
+    remember_name("Cy Park")  # another tab
+    at.run()
+    assert at.session_state.reviewer_name == "Cy Park"
+    # the browser's message, sent before the new name reached it: its box still holds Bo Chen
+    drawn_for_bo.set_value("Bo Chen").run()
+    assert not at.exception
+    assert remembered_name() == "Cy Park"
+    assert at.session_state.reviewer_name == "Cy Park"
+    assert "recorded as 'Cy Park'" in texts(at)
+    _name_box(at).input("Cy P.").run()  # the box shown now is the person's own
+    assert remembered_name() == "Cy P." and at.session_state.reviewer_name == "Cy P."
