@@ -24,6 +24,7 @@ from storage.effective import compute_effective_grade, compute_human_score
 from storage.engine import SessionFactory
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import effective as effective_repo
+from storage.repositories import queue_ids
 from storage.repositories import results as repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
@@ -129,14 +130,14 @@ def covered_responses(sessions: SessionFactory, *, dataset_id: int, rubric_versi
 
 
 def _covered(session: Session, dataset_id: int, runs: list[int]) -> list[int]:
-    return (repo.covered_ids(session, dataset_id, runs) if runs
-            else repo.dataset_ids(session, dataset_id))
+    return (queue_ids.covered_ids(session, dataset_id, runs) if runs
+            else queue_ids.dataset_ids(session, dataset_id))
 
 
 def _external_ids(sessions: SessionFactory, response_ids: Sequence[int]
                   ) -> dict[int, str | None]:
     with sessions() as session:
-        return repo.external_ids_of(session, response_ids)
+        return queue_ids.external_ids_of(session, response_ids)
 
 
 def response_detail(
@@ -228,7 +229,7 @@ def adjudication_page(
         # The page's few responses x its criteria: two queries, not two per criterion.
         decisions = effective_reads.decisions(session, rubric_version_id, responses,
                                               {cid for _rid, cid in asked})
-        external = repo.external_ids_of(session, responses)
+        external = queue_ids.external_ids_of(session, responses)
     found = _dispute_items(version, decisions, external, include_resolved=True)
     return DisputePage(disputed=total, items=tuple(
         d for d in found if (d.response_id, d.criterion_id) in asked))
@@ -266,5 +267,5 @@ def adjudication_queue(
             session, rubric_version_id, dataset_id,
             ("disputed", "adjudicated") if include_resolved else ("disputed",))
         decisions = effective_reads.decisions_of(session, rubric_version_id, keys)
-        external = repo.external_ids_of(session, sorted({rid for rid, _cid in keys}))
+        external = queue_ids.external_ids_of(session, sorted({rid for rid, _cid in keys}))
     return _dispute_items(version, decisions, external, include_resolved=include_resolved)
