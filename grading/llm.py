@@ -129,8 +129,16 @@ class LiteLLMGenerate:
         opening's calls started (level and clock) a whole answer before they were sent, and
         then raced to the server together. ``waiting``: told +1 / -1 as a call starts and
         stops waiting here (a limiter counts the work waiting, ``AdaptiveLimiter``)."""
-        model, api_base = self.model, resolve_api_base(self.api_base)
-        if (self.output_mode != "auto" or response_format is None
+        try:
+            model, api_base = self.model, resolve_api_base(self.api_base)
+        except FatalProviderError:
+            # Credentials that are never stored and not in the environment: the call itself
+            # raises it, in its slot, where the run's fatal-error handling fails the run.
+            model, api_base = self.model, None
+            unresolved = True
+        else:
+            unresolved = False
+        if (unresolved or self.output_mode != "auto" or response_format is None
                 or endpoint_formats.known(model, api_base) is not None):
             yield
             return
