@@ -257,14 +257,20 @@ def decided_keys(session: Session, rubric_version_id: int, dataset_id: int,
              .with_only_columns(ev.response_id,
                                 func.aggregate_strings(cast(ev.criterion_id, String), ","))
              .group_by(ev.response_id))
+    rows = _rows_of(session, query, ev.response_id, response_ids)
+    return {rid: set(map(int, cids.split(","))) for rid, cids in rows}
+
+
+def _rows_of(session: Session, query: Select, response_id, response_ids: Sequence[int] | None
+             ) -> list:
+    """``query``'s rows as plain tuples: all of them, or those of ``response_ids`` (read
+    in chunks of ids)."""
     connection = session.connection()
     if response_ids is None:
-        rows = connection.execute(query).all()
-    else:
-        ids = sorted(set(response_ids))
-        rows = [row for start in range(0, len(ids), _CHUNK) for row in connection.execute(
-            query.where(ev.response_id.in_(ids[start:start + _CHUNK])))]
-    return {rid: set(map(int, cids.split(","))) for rid, cids in rows}
+        return connection.execute(query).all()
+    ids = sorted(set(response_ids))
+    return [row for start in range(0, len(ids), _CHUNK) for row in connection.execute(
+        query.where(response_id.in_(ids[start:start + _CHUNK])))]
 
 
 def _decided_query(rubric_version_id: int, dataset_id: int) -> Select:
@@ -315,13 +321,7 @@ def unanswered_keys(session: Session, rubric_version_id: int, dataset_id: int,
     viewer has not answered, for the responses with one (``unanswered_query``)."""
     sources = verdict_repo.carry_sources(session, rubric_version_id)
     query = unanswered_query(sources, rubric_version_id, dataset_id, sight.viewer)
-    connection = session.connection()
-    if response_ids is None:
-        rows = connection.execute(query).all()
-    else:
-        ids = sorted(set(response_ids))
-        rows = [row for start in range(0, len(ids), _CHUNK) for row in connection.execute(
-            query.where(m.EffectiveVerdictRow.response_id.in_(ids[start:start + _CHUNK])))]
+    rows = _rows_of(session, query, m.EffectiveVerdictRow.response_id, response_ids)
     hidden: dict[int, set[int]] = {}
     for rid, cid in rows:
         hidden.setdefault(rid, set()).add(cid)
