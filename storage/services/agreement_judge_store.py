@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from sqlalchemy import delete, insert, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from storage import models as m
 from storage.engine import SessionFactory
@@ -81,7 +81,9 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
 
 def store(sessions: SessionFactory, judges: JudgePatterns) -> bool:
     """Replace the set's stored rows with ``judges``'; False when another process stored
-    its own at the same time (theirs stay: each is checked by its stamp before use)."""
+    its own at the same time (theirs stay: each is checked by its stamp before use), or the
+    database stayed busy (SQLite locked): the page shows the rows counted now all the same,
+    a cache write never fails a read."""
     s, r = m.JudgePatternSetRow, m.JudgePatternRow
     try:
         with sessions() as session, session.begin():
@@ -97,6 +99,6 @@ def store(sessions: SessionFactory, judges: JudgePatterns) -> bool:
                     for i, (row, n) in enumerate(judges.rows)]
             for start in range(0, len(rows), _CHUNK):
                 session.execute(insert(r), rows[start:start + _CHUNK])
-    except IntegrityError:
+    except (IntegrityError, OperationalError):
         return False
     return True
