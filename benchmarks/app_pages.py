@@ -1,11 +1,12 @@
 """The app itself at scale, in a real browser: how long each page takes to settle, and how much
 memory the app's process holds (issue 41: "the app process under 500 MB at 100,000").
 
-Serves ui/app.py on a database built by benchmarks/scale.py (``--keep DIR``), opens Results,
-Agreement and Review in headless Chromium one after the other (cold: a new server), again
-(warm: the server's caches), then saves ONE verdict from the benchmark (as a reviewer in
-another browser would) and opens Results and Agreement once more. After each page it reads
-the server's resident memory and its peak (VmRSS / VmHWM of the streamlit process).
+Serves ui/app.py on a database built by benchmarks/scale.py (``--keep DIR``), opens Settings
+(the reference measured in the same run: the lightest page, what any page costs the browser and
+Streamlit), Results, Agreement and Review in headless Chromium one after the other (cold: a
+new server), again (warm: the server's caches), then saves ONE verdict from the benchmark (as
+a reviewer in another browser would) and opens Results and Agreement once more. After each
+page it reads the server's resident memory and its peak (VmRSS / VmHWM of the process).
 
     .venv/bin/python benchmarks/scale.py --size 100000 --keep /path/DIR    # once: builds
     .venv/bin/python benchmarks/app_pages.py --keep /path/DIR --size 100000
@@ -42,6 +43,9 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PAGES = ("results", "agreement", "review")
+# The reference measured in the same run: the lightest page (no result or agreement read), i.e.
+# what any page costs for the browser, the websocket and Streamlit's own script run.
+REFERENCE = "settings"
 SETTLE_S = 900  # a page that takes longer is reported as not settled
 
 
@@ -145,13 +149,15 @@ def main() -> None:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
                 context = browser.new_context(viewport={"width": 1280, "height": 800})
-                for when, names in (("cold", PAGES), ("warm", PAGES),
+                for when, names in (("cold", (REFERENCE, *PAGES)), ("warm", (REFERENCE, *PAGES)),
                                     ("after 1 verdict", PAGES[:2])):
                     if when == "after 1 verdict":
                         _save_one_verdict(url, world)
                     for name in names:
                         seconds, problem = _open(context, address, name)
                         now, peak = _memory_mb(server.pid)
+                        if name == REFERENCE and not problem:
+                            problem = "reference: the lightest page"
                         rows.append((name, when, seconds, now, peak, problem))
                         print(f"  {name} ({when}): {seconds:.1f} s, server {now:.0f} MB "
                               f"(peak {peak:.0f} MB) {problem}", flush=True)
