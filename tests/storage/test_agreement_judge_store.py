@@ -163,3 +163,37 @@ def test_a_set_is_stored_per_rubric_version_and_dataset(sessions):
     assert agreement_judge_store.kept_patterns(sessions, one.id, d1.id) == a
     assert agreement_judge_store.kept_patterns(sessions, two.id, d2.id) == b
     assert a.rows != b.rows
+
+
+def test_a_database_locked_by_a_writer_does_not_fail_the_read(sessions, db_url, monkeypatch):
+    """SQLite: another process holds the write lock past the busy timeout while the page
+    stores the count it made. The page gets the rows counted now (no error), nothing half
+    stored; the next read, once the lock is gone, stores them."""
+    if not db_url.startswith("sqlite"):
+        pytest.skip("a writer holding the database's lock is SQLite's case")
+    import sqlite3
+
+    from sqlalchemy.engine import make_url
+
+    from storage import engine as engine_module
+
+    version, dataset = _random_world(sessions, 34, responses=20)
+    monkeypatch.setattr(engine_module, "SQLITE_BUSY_TIMEOUT_MS", 200)
+    page = make_session_factory(create_db_engine(db_url, connect_args={"timeout": 0.2}))
+    counts = _Counts(monkeypatch)
+    writer = sqlite3.connect(make_url(db_url).database, timeout=5, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        while_locked = agreement_judge_store.kept_patterns(page, version.id, dataset.id)
+        assert while_locked is not None and while_locked.rows
+        assert counts.calls == 1
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert _stored_sets(sessions) == 0
+    again = agreement_judge_store.kept_patterns(page, version.id, dataset.id)
+    assert counts.calls == 2 and _stored_sets(sessions) == 1
+    assert again.rows == while_locked.rows
+    assert agreement_judge_store.kept_patterns(page, version.id, dataset.id).rows == again.rows
+    assert counts.calls == 2
+    page.kw["bind"].dispose()
