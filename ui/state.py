@@ -210,6 +210,7 @@ DEFAULTS: dict[str, object] = {
     "pairs_form_as": None,  # (form key, identity, my answers' ids) the form was drawn with
     "pairs_adjudicate": None,  # (pair, position, ((reviewer, answer id), ...)) a Decide saw
     "pairs_flash": None,  # (kind, message) shown once after a save
+    "pairs_answered": None,  # (save id, flash) of the last save: said again if it is resent
     "pairs_show_agreement": False,  # the agreement table is drawn
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from tests.storage.pair_fixtures import make_comparison
+from tests.ui import verdict_form
 from tests.ui.pages import APP, db, texts
 
 
@@ -162,3 +163,46 @@ def test_a_decision_on_a_card_whose_reviewers_answered_again_is_refused():
     assert "while you were deciding; reload" in texts(at)
     assert _adjudications(pairs[0]) == []
     assert "Cat: tie" in texts(at)  # the card now shows her new answer
+
+
+
+def _save(at: AppTest, answer: str) -> dict:
+    """A save as the browser sends it (its JavaScript: tests/e2e/test_review_pairs.py)."""
+    [keys] = [p for p in verdict_form.parts(at) if p["part"] == "keys"]
+    first = keys["criteria"][0]["id"]
+    return {"id": f"{keys['form']}#1", "form": keys["form"], "advance": False,
+            "answers": [{"criterion": first, "answer": answer, "note": ""}]}
+
+
+def test_a_save_the_browser_sends_again_keeps_its_message():
+    """The browser sends a save again when it has not heard back in 3 s (a busy machine):
+    taken once, and the rerun that answers it says again what came of it — not a page
+    without it (the reviewer would not know it was saved)."""
+    make_comparison(db(), pairs=1)
+    at = _open()
+    save = _save(at, "A")
+    at.session_state["pairs_submitted"] = save
+    at.run()
+    assert not at.exception, at.exception
+    assert "Saved 1 preference." in texts(at)
+    at.session_state["pairs_submitted"] = dict(save)  # the same save, sent again
+    at.run()
+    assert not at.exception, at.exception
+    assert "Saved 1 preference." in texts(at)
+    assert at.session_state["pairs_done"] == save["id"]
+    at.run()  # the next rerun (a click elsewhere): the message was shown, it is gone
+    assert "Saved 1 preference." not in texts(at)
+
+
+def test_a_refused_save_sent_again_keeps_saying_why():
+    make_comparison(db(), pairs=1)
+    at = _open()
+    save = _save(at, "A")
+    save["answers"] = []  # nothing answered: refused with a reason
+    at.session_state["pairs_submitted"] = save
+    at.run()
+    assert "Nothing to save: answer a criterion first." in texts(at)
+    at.session_state["pairs_submitted"] = dict(save)
+    at.run()
+    assert not at.exception, at.exception
+    assert "Nothing to save: answer a criterion first." in texts(at)

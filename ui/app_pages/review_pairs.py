@@ -50,6 +50,11 @@ def take_submitted() -> object:
     raw, s.pairs_submitted = s.pairs_submitted, None
     if isinstance(raw, dict) and isinstance(raw.get("id"), str):
         if raw["id"] in s.pairs_taken:
+            # The browser sent it again before it heard it was taken (a busy machine): the
+            # rerun this causes says again what came of it, rather than wiping the message.
+            answered = s.pairs_answered
+            if answered is not None and answered[0] == raw["id"] and not s.pairs_flash:
+                s.pairs_flash = answered[1]
             return None
         s.pairs_taken = (*s.pairs_taken[-19:], raw["id"])
         s.pairs_done = raw["id"]
@@ -62,6 +67,14 @@ def process_submission(shown: PairForReview) -> bool:
     raw = take_submitted()
     if raw is None:
         return False
+    try:
+        return _save(shown, raw)
+    finally:  # what came of it, said again if the browser sends the same save again
+        s.pairs_answered = (raw.get("id") if isinstance(raw, dict) else None, s.pairs_flash)
+
+
+def _save(shown: PairForReview, raw: object) -> bool:
+    s = st.session_state
     key = pair_review_view.form_key(shown.pair_id, s.pairs_nonce)
     drawn = s.pairs_form_as
     # What the form showed as the reviewer's current answers when it was drawn (another tab
