@@ -10,6 +10,7 @@ page it reads the server's resident memory and its peak (VmRSS / VmHWM of the pr
 
     .venv/bin/python benchmarks/scale.py --size 100000 --keep /path/DIR    # once: builds
     .venv/bin/python benchmarks/app_pages.py --keep /path/DIR --size 100000
+    .venv/bin/python benchmarks/app_pages.py --keep DIR --size 100000 --db postgresql+psycopg://...
 
 The time is from the click (a page's address opened) until Streamlit's script run has ended
 and nothing is left drawn from the run before (the e2e tests' ``wait_idle``); what a person
@@ -19,6 +20,7 @@ sees. Works on a copy of the database (the saved verdict does not stay), unless 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -28,12 +30,15 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from sqlalchemy import create_engine, text  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
 
 from storage.engine import open_database  # noqa: E402
 from storage.services import reviews  # noqa: E402
@@ -118,6 +123,33 @@ def _open(context, address: str, name: str) -> tuple[float, str]:
     return seconds, problem
 
 
+@contextlib.contextmanager
+def _database(args, kept: Path, tmp: Path) -> Iterator[str]:
+    """The URL the app reads: a copy of the kept SQLite file, or a PostgreSQL database made
+    from the built one as its template (dropped after); the kept one with ``--in-place``."""
+    if not args.db:
+        database = kept / f"scale-{args.size}.db"
+        if not args.in_place:
+            shutil.copy(database, tmp / database.name)
+            database = tmp / database.name
+        yield f"sqlite:///{database}"
+        return
+    if args.in_place:
+        yield args.db
+        return
+    url = make_url(args.db)
+    copy = f"app_pages_{os.getpid()}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{copy}" TEMPLATE "{url.database}"'))
+    try:
+        yield url.set(database=copy).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)'))
+        admin.dispose()
+
+
 def _save_one_verdict(url: str, world: dict) -> None:
     sessions = open_database(url, migrate=False)
     reviews.set_human_verdict(sessions, actor=local_actor("Benchmark reviewer"),
@@ -132,17 +164,15 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100000)
     parser.add_argument("--in-place", action="store_true",
                         help="use the kept database itself, not a copy")
+    parser.add_argument("--db", help="a PostgreSQL URL scale.py --db built into (with --keep: "
+                                     "its world file); read through a copy of the database")
     args = parser.parse_args()
     kept = Path(args.keep)
-    database = kept / f"scale-{args.size}.db"
-    world = json.loads((kept / f"world-sqlite-{args.size}.json").read_text())
-    with tempfile.TemporaryDirectory() as tmp:
+    dialect = "postgresql" if args.db else "sqlite"
+    world = json.loads((kept / f"world-{dialect}-{args.size}.json").read_text())
+    with tempfile.TemporaryDirectory() as tmp, _database(args, kept, Path(tmp)) as url:
         data_dir = Path(tmp)
-        if not args.in_place:
-            shutil.copy(database, data_dir / database.name)
-            database = data_dir / database.name
         (data_dir / "identity.json").write_text(json.dumps({"name": "Page reader"}))
-        url = f"sqlite:///{database}"
         address, server = _serve(data_dir, url)
         rows = []
         try:
@@ -165,7 +195,8 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(timeout=30)
-    print(f"\nthe app in Chromium, {args.size:,} responses (SQLite):\n")
+    print(f"\nthe app in Chromium, {args.size:,} responses "
+          f"({'PostgreSQL' if args.db else 'SQLite'}):\n")
     print("| page | when | settled in (s) | server memory (MB) | server peak (MB) | note |")
     print("|---|---|---:|---:|---:|---|")
     for name, when, seconds, now, peak, problem in rows:
