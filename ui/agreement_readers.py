@@ -32,6 +32,7 @@ from storage.services import (
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
 from storage.services.agreement_judge_counts import JudgePatterns
 from storage.services.agreement_kept import KeptSlot
+from storage.services.agreement_listing import JudgeListing
 from storage.services.baseline_grid import BaselineGrid
 from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
@@ -143,7 +144,23 @@ def get_disagreements(
     """As ``sight`` may see them: no other reviewer's verdict or note on a criterion the
     viewer has not answered (a pair that differed only through it is not listed)."""
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
-    return agreement_lists.disagreement_list(sessions_for(db), report, keys, criterion_id)
+    judges = None
+    if not report.data.complete:
+        judges = get_judge_listing(db, rubric_version_id, dataset_id,
+                                   agreement_judge_counts.judge_stamp(stamp), keys,
+                                   criterion_id, report)
+    return agreement_lists.disagreement_list(sessions_for(db), report, keys, criterion_id,
+                                             judges)
+
+
+@st.cache_resource(ttl=3600, max_entries=50, show_spinner=False)
+def get_judge_listing(db: str, rubric_version_id: int, dataset_id: int, judge_stamp: tuple,
+                      keys: tuple[str, ...], criterion_id: int,
+                      _report: AgreementReport) -> JudgeListing | None:
+    """The judges' share of a disagreement list (storage.services.agreement_listing), kept
+    until a judge's stamp moves: a saved verdict then lists from the report alone. Shared
+    and immutable, as ``get_judge_patterns``."""
+    return agreement_lists.judge_listing(sessions_for(db), _report.data, keys, criterion_id)
 
 
 def clear_after_import() -> None:
@@ -156,6 +173,7 @@ def clear_after_import() -> None:
     get_blind_report.clear()
     get_criterion_table.clear()
     get_disagreements.clear()
+    get_judge_listing.clear()
     get_baseline.clear()
     get_trust.clear()
     get_baseline_grid.clear()
