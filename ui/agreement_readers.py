@@ -88,8 +88,14 @@ def get_kept_slot(db: str, rubric_version_id: int, dataset_id: int) -> KeptSlot:
 @st.cache_resource(ttl=3600, max_entries=50, show_spinner="Comparing the judges…")
 def get_blind_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
                      sight: Sight) -> AgreementReport:
-    """Over the verdicts one reviewer may see (those on what they answered themselves)."""
+    """Over the verdicts one reviewer may see (those on what they answered themselves):
+    from the kept full report's count (storage.services.agreement_blind.seen_report), else
+    from every verdict read again."""
     full = get_full_report(db, rubric_version_id, dataset_id, stamp)
+    kept = get_kept_slot(db, rubric_version_id, dataset_id).kept_of(full)
+    seen = None if kept is None else agreement_blind.seen_report(kept, sight)
+    if seen is not None:
+        return seen
     data = agreement_lists.complete_data(sessions_for(db), full.data)
     return agreement.build_report(agreement_blind.as_seen(data, sight))
 
