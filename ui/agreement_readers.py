@@ -150,13 +150,15 @@ def get_disagreements(
     """As ``sight`` may see them: no other reviewer's verdict or note on a criterion the
     viewer has not answered (a pair that differed only through it is not listed)."""
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
-    judges = None
-    if not report.data.complete:
-        judges = get_judge_listing(db, rubric_version_id, dataset_id,
-                                   agreement_judge_counts.judge_stamp(stamp), keys,
-                                   criterion_id, report)
-    return agreement_lists.disagreement_list(sessions_for(db), report, keys, criterion_id,
-                                             judges)
+    sessions = sessions_for(db)
+    if report.data.complete:
+        return agreement_lists.disagreement_list(sessions, report, keys, criterion_id)
+    judges = get_judge_listing(db, rubric_version_id, dataset_id,
+                               agreement_judge_counts.judge_stamp(stamp), keys, criterion_id,
+                               report)
+    if judges is None:  # a panel's stored decisions are not all the ones read
+        return agreement_lists.gathered_list(sessions, report, keys, criterion_id)
+    return agreement_lists.disagreement_list(sessions, report, keys, criterion_id, judges)
 
 
 @st.cache_resource(ttl=3600, max_entries=50, show_spinner=False)
