@@ -567,14 +567,15 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     report_in_new_process.warm = judges_from_table
 
-    list_slot = agreement_kept.KeptSlot()
+    list_slot = slot
     listings: dict = {}
 
     def disagreement_list(kept: bool):
         """The Agreement page's list of one criterion (the first) over every source: the
-        report kept (as ``get_kept_slot``; built untimed first, patched after a verdict), the
-        judges' share of the list kept by the judges' stamp (as ``get_judge_listing``; new)
-        or the list read through a gather of every source (before)."""
+        report kept (as ``get_kept_slot``; built untimed first; after a verdict patched by
+        the row "report kept (the page)" when it is measured too, else here), the judges'
+        share of the list kept by the judges' stamp (as ``get_judge_listing``; new) or the
+        list read through a gather of every source (before)."""
         def run():
             report = list_slot.report(sessions, w.version_id, w.dataset_id, judges[0])
             keys = [s.key for s in report.data.verdict_sources]
@@ -596,7 +597,7 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         run.warm = warm
         return run
 
-    blind_slot = agreement_kept.KeptSlot()
+    blind_slot = slot  # after a verdict: patched as the disagreement list's (above)
     blind_sight = blindness.as_reviewer(REVIEWERS[0].key)
 
     def blind_report(kept: bool):
