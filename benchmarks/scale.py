@@ -567,15 +567,15 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     report_in_new_process.warm = judges_from_table
 
-    list_slot = slot
+    list_slot = agreement_kept.KeptSlot()
     listings: dict = {}
 
     def disagreement_list(kept: bool):
         """The Agreement page's list of one criterion (the first) over every source: the
-        report kept (as ``get_kept_slot``; built untimed first; after a verdict patched by
-        the row "report kept (the page)" when it is measured too, else here), the judges'
-        share of the list kept by the judges' stamp (as ``get_judge_listing``; new) or the
-        list read through a gather of every source (before)."""
+        report kept (as ``get_kept_slot``; built untimed first, patched untimed after a
+        verdict: its own row times that), the judges' share of the list kept by the
+        judges' stamp (as ``get_judge_listing``; new) or the list read through a gather of
+        every source (before)."""
         def run():
             report = list_slot.report(sessions, w.version_id, w.dataset_id, judges[0])
             keys = [s.key for s in report.data.verdict_sources]
@@ -595,9 +595,10 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
             warm_judges()
             list_slot.report(sessions, w.version_id, w.dataset_id, judges[0])
         run.warm = warm
+        run.settle = lambda: list_slot.report(sessions, w.version_id, w.dataset_id, judges[0])
         return run
 
-    blind_slot = slot  # after a verdict: patched as the disagreement list's (above)
+    blind_slot = agreement_kept.KeptSlot()
     blind_sight = blindness.as_reviewer(REVIEWERS[0].key)
 
     def blind_report(kept: bool):
@@ -616,6 +617,8 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
         run.warm = lambda: (warm_judges(), blind_slot.report(
             sessions, w.version_id, w.dataset_id, judges[0]))
+        run.settle = lambda: blind_slot.report(sessions, w.version_id, w.dataset_id,
+                                               judges[0])
         return run
 
     counted: list = []
@@ -880,6 +883,9 @@ def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
         criterion_id=w.criterion_ids[0], verdict="CANNOT_ASSESS"))
     print(f"  one verdict saved (effective_verdicts kept with it): {saved:.3f} s", flush=True)
     for row, (_name, product, sql, _note) in zip(rows, chosen, strict=True):
+        # ``settle``: what the page did before this read, untimed (the kept report patched
+        # by its own reader, timed in its own row)
+        getattr(product, "settle", lambda: None)()
         row[2], row[7] = _timed_cpu(product)
         row[3] = min(row[3], _timed(sql))
     return rows
