@@ -58,10 +58,13 @@ from storage.repositories import results as results_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import (
     agreement,
+    agreement_blind,
     agreement_counts,
     agreement_judge_counts,
     agreement_judge_store,
     agreement_kept,
+    agreement_lists,
+    agreement_sides,
     agreement_sources,
     blindness,
     calibration_candidates,
@@ -269,6 +272,20 @@ def _reviewer_pairs(w: World):
             .where(m.ResponseRow.dataset_id == w.dataset_id,
                    a.stream != m.ADJUDICATION_STREAM)
             .group_by(a.criterion_id, a.verdict, b.verdict))
+
+
+def _disagreeing(w: World):
+    """The responses where every source gave both MET and UNMET on the first criterion."""
+    sides = [agreement_counts.people_side(w.version_id, w.dataset_id),
+             *[agreement_counts.run_side(run_id) for run_id in w.run_ids],
+             agreement_counts.panel_side(w.panel_id, w.run_ids)]
+    return agreement_sides.disagreeing_query(sides, w.criterion_ids[0])
+
+
+def _human_stamp(w: World):
+    return (select(func.count(), func.max(m.HumanVerdictRow.id))
+            .join(m.ResponseRow, m.ResponseRow.id == m.HumanVerdictRow.response_id)
+            .where(m.ResponseRow.dataset_id == w.dataset_id))
 
 
 def _member_alpha(w: World):
@@ -550,6 +567,60 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     report_in_new_process.warm = judges_from_table
 
+    list_slot = agreement_kept.KeptSlot()
+    listings: dict = {}
+
+    def disagreement_list(kept: bool):
+        """The Agreement page's list of one criterion (the first) over every source: the
+        report kept (as ``get_kept_slot``; built untimed first, patched untimed after a
+        verdict: its own row times that), the judges' share of the list kept by the
+        judges' stamp (as ``get_judge_listing``; new) or the list read through a gather of
+        every source (before)."""
+        def run():
+            report = list_slot.report(sessions, w.version_id, w.dataset_id, judges[0])
+            keys = [s.key for s in report.data.verdict_sources]
+            if not kept:
+                return agreement_lists.gathered_list(sessions, report, keys,
+                                                     w.criterion_ids[0])
+            stamp = (agreement_judge_counts.judge_stamp(agreement_sources.data_stamp(
+                sessions, w.version_id, w.dataset_id)), tuple(keys))
+            if stamp not in listings:
+                listings.clear()
+                listings[stamp] = agreement_lists.judge_listing(
+                    sessions, report.data, keys, w.criterion_ids[0])
+            return agreement_lists.disagreement_list(sessions, report, keys,
+                                                     w.criterion_ids[0], listings[stamp])
+
+        def warm():
+            warm_judges()
+            list_slot.report(sessions, w.version_id, w.dataset_id, judges[0])
+        run.warm = warm
+        run.settle = lambda: list_slot.report(sessions, w.version_id, w.dataset_id, judges[0])
+        return run
+
+    blind_slot = agreement_kept.KeptSlot()
+    blind_sight = blindness.as_reviewer(REVIEWERS[0].key)
+
+    def blind_report(kept: bool):
+        """A blind reviewer's report as ``get_blind_report`` makes it, the full report kept
+        (built untimed first, patched after a verdict): from the kept report's count (new,
+        the page), or every judge verdict read again and the report built in Python
+        (before)."""
+        def run():
+            full = blind_slot.report(sessions, w.version_id, w.dataset_id, judges[0])
+            if kept:
+                seen = agreement_blind.seen_report(blind_slot.kept_of(full), blind_sight)
+                assert seen is not None
+                return seen
+            data = agreement_lists.complete_data(sessions, full.data)
+            return agreement.build_report(agreement_blind.as_seen(data, blind_sight))
+
+        run.warm = lambda: (warm_judges(), blind_slot.report(
+            sessions, w.version_id, w.dataset_id, judges[0]))
+        run.settle = lambda: blind_slot.report(sessions, w.version_id, w.dataset_id,
+                                               judges[0])
+        return run
+
     counted: list = []
 
     def baseline_alone():
@@ -666,6 +737,19 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         ("Agreement page in a new process: judges' count from the database, report kept "
          "(the page)", report_in_new_process, q(sessions, _reviewer_pairs, w),
          "SQL: reviewer-pair counts"),
+        ("Agreement disagreement list, every source, one criterion, judges' share kept "
+         "(new, the page)", disagreement_list(True), q(sessions, _disagreeing, w),
+         "SQL: the responses where they disagree"),
+        ("Agreement disagreement list, every source, one criterion, read through a gather "
+         "(before)", disagreement_list(False), q(sessions, _disagreeing, w), "as above"),
+        ("Agreement data stamp (every 5 s)", lambda: agreement_sources.data_stamp(
+            sessions, w.version_id, w.dataset_id), q(sessions, _human_stamp, w),
+         "SQL: the human verdicts' count and newest id"),
+        ("Agreement blind reviewer's report, from the kept report's count (new, the page)",
+         blind_report(True), q(sessions, _patterns, w),
+         "SQL: the verdict patterns of every source"),
+        ("Agreement blind reviewer's report, every judge verdict read again (before)",
+         blind_report(False), q(sessions, _patterns, w), "as above"),
         ("human baseline alone, verdict patterns (new)", baseline_alone,
          q(sessions, _reviewer_pairs, w), "as above; the report read once, untimed"),
         ("human baseline alone, response by response (before)", baseline_alone_before,
@@ -753,9 +837,15 @@ def same_results(sessions: SessionFactory, w: World) -> bool:
 
 
 def _timed(fn: Callable) -> float:
-    started = time.perf_counter()
+    return _timed_cpu(fn)[0]
+
+
+def _timed_cpu(fn: Callable) -> tuple[float, float]:
+    """(wall, this process's CPU) seconds: the machine may be shared, CPU is what the read
+    itself cost (the database's work included for SQLite, not for PostgreSQL's server)."""
+    started, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
 def _peak_mb() -> float:
@@ -784,16 +874,19 @@ def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
         sql()
     rows = []
     for name, product, sql, note in chosen:
-        cold = _timed(product)
-        rows.append([name, cold, None, _timed(sql), None, note])
-        print(f"  {name}: {cold:.2f} s cold", flush=True)
+        cold, cold_cpu = _timed_cpu(product)
+        rows.append([name, cold, None, _timed(sql), None, note, cold_cpu, None])
+        print(f"  {name}: {cold:.2f} s cold ({cold_cpu:.2f} s CPU)", flush=True)
     # ONE new verdict: a reviewer changes one criterion of a reviewed response.
     saved = _timed(lambda: reviews.set_human_verdict(
         sessions, actor=REVIEWERS[1], response_id=w.reviewed[0],
         criterion_id=w.criterion_ids[0], verdict="CANNOT_ASSESS"))
     print(f"  one verdict saved (effective_verdicts kept with it): {saved:.3f} s", flush=True)
     for row, (_name, product, sql, _note) in zip(rows, chosen, strict=True):
-        row[2] = _timed(product)
+        # ``settle``: what the page did before this read, untimed (the kept report patched
+        # by its own reader, timed in its own row)
+        getattr(product, "settle", lambda: None)()
+        row[2], row[7] = _timed_cpu(product)
         row[3] = min(row[3], _timed(sql))
     return rows
 
@@ -887,16 +980,18 @@ def print_table(backend: str, size: int, rows: list) -> None:
     print(f"\n{backend}, {size:,} responses x 3 runs x {len(CRITERIA)} criteria, panel, "
           f"2 reviewers on 5%:\n")
     print("| read | product cold (s) | product after 1 verdict (s) | target cold / after (s) "
-          "| met | SQL (s) | after / SQL | peak RSS, own process (MB) | SQL answers |")
-    print("|---|---:|---:|---:|---|---:|---:|---:|---|")
-    for name, cold, after, sql, peak, note in rows:
+          "| met | SQL (s) | after / SQL | peak RSS, own process (MB) | SQL answers "
+          "| CPU cold / after (s) |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---|---:|")
+    for name, cold, after, sql, peak, note, cold_cpu, after_cpu in rows:
         ratio = after / sql if sql > 0 else float("inf")
         target = target_of(name)
         aim = "—" if target is None else f"{target[0]:g} / {target[1]:g}"
         met = ("—" if target is None else
                "yes" if cold < target[0] and after < target[1] else "no")
         print(f"| {name} | {cold:.2f} | {after:.2f} | {aim} | {met} | {sql:.3f} | "
-              f"{ratio:.0f}x | {'—' if peak is None else f'{peak:.0f}'} | {note} |")
+              f"{ratio:.0f}x | {'—' if peak is None else f'{peak:.0f}'} | {note} "
+              f"| {cold_cpu:.2f} / {after_cpu:.2f} |")
 
 
 def main() -> int:

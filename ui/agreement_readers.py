@@ -32,6 +32,7 @@ from storage.services import (
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
 from storage.services.agreement_judge_counts import JudgePatterns
 from storage.services.agreement_kept import KeptSlot
+from storage.services.agreement_listing import JudgeListing
 from storage.services.baseline_grid import BaselineGrid
 from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
@@ -87,8 +88,14 @@ def get_kept_slot(db: str, rubric_version_id: int, dataset_id: int) -> KeptSlot:
 @st.cache_resource(ttl=3600, max_entries=50, show_spinner="Comparing the judges…")
 def get_blind_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
                      sight: Sight) -> AgreementReport:
-    """Over the verdicts one reviewer may see (those on what they answered themselves)."""
+    """Over the verdicts one reviewer may see (those on what they answered themselves):
+    from the kept full report's count (storage.services.agreement_blind.seen_report), else
+    from every verdict read again."""
     full = get_full_report(db, rubric_version_id, dataset_id, stamp)
+    kept = get_kept_slot(db, rubric_version_id, dataset_id).kept_of(full)
+    seen = None if kept is None else agreement_blind.seen_report(kept, sight)
+    if seen is not None:
+        return seen
     data = agreement_lists.complete_data(sessions_for(db), full.data)
     return agreement.build_report(agreement_blind.as_seen(data, sight))
 
@@ -143,7 +150,25 @@ def get_disagreements(
     """As ``sight`` may see them: no other reviewer's verdict or note on a criterion the
     viewer has not answered (a pair that differed only through it is not listed)."""
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
-    return agreement_lists.disagreement_list(sessions_for(db), report, keys, criterion_id)
+    sessions = sessions_for(db)
+    if report.data.complete:
+        return agreement_lists.disagreement_list(sessions, report, keys, criterion_id)
+    judges = get_judge_listing(db, rubric_version_id, dataset_id,
+                               agreement_judge_counts.judge_stamp(stamp), keys, criterion_id,
+                               report)
+    if judges is None:  # a panel's stored decisions are not all the ones read
+        return agreement_lists.gathered_list(sessions, report, keys, criterion_id)
+    return agreement_lists.disagreement_list(sessions, report, keys, criterion_id, judges)
+
+
+@st.cache_resource(ttl=3600, max_entries=50, show_spinner=False)
+def get_judge_listing(db: str, rubric_version_id: int, dataset_id: int, judge_stamp: tuple,
+                      keys: tuple[str, ...], criterion_id: int,
+                      _report: AgreementReport) -> JudgeListing | None:
+    """The judges' share of a disagreement list (storage.services.agreement_listing), kept
+    until a judge's stamp moves: a saved verdict then lists from the report alone. Shared
+    and immutable, as ``get_judge_patterns``."""
+    return agreement_lists.judge_listing(sessions_for(db), _report.data, keys, criterion_id)
 
 
 def clear_after_import() -> None:
@@ -156,6 +181,7 @@ def clear_after_import() -> None:
     get_blind_report.clear()
     get_criterion_table.clear()
     get_disagreements.clear()
+    get_judge_listing.clear()
     get_baseline.clear()
     get_trust.clear()
     get_baseline_grid.clear()

@@ -9,12 +9,20 @@ viewer every human verdict, note and human score they may not see yet is left ou
 as if nobody had answered there, and the report is built from that. A reviewer therefore
 measures the judges (and the other reviewers) on the criteria they answered themselves;
 adjudicators and admins see the figures over everyone's verdicts.
+
+``seen_report`` makes a blind viewer's report from the kept counted one (issue 41: not from
+every judge verdict read again): a key whose people's verdict the viewer may not see counts
+as the judges' alone there, so the count's rows of the reviewed responses lose that key's
+share, and the rest of the count is the kept one's.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
+from storage.services.agreement import AgreementReport
+from storage.services.agreement_kept import KeptReport, counted_report
 from storage.services.agreement_sources import HUMAN, AgreementData, Key
 from storage.services.blindness import Sight
 
@@ -54,3 +62,21 @@ def as_seen(data: AgreementData, sight: Sight) -> AgreementData:
                                 if any((rid, cid) in seen for cid in criteria)}
                           for key, per in data.reviewer_seconds.items()},
     )
+
+
+def seen_report(kept: KeptReport, sight: Sight) -> AgreementReport | None:
+    """``build_report(as_seen(data, sight))``'s figures from the kept counted report (its
+    data holds the judges' verdicts of the reviewed responses only, as the kept one's).
+    None when it cannot be made so (the viewer sees no people's verdict: the count's
+    sources are not the same; or the count does not describe the verdicts seen)."""
+    data = as_seen(kept.report.data, sight)
+    if not any(s.is_human for s in data.sources) or kept.keys[:1] != (HUMAN,):
+        return None
+    seen = answered_by(kept.report.data, sight)
+    change: Counter = Counter()
+    for rid, share in kept.units.items():
+        for row, n in share.items():
+            if (rid, row[0]) not in seen:  # people's verdict hidden: the judges' alone
+                change[row] -= n
+    folded = kept.folded.patched(change, kept.total)
+    return counted_report(data, list(kept.keys), folded)

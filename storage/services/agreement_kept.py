@@ -91,6 +91,13 @@ class KeptSlot:
         return agreement.agreement_report(sessions, rubric_version_id, dataset_id,
                                           judges=judges)
 
+    def kept_of(self, report: AgreementReport) -> KeptReport | None:
+        """The kept report whose report is ``report`` (None: it was not kept, or the slot
+        has moved on since)."""
+        with self._lock:
+            kept = self._kept
+        return kept if kept is not None and kept.report is report else None
+
 
 def kept_report(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
                 kept: KeptReport | None, judges: JudgePatterns | None) -> KeptReport | None:
@@ -137,7 +144,7 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     if any(n < 0 for n in total.values()):
         return None  # as combined_rows: not a count of these verdicts
     folded = FoldedRows.of(((*row, n) for row, n in total.items()), len(keys), voters)
-    report = _counted_report(data, keys, folded)
+    report = counted_report(data, keys, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
     return KeptReport(rubric_version_id, dataset_id, before, report, judges, tuple(keys),
@@ -190,14 +197,14 @@ def advance(sessions: SessionFactory, kept: KeptReport,
         else:
             total.pop(row, None)
     folded = kept.folded.patched(change, kept.total)
-    report = _counted_report(data, list(kept.keys), folded)
+    report = counted_report(data, list(kept.keys), folded)
     if report is None or data_stamp(sessions, version_id, dataset_id) != stamp:
         return None
     return replace(kept, stamp=stamp, report=report, reviewed=kept.reviewed | fresh.reviewed,
                    newest=fresh.newest, units=units, total=total, folded=folded)
 
 
-def _counted_report(data: AgreementData, keys: list[str],
+def counted_report(data: AgreementData, keys: list[str],
                     folded: FoldedRows) -> AgreementReport | None:
     """The report from the whole count's rows, checked as ``agreement_report`` checks it."""
     counted = agreement_counts.counts_from_folded(data, keys, folded)

@@ -7,7 +7,9 @@ reviewed responses only (issue 41: at 100,000 responses, 3 runs and a panel hold
 verdicts with their reasons). The disagreement list of one criterion is found by the
 database (``agreement_sides.disagreeing_query``: the responses where the chosen sources
 gave both MET and UNMET), and only those responses' verdicts and reasons are read; the list
-is then the one ``agreement.disagreements`` makes, item for item.
+is then the one ``agreement.disagreements`` makes, item for item. The judges' share of it
+(``agreement_listing``: nothing people write changes it) may be passed in, kept by the
+judges' stamp: a saved verdict then lists from the report's verdicts, reading nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from storage.engine import SessionFactory
-from storage.services import agreement_sides
+from storage.services import agreement_listing, agreement_sides
 from storage.services.agreement import (
     AgreementReport,
     Disagreement,
@@ -23,16 +25,41 @@ from storage.services.agreement import (
     gather_sources,
     listed_disagreements,
 )
+from storage.services.agreement_listing import JudgeListing
 from storage.services.agreement_sources import AgreementData
 
 
 def disagreement_list(sessions: SessionFactory, report: AgreementReport,
-                      source_keys: Sequence[str], criterion_id: int) -> list[Disagreement]:
+                      source_keys: Sequence[str], criterion_id: int,
+                      judges: JudgeListing | None = None) -> list[Disagreement]:
     """``agreement.disagreements`` of ``report``'s sources on one criterion, read from the
-    database when the report holds only the reviewed responses' judge verdicts."""
+    database when the report holds only the reviewed responses' judge verdicts. ``judges``:
+    ``judge_listing`` of these sources' judges on this criterion, kept by the caller (read
+    here when None)."""
     data = report.data
     if data.complete:
         return disagreements(data, source_keys, criterion_id)
+    if judges is None:
+        judges = judge_listing(sessions, data, source_keys, criterion_id)
+    if judges is not None:
+        return listed_disagreements(agreement_listing.listed_data(data, judges, source_keys),
+                                    source_keys, criterion_id)
+    return gathered_list(sessions, report, source_keys, criterion_id)
+
+
+def judge_listing(sessions: SessionFactory, data: AgreementData, source_keys: Sequence[str],
+                  criterion_id: int) -> JudgeListing | None:
+    """The judges' share of ``disagreement_list`` (None: it is read through the gather)."""
+    return agreement_listing.judge_listing(
+        sessions, data, agreement_listing.judge_keys(source_keys), criterion_id)
+
+
+def gathered_list(sessions: SessionFactory, report: AgreementReport,
+                  source_keys: Sequence[str], criterion_id: int) -> list[Disagreement]:
+    """``disagreement_list`` through a gather of every source (the responses where the
+    sources' stored verdicts disagree): what it read before the judges' share was kept,
+    and still reads when a panel's stored decisions are not all the ones read."""
+    data = report.data
     sides = [agreement_sides.side_of(data, key) for key in source_keys]
     if not sides or any(side is None for side in sides):
         return []

@@ -174,7 +174,7 @@ def gather_with_newest(
         dataset_repo.get_dataset(session, dataset_id)
         labels = {
             rid: external or f"#{rid}"
-            for rid, external in session.execute(
+            for rid, external in session.connection().execute(  # Core rows: 100,000s
                 select(m.ResponseRow.id, m.ResponseRow.external_id)
                 .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id))
         }

@@ -245,7 +245,8 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
         with sessions() as session:
             order = {c.id: i for i, c in enumerate(
                 rubric_repo.criteria_of(session, panel.rubric_version_id))}
-            grades = {rid: (score, cost) for rid, score, cost in session.execute(
+            # Core rows, not ORM ones: a grade per response (100,000s)
+            grades = {rid: (score, cost) for rid, score, cost in session.connection().execute(
                 select(m.PanelGradeRow.response_id, m.PanelGradeRow.score,
                        m.PanelGradeRow.cost)
                 .where(m.PanelGradeRow.panel_id == panel.id)
@@ -257,7 +258,7 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
                             v.verdict.is_not(None) | v.option.is_not(None)))
             if within is not None:
                 query = query.where(v.response_id.in_(within))
-            for rid, cid, verdict, option, note in session.execute(query):
+            for rid, cid, verdict, option, note in session.connection().execute(query):
                 decided.setdefault(rid, []).append(
                     (cid, option if option is not None else Verdict(verdict), note))
             redo = panels.unsettled(session, panel.id)

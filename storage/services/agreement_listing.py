@@ -1,0 +1,155 @@
+"""The judges' share of a counted report's disagreement list (issue 41), kept by the judges'
+stamp.
+
+A disagreement of some sources on one criterion is a response where they gave both MET and
+UNMET. When people are among the sources, it is either a response where the judges already
+disagree among themselves, or a response someone reviewed (people's verdicts are on those
+only). The counted report holds every verdict of the reviewed responses, people's and the
+judges'; what it lacks is the judges' verdicts elsewhere. ``judge_listing`` reads those of
+the responses where the judges disagree among themselves (found by the database:
+``agreement_sides.disagreeing_query``), with their reasons: nothing a person writes changes
+it, so the page keeps it until a judge's stamp moves (a grade lands, a run is added, a panel
+is filled), and a saved verdict then lists from memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from grading.types import Verdict
+from storage import models as m
+from storage.engine import SessionFactory
+from storage.services import agreement_sides, panels
+from storage.services.agreement_sources import HUMAN, AgreementData, Key
+
+_CHUNK = 500  # response ids per IN list: far below the drivers' parameter limits
+
+
+@dataclass(frozen=True)
+class JudgeListing:
+    """The judges' verdicts and reasons on one criterion of the responses where they gave
+    both MET and UNMET (response ids ascending), as the full gather reads them."""
+
+    keys: tuple[str, ...]  # the judges' source keys
+    criterion_id: int
+    response_ids: tuple[int, ...]
+    verdicts: dict[str, dict[Key, Verdict | str]]
+    reasons: dict[str, dict[Key, str | None]]
+
+
+def judge_keys(source_keys: Sequence[str]) -> tuple[str, ...]:
+    return tuple(key for key in source_keys if key != HUMAN)
+
+
+def judge_listing(sessions: SessionFactory, data: AgreementData, keys: Sequence[str],
+                  criterion_id: int) -> JudgeListing | None:
+    """The judges' (``keys``, no people) share of the list. None when a panel among them has
+    responses whose stored decision is not the one read (a member still grading, another tie
+    rule): the list is then read through the full gather."""
+    keys = tuple(keys)
+    sources = [data.source(key) for key in keys]
+    empty = JudgeListing(keys, criterion_id, (), {key: {} for key in keys},
+                         {key: {} for key in keys})
+    if any(not s.per_criterion or (s.run_id is None and not s.is_panel) for s in sources):
+        return None
+    with sessions() as session:
+        if any(panels.unsettled(session, s.panel_id) for s in sources if s.is_panel):
+            return None
+        if len(keys) < 2:  # one verdict per key: one source never disagrees with itself
+            return empty
+        sides = [agreement_sides.side_of(data, key) for key in keys]
+        ids = list(session.scalars(
+            agreement_sides.disagreeing_query(sides, criterion_id).order_by(None)))
+        ids.sort()
+        verdicts, reasons = {}, {}
+        for key, source in zip(keys, sources, strict=True):
+            if source.is_panel:
+                found = _panel_rows(session, source.panel_id, source.member_run_ids,
+                                    criterion_id, ids)
+            else:
+                found = _run_rows(session, source.run_id, criterion_id, ids)
+            verdicts[key] = {(rid, criterion_id): choice for rid, choice, _ in found}
+            reasons[key] = {(rid, criterion_id): reason for rid, _, reason in found}
+    return JudgeListing(keys, criterion_id, tuple(ids), verdicts, reasons)
+
+
+def _shown(session, run_ids: Sequence[int]) -> set[int]:
+    """The responses these runs showed as examples (a calibrated source leaves them out)."""
+    return set(session.scalars(select(m.RunExampleRow.response_id)
+                               .where(m.RunExampleRow.run_id.in_(list(run_ids)))))
+
+
+def _run_rows(session, run_id: int, criterion_id: int,
+              ids: Sequence[int]) -> list[tuple[int, Verdict | str, str | None]]:
+    """(response, choice, reason) as ``run_repo.run_verdicts`` reads them."""
+    shown = _shown(session, [run_id])
+    g, c = m.GradeRow, m.GradeCriterionRow
+    found = []
+    for start in range(0, len(ids), _CHUNK):
+        for rid, verdict, option, reason in session.execute(
+                select(g.response_id, c.verdict, c.option, c.reason)
+                .join(g, g.id == c.grade_id)
+                .where(g.run_id == run_id, g.response_id.in_(ids[start:start + _CHUNK]),
+                       c.criterion_id == criterion_id)):
+            choice = option if option is not None else (
+                None if verdict is None else Verdict(verdict))
+            if choice is not None and rid not in shown:
+                found.append((rid, choice, reason))
+    return found
+
+
+def _panel_rows(session, panel_id: int, member_run_ids: Sequence[int], criterion_id: int,
+                ids: Sequence[int]) -> list[tuple[int, Verdict | str, str | None]]:
+    """(response, choice, note) as ``panel_results.panel_sources`` reads a settled panel's
+    stored decisions: of the responses the panel graded, less those a member showed."""
+    shown = _shown(session, member_run_ids)
+    v, grade = m.PanelVerdictRow, m.PanelGradeRow
+    found = []
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        graded = set(session.scalars(select(grade.response_id).where(
+            grade.panel_id == panel_id, grade.response_id.in_(chunk))))
+        for rid, verdict, option, note in session.execute(
+                select(v.response_id, v.verdict, v.option, v.note)
+                .where(v.panel_id == panel_id, v.response_id.in_(chunk),
+                       v.criterion_id == criterion_id,
+                       v.verdict.is_not(None) | v.option.is_not(None))):
+            if rid in graded and rid not in shown:
+                found.append((rid, option if option is not None else Verdict(verdict), note))
+    return found
+
+
+def listed_data(data: AgreementData, listing: JudgeListing,
+                source_keys: Sequence[str]) -> AgreementData:
+    """``data`` narrowed to the responses where ``source_keys`` may disagree on the
+    listing's criterion, holding every verdict of theirs there: the judges' disagreements
+    (from ``listing``) and, with people among the sources, the responses people answered
+    (the report holds every source's verdicts of those)."""
+    cid = listing.criterion_id
+    people = HUMAN in source_keys
+    answered = sorted({rid for rid, c in data.verdicts.get(HUMAN, {}) if c == cid}
+                      ) if people else []
+    ids = sorted(set(listing.response_ids).union(answered))
+    verdicts: dict[str, dict] = {}
+    reasons: dict[str, dict] = {}
+    for key in listing.keys:
+        held, why = data.verdicts.get(key, {}), data.reasons.get(key, {})
+        verdicts[key] = dict(listing.verdicts[key])
+        reasons[key] = dict(listing.reasons[key])
+        for rid in answered:
+            if (rid, cid) in held:
+                verdicts[key][rid, cid] = held[rid, cid]
+                reasons[key][rid, cid] = why.get((rid, cid))
+    if people:
+        verdicts[HUMAN] = data.verdicts.get(HUMAN, {})
+        reasons[HUMAN] = data.reasons.get(HUMAN, {})
+    return AgreementData(
+        rubric_version_id=data.rubric_version_id, dataset_id=data.dataset_id,
+        criteria=data.criteria,
+        response_labels={rid: data.response_labels[rid] for rid in ids},
+        sources=data.sources, verdicts=verdicts, reasons=reasons, judge_scores={},
+        human_scores={}, reviewed_responses=data.reviewed_responses,
+        fully_reviewed_responses=data.fully_reviewed_responses, complete=False)
