@@ -76,21 +76,43 @@ def percentile(values, level: float = 0.95) -> tuple[float, float] | None:
     return float(low), float(high)
 
 
+DRAW_CHUNK = 100  # resamples drawn per call of the generator (the stream's order)
+PRODUCT_ROWS = 25  # resamples counted and multiplied at a time by ``SharedDraws``
+
+
 def resample_weights(count: int, resamples: int = RESAMPLES, seed: int = SEED):
     """resamples x count draw counts as float64, ready to multiply: row r says how many
-    times each item was drawn in resample r (numpy's PCG64 with ``seed``)."""
+    times each item was drawn in resample r (numpy's PCG64 with ``seed``). The whole matrix
+    (800 MB at 100,000 items): ``SharedDraws`` goes through the same rows a few at a time
+    (``draw_counts``); this is their reference."""
+    import numpy as np
+
+    weights = np.empty((resamples, count), dtype="float64")
+    for start, counts in draw_counts(count, resamples, seed):
+        weights[start:start + len(counts)] = counts
+    return weights
+
+
+def draw_counts(count: int, resamples: int = RESAMPLES, seed: int = SEED,
+                rows: int = PRODUCT_ROWS):
+    """The rows of ``resample_weights``, ``rows`` resamples at a time: (first resample,
+    rows x count float64 counts). The generator is called as it always was (``DRAW_CHUNK``
+    resamples per call), so the stream, and every count, is the same; a draw is kept as
+    int32 (numpy draws a range below 2**32 from the same 32-bit words whatever the integer
+    type asked for), a chunk's counts are made row by row."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    weights = np.empty((resamples, count), dtype="float64")
-    chunk = 100
-    for start in range(0, resamples, chunk):
-        rows = min(chunk, resamples - start)
-        draws = rng.integers(0, count, size=(rows, count))
-        flat = (draws + (np.arange(rows) * count)[:, None]).ravel()
-        weights[start:start + rows] = np.bincount(flat, minlength=rows * count).reshape(
-            rows, count)
-    return weights
+    small = np.int32 if count <= np.iinfo(np.int32).max else np.int64
+    for start in range(0, resamples, DRAW_CHUNK):
+        drawn = rng.integers(0, count, size=(min(DRAW_CHUNK, resamples - start), count),
+                             dtype=small)
+        for first in range(0, len(drawn), rows):
+            part = drawn[first:first + rows]
+            counts = np.empty((len(part), count), dtype="float64")
+            for i, row in enumerate(part):
+                counts[i] = np.bincount(row, minlength=count)
+            yield start + first, counts
 
 
 class SharedDraws:
@@ -98,11 +120,16 @@ class SharedDraws:
     one matrix product: each figure adds the per-item columns its statistic is a function
     of (``add``, at the positions of its items), then ``sums`` gives each its resamples x
     columns sums. A report's figures over the same responses cost one draw and one product
-    instead of one each."""
+    instead of one each.
+
+    The product is made ``PRODUCT_ROWS`` resamples at a time (``draw_counts``): the
+    resamples x count matrix of counts is never held whole (800 MB at 100,000 items and
+    1,000 resamples), and each block's columns are moved into the one items x columns
+    matrix as it is built (not held twice)."""
 
     def __init__(self, count: int, resamples: int = RESAMPLES, seed: int = SEED) -> None:
         self.count, self.resamples, self.seed = count, resamples, seed
-        self._blocks: list[tuple[object, object]] = []
+        self._blocks: list[tuple[object, object] | None] = []
         self._results: list | None = None
 
     def add(self, rows, features) -> int:
@@ -123,11 +150,16 @@ class SharedDraws:
         widths = [f.shape[1] for _r, f in self._blocks]
         full = np.zeros((self.count, sum(widths)))
         at = 0
-        for (rows, features), width in zip(self._blocks, widths, strict=True):
+        for i, width in enumerate(widths):
+            rows, features = self._blocks[i]
             full[np.asarray(rows, dtype=int), at:at + width] = features
+            self._blocks[i] = None  # its columns are in ``full`` now
             at += width
-        summed = (resample_weights(self.count, self.resamples, self.seed) @ full
-                  if widths and self.count else np.zeros((self.resamples, sum(widths))))
+        summed = np.zeros((self.resamples, sum(widths)))
+        if widths and self.count:
+            for start, counts in draw_counts(self.count, self.resamples, self.seed):
+                summed[start:start + len(counts)] = counts @ full
+        del full
         self._results, at = [], 0
         for width in widths:
             self._results.append(summed[:, at:at + width])
