@@ -31,24 +31,65 @@ class Figure:
 
 
 def mean(values) -> float:
+    """The mean as ``math.fsum(values) / len(values)``; a numpy array of many values with
+    few distinct ones (a judge's values at 100,000 responses) through ``_tally``."""
+    if hasattr(values, "dtype"):
+        tally = _tally(values)
+        if tally is not None:
+            return _exact_sum(*tally) / len(values)
+        values = values.tolist()  # Python floats, as a list's
     values = values if isinstance(values, list | tuple) else list(values)
     return math.fsum(values) / len(values)
 
 
 def var(values) -> float:
     """The sample variance (n - 1), in floats (statistics.variance is exact and slow)."""
-    values = list(values)
-    centre = mean(values)
+    values = values if hasattr(values, "dtype") else list(values)
     if len(values) < 64:
+        values = values.tolist() if hasattr(values, "dtype") else values
+        centre = mean(values)
         return math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1)
     # A judge's values are a few distinct numbers (MET 1 / UNMET 0, option values): each
-    # squared deviation is worked out once, in the same float operations, and fsum (exact,
-    # so order-free) adds the same terms.
+    # squared deviation is worked out once, in the same float operations, and their exact
+    # sum (fsum's, so order-free) is taken with each one's count.
+    tally = _tally(values)
+    if tally is not None:
+        distinct, counts = tally
+        centre = _exact_sum(distinct, counts) / len(values)  # == mean(values)
+        squares = [(v - centre) ** 2 for v in distinct]
+        return _exact_sum(squares, counts) / (len(values) - 1)
     import numpy as np
 
+    centre = mean(values.tolist() if hasattr(values, "dtype") else values)
     distinct, inverse = np.unique(np.asarray(values, dtype=float), return_inverse=True)
     squares = np.asarray([(v - centre) ** 2 for v in distinct.tolist()], dtype=float)
     return math.fsum(squares[inverse].tolist()) / (len(values) - 1)
+
+
+_FEW = 4096  # distinct values ``_tally`` counts (beyond: every value added on its own)
+
+
+def _tally(values) -> tuple[list[float], list[int]] | None:
+    """The distinct values and their counts of 64 or more finite values with at most
+    ``_FEW`` distinct ones (and no -0.0: its sign would be lost); None otherwise."""
+    import numpy as np
+
+    found = np.asarray(values, dtype=float)
+    if len(found) < 64 or not np.isfinite(found).all() or np.signbit(found[found == 0]).any():
+        return None
+    distinct, counts = np.unique(found, return_counts=True)
+    if len(distinct) > _FEW:
+        return None
+    return distinct.tolist(), counts.tolist()
+
+
+def _exact_sum(distinct: list[float], counts: list[int]) -> float:
+    """``math.fsum`` of each value repeated its count times, the same float: the exact sum
+    (a fraction) rounded once to the nearest float, as fsum rounds it."""
+    from fractions import Fraction
+
+    return float(sum((Fraction(v) * c for v, c in zip(distinct, counts, strict=True)),
+                     Fraction(0)))
 
 
 def wilson(successes: int, n: int) -> Figure:
@@ -77,7 +118,7 @@ def percentile(values, level: float = 0.95) -> tuple[float, float] | None:
 
 
 DRAW_CHUNK = 100  # resamples drawn per call of the generator (the stream's order)
-PRODUCT_ROWS = 25  # resamples counted and multiplied at a time by ``SharedDraws``
+PRODUCT_ROWS = 50  # resamples counted and multiplied at a time by ``SharedDraws``
 
 
 def resample_weights(count: int, resamples: int = RESAMPLES, seed: int = SEED):
@@ -148,18 +189,21 @@ class SharedDraws:
         import numpy as np
 
         widths = [f.shape[1] for _r, f in self._blocks]
-        full = np.zeros((self.count, sum(widths)))
+        # columns x items: the product below is columns x items @ items x resamples (the
+        # same sums as counts @ items x columns; on a thin chunk of resamples the linear
+        # algebra library spends a fraction of the time this way round)
+        columns = np.zeros((sum(widths), self.count))
         at = 0
         for i, width in enumerate(widths):
             rows, features = self._blocks[i]
-            full[np.asarray(rows, dtype=int), at:at + width] = features
-            self._blocks[i] = None  # its columns are in ``full`` now
+            columns[at:at + width, np.asarray(rows, dtype=int)] = np.asarray(features).T
+            self._blocks[i] = None  # its columns are in ``columns`` now
             at += width
         summed = np.zeros((self.resamples, sum(widths)))
         if widths and self.count:
             for start, counts in draw_counts(self.count, self.resamples, self.seed):
-                summed[start:start + len(counts)] = counts @ full
-        del full
+                summed[start:start + len(counts)] = (columns @ counts.T).T
+        del columns
         self._results, at = [], 0
         for width in widths:
             self._results.append(summed[:, at:at + width])

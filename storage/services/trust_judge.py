@@ -106,7 +106,7 @@ def prepare_share(data, source, reads: Reads, frame: Frame, groups, stability: l
     for criterion, j in frame.columns.items():
         f = judged[:, j]
         has_f = ~np.isnan(f)
-        summary = summarize(f[has_f].tolist())
+        summary = summarize(f[has_f])
         rows = np.nonzero(has_f)[0]
         length_all = prepare_slope(frame.lengths[rows], f[rows], None, draws=frame.draws,
                                    rows=rows)
@@ -123,7 +123,7 @@ def prepare_share(data, source, reads: Reads, frame: Frame, groups, stability: l
         finishers.append((criterion, j, summary, length_all,
                           stability[j] if stability else None, position, order))
     scores = data.judge_scores.get(source.key, {})
-    score = summarize(list(scores.values()))
+    score = summarize(np.fromiter(scores.values(), dtype=float, count=len(scores)))
     # a comparison is judged by one model; a panel's members' models are in the report's
     # pairwise table
     pairwise = (None if source.is_panel else
