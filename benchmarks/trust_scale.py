@@ -19,6 +19,10 @@ any report over these verdicts pays.
 
     .venv/bin/python benchmarks/trust_scale.py --keep /work/bench/trust41 --size 100000
 
+``--reference-tree DIR``: also build the trust report with the code of another source tree
+(e.g. ``git archive <commit> | tar -x -C DIR``), in a process of its own, on the same
+database state, and say whether every figure is identical (the reports' ``repr``).
+
 The kept database is written to (a verdict per "after" case): use a copy.
 """
 
@@ -121,12 +125,43 @@ def child(url: str, world_file: str, case: str, verdict_number: int) -> dict:
     return found
 
 
+def same_as_reference(url: str, world_file: str, tree: str) -> bool:
+    """The trust report's repr by this tree's code and by ``tree``'s, each in a fresh
+    process with its own ``sys.path``: identical?"""
+    found = []
+    for root in (str(Path(__file__).resolve().parent.parent), tree):
+        done = subprocess.run(
+            [sys.executable, "-c", REPR_CHILD, root, url, world_file],
+            capture_output=True, text=True, check=False, cwd="/")
+        if done.returncode:
+            print(done.stderr, file=sys.stderr)
+            return False
+        found.append(done.stdout)
+    return found[0] == found[1]
+
+
+REPR_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from storage.engine import open_database
+from storage.services import agreement, agreement_judge_store, human_baseline, trust_report
+world = json.load(open(sys.argv[3]))
+sessions = open_database(sys.argv[2], migrate=False)
+judges = agreement_judge_store.kept_patterns(sessions, world["version_id"], world["dataset_id"])
+report = agreement.agreement_report(sessions, world["version_id"], world["dataset_id"],
+                                    judges=judges)
+print(repr(trust_report.build_trust(sessions, report, human_baseline.report_baseline(report))))
+"""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", required=True, help="the folder scale.py --keep built")
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--db", help="database URL (default: the kept SQLite file)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each case")
+    parser.add_argument("--reference-tree", metavar="DIR",
+                        help="a source tree whose trust report to compare figure for figure")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--verdict-number", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -162,6 +197,9 @@ def main() -> int:
         print(f"| {r['case']} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_before_mb']:.0f} "
               f"| {r['peak_before_mb']:.0f} | {r['peak_after_mb']:.0f} | {r['sql']:.2f} "
               f"| {r.get('same_as_fresh', '—')} |")
+    if args.reference_tree:
+        print(f"\nevery figure identical to {args.reference_tree}'s trust report: "
+              f"{same_as_reference(url, world_file, args.reference_tree)}")
     return 0
 
 

@@ -117,8 +117,9 @@ def percentile(values, level: float = 0.95) -> tuple[float, float] | None:
     return float(low), float(high)
 
 
-DRAW_CHUNK = 100  # resamples drawn per call of the generator (the stream's order)
-PRODUCT_ROWS = 50  # resamples counted and multiplied at a time by ``SharedDraws``
+DRAW_CHUNK = 100  # resamples drawn per call of the generator before issue 41 (the stream)
+PRODUCT_ROWS = 50  # resamples drawn, counted and multiplied at a time by ``SharedDraws``
+WIDE = 48  # columns from which ``SharedDraws`` multiplies columns x items @ items x chunk
 
 
 def resample_weights(count: int, resamples: int = RESAMPLES, seed: int = SEED):
@@ -136,23 +137,29 @@ def resample_weights(count: int, resamples: int = RESAMPLES, seed: int = SEED):
 
 def draw_counts(count: int, resamples: int = RESAMPLES, seed: int = SEED,
                 rows: int = PRODUCT_ROWS):
-    """The rows of ``resample_weights``, ``rows`` resamples at a time: (first resample,
-    rows x count float64 counts). The generator is called as it always was (``DRAW_CHUNK``
-    resamples per call), so the stream, and every count, is the same; a draw is kept as
-    int32 (numpy draws a range below 2**32 from the same 32-bit words whatever the integer
-    type asked for), a chunk's counts are made row by row."""
+    """The rows of ``resample_weights``, about ``rows`` resamples at a time: (first
+    resample, its rows x count float64 counts).
+
+    The stream is the one a call per ``DRAW_CHUNK`` resamples drew: numpy draws a range
+    below 2**32 from the 64-bit words two 32-bit halves at a time, whatever the integer type
+    asked for, and a call that draws an odd number leaves the last word's second half
+    unused. So a ``DRAW_CHUNK``'s call is made as calls of an even number of rows (an even
+    number of draws: no half left) and the rest, which ends where the one call ended; the
+    draws are kept as int32, a chunk's counts made row by row."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     small = np.int32 if count <= np.iinfo(np.int32).max else np.int64
+    piece = max(2, rows + rows % 2)
     for start in range(0, resamples, DRAW_CHUNK):
-        drawn = rng.integers(0, count, size=(min(DRAW_CHUNK, resamples - start), count),
-                             dtype=small)
-        for first in range(0, len(drawn), rows):
-            part = drawn[first:first + rows]
-            counts = np.empty((len(part), count), dtype="float64")
-            for i, row in enumerate(part):
+        chunk = min(DRAW_CHUNK, resamples - start)
+        for first in range(0, chunk, piece):
+            drawn = rng.integers(0, count, size=(min(piece, chunk - first), count),
+                                 dtype=small)
+            counts = np.empty((len(drawn), count), dtype="float64")
+            for i, row in enumerate(drawn):
                 counts[i] = np.bincount(row, minlength=count)
+            del drawn
             yield start + first, counts
 
 
@@ -163,21 +170,33 @@ class SharedDraws:
     columns sums. A report's figures over the same responses cost one draw and one product
     instead of one each.
 
-    The product is made ``PRODUCT_ROWS`` resamples at a time (``draw_counts``): the
-    resamples x count matrix of counts is never held whole (800 MB at 100,000 items and
-    1,000 resamples), and each block's columns are moved into the one items x columns
-    matrix as it is built (not held twice)."""
+    Memory stays flat in the items (issue 41): the counts are drawn and multiplied
+    ``PRODUCT_ROWS`` resamples at a time (``draw_counts``: never the resamples x items
+    matrix, 800 MB at 100,000 items), and the columns are laid out once, from what each
+    figure registered: a figure may register a function that makes its columns, called
+    then, rather than the columns (not held twice: 4 MB a figure at 100,000 items). Each
+    sum is an item's count times its value, added over the items as one product adds
+    them (bit for bit the single product's at 100,000 items; within 1e-12 of the terms'
+    magnitude wherever the linear algebra library orders a small product otherwise)."""
 
     def __init__(self, count: int, resamples: int = RESAMPLES, seed: int = SEED) -> None:
         self.count, self.resamples, self.seed = count, resamples, seed
-        self._blocks: list[tuple[object, object] | None] = []
+        self._blocks: list[tuple[object, object, int]] = []
         self._results: list | None = None
 
-    def add(self, rows, features) -> int:
-        """Register ``features`` (len(rows) x p) of the items at positions ``rows``."""
+    def add(self, rows, features, width: int | None = None) -> int:
+        """Register ``features`` (len(rows) x width) of the items at positions ``rows``:
+        the array, or a function that returns it (then ``width`` is needed)."""
+        import numpy as np
+
         if self._results is not None:
             raise RuntimeError("every figure must be added before the sums are taken")
-        self._blocks.append((rows, features))
+        if width is None:
+            if callable(features):
+                raise ValueError("a function of the features needs their width")
+            width = features.shape[1]
+        small = "int32" if self.count <= 2 ** 31 - 1 else "int64"
+        self._blocks.append((np.asarray(rows, dtype=small), features, width))
         return len(self._blocks) - 1
 
     def sums(self, handle: int):
@@ -188,26 +207,36 @@ class SharedDraws:
     def _compute(self) -> None:
         import numpy as np
 
-        widths = [f.shape[1] for _r, f in self._blocks]
-        # columns x items: the product below is columns x items @ items x resamples (the
-        # same sums as counts @ items x columns; on a thin chunk of resamples the linear
-        # algebra library spends a fraction of the time this way round)
-        columns = np.zeros((sum(widths), self.count))
-        at = 0
-        for i, width in enumerate(widths):
-            rows, features = self._blocks[i]
-            columns[at:at + width, np.asarray(rows, dtype=int)] = np.asarray(features).T
-            self._blocks[i] = None  # its columns are in ``columns`` now
-            at += width
+        widths = [width for _r, _f, width in self._blocks]
         summed = np.zeros((self.resamples, sum(widths)))
-        if widths and self.count:
+        if sum(widths) and self.count:
+            columns = self._layout()
+            wide = len(columns) >= WIDE
             for start, counts in draw_counts(self.count, self.resamples, self.seed):
-                summed[start:start + len(counts)] = (columns @ counts.T).T
-        del columns
+                # the same sums either way round; OpenBLAS takes a fraction of the time
+                # this way round on many columns and a thin chunk of resamples, the other
+                # on few columns
+                summed[start:start + len(counts)] = (
+                    (columns @ counts.T).T if wide else counts @ columns.T)
+            del columns
         self._results, at = [], 0
         for width in widths:
             self._results.append(summed[:, at:at + width])
             at += width
+
+    def _layout(self):
+        """columns x items of every block (zero where a block has no item), each block let
+        go (or its function called) as it is laid out."""
+        import numpy as np
+
+        columns = np.zeros((sum(width for _r, _f, width in self._blocks), self.count))
+        at = 0
+        for i, (rows, features, width) in enumerate(self._blocks):
+            self._blocks[i] = (None, None, width)
+            found = features() if callable(features) else features
+            columns[at:at + width, rows] = np.asarray(found).T
+            at += width
+        return columns
 
 
 def _beta_fraction(a: float, b: float, x: float) -> float:

@@ -42,12 +42,15 @@ class TrustJudges:
     shares: dict[str, JudgeShare]  # by source key, in the report's order
 
     def fits(self, report: AgreementReport) -> bool:
-        """Made for this report's set, judges and criteria (else made again)."""
+        """Made for this report's set, judges, criteria and responses (else made again: a
+        response added to the dataset moves no stamp)."""
         data = report.data
         return ((self.rubric_version_id, self.dataset_id)
                 == (data.rubric_version_id, data.dataset_id)
                 and tuple(self.shares) == trust_judge_keys(report)
-                and tuple(self.frame.columns) == tuple(c.id for c in data.criteria))
+                and tuple(self.frame.columns) == tuple(c.id for c in data.criteria)
+                and len(self.frame.positions) == len(data.response_labels)
+                and all(rid in self.frame.positions for rid in data.response_labels))
 
 
 def trust_judge_keys(report: AgreementReport) -> tuple[str, ...]:

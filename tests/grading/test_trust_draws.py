@@ -76,6 +76,7 @@ def test_chunked_draw_counts_are_the_single_matrix_counts(count, resamples, seed
 @pytest.mark.parametrize(("count", "widths"), [
     pytest.param(50, (5, 4), id="small"),
     pytest.param(3_000, (5, 5, 4, 1), id="thousands"),
+    pytest.param(2_000, (5,) * 12, id="many columns"),
 ])
 def test_chunked_sums_are_the_single_product(count, widths):
     """Bit-identical where the linear algebra library takes the same path for a chunk of
@@ -94,3 +95,20 @@ def test_chunked_sums_are_the_single_product(count, widths):
         full[rows] = features
         expected, scale = weights @ full, weights @ np.abs(full)
         assert np.all(np.abs(draws.sums(handle) - expected) <= 1e-12 * scale)
+
+
+def test_a_figure_may_register_a_function_of_its_columns():
+    """Called once, when the sums are taken: the sums of the columns it returns."""
+    rng = np.random.default_rng(8)
+    rows = np.sort(rng.permutation(500)[:300])
+    features = rng.normal(size=(300, 5))
+    calls = []
+    lazy, eager = SharedDraws(500, resamples=200), SharedDraws(500, resamples=200)
+    handle = lazy.add(rows, lambda: calls.append(1) or features, width=5)
+    assert eager.add(rows, features) == handle
+    assert calls == []
+    assert np.array_equal(lazy.sums(handle), eager.sums(handle))
+    lazy.sums(handle)
+    assert calls == [1]
+    with pytest.raises(ValueError, match="width"):
+        SharedDraws(5).add([0], lambda: features)

@@ -127,3 +127,18 @@ def _responses(sessions, dataset_id: int):
     from storage.services import datasets
 
     return datasets.list_responses(sessions, dataset_id, limit=None)
+
+
+def test_a_share_made_before_a_response_was_added_is_made_again(sessions):
+    version, dataset = _world(sessions, 2)
+    before = agreement.agreement_report(sessions, version.id, dataset.id)
+    kept = trust_report.judges_part(sessions, before)
+    assert kept.fits(before)
+    from storage.services import datasets
+
+    added = datasets.add_response(sessions, dataset.id, "a late answer", actor=ADMIN)
+    reviews.set_human_verdict(sessions, actor=local_actor("late"), response_id=added.id,
+                              criterion_id=before.data.criteria[0].id, verdict="MET")
+    after = agreement.agreement_report(sessions, version.id, dataset.id)
+    assert not kept.fits(after)
+    assert repr(_trust(sessions, after, kept)) == repr(_trust(sessions, after))
