@@ -163,7 +163,7 @@ def get_disagreements(
 
 def clear_after_import() -> None:
     """Imported verdicts change the report and, on the Results and Review pages, the
-    effective scores."""
+    effective scores (people's verdicts only: the trust report's judges' share stays)."""
     get_stamp.clear()
     get_judge_patterns.clear()
     get_kept_slot.clear()
@@ -172,7 +172,6 @@ def clear_after_import() -> None:
     get_criterion_table.clear()
     get_disagreements.clear()
     get_baseline.clear()
-    get_trust.clear()
-    get_trust_judges.clear()
+    get_trust.clear()  # (not get_trust_judges: people's verdicts do not move the judges')
     get_baseline_grid.clear()
     results_readers.clear_after_verdict()
