@@ -37,7 +37,7 @@ from storage.services.baseline_grid import BaselineGrid
 from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
 from storage.services.results import ResultSet
-from storage.services.trust_report import TrustReport
+from storage.services.trust_report import TrustJudges, TrustReport
 from ui import results_readers
 from ui.runtime import sessions_for
 
@@ -118,11 +118,26 @@ def get_baseline(db: str, rubric_version_id: int, dataset_id: int,
 def get_trust(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
               sight: Sight = blindness.EVERYTHING) -> TrustReport:
     """From the report ``sight`` sees: a reviewer's corrected estimates use only the
-    verdicts they may see."""
+    verdicts they may see. The judges' share is kept by the judges' stamp
+    (``get_trust_judges``): a saved verdict recomputes only what uses people's verdicts."""
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
+    judges = get_trust_judges(db, rubric_version_id, dataset_id,
+                              agreement_judge_counts.judge_stamp(stamp),
+                              get_full_report(db, rubric_version_id, dataset_id, stamp))
     return trust_report.build_trust(
         sessions_for(db), report,
-        get_baseline(db, rubric_version_id, dataset_id, stamp, sight))
+        get_baseline(db, rubric_version_id, dataset_id, stamp, sight), judges)
+
+
+@st.cache_resource(ttl=3600, max_entries=10, show_spinner=False)
+def get_trust_judges(db: str, rubric_version_id: int, dataset_id: int, judge_stamp: tuple,
+                     _report: AgreementReport) -> TrustJudges:
+    """The trust report's judges' share (their verdicts, stability, length slopes over
+    every response…), kept until a judge's stamp moves (a grade lands, a run is added, a
+    panel is filled), whatever people's verdicts do; made from ``_report``, the full report
+    of a stamp with this judges' part (not hashed: the stamp says which). Shared and never
+    mutated, as ``get_judge_patterns``."""
+    return trust_report.judges_part(sessions_for(db), _report)
 
 
 @st.cache_data(ttl=3600, max_entries=20, show_spinner=False)
@@ -173,7 +188,7 @@ def get_judge_listing(db: str, rubric_version_id: int, dataset_id: int, judge_st
 
 def clear_after_import() -> None:
     """Imported verdicts change the report and, on the Results and Review pages, the
-    effective scores."""
+    effective scores (people's verdicts only: the trust report's judges' share stays)."""
     get_stamp.clear()
     get_judge_patterns.clear()
     get_kept_slot.clear()
@@ -183,6 +198,6 @@ def clear_after_import() -> None:
     get_disagreements.clear()
     get_judge_listing.clear()
     get_baseline.clear()
-    get_trust.clear()
+    get_trust.clear()  # (not get_trust_judges: people's verdicts do not move the judges')
     get_baseline_grid.clear()
     results_readers.clear_after_verdict()

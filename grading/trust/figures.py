@@ -31,24 +31,65 @@ class Figure:
 
 
 def mean(values) -> float:
+    """The mean as ``math.fsum(values) / len(values)``; a numpy array of many values with
+    few distinct ones (a judge's values at 100,000 responses) through ``_tally``."""
+    if hasattr(values, "dtype"):
+        tally = _tally(values)
+        if tally is not None:
+            return _exact_sum(*tally) / len(values)
+        values = values.tolist()  # Python floats, as a list's
     values = values if isinstance(values, list | tuple) else list(values)
     return math.fsum(values) / len(values)
 
 
 def var(values) -> float:
     """The sample variance (n - 1), in floats (statistics.variance is exact and slow)."""
-    values = list(values)
-    centre = mean(values)
+    values = values if hasattr(values, "dtype") else list(values)
     if len(values) < 64:
+        values = values.tolist() if hasattr(values, "dtype") else values
+        centre = mean(values)
         return math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1)
     # A judge's values are a few distinct numbers (MET 1 / UNMET 0, option values): each
-    # squared deviation is worked out once, in the same float operations, and fsum (exact,
-    # so order-free) adds the same terms.
+    # squared deviation is worked out once, in the same float operations, and their exact
+    # sum (fsum's, so order-free) is taken with each one's count.
+    tally = _tally(values)
+    if tally is not None:
+        distinct, counts = tally
+        centre = _exact_sum(distinct, counts) / len(values)  # == mean(values)
+        squares = [(v - centre) ** 2 for v in distinct]
+        return _exact_sum(squares, counts) / (len(values) - 1)
     import numpy as np
 
+    centre = mean(values.tolist() if hasattr(values, "dtype") else values)
     distinct, inverse = np.unique(np.asarray(values, dtype=float), return_inverse=True)
     squares = np.asarray([(v - centre) ** 2 for v in distinct.tolist()], dtype=float)
     return math.fsum(squares[inverse].tolist()) / (len(values) - 1)
+
+
+_FEW = 4096  # distinct values ``_tally`` counts (beyond: every value added on its own)
+
+
+def _tally(values) -> tuple[list[float], list[int]] | None:
+    """The distinct values and their counts of 64 or more finite values with at most
+    ``_FEW`` distinct ones (and no -0.0: its sign would be lost); None otherwise."""
+    import numpy as np
+
+    found = np.asarray(values, dtype=float)
+    if len(found) < 64 or not np.isfinite(found).all() or np.signbit(found[found == 0]).any():
+        return None
+    distinct, counts = np.unique(found, return_counts=True)
+    if len(distinct) > _FEW:
+        return None
+    return distinct.tolist(), counts.tolist()
+
+
+def _exact_sum(distinct: list[float], counts: list[int]) -> float:
+    """``math.fsum`` of each value repeated its count times, the same float: the exact sum
+    (a fraction) rounded once to the nearest float, as fsum rounds it."""
+    from fractions import Fraction
+
+    return float(sum((Fraction(v) * c for v, c in zip(distinct, counts, strict=True)),
+                     Fraction(0)))
 
 
 def wilson(successes: int, n: int) -> Figure:
@@ -76,21 +117,50 @@ def percentile(values, level: float = 0.95) -> tuple[float, float] | None:
     return float(low), float(high)
 
 
+DRAW_CHUNK = 100  # resamples drawn per call of the generator before issue 41 (the stream)
+PRODUCT_ROWS = 50  # resamples drawn, counted and multiplied at a time by ``SharedDraws``
+WIDE = 48  # columns from which ``SharedDraws`` multiplies columns x items @ items x chunk
+
+
 def resample_weights(count: int, resamples: int = RESAMPLES, seed: int = SEED):
     """resamples x count draw counts as float64, ready to multiply: row r says how many
-    times each item was drawn in resample r (numpy's PCG64 with ``seed``)."""
+    times each item was drawn in resample r (numpy's PCG64 with ``seed``). The whole matrix
+    (800 MB at 100,000 items): ``SharedDraws`` goes through the same rows a few at a time
+    (``draw_counts``); this is their reference."""
+    import numpy as np
+
+    weights = np.empty((resamples, count), dtype="float64")
+    for start, counts in draw_counts(count, resamples, seed):
+        weights[start:start + len(counts)] = counts
+    return weights
+
+
+def draw_counts(count: int, resamples: int = RESAMPLES, seed: int = SEED,
+                rows: int = PRODUCT_ROWS):
+    """The rows of ``resample_weights``, about ``rows`` resamples at a time: (first
+    resample, its rows x count float64 counts).
+
+    The stream is the one a call per ``DRAW_CHUNK`` resamples drew: numpy draws a range
+    below 2**32 from the 64-bit words two 32-bit halves at a time, whatever the integer type
+    asked for, and a call that draws an odd number leaves the last word's second half
+    unused. So a ``DRAW_CHUNK``'s call is made as calls of an even number of rows (an even
+    number of draws: no half left) and the rest, which ends where the one call ended; the
+    draws are kept as int32, a chunk's counts made row by row."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    weights = np.empty((resamples, count), dtype="float64")
-    chunk = 100
-    for start in range(0, resamples, chunk):
-        rows = min(chunk, resamples - start)
-        draws = rng.integers(0, count, size=(rows, count))
-        flat = (draws + (np.arange(rows) * count)[:, None]).ravel()
-        weights[start:start + rows] = np.bincount(flat, minlength=rows * count).reshape(
-            rows, count)
-    return weights
+    small = np.int32 if count <= np.iinfo(np.int32).max else np.int64
+    piece = max(2, rows + rows % 2)
+    for start in range(0, resamples, DRAW_CHUNK):
+        chunk = min(DRAW_CHUNK, resamples - start)
+        for first in range(0, chunk, piece):
+            drawn = rng.integers(0, count, size=(min(piece, chunk - first), count),
+                                 dtype=small)
+            counts = np.empty((len(drawn), count), dtype="float64")
+            for i, row in enumerate(drawn):
+                counts[i] = np.bincount(row, minlength=count)
+            del drawn
+            yield start + first, counts
 
 
 class SharedDraws:
@@ -98,18 +168,35 @@ class SharedDraws:
     one matrix product: each figure adds the per-item columns its statistic is a function
     of (``add``, at the positions of its items), then ``sums`` gives each its resamples x
     columns sums. A report's figures over the same responses cost one draw and one product
-    instead of one each."""
+    instead of one each.
+
+    Memory stays flat in the items (issue 41): the counts are drawn and multiplied
+    ``PRODUCT_ROWS`` resamples at a time (``draw_counts``: never the resamples x items
+    matrix, 800 MB at 100,000 items), and the columns are laid out once, from what each
+    figure registered: a figure may register a function that makes its columns, called
+    then, rather than the columns (not held twice: 4 MB a figure at 100,000 items). Each
+    sum is an item's count times its value, added over the items as one product adds
+    them (bit for bit the single product's at 100,000 items; within 1e-12 of the terms'
+    magnitude wherever the linear algebra library orders a small product otherwise)."""
 
     def __init__(self, count: int, resamples: int = RESAMPLES, seed: int = SEED) -> None:
         self.count, self.resamples, self.seed = count, resamples, seed
-        self._blocks: list[tuple[object, object]] = []
+        self._blocks: list[tuple[object, object, int]] = []
         self._results: list | None = None
 
-    def add(self, rows, features) -> int:
-        """Register ``features`` (len(rows) x p) of the items at positions ``rows``."""
+    def add(self, rows, features, width: int | None = None) -> int:
+        """Register ``features`` (len(rows) x width) of the items at positions ``rows``:
+        the array, or a function that returns it (then ``width`` is needed)."""
+        import numpy as np
+
         if self._results is not None:
             raise RuntimeError("every figure must be added before the sums are taken")
-        self._blocks.append((rows, features))
+        if width is None:
+            if callable(features):
+                raise ValueError("a function of the features needs their width")
+            width = features.shape[1]
+        small = "int32" if self.count <= 2 ** 31 - 1 else "int64"
+        self._blocks.append((np.asarray(rows, dtype=small), features, width))
         return len(self._blocks) - 1
 
     def sums(self, handle: int):
@@ -120,18 +207,36 @@ class SharedDraws:
     def _compute(self) -> None:
         import numpy as np
 
-        widths = [f.shape[1] for _r, f in self._blocks]
-        full = np.zeros((self.count, sum(widths)))
-        at = 0
-        for (rows, features), width in zip(self._blocks, widths, strict=True):
-            full[np.asarray(rows, dtype=int), at:at + width] = features
-            at += width
-        summed = (resample_weights(self.count, self.resamples, self.seed) @ full
-                  if widths and self.count else np.zeros((self.resamples, sum(widths))))
+        widths = [width for _r, _f, width in self._blocks]
+        summed = np.zeros((self.resamples, sum(widths)))
+        if sum(widths) and self.count:
+            columns = self._layout()
+            wide = len(columns) >= WIDE
+            for start, counts in draw_counts(self.count, self.resamples, self.seed):
+                # the same sums either way round; OpenBLAS takes a fraction of the time
+                # this way round on many columns and a thin chunk of resamples, the other
+                # on few columns
+                summed[start:start + len(counts)] = (
+                    (columns @ counts.T).T if wide else counts @ columns.T)
+            del columns
         self._results, at = [], 0
         for width in widths:
             self._results.append(summed[:, at:at + width])
             at += width
+
+    def _layout(self):
+        """columns x items of every block (zero where a block has no item), each block let
+        go (or its function called) as it is laid out."""
+        import numpy as np
+
+        columns = np.zeros((sum(width for _r, _f, width in self._blocks), self.count))
+        at = 0
+        for i, (rows, features, width) in enumerate(self._blocks):
+            self._blocks[i] = (None, None, width)
+            found = features() if callable(features) else features
+            columns[at:at + width, rows] = np.asarray(found).T
+            at += width
+        return columns
 
 
 def _beta_fraction(a: float, b: float, x: float) -> float:

@@ -36,13 +36,21 @@ def _features(x, y, strata: Sequence[Hashable]):
 
     labels = sorted(set(strata), key=str)
     index = {s: i for i, s in enumerate(labels)}
-    which = (np.zeros(len(strata), dtype=int) if len(labels) == 1
+    which = (None if len(labels) == 1
              else np.array([index[s] for s in strata]))
+    return _columns(x, y, which, len(labels)), len(labels)
+
+
+def _columns(x, y, which, count: int):
+    """Per stratum (``which``: each item's, None: one), its indicator and the indicator
+    times x, y, x² and xy."""
+    import numpy as np
+
     columns = []
-    for i in range(len(labels)):
-        inside = (which == i).astype(float)
+    for i in range(count):
+        inside = (np.ones(len(x)) if which is None else (which == i).astype(float))
         columns += [inside, inside * x, inside * y, inside * x * x, inside * x * y]
-    return np.column_stack(columns), len(labels)
+    return np.column_stack(columns)
 
 
 def _slopes(sums, strata: int):
@@ -95,7 +103,12 @@ def prepare_slope(lengths: Sequence[float], values: Sequence[float],
         constant = all(np.ptp(y[labels == label]) == 0 for label in set(labels.tolist()))
     if np.isnan(point) or constant:
         return lambda: LengthBias(Figure(None, None, None, n), controlled, count)
-    handle = draws.add(rows, features)
+    # the draws make the columns again when they need them (4 MB a figure at 100,000
+    # responses, dozens of figures): the same floats from the same x, y and strata
+    index = {label: i for i, label in enumerate(sorted(set(groups), key=str))}
+    which = None if count == 1 else np.array([index[g] for g in groups])
+    handle = draws.add(rows, lambda: _columns(x, y, which, count), width=features.shape[1])
+    del features
 
     def finish() -> LengthBias:
         interval = percentile(_slopes(draws.sums(handle), count))

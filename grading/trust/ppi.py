@@ -60,6 +60,12 @@ class _Summary:
         return cls(n, mean(values) if n else None, var(values) if n >= 2 else None)
 
 
+def summarize(judge_all: Sequence[float]) -> _Summary:
+    """The count, mean and variance of the judge's values over all N, for ``ppi_mean``'s
+    ``summary``: worked out once while only people's values change."""
+    return _Summary.of(judge_all)
+
+
 def _mean_figure(values: Sequence[float], summary: _Summary | None = None) -> Figure:
     found = summary or _Summary.of(values)
     if found.n == 0:
@@ -96,15 +102,17 @@ def _estimate(judge_all: _Summary, judge_sample: Sequence[float],
 
 
 def ppi_mean(judge_all: Sequence[float], judge_sample: Sequence[float],
-             people_sample: Sequence[float]) -> CorrectedMean:
+             people_sample: Sequence[float], *,
+             summary: _Summary | None = None) -> CorrectedMean:
     """The judge's mean, people's mean and the PPI++ and classical PPI estimates;
     ``judge_sample`` and ``people_sample`` are aligned (the judge's and people's value on each
     sampled response). Intervals are None below 2 sampled responses (and lambda is then 1:
-    nothing to tune it on)."""
+    nothing to tune it on). ``summary``: ``summarize(judge_all)`` made earlier (then
+    ``judge_all`` is not read)."""
     if len(judge_sample) != len(people_sample):
         raise ValueError(f"the sample's judge values ({len(judge_sample)}) and people's "
                          f"values ({len(people_sample)}) must be aligned")
-    summary = _Summary.of(judge_all)
+    summary = _Summary.of(judge_all) if summary is None else summary
     judge = _mean_figure(judge_all, summary)
     people = _mean_figure(people_sample)
     n, big_n = len(people_sample), summary.n

@@ -1,20 +1,30 @@
 """One judge's trust figures, per criterion and for the score, from the report's frame: the
 corrected estimates, length slopes, position and criterion-order effects, and the verdict
 sentence. Figures that share bootstrap draws are prepared first and finished together
-(``prepare_judge`` returns the finisher)."""
+(each ``prepare_*`` returns the finisher).
+
+In two parts (issue 41): ``prepare_share`` makes what depends on the judges alone (their
+values, length slopes over every response, stability, positions; kept by trust_judges while
+only people's verdicts change), ``prepare_trust`` what uses people's verdicts (the
+corrected estimates, the length slopes within the human verdict, the sentence): only the
+reviewed rows are read."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from grading.agreement import PairwiseAgreement
-from grading.trust.length_bias import prepare_slope
+from grading.trust.criterion_order import OrderEffect
+from grading.trust.figures import SharedDraws
+from grading.trust.length_bias import LengthBias, prepare_slope
 from grading.trust.pairwise_order import PairwiseOrder
-from grading.trust.position import grouped_position_effect
-from grading.trust.ppi import CorrectedMean, ppi_mean
+from grading.trust.position import PositionEffect, grouped_position_effect
+from grading.trust.ppi import CorrectedMean, ppi_mean, summarize
+from grading.trust.stability import Stability
 from grading.trust.verdict import Named, verdict
 from storage.services import trust_positions, trust_samples
-from storage.services.trust_frame import Frame, codes_of, values
+from storage.services.trust_frame import Frame, code_matrix, codes_of, values
 from storage.services.trust_reads import Reads
 from storage.services.trust_types import CriterionTrust, HumanRange, JudgeTrust
 
@@ -27,15 +37,79 @@ def prepare_stability(data, frame: Frame, samples: tuple[int, ...]) -> list:
         [codes_of(data, frame, f"run:{rid}") for rid in samples], axis=2))
 
 
-def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
-                  stability: list | None, per_criterion: int = 1, basis: str = "",
-                  human_range: tuple[HumanRange, ...] = ()) -> Callable[[], JudgeTrust]:
+@dataclass(frozen=True)
+class CriterionShare:
+    """A judge's figures on one criterion that depend only on the judges."""
+
+    criterion_id: int
+    column: int
+    summary: object  # the judge's values over every response it decided (ppi.summarize)
+    length_all: LengthBias
+    stability: Stability | None
+    position: PositionEffect | None
+    order: OrderEffect | None
+
+
+@dataclass(frozen=True)
+class JudgeShare:
+    """What a judge's trust figures need from the judges alone, kept while only people's
+    verdicts change (trust_judges)."""
+
+    source_key: str
+    codes: object  # responses x criteria category codes, small (-1: no decided verdict)
+    criteria: tuple[CriterionShare, ...]
+    samples: tuple[int, ...]
+    replayed: tuple[int, ...]
+    per_criterion: int
+    basis: str
+    score: object  # the judge's scores over every response (ppi.summarize)
+    scored: int  # how many
+    pairwise: PairwiseOrder | None
+
+    def value_at(self, rows, column: int, frame: Frame):
+        """The judge's values on ``rows`` of a column, as ``trust_frame.values`` gives
+        them (NaN: no decided verdict): its codes are kept, not the values (1/8 the
+        memory at 100,000 responses)."""
+        import numpy as np
+
+        code = self.codes[rows, column].astype(np.int64)
+        found = np.full(len(code), np.nan)
+        kept = code >= 0
+        found[kept] = np.asarray(frame.values[column])[code[kept]]
+        return found
+
+
+@dataclass(frozen=True)
+class People:
+    """People's verdicts in force on the frame, the review set's sample, the reviewed rows
+    and their own bootstrap draws (a few hundred or thousand responses)."""
+
+    human: object  # responses x criteria values (NaN: no verdict in force)
+    sample: object  # responses: in the review set's random sample
+    rows: object  # the rows with at least one human verdict, ascending
+    draws: SharedDraws
+    sampled: frozenset[int]  # the sample's response ids
+
+
+def people_of(frame: Frame, humans, sample: frozenset[int]) -> People:
+    import numpy as np
+
+    human = values(code_matrix(humans, frame), frame)
+    in_sample = np.zeros(len(frame.positions), dtype=bool)
+    in_sample[[frame.positions[r] for r in sample if r in frame.positions]] = True
+    rows = np.nonzero(~np.isnan(human).all(axis=1))[0]
+    return People(human=human, sample=in_sample, rows=rows, draws=SharedDraws(len(rows)),
+                  sampled=sample)
+
+
+def prepare_share(data, source, reads: Reads, frame: Frame, groups, stability: list | None,
+                  per_criterion: int = 1, basis: str = "") -> Callable[[], JudgeShare]:
     """``basis``: where a panel's samples come from (trust_panels); a panel's option and
     criterion positions are its members' (each member was shown its own order), pooled."""
     import numpy as np
 
-    data = report.data
-    judged = values(codes_of(data, frame, source.key), frame)
+    coded = codes_of(data, frame, source.key)
+    judged = values(coded, frame)
     samples, replayed = groups.get(source.key, ((), ()))
     shown = (source.member_run_ids if source.is_panel
              else (source.run_id,) if source.run_id is not None else ())
@@ -43,17 +117,12 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
                     else values(codes_of(data, frame, f"run:{rid}"), frame) for rid in shown}
     finishers = []
     for criterion, j in frame.columns.items():
-        f, y = judged[:, j], frame.human[:, j]
-        has_f, has_y = ~np.isnan(f), ~np.isnan(y)
-        in_sample = has_f & has_y & frame.sample
-        corrected = ppi_mean(f[has_f].tolist(), f[in_sample].tolist(), y[in_sample].tolist())
+        f = judged[:, j]
+        has_f = ~np.isnan(f)
+        summary = summarize(f[has_f])
         rows = np.nonzero(has_f)[0]
         length_all = prepare_slope(frame.lengths[rows], f[rows], None, draws=frame.draws,
                                    rows=rows)
-        both = np.nonzero(has_f & has_y)[0]
-        length_controlled = prepare_slope(
-            frame.lengths[both], f[both], y[both].tolist(), draws=frame.reviewed_draws,
-            rows=[frame.reviewed[int(r)] for r in both])
         # per response, the choices of every run shown (a panel: its members), one unit
         shuffled: dict[int, list[tuple[int, int]]] = {}
         for rid in shown:
@@ -64,43 +133,83 @@ def prepare_judge(report, vs_human, source, reads: Reads, frame: Frame, groups,
             [(reads.listings.get(rid, {}).get(criterion), shown_values[rid][:, j])
              for rid in shown], frame.positions,
             len(frame.columns), scale=(min(frame.values[j]), max(frame.values[j])))
-        finishers.append((criterion, corrected, length_all, length_controlled,
+        finishers.append((criterion, j, summary, length_all,
                           stability[j] if stability else None, position, order))
-    score = corrected_score(data, source.key, reads.sample)
+    scores = data.judge_scores.get(source.key, {})
+    score = summarize(np.fromiter(scores.values(), dtype=float, count=len(scores)))
     # a comparison is judged by one model; a panel's members' models are in the report's
     # pairwise table
     pairwise = (None if source.is_panel else
                 next((p.order for p in reads.pairwise if p.model == source.model), None))
-    labels = {c.id: c for c in data.criteria}
 
-    def finish() -> JudgeTrust:
-        rows = tuple(
-            CriterionTrust(
-                criterion_id=cid, label=labels[cid].label,
-                unit="MET rate" if labels[cid].options is None else "option value",
-                corrected=corrected, stability=stab() if stab else None,
-                length_all=la(), length_controlled=lc(), position=pos, criterion_order=order)
-            for cid, corrected, la, lc, stab, pos, order in finishers)
-        return JudgeTrust(
-            source_key=source.key, label=source.label, agreement=vs_human,
-            samples=samples, replayed=replayed, samples_per_criterion=per_criterion,
-            criteria=rows, score=score,
-            cost_per_1000=(None if source.cost_per_grade is None
-                           else source.cost_per_grade * 1000),
-            unpriced=source.unknown_cost_count,
-            pairwise_order=pairwise, panel_members=tuple(source.member_run_ids),
-            stability_basis=basis, human_range=human_range,
-            verdict=sentence(vs_human, max(len(samples), per_criterion), rows, pairwise,
-                             human_range))
+    def finish() -> JudgeShare:
+        return JudgeShare(
+            source_key=source.key, codes=coded.astype(
+                np.int8 if max(map(len, frame.values), default=0) < 127 else np.int32),
+            criteria=tuple(CriterionShare(cid, j, summary, la(), stab() if stab else None,
+                                          pos, order)
+                           for cid, j, summary, la, stab, pos, order in finishers),
+            samples=samples, replayed=replayed, per_criterion=per_criterion, basis=basis,
+            score=score, scored=len(scores), pairwise=pairwise)
 
     return finish
 
 
-def corrected_score(data, key: str, sample: frozenset[int]) -> CorrectedMean:
+def prepare_trust(share: JudgeShare, data, source, vs_human, frame: Frame, people: People,
+                  human_range: tuple[HumanRange, ...] = ()) -> Callable[[], JudgeTrust]:
+    """A judge's trust figures from its share and people's verdicts: the corrected
+    estimates and the length slopes within the human verdict, over the reviewed rows."""
+    import numpy as np
+
+    rows = people.rows
+    finishers = []
+    for c in share.criteria:
+        f, y = share.value_at(rows, c.column, frame), people.human[rows, c.column]
+        has_f, has_y = ~np.isnan(f), ~np.isnan(y)
+        in_sample = has_f & has_y & people.sample[rows]
+        corrected = ppi_mean((), f[in_sample].tolist(), y[in_sample].tolist(),
+                             summary=c.summary)
+        both = np.nonzero(has_f & has_y)[0]
+        length_controlled = prepare_slope(
+            frame.lengths[rows[both]], f[both], y[both].tolist(), draws=people.draws,
+            rows=both)
+        finishers.append((c, corrected, length_controlled))
+    score = corrected_score(data, source.key, people.sampled, share)
+    labels = {c.id: c for c in data.criteria}
+
+    def finish() -> JudgeTrust:
+        found = tuple(
+            CriterionTrust(
+                criterion_id=c.criterion_id, label=labels[c.criterion_id].label,
+                unit=("MET rate" if labels[c.criterion_id].options is None
+                      else "option value"),
+                corrected=corrected, stability=c.stability, length_all=c.length_all,
+                length_controlled=lc(), position=c.position, criterion_order=c.order)
+            for c, corrected, lc in finishers)
+        return JudgeTrust(
+            source_key=source.key, label=source.label, agreement=vs_human,
+            samples=share.samples, replayed=share.replayed,
+            samples_per_criterion=share.per_criterion, criteria=found, score=score,
+            cost_per_1000=(None if source.cost_per_grade is None
+                           else source.cost_per_grade * 1000),
+            unpriced=source.unknown_cost_count,
+            pairwise_order=share.pairwise, panel_members=tuple(source.member_run_ids),
+            stability_basis=share.basis, human_range=human_range,
+            verdict=sentence(vs_human, max(len(share.samples), share.per_criterion), found,
+                             share.pairwise, human_range))
+
+    return finish
+
+
+def corrected_score(data, key: str, sample: frozenset[int],
+                    share: JudgeShare | None = None) -> CorrectedMean:
+    """``share``: the judge's scores summarised already (used while they are as many)."""
     judge = data.judge_scores.get(key, {})
     human = data.human_scores.get(key, {})
-    both = [rid for rid in sorted(judge) if rid in human and rid in sample]
-    return ppi_mean(list(judge.values()), [judge[r] for r in both], [human[r] for r in both])
+    both = [rid for rid in sorted(human) if rid in judge and rid in sample]
+    summary = (share.score if share is not None and share.scored == len(judge)
+               else summarize(list(judge.values())))
+    return ppi_mean((), [judge[r] for r in both], [human[r] for r in both], summary=summary)
 
 
 _RANGE_WORDS = (("inside", "like a person does on"), ("above", "better than the people on"),

@@ -1,13 +1,14 @@
-"""The trust report's reads beyond the agreement report, in one session: the responses'
-lengths (``length()`` in the database), which responses the review set drew at random, the
-runs that replayed every answer from the cache, the option and criterion shuffles the runs
-recorded (trust_positions) and the runs' own samples (trust_samples); and which runs are
-samples of one judge."""
+"""The trust report's reads beyond the agreement report: in one session the judges' ones
+(``read_judges``: the responses' lengths, ``length()`` in the database; the runs that
+replayed every answer from the cache, the option and criterion shuffles the runs recorded
+(trust_positions) and the runs' own samples (trust_samples)); apart, which responses the
+review set drew at random (``read_sample``, read again after every verdict); and which runs
+are samples of one judge."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import func, select
 
@@ -30,9 +31,19 @@ class Reads:
     within: dict[int, trust_samples.StoredSamples] = field(default_factory=dict)
     listings: trust_positions.Listings = field(default_factory=dict)  # criterion order
     pairwise: tuple[trust_pairwise.PairwiseJudgeOrder, ...] = ()  # comparisons' judges
+    # the responses the review set's sample is drawn from (review_queue), ascending
+    population: tuple[int, ...] = ()
 
 
 def read(sessions: SessionFactory, report: AgreementReport) -> Reads:
+    found = read_judges(sessions, report)
+    sample, size = read_sample(sessions, report.data, found.population)
+    return replace(found, sample=sample, sample_size=size)
+
+
+def read_judges(sessions: SessionFactory, report: AgreementReport) -> Reads:
+    """The reads that change only with the judges (a grade landing, a run added): every
+    one but the review set's sample (empty here, ``read_sample``)."""
     data = report.data
     run_ids = [s.run_id for s in data.sources if s.run_id is not None]
     options = {c.id: [o.label for o in c.options] for c in data.criteria if c.options}
@@ -40,7 +51,6 @@ def read(sessions: SessionFactory, report: AgreementReport) -> Reads:
         lengths = dict(session.execute(
             select(m.ResponseRow.id, func.length(m.ResponseRow.output))
             .where(m.ResponseRow.dataset_id == data.dataset_id)).all())
-        settings = review_sets.settings_of(session, data.dataset_id, data.rubric_version_id)
         # the population the Review page draws its sample from (review_queue)
         ids = (results_repo.run_response_ids(session, run_ids) if run_ids
                else list(lengths))
@@ -52,11 +62,19 @@ def read(sessions: SessionFactory, report: AgreementReport) -> Reads:
         within = trust_samples.within_samples(session, run_ids) if run_ids else {}
         pairwise = trust_pairwise.read_pairwise_orders(session, data.rubric_version_id,
                                                        data.dataset_id)
-    sample = review_sets.sample_ids(data.dataset_id, data.rubric_version_id, sorted(ids),
-                                    settings.sample_size)
-    return Reads(lengths=lengths, sample=frozenset(sample),
-                 sample_size=settings.sample_size, replayed=replayed, shuffles=shuffles,
-                 within=within, listings=listings, pairwise=pairwise)
+    return Reads(lengths=lengths, sample=frozenset(), sample_size=0, replayed=replayed,
+                 shuffles=shuffles, within=within, listings=listings, pairwise=pairwise,
+                 population=tuple(sorted(ids)))
+
+
+def read_sample(sessions: SessionFactory, data, population: tuple[int, ...]
+                ) -> tuple[frozenset[int], int]:
+    """Which of ``population`` the review set drew at random, and its size setting."""
+    with sessions() as session:
+        settings = review_sets.settings_of(session, data.dataset_id, data.rubric_version_id)
+    sample = review_sets.sample_ids(data.dataset_id, data.rubric_version_id,
+                                    list(population), settings.sample_size)
+    return frozenset(sample), settings.sample_size
 
 
 def sample_groups(report: AgreementReport, replayed: frozenset[int]

@@ -32,12 +32,13 @@ What counts:
 Modules, by job: trust_reads (the database reads), trust_frame (verdicts as arrays),
 trust_stored (a counted report's judge verdicts, read from the database as arrays: its data
 holds the reviewed responses' only), trust_judge (one judge's figures and sentence),
-trust_types (the frozen report), this one (the whole report).
+trust_judges (the judges' share of the report, which a caller keeps while only people's
+verdicts change: ``judges_part``), trust_types (the frozen report), this one (the whole
+report).
 """
 
 from __future__ import annotations
 
-from grading.trust.figures import SharedDraws
 from storage.engine import SessionFactory
 from storage.services import (
     agreement,
@@ -45,18 +46,14 @@ from storage.services import (
     agreement_lists,
     blindness,
     human_baseline,
-    panels,
-    trust_panels,
-    trust_samples,
 )
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_sources import HUMAN
 from storage.services.blindness import Sight
 from storage.services.human_baseline import HumanBaseline
-from storage.services.trust_frame import code_matrix, make_frame, values
-from storage.services.trust_judge import prepare_judge, prepare_stability
-from storage.services.trust_reads import read, sample_groups
-from storage.services.trust_stored import StoredVerdicts
+from storage.services.trust_judge import people_of, prepare_trust
+from storage.services.trust_judges import TrustJudges, judges_part
+from storage.services.trust_reads import read_sample
 from storage.services.trust_types import (
     SAMPLE_RULE,
     CriterionTrust,
@@ -65,8 +62,8 @@ from storage.services.trust_types import (
     TrustReport,
 )
 
-__all__ = ["SAMPLE_RULE", "CriterionTrust", "JudgeTrust", "TrustReport", "build_trust",
-           "trust_report"]
+__all__ = ["SAMPLE_RULE", "CriterionTrust", "JudgeTrust", "TrustJudges", "TrustReport",
+           "build_trust", "judges_part", "trust_report"]
 
 
 def trust_report(sessions: SessionFactory, rubric_version_id: int, dataset_id: int, *,
@@ -93,64 +90,32 @@ def human_ranges(baseline: HumanBaseline | None) -> dict[str, tuple[HumanRange, 
 
 
 def build_trust(sessions: SessionFactory, report: AgreementReport,
-                baseline: HumanBaseline | None = None) -> TrustReport:
+                baseline: HumanBaseline | None = None,
+                judges: TrustJudges | None = None) -> TrustReport:
     """Every judge's trust figures from an agreement report (as its viewer may see it);
-    ``baseline``: the human baseline of the same verdicts (None: no human range)."""
-    import numpy as np
-
+    ``baseline``: the human baseline of the same verdicts (None: no human range);
+    ``judges``: the judges' share kept by the caller (``judges_part`` of a report at the
+    same judges' stamp; made here when None or made for other judges)."""
     data = report.data
-    reads = read(sessions, report)
-    ids = sorted(reads.lengths)
-    frame = make_frame(data.criteria, reads.lengths)
-    if not data.complete:  # the judges' verdicts over every response, as arrays
-        frame.stored = StoredVerdicts(sessions, data)
+    part = (judges if judges is not None and judges.fits(report)
+            else judges_part(sessions, report))
+    sample, sample_size = read_sample(sessions, data, part.reads.population)
     humans = data.verdicts.get(HUMAN, {})
-    frame.human = values(code_matrix(humans, frame), frame)
-    frame.sample = np.zeros(len(ids), dtype=bool)
-    frame.sample[[frame.positions[r] for r in reads.sample if r in frame.positions]] = True
-    # Figures over every response share one set of draws, those over the reviewed ones
-    # another (a few hundred responses: their own small draws).
-    frame.draws = SharedDraws(len(ids))
-    reviewed_rows = np.nonzero(~np.isnan(frame.human).all(axis=1))[0]
-    frame.reviewed = {int(row): i for i, row in enumerate(reviewed_rows)}
-    frame.reviewed_draws = SharedDraws(len(reviewed_rows))
-    groups = sample_groups(report, reads.replayed)
-    stabilities: dict[tuple[int, ...], list] = {}
+    # Figures over the reviewed responses share their own small set of draws.
+    people = people_of(part.frame, humans, sample)
     ranges = human_ranges(baseline)
-    pending = []
-    for judge in report.judges:
-        source = judge.source
-        if not source.per_criterion or not data.count_of(source.key):
-            continue
-        within = reads.within.get(source.run_id) if source.run_id is not None else None
-        if within is not None:  # the run's own samples measure it; other runs are not needed
-            pending.append(prepare_judge(
-                report, judge.verdicts_vs_human, source, reads, frame,
-                {source.key: ((source.run_id,), ())},
-                trust_samples.prepare_within(data, frame, source.key, within), within.count,
-                human_range=ranges.get(source.key, ())))
-            continue
-        if source.is_panel:
-            found = trust_panels.panel_samples(data, frame, reads, groups, source.key,
-                                               panels.get_panel(sessions, source.panel_id))
-            pending.append(prepare_judge(report, judge.verdicts_vs_human, source, reads,
-                                         frame, groups, found.stability, found.count,
-                                         found.basis, ranges.get(source.key, ())))
-            continue
-        samples, _gone = groups.get(source.key, ((), ()))
-        if len(samples) >= 2 and samples not in stabilities:
-            stabilities[samples] = prepare_stability(data, frame, samples)
-        pending.append(prepare_judge(report, judge.verdicts_vs_human, source, reads, frame,
-                                     groups, stabilities.get(samples),
-                                     human_range=ranges.get(source.key, ())))
-    judges = tuple(finish() for finish in pending)
+    pending = [prepare_trust(part.shares[judge.source.key], data, judge.source,
+                             judge.verdicts_vs_human, part.frame, people,
+                             ranges.get(judge.source.key, ()))
+               for judge in report.judges if judge.source.key in part.shares]
+    found = tuple(finish() for finish in pending)
     reviewed = {rid for rid, _cid in humans}
     notes = []
-    if not reads.sample_size:
+    if not sample_size:
         notes.append("No random sample is set for this review set (Review page, review set "
                      "settings): corrected estimates need one.")
     return TrustReport(
         rubric_version_id=data.rubric_version_id, dataset_id=data.dataset_id,
-        sample_size=reads.sample_size, sampled_reviewed=len(reviewed & reads.sample),
-        reviewed_outside_sample=len(reviewed - reads.sample), judges=judges,
-        notes=tuple(notes), pairwise=reads.pairwise)
+        sample_size=sample_size, sampled_reviewed=len(reviewed & sample),
+        reviewed_outside_sample=len(reviewed - sample), judges=found,
+        notes=tuple(notes), pairwise=part.reads.pairwise)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from grading.trust.figures import SharedDraws, resample_weights, wilson
+from grading.trust.figures import SharedDraws, draw_counts, resample_weights, wilson
 from grading.trust.length_bias import length_slope, prepare_slope
 
 
@@ -42,3 +42,73 @@ def test_wilson_interval_hand_computed():
     assert figure.low == pytest.approx(0.4902, abs=1e-4)
     assert figure.high == pytest.approx(0.9433, abs=1e-4)
     assert wilson(0, 0).value is None
+
+
+def _one_matrix_weights(count: int, resamples: int, seed: int):
+    """The draw counts as the trust report made them before issue 41: one resamples x count
+    matrix, each chunk's draws counted through one offset bincount (the oracle)."""
+    rng = np.random.default_rng(seed)
+    weights = np.empty((resamples, count), dtype="float64")
+    for start in range(0, resamples, 100):
+        rows = min(100, resamples - start)
+        draws = rng.integers(0, count, size=(rows, count))
+        flat = (draws + (np.arange(rows) * count)[:, None]).ravel()
+        weights[start:start + rows] = np.bincount(flat, minlength=rows * count).reshape(
+            rows, count)
+    return weights
+
+
+@pytest.mark.parametrize(("count", "resamples", "seed"), [
+    pytest.param(1, 7, 0, id="one item"),
+    pytest.param(7, 1000, 0, id="odd count"),
+    pytest.param(300, 250, 5, id="resamples not a multiple of the draw chunk"),
+    pytest.param(4_001, 1000, 11, id="thousands of items"),
+])
+def test_chunked_draw_counts_are_the_single_matrix_counts(count, resamples, seed):
+    expected = _one_matrix_weights(count, resamples, seed)
+    assert np.array_equal(resample_weights(count, resamples, seed), expected)
+    got = np.full_like(expected, -1.0)
+    for start, counts in draw_counts(count, resamples, seed, rows=9):
+        got[start:start + len(counts)] = counts
+    assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize(("count", "widths"), [
+    pytest.param(50, (5, 4), id="small"),
+    pytest.param(3_000, (5, 5, 4, 1), id="thousands"),
+    pytest.param(2_000, (5,) * 12, id="many columns"),
+])
+def test_chunked_sums_are_the_single_product(count, widths):
+    """Bit-identical where the linear algebra library takes the same path for a chunk of
+    resamples as for all of them (large products); otherwise only the order of the
+    additions may differ: within 1e-12 of the sum of the terms' magnitudes."""
+    rng = np.random.default_rng(2)
+    draws = SharedDraws(count, resamples=300, seed=4)
+    blocks = []
+    for width in widths:
+        rows = np.sort(rng.permutation(count)[:count * 3 // 4])
+        features = rng.normal(size=(len(rows), width)) * 1000
+        blocks.append((draws.add(rows, features), rows, features))
+    weights = _one_matrix_weights(count, 300, 4)
+    for handle, rows, features in blocks:
+        full = np.zeros((count, features.shape[1]))
+        full[rows] = features
+        expected, scale = weights @ full, weights @ np.abs(full)
+        assert np.all(np.abs(draws.sums(handle) - expected) <= 1e-12 * scale)
+
+
+def test_a_figure_may_register_a_function_of_its_columns():
+    """Called once, when the sums are taken: the sums of the columns it returns."""
+    rng = np.random.default_rng(8)
+    rows = np.sort(rng.permutation(500)[:300])
+    features = rng.normal(size=(300, 5))
+    calls = []
+    lazy, eager = SharedDraws(500, resamples=200), SharedDraws(500, resamples=200)
+    handle = lazy.add(rows, lambda: calls.append(1) or features, width=5)
+    assert eager.add(rows, features) == handle
+    assert calls == []
+    assert np.array_equal(lazy.sums(handle), eager.sums(handle))
+    lazy.sums(handle)
+    assert calls == [1]
+    with pytest.raises(ValueError, match="width"):
+        SharedDraws(5).add([0], lambda: features)

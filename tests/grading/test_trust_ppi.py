@@ -140,3 +140,23 @@ def _var_term_by_term(values) -> float:
 def test_variance_is_the_same_float_as_term_by_term(values):
     found, expected = var(values), _var_term_by_term(values)
     assert found == expected or (math.isnan(found) and math.isnan(expected))
+
+
+@pytest.mark.parametrize("values", [
+    pytest.param([float(i % 2) for i in range(10_001)], id="MET-UNMET"),
+    pytest.param([[0.0, 0.25, 0.5, 0.75, 1.0][i % 5] for i in range(999)], id="options"),
+    pytest.param([0.1] * 7 + [0.7] * 90 + [1e-9] * 3, id="inexact"),
+    pytest.param([1e16, 1.0, -1e16, 3.0] * 40, id="cancelling"),
+    pytest.param([random.Random(5).gauss(0.3, 2.0) for _ in range(5_000)], id="continuous"),
+    pytest.param([-0.0] * 100, id="negative zero"),
+])
+def test_mean_and_variance_of_an_array_are_the_floats_of_its_list(values):
+    """The trust report passes a judge's values as numpy arrays (counted by distinct value):
+    the same floats as the list's (fsum, term by term), sign of zero included."""
+    import numpy as np
+
+    from grading.trust.figures import mean
+
+    array = np.asarray(values, dtype=float)
+    assert repr(mean(array)) == repr(math.fsum(values) / len(values))
+    assert repr(var(array)) == repr(_var_term_by_term(values))

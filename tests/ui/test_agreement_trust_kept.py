@@ -1,0 +1,74 @@
+"""AppTest: the Agreement page keeps the trust report's judges' share (issue 41) while only
+people's verdicts change, and makes it again when a run is added."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from storage.config import database_url
+from storage.engine import open_database
+from storage.services import reviews, trust_report
+from storage.services.reviewers import local_actor
+from tests.storage import trust_seed
+from tests.ui.pages import unescape
+
+APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
+
+
+@pytest.fixture
+def sessions(monkeypatch):
+    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
+    factory = open_database(database_url())
+    yield factory
+    factory.kw["bind"].dispose()
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("app_pages/agreement.py")
+    return at.run()
+
+
+def _text(at: AppTest) -> str:
+    return "\n".join(unescape(str(m.value)) for m in [*at.markdown, *at.caption])
+
+
+def test_a_saved_verdict_keeps_the_judges_share_and_a_new_run_makes_it_again(
+        sessions, monkeypatch):
+    from ui import agreement_readers
+
+    world = trust_seed.seed(sessions)
+    made = []
+    real = trust_report.judges_part
+    monkeypatch.setattr(trust_report, "judges_part",
+                        lambda *args: made.append(args) or real(*args))
+    agreement_readers.get_trust_judges.clear()
+    at = _open()
+    assert not at.exception, at.exception
+    assert len(made) == 1
+    a1 = f"run:{world.runs['a1']}"
+
+    # a second reviewer disagrees with ana on a sampled response: people's part moves
+    rid = world.sample[0]
+    accurate = "UNMET" if world.human[rid][0] == "MET" else "MET"
+    reviews.set_human_verdict(sessions, actor=local_actor("cy"), response_id=rid,
+                              criterion_id=world.criterion_ids[0], verdict=accurate)
+    agreement_readers.get_stamp.clear()  # as 5 s later: the page sees the verdict
+    at.run()
+    assert not at.exception, at.exception
+    assert len(made) == 1  # the judges' share kept
+    fresh = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    assert fresh.judge(a1).verdict in _text(at)
+    assert len(made) == 2  # (the fresh report's own)
+
+    added = trust_seed.copy_run(sessions, world, "b", "openai/judge-c")
+    agreement_readers.get_stamp.clear()
+    at.run()
+    assert not at.exception, at.exception
+    assert len(made) == 3  # a run added: made again
+    assert f"run:{added}" in at.selectbox(key="agreement_trust_judge").options or any(
+        f"#{added}" in option for option in at.selectbox(key="agreement_trust_judge").options)
