@@ -352,10 +352,16 @@ def response_label_rows(session: Session, dataset_id: int, limit: int
 
 
 def stamp_rows(session: Session, run_ids: Sequence[int]) -> tuple:
-    """``run_marks`` per run and the newest human verdict id."""
+    """``run_marks`` per run, the newest human verdict id, and the number and newest id of
+    the runs' datasets' responses (a response added to the dataset is listed, ungraded:
+    the table moves with it, not only when a grade or a verdict lands)."""
     runs = tuple(tuple(row) for row in session.execute(
         run_marks().where(m.RunRow.id.in_(list(run_ids))).order_by(m.RunRow.id)).all())
-    return runs, session.scalar(select(func.max(m.HumanVerdictRow.id)))
+    responses = tuple(session.execute(
+        select(func.count(), func.max(m.ResponseRow.id))
+        .where(m.ResponseRow.dataset_id.in_(
+            select(m.RunRow.dataset_id).where(m.RunRow.id.in_(list(run_ids)))))).one())
+    return runs, session.scalar(select(func.max(m.HumanVerdictRow.id))), responses
 
 
 def run_marks():

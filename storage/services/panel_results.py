@@ -194,7 +194,7 @@ def member_stamp(stamp: tuple) -> tuple:
     reads the members' grades alone, is cached by it."""
     if not stamp:
         return ()
-    panel_ids, (runs, _newest_verdict), building = stamp
+    panel_ids, (runs, _newest_verdict, _responses), building = stamp
     return panel_ids, runs, building
 
 

@@ -94,3 +94,20 @@ def test_a_verdict_saved_after_deleting_the_newest_ones_moves_the_stamps(session
 
     after = _stamps(sessions, kept, dataset, run)
     assert before[0] != after[0] and before[1] != after[1]
+
+
+def test_a_response_added_to_the_dataset_moves_the_results_stamp(sessions):
+    """Results lists every response of the dataset (ungraded ones too): one added by
+    someone else must show, not wait for the next grade or verdict."""
+    from storage.services import datasets
+    from tests.actors import ADMIN
+
+    version = make_rubric(sessions)
+    dataset, _responses = make_dataset(sessions, count=2)
+    other, _ = make_dataset(sessions, count=1, name="Elsewhere")
+    run = make_run(sessions, version.id, dataset.id)
+    before = results_stamp(sessions, [run.id])
+    datasets.add_response(sessions, other.id, "not this run's", actor=ADMIN)
+    assert results_stamp(sessions, [run.id]) == before  # another dataset's response
+    datasets.add_response(sessions, dataset.id, "a new answer", external_id="r9", actor=ADMIN)
+    assert results_stamp(sessions, [run.id]) != before

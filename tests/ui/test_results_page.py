@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from storage.services import reviews
+from storage.services import datasets, reviews
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.ui.pages import open_page, texts
@@ -277,3 +277,20 @@ def test_sorting_by_peoples_score_puts_fully_reviewed_responses_first():
     assert list(_table(at)["ID"]) == ["r1", "r2", "r0", "r3"]
     at.selectbox(key="results_descending").select(True).run()
     assert list(_table(at)["ID"]) == ["r2", "r1", "r0", "r3"]
+
+
+def test_responses_added_to_the_dataset_elsewhere_show_within_the_stamp():
+    """Another person (another tab, the CLI) adds a response to a dataset the runs grade:
+    the table lists it (ungraded) within the stamp's 2 s, as a new grade would show, not
+    only once a grade or a verdict lands."""
+    seeded = seed_graded(count=3)
+    at = open_page("results")
+    assert list(_table(at)["ID"]) == ["r0", "r1", "r2"]
+    datasets.add_response(seeded.sessions, seeded.responses[0].dataset_id, "answer 3",
+                          query="question 3", external_id="r3", actor=ADMIN)
+    time.sleep(2.1)  # the stamp's TTL
+    at.run()
+    assert not at.exception
+    table = _table(at)
+    assert list(table["ID"]) == ["r0", "r1", "r2", "r3"]
+    assert table[RUN_A].isna()[3]  # not graded by the runs
