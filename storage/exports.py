@@ -133,11 +133,12 @@ def write_records(sessions: SessionFactory, run_ids: Sequence[int], panel_ids: S
     writer = csv_cells.writer(target)
     layout = Layout(columns)  # each record's cells as [flatten(record)[c] for c in columns]
     cells = Cells(columns, uploaded)
-    # records nobody reviewed come as their rows, spreadsheet-safe already; others as records
+    # records nobody reviewed come as their CSV lines (storage/export_csv.Template); others
+    # as records
     for item in records(sessions, run_ids, panel_ids, sight, _PAGE,
                         csv=cells if cells.usable else None):
-        if type(item) is list:
-            writer.write_safe_row(item)
+        if type(item) is str:
+            target.write(item)
         else:
             writer.writerow(layout.row(item))
         count += 1

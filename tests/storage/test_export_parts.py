@@ -15,6 +15,7 @@ from storage import export_parts, exports
 from storage import models as m
 from storage.engine import create_db_engine, make_session_factory
 from storage.services.blindness import EVERYTHING, as_reviewer
+from tests.actors import ADMIN
 from tests.storage.test_export_files import _world
 
 
@@ -117,3 +118,31 @@ def _columns(sessions, judges, panel):
     uploaded = exports.export_upload_columns(sessions, judges, [panel.id])
     return exports.csv_columns(exports.criterion_labels(sessions, judges, [panel.id]), True,
                                uploaded), uploaded
+
+
+def test_shared_cells_with_percent_signs_quotes_and_formulas_are_written_as_before(
+        sessions, monkeypatch):
+    """A run's shared cells are written once into its line's template (storage/export_csv.py):
+    a rubric name that is a formula, quoted, with ``%`` signs, is the per-grade builder's."""
+    import random
+
+    from storage.services import datasets, runs
+    from tests.storage.helpers import make_rubric, make_run
+    from tests.storage.recomputed import recomputed
+    from tests.storage.test_panel_decisions import CRITERIA, _report
+
+    version = make_rubric(sessions, '=%s, "100%" dose %(x)s', CRITERIA)
+    dataset = datasets.create_dataset(
+        sessions, "Percent", actor=ADMIN,
+        responses=[{"id": f"{i}%s", "query": "%d", "text": f"answer {i} %%", "n%": "%"}
+                   for i in range(5)])
+    rng = random.Random(3)
+    judges = [make_run(sessions, version.id, dataset.id).id for _ in range(2)]
+    for run_id in judges:
+        for response in datasets.list_responses(sessions, dataset.id, limit=None):
+            runs.record_grade(sessions, run_id, response.id, _report(rng))
+    _split(monkeypatch)
+    new = exports.results_export(sessions, judges, "csv")
+    assert "'=%s, \"\"100%\"\" dose %(x)s" in new
+    with recomputed():
+        assert exports.results_export(sessions, judges, "csv") == new
