@@ -28,6 +28,7 @@ a second.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -142,13 +143,36 @@ class Later:
         if buffer is not None and str(getattr(target, "encoding", "")).lower() in (
                 "utf-8", "utf8"):
             target.flush()  # its own text first, then the bytes as written
-            with open(self._output, "rb", closefd=False) as found:
-                shutil.copyfileobj(found, buffer, _CHUNK)
             buffer.flush()
+            if not _copied_in_kernel(self._output, buffer):
+                with open(self._output, "rb", closefd=False) as found:
+                    shutil.copyfileobj(found, buffer, _CHUNK)
+                buffer.flush()
         else:
             with open(self._output, encoding="utf-8", newline="", closefd=False) as found:
                 shutil.copyfileobj(found, target, _CHUNK)
         return count
+
+
+def _copied_in_kernel(source: int, buffer: IO[bytes]) -> bool:
+    """The whole of ``source`` (its offset at 0) appended to ``buffer``'s file by the kernel
+    (Linux ``copy_file_range``: no pass through Python), when both are files that allow
+    it; False, nothing copied, otherwise. ``buffer`` was flushed and is written to no more
+    here."""
+    done = 0
+    try:
+        target, size = buffer.fileno(), os.fstat(source).st_size
+        while done < size:
+            step = os.copy_file_range(source, target, size - done)
+            if step == 0:
+                raise ExportPartFailed(
+                    f"the export's later part was copied short: {done} of {size} bytes")
+            done += step
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        if done:  # part of it went: the copy cannot start again
+            raise
+        return False
+    return True
 
 
 @contextmanager
