@@ -24,7 +24,10 @@ def _alone(monkeypatch):
 
 
 def _split(monkeypatch):
+    """Split whatever the size, and whatever the machine's load (the shared test machine
+    is rarely idle)."""
     monkeypatch.setattr(export_parts, "SPLIT_AT", 0)
+    monkeypatch.setattr(export_parts, "free_core", lambda: True)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
@@ -64,6 +67,18 @@ def test_the_parts_are_as_near_in_records_as_the_runs_allow(sessions, monkeypatc
     assert mine.run_ids + theirs.run_ids == tuple(judges) and not theirs.panel_ids
     assert export_parts.split(sessions, judges[:1], [])[1] is None  # one run: one process
     assert export_parts.split(sessions, [], [panel.id])[1] is None
+
+
+def test_a_busy_machine_has_the_export_written_by_one_process(sessions, monkeypatch):
+    assert export_parts.free_core(load=0.4, cores=2)
+    assert not export_parts.free_core(load=1.0, cores=2)  # another process busy on a core
+    assert not export_parts.free_core(load=0.0, cores=1)
+    assert export_parts.free_core(load=2.5, cores=4)
+    judges, panel = _world(sessions)
+    _split(monkeypatch)
+    assert export_parts.split(sessions, judges, [panel.id])[1] is not None
+    monkeypatch.setattr(export_parts, "free_core", lambda: False)
+    assert export_parts.split(sessions, judges, [panel.id])[1] is None
 
 
 def test_an_in_memory_database_is_written_by_one_process(monkeypatch):
