@@ -91,6 +91,15 @@ def _shareable(sessions: SessionFactory) -> bool:
     return bool(url.database) and url.database != ":memory:" and "mode=memory" not in str(url)
 
 
+def _url(sessions: SessionFactory) -> str:
+    """The database's URL for the second process (which runs in the code's folder): an
+    SQLite file's path made absolute."""
+    url = sessions.kw["bind"].url
+    if url.get_backend_name() == "sqlite" and not url.database.startswith("file:"):
+        url = url.set(database=os.path.abspath(url.database))
+    return url.render_as_string(hide_password=False)
+
+
 def free_core(load: float | None = None, cores: int | None = None) -> bool:
     """Is a core idle for the second process: the last minute's load average (default:
     the machine's) under this process's cores (default: those it may run on) less one?
@@ -114,7 +123,6 @@ def split(sessions: SessionFactory, run_ids: Sequence[int], panel_ids: Sequence[
     total = sum(sizes)
     if total < SPLIT_AT:
         return everything, None
-    # the second process starts a second or so later: its part may be a little smaller
     best, at, mine = None, 0, 0
     for k in range(1, len(sizes)):
         mine += sizes[k - 1]
@@ -196,7 +204,7 @@ def later(sessions: SessionFactory, part: Part, fmt: str, sight: Sight,
     os.unlink(path)  # nothing left on disk, whatever happens
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [_ROOT, env.get("PYTHONPATH")]))
-    job = {"url": sessions.kw["bind"].url.render_as_string(hide_password=False),
+    job = {"url": _url(sessions),
            "runs": part.run_ids, "panels": part.panel_ids, "fmt": fmt, "fd": fd,
            "sight": {"viewer": sight.viewer, "sees_all": sight.sees_all},
            "columns": columns, "uploaded": uploaded}

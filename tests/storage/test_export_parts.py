@@ -161,3 +161,24 @@ def test_shared_cells_with_percent_signs_quotes_and_formulas_are_written_as_befo
     assert "'=%s, \"\"100%\"\" dose %(x)s" in new
     with recomputed():
         assert exports.results_export(sessions, judges, "csv") == new
+
+
+def test_a_relative_sqlite_path_is_the_same_file_for_the_second_process(
+        db_url, backend, monkeypatch, tmp_path):
+    """The second process runs in the code's folder: a path relative to here is made
+    absolute for it."""
+    if backend != "sqlite":
+        pytest.skip("a file path")
+    monkeypatch.chdir(tmp_path)
+    relative = os.path.relpath(db_url.removeprefix("sqlite:///"), tmp_path)
+    engine = create_db_engine(f"sqlite:///{relative}")
+    try:
+        sessions = make_session_factory(engine)
+        judges, panel = _world(sessions)
+        _alone(monkeypatch)
+        alone = exports.results_export(sessions, judges, "csv", [panel.id])
+        _split(monkeypatch)
+        assert export_parts._url(sessions) == db_url
+        assert exports.results_export(sessions, judges, "csv", [panel.id]) == alone
+    finally:
+        engine.dispose()
