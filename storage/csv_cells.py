@@ -105,11 +105,6 @@ class SafeWriter:
     def writerow(self, row: Iterable[Any]) -> Any:
         return self._writer.writerow([spreadsheet_safe(cell) for cell in row])
 
-    def write_safe_row(self, row: Iterable[Any]) -> Any:
-        """A row whose cells went through ``spreadsheet_safe`` already (once only: it is not
-        idempotent, ``'x`` becomes ``''x``)."""
-        return self._writer.writerow(row)
-
     def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
         for row in rows:
             self.writerow(row)
