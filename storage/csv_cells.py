@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -45,6 +45,50 @@ def spreadsheet_safe(value: Any) -> Any:
     return value
 
 
+# a cell with one of these is quoted (csv.writer's QUOTE_MINIMAL, excel dialect: its
+# delimiter, quote character and line terminator's characters)
+_QUOTED = re.compile(r'[",\r\n]')
+
+
+def csv_text(value: Any) -> str:
+    """One cell as ``csv.writer`` (excel dialect) writes it, spreadsheet-safe (a text that
+    could read as a formula prefixed): None as nothing, numbers as ``str``, a text with a
+    separator, quote or line break quoted, its quotes doubled. Lets a row whose fixed
+    cells are written once be joined from its own cells (storage/export_csv.py);
+    tests/storage/test_csv_text.py holds it to ``csv.writer`` cell for cell."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        if value[:1] in RISKY and _needs_prefix(value):
+            value = ESCAPE + value
+    else:
+        value = repr(value) if isinstance(value, float) else str(value)  # as csv.writer
+    if _QUOTED.search(value) is None:
+        return value
+    return '"' + value.replace('"', '""') + '"'
+
+
+_SEP = "\x00"
+# a text after the separator starting with one of these may need the prefix
+_RISKY_AFTER = re.compile(_SEP + "[" + re.escape("".join(sorted(RISKY))) + "]")
+
+
+def csv_texts(values: Sequence[Any]) -> list[str]:
+    """``[csv_text(v) for v in values]``, with a few passes over the row's text joined
+    instead of a function call per cell: when no text may need the prefix (nearly every
+    row), the texts are the cells, quoted where they must be; otherwise (or when a text
+    holds the separator) each cell is written by ``csv_text``."""
+    texts = [v if type(v) is str else "" if v is None else csv_text(v) for v in values]
+    joined = _SEP.join(texts)
+    if (joined.count(_SEP) != len(texts) - 1 or joined[:1] in RISKY
+            or _RISKY_AFTER.search(joined)):
+        return [csv_text(v) for v in values]
+    if '"' in joined or "," in joined or "\n" in joined or "\r" in joined:
+        return ['"' + t.replace('"', '""') + '"'
+                if '"' in t or "," in t or "\n" in t or "\r" in t else t for t in texts]
+    return texts
+
+
 def restore(text: str) -> str:
     """Undo ``spreadsheet_safe`` on a cell read back from an exported sheet."""
     if text.startswith(ESCAPE) and _needs_prefix(text[1:]):
@@ -60,11 +104,6 @@ class SafeWriter:
 
     def writerow(self, row: Iterable[Any]) -> Any:
         return self._writer.writerow([spreadsheet_safe(cell) for cell in row])
-
-    def write_safe_row(self, row: Iterable[Any]) -> Any:
-        """A row whose cells went through ``spreadsheet_safe`` already (once only: it is not
-        idempotent, ``'x`` becomes ``''x``)."""
-        return self._writer.writerow(row)
 
     def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
         for row in rows:

@@ -1,19 +1,20 @@
 """The results export's CSV (storage/exports.py): its columns, a record laid out in them, and
-the rows of the records nobody reviewed laid out straight from their cells
-(storage/export_rows.py): the cells every record of a run or a panel shares laid out and
-made spreadsheet-safe once, each record's own cells set in place. Those rows are the
-record's ``Layout.row`` through ``csv_cells.spreadsheet_safe``, cell for cell
-(tests/storage/test_export_rows.py), whenever each column's name is its own (``Cells``
-says when it is not: every record then goes through its dict)."""
+the lines of the records nobody reviewed written straight from their cells
+(storage/export_rows.py): the cells every record of a run or a panel shares written once
+(``Template``), each record's own cells joined in their places (``csv_cells.csv_text``:
+``csv.writer``'s text of a spreadsheet-safe cell, without a writer's pass over the hundred
+cells of every row). Those lines are the record's ``Layout.row`` through the safe writer,
+byte for byte (tests/storage/test_export_rows.py), whenever each column's name is its own
+(``Cells`` says when it is not: every record then goes through its dict)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import Any
 
-from storage.csv_cells import RISKY
-from storage.csv_cells import spreadsheet_safe as safe
+from storage.csv_cells import csv_text, csv_texts
 from storage.dto import CriterionInfo
 
 BASE_COLUMNS = (
@@ -115,47 +116,65 @@ _PANEL = (*_RUN, ("tie",), ("members",))
 
 
 class Template:
-    """The row of a run's or a panel's records nobody reviewed, its shared cells in place."""
+    """The CSV line of a run's or a panel's records nobody reviewed: its shared cells written
+    once, between them the places of each record's own cells."""
 
     def __init__(self, cells: Cells, shared: dict[str, Any], own: Sequence[Sequence[str]],
                  criteria: Sequence[CriterionInfo], fields: Sequence[Sequence[str]]):
         at = cells.at
-        self.row: list[Any] = [None] * cells.width
+        fixed: list[Any] = [None] * cells.width
         for name, value in shared.items():
             if name in at:
-                self.row[at[name]] = safe(value)
+                fixed[at[name]] = value
         for criterion in criteria:
             for name, value in (("human_verdict", None), ("reviewer", None),
                                 ("human_status", "not_reviewed")):
-                self.row[at[f"{criterion.label}.{name}"]] = safe(value)
-        self.own = [tuple(at[name] for name in names) for names in own]
-        self.uploads = cells.uploads
-        # ``judge_error`` is no column: its value goes nowhere
-        self.criteria = [tuple(at[column] for name in names
-                               if (column := f"{c.label}.{name}") in at)
-                         for c in criteria for names in fields]
+                fixed[at[f"{criterion.label}.{name}"]] = value
+        # each column's value, in the order ``line`` takes them: the ``own`` values, the
+        # upload's, the criteria's (per criterion, flat); a later one wins a column, as the
+        # record's dict's last write would (``Cells.usable``: none shares one)
+        source: list[int | None] = [None] * cells.width
+        taken = 0
+        for names in own:
+            for name in names:
+                source[at[name]] = taken
+            taken += 1
+        self.uploads = list(cells.uploads)
+        for column in self.uploads:
+            source[cells.uploads[column]] = taken
+            taken += 1
+        for criterion in criteria:
+            for names in fields:
+                for name in names:  # ``judge_error`` is no column: its value goes nowhere
+                    if (column := f"{criterion.label}.{name}") in at:
+                        source[at[column]] = taken
+                taken += 1
+        self.taken = taken
+        self.no_upload = (None,) * len(self.uploads)
+        # the values that are some column's (each once), then each column's among them
+        used = sorted({i for i in source if i is not None})
+        self.used = itemgetter(*used)  # tuples: the ids and scores are always columns
+        self.pick = itemgetter(*(used.index(i) for i in source if i is not None))
+        self.format = ",".join(
+            "%s" if i is not None else csv_text(value).replace("%", "%%")
+            for i, value in zip(source, fixed, strict=True)) + "\r\n"
 
-    def fill(self, own: Sequence[Any], upload: dict[str, Any] | None,
-             criteria: Sequence[Any]) -> list[Any]:
-        """The row: the ``own`` values (as the template was made), the upload's, and the
-        criteria's (per criterion, flat, as storage/export_sql.py reads them)."""
-        row = self.row.copy()
-        for slots, value in zip(self.own, own, strict=True):
-            if type(value) is str and value[:1] in RISKY:
-                value = safe(value)
-            for i in slots:
-                row[i] = value
-        if upload:
-            for column, value in upload.items():
-                i = self.uploads.get(column)
-                if i is not None:
-                    row[i] = safe(cell(value))
-        for slots, value in zip(self.criteria, criteria, strict=True):
-            if type(value) is str and value[:1] in RISKY:
-                value = safe(value)
-            for i in slots:
-                row[i] = value
-        return row
+    def values(self, own: Sequence[Any], upload: dict[str, Any] | None,
+               criteria: Sequence[Any]) -> tuple:
+        """The values ``line`` writes, each once, in their order."""
+        uploaded = ([cell(upload.get(column)) for column in self.uploads] if upload
+                    else self.no_upload)
+        values = (*own, *uploaded, *criteria)
+        if len(values) != self.taken:
+            raise ValueError(f"a record's row has {len(values)} values, not {self.taken}")
+        return self.used(values)
+
+    def line(self, own: Sequence[Any], upload: dict[str, Any] | None,
+             criteria: Sequence[Any]) -> str:
+        """The record's CSV line: the ``own`` values (as the template was made), the
+        upload's, and the criteria's (per criterion, flat, as storage/export_sql.py reads
+        them), each spreadsheet-safe."""
+        return self.format % self.pick(csv_texts(self.values(own, upload, criteria)))
 
 
 class Cells:

@@ -82,10 +82,10 @@ def _reviewed(session: Session, version_id: int, first: int, last: int) -> set[i
 
 def run_records(sessions: SessionFactory, run_ids: Sequence[int], *,
                 sight: Sight = EVERYTHING, page: int = PAGE, as_json: bool = False,
-                csv: export_csv.Cells | None = None) -> Iterator[dict[str, Any] | str | list]:
+                csv: export_csv.Cells | None = None) -> Iterator[dict[str, Any] | str]:
     """Every graded response's record of each run, in response order, ``page`` grades at a
     time (``export_records.iter_result_records``' records; ``as_json``: each as its JSON
-    text, ``json.dumps`` of the record; ``csv``: a record nobody reviewed as its CSV row,
+    text, ``json.dumps`` of the record; ``csv``: a record nobody reviewed as its CSV line,
     spreadsheet-safe)."""
     dialect = export_sql.dialect_of(sessions)
     for run_id in run_ids:
@@ -146,7 +146,7 @@ def run_records(sessions: SessionFactory, run_ids: Sequence[int], *,
                                          judged.get(rid, batches.missing))
                 elif csv is not None:
                     external, *uploaded, meta = texts
-                    yield rows[rid in used].fill(
+                    yield rows[rid in used].line(
                         (response_key(rid, external), rid, score, raw, error, *uploaded),
                         meta, judged.get(rid, batches.missing))
                 else:
@@ -207,7 +207,7 @@ def _judge_criterion(fixed: dict[str, Any], choice: str | None, reason: Any,
 def panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
                   sight: Sight = EVERYTHING, page: int = PAGE, as_json: bool = False,
                   csv: export_csv.Cells | None = None
-                  ) -> Iterator[dict[str, Any] | str | list]:
+                  ) -> Iterator[dict[str, Any] | str]:
     """Every response some member graded, per panel, from the stored decisions
     (``export_records.iter_panel_records``' records; ``as_json`` and ``csv`` as in
     ``run_records``)."""
@@ -272,7 +272,7 @@ def panel_records(sessions: SessionFactory, panel_ids: Sequence[int], *,
                                            quoted_texts, upload, cells)
                 elif csv is not None:
                     external, *written, meta = texts
-                    yield template.fill(
+                    yield template.line(
                         (response_key(rid, external), rid, score, raw, error, *written, ties),
                         meta, cells)
                 else:
@@ -339,9 +339,9 @@ def _panel_fixed(panel: panels.PanelInfo, version: RubricVersionInfo) -> dict[st
 
 def records(sessions: SessionFactory, run_ids: Sequence[int], panel_ids: Sequence[int],
             sight: Sight = EVERYTHING, page: int = PAGE, *, as_json: bool = False,
-            csv: export_csv.Cells | None = None) -> Iterator[dict[str, Any] | str | list]:
+            csv: export_csv.Cells | None = None) -> Iterator[dict[str, Any] | str]:
     """Every record of the export: the runs', then the panels' (``as_json``: as the JSON
-    text ``json.dumps`` gives of each; ``csv``: those nobody reviewed as their CSV rows,
+    text ``json.dumps`` gives of each; ``csv``: those nobody reviewed as their CSV lines,
     the others as records)."""
     yield from run_records(sessions, run_ids, sight=sight, page=page, as_json=as_json,
                            csv=csv)

@@ -26,7 +26,7 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any, Literal
 
-from storage import csv_cells, export_rows
+from storage import csv_cells, export_parts, export_rows
 from storage.dto import EffectiveGrade, ResponseInfo, RunInfo
 from storage.engine import SessionFactory
 from storage.export_csv import (  # noqa: F401  (the CSV's columns, named here as before)
@@ -95,30 +95,50 @@ def write_results(sessions: SessionFactory, run_ids: Sequence[int], target: IO[s
                   fmt: ExportFormat = "jsonl", panel_ids: Sequence[int] = (), *,
                   sight: Sight = EVERYTHING) -> int:
     """Write the runs' (then the panels') results to ``target`` as ``sight`` may see them;
-    returns the number of records."""
+    returns the number of records. A large export's later runs and panels are written by a
+    second process meanwhile (storage/export_parts.py), the same bytes in the same order."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; use csv or jsonl")
     for panel_id in panel_ids:  # a missing panel is refused before anything is written
         panels.get_panel(sessions, panel_id)
 
+    columns = uploaded = None
+    if fmt == "csv":
+        uploaded = export_upload_columns(sessions, run_ids, panel_ids)
+        columns = csv_columns(criterion_labels(sessions, run_ids, panel_ids), bool(panel_ids),
+                              uploaded)
+        csv_cells.writer(target).writerow(columns)
+    mine, theirs = export_parts.split(sessions, run_ids, panel_ids)
+    if theirs is None:
+        return write_records(sessions, mine.run_ids, mine.panel_ids, target, fmt, sight,
+                             columns, uploaded)
+    with export_parts.later(sessions, theirs, fmt, sight, columns, uploaded) as rest:
+        count = write_records(sessions, mine.run_ids, mine.panel_ids, target, fmt, sight,
+                              columns, uploaded)
+        return count + rest.copy_to(target)
+
+
+def write_records(sessions: SessionFactory, run_ids: Sequence[int], panel_ids: Sequence[int],
+                  target: IO[str], fmt: ExportFormat, sight: Sight,
+                  columns: Sequence[str] | None, uploaded: Sequence[str] | None) -> int:
+    """The runs' then the panels' records (no header), CSV in ``columns`` (with the upload
+    columns ``uploaded``: ``write_results`` decides both from every run and panel
+    exported); returns their number."""
     count = 0
     if fmt == "jsonl":
         for line in records(sessions, run_ids, panel_ids, sight, _PAGE, as_json=True):
             target.write(line + "\n")
             count += 1
         return count
-    uploaded = export_upload_columns(sessions, run_ids, panel_ids)
-    columns = csv_columns(criterion_labels(sessions, run_ids, panel_ids), bool(panel_ids),
-                          uploaded)
     writer = csv_cells.writer(target)
-    writer.writerow(columns)
     layout = Layout(columns)  # each record's cells as [flatten(record)[c] for c in columns]
     cells = Cells(columns, uploaded)
-    # records nobody reviewed come as their rows, spreadsheet-safe already; others as records
+    # records nobody reviewed come as their CSV lines (storage/export_csv.Template); others
+    # as records
     for item in records(sessions, run_ids, panel_ids, sight, _PAGE,
                         csv=cells if cells.usable else None):
-        if type(item) is list:
-            writer.write_safe_row(item)
+        if type(item) is str:
+            target.write(item)
         else:
             writer.writerow(layout.row(item))
         count += 1
