@@ -3,37 +3,23 @@ people's verdicts change, and makes it again when a run is added."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from storage.config import database_url
-from storage.engine import open_database
 from storage.services import reviews, trust_report
 from storage.services.reviewers import local_actor
 from tests.storage import trust_seed
-from tests.ui.pages import unescape
-
-APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
+from tests.ui.pages import db, open_page, unescape
 
 
 @pytest.fixture
 def sessions(monkeypatch):
     monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = open_database(database_url())
+    factory = db()
     yield factory
     factory.kw["bind"].dispose()
 
 
-def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/agreement.py")
-    return at.run()
-
-
-def _text(at: AppTest) -> str:
+def _text(at) -> str:
     return "\n".join(unescape(str(m.value)) for m in [*at.markdown, *at.caption])
 
 
@@ -47,8 +33,7 @@ def test_a_saved_verdict_keeps_the_judges_share_and_a_new_run_makes_it_again(
     monkeypatch.setattr(trust_report, "judges_part",
                         lambda *args: made.append(args) or real(*args))
     agreement_readers.get_trust_judges.clear()
-    at = _open()
-    assert not at.exception, at.exception
+    at = open_page("agreement", timeout=120)
     assert len(made) == 1
     a1 = f"run:{world.runs['a1']}"
 
