@@ -118,7 +118,10 @@ def idle_cores(seconds: float = 0.1) -> float:
         time.sleep(seconds)
         idle_after, total_after = _cpu_times()
     except (OSError, ValueError, IndexError):
-        return max(0.0, cores - os.getloadavg()[0])
+        try:
+            return max(0.0, cores - os.getloadavg()[0])
+        except (AttributeError, OSError):  # neither (Windows): no second process
+            return 0.0
     spent = total_after - total
     return cores * (idle_after - idle) / spent if spent > 0 else float(cores)
 
@@ -138,7 +141,8 @@ def split(sessions: SessionFactory, run_ids: Sequence[int], panel_ids: Sequence[
     process writes everything). The two parts are as near in records as the runs' and
     panels' boundaries allow."""
     everything = Part(tuple(run_ids), tuple(panel_ids))
-    if len(run_ids) + len(panel_ids) < 2 or not _shareable(sessions) or not free_core():
+    if (os.name != "posix" or len(run_ids) + len(panel_ids) < 2 or not _shareable(sessions)
+            or not free_core()):  # (the file descriptor handed over needs POSIX)
         return everything, None
     sizes = _sizes(sessions, run_ids, panel_ids)
     total = sum(sizes)

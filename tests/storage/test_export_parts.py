@@ -80,6 +80,17 @@ def test_a_busy_machine_has_the_export_written_by_one_process(sessions, monkeypa
     assert export_parts.split(sessions, judges, [panel.id])[1] is None
 
 
+def test_without_proc_stat_or_a_load_average_nothing_is_split(monkeypatch):
+    """A platform with neither (Windows) measures no idle core: one process writes."""
+    def no_file(*_args, **_kwargs):
+        raise FileNotFoundError("/proc/stat")
+
+    monkeypatch.setattr(export_parts, "open", no_file, raising=False)
+    monkeypatch.delattr(os, "getloadavg")
+    assert export_parts.idle_cores(0.01) == 0.0
+    assert not export_parts.free_core()
+
+
 def test_an_in_memory_database_is_written_by_one_process(monkeypatch):
     _split(monkeypatch)
     engine = create_db_engine("sqlite://")
