@@ -378,6 +378,7 @@ def test_chart_labels_cannot_run_into_each_other(sessions):
     matrix = specs[0]
     x_axis = matrix["layer"][0]["encoding"]["x"]["axis"]
     assert x_axis["labelAngle"] != 0 and x_axis["labelAlign"] == "left"
+    assert x_axis["labelOverlap"] is False  # every source named, none hidden by Vega
     # its colour scale is no taller than the matrix (3 sources), so "-1" is not cut off
     legend = matrix["layer"][1]["encoding"]["color"]["legend"]
     assert legend["gradientLength"] <= 3 * 45
