@@ -139,6 +139,30 @@ def test_the_second_process_exits_when_its_parent_goes(sessions):
         assert process.wait(timeout=60) in (0, 3)  # 3: stopped by its watch; 0: it was done
 
 
+def test_the_watch_stops_a_second_process_still_at_work_when_its_stdin_closes():
+    """The watch itself, in a process busy for a minute: closing its stdin (the parent
+    gone) stops it at once with the watch's exit code 3, not 0 at the end of its work."""
+    import sys
+    import time
+
+    busy = ("import threading, time\n"
+            "from storage.export_parts import _exit_when_parent_goes\n"
+            "threading.Thread(target=_exit_when_parent_goes, daemon=True).start()\n"
+            "time.sleep(60)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    process = subprocess.Popen([sys.executable, "-c", busy], stdin=subprocess.PIPE,
+                               cwd=root, env={**os.environ, "PYTHONPATH": root})
+    try:
+        time.sleep(1.0)  # imported, watching
+        assert process.poll() is None
+        process.stdin.close()
+        assert process.wait(timeout=20) == 3
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def _columns(sessions, judges, panel):
     uploaded = exports.export_upload_columns(sessions, judges, [panel.id])
     return exports.csv_columns(exports.criterion_labels(sessions, judges, [panel.id]), True,
