@@ -29,6 +29,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# The real packages we are compared with (rubric, autorubric, verifiers, OpenEnv) each get a
+# venv of their own, built once from the registry (tests/compat/venvs.py): start them now, beside
+# the app's install, so the tests that need them do not wait for pip.
+mkdir -p test-artifacts
+nice -n 10 "$PYTHON" tests/compat/venvs.py >test-artifacts/compat-venvs.log 2>&1 &
+
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
@@ -38,7 +44,6 @@ fi
 .venv/bin/ruff check .
 # The real-model tests need llama-cpp-python's server, compiled once (~14 min on two cores) into
 # a cached venv: start that build now, beside the other tests; the tests wait for it.
-mkdir -p test-artifacts
 # Niced to the lowest priority: the tests come first (the timing-sensitive ones above all);
 # the build takes what CPU they leave and has the whole non-browser and browser run to finish.
 nice -n 19 .venv/bin/python -m tests.real_model.server >test-artifacts/real-model-build.log 2>&1 &
@@ -50,10 +55,13 @@ rm -rf "$docs_site"
 # Browser tests run in their own pytest process: pytest-playwright's sync API leaves an event
 # loop behind that breaks async tests collected after it.
 # Two workers (pytest-xdist); the timing-sensitive files share one of them (tests/conftest.py).
-# --durations: the slowest tests are named in every run, to keep CI's time in view.
-.venv/bin/python -m pytest -m "not e2e and not real_model" -n 2 --dist loadgroup --durations=20 "$@"
+# --durations: the slowest tests are named in every run, to keep CI's time in view; every test's
+# time is in test-artifacts/junit-*.xml (python scripts/test_times.py sums them per file).
+.venv/bin/python -m pytest -m "not e2e and not real_model" -n 2 --dist loadgroup --durations=20 \
+  --junitxml=test-artifacts/junit-unit.xml "$@"
 # Two workers here too: a browser test mostly waits for the page (17 min one at a time, ~11 on
 # two workers); every journey starts its own app server on a free port with its own database.
-.venv/bin/python -m pytest -m e2e tests/e2e -n 2 --durations=15 "$@"
+.venv/bin/python -m pytest -m e2e tests/e2e -n 2 --durations=15 \
+  --junitxml=test-artifacts/junit-e2e.xml "$@"
 # Last, when the background build above has long finished: the real small model.
 .venv/bin/python -m pytest -m real_model tests/real_model "$@"
