@@ -1,0 +1,89 @@
+"""Charts drawn from a Vega-Lite spec kept per figures, not rebuilt on every rerun.
+
+Building an Altair chart and turning it into Vega-Lite (validated against the schema) costs
+40-100 ms a chart: the Agreement page draws a dozen (nine confusion matrices alone took
+~1.5 s of a 100,000-response page's 1.8 s rerun), Results three or four histograms. A
+chart depends only on the figures it shows, so a builder (a module-level function of hashable
+figures) returns the chart over named datasets and their rows; its spec is made once per
+distinct figures and handed to Streamlit as JSON, which draws it exactly as ``st.altair_chart``
+did (the same spec, the rows sent as Arrow).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import altair as alt
+import streamlit as st
+
+# A builder: figures in, (chart over alt.NamedData(name) for each name, {name: rows}) out.
+Builder = Callable[..., tuple[Any, dict[str, list[dict]]]]
+
+
+# The kept specs, newest last, within a budget of characters: a score chart over thousands of
+# points is a megabyte, and every saved verdict makes a new one.
+BUDGET = 16_000_000
+_kept: OrderedDict[tuple, str] = OrderedDict()
+_size = 0
+_lock = threading.Lock()
+
+
+def show(build: Builder, *figures: Any, **options: Any) -> None:
+    """Draw ``build(*figures)`` (``figures`` hashable); ``options`` go to Streamlit."""
+    st.vega_lite_chart(json.loads(spec_text(build, *figures)), **options)
+
+
+def spec_text(build: Builder, *figures: Any) -> str:
+    """The Vega-Lite JSON of ``build(*figures)``, made once while kept."""
+    global _size
+    key = (build, figures)
+    with _lock:
+        text = _kept.get(key)
+        if text is not None:
+            _kept.move_to_end(key)
+            return text
+    chart, datasets = build(*figures)
+    spec = chart.to_dict()
+    _drop_theme_config(spec)
+    spec["datasets"] = datasets
+    text = json.dumps(spec)
+    with _lock:
+        if key not in _kept:
+            _kept[key] = text
+            _size += len(text)
+        while _size > BUDGET and len(_kept) > 1:
+            _, dropped = _kept.popitem(last=False)
+            _size -= len(dropped)
+    return text
+
+
+def forget() -> None:
+    """Drop every kept spec (tests)."""
+    global _size
+    with _lock:
+        _kept.clear()
+        _size = 0
+
+
+def _drop_theme_config(spec: dict) -> None:
+    # Altair's active theme writes its defaults (the default theme: a 300 x 300 view) into
+    # every spec; Streamlit's own Altair path turns the theme off and applies its own. Left in,
+    # they would size the charts differently from before.
+    theme = alt.theme.get()
+    added = (theme() if theme else {}).get("config", {})
+    config = spec.get("config", {})
+    for section, values in added.items():
+        mine = config.get(section)
+        if not isinstance(mine, dict) or not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            if mine.get(key) == value:
+                del mine[key]
+        if not mine:
+            del config[section]
+    if "config" in spec and not config:
+        del spec["config"]
