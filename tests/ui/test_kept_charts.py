@@ -91,12 +91,12 @@ def test_the_kept_specs_stay_within_their_budget(monkeypatch):
     from ui import kept_charts
 
     kept_charts.forget()
-    first = kept_charts.spec_text(_points, 1_000)
-    monkeypatch.setattr(kept_charts, "BUDGET", int(2.5 * len(first)))  # two, not three
+    first = kept_charts._bytes(kept_charts.kept(_points, 1_000))
+    monkeypatch.setattr(kept_charts, "BUDGET", int(2.5 * first))  # two, not three
     for count in range(1_001, 1_010):  # each saved verdict: a new score chart
-        kept_charts.spec_text(_points, count)
+        kept_charts.kept(_points, count)
     assert len(kept_charts._kept) == 2
-    assert kept_charts._size == sum(len(text) for text in kept_charts._kept.values())
+    assert kept_charts._size == sum(map(kept_charts._bytes, kept_charts._kept.values()))
     assert [figures for _, figures in kept_charts._kept] == [(1_008,), (1_009,)]
 
 
