@@ -481,6 +481,22 @@ class TrustShareRow(Base):
     arrays: Mapped[bytes] = mapped_column(LargeBinary)
 
 
+class MemberAlphaRow(Base):
+    """A panel's members' alpha per criterion, kept in the database so a new process reads
+    it instead of reading every member's verdict keys again (issue 41). Derived:
+    ``panel_agreement.member_agreement`` (``figures``: JSON, storage.services.
+    trust_share_codec) computed at the members' ``stamp`` (canonical JSON of
+    ``panel_results.member_stamp``); used only while it is the current one, otherwise
+    computed again and replaced (storage.services.member_alpha_store)."""
+
+    __tablename__ = "member_alpha_kept"
+
+    panel_id: Mapped[int] = mapped_column(
+        ForeignKey("judge_panels.id", ondelete="CASCADE"), primary_key=True)
+    stamp: Mapped[str] = mapped_column(Text)
+    figures: Mapped[str] = mapped_column(Text)
+
+
 class PanelFillRow(Base):
     """A judge panel whose ``panel_verdicts`` / ``panel_grades`` are still being filled from
     its members' grades by a worker (storage.jobs.panel_fills); the row goes when the panel

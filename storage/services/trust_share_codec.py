@@ -31,9 +31,10 @@ class UnknownShape(ValueError):
     """Stored by other code: a class, field or tag this code does not know."""
 
 
-def encode(share: TrustJudges) -> tuple[str, bytes]:
-    """(JSON text, arrays' bytes) of ``share``. The frame's positions are not written: they
-    are its ids' positions, made again on reading."""
+def encode(share) -> tuple[str, bytes]:
+    """(JSON text, arrays' bytes) of ``share`` (a ``TrustJudges``, or any value made of the
+    kinds above: the panel members' alpha too, member_alpha_store). A frame's positions are
+    not written: they are its ids' positions, made again on reading."""
     arrays: list[bytes] = []
     offset = [0]
 
@@ -79,8 +80,8 @@ def encode(share: TrustJudges) -> tuple[str, bytes]:
     return text, b"".join(arrays)
 
 
-def decode(text: str, blob: bytes) -> TrustJudges:
-    """The share ``encode`` wrote; ``UnknownShape`` if this code does not know its shape."""
+def decode(text: str, blob: bytes = b""):
+    """The value ``encode`` wrote; ``UnknownShape`` if this code does not know its shape."""
     import numpy as np
 
     def value(found):
@@ -113,14 +114,20 @@ def decode(text: str, blob: bytes) -> TrustJudges:
                                  offset=offset)
             return flat.reshape(shape).copy()  # its own memory, writable, as made
         if tag == "$c":
-            return _dataclass(body[0], {k: value(v) for k, v in body[1].items()})
+            made = _dataclass(body[0], {k: value(v) for k, v in body[1].items()})
+            if isinstance(made, Frame):
+                made.positions = {rid: i for i, rid in enumerate(made.ids.tolist())}
+            return made
         raise UnknownShape(f"the tag {tag}")
 
-    share = value(json.loads(text))
+    return value(json.loads(text))
+
+
+def decode_share(text: str, blob: bytes) -> TrustJudges:
+    """The trust share ``encode`` wrote; ``UnknownShape`` if it is not one this code knows."""
+    share = decode(text, blob)
     if not isinstance(share, TrustJudges):
         raise UnknownShape("not a trust share")
-    frame = share.frame
-    frame.positions = {rid: i for i, rid in enumerate(frame.ids.tolist())}
     return share
 
 

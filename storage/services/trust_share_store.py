@@ -78,7 +78,7 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
         figures, arrays = session.execute(
             select(s.figures, s.arrays).where(s.id == kept.id)).one()
     try:
-        share = trust_share_codec.decode(figures, bytes(arrays))
+        share = trust_share_codec.decode_share(figures, bytes(arrays))
     except trust_share_codec.UnknownShape:
         return None
     if (share.rubric_version_id, share.dataset_id) != (rubric_version_id, dataset_id):

@@ -265,7 +265,7 @@ def test_numbers_read_back_bit_for_bit_with_their_types():
     share = TrustJudges(rubric_version_id=1, dataset_id=2, frame=frame, reads=Reads(
         lengths={}, sample=frozenset(), sample_size=0, replayed=frozenset({5, 3}),
         shuffles={}, population=odd), shares={})
-    back = trust_share_codec.decode(*trust_share_codec.encode(share))
+    back = trust_share_codec.decode_share(*trust_share_codec.encode(share))
     assert repr(back.reads) == repr(share.reads)
     assert [type(v) for v in back.reads.population] == [type(v) for v in odd]
     assert np.float64(0.1) + np.float64(0.2) == back.reads.population[0]

@@ -1,10 +1,14 @@
-"""The trust report's judges' share, kept in the database (issue 41).
+"""The trust report's judges' share and the panels' members' alpha, kept in the database
+(issue 41).
 
 ``trust_share_sets``: per (rubric version, dataset) the judges' share of the trust report
 (storage.services.trust_judges: their figures as JSON, their arrays as raw bytes) with the
 judges' keys and stamp it was made at. Making it takes ~8 s at 100,000 responses x 3 runs
 and a panel; every new app process paid it. Empty here: the first Agreement read makes and
 stores it (storage.services.trust_share_store).
+
+``member_alpha_kept``: per panel its members' alpha per criterion (JSON) with the members'
+stamp it was computed at (~1.5 s at 100,000 responses; storage.services.member_alpha_store).
 
 Revision ID: 0036_trust_share_kept
 Revises: 0035_verdict_ids_never_reused
@@ -44,8 +48,19 @@ def upgrade() -> None:
                             name=op.f("uq_trust_share_sets_rubric_version_id_dataset_id")),
     )
     op.create_index("ix_trust_share_sets_dataset_id", "trust_share_sets", ["dataset_id"])
+    op.create_table(
+        "member_alpha_kept",
+        sa.Column("panel_id", sa.Integer(), nullable=False),
+        sa.Column("stamp", sa.Text(), nullable=False),
+        sa.Column("figures", sa.Text(), nullable=False),
+        sa.ForeignKeyConstraint(["panel_id"], ["judge_panels.id"],
+                                name=op.f("fk_member_alpha_kept_panel_id_judge_panels"),
+                                ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("panel_id", name=op.f("pk_member_alpha_kept")),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("member_alpha_kept")
     op.drop_index("ix_trust_share_sets_dataset_id", table_name="trust_share_sets")
     op.drop_table("trust_share_sets")
