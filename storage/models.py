@@ -15,6 +15,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -455,6 +456,45 @@ class JudgePatternRow(Base):
     response_id: Mapped[int | None] = mapped_column(Integer)
     rank: Mapped[int | None] = mapped_column(BigInteger)
     n: Mapped[int] = mapped_column(Integer)
+
+
+class TrustShareRow(Base):
+    """The trust report's judges' share of a (rubric version, dataset), kept in the database
+    so a new process reads it instead of making it again (~8 s at 100,000 responses; issue
+    41). Derived: ``trust_judges.judges_part`` of the full agreement report, made at the
+    judges' ``stamp`` (canonical JSON of ``agreement_judge_counts.judge_stamp`` with the
+    format) for the judges ``keys``; used only while both are the current ones, otherwise
+    made again and replaced (storage.services.trust_share_store). ``figures``: JSON
+    (storage.services.trust_share_codec), ``arrays``: the raw bytes of its numpy arrays."""
+
+    __tablename__ = "trust_share_sets"
+    __table_args__ = (UniqueConstraint("rubric_version_id", "dataset_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rubric_version_id: Mapped[int] = mapped_column(
+        ForeignKey("rubric_versions.id", ondelete="CASCADE"))
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"),
+                                            index=True)
+    keys: Mapped[list] = mapped_column(JSONType)
+    stamp: Mapped[str] = mapped_column(Text)
+    figures: Mapped[str] = mapped_column(Text)
+    arrays: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class MemberAlphaRow(Base):
+    """A panel's members' alpha per criterion, kept in the database so a new process reads
+    it instead of reading every member's verdict keys again (issue 41). Derived:
+    ``panel_agreement.member_agreement`` (``figures``: JSON, storage.services.
+    trust_share_codec) computed at the members' ``stamp`` (canonical JSON of
+    ``panel_results.member_stamp``); used only while it is the current one, otherwise
+    computed again and replaced (storage.services.member_alpha_store)."""
+
+    __tablename__ = "member_alpha_kept"
+
+    panel_id: Mapped[int] = mapped_column(
+        ForeignKey("judge_panels.id", ondelete="CASCADE"), primary_key=True)
+    stamp: Mapped[str] = mapped_column(Text)
+    figures: Mapped[str] = mapped_column(Text)
 
 
 class PanelFillRow(Base):

@@ -10,7 +10,9 @@ exactly then; the short TTL of the stamp itself is the only polling. The judges'
 report's count is kept by the judges' part of the stamp only (``get_judge_patterns``; in the
 database too, storage.services.agreement_judge_store), and the
 report itself between saved verdicts (``get_kept_slot``): a saved verdict re-reads the
-responses it is on, not every reviewed one.
+responses it is on, not every reviewed one. The trust report's judges' share is kept by the
+judges' stamp as well (``get_trust_judges``; in the database too,
+storage.services.trust_share_store).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from storage.services import (
     human_baseline,
     results,
     trust_report,
+    trust_share_store,
 )
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
 from storage.services.agreement_judge_counts import JudgePatterns
@@ -136,8 +139,9 @@ def get_trust_judges(db: str, rubric_version_id: int, dataset_id: int, judge_sta
     every response…), kept until a judge's stamp moves (a grade lands, a run is added, a
     panel is filled), whatever people's verdicts do; made from ``_report``, the full report
     of a stamp with this judges' part (not hashed: the stamp says which). Shared and never
-    mutated, as ``get_judge_patterns``."""
-    return trust_report.judges_part(sessions_for(db), _report)
+    mutated, as ``get_judge_patterns``. Read from the database when made there at this
+    stamp (storage.services.trust_share_store: a new process does not make it again)."""
+    return trust_share_store.kept_share(sessions_for(db), _report, judge_stamp)
 
 
 @st.cache_data(ttl=3600, max_entries=20, show_spinner=False)

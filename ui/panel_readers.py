@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage.services import blindness, panel_agreement, panel_results, panels, trials
+from storage.services import (
+    blindness,
+    member_alpha_store,
+    panel_agreement,
+    panel_results,
+    panels,
+    trials,
+)
 from storage.services.blindness import Sight
 from ui.runtime import sessions_for
 
@@ -61,8 +68,9 @@ def get_unsettled(db: str, panel_ids: tuple[int, ...], stamp: tuple) -> bool:
 def get_member_agreement(db: str, panel_id: int,
                          stamp: tuple) -> list[panel_agreement.MemberAgreement]:
     """The members' alpha until ``stamp`` moves: ``panel_results.member_stamp`` (a
-    person's verdict does not recompute it)."""
-    return panel_agreement.member_agreement(sessions_for(db), panel_id)
+    person's verdict does not recompute it). Read from the database when computed there at
+    this stamp (storage.services.member_alpha_store: a new process does not compute it)."""
+    return member_alpha_store.kept_member_agreement(sessions_for(db), panel_id, stamp)
 
 
 @st.cache_data(ttl=600, max_entries=200, show_spinner="Estimating…")

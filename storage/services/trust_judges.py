@@ -97,7 +97,10 @@ def judges_part(sessions: SessionFactory, report: AgreementReport) -> TrustJudge
                                      stabilities.get(samples)))
     shares = {share.source_key: share for share in (finish() for finish in pending)}
     # What the figures were made from is let go: the verdict matrices (the judges' values
-    # are in their shares), the stored reads, the draws, the lengths by id.
+    # are in their shares), the stored reads, the draws, the lengths by id, the runs'
+    # shuffles, listings and own samples (people's part reads the population and the
+    # comparisons' order only; trust_share_store keeps the rest in the database).
     frame.matrices, frame.seen, frame.stored, frame.draws = {}, {}, None, None
     return TrustJudges(rubric_version_id=data.rubric_version_id, dataset_id=data.dataset_id,
-                       frame=frame, reads=replace(reads, lengths={}), shares=shares)
+                       frame=frame, reads=replace(reads, lengths={}, shuffles={}, within={},
+                                                  listings={}), shares=shares)

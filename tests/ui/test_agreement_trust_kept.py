@@ -57,3 +57,31 @@ def test_a_saved_verdict_keeps_the_judges_share_and_a_new_run_makes_it_again(
     assert len(made) == 3  # a run added: made again
     assert f"run:{added}" in at.selectbox(key="agreement_trust_judge").options or any(
         f"#{added}" in option for option in at.selectbox(key="agreement_trust_judge").options)
+
+
+def test_a_new_app_process_reads_the_judges_share_the_first_one_stored(sessions, monkeypatch):
+    """The share is kept in the database (storage.services.trust_share_store): a process
+    whose in-process caches are empty shows the same trust report without making it."""
+    from ui import agreement_readers
+
+    world = trust_seed.seed(sessions)
+    made = []
+    real = trust_report.judges_part
+    monkeypatch.setattr(trust_report, "judges_part",
+                        lambda *args: made.append(args) or real(*args))
+    agreement_readers.get_trust_judges.clear()
+    first = open_page("agreement", timeout=120)
+    assert not first.exception, first.exception
+    assert len(made) == 1
+
+    for reader in (agreement_readers.get_trust_judges, agreement_readers.get_trust,
+                   agreement_readers.get_full_report, agreement_readers.get_kept_slot,
+                   agreement_readers.get_judge_patterns, agreement_readers.get_stamp):
+        reader.clear()  # as a new process: nothing kept in memory
+    at = open_page("agreement", timeout=120)
+    assert not at.exception, at.exception
+    assert len(made) == 1  # read from the database
+    a1 = f"run:{world.runs['a1']}"
+    fresh = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
+    assert fresh.judge(a1).verdict in _text(at)
+    assert _text(at) == _text(first)

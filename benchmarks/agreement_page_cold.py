@@ -1,0 +1,90 @@
+"""The Agreement page's reads, cold, in a NEW process (issue 41): what a new app process
+computes before the page shows, through the page's own cached readers (ui.agreement_readers,
+ui.panel_readers) for an adjudicator (who sees every verdict).
+
+benchmarks/scale.py runs this file as a child for its row "Agreement page in a new process,
+every part the page reads": the child opens the database (untimed: the app opens it once per
+process), then times, in the page's order, the stamp and the report, the criteria table, the
+panel members' alpha, the human baseline and its grid, the trust report and the
+disagreement list of the first criterion with disagreements (every source compared, the
+page's default). It prints one JSON line: wall and CPU seconds of the whole, each part's wall
+seconds and the process's own peak RSS.
+
+    .venv/bin/python benchmarks/agreement_page_cold.py --db URL --version V --dataset D
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def _own_peak_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
+    """Every part the Agreement page reads, timed, with the readers the page calls."""
+    from storage.services import blindness, panel_results
+    from ui import agreement_readers as readers
+    from ui import panel_readers
+    from ui.runtime import sessions_for
+
+    sessions_for(db)  # the app opens (and migrates) the database once per process
+    parts: dict[str, float] = {}
+    started, cpu = time.perf_counter(), time.process_time()
+
+    def part(name: str, fn):
+        at = time.perf_counter()
+        found = fn()
+        parts[name] = round(time.perf_counter() - at, 3)
+        return found
+
+    scope = (db, version_id, dataset_id,
+             part("stamp", lambda: readers.get_stamp(db, version_id, dataset_id)),
+             blindness.EVERYTHING)
+    report = part("report", lambda: readers.get_report(*scope))
+    rows = part("criteria table", lambda: readers.get_criterion_table(*scope, None, None))
+
+    def alphas():
+        for judge in report.judges:
+            if judge.source.is_panel:
+                pid = judge.source.panel_id
+                panel_readers.get_member_agreement(db, pid, panel_results.member_stamp(
+                    panel_readers.get_stamp(db, (pid,))))
+    part("members' alpha", alphas)
+    part("baseline + grid", lambda: (readers.get_baseline(*scope),
+                                     readers.get_baseline_grid(*scope)))
+    part("trust", lambda: readers.get_trust(*scope))
+    keys = tuple(s.key for s in report.data.verdict_sources)
+    first = next((r.criterion.id for r in rows if r.disagreements), None)
+    if first is not None:
+        part("disagreement list", lambda: readers.get_disagreements(*scope, keys, first))
+    return {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu,
+            "parts": parts, "peak_mb": _own_peak_mb()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--version", type=int, required=True)
+    parser.add_argument("--dataset", type=int, required=True)
+    args = parser.parse_args()
+    # the caches' "no Streamlit runtime" warnings: the readers run outside the app here
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    print(json.dumps(page_cold(args.db, args.version, args.dataset)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The trust report's judges' share kept in the database (issue 41): made once, read back by
+every app process while the judges have not moved.
+
+``trust_judges.judges_part`` reads every judge verdict and bootstraps every length slope over
+every response (~8 s CPU at 100,000 responses x 3 runs and a panel); the page kept it in its
+process only, so every new process paid it. Here it is stored (``trust_share_sets``: its
+figures as JSON, its arrays as raw bytes, storage.services.trust_share_codec) with the
+judges' keys and the judges' stamp it was made at, as the judges' pattern count is
+(agreement_judge_store). ``kept_share`` returns the stored one only when the stamp it was
+made at is the current one and the one the caller's report was built at, for the same
+judges, and it fits the report (the same criteria and responses); otherwise it makes the
+share now and stores it in place of the old one. A database busy with another writer
+(SQLite) does not fail the read: the share made now is used, stored by a later read.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from storage import models as m
+from storage.engine import SessionFactory
+from storage.services import trust_report, trust_share_codec
+from storage.services.agreement import AgreementReport
+from storage.services.agreement_judge_counts import judge_stamp
+from storage.services.agreement_sources import data_stamp
+from storage.services.trust_judges import TrustJudges, trust_judge_keys
+
+# Part of the stored stamp: a share stored by code that made it differently never matches.
+FORMAT = 1
+
+
+def stamp_text(stamp: tuple) -> str:
+    """The judges' stamp as stored: canonical JSON, with the share's format."""
+    return json.dumps({"format": FORMAT, "stamp": stamp}, separators=(",", ":"))
+
+
+def current_stamp(sessions: SessionFactory, rubric_version_id: int, dataset_id: int) -> tuple:
+    """The judges' part of the set's data stamp now (a grade landing, a run's status, a
+    panel filled moves it; people's verdicts do not)."""
+    return judge_stamp(data_stamp(sessions, rubric_version_id, dataset_id))
+
+
+def kept_share(sessions: SessionFactory, report: AgreementReport,
+               stamp: tuple) -> TrustJudges:
+    """The judges' share of ``report`` (the full report, built after the judges' ``stamp``
+    was read): the stored one when made at ``stamp``, still the current one, for these
+    judges and fitting the report; else made now (``judges_part``) and stored if the
+    judges did not move meanwhile."""
+    data = report.data
+    where = (data.rubric_version_id, data.dataset_id)
+    keys = list(trust_judge_keys(report))
+    now = current_stamp(sessions, *where)
+    if now == stamp:
+        stored = read_stored(sessions, *where, stamp, keys)
+        if stored is not None and stored.fits(report):
+            return stored
+    made = trust_report.judges_part(sessions, report)
+    if now == stamp and current_stamp(sessions, *where) == stamp:
+        store(sessions, made, stamp, keys)
+    return made
+
+
+def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+                stamp: tuple, keys) -> TrustJudges | None:
+    """The stored share if it was made at ``stamp`` for these judges' ``keys`` (None also
+    when stored in a shape this code does not know)."""
+    s = m.TrustShareRow
+    with sessions() as session:
+        kept = session.execute(
+            select(s.id, s.keys, s.stamp)
+            .where(s.rubric_version_id == rubric_version_id, s.dataset_id == dataset_id)
+        ).one_or_none()
+        if kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys):
+            return None
+        figures, arrays = session.execute(
+            select(s.figures, s.arrays).where(s.id == kept.id)).one()
+    try:
+        share = trust_share_codec.decode_share(figures, bytes(arrays))
+    except trust_share_codec.UnknownShape:
+        return None
+    if (share.rubric_version_id, share.dataset_id) != (rubric_version_id, dataset_id):
+        return None
+    return share
+
+
+def store(sessions: SessionFactory, share: TrustJudges, stamp: tuple, keys) -> bool:
+    """Replace the set's stored share with ``share``; False when another process stored
+    its own at the same time (theirs stays: each is checked by its stamp before use) or the
+    database stayed busy (SQLite locked): a cache write never fails a read."""
+    s = m.TrustShareRow
+    figures, arrays = trust_share_codec.encode(share)
+    try:
+        with sessions() as session, session.begin():
+            session.execute(delete(s).where(s.rubric_version_id == share.rubric_version_id,
+                                            s.dataset_id == share.dataset_id))
+            session.execute(insert(s).values(
+                rubric_version_id=share.rubric_version_id, dataset_id=share.dataset_id,
+                keys=list(keys), stamp=stamp_text(stamp), figures=figures, arrays=arrays))
+    except (IntegrityError, OperationalError):
+        return False
+    return True
