@@ -36,8 +36,8 @@ def _own_peak_mb() -> float:
 def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
     """Every part the Agreement page reads, timed, with the readers the page calls."""
     from storage.services import blindness, panel_results
+    from ui import agreement_criteria, panel_readers
     from ui import agreement_readers as readers
-    from ui import panel_readers
     from ui.runtime import sessions_for
 
     sessions_for(db)  # the app opens (and migrates) the database once per process
@@ -69,7 +69,8 @@ def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
     keys = tuple(s.key for s in report.data.verdict_sources)
     first = next((r.criterion.id for r in rows if r.disagreements), None)
     if first is not None:
-        part("disagreement list", lambda: readers.get_disagreements(*scope, keys, first))
+        part("disagreement list", lambda: readers.get_disagreements(
+            *scope, keys, first, agreement_criteria.LISTED))
     return {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu,
             "parts": parts, "peak_mb": _own_peak_mb()}
 

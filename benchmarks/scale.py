@@ -208,6 +208,9 @@ def build(sessions: SessionFactory, size: int) -> World:
                  reviewed)
 
 
+LISTED = 500  # ui.agreement_criteria.LISTED: the disagreements the Agreement page lists
+
+
 # -- the reads: (name, product, SQL, note) ---------------------------------------------------
 def _sql(sessions: SessionFactory, statement, *params) -> Callable[[], int]:
     def run() -> int:
@@ -587,9 +590,10 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
             if stamp not in listings:
                 listings.clear()
                 listings[stamp] = agreement_lists.judge_listing(
-                    sessions, report.data, keys, w.criterion_ids[0])
+                    sessions, report.data, keys, w.criterion_ids[0], LISTED)
             return agreement_lists.disagreement_list(sessions, report, keys,
-                                                     w.criterion_ids[0], listings[stamp])
+                                                     w.criterion_ids[0], listings[stamp],
+                                                     first=LISTED)
 
         def warm():
             warm_judges()
@@ -740,8 +744,9 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         ("Agreement page in a new process, every part the page reads (report, baseline, "
          "members' alpha, trust, the first list)", page_in_new_process(sessions, w),
          q(sessions, _patterns, w), "SQL: the verdict patterns of every source"),
-        ("Agreement disagreement list, every source, one criterion, judges' share kept "
-         "(new, the page)", disagreement_list(True), q(sessions, _disagreeing, w),
+        ("Agreement disagreement list, every source, one criterion, its first 500 as the "
+         "page lists them, judges' share kept (new, the page)", disagreement_list(True),
+         q(sessions, _disagreeing, w),
          "SQL: the responses where they disagree"),
         ("Agreement disagreement list, every source, one criterion, read through a gather "
          "(before)", disagreement_list(False), q(sessions, _disagreeing, w), "as above"),

@@ -99,6 +99,9 @@ def handle_reword(dataset_id: int, version_id: int, criterion_id: int, run_id: i
     s.judges_tab = "Try a new wording"
 
 
+LISTED = 500  # the examples listed of a criterion: the first so many, by response
+
+
 def render_disagreements(
     report: AgreementReport, scope: tuple, rows, keys: tuple[str, ...]
 ) -> None:
@@ -112,7 +115,13 @@ def render_disagreements(
         st.session_state["agreement_criterion"] = with_examples[0].criterion.id
     criterion_id = st.selectbox("Examples where they disagree", list(names),
                                 format_func=names.get, key="agreement_criterion")
-    found = readers.get_disagreements(*scope, keys, criterion_id)
+    found = readers.get_disagreements(*scope, keys, criterion_id, LISTED)
+    total = next(r.disagreements for r in with_examples if r.criterion.id == criterion_id)
+    if total > len(found):
+        # thousands of rows help nobody on this page, and cost seconds to read and send
+        st.caption(f"The first {len(found):,} of {total:,} responses where they disagree, "
+                   "in the dataset's order. **Open in Results** shows any of them; its "
+                   "**Judges disagree** filter lists every one where judges differ.")
     labels_by_key = {s.key: short(s) for s in report.data.sources}
     frame = pd.DataFrame([
         {"Response": safe_text.text(d.response_label),

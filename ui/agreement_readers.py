@@ -164,30 +164,35 @@ def get_criterion_table(
 @st.cache_data(ttl=3600, max_entries=100, show_spinner=False)
 def get_disagreements(
     db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, sight: Sight,
-    keys: tuple[str, ...], criterion_id: int,
+    keys: tuple[str, ...], criterion_id: int, first: int | None = None,
 ) -> list[Disagreement]:
     """As ``sight`` may see them: no other reviewer's verdict or note on a criterion the
-    viewer has not answered (a pair that differed only through it is not listed)."""
+    viewer has not answered (a pair that differed only through it is not listed).
+    ``first``: the list's first so many only."""
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
     sessions = sessions_for(db)
     if report.data.complete:
-        return agreement_lists.disagreement_list(sessions, report, keys, criterion_id)
+        return agreement_lists.disagreement_list(sessions, report, keys, criterion_id,
+                                                 first=first)
     judges = get_judge_listing(db, rubric_version_id, dataset_id,
                                agreement_judge_counts.judge_stamp(stamp), keys, criterion_id,
-                               report)
+                               report, first)
     if judges is None:  # a panel's stored decisions are not all the ones read
-        return agreement_lists.gathered_list(sessions, report, keys, criterion_id)
-    return agreement_lists.disagreement_list(sessions, report, keys, criterion_id, judges)
+        return agreement_lists.gathered_list(sessions, report, keys, criterion_id)[:first]
+    return agreement_lists.disagreement_list(sessions, report, keys, criterion_id, judges,
+                                             first=first)
 
 
 @st.cache_resource(ttl=3600, max_entries=50, show_spinner=False)
 def get_judge_listing(db: str, rubric_version_id: int, dataset_id: int, judge_stamp: tuple,
                       keys: tuple[str, ...], criterion_id: int,
-                      _report: AgreementReport) -> JudgeListing | None:
+                      _report: AgreementReport, first: int | None = None,
+                      ) -> JudgeListing | None:
     """The judges' share of a disagreement list (storage.services.agreement_listing), kept
     until a judge's stamp moves: a saved verdict then lists from the report alone. Shared
     and immutable, as ``get_judge_patterns``."""
-    return agreement_lists.judge_listing(sessions_for(db), _report.data, keys, criterion_id)
+    return agreement_lists.judge_listing(sessions_for(db), _report.data, keys, criterion_id,
+                                         first)
 
 
 def clear_after_import() -> None:

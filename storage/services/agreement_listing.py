@@ -45,10 +45,12 @@ def judge_keys(source_keys: Sequence[str]) -> tuple[str, ...]:
 
 
 def judge_listing(sessions: SessionFactory, data: AgreementData, keys: Sequence[str],
-                  criterion_id: int) -> JudgeListing | None:
+                  criterion_id: int, first: int | None = None) -> JudgeListing | None:
     """The judges' (``keys``, no people) share of the list. None when a panel among them has
     responses whose stored decision is not the one read (a member still grading, another tie
-    rule): the list is then read through the full gather."""
+    rule): the list is then read through the full gather. ``first``: only the first so many
+    responses where the judges disagree (by id), enough for the list's first ``first``
+    items (each of those the judges disagree on is among the judges' first ``first``)."""
     keys = tuple(keys)
     sources = [data.source(key) for key in keys]
     empty = JudgeListing(keys, criterion_id, (), {key: {} for key in keys},
@@ -61,9 +63,8 @@ def judge_listing(sessions: SessionFactory, data: AgreementData, keys: Sequence[
         if len(keys) < 2:  # one verdict per key: one source never disagrees with itself
             return empty
         sides = [agreement_sides.side_of(data, key) for key in keys]
-        ids = list(session.scalars(
-            agreement_sides.disagreeing_query(sides, criterion_id).order_by(None)))
-        ids.sort()
+        ids = (_all_ids(session, sides, criterion_id) if first is None
+               else _first_ids(session, data.dataset_id, sides, criterion_id, first))
         verdicts, reasons = {}, {}
         for key, source in zip(keys, sources, strict=True):
             if source.is_panel:
@@ -74,6 +75,31 @@ def judge_listing(sessions: SessionFactory, data: AgreementData, keys: Sequence[
             verdicts[key] = {(rid, criterion_id): choice for rid, choice, _ in found}
             reasons[key] = {(rid, criterion_id): reason for rid, _, reason in found}
     return JudgeListing(keys, criterion_id, tuple(ids), verdicts, reasons)
+
+
+def _all_ids(session, sides, criterion_id: int, below: int | None = None) -> list[int]:
+    """The responses where the judges disagree, ascending (those with an id up to ``below``)."""
+    if below is not None:
+        sides = [side.where(side.selected_columns.response_id <= below) for side in sides]
+    return sorted(session.scalars(
+        agreement_sides.disagreeing_query(sides, criterion_id).order_by(None)))
+
+
+def _first_ids(session, dataset_id: int, sides, criterion_id: int, first: int) -> list[int]:
+    """The first ``first`` of ``_all_ids``: looked for among the dataset's first responses,
+    four times as many each time until enough are found (at 100,000 responses a judges'
+    disagreement list of 22,000 is found in its first few thousand responses)."""
+    reach = 4 * first
+    while True:
+        bound = session.scalar(
+            select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == dataset_id)
+            .order_by(m.ResponseRow.id).offset(reach).limit(1))
+        if bound is None:  # the whole dataset
+            return _all_ids(session, sides, criterion_id)[:first]
+        ids = _all_ids(session, sides, criterion_id, below=bound)
+        if len(ids) >= first:
+            return ids[:first]
+        reach *= 4
 
 
 def _shown(session, run_ids: Sequence[int]) -> set[int]:

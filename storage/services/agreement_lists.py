@@ -31,27 +31,29 @@ from storage.services.agreement_sources import AgreementData
 
 def disagreement_list(sessions: SessionFactory, report: AgreementReport,
                       source_keys: Sequence[str], criterion_id: int,
-                      judges: JudgeListing | None = None) -> list[Disagreement]:
+                      judges: JudgeListing | None = None,
+                      first: int | None = None) -> list[Disagreement]:
     """``agreement.disagreements`` of ``report``'s sources on one criterion, read from the
     database when the report holds only the reviewed responses' judge verdicts. ``judges``:
-    ``judge_listing`` of these sources' judges on this criterion, kept by the caller (read
-    here when None)."""
+    ``judge_listing`` of these sources' judges on this criterion with the same ``first``,
+    kept by the caller (read here when None). ``first``: the list's first so many items
+    only (by response), the others not read."""
     data = report.data
     if data.complete:
-        return disagreements(data, source_keys, criterion_id)
+        return disagreements(data, source_keys, criterion_id)[:first]
     if judges is None:
-        judges = judge_listing(sessions, data, source_keys, criterion_id)
+        judges = judge_listing(sessions, data, source_keys, criterion_id, first)
     if judges is not None:
         return listed_disagreements(agreement_listing.listed_data(data, judges, source_keys),
-                                    source_keys, criterion_id)
-    return gathered_list(sessions, report, source_keys, criterion_id)
+                                    source_keys, criterion_id)[:first]
+    return gathered_list(sessions, report, source_keys, criterion_id)[:first]
 
 
 def judge_listing(sessions: SessionFactory, data: AgreementData, source_keys: Sequence[str],
-                  criterion_id: int) -> JudgeListing | None:
+                  criterion_id: int, first: int | None = None) -> JudgeListing | None:
     """The judges' share of ``disagreement_list`` (None: it is read through the gather)."""
     return agreement_listing.judge_listing(
-        sessions, data, agreement_listing.judge_keys(source_keys), criterion_id)
+        sessions, data, agreement_listing.judge_keys(source_keys), criterion_id, first)
 
 
 def gathered_list(sessions: SessionFactory, report: AgreementReport,

@@ -63,6 +63,34 @@ def test_the_list_from_the_judges_share_is_the_gathered_one_and_every_verdicts(
     assert listed > 0
 
 
+@pytest.mark.parametrize("seed", [21, 24])
+def test_the_first_items_of_the_list_are_the_whole_lists_first(sessions, seed):
+    # The page lists a criterion's first disagreements only; the judges' share is then read
+    # for the first responses the judges disagree on, looked for among the dataset's first
+    # responses (4 x as many each time): the items must be the whole list's first ones, with
+    # people among the sources or not, whether found at once, after widening or not at all.
+    version, dataset = _random_world(sessions, seed, responses=30)
+    report = agreement.agreement_report(sessions, version.id, dataset.id)
+    python = _every_verdict(sessions, version, dataset)
+    keys = [s.key for s in python.data.verdict_sources]
+    shorter = 0
+    for criterion in version.criteria:
+        for these in _chosen(keys):
+            expected = agreement.disagreements(python.data, these, criterion.id)
+            for first in (1, 2, 3, 7, 50):
+                share = agreement_lists.judge_listing(sessions, report.data, these,
+                                                      criterion.id, first)
+                assert share is not None
+                assert len(share.response_ids) <= first
+                assert agreement_lists.disagreement_list(
+                    sessions, report, these, criterion.id, share, first=first
+                ) == expected[:first]
+                assert agreement_lists.disagreement_list(
+                    sessions, report, these, criterion.id, first=first) == expected[:first]
+                shorter += len(expected) > first
+    assert shorter > 0  # some lists were cut
+
+
 def test_a_kept_share_stays_right_after_verdicts_and_an_adjudication(sessions):
     version, dataset = _random_world(sessions, 23, responses=30)
     report = agreement.agreement_report(sessions, version.id, dataset.id)

@@ -88,6 +88,23 @@ def test_disagreement_examples_list_the_responses_and_reasons(sessions):
     assert "checked r3" in set(examples[next(c for c in examples.columns if c.startswith("Why"))])
 
 
+def test_a_long_disagreement_list_shows_its_first_items_and_says_how_many(sessions,
+                                                                        monkeypatch):
+    from ui import agreement_criteria
+
+    seeded = seed(sessions)
+    at = _open()
+    at.selectbox(key="agreement_criterion").set_value(seeded.version.criteria[1].id).run()
+    assert not any("responses where they disagree" in c.value for c in at.caption)
+    monkeypatch.setattr(agreement_criteria, "LISTED", 1)  # the page lists 500 at most
+    at.run()
+    assert not at.exception
+    assert list(at.dataframe[1].value["Response"]) == ["r3"]  # the first of r3, r4
+    assert any("The first 1 of 2 responses where they disagree" in c.value
+               for c in at.caption)
+    assert at.selectbox(key="agreement_open_response").options == ["r3"]
+
+
 def test_all_sources_view_ranks_criteria_by_alpha(sessions):
     seed(sessions)
     at = _open()
