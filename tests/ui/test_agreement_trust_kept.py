@@ -28,11 +28,7 @@ def test_a_saved_verdict_keeps_the_judges_share_and_a_new_run_makes_it_again(
     from ui import agreement_readers
 
     world = trust_seed.seed(sessions)
-    made = []
-    real = trust_report.judges_part
-    monkeypatch.setattr(trust_report, "judges_part",
-                        lambda *args: made.append(args) or real(*args))
-    agreement_readers.get_trust_judges.clear()
+    made = _count_made(monkeypatch, agreement_readers)
     at = open_page("agreement", timeout=120)
     assert len(made) == 1
     a1 = f"run:{world.runs['a1']}"
@@ -65,11 +61,7 @@ def test_a_new_app_process_reads_the_judges_share_the_first_one_stored(sessions,
     from ui import agreement_readers
 
     world = trust_seed.seed(sessions)
-    made = []
-    real = trust_report.judges_part
-    monkeypatch.setattr(trust_report, "judges_part",
-                        lambda *args: made.append(args) or real(*args))
-    agreement_readers.get_trust_judges.clear()
+    made = _count_made(monkeypatch, agreement_readers)
     first = open_page("agreement", timeout=120)
     assert not first.exception, first.exception
     assert len(made) == 1
@@ -85,3 +77,13 @@ def test_a_new_app_process_reads_the_judges_share_the_first_one_stored(sessions,
     fresh = trust_report.trust_report(sessions, world.version_id, world.dataset_id)
     assert fresh.judge(a1).verdict in _text(at)
     assert _text(at) == _text(first)
+
+
+def _count_made(monkeypatch, agreement_readers) -> list:
+    """Each time the judges' share is made (not read), from caches cleared now."""
+    made = []
+    real = trust_report.judges_part
+    monkeypatch.setattr(trust_report, "judges_part",
+                        lambda *args: made.append(args) or real(*args))
+    agreement_readers.get_trust_judges.clear()
+    return made
