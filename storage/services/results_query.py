@@ -176,6 +176,7 @@ class ResultsQuery:
         self.overlaid = overlay is not None  # the overlay's table is joined
         self.matched: Table | None = None  # while :meth:`kept`
         self._touched: dict[str, dict[int, float | None]] | None = None
+        self.materialized = False  # :meth:`_source`
 
     def _listed(self, ids: frozenset[int]):
         """``id IN`` the listed ids: on PostgreSQL one array parameter (``= ANY``), not one
@@ -234,11 +235,15 @@ class ResultsQuery:
         the count, the page and the histograms then read it instead of running the joins
         and filters over the dataset once each (three passes at 100,000 responses)."""
         names = [column.name for column in self.query.selected_columns]
+        connection = self.session.connection()
+        # On SQLite the id is the rowid (free); on PostgreSQL a primary key is a B-tree
+        # written row by row that no statement here reads (the count, the page and the
+        # bins each scan the table): 100,000 entries less to write per view.
+        keyed = connection.dialect.name != "postgresql"
         table = Table(MATCHED_TABLE, MetaData(),
                       *[Column(name, Integer if name in ("rid", "reviewed_count") else Float,
-                               primary_key=name == "rid", autoincrement=False)
+                               primary_key=keyed and name == "rid", autoincrement=False)
                         for name in names], prefixes=["TEMPORARY"])
-        connection = self.session.connection()
         # One left on this pooled connection by a rolled back page (SQLite commits the
         # CREATE on its own, not the DROP in the transaction) may have other columns.
         table.drop(connection, checkfirst=True)
@@ -256,8 +261,14 @@ class ResultsQuery:
             table.drop(connection)
 
     def _source(self, name: str):
-        """The matched responses: the kept table while :meth:`kept`, else the query."""
-        return self.matched if self.matched is not None else self.query.subquery(name)
+        """The matched responses: the kept table while :meth:`kept`, else the query (its
+        columns computed once per row where ``materialized``: an order by the spread
+        repeats every run's score expression several times)."""
+        if self.matched is not None:
+            return self.matched
+        if self.materialized:
+            return self.query.cte(name).prefix_with("MATERIALIZED")
+        return self.query.subquery(name)
 
     def count_query(self):
         return select(func.count()).select_from(self._source("matched"))
@@ -333,9 +344,6 @@ class ResultsQuery:
         overlay's are reviewed responses; the caller then keeps the matched set)."""
         if self._touched is not None:
             return self._touched
-        if not self.stored:
-            self._touched = {}
-            return self._touched
         _plain_planner(self.session)
         people = self.people
         names = self._columns()
@@ -345,11 +353,12 @@ class ResultsQuery:
         found: dict[str, dict[int, float | None]] = {name: {} for name in names}
         for name in names:
             found[f"j_{name}"] = {}
+        found["people_score"] = {}
         for row in self.session.execute(query).mappings():
             for name in found:
                 found[name][row["rid"]] = row[name]
         overlay = self.spec.overlay
-        rids = set(found[names[0]]) if names else set()
+        rids = set(found["people_score"])
         if self.overlaid and not ({rid for rid, _col in overlay.runs} | set(overlay.judged)
                                   | {rid for rid, _col in overlay.panels}) <= rids:
             return None
@@ -405,7 +414,8 @@ class ResultsQuery:
 
     def ranked_page(self, name: str, descending: bool, offset: int,
                     limit: int) -> list[int] | None:
-        """The page in the order of one score column (``s<run>`` or ``p<panel>``) over
+        """The page in the order of one score column (``s<run>``, ``p<panel>`` or
+        ``people_score``) over
         every response of the dataset (no filter), responses without a score last, ties in
         id order: the first ``offset + limit`` untouched responses by stored score from the
         column's index, merged with the touched responses' effective scores
@@ -414,9 +424,16 @@ class ResultsQuery:
         touched = self.touched()
         if touched is None:
             return None
+        wanted = offset + limit
+        known = [(score, rid) for rid, score in touched[name].items() if score is not None]
+        if name == "people_score":
+            # only a response people touched has a score of theirs
+            if len(known) < wanted:
+                return None
+            known.sort(key=lambda found: (-found[0] if descending else found[0], found[1]))
+            return [rid for _score, rid in known[offset:wanted]]
         table, key = _stored_table(name)
         people = m.EffectiveScoreRow
-        wanted = offset + limit
         untouched = ~exists(select(people.id).where(
             people.rubric_version_id == self.spec.rubric_version_id,
             people.response_id == table.response_id))
@@ -427,8 +444,7 @@ class ResultsQuery:
             .order_by(ranked, table.response_id).limit(wanted)).all()
         if len(stored) < wanted:
             return None
-        known = [(score, rid) for score, rid in stored]
-        known += [(score, rid) for rid, score in touched[name].items() if score is not None]
+        known += [(score, rid) for score, rid in stored]
         known.sort(key=lambda found: (-found[0] if descending else found[0], found[1]))
         return [rid for _score, rid in known[offset:wanted]]
 

@@ -131,19 +131,21 @@ def sql_page(
             # No filter: every response matches; the histograms are the stored scores'
             # counts corrected on the responses people touched, and the page one ORDER BY
             # ... LIMIT over an index (no matched set of the whole dataset written and read
-            # three times). Ordered by the spread, or where that cannot be read so, the
-            # matched set is kept as below.
-            plain = filters == ResultsFilter() and needs_scores and sort != "spread"
+            # three times; by the spread, one ORDER BY over the query's rows). Where that
+            # cannot be read so, the matched set is kept as below.
+            plain = filters == ResultsFilter() and needs_scores
             if plain:
                 distribution = query.plain_histogram(distribution_bins)
                 plain = distribution is not None
             if plain:
                 total = dataset_total
                 column = _sort_column(sort, sort_run_id, by_panel, runs)
+                query.materialized = sort == "spread"
                 page_ids = (query.ranked_page(column, descending, offset, limit)
-                            if column is not None else ResultsQuery(
-                                session, spec, with_scores=False).page(
-                                    sort, sort_run_id, descending, offset, limit, by_panel))
+                            if column is not None else (query if sort == "spread" else
+                                                        ResultsQuery(session, spec,
+                                                                     with_scores=False))
+                            .page(sort, sort_run_id, descending, offset, limit, by_panel))
                 plain = page_ids is not None
             # Scores or filters: the matched set is kept once for the count, the page and
             # the histograms; the plain table in dataset order pages by its index instead.
@@ -246,6 +248,8 @@ def _sort_column(sort: str, sort_run_id: int | None, by_panel: int | None,
                  runs: list[int]) -> str | None:
     """The score column a view orders by (``ResultsQuery``'s names), None for an order
     that reads none."""
+    if sort == "people":
+        return "people_score"
     if sort != "score":
         return None
     if by_panel is not None:
