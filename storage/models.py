@@ -237,8 +237,11 @@ class GradeRow(Base):
         Index("ix_grades_compared", "response_id", "run_id", "score", "verdict_key"),
         # a run's scores by response from the index alone (Results' views; migration 0037)
         Index("ix_grades_run_scores", "run_id", "response_id", "score"),
-        # and in score order (Results with no filter: histograms, the page by a run's score)
-        Index("ix_grades_run_ranked", "run_id", "score", "response_id"),
+        # scored ones in score order (Results with no filter: histograms, the page by a
+        # run's score); partial, so that no other read of a run's grades takes it
+        Index("ix_grades_run_ranked", "run_id", "score", "response_id",
+              sqlite_where=text("score IS NOT NULL"),
+              postgresql_where=text("score IS NOT NULL")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

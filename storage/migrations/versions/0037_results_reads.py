@@ -18,6 +18,7 @@ Revises: 0035_verdict_ids_never_reused
 Create Date: 2026-11-30 15:40:00
 """
 
+import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0037_results_reads"
@@ -28,11 +29,24 @@ depends_on: str | None = None
 
 def upgrade() -> None:
     op.create_index("ix_grades_run_scores", "grades", ["run_id", "response_id", "score"])
-    op.create_index("ix_grades_run_ranked", "grades", ["run_id", "score", "response_id"])
+    # Partial: only a query that asks for scored grades may read it. Whole, SQLite took it
+    # for every read of a run's grades (exports in response order, the judges' GROUP BY
+    # over the runs): a search by run in score order, then each row looked up.
+    op.create_index("ix_grades_run_ranked", "grades", ["run_id", "score", "response_id"],
+                    sqlite_where=sa.text("score IS NOT NULL"),
+                    postgresql_where=sa.text("score IS NOT NULL"))
     op.create_index("ix_panel_grades_read", "panel_grades",
                     ["panel_id", "response_id", "score"])
     op.create_index("ix_responses_dataset_rows", "responses", ["dataset_id", "id"])
     op.drop_index("ix_responses_dataset_id", table_name="responses")
+    if op.get_bind().dialect.name == "sqlite" and op.get_bind().execute(sa.text(
+            "SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")).first():
+        # A database analyzed before: without their own statistics SQLite takes the new
+        # indexes for the most selective (a run's 100,000 grades for ten), over the
+        # covering scan it chose by the old ones' (the judges' GROUP BY: 0.26 -> 0.37 s).
+        for index in ("ix_grades_run_scores", "ix_grades_run_ranked",
+                      "ix_panel_grades_read", "ix_responses_dataset_rows"):
+            op.execute(f"ANALYZE {index}")
 
 
 def downgrade() -> None:
