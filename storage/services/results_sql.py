@@ -140,12 +140,16 @@ def sql_page(
             if plain:
                 total = dataset_total
                 column = _sort_column(sort, sort_run_id, by_panel, runs)
-                query.materialized = sort == "spread"
                 page_ids = (query.ranked_page(column, descending, offset, limit)
-                            if column is not None else (query if sort == "spread" else
-                                                        ResultsQuery(session, spec,
-                                                                     with_scores=False))
-                            .page(sort, sort_run_id, descending, offset, limit, by_panel))
+                            if column is not None else None)
+                if page_ids is None and column in (None, "spread"):
+                    # in dataset order or by the review count (no score read), or by the
+                    # spread past the responses with one: one ORDER BY over the query
+                    query.materialized = sort == "spread"
+                    pager = (query if sort == "spread"
+                             else ResultsQuery(session, spec, with_scores=False))
+                    page_ids = pager.page(sort, sort_run_id, descending, offset, limit,
+                                          by_panel)
                 plain = page_ids is not None
             # Scores or filters: the matched set is kept once for the count, the page and
             # the histograms; the plain table in dataset order pages by its index instead.
@@ -250,6 +254,8 @@ def _sort_column(sort: str, sort_run_id: int | None, by_panel: int | None,
     that reads none."""
     if sort == "people":
         return "people_score"
+    if sort == "spread":
+        return "spread"
     if sort != "score":
         return None
     if by_panel is not None:

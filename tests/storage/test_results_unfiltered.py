@@ -69,6 +69,7 @@ def _views(history, panel_ids, sight):
     views = [dict(sort="score", sort_run_id=run, descending=descending)
              for run in (a, b, c) for descending in (True, False)]
     views += [dict(sort="score", sort_panel_id=p, descending=True) for p in panel_ids]
+    views += [dict(sort="spread", descending=descending) for descending in (True, False)]
     views += [dict(sort="reviewed", descending=True), dict(sort="response"),
               dict(sort="response", descending=True)]
     if sight.sees_all:
