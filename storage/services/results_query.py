@@ -380,11 +380,7 @@ class ResultsQuery:
             return None
         found_bins: list[ScoreBin] = []
         for name in self._columns():
-            table, key = _stored_table(name)
-            found = self.session.execute(
-                select(table.score, func.count())
-                .where(key == int(name[1:]), table.score.is_not(None))
-                .group_by(table.score).limit(_DISTINCT + 1)).all()
+            found = self.session.execute(self.stored_counts_query(name)).all()
             if len(found) > _DISTINCT:
                 return None
             counted = Counter({value: n for value, n in found})
@@ -434,18 +430,30 @@ class ResultsQuery:
                 return None
             known.sort(key=lambda found: (-found[0] if descending else found[0], found[1]))
             return [rid for _score, rid in known[offset:wanted]]
-        table, key = _stored_table(name)
-        ranked = table.score.desc() if descending else table.score
-        stored = self.session.execute(
-            select(table.score, table.response_id)
-            .where(key == int(name[1:]), table.score.is_not(None),
-                   self._untouched(table.response_id))
-            .order_by(ranked, table.response_id).limit(wanted)).all()
+        stored = self.session.execute(self.stored_top_query(name, descending, wanted)).all()
         if len(stored) < wanted:
             return None
         known += [(score, rid) for score, rid in stored]
         known.sort(key=lambda found: (-found[0] if descending else found[0], found[1]))
         return [rid for _score, rid in known[offset:wanted]]
+
+    def stored_counts_query(self, name: str):
+        """(score, number of) of a score column's stored scores, at most ``_DISTINCT`` + 1
+        distinct ones: read from the run's (panel's) scores index."""
+        table, key = _stored_table(name)
+        return (select(table.score, func.count())
+                .where(key == int(name[1:]), table.score.is_not(None))
+                .group_by(table.score).limit(_DISTINCT + 1))
+
+    def stored_top_query(self, name: str, descending: bool, count: int):
+        """(score, response) of the first ``count`` untouched responses by a score column's
+        stored score, ties in id order: the index in score order, each checked untouched."""
+        table, key = _stored_table(name)
+        ranked = table.score.desc() if descending else table.score
+        return (select(table.score, table.response_id)
+                .where(key == int(name[1:]), table.score.is_not(None),
+                       self._untouched(table.response_id))
+                .order_by(ranked, table.response_id).limit(count))
 
     def _untouched(self, response_id):
         """No row of people's for the response (``touched`` holds those)."""

@@ -16,7 +16,9 @@ from sqlalchemy import event
 from storage.services import blindness, panel_results, results_query, reviews
 from storage.services.results import ResultsFilter, results_page
 from storage.services.results_python import page_in_python
+from storage.services.results_query import PageQuery, ResultsQuery
 from storage.services.reviewers import local_actor
+from tests.storage.test_agreement_counts import _full_scans, _plan
 from tests.storage.test_results_sql import SIGHTS, _History
 
 MATCHED = results_query.MATCHED_TABLE
@@ -186,3 +188,26 @@ def test_the_page_by_peoples_score_is_read_from_the_scored_responses_alone(
             assert not statements.kept(), kwargs
             assert page == _kept_page(monkeypatch, sessions, **kwargs)
             assert len(page.rows) == 4
+
+
+def test_the_stored_scores_are_counted_and_ranked_through_their_indexes(sessions):
+    """The histograms' counts and the first untouched responses by a run's or the panel's
+    score: searched in the run's (panel's) scores index, never a full scan of the grades
+    or the panel's decisions."""
+    history, panel_ids = _history(sessions, seed=27)
+    spec = PageQuery(dataset_id=history.dataset.id, rubric_version_id=history.version.id,
+                     runs=tuple(run.id for run in history.runs), panels=tuple(panel_ids))
+    with sessions() as session:
+        query = ResultsQuery(session, spec, with_scores=True)
+        names = [f"s{history.runs[0].id}", f"p{panel_ids[0]}"]
+        statements = [statement for name in names
+                      for statement in (query.stored_counts_query(name),
+                                        query.stored_top_query(name, True, 50),
+                                        query.stored_top_query(name, False, 50))]
+    sqlite = sessions.kw["bind"].dialect.name == "sqlite"
+    for position, statement in enumerate(statements):
+        plan = _plan(sessions, statement)
+        for table in ("grades", "panel_grades", "effective_scores"):
+            assert not _full_scans(plan, table), plan
+        if sqlite and position < 3:  # a run's scores in score order, not row by row
+            assert "SEARCH grades USING COVERING INDEX ix_grades_run_ranked" in plan, plan
