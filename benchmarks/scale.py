@@ -1126,7 +1126,8 @@ def print_table(backend: str, size: int, rows: list) -> None:
         met = ("—" if target is None else
                "yes" if cold < target[0] and after < target[1] else "no")
         print(f"| {name} | {cold:.2f} | {after:.2f} | {aim} | {met} | {sql:.3f} | "
-              f"{ratio:.0f}x | {'—' if peak is None else f'{peak:.0f}'} | {note} "
+              f"{ratio:.{2 if ratio < 10 else 0}f}x | "
+              f"{'—' if peak is None else f'{peak:.0f}'} | {note} "
               f"| {cold_cpu:.2f} / {after_cpu:.2f} |")
 
 
