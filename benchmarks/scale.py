@@ -45,7 +45,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sqlalchemy import and_, case, func, insert, literal, select, text, update
+from sqlalchemy import (
+    Integer,
+    and_,
+    case,
+    cast,
+    func,
+    insert,
+    literal,
+    literal_column,
+    or_,
+    select,
+    text,
+    union_all,
+    update,
+)
 from sqlalchemy.orm import aliased
 
 from grading.aggregation import aggregate_verdicts
@@ -225,6 +239,93 @@ def _first_page(w: World):
     return (select(m.GradeRow.response_id, m.GradeRow.run_id, m.GradeRow.score)
             .join(first, first.c.id == m.GradeRow.response_id)
             .where(m.GradeRow.run_id.in_(w.run_ids)))
+
+
+def _effective_rows(w: World, panel: bool):
+    """Every response of the dataset with its effective score per run (and the panel's) and
+    people's score, straight from the tables: a run's (panel's) kept score where people
+    reviewed the response, else the grade's (the panel's stored decision)."""
+    r, es = m.ResponseRow, m.EffectiveScoreRow
+    query = select().select_from(r).outerjoin(es, and_(
+        es.rubric_version_id == w.version_id, es.response_id == r.id))
+    columns = [r.id.label("rid"), es.score.label("people")]
+    parts = [(m.GradeRow, m.EffectiveRunScoreRow, "run_id", run, f"s{run}")
+             for run in w.run_ids]
+    if panel:
+        parts.append((m.PanelGradeRow, m.EffectivePanelScoreRow, "panel_id", w.panel_id,
+                      f"p{w.panel_id}"))
+    for stored_row, kept_row, key, value, name in parts:
+        stored, kept = aliased(stored_row), aliased(kept_row)
+        query = (query.outerjoin(stored, and_(getattr(stored, key) == value,
+                                              stored.response_id == r.id))
+                 .outerjoin(kept, and_(getattr(kept, key) == value, kept.response_id == r.id)))
+        columns.append(case((and_(es.id.is_not(None), kept.response_id.is_not(None)),
+                             kept.score), else_=stored.score).label(name))
+    return query.add_columns(*columns).where(r.dataset_id == w.dataset_id)
+
+
+def _results_reference(sessions: SessionFactory, w: World, *, order: str = "response",
+                       panel: bool = False, disagree_range: bool = False,
+                       bins: int = 10) -> Callable[[], tuple]:
+    """The straight SQL for a Results view's answer: its first 50 responses in its order
+    and (``bins``) each score column's counts in equal bins over 0-1 (every score here is
+    on that scale), over the responses its filter keeps. Hand-written over the tables, no
+    caches, no blind viewer's overlay; (page ids, {column: counts})."""
+    postgres = sessions.kw["bind"].dialect.name == "postgresql"
+    eff = _effective_rows(w, panel).cte("eff")
+    names = [f"s{run}" for run in w.run_ids] + ([f"p{w.panel_id}"] if panel else [])
+    where = []
+    if disagree_range:
+        g = m.GradeRow
+        differ = (select(g.response_id).where(g.run_id.in_(w.run_ids))
+                  .group_by(g.response_id)
+                  .having(or_(func.min(g.verdict_key) != func.max(g.verdict_key),
+                              func.max(g.score) - func.min(g.score) > 0.2)))
+        where = [eff.c.rid.in_(differ),
+                 or_(*[eff.c[n].between(0.2, 0.8) for n in names[:len(w.run_ids)]])]
+    if order == "response":
+        keys = []
+    elif order == "spread":
+        runs = [eff.c[n] for n in names[:len(w.run_ids)]]
+        known = sum((case((c.is_not(None), 1), else_=0) for c in runs), literal(0))
+        fills = [func.coalesce(c, *[o for o in runs if o is not c]) for c in runs]
+        high, low = ((func.greatest(*runs), func.least(*runs)) if postgres
+                     else (func.max(*fills), func.min(*fills)))
+        spread = case((known >= 2, high - low), else_=None)
+        keys = [case((spread.is_(None), 1), else_=0), spread.desc()]
+    else:
+        value = eff.c[order]
+        keys = [case((value.is_(None), 1), else_=0), value.desc()]
+    page = select(eff.c.rid).where(*where).order_by(*keys, eff.c.rid).limit(50)
+
+    def binned(value):
+        scaled = value / (1.0 / bins)
+        if postgres:
+            return func.least(func.floor(scaled), bins - 1)
+        return func.min(cast(scaled, Integer), bins - 1)
+
+    counts = [select(literal(n).label("col"), binned(eff.c[n]).label("bin"), func.count())
+              .where(*where, eff.c[n].is_not(None)).group_by(literal_column("bin"))
+              for n in names] if bins else []
+
+    def run() -> tuple:
+        with sessions() as session:
+            ids = list(session.scalars(page))
+            found = {n: [0] * bins for n in names} if bins else {}
+            if counts:
+                for name, k, n in session.execute(union_all(*counts)):
+                    found[name][int(k)] += n
+        return ids, found
+    return run
+
+
+def _answer_of(page) -> tuple:
+    """A product page as the reference's (page ids, {column: counts})."""
+    found: dict = {}
+    for b in page.distribution:
+        found.setdefault(f"s{b.run_id}" if b.panel_id is None else f"p{b.panel_id}",
+                         []).append(b.count)
+    return [row.response_id for row in page.rows], found
 
 
 def _panel_page(w: World):
@@ -685,8 +786,7 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     results_views = [
         (f"Results page, {view} ({'SQL, new' if new else 'Python, before'})",
-         page(view, new), _sql(sessions, _first_page, w),
-         "SQL: the page's 50 x 3 scores, no effective overlay")
+         page(view, new), reference(sessions, w, view), REFERENCE_NOTE)
         for view in RESULTS_VIEWS for new in (True, False)
         if new or RESULTS_VIEWS[view].get("sort") != "people"]  # new: no Python version
 
@@ -710,15 +810,17 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          _before(results_with_panel), q(sessions, _panel_page, w), "as above"),
         ("Results first page + panel column read, judges' facts cached (the page)",
          panel_page(blindness.EVERYTHING, distribution_bins=10),
-         q(sessions, _panel_page, w), "as above"),
+         _results_reference(sessions, w, panel=True), REFERENCE_NOTE),
         ("Results by the panel's score + column read, facts cached (the page)",
          panel_page(blindness.EVERYTHING, sort="score", sort_panel_id=w.panel_id,
                     descending=True, distribution_bins=10),
-         q(sessions, _panel_page, w), "as above"),
+         _results_reference(sessions, w, order=f"p{w.panel_id}", panel=True),
+         REFERENCE_NOTE),
         ("Results by the panel's score + column read, blind reviewer (the page)",
          panel_page(blindness.as_reviewer(REVIEWERS[0].key), sort="score",
                     sort_panel_id=w.panel_id, descending=True, distribution_bins=10),
-         q(sessions, _panel_page, w), "as above"),
+         _results_reference(sessions, w, order=f"p{w.panel_id}", panel=True),
+         REFERENCE_NOTE + " (everyone's)"),
         ("Agreement report", lambda: agreement.agreement_report(
             sessions, w.version_id, w.dataset_id),
          q(sessions, _patterns, w), "SQL: the verdict patterns of every source"),
@@ -815,6 +917,40 @@ RESULTS_VIEWS = {
     "blind reviewer, dataset order, no histograms": {
         "sight": blindness.as_reviewer(REVIEWERS[0].key), "distribution_bins": 0},
 }
+
+
+# The straight SQL of each view's answer (``_results_reference``): its order ("run": the
+# first run's effective score, "panel": the panel's), its filter, its histograms.
+REFERENCES = {
+    "by a run's score": {"order": "run"},
+    "by disagreement": {"order": "spread"},
+    "by people's score": {"order": "people"},
+    "judges disagree + score range": {"disagree_range": True},
+    "by the panel's score": {"order": "panel", "panel": True},
+    "blind reviewer, by a run's score": {"order": "run"},
+    "blind reviewer, dataset order, no histograms": {"bins": 0},
+}
+REFERENCE_NOTE = ("SQL: the view's first 50 in its order + its histograms' counts, "
+                  "straight from the tables")
+
+
+def reference(sessions: SessionFactory, w: World, view: str) -> Callable[[], tuple]:
+    kwargs = dict(REFERENCES[view])
+    order = kwargs.pop("order", "response")
+    order = {"run": f"s{w.run_ids[0]}", "panel": f"p{w.panel_id}"}.get(order, order)
+    return _results_reference(sessions, w, order=order, **kwargs)
+
+
+def same_references(sessions: SessionFactory, w: World) -> dict[str, bool]:
+    """Each view's page (everyone's: the reference has no blind overlay) == its straight
+    SQL's answer: the same 50 responses in the same order, the same bin counts."""
+    where = {"dataset_id": w.dataset_id, "rubric_version_id": w.version_id,
+             "run_ids": w.run_ids, "limit": 50, "distribution_bins": 10}
+    columns: dict = {}
+    return {view: _answer_of(results.results_page(
+                sessions, **{**where, **view_kwargs(sessions, w, view, columns)}))
+            == reference(sessions, w, view)()
+            for view, kwargs in RESULTS_VIEWS.items() if "sight" not in kwargs}
 
 
 def view_kwargs(sessions: SessionFactory, w: World, view: str, columns: dict) -> dict:
@@ -1031,7 +1167,8 @@ def print_table(backend: str, size: int, rows: list) -> None:
         met = ("—" if target is None else
                "yes" if cold < target[0] and after < target[1] else "no")
         print(f"| {name} | {cold:.2f} | {after:.2f} | {aim} | {met} | {sql:.3f} | "
-              f"{ratio:.0f}x | {'—' if peak is None else f'{peak:.0f}'} | {note} "
+              f"{ratio:.{2 if ratio < 10 else 0}f}x | "
+              f"{'—' if peak is None else f'{peak:.0f}'} | {note} "
               f"| {cold_cpu:.2f} / {after_cpu:.2f} |")
 
 
@@ -1107,6 +1244,8 @@ def main() -> int:
                       f"{facts_now(sessions, world, True) == facts_before(sessions, world)}")
             if _chosen("results page", skip, only):
                 print(f"\nResults SQL page == Python page: {same_results(sessions, world)}")
+                print(f"Results page == its straight SQL (everyone's views): "
+                      f"{same_references(sessions, world)}")
             if _chosen("panel grades", skip, only):
                 print("\npanel grades, stored == recomputed: "
                       f"{panels.panel_grades(sessions, world.panel_id) == panels.recomputed_grades(sessions, world.panel_id)}; "  # noqa: E501

@@ -153,12 +153,14 @@ class DatasetRow(Base):
 class ResponseRow(Base):
     __tablename__ = "responses"
     # NULL external ids never collide, so responses without one are unconstrained.
-    __table_args__ = (UniqueConstraint("dataset_id", "external_id"),)
+    __table_args__ = (
+        UniqueConstraint("dataset_id", "external_id"),
+        # a dataset's ids from the index alone (Results reads them per view; migration 0037)
+        Index("ix_responses_dataset_rows", "dataset_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    dataset_id: Mapped[int] = mapped_column(
-        ForeignKey("datasets.id", ondelete="CASCADE"), index=True
-    )
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
     external_id: Mapped[str | None] = mapped_column(String(500))
     query: Mapped[str | None] = mapped_column(Text)
     output: Mapped[str] = mapped_column(Text)
@@ -234,6 +236,13 @@ class GradeRow(Base):
         # the judges' disagreement (keys and scores grouped by response) read from the
         # index alone (migration 0031)
         Index("ix_grades_compared", "response_id", "run_id", "score", "verdict_key"),
+        # a run's scores by response from the index alone (Results' views; migration 0037)
+        Index("ix_grades_run_scores", "run_id", "response_id", "score"),
+        # scored ones in score order (Results with no filter: histograms, the page by a
+        # run's score); partial, so that no other read of a run's grades takes it
+        Index("ix_grades_run_ranked", "run_id", "score", "response_id",
+              sqlite_where=text("score IS NOT NULL"),
+              postgresql_where=text("score IS NOT NULL")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -382,7 +391,11 @@ class PanelGradeRow(Base):
     ``tie_rule`` is the one the panel decided its ties with (storage.services.panel_ties)."""
 
     __tablename__ = "panel_grades"
-    __table_args__ = (Index("ix_panel_grades_score", "panel_id", "score"),)
+    __table_args__ = (
+        Index("ix_panel_grades_score", "panel_id", "score"),
+        # a panel's scores by response from the index alone (Results; migration 0037)
+        Index("ix_panel_grades_read", "panel_id", "response_id", "score"),
+    )
 
     panel_id: Mapped[int] = mapped_column(
         ForeignKey("judge_panels.id", ondelete="CASCADE"), primary_key=True)

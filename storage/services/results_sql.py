@@ -128,14 +128,39 @@ def sql_page(
                       and facts.score_gap == score_gap)
             query = ResultsQuery(session, spec, with_scores=needs_scores,
                                  known=(facts.failed, facts.disagree) if usable else None)
+            # No filter: every response matches; the histograms are the stored scores'
+            # counts corrected on the responses people touched, and the page one ORDER BY
+            # ... LIMIT over an index (no matched set of the whole dataset written and read
+            # three times; by the spread, one ORDER BY over the query's rows). Where that
+            # cannot be read so, the matched set is kept as below.
+            plain = filters == ResultsFilter() and needs_scores
+            if plain:
+                distribution = query.plain_histogram(distribution_bins)
+                plain = distribution is not None
+            if plain:
+                total = dataset_total
+                column = _sort_column(sort, sort_run_id, by_panel, runs)
+                page_ids = (query.ranked_page(column, descending, offset, limit)
+                            if column is not None else None)
+                if page_ids is None and column in (None, "spread"):
+                    # in dataset order or by the review count (no score read), or by the
+                    # spread past the responses with one: one ORDER BY over the query
+                    query.materialized = sort == "spread"
+                    pager = (query if sort == "spread"
+                             else ResultsQuery(session, spec, with_scores=False))
+                    page_ids = pager.page(sort, sort_run_id, descending, offset, limit,
+                                          by_panel)
+                plain = page_ids is not None
             # Scores or filters: the matched set is kept once for the count, the page and
             # the histograms; the plain table in dataset order pages by its index instead.
-            keep = needs_scores or filters != ResultsFilter()
+            keep = not plain and (needs_scores or filters != ResultsFilter())
             with query.kept() if keep else contextlib.nullcontext():
-                total, ranges = query.summary(with_ranges=distribution_bins > 0)
-                page_ids = (query.page(sort, sort_run_id, descending, offset, limit,
-                                       by_panel) if total else [])
-                distribution = query.histogram(distribution_bins, ranges) if total else ()
+                if not plain:
+                    total, ranges = query.summary(with_ranges=distribution_bins > 0)
+                    page_ids = (query.page(sort, sort_run_id, descending, offset, limit,
+                                           by_panel) if total else [])
+                    distribution = (query.histogram(distribution_bins, ranges) if total
+                                    else ())
         flags = _flags(session, runs, score_gap, page_ids, facts if usable else None)
         effective, judged = _page_scores(session, runs, page_ids)
         on_page = set(page_ids)
@@ -221,6 +246,23 @@ class _Seen:
             return {key: value for key, value in self.known.items()
                     if key[0] in ids and key[1] in runs}
         return _effective_overlay(sessions, runs, sorted(ids), self.sight)
+
+
+def _sort_column(sort: str, sort_run_id: int | None, by_panel: int | None,
+                 runs: list[int]) -> str | None:
+    """The score column a view orders by (``ResultsQuery``'s names), None for an order
+    that reads none."""
+    if sort == "people":
+        return "people_score"
+    if sort == "spread":
+        return "spread"
+    if sort != "score":
+        return None
+    if by_panel is not None:
+        return f"p{by_panel}"
+    if not runs:
+        return None
+    return f"s{sort_run_id if sort_run_id in runs else runs[0]}"
 
 
 def _flags(session: Session, runs: list[int], score_gap: float, page_ids: list[int],
