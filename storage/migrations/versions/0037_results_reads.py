@@ -14,7 +14,7 @@ histograms count the stored scores, its page by a run's score is the first of th
 PostgreSQL reads the dataset's ids from the index (SQLite's held the rowid already).
 
 Revision ID: 0037_results_reads
-Revises: 0035_verdict_ids_never_reused
+Revises: 0036_trust_share_kept
 Create Date: 2026-11-30 15:40:00
 """
 
@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0037_results_reads"
-down_revision: str | None = "0035_verdict_ids_never_reused"
+down_revision: str | None = "0036_trust_share_kept"
 branch_labels: str | None = None
 depends_on: str | None = None
 
