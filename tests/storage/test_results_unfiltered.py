@@ -13,7 +13,7 @@ import random
 import pytest
 from sqlalchemy import event
 
-from storage.services import blindness, panel_results, results_query, reviews
+from storage.services import blindness, panel_results, results_query, results_unfiltered, reviews
 from storage.services.results import ResultsFilter, results_page
 from storage.services.results_python import page_in_python
 from storage.services.results_query import PageQuery, ResultsQuery
@@ -140,7 +140,7 @@ def test_a_page_past_the_scored_responses_is_read_from_the_kept_set(sessions):
 def test_columns_with_more_distinct_scores_than_counted_are_binned_from_the_kept_set(
         sessions, monkeypatch):
     history, panel_ids = _history(sessions, seed=24)
-    monkeypatch.setattr(results_query, "_DISTINCT", 1)
+    monkeypatch.setattr(results_unfiltered, "_DISTINCT", 1)
     columns = panel_results.page_columns(sessions, dataset_id=history.dataset.id,
                                          rubric_version_id=history.version.id,
                                          panel_ids=panel_ids)
