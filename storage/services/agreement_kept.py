@@ -31,6 +31,7 @@ from grading.types import ScoringSettings
 from storage import models as m
 from storage.convert import run_info
 from storage.engine import SessionFactory
+from storage.plain_rows import plain_rows
 from storage.repositories import effective as effective_repo
 from storage.repositories import runs as run_repo
 from storage.services import (
@@ -228,8 +229,8 @@ def _units(sessions: SessionFactory, judges: JudgePatterns, sides: Sequence[Sele
     # (their codes, and their first rank: ``also``), as their own count would give it.
     judge_voters = list(judges.voters)
     with sessions() as session:
-        every = session.execute(unit_rows_query([limited(s) for s in sides], voters,
-                                                also=judge_voters)).all()
+        every = plain_rows(session.connection(), unit_rows_query(
+            [limited(s) for s in sides], voters, also=judge_voters))
     units: dict[int, Counter] = defaultdict(Counter)
     for row in every:
         *whole, first_alone, rid = row

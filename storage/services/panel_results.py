@@ -21,6 +21,7 @@ from storage.dto import Choice, EffectiveGrade, GradeInfo
 from storage.effective import compute_effective_grade
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
+from storage.plain_rows import plain_rows
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
 from storage.services import (
@@ -247,7 +248,7 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
             order = {c.id: i for i, c in enumerate(
                 rubric_repo.criteria_of(session, panel.rubric_version_id))}
             # Core rows, not ORM ones: a grade per response (100,000s)
-            grades = {rid: (score, cost) for rid, score, cost in session.connection().execute(
+            grades = {rid: (score, cost) for rid, score, cost in plain_rows(session.connection(),
                 select(m.PanelGradeRow.response_id, m.PanelGradeRow.score,
                        m.PanelGradeRow.cost)
                 .where(m.PanelGradeRow.panel_id == panel.id)
@@ -259,7 +260,7 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
                             v.verdict.is_not(None) | v.option.is_not(None)))
             if within is not None:
                 query = query.where(v.response_id.in_(within))
-            for rid, cid, verdict, option, note in session.connection().execute(query):
+            for rid, cid, verdict, option, note in plain_rows(session.connection(), query):
                 decided.setdefault(rid, []).append(  # a dict, not Verdict(): 40,000 at 100k
                     (cid, option if option is not None else verdict_of[verdict], note))
             redo = panels.unsettled(session, panel.id)
