@@ -135,16 +135,18 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
         reviewed = frozenset(session.scalars(reviewed_query))
     units = _units(sessions, judges, [sides[k] for k in keys], voters,
                    reviewed_query.order_by(None))
-    total: Counter = Counter()
-    for row, n in judges.rows:
-        total[row] += n
+    total = Counter(dict(judges.rows))  # the judges' rows: each once (a GROUP BY's)
+    if len(total) != len(judges.rows):
+        total = Counter()
+        for row, n in judges.rows:
+            total[row] += n
     for share in units.values():
         total.update(share)
     scorings, excluded = _judge_settings(sessions, rubric_version_id, dataset_id, data)
     total = Counter({row: n for row, n in total.items() if n})
     if any(n < 0 for n in total.values()):
         return None  # as combined_rows: not a count of these verdicts
-    folded = FoldedRows.of(((*row, n) for row, n in total.items()), len(keys), voters)
+    folded = FoldedRows.of_counts(total.items(), len(keys), voters)
     report = counted_report(data, keys, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
