@@ -7,7 +7,6 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
-    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -437,7 +436,7 @@ class JudgePatternSetRow(Base):
     Derived: ``agreement_sides.patterns_query`` over the judges' sources (``keys``, alpha's
     ``voters`` among them), counted at the judges' ``stamp`` (canonical JSON of
     ``agreement_judge_counts.judge_stamp``). Used only while the stamp and keys are the
-    current ones; otherwise counted again and replaced (storage.services.judge_patterns_kept).
+    current ones; otherwise counted again and replaced (storage.services.agreement_judge_store).
     """
 
     __tablename__ = "judge_pattern_sets"
@@ -451,24 +450,9 @@ class JudgePatternSetRow(Base):
     keys: Mapped[list] = mapped_column(JSONType)
     voters: Mapped[list] = mapped_column(JSONType)
     stamp: Mapped[str] = mapped_column(Text)
-
-
-class JudgePatternRow(Base):
-    """One row of a kept judges' pattern count, in the count's order (``position``):
-    per criterion the judges' verdict codes (one character each: 0 none, 1 MET, 2 UNMET,
-    3 CANNOT_ASSESS), the response and rank of a unit where alpha's voters disagree (else
-    NULL), and how many keys had the pattern."""
-
-    __tablename__ = "judge_pattern_rows"
-
-    set_id: Mapped[int] = mapped_column(
-        ForeignKey("judge_pattern_sets.id", ondelete="CASCADE"), primary_key=True)
-    position: Mapped[int] = mapped_column(Integer, primary_key=True)
-    criterion_id: Mapped[int] = mapped_column(Integer)
-    codes: Mapped[str] = mapped_column(Text)
-    response_id: Mapped[int | None] = mapped_column(Integer)
-    rank: Mapped[int | None] = mapped_column(BigInteger)
-    n: Mapped[int] = mapped_column(Integer)
+    # The count's rows in their order, as columns of raw numbers (agreement_judge_store):
+    # 177,000 rows at 100,000 responses read back as one value, not row by row.
+    rows: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class TrustShareRow(Base):

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, aliased
 from grading.types import Verdict
 from storage import models as m
 from storage.dto import HumanDecision, HumanVerdictInfo
+from storage.plain_rows import plain_rows
 
 _CHUNK = 500
 
@@ -84,7 +85,7 @@ def applied_rows(session: Session, rubric_version_id: int,
     ev, hv = m.EffectiveVerdictRow, m.HumanVerdictRow
     verdict_of = {v.value: v for v in Verdict}
     return [AppliedRow(rid, cid, option if option is not None else verdict_of[verdict], note)
-            for cid, rid, verdict, option, note in session.connection().execute(  # Core rows
+            for cid, rid, verdict, option, note in plain_rows(session.connection(),  # driver rows
                 select(ev.criterion_id, hv.response_id, hv.verdict, hv.option, hv.note)
                 .join(hv, hv.id == ev.human_verdict_id)
                 .where(ev.rubric_version_id == rubric_version_id,

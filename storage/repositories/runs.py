@@ -12,6 +12,7 @@ from grading.types import Verdict
 from storage import models as m
 from storage.dto import CriterionGradeInfo, GradeInfo
 from storage.errors import NotFoundError
+from storage.plain_rows import plain_rows
 from storage.repositories.locks import take_sqlite_write_lock
 
 
@@ -171,7 +172,7 @@ def run_verdicts(session: Session, run_id: int, within: Select | None = None) ->
     if within is not None:
         rows_query = rows_query.where(m.GradeRow.response_id.in_(within))
     # Core rows, not ORM ones (half the CPU per row): 100,000s of grades per run
-    scores = {rid: score for rid, score in session.connection().execute(grades_query)}
+    scores = {rid: score for rid, score in plain_rows(session.connection(), grades_query)}
     choices, reasons = _choices(session, rows_query)
     return RunVerdicts(scores, choices, reasons)
 
@@ -199,7 +200,7 @@ def _choices(session: Session, rows_query: Select
     choices: dict[tuple[int, int], Verdict | str] = {}
     reasons: dict[tuple[int, int], str] = {}
     verdict_of = {v.value: v for v in Verdict}
-    for rid, cid, verdict, option, reason in session.connection().execute(rows_query):
+    for rid, cid, verdict, option, reason in plain_rows(session.connection(), rows_query):
         choice = option if option is not None else (
             None if verdict is None else verdict_of[verdict])
         if choice is not None:

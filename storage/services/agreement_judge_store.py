@@ -3,8 +3,9 @@ every app process while the judges have not moved.
 
 ``agreement_judge_counts.judge_patterns`` reads every judge verdict (at 100,000 responses x
 3 runs and a panel, ~7 s); the page kept it in its process only, so every new process paid
-it. Here the rows are stored (``judge_pattern_sets`` / ``judge_pattern_rows``) with the
-judges' keys, alpha's voters and the judges' stamp they were counted at. ``kept_patterns``
+it. Here the rows are stored (``judge_pattern_sets``, the rows as one value of raw numbers:
+storage.services.judge_rows_codec) with the judges' keys, alpha's voters and the judges'
+stamp they were counted at. ``kept_patterns``
 returns them when the stamp, keys and voters are the current ones (and no panel is
 unsettled, as ``judge_patterns`` requires); otherwise it counts them now and replaces the
 stored ones. The rows read back are the counted ones, in their order
@@ -27,10 +28,10 @@ from storage.services.agreement_judge_counts import (
     judge_stamp,
 )
 from storage.services.agreement_sources import data_stamp
+from storage.services.judge_rows_codec import UnknownRows, decode, encode
 
 # Part of the stored stamp: rows stored by code that counted them differently never match.
-FORMAT = 1
-_CHUNK = 20_000
+FORMAT = 2
 
 
 def stamp_text(stamp: tuple) -> str:
@@ -60,7 +61,7 @@ def kept_patterns(sessions: SessionFactory, rubric_version_id: int,
 def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
                 stamp: tuple, keys, voters) -> JudgePatterns | None:
     """The stored rows if they were counted at ``stamp`` for these keys and voters."""
-    s, r = m.JudgePatternSetRow, m.JudgePatternRow
+    s = m.JudgePatternSetRow
     with sessions() as session:
         kept = session.execute(
             select(s.id, s.keys, s.voters, s.stamp)
@@ -69,19 +70,13 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
         if (kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys)
                 or list(kept.voters) != list(voters)):
             return None
-        # Core rows, not ORM ones: 177,000 at 100,000 responses
-        rows = session.connection().execute(
-            select(r.criterion_id, r.codes, r.response_id, r.rank, r.n)
-            .where(r.set_id == kept.id).order_by(r.position)).all()
-    decode = {"0": None, "1": 1, "2": 2, "3": 3}
-    decoded: dict[str, tuple] = {}  # a few hundred distinct codes: each decoded once
-    found = []
-    for criterion, codes, rid, rank, n in rows:
-        if (them := decoded.get(codes)) is None:
-            them = decoded[codes] = tuple(decode[c] for c in codes)
-        found.append(((criterion, None, *them, rid, rank), n))
+        blob = session.scalar(select(s.rows).where(s.id == kept.id))
+    try:
+        found = decode(bytes(blob), len(keys))
+    except UnknownRows:
+        return None
     return JudgePatterns(rubric_version_id, dataset_id, tuple(keys), tuple(voters), stamp,
-                         tuple(found))
+                         found)
 
 
 def store(sessions: SessionFactory, judges: JudgePatterns) -> bool:
@@ -89,21 +84,19 @@ def store(sessions: SessionFactory, judges: JudgePatterns) -> bool:
     its own at the same time (theirs stay: each is checked by its stamp before use), or the
     database stayed busy (SQLite locked): the page shows the rows counted now all the same,
     a cache write never fails a read."""
-    s, r = m.JudgePatternSetRow, m.JudgePatternRow
+    s = m.JudgePatternSetRow
+    try:
+        rows = encode(judges.rows, len(judges.keys))
+    except ValueError:
+        return False  # not rows this code can keep: counted again by the next read
     try:
         with sessions() as session, session.begin():
             session.execute(delete(s).where(s.rubric_version_id == judges.rubric_version_id,
                                             s.dataset_id == judges.dataset_id))
-            set_id = session.execute(insert(s).values(
+            session.execute(insert(s).values(
                 rubric_version_id=judges.rubric_version_id, dataset_id=judges.dataset_id,
                 keys=list(judges.keys), voters=list(judges.voters),
-                stamp=stamp_text(judges.stamp)).returning(s.id)).scalar_one()
-            rows = [{"set_id": set_id, "position": i, "criterion_id": row[0],
-                     "codes": "".join("0" if v is None else str(v) for v in row[2:-2]),
-                     "response_id": row[-2], "rank": row[-1], "n": n}
-                    for i, (row, n) in enumerate(judges.rows)]
-            for start in range(0, len(rows), _CHUNK):
-                session.execute(insert(r), rows[start:start + _CHUNK])
+                stamp=stamp_text(judges.stamp), rows=rows))
     except (IntegrityError, OperationalError):
         return False
     return True

@@ -31,6 +31,7 @@ from grading.types import ScoringSettings
 from storage import models as m
 from storage.convert import run_info
 from storage.engine import SessionFactory
+from storage.plain_rows import plain_rows
 from storage.repositories import effective as effective_repo
 from storage.repositories import runs as run_repo
 from storage.services import (
@@ -134,16 +135,18 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
         reviewed = frozenset(session.scalars(reviewed_query))
     units = _units(sessions, judges, [sides[k] for k in keys], voters,
                    reviewed_query.order_by(None))
-    total: Counter = Counter()
-    for row, n in judges.rows:
-        total[row] += n
+    total = Counter(dict(judges.rows))  # the judges' rows: each once (a GROUP BY's)
+    if len(total) != len(judges.rows):
+        total = Counter()
+        for row, n in judges.rows:
+            total[row] += n
     for share in units.values():
         total.update(share)
     scorings, excluded = _judge_settings(sessions, rubric_version_id, dataset_id, data)
     total = Counter({row: n for row, n in total.items() if n})
     if any(n < 0 for n in total.values()):
         return None  # as combined_rows: not a count of these verdicts
-    folded = FoldedRows.of(((*row, n) for row, n in total.items()), len(keys), voters)
+    folded = FoldedRows.of_counts(total.items(), len(keys), voters)
     report = counted_report(data, keys, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
@@ -228,8 +231,8 @@ def _units(sessions: SessionFactory, judges: JudgePatterns, sides: Sequence[Sele
     # (their codes, and their first rank: ``also``), as their own count would give it.
     judge_voters = list(judges.voters)
     with sessions() as session:
-        every = session.execute(unit_rows_query([limited(s) for s in sides], voters,
-                                                also=judge_voters)).all()
+        every = plain_rows(session.connection(), unit_rows_query(
+            [limited(s) for s in sides], voters, also=judge_voters))
     units: dict[int, Counter] = defaultdict(Counter)
     for row in every:
         *whole, first_alone, rid = row

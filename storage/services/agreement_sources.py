@@ -21,6 +21,7 @@ from storage.convert import criterion_info, run_info
 from storage.dto import CriterionInfo, HumanVerdictInfo, RunInfo
 from storage.effective import compute_human_score
 from storage.engine import SessionFactory
+from storage.plain_rows import plain_rows
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import effective as effective_repo
 from storage.repositories import results as results_repo
@@ -174,7 +175,7 @@ def gather_with_newest(
         dataset_repo.get_dataset(session, dataset_id)
         labels = {
             rid: external or f"#{rid}"
-            for rid, external in session.connection().execute(  # Core rows: 100,000s
+            for rid, external in plain_rows(session.connection(),  # driver rows: 100,000s
                 select(m.ResponseRow.id, m.ResponseRow.external_id)
                 .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id))
         }

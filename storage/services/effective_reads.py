@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session, aliased
 from grading.types import Verdict
 from storage import models as m
 from storage.dto import HumanDecision, HumanVerdictInfo
+from storage.plain_rows import plain_rows
 from storage.repositories import effective as effective_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import blindness
@@ -162,7 +163,7 @@ def _set_streams(session: Session, rubric_version_id: int, dataset_id: int
     """The (response, criterion) keys of the set's ``effective_verdicts``, the version's
     carry sources and the query of its reviewed responses (None without keys)."""
     ev = m.EffectiveVerdictRow
-    keys = {(rid, cid) for rid, cid in session.connection().execute(  # Core rows
+    keys = {(rid, cid) for rid, cid in plain_rows(session.connection(),  # driver rows
         select(ev.response_id, ev.criterion_id)
         .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id))}
     if not keys:
@@ -197,7 +198,7 @@ def current_review_rows(session: Session, rubric_version_id: int,
         ReviewRow(rid, cid, vid, option if option is not None else verdict_of[verdict], key,
                   reviewer, seconds)
         for cid, vid, rid, verdict, reviewer, key, seconds, option
-        in session.connection().execute(review_rows_query(sources, within))  # Core rows
+        in plain_rows(session.connection(), review_rows_query(sources, within))  # Core rows
         if (rid, cid) in keys]
     found.sort(key=itemgetter(0, 1, 2))
     return found

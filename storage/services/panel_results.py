@@ -21,6 +21,7 @@ from storage.dto import Choice, EffectiveGrade, GradeInfo
 from storage.effective import compute_effective_grade
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
+from storage.plain_rows import plain_rows
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
 from storage.services import (
@@ -238,6 +239,7 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
     ``within``: a query of response ids; only their verdicts and notes are read (scores and
     costs of every response)."""
     found = []
+    verdict_of = {v.value: v for v in Verdict}
     for panel in panels.list_panels(sessions, dataset_id=dataset_id,
                                     rubric_version_id=rubric_version_id):
         if not panel.ready:  # being filled by a worker: a source once it is whole
@@ -246,7 +248,7 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
             order = {c.id: i for i, c in enumerate(
                 rubric_repo.criteria_of(session, panel.rubric_version_id))}
             # Core rows, not ORM ones: a grade per response (100,000s)
-            grades = {rid: (score, cost) for rid, score, cost in session.connection().execute(
+            grades = {rid: (score, cost) for rid, score, cost in plain_rows(session.connection(),
                 select(m.PanelGradeRow.response_id, m.PanelGradeRow.score,
                        m.PanelGradeRow.cost)
                 .where(m.PanelGradeRow.panel_id == panel.id)
@@ -258,9 +260,9 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
                             v.verdict.is_not(None) | v.option.is_not(None)))
             if within is not None:
                 query = query.where(v.response_id.in_(within))
-            for rid, cid, verdict, option, note in session.connection().execute(query):
-                decided.setdefault(rid, []).append(
-                    (cid, option if option is not None else Verdict(verdict), note))
+            for rid, cid, verdict, option, note in plain_rows(session.connection(), query):
+                decided.setdefault(rid, []).append(  # a dict, not Verdict(): 40,000 at 100k
+                    (cid, option if option is not None else verdict_of[verdict], note))
             redo = panels.unsettled(session, panel.id)
         for grade in (panels.panel_grades(sessions, panel.id, redo) if redo else []):
             grades[grade.response_id] = (grade.score, grade.cost)
@@ -270,8 +272,10 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
         verdicts: dict[tuple[int, int], Choice] = {}
         reasons: dict[tuple[int, int], str] = {}
         for rid in grades:  # as the panel's grades list them: by response, then criterion
-            for cid, choice, note in sorted(decided.get(rid, []),
-                                            key=lambda row: order.get(row[0], len(order))):
+            if (rows := decided.get(rid)) is None:
+                continue  # not read (``within``) or no decision: most of 100,000
+            for cid, choice, note in sorted(rows, key=lambda row: order.get(row[0],
+                                                                            len(order))):
                 verdicts[rid, cid] = choice
                 reasons[rid, cid] = note
         found.append(_source(panel, grades, verdicts, reasons))

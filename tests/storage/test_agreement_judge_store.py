@@ -208,3 +208,21 @@ def test_a_database_locked_by_a_writer_does_not_fail_the_read(sessions, db_url, 
     assert agreement_judge_store.kept_patterns(page, version.id, dataset.id).rows == again.rows
     assert counts.calls == 2
     page.kw["bind"].dispose()
+
+
+def test_a_stored_value_this_code_cannot_read_is_counted_again_and_replaced(
+        sessions, monkeypatch):
+    """A stored value cut short (or written by other code under the same stamp) is not
+    read as rows: the count is made again and stored in its place."""
+    version, dataset = _random_world(sessions, 39, responses=20)
+    first = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+    with sessions() as session, session.begin():
+        session.execute(update(m.JudgePatternSetRow).values(rows=b"\x01\x02"))
+    counts = _Counts(monkeypatch)
+
+    found = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+
+    assert counts.calls == 1
+    _same_count(first, found)
+    assert agreement_judge_store.kept_patterns(sessions, version.id, dataset.id) == found
+    assert counts.calls == 1 and _stored_sets(sessions) == 1
