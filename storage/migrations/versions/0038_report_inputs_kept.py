@@ -7,16 +7,16 @@ report; one value is read in milliseconds. The sets stored before are deleted (t
 derived: the next Agreement read counts and stores them again) and ``judge_pattern_rows``
 is dropped.
 
-Revision ID: 0037_report_inputs_kept
-Revises: 0036_trust_share_kept
+Revision ID: 0038_report_inputs_kept
+Revises: 0037_results_reads
 Create Date: 2026-11-30 16:30:00
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0037_report_inputs_kept"
-down_revision: str | None = "0036_trust_share_kept"
+revision: str = "0038_report_inputs_kept"
+down_revision: str | None = "0037_results_reads"
 branch_labels: str | None = None
 depends_on: str | None = None
 
