@@ -235,8 +235,6 @@ class GradeRow(Base):
         # the judges' disagreement (keys and scores grouped by response) read from the
         # index alone (migration 0031)
         Index("ix_grades_compared", "response_id", "run_id", "score", "verdict_key"),
-        # a run's scores by response from the index alone (Results' views; migration 0037)
-        Index("ix_grades_run_scores", "run_id", "response_id", "score"),
         # scored ones in score order (Results with no filter: histograms, the page by a
         # run's score); partial, so that no other read of a run's grades takes it
         Index("ix_grades_run_ranked", "run_id", "score", "response_id",

@@ -1,11 +1,12 @@
 """The Results page's reads from indexes alone (issue 41).
 
 The page reads every response's effective score of each selected run (and panel) once per
-view: ``responses`` by dataset, ``grades`` and ``panel_grades`` by (run or panel, response)
-for their score. With the score in the index these are index-only scans on PostgreSQL and
-covering-index searches on SQLite, not a heap read per row (at 100,000 responses x 3 runs
-the grades were read three times over, 9,400 pages each, on PostgreSQL: 408 -> 292 ms for
-the page's matched set under load; SQLite 0.52 -> 0.33 s).
+view: ``responses`` by dataset, ``panel_grades`` by (panel, response) for their score. With
+the score in the index these are index-only scans on PostgreSQL and covering-index searches
+on SQLite, not a heap read per row. (The grades by (run, response, score) too was tried and
+left out: SQLite then took it over the partial indexes of the failures and of the unkeyed
+grades, ``ix_grades_failed`` and ``ix_grades_unkeyed``, reading a run's every grade where
+it read its failures; ``ix_grades_compared`` already covers a grade's score by response.)
 
 ``ix_grades_run_ranked``: a run's scores in order, for a view with no filter (its
 histograms count the stored scores, its page by a run's score is the first of them).
@@ -28,7 +29,6 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
-    op.create_index("ix_grades_run_scores", "grades", ["run_id", "response_id", "score"])
     # Partial: only a query that asks for scored grades may read it. Whole, SQLite took it
     # for every read of a run's grades (exports in response order, the judges' GROUP BY
     # over the runs): a search by run in score order, then each row looked up.
@@ -44,8 +44,8 @@ def upgrade() -> None:
         # A database analyzed before: without their own statistics SQLite takes the new
         # indexes for the most selective (a run's 100,000 grades for ten), over the
         # covering scan it chose by the old ones' (the judges' GROUP BY: 0.26 -> 0.37 s).
-        for index in ("ix_grades_run_scores", "ix_grades_run_ranked",
-                      "ix_panel_grades_read", "ix_responses_dataset_rows"):
+        for index in ("ix_grades_run_ranked", "ix_panel_grades_read",
+                      "ix_responses_dataset_rows"):
             op.execute(f"ANALYZE {index}")
 
 
@@ -54,4 +54,3 @@ def downgrade() -> None:
     op.drop_index("ix_responses_dataset_rows", table_name="responses")
     op.drop_index("ix_panel_grades_read", table_name="panel_grades")
     op.drop_index("ix_grades_run_ranked", table_name="grades")
-    op.drop_index("ix_grades_run_scores", table_name="grades")
