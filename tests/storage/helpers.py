@@ -83,3 +83,17 @@ def make_run(sessions, version_id: int, dataset_id: int, grader="per_criterion",
         sessions, rubric_version_id=version_id, dataset_id=dataset_id, grader=grader,
         model="openai/test-judge", settings=settings, actor=ADMIN,
     )
+
+
+class Calls:
+    """Counts the calls of the real ``owner.name`` (wrapped, not replaced) for a test."""
+
+    def __init__(self, monkeypatch, owner, name: str) -> None:
+        self.calls = 0
+        real = getattr(owner, name)
+
+        def wrapped(*args, **kwargs):
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, wrapped)

@@ -24,24 +24,10 @@ from storage.services import (
     runs,
 )
 from tests.actors import ADMIN
-from tests.storage.helpers import CRITERIA, judge_report
+from tests.storage.helpers import CRITERIA, Calls, judge_report
 from tests.storage.test_report_counts import _random_world, unsettled_panel
 
 M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
-
-
-class _Counts:
-    """Counts the calls of the real ``judge_patterns`` the store makes (wrapped)."""
-
-    def __init__(self, monkeypatch):
-        self.calls = 0
-        real = agreement_judge_counts.judge_patterns
-
-        def wrapped(*args, **kwargs):
-            self.calls += 1
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(agreement_judge_store, "judge_patterns", wrapped)
 
 
 def _same_count(a, b) -> None:
@@ -65,7 +51,7 @@ def _another_process(db_url):
 def test_a_new_process_reads_the_stored_count_as_the_count_made_now(
         sessions, db_url, monkeypatch, seed):
     version, dataset = _random_world(sessions, seed, responses=30)
-    counts = _Counts(monkeypatch)
+    counts = Calls(monkeypatch, agreement_judge_store, "judge_patterns")
     first = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
     assert counts.calls == 1 and _stored_sets(sessions) == 1
 
@@ -145,7 +131,7 @@ def test_stored_rows_that_are_not_current_are_counted_again_and_replaced(
     version, dataset = _random_world(sessions, 35, responses=20)
     agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
     change(sessions, version, dataset)
-    counts = _Counts(monkeypatch)
+    counts = Calls(monkeypatch, agreement_judge_store, "judge_patterns")
 
     found = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
 
@@ -191,7 +177,7 @@ def test_a_database_locked_by_a_writer_does_not_fail_the_read(sessions, db_url, 
     version, dataset = _random_world(sessions, 34, responses=20)
     monkeypatch.setattr(engine_module, "SQLITE_BUSY_TIMEOUT_MS", 200)
     page = make_session_factory(create_db_engine(db_url, connect_args={"timeout": 0.2}))
-    counts = _Counts(monkeypatch)
+    counts = Calls(monkeypatch, agreement_judge_store, "judge_patterns")
     writer = sqlite3.connect(make_url(db_url).database, timeout=5, isolation_level=None)
     try:
         writer.execute("BEGIN IMMEDIATE")
@@ -218,7 +204,7 @@ def test_a_stored_value_this_code_cannot_read_is_counted_again_and_replaced(
     first = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
     with sessions() as session, session.begin():
         session.execute(update(m.JudgePatternSetRow).values(rows=b"\x01\x02"))
-    counts = _Counts(monkeypatch)
+    counts = Calls(monkeypatch, agreement_judge_store, "judge_patterns")
 
     found = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
 

@@ -13,22 +13,8 @@ from grading.types import ScoringSettings, Verdict
 from storage import models as m
 from storage.engine import create_db_engine, make_session_factory
 from storage.services import datasets, member_alpha_store, panel_agreement, panels, runs
-from tests.storage.helpers import CRITERIA, judge_report
+from tests.storage.helpers import CRITERIA, Calls, judge_report
 from tests.storage.test_trust_counted import _world
-
-
-class _Computed:
-    """Counts the calls of the real ``member_agreement`` (wrapped, not replaced)."""
-
-    def __init__(self, monkeypatch) -> None:
-        self.calls = 0
-        real = panel_agreement.member_agreement
-
-        def wrapped(*args, **kwargs):
-            self.calls += 1
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(panel_agreement, "member_agreement", wrapped)
 
 
 def _panel(sessions, seed: int):
@@ -54,7 +40,7 @@ def test_a_new_process_reads_the_stored_alpha_as_the_alpha_computed_now(
     made = _kept(sessions, panel.id)
     assert _stored(sessions) == 1
     other = make_session_factory(create_db_engine(db_url))
-    counted = _Computed(monkeypatch)
+    counted = Calls(monkeypatch, panel_agreement, "member_agreement")
     read = _kept(other, panel.id)
     assert counted.calls == 0  # read back, not computed again
     monkeypatch.undo()
@@ -84,7 +70,7 @@ def test_a_members_grade_landing_moves_the_stamp_and_the_stale_alpha_is_never_us
     assert moved != before
     fresh = panel_agreement.member_agreement(sessions, panel.id)
     assert stale != fresh  # the stale figures would show
-    counted = _Computed(monkeypatch)
+    counted = Calls(monkeypatch, panel_agreement, "member_agreement")
     # a caller still holding the old stamp: the figures stored at it are not used
     assert member_alpha_store.kept_member_agreement(sessions, panel.id, before) == fresh
     assert counted.calls == 1
@@ -99,7 +85,7 @@ def test_figures_stored_in_another_format_are_computed_again(sessions, monkeypat
     made = _kept(sessions, panel.id)
     with sessions.begin() as session:
         session.execute(update(m.MemberAlphaRow).values(stamp=m.MemberAlphaRow.stamp + " "))
-    counted = _Computed(monkeypatch)
+    counted = Calls(monkeypatch, panel_agreement, "member_agreement")
     assert _kept(sessions, panel.id) == made
     assert counted.calls == 1
     assert _kept(sessions, panel.id) == made
@@ -118,7 +104,7 @@ def test_a_database_locked_by_a_writer_does_not_fail_the_read(sessions, db_url, 
     panel = _panel(sessions, 5)
     monkeypatch.setattr(engine_module, "SQLITE_BUSY_TIMEOUT_MS", 200)
     page = make_session_factory(create_db_engine(db_url, connect_args={"timeout": 0.2}))
-    counted = _Computed(monkeypatch)
+    counted = Calls(monkeypatch, panel_agreement, "member_agreement")
     writer = sqlite3.connect(make_url(db_url).database, timeout=5, isolation_level=None)
     try:
         writer.execute("BEGIN IMMEDIATE")

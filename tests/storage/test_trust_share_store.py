@@ -26,22 +26,8 @@ from storage.services import (
 )
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
-from tests.storage.helpers import CRITERIA, judge_report
+from tests.storage.helpers import CRITERIA, Calls, judge_report
 from tests.storage.test_trust_counted import _world
-
-
-class _Made:
-    """Counts the calls of the real ``judges_part`` (wrapped, not replaced)."""
-
-    def __init__(self, monkeypatch) -> None:
-        self.calls = 0
-        real = trust_report.judges_part
-
-        def wrapped(*args, **kwargs):
-            self.calls += 1
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(trust_report, "judges_part", wrapped)
 
 
 def _trust(sessions, report, judges=None):
@@ -93,7 +79,7 @@ def test_a_new_process_reads_the_stored_share_as_the_share_made_now(
     other = _another_process(db_url)
     stamp_there, report_there = _read(other, version, dataset)
     assert stamp_there == stamp
-    counted = _Made(monkeypatch)
+    counted = Calls(monkeypatch, trust_report, "judges_part")
     read = trust_share_store.kept_share(other, report_there, stamp_there)
     assert counted.calls == 0  # read back, not made again
     monkeypatch.undo()
@@ -144,7 +130,7 @@ def test_a_grade_landing_moves_the_stamp_and_the_stale_share_is_never_used(
     assert moved != stamp
     fresh = _trust(sessions, after)
     assert repr(_trust(sessions, after, stale)) != repr(fresh)  # the stale one would show
-    counted = _Made(monkeypatch)
+    counted = Calls(monkeypatch, trust_report, "judges_part")
     # a caller still holding the old stamp (its report is the new one): the share stored at
     # that stamp is not used, nor is the one made now stored under it
     held = trust_share_store.kept_share(sessions, after, stamp)
@@ -155,7 +141,7 @@ def test_a_grade_landing_moves_the_stamp_and_the_stale_share_is_never_used(
     assert repr(_trust(sessions, after, held)) == repr(fresh)
     assert repr(_trust(sessions, after, found)) == repr(fresh)
     # the new one was stored in its place and is what a later read gets
-    counted = _Made(monkeypatch)
+    counted = Calls(monkeypatch, trust_report, "judges_part")
     again = trust_share_store.kept_share(sessions, after, moved)
     assert counted.calls == 0 and _stored_sets(sessions) == 1
     _same_share(again, found)
@@ -204,14 +190,14 @@ def test_a_stored_share_that_is_not_current_is_made_again_and_replaced(
     trust_share_store.kept_share(sessions, report, stamp)
     change(sessions, version, dataset)
     stamp, after = _read(sessions, version, dataset)
-    counted = _Made(monkeypatch)
+    counted = Calls(monkeypatch, trust_report, "judges_part")
 
     found = trust_share_store.kept_share(sessions, after, stamp)
 
     assert counted.calls == 1
     monkeypatch.undo()
     assert repr(_trust(sessions, after, found)) == repr(_trust(sessions, after))
-    counted = _Made(monkeypatch)
+    counted = Calls(monkeypatch, trust_report, "judges_part")
     _same_share(trust_share_store.kept_share(sessions, after, stamp), found)
     assert counted.calls == 0 and _stored_sets(sessions) == 1  # the replaced one read back
 
@@ -232,7 +218,7 @@ def test_a_database_locked_by_a_writer_does_not_fail_the_read(sessions, db_url, 
     monkeypatch.setattr(engine_module, "SQLITE_BUSY_TIMEOUT_MS", 200)
     page = make_session_factory(create_db_engine(db_url, connect_args={"timeout": 0.2}))
     stamp, report = _read(page, version, dataset)
-    counted = _Made(monkeypatch)
+    counted = Calls(monkeypatch, trust_report, "judges_part")
     writer = sqlite3.connect(make_url(db_url).database, timeout=5, isolation_level=None)
     try:
         writer.execute("BEGIN IMMEDIATE")
