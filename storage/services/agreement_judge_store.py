@@ -14,13 +14,11 @@ stored ones. The rows read back are the counted ones, in their order
 
 from __future__ import annotations
 
-import json
-
-from sqlalchemy import delete, insert, select
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy import select
 
 from storage import models as m
 from storage.engine import SessionFactory
+from storage.services import kept_rows
 from storage.services.agreement_judge_counts import (
     JudgePatterns,
     judge_patterns,
@@ -36,7 +34,7 @@ FORMAT = 2
 
 def stamp_text(stamp: tuple) -> str:
     """The judges' stamp as stored: canonical JSON, with the rows' format."""
-    return json.dumps({"format": FORMAT, "stamp": stamp}, separators=(",", ":"))
+    return kept_rows.stamp_text(stamp, FORMAT)
 
 
 def kept_patterns(sessions: SessionFactory, rubric_version_id: int,
@@ -89,14 +87,8 @@ def store(sessions: SessionFactory, judges: JudgePatterns) -> bool:
         rows = encode(judges.rows, len(judges.keys))
     except ValueError:
         return False  # not rows this code can keep: counted again by the next read
-    try:
-        with sessions() as session, session.begin():
-            session.execute(delete(s).where(s.rubric_version_id == judges.rubric_version_id,
-                                            s.dataset_id == judges.dataset_id))
-            session.execute(insert(s).values(
-                rubric_version_id=judges.rubric_version_id, dataset_id=judges.dataset_id,
-                keys=list(judges.keys), voters=list(judges.voters),
-                stamp=stamp_text(judges.stamp), rows=rows))
-    except (IntegrityError, OperationalError):
-        return False
-    return True
+    return kept_rows.replace(
+        sessions, s, {"rubric_version_id": judges.rubric_version_id,
+                      "dataset_id": judges.dataset_id},
+        {"keys": list(judges.keys), "voters": list(judges.voters),
+         "stamp": stamp_text(judges.stamp), "rows": rows})

@@ -14,14 +14,11 @@ does not fail the read: the figures computed now are shown, stored by a later re
 
 from __future__ import annotations
 
-import json
-
-from sqlalchemy import delete, insert, select
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy import select
 
 from storage import models as m
 from storage.engine import SessionFactory
-from storage.services import panel_agreement, panel_results, trust_share_codec
+from storage.services import kept_rows, panel_agreement, panel_results, trust_share_codec
 from storage.services.panel_agreement import MemberAgreement
 
 # Part of the stored stamp: figures stored by code that computed them differently never match.
@@ -30,7 +27,7 @@ FORMAT = 1
 
 def stamp_text(stamp: tuple) -> str:
     """The members' stamp as stored: canonical JSON, with the figures' format."""
-    return json.dumps({"format": FORMAT, "stamp": stamp}, separators=(",", ":"))
+    return kept_rows.stamp_text(stamp, FORMAT)
 
 
 def current_stamp(sessions: SessionFactory, panel_id: int) -> tuple:
@@ -80,11 +77,5 @@ def store(sessions: SessionFactory, panel_id: int, stamp: tuple,
     read."""
     k = m.MemberAlphaRow
     figures, _arrays = trust_share_codec.encode(list(found))
-    try:
-        with sessions() as session, session.begin():
-            session.execute(delete(k).where(k.panel_id == panel_id))
-            session.execute(insert(k).values(panel_id=panel_id, stamp=stamp_text(stamp),
-                                             figures=figures))
-    except (IntegrityError, OperationalError):
-        return False
-    return True
+    return kept_rows.replace(sessions, k, {"panel_id": panel_id},
+                             {"stamp": stamp_text(stamp), "figures": figures})

@@ -15,14 +15,11 @@ share now and stores it in place of the old one. A database busy with another wr
 
 from __future__ import annotations
 
-import json
-
-from sqlalchemy import delete, insert, select
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy import select
 
 from storage import models as m
 from storage.engine import SessionFactory
-from storage.services import trust_report, trust_share_codec
+from storage.services import kept_rows, trust_report, trust_share_codec
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_judge_counts import judge_stamp
 from storage.services.agreement_sources import data_stamp
@@ -34,7 +31,7 @@ FORMAT = 1
 
 def stamp_text(stamp: tuple) -> str:
     """The judges' stamp as stored: canonical JSON, with the share's format."""
-    return json.dumps({"format": FORMAT, "stamp": stamp}, separators=(",", ":"))
+    return kept_rows.stamp_text(stamp, FORMAT)
 
 
 def current_stamp(sessions: SessionFactory, rubric_version_id: int, dataset_id: int) -> tuple:
@@ -92,13 +89,8 @@ def store(sessions: SessionFactory, share: TrustJudges, stamp: tuple, keys) -> b
     database stayed busy (SQLite locked): a cache write never fails a read."""
     s = m.TrustShareRow
     figures, arrays = trust_share_codec.encode(share)
-    try:
-        with sessions() as session, session.begin():
-            session.execute(delete(s).where(s.rubric_version_id == share.rubric_version_id,
-                                            s.dataset_id == share.dataset_id))
-            session.execute(insert(s).values(
-                rubric_version_id=share.rubric_version_id, dataset_id=share.dataset_id,
-                keys=list(keys), stamp=stamp_text(stamp), figures=figures, arrays=arrays))
-    except (IntegrityError, OperationalError):
-        return False
-    return True
+    return kept_rows.replace(
+        sessions, s, {"rubric_version_id": share.rubric_version_id,
+                      "dataset_id": share.dataset_id},
+        {"keys": list(keys), "stamp": stamp_text(stamp), "figures": figures,
+         "arrays": arrays})
