@@ -194,7 +194,10 @@ def _grade(page: Page, url: str, db_url: str, provider: FakeProvider, screenshot
         ("done", 3, 0), ("done", 3, 0)], [r.error for r in all_runs]
     # The fragment stops polling and redraws once nothing is active.
     expect(page.get_by_role("progressbar")).to_have_count(0, timeout=60_000)
-    expect(page.get_by_text("Updated")).to_contain_text("UTC.")
+    # The page's rerun after the last run finished draws a new caption; the old one
+    # ("refreshing every 2 s") stays on screen until that rerun ends.
+    expect(page.get_by_text("refreshing every")).to_have_count(0, timeout=60_000)
+    expect(page.get_by_text(re.compile(r"^Updated \d\d:\d\d:\d\d UTC\.$"))).to_be_visible()
     no_tracebacks(page)
     screenshot("grade-done")
     assert provider.requests >= 9
