@@ -11,7 +11,7 @@ from storage.config import database_url
 from storage.engine import open_database
 from storage.services import reviews
 from tests.storage.agreement_seed import seed
-from tests.ui.pages import unescape
+from tests.ui.pages import agreement_tab, unescape
 from tests.ui.test_agreement_page import _open
 
 
@@ -25,7 +25,7 @@ def sessions(monkeypatch):
 
 def test_import_errors_are_listed_and_nothing_is_written(sessions):
     seeded = seed(sessions)
-    at = _open()
+    at = agreement_tab(_open(), "Labels and pairwise")
     at.session_state.reviewer_name = "lead"  # who imports (every role in local mode)
     at.file_uploader(key="agreement_import_file_0").upload(
         "verdicts.csv", b"response_id,criterion,verdict,reviewer\nr5,tone,maybe,\n", "text/csv")
@@ -41,7 +41,7 @@ def test_import_errors_are_listed_and_nothing_is_written(sessions):
 
 def test_import_problems_show_the_files_text_as_text(sessions):
     seed(sessions)
-    at = _open()
+    at = agreement_tab(_open(), "Labels and pairwise")
     at.session_state.reviewer_name = "lead"
     at.file_uploader(key="agreement_import_file_0").upload(
         "verdicts.csv", b"response_id,criterion,verdict,reviewer\n"
@@ -57,7 +57,7 @@ def test_import_problems_show_the_files_text_as_text(sessions):
 
 def test_a_valid_import_is_written_and_announced(sessions):
     seeded = seed(sessions)
-    at = _open()
+    at = agreement_tab(_open(), "Labels and pairwise")
     at.session_state.reviewer_name = "lead"  # who imports (every role in local mode)
     at.file_uploader(key="agreement_import_file_0").upload(
         "verdicts.csv", b"response_id,criterion,verdict,reviewer,note\nr5,cites,met,bo,ok\n",

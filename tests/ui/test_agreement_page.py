@@ -16,7 +16,8 @@ from storage.services import datasets, reviews, rubrics, runs
 from tests.actors import ADMIN
 from tests.storage.agreement_seed import seed
 from tests.storage.helpers import CRITERIA, judge_report
-from tests.ui.pages import unescape
+from tests.ui.pages import agreement_tab, unescape
+from ui.agreement_text import TABS
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 
@@ -53,11 +54,10 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
     assert not at.exception, at.exception
     assert at.selectbox(key="agreement_set").value == (
         f"{seeded.dataset.id}:{seeded.version.id}")
+    # One section at a time: the criteria first, each other section in its own tab.
+    assert [t.label for t in at.tabs] == list(TABS)
     headers = [h.value for h in at.subheader]
-    assert headers == ["Cohen's κ between sources", "Per criterion, worst first",
-                       "Confusion matrices", "Judge score vs human score",
-                       "Judges: agreement next to cost", "Human baseline",
-                       "How far to trust this judge"]
+    assert headers == ["Cohen's κ between sources", "Per criterion, worst first"]
     # Human vs the cheap judge is compared by default; its table is sorted worst first.
     assert at.selectbox(key="agreement_pair").value == f"human|run:{seeded.cheap.id}"
     criteria = at.dataframe[0].value
@@ -65,6 +65,15 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
     assert kappas == sorted(kappas) and len(kappas) >= 2
     assert set(criteria["Criterion"]) == {"accurate", "cites", "concise", "harmful"}
     assert list(criteria["Pairs used"]) and "Note" in criteria.columns
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Verdict sources"] == "3"
+    assert metrics["Fully reviewed"] == "4"
+    for tab, shown in (("Confusion matrices", ["Confusion matrices"]),
+                       ("Human baseline", ["Human baseline"]),
+                       ("Trust a judge", ["How far to trust this judge"]),
+                       ("Judges and cost", ["Judge score vs human score",
+                                            "Judges: agreement next to cost"])):
+        assert [h.value for h in agreement_tab(at, tab).subheader] == shown, tab
     judges = next(d.value for d in at.dataframe if "Judge" in d.value.columns)
     assert list(judges["Judge"]) == [
         f"#{seeded.cheap.id} · per-criterion · openai/mini-judge",
@@ -74,9 +83,6 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
     assert any(unescape(c.value).endswith(
         "rubric-as-judge · openai/mini-judge: holistic: scores only")
                for c in at.caption)
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Verdict sources"] == "3"
-    assert metrics["Fully reviewed"] == "4"
 
 
 def test_disagreement_examples_list_the_responses_and_reasons(sessions):
@@ -113,12 +119,15 @@ def test_all_sources_view_ranks_criteria_by_alpha(sessions):
     assert not at.exception
     table = at.dataframe[0].value
     assert "α" in table.columns and "Units" in table.columns
+    # the same comparison on the confusion matrices' tab: no pair, so none drawn
+    at = agreement_tab(at, "Confusion matrices")
+    assert at.selectbox(key="agreement_pair").value == "all"
     assert any("Pick two sources" in c.value for c in at.caption)
 
 
 def test_download_buttons_are_offered(sessions):
     seed(sessions)
-    at = _open()
+    at = agreement_tab(_open(), "Labels and pairwise")
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download gold set (JSONL)", "Download training set (JSONL)",
                       "Download the verdict sheet (CSV)"]
@@ -161,8 +170,9 @@ def test_one_run_without_reviews_explains_what_is_missing(sessions):
         CRITERIA, [Verdict.MET] * 4, ScoringSettings(), "t"))
     at = _open()
     assert not at.exception, at.exception
+    assert any(i.value.startswith("Fewer than two sources") for i in at.info)
+    at = agreement_tab(at, "Judges and cost")
     infos = [i.value for i in at.info]
-    assert any(i.startswith("Fewer than two sources") for i in infos)
     assert any("No response has a human score yet" in i for i in infos)
     assert any(unescape(c.value).endswith("openai/solo: no human verdicts yet")
                for c in at.caption)
@@ -171,8 +181,10 @@ def test_one_run_without_reviews_explains_what_is_missing(sessions):
 def test_charts_are_drawn_with_seeded_data(sessions):
     seed(sessions)
     at = _open()
-    # kappa matrix, 5 confusion matrices, score scatter, cost vs agreement
-    assert len(at.get("vega_lite_chart")) == 8
+    assert len(at.get("vega_lite_chart")) == 1  # the kappa matrix
+    assert len(agreement_tab(at, "Confusion matrices").get("vega_lite_chart")) == 5
+    # the score scatter and cost vs agreement
+    assert len(agreement_tab(at, "Judges and cost").get("vega_lite_chart")) == 2
 
 
 def test_the_human_baseline_section_shows_reviewers_and_judges(sessions):
@@ -189,8 +201,7 @@ def test_the_human_baseline_section_shows_reviewers_and_judges(sessions):
             reviews.set_human_verdict(sessions, actor=local_actor("bo"),
                                       response_id=seeded.responses[key].id,
                                       criterion_id=criterion.id, verdict=verdict)
-    at = _open()
-    assert not at.exception, at.exception
+    at = agreement_tab(_open(), "Human baseline")
     table = next(d.value for d in at.dataframe if "Among reviewers" in d.value.columns)
     assert list(table["Criterion"]) == ["accurate", "cites", "concise", "harmful"]
     assert set(table["Reviewers"]) == {2}
@@ -210,7 +221,7 @@ def test_confusion_cells_without_pairs_are_drawn_empty(sessions):
     import json
 
     seed(sessions)
-    at = _open()
+    at = agreement_tab(_open(), "Confusion matrices")
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     matrices = [spec for spec in specs if "(n=" in str(spec.get("title", ""))]
     assert len(matrices) == 5
@@ -236,8 +247,7 @@ def test_every_human_baseline_figure_shows_its_interval_and_n(sessions):
             reviews.set_human_verdict(sessions, actor=local_actor("bo"),
                                       response_id=seeded.responses[key].id,
                                       criterion_id=criterion.id, verdict=verdict)
-    at = _open()
-    assert not at.exception, at.exception
+    at = agreement_tab(_open(), "Human baseline")
     table = next(d.value for d in at.dataframe if "Among reviewers" in d.value.columns)
     [cites] = [r for _, r in table.iterrows() if r["Criterion"] == "cites"]
     # "κ 0.17 [-0.67, 1.00] (n=5)": the figure, its 95% interval, n
@@ -272,7 +282,7 @@ def test_every_human_baseline_figure_shows_its_interval_and_n(sessions):
 
 def test_an_unknown_reviewer_is_refused_until_new_reviewers_may_be_created(sessions):
     seeded = seed(sessions)
-    at = _open()
+    at = agreement_tab(_open(), "Labels and pairwise")
     at.session_state.reviewer_name = "lead"
     sheet = b"response_id,criterion,verdict,reviewer\nr5,cites,met,BO\nr5,accurate,met,zed\n"
     at.file_uploader(key="agreement_import_file_0").upload("verdicts.csv", sheet, "text/csv")
@@ -298,11 +308,24 @@ def test_the_compared_pair_and_criterion_are_in_the_url_and_a_link_shows_them(se
     criterion = seeded.version.criteria[1].id
     at.selectbox(key="agreement_pair").set_value("all").run()
     at.selectbox(key="agreement_criterion").set_value(criterion).run()
+    # another section: the criterion picked on the first one stays picked (and linked)
+    at = agreement_tab(at, "Confusion matrices")
+    assert at.selectbox(key="agreement_pair").value == "all"
     params = {key: at.query_params[key] for key in at.query_params}
     assert params["compare"] == "all" and params["criterion"] == str(criterion)
-    # back from another page: the same view
+    assert params["section"] == "Confusion matrices"
+    agreement_tab(at, "Human baseline")  # a run where neither picker is drawn
+    at = agreement_tab(at, "Criteria")
+    assert at.selectbox(key="agreement_pair").value == "all"
+    assert at.selectbox(key="agreement_criterion").value == criterion
+    at = agreement_tab(at, "Confusion matrices")
+    params = {key: at.query_params[key] for key in at.query_params}
+    # back from another page: the same view, its section open
     at.switch_page("app_pages/rubrics.py").run()
     at.switch_page("app_pages/agreement.py").run()
+    assert at.session_state["agreement_tab"] == "Confusion matrices"
+    assert [h.value for h in at.subheader] == ["Confusion matrices"]
+    at = agreement_tab(at, "Criteria")
     assert at.selectbox(key="agreement_pair").value == "all"
     assert at.selectbox(key="agreement_criterion").value == criterion
     # a link (or a reload) in a new session; a stale comparison falls back with no traceback
@@ -311,6 +334,7 @@ def test_the_compared_pair_and_criterion_are_in_the_url_and_a_link_shows_them(se
         link.query_params[key] = value[0] if isinstance(value, list) else value
     link.switch_page("app_pages/agreement.py").run()
     assert not link.exception, link.exception
+    assert link.session_state["agreement_tab"] == "Confusion matrices"
     assert link.selectbox(key="agreement_pair").value == "all"
     assert "could not be read" in unescape(
         "\n".join(w.value for w in link.warning))
@@ -355,6 +379,7 @@ def test_chart_labels_cannot_run_into_each_other(sessions):
     legend = matrix["layer"][1]["encoding"]["color"]["legend"]
     assert legend["gradientLength"] <= 3 * 45
     # cost vs agreement: judges are named in a legend, never as text beside the points
+    specs = _specs(agreement_tab(at, "Judges and cost"))
     cost = next(s for s in specs if s.get("title") == "Cheaper and as good is top left")
     assert "text" not in _marks(cost)
     assert cost["encoding"]["color"]["legend"]["orient"] == "right"

@@ -13,7 +13,7 @@ from storage.engine import open_database
 from storage.services import trust_report
 from tests.storage import trust_seed
 from tests.storage.agreement_seed import seed as seed_small
-from tests.ui.pages import unescape
+from tests.ui.pages import agreement_tab, unescape
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 
@@ -27,10 +27,11 @@ def sessions(monkeypatch):
 
 
 def _open() -> AppTest:
+    """The Agreement page on its "Trust a judge" section."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     at.switch_page("app_pages/agreement.py")
-    return at.run()
+    return agreement_tab(at, "Trust a judge")
 
 
 def _table(at: AppTest, column: str):
