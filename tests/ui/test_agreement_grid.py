@@ -7,11 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from storage.config import database_url
-from storage.engine import open_database
 from tests.kinds import seed_grid
 from tests.ui.pages import agreement_tab
 
@@ -19,14 +16,6 @@ APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 FIGURE = r"-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\] n=\d+"
 CELL = (rf"(● inside|▲ above|▼ below|\? can't tell( \(need ~\d+\))?|no baseline) · {FIGURE}"
         r"|not enough reviews \(n=\d+\)")
-
-
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = open_database(database_url())
-    yield factory
-    factory.kw["bind"].dispose()
 
 
 def _grid(sessions) -> tuple[AppTest, object]:

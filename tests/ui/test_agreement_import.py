@@ -5,22 +5,10 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from storage.config import database_url
-from storage.engine import open_database
 from storage.services import reviews
 from tests.storage.agreement_seed import seed
 from tests.ui.pages import agreement_tab, unescape
 from tests.ui.test_agreement_page import _open
-
-
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = open_database(database_url())
-    yield factory
-    factory.kw["bind"].dispose()
 
 
 def test_import_errors_are_listed_and_nothing_is_written(sessions):

@@ -6,12 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from grading.types import ScoringSettings, Verdict
-from storage.config import database_url
-from storage.engine import open_database
 from storage.services import datasets, reviews, rubrics, runs
 from tests.actors import ADMIN
 from tests.storage.agreement_seed import seed
@@ -20,14 +17,6 @@ from tests.ui.pages import agreement_tab, unescape
 from ui.agreement_text import TABS
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
-
-
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = open_database(database_url())
-    yield factory
-    factory.kw["bind"].dispose()
 
 
 def _open(at: AppTest | None = None) -> AppTest:

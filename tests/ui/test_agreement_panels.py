@@ -4,23 +4,12 @@ the rewording trial on the Judges page."""
 
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from storage.config import database_url
-from storage.engine import open_database
 from storage.services import panels
 from tests.actors import ADMIN
 from tests.storage.agreement_seed import seed
 from tests.ui.pages import APP, agreement_tab, texts
-
-
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = open_database(database_url())
-    yield factory
-    factory.kw["bind"].dispose()
 
 
 def _open(tab: str = "Criteria") -> AppTest:

@@ -3,20 +3,10 @@ people's verdicts change, and makes it again when a run is added."""
 
 from __future__ import annotations
 
-import pytest
-
 from storage.services import reviews, trust_report
 from storage.services.reviewers import local_actor
 from tests.storage import trust_seed
-from tests.ui.pages import agreement_tab, db, open_page, unescape
-
-
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = db()
-    yield factory
-    factory.kw["bind"].dispose()
+from tests.ui.pages import agreement_tab, open_page, unescape
 
 
 def _text(at) -> str:
