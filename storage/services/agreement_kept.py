@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from sqlalchemy import Select, select
@@ -43,6 +43,7 @@ from storage.services import (
 )
 from storage.services.agreement import HUMAN, AgreementData, AgreementReport
 from storage.services.agreement_folded import FoldedRows
+from storage.services.agreement_inputs import JudgeInputs
 from storage.services.agreement_judge_counts import JudgePatterns, judge_stamp
 from storage.services.agreement_sides import side_of, unit_rows_query
 from storage.services.agreement_sources import data_stamp, gather_with_newest, with_counts
@@ -68,8 +69,7 @@ class KeptReport:
     excluded: dict[str, frozenset[int]]  # judge source key -> responses shown as examples
     newest: dict[str, int]  # reviewer -> id of their newest current verdict
     units: dict[int, Counter]  # reviewed response -> its share of the count's rows
-    total: Counter  # the whole count's rows
-    folded: FoldedRows  # the same rows folded as the report sums them
+    folded: FoldedRows  # the whole count's rows folded as the report sums them
 
 
 class KeptSlot:
@@ -81,14 +81,19 @@ class KeptSlot:
         self._kept: KeptReport | None = None
 
     def report(self, sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-               judges: JudgePatterns | None) -> AgreementReport:
+               judges: JudgePatterns | JudgeInputs | None,
+               patterns: Callable[[], JudgePatterns | None] | None = None) -> AgreementReport:
         """The report now: the kept one patched, built anew, or (when it cannot be kept)
-        ``agreement.agreement_report``'s."""
+        ``agreement.agreement_report``'s. ``judges`` as ``build`` takes them; ``patterns``:
+        the judges' count, when ``judges`` are their inputs (what the whole report reads
+        when it cannot be kept)."""
         with self._lock:
             self._kept = kept_report(sessions, rubric_version_id, dataset_id, self._kept,
                                      judges)
             if self._kept is not None:
                 return self._kept.report
+        if isinstance(judges, JudgeInputs):
+            judges = patterns() if patterns is not None else None
         return agreement.agreement_report(sessions, rubric_version_id, dataset_id,
                                           judges=judges)
 
@@ -113,16 +118,20 @@ def kept_report(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
 
 
 def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-          judges: JudgePatterns | None) -> KeptReport | None:
+          judges: JudgePatterns | JudgeInputs | None) -> KeptReport | None:
     """The counted report read whole, with its count kept per reviewed response; None when
     it is not counted with the judges' share (a multi-choice rubric, an unsettled panel, no
-    people or no judge, a judge's stamp moved, anything written while reading)."""
+    people or no judge, a judge's stamp moved, anything written while reading).
+    ``judges``: their pattern count, or their inputs made at their stamp (the count already
+    folded and their grades: storage.services.agreement_inputs), the same report either way."""
     before = data_stamp(sessions, rubric_version_id, dataset_id)
     if judges is None or judges.stamp != judge_stamp(before):
         return None
     if not agreement_counts.countable(sessions, rubric_version_id, dataset_id):
         return None
-    data, newest = gather_with_newest(sessions, rubric_version_id, dataset_id, complete=False)
+    inputs = judges if isinstance(judges, JudgeInputs) else None
+    data, newest = gather_with_newest(sessions, rubric_version_id, dataset_id, complete=False,
+                                      stored=None if inputs is None else inputs.grades)
     if not data.verdicts.get(HUMAN):
         return None
     sides, voters = agreement_counts.count_sides(sessions, data)
@@ -135,24 +144,41 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
         reviewed = frozenset(session.scalars(reviewed_query))
     units = _units(sessions, judges, [sides[k] for k in keys], voters,
                    reviewed_query.order_by(None))
-    total = Counter(dict(judges.rows))  # the judges' rows: each once (a GROUP BY's)
-    if len(total) != len(judges.rows):
-        total = Counter()
-        for row, n in judges.rows:
-            total[row] += n
-    for share in units.values():
-        total.update(share)
     scorings, excluded = _judge_settings(sessions, rubric_version_id, dataset_id, data)
-    total = Counter({row: n for row, n in total.items() if n})
-    if any(n < 0 for n in total.values()):
-        return None  # as combined_rows: not a count of these verdicts
-    folded = FoldedRows.of_counts(total.items(), len(keys), voters)
+    if inputs is not None:  # the judges' count folded already: people's units patched in
+        change: Counter = Counter()
+        for share in units.values():
+            change.update(share)
+        folded = _patched(inputs.folded, change)
+        if folded is None:
+            return None  # as combined_rows: not a count of these verdicts
+    else:
+        total = Counter(dict(judges.rows))  # the judges' rows: each once (a GROUP BY's)
+        if len(total) != len(judges.rows):
+            total = Counter()
+            for row, n in judges.rows:
+                total[row] += n
+        for share in units.values():
+            total.update(share)
+        total = Counter({row: n for row, n in total.items() if n})
+        if any(n < 0 for n in total.values()):
+            return None  # as combined_rows: not a count of these verdicts
+        folded = FoldedRows.of_counts(total.items(), len(keys), voters)
     report = counted_report(data, keys, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
     return KeptReport(rubric_version_id, dataset_id, before, report, judges, tuple(keys),
-                      tuple(voters), reviewed, scorings, excluded, newest, units, total,
-                      folded)
+                      tuple(voters), reviewed, scorings, excluded, newest, units, folded)
+
+
+def _patched(folded: FoldedRows, change: Counter) -> FoldedRows | None:
+    """``folded`` after the rows' counts moved by ``change``; None if a row's count would
+    go below 0 (not a count of these verdicts)."""
+    moved = [row for row, n in change.items() if n]
+    before = dict(zip(moved, folded.counts_of(moved), strict=True))
+    if any(had + change[row] < 0 for row, had in before.items()):
+        return None
+    return folded.patched(change, before)
 
 
 def advance(sessions: SessionFactory, kept: KeptReport,
@@ -190,21 +216,14 @@ def advance(sessions: SessionFactory, kept: KeptReport,
     for rid, share in new_units.items():
         units[rid] = share
         change.update(share)
-    total = Counter(kept.total)
-    for row, n in change.items():
-        now = total.get(row, 0) + n
-        if now < 0:
-            return None  # not the count of these verdicts: read the report anew
-        if now:
-            total[row] = now
-        else:
-            total.pop(row, None)
-    folded = kept.folded.patched(change, kept.total)
+    folded = _patched(kept.folded, change)
+    if folded is None:
+        return None  # not the count of these verdicts: read the report anew
     report = counted_report(data, list(kept.keys), folded)
     if report is None or data_stamp(sessions, version_id, dataset_id) != stamp:
         return None
     return replace(kept, stamp=stamp, report=report, reviewed=kept.reviewed | fresh.reviewed,
-                   newest=fresh.newest, units=units, total=total, folded=folded)
+                   newest=fresh.newest, units=units, folded=folded)
 
 
 def counted_report(data: AgreementData, keys: list[str],
@@ -219,7 +238,8 @@ def counted_report(data: AgreementData, keys: list[str],
         data.criteria), alpha=counted.alpha, patterns=counted.patterns)
 
 
-def _units(sessions: SessionFactory, judges: JudgePatterns, sides: Sequence[Select],
+def _units(sessions: SessionFactory, judges: JudgePatterns | JudgeInputs,
+           sides: Sequence[Select],
            voters: Sequence[int], within) -> dict[int, Counter]:
     """Per response of ``within`` (a query of response ids, or ids): its rows of the whole
     count less the judges' alone (``agreement_judge_counts.combined_rows``, by response)."""
