@@ -45,7 +45,7 @@ from storage.services.agreement import HUMAN, AgreementData, AgreementReport
 from storage.services.agreement_folded import FoldedRows
 from storage.services.agreement_inputs import JudgeInputs
 from storage.services.agreement_judge_counts import JudgePatterns, judge_stamp
-from storage.services.agreement_sides import side_of, unit_rows_query
+from storage.services.agreement_sides import CODES, RANK, side_of, unit_rows_query
 from storage.services.agreement_sources import data_stamp, gather_with_newest, with_counts
 from storage.services.agreement_touched import Touched
 
@@ -142,8 +142,11 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     reviewed_query = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id)
     with sessions() as session:
         reviewed = frozenset(session.scalars(reviewed_query))
-    units = _units(sessions, judges, [sides[k] for k in keys], voters,
-                   reviewed_query.order_by(None))
+    units = (None if inputs is None else
+             _units_of_data(data, keys, voters, inputs.folded, reviewed))
+    if units is None:
+        units = _units(sessions, judges, [sides[k] for k in keys], voters,
+                       reviewed_query.order_by(None))
     scorings, excluded = _judge_settings(sessions, rubric_version_id, dataset_id, data)
     if inputs is not None:  # the judges' count folded already: people's units patched in
         change: Counter = Counter()
@@ -265,6 +268,56 @@ def _units(sessions: SessionFactory, judges: JudgePatterns | JudgeInputs,
         disagree = 1 in cast and 2 in cast
         share[(whole[0], None, *codes, rid if disagree else None,
                first_alone if disagree else None)] -= 1
+    return {rid: Counter({r: n for r, n in share.items() if n})
+            for rid, share in units.items()}
+
+
+def _units_of_data(data: AgreementData, keys: Sequence[str], voters: Sequence[int],
+                   judges_folded: FoldedRows, reviewed: frozenset[int]
+                   ) -> dict[int, Counter] | None:
+    """``_units`` from what ``data`` holds already (people's verdicts and the judges' on
+    the reviewed responses) and the judges' folded count, without counting the reviewed
+    responses again. A key people answered is one unit of every source (people first: its
+    rank is people's, the criterion id) less the judges' own unit (its rank is the judges'
+    folded one); a key people did not answer is the judges' unit twice, once each way: no
+    share. None where ``data`` cannot say (a verdict the count does not code, a judges'
+    unit not in their count): then they are counted (``_units``)."""
+    import numpy as np
+
+    if list(keys[:1]) != [HUMAN] or list(voters[:1]) != [0]:
+        return None
+    people = data.verdicts.get(HUMAN, {})
+    judged = [data.verdicts.get(key, {}) for key in keys[1:]]
+    judge_voters = [i - 1 for i in voters[1:]]  # places among the judges' codes
+    units_array = judges_folded.units
+    near = units_array[np.isin(units_array[:, 1], np.fromiter(
+        reviewed, dtype=np.int64, count=len(reviewed)))]
+    ranks = {(rid, cid): first * RANK + place
+             for first, rid, place, cid, _met, _unmet in near.tolist()}
+    units: dict[int, Counter] = defaultdict(Counter)
+    codes_of = CODES
+    for key, verdict in people.items():
+        mine = codes_of.get(verdict)
+        if mine is None:
+            return None
+        codes = []
+        for found in judged:
+            choice = found.get(key)
+            code = None if choice is None else codes_of.get(choice)
+            if choice is not None and code is None:
+                return None
+            codes.append(code)
+        rid, cid = key
+        cast = [codes[i] for i in judge_voters if codes[i] is not None]
+        judges_disagree = 1 in cast and 2 in cast
+        disagree = judges_disagree or (mine == 1 and 2 in cast) or (mine == 2 and 1 in cast)
+        share = units[rid]
+        share[(cid, mine, *codes, rid if disagree else None, cid if disagree else None)] += 1
+        if any(code is not None for code in codes):
+            rank = ranks.get(key)
+            if judges_disagree != (rank is not None):
+                return None
+            share[(cid, None, *codes, rid if judges_disagree else None, rank)] -= 1
     return {rid: Counter({r: n for r, n in share.items() if n})
             for rid, share in units.items()}
 

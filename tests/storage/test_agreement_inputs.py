@@ -61,6 +61,9 @@ def test_the_report_on_the_stored_inputs_is_the_report_from_the_judges_rows(
     on_rows = agreement_kept.build(sessions, version.id, dataset.id, judges)
     assert on_inputs is not None and on_rows is not None
     assert on_inputs.report == on_rows.report and on_inputs.folded == on_rows.folded
+    # people's units from the data held, as the reviewed responses' count gives them
+    assert on_inputs.units == {rid: share for rid, share in on_rows.units.items() if share}
+    assert sum(1 for share in on_inputs.units.values() for row in share if row[-2]) > 3
     assert any(isinstance(scores, ScoreColumn)
                for scores in on_inputs.report.data.judge_scores.values())
     for key, scores in on_rows.report.data.judge_scores.items():
