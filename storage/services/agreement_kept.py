@@ -144,6 +144,7 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
         reviewed = frozenset(session.scalars(reviewed_query))
     units = (None if inputs is None else
              _units_of_data(data, keys, voters, inputs.folded, reviewed))
+    from_data = units is not None
     if units is None:
         units = _units(sessions, judges, [sides[k] for k in keys], voters,
                        reviewed_query.order_by(None))
@@ -152,7 +153,8 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
         change: Counter = Counter()
         for share in units.values():
             change.update(share)
-        folded = _patched(inputs.folded, change)
+        folded = _patched(inputs.folded, change,
+                          _judges_before(inputs.folded, change) if from_data else None)
         if folded is None:
             return None  # as combined_rows: not a count of these verdicts
     else:
@@ -174,14 +176,31 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
                       tuple(voters), reviewed, scorings, excluded, newest, units, folded)
 
 
-def _patched(folded: FoldedRows, change: Counter) -> FoldedRows | None:
-    """``folded`` after the rows' counts moved by ``change``; None if a row's count would
-    go below 0 (not a count of these verdicts)."""
-    moved = [row for row, n in change.items() if n]
-    before = dict(zip(moved, folded.counts_of(moved), strict=True))
+def _patched(folded: FoldedRows, change: Counter,
+             before: dict | None = None) -> FoldedRows | None:
+    """``folded`` after the rows' counts moved by ``change`` from ``before`` (default: the
+    folded count's own, ``counts_of``); None if a row's count would go below 0 or a unit
+    to take out is not there (not a count of these verdicts)."""
+    if before is None:
+        moved = [row for row, n in change.items() if n]
+        before = dict(zip(moved, folded.counts_of(moved), strict=True))
     if any(had + change[row] < 0 for row, had in before.items()):
         return None
-    return folded.patched(change, before)
+    try:
+        return folded.patched(change, before)
+    except ValueError:
+        return None
+
+
+def _judges_before(judges: FoldedRows, change: Counter) -> dict:
+    """The counts the judges' folded count holds of people's units' rows made by
+    ``_units_of_data``, without looking each unit up: a unit of theirs it takes out is one
+    of its own (its rank was read from them), one it puts in is people's first (none of
+    the judges' is); any other row is its pattern's."""
+    width = judges.width
+    return {row: (judges.coded.get((row[0], tuple(row[1:1 + width])), 0) if row[-2] is None
+                  else int(row[1] is None))
+            for row, n in change.items() if n}
 
 
 def advance(sessions: SessionFactory, kept: KeptReport,
