@@ -22,6 +22,7 @@ from storage.services import (
 from storage.services.agreement_folded import FoldedRows
 from storage.services.score_column import ScoreColumn
 from tests.storage.helpers import Calls
+from tests.storage.test_agreement_blind_kept import SIGHTS, _assert_seen_as_every_verdict_gives
 from tests.storage.test_agreement_judge_store import _grade_lands, _panel_deleted, _run_added
 from tests.storage.test_agreement_kept import _assert_is_the_report, _writes
 from tests.storage.test_report_counts import _random_world
@@ -156,3 +157,13 @@ def test_the_folded_rows_counted_back_are_the_rows_counts(seed):
 
     assert folded.counts_of([*rows, absent]) == [*rows.values(), 0]
     assert [folded.count_of(row) for row in rows] == list(rows.values())
+
+
+def test_a_blind_reviewers_report_from_the_one_on_the_inputs_is_the_one_from_every_verdict(
+        sessions):
+    version, dataset = _random_world(sessions, 45, responses=24)
+    kept = agreement_kept.build(sessions, version.id, dataset.id,
+                                _kept(sessions, version, dataset))
+    assert kept is not None and isinstance(kept.judges, agreement_inputs.JudgeInputs)
+    for sight in SIGHTS:
+        _assert_seen_as_every_verdict_gives(sessions, version, dataset, kept, sight)
