@@ -3,12 +3,14 @@ computes before the page shows, through the page's own cached readers (ui.agreem
 ui.panel_readers) for an adjudicator (who sees every verdict).
 
 benchmarks/scale.py runs this file as a child for its row "Agreement page in a new process,
-every part the page reads": the child opens the database (untimed: the app opens it once per
-process), then times, in the page's order, the stamp and the report, the criteria table, the
-panel members' alpha, the human baseline and its grid, the trust report and the
-disagreement list of the first criterion with disagreements (every source compared, the
-page's default). It prints one JSON line: wall and CPU seconds of the whole, each part's wall
-seconds and the process's own peak RSS.
+as it opens": the child opens the database (untimed: the app opens it once per process),
+then times the page as it opens on its first tab, Criteria — the stamp, the report, the
+criteria table and the disagreement list of the first criterion with disagreements, for the
+pair the page compares by default (people against the first judge; every source when there
+are no people) — and then, apart, what each other tab reads when it is opened: the panel
+members' alpha (Judges and cost), the human baseline and its grid, the trust report. It
+prints one JSON line: wall and CPU seconds of the page as it opens, each part's wall
+seconds, the whole (every tab) and the process's own peak RSS.
 
     .venv/bin/python benchmarks/agreement_page_cold.py --db URL --version V --dataset D
 """
@@ -34,8 +36,9 @@ def _own_peak_mb() -> float:
 
 
 def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
-    """Every part the Agreement page reads, timed, with the readers the page calls."""
+    """The Agreement page as it opens, then each other tab, timed, with the page's readers."""
     from storage.services import blindness, panel_results
+    from storage.services.agreement import HUMAN
     from ui import agreement_criteria, panel_readers
     from ui import agreement_readers as readers
     from ui.runtime import sessions_for
@@ -54,7 +57,15 @@ def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
              part("stamp", lambda: readers.get_stamp(db, version_id, dataset_id)),
              blindness.EVERYTHING)
     report = part("report", lambda: readers.get_report(*scope))
-    rows = part("criteria table", lambda: readers.get_criterion_table(*scope, None, None))
+    # the pair the Criteria tab compares by default (ui.agreement_criteria.render_pair_picker)
+    a, b = next((pair for pair in report.pairwise if pair[0] == HUMAN), (None, None))
+    rows = part("criteria table", lambda: readers.get_criterion_table(*scope, a, b))
+    keys = (a, b) if a and b else tuple(s.key for s in report.data.verdict_sources)
+    first = next((r.criterion.id for r in rows if r.disagreements), None)
+    if first is not None:
+        part("disagreement list", lambda: readers.get_disagreements(
+            *scope, keys, first, agreement_criteria.LISTED))
+    opened, opened_cpu = time.perf_counter() - started, time.process_time() - cpu
 
     def alphas():
         for judge in report.judges:
@@ -62,17 +73,13 @@ def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
                 pid = judge.source.panel_id
                 panel_readers.get_member_agreement(db, pid, panel_results.member_stamp(
                     panel_readers.get_stamp(db, (pid,))))
-    part("members' alpha", alphas)
-    part("baseline + grid", lambda: (readers.get_baseline(*scope),
-                                     readers.get_baseline_grid(*scope)))
-    part("trust", lambda: readers.get_trust(*scope))
-    keys = tuple(s.key for s in report.data.verdict_sources)
-    first = next((r.criterion.id for r in rows if r.disagreements), None)
-    if first is not None:
-        part("disagreement list", lambda: readers.get_disagreements(
-            *scope, keys, first, agreement_criteria.LISTED))
-    return {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu,
-            "parts": parts, "peak_mb": _own_peak_mb()}
+    part("tab Judges and cost: members' alpha", alphas)
+    part("tab Human baseline: baseline + grid", lambda: (readers.get_baseline(*scope),
+                                                         readers.get_baseline_grid(*scope)))
+    part("tab Trust a judge: trust", lambda: readers.get_trust(*scope))
+    return {"seconds": opened, "cpu": opened_cpu, "parts": parts,
+            "every_tab_seconds": time.perf_counter() - started,
+            "every_tab_cpu": time.process_time() - cpu, "peak_mb": _own_peak_mb()}
 
 
 def main() -> int:
