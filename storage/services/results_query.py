@@ -80,25 +80,24 @@ class ResultsQuery(UnfilteredReads):
         self.session, self.spec = session, spec
         self.people = aliased(m.EffectiveScoreRow, name="people")
         self.with_scores, self.known = with_scores, known
-        self.scores: dict[int, object] = {}
-        self.panel_scores: dict[int, object] = {}
-        # per score column, the stored score it reads where people did not touch the
-        # response (the run's grade, the panel's decision): :meth:`plain_histogram`
-        self.stored: dict[str, object] = {}
-        self.query = self._select(pivoted=False)
+        # per score column, its effective score's expression (``scores``, ``panel_scores``)
+        # and the stored score it reads where people did not touch the response (the run's
+        # grade, the panel's decision): :meth:`plain_histogram`
+        self.query, self.scores, self.panel_scores, self.stored = self._select()
         self.overlaid = (with_scores and spec.overlay is not None
                          and bool(spec.overlay.rows()))  # the overlay's table is joined
         self.matched: Table | None = None  # while :meth:`kept`
         self._touched: dict[str, dict[int, float | None]] | None = None
         self.materialized = False  # :meth:`_source`
 
-    def _select(self, *, pivoted: bool):
-        """The query; unless ``pivoted``, its score expressions kept in ``scores``,
-        ``panel_scores`` and ``stored``.
-        ``pivoted``: the runs' grades (and kept scores) read as one row per response, one
+    def _select(self, *, pivoted: bool = False, kept_pivoted: bool = False):
+        """(query, its runs' and panels' score expressions, its stored scores by column).
+        ``pivoted``: the runs' grades and kept scores read as one row per response, one
         GROUP BY over the grades' index in response order (storage.services.results_pivot),
         not one join per run: for a matched set of most of the dataset on PostgreSQL
-        (each run's join hashed 100,000 grades: 0.35 s of the filtered view's 0.45 s)."""
+        (each run's join hashed 100,000 grades: 0.35 s of the filtered view's 0.45 s).
+        ``kept_pivoted``: the kept scores alone so (one hashed GROUP BY of a few thousand
+        rows, not two lookups per run and response): for the responses people touched."""
         session, spec, with_scores, known = self.session, self.spec, self.with_scores, self.known
         resp = m.ResponseRow
         people = self.people
@@ -118,22 +117,25 @@ class ResultsQuery(UnfilteredReads):
             judges = overlay.alias("oj")
             query = query.outerjoin(judges, and_(judges.c.rid == resp.id, judges.c.col == 0))
         runs = spec.runs if with_scores else ()
-        if pivoted and runs:
+        if (pivoted or kept_pivoted) and runs:
             graded, kept_rows = pivot.run_scores(runs)
-            query = (query.outerjoin(graded, graded.c.response_id == resp.id)
-                     .outerjoin(kept_rows, kept_rows.c.response_id == resp.id))
+            if pivoted:
+                query = query.outerjoin(graded, graded.c.response_id == resp.id)
+            query = query.outerjoin(kept_rows, kept_rows.c.response_id == resp.id)
         for run_id in runs:
             if pivoted:
                 judged = graded.c[pivot.score_name(run_id)]
+            else:
+                grade = aliased(m.GradeRow, name=f"g{run_id}")
+                query = query.outerjoin(grade, and_(grade.run_id == run_id,
+                                                    grade.response_id == resp.id))
+                judged = grade.score
+            if pivoted or kept_pivoted:
                 has_kept = and_(people.id.is_not(None),
                                 kept_rows.c[pivot.kept_name(run_id)].is_not(None))
                 kept_score = kept_rows.c[pivot.score_name(run_id)]
             else:
-                grade = aliased(m.GradeRow, name=f"g{run_id}")
                 kept = aliased(m.EffectiveRunScoreRow, name=f"e{run_id}")
-                query = query.outerjoin(grade, and_(grade.run_id == run_id,
-                                                    grade.response_id == resp.id))
-                judged = grade.score
                 # The kept row, looked up only where people reviewed the response (it has
                 # one only then, people_scores): not a join probed for every response.
                 keyed = and_(kept.run_id == run_id, kept.response_id == resp.id)
@@ -203,9 +205,7 @@ class ResultsQuery(UnfilteredReads):
                 ranged = [*scores.values(), *panel_scores.values()]
             query = query.where(or_(*[self._in_range(s) for s in ranged])
                                 if ranged else literal(False))
-        if not pivoted:
-            self.scores, self.panel_scores, self.stored = scores, panel_scores, stored_scores
-        return query
+        return query, scores, panel_scores, stored_scores
 
     def _listed(self, ids: frozenset[int]):
         """``id IN`` the listed ids: on PostgreSQL one array parameter (``= ANY``), not one
@@ -284,7 +284,7 @@ class ResultsQuery(UnfilteredReads):
         # Most of the dataset matched on PostgreSQL: the runs' grades pivoted (``_select``).
         # Not on SQLite: it materializes the pivot and indexes it for the join (slower than
         # its index lookups per run: 0.45 s against 0.40 s at 100,000).
-        query = (self._select(pivoted=True) if connection.dialect.name == "postgresql"
+        query = (self._select(pivoted=True)[0] if connection.dialect.name == "postgresql"
                  and self.with_scores and self.spec.runs else self.query)
         try:
             connection.execute(insert(table).from_select(names, query))
