@@ -453,6 +453,33 @@ class JudgePatternSetRow(Base):
     rows: Mapped[bytes] = mapped_column(LargeBinary)
 
 
+class AgreementInputsRow(Base):
+    """The Agreement report's judges-only inputs of a (rubric version, dataset), kept in the
+    database so a new process reads them instead of folding the judges' count and reading
+    every judge's score again (~1 s at 100,000 responses; issue 41). Derived
+    (storage.services.agreement_inputs): the judges' pattern count folded as the report sums
+    it, and each run's and ready panel's grades (response, score; a panel's cost), made at
+    the judges' ``stamp`` (canonical JSON of ``agreement_judge_counts.judge_stamp`` with the
+    format) for the judges ``keys`` and ``voters`` and the scored ``sources``; used only
+    while all are the current ones, otherwise made again and replaced
+    (storage.services.agreement_inputs_store). ``figures``: JSON, ``arrays``: raw bytes."""
+
+    __tablename__ = "agreement_inputs_kept"
+    __table_args__ = (UniqueConstraint("rubric_version_id", "dataset_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rubric_version_id: Mapped[int] = mapped_column(
+        ForeignKey("rubric_versions.id", ondelete="CASCADE"))
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"),
+                                            index=True)
+    keys: Mapped[list] = mapped_column(JSONType)
+    voters: Mapped[list] = mapped_column(JSONType)
+    sources: Mapped[list] = mapped_column(JSONType)
+    stamp: Mapped[str] = mapped_column(Text)
+    figures: Mapped[str] = mapped_column(Text)
+    arrays: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class TrustShareRow(Base):
     """The trust report's judges' share of a (rubric version, dataset), kept in the database
     so a new process reads it instead of making it again (~8 s at 100,000 responses; issue

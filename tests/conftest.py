@@ -43,12 +43,21 @@ _ONE_AT_A_TIME = {
 }
 
 
-def pytest_collection_modifyitems(config, items):
+def _path(config, item) -> str:
     root = config.rootpath
+    return item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture scope
+def pytest_collection_modifyitems(config, items):
     for item in items:
-        path = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
-        if path in _ONE_AT_A_TIME:
+        if _path(config, item) in _ONE_AT_A_TIME:
             item.add_marker(pytest.mark.xdist_group("one_at_a_time"))
+    # The compatibility tests need the compared packages' venvs, which scripts/test.sh starts
+    # building beside the app's install (minutes on a clean machine: autorubric's above all).
+    # Collected first (tests/compat sorts early), both workers waited ~2 min for pip; last,
+    # the venvs are long built when they come.
+    items.sort(key=lambda item: _path(config, item).startswith("tests/compat/"))
 
 
 @pytest.fixture(autouse=True)

@@ -28,10 +28,8 @@ def _pair_options(report: AgreementReport) -> dict[str, str]:
     return options
 
 
-def render_criteria(report: AgreementReport, scope: tuple) -> tuple[str | None, str | None]:
-    """``scope`` is (db, rubric version id, dataset id, stamp, sight): the cached readers'
-    key."""
-    st.subheader("Per criterion, worst first")
+def render_pair_picker(report: AgreementReport) -> tuple[str | None, str | None]:
+    """The two sources the criteria and confusion matrices compare (None, None: all)."""
     options = _pair_options(report)
     default = next((k for k in options if k.startswith(f"{HUMAN}|")), next(iter(options)))
     if st.session_state.get("agreement_pair") not in options:
@@ -39,6 +37,14 @@ def render_criteria(report: AgreementReport, scope: tuple) -> tuple[str | None, 
     choice = st.selectbox("Compare", list(options), format_func=options.get,
                           key="agreement_pair")
     a, b = choice.split("|") if choice != ALL_SOURCES else (None, None)
+    return a, b
+
+
+def render_criteria(report: AgreementReport, scope: tuple, a: str | None,
+                    b: str | None) -> None:
+    """``scope`` is (db, rubric version id, dataset id, stamp, sight): the cached readers'
+    key; ``a``, ``b``: the compared sources (``render_pair_picker``)."""
+    st.subheader("Per criterion, worst first")
     rows = readers.get_criterion_table(*scope, a, b)
     table = []
     for row in rows:
@@ -62,7 +68,6 @@ def render_criteria(report: AgreementReport, scope: tuple) -> tuple[str | None, 
     keys = (a, b) if a and b else tuple(s.key for s in report.data.verdict_sources)
     render_reword_links(report, rows, keys)
     render_disagreements(report, scope, rows, keys)
-    return a, b
 
 
 REWORD_LINKS = 3

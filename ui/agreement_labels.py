@@ -56,56 +56,55 @@ def handle_import(version_id: int, dataset_id: int) -> bool:
 
 
 def render_labels(version_id: int, dataset_id: int) -> None:
-    with st.expander("Export and import labels", expanded=bool(
-            st.session_state.agreement_import_problems)):
-        sessions = get_sessions()
-        # Blind review: a reviewer's downloads hold other people's verdicts only where
-        # they answered too (storage/services/blindness.py).
-        sight = blindness.sight_of(current_actor())
-        name = partial(labels.export_file_name, sessions, rubric_version_id=version_id,
-                       dataset_id=dataset_id)
-        st.markdown("**Gold set** — the human-reviewed responses as JSONL in a HealthBench-like "
-                    "shape: `prompt` (chat messages), `completion`, `rubrics` (criterion, "
-                    "points, criteria_met, explanation) and the human score.")
-        complete = st.checkbox("Only fully reviewed responses", key="agreement_gold_complete")
-        left, right = st.columns(2)
-        left.download_button(
-            "Download gold set (JSONL)", on_click="ignore", icon=":material/download:",
-            data=partial(labels.export_gold_jsonl, sessions, version_id, dataset_id,
-                         complete_only=complete, sight=sight),
-            file_name=name(kind="gold", ext="jsonl"), mime="application/jsonl")
-        right.download_button(
-            "Download training set (JSONL)", on_click="ignore", icon=":material/download:",
-            data=partial(labels.export_training_jsonl, sessions, version_id, dataset_id,
-                         sight=sight),
-            file_name=name(kind="training", ext="jsonl"), mime="application/jsonl",
-            help="One line per response × run: the text with its effective score (normalized "
-                 "when the run normalizes) and raw score.")
-        st.divider()
-        st.markdown("**Import human verdicts** from a CSV with the columns `response_id` (the "
-                    "response's id in the dataset), `criterion` (its name), `verdict` (MET, "
-                    "UNMET or CANNOT_ASSESS), `reviewer` (someone the workbench knows) and "
-                    "an optional `note`. Nothing is "
-                    "imported unless every row is valid. Rows without a verdict, and rows "
-                    "equal to the current verdict, are left out.")
-        st.download_button(
-            "Download the verdict sheet (CSV)", on_click="ignore", icon=":material/download:",
-            data=partial(labels.export_verdict_sheet_csv, sessions, version_id, dataset_id,
-                         sight=sight),
-            file_name=name(kind="verdicts", ext="csv"), mime="text/csv",
-            help="Every response × criterion with its current human verdict (blank when "
-                 "none): fill it in a spreadsheet and import it here.")
-        st.checkbox("Create new reviewers", key="agreement_import_create",
-                    help="Reviewers in the sheet must be people the workbench knows "
-                         "(case and invisible characters do not matter). Tick this to add "
-                         "the names it does not know as new reviewers.")
-        st.file_uploader("Verdicts CSV", type=["csv"],
-                         key=f"agreement_import_file_{st.session_state.agreement_nonce}")
-        if st.button("Import verdicts") and handle_import(version_id, dataset_id):
-            st.rerun()
-        problems = st.session_state.agreement_import_problems
-        if problems:
-            listed = "\n".join(f"- {plain(p)}" for p in problems[:50])
-            more = f"\n- … and {len(problems) - 50} more" if len(problems) > 50 else ""
-            st.error(f"Nothing was imported; fix these {len(problems)} problems and upload "
-                     f"the file again:\n{listed}{more}")
+    st.subheader("Export and import labels")
+    sessions = get_sessions()
+    # Blind review: a reviewer's downloads hold other people's verdicts only where
+    # they answered too (storage/services/blindness.py).
+    sight = blindness.sight_of(current_actor())
+    name = partial(labels.export_file_name, sessions, rubric_version_id=version_id,
+                   dataset_id=dataset_id)
+    st.markdown("**Gold set** — the human-reviewed responses as JSONL in a HealthBench-like "
+                "shape: `prompt` (chat messages), `completion`, `rubrics` (criterion, "
+                "points, criteria_met, explanation) and the human score.")
+    complete = st.checkbox("Only fully reviewed responses", key="agreement_gold_complete")
+    left, right = st.columns(2)
+    left.download_button(
+        "Download gold set (JSONL)", on_click="ignore", icon=":material/download:",
+        data=partial(labels.export_gold_jsonl, sessions, version_id, dataset_id,
+                     complete_only=complete, sight=sight),
+        file_name=name(kind="gold", ext="jsonl"), mime="application/jsonl")
+    right.download_button(
+        "Download training set (JSONL)", on_click="ignore", icon=":material/download:",
+        data=partial(labels.export_training_jsonl, sessions, version_id, dataset_id,
+                     sight=sight),
+        file_name=name(kind="training", ext="jsonl"), mime="application/jsonl",
+        help="One line per response × run: the text with its effective score (normalized "
+             "when the run normalizes) and raw score.")
+    st.divider()
+    st.markdown("**Import human verdicts** from a CSV with the columns `response_id` (the "
+                "response's id in the dataset), `criterion` (its name), `verdict` (MET, "
+                "UNMET or CANNOT_ASSESS), `reviewer` (someone the workbench knows) and "
+                "an optional `note`. Nothing is "
+                "imported unless every row is valid. Rows without a verdict, and rows "
+                "equal to the current verdict, are left out.")
+    st.download_button(
+        "Download the verdict sheet (CSV)", on_click="ignore", icon=":material/download:",
+        data=partial(labels.export_verdict_sheet_csv, sessions, version_id, dataset_id,
+                     sight=sight),
+        file_name=name(kind="verdicts", ext="csv"), mime="text/csv",
+        help="Every response × criterion with its current human verdict (blank when "
+             "none): fill it in a spreadsheet and import it here.")
+    st.checkbox("Create new reviewers", key="agreement_import_create",
+                help="Reviewers in the sheet must be people the workbench knows "
+                     "(case and invisible characters do not matter). Tick this to add "
+                     "the names it does not know as new reviewers.")
+    st.file_uploader("Verdicts CSV", type=["csv"],
+                     key=f"agreement_import_file_{st.session_state.agreement_nonce}")
+    if st.button("Import verdicts") and handle_import(version_id, dataset_id):
+        st.rerun()
+    problems = st.session_state.agreement_import_problems
+    if problems:
+        listed = "\n".join(f"- {plain(p)}" for p in problems[:50])
+        more = f"\n- … and {len(problems) - 50} more" if len(problems) > 50 else ""
+        st.error(f"Nothing was imported; fix these {len(problems)} problems and upload "
+                 f"the file again:\n{listed}{more}")

@@ -22,6 +22,7 @@ import streamlit as st
 from storage.services import (
     agreement,
     agreement_blind,
+    agreement_inputs_store,
     agreement_judge_counts,
     agreement_judge_store,
     agreement_lists,
@@ -33,6 +34,7 @@ from storage.services import (
     trust_share_store,
 )
 from storage.services.agreement import AgreementReport, CriterionAgreement, Disagreement
+from storage.services.agreement_inputs import JudgeInputs
 from storage.services.agreement_judge_counts import JudgePatterns
 from storage.services.agreement_kept import KeptSlot
 from storage.services.agreement_listing import JudgeListing
@@ -74,11 +76,30 @@ def get_judge_patterns(db: str, rubric_version_id: int, dataset_id: int,
 @st.cache_resource(ttl=3600, max_entries=20, show_spinner="Comparing the judges…")
 def get_full_report(db: str, rubric_version_id: int, dataset_id: int,
                     stamp: Stamp) -> AgreementReport:
-    """Over everyone's verdicts: what adjudicators and admins see."""
-    judges = get_judge_patterns(db, rubric_version_id, dataset_id,
-                                agreement_judge_counts.judge_stamp(stamp))
+    """Over everyone's verdicts: what adjudicators and admins see. Built from the judges'
+    inputs kept by their stamp (``get_judge_inputs``); the judges' count itself is read only
+    when they must be made again, or the report cannot be kept."""
+    judge_stamp = agreement_judge_counts.judge_stamp(stamp)
+
+    def patterns() -> JudgePatterns | None:
+        return get_judge_patterns(db, rubric_version_id, dataset_id, judge_stamp)
+
+    judges = get_judge_inputs(db, rubric_version_id, dataset_id, judge_stamp)
     return get_kept_slot(db, rubric_version_id, dataset_id).report(
-        sessions_for(db), rubric_version_id, dataset_id, judges)
+        sessions_for(db), rubric_version_id, dataset_id,
+        judges if judges is not None else patterns(), patterns)
+
+
+@st.cache_resource(ttl=3600, max_entries=10, show_spinner=False)
+def get_judge_inputs(db: str, rubric_version_id: int, dataset_id: int,
+                     judge_stamp: tuple) -> JudgeInputs | None:
+    """The report's judges-only inputs (their count folded, their grades as arrays), kept
+    until a judge's stamp moves; read from the database when made there at this stamp
+    (storage.services.agreement_inputs_store), else made from the judges' count. Shared
+    and immutable, as ``get_judge_patterns``."""
+    return agreement_inputs_store.kept_inputs(
+        sessions_for(db), rubric_version_id, dataset_id,
+        lambda: get_judge_patterns(db, rubric_version_id, dataset_id, judge_stamp))
 
 
 @st.cache_resource(ttl=3600, max_entries=10, show_spinner=False)
@@ -200,6 +221,7 @@ def clear_after_import() -> None:
     effective scores (people's verdicts only: the trust report's judges' share stays)."""
     get_stamp.clear()
     get_judge_patterns.clear()
+    get_judge_inputs.clear()
     get_kept_slot.clear()
     get_full_report.clear()
     get_blind_report.clear()

@@ -6,6 +6,9 @@ from storage.services.agreement_sources import AgreementSource
 from ui import safe_text
 
 ALL_SOURCES = "all"
+# The Agreement page's sections, one tab each (only the open one is drawn).
+TABS = ("Criteria", "Confusion matrices", "Judges and cost", "Human baseline",
+        "Trust a judge", "Labels and pairwise")
 EMPTY_HINT = (
     "Grade this dataset with at least two runs on the **Grade** page, or review some "
     "verdicts on the **Review** page, to compare sources."

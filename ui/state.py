@@ -167,6 +167,7 @@ DEFAULTS: dict[str, object] = {
     "review_adjudicate_flash": None,  # (that key, kind, message)
     # agreement
     "agreement_set": None,  # "dataset_id:rubric_version_id" of the compared result set
+    "agreement_tab": "Criteria",  # the section open (ui.agreement_text.TABS)
     "agreement_pair": None,  # "a|b" source keys, or "all" for every source
     "agreement_criterion": None,  # criterion id whose disagreements are listed
     "agreement_open_response": None,  # response id picked among those disagreements

@@ -163,18 +163,21 @@ class RunVerdicts:
     reasons: dict[tuple[int, int], str]
 
 
-def run_verdicts(session: Session, run_id: int, within: Select | None = None) -> RunVerdicts:
+def run_verdicts(session: Session, run_id: int, within: Select | None = None,
+                 scores: bool = True) -> RunVerdicts:
     """``within``: a query of response ids; only their verdicts and reasons are read (None:
-    every response's). Scores are read for every response (one row per grade)."""
+    every response's). Scores are read for every response (one row per grade); ``scores``
+    False: not read (the caller holds them: storage.services.agreement_inputs)."""
     grades_query = (select(m.GradeRow.response_id, m.GradeRow.score)
                     .where(m.GradeRow.run_id == run_id).order_by(m.GradeRow.response_id))
     rows_query = _rows_query(run_id)
     if within is not None:
         rows_query = rows_query.where(m.GradeRow.response_id.in_(within))
     # Core rows, not ORM ones (half the CPU per row): 100,000s of grades per run
-    scores = {rid: score for rid, score in plain_rows(session.connection(), grades_query)}
+    found = ({rid: score for rid, score in plain_rows(session.connection(), grades_query)}
+             if scores else {})
     choices, reasons = _choices(session, rows_query)
-    return RunVerdicts(scores, choices, reasons)
+    return RunVerdicts(found, choices, reasons)
 
 
 def run_choices(session: Session, run_id: int, response_ids: Sequence[int]

@@ -78,5 +78,5 @@ def seen_report(kept: KeptReport, sight: Sight) -> AgreementReport | None:
         for row, n in share.items():
             if (rid, row[0]) not in seen:  # people's verdict hidden: the judges' alone
                 change[row] -= n
-    folded = kept.folded.patched(change, kept.total)
+    folded = kept.folded.patched(change)
     return counted_report(data, list(kept.keys), folded)

@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from operator import itemgetter
 
 from sqlalchemy import (
     Select,
@@ -324,7 +323,8 @@ def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]
     (the first source's keys first, in its order: ``FoldedRows``), so the floats are the
     same."""
 
-    def alpha(units_in: Sequence[int], ordered: list) -> MultiSourceAgreement:
+    def alpha(units_in: Sequence[int], ordered: Iterable[tuple[int, int]]
+              ) -> MultiSourceAgreement:
         summed: Counter[str] = Counter()
         for cid in units_in:
             summed.update(totals.get(cid, Counter()))
@@ -332,14 +332,10 @@ def _alpha(sources: int, criteria: Sequence[int], totals: dict[int, Counter[str]
             sources=sources, units=summed["units"], pairable_units=summed["pairable"],
             values_used=summed["values"], met=summed["met"],
             excluded_cannot_assess=summed["ca"],
-            disagreeing=map(met_unmet, ordered))
+            disagreeing=ordered)
 
-    # (met, unmet) are the last two of an entry: FoldedRows' overall ones are 6 long, the
-    # per-criterion ones 4
-    met_unmet = itemgetter(2, 3)
-    per_criterion = {cid: alpha([cid], folded.by_criterion.get(cid, [])) for cid in criteria}
-    met_unmet = itemgetter(4, 5)
-    return MultiSourceAgreementByCriterion(overall=alpha(criteria, folded.overall),
+    per_criterion = {cid: alpha([cid], folded.met_unmet(cid)) for cid in criteria}
+    return MultiSourceAgreementByCriterion(overall=alpha(criteria, folded.met_unmet()),
                                            per_criterion=per_criterion)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from sqlalchemy import Select, select
@@ -43,8 +43,9 @@ from storage.services import (
 )
 from storage.services.agreement import HUMAN, AgreementData, AgreementReport
 from storage.services.agreement_folded import FoldedRows
+from storage.services.agreement_inputs import JudgeInputs
 from storage.services.agreement_judge_counts import JudgePatterns, judge_stamp
-from storage.services.agreement_sides import side_of, unit_rows_query
+from storage.services.agreement_sides import CODES, RANK, side_of, unit_rows_query
 from storage.services.agreement_sources import data_stamp, gather_with_newest, with_counts
 from storage.services.agreement_touched import Touched
 
@@ -68,8 +69,7 @@ class KeptReport:
     excluded: dict[str, frozenset[int]]  # judge source key -> responses shown as examples
     newest: dict[str, int]  # reviewer -> id of their newest current verdict
     units: dict[int, Counter]  # reviewed response -> its share of the count's rows
-    total: Counter  # the whole count's rows
-    folded: FoldedRows  # the same rows folded as the report sums them
+    folded: FoldedRows  # the whole count's rows folded as the report sums them
 
 
 class KeptSlot:
@@ -81,14 +81,19 @@ class KeptSlot:
         self._kept: KeptReport | None = None
 
     def report(self, sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-               judges: JudgePatterns | None) -> AgreementReport:
+               judges: JudgePatterns | JudgeInputs | None,
+               patterns: Callable[[], JudgePatterns | None] | None = None) -> AgreementReport:
         """The report now: the kept one patched, built anew, or (when it cannot be kept)
-        ``agreement.agreement_report``'s."""
+        ``agreement.agreement_report``'s. ``judges`` as ``build`` takes them; ``patterns``:
+        the judges' count, when ``judges`` are their inputs (what the whole report reads
+        when it cannot be kept)."""
         with self._lock:
             self._kept = kept_report(sessions, rubric_version_id, dataset_id, self._kept,
                                      judges)
             if self._kept is not None:
                 return self._kept.report
+        if isinstance(judges, JudgeInputs):
+            judges = patterns() if patterns is not None else None
         return agreement.agreement_report(sessions, rubric_version_id, dataset_id,
                                           judges=judges)
 
@@ -113,16 +118,20 @@ def kept_report(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
 
 
 def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-          judges: JudgePatterns | None) -> KeptReport | None:
+          judges: JudgePatterns | JudgeInputs | None) -> KeptReport | None:
     """The counted report read whole, with its count kept per reviewed response; None when
     it is not counted with the judges' share (a multi-choice rubric, an unsettled panel, no
-    people or no judge, a judge's stamp moved, anything written while reading)."""
+    people or no judge, a judge's stamp moved, anything written while reading).
+    ``judges``: their pattern count, or their inputs made at their stamp (the count already
+    folded and their grades: storage.services.agreement_inputs), the same report either way."""
     before = data_stamp(sessions, rubric_version_id, dataset_id)
     if judges is None or judges.stamp != judge_stamp(before):
         return None
     if not agreement_counts.countable(sessions, rubric_version_id, dataset_id):
         return None
-    data, newest = gather_with_newest(sessions, rubric_version_id, dataset_id, complete=False)
+    inputs = judges if isinstance(judges, JudgeInputs) else None
+    data, newest = gather_with_newest(sessions, rubric_version_id, dataset_id, complete=False,
+                                      stored=None if inputs is None else inputs.grades)
     if not data.verdicts.get(HUMAN):
         return None
     sides, voters = agreement_counts.count_sides(sessions, data)
@@ -133,26 +142,65 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     reviewed_query = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id)
     with sessions() as session:
         reviewed = frozenset(session.scalars(reviewed_query))
-    units = _units(sessions, judges, [sides[k] for k in keys], voters,
-                   reviewed_query.order_by(None))
-    total = Counter(dict(judges.rows))  # the judges' rows: each once (a GROUP BY's)
-    if len(total) != len(judges.rows):
-        total = Counter()
-        for row, n in judges.rows:
-            total[row] += n
-    for share in units.values():
-        total.update(share)
+    units = (None if inputs is None else
+             _units_of_data(data, keys, voters, inputs.folded, reviewed))
+    from_data = units is not None
+    if units is None:
+        units = _units(sessions, judges, [sides[k] for k in keys], voters,
+                       reviewed_query.order_by(None))
     scorings, excluded = _judge_settings(sessions, rubric_version_id, dataset_id, data)
-    total = Counter({row: n for row, n in total.items() if n})
-    if any(n < 0 for n in total.values()):
-        return None  # as combined_rows: not a count of these verdicts
-    folded = FoldedRows.of_counts(total.items(), len(keys), voters)
+    if inputs is not None:  # the judges' count folded already: people's units patched in
+        change: Counter = Counter()
+        for share in units.values():
+            change.update(share)
+        folded = _patched(inputs.folded, change,
+                          _judges_before(inputs.folded, change) if from_data else None)
+        if folded is None:
+            return None  # as combined_rows: not a count of these verdicts
+    else:
+        total = Counter(dict(judges.rows))  # the judges' rows: each once (a GROUP BY's)
+        if len(total) != len(judges.rows):
+            total = Counter()
+            for row, n in judges.rows:
+                total[row] += n
+        for share in units.values():
+            total.update(share)
+        total = Counter({row: n for row, n in total.items() if n})
+        if any(n < 0 for n in total.values()):
+            return None  # as combined_rows: not a count of these verdicts
+        folded = FoldedRows.of_counts(total.items(), len(keys), voters)
     report = counted_report(data, keys, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
     return KeptReport(rubric_version_id, dataset_id, before, report, judges, tuple(keys),
-                      tuple(voters), reviewed, scorings, excluded, newest, units, total,
-                      folded)
+                      tuple(voters), reviewed, scorings, excluded, newest, units, folded)
+
+
+def _patched(folded: FoldedRows, change: Counter,
+             before: dict | None = None) -> FoldedRows | None:
+    """``folded`` after the rows' counts moved by ``change`` from ``before`` (default: the
+    folded count's own, ``counts_of``); None if a row's count would go below 0 or a unit
+    to take out is not there (not a count of these verdicts)."""
+    if before is None:
+        moved = [row for row, n in change.items() if n]
+        before = dict(zip(moved, folded.counts_of(moved), strict=True))
+    if any(had + change[row] < 0 for row, had in before.items()):
+        return None
+    try:
+        return folded.patched(change, before)
+    except ValueError:
+        return None
+
+
+def _judges_before(judges: FoldedRows, change: Counter) -> dict:
+    """The counts the judges' folded count holds of people's units' rows made by
+    ``_units_of_data``, without looking each unit up: a unit of theirs it takes out is one
+    of its own (its rank was read from them), one it puts in is people's first (none of
+    the judges' is); any other row is its pattern's."""
+    width = judges.width
+    return {row: (judges.coded.get((row[0], tuple(row[1:1 + width])), 0) if row[-2] is None
+                  else int(row[1] is None))
+            for row, n in change.items() if n}
 
 
 def advance(sessions: SessionFactory, kept: KeptReport,
@@ -190,21 +238,14 @@ def advance(sessions: SessionFactory, kept: KeptReport,
     for rid, share in new_units.items():
         units[rid] = share
         change.update(share)
-    total = Counter(kept.total)
-    for row, n in change.items():
-        now = total.get(row, 0) + n
-        if now < 0:
-            return None  # not the count of these verdicts: read the report anew
-        if now:
-            total[row] = now
-        else:
-            total.pop(row, None)
-    folded = kept.folded.patched(change, kept.total)
+    folded = _patched(kept.folded, change)
+    if folded is None:
+        return None  # not the count of these verdicts: read the report anew
     report = counted_report(data, list(kept.keys), folded)
     if report is None or data_stamp(sessions, version_id, dataset_id) != stamp:
         return None
     return replace(kept, stamp=stamp, report=report, reviewed=kept.reviewed | fresh.reviewed,
-                   newest=fresh.newest, units=units, total=total, folded=folded)
+                   newest=fresh.newest, units=units, folded=folded)
 
 
 def counted_report(data: AgreementData, keys: list[str],
@@ -219,7 +260,8 @@ def counted_report(data: AgreementData, keys: list[str],
         data.criteria), alpha=counted.alpha, patterns=counted.patterns)
 
 
-def _units(sessions: SessionFactory, judges: JudgePatterns, sides: Sequence[Select],
+def _units(sessions: SessionFactory, judges: JudgePatterns | JudgeInputs,
+           sides: Sequence[Select],
            voters: Sequence[int], within) -> dict[int, Counter]:
     """Per response of ``within`` (a query of response ids, or ids): its rows of the whole
     count less the judges' alone (``agreement_judge_counts.combined_rows``, by response)."""
@@ -245,6 +287,56 @@ def _units(sessions: SessionFactory, judges: JudgePatterns, sides: Sequence[Sele
         disagree = 1 in cast and 2 in cast
         share[(whole[0], None, *codes, rid if disagree else None,
                first_alone if disagree else None)] -= 1
+    return {rid: Counter({r: n for r, n in share.items() if n})
+            for rid, share in units.items()}
+
+
+def _units_of_data(data: AgreementData, keys: Sequence[str], voters: Sequence[int],
+                   judges_folded: FoldedRows, reviewed: frozenset[int]
+                   ) -> dict[int, Counter] | None:
+    """``_units`` from what ``data`` holds already (people's verdicts and the judges' on
+    the reviewed responses) and the judges' folded count, without counting the reviewed
+    responses again. A key people answered is one unit of every source (people first: its
+    rank is people's, the criterion id) less the judges' own unit (its rank is the judges'
+    folded one); a key people did not answer is the judges' unit twice, once each way: no
+    share. None where ``data`` cannot say (a verdict the count does not code, a judges'
+    unit not in their count): then they are counted (``_units``)."""
+    import numpy as np
+
+    if list(keys[:1]) != [HUMAN] or list(voters[:1]) != [0]:
+        return None
+    people = data.verdicts.get(HUMAN, {})
+    judged = [data.verdicts.get(key, {}) for key in keys[1:]]
+    judge_voters = [i - 1 for i in voters[1:]]  # places among the judges' codes
+    units_array = judges_folded.units
+    near = units_array[np.isin(units_array[:, 1], np.fromiter(
+        reviewed, dtype=np.int64, count=len(reviewed)))]
+    ranks = {(rid, cid): first * RANK + place
+             for first, rid, place, cid, _met, _unmet in near.tolist()}
+    units: dict[int, Counter] = defaultdict(Counter)
+    codes_of = CODES
+    for key, verdict in people.items():
+        mine = codes_of.get(verdict)
+        if mine is None:
+            return None
+        codes = []
+        for found in judged:
+            choice = found.get(key)
+            code = None if choice is None else codes_of.get(choice)
+            if choice is not None and code is None:
+                return None
+            codes.append(code)
+        rid, cid = key
+        cast = [codes[i] for i in judge_voters if codes[i] is not None]
+        judges_disagree = 1 in cast and 2 in cast
+        disagree = judges_disagree or (mine == 1 and 2 in cast) or (mine == 2 and 1 in cast)
+        share = units[rid]
+        share[(cid, mine, *codes, rid if disagree else None, cid if disagree else None)] += 1
+        if any(code is not None for code in codes):
+            rank = ranks.get(key)
+            if judges_disagree != (rank is not None):
+                return None
+            share[(cid, None, *codes, rid if judges_disagree else None, rank)] -= 1
     return {rid: Counter({r: n for r, n in share.items() if n})
             for rid, share in units.items()}
 

@@ -9,7 +9,7 @@ as examples. The numbers are computed from these in storage.services.agreement.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from sqlalchemy import Select, func, select
@@ -35,6 +35,7 @@ from storage.services.panel_results import (
     panel_label,
     panel_sources,
 )
+from storage.services.score_column import ScoreColumn
 
 HUMAN = "human"
 GRADER_LABELS = {
@@ -161,10 +162,13 @@ def gather_sources(
 
 def gather_with_newest(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-    complete: bool = True, within: Select | None = None,
+    complete: bool = True, within: Select | None = None, stored: Mapping | None = None,
 ) -> tuple[AgreementData, dict[str, int]]:
     """``gather_sources``, and the id of each reviewer's newest current verdict (whose name
-    ``reviewer_names`` holds): what the kept report patches (agreement_kept)."""
+    ``reviewer_names`` holds): what the kept report patches (agreement_kept). ``stored``:
+    source key -> its grades (``agreement_inputs.SourceGrades``) made at the current
+    judges' stamp; those sources' scores are taken from it, not read (as ``ScoreColumn``s)."""
+    stored = stored or {}
     if not complete and within is None:
         within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
     if complete:
@@ -181,7 +185,9 @@ def gather_with_newest(
         }
         runs = [run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
-        grades = {run.id: run_repo.run_verdicts(session, run.id, within) for run in runs}
+        grades = {run.id: run_repo.run_verdicts(session, run.id, within,
+                                                scores=f"run:{run.id}" not in stored)
+                  for run in runs}
         # A calibrated run is measured only on the responses it did not show as examples.
         used = calibration.example_response_ids(
             session, [run.id for run in runs if run.settings.calibration is not None])
@@ -197,8 +203,12 @@ def gather_with_newest(
 
     gathered = _Gathered()
     for run in runs:
-        _add_run(gathered, run, grades[run.id], used.get(run.id, set()))
-    for found in panel_sources(sessions, rubric_version_id, dataset_id, within):
+        _add_run(gathered, run, grades[run.id], used.get(run.id, set()),
+                 stored.get(f"run:{run.id}"))
+    found_panels = (panel_sources(sessions, rubric_version_id, dataset_id, within, stored)
+                    if stored else panel_sources(sessions, rubric_version_id, dataset_id,
+                                                 within))
+    for found in found_panels:
         _add_panel(gathered, found, used)
         needs_text = needs_text or found.panel.scoring.length_penalty is not None
     if needs_text and not texts:
@@ -260,21 +270,25 @@ class _Gathered:
 
 
 def _add_run(gathered: _Gathered, run: RunInfo, grades: run_repo.RunVerdicts,
-             shown: set[int]) -> None:
+             shown: set[int], stored=None) -> None:
+    """``stored``: the run's grades kept by the judges' stamp (its scores not read)."""
     key = f"run:{run.id}"
     if shown:
         verdicts = {k: v for k, v in grades.choices.items() if k[0] not in shown}
         reasons = {k: v for k, v in grades.reasons.items() if k[0] not in shown}
     else:
         verdicts, reasons = grades.choices, grades.reasons
-    scores = {rid: score for rid, score in grades.scores.items()
-              if score is not None and rid not in shown}
+    if stored is not None:
+        scores, graded = stored.column(shown), stored.graded
+    else:
+        scores = {rid: score for rid, score in grades.scores.items()
+                  if score is not None and rid not in shown}
+        graded = len(grades.scores)
     gathered.verdicts[key], gathered.reasons[key], gathered.judge_scores[key] = (
         verdicts, reasons, scores)
     gathered.scorings[key] = run.settings.scoring()
     if run.settings.calibration is not None:
         gathered.shown[key] = (run.settings.calibration.k, shown)
-    graded = len(grades.scores)
     gathered.sources.append(AgreementSource(
         key=key, label=run_label(run), run_id=run.id, grader=run.grader,
         model=run.model, status=run.status,
@@ -292,7 +306,9 @@ def _add_panel(gathered: _Gathered, found: PanelSource, used: dict[int, set[int]
     shown = set().union(*(used.get(member.run.id, set()) for member in panel.members))
     gathered.verdicts[key] = {k: v for k, v in found.verdicts.items() if k[0] not in shown}
     gathered.reasons[key] = {k: v for k, v in found.reasons.items() if k[0] not in shown}
-    gathered.judge_scores[key] = {r: v for r, v in found.scores.items() if r not in shown}
+    gathered.judge_scores[key] = (found.scores.without(shown)
+                                  if isinstance(found.scores, ScoreColumn) else
+                                  {r: v for r, v in found.scores.items() if r not in shown})
     ks = [member.run.settings.calibration.k for member in panel.members
           if member.run.settings.calibration is not None]
     if ks:

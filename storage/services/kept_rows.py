@@ -1,5 +1,6 @@
 """What the database-kept caches share (issue 41: the judges' count, the trust share, the
-panel members' alpha): the stamp they were made at as stored, and replacing a kept row.
+panel members' alpha): the stamp they were made at as stored, replacing a kept row, and the
+"the stored one if made at the current stamp, else made and stored" step.
 
 A kept row is derived data: used only while its stamp is the current one, replaced when made
 again. Replacing never fails a read: when another process stored its own at the same time
@@ -10,11 +11,15 @@ again. Replacing never fails a read: when another process stored its own at the 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import TypeVar
 
 from sqlalchemy import delete, insert
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from storage.engine import SessionFactory
+
+T = TypeVar("T")
 
 
 def stamp_text(stamp: tuple, format: int) -> str:
@@ -35,3 +40,20 @@ def replace(sessions: SessionFactory, model, where: dict, values: dict) -> bool:
     except (IntegrityError, OperationalError):
         return False
     return True
+
+
+def kept(stamp: tuple, current: Callable[[], tuple], read: Callable[[], T | None],
+         make: Callable[[], T], store: Callable[[T], object]) -> T:
+    """What was made at ``stamp`` (the stamp the caller read): the stored one when ``stamp``
+    is still the ``current`` one and ``read`` finds it; else made now and stored only if the
+    stamp did not move before or while it was made (what a stale caller makes is shown to
+    it, never kept)."""
+    now = current()
+    if now == stamp:
+        stored = read()
+        if stored is not None:
+            return stored
+    made = make()
+    if now == stamp and current() == stamp:
+        store(made)
+    return made

@@ -40,15 +40,10 @@ def kept_member_agreement(sessions: SessionFactory, panel_id: int,
     """The members' alpha per criterion (``panel_agreement.member_agreement``): the stored
     figures when computed at ``stamp`` (the members' stamp the caller read) and that is the
     current one; else computed now and stored if the members did not move meanwhile."""
-    now = current_stamp(sessions, panel_id)
-    if now == stamp:
-        stored = read_stored(sessions, panel_id, stamp)
-        if stored is not None:
-            return stored
-    found = panel_agreement.member_agreement(sessions, panel_id)
-    if now == stamp and current_stamp(sessions, panel_id) == stamp:
-        store(sessions, panel_id, stamp, found)
-    return found
+    return kept_rows.kept(stamp, lambda: current_stamp(sessions, panel_id),
+                          lambda: read_stored(sessions, panel_id, stamp),
+                          lambda: panel_agreement.member_agreement(sessions, panel_id),
+                          lambda found: store(sessions, panel_id, stamp, found))
 
 
 def read_stored(sessions: SessionFactory, panel_id: int,

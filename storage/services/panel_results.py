@@ -9,7 +9,7 @@ Review page, the Agreement page and the exports read a panel the way they read a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Select, select
@@ -231,14 +231,17 @@ class PanelSource:
 
 
 def panel_sources(sessions: SessionFactory, rubric_version_id: int,
-                  dataset_id: int, within: Select | None = None) -> list[PanelSource]:
+                  dataset_id: int, within: Select | None = None,
+                  stored: Mapping | None = None) -> list[PanelSource]:
     """Every panel of the set as the Agreement page reads it: the stored decisions as plain
     columns (``panel_verdicts``, ``panel_grades``); only the responses whose stored
     decision is not the one read (a member still grading, another tie rule) go through
     ``panels.panel_grades``. A panel still being filled by a worker is left out until whole.
     ``within``: a query of response ids; only their verdicts and notes are read (scores and
-    costs of every response)."""
+    costs of every response). ``stored``: source key -> the panel's grades kept by the
+    judges' stamp (``agreement_inputs.SourceGrades``): its scores and costs not read."""
     found = []
+    stored = stored or {}
     verdict_of = {v.value: v for v in Verdict}
     for panel in panels.list_panels(sessions, dataset_id=dataset_id,
                                     rubric_version_id=rubric_version_id):
@@ -247,12 +250,15 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
         with sessions() as session:
             order = {c.id: i for i, c in enumerate(
                 rubric_repo.criteria_of(session, panel.rubric_version_id))}
+            redo = panels.unsettled(session, panel.id)
+            kept = None if redo else stored.get(f"panel:{panel.id}")
             # Core rows, not ORM ones: a grade per response (100,000s)
-            grades = {rid: (score, cost) for rid, score, cost in plain_rows(session.connection(),
-                select(m.PanelGradeRow.response_id, m.PanelGradeRow.score,
-                       m.PanelGradeRow.cost)
-                .where(m.PanelGradeRow.panel_id == panel.id)
-                .order_by(m.PanelGradeRow.response_id))}
+            grades = {} if kept is not None else {
+                rid: (score, cost) for rid, score, cost in plain_rows(session.connection(),
+                    select(m.PanelGradeRow.response_id, m.PanelGradeRow.score,
+                           m.PanelGradeRow.cost)
+                    .where(m.PanelGradeRow.panel_id == panel.id)
+                    .order_by(m.PanelGradeRow.response_id))}
             decided: dict[int, list[tuple[int, Choice, str]]] = {}
             v = m.PanelVerdictRow
             query = (select(v.response_id, v.criterion_id, v.verdict, v.option, v.note)
@@ -263,7 +269,6 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
             for rid, cid, verdict, option, note in plain_rows(session.connection(), query):
                 decided.setdefault(rid, []).append(  # a dict, not Verdict(): 40,000 at 100k
                     (cid, option if option is not None else verdict_of[verdict], note))
-            redo = panels.unsettled(session, panel.id)
         for grade in (panels.panel_grades(sessions, panel.id, redo) if redo else []):
             grades[grade.response_id] = (grade.score, grade.cost)
             decided[grade.response_id] = [
@@ -271,15 +276,40 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
                 for row in grade.criteria if row.decision.choice is not None]
         verdicts: dict[tuple[int, int], Choice] = {}
         reasons: dict[tuple[int, int], str] = {}
-        for rid in grades:  # as the panel's grades list them: by response, then criterion
+        # as the panel's grades list them: by response (the graded ones), then criterion
+        listed = grades if kept is None else _graded(kept.ids, decided)
+        for rid in listed:
             if (rows := decided.get(rid)) is None:
                 continue  # not read (``within``) or no decision: most of 100,000
             for cid, choice, note in sorted(rows, key=lambda row: order.get(row[0],
                                                                             len(order))):
                 verdicts[rid, cid] = choice
                 reasons[rid, cid] = note
-        found.append(_source(panel, grades, verdicts, reasons))
+        if kept is None:
+            found.append(_source(panel, grades, verdicts, reasons))
+        else:
+            found.append(_kept_source(panel, kept, verdicts, reasons))
     return found
+
+
+def _graded(ids, decided: dict[int, list]) -> list[int]:
+    """The responses of ``decided`` that have a grade (``ids``, ascending), ascending."""
+    import numpy as np
+
+    wanted = np.fromiter(sorted(decided), dtype=np.int64, count=len(decided))
+    return wanted[np.isin(wanted, ids)].tolist()
+
+
+def _kept_source(panel: panels.PanelInfo, kept, verdicts: dict[tuple[int, int], Choice],
+                 reasons: dict[tuple[int, int], str]) -> PanelSource:
+    """``_source`` with the panel's grades kept (``agreement_inputs.SourceGrades``)."""
+    statuses = [member.run.status for member in panel.members]
+    return PanelSource(
+        panel=panel, verdicts=verdicts, reasons=reasons, scores=kept.column(),
+        grades=kept.graded,
+        total_tokens=sum(member.run.total_tokens for member in panel.members),
+        cost=kept.cost, unknown_cost_count=kept.unknown_cost_count,
+        status=next((s for s in statuses if s != "done"), "done"))
 
 
 def _source(panel: panels.PanelInfo, grades: dict[int, tuple[float | None, float | None]],

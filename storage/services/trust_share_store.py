@@ -49,15 +49,14 @@ def kept_share(sessions: SessionFactory, report: AgreementReport,
     data = report.data
     where = (data.rubric_version_id, data.dataset_id)
     keys = list(trust_judge_keys(report))
-    now = current_stamp(sessions, *where)
-    if now == stamp:
+
+    def fitting() -> TrustJudges | None:
         stored = read_stored(sessions, *where, stamp, keys)
-        if stored is not None and stored.fits(report):
-            return stored
-    made = trust_report.judges_part(sessions, report)
-    if now == stamp and current_stamp(sessions, *where) == stamp:
-        store(sessions, made, stamp, keys)
-    return made
+        return stored if stored is not None and stored.fits(report) else None
+
+    return kept_rows.kept(stamp, lambda: current_stamp(sessions, *where), fitting,
+                          lambda: trust_report.judges_part(sessions, report),
+                          lambda made: store(sessions, made, stamp, keys))
 
 
 def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,

@@ -63,3 +63,13 @@ def submit(page: Page, button, *outcomes, timeout: float = 60_000) -> None:
         return
     button.click()
     expect(wanted.first).to_be_visible(timeout=timeout)
+
+
+def open_section(page: Page, name: str, timeout: float = IDLE) -> None:
+    """Click the page's tab ``name`` (the Agreement page draws only the open one) and wait
+    until it is open and its content drawn."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    expect(tab).to_be_visible(timeout=timeout)
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true", timeout=timeout)
+    wait_idle(page, timeout)

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from storage.engine import open_database
-from tests.e2e.streamlit_page import no_tracebacks, wait_idle
+from tests.e2e.streamlit_page import no_tracebacks, open_section, wait_idle
 from tests.kinds import seed_grid
 
 SHOTS = Path(os.environ.get("REVIEW_SHOTS", "test-artifacts/screenshots"))
@@ -27,6 +27,7 @@ def test_the_baseline_grid_fits_the_screen(seeded_app_server, page, width, heigh
     url = seeded_app_server(_seed)
     page.set_viewport_size({"width": width, "height": height})
     page.goto(f"{url}/agreement")
+    open_section(page, "Human baseline")
     heading = page.get_by_role("heading", name="Human baseline")
     expect(heading).to_be_attached(timeout=60_000)
     wait_idle(page)

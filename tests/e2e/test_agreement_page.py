@@ -8,6 +8,7 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 from storage.engine import open_database
+from tests.e2e.streamlit_page import open_section
 from tests.storage.agreement_seed import seed
 
 
@@ -26,15 +27,17 @@ def test_agreement_page_shows_the_comparison(seeded_app_server, page, screenshot
     expect(page.get_by_role("heading", name="Agreement")).to_be_visible(timeout=45_000)
     expect(page.get_by_role("heading", name="Cohen's κ between sources")).to_be_visible(
         timeout=30_000)
+    open_section(page, "Judges and cost")
     expect(page.get_by_role("heading", name="Judges: agreement next to cost")).to_be_visible()
     # Altair charts are drawn into canvases/SVG by vega-embed: wait until they are there.
     expect(page.locator(".vega-embed").first).to_be_visible(timeout=30_000)
     page.wait_for_timeout(1500)
     expect(page.get_by_text("Traceback")).to_have_count(0)
-    page.get_by_text("Export and import labels").click()
+    assert screenshot("agreement").stat().st_size > 0
+    open_section(page, "Labels and pairwise")
+    expect(page.get_by_role("heading", name="Export and import labels")).to_be_visible()
     gold = page.get_by_role("button", name="Download gold set (JSONL)")
     expect(gold).to_be_visible()
-    assert screenshot("agreement").stat().st_size > 0
     # The opened expander puts the button below the 4,600 px viewport, in Streamlit's own
     # scrolling container: bring it into view and let the scroll settle before clicking (a
     # click while the container still scrolled was lost in 2 of ~6 CI runs).

@@ -17,6 +17,8 @@ from tests.actors import ADMIN
 from tests.e2e import test_signin as signin
 from tests.e2e.conftest import SCREENSHOTS, database_url_in
 from tests.e2e.seed import judged_set
+from tests.e2e.streamlit_page import open_section
+from ui.agreement_text import TABS
 
 CRITERIA = [
     Criterion(name="dose", requirement="States the adult dose", weight=10),
@@ -132,10 +134,15 @@ def _agreement_source(page: Page, url: str) -> str:
     page.goto(f"{url}/agreement")
     expect(page.get_by_role("heading", name="Agreement", exact=True)).to_be_visible(
         timeout=45_000)
-    expect(page.get_by_text("Human baseline").first).to_be_visible(timeout=45_000)
     _idle(page)
-    expect(page.get_by_text("Traceback")).to_have_count(0)
-    return page.content().replace("\u2060", "")
+    # every section (one tab each, only the open one is drawn), the first one last: it
+    # holds the disagreement list the caller looks at
+    shown = []
+    for name in (*TABS[1:], TABS[0]):
+        open_section(page, name)
+        expect(page.get_by_text("Traceback")).to_have_count(0)
+        shown.append(page.content().replace("\u2060", ""))
+    return "\n".join(shown)
 
 
 def test_a_reviewer_who_has_not_answered_sees_no_trace_of_anothers_verdict(team, browser):

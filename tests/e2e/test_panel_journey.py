@@ -21,6 +21,7 @@ from storage.services import datasets, reviews, rubrics, runs
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.e2e.conftest import _serve, database_url_in
+from tests.e2e.streamlit_page import open_section
 from tests.fake_provider import FakeProvider, Reply, judge_reply
 
 STRICT = "Gives the correct dose and names its source"
@@ -229,6 +230,7 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
 
     # Agreement: the panel next to its members, member agreement, the worst criterion.
     page.goto(f"{url}/agreement")
+    open_section(page, "Judges and cost")
     expect(page.get_by_role("heading", name="Judge panels next to their members")).to_be_visible(
         timeout=45_000)
     expect(page.get_by_text("differently")).to_be_visible()  # 'polite' is flagged
@@ -238,6 +240,7 @@ def test_build_a_panel_compare_it_reword_try_and_adopt(panel_server, provider, p
     _shots(page, screenshot, "agreement-panel", at=page.get_by_role(
         "heading", name="Judges: agreement next to cost"))
 
+    open_section(page, "Criteria")
     page.get_by_role("button", name="Reword “accurate”").click()
     expect(page.get_by_role("heading", name="Judges", exact=True)).to_be_visible(
         timeout=45_000)

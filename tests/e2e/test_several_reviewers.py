@@ -15,6 +15,7 @@ from tests.actors import ADMIN
 from tests.e2e import test_signin as signin
 from tests.e2e.conftest import SCREENSHOTS, database_url_in
 from tests.e2e.seed import judged_set
+from tests.e2e.streamlit_page import open_section
 
 M = Verdict.MET
 CRITERIA = [
@@ -164,6 +165,7 @@ def test_two_blind_reviewers_a_dispute_and_an_adjudication(team, browser):
     assert _score(0) == 10 / 15 and judge_score == 1.0
 
     ana.goto(f"{url}/agreement")
+    open_section(ana, "Human baseline")
     expect(ana.get_by_role("heading", name="Human baseline")).to_be_visible(timeout=45_000)
     expect(ana.get_by_text("Is each judge as good as a second person?")).to_be_visible()
     # the grid first; each judge's figures in words are folded under it

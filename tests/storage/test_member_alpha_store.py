@@ -80,6 +80,34 @@ def test_a_members_grade_landing_moves_the_stamp_and_the_stale_alpha_is_never_us
     assert counted.calls == 2 and _stored(sessions) == 1  # the new ones stored, read back
 
 
+def test_figures_computed_while_a_members_grade_lands_are_shown_but_not_kept(
+        sessions, monkeypatch):
+    panel = _panel(sessions, 5)
+    stamp = member_alpha_store.current_stamp(sessions, panel.id)
+    member = panel.members[0].run.id
+    with sessions() as session:
+        graded = set(session.scalars(select(m.GradeRow.response_id)
+                                     .where(m.GradeRow.run_id == member)))
+    response = next(r for r in datasets.list_responses(sessions, panel.dataset_id, limit=None)
+                    if r.id not in graded)
+    compute = panel_agreement.member_agreement
+    before = compute(sessions, panel.id)
+
+    def grade_lands_meanwhile(sessions_, panel_id):
+        found = compute(sessions_, panel_id)
+        runs.record_grade(sessions, member, response.id, judge_report(
+            CRITERIA, [Verdict.UNMET] * len(CRITERIA), ScoringSettings(), response.output))
+        return found
+
+    monkeypatch.setattr(panel_agreement, "member_agreement", grade_lands_meanwhile)
+    shown = member_alpha_store.kept_member_agreement(sessions, panel.id, stamp)
+    monkeypatch.undo()
+    assert shown == before  # shown to the caller all the same
+    assert member_alpha_store.current_stamp(sessions, panel.id) != stamp
+    # not stored under the stamp read before they were computed: they are not that stamp's
+    assert _stored(sessions) == 0
+
+
 def test_figures_stored_in_another_format_are_computed_again(sessions, monkeypatch):
     panel = _panel(sessions, 4)
     made = _kept(sessions, panel.id)

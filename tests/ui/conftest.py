@@ -6,6 +6,9 @@ import gc
 
 import pytest
 
+from storage.config import database_url
+from storage.engine import open_database
+
 
 @pytest.fixture(autouse=True)
 def _finalise_leftovers_before_the_page_compiles():
@@ -25,3 +28,14 @@ def _stop_the_apps_worker():
     from storage.jobs import stop_in_process_workers
 
     stop_in_process_workers()
+
+
+@pytest.fixture
+def sessions(monkeypatch):
+    """The test's own database (tests/conftest.py gives each test a fresh SQLite file), with
+    the app's in-process worker off: the pages read it, nothing grades behind the test's back.
+    (Files that seed their own way define their own ``sessions``.)"""
+    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
+    factory = open_database(database_url())
+    yield factory
+    factory.kw["bind"].dispose()

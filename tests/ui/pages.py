@@ -53,3 +53,15 @@ def frames(at: AppTest) -> list:
 def frame_with(at: AppTest, column: str):
     """The first table on the page that has ``column``."""
     return next(frame for frame in frames(at) if column in frame.columns)
+
+
+def agreement_tab(at: AppTest, name: str) -> AppTest:
+    """The Agreement page with its section ``name`` open (ui.agreement_text.TABS; only the
+    open one is drawn), as a click on the tab does: run, no exception."""
+    from ui.agreement_text import TABS
+
+    assert name in TABS, f"no Agreement section {name!r} in {TABS}"
+    at.session_state["agreement_tab"] = name
+    at.run()
+    assert not at.exception, at.exception
+    return at

@@ -11,9 +11,8 @@ from storage.services import datasets, rubrics, runs, trust_report
 from tests.actors import ADMIN
 from tests.kinds import MIXED, judge_report
 from tests.ui.pages import unescape
-from tests.ui.test_agreement_trust import _open, _table, sessions
+from tests.ui.test_agreement_trust import _open, _table
 
-__all__ = ["sessions"]
 CRITERIA = [MIXED[0], MIXED[1],
             Criterion(name="brief", requirement="Is brief", weight=1)]
 COLUMN = "Listed late minus early (one-shot)"

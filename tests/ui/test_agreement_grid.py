@@ -7,12 +7,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from storage.config import database_url
-from storage.engine import open_database
 from tests.kinds import seed_grid
+from tests.ui.pages import agreement_tab
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 FIGURE = r"-?\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\] n=\d+"
@@ -20,21 +18,12 @@ CELL = (rf"(● inside|▲ above|▼ below|\? can't tell( \(need ~\d+\))?|no bas
         r"|not enough reviews \(n=\d+\)")
 
 
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = open_database(database_url())
-    yield factory
-    factory.kw["bind"].dispose()
-
-
 def _grid(sessions) -> tuple[AppTest, object]:
     seed_grid(sessions)
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     at.switch_page("app_pages/agreement.py")
-    at.run()
-    assert not at.exception, at.exception
+    agreement_tab(at, "Human baseline")
     grid = next(d.value for d in at.dataframe if "Reviewers agree" in d.value.columns)
     return at, grid.set_index("Criterion")
 

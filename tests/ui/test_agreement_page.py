@@ -1,31 +1,22 @@
-"""AppTest checks of the Agreement page: empty state, seeded comparison, downloads, import."""
+"""AppTest checks of the Agreement page: empty state, seeded comparison, downloads (its verdict
+import: test_agreement_import.py)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from grading.types import ScoringSettings, Verdict
-from storage.config import database_url
-from storage.engine import open_database
 from storage.services import datasets, reviews, rubrics, runs
 from tests.actors import ADMIN
 from tests.storage.agreement_seed import seed
 from tests.storage.helpers import CRITERIA, judge_report
-from tests.ui.pages import unescape
+from tests.ui.pages import agreement_tab, unescape
+from ui.agreement_text import TABS
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
-
-
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = open_database(database_url())
-    yield factory
-    factory.kw["bind"].dispose()
 
 
 def _open(at: AppTest | None = None) -> AppTest:
@@ -52,11 +43,10 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
     assert not at.exception, at.exception
     assert at.selectbox(key="agreement_set").value == (
         f"{seeded.dataset.id}:{seeded.version.id}")
+    # One section at a time: the criteria first, each other section in its own tab.
+    assert [t.label for t in at.tabs] == list(TABS)
     headers = [h.value for h in at.subheader]
-    assert headers == ["Cohen's κ between sources", "Per criterion, worst first",
-                       "Confusion matrices", "Judge score vs human score",
-                       "Judges: agreement next to cost", "Human baseline",
-                       "How far to trust this judge"]
+    assert headers == ["Cohen's κ between sources", "Per criterion, worst first"]
     # Human vs the cheap judge is compared by default; its table is sorted worst first.
     assert at.selectbox(key="agreement_pair").value == f"human|run:{seeded.cheap.id}"
     criteria = at.dataframe[0].value
@@ -64,6 +54,15 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
     assert kappas == sorted(kappas) and len(kappas) >= 2
     assert set(criteria["Criterion"]) == {"accurate", "cites", "concise", "harmful"}
     assert list(criteria["Pairs used"]) and "Note" in criteria.columns
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Verdict sources"] == "3"
+    assert metrics["Fully reviewed"] == "4"
+    for tab, shown in (("Confusion matrices", ["Confusion matrices"]),
+                       ("Human baseline", ["Human baseline"]),
+                       ("Trust a judge", ["How far to trust this judge"]),
+                       ("Judges and cost", ["Judge score vs human score",
+                                            "Judges: agreement next to cost"])):
+        assert [h.value for h in agreement_tab(at, tab).subheader] == shown, tab
     judges = next(d.value for d in at.dataframe if "Judge" in d.value.columns)
     assert list(judges["Judge"]) == [
         f"#{seeded.cheap.id} · per-criterion · openai/mini-judge",
@@ -73,9 +72,6 @@ def test_seeded_page_shows_the_matrix_the_criteria_and_the_judges(sessions):
     assert any(unescape(c.value).endswith(
         "rubric-as-judge · openai/mini-judge: holistic: scores only")
                for c in at.caption)
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Verdict sources"] == "3"
-    assert metrics["Fully reviewed"] == "4"
 
 
 def test_disagreement_examples_list_the_responses_and_reasons(sessions):
@@ -112,61 +108,18 @@ def test_all_sources_view_ranks_criteria_by_alpha(sessions):
     assert not at.exception
     table = at.dataframe[0].value
     assert "α" in table.columns and "Units" in table.columns
+    # the same comparison on the confusion matrices' tab: no pair, so none drawn
+    at = agreement_tab(at, "Confusion matrices")
+    assert at.selectbox(key="agreement_pair").value == "all"
     assert any("Pick two sources" in c.value for c in at.caption)
 
 
 def test_download_buttons_are_offered(sessions):
     seed(sessions)
-    at = _open()
+    at = agreement_tab(_open(), "Labels and pairwise")
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download gold set (JSONL)", "Download training set (JSONL)",
                       "Download the verdict sheet (CSV)"]
-
-
-def test_import_errors_are_listed_and_nothing_is_written(sessions):
-    seeded = seed(sessions)
-    at = _open()
-    at.session_state.reviewer_name = "lead"  # who imports (every role in local mode)
-    at.file_uploader(key="agreement_import_file_0").upload(
-        "verdicts.csv", b"response_id,criterion,verdict,reviewer\nr5,tone,maybe,\n", "text/csv")
-    next(b for b in at.button if b.label == "Import verdicts").click().run()
-    assert not at.exception
-    [error] = at.error
-    shown = unescape(error.value)
-    assert "fix these 3 problems" in shown
-    assert "column 'criterion'" in shown and "column 'reviewer'" in shown
-    assert reviews.current_verdicts(sessions, seeded.responses["r5"].id,
-                                    seeded.version.id) == {}
-
-
-def test_import_problems_show_the_files_text_as_text(sessions):
-    seed(sessions)
-    at = _open()
-    at.session_state.reviewer_name = "lead"
-    at.file_uploader(key="agreement_import_file_0").upload(
-        "verdicts.csv", b"response_id,criterion,verdict,reviewer\n"
-        b"ana@example.org,**tone**,[met](http://e.invalid),bo\n", "text/csv")
-    next(b for b in at.button if b.label == "Import verdicts").click().run()
-    [error] = at.error
-    shown = unescape(error.value)
-    assert "ana@example.org" in shown and "**tone**" in shown, shown
-    parsed = re.sub(r"\\(.)", r"\1", error.value)  # the text remark-gfm looks for links in
-    assert not re.search(r"[-.\w+]+@[-\w]+(?:\.[-\w]+)+|https?://", parsed), parsed
-    assert "**tone**" not in error.value and "](http" not in error.value
-
-
-def test_a_valid_import_is_written_and_announced(sessions):
-    seeded = seed(sessions)
-    at = _open()
-    at.session_state.reviewer_name = "lead"  # who imports (every role in local mode)
-    at.file_uploader(key="agreement_import_file_0").upload(
-        "verdicts.csv", b"response_id,criterion,verdict,reviewer,note\nr5,cites,met,bo,ok\n",
-        "text/csv")
-    next(b for b in at.button if b.label == "Import verdicts").click().run()
-    assert not at.exception
-    assert "Imported 1 verdict on 1 response" in at.success[0].value
-    current = reviews.current_verdicts(sessions, seeded.responses["r5"].id, seeded.version.id)
-    assert [v.reviewer for v in current.values()] == ["bo"]
 
 
 def test_a_disagreement_opens_on_the_results_page(sessions):
@@ -206,8 +159,9 @@ def test_one_run_without_reviews_explains_what_is_missing(sessions):
         CRITERIA, [Verdict.MET] * 4, ScoringSettings(), "t"))
     at = _open()
     assert not at.exception, at.exception
+    assert any(i.value.startswith("Fewer than two sources") for i in at.info)
+    at = agreement_tab(at, "Judges and cost")
     infos = [i.value for i in at.info]
-    assert any(i.startswith("Fewer than two sources") for i in infos)
     assert any("No response has a human score yet" in i for i in infos)
     assert any(unescape(c.value).endswith("openai/solo: no human verdicts yet")
                for c in at.caption)
@@ -216,8 +170,10 @@ def test_one_run_without_reviews_explains_what_is_missing(sessions):
 def test_charts_are_drawn_with_seeded_data(sessions):
     seed(sessions)
     at = _open()
-    # kappa matrix, 5 confusion matrices, score scatter, cost vs agreement
-    assert len(at.get("vega_lite_chart")) == 8
+    assert len(at.get("vega_lite_chart")) == 1  # the kappa matrix
+    assert len(agreement_tab(at, "Confusion matrices").get("vega_lite_chart")) == 5
+    # the score scatter and cost vs agreement
+    assert len(agreement_tab(at, "Judges and cost").get("vega_lite_chart")) == 2
 
 
 def test_the_human_baseline_section_shows_reviewers_and_judges(sessions):
@@ -234,8 +190,7 @@ def test_the_human_baseline_section_shows_reviewers_and_judges(sessions):
             reviews.set_human_verdict(sessions, actor=local_actor("bo"),
                                       response_id=seeded.responses[key].id,
                                       criterion_id=criterion.id, verdict=verdict)
-    at = _open()
-    assert not at.exception, at.exception
+    at = agreement_tab(_open(), "Human baseline")
     table = next(d.value for d in at.dataframe if "Among reviewers" in d.value.columns)
     assert list(table["Criterion"]) == ["accurate", "cites", "concise", "harmful"]
     assert set(table["Reviewers"]) == {2}
@@ -255,7 +210,7 @@ def test_confusion_cells_without_pairs_are_drawn_empty(sessions):
     import json
 
     seed(sessions)
-    at = _open()
+    at = agreement_tab(_open(), "Confusion matrices")
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     matrices = [spec for spec in specs if "(n=" in str(spec.get("title", ""))]
     assert len(matrices) == 5
@@ -281,8 +236,7 @@ def test_every_human_baseline_figure_shows_its_interval_and_n(sessions):
             reviews.set_human_verdict(sessions, actor=local_actor("bo"),
                                       response_id=seeded.responses[key].id,
                                       criterion_id=criterion.id, verdict=verdict)
-    at = _open()
-    assert not at.exception, at.exception
+    at = agreement_tab(_open(), "Human baseline")
     table = next(d.value for d in at.dataframe if "Among reviewers" in d.value.columns)
     [cites] = [r for _, r in table.iterrows() if r["Criterion"] == "cites"]
     # "κ 0.17 [-0.67, 1.00] (n=5)": the figure, its 95% interval, n
@@ -317,7 +271,7 @@ def test_every_human_baseline_figure_shows_its_interval_and_n(sessions):
 
 def test_an_unknown_reviewer_is_refused_until_new_reviewers_may_be_created(sessions):
     seeded = seed(sessions)
-    at = _open()
+    at = agreement_tab(_open(), "Labels and pairwise")
     at.session_state.reviewer_name = "lead"
     sheet = b"response_id,criterion,verdict,reviewer\nr5,cites,met,BO\nr5,accurate,met,zed\n"
     at.file_uploader(key="agreement_import_file_0").upload("verdicts.csv", sheet, "text/csv")
@@ -343,11 +297,24 @@ def test_the_compared_pair_and_criterion_are_in_the_url_and_a_link_shows_them(se
     criterion = seeded.version.criteria[1].id
     at.selectbox(key="agreement_pair").set_value("all").run()
     at.selectbox(key="agreement_criterion").set_value(criterion).run()
+    # another section: the criterion picked on the first one stays picked (and linked)
+    at = agreement_tab(at, "Confusion matrices")
+    assert at.selectbox(key="agreement_pair").value == "all"
     params = {key: at.query_params[key] for key in at.query_params}
     assert params["compare"] == "all" and params["criterion"] == str(criterion)
-    # back from another page: the same view
+    assert params["section"] == "Confusion matrices"
+    agreement_tab(at, "Human baseline")  # a run where neither picker is drawn
+    at = agreement_tab(at, "Criteria")
+    assert at.selectbox(key="agreement_pair").value == "all"
+    assert at.selectbox(key="agreement_criterion").value == criterion
+    at = agreement_tab(at, "Confusion matrices")
+    params = {key: at.query_params[key] for key in at.query_params}
+    # back from another page: the same view, its section open
     at.switch_page("app_pages/rubrics.py").run()
     at.switch_page("app_pages/agreement.py").run()
+    assert at.session_state["agreement_tab"] == "Confusion matrices"
+    assert [h.value for h in at.subheader] == ["Confusion matrices"]
+    at = agreement_tab(at, "Criteria")
     assert at.selectbox(key="agreement_pair").value == "all"
     assert at.selectbox(key="agreement_criterion").value == criterion
     # a link (or a reload) in a new session; a stale comparison falls back with no traceback
@@ -356,6 +323,7 @@ def test_the_compared_pair_and_criterion_are_in_the_url_and_a_link_shows_them(se
         link.query_params[key] = value[0] if isinstance(value, list) else value
     link.switch_page("app_pages/agreement.py").run()
     assert not link.exception, link.exception
+    assert link.session_state["agreement_tab"] == "Confusion matrices"
     assert link.selectbox(key="agreement_pair").value == "all"
     assert "could not be read" in unescape(
         "\n".join(w.value for w in link.warning))
@@ -400,6 +368,7 @@ def test_chart_labels_cannot_run_into_each_other(sessions):
     legend = matrix["layer"][1]["encoding"]["color"]["legend"]
     assert legend["gradientLength"] <= 3 * 45
     # cost vs agreement: judges are named in a legend, never as text beside the points
+    specs = _specs(agreement_tab(at, "Judges and cost"))
     cost = next(s for s in specs if s.get("title") == "Cheaper and as good is top left")
     assert "text" not in _marks(cost)
     assert cost["encoding"]["color"]["legend"]["orient"] == "right"

@@ -13,9 +13,7 @@ from storage.services.comparisons import Source
 from tests.actors import ADMIN
 from tests.storage import trust_seed
 from tests.ui.pages import unescape
-from tests.ui.test_agreement_trust import _open, _table, sessions
-
-__all__ = ["sessions"]
+from tests.ui.test_agreement_trust import _open, _table
 
 
 def _judged(sessions, version_id: int, dataset_id: int, model: str, answer) -> int:

@@ -4,39 +4,27 @@ the rewording trial on the Judges page."""
 
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from storage.config import database_url
-from storage.engine import open_database
 from storage.services import panels
 from tests.actors import ADMIN
 from tests.storage.agreement_seed import seed
-from tests.ui.pages import APP, texts
+from tests.ui.pages import APP, agreement_tab, texts
 
 
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = open_database(database_url())
-    yield factory
-    factory.kw["bind"].dispose()
-
-
-def _open() -> AppTest:
+def _open(tab: str = "Criteria") -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state["reviewer_name"] = "Ada"
     at.run()
     at.switch_page("app_pages/agreement.py")
-    return at.run()
+    return agreement_tab(at, tab)
 
 
 def test_the_panel_is_shown_next_to_its_members_with_cost_and_member_agreement(sessions):
     seeded = seed(sessions)
     panel = panels.create_panel(sessions, run_ids=[seeded.cheap.id, seeded.strong.id],
                                 rule="majority", actor=ADMIN, name="pair")
-    at = _open()
-    assert not at.exception, at.exception
+    at = _open("Judges and cost")
     assert "Judge panels next to their members" in [h.value for h in at.subheader]
     table = next(f.value for f in at.dataframe if "Macro-F1 vs Human" in f.value.columns)
     assert list(table["Role"]) == ["panel", "member", "member"]
@@ -48,6 +36,7 @@ def test_the_panel_is_shown_next_to_its_members_with_cost_and_member_agreement(s
     assert "cites" in flagged  # the two judges split on 'cites' in r3 and r5
     assert any("read" in w.value and "differently" in w.value for w in at.warning)
     # the panel is one more source in the pairwise matrix and the pair picker
+    at = agreement_tab(at, "Criteria")
     assert (f"Human  vs  Panel P{panel.id} pair · majority of #{seeded.cheap.id}, "
             f"#{seeded.strong.id}" in at.selectbox(key="agreement_pair").options)
 
@@ -98,7 +87,7 @@ def test_a_saved_verdict_does_not_recompute_the_members_alpha(sessions, monkeypa
     monkeypatch.setattr(panel_agreement, "member_agreement",
                         lambda *args: computed.append(args) or real(*args))
     panel_readers.get_member_agreement.clear()
-    at = _open()
+    at = _open("Judges and cost")
     assert not at.exception, at.exception
     assert len(computed) == 1
     response = seeded.responses["r5"]

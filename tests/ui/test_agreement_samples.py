@@ -11,9 +11,8 @@ from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
 from tests.kinds import MIXED, judge_report
 from tests.ui.pages import unescape
-from tests.ui.test_agreement_trust import _open, _table, sessions
+from tests.ui.test_agreement_trust import _open, _table
 
-__all__ = ["sessions"]
 CRITERIA = MIXED[:1]  # accurate (MET / UNMET)
 
 

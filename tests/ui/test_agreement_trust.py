@@ -5,32 +5,22 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from storage.config import database_url
-from storage.engine import open_database
 from storage.services import trust_report
 from tests.storage import trust_seed
 from tests.storage.agreement_seed import seed as seed_small
-from tests.ui.pages import unescape
+from tests.ui.pages import agreement_tab, unescape
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 
 
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = open_database(database_url())
-    yield factory
-    factory.kw["bind"].dispose()
-
-
 def _open() -> AppTest:
+    """The Agreement page on its "Trust a judge" section."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     at.switch_page("app_pages/agreement.py")
-    return at.run()
+    return agreement_tab(at, "Trust a judge")
 
 
 def _table(at: AppTest, column: str):

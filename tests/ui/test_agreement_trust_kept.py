@@ -3,20 +3,10 @@ people's verdicts change, and makes it again when a run is added."""
 
 from __future__ import annotations
 
-import pytest
-
 from storage.services import reviews, trust_report
 from storage.services.reviewers import local_actor
 from tests.storage import trust_seed
-from tests.ui.pages import db, open_page, unescape
-
-
-@pytest.fixture
-def sessions(monkeypatch):
-    monkeypatch.setenv("RUBRIC_WORKBENCH_IN_PROCESS_WORKER", "0")
-    factory = db()
-    yield factory
-    factory.kw["bind"].dispose()
+from tests.ui.pages import agreement_tab, open_page, unescape
 
 
 def _text(at) -> str:
@@ -29,7 +19,7 @@ def test_a_saved_verdict_keeps_the_judges_share_and_a_new_run_makes_it_again(
 
     world = trust_seed.seed(sessions)
     made = _count_made(monkeypatch, agreement_readers)
-    at = open_page("agreement", timeout=120)
+    at = agreement_tab(open_page("agreement", timeout=120), "Trust a judge")
     assert len(made) == 1
     a1 = f"run:{world.runs['a1']}"
 
@@ -62,7 +52,7 @@ def test_a_new_app_process_reads_the_judges_share_the_first_one_stored(sessions,
 
     world = trust_seed.seed(sessions)
     made = _count_made(monkeypatch, agreement_readers)
-    first = open_page("agreement", timeout=120)
+    first = agreement_tab(open_page("agreement", timeout=120), "Trust a judge")
     assert not first.exception, first.exception
     assert len(made) == 1
 
@@ -70,7 +60,7 @@ def test_a_new_app_process_reads_the_judges_share_the_first_one_stored(sessions,
                    agreement_readers.get_full_report, agreement_readers.get_kept_slot,
                    agreement_readers.get_judge_patterns, agreement_readers.get_stamp):
         reader.clear()  # as a new process: nothing kept in memory
-    at = open_page("agreement", timeout=120)
+    at = agreement_tab(open_page("agreement", timeout=120), "Trust a judge")
     assert not at.exception, at.exception
     assert len(made) == 1  # read from the database
     a1 = f"run:{world.runs['a1']}"

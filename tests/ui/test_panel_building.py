@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from storage.jobs import panel_fills
 from storage.services import panels
 from tests.actors import ADMIN
-from tests.ui.pages import APP, open_page, texts
+from tests.ui.pages import APP, agreement_tab, open_page, texts
 from tests.ui.seed import seed_graded
 
 
@@ -92,8 +92,7 @@ def test_results_offers_a_panel_being_built_only_once_it_is_ready():
 def test_agreement_says_a_panel_is_being_built_and_leaves_it_out_until_ready():
     seeded = seed_graded(3)
     panel = _made_to_fill_later(seeded)
-    at = open_page("agreement", reviewer="Ada")
-    assert not at.exception, at.exception
+    at = agreement_tab(open_page("agreement", reviewer="Ada"), "Judges and cost")
     shown = texts(at)
     assert f"{panel.label} is being built: waiting for a worker." in shown
     assert "Judge panels next to their members" not in shown

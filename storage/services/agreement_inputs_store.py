@@ -1,0 +1,96 @@
+"""The Agreement report's judges-only inputs kept in the database (issue 41): made once per
+judges' stamp, read back by every app process while the judges have not moved.
+
+``kept_inputs`` returns the stored ``JudgeInputs`` (storage.services.agreement_inputs) when
+they were made at the current judges' stamp for the current judges' keys, alpha's voters and
+scored sources; otherwise it makes them from the judges' pattern count (itself kept,
+agreement_judge_store) and replaces the stored ones. As the other kept rows
+(storage.services.kept_rows): derived, used only at their stamp, and a busy database never
+fails the read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import select
+
+from storage import models as m
+from storage.engine import SessionFactory
+from storage.services import kept_rows, trust_share_codec
+from storage.services.agreement_inputs import (
+    JudgeInputs,
+    decode,
+    encode,
+    make_inputs,
+    scored_sources,
+)
+from storage.services.agreement_judge_counts import JudgePatterns, judge_sides, judge_stamp
+from storage.services.agreement_sources import data_stamp
+
+# Part of the stored stamp: inputs stored by code that made them differently never match.
+FORMAT = 1
+
+
+def stamp_text(stamp: tuple) -> str:
+    return kept_rows.stamp_text(stamp, FORMAT)
+
+
+def kept_inputs(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+                patterns: Callable[[], JudgePatterns | None]) -> JudgeInputs | None:
+    """The set's judges-only inputs now: the stored ones when made at the current judges'
+    stamp for the current judges and sources; else made from ``patterns()`` (the judges'
+    count at the current stamp) and stored. None when there is no judges' count (no judge,
+    a panel unsettled) or the judges moved while making them."""
+    stamp = judge_stamp(data_stamp(sessions, rubric_version_id, dataset_id))
+    found = judge_sides(sessions, rubric_version_id, dataset_id)
+    if found is None or not found[0]:
+        return None
+    keys, _sides, voters = found
+    sources = scored_sources(sessions, rubric_version_id, dataset_id)
+    stored = read_stored(sessions, rubric_version_id, dataset_id, stamp, keys, voters,
+                         sources)
+    if stored is not None:
+        return stored
+    judges = patterns()
+    if judges is None or judges.stamp != stamp:
+        return None
+    made = make_inputs(sessions, judges)
+    if made is not None and made.sources == sources:
+        store(sessions, made)
+    return made
+
+
+def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+                stamp: tuple, keys, voters, sources) -> JudgeInputs | None:
+    """The stored inputs if they were made at ``stamp`` for these judges and sources."""
+    s = m.AgreementInputsRow
+    with sessions() as session:
+        kept = session.execute(
+            select(s.id, s.keys, s.voters, s.sources, s.stamp)
+            .where(s.rubric_version_id == rubric_version_id, s.dataset_id == dataset_id)
+        ).one_or_none()
+        if (kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys)
+                or list(kept.voters) != list(voters)
+                or list(kept.sources) != list(sources)):
+            return None
+        figures, arrays = session.execute(
+            select(s.figures, s.arrays).where(s.id == kept.id)).one()
+    try:
+        return decode(figures, bytes(arrays), rubric_version_id=rubric_version_id,
+                      dataset_id=dataset_id, keys=keys, voters=voters, stamp=stamp,
+                      sources=sources)
+    except trust_share_codec.UnknownShape:
+        return None
+
+
+def store(sessions: SessionFactory, inputs: JudgeInputs) -> bool:
+    """Replace the set's stored inputs with ``inputs``; False when another process stored
+    its own meanwhile or the database stayed busy (kept_rows.replace)."""
+    figures, arrays = encode(inputs)
+    return kept_rows.replace(
+        sessions, m.AgreementInputsRow,
+        {"rubric_version_id": inputs.rubric_version_id, "dataset_id": inputs.dataset_id},
+        {"keys": list(inputs.keys), "voters": list(inputs.voters),
+         "sources": list(inputs.sources), "stamp": stamp_text(inputs.stamp),
+         "figures": figures, "arrays": arrays})

@@ -1,0 +1,95 @@
+"""A judge's scores per response as two arrays, read as a mapping (issue 41).
+
+The Agreement report held each judge's score of every response as a dict: at 100,000
+responses x 3 runs and a panel, 400,000 entries (~40 MB of Python objects) read back row by
+row. ``ScoreColumn`` is the same mapping (response id -> score, in response order) over a
+sorted array of ids and one of scores: equal to the dict it replaces (``Mapping.__eq__``),
+its values the very floats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+
+class ScoreColumn(Mapping):
+    """Response id -> score, ids ascending (the order the dicts were read in)."""
+
+    __slots__ = ("_ids", "_scores")
+
+    def __init__(self, ids, scores) -> None:
+        import numpy as np
+
+        self._ids = np.ascontiguousarray(ids, dtype=np.int64)
+        self._scores = np.ascontiguousarray(scores, dtype=np.float64)
+        if self._ids.shape != self._scores.shape or self._ids.ndim != 1:
+            raise ValueError("a score column needs as many scores as ids")
+        if len(self._ids) > 1 and not bool((self._ids[1:] > self._ids[:-1]).all()):
+            raise ValueError("a score column's ids must be ascending and distinct")
+
+    @property
+    def ids(self):
+        return self._ids
+
+    @property
+    def scores(self):
+        return self._scores
+
+    def _at(self, rid) -> int:
+        if not isinstance(rid, int) or isinstance(rid, bool):
+            return -1
+        i = int(self._ids.searchsorted(rid))
+        return i if i < len(self._ids) and int(self._ids[i]) == rid else -1
+
+    def __getitem__(self, rid) -> float:
+        i = self._at(rid)
+        if i < 0:
+            raise KeyError(rid)
+        return float(self._scores[i])
+
+    def __contains__(self, rid) -> bool:
+        return self._at(rid) >= 0
+
+    def get(self, rid, default=None):
+        i = self._at(rid)
+        return default if i < 0 else float(self._scores[i])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ids.tolist())
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    # whole columns at once (not one lookup per key): what the report and trust read
+    def keys(self) -> list[int]:  # type: ignore[override]
+        return self._ids.tolist()
+
+    def values(self) -> list[float]:  # type: ignore[override]
+        return self._scores.tolist()
+
+    def items(self) -> list[tuple[int, float]]:  # type: ignore[override]
+        return list(zip(self._ids.tolist(), self._scores.tolist(), strict=True))
+
+    def without(self, responses: Iterable[int]) -> ScoreColumn:
+        """These scores less the ``responses``' (itself when none of them is here)."""
+        import numpy as np
+
+        gone = np.fromiter(responses, dtype=np.int64)
+        if not len(gone):
+            return self
+        keep = ~np.isin(self._ids, gone)
+        return self if bool(keep.all()) else ScoreColumn(self._ids[keep], self._scores[keep])
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ScoreColumn):
+            return (len(self) == len(other) and bool((self._ids == other._ids).all())
+                    and self.values() == other.values())
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ScoreColumn({len(self)} scores)"
+
+    def __reduce__(self):
+        return ScoreColumn, (self._ids, self._scores)
