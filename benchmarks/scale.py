@@ -762,8 +762,12 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
     def warm_facts():
         # The judges' facts are computed once, untimed (the page caches them until a grade
         # lands), and so are the responses the runs cover (fixed when the runs are launched).
-        known.append(results.grade_facts(sessions, **where))
-        covered.append(covered_responses(sessions, **where))
+        # Once for every read that warms with it: each copy kept (one per Results row, ten)
+        # was three 87,000-id sets more for every full garbage collection to walk, and one
+        # such collection (0.1-0.2 s) fell inside a timed read now and then.
+        if not known:
+            known.append(results.grade_facts(sessions, **where))
+            covered.append(covered_responses(sessions, **where))
     page_queue.warm = warm_facts
 
     columns: dict = {}

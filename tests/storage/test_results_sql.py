@@ -500,3 +500,32 @@ def test_the_histogram_as_one_key_and_as_one_key_per_column_gives_the_python_bin
         assert len(page.distribution) == 5 * bins
         assert {(b.run_id, b.panel_id) for b in page.distribution if b.count} == {
             *((run.id, None) for run in history.runs), *((None, p) for p in panel_ids)}
+
+
+def test_the_runs_scores_pivoted_give_the_rows_of_one_join_per_run(sessions):
+    """``ResultsQuery._select``: the runs' grades and kept scores read as one row per response
+    (``pivoted``, PostgreSQL's matched set of most of the dataset), or the kept scores alone
+    so (``kept_pivoted``, the touched responses on PostgreSQL), give the rows of the query
+    with one join per run — failed and missing grades, reviewed responses, every filter."""
+    history = _History(sessions, 14, size=16)
+    history.grade(40)  # of 48: some responses without a grade in some run
+    for _ in range(6):
+        history.review()
+    history.adjudicate()
+    run_ids = tuple(run.id for run in history.runs)
+    where = dict(dataset_id=history.dataset.id, rubric_version_id=history.version.id)
+    checked = 0
+    with sessions() as session:
+        for filters in history.filters():
+            spec = PageQuery(**where, runs=run_ids, search=filters.search,
+                             metadata=filters.metadata, failed_only=filters.failed_only,
+                             disagree_only=filters.disagree_only, reviewed=filters.reviewed,
+                             min_score=filters.min_score, max_score=filters.max_score,
+                             score_run_id=filters.score_run_id)
+            query = ResultsQuery(session, spec, with_scores=True)
+            expected = sorted(tuple(row) for row in session.execute(query.query))
+            for wide in ({"pivoted": True}, {"kept_pivoted": True}):
+                found = sorted(tuple(row) for row in session.execute(query._select(**wide)[0]))
+                assert found == expected, (filters, wide)
+            checked += bool(expected)
+    assert checked >= 8
