@@ -327,6 +327,16 @@ def test_the_compared_pair_and_criterion_are_in_the_url_and_a_link_shows_them(se
     assert link.selectbox(key="agreement_pair").value == "all"
     assert "could not be read" in unescape(
         "\n".join(w.value for w in link.warning))
+    # an old link naming a section the page no longer has: the first one, and a note
+    old = AppTest.from_file(APP, default_timeout=60)
+    old.query_params["section"] = "Everything"
+    old.switch_page("app_pages/agreement.py").run()
+    assert not old.exception, old.exception
+    assert old.session_state["agreement_tab"] == "Criteria"
+    assert [h.value for h in old.subheader] == ["Cohen's κ between sources",
+                                                "Per criterion, worst first"]
+    assert "section “Everything” could not be read" in unescape(
+        "\n".join(w.value for w in old.warning))
 
 
 def test_open_in_results_shows_the_disagreement_not_the_view_results_was_left_with(sessions):
