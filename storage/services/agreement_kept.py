@@ -43,7 +43,7 @@ from storage.services import (
 )
 from storage.services.agreement import HUMAN, AgreementData, AgreementReport
 from storage.services.agreement_folded import FoldedRows
-from storage.services.agreement_inputs import JudgeInputs
+from storage.services.agreement_inputs import JudgeInputs, judges_folded
 from storage.services.agreement_judge_counts import JudgePatterns, judge_stamp
 from storage.services.agreement_sides import CODES, RANK, side_of, unit_rows_query
 from storage.services.agreement_sources import data_stamp, gather_with_newest, with_counts
@@ -149,26 +149,16 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
         units = _units(sessions, judges, [sides[k] for k in keys], voters,
                        reviewed_query.order_by(None))
     scorings, excluded = _judge_settings(sessions, rubric_version_id, dataset_id, data)
-    if inputs is not None:  # the judges' count folded already: people's units patched in
-        change: Counter = Counter()
-        for share in units.values():
-            change.update(share)
-        folded = _patched(inputs.folded, change,
-                          _judges_before(inputs.folded, change) if from_data else None)
-        if folded is None:
-            return None  # as combined_rows: not a count of these verdicts
-    else:
-        total = Counter(dict(judges.rows))  # the judges' rows: each once (a GROUP BY's)
-        if len(total) != len(judges.rows):
-            total = Counter()
-            for row, n in judges.rows:
-                total[row] += n
-        for share in units.values():
-            total.update(share)
-        total = Counter({row: n for row, n in total.items() if n})
-        if any(n < 0 for n in total.values()):
-            return None  # as combined_rows: not a count of these verdicts
-        folded = FoldedRows.of_counts(total.items(), len(keys), voters)
+    # the judges' count folded (made now from their rows, or kept with their inputs) and
+    # people's units patched in, as ``advance`` patches a saved verdict's
+    judges_only = inputs.folded if inputs is not None else judges_folded(judges)
+    change: Counter = Counter()
+    for share in units.values():
+        change.update(share)
+    folded = _patched(judges_only, change,
+                      _judges_before(judges_only, change) if from_data else None)
+    if folded is None:
+        return None  # as combined_rows: not a count of these verdicts
     report = counted_report(data, keys, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
@@ -292,7 +282,7 @@ def _units(sessions: SessionFactory, judges: JudgePatterns | JudgeInputs,
 
 
 def _units_of_data(data: AgreementData, keys: Sequence[str], voters: Sequence[int],
-                   judges_folded: FoldedRows, reviewed: frozenset[int]
+                   judges_count: FoldedRows, reviewed: frozenset[int]
                    ) -> dict[int, Counter] | None:
     """``_units`` from what ``data`` holds already (people's verdicts and the judges' on
     the reviewed responses) and the judges' folded count, without counting the reviewed
@@ -308,7 +298,7 @@ def _units_of_data(data: AgreementData, keys: Sequence[str], voters: Sequence[in
     people = data.verdicts.get(HUMAN, {})
     judged = [data.verdicts.get(key, {}) for key in keys[1:]]
     judge_voters = [i - 1 for i in voters[1:]]  # places among the judges' codes
-    units_array = judges_folded.units
+    units_array = judges_count.units
     near = units_array[np.isin(units_array[:, 1], np.fromiter(
         reviewed, dtype=np.int64, count=len(reviewed)))]
     ranks = {(rid, cid): first * RANK + place
