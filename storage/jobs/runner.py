@@ -101,6 +101,9 @@ class RunExecution(CostCapMixin, HeartbeatMixin, ChunkGradingMixin, FinishingMix
                               **self.options.litellm_extra)
         self.notice: str | None = None
         self._notice_shown: str | None = None
+        self._notice_lock = asyncio.Lock()
+        # a write's thread and its notice, while the write is out
+        self._notice_write: tuple[asyncio.Future, str | None] | None = None
         self.breaker = StoreBreaker(on_change=self._set_notice)
         # ``paused``: the notice the run's last execution left (a provider pause to probe)
         provider = run.model + (f" at {run.settings.api_base}" if run.settings.api_base else "")
@@ -164,9 +167,25 @@ class RunExecution(CostCapMixin, HeartbeatMixin, ChunkGradingMixin, FinishingMix
         return queued(slots) if slots is not None else None
 
     async def _show_notice(self) -> None:
-        notice = self._shown_notice()
-        if notice != self._notice_shown:
-            await asyncio.to_thread(set_notice, self.sessions, self.run.id, notice)
+        """Write the notice when it changed, one write at a time. A write runs in a thread
+        that a cancelled caller (the heartbeat, stopped as the run ends) cannot stop: the next
+        write waits for it, or the heartbeat's older notice could land after the run's last
+        one (a pause's reason lost, and the resumed run not probing first)."""
+        async with self._notice_lock:
+            if self._notice_write is not None:  # left running by a cancelled caller
+                written, notice = self._notice_write
+                outcome, = await asyncio.gather(written, return_exceptions=True)
+                if not isinstance(outcome, BaseException):
+                    self._notice_shown = notice
+                self._notice_write = None
+            notice = self._shown_notice()
+            if notice == self._notice_shown:
+                return
+            written = asyncio.ensure_future(
+                asyncio.to_thread(set_notice, self.sessions, self.run.id, notice))
+            self._notice_write = (written, notice)
+            await asyncio.shield(written)
+            self._notice_write = None
             self._notice_shown = notice
 
     def _halt(self, why: str) -> None:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -162,6 +163,43 @@ def test_resuming_probes_with_one_call_and_stays_paused_while_the_provider_is_do
     assert (info.done_count, info.failed_count, info.error) == (10, 0, None)
     assert get_notice(sessions, run.id) is None
     assert run_progress(sessions, run.id).status_words == "done"
+
+
+def test_the_pause_is_remembered_when_the_heartbeat_was_writing_a_notice_as_the_run_ended(
+        sessions, fault_provider, monkeypatch):
+    """The heartbeat writes the run's notice in a thread; cancelled as the run ends, its
+    thread goes on. The pause's reason, written last, must be what the database keeps: CI
+    saw the heartbeat's older notice land after it, and the resumed run then made four calls
+    again instead of one probe. The database is made slow for every notice but the pause's
+    (a write takes 1 s), so the heartbeat is still writing when the run pauses."""
+    from storage.dto import PROVIDER_PAUSE
+    from storage.jobs import runner
+
+    real_set_notice = runner.set_notice
+    slow_writes: list[str | None] = []
+
+    def slow_database(sessions_, run_id, notice):
+        if notice is None or not notice.startswith(PROVIDER_PAUSE):
+            slow_writes.append(notice)
+            time.sleep(1.0)
+        real_set_notice(sessions_, run_id, notice)
+
+    monkeypatch.setattr(runner, "set_notice", slow_database)
+    fault = fault_provider
+    fault.always(Fault(kind="reset", delay=0.3))  # each failed call takes 0.3 s
+    run = _paused_run(sessions, fault, criteria=CRITERIA[:1], pause_after_failures=4,
+                      concurrency=1, transport_retries=0, retry_passes=0)
+
+    _run_within(sessions, run.id, 60)
+
+    assert slow_writes, "the heartbeat wrote no notice while the calls failed"
+    info = runs.get_run(sessions, run.id)
+    assert info.paused_by_provider
+    assert get_notice(sessions, run.id) == info.error
+    asked = fault.requests
+    runs.requeue_run(sessions, run.id, actor=ADMIN)
+    _run_within(sessions, run.id, 60, worker_id="w2")
+    assert fault.requests == asked + 1  # resumed: one probe call, nothing more
 
 
 def test_the_worker_command_says_the_run_paused_and_why(sessions, db_url, fault_provider):
