@@ -138,8 +138,43 @@ def _in_focus(page: Page):
     return page.locator('.rw-criterion[data-focused="true"]')
 
 
+class HeldMessages:
+    """The page's websocket to the server, routed through Playwright: while ``holding``, what
+    the page sends waits here (a slow network), so a key can be pressed while a save is
+    surely still out; ``release`` sends it on, in order. (Pressed right after the click, the
+    key was sometimes late: the save was already back and the key rightly applied.)"""
+
+    def __init__(self) -> None:
+        self.holding = False
+        self.held: list[str | bytes] = []
+        self.server = None
+
+    def route(self, socket) -> None:
+        server = socket.connect_to_server()
+        self.server = server
+
+        def to_server(message) -> None:
+            if self.holding:
+                self.held.append(message)
+            else:
+                server.send(message)
+
+        socket.on_message(to_server)
+        server.on_message(socket.send)
+
+    def release(self) -> int:
+        self.holding = False
+        sent = len(self.held)
+        for message in self.held:
+            self.server.send(message)
+        self.held.clear()
+        return sent
+
+
 def test_the_focus_is_shown_moves_with_the_keys_and_keys_while_saving_are_refused_visibly(
         keys_app, page: Page, screenshot):
+    network = HeldMessages()
+    page.route_web_socket(re.compile(r"/_stcore/stream"), network.route)
     _open_review(page, keys_app)
     for _ in range(3):  # to q2, which nobody has reviewed yet
         if page.get_by_text(re.compile(r" of 3 · q2 · ")).count():
@@ -179,8 +214,12 @@ def test_the_focus_is_shown_moves_with_the_keys_and_keys_while_saving_are_refuse
     expect(page.locator(".rw-keys .rw-status")).to_have_text(
         "Filled 4 criteria where the judges agree; check them and save.")
     # Save; keys pressed before the form is back are refused, and it says so
+    network.holding = True  # the save cannot come back before the key is pressed
     page.get_by_role("button", name="Save", exact=True).click()
     page.keyboard.press("u")
+    expect(page.locator(".rw-keys .rw-status")).to_contain_text(
+        "was not applied (1 key while saving)")
+    assert network.release() >= 1  # the save itself was held
     expect(page.get_by_text("1 key pressed while saving was not applied: give it again.")
            .first).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Saved 6 verdicts").first).to_be_visible(timeout=30_000)
