@@ -10,7 +10,8 @@ pair the page compares by default (people against the first judge; every source 
 are no people) — and then, apart, what each other tab reads when it is opened: the panel
 members' alpha (Judges and cost), the human baseline and its grid, the trust report. It
 prints one JSON line: wall and CPU seconds of the page as it opens, each part's wall
-seconds, the whole (every tab) and the process's own peak RSS.
+seconds, the whole (every tab) and the process's own peak RSS (also as it stood after
+each part).
 
     .venv/bin/python benchmarks/agreement_page_cold.py --db URL --version V --dataset D
 """
@@ -45,12 +46,14 @@ def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
 
     sessions_for(db)  # the app opens (and migrates) the database once per process
     parts: dict[str, float] = {}
+    peaks: dict[str, float] = {}  # the process's peak RSS once each part is done
     started, cpu = time.perf_counter(), time.process_time()
 
     def part(name: str, fn):
         at = time.perf_counter()
         found = fn()
         parts[name] = round(time.perf_counter() - at, 3)
+        peaks[name] = round(_own_peak_mb())
         return found
 
     scope = (db, version_id, dataset_id,
@@ -79,7 +82,8 @@ def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
     part("tab Trust a judge: trust", lambda: readers.get_trust(*scope))
     return {"seconds": opened, "cpu": opened_cpu, "parts": parts,
             "every_tab_seconds": time.perf_counter() - started,
-            "every_tab_cpu": time.process_time() - cpu, "peak_mb": _own_peak_mb()}
+            "every_tab_cpu": time.process_time() - cpu, "peak_mb": _own_peak_mb(),
+            "peak_mb_after": peaks}
 
 
 def main() -> int:
