@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from playwright.sync_api import expect
 
 from storage.engine import open_database
-from tests.e2e.streamlit_page import open_section
+from tests.e2e.streamlit_page import open_section, wait_idle
 from tests.storage.agreement_seed import seed
 
 
@@ -49,3 +50,29 @@ def test_agreement_page_shows_the_comparison(seeded_app_server, page, screenshot
     lines = Path(download.value.path()).read_text().splitlines()
     assert len(lines) == 5  # r0-r4 have human verdicts
     assert json.loads(lines[0])["prompt"][0]["role"] == "user"
+
+
+def test_tabs_clicked_one_after_another_without_waiting_open_the_last_one(
+        seeded_app_server, page):
+    """A person clicking through the tabs faster than the page computes them (the trust
+    report is the slowest): each click reruns the page before the last run ended. The tab
+    clicked last is the one open, drawn alone, named in the address; nothing breaks."""
+    url = seeded_app_server(_seed)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{url}/agreement")
+    expect(page.get_by_role("heading", name="Cohen's κ between sources")).to_be_visible(
+        timeout=45_000)
+    for name in ("Trust a judge", "Human baseline", "Confusion matrices", "Trust a judge",
+                 "Judges and cost"):
+        page.get_by_role("tab", name=name, exact=True).click()  # no wait between clicks
+    last = page.get_by_role("tab", name="Judges and cost", exact=True)
+    expect(last).to_have_attribute("aria-selected", "true", timeout=30_000)
+    wait_idle(page)
+    expect(last).to_have_attribute("aria-selected", "true")
+    expect(page.get_by_role("heading", name="Judges: agreement next to cost")).to_be_visible()
+    for other in ("How far to trust this judge", "Human baseline",
+                  "Cohen's κ between sources"):  # only the open tab is drawn
+        expect(page.get_by_role("heading", name=other, exact=True)).to_have_count(0)
+    expect(page).to_have_url(re.compile(r"[?&]section=Judges(\+|%20)and(\+|%20)cost"))
+    expect(page.get_by_text("Traceback")).to_have_count(0)
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
