@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 
 from storage.models import Base
+from storage.search_index import outside_models
 
 target_metadata = Base.metadata
 
@@ -16,6 +17,7 @@ def _run(connection) -> None:
         # SQLite cannot ALTER most things: batch mode recreates the table instead.
         render_as_batch=True,
         compare_type=True,
+        include_object=outside_models,  # the search index is the migrations' alone
         # The SQLite engine of storage.migrate.migration_engine really encloses DDL in its
         # transaction: the whole upgrade commits or nothing does (alembic assumes otherwise).
         transactional_ddl=True,

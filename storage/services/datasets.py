@@ -232,10 +232,10 @@ def search_responses(
     if limit < 1 or offset < 0:
         raise InvalidInputError("page size must be at least 1 and the offset not negative")
     where = [m.ResponseRow.dataset_id == dataset_id]
-    clause = results_repo.search_clause(search)
-    if clause is not None:
-        where.append(clause)
     with sessions() as session:
+        clause = results_repo.search_clause(search, session.get_bind().dialect.name)
+        if clause is not None:
+            where.append(clause)
         repo.get_dataset(session, dataset_id)
         total = session.scalar(select(func.count()).select_from(m.ResponseRow).where(*where))
         rows = session.scalars(select(m.ResponseRow).where(*where).order_by(m.ResponseRow.id)

@@ -173,7 +173,7 @@ class ResultsQuery(UnfilteredReads):
             stored_scores[f"p{panel_id}"] = stored.score
             columns.append(score.label(f"p{panel_id}"))
         query = query.add_columns(*columns).where(resp.dataset_id == spec.dataset_id)
-        clause = repo.search_clause(spec.search)
+        clause = repo.search_clause(spec.search, session.get_bind().dialect.name)
         if clause is not None:
             query = query.where(clause)
         for key, value in spec.metadata:

@@ -11,6 +11,7 @@ from storage import cli
 from storage.engine import open_database
 from storage.migrate import current_revision, head_revision, upgrade_to_head
 from storage.models import Base
+from storage.search_index import outside_models
 from storage.services import rubrics
 from tests.actors import ADMIN
 from tests.storage.helpers import CRITERIA
@@ -21,7 +22,8 @@ def _diffs(url: str) -> list:
     try:
         with engine.connect() as connection:
             context = MigrationContext.configure(
-                connection, opts={"compare_type": True, "render_as_batch": True})
+                connection, opts={"compare_type": True, "render_as_batch": True,
+                                  "include_object": outside_models})
             return compare_metadata(context, Base.metadata)
     finally:
         engine.dispose()
