@@ -62,6 +62,9 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+_BROAD = 5_000  # SQLite: candidates past which the trigram index is not worth using
+
+
 def search_clause(search: str, dialect: str) -> ColumnElement[bool] | None:
     """Responses whose id, query or output contains ``search`` (case-insensitive), or None
     for an empty search. Shared by the Results table and the Responses page.
@@ -93,9 +96,14 @@ def search_clause(search: str, dialect: str) -> ColumnElement[bool] | None:
     if dialect != "sqlite" or len(needle) < 3:
         return matches
     phrase = '"' + needle.replace('"', '""') + '"'  # one FTS5 string: the needle as it is
-    found = select(literal_column("rowid")).select_from(table(SEARCH_TABLE)).where(
-        literal_column(SEARCH_TABLE).op("MATCH")(phrase))
-    return and_(m.ResponseRow.id.in_(found), matches)
+    match = literal_column(SEARCH_TABLE).op("MATCH")(phrase)
+    found = select(literal_column("rowid")).select_from(table(SEARCH_TABLE)).where(match)
+    # A needle in most responses: the index's rows would only be looked up again in every
+    # row the ILIKE reads anyway. Counted once (SQLite evaluates a constant subquery once).
+    broad = select(func.count()).select_from(
+        select(literal_column("rowid")).select_from(table(SEARCH_TABLE)).where(match)
+        .limit(_BROAD).subquery()).scalar_subquery() >= _BROAD
+    return and_(or_(broad, m.ResponseRow.id.in_(found)), matches)
 
 
 def metadata_value(key: str) -> ColumnElement[str]:

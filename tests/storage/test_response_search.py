@@ -80,6 +80,13 @@ def test_search_finds_what_the_plain_ilike_finds(sessions):
         assert len(_plain(session, dataset.id, "question 4242")) == 2
 
 
+def test_a_needle_in_most_responses_finds_the_same(sessions, monkeypatch):
+    # SQLite leaves the index aside past _BROAD candidates: here, past 2
+    monkeypatch.setattr(results_repo, "_BROAD", 2)
+    dataset = datasets.create_dataset(sessions, "Answers", responses=_rows(TEXTS), actor=ADMIN)
+    assert _check_all(sessions, dataset.id) > len(NEEDLES)
+
+
 def test_search_stays_right_after_imports_edits_and_deletes(sessions):
     first = datasets.create_dataset(sessions, "Answers", responses=_rows(TEXTS), actor=ADMIN)
     other = datasets.create_dataset(sessions, "Other", responses=_rows(TEXTS[:3]), actor=ADMIN)
