@@ -27,13 +27,15 @@ TEXTS = [  # (id, query, output)
     ("r42420", "question 42420", "plain"),
     ("x_y", "tabs\tand  spaces", "ends with zz"),
     ("r8", "", "ǅemal ǆ Ǆ — ΣΊΣΥΦΟΣ σίσυφος"),
+    ("r9", "NEAR(a b) col:x", "^start a*b -not OR AND (x)"),
 ]
 NEEDLES = [
     "dose", "DOSE", "Dose ", "  table", "do", "d", "zz", "zzz", "zzzq", "a_b", "a_", "_",
     "%", "100%", "0%", "\\", "back\\s", "\"this\"", "\"", "\"dose\" twice", "4242",
     "question 4242", "answer number 4242", "r4", "R4", "-3", "x_y", "é", "É", "école",
     "ÉCOLE", "ça", "Ça", "straße", "STRASSE", "ss", "naïve", "ǅ", "ǆemal", "σίσυφος",
-    "ΣΊΣΥΦΟΣ", "s\tand", "and  sp", "margin margin margin", "plain", "",
+    "ΣΊΣΥΦΟΣ", "s\tand", "and  sp", "margin margin margin", "plain", "NEAR(a", "col:x",
+    "^start", "a*b", "-not", "OR AND", "(x)", "",
 ]
 
 
