@@ -266,7 +266,7 @@ def _effective_rows(w: World, panel: bool):
 
 def _results_reference(sessions: SessionFactory, w: World, *, order: str = "response",
                        panel: bool = False, disagree_range: bool = False,
-                       bins: int = 10) -> Callable[[], tuple]:
+                       bins: int = 10, search: str = "") -> Callable[[], tuple]:
     """The straight SQL for a Results view's answer: its first 50 responses in its order
     and (``bins``) each score column's counts in equal bins over 0-1 (every score here is
     on that scale), over the responses its filter keeps. Hand-written over the tables, no
@@ -283,6 +283,10 @@ def _results_reference(sessions: SessionFactory, w: World, *, order: str = "resp
                               func.max(g.score) - func.min(g.score) > 0.2)))
         where = [eff.c.rid.in_(differ),
                  or_(*[eff.c[n].between(0.2, 0.8) for n in names[:len(w.run_ids)]])]
+    if search:  # as the search read before its index: ILIKE over every response's texts
+        r, pattern = m.ResponseRow, f"%{search}%"
+        where.append(eff.c.rid.in_(select(r.id).where(or_(
+            *[c.ilike(pattern) for c in (r.external_id, r.query, r.output)]))))
     if order == "response":
         keys = []
     elif order == "spread":
@@ -320,6 +324,8 @@ def _results_reference(sessions: SessionFactory, w: World, *, order: str = "resp
             if counts:
                 for name, k, n in session.execute(union_all(*counts)):
                     found[name][int(k)] += n
+        if not ids and not any(any(c) for c in found.values()):
+            found = {}  # nothing matched: the page has no histogram to show
         return ids, found
     return run
 
@@ -925,6 +931,10 @@ RESULTS_VIEWS = {
     # need the viewer's hidden decisions
     "blind reviewer, dataset order, no histograms": {
         "sight": blindness.as_reviewer(REVIEWERS[0].key), "distribution_bins": 0},
+    # the Search filter (migration 0041's index): no response, a few, nearly every one
+    "search, no match": {"filters": results.ResultsFilter(search="zzzq")},
+    "search, a few": {"filters": results.ResultsFilter(search="question 4242")},
+    "search, nearly all": {"filters": results.ResultsFilter(search="dose")},
 }
 
 
@@ -938,6 +948,9 @@ REFERENCES = {
     "by the panel's score": {"order": "panel", "panel": True},
     "blind reviewer, by a run's score": {"order": "run"},
     "blind reviewer, dataset order, no histograms": {"bins": 0},
+    "search, no match": {"search": "zzzq"},
+    "search, a few": {"search": "question 4242"},
+    "search, nearly all": {"search": "dose"},
 }
 REFERENCE_NOTE = ("SQL: the view's first 50 in its order with their scores, id and query "
                   "+ its histograms' counts, straight from the tables")
