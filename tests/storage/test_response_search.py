@@ -218,3 +218,18 @@ def test_without_pg_trgm_the_upgrade_goes_on_and_the_search_scans(_postgres):
             c.execute(text(f"DROP ROLE IF EXISTS {role}"))
         admin.dispose()
 
+
+
+def test_an_import_in_many_row_statements_stores_every_row_as_given(sessions):
+    # SQLite stores full hundreds of a batch as 100-row INSERTs (the search's trigger is
+    # cheaper so), the rest one at a time: every field of every row, in order, either way
+    rows = [{"id": f"k{i}", "query": None if i % 7 else f"q {i}", "text": f"text {i} é",
+             "thinking": f"t{i}" if i % 2 else None, "reference": "ref" if i % 3 else None,
+             "grp": i % 5} for i in range(250)]
+    dataset = datasets.create_dataset(sessions, "Many", responses=rows, actor=ADMIN)
+    stored = datasets.list_responses(sessions, dataset.id, limit=None)
+    assert [(r.external_id, r.query, r.output, r.thinking, r.reference, r.metadata)
+            for r in stored] == [(r["id"], r["query"], r["text"], r["thinking"],
+                                  r["reference"], {"grp": r["grp"]}) for r in rows]
+    assert len({r.created_at for r in stored}) >= 1 and all(r.created_at for r in stored)
+    _check_all(sessions, dataset.id)
