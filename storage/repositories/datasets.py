@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import cache
 
-from sqlalchemy import Insert, bindparam, func, insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from storage import models as m
@@ -69,39 +68,10 @@ def add_responses(session: Session, dataset_id: int, rows: Sequence[dict]) -> li
     ))
 
 
-# SQLite: rows per INSERT statement (8 values each, under the 999 variables of old SQLite)
-_VALUES_ROWS = 100
-_KEYS = ("dataset_id", "external_id", "query", "output", "thinking", "reference", "meta",
-         "created_at")
-
-
-@cache
-def _rows_insert() -> Insert:
-    """One INSERT of _VALUES_ROWS rows, built once (SQLAlchemy compiles it once)."""
-    columns = m.ResponseRow.__mapper__.c
-    return m.ResponseRow.__table__.insert().values([
-        {columns[k].name: bindparam(f"{k}_{i}", type_=columns[k].type) for k in _KEYS}
-        for i in range(_VALUES_ROWS)])
-
-
 def insert_responses(session: Session, dataset_id: int, rows: Sequence[dict]) -> None:
-    """Bulk insert without reading ids back (the fast path for files): an executemany, on
-    SQLite as INSERTs of 100 rows each. There the trigger that indexes each response for
-    the search (migration 0041) costs 2.2x more one row per statement than 100 (7.3 s
-    against 3.4 s for 100,000 rows on a bare file; FTS5 likely writes its pending index out
-    at each statement's end)."""
-    if not rows:
-        return
-    values = [{"dataset_id": dataset_id, **r} for r in rows]
-    whole = len(values) - len(values) % _VALUES_ROWS
-    if session.get_bind().dialect.name != "sqlite" or any(set(v) != set(_KEYS) for v in values):
-        whole = 0
-    for start in range(0, whole, _VALUES_ROWS):
-        session.execute(_rows_insert(), {
-            f"{k}_{i}": v[k] for i, v in enumerate(values[start:start + _VALUES_ROWS])
-            for k in _KEYS})
-    if whole < len(values):
-        session.execute(insert(m.ResponseRow), values[whole:])
+    """Bulk insert without reading ids back (a plain executemany: the fast path for files)."""
+    if rows:
+        session.execute(insert(m.ResponseRow), [{"dataset_id": dataset_id, **r} for r in rows])
 
 
 def get_response(session: Session, response_id: int) -> m.ResponseRow:

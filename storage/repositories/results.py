@@ -23,12 +23,11 @@ from sqlalchemy import (
     union,
 )
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.expression import table
 
 from storage import models as m
 from storage.errors import InvalidInputError, NotFoundError
 from storage.repositories import rubrics as rubric_repo
-from storage.search_index import PG_LOWERED, SEARCH_TABLE
+from storage.search_index import PG_LOWERED
 
 # grades.verdict_key of a grade with a criterion lacking a verdict / with none at all
 # (storage/services/verdict_keys.py, which writes them)
@@ -62,20 +61,13 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-_BROAD = 5_000  # SQLite: candidates past which the trigram index is not worth using
-
-
 def search_clause(search: str, dialect: str) -> ColumnElement[bool] | None:
     """Responses whose id, query or output contains ``search`` (case-insensitive), or None
     for an empty search. Shared by the Results table and the Responses page.
 
     The index behind it is storage/search_index.py's. PostgreSQL: LIKE on the stored
     lower()ed columns, what ILIKE does there (lower() both sides, then LIKE), served by
-    pg_trgm's GIN index where the needle is selective. SQLite: the ILIKE decides; a needle
-    of 3 characters or more first narrows the rows to those the trigram index finds (it
-    folds case more widely than SQLite's ASCII-only LIKE, so it finds a superset of the
-    matches and the ILIKE keeps exactly the same rows); shorter needles have no trigram and
-    scan."""
+    pg_trgm's GIN index where the needle is selective. SQLite: ILIKE over every row."""
     needle = search.strip()
     if not needle:
         return None
@@ -88,22 +80,11 @@ def search_clause(search: str, dialect: str) -> ColumnElement[bool] | None:
         lowered = func.lower(bindparam(None, pattern, type_=String, literal_execute=True))
         return or_(*[literal_column(f"responses.{name}").like(lowered, escape="\\")
                      for name in PG_LOWERED])
-    matches = or_(
+    return or_(
         m.ResponseRow.external_id.ilike(pattern, escape="\\"),
         m.ResponseRow.query.ilike(pattern, escape="\\"),
         m.ResponseRow.output.ilike(pattern, escape="\\"),
     )
-    if dialect != "sqlite" or len(needle) < 3:
-        return matches
-    phrase = '"' + needle.replace('"', '""') + '"'  # one FTS5 string: the needle as it is
-    match = literal_column(SEARCH_TABLE).op("MATCH")(phrase)
-    found = select(literal_column("rowid")).select_from(table(SEARCH_TABLE)).where(match)
-    # A needle in most responses: the index's rows would only be looked up again in every
-    # row the ILIKE reads anyway. Counted once (SQLite evaluates a constant subquery once).
-    broad = select(func.count()).select_from(
-        select(literal_column("rowid")).select_from(table(SEARCH_TABLE)).where(match)
-        .limit(_BROAD).subquery()).scalar_subquery() >= _BROAD
-    return and_(or_(broad, m.ResponseRow.id.in_(found)), matches)
 
 
 def metadata_value(key: str) -> ColumnElement[str]:
