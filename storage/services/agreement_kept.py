@@ -37,6 +37,7 @@ from storage.repositories import runs as run_repo
 from storage.services import (
     agreement,
     agreement_counts,
+    agreement_people_store,
     agreement_touched,
     calibration,
     panels,
@@ -46,7 +47,7 @@ from storage.services.agreement_folded import FoldedRows
 from storage.services.agreement_inputs import JudgeInputs, judges_folded
 from storage.services.agreement_judge_counts import JudgePatterns, judge_stamp
 from storage.services.agreement_sides import CODES, RANK, side_of, unit_rows_query
-from storage.services.agreement_sources import data_stamp, gather_with_newest, with_counts
+from storage.services.agreement_sources import data_stamp, gather_people, with_counts
 from storage.services.agreement_touched import Touched
 
 Row = tuple  # a pattern row without its count: (criterion, codes..., response, rank)
@@ -130,8 +131,18 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     if not agreement_counts.countable(sessions, rubric_version_id, dataset_id):
         return None
     inputs = judges if isinstance(judges, JudgeInputs) else None
-    data, newest = gather_with_newest(sessions, rubric_version_id, dataset_id, complete=False,
-                                      stored=None if inputs is None else inputs.grades)
+    # people's rows kept in the database at this very stamp (with the judges' inputs only:
+    # the runs' verdicts kept are those whose grades the inputs hold)
+    people = (None if inputs is None else
+              agreement_people_store.people_stamp(sessions, rubric_version_id, dataset_id,
+                                                  before))
+    rows = (None if people is None else
+            agreement_people_store.read_stored(sessions, rubric_version_id, dataset_id,
+                                               people))
+    data, newest, made = gather_people(sessions, rubric_version_id, dataset_id,
+                                       complete=False,
+                                       stored=None if inputs is None else inputs.grades,
+                                       rows=rows)
     if not data.verdicts.get(HUMAN):
         return None
     sides, voters = agreement_counts.count_sides(sessions, data)
@@ -162,6 +173,11 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     report = counted_report(data, keys, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
+    if people is not None and rows is None and agreement_people_store.people_stamp(
+            sessions, rubric_version_id, dataset_id, before) == people:
+        # made at ``people`` (nothing moved while reading): kept for the next process;
+        # a busy database only means the next one reads the rows again
+        agreement_people_store.store(sessions, rubric_version_id, dataset_id, people, made)
     return KeptReport(rubric_version_id, dataset_id, before, report, judges, tuple(keys),
                       tuple(voters), reviewed, scorings, excluded, newest, units, folded)
 
