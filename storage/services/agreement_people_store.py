@@ -27,7 +27,7 @@ from storage.services import kept_rows, trust_share_codec
 from storage.services.agreement_people import PeopleRows, decode, encode
 
 # Part of the stored stamp: rows stored by code that made them differently never match.
-FORMAT = 1
+FORMAT = 2
 
 
 def people_stamp(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
