@@ -31,6 +31,7 @@ from grading.types import ScoringSettings
 from storage import models as m
 from storage.convert import run_info
 from storage.engine import SessionFactory
+from storage.gc_pause import collection_paused
 from storage.plain_rows import plain_rows
 from storage.repositories import effective as effective_repo
 from storage.repositories import runs as run_repo
@@ -124,7 +125,14 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     it is not counted with the judges' share (a multi-choice rubric, an unsettled panel, no
     people or no judge, a judge's stamp moved, anything written while reading).
     ``judges``: their pattern count, or their inputs made at their stamp (the count already
-    folded and their grades: storage.services.agreement_inputs), the same report either way."""
+    folded and their grades: storage.services.agreement_inputs), the same report either way.
+    Built with the garbage collector paused (storage.gc_pause: what it allocates stays)."""
+    with collection_paused():
+        return _build(sessions, rubric_version_id, dataset_id, judges)
+
+
+def _build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+           judges: JudgePatterns | JudgeInputs | None) -> KeptReport | None:
     before = data_stamp(sessions, rubric_version_id, dataset_id)
     if judges is None or judges.stamp != judge_stamp(before):
         return None
