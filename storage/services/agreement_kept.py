@@ -31,12 +31,14 @@ from grading.types import ScoringSettings
 from storage import models as m
 from storage.convert import run_info
 from storage.engine import SessionFactory
+from storage.gc_pause import collection_paused
 from storage.plain_rows import plain_rows
 from storage.repositories import effective as effective_repo
 from storage.repositories import runs as run_repo
 from storage.services import (
     agreement,
     agreement_counts,
+    agreement_people_store,
     agreement_touched,
     calibration,
     panels,
@@ -46,7 +48,7 @@ from storage.services.agreement_folded import FoldedRows
 from storage.services.agreement_inputs import JudgeInputs, judges_folded
 from storage.services.agreement_judge_counts import JudgePatterns, judge_stamp
 from storage.services.agreement_sides import CODES, RANK, side_of, unit_rows_query
-from storage.services.agreement_sources import data_stamp, gather_with_newest, with_counts
+from storage.services.agreement_sources import data_stamp, gather_people, with_counts
 from storage.services.agreement_touched import Touched
 
 Row = tuple  # a pattern row without its count: (criterion, codes..., response, rank)
@@ -123,15 +125,32 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     it is not counted with the judges' share (a multi-choice rubric, an unsettled panel, no
     people or no judge, a judge's stamp moved, anything written while reading).
     ``judges``: their pattern count, or their inputs made at their stamp (the count already
-    folded and their grades: storage.services.agreement_inputs), the same report either way."""
+    folded and their grades: storage.services.agreement_inputs), the same report either way.
+    Built with the garbage collector paused (storage.gc_pause: what it allocates stays)."""
+    with collection_paused():
+        return _build(sessions, rubric_version_id, dataset_id, judges)
+
+
+def _build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+           judges: JudgePatterns | JudgeInputs | None) -> KeptReport | None:
     before = data_stamp(sessions, rubric_version_id, dataset_id)
     if judges is None or judges.stamp != judge_stamp(before):
         return None
     if not agreement_counts.countable(sessions, rubric_version_id, dataset_id):
         return None
     inputs = judges if isinstance(judges, JudgeInputs) else None
-    data, newest = gather_with_newest(sessions, rubric_version_id, dataset_id, complete=False,
-                                      stored=None if inputs is None else inputs.grades)
+    # people's rows kept in the database at this very stamp (with the judges' inputs only:
+    # the runs' verdicts kept are those whose grades the inputs hold)
+    people = (None if inputs is None else
+              agreement_people_store.people_stamp(sessions, rubric_version_id, dataset_id,
+                                                  before))
+    rows = (None if people is None else
+            agreement_people_store.read_stored(sessions, rubric_version_id, dataset_id,
+                                               people))
+    data, newest, made = gather_people(sessions, rubric_version_id, dataset_id,
+                                       complete=False,
+                                       stored=None if inputs is None else inputs.grades,
+                                       rows=rows)
     if not data.verdicts.get(HUMAN):
         return None
     sides, voters = agreement_counts.count_sides(sessions, data)
@@ -162,6 +181,11 @@ def build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     report = counted_report(data, keys, folded)
     if report is None or data_stamp(sessions, rubric_version_id, dataset_id) != before:
         return None
+    if people is not None and rows is None and agreement_people_store.people_stamp(
+            sessions, rubric_version_id, dataset_id, before) == people:
+        # made at ``people`` (nothing moved while reading): kept for the next process;
+        # a busy database only means the next one reads the rows again
+        agreement_people_store.store(sessions, rubric_version_id, dataset_id, people, made)
     return KeptReport(rubric_version_id, dataset_id, before, report, judges, tuple(keys),
                       tuple(voters), reviewed, scorings, excluded, newest, units, folded)
 

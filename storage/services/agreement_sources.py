@@ -21,7 +21,6 @@ from storage.convert import criterion_info, run_info
 from storage.dto import CriterionInfo, HumanVerdictInfo, RunInfo
 from storage.effective import compute_human_score
 from storage.engine import SessionFactory
-from storage.plain_rows import plain_rows
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import effective as effective_repo
 from storage.repositories import results as results_repo
@@ -29,6 +28,7 @@ from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
 from storage.repositories.datasets import response_texts
 from storage.services import calibration, effective_reads
+from storage.services.agreement_people import PeopleRows, read_rows
 from storage.services.panel_results import (
     PanelSource,
     member_models,
@@ -168,6 +168,19 @@ def gather_with_newest(
     ``reviewer_names`` holds): what the kept report patches (agreement_kept). ``stored``:
     source key -> its grades (``agreement_inputs.SourceGrades``) made at the current
     judges' stamp; those sources' scores are taken from it, not read (as ``ScoreColumn``s)."""
+    data, newest, _rows = gather_people(sessions, rubric_version_id, dataset_id, complete,
+                                        within, stored)
+    return data, newest
+
+
+def gather_people(
+    sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+    complete: bool = True, within: Select | None = None, stored: Mapping | None = None,
+    rows: PeopleRows | None = None,
+) -> tuple[AgreementData, dict[str, int], PeopleRows]:
+    """``gather_with_newest``, and the rows it read of people's side (``PeopleRows``: the
+    runs' verdicts only of the runs with ``stored`` grades). ``rows``: those rows made at
+    the current stamp (kept: storage.services.agreement_people_store), not read again."""
     stored = stored or {}
     if not complete and within is None:
         within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
@@ -177,22 +190,21 @@ def gather_with_newest(
         version = rubric_repo.get_version(session, rubric_version_id)
         criteria = tuple(criterion_info(c) for c in version.criteria)
         dataset_repo.get_dataset(session, dataset_id)
-        labels = {
-            rid: external or f"#{rid}"
-            for rid, external in plain_rows(session.connection(),  # driver rows: 100,000s
-                select(m.ResponseRow.id, m.ResponseRow.external_id)
-                .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id))
-        }
         runs = [run_info(r) for r in run_repo.list_runs(
             session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
-        grades = {run.id: run_repo.run_verdicts(session, run.id, within,
-                                                scores=f"run:{run.id}" not in stored)
+        if rows is None:
+            rows = read_rows(session, rubric_version_id, dataset_id,
+                             [run.id for run in runs if f"run:{run.id}" in stored], within)
+        labels = rows.labels
+        grades = {run.id: (run_repo.RunVerdicts({}, *rows.runs[run.id])
+                           if run.id in rows.runs and f"run:{run.id}" in stored else
+                           run_repo.run_verdicts(session, run.id, within,
+                                                 scores=f"run:{run.id}" not in stored))
                   for run in runs}
         # A calibrated run is measured only on the responses it did not show as examples.
         used = calibration.example_response_ids(
             session, [run.id for run in runs if run.settings.calibration is not None])
-        humans = effective_repo.applied_rows(session, rubric_version_id, dataset_id)
-        own = reviewer_rows(session, rubric_version_id, dataset_id)
+        humans, own = rows.applied, rows.own
         reviewed = sorted({h.response_id for h in humans})
         by_response: dict[int, dict[int, effective_repo.AppliedRow]] = defaultdict(dict)
         for h in humans:
@@ -237,7 +249,7 @@ def gather_with_newest(
         reviewer_verdicts=per_reviewer, reviewer_names=names, reviewer_seconds=seconds,
         complete=complete,
     )
-    return (data if complete else _uncounted(data)), newest
+    return (data if complete else _uncounted(data)), newest, rows
 
 
 def _uncounted(data: AgreementData) -> AgreementData:

@@ -1,0 +1,159 @@
+"""What the Agreement report reads row by row of people's side (issue 41), as one value that
+can be kept in the database (storage.services.agreement_people_store) and read back by a new
+process instead of ~300,000 rows at 100,000 responses: the responses' labels, the verdicts in
+force (``effective.applied_rows``), each reviewer's current verdicts
+(``effective_reads.current_review_rows``) and each run's verdicts and reasons on the reviewed
+responses (``runs.run_verdicts``). ``gather_with_newest`` builds the report's data from it
+exactly as from the rows it reads itself.
+
+Stored as JSON and raw arrays (storage.services.trust_share_codec, no pickle): each list of
+rows as columns, its values (verdicts, options, notes, reasons, names) as a table of distinct
+values with each row's place in it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from itertools import repeat
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from storage import models as m
+from storage.plain_rows import plain_rows
+from storage.repositories import effective as effective_repo
+from storage.repositories import runs as run_repo
+from storage.repositories.effective import AppliedRow
+from storage.services import effective_reads
+from storage.services.effective_reads import ReviewRow
+
+Key = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class PeopleRows:
+    """The rows, as ``gather_with_newest`` reads them."""
+
+    labels: dict[int, str]  # response id -> external id, or "#<id>", in id order
+    applied: list[AppliedRow]
+    own: list[ReviewRow]
+    runs: dict[int, tuple[dict[Key, object], dict[Key, str]]]  # run id -> choices, reasons
+
+
+def read_rows(session: Session, rubric_version_id: int, dataset_id: int,
+              run_ids: list[int], within: Select | None) -> PeopleRows:
+    """The rows read now (``within``: the query of the responses whose runs' verdicts to
+    read); the runs' scores are not read."""
+    labels = {
+        rid: external or f"#{rid}"
+        for rid, external in plain_rows(session.connection(),  # driver rows: 100,000s
+            select(m.ResponseRow.id, m.ResponseRow.external_id)
+            .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id))
+    }
+    runs = {}
+    for run_id in run_ids:
+        found = run_repo.run_verdicts(session, run_id, within, scores=False)
+        runs[run_id] = (found.choices, found.reasons)
+    applied = effective_repo.applied_rows(session, rubric_version_id, dataset_id)
+    own = effective_reads.current_review_rows(session, rubric_version_id, dataset_id)
+    return PeopleRows(labels, applied, own, runs)
+
+
+# -- as JSON and raw arrays, and back ---------------------------------------------------------
+
+
+class _Table:
+    """Distinct values in the order met, and each value's place (a Verdict and the option
+    text equal to it are different values: keyed by type too)."""
+
+    def __init__(self) -> None:
+        self.places: dict = {}
+        self.values: list = []
+
+    def at(self, values) -> object:
+        import numpy as np
+
+        places, found = self.places, []
+        for value in values:
+            key = (type(value), value)
+            place = places.get(key)
+            if place is None:
+                place = places[key] = len(self.values)
+                self.values.append(value)
+            found.append(place)
+        return np.array(found, dtype=np.int64)
+
+
+def _ints(values) -> object:
+    import numpy as np
+
+    return np.fromiter(values, dtype=np.int64)
+
+
+def encode(rows: PeopleRows) -> tuple[str, bytes]:
+    import numpy as np
+
+    table = _Table()
+    own = rows.own
+    seconds = [r.review_seconds for r in own]
+    value = {
+        # one JSON text: 100,000 strings read back by json, not walked value by value
+        "labels": [_ints(rows.labels), json.dumps(list(rows.labels.values()))],
+        "applied": [_ints(r.response_id for r in rows.applied),
+                    _ints(r.criterion_id for r in rows.applied),
+                    table.at(r.choice for r in rows.applied),
+                    table.at(r.note for r in rows.applied)],
+        "own": [_ints(r.response_id for r in own), _ints(r.criterion_id for r in own),
+                _ints(r.id for r in own), table.at(r.choice for r in own),
+                table.at(r.reviewer_key for r in own), table.at(r.reviewer for r in own),
+                np.array([0.0 if s is None else s for s in seconds], dtype=np.float64),
+                np.array([s is not None for s in seconds], dtype=bool)],
+        "runs": [[run_id, _ints(rid for rid, _cid in choices),
+                  _ints(cid for _rid, cid in choices), table.at(choices.values()),
+                  table.at(reasons[key] for key in choices)]
+                 for run_id, (choices, reasons) in rows.runs.items()],
+        "values": table.values,
+    }
+    if any(list(choices) != list(reasons) for choices, reasons in rows.runs.values()):
+        raise ValueError("a run's reasons are not on its choices' keys")
+    from storage.services import trust_share_codec  # it reads agreement_sources
+
+    return trust_share_codec.encode(value)
+
+
+def _rows_of(cls, *columns: list) -> list:
+    """Named tuples of ``cls`` from their columns, made as tuples are (not through the
+    named tuple's Python ``__new__``: 116,000 of them)."""
+    return list(map(tuple.__new__, repeat(cls), zip(*columns, strict=True)))
+
+
+def decode(text: str, blob: bytes) -> PeopleRows:
+    """The rows ``encode`` wrote (``trust_share_codec.UnknownShape``: not of this shape)."""
+    from storage.services import trust_share_codec  # it reads agreement_sources
+
+    value = trust_share_codec.decode(text, blob)
+    try:
+        values = value["values"]
+
+        def looked_up(places) -> list:
+            return [values[i] for i in places.tolist()]
+
+        ids, texts = value["labels"]
+        labels = dict(zip(ids.tolist(), json.loads(texts), strict=True))
+        rids, cids, choices, notes = value["applied"]
+        applied = _rows_of(AppliedRow, rids.tolist(), cids.tolist(), looked_up(choices),
+                           looked_up(notes))
+        rids, cids, vids, choices, keys, names, seconds, timed = value["own"]
+        spent = [s if t else None for s, t in zip(seconds.tolist(), timed.tolist(),
+                                                   strict=True)]
+        own = _rows_of(ReviewRow, rids.tolist(), cids.tolist(), vids.tolist(),
+                       looked_up(choices), looked_up(keys), looked_up(names), spent)
+        runs = {}
+        for run_id, rids, cids, choices, reasons in value["runs"]:
+            keys = list(zip(rids.tolist(), cids.tolist(), strict=True))
+            runs[int(run_id)] = (dict(zip(keys, looked_up(choices), strict=True)),
+                                 dict(zip(keys, looked_up(reasons), strict=True)))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        raise trust_share_codec.UnknownShape(f"not people's rows: {error}") from error
+    return PeopleRows(labels, applied, own, runs)

@@ -1,0 +1,259 @@
+"""People's side of the Agreement report kept in the database (storage.services.
+agreement_people and agreement_people_store): stored by the report's build and read back by
+another process as the very rows read now; after each kind of people's write (a verdict, a
+second reviewer, an adjudication, a changed verdict, a verdict carried from an earlier
+version, a verdict deleted) a new process never uses the stored rows of the stamp before and
+its report is the report from every verdict; a busy database never fails the read. SQLite
+and PostgreSQL."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from sqlalchemy import delete, func, select
+
+from grading.types import ScoringSettings, Verdict
+from storage import models as m
+from storage.engine import create_db_engine, make_session_factory
+from storage.repositories import effective as effective_repo
+from storage.services import (
+    agreement_inputs_store,
+    agreement_judge_counts,
+    agreement_kept,
+    agreement_people,
+    agreement_people_store,
+    agreement_sources,
+    datasets,
+    effective_upkeep,
+    reviews,
+    rubrics,
+    runs,
+)
+from storage.services.agreement_sources import data_stamp
+from storage.services.reviewers import local_actor
+from tests.actors import ADMIN
+from tests.storage.helpers import Calls, judge_report
+from tests.storage.test_agreement_blind_kept import SIGHTS, _assert_seen_as_every_verdict_gives
+from tests.storage.test_agreement_kept import _assert_is_the_report, _writes
+from tests.storage.test_report_counts import _random_world
+
+M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
+
+
+def _another_process(db_url):
+    return make_session_factory(create_db_engine(db_url))
+
+
+def _inputs(sessions, version_id, dataset_id):
+    return agreement_inputs_store.kept_inputs(
+        sessions, version_id, dataset_id,
+        lambda: agreement_judge_counts.judge_patterns(sessions, version_id, dataset_id))
+
+
+def _build(sessions, version_id, dataset_id):
+    return agreement_kept.build(sessions, version_id, dataset_id,
+                                _inputs(sessions, version_id, dataset_id))
+
+
+def _stored(sessions) -> int:
+    with sessions() as session:
+        return session.scalar(select(func.count()).select_from(m.AgreementPeopleRow))
+
+
+def _rows_now(sessions, version_id, dataset_id):
+    with sessions() as session:
+        run_ids = [r.id for r in runs.list_runs(sessions, rubric_version_id=version_id,
+                                                dataset_id=dataset_id)]
+        return agreement_people.read_rows(
+            session, version_id, dataset_id, run_ids,
+            effective_repo.reviewed_ids_query(version_id, dataset_id).order_by(None))
+
+
+def _typed(values) -> list:
+    """Values with their types: a Verdict equals the option text of the same letters."""
+    return [(type(v), v) for v in values]
+
+
+def _assert_same_rows(read, now) -> None:
+    assert read == now
+    assert list(read.labels.items()) == list(now.labels.items())
+    assert _typed(r.choice for r in read.applied) == _typed(r.choice for r in now.applied)
+    assert _typed(r.note for r in read.applied) == _typed(r.note for r in now.applied)
+    assert _typed(x for r in read.own for x in r) == _typed(x for r in now.own for x in r)
+    assert list(read.runs) == list(now.runs)
+    for run_id, (choices, reasons) in now.runs.items():
+        assert list(read.runs[run_id][0].items()) == list(choices.items())
+        assert _typed(read.runs[run_id][0].values()) == _typed(choices.values())
+        assert list(read.runs[run_id][1].items()) == list(reasons.items())
+
+
+@pytest.mark.parametrize("seed", [51, 52])
+def test_the_stored_rows_read_by_another_process_are_the_rows_read_now(
+        sessions, db_url, monkeypatch, seed):
+    version, dataset = _random_world(sessions, seed, responses=30)
+    made = _build(sessions, version.id, dataset.id)
+    assert made is not None and _stored(sessions) == 1
+    reads = Calls(monkeypatch, agreement_sources, "read_rows")
+
+    other = _another_process(db_url)
+    try:
+        stamp = agreement_people_store.people_stamp(
+            other, version.id, dataset.id, data_stamp(other, version.id, dataset.id))
+        read = agreement_people_store.read_stored(other, version.id, dataset.id, stamp)
+        now = _rows_now(other, version.id, dataset.id)
+        assert reads.calls == 0 and read is not None
+        assert len(now.own) > 20 and len(now.applied) > 20 and len(now.runs) == 3
+        assert any(now.runs.values()) and any(r.review_seconds is None for r in now.own)
+        _assert_same_rows(read, now)
+
+        built = _build(other, version.id, dataset.id)
+        assert reads.calls == 0  # the stored rows, none read again
+        assert built is not None and built.report == made.report
+        _assert_is_the_report(other, version, dataset, built)
+        for sight in SIGHTS:  # a blind reviewer's report from it
+            _assert_seen_as_every_verdict_gives(other, version, dataset, built, sight)
+    finally:
+        other.kw["bind"].dispose()
+
+
+def _carried_writes(sessions, version, dataset):
+    """A second version carrying every criterion but the last from ``version``, graded by a
+    run of its own, then verdicts saved on ``version`` (they carry into it): the report of
+    the second version, (what, the write)."""
+    rng = random.Random(7)
+    criteria = version.to_criteria()
+    criteria[-1] = criteria[-1].model_copy(
+        update={"requirement": f"{criteria[-1].requirement} (reworded)"})
+    second = rubrics.save_criteria(sessions, version.id, criteria, actor=ADMIN)
+    assert second.id != version.id
+    run = runs.create_run(sessions, rubric_version_id=second.id, dataset_id=dataset.id,
+                          grader="per_criterion", model="openai/j9", actor=ADMIN)
+    for response in datasets.list_responses(sessions, dataset.id):
+        verdicts = [rng.choice([M, U]) for _ in criteria]
+        runs.record_grade(sessions, run.id, response.id, judge_report(
+            criteria, verdicts, ScoringSettings(), response.output))
+    runs.start_run(sessions, run.id, worker="t")
+    runs.finish_run(sessions, run.id)
+    with sessions() as session:
+        reviewed = sorted(set(session.scalars(select(m.EffectiveVerdictRow.response_id).where(
+            m.EffectiveVerdictRow.rubric_version_id == second.id))))
+
+    def on_first(person, rid, value):
+        return lambda: reviews.set_human_verdict(
+            sessions, actor=local_actor(person), response_id=rid,
+            criterion_id=version.criteria[0].id, verdict=value)
+
+    return second, [("a verdict carried from the version before",
+                     on_first("ana", reviewed[0], C)),
+                    ("a verdict carried onto a response",
+                     on_first("bo", reviewed[-1], U))]
+
+
+def _deleted(sessions):
+    def delete_one():  # what deleting a rubric's or dataset's verdicts would do, once
+        with sessions.begin() as session:
+            hv = m.HumanVerdictRow
+            gone = session.scalar(select(func.min(hv.id)).where(
+                hv.id.not_in(select(hv.replaces_id).where(hv.replaces_id.is_not(None)))))
+            session.execute(delete(m.EffectiveVerdictRow).where(
+                m.EffectiveVerdictRow.human_verdict_id == gone))
+            session.execute(delete(hv).where(hv.id == gone))
+            effective_upkeep.rebuild(session)
+    return "a verdict deleted", delete_one
+
+
+@pytest.mark.parametrize("seed", [53])
+def test_after_each_people_write_a_new_process_makes_the_report_from_every_verdict(
+        sessions, db_url, monkeypatch, seed):
+    version, dataset = _random_world(sessions, seed, responses=24)
+    assert _build(sessions, version.id, dataset.id) is not None
+    second, carried = _carried_writes(sessions, version, dataset)
+    assert _build(sessions, second.id, dataset.id) is not None and _stored(sessions) == 2
+    reads = Calls(monkeypatch, agreement_sources, "read_rows")
+    writes = [*((what, write, version) for what, write in _writes(
+        sessions, version, dataset, seed)),
+        *((what, write, second) for what, write in carried),
+        (*_deleted(sessions), version)]
+
+    for what, write, which in writes:
+        write()
+        other = _another_process(db_url)
+        try:
+            before = reads.calls
+            built = _build(other, which.id, dataset.id)
+            assert built is not None, what
+            _assert_is_the_report(other, which, dataset, built)
+            assert reads.calls >= before + 1, what  # not the rows stored before the write
+            before = reads.calls
+            again = _build(other, which.id, dataset.id)
+            assert reads.calls == before, what  # stored at the new stamp, read back
+            assert again is not None and again.report == built.report, what
+        finally:
+            other.kw["bind"].dispose()
+
+
+def test_a_response_added_to_the_dataset_moves_the_stamp_and_shows_its_label(
+        sessions, monkeypatch):
+    version, dataset = _random_world(sessions, 54, responses=12)
+    assert _build(sessions, version.id, dataset.id) is not None
+    stamp = agreement_people_store.people_stamp(
+        sessions, version.id, dataset.id, data_stamp(sessions, version.id, dataset.id))
+    late = datasets.add_response(sessions, dataset.id, "a late answer", external_id="late",
+                                 actor=ADMIN)
+    later = agreement_people_store.people_stamp(
+        sessions, version.id, dataset.id, data_stamp(sessions, version.id, dataset.id))
+    reads = Calls(monkeypatch, agreement_sources, "read_rows")
+    built = _build(sessions, version.id, dataset.id)
+
+    assert later != stamp and later[0] == stamp[0]  # the labels move it, not the data stamp
+    assert built.report.data.response_labels.get(late.id) == "late"
+    _assert_is_the_report(sessions, version, dataset, built)
+    assert reads.calls >= 1
+
+
+def test_a_database_locked_by_a_writer_does_not_fail_the_read(sessions, db_url, monkeypatch):
+    """SQLite: another process holds the write lock past the busy timeout while the page
+    stores people's rows it read. The page gets its report (no error), nothing stored; the
+    next read, once the lock is gone, stores them."""
+    if not db_url.startswith("sqlite"):
+        pytest.skip("a writer holding the database's lock is SQLite's case")
+    import sqlite3
+
+    from sqlalchemy.engine import make_url
+
+    from storage import engine as engine_module
+
+    version, dataset = _random_world(sessions, 55, responses=20)
+    inputs = _inputs(sessions, version.id, dataset.id)
+    monkeypatch.setattr(engine_module, "SQLITE_BUSY_TIMEOUT_MS", 200)
+    page = make_session_factory(create_db_engine(db_url, connect_args={"timeout": 0.2}))
+    writer = sqlite3.connect(make_url(db_url).database, timeout=5, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        while_locked = agreement_kept.build(page, version.id, dataset.id, inputs)
+        assert while_locked is not None
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert _stored(sessions) == 0
+    again = agreement_kept.build(page, version.id, dataset.id, inputs)
+    assert _stored(sessions) == 1 and again.report == while_locked.report
+    _assert_is_the_report(page, version, dataset, again)
+    page.kw["bind"].dispose()
+
+
+def test_stored_rows_this_code_cannot_read_are_read_again_and_replaced(sessions):
+    version, dataset = _random_world(sessions, 56, responses=12)
+    made = _build(sessions, version.id, dataset.id)
+    with sessions.begin() as session:
+        session.execute(m.AgreementPeopleRow.__table__.update().values(
+            figures='{"$c": ["os:path", {}]}'))
+    assert _stored(sessions) == 1
+    built = _build(sessions, version.id, dataset.id)
+
+    assert built is not None and built.report == made.report
+    stamp = agreement_people_store.people_stamp(
+        sessions, version.id, dataset.id, data_stamp(sessions, version.id, dataset.id))
+    assert agreement_people_store.read_stored(sessions, version.id, dataset.id,
+                                              stamp) is not None  # replaced
