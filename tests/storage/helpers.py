@@ -97,3 +97,29 @@ class Calls:
             return real(*args, **kwargs)
 
         monkeypatch.setattr(owner, name, wrapped)
+
+
+def another_process(db_url: str):
+    """A session factory on its own engine: what another app process opens."""
+    from storage.engine import create_db_engine, make_session_factory
+
+    return make_session_factory(create_db_engine(db_url))
+
+
+def delete_oldest_verdict(sessions) -> None:
+    """What deleting a rubric's or dataset's verdicts does, for one verdict: the oldest one
+    no other replaces (not the newest: SQLite would give its id to the next verdict, the
+    same stamp), with its effective rows, and the effective verdicts rebuilt."""
+    from sqlalchemy import delete, func, select
+
+    from storage import models as m
+    from storage.services import effective_upkeep
+
+    with sessions.begin() as session:
+        hv = m.HumanVerdictRow
+        gone = session.scalar(select(func.min(hv.id)).where(
+            hv.id.not_in(select(hv.replaces_id).where(hv.replaces_id.is_not(None)))))
+        session.execute(delete(m.EffectiveVerdictRow).where(
+            m.EffectiveVerdictRow.human_verdict_id == gone))
+        session.execute(delete(hv).where(hv.id == gone))
+        effective_upkeep.rebuild(session)

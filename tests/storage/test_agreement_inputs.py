@@ -11,7 +11,6 @@ import random
 import pytest
 
 from grading.types import Verdict
-from storage.engine import create_db_engine, make_session_factory
 from storage.services import (
     agreement,
     agreement_inputs,
@@ -21,7 +20,7 @@ from storage.services import (
 )
 from storage.services.agreement_folded import FoldedRows
 from storage.services.score_column import ScoreColumn
-from tests.storage.helpers import Calls
+from tests.storage.helpers import Calls, another_process
 from tests.storage.test_agreement_blind_kept import SIGHTS, _assert_seen_as_every_verdict_gives
 from tests.storage.test_agreement_judge_store import _grade_lands, _panel_deleted, _run_added
 from tests.storage.test_agreement_kept import _assert_is_the_report, _writes
@@ -29,9 +28,6 @@ from tests.storage.test_report_counts import _random_world
 
 M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
 
-
-def _another_process(db_url):
-    return make_session_factory(create_db_engine(db_url))
 
 
 def _kept(sessions, version, dataset):
@@ -45,7 +41,7 @@ def test_the_report_on_the_stored_inputs_is_the_report_from_the_judges_rows(
         sessions, db_url, seed):
     version, dataset = _random_world(sessions, seed, responses=30)
     made = _kept(sessions, version, dataset)
-    other = _another_process(db_url)
+    other = another_process(db_url)
     try:  # a new process reads them back, made by none of its own
         read = agreement_inputs_store.kept_inputs(other, version.id, dataset.id, lambda: None)
     finally:
@@ -89,7 +85,7 @@ def test_the_stored_inputs_are_not_used_once_the_judges_moved(
     made = Calls(monkeypatch, agreement_inputs_store, "make_inputs")
 
     assert agreement_kept.build(sessions, version.id, dataset.id, before) is None
-    other = _another_process(db_url)
+    other = another_process(db_url)
     try:
         assert agreement_inputs_store.kept_inputs(
             other, version.id, dataset.id, lambda: None) is None  # not the stored ones

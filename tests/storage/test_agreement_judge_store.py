@@ -24,7 +24,7 @@ from storage.services import (
     runs,
 )
 from tests.actors import ADMIN
-from tests.storage.helpers import CRITERIA, Calls, judge_report
+from tests.storage.helpers import CRITERIA, Calls, another_process, judge_report
 from tests.storage.test_report_counts import _random_world, unsettled_panel
 
 M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
@@ -43,9 +43,6 @@ def _stored_sets(sessions) -> int:
         return session.scalar(select(func.count()).select_from(m.JudgePatternSetRow))
 
 
-def _another_process(db_url):
-    return make_session_factory(create_db_engine(db_url))
-
 
 @pytest.mark.parametrize("seed", [31, 32, 33])
 def test_a_new_process_reads_the_stored_count_as_the_count_made_now(
@@ -55,7 +52,7 @@ def test_a_new_process_reads_the_stored_count_as_the_count_made_now(
     first = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
     assert counts.calls == 1 and _stored_sets(sessions) == 1
 
-    other = _another_process(db_url)
+    other = another_process(db_url)
     try:
         read = agreement_judge_store.kept_patterns(other, version.id, dataset.id)
     finally:
@@ -72,7 +69,7 @@ def test_a_new_process_reads_the_stored_count_as_the_count_made_now(
 def test_the_report_built_on_the_stored_count_is_the_whole_report(sessions, db_url):
     version, dataset = _random_world(sessions, 34, responses=30)
     agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
-    other = _another_process(db_url)
+    other = another_process(db_url)
     try:
         read = agreement_judge_store.kept_patterns(other, version.id, dataset.id)
     finally:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from sqlalchemy import delete, func, select
+from sqlalchemy import select
 
 from grading.types import ScoringSettings, Verdict
 from storage import models as m
@@ -18,14 +18,13 @@ from storage.services import (
     agreement_judge_counts,
     agreement_kept,
     datasets,
-    effective_upkeep,
     human_baseline,
     reviews,
     runs,
 )
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
-from tests.storage.helpers import CRITERIA, judge_report
+from tests.storage.helpers import CRITERIA, delete_oldest_verdict, judge_report
 from tests.storage.report_checks import assert_same_report
 from tests.storage.test_report_counts import _random_world
 
@@ -103,15 +102,7 @@ def test_a_deleted_verdict_or_a_landed_grade_builds_the_report_anew(sessions):
     version, dataset = _random_world(sessions, 33, responses=16)
     judges = agreement_judge_counts.judge_patterns(sessions, version.id, dataset.id)
     kept = agreement_kept.build(sessions, version.id, dataset.id, judges)
-    with sessions.begin() as session:  # what deleting a dataset's verdicts would do, once
-        hv = m.HumanVerdictRow
-        # not the newest (SQLite would give its id to the next verdict: the same stamp)
-        gone = session.scalar(select(func.min(hv.id)).where(
-            hv.id.not_in(select(hv.replaces_id).where(hv.replaces_id.is_not(None)))))
-        session.execute(delete(m.EffectiveVerdictRow).where(
-            m.EffectiveVerdictRow.human_verdict_id == gone))
-        session.execute(delete(hv).where(hv.id == gone))
-        effective_upkeep.rebuild(session)
+    delete_oldest_verdict(sessions)  # what deleting a dataset's verdicts would do, once
     reviews.set_human_verdict(sessions, actor=local_actor("bo"),
                               response_id=min(kept.reviewed),
                               criterion_id=version.criteria[0].id, verdict=C)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 
 from grading.types import ScoringSettings, Verdict
 from storage import models as m
@@ -25,7 +25,6 @@ from storage.services import (
     agreement_people_store,
     agreement_sources,
     datasets,
-    effective_upkeep,
     reviews,
     rubrics,
     runs,
@@ -33,16 +32,13 @@ from storage.services import (
 from storage.services.agreement_sources import data_stamp
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
-from tests.storage.helpers import Calls, judge_report
+from tests.storage.helpers import Calls, another_process, delete_oldest_verdict, judge_report
 from tests.storage.test_agreement_blind_kept import SIGHTS, _assert_seen_as_every_verdict_gives
 from tests.storage.test_agreement_kept import _assert_is_the_report, _writes
 from tests.storage.test_report_counts import _random_world
 
 M, U, C = Verdict.MET, Verdict.UNMET, Verdict.CANNOT_ASSESS
 
-
-def _another_process(db_url):
-    return make_session_factory(create_db_engine(db_url))
 
 
 def _inputs(sessions, version_id, dataset_id):
@@ -96,7 +92,7 @@ def test_the_stored_rows_read_by_another_process_are_the_rows_read_now(
     assert made is not None and _stored(sessions) == 1
     reads = Calls(monkeypatch, agreement_sources, "read_rows")
 
-    other = _another_process(db_url)
+    other = another_process(db_url)
     try:
         stamp = agreement_people_store.people_stamp(
             other, version.id, dataset.id, data_stamp(other, version.id, dataset.id))
@@ -151,16 +147,7 @@ def _carried_writes(sessions, version, dataset):
 
 
 def _deleted(sessions):
-    def delete_one():  # what deleting a rubric's or dataset's verdicts would do, once
-        with sessions.begin() as session:
-            hv = m.HumanVerdictRow
-            gone = session.scalar(select(func.min(hv.id)).where(
-                hv.id.not_in(select(hv.replaces_id).where(hv.replaces_id.is_not(None)))))
-            session.execute(delete(m.EffectiveVerdictRow).where(
-                m.EffectiveVerdictRow.human_verdict_id == gone))
-            session.execute(delete(hv).where(hv.id == gone))
-            effective_upkeep.rebuild(session)
-    return "a verdict deleted", delete_one
+    return "a verdict deleted", lambda: delete_oldest_verdict(sessions)
 
 
 @pytest.mark.parametrize("seed", [53])
@@ -178,7 +165,7 @@ def test_after_each_people_write_a_new_process_makes_the_report_from_every_verdi
 
     for what, write, which in writes:
         write()
-        other = _another_process(db_url)
+        other = another_process(db_url)
         try:
             before = reads.calls
             built = _build(other, which.id, dataset.id)

@@ -26,7 +26,7 @@ from storage.services import (
 )
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
-from tests.storage.helpers import CRITERIA, Calls, judge_report
+from tests.storage.helpers import CRITERIA, Calls, another_process, judge_report
 from tests.storage.test_trust_counted import _world
 
 
@@ -34,9 +34,6 @@ def _trust(sessions, report, judges=None):
     return trust_report.build_trust(sessions, report, human_baseline.report_baseline(report),
                                     judges)
 
-
-def _another_process(db_url):
-    return make_session_factory(create_db_engine(db_url))
 
 
 def _stored_sets(sessions) -> int:
@@ -76,7 +73,7 @@ def test_a_new_process_reads_the_stored_share_as_the_share_made_now(
     made = trust_share_store.kept_share(sessions, report, stamp)
     assert _stored_sets(sessions) == 1
 
-    other = _another_process(db_url)
+    other = another_process(db_url)
     stamp_there, report_there = _read(other, version, dataset)
     assert stamp_there == stamp
     counted = Calls(monkeypatch, trust_report, "judges_part")
@@ -102,7 +99,7 @@ def test_the_stored_share_read_after_a_verdict_gives_the_fresh_report(sessions, 
                               criterion_id=report.data.criteria[0].id, verdict="MET")
     after_stamp, after = _read(sessions, version, dataset)
     assert after_stamp == stamp
-    other = _another_process(db_url)
+    other = another_process(db_url)
     read = trust_share_store.kept_share(other, after, after_stamp)
     assert repr(_trust(other, after, read)) == repr(_trust(other, after))
     other.kw["bind"].dispose()
