@@ -28,6 +28,7 @@ TEXTS = [  # (id, query, output)
     ("x_y", "tabs\tand  spaces", "ends with zz"),
     ("r8", "", "ǅemal ǆ Ǆ — ΣΊΣΥΦΟΣ σίσυφος"),
     ("r9", "NEAR(a b) col:x", "^start a*b -not OR AND (x)"),
+    ("r10", "it's here", "O'Brien said '; drop table responses; --"),
 ]
 NEEDLES = [
     "dose", "DOSE", "Dose ", "  table", "do", "d", "zz", "zzz", "zzzq", "a_b", "a_", "_",
@@ -35,7 +36,8 @@ NEEDLES = [
     "question 4242", "answer number 4242", "r4", "R4", "-3", "x_y", "é", "É", "école",
     "ÉCOLE", "ça", "Ça", "straße", "STRASSE", "ss", "naïve", "ǅ", "ǆemal", "σίσυφος",
     "ΣΊΣΥΦΟΣ", "s\tand", "and  sp", "margin margin margin", "plain", "NEAR(a", "col:x",
-    "^start", "a*b", "-not", "OR AND", "(x)", "",
+    "^start", "a*b", "-not", "OR AND", "(x)", "it's", "o'brien", "'; drop table responses; --",
+    "''", "$$", "",
 ]
 
 
