@@ -61,7 +61,10 @@ rm -rf "$docs_site"
   --junitxml=test-artifacts/junit-unit.xml "$@"
 # Two workers here too: a browser test mostly waits for the page (17 min one at a time, ~11 on
 # two workers); every journey starts its own app server on a free port with its own database.
-.venv/bin/python -m pytest -m e2e tests/e2e -n 2 --durations=15 \
+# A file's tests go to one worker, in order (--dist loadfile): they share the file's app
+# server and database, and some start from what the one before saved (split across workers,
+# each worker started its own server and the second test found nothing saved).
+.venv/bin/python -m pytest -m e2e tests/e2e -n 2 --dist loadfile --durations=15 \
   --junitxml=test-artifacts/junit-e2e.xml "$@"
 # Last, when the background build above has long finished: the real small model.
 .venv/bin/python -m pytest -m real_model tests/real_model "$@"

@@ -194,9 +194,12 @@ def test_no_button_label_is_cut_at_1280(review_app, page: Page, path: str):
     assert cut_labels(page) == []
 
 
-def test_the_start_pages_next_step_is_not_cut_at_1280(app_server, page: Page):
+def test_the_start_pages_next_step_is_not_cut_at_1280(seeded_app_server, page: Page):
+    # an empty app of its own: loading the sample into the shared empty one (app_server)
+    # broke the empty-state checks of a test run after it on the same worker
+    url = seeded_app_server(lambda _database_url: None)
     page.set_viewport_size({"width": 1280, "height": 800})
-    page.goto(app_server)
+    page.goto(url)
     button = page.get_by_role("button", name="Load sample rubric and responses")
     expect(button).to_be_visible(timeout=45_000)
     wait_idle(page)
