@@ -56,8 +56,16 @@ def read_rows(session: Session, rubric_version_id: int, dataset_id: int,
         found = run_repo.run_verdicts(session, run_id, within, scores=False)
         runs[run_id] = (found.choices, found.reasons)
     applied = effective_repo.applied_rows(session, rubric_version_id, dataset_id)
-    own = effective_reads.current_review_rows(session, rubric_version_id, dataset_id)
+    own = reviewer_rows(session, rubric_version_id, dataset_id)
     return PeopleRows(labels, applied, own, runs)
+
+
+def reviewer_rows(session: Session, rubric_version_id: int,
+                  dataset_id: int) -> list[ReviewRow]:
+    """Every reviewer's own current verdict as light rows
+    (``effective_reads.current_review_rows``); tests/storage/recomputed.py switches it to
+    the verdicts recomputed from the history."""
+    return effective_reads.current_review_rows(session, rubric_version_id, dataset_id)
 
 
 # -- as JSON and raw arrays, and back ---------------------------------------------------------

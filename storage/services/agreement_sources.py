@@ -399,12 +399,6 @@ def reviewer_verdicts(
     return effective_reads.current_reviews(session, rubric_version_id, dataset_id)
 
 
-def reviewer_rows(session: Session, rubric_version_id: int,
-                  dataset_id: int) -> list[effective_reads.ReviewRow]:
-    """``reviewer_verdicts`` as light rows (what ``gather_sources`` reads of them)."""
-    return effective_reads.current_review_rows(session, rubric_version_id, dataset_id)
-
-
 def data_stamp(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int
 ) -> tuple[tuple[tuple, ...], tuple[int, int], tuple[int, ...]]:

@@ -18,6 +18,7 @@ from storage import models as m
 from storage.repositories import effective as effective_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import (
+    agreement_people,
     agreement_sources,
     blindness,
     calibration_candidates,
@@ -100,7 +101,8 @@ SWAPS = [
     # Agreement's panel sources from every PanelGrade (issue 41, step 4)
     (agreement_sources, "panel_sources", panel_results.recomputed_sources),
     (agreement_sources, "reviewer_verdicts", reviewer_verdicts),
-    (agreement_sources, "reviewer_rows", reviewer_verdicts),  # HumanVerdictInfos read alike
+    # HumanVerdictInfos read alike (people's rows of the report: agreement_people)
+    (agreement_people, "reviewer_rows", reviewer_verdicts),
     # the exports' records built per grade, not read as rows (issue 41, the export)
     (exports, "records", export_records.records),
 ]
