@@ -84,7 +84,11 @@ def test_results_view_survives_a_reload_and_opens_from_the_copied_url(
     choose(page, "Order", "Descending")
     wait_idle(page)
     _the_view(page)
-    page.wait_for_function("() => location.search.includes('sort=score')", timeout=20_000)
+    # The widgets show the view as soon as they are clicked; the URL follows when the run
+    # the last click asked for has ended (``wait_idle`` can return before that run starts).
+    page.wait_for_function(
+        "() => ['sort=score', 'desc=1', 'q=order'].every(p => location.search.includes(p))",
+        timeout=20_000)
     link = page.url
     assert "runs=1" in link and "desc=1" in link and "q=order" in link, link
     screenshot("results-view-set")
