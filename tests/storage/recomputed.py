@@ -9,6 +9,7 @@ data."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 
 from sqlalchemy import select
@@ -84,6 +85,29 @@ def reviewer_verdicts(session, version_id, dataset_id):
             for h in reviews[rid][cid]]
 
 
+def panel_sources(sessions, version_id, dataset_id, within=None, stored=None):
+    """Agreement's panel sources from every PanelGrade (``panel_results.recomputed_sources``),
+    kept to the verdicts of the responses ``within`` selects, as the page's kept report reads
+    them (``stored``, the panels' grades kept by the judges' stamp, is not used: every
+    grade is recomputed)."""
+    found = panel_results.recomputed_sources(sessions, version_id, dataset_id)
+    if within is None:
+        return found
+    with sessions() as session:
+        ids = set(session.scalars(within))
+    return [dataclasses.replace(
+        source, verdicts={k: v for k, v in source.verdicts.items() if k[0] in ids},
+        reasons={k: v for k, v in source.reasons.items() if k[0] in ids}) for source in found]
+
+
+def reviewer_rows(session, version_id, dataset_id):
+    """Agreement's reviewers' rows (``agreement_people.reviewer_rows``) from
+    ``consensus.gather``, as the light rows the kept report stores."""
+    return [effective_reads.ReviewRow(h.response_id, h.criterion_id, h.id, h.choice,
+                                      h.reviewer_key, h.reviewer, h.review_seconds)
+            for h in reviewer_verdicts(session, version_id, dataset_id)]
+
+
 SWAPS = [
     (effective_reads, "decisions", decisions),
     (effective_reads, "score_decisions", score_decisions),
@@ -99,10 +123,10 @@ SWAPS = [
     (panel_results, "panel_columns", panel_results.recomputed_columns),
     (panel_results, "page_columns", panel_results.recomputed_columns),
     # Agreement's panel sources from every PanelGrade (issue 41, step 4)
-    (agreement_sources, "panel_sources", panel_results.recomputed_sources),
+    (agreement_sources, "panel_sources", panel_sources),
     (agreement_sources, "reviewer_verdicts", reviewer_verdicts),
     # HumanVerdictInfos read alike (people's rows of the report: agreement_people)
-    (agreement_people, "reviewer_rows", reviewer_verdicts),
+    (agreement_people, "reviewer_rows", reviewer_rows),
     # the exports' records built per grade, not read as rows (issue 41, the export)
     (exports, "records", export_records.records),
 ]
