@@ -62,12 +62,13 @@ def read_rows(session: Session, rubric_version_id: int, dataset_id: int,
     return PeopleRows(labels, applied, own, runs)
 
 
-def reviewer_rows(session: Session, rubric_version_id: int,
-                  dataset_id: int) -> list[ReviewRow]:
+def reviewer_rows(session: Session, rubric_version_id: int, dataset_id: int,
+                  response_ids: Sequence[int] | None = None) -> list[ReviewRow]:
     """Every reviewer's own current verdict as light rows
-    (``effective_reads.current_review_rows``); tests/storage/recomputed.py switches it to
-    the verdicts recomputed from the history."""
-    return effective_reads.current_review_rows(session, rubric_version_id, dataset_id)
+    (``effective_reads.current_review_rows``; ``response_ids``: on these responses only);
+    tests/storage/recomputed.py switches it to the verdicts recomputed from the history."""
+    return effective_reads.current_review_rows(session, rubric_version_id, dataset_id,
+                                               response_ids)
 
 
 # -- advanced by appended verdicts (agreement_people_store.read_stored) ----------------------
@@ -85,8 +86,7 @@ def read_touched(session: Session, rubric_version_id: int, dataset_id: int,
     runs = {run_id: run_repo.run_choices(session, run_id, reviewed) if reviewed else ({}, {})
             for run_id in run_ids}
     applied = effective_repo.applied_rows(session, rubric_version_id, dataset_id, touched)
-    own = effective_reads.current_review_rows(session, rubric_version_id, dataset_id,
-                                              touched)
+    own = reviewer_rows(session, rubric_version_id, dataset_id, touched)
     return PeopleRows({}, applied, own, runs)
 
 

@@ -10,6 +10,14 @@ with what moves people's side without a verdict: the dataset's responses (their 
 newest id: the labels) and the version's criteria and the criteria they carry from (an
 unfrozen version's criteria replaced). As the other kept rows (storage.services.kept_rows):
 derived, used only at their stamp, and a busy database never fails the read.
+
+A new process after a saved verdict finds rows stored at the stamp before: when the stamps
+differ by appended human verdicts only (``appended_since``: compared part by part, the
+stored stamp being canonical JSON), ``read_stored`` re-reads only the responses those
+verdicts are on and splices them into the stored rows (``agreement_people.advanced``: the
+rows a whole read gives, in the same order), as ``agreement_kept.advance`` patches the
+running process's report; anything else (a deletion, a grade, a response added, a criterion
+edited, a verdict written while reading) reads whole.
 """
 
 from __future__ import annotations

@@ -2,9 +2,11 @@
 agreement_people and agreement_people_store): stored by the report's build and read back by
 another process as the very rows read now; after each kind of people's write (a verdict, a
 second reviewer, an adjudication, a changed verdict, a verdict carried from an earlier
-version, a verdict deleted) a new process never uses the stored rows of the stamp before and
-its report is the report from every verdict; a busy database never fails the read. SQLite
-and PostgreSQL."""
+version) a new process advances the stored rows of the stamp before over the appended
+verdicts, never reading them whole, and after a verdict deleted, a response added or a
+criterion edited it reads them whole; either way its report is the report from every
+verdict and the rows it stores are the rows read now; a busy database never fails the
+read. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -233,7 +235,7 @@ def _criterion_edited(sessions, version, dataset):
 @pytest.mark.parametrize("change", [_deleted, _response_added, _criterion_edited])
 def test_a_verdict_appended_beside_another_change_reads_the_rows_whole(
         sessions, db_url, monkeypatch, change):
-    """A deletion, a response added or a criterion edited, with a verdict appended after
+    """A deletion, a response added or a criterion edited, with verdicts appended after
     it: the stored rows are not advanced; a new process reads them whole, stores them at
     the new stamp and its report is the report from every verdict."""
     version, dataset = _random_world(sessions, 57, responses=16)
@@ -242,8 +244,9 @@ def test_a_verdict_appended_beside_another_change_reads_the_rows_whole(
         reviewed = min(session.scalars(select(m.EffectiveVerdictRow.response_id).where(
             m.EffectiveVerdictRow.rubric_version_id == version.id)))
     change(sessions, version, dataset)
-    reviews.set_human_verdict(sessions, actor=local_actor("bo"), response_id=reviewed,
-                              criterion_id=version.criteria[1].id, verdict=C)
+    for criterion in version.criteria[1:3]:  # two: the number grows past a deletion
+        reviews.set_human_verdict(sessions, actor=local_actor("bo"), response_id=reviewed,
+                                  criterion_id=criterion.id, verdict=C)
     reads = Calls(monkeypatch, agreement_sources, "read_rows")
     other = another_process(db_url)
     try:
