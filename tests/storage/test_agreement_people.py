@@ -259,6 +259,52 @@ def test_a_verdict_appended_beside_another_change_reads_the_rows_whole(
         other.kw["bind"].dispose()
 
 
+def test_a_verdict_written_while_advancing_reads_whole_and_stores_nothing_stale(
+        sessions, db_url, monkeypatch):
+    """A verdict saved while a new process advances the rows over the one before: the
+    advanced rows are dropped (the stamp moved while reading) and read whole, nothing is
+    stored at a stamp that is not the rows'; the next process advances over both."""
+    version, dataset = _random_world(sessions, 58, responses=16)
+    assert _build(sessions, version.id, dataset.id) is not None
+    with sessions() as session:
+        first, second = sorted(set(session.scalars(select(m.EffectiveVerdictRow.response_id)
+                                                   .where(m.EffectiveVerdictRow
+                                                          .rubric_version_id == version.id))))[:2]
+
+    def verdict(rid):
+        reviews.set_human_verdict(sessions, actor=local_actor("bo"), response_id=rid,
+                                  criterion_id=version.criteria[0].id, verdict=C)
+
+    verdict(first)
+    real = agreement_people_store.read_touched
+
+    def touched_then_written(*args, **kwargs):
+        found = real(*args, **kwargs)
+        verdict(second)  # saved while this process reads
+        return found
+
+    reads = Calls(monkeypatch, agreement_sources, "read_rows")
+    other = another_process(db_url)
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(agreement_people_store, "read_touched", touched_then_written)
+            _build(other, version.id, dataset.id)  # None: its stamp moved while building
+        assert reads.calls == 1  # the advanced rows dropped, read whole
+        now = agreement_people_store.people_stamp(
+            other, version.id, dataset.id, data_stamp(other, version.id, dataset.id))
+        with sessions() as session:  # still the rows of the stamp before both verdicts
+            stored = session.scalar(select(m.AgreementPeopleRow.stamp))
+            assert agreement_people_store.appended_since(
+                session, dataset.id, stored, now) == [first, second]
+        with _refused(monkeypatch, agreement_sources, "read_rows"):
+            built = _build(other, version.id, dataset.id)
+        assert built is not None
+        _assert_stored_now(other, monkeypatch, version, dataset)
+        _assert_is_the_report(other, version, dataset, built)
+    finally:
+        other.kw["bind"].dispose()
+
+
 @pytest.mark.parametrize("seed", [53])
 def test_after_a_deleted_verdict_a_new_process_makes_the_report_from_every_verdict(
         sessions, db_url, monkeypatch, seed):
