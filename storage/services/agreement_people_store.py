@@ -107,8 +107,8 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
     return rows
 
 
-# More appended verdicts than this: read whole (their responses read by id lists that stay
-# far below the drivers' parameter limits; a whole read costs about as much by then).
+# More appended verdicts than this: read whole (their responses are read by id lists,
+# kept far below the drivers' parameter limits; not measured against a whole read).
 MOST_APPENDED = 2000
 
 
@@ -117,8 +117,9 @@ def appended_since(session: Session, dataset_id: int, stored: str,
     """The responses of the human verdicts appended since the ``stored`` stamp (as stored)
     when ``stamp`` differs from it by these alone: the same format, judges' marks, ready
     panels, responses and criteria digest, and the dataset's verdicts grown by exactly the
-    rows newer than the stored newest one (verdicts are append-only: a deletion, or a
-    verdict that committed under an older id, leaves the count short). None otherwise."""
+    rows newer than the stored newest one (verdicts are append-only: after a deletion, or a
+    verdict that committed late under an older id, the count and those rows differ). None
+    otherwise."""
     try:
         before = json.loads(stored)
         (runs, (count, newest), panels), responses, digest = before["stamp"]
