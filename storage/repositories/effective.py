@@ -79,18 +79,21 @@ class AppliedRow(NamedTuple):
     note: str | None
 
 
-def applied_rows(session: Session, rubric_version_id: int,
-                 dataset_id: int) -> list[AppliedRow]:
-    """``applied_verdicts`` as ``AppliedRow``s, in the same order."""
+def applied_rows(session: Session, rubric_version_id: int, dataset_id: int,
+                 response_ids: Sequence[int] | None = None) -> list[AppliedRow]:
+    """``applied_verdicts`` as ``AppliedRow``s, in the same order (``response_ids``: of
+    these responses only)."""
     ev, hv = m.EffectiveVerdictRow, m.HumanVerdictRow
     verdict_of = {v.value: v for v in Verdict}
+    query = (select(ev.criterion_id, hv.response_id, hv.verdict, hv.option, hv.note)
+             .join(hv, hv.id == ev.human_verdict_id)
+             .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id)
+             .order_by(ev.response_id, ev.criterion_id))
+    if response_ids is not None:
+        query = query.where(ev.response_id.in_(list(response_ids)))
     return [AppliedRow(rid, cid, option if option is not None else verdict_of[verdict], note)
             for cid, rid, verdict, option, note in plain_rows(session.connection(),  # driver rows
-                select(ev.criterion_id, hv.response_id, hv.verdict, hv.option, hv.note)
-                .join(hv, hv.id == ev.human_verdict_id)
-                .where(ev.rubric_version_id == rubric_version_id,
-                       ev.dataset_id == dataset_id)
-                .order_by(ev.response_id, ev.criterion_id))]
+                                                              query)]
 
 
 def score_decisions(session: Session, rubric_version_id: int, dataset_id: int | None,

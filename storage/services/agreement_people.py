@@ -14,6 +14,8 @@ values with each row's place in it.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -60,12 +62,76 @@ def read_rows(session: Session, rubric_version_id: int, dataset_id: int,
     return PeopleRows(labels, applied, own, runs)
 
 
-def reviewer_rows(session: Session, rubric_version_id: int,
-                  dataset_id: int) -> list[ReviewRow]:
+def reviewer_rows(session: Session, rubric_version_id: int, dataset_id: int,
+                  response_ids: Sequence[int] | None = None) -> list[ReviewRow]:
     """Every reviewer's own current verdict as light rows
-    (``effective_reads.current_review_rows``); tests/storage/recomputed.py switches it to
-    the verdicts recomputed from the history."""
-    return effective_reads.current_review_rows(session, rubric_version_id, dataset_id)
+    (``effective_reads.current_review_rows``; ``response_ids``: on these responses only);
+    tests/storage/recomputed.py switches it to the verdicts recomputed from the history."""
+    return effective_reads.current_review_rows(session, rubric_version_id, dataset_id,
+                                               response_ids)
+
+
+# -- advanced by appended verdicts (agreement_people_store.read_stored) ----------------------
+
+
+def read_touched(session: Session, rubric_version_id: int, dataset_id: int,
+                 run_ids: list[int], touched: Sequence[int]) -> PeopleRows:
+    """``read_rows`` of these responses only (no labels): their verdicts in force, each
+    reviewer's current verdicts on them and, of those reviewed now, the runs' verdicts."""
+    ev = m.EffectiveVerdictRow
+    reviewed = sorted(set(session.scalars(
+        select(ev.response_id).where(ev.rubric_version_id == rubric_version_id,
+                                     ev.dataset_id == dataset_id,
+                                     ev.response_id.in_(list(touched))))))
+    runs = {run_id: run_repo.run_choices(session, run_id, reviewed) if reviewed else ({}, {})
+            for run_id in run_ids}
+    applied = effective_repo.applied_rows(session, rubric_version_id, dataset_id, touched)
+    own = reviewer_rows(session, rubric_version_id, dataset_id, touched)
+    return PeopleRows({}, applied, own, runs)
+
+
+def advanced(stored: PeopleRows, fresh: PeopleRows, touched: Sequence[int]) -> PeopleRows:
+    """``stored`` with the ``touched`` responses' rows replaced by ``fresh``'s
+    (``read_touched``), each where ``read_rows`` reads it: the rows of every list are in
+    response order (then criterion, then id or the criterion's position), the rows of one
+    response in the order ``fresh`` has them. The labels stay (the responses did not move)."""
+    touched = sorted(set(touched))
+
+    def first(row) -> int:
+        return row[0]
+
+    def first_of_key(item) -> int:
+        return item[0][0]
+
+    runs = {}
+    for run_id, (choices, reasons) in stored.runs.items():
+        new_choices, new_reasons = fresh.runs[run_id]
+        runs[run_id] = (dict(_spliced(list(choices.items()), list(new_choices.items()),
+                                      touched, first_of_key)),
+                        dict(_spliced(list(reasons.items()), list(new_reasons.items()),
+                                      touched, first_of_key)))
+    return PeopleRows(stored.labels, _spliced(stored.applied, fresh.applied, touched, first),
+                      _spliced(stored.own, fresh.own, touched, first), runs)
+
+
+def _spliced(old: list, fresh: list, touched: list[int], response) -> list:
+    """``old`` (in response order) with each touched response's rows replaced by
+    ``fresh``'s (in response order): found by bisection, copied slice by slice."""
+    by_response: dict[int, list] = {}
+    for row in fresh:
+        by_response.setdefault(response(row), []).append(row)
+    if set(by_response) - set(touched):
+        raise ValueError("fresh rows of a response not touched")
+    out: list = []
+    start = 0
+    for rid in touched:
+        lo = bisect_left(old, rid, lo=start, key=response)
+        hi = bisect_right(old, rid, lo=lo, key=response)
+        out += old[start:lo]
+        out += by_response.get(rid, ())
+        start = hi
+    out += old[start:]
+    return out
 
 
 # -- as JSON and raw arrays, and back ---------------------------------------------------------

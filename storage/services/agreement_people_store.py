@@ -10,13 +10,23 @@ with what moves people's side without a verdict: the dataset's responses (their 
 newest id: the labels) and the version's criteria and the criteria they carry from (an
 unfrozen version's criteria replaced). As the other kept rows (storage.services.kept_rows):
 derived, used only at their stamp, and a busy database never fails the read.
+
+A new process after a saved verdict finds rows stored at the stamp before: when the stamps
+differ by appended human verdicts only (``appended_since``: compared part by part, the
+stored stamp being canonical JSON), ``read_stored`` re-reads only the responses those
+verdicts are on and splices them into the stored rows (``agreement_people.advanced``: the
+rows a whole read gives, in the same order), as ``agreement_kept.advance`` patches the
+running process's report; anything else (a deletion, a grade, a response added, a criterion
+edited, a verdict written while reading) reads whole.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from storage import models as m
 from storage.convert import criterion_info
@@ -24,7 +34,13 @@ from storage.engine import SessionFactory
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import kept_rows, trust_share_codec
-from storage.services.agreement_people import PeopleRows, decode, encode
+from storage.services.agreement_people import (
+    PeopleRows,
+    advanced,
+    decode,
+    encode,
+    read_touched,
+)
 
 # Part of the stored stamp: rows stored by code that made them differently never match.
 FORMAT = 2
@@ -51,21 +67,81 @@ def stamp_text(stamp: tuple) -> str:
 
 def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
                 stamp: tuple) -> PeopleRows | None:
-    """The stored rows if they were made at ``stamp``."""
+    """The stored rows if they were made at ``stamp``; or, when they were made at a stamp
+    that ``stamp`` follows by appended human verdicts only (``appended_since``), those rows
+    with only the responses of these verdicts read again (``agreement_people.advanced``:
+    the rows a whole read gives), stored at ``stamp`` if nothing moved while reading."""
     s = m.AgreementPeopleRow
     with sessions() as session:
         kept = session.execute(
             select(s.id, s.stamp)
             .where(s.rubric_version_id == rubric_version_id, s.dataset_id == dataset_id)
         ).one_or_none()
-        if kept is None or kept.stamp != stamp_text(stamp):
+        if kept is None:
+            return None
+        touched = (None if kept.stamp == stamp_text(stamp) else
+                   appended_since(session, dataset_id, kept.stamp, stamp))
+        if kept.stamp != stamp_text(stamp) and touched is None:
             return None
         figures, arrays = session.execute(
             select(s.figures, s.arrays).where(s.id == kept.id)).one()
     try:
-        return decode(figures, bytes(arrays))
+        rows = decode(figures, bytes(arrays))
     except trust_share_codec.UnknownShape:
         return None
+    if touched is None:
+        return rows
+    with sessions() as session:
+        fresh = read_touched(session, rubric_version_id, dataset_id, list(rows.runs), touched)
+    try:
+        rows = advanced(rows, fresh, touched)
+    except ValueError:
+        return None
+    # lazily: agreement_sources reads agreement_people, which this module's callers import
+    from storage.services.agreement_sources import data_stamp
+
+    if people_stamp(sessions, rubric_version_id, dataset_id,
+                    data_stamp(sessions, rubric_version_id, dataset_id)) != stamp:
+        return None  # a write while reading: read whole (and stored by whoever is current)
+    store(sessions, rubric_version_id, dataset_id, stamp, rows)
+    return rows
+
+
+# More appended verdicts than this: read whole (their responses are read by id lists,
+# kept far below the drivers' parameter limits; not measured against a whole read).
+MOST_APPENDED = 2000
+
+
+def appended_since(session: Session, dataset_id: int, stored: str,
+                   stamp: tuple) -> list[int] | None:
+    """The responses of the human verdicts appended since the ``stored`` stamp (as stored)
+    when ``stamp`` differs from it by these alone: the same format, judges' marks, ready
+    panels, responses and criteria digest, and the dataset's verdicts grown by exactly the
+    rows newer than the stored newest one (verdicts are append-only: after a deletion, or a
+    verdict that committed late under an older id, the count and those rows differ). None
+    otherwise."""
+    try:
+        before = json.loads(stored)
+        (runs, (count, newest), panels), responses, digest = before["stamp"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    now = json.loads(stamp_text(stamp))
+    (runs_now, (count_now, newest_now), panels_now), responses_now, digest_now = now["stamp"]
+    if (before.get("format") != now["format"] or runs != runs_now or panels != panels_now
+            or responses != responses_now or digest != digest_now):
+        return None
+    if not (isinstance(count, int) and isinstance(newest, int)
+            and count < count_now and newest < newest_now):
+        return None
+    hv = m.HumanVerdictRow
+    appended = session.execute(
+        select(hv.id, hv.response_id)
+        .join(m.ResponseRow, m.ResponseRow.id == hv.response_id)
+        .where(m.ResponseRow.dataset_id == dataset_id, hv.id > newest,
+               hv.id <= newest_now)).all()
+    if len(appended) != count_now - count or len(appended) > MOST_APPENDED:
+        return None
+    return sorted({rid for _vid, rid in appended})
 
 
 def store(sessions: SessionFactory, rubric_version_id: int, dataset_id: int, stamp: tuple,

@@ -158,18 +158,23 @@ def current_reviews(session: Session, rubric_version_id: int,
     return sorted(found, key=lambda h: (h.response_id, h.criterion_id, h.id))
 
 
-def _set_streams(session: Session, rubric_version_id: int, dataset_id: int
-                 ) -> tuple[set[tuple[int, int]], dict, Select | None]:
+def _set_streams(session: Session, rubric_version_id: int, dataset_id: int,
+                 response_ids: Sequence[int] | None = None
+                 ) -> tuple[set[tuple[int, int]], dict, Select | list[int] | None]:
     """The (response, criterion) keys of the set's ``effective_verdicts``, the version's
-    carry sources and the query of its reviewed responses (None without keys)."""
+    carry sources and the query of its reviewed responses (None without keys);
+    ``response_ids``: of these responses only (their reviewed ones' ids, not a query)."""
     ev = m.EffectiveVerdictRow
-    keys = {(rid, cid) for rid, cid in plain_rows(session.connection(),  # driver rows
-        select(ev.response_id, ev.criterion_id)
-        .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id))}
+    query = (select(ev.response_id, ev.criterion_id)
+             .where(ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id))
+    if response_ids is not None:
+        query = query.where(ev.response_id.in_(list(response_ids)))
+    keys = {(rid, cid) for rid, cid in plain_rows(session.connection(), query)}  # driver rows
     if not keys:
         return keys, {}, None
     sources = verdict_repo.carry_sources(session, rubric_version_id)
-    within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
+    within = (sorted({rid for rid, _cid in keys}) if response_ids is not None else
+              effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None))
     return keys, sources, within
 
 
@@ -187,10 +192,12 @@ class ReviewRow(NamedTuple):
     review_seconds: float | None
 
 
-def current_review_rows(session: Session, rubric_version_id: int,
-                        dataset_id: int) -> list[ReviewRow]:
-    """``current_reviews`` as ``ReviewRow``s, in the same order."""
-    keys, sources, within = _set_streams(session, rubric_version_id, dataset_id)
+def current_review_rows(session: Session, rubric_version_id: int, dataset_id: int,
+                        response_ids: Sequence[int] | None = None) -> list[ReviewRow]:
+    """``current_reviews`` as ``ReviewRow``s, in the same order (``response_ids``: of these
+    responses only)."""
+    keys, sources, within = _set_streams(session, rubric_version_id, dataset_id,
+                                         response_ids)
     if not keys:
         return []
     verdict_of = {v.value: v for v in Verdict}

@@ -100,12 +100,15 @@ def panel_sources(sessions, version_id, dataset_id, within=None, stored=None):
         reasons={k: v for k, v in source.reasons.items() if k[0] in ids}) for source in found]
 
 
-def reviewer_rows(session, version_id, dataset_id):
+def reviewer_rows(session, version_id, dataset_id, response_ids=None):
     """Agreement's reviewers' rows (``agreement_people.reviewer_rows``) from
-    ``consensus.gather``, as the light rows the kept report stores."""
+    ``consensus.gather``, as the light rows the kept report stores (``response_ids``: of
+    these responses, as the stored rows advanced over appended verdicts read them)."""
+    wanted = None if response_ids is None else set(response_ids)
     return [effective_reads.ReviewRow(h.response_id, h.criterion_id, h.id, h.choice,
                                       h.reviewer_key, h.reviewer, h.review_seconds)
-            for h in reviewer_verdicts(session, version_id, dataset_id)]
+            for h in reviewer_verdicts(session, version_id, dataset_id)
+            if wanted is None or h.response_id in wanted]
 
 
 SWAPS = [

@@ -2,12 +2,15 @@
 agreement_people and agreement_people_store): stored by the report's build and read back by
 another process as the very rows read now; after each kind of people's write (a verdict, a
 second reviewer, an adjudication, a changed verdict, a verdict carried from an earlier
-version, a verdict deleted) a new process never uses the stored rows of the stamp before and
-its report is the report from every verdict; a busy database never fails the read. SQLite
-and PostgreSQL."""
+version) a new process advances the stored rows of the stamp before over the appended
+verdicts, never reading them whole, and after a verdict deleted, a response added or a
+criterion edited it reads them whole; either way its report is the report from every
+verdict and the rows it stores are the rows read now; a busy database never fails the
+read. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 import pytest
@@ -146,38 +149,180 @@ def _carried_writes(sessions, version, dataset):
                      on_first("bo", reviewed[-1], U))]
 
 
-def _deleted(sessions):
-    return "a verdict deleted", lambda: delete_oldest_verdict(sessions)
+class _Refused(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _refused(monkeypatch, owner, name: str):
+    """``owner.name`` raises inside the block: the path that calls it is not taken."""
+    real = getattr(owner, name)
+
+    def refuse(*_args, **_kwargs):
+        raise _Refused(f"{name} was called")
+
+    monkeypatch.setattr(owner, name, refuse)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(owner, name, real)
+
+
+def _assert_stored_now(sessions, monkeypatch, version, dataset) -> None:
+    """The rows stored are at the current stamp (read back, none read again) and are the
+    rows a whole read gives now."""
+    stamp = agreement_people_store.people_stamp(
+        sessions, version.id, dataset.id, data_stamp(sessions, version.id, dataset.id))
+    with _refused(monkeypatch, agreement_people_store, "read_touched"):
+        read = agreement_people_store.read_stored(sessions, version.id, dataset.id, stamp)
+    assert read is not None
+    _assert_same_rows(read, _rows_now(sessions, version.id, dataset.id))
 
 
 @pytest.mark.parametrize("seed", [53])
-def test_after_each_people_write_a_new_process_makes_the_report_from_every_verdict(
+def test_after_each_appended_verdict_a_new_process_advances_the_stored_rows(
         sessions, db_url, monkeypatch, seed):
+    """Each kind of people's write appends verdicts: a new process reads the stored rows and
+    only the responses those verdicts are on (the whole read refused), stores the rows at
+    the new stamp, and its report is the report from every verdict. The second version's
+    rows are advanced over every write before the carried ones at once."""
     version, dataset = _random_world(sessions, seed, responses=24)
     assert _build(sessions, version.id, dataset.id) is not None
     second, carried = _carried_writes(sessions, version, dataset)
     assert _build(sessions, second.id, dataset.id) is not None and _stored(sessions) == 2
-    reads = Calls(monkeypatch, agreement_sources, "read_rows")
+    touched = Calls(monkeypatch, agreement_people_store, "read_touched")
     writes = [*((what, write, version) for what, write in _writes(
         sessions, version, dataset, seed)),
-        *((what, write, second) for what, write in carried),
-        (*_deleted(sessions), version)]
+        *((what, write, second) for what, write in carried)]
 
     for what, write, which in writes:
         write()
         other = another_process(db_url)
         try:
-            before = reads.calls
-            built = _build(other, which.id, dataset.id)
+            before = touched.calls
+            with _refused(monkeypatch, agreement_sources, "read_rows"):
+                built = _build(other, which.id, dataset.id)
             assert built is not None, what
+            assert touched.calls == before + 1, what  # advanced, not read whole
+            _assert_stored_now(other, monkeypatch, which, dataset)
             _assert_is_the_report(other, which, dataset, built)
-            assert reads.calls >= before + 1, what  # not the rows stored before the write
-            before = reads.calls
-            again = _build(other, which.id, dataset.id)
-            assert reads.calls == before, what  # stored at the new stamp, read back
+            with (_refused(monkeypatch, agreement_sources, "read_rows"),
+                  _refused(monkeypatch, agreement_people_store, "read_touched")):
+                again = _build(other, which.id, dataset.id)  # stored at the new stamp
             assert again is not None and again.report == built.report, what
         finally:
             other.kw["bind"].dispose()
+
+
+def _deleted(sessions, version, dataset):
+    delete_oldest_verdict(sessions)
+
+
+def _response_added(sessions, version, dataset):
+    datasets.add_response(sessions, dataset.id, "a late answer", external_id="late",
+                          actor=ADMIN)
+
+
+def _criterion_edited(sessions, version, dataset):
+    """What replacing an unfrozen version's criteria does to the stamp's digest (a run's
+    version is frozen: its row changed directly)."""
+    with sessions.begin() as session:
+        session.execute(m.CriterionRow.__table__.update()
+                        .where(m.CriterionRow.id == version.criteria[0].id)
+                        .values(name="renamed"))
+
+
+@pytest.mark.parametrize("change", [_deleted, _response_added, _criterion_edited])
+def test_a_verdict_appended_beside_another_change_reads_the_rows_whole(
+        sessions, db_url, monkeypatch, change):
+    """A deletion, a response added or a criterion edited, with verdicts appended after
+    it: the stored rows are not advanced; a new process reads them whole, stores them at
+    the new stamp and its report is the report from every verdict."""
+    version, dataset = _random_world(sessions, 57, responses=16)
+    assert _build(sessions, version.id, dataset.id) is not None
+    with sessions() as session:
+        reviewed = min(session.scalars(select(m.EffectiveVerdictRow.response_id).where(
+            m.EffectiveVerdictRow.rubric_version_id == version.id)))
+    change(sessions, version, dataset)
+    for criterion in version.criteria[1:3]:  # two: the number grows past a deletion
+        reviews.set_human_verdict(sessions, actor=local_actor("bo"), response_id=reviewed,
+                                  criterion_id=criterion.id, verdict=C)
+    reads = Calls(monkeypatch, agreement_sources, "read_rows")
+    other = another_process(db_url)
+    try:
+        with _refused(monkeypatch, agreement_people_store, "read_touched"):
+            built = _build(other, version.id, dataset.id)
+        assert built is not None and reads.calls == 1  # read whole
+        _assert_stored_now(other, monkeypatch, version, dataset)
+        _assert_is_the_report(other, version, dataset, built)
+    finally:
+        other.kw["bind"].dispose()
+
+
+def test_a_verdict_written_while_advancing_reads_whole_and_stores_nothing_stale(
+        sessions, db_url, monkeypatch):
+    """A verdict saved while a new process advances the rows over the one before: the
+    advanced rows are dropped (the stamp moved while reading) and read whole, nothing is
+    stored at a stamp that is not the rows'; the next process advances over both."""
+    version, dataset = _random_world(sessions, 58, responses=16)
+    assert _build(sessions, version.id, dataset.id) is not None
+    with sessions() as session:
+        first, second = sorted(set(session.scalars(select(m.EffectiveVerdictRow.response_id)
+                                                   .where(m.EffectiveVerdictRow
+                                                          .rubric_version_id == version.id))))[:2]
+
+    def verdict(rid):
+        reviews.set_human_verdict(sessions, actor=local_actor("bo"), response_id=rid,
+                                  criterion_id=version.criteria[0].id, verdict=C)
+
+    verdict(first)
+    real = agreement_people_store.read_touched
+
+    def touched_then_written(*args, **kwargs):
+        found = real(*args, **kwargs)
+        verdict(second)  # saved while this process reads
+        return found
+
+    reads = Calls(monkeypatch, agreement_sources, "read_rows")
+    other = another_process(db_url)
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(agreement_people_store, "read_touched", touched_then_written)
+            _build(other, version.id, dataset.id)  # None: its stamp moved while building
+        assert reads.calls == 1  # the advanced rows dropped, read whole
+        now = agreement_people_store.people_stamp(
+            other, version.id, dataset.id, data_stamp(other, version.id, dataset.id))
+        with sessions() as session:  # still the rows of the stamp before both verdicts
+            stored = session.scalar(select(m.AgreementPeopleRow.stamp))
+            assert agreement_people_store.appended_since(
+                session, dataset.id, stored, now) == [first, second]
+        with _refused(monkeypatch, agreement_sources, "read_rows"):
+            built = _build(other, version.id, dataset.id)
+        assert built is not None
+        _assert_stored_now(other, monkeypatch, version, dataset)
+        _assert_is_the_report(other, version, dataset, built)
+    finally:
+        other.kw["bind"].dispose()
+
+
+@pytest.mark.parametrize("seed", [53])
+def test_after_a_deleted_verdict_a_new_process_makes_the_report_from_every_verdict(
+        sessions, db_url, monkeypatch, seed):
+    version, dataset = _random_world(sessions, seed, responses=24)
+    assert _build(sessions, version.id, dataset.id) is not None
+    reads = Calls(monkeypatch, agreement_sources, "read_rows")
+    delete_oldest_verdict(sessions)
+    other = another_process(db_url)
+    try:
+        built = _build(other, version.id, dataset.id)
+        assert built is not None and reads.calls == 1  # not the rows stored before
+        _assert_is_the_report(other, version, dataset, built)
+        before = reads.calls
+        again = _build(other, version.id, dataset.id)
+        assert reads.calls == before  # stored at the new stamp, read back
+        assert again is not None and again.report == built.report
+    finally:
+        other.kw["bind"].dispose()
 
 
 def test_a_response_added_to_the_dataset_moves_the_stamp_and_shows_its_label(

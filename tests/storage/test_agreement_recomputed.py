@@ -49,3 +49,38 @@ def test_the_report_built_on_the_recomputed_reads_is_the_report_of_the_switched_
         assert again is not None and again.report == before.report
     finally:
         other.kw["bind"].dispose()
+
+
+def test_the_rows_advanced_over_a_verdict_go_through_the_recomputed_reviewers(
+        sessions, db_url, monkeypatch):
+    """A new process after a saved verdict advances the stored rows (the whole read
+    refused): the reviewers' rows of the verdict's response come through the switched
+    read too, and the report and the rows stored are the ones read now."""
+    from sqlalchemy import select
+
+    from grading.types import Verdict
+    from storage import models as m
+    from storage.services import agreement_sources, reviews
+    from storage.services.reviewers import local_actor
+    from tests.storage.test_agreement_people import _assert_stored_now, _refused
+
+    version, dataset = _random_world(sessions, 63, responses=24)
+    assert agreement_kept.build(sessions, version.id, dataset.id,
+                                _inputs(sessions, version.id, dataset.id)) is not None
+    with sessions() as session:
+        reviewed = min(session.scalars(select(m.EffectiveVerdictRow.response_id).where(
+            m.EffectiveVerdictRow.rubric_version_id == version.id)))
+    reviews.set_human_verdict(sessions, actor=local_actor("bo"), response_id=reviewed,
+                              criterion_id=version.criteria[0].id,
+                              verdict=Verdict.CANNOT_ASSESS)
+    other = another_process(db_url)
+    try:
+        inputs = _inputs(other, version.id, dataset.id)
+        gathered = Calls(monkeypatch, consensus, "gather")
+        with recomputed(), _refused(monkeypatch, agreement_sources, "read_rows"):
+            built = agreement_kept.build(other, version.id, dataset.id, inputs)
+        assert built is not None and gathered.calls > 0
+        _assert_is_the_report(other, version, dataset, built)
+        _assert_stored_now(other, monkeypatch, version, dataset)
+    finally:
+        other.kw["bind"].dispose()
