@@ -99,7 +99,8 @@ def get_judge_inputs(db: str, rubric_version_id: int, dataset_id: int,
     and immutable, as ``get_judge_patterns``."""
     return agreement_inputs_store.kept_inputs(
         sessions_for(db), rubric_version_id, dataset_id,
-        lambda: get_judge_patterns(db, rubric_version_id, dataset_id, judge_stamp))
+        lambda: get_judge_patterns(db, rubric_version_id, dataset_id, judge_stamp),
+        judge_stamp)
 
 
 @st.cache_resource(ttl=3600, max_entries=10, show_spinner=False)

@@ -19,6 +19,7 @@ from sqlalchemy import select
 
 from storage import models as m
 from storage.engine import SessionFactory
+from storage.plain_rows import binary_row
 from storage.services import kept_rows, trust_report, trust_share_codec
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_judge_counts import judge_stamp
@@ -71,8 +72,11 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
         ).one_or_none()
         if kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys):
             return None
-        figures, arrays = session.execute(
-            select(s.figures, s.arrays).where(s.id == kept.id)).one()
+        found = binary_row(session.connection(),
+                           select(s.figures, s.arrays).where(s.id == kept.id))
+    if found is None:  # replaced by another process since: read as not stored
+        return None
+    figures, arrays = found
     try:
         share = trust_share_codec.decode_share(figures, bytes(arrays))
     except trust_share_codec.UnknownShape:
