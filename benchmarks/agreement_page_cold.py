@@ -38,7 +38,7 @@ def _own_peak_mb() -> float:
 
 def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
     """The Agreement page as it opens, then each other tab, timed, with the page's readers."""
-    from storage.services import blindness, panel_results
+    from storage.services import blindness
     from storage.services.agreement import HUMAN
     from ui import agreement_criteria, panel_readers
     from ui import agreement_readers as readers
@@ -74,8 +74,8 @@ def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
         for judge in report.judges:
             if judge.source.is_panel:
                 pid = judge.source.panel_id
-                panel_readers.get_member_agreement(db, pid, panel_results.member_stamp(
-                    panel_readers.get_stamp(db, (pid,))))
+                panel_readers.get_member_agreement(  # as ui.agreement_panels reads it
+                    db, pid, panel_readers.get_member_stamp(db, (pid,)))
     part("tab Judges and cost: members' alpha", alphas)
     part("tab Human baseline: baseline + grid", lambda: (readers.get_baseline(*scope),
                                                          readers.get_baseline_grid(*scope)))

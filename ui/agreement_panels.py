@@ -7,7 +7,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from storage.services import panel_results
 from storage.services.agreement import AgreementReport, JudgeSummary
 from storage.services.panels import LOW_MEMBER_AGREEMENT
 from ui import panel_building, panel_readers, safe_text
@@ -54,9 +53,8 @@ def render_panels(report: AgreementReport, db: str) -> None:
 
 
 def render_member_agreement(db: str, panel_id: int) -> None:
-    stamp = panel_readers.get_stamp(db, (panel_id,))
-    agreement = panel_readers.get_member_agreement(db, panel_id,
-                                                   panel_results.member_stamp(stamp))
+    agreement = panel_readers.get_member_agreement(
+        db, panel_id, panel_readers.get_member_stamp(db, (panel_id,)))
     if not agreement:
         return
     low = [a for a in agreement if a.low]

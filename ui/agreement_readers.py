@@ -99,7 +99,8 @@ def get_judge_inputs(db: str, rubric_version_id: int, dataset_id: int,
     and immutable, as ``get_judge_patterns``."""
     return agreement_inputs_store.kept_inputs(
         sessions_for(db), rubric_version_id, dataset_id,
-        lambda: get_judge_patterns(db, rubric_version_id, dataset_id, judge_stamp))
+        lambda: get_judge_patterns(db, rubric_version_id, dataset_id, judge_stamp),
+        judge_stamp)
 
 
 @st.cache_resource(ttl=3600, max_entries=10, show_spinner=False)
@@ -161,8 +162,13 @@ def get_trust_judges(db: str, rubric_version_id: int, dataset_id: int, judge_sta
     panel is filled), whatever people's verdicts do; made from ``_report``, the full report
     of a stamp with this judges' part (not hashed: the stamp says which). Shared and never
     mutated, as ``get_judge_patterns``. Read from the database when made there at this
-    stamp (storage.services.trust_share_store: a new process does not make it again)."""
-    return trust_share_store.kept_share(sessions_for(db), _report, judge_stamp)
+    stamp (storage.services.trust_share_store: a new process does not make it again). A
+    kept report says the stamp its data was read at: the stored share is then read without
+    reading the stamp again."""
+    kept = get_kept_slot(db, rubric_version_id, dataset_id).kept_of(_report)
+    return trust_share_store.kept_share(
+        sessions_for(db), _report, judge_stamp,
+        None if kept is None else agreement_judge_counts.judge_stamp(kept.stamp))
 
 
 @st.cache_data(ttl=3600, max_entries=20, show_spinner=False)

@@ -34,6 +34,13 @@ def get_stamp(db: str, panel_ids: tuple[int, ...]) -> tuple:
     return panel_results.panel_stamp(sessions_for(db), panel_ids)
 
 
+@st.cache_data(ttl=2, max_entries=50, show_spinner=False)
+def get_member_stamp(db: str, panel_ids: tuple[int, ...]) -> tuple:
+    """``panel_results.member_stamp`` of ``get_stamp``, read alone (no count of the
+    dataset's responses), for a page that shows only the members' alpha."""
+    return panel_results.current_member_stamp(sessions_for(db), panel_ids)
+
+
 @st.cache_data(ttl=600, max_entries=100, show_spinner="Combining the panel's verdicts…")
 def get_panel_results(db: str, panel_id: int, response_ids: tuple[int, ...] | None,
                       stamp: tuple, sight: Sight = blindness.EVERYTHING,

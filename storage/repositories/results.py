@@ -370,13 +370,18 @@ def stamp_rows(session: Session, run_ids: Sequence[int]) -> tuple:
     """``run_marks`` per run, the newest human verdict id, and the number and newest id of
     the runs' datasets' responses (a response added to the dataset is listed, ungraded:
     the table moves with it, not only when a grade or a verdict lands)."""
-    runs = tuple(tuple(row) for row in session.execute(
-        run_marks().where(m.RunRow.id.in_(list(run_ids))).order_by(m.RunRow.id)).all())
+    runs = run_mark_rows(session, run_ids)
     responses = tuple(session.execute(
         select(func.count(), func.max(m.ResponseRow.id))
         .where(m.ResponseRow.dataset_id.in_(
             select(m.RunRow.dataset_id).where(m.RunRow.id.in_(list(run_ids)))))).one())
     return runs, session.scalar(select(func.max(m.HumanVerdictRow.id))), responses
+
+
+def run_mark_rows(session: Session, run_ids: Sequence[int]) -> tuple:
+    """``run_marks`` of these runs, by id, as plain tuples."""
+    return tuple(tuple(row) for row in session.execute(
+        run_marks().where(m.RunRow.id.in_(list(run_ids))).order_by(m.RunRow.id)).all())
 
 
 def run_marks():

@@ -32,7 +32,7 @@ def stamp_text(stamp: tuple) -> str:
 
 def current_stamp(sessions: SessionFactory, panel_id: int) -> tuple:
     """The panel's members' stamp now (``panel_results.member_stamp``)."""
-    return panel_results.member_stamp(panel_results.panel_stamp(sessions, (panel_id,)))
+    return panel_results.current_member_stamp(sessions, (panel_id,))
 
 
 def kept_member_agreement(sessions: SessionFactory, panel_id: int,

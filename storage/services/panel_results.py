@@ -22,6 +22,7 @@ from storage.effective import compute_effective_grade
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
 from storage.plain_rows import plain_rows
+from storage.repositories import results as results_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
 from storage.services import (
@@ -187,6 +188,20 @@ def panel_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:
     building = tuple(info.id for info in infos if not info.ready)
     return tuple(panel_ids), results.results_stamp(sessions, members), building
 
+
+
+def current_member_stamp(sessions: SessionFactory, panel_ids: Sequence[int]) -> tuple:
+    """``member_stamp(panel_stamp(sessions, panel_ids))``, without reading what it drops:
+    the newest human verdict and the datasets' responses (a count over every response of
+    the dataset: ~50 ms at 100,000 on PostgreSQL)."""
+    if not panel_ids:
+        return ()
+    infos = [panels.get_panel(sessions, pid) for pid in panel_ids]
+    members = sorted({m.run.id for info in infos for m in info.members})
+    building = tuple(info.id for info in infos if not info.ready)
+    with sessions() as session:
+        runs = results_repo.run_mark_rows(session, members)
+    return tuple(panel_ids), runs, building
 
 
 def member_stamp(stamp: tuple) -> tuple:

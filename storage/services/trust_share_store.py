@@ -19,6 +19,7 @@ from sqlalchemy import select
 
 from storage import models as m
 from storage.engine import SessionFactory
+from storage.plain_rows import binary_row
 from storage.services import kept_rows, trust_report, trust_share_codec
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_judge_counts import judge_stamp
@@ -41,11 +42,15 @@ def current_stamp(sessions: SessionFactory, rubric_version_id: int, dataset_id: 
 
 
 def kept_share(sessions: SessionFactory, report: AgreementReport,
-               stamp: tuple) -> TrustJudges:
+               stamp: tuple, built_at: tuple | None = None) -> TrustJudges:
     """The judges' share of ``report`` (the full report, built after the judges' ``stamp``
     was read): the stored one when made at ``stamp``, still the current one, for these
     judges and fitting the report; else made now (``judges_part``) and stored if the
-    judges did not move meanwhile."""
+    judges did not move meanwhile. ``built_at``: the judges' stamp the report's data was
+    read at, when the caller knows it (a kept report: ``agreement_kept`` reads the stamp
+    before and after it reads): when it is ``stamp``, the share stored at ``stamp`` is the
+    report's whether or not the judges moved since, and the current stamp is not read (a
+    count over the set's human verdicts: ~30 ms at 100,000 responses on PostgreSQL)."""
     data = report.data
     where = (data.rubric_version_id, data.dataset_id)
     keys = list(trust_judge_keys(report))
@@ -54,6 +59,10 @@ def kept_share(sessions: SessionFactory, report: AgreementReport,
         stored = read_stored(sessions, *where, stamp, keys)
         return stored if stored is not None and stored.fits(report) else None
 
+    if built_at is not None and built_at == stamp:
+        stored = fitting()
+        if stored is not None:
+            return stored
     return kept_rows.kept(stamp, lambda: current_stamp(sessions, *where), fitting,
                           lambda: trust_report.judges_part(sessions, report),
                           lambda made: store(sessions, made, stamp, keys))
@@ -71,8 +80,11 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
         ).one_or_none()
         if kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys):
             return None
-        figures, arrays = session.execute(
-            select(s.figures, s.arrays).where(s.id == kept.id)).one()
+        found = binary_row(session.connection(),
+                           select(s.figures, s.arrays).where(s.id == kept.id))
+    if found is None:  # replaced by another process since: read as not stored
+        return None
+    figures, arrays = found
     try:
         share = trust_share_codec.decode_share(figures, bytes(arrays))
     except trust_share_codec.UnknownShape:

@@ -89,6 +89,15 @@ def test_the_stored_inputs_are_not_used_once_the_judges_moved(
     try:
         assert agreement_inputs_store.kept_inputs(
             other, version.id, dataset.id, lambda: None) is None  # not the stored ones
+        moved = agreement_judge_counts.judge_stamp(
+            agreement.data_stamp(other, version.id, dataset.id))
+        assert agreement_inputs_store.kept_inputs(
+            other, version.id, dataset.id, lambda: None, moved) is None
+        # a page still holding the stamp it read before: the inputs stored at that stamp
+        # (read back, the stamp not read again), which the build refuses (above)
+        held = agreement_inputs_store.kept_inputs(other, version.id, dataset.id,
+                                                  lambda: None, before.stamp)
+        assert held == before if change is _grade_lands else held is None  # other judges
     finally:
         other.kw["bind"].dispose()
     now = _kept(sessions, version, dataset)

@@ -40,7 +40,7 @@ def test_a_verdict_moves_the_panel_stamp_but_not_the_members_part(sessions):
     """The members' alpha is cached by ``member_stamp``: a person's verdict leaves it, a
     member's new grade moves it (the panel's own stamp moves with both)."""
     from storage.services import panels, reviews
-    from storage.services.panel_results import member_stamp, panel_stamp
+    from storage.services.panel_results import current_member_stamp, member_stamp, panel_stamp
     from storage.services.reviewers import local_actor
     from tests.actors import ADMIN
 
@@ -56,16 +56,22 @@ def test_a_verdict_moves_the_panel_stamp_but_not_the_members_part(sessions):
     panel = panels.create_panel(sessions, run_ids=[r.id for r in made], rule="majority",
                                 actor=ADMIN)
     before = panel_stamp(sessions, [panel.id])
+    # read alone (no count of the responses), the members' part is the same
+    assert current_member_stamp(sessions, [panel.id]) == member_stamp(before)
 
     reviews.set_human_verdict(sessions, actor=local_actor("ana"), response_id=responses[0].id,
                               criterion_id=version.criteria[0].id, verdict="UNMET")
     after_verdict = panel_stamp(sessions, [panel.id])
     assert after_verdict != before
     assert member_stamp(after_verdict) == member_stamp(before)
+    assert current_member_stamp(sessions, [panel.id]) == member_stamp(after_verdict)
 
     report = grade("per_criterion", made[0].settings, CRITERIA, "[r2] answer", judge)
     runs.record_grades(sessions, made[0].id, [runs.NewGrade(responses[2].id, report, 0.1)])
     assert member_stamp(panel_stamp(sessions, [panel.id])) != member_stamp(after_verdict)
+    assert current_member_stamp(sessions, [panel.id]) == member_stamp(
+        panel_stamp(sessions, [panel.id]))
+    assert current_member_stamp(sessions, []) == member_stamp(panel_stamp(sessions, []))
 
 
 def test_a_verdict_saved_after_deleting_the_newest_ones_moves_the_stamps(sessions):

@@ -144,6 +144,37 @@ def test_a_grade_landing_moves_the_stamp_and_the_stale_share_is_never_used(
     _same_share(again, found)
 
 
+def test_a_report_read_at_the_stamp_gets_the_share_stored_there_after_the_judges_moved(
+        sessions, monkeypatch):
+    """A caller that knows its report was read at ``stamp`` (``built_at``: a kept report)
+    gets the share stored at ``stamp`` without the current stamp being read, even once a
+    grade has landed; a report read at another stamp is made as before."""
+    version, dataset = _world(sessions, 6)
+    stamp, report = _read(sessions, version, dataset)
+    made = trust_share_store.kept_share(sessions, report, stamp)
+    run_id = next(s.run_id for s in report.data.sources if s.run_id is not None)
+    response = _an_ungraded_response(sessions, report, run_id)
+    output = datasets.get_response(sessions, response).output
+    runs.record_grade(sessions, run_id, response, judge_report(
+        CRITERIA, [Verdict.MET] * len(CRITERIA), ScoringSettings(), output))
+    moved, after = _read(sessions, version, dataset)
+    assert moved != stamp
+
+    counted = Calls(monkeypatch, trust_report, "judges_part")
+    stamps = Calls(monkeypatch, trust_share_store, "current_stamp")
+    read = trust_share_store.kept_share(sessions, report, stamp, built_at=stamp)
+    assert counted.calls == 0 and stamps.calls == 0
+    monkeypatch.undo()
+    _same_share(read, made)  # the share of ``report`` as it was made with it
+    assert repr(_trust(sessions, report, read)) == repr(_trust(sessions, report, made))
+
+    counted = Calls(monkeypatch, trust_report, "judges_part")
+    held = trust_share_store.kept_share(sessions, after, stamp, built_at=moved)
+    assert counted.calls == 1  # read at another stamp: not the stored one
+    monkeypatch.undo()
+    assert repr(_trust(sessions, after, held)) == repr(_trust(sessions, after))
+
+
 def _run_added(sessions, version, dataset):
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                           grader="per_criterion", model="openai/j9", actor=ADMIN)
