@@ -236,15 +236,17 @@ def _flagged_query(sides: Sequence[Select], voters: Sequence[int],
 
 
 def _split(rows) -> tuple[list[tuple[Row, int]], list[tuple[Row, int]]]:
-    """``_flagged_query``'s rows: the count (flags summed) and the open responses' part."""
-    whole: Counter[Row] = Counter()
-    part: list[tuple[Row, int]] = []
+    """``_flagged_query``'s rows: the count (a pattern's two flags summed) and the open
+    responses' part (few rows: looked up, not a Counter of every row)."""
+    part = [((row[0], None, *row[1:-2]), int(row[-1])) for row in rows if row[-2]]
+    opened = dict(part)  # one row per pattern within a flag (GROUP BY)
+    whole: list[tuple[Row, int]] = []
     for row in rows:
-        key, n = (row[0], None, *row[1:-2]), int(row[-1])
-        whole[key] += n
-        if row[-2]:
-            part.append((key, n))
-    return list(whole.items()), part
+        if not row[-2]:
+            key = (row[0], None, *row[1:-2])
+            whole.append((key, int(row[-1]) + opened.pop(key, 0)))
+    whole.extend(opened.items())  # patterns only open responses have
+    return whole, part
 
 
 def _ids(ids: Sequence[int]) -> bytes:

@@ -111,6 +111,8 @@ def read_earlier(sessions: SessionFactory, rubric_version_id: int, dataset_id: i
             return None
         runs, panel_ids = stored["stamp"]
         stamp = (tuple(tuple(run) for run in runs), tuple(panel_ids))
+        if stamp_text(stamp) != kept.stamp:
+            return None  # not written by this code as it writes stamps
         rows = decode(bytes(kept.rows), len(keys))
         part = decode(bytes(kept.open_rows), len(keys))
     except (UnknownRows, ValueError, KeyError, TypeError):
