@@ -4,7 +4,7 @@ the rows, so a grade landing counts those again instead of every judge verdict
 (storage.services.agreement_judge_counts.advanced). Two nullable columns; rows stored
 before have none and are counted whole once, as before.
 
-Revision ID: 0043_judge_patterns_advance
+Revision ID: 0042_judge_patterns_advance
 Revises: 0041_response_search_index
 Create Date: 2026-12-01 01:40:00
 """
@@ -12,7 +12,7 @@ Create Date: 2026-12-01 01:40:00
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0043_judge_patterns_advance"
+revision: str = "0042_judge_patterns_advance"
 down_revision: str | None = "0041_response_search_index"
 branch_labels: str | None = None
 depends_on: str | None = None
