@@ -451,6 +451,11 @@ class JudgePatternSetRow(Base):
     # The count's rows in their order, as columns of raw numbers (agreement_judge_store):
     # 177,000 rows at 100,000 responses read back as one value, not row by row.
     rows: Mapped[bytes] = mapped_column(LargeBinary)
+    # The responses a grade could still change when counted (int64s) and their part of
+    # ``rows`` (same encoding): a grade landing counts those again instead of every
+    # response (agreement_judge_counts.advanced). NULL: not kept (too many open).
+    open_ids: Mapped[bytes | None] = mapped_column(LargeBinary)
+    open_rows: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class AgreementInputsRow(Base):

@@ -1,7 +1,8 @@
 """The judges' pattern count kept in the database (storage.services.agreement_judge_store):
 counted and stored once, read back by another process as the very rows ``judge_patterns``
-counts now; counted again when a grade lands, a run is added, a panel is removed or its
-stored keys do not match; never kept while a panel is unsettled. SQLite and PostgreSQL."""
+counts now; counted again when a run is added, a panel is removed or its stored keys do not
+match (a grade landing advances it: tests/storage/test_judge_advance.py); never kept while a
+panel is unsettled. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -82,15 +83,6 @@ def test_the_report_built_on_the_stored_count_is_the_whole_report(sessions, db_u
     assert kept.report == whole and kept.report.patterns == whole.patterns
 
 
-def _grade_lands(sessions, version, dataset):
-    made = runs.list_runs(sessions, rubric_version_id=version.id, dataset_id=dataset.id)
-    graded = {g.response_id for g in runs.list_grades(sessions, made[1].id)}
-    spare = next(r for r in datasets.list_responses(sessions, dataset.id)
-                 if r.id not in graded)
-    runs.record_grade(sessions, made[1].id, spare.id, judge_report(
-        CRITERIA, [M, U, U, M], ScoringSettings(), spare.output))
-
-
 def _run_added(sessions, version, dataset):
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                           grader="per_criterion", model="openai/new", actor=ADMIN)
@@ -117,7 +109,6 @@ def _format_changed(sessions, version, dataset):
 
 
 @pytest.mark.parametrize("change", [
-    pytest.param(_grade_lands, id="a grade lands"),
     pytest.param(_run_added, id="a run is added"),
     pytest.param(_panel_deleted, id="a panel is deleted"),
     pytest.param(_keys_changed, id="stored for other judges"),
