@@ -253,3 +253,27 @@ def test_the_open_part_is_the_count_over_the_open_responses(sessions):
             first=1)).all()
     assert Counter(counted.open.rows) == Counter(
         ((r[0], None, *r[1:-1]), int(r[-1])) for r in alone)
+
+
+@pytest.mark.parametrize("land", LANDINGS)
+def test_the_agreement_report_on_an_advanced_count_is_the_report_from_every_verdict(
+        sessions, monkeypatch, land):
+    # The count's rows come back in another order when advanced: every figure the report
+    # (and the judges' inputs made from the count) gives is still the whole report's.
+    from storage.services import agreement_inputs_store, agreement_kept
+    from tests.storage.test_agreement_kept import _assert_is_the_report
+
+    version, dataset = _random_world(sessions, 44, responses=30)
+    agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+    land(sessions, version, dataset)
+    _no_whole_count(monkeypatch)
+    judges = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+
+    kept = agreement_kept.build(sessions, version.id, dataset.id, judges)
+    assert kept is not None
+    _assert_is_the_report(sessions, version, dataset, kept)
+    inputs = agreement_inputs_store.kept_inputs(sessions, version.id, dataset.id,
+                                                lambda: judges)
+    from_inputs = agreement_kept.build(sessions, version.id, dataset.id, inputs)
+    assert from_inputs is not None
+    _assert_is_the_report(sessions, version, dataset, from_inputs)
