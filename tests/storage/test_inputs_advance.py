@@ -17,6 +17,7 @@ from storage.services import (
     agreement_inputs,
     agreement_inputs_store,
     agreement_judge_counts,
+    agreement_judge_store,
     agreement_kept,
     runs,
 )
@@ -176,3 +177,25 @@ def test_anything_but_grades_landing_makes_the_inputs_whole(sessions, monkeypatc
     now, _judges = _made_now(sessions, version, dataset)
     assert found == now
     assert advanced.calls <= 1  # asked, and refused (or no stored inputs for these judges)
+
+
+def test_inputs_made_from_the_stored_count_read_back_advance(sessions, db_url, monkeypatch):
+    """The page's way: the judges' count stored by one process, read back by another
+    (agreement_judge_store.read_stored, with its open part) and the inputs made from it;
+    a grade lands and the next process advances them."""
+    version, dataset = _random_world(sessions, 45, responses=24)
+    agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+    other = another_process(db_url)
+    try:
+        made = _kept(other, version, dataset,
+                     lambda: agreement_judge_store.kept_patterns(other, version.id,
+                                                                 dataset.id))
+    finally:
+        other.kw["bind"].dispose()
+    assert made is not None and made.open is not None
+    _new_response_graded(sessions, version, dataset)
+    _not_made(monkeypatch)
+
+    found = _kept(sessions, version, dataset, _raising)
+
+    _assert_same_inputs(found, *_made_now(sessions, version, dataset))
