@@ -90,6 +90,9 @@ class JudgeInputs:
     # the open part of the count they were made from (JudgePatterns.open): the responses
     # a grade can still change and their share of the count (``advanced``); not compared
     open: OpenPart | None = field(default=None, compare=False, repr=False)
+    # made by ``advanced``: the judges' stamp advanced from and the responses read again
+    # (people's rows follow them: agreement_people_store.read_stored); not stored
+    since: tuple | None = field(default=None, compare=False, repr=False)
 
 
 def scored_sources(sessions: SessionFactory, rubric_version_id: int,
@@ -230,7 +233,8 @@ def advanced(sessions: SessionFactory, kept: JudgeInputs, keys: Sequence[str],
     if any(n < 0 for n in folded.coded.values()):
         return None
     return JudgeInputs(*where, kept.keys, kept.voters, stamp, folded, kept.sources, grades,
-                       OpenPart(array("q", still).tobytes(), tuple(part.items())))
+                       OpenPart(array("q", still).tobytes(), tuple(part.items())),
+                       (kept.stamp, tuple(ids)))
 
 
 def _spliced(old: SourceGrades, fresh: SourceGrades, touched) -> SourceGrades:

@@ -11,7 +11,9 @@ import dataclasses
 from collections import Counter
 
 import pytest
+from sqlalchemy import select
 
+from storage import models as m
 from storage.services import (
     agreement,
     agreement_inputs,
@@ -19,11 +21,16 @@ from storage.services import (
     agreement_judge_counts,
     agreement_judge_store,
     agreement_kept,
+    agreement_people_store,
+    agreement_sources,
+    datasets,
     runs,
 )
 from tests.actors import ADMIN
 from tests.storage.helpers import Calls, another_process
 from tests.storage.test_agreement_judge_store import _panel_deleted, _run_added
+from tests.storage.test_agreement_kept import _assert_is_the_report, _writes
+from tests.storage.test_agreement_people import _assert_stored_now, _refused
 from tests.storage.test_judge_advance import (
     LANDINGS,
     M,
@@ -199,3 +206,95 @@ def test_inputs_made_from_the_stored_count_read_back_advance(sessions, db_url, m
     found = _kept(sessions, version, dataset, _raising)
 
     _assert_same_inputs(found, *_made_now(sessions, version, dataset))
+
+
+# -- people's rows follow the grades the inputs advanced over ---------------------------------
+
+
+def _reviewed(sessions, version) -> set[int]:
+    with sessions() as session:
+        return set(session.scalars(select(m.EffectiveVerdictRow.response_id).where(
+            m.EffectiveVerdictRow.rubric_version_id == version.id)))
+
+
+def _reviewed_response_graded(sessions, version, dataset, verdicts=(U, M, U, M),
+                              transient=False):
+    """A grade on a reviewed response a run had not graded: that run's verdicts and
+    reasons there are people's rows."""
+    reviewed = _reviewed(sessions, version)
+    for run in _made(sessions, version, dataset):
+        graded = {g.response_id for g in runs.list_grades(sessions, run.id)}
+        spare = [r for r in datasets.list_responses(sessions, dataset.id)
+                 if r.id in reviewed and r.id not in graded]
+        if spare:
+            _grade(sessions, run.id, spare[0], list(verdicts), transient=transient)
+            return
+    raise AssertionError("no reviewed response left ungraded")
+
+
+def _reviewed_failure_re_graded(sessions, version, dataset):
+    """A transient failure on a reviewed response (stored before the rows were kept:
+    ``_failed_first``) re-graded."""
+    with sessions() as session:
+        run_id, rid = session.execute(select(m.GradeRow.run_id, m.GradeRow.response_id)
+                                      .where(m.GradeRow.transient.is_(True))).one()
+    response = next(r for r in datasets.list_responses(sessions, dataset.id) if r.id == rid)
+    _grade(sessions, run_id, response, [M, M, U, U])
+
+
+def _grade_and_verdict(sessions, version, dataset):
+    _reviewed_response_graded(sessions, version, dataset)
+    _what, write = next(iter(_writes(sessions, version, dataset, 46)))
+    write()
+
+
+@pytest.mark.parametrize("land", [
+    pytest.param(_reviewed_response_graded, id="a reviewed response graded"),
+    pytest.param(_reviewed_failure_re_graded, id="a reviewed response's failure re-graded"),
+    pytest.param(_new_response_graded, id="a new response graded"),
+    pytest.param(_grade_and_verdict, id="a grade and a verdict"),
+])
+def test_people_rows_advance_over_the_grades_the_inputs_advanced_over(
+        sessions, db_url, monkeypatch, land):
+    version, dataset = _random_world(sessions, 46, responses=30)
+    if land is _reviewed_failure_re_graded:
+        _reviewed_response_graded(sessions, version, dataset, (U, None, M, None), True)
+    assert agreement_kept.build(sessions, version.id, dataset.id,
+                                _kept(sessions, version, dataset)) is not None
+    land(sessions, version, dataset)
+    touched = Calls(monkeypatch, agreement_people_store, "read_touched")
+    _not_made(monkeypatch)
+
+    other = another_process(db_url)
+    try:
+        with _refused(monkeypatch, agreement_sources, "read_rows"):
+            inputs = _kept(other, version, dataset, _raising)
+            built = agreement_kept.build(other, version.id, dataset.id, inputs)
+        assert built is not None and touched.calls == 1  # advanced, not read whole
+        _assert_stored_now(other, monkeypatch, version, dataset)
+        _assert_is_the_report(other, version, dataset, built)
+    finally:
+        other.kw["bind"].dispose()
+
+
+def test_people_rows_are_read_whole_after_grades_the_inputs_did_not_follow(
+        sessions, db_url, monkeypatch):
+    """The inputs advanced and stored by one process (no build), read back by the next at
+    their stamp: nothing says which grades landed, so people's rows are read whole."""
+    version, dataset = _random_world(sessions, 47, responses=24)
+    assert agreement_kept.build(sessions, version.id, dataset.id,
+                                _kept(sessions, version, dataset)) is not None
+    _reviewed_response_graded(sessions, version, dataset)
+    assert _kept(sessions, version, dataset, _raising).since is not None  # advanced, stored
+    reads = Calls(monkeypatch, agreement_sources, "read_rows")
+
+    other = another_process(db_url)
+    try:
+        inputs = _kept(other, version, dataset, _raising)
+        assert inputs.since is None
+        built = agreement_kept.build(other, version.id, dataset.id, inputs)
+        assert built is not None and reads.calls == 1
+        _assert_stored_now(other, monkeypatch, version, dataset)
+        _assert_is_the_report(other, version, dataset, built)
+    finally:
+        other.kw["bind"].dispose()
