@@ -134,7 +134,7 @@ def make_inputs(sessions: SessionFactory, judges: JudgePatterns) -> JudgeInputs 
         for key in sources:
             if key.startswith("panel:") and panels.unsettled(session, int(key.split(":")[1])):
                 return None  # its decisions are made again when read: not kept
-            grades[key] = _grades_of(session, key, _rows_of(session, key))
+            grades[key] = _grades_of(key, _rows_of(session, key))
     folded = judges_folded(judges)
     if judge_stamp(data_stamp(sessions, *where)) != judges.stamp:
         return None
@@ -157,7 +157,7 @@ def _rows_of(session, key: str, within: Sequence[int] | None = None) -> list[tup
     return plain_rows(session.connection(), query.order_by(g.response_id))
 
 
-def _grades_of(session, key: str, rows: list[tuple]) -> SourceGrades:
+def _grades_of(key: str, rows: list[tuple]) -> SourceGrades:
     import numpy as np
 
     ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
@@ -222,7 +222,7 @@ def advanced(sessions: SessionFactory, kept: JudgeInputs, keys: Sequence[str],
                 return None
             fresh = [row for i in range(0, len(ids), _CHUNK)
                      for row in _rows_of(session, key, ids[i:i + _CHUNK])]
-            grades[key] = _spliced(kept.grades[key], _grades_of(session, key, fresh),
+            grades[key] = _spliced(kept.grades[key], _grades_of(key, fresh),
                                    touched)
     if judge_stamp(data_stamp(sessions, *where)) != stamp:
         return None
@@ -263,7 +263,7 @@ def _spliced(old: SourceGrades, fresh: SourceGrades, touched) -> SourceGrades:
 def encode(inputs: JudgeInputs) -> tuple[str, bytes]:
     import numpy as np
 
-    from storage.services import judge_rows_codec, trust_share_codec
+    from storage.services import trust_share_codec
 
     folded = inputs.folded
     width = folded.width
@@ -278,12 +278,25 @@ def encode(inputs: JudgeInputs) -> tuple[str, bytes]:
                           "cost": g.cost, "unknown": g.unknown_cost_count,
                           "costs": g.costs, "costed": g.costed}]
                    for key, g in inputs.grades.items()],
-        "open": None if inputs.open is None else [
-            np.frombuffer(inputs.open.ids, dtype=np.int64),
-            np.frombuffer(judge_rows_codec.encode(inputs.open.rows, len(inputs.keys)),
-                          dtype=np.uint8)],
+        "open": _open_value(inputs),
     }
     return trust_share_codec.encode(value)
+
+
+def _open_value(inputs: JudgeInputs) -> list | None:
+    """The open part as stored (None: none, or rows the judges' codec cannot keep: the
+    inputs are then made whole at the next grade, as the count is counted whole)."""
+    import numpy as np
+
+    from storage.services import judge_rows_codec
+
+    if inputs.open is None:
+        return None
+    try:
+        rows = judge_rows_codec.encode(inputs.open.rows, len(inputs.keys))
+    except ValueError:
+        return None
+    return [np.frombuffer(inputs.open.ids, dtype=np.int64), np.frombuffer(rows, dtype=np.uint8)]
 
 
 def decode(text: str, blob: bytes, *, rubric_version_id: int, dataset_id: int,
