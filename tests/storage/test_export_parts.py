@@ -80,6 +80,23 @@ def test_a_busy_machine_has_the_export_written_by_one_process(sessions, monkeypa
     assert export_parts.split(sessions, judges, [panel.id])[1] is None
 
 
+def test_an_export_too_small_to_split_never_waits_to_measure_the_idle_cores(sessions,
+                                                                           monkeypatch):
+    """Measuring them sleeps 0.1 s: an export under ``SPLIT_AT`` records is written by one
+    process whatever the machine's load, so it does not wait for that."""
+    judges, panel = _world(sessions)
+    measured: list[float] = []
+    real = export_parts.idle_cores
+    monkeypatch.setattr(export_parts, "idle_cores",
+                        lambda *args: measured.append(1) or real(*args))
+    assert export_parts.split(sessions, judges, [panel.id])[1] is None
+    exports.results_export(sessions, judges, "csv", [panel.id])
+    assert measured == []
+    monkeypatch.setattr(export_parts, "SPLIT_AT", 0)  # big enough: the load decides
+    export_parts.split(sessions, judges, [panel.id])
+    assert measured == [1]
+
+
 def test_without_proc_stat_or_a_load_average_nothing_is_split(monkeypatch):
     """A platform with neither (Windows) measures no idle core: one process writes."""
     def no_file(*_args, **_kwargs):
