@@ -159,6 +159,11 @@ def copied_world(backend, db_url, sessions, _kept_worlds, _postgres, tmp_path_fa
     whose world is one seeded history. ``build`` must start from the empty database."""
     engine = sessions.kw["bind"]
 
+    def pooled() -> None:
+        """A connection left in the pool, as a build leaves it (tests count open files)."""
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+
     def world(key, build):
         found = _kept_worlds.get((backend, key))
         if found is None:
@@ -167,10 +172,12 @@ def copied_world(backend, db_url, sessions, _kept_worlds, _postgres, tmp_path_fa
             engine.dispose()  # no connection open while PostgreSQL copies the database
             _kept_worlds[(backend, key)] = (
                 _keep(backend, db_url, tmp_path_factory, _postgres), frozen)
+            pooled()
             return objects
         where, frozen = found
         engine.dispose()
         _restore(backend, db_url, where, _postgres)
+        pooled()
         return copy.deepcopy(frozen, {id(_SESSIONS): sessions})
 
     return world
