@@ -126,8 +126,10 @@ def _format_changed(sessions, version, dataset):
     pytest.param(_format_changed, id="stored in another format"),
 ])
 def test_stored_rows_that_are_not_current_are_counted_again_and_replaced(
-        sessions, monkeypatch, change):
-    version, dataset = _random_world(sessions, 35, responses=20)
+        sessions, copied_world, monkeypatch, change):
+    # one world for the five changes: built once per backend, then copied
+    version, dataset = copied_world(("random_world", 35, 20),
+                                    lambda s: _random_world(s, 35, responses=20))
     agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
     change(sessions, version, dataset)
     counts = Calls(monkeypatch, agreement_judge_store, "judge_patterns")
