@@ -1237,8 +1237,17 @@ def main() -> int:
             if world is None:
                 started = time.perf_counter()
                 world = build(sessions, args.size)
-                with engine.begin() as connection:
-                    connection.execute(text("ANALYZE"))
+                if engine.dialect.name == "postgresql":
+                    # what autovacuum does to a table after a bulk load in a deployment: the
+                    # visibility map set, so a count over an index reads the index alone
+                    # (unvacuumed, a count over the dataset's responses read the 120 MB
+                    # table: 88-105 ms against 14-18 ms at 100,000)
+                    with engine.connect().execution_options(
+                            isolation_level="AUTOCOMMIT") as connection:
+                        connection.execute(text("VACUUM (ANALYZE)"))
+                else:
+                    with engine.begin() as connection:
+                        connection.execute(text("ANALYZE"))
                 print(f"{engine.dialect.name}: built in {time.perf_counter() - started:.0f} s, "
                       f"peak RSS {_peak_mb():.0f} MB", flush=True)
                 if kept is not None:

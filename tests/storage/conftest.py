@@ -7,13 +7,17 @@ If PostgreSQL cannot start, the PostgreSQL tests fail with the reason; they neve
 
 from __future__ import annotations
 
+import copy
 import itertools
 import shutil
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from storage.engine import SessionFactory, create_db_engine, make_session_factory
@@ -127,3 +131,86 @@ def sessions(db_url) -> Iterator[SessionFactory]:
         yield make_session_factory(engine)
     finally:
         engine.dispose()
+
+
+_SESSIONS = object()  # stands for the test's sessions in a kept world's objects
+
+
+@pytest.fixture(scope="session")
+def _kept_worlds(_postgres, tmp_path_factory) -> Iterator[dict]:
+    kept: dict = {}
+    yield kept
+    names = [where for (backend, _key), (where, _objects) in kept.items()
+             if backend == "postgresql"]
+    if names and isinstance(_postgres, postgres_server.PostgresServer):
+        _drop(_postgres, names)
+
+
+@pytest.fixture
+def copied_world(backend, db_url, sessions, _kept_worlds, _postgres, tmp_path_factory):
+    """``copied_world(key, build) -> what build(sessions) returned``, on the test's database.
+
+    The first test that asks for ``key`` (on its backend) builds the world on its own fresh
+    database; its database is then kept (SQLite's backup API into a file; ``CREATE DATABASE
+    ... TEMPLATE`` on PostgreSQL) with a deep copy of the objects ``build`` returned. A later
+    test asking for the same key gets its fresh database replaced by a copy of the kept one
+    and its own deep copy of those objects (random generators in the state they were left
+    in, ``sessions`` its own): exactly the state a build of its own would leave, for tests
+    whose world is one seeded history. ``build`` must start from the empty database."""
+    engine = sessions.kw["bind"]
+
+    def pooled() -> None:
+        """A connection left in the pool, as a build leaves it (tests count open files)."""
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+
+    def world(key, build):
+        found = _kept_worlds.get((backend, key))
+        if found is None:
+            objects = build(sessions)
+            frozen = copy.deepcopy(objects, {id(sessions): _SESSIONS})
+            engine.dispose()  # no connection open while PostgreSQL copies the database
+            _kept_worlds[(backend, key)] = (
+                _keep(backend, db_url, tmp_path_factory, _postgres), frozen)
+            pooled()
+            return objects
+        where, frozen = found
+        engine.dispose()
+        _restore(backend, db_url, where, _postgres)
+        pooled()
+        return copy.deepcopy(frozen, {id(_SESSIONS): sessions})
+
+    return world
+
+
+def _keep(backend: str, url: str, tmp_path_factory, server: object) -> str:
+    if backend == "sqlite":
+        path = tmp_path_factory.mktemp("world") / "world.db"
+        with closing(sqlite3.connect(make_url(url).database)) as source, \
+                closing(sqlite3.connect(path)) as copy_:
+            source.backup(copy_)
+        return str(path)
+    server = postgres_or_fail(server)
+    name = f"rw_world_{next(_counter)}"
+    engine = _admin(server)
+    with engine.connect() as connection:
+        connection.execute(text(
+            f"CREATE DATABASE {name} TEMPLATE {make_url(url).database}"))
+    engine.dispose()
+    return name
+
+
+def _restore(backend: str, url: str, where: str, server: object) -> None:
+    if backend == "sqlite":
+        with closing(sqlite3.connect(where)) as source, \
+                closing(sqlite3.connect(make_url(url).database)) as target:
+            source.backup(target)
+        return
+    server = postgres_or_fail(server)
+    name = make_url(url).database
+    engine = _admin(server)
+    with engine.connect() as connection:
+        connection.execute(text(f"DROP DATABASE {name} WITH (FORCE)"))
+        connection.execute(text(f"CREATE DATABASE {name} TEMPLATE {where}"))
+    engine.dispose()
+

@@ -80,8 +80,10 @@ def test_the_report_on_the_stored_inputs_is_the_report_from_the_judges_rows(
 
 @pytest.mark.parametrize("change", [_grade_lands, _run_added, _panel_deleted])
 def test_the_stored_inputs_are_not_used_once_the_judges_moved(
-        sessions, db_url, monkeypatch, change):
-    version, dataset = _random_world(sessions, 43, responses=24)
+        sessions, db_url, copied_world, monkeypatch, change):
+    # one world for the three changes: built once per backend, then copied
+    version, dataset = copied_world(("random_world", 43, 24),
+                                    lambda s: _random_world(s, 43, responses=24))
     before = _kept(sessions, version, dataset)
     change(sessions, version, dataset)
     made = Calls(monkeypatch, agreement_inputs_store, "make_inputs")

@@ -83,6 +83,17 @@ def test_the_report_built_on_the_stored_count_is_the_whole_report(sessions, db_u
     assert kept.report == whole and kept.report.patterns == whole.patterns
 
 
+def _grade_lands(sessions, version, dataset):
+    """A grade lands in the second run (what test_agreement_inputs moves the judges by; the
+    count itself advances over it: tests/storage/test_judge_advance.py)."""
+    made = runs.list_runs(sessions, rubric_version_id=version.id, dataset_id=dataset.id)
+    graded = {g.response_id for g in runs.list_grades(sessions, made[1].id)}
+    spare = next(r for r in datasets.list_responses(sessions, dataset.id)
+                 if r.id not in graded)
+    runs.record_grade(sessions, made[1].id, spare.id, judge_report(
+        CRITERIA, [M, U, U, M], ScoringSettings(), spare.output))
+
+
 def _run_added(sessions, version, dataset):
     run = runs.create_run(sessions, rubric_version_id=version.id, dataset_id=dataset.id,
                           grader="per_criterion", model="openai/new", actor=ADMIN)
@@ -115,8 +126,10 @@ def _format_changed(sessions, version, dataset):
     pytest.param(_format_changed, id="stored in another format"),
 ])
 def test_stored_rows_that_are_not_current_are_counted_again_and_replaced(
-        sessions, monkeypatch, change):
-    version, dataset = _random_world(sessions, 35, responses=20)
+        sessions, copied_world, monkeypatch, change):
+    # one world for the five changes: built once per backend, then copied
+    version, dataset = copied_world(("random_world", 35, 20),
+                                    lambda s: _random_world(s, 35, responses=20))
     agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
     change(sessions, version, dataset)
     counts = Calls(monkeypatch, agreement_judge_store, "judge_patterns")

@@ -43,8 +43,10 @@ def _judge_stamp(sessions, version, dataset):
 
 @pytest.mark.parametrize("seed", [21, 22])
 def test_the_list_from_the_judges_share_is_the_gathered_one_and_every_verdicts(
-        sessions, seed):
-    version, dataset = _random_world(sessions, seed, responses=30)
+        sessions, copied_world, seed):
+    # seed 21's world is the next test's too: built once per backend, then copied
+    version, dataset = copied_world(("random_world", seed, 30),
+                                    lambda s: _random_world(s, seed, responses=30))
     report = agreement.agreement_report(sessions, version.id, dataset.id)
     python = _every_verdict(sessions, version, dataset)
     assert not report.data.complete
@@ -64,12 +66,13 @@ def test_the_list_from_the_judges_share_is_the_gathered_one_and_every_verdicts(
 
 
 @pytest.mark.parametrize("seed", [21, 24])
-def test_the_first_items_of_the_list_are_the_whole_lists_first(sessions, seed):
+def test_the_first_items_of_the_list_are_the_whole_lists_first(sessions, copied_world, seed):
     # The page lists a criterion's first disagreements only; the judges' share is then read
     # for the first responses the judges disagree on, looked for among the dataset's first
     # responses (4 x as many each time): the items must be the whole list's first ones, with
     # people among the sources or not, whether found at once, after widening or not at all.
-    version, dataset = _random_world(sessions, seed, responses=30)
+    version, dataset = copied_world(("random_world", seed, 30),
+                                    lambda s: _random_world(s, seed, responses=30))
     report = agreement.agreement_report(sessions, version.id, dataset.id)
     python = _every_verdict(sessions, version, dataset)
     keys = [s.key for s in python.data.verdict_sources]

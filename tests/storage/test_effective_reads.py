@@ -60,6 +60,12 @@ def busy_world(sessions, seed: int) -> _World:
     return world
 
 
+def _busy(copied_world, seed: int) -> _World:
+    """``busy_world`` of ``seed``, which several tests here read: built once per backend,
+    then copied."""
+    return copied_world(("busy_world", seed), lambda sessions: busy_world(sessions, seed))
+
+
 def old_decisions(session, version_id, ids, sight, criteria=None):
     """What the reads computed before: the consensus rule over every verdict, then blindness."""
     return recomputed_decisions(session, version_id, ids, criteria, sight=sight)
@@ -70,8 +76,8 @@ def _light(found):
                   for cid, d in per.items()} for rid, per in found.items()}
 
 
-def test_decisions_from_the_table_equal_the_consensus_for_every_viewer(sessions):
-    world = busy_world(sessions, seed=41)
+def test_decisions_from_the_table_equal_the_consensus_for_every_viewer(sessions, copied_world):
+    world = _busy(copied_world, 41)
     ids = [r.id for r in world.kept_rows]
     statuses, carried, hidden = set(), 0, 0
     with sessions() as session:
@@ -102,12 +108,12 @@ def test_decisions_from_the_table_equal_the_consensus_for_every_viewer(sessions)
 
 
 def test_a_blind_viewers_hidden_keys_in_one_query_are_the_decided_keys_they_did_not_answer(
-        sessions):
+        sessions, copied_world):
     """``unanswered_keys`` (one NOT EXISTS query, what the Results page and the panel column
     read for a blind viewer) gives, for the whole set and for a few responses, the decided
     keys less those ``answered_keys`` finds (the rule it replaced), carried criteria
     included; and ``hidden_decisions`` with it."""
-    world = busy_world(sessions, seed=43)
+    world = _busy(copied_world, 43)
     hidden_total, carried = 0, 0
     with sessions() as session:
         for version in world.versions:
@@ -366,13 +372,13 @@ def test_a_blind_reviewer_sees_no_other_verdict_through_the_table(sessions):
 
 @pytest.mark.parametrize("seed", [41, 43])
 def test_every_reviewers_current_verdict_read_at_once_is_the_consensus_readers(
-        sessions, seed):
+        sessions, copied_world, seed):
     # Agreement's reviewers (the human baseline) read in one window query over the reviewed
     # responses: each stream's current verdict, carried ones included, as consensus.gather
     # gives them (new versions, adopted wordings, an import, adjudications).
     from tests.storage.recomputed import reviewer_verdicts as old_reviewer_verdicts
 
-    world = busy_world(sessions, seed=seed)
+    world = _busy(copied_world, seed)
     compared = 0
     with sessions() as session:
         for version in world.versions:
@@ -389,10 +395,11 @@ def test_every_reviewers_current_verdict_read_at_once_is_the_consensus_readers(
 
 
 @pytest.mark.parametrize("seed", [41])
-def test_the_agreement_reviewer_rows_are_the_current_reviews_fields(sessions, seed):
+def test_the_agreement_reviewer_rows_are_the_current_reviews_fields(sessions, copied_world,
+                                                                   seed):
     # Agreement's gather reads the reviewers' verdicts as light rows (issue 41): the very
     # verdicts current_reviews gives, same fields, same order.
-    world = busy_world(sessions, seed=seed)
+    world = _busy(copied_world, seed)
     compared = 0
     with sessions() as session:
         for version in world.versions:

@@ -44,8 +44,9 @@ def _world(sessions):
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
-def test_the_file_export_is_byte_for_byte_the_string_export(sessions, fmt, monkeypatch):
-    judges, panel = _world(sessions)
+def test_the_file_export_is_byte_for_byte_the_string_export(sessions, copied_world, fmt,
+                                                            monkeypatch):
+    judges, panel = copied_world("export_world", _world)
     text = exports.results_export(sessions, judges, fmt, [panel.id])
     assert "漢字" in text and text.count("\n") > 20
     with exports.results_export_file(sessions, judges, fmt, [panel.id]) as found:
@@ -56,8 +57,8 @@ def test_the_file_export_is_byte_for_byte_the_string_export(sessions, fmt, monke
         assert paged.read() == text.encode("utf-8")
 
 
-def test_a_panel_export_pages_through_every_response_in_order(sessions, monkeypatch):
-    _judges, panel = _world(sessions)
+def test_a_panel_export_pages_through_every_response_in_order(sessions, copied_world, monkeypatch):
+    _judges, panel = copied_world("export_world", _world)
     whole = panels.panel_grades(sessions, panel.id)
     assert [ids for ids in panels.iter_graded_ids(sessions, panel.id, 4)] == [
         [g.response_id for g in whole[i:i + 4]] for i in range(0, len(whole), 4)]
@@ -70,12 +71,13 @@ def test_a_panel_export_pages_through_every_response_in_order(sessions, monkeypa
     assert [r["workbench_response_id"] for r in lines] == [g.response_id for g in whole]
 
 
-def test_the_paged_panel_records_are_the_records_read_all_at_once(sessions, monkeypatch):
+def test_the_paged_panel_records_are_the_records_read_all_at_once(sessions, copied_world,
+                                                                  monkeypatch):
     """As iter_panel_records read them before it paged: every result at once."""
     from storage.services import rubrics
     from storage.services.panel_results import panel_results
 
-    _judges, panel = _world(sessions)
+    _judges, panel = copied_world("export_world", _world)
     info = panels.get_panel(sessions, panel.id)
     version = rubrics.get_version(sessions, info.rubric_version_id)
     found = panel_results(sessions, panel.id)

@@ -32,8 +32,9 @@ def _split(monkeypatch):
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 @pytest.mark.parametrize("sight", [EVERYTHING, as_reviewer("ana")], ids=["all", "ana"])
-def test_two_processes_write_the_bytes_one_process_writes(sessions, fmt, sight, monkeypatch):
-    judges, panel = _world(sessions)
+def test_two_processes_write_the_bytes_one_process_writes(sessions, copied_world, fmt, sight,
+                                                          monkeypatch):
+    judges, panel = copied_world("export_world", _world)
     _alone(monkeypatch)
     assert export_parts.split(sessions, judges, [panel.id])[1] is None
     with exports.results_export_file(sessions, judges, fmt, [panel.id], sight=sight) as one:
@@ -52,8 +53,8 @@ def test_two_processes_write_the_bytes_one_process_writes(sessions, fmt, sight, 
         assert paged.read() == alone
 
 
-def test_the_parts_are_as_near_in_records_as_the_runs_allow(sessions, monkeypatch):
-    judges, panel = _world(sessions)
+def test_the_parts_are_as_near_in_records_as_the_runs_allow(sessions, copied_world, monkeypatch):
+    judges, panel = copied_world("export_world", _world)
     _split(monkeypatch)
     with sessions() as session:
         per_run = [session.scalar(select(func.count()).where(m.GradeRow.run_id == r))
@@ -69,15 +70,32 @@ def test_the_parts_are_as_near_in_records_as_the_runs_allow(sessions, monkeypatc
     assert export_parts.split(sessions, [], [panel.id])[1] is None
 
 
-def test_a_busy_machine_has_the_export_written_by_one_process(sessions, monkeypatch):
+def test_a_busy_machine_has_the_export_written_by_one_process(sessions, copied_world, monkeypatch):
     assert export_parts.free_core(idle=1.9)  # two cores idle: this process's and another
     assert not export_parts.free_core(idle=1.0)  # another process busy on one of two
     assert 0 <= export_parts.idle_cores(0.05) <= (os.cpu_count() or 1) + 0.01
-    judges, panel = _world(sessions)
+    judges, panel = copied_world("export_world", _world)
     _split(monkeypatch)
     assert export_parts.split(sessions, judges, [panel.id])[1] is not None
     monkeypatch.setattr(export_parts, "free_core", lambda: False)
     assert export_parts.split(sessions, judges, [panel.id])[1] is None
+
+
+def test_an_export_too_small_to_split_never_waits_to_measure_the_idle_cores(
+        sessions, copied_world, monkeypatch):
+    """Measuring them sleeps 0.1 s: an export under ``SPLIT_AT`` records is written by one
+    process whatever the machine's load, so it does not wait for that."""
+    judges, panel = copied_world("export_world", _world)
+    measured: list[float] = []
+    real = export_parts.idle_cores
+    monkeypatch.setattr(export_parts, "idle_cores",
+                        lambda *args: measured.append(1) or real(*args))
+    assert export_parts.split(sessions, judges, [panel.id])[1] is None
+    exports.results_export(sessions, judges, "csv", [panel.id])
+    assert measured == []
+    monkeypatch.setattr(export_parts, "SPLIT_AT", 0)  # big enough: the load decides
+    export_parts.split(sessions, judges, [panel.id])
+    assert measured == [1]
 
 
 def test_without_proc_stat_or_a_load_average_nothing_is_split(monkeypatch):
@@ -104,8 +122,8 @@ def _open_descriptors() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
-def test_the_second_process_failing_is_said_and_leaves_nothing_open(sessions):
-    judges, _panel = _world(sessions)
+def test_the_second_process_failing_is_said_and_leaves_nothing_open(sessions, copied_world):
+    judges, _panel = copied_world("export_world", _world)
     before = _open_descriptors()
     missing = export_parts.Part((judges[-1] + 999,), ())
     with (export_parts.later(sessions, missing, "jsonl", EVERYTHING, None, None) as rest,
@@ -116,8 +134,8 @@ def test_the_second_process_failing_is_said_and_leaves_nothing_open(sessions):
     assert _open_descriptors() <= before
 
 
-def test_an_error_here_stops_the_second_process(sessions):
-    judges, panel = _world(sessions)
+def test_an_error_here_stops_the_second_process(sessions, copied_world):
+    judges, panel = copied_world("export_world", _world)
     before = _open_descriptors()
     everything = export_parts.Part(tuple(judges), (panel.id,))
     with (pytest.raises(RuntimeError, match="stopped"),
@@ -129,9 +147,9 @@ def test_an_error_here_stops_the_second_process(sessions):
     assert _open_descriptors() <= before
 
 
-def test_the_second_process_exits_when_its_parent_goes(sessions):
+def test_the_second_process_exits_when_its_parent_goes(sessions, copied_world):
     """Its stdin closing (the parent died) ends it, whatever it was doing."""
-    judges, panel = _world(sessions)
+    judges, panel = copied_world("export_world", _world)
     with export_parts.later(sessions, export_parts.Part(tuple(judges), (panel.id,)), "csv",
                             EVERYTHING, *_columns(sessions, judges, panel)) as rest:
         process: subprocess.Popen = rest._process

@@ -128,11 +128,13 @@ def test_the_judges_count_is_not_kept_while_a_panel_is_unsettled(sessions):
 
 @pytest.mark.parametrize("change", ["transient failure replaced", "panel deleted"])
 def test_a_judges_change_that_keeps_the_graded_count_leaves_the_kept_count_unused(
-        sessions, monkeypatch, change):
+        sessions, copied_world, monkeypatch, change):
     """What moves the judges without a new graded response: a transiently failed grade
     replaced by its grade (done and failed counts both move, their sum does not), a panel
     deleted."""
-    version, dataset = _random_world(sessions, 28, responses=16)
+    # one world for both changes: built once per backend, then copied
+    version, dataset = copied_world(("random_world", 28, 16),
+                                    lambda s: _random_world(s, 28, responses=16))
     made = runs.list_runs(sessions, rubric_version_id=version.id, dataset_id=dataset.id)
     found = datasets.list_responses(sessions, dataset.id)
     run = made[0]

@@ -81,8 +81,9 @@ def _views(history, panel_ids, sight):
 
 @pytest.mark.parametrize("sight", SIGHTS, ids=lambda s: repr(s)[:40])
 def test_an_unfiltered_view_writes_no_matched_set_and_gives_the_python_page(
-        sessions, monkeypatch, sight):
-    history, panel_ids = _history(sessions)
+        sessions, copied_world, monkeypatch, sight):
+    # the one history every viewer reads: built once per backend, then copied
+    history, panel_ids = copied_world("unfiltered", _history)
     where = dict(dataset_id=history.dataset.id, rubric_version_id=history.version.id,
                  run_ids=[run.id for run in history.runs])
     columns = panel_results.page_columns(sessions, dataset_id=history.dataset.id,

@@ -34,7 +34,12 @@ VERDICTS = [[M, M, M, U], [M, U, M, U], [M, M, None, U], [U, U, CA, M], [M, M, M
 
 
 @pytest.fixture
-def table(sessions):
+def table(copied_world):
+    """The same graded upload for every test here: built once per backend, then copied."""
+    return copied_world("table_export", _table)
+
+
+def _table(sessions):
     version = make_rubric(sessions)
     dataset = datasets.create_dataset(sessions, "Uploaded", responses=ROWS, actor=ADMIN)
     responses = datasets.list_responses(sessions, dataset.id, limit=None)

@@ -156,8 +156,9 @@ def test_each_judge_read_from_the_database_is_the_matrix_of_its_every_verdict(
 
 @pytest.mark.parametrize("viewer", ["ana", "someone-else"])
 def test_a_blind_viewers_trust_is_the_trust_of_every_verdict_they_may_see(
-        sessions, viewer):
-    version, dataset = _world(sessions, 6)
+        sessions, copied_world, viewer):
+    # one world for both viewers: built once per backend, then copied
+    version, dataset = copied_world(("trust_counted", 6), lambda s: _world(s, 6))
     sight = Sight(viewer=viewer, sees_all=False)
 
     found = trust_report.trust_report(sessions, version.id, dataset.id, sight=sight)

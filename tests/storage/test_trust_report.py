@@ -22,8 +22,9 @@ VALUE = {"MET": 1.0, "UNMET": 0.0, **{o.label: o.value for o in LIKERT}}
 
 
 @pytest.fixture
-def world(sessions):
-    return trust_seed.seed(sessions)
+def world(copied_world):
+    """The same seeded world for every test here: built once per backend, then copied."""
+    return copied_world("trust_seed", trust_seed.seed)
 
 
 def _judge(report, world, key):
