@@ -9,9 +9,14 @@ worktrees in turn on the same COPY of a benchmark world).
                 so the panels' decisions follow): the responses a requeued run grades again
     (default)   one round: untimed, the count made by this code and stored;
                 one of those failures re-graded (a grade lands); timed, the next read of
-                the count. Prints one JSON line: wall and CPU seconds (this process's;
-                the server's counting is not in it), whether it was counted whole, and
-                the untimed whole count's wall (the fallback, as this code makes it).
+                the count.
+    --inputs    the same round for the judges' inputs (agreement_inputs_store.kept_inputs,
+                the count asked for through kept_patterns when they are made whole): both
+                made and stored untimed, a grade lands, the next read of the inputs timed
+                ("made_whole": make_inputs was called).
+    Each prints one JSON line: wall and CPU seconds (this process's; the server's counting
+    is not in it), whether it was counted whole, and the untimed whole count's wall (the
+    fallback, as this code makes it).
 
 The database is opened without migrating (the base code does not know the branch's
 revision): migrate it with the branch's code once before.
@@ -51,6 +56,8 @@ def main() -> None:
     parser.add_argument("--version", type=int, required=True)
     parser.add_argument("--dataset", type=int, required=True)
     parser.add_argument("--setup", type=int, default=0)
+    parser.add_argument("--inputs", action="store_true",
+                        help="time the judges' inputs' read, not the count's")
     parser.add_argument("--land", action="store_true",
                         help="only land one grade (then time the page: agreement_page_cold)")
     args = parser.parse_args()
@@ -60,7 +67,7 @@ def main() -> None:
     from grading.types import Verdict
     from storage import models as m
     from storage.engine import create_db_engine, make_session_factory
-    from storage.services import agreement_judge_store, runs
+    from storage.services import agreement_inputs_store, agreement_judge_store, runs
 
     sessions = make_session_factory(create_db_engine(args.db))
     with sessions() as session:
@@ -87,8 +94,14 @@ def main() -> None:
         # base keeps no open part, the branch would count whole when advancing from them)
         with sessions() as session, session.begin():
             session.execute(delete(m.JudgePatternSetRow))
+            session.execute(delete(m.AgreementInputsRow))
         at = time.perf_counter()
         agreement_judge_store.kept_patterns(sessions, args.version, args.dataset)
+        if args.inputs:
+            agreement_inputs_store.kept_inputs(
+                sessions, args.version, args.dataset,
+                lambda: agreement_judge_store.kept_patterns(sessions, args.version,
+                                                            args.dataset))
         whole_s = round(time.perf_counter() - at, 3)  # the whole count, as this code makes it
     with sessions() as session:
         rid = session.scalar(select(m.GradeRow.response_id).where(
@@ -111,6 +124,25 @@ def main() -> None:
         return real(*a, **k)
 
     agreement_judge_store.judge_patterns = counted
+    if args.inputs:
+        made = {"n": 0}
+        real_make = agreement_inputs_store.make_inputs
+
+        def make(*a, **k):
+            made["n"] += 1
+            return real_make(*a, **k)
+
+        agreement_inputs_store.make_inputs = make
+        started, cpu = time.perf_counter(), time.process_time()
+        found = agreement_inputs_store.kept_inputs(
+            sessions, args.version, args.dataset,
+            lambda: agreement_judge_store.kept_patterns(sessions, args.version, args.dataset))
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        print(json.dumps({"inputs": True, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
+                          "made_whole": bool(made["n"]), "counted_whole": bool(whole["n"]),
+                          "units": len(found.folded.units), "response": rid,
+                          "whole_wall_s": whole_s}))
+        return
     started, cpu = time.perf_counter(), time.process_time()
     found = agreement_judge_store.kept_patterns(sessions, args.version, args.dataset)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu

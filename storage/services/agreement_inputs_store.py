@@ -4,13 +4,17 @@ judges' stamp, read back by every app process while the judges have not moved.
 ``kept_inputs`` returns the stored ``JudgeInputs`` (storage.services.agreement_inputs) when
 they were made at the current judges' stamp for the current judges' keys, alpha's voters and
 scored sources; otherwise it makes them from the judges' pattern count (itself kept,
-agreement_judge_store) and replaces the stored ones. As the other kept rows
+agreement_judge_store) and replaces the stored ones. When the judges moved by grades
+landing only (the same judges, runs and ready panels), the stored inputs are advanced
+instead (``agreement_inputs.advanced``: the responses open when their count was made are
+counted and read again), without the judges' count. As the other kept rows
 (storage.services.kept_rows): derived, used only at their stamp, and a busy database never
 fails the read.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from sqlalchemy import select
@@ -21,6 +25,7 @@ from storage.plain_rows import binary_row
 from storage.services import kept_rows, trust_share_codec
 from storage.services.agreement_inputs import (
     JudgeInputs,
+    advanced,
     decode,
     encode,
     make_inputs,
@@ -30,7 +35,7 @@ from storage.services.agreement_judge_counts import JudgePatterns, judge_sides, 
 from storage.services.agreement_sources import data_stamp
 
 # Part of the stored stamp: inputs stored by code that made them differently never match.
-FORMAT = 1
+FORMAT = 2
 
 
 def stamp_text(stamp: tuple) -> str:
@@ -53,12 +58,19 @@ def kept_inputs(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
     found = judge_sides(sessions, rubric_version_id, dataset_id)
     if found is None or not found[0]:
         return None
-    keys, _sides, voters = found
+    keys, sides, voters = found
     sources = scored_sources(sessions, rubric_version_id, dataset_id)
     stored = read_stored(sessions, rubric_version_id, dataset_id, stamp, keys, voters,
                          sources)
     if stored is not None:
         return stored
+    earlier = read_stored(sessions, rubric_version_id, dataset_id, None, keys, voters,
+                          sources)
+    moved = (None if earlier is None
+             else advanced(sessions, earlier, keys, sides, voters, sources, stamp))
+    if moved is not None:
+        store(sessions, moved)
+        return moved
     judges = patterns()
     if judges is None or judges.stamp != stamp:
         return None
@@ -69,15 +81,19 @@ def kept_inputs(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
 
 
 def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-                stamp: tuple, keys, voters, sources) -> JudgeInputs | None:
-    """The stored inputs if they were made at ``stamp`` for these judges and sources."""
+                stamp: tuple | None, keys, voters, sources) -> JudgeInputs | None:
+    """The stored inputs if they were made at ``stamp`` for these judges and sources
+    (``stamp`` None: at whichever stamp they were made, read from the stored one)."""
     s = m.AgreementInputsRow
     with sessions() as session:
         kept = session.execute(
             select(s.id, s.keys, s.voters, s.sources, s.stamp)
             .where(s.rubric_version_id == rubric_version_id, s.dataset_id == dataset_id)
         ).one_or_none()
-        if (kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys)
+        if stamp is None and kept is not None:
+            stamp = _stamp_of(kept.stamp)
+        if (kept is None or stamp is None or kept.stamp != stamp_text(stamp)
+                or list(kept.keys) != list(keys)
                 or list(kept.voters) != list(voters)
                 or list(kept.sources) != list(sources)):
             return None
@@ -92,6 +108,19 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
                       sources=sources)
     except trust_share_codec.UnknownShape:
         return None
+
+
+def _stamp_of(text: str) -> tuple | None:
+    """The judges' stamp stored as ``text`` by this code (None: another format)."""
+    try:
+        stored = json.loads(text)
+        if stored.get("format") != FORMAT:
+            return None
+        runs, panel_ids = stored["stamp"]
+        stamp = (tuple(tuple(run) for run in runs), tuple(panel_ids))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return stamp if stamp_text(stamp) == text else None
 
 
 def store(sessions: SessionFactory, inputs: JudgeInputs) -> bool:

@@ -154,22 +154,41 @@ def advanced(sessions: SessionFactory, kept: JudgePatterns, keys: Sequence[str],
     judges, a run or a panel come or gone, the judges moved while counting, a count that
     would not stay positive): then count the whole."""
     if (kept.open is None or tuple(keys) != kept.keys or tuple(voters) != kept.voters
-            or not _only_grades_landed(kept.stamp, stamp)):
+            or not only_grades_landed(kept.stamp, stamp)):
         return None
     before = data_stamp(sessions, kept.rubric_version_id, kept.dataset_id)
     if judge_stamp(before) != stamp:
         return None
-    ids = kept.open.response_ids()
     total: Counter[Row] = Counter()
     for row, n in kept.rows:
         total[row] += n
     for row, n in kept.open.rows:
         total[row] -= n
+    rows, still, part = recounted(sessions, keys, sides, voters, kept.open.response_ids())
+    for row, n in rows:
+        total[row] += n
+    if judge_stamp(data_stamp(sessions, kept.rubric_version_id, kept.dataset_id)) != stamp:
+        return None
+    if any(n < 0 for n in total.values()):
+        return None
+    return JudgePatterns(kept.rubric_version_id, kept.dataset_id, kept.keys, kept.voters,
+                         stamp, tuple((row, n) for row, n in total.items() if n),
+                         OpenPart(_ids(still), tuple(part.items())))
+
+
+def recounted(sessions: SessionFactory, keys: Sequence[str], sides: Sequence[Select],
+              voters: Sequence[int], ids: Sequence[int]
+              ) -> tuple[list[tuple[Row, int]], list[int], Counter[Row]]:
+    """The judges' rows over the responses ``ids`` alone, counted now (2,000 a statement),
+    the ones among them still open (ascending) and those's share of the rows: what
+    ``advanced`` puts in place of a kept open part (the caller checks the judges' stamp
+    before and after)."""
+    counted: list[tuple[Row, int]] = []
     still: list[int] = []
     part: Counter[Row] = Counter()
     with sessions() as session:
         runs = judge_run_ids(session, keys)
-        for chunk in _chunks(ids):
+        for chunk in _chunks(list(ids)):
             # before the count, as in judge_patterns: every one still open when counted
             opened = session.scalars(open_query(runs, chunk)).all()
             still.extend(opened)
@@ -181,20 +200,13 @@ def advanced(sessions: SessionFactory, kept: JudgePatterns, keys: Sequence[str],
             else:
                 rows, now_open = _keyed(session.execute(
                     patterns_query(within, voters, first=1)).all(), 1), []
-            for row, n in rows:
-                total[row] += n
+            counted.extend(rows)
             for row, n in now_open:
                 part[row] += n
-    if judge_stamp(data_stamp(sessions, kept.rubric_version_id, kept.dataset_id)) != stamp:
-        return None
-    if any(n < 0 for n in total.values()):
-        return None
-    return JudgePatterns(kept.rubric_version_id, kept.dataset_id, kept.keys, kept.voters,
-                         stamp, tuple((row, n) for row, n in total.items() if n),
-                         OpenPart(_ids(sorted(still)), tuple(part.items())))
+    return counted, sorted(still), part
 
 
-def _only_grades_landed(was: tuple, now: tuple) -> bool:
+def only_grades_landed(was: tuple, now: tuple) -> bool:
     """Between two judges' stamps only grades may have landed: the same runs (by id) and
     ready panels. A run's status may change: the count reads no status (a panel member
     still grading makes ``judge_sides`` None before this is asked)."""

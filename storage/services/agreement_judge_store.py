@@ -73,7 +73,9 @@ def kept_patterns(sessions: SessionFactory, rubric_version_id: int,
 
 def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
                 stamp: tuple, keys, voters) -> JudgePatterns | None:
-    """The stored rows if they were counted at ``stamp`` for these keys and voters."""
+    """The stored rows if they were counted at ``stamp`` for these keys and voters, with
+    their open part when kept (what the judges' inputs made from them keep to advance:
+    agreement_inputs.advanced)."""
     s = m.JudgePatternSetRow
     with sessions() as session:
         kept = session.execute(
@@ -83,13 +85,19 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
         if (kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys)
                 or list(kept.voters) != list(voters)):
             return None
-        blob = session.scalar(select(s.rows).where(s.id == kept.id))
+        read = session.execute(
+            select(s.rows, s.open_ids, s.open_rows).where(s.id == kept.id)).one_or_none()
+    if read is None:  # replaced by another process since: read as not stored
+        return None
+    blob, open_ids, open_rows = read
     try:
         found = decode(bytes(blob), len(keys))
+        part = (None if open_ids is None or open_rows is None else
+                OpenPart(bytes(open_ids), decode(bytes(open_rows), len(keys))))
     except UnknownRows:
         return None
     return JudgePatterns(rubric_version_id, dataset_id, tuple(keys), tuple(voters), stamp,
-                         found)
+                         found, part)
 
 
 def read_earlier(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,

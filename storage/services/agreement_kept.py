@@ -145,8 +145,11 @@ def _build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
               agreement_people_store.people_stamp(sessions, rubric_version_id, dataset_id,
                                                   before))
     rows = (None if people is None else
-            agreement_people_store.read_stored(sessions, rubric_version_id, dataset_id,
-                                               people))
+            agreement_people_store.read_stored(
+                sessions, rubric_version_id, dataset_id, people,
+                # the inputs advanced over grades landed: people's rows follow them
+                None if inputs.since is None else (inputs.since[0], inputs.stamp,
+                                                   inputs.since[1])))
     data, newest, made = gather_people(sessions, rubric_version_id, dataset_id,
                                        complete=False,
                                        stored=None if inputs is None else inputs.grades,

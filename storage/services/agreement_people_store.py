@@ -67,11 +67,15 @@ def stamp_text(stamp: tuple) -> str:
 
 
 def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-                stamp: tuple) -> PeopleRows | None:
+                stamp: tuple, landed: tuple | None = None) -> PeopleRows | None:
     """The stored rows if they were made at ``stamp``; or, when they were made at a stamp
     that ``stamp`` follows by appended human verdicts only (``appended_since``), those rows
     with only the responses of these verdicts read again (``agreement_people.advanced``:
-    the rows a whole read gives), stored at ``stamp`` if nothing moved while reading."""
+    the rows a whole read gives), stored at ``stamp`` if nothing moved while reading.
+    ``landed``: (judges' stamp was, judges' stamp now, responses): grades landed between
+    those judges' stamps on those responses only (the judges' inputs advanced over them,
+    ``agreement_inputs.advanced``); rows stored at the first are advanced over them too
+    (the reviewed ones among them read again)."""
     s = m.AgreementPeopleRow
     with sessions() as session:
         kept = session.execute(
@@ -81,7 +85,8 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
         if kept is None:
             return None
         touched = (None if kept.stamp == stamp_text(stamp) else
-                   appended_since(session, dataset_id, kept.stamp, stamp))
+                   appended_since(session, dataset_id, kept.stamp, stamp, landed,
+                                  rubric_version_id))
         if kept.stamp != stamp_text(stamp) and touched is None:
             return None
         # in PostgreSQL's binary format (10 MB at 100,000 responses; as hex text, twice
@@ -118,14 +123,17 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
 MOST_APPENDED = 2000
 
 
-def appended_since(session: Session, dataset_id: int, stored: str,
-                   stamp: tuple) -> list[int] | None:
+def appended_since(session: Session, dataset_id: int, stored: str, stamp: tuple,
+                   landed: tuple | None = None,
+                   rubric_version_id: int | None = None) -> list[int] | None:
     """The responses of the human verdicts appended since the ``stored`` stamp (as stored)
     when ``stamp`` differs from it by these alone: the same format, judges' marks, ready
     panels, responses and criteria digest, and the dataset's verdicts grown by exactly the
     rows newer than the stored newest one (verdicts are append-only: after a deletion, or a
     verdict that committed late under an older id, the count and those rows differ). None
-    otherwise."""
+    otherwise. With ``landed`` (judges' stamp was, now, responses: see ``read_stored``) the
+    judges' marks may have moved from the first to the second (no verdict appended then is
+    fine), and the reviewed ones of those responses are touched too."""
     try:
         before = json.loads(stored)
         (runs, (count, newest), panels), responses, digest = before["stamp"]
@@ -133,9 +141,22 @@ def appended_since(session: Session, dataset_id: int, stored: str,
         return None
     now = json.loads(stamp_text(stamp))
     (runs_now, (count_now, newest_now), panels_now), responses_now, digest_now = now["stamp"]
-    if (before.get("format") != now["format"] or runs != runs_now or panels != panels_now
+    if (before.get("format") != now["format"] or panels != panels_now
             or responses != responses_now or digest != digest_now):
         return None
+    graded: set[int] = set()
+    if runs != runs_now:
+        if landed is None or rubric_version_id is None:
+            return None
+        was, is_now, ids = landed
+        if ([runs, panels] != _as_stored(was) or [runs_now, panels_now] != _as_stored(is_now)):
+            return None  # not the grades the judges' inputs followed
+        ev = m.EffectiveVerdictRow
+        reviewed = set(session.scalars(select(ev.response_id).distinct().where(
+            ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id)))
+        graded = reviewed.intersection(ids)
+        if (count, newest) == (count_now, newest_now):
+            return sorted(graded) if len(graded) <= MOST_APPENDED else None
     if not (isinstance(count, int) and isinstance(newest, int)
             and count < count_now and newest < newest_now):
         return None
@@ -145,9 +166,15 @@ def appended_since(session: Session, dataset_id: int, stored: str,
         .join(m.ResponseRow, m.ResponseRow.id == hv.response_id)
         .where(m.ResponseRow.dataset_id == dataset_id, hv.id > newest,
                hv.id <= newest_now)).all()
-    if len(appended) != count_now - count or len(appended) > MOST_APPENDED:
+    if len(appended) != count_now - count:
         return None
-    return sorted({rid for _vid, rid in appended})
+    touched = graded | {rid for _vid, rid in appended}
+    return sorted(touched) if len(touched) <= MOST_APPENDED else None
+
+
+def _as_stored(judges_stamp: tuple) -> list:
+    """A judges' stamp (runs, ready panels) as it reads back from a stored stamp."""
+    return json.loads(json.dumps(list(judges_stamp)))
 
 
 def store(sessions: SessionFactory, rubric_version_id: int, dataset_id: int, stamp: tuple,
