@@ -181,12 +181,13 @@ def _assert_stored_now(sessions, monkeypatch, version, dataset) -> None:
 
 @pytest.mark.parametrize("seed", [53])
 def test_after_each_appended_verdict_a_new_process_advances_the_stored_rows(
-        sessions, db_url, monkeypatch, seed):
+        sessions, copied_world, db_url, monkeypatch, seed):
     """Each kind of people's write appends verdicts: a new process reads the stored rows and
     only the responses those verdicts are on (the whole read refused), stores the rows at
     the new stamp, and its report is the report from every verdict. The second version's
     rows are advanced over every write before the carried ones at once."""
-    version, dataset = _random_world(sessions, seed, responses=24)
+    version, dataset = copied_world(("random_world", seed, 24),
+                                    lambda s: _random_world(s, seed, responses=24))
     assert _build(sessions, version.id, dataset.id) is not None
     second, carried = _carried_writes(sessions, version, dataset)
     assert _build(sessions, second.id, dataset.id) is not None and _stored(sessions) == 2
@@ -234,11 +235,12 @@ def _criterion_edited(sessions, version, dataset):
 
 @pytest.mark.parametrize("change", [_deleted, _response_added, _criterion_edited])
 def test_a_verdict_appended_beside_another_change_reads_the_rows_whole(
-        sessions, db_url, monkeypatch, change):
+        sessions, copied_world, db_url, monkeypatch, change):
     """A deletion, a response added or a criterion edited, with verdicts appended after
     it: the stored rows are not advanced; a new process reads them whole, stores them at
     the new stamp and its report is the report from every verdict."""
-    version, dataset = _random_world(sessions, 57, responses=16)
+    version, dataset = copied_world(("random_world", 57, 16),
+                                    lambda s: _random_world(s, 57, responses=16))
     assert _build(sessions, version.id, dataset.id) is not None
     with sessions() as session:
         reviewed = min(session.scalars(select(m.EffectiveVerdictRow.response_id).where(
@@ -307,8 +309,9 @@ def test_a_verdict_written_while_advancing_reads_whole_and_stores_nothing_stale(
 
 @pytest.mark.parametrize("seed", [53])
 def test_after_a_deleted_verdict_a_new_process_makes_the_report_from_every_verdict(
-        sessions, db_url, monkeypatch, seed):
-    version, dataset = _random_world(sessions, seed, responses=24)
+        sessions, copied_world, db_url, monkeypatch, seed):
+    version, dataset = copied_world(("random_world", seed, 24),
+                                    lambda s: _random_world(s, seed, responses=24))
     assert _build(sessions, version.id, dataset.id) is not None
     reads = Calls(monkeypatch, agreement_sources, "read_rows")
     delete_oldest_verdict(sessions)

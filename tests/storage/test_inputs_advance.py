@@ -84,8 +84,9 @@ def _raising():
 
 @pytest.mark.parametrize("land", LANDINGS)
 def test_grades_landed_advance_the_stored_inputs_to_the_ones_made_now(
-        sessions, db_url, monkeypatch, land):
-    version, dataset = _random_world(sessions, 41, responses=30)
+        sessions, copied_world, db_url, monkeypatch, land):
+    version, dataset = copied_world(("random_world", 41, 30),
+                                    lambda s: _random_world(s, 41, responses=30))
     _kept(sessions, version, dataset)
     land(sessions, version, dataset)
     _not_made(monkeypatch)
@@ -171,8 +172,10 @@ def _rubric_as_judge_run(sessions, version, dataset):
     pytest.param(_stored_without_open_part, id="stored without an open part"),
     pytest.param(_rubric_as_judge_run, id="a grade on a rubric-as-judge run"),
 ])
-def test_anything_but_grades_landing_makes_the_inputs_whole(sessions, monkeypatch, change):
-    version, dataset = _random_world(sessions, 44, responses=20)
+def test_anything_but_grades_landing_makes_the_inputs_whole(
+        sessions, copied_world, monkeypatch, change):
+    version, dataset = copied_world(("random_world", 44, 20),
+                                    lambda s: _random_world(s, 44, responses=20))
     _kept(sessions, version, dataset)
     change(sessions, version, dataset)
     made = Calls(monkeypatch, agreement_inputs_store, "make_inputs")
@@ -255,8 +258,9 @@ def _grade_and_verdict(sessions, version, dataset):
     pytest.param(_grade_and_verdict, id="a grade and a verdict"),
 ])
 def test_people_rows_advance_over_the_grades_the_inputs_advanced_over(
-        sessions, db_url, monkeypatch, land):
-    version, dataset = _random_world(sessions, 46, responses=30)
+        sessions, copied_world, db_url, monkeypatch, land):
+    version, dataset = copied_world(("random_world", 46, 30),
+                                    lambda s: _random_world(s, 46, responses=30))
     if land is _reviewed_failure_re_graded:
         _reviewed_response_graded(sessions, version, dataset, (U, None, M, None), True)
     assert agreement_kept.build(sessions, version.id, dataset.id,

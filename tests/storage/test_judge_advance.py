@@ -101,8 +101,9 @@ LANDINGS = [
 
 @pytest.mark.parametrize("land", LANDINGS)
 def test_grades_landed_advance_the_stored_count_to_the_whole_count(
-        sessions, db_url, monkeypatch, land):
-    version, dataset = _random_world(sessions, 41, responses=30)
+        sessions, copied_world, db_url, monkeypatch, land):
+    version, dataset = copied_world(("random_world", 41, 30),
+                                    lambda s: _random_world(s, 41, responses=30))
     agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
     land(sessions, version, dataset)
     _no_whole_count(monkeypatch)
@@ -196,8 +197,9 @@ def _stored_without_open_part(sessions, version, dataset):
     pytest.param(_panel_deleted, id="a panel is deleted"),
     pytest.param(_stored_without_open_part, id="stored without an open part"),
 ])
-def test_anything_but_grades_landing_is_counted_whole(sessions, monkeypatch, change):
-    version, dataset = _random_world(sessions, 44, responses=20)
+def test_anything_but_grades_landing_is_counted_whole(sessions, copied_world, monkeypatch, change):
+    version, dataset = copied_world(("random_world", 44, 20),
+                                    lambda s: _random_world(s, 44, responses=20))
     agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
     change(sessions, version, dataset)
     counts = Calls(monkeypatch, agreement_judge_store, "judge_patterns")
@@ -257,13 +259,14 @@ def test_the_open_part_is_the_count_over_the_open_responses(sessions):
 
 @pytest.mark.parametrize("land", LANDINGS)
 def test_the_agreement_report_on_an_advanced_count_is_the_report_from_every_verdict(
-        sessions, monkeypatch, land):
+        sessions, copied_world, monkeypatch, land):
     # The count's rows come back in another order when advanced: every figure the report
     # (and the judges' inputs made from the count) gives is still the whole report's.
     from storage.services import agreement_inputs_store, agreement_kept
     from tests.storage.test_agreement_kept import _assert_is_the_report
 
-    version, dataset = _random_world(sessions, 44, responses=30)
+    version, dataset = copied_world(("random_world", 44, 30),
+                                     lambda s: _random_world(s, 44, responses=30))
     agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
     land(sessions, version, dataset)
     _no_whole_count(monkeypatch)
