@@ -112,16 +112,21 @@ def _an_ungraded_response(sessions, report, run_id: int) -> int:
     return min(set(report.data.response_labels) - graded)
 
 
-def test_a_grade_landing_moves_the_stamp_and_the_stale_share_is_never_used(
-        sessions, monkeypatch):
-    version, dataset = _world(sessions, 4)
-    stamp, report = _read(sessions, version, dataset)
-    stale = trust_share_store.kept_share(sessions, report, stamp)
+def _a_grade_lands(sessions, report) -> None:
+    """The report's first run grades a response it had no grade for (the judges move)."""
     run_id = next(s.run_id for s in report.data.sources if s.run_id is not None)
     response = _an_ungraded_response(sessions, report, run_id)
     output = datasets.get_response(sessions, response).output
     runs.record_grade(sessions, run_id, response, judge_report(
         CRITERIA, [Verdict.MET] * len(CRITERIA), ScoringSettings(), output))
+
+
+def test_a_grade_landing_moves_the_stamp_and_the_stale_share_is_never_used(
+        sessions, monkeypatch):
+    version, dataset = _world(sessions, 4)
+    stamp, report = _read(sessions, version, dataset)
+    stale = trust_share_store.kept_share(sessions, report, stamp)
+    _a_grade_lands(sessions, report)
 
     moved, after = _read(sessions, version, dataset)
     assert moved != stamp
@@ -152,11 +157,7 @@ def test_a_report_read_at_the_stamp_gets_the_share_stored_there_after_the_judges
     version, dataset = _world(sessions, 6)
     stamp, report = _read(sessions, version, dataset)
     made = trust_share_store.kept_share(sessions, report, stamp)
-    run_id = next(s.run_id for s in report.data.sources if s.run_id is not None)
-    response = _an_ungraded_response(sessions, report, run_id)
-    output = datasets.get_response(sessions, response).output
-    runs.record_grade(sessions, run_id, response, judge_report(
-        CRITERIA, [Verdict.MET] * len(CRITERIA), ScoringSettings(), output))
+    _a_grade_lands(sessions, report)
     moved, after = _read(sessions, version, dataset)
     assert moved != stamp
 
