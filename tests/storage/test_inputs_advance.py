@@ -302,3 +302,25 @@ def test_people_rows_are_read_whole_after_grades_the_inputs_did_not_follow(
         _assert_is_the_report(other, version, dataset, built)
     finally:
         other.kw["bind"].dispose()
+
+
+def test_a_grade_landing_while_the_inputs_are_advanced_gives_none_of_a_stamp_not_theirs(
+        sessions, monkeypatch):
+    # the advance re-checks the judges' stamp after reading: grades landed meanwhile make
+    # it refuse; the judges moved since this read's stamp, so it gives none (the page then
+    # reads the report whole: KeptSlot.report) and stores nothing; the next read advances
+    # the stored ones over every grade (those that landed were on open responses)
+    from tests.storage.test_judge_advance import _landing_while
+
+    version, dataset = _random_world(sessions, 49, responses=24)
+    _kept(sessions, version, dataset)
+    _new_response_graded(sessions, version, dataset)
+    landed = _landing_while(monkeypatch, agreement_inputs, sessions, version, dataset)
+    made = Calls(monkeypatch, agreement_inputs_store, "make_inputs")
+
+    assert _kept(sessions, version, dataset) is None
+    assert landed and made.calls == 0
+    found = _kept(sessions, version, dataset)
+
+    assert made.calls == 0
+    _assert_same_inputs(found, *_made_now(sessions, version, dataset))

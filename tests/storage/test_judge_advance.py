@@ -280,3 +280,39 @@ def test_the_agreement_report_on_an_advanced_count_is_the_report_from_every_verd
     from_inputs = agreement_kept.build(sessions, version.id, dataset.id, inputs)
     assert from_inputs is not None
     _assert_is_the_report(sessions, version, dataset, from_inputs)
+
+
+def _landing_while(monkeypatch, owner, sessions, version, dataset) -> list:
+    """``owner.recounted`` lands grades in two runs once it has counted (a grade committed
+    while a process advances): the stamp moved under the advance."""
+    real, landed = owner.recounted, []
+
+    def recounted(*args, **kwargs):
+        found = real(*args, **kwargs)
+        if not landed:
+            landed.append(1)
+            _grades_in_two_runs(sessions, version, dataset)
+        return found
+
+    monkeypatch.setattr(owner, "recounted", recounted)
+    return landed
+
+
+def test_a_grade_landing_while_the_count_is_advanced_has_it_counted_whole(
+        sessions, monkeypatch):
+    # the advance re-checks the judges' stamp after counting: a grade that landed meanwhile
+    # makes it refuse, and the store counts the whole (never rows of a stamp not theirs)
+    version, dataset = _random_world(sessions, 48, responses=24)
+    agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+    _new_response_graded(sessions, version, dataset)
+    landed = _landing_while(monkeypatch, agreement_judge_counts, sessions, version, dataset)
+    counts = Calls(monkeypatch, agreement_judge_store, "judge_patterns")
+
+    found = agreement_judge_store.kept_patterns(sessions, version.id, dataset.id)
+
+    assert landed and counts.calls == 1
+    now = agreement_judge_counts.judge_patterns(sessions, version.id, dataset.id)
+    _same_count(now, found)
+    monkeypatch.undo()
+    _no_whole_count(monkeypatch)  # stored at the stamp it was counted at: read back
+    _same_count(now, agreement_judge_store.kept_patterns(sessions, version.id, dataset.id))
