@@ -50,6 +50,18 @@ def _report(session, version_id: int, verdict):
                         reason="re-graded") for i, c in enumerate(criteria)])
 
 
+def _counted(owner, name: str) -> dict:
+    """``owner.name`` wrapped to count its calls (whether the timed read made it whole)."""
+    calls, real = {"n": 0}, getattr(owner, name)
+
+    def wrapped(*args, **kwargs):
+        calls["n"] += 1
+        return real(*args, **kwargs)
+
+    setattr(owner, name, wrapped)
+    return calls
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True)
@@ -116,23 +128,9 @@ def main() -> None:
         print(json.dumps({"landed": rid}))
         return
 
-    whole = {"n": 0}
-    real = agreement_judge_store.judge_patterns
-
-    def counted(*a, **k):
-        whole["n"] += 1
-        return real(*a, **k)
-
-    agreement_judge_store.judge_patterns = counted
+    whole = _counted(agreement_judge_store, "judge_patterns")
     if args.inputs:
-        made = {"n": 0}
-        real_make = agreement_inputs_store.make_inputs
-
-        def make(*a, **k):
-            made["n"] += 1
-            return real_make(*a, **k)
-
-        agreement_inputs_store.make_inputs = make
+        made = _counted(agreement_inputs_store, "make_inputs")
         started, cpu = time.perf_counter(), time.process_time()
         found = agreement_inputs_store.kept_inputs(
             sessions, args.version, args.dataset,
