@@ -152,9 +152,11 @@ def appended_since(session: Session, dataset_id: int, stored: str, stamp: tuple,
         if ([runs, panels] != _as_stored(was) or [runs_now, panels_now] != _as_stored(is_now)):
             return None  # not the grades the judges' inputs followed
         ev = m.EffectiveVerdictRow
-        reviewed = set(session.scalars(select(ev.response_id).distinct().where(
-            ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id)))
-        graded = reviewed.intersection(ids)
+        landed = sorted(set(ids))
+        graded = {rid for i in range(0, len(landed), 2000)  # ids bound 2,000 a statement
+                  for rid in session.scalars(select(ev.response_id).distinct().where(
+                      ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
+                      ev.response_id.in_(landed[i:i + 2000])))}
         if (count, newest) == (count_now, newest_now):
             return sorted(graded) if len(graded) <= MOST_APPENDED else None
     if not (isinstance(count, int) and isinstance(newest, int)
