@@ -372,8 +372,23 @@ def alpha_from_counts(
         )
     # Nominal alpha with two values: 1 - (n - 1) * o(MET, UNMET) / (n_MET * n_UNMET), where
     # o(MET, UNMET) sums, over units, the unit's MET x UNMET pairs divided by (its values - 1).
-    observed = sum(m * u / (m + u - 1) for m, u in disagreeing)
+    observed = observed_disagreement(disagreeing)
     return MultiSourceAgreement(**result, alpha=alpha_value(n, n_met, observed), note="")
+
+
+def observed_disagreement(disagreeing) -> float:
+    """o(MET, UNMET): the sum over units of MET x UNMET / (values - 1), ``disagreeing`` being
+    (MET, UNMET) pairs or a (units, 2) integer array, added left to right in the units'
+    order (a cumulative sum: numpy's pairwise ``sum`` would give other last bits), in C:
+    ~180,000 units at 100,000 responses, summed over every key and again per criterion."""
+    import numpy as np
+
+    pairs = (disagreeing if isinstance(disagreeing, np.ndarray)
+             else np.array(list(disagreeing), dtype=np.int64).reshape(-1, 2))
+    if not len(pairs):
+        return 0.0
+    met, unmet = pairs[:, 0].astype(np.float64), pairs[:, 1].astype(np.float64)
+    return float(np.cumsum(met * unmet / (met + unmet - 1))[-1])
 
 
 def alpha_value(values_used: int, met: int, observed: float) -> float | None:

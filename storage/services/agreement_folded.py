@@ -11,7 +11,7 @@ folding and sorting the others again (storage.services.agreement_kept).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -81,12 +81,14 @@ class FoldedRows:
             found.setdefault(cid, []).append((first, rid, met, unmet))
         return found
 
-    def met_unmet(self, criterion_id: int | None = None) -> Iterator[tuple[int, int]]:
-        """(MET, UNMET) of the units in alpha's order: over every key, or one criterion's."""
+    def met_unmet(self, criterion_id: int | None = None):
+        """(MET, UNMET) of the units in alpha's order, as a (units, 2) array
+        (``grading.agreement.observed_disagreement`` sums it in C): over every key, or one
+        criterion's."""
         units = self.units
         if criterion_id is not None:
             units = units[units[:, 3] == criterion_id]
-        return zip(units[:, 4].tolist(), units[:, 5].tolist(), strict=True)
+        return units[:, 4:6]
 
     def __eq__(self, other) -> bool:
         import numpy as np

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import TypeVar
 
-from sqlalchemy import delete, insert
+from sqlalchemy import delete, insert, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from storage.engine import SessionFactory
@@ -28,12 +28,24 @@ def stamp_text(stamp: tuple, format: int) -> str:
     return json.dumps({"format": format, "stamp": stamp}, separators=(",", ":"))
 
 
+# PostgreSQL compresses a kept row's megabytes (TOAST) with its default, pglz: ~0.35 s for
+# the people's rows at 100,000 responses (10 MB of arrays) against ~0.04 s with lz4, read
+# back as fast. The default is set for this transaction only (the columns keep none of their
+# own: a row stored before, with pglz, reads back as ever), where the server has lz4
+# (PostgreSQL 14 and later, built with it); elsewhere it stays as it is.
+_LZ4 = text(
+    "SELECT set_config('default_toast_compression', 'lz4', true) FROM pg_settings"
+    " WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)")
+
+
 def replace(sessions: SessionFactory, model, where: dict, values: dict) -> bool:
     """Delete ``model``'s rows matching ``where`` (column: value) and insert one with
     ``where`` and ``values``, in one transaction; False if another writer got there or the
     database stayed busy."""
     try:
         with sessions() as session, session.begin():
+            if session.get_bind().dialect.name == "postgresql":
+                session.execute(_LZ4)
             session.execute(delete(model).where(
                 *(getattr(model, column) == value for column, value in where.items())))
             session.execute(insert(model).values(**where, **values))

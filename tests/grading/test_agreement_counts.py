@@ -107,3 +107,29 @@ def test_pair_scores_of_many_matrices_are_the_same_floats_as_one_at_a_time():
         expected = pair_scores(*row)
         got = tuple(None if np.isnan(a[i]) else float(a[i]) for a in arrays)
         assert got == expected, (row, got, expected)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_alpha_sums_the_units_disagreement_left_to_right_from_pairs_and_from_an_array(seed):
+    """The observed disagreement is added unit after unit, as Python adds floats, whether
+    the (MET, UNMET) pairs come as tuples or as the kept report's array: the report's
+    alpha is the same float either way (numpy's pairwise sum gives other last bits)."""
+    from grading.agreement import alpha_from_counts, observed_disagreement
+
+    rng = random.Random(seed)
+    pairs = [(rng.randint(1, 5), rng.randint(1, 5)) for _ in range(1000)]
+    in_order = 0
+    for met, unmet in pairs:
+        in_order += met * unmet / (met + unmet - 1)
+    array = np.array(pairs, dtype=np.int64)
+    terms = array[:, 0] * array[:, 1] / (array[:, 0] + array[:, 1] - 1)
+    assert float(np.sum(terms)) != in_order  # the data tells the two orders apart
+    assert observed_disagreement(pairs) == in_order == observed_disagreement(array)
+    assert observed_disagreement([]) == 0 == observed_disagreement(array[:0])
+
+    n, met = sum(m + u for m, u in pairs), sum(m for m, _u in pairs)
+    counts = dict(sources=5, units=1000, pairable_units=1000, values_used=n, met=met,
+                  excluded_cannot_assess=0)
+    alpha = alpha_from_counts(**counts, disagreeing=iter(pairs)).alpha
+    assert alpha == 1 - (n - 1) * in_order / (met * (n - met))
+    assert alpha_from_counts(**counts, disagreeing=array).alpha == alpha
