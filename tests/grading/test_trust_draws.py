@@ -112,3 +112,21 @@ def test_a_figure_may_register_a_function_of_its_columns():
     assert calls == [1]
     with pytest.raises(ValueError, match="width"):
         SharedDraws(5).add([0], lambda: features)
+
+
+def test_draw_counts_hold_little_beside_the_counts_they_yield():
+    """Issue 41: a chunk's draws are not held beside its counts (at 100,000 items, 50
+    resamples' int32 draws were 20 MB beside their 40 MB of counts)."""
+    import tracemalloc
+
+    count, rows = 20_000, 50
+    chunk = rows * count * 8  # the counts yielded: 8 MB
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        for _start, counts in draw_counts(count, 100, 0, rows=rows):
+            del counts
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < chunk + chunk // 4  # the counts and a few rows' draws (16.6 MB before)
