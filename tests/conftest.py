@@ -66,6 +66,26 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: _path(config, item).startswith("tests/compat/"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _streamlit_components_scanned_once():
+    """Streamlit's AppTest looks for custom components in every installed distribution's
+    metadata the first time each test's app runs: ~0.9 s a page test (about a third of its
+    time), the same answer each time, since nothing is installed while the tests run. The
+    first scan's answer (Streamlit's own function's) serves every later AppTest."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan, found = manifest_scanner.scan_component_manifests, []
+
+    def scanned_once(max_workers=None):
+        if not found:
+            found.append(scan(max_workers))
+        return list(found[0])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifest_scanner, "scan_component_manifests", scanned_once)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch, tmp_path):
     """No real keys or endpoints leak into a test; each test gets its own SQLite file."""
