@@ -36,9 +36,10 @@ _WORKBENCH_VARS = (
 )
 
 
-# The suite runs on two pytest-xdist workers (scripts/test.sh). These files measure time,
-# speed or several processes racing each other: they share one worker, one test at a time, so
-# a test of theirs never competes with another of them for the machine's two cores.
+# These files measure time, speed or several processes racing each other: a test of theirs
+# must never compete with another of them for the machine's two cores. scripts/test.sh runs
+# them one at a time in a pytest process of their own (--one-at-a-time=only), beside the rest
+# on two workers at a lower priority; run with the rest on xdist, they share one worker.
 _ONE_AT_A_TIME = {
     "tests/grading/test_busy_server.py", "tests/grading/test_capacity_memory.py",
     "tests/grading/test_litellm_integration.py", "tests/jobs/test_busy_notice.py",
@@ -54,11 +55,28 @@ def _path(config, item) -> str:
     return item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--one-at-a-time", choices=("with", "only", "without"), default="with",
+        help="the files that measure time or race processes (tests/conftest.py): run them "
+             "with the rest (default), only them, or leave them out. scripts/test.sh runs "
+             "them in a pytest process of their own beside the rest.")
+
+
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture scope
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _path(config, item) in _ONE_AT_A_TIME:
             item.add_marker(pytest.mark.xdist_group("one_at_a_time"))
+    part = config.getoption("--one-at-a-time")
+    if part != "with":
+        keep, left = [], []
+        for item in items:
+            (keep if (_path(config, item) in _ONE_AT_A_TIME) == (part == "only")
+             else left).append(item)
+        if left:
+            config.hook.pytest_deselected(items=left)
+        items[:] = keep
     # The compatibility tests need the compared packages' venvs, which scripts/test.sh starts
     # building beside the app's install (minutes on a clean machine: autorubric's above all).
     # Collected first (tests/compat sorts early), both workers waited ~2 min for pip; last,
