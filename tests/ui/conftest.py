@@ -9,25 +9,14 @@ import pytest
 from storage.config import database_url
 from storage.engine import open_database
 
-_frozen = []
-
 
 @pytest.fixture(autouse=True)
 def _finalise_leftovers_before_the_page_compiles():
     """Run the finalisers of what earlier tests left behind (event loops, tasks) now, not at
     a random collection inside Streamlit's compile of a page: on Python 3.11 a finaliser that
     logs a traceback there parses source again ("AST constructor recursion depth mismatch",
-    seen in CI in tests/ui/test_grade_page.py).
-
-    A full collection walks every object the process holds: the imported libraries' (litellm,
-    openai's types, streamlit) are most of them and live as long as the process, and walking
-    them took ~0.5 s a test. After the first collection they are set aside (``gc.freeze``:
-    never walked again, still freed when nothing refers to them); each later collection walks
-    only what was made since, which holds what earlier tests left behind."""
+    seen in CI in tests/ui/test_grade_page.py)."""
     gc.collect()
-    if not _frozen:
-        gc.freeze()
-        _frozen.append(True)
 
 
 @pytest.fixture(autouse=True)
