@@ -54,11 +54,29 @@ NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$docs_
 rm -rf "$docs_site"
 # Browser tests run in their own pytest process: pytest-playwright's sync API leaves an event
 # loop behind that breaks async tests collected after it.
-# Two workers (pytest-xdist); the timing-sensitive files share one of them (tests/conftest.py).
+# The files that measure time, speed or processes racing each other (tests/conftest.py) run
+# one test at a time in a pytest process of their own, beside the rest on two workers
+# (pytest-xdist): they wait on providers and helper processes half the time, and the rest
+# fill the cores meanwhile. The rest run at a lower priority (nice), so a timing test still
+# gets a core as soon as it asks for one. Its output follows the rest's.
 # --durations: the slowest tests are named in every run, to keep CI's time in view; every test's
 # time is in test-artifacts/junit-*.xml (python scripts/test_times.py sums them per file).
-.venv/bin/python -m pytest -m "not e2e and not real_model" -n 2 --dist loadgroup --durations=20 \
-  --junitxml=test-artifacts/junit-unit.xml "$@"
+.venv/bin/python -m pytest -m "not e2e and not real_model" --one-at-a-time=only \
+  --durations=10 --junitxml=test-artifacts/junit-one-at-a-time.xml "$@" \
+  >test-artifacts/one-at-a-time.log 2>&1 &
+timing=$!
+rest=0
+nice -n 5 .venv/bin/python -m pytest -m "not e2e and not real_model" --one-at-a-time=without \
+  -n 2 --durations=20 --junitxml=test-artifacts/junit-unit.xml "$@" || rest=$?
+timed=0
+wait "$timing" || timed=$?
+echo "== the timing files, one test at a time (beside the run above) =="
+cat test-artifacts/one-at-a-time.log
+# 5 is "no test selected": arguments that name files of one part only
+for status in "$rest" "$timed"; do
+  if [ "$status" != 0 ] && [ "$status" != 5 ]; then exit "$status"; fi
+done
+if [ "$rest" = 5 ] && [ "$timed" = 5 ]; then exit 5; fi
 # Two workers here too: a browser test mostly waits for the page (17 min one at a time, ~11 on
 # two workers); every journey starts its own app server on a free port with its own database.
 # A file's tests go to one worker, in order (--dist loadfile): they share the file's app

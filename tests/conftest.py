@@ -36,9 +36,10 @@ _WORKBENCH_VARS = (
 )
 
 
-# The suite runs on two pytest-xdist workers (scripts/test.sh). These files measure time,
-# speed or several processes racing each other: they share one worker, one test at a time, so
-# a test of theirs never competes with another of them for the machine's two cores.
+# These files measure time, speed or several processes racing each other: a test of theirs
+# must never compete with another of them for the machine's two cores. scripts/test.sh runs
+# them one at a time in a pytest process of their own (--one-at-a-time=only), beside the rest
+# on two workers at a lower priority; run with the rest on xdist, they share one worker.
 _ONE_AT_A_TIME = {
     "tests/grading/test_busy_server.py", "tests/grading/test_capacity_memory.py",
     "tests/grading/test_litellm_integration.py", "tests/jobs/test_busy_notice.py",
@@ -54,16 +55,66 @@ def _path(config, item) -> str:
     return item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--one-at-a-time", choices=("with", "only", "without"), default="with",
+        help="the files that measure time or race processes (tests/conftest.py): run them "
+             "with the rest (default), only them, or leave them out. scripts/test.sh runs "
+             "them in a pytest process of their own beside the rest.")
+
+
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture scope
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _path(config, item) in _ONE_AT_A_TIME:
             item.add_marker(pytest.mark.xdist_group("one_at_a_time"))
+    part = config.getoption("--one-at-a-time")
+    if part != "with":
+        keep, left = [], []
+        for item in items:
+            (keep if (_path(config, item) in _ONE_AT_A_TIME) == (part == "only")
+             else left).append(item)
+        if left:
+            config.hook.pytest_deselected(items=left)
+        items[:] = keep
     # The compatibility tests need the compared packages' venvs, which scripts/test.sh starts
     # building beside the app's install (minutes on a clean machine: autorubric's above all).
     # Collected first (tests/compat sorts early), both workers waited ~2 min for pip; last,
     # the venvs are long built when they come.
     items.sort(key=lambda item: _path(config, item).startswith("tests/compat/"))
+
+
+def pytest_collection_finish(session):
+    """Every test module is imported by now, and with them the libraries (litellm, openai's
+    types, streamlit, SQLAlchemy): most of the objects the process will ever hold, alive until
+    it ends. They are set aside from the garbage collector (``gc.freeze``: never walked
+    again, still freed when nothing refers to them), so a full collection (the UI tests run
+    one before each test; Python runs them as objects pile up) walks only what the tests
+    made: it walked them all, ~0.5 s a collection."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _streamlit_components_scanned_once():
+    """Streamlit's AppTest looks for custom components in every installed distribution's
+    metadata the first time each test's app runs: ~0.9 s a page test (about a third of its
+    time), the same answer each time, since nothing is installed while the tests run. The
+    first scan's answer (Streamlit's own function's) serves every later AppTest."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan, found = manifest_scanner.scan_component_manifests, []
+
+    def scanned_once(max_workers=None):
+        if not found:
+            found.append(scan(max_workers))
+        return list(found[0])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifest_scanner, "scan_component_manifests", scanned_once)
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -68,13 +68,15 @@ def ensure_venv(name: str, requirements: list[str], *, timeout: float = 900,
     return python
 
 
+# Nothing leaves the machine: litellm (pulled in by autorubric) would fetch a price map.
+_OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1",
+            "LITELLM_LOG": "ERROR", "NO_PROXY": "127.0.0.1,localhost"}
+
+
 def run_driver(python: Path, script: Path, payload: Any, *, timeout: float = 300,
                env: dict[str, str] | None = None) -> Any:
     """Run ``script`` with ``python``; JSON ``payload`` on stdin, JSON result on stdout."""
-    # Nothing leaves the machine: litellm (pulled in by autorubric) would fetch a price map.
-    offline = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1",
-               "LITELLM_LOG": "ERROR", "NO_PROXY": "127.0.0.1,localhost"}
-    full_env = {**os.environ, **offline, "PYTHONPATH": "", **(env or {})}
+    full_env = {**os.environ, **_OFFLINE, "PYTHONPATH": "", **(env or {})}
     result = subprocess.run(
         [str(python), str(script)], input=json.dumps(payload), capture_output=True, text=True,
         timeout=timeout, env=full_env, cwd=script.parent,
@@ -82,6 +84,68 @@ def run_driver(python: Path, script: Path, payload: Any, *, timeout: float = 300
     if result.returncode != 0:
         raise RuntimeError(f"{script.name} failed ({result.returncode}):\n{result.stderr[-5000:]}")
     return json.loads(result.stdout)
+
+
+class ServingDriver:
+    """A driver kept running for many calls (``script --serve``): one JSON line in, one
+    reply line back (``REPLY`` then ``{"result": ...}`` or ``{"error": traceback}``), where
+    ``run_driver`` starts a process per call, each importing the framework again (~5 s with
+    OpenEnv). Lines without the mark (a library's print) are passed over."""
+
+    REPLY = "@@driver-reply@@ "
+
+    def __init__(self, python: Path, script: Path, *, env: dict[str, str] | None = None):
+        import queue
+        import tempfile
+
+        self.name = script.name
+        self._stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115  (closed in close())
+        self._process = subprocess.Popen(
+            [str(python), str(script), "--serve"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self._stderr, text=True, cwd=script.parent,
+            env={**os.environ, **_OFFLINE, "PYTHONPATH": "", **(env or {})})
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self._process.stdout:
+            self._lines.put(line)
+        self._lines.put("")  # the driver exited
+
+    def _failure(self, what: str) -> RuntimeError:
+        self._stderr.seek(0)
+        return RuntimeError(f"{self.name} {what}:\n{self._stderr.read()[-5000:]}")
+
+    def call(self, payload: Any, *, timeout: float = 300) -> Any:
+        import queue
+
+        try:
+            self._process.stdin.write(json.dumps(payload) + "\n")
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            raise self._failure(f"exited ({self._process.poll()})") from None
+        while True:
+            try:
+                line = self._lines.get(timeout=timeout)
+            except queue.Empty:
+                raise self._failure(f"gave no reply in {timeout:.0f} s") from None
+            if not line:
+                raise self._failure(f"exited ({self._process.wait(10)})")
+            if line.startswith(self.REPLY):
+                reply = json.loads(line[len(self.REPLY):])
+                if "error" in reply:
+                    raise RuntimeError(f"{self.name} failed:\n{reply['error']}")
+                return reply["result"]
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._process.stdin.close()
+        try:
+            self._process.wait(10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._stderr.close()
 
 
 # Every test venv, so that a full run (CI) can build them all at once instead of one after the

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compat.venvs import run_driver
+from tests.compat.venvs import ServingDriver
 from tests.fake_provider import Reply
 from tests.rewards.conftest import DRIVER_ENV
 from tests.rewards.test_verifiers import MIXED_YAML, RUBRIC_YAML, judge, mixed_judge
@@ -17,12 +17,26 @@ DRIVER = Path(__file__).parent / "drivers" / "openenv_driver.py"
 FLAVOURS = ["openenv_core_python", "openenv_python"]
 
 
+@pytest.fixture(scope="module")
+def _drivers():
+    """One driver process per flavour for the module's tests (each call is independent: its
+    own rubric file, provider and event loop), not one per test: importing OpenEnv takes
+    ~5 s a process."""
+    started: dict[str, ServingDriver] = {}
+    yield started
+    for driver in started.values():
+        driver.close()
+
+
 def _run(request, flavour, provider, tmp_path, mode, rubric=RUBRIC_YAML, **extra):
     path = tmp_path / "rubric.yaml"
     path.write_text(rubric)
-    return run_driver(request.getfixturevalue(flavour), DRIVER,
-                      {"rubric_path": str(path), "base_url": provider.api_base, "mode": mode,
-                       **extra}, env=DRIVER_ENV)
+    drivers = request.getfixturevalue("_drivers")
+    if flavour not in drivers:
+        drivers[flavour] = ServingDriver(request.getfixturevalue(flavour), DRIVER,
+                                         env=DRIVER_ENV)
+    return drivers[flavour].call({"rubric_path": str(path), "base_url": provider.api_base,
+                                  "mode": mode, **extra})
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
