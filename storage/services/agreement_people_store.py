@@ -121,6 +121,7 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
 # More appended verdicts than this: read whole (their responses are read by id lists,
 # kept far below the drivers' parameter limits; not measured against a whole read).
 MOST_APPENDED = 2000
+_IDS_A_STATEMENT = 2_000  # response ids bound in one IN (): SQLite's limit is 32,766
 
 
 def appended_since(session: Session, dataset_id: int, stored: str, stamp: tuple,
@@ -153,10 +154,10 @@ def appended_since(session: Session, dataset_id: int, stored: str, stamp: tuple,
             return None  # not the grades the judges' inputs followed
         ev = m.EffectiveVerdictRow
         landed = sorted(set(ids))
-        graded = {rid for i in range(0, len(landed), 2000)  # ids bound 2,000 a statement
+        graded = {rid for i in range(0, len(landed), _IDS_A_STATEMENT)
                   for rid in session.scalars(select(ev.response_id).distinct().where(
                       ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
-                      ev.response_id.in_(landed[i:i + 2000])))}
+                      ev.response_id.in_(landed[i:i + _IDS_A_STATEMENT])))}
         if (count, newest) == (count_now, newest_now):
             return sorted(graded) if len(graded) <= MOST_APPENDED else None
     if not (isinstance(count, int) and isinstance(newest, int)
