@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 VENV="${RUBRIC_WORKBENCH_VENV:-.venv}"
 STAMP="$VENV/.rubric-workbench-install"
-if [ ! -x "$VENV/bin/python" ]; then
+# A new venv, or the one a killed run left half made (no pip yet): made whole again.
+if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
   "$PYTHON" -m venv "$VENV"
 fi
 # What the install depends on: the project file and the interpreter it went into.

@@ -35,7 +35,8 @@ fi
 mkdir -p test-artifacts
 nice -n 10 "$PYTHON" tests/compat/venvs.py >test-artifacts/compat-venvs.log 2>&1 &
 
-if [ ! -x .venv/bin/python ]; then
+# A new venv, or the one a killed run left half made (no pip yet): made whole again.
+if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
