@@ -8,8 +8,7 @@ cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 VENV="${RUBRIC_WORKBENCH_VENV:-.venv}"
 STAMP="$VENV/.rubric-workbench-install"
-# A new venv, or the one a killed run left half made (no pip yet): made whole again.
-if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
 # What the install depends on: the project file and the interpreter it went into.
@@ -17,6 +16,8 @@ wanted="$("$VENV/bin/python" -c 'import hashlib, sys
 print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest(), sys.version.split()[0])')"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$wanted" ]; then
   echo "Installing Rubric Workbench into $VENV (the first start takes about a minute)..."
+  # The venv a killed run left half made (no pip yet) is made whole first.
+  "$VENV/bin/python" -m pip --version >/dev/null 2>&1 || "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
   "$VENV/bin/python" -m pip install --quiet -e .
   printf '%s\n' "$wanted" > "$STAMP"

@@ -135,6 +135,37 @@ def test_start_sh_installs_once_and_again_only_when_the_project_file_changes(tmp
     assert stamp.read_text() != "0" * 64 + " 3.11.2\n"
 
 
+def test_start_sh_makes_whole_a_venv_a_killed_run_left_without_pip(tmp_path):
+    """A first start killed while the venv was being made leaves bin/python and no pip; the
+    next start makes the venv again (python -m venv on it) before installing, instead of
+    failing with 'No module named pip' on every start after."""
+    venv = _fake_venv(tmp_path)
+    python = venv / "bin" / "python"
+    made = venv / "made-whole"
+    python.write_text(  # no pip until `python -m venv` has run on this venv
+        "#!/bin/sh\n"
+        'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then\n'
+        f'  [ -f "{made}" ] || {{ echo "No module named pip" >&2; exit 1; }}\n'
+        f'  echo "$*" >> "{venv}/pip-calls.log"; exit 0\n'
+        "fi\n"
+        f'exec "{sys.executable}" "$@"\n')
+    maker = tmp_path / "python3"
+    maker.write_text(  # the interpreter start.sh makes venvs with, recording what it was asked
+        "#!/bin/sh\n"
+        f'echo "$*" >> "{tmp_path}/venv-calls.log"\n'
+        f'[ "$1" = "-m" ] && [ "$2" = "venv" ] && touch "{made}"\n')
+    maker.chmod(maker.stat().st_mode | stat.S_IXUSR)
+
+    result = subprocess.run(["bash", str(ROOT / "scripts" / "start.sh"), "--help"], cwd=ROOT,
+                            env={**os.environ, "RUBRIC_WORKBENCH_VENV": str(venv),
+                                 "PYTHON": str(maker)},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "venv-calls.log").read_text().splitlines() == [f"-m venv {venv}"]
+    assert _pip_calls(venv)[-1] == "-m pip install --quiet -e ."
+    assert (venv / ".rubric-workbench-install").exists()
+
+
 @pytest.mark.skipif(os.name != "posix", reason="process groups and SIGTERM are POSIX")
 def test_sigterm_to_start_sh_stops_the_server(tmp_path):
     venv = _fake_venv(tmp_path)
