@@ -1156,12 +1156,15 @@ def _kept_world(kept: Path | None, dialect: str, size: int) -> World | None:
 
 
 # Issue 41's targets, (cold, after one new verdict) in seconds, for the reads that are what a
-# page or a download does (the "(before)" rows and the parts of a page have none).
+# page or a download does (the "(before)" rows and the parts of a page have none). A cold
+# target of None: the row's cold path is not one the page takes (the running app's kept
+# report from an empty slot: a new process reads the stored rows instead, the rows "Agreement
+# page in a new process", which carry the cold target); only its "after" is judged.
 TARGETS = (
     (lambda n: n.startswith("Results page, ") and n.endswith("(SQL, new)"), 0.5, 0.5),
     (lambda n: n.startswith("Results ") and n.endswith("(the page)"), 0.5, 0.5),
     (lambda n: n == "Agreement report + human baseline, judges' count and report kept "
-     "(the page)", 2.0, 0.5),
+     "(the page)", None, 0.5),
     (lambda n: n.startswith("Agreement page in a new process"), 2.0, 0.5),
     (lambda n: n.startswith("panel members' alpha"), 2.0, 0.5),
     (lambda n: n == "a reviewer's queue, grade facts cached (the page)", 0.3, 0.3),
@@ -1171,7 +1174,7 @@ TARGETS = (
 )
 
 
-def target_of(name: str) -> tuple[float, float] | None:
+def target_of(name: str) -> tuple[float | None, float] | None:
     """(cold, after a verdict) target of a row, None when the issue sets none for it."""
     return next(((cold, after) for match, cold, after in TARGETS if match(name)), None)
 
@@ -1186,9 +1189,12 @@ def print_table(backend: str, size: int, rows: list) -> None:
     for name, cold, after, sql, peak, note, cold_cpu, after_cpu in rows:
         ratio = after / sql if sql > 0 else float("inf")
         target = target_of(name)
-        aim = "—" if target is None else f"{target[0]:g} / {target[1]:g}"
+        aim = ("—" if target is None else
+               f"{'— (new process row)' if target[0] is None else f'{target[0]:g}'} / "
+               f"{target[1]:g}")
         met = ("—" if target is None else
-               "yes" if cold < target[0] and after < target[1] else "no")
+               "yes" if (target[0] is None or cold < target[0]) and after < target[1]
+               else "no")
         print(f"| {name} | {cold:.2f} | {after:.2f} | {aim} | {met} | {sql:.3f} | "
               f"{ratio:.{2 if ratio < 10 else 0}f}x | "
               f"{'—' if peak is None else f'{peak:.0f}'} | {note} "
