@@ -23,6 +23,7 @@ from sqlalchemy import select
 
 from storage import models as m
 from storage.engine import SessionFactory
+from storage.id_chunks import id_chunks
 from storage.plain_rows import plain_rows
 from storage.services import panels
 from storage.services.agreement_folded import FoldedRows
@@ -220,8 +221,8 @@ def advanced(sessions: SessionFactory, kept: JudgeInputs, keys: Sequence[str],
         for key in sources:
             if key.startswith("panel:") and panels.unsettled(session, int(key.split(":")[1])):
                 return None
-            fresh = [row for i in range(0, len(ids), _CHUNK)
-                     for row in _rows_of(session, key, ids[i:i + _CHUNK])]
+            fresh = [row for chunk in id_chunks(ids, _CHUNK)
+                     for row in _rows_of(session, key, chunk)]
             grades[key] = _spliced(kept.grades[key], _grades_of(key, fresh),
                                    touched)
     if judge_stamp(data_stamp(sessions, *where)) != stamp:

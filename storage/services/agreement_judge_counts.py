@@ -30,6 +30,7 @@ from sqlalchemy import Select, case, func, select
 
 from storage import models as m
 from storage.engine import SessionFactory
+from storage.id_chunks import id_chunks
 from storage.repositories import effective as effective_repo
 from storage.repositories import runs as run_repo
 from storage.services import panels
@@ -188,7 +189,7 @@ def recounted(sessions: SessionFactory, keys: Sequence[str], sides: Sequence[Sel
     part: Counter[Row] = Counter()
     with sessions() as session:
         runs = judge_run_ids(session, keys)
-        for chunk in _chunks(list(ids)):
+        for chunk in id_chunks(list(ids), _CHUNK):
             # before the count, as in judge_patterns: every one still open when counted
             opened = session.scalars(open_query(runs, chunk)).all()
             still.extend(opened)
@@ -263,10 +264,6 @@ def _split(rows) -> tuple[list[tuple[Row, int]], list[tuple[Row, int]]]:
 
 def _ids(ids: Sequence[int]) -> bytes:
     return array("q", ids).tobytes()
-
-
-def _chunks(ids: list[int]) -> list[list[int]]:
-    return [ids[i:i + _CHUNK] for i in range(0, len(ids), _CHUNK)]
 
 
 def _keyed(rows, first: int) -> list[tuple[Row, int]]:

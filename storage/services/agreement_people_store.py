@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 from storage import models as m
 from storage.convert import criterion_info
 from storage.engine import SessionFactory
+from storage.id_chunks import id_chunks
 from storage.plain_rows import binary_row
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import verdicts as verdict_repo
@@ -154,10 +155,10 @@ def appended_since(session: Session, dataset_id: int, stored: str, stamp: tuple,
             return None  # not the grades the judges' inputs followed
         ev = m.EffectiveVerdictRow
         landed = sorted(set(ids))
-        graded = {rid for i in range(0, len(landed), _IDS_A_STATEMENT)
+        graded = {rid for chunk in id_chunks(landed, _IDS_A_STATEMENT)
                   for rid in session.scalars(select(ev.response_id).distinct().where(
                       ev.rubric_version_id == rubric_version_id, ev.dataset_id == dataset_id,
-                      ev.response_id.in_(landed[i:i + _IDS_A_STATEMENT])))}
+                      ev.response_id.in_(chunk)))}
         if (count, newest) == (count_now, newest_now):
             return sorted(graded) if len(graded) <= MOST_APPENDED else None
     if not (isinstance(count, int) and isinstance(newest, int)
