@@ -52,6 +52,7 @@ from storage.export_records import (  # noqa: F401  (the per-grade builder, as b
     iter_result_records,
     with_response,
 )
+from storage.id_chunks import id_chunks
 from storage.services import calibration, panels
 from storage.services import datasets as dataset_service
 from storage.services import rubrics as rubric_service
@@ -199,9 +200,8 @@ def table_responses(sessions: SessionFactory, page: ResultsPage) -> dict[int, Re
     """The table's responses as uploaded (texts and own columns), a page at a time."""
     ids = [row.response_id for row in page.rows]
     found: dict[int, ResponseInfo] = {}
-    for start in range(0, len(ids), _TABLE_PAGE):
-        found.update((r.id, r) for r in dataset_service.get_responses(
-            sessions, ids[start:start + _TABLE_PAGE]))
+    for chunk in id_chunks(ids, _TABLE_PAGE):
+        found.update((r.id, r) for r in dataset_service.get_responses(sessions, chunk))
     return found
 
 

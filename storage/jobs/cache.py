@@ -22,6 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from storage import models as m
 from storage.engine import SessionFactory
+from storage.id_chunks import id_chunks
 
 
 @dataclass(frozen=True)
@@ -92,12 +93,12 @@ def lookup(sessions: SessionFactory, key: str) -> CachedAnswer | None:
 def lookup_many(sessions: SessionFactory, keys: Sequence[str]) -> dict[str, CachedAnswer]:
     found: dict[str, CachedAnswer] = {}
     with sessions() as session:
-        for start in range(0, len(keys), 500):
+        for chunk in id_chunks(keys):
             for key, *answer in session.execute(
                 select(m.ProviderCacheRow.key, m.ProviderCacheRow.text,
                        m.ProviderCacheRow.prompt_tokens, m.ProviderCacheRow.completion_tokens,
                        m.ProviderCacheRow.cost)
-                .where(m.ProviderCacheRow.key.in_(keys[start:start + 500]))
+                .where(m.ProviderCacheRow.key.in_(chunk))
             ):
                 found[key] = CachedAnswer(*answer)
     return found

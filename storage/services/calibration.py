@@ -29,6 +29,7 @@ from storage import models as m
 from storage.engine import SessionFactory
 from storage.errors import StorageError
 from storage.export_names import response_key
+from storage.id_chunks import id_chunks
 from storage.repositories import rubrics as rubric_repo
 from storage.run_settings import CalibrationSettings
 from storage.services.calibration_candidates import (
@@ -256,10 +257,10 @@ def _build(criteria: Sequence[m.CriterionRow], rows: Iterable[_Row],
 def _texts(session: Session, response_ids: Iterable[int]) -> dict[int, tuple[str, str | None]]:
     ids = sorted(set(response_ids))
     found: dict[int, tuple[str, str | None]] = {}
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(ids):
         for rid, output, query in session.execute(
                 select(m.ResponseRow.id, m.ResponseRow.output, m.ResponseRow.query)
-                .where(m.ResponseRow.id.in_(ids[start:start + 500]))):
+                .where(m.ResponseRow.id.in_(chunk))):
             found[rid] = (output, query)
     return found
 

@@ -40,11 +40,12 @@ from sqlalchemy.orm import Session
 
 from storage import models as m
 from storage.engine import SessionFactory
+from storage.id_chunks import id_chunks
 from storage.repositories import verdicts as verdict_repo
 from storage.services import consensus, people_scores
 from storage.services.reviewers import Actor, Role, require
 
-_CHUNK = 500
+_CHUNK = 500  # rows written by one insert (ids in IN (): storage.id_chunks)
 _TABLE = m.EffectiveVerdictRow.__table__
 
 
@@ -144,20 +145,20 @@ def _lock(session: Session, rubric_ids: list[int], response_ids: list[int]) -> N
         session.execute(
             select(m.RubricVersionRow.id).where(m.RubricVersionRow.rubric_id.in_(rubric_ids))
             .order_by(m.RubricVersionRow.id).with_for_update(read=True, key_share=True))
-    for start in range(0, len(response_ids), _CHUNK):
+    for chunk in id_chunks(response_ids):
         session.execute(
             select(m.ResponseRow.id)
-            .where(m.ResponseRow.id.in_(response_ids[start:start + _CHUNK]))
+            .where(m.ResponseRow.id.in_(chunk))
             .order_by(m.ResponseRow.id).with_for_update(key_share=True))
 
 
 def _replace(session: Session, version_id: int, targets: list[tuple[int, int]]) -> None:
     """The rows of these (response, criterion of the version), recomputed."""
     for rids, cids in consensus.same_responses(targets):
-        for start in range(0, len(rids), _CHUNK):
+        for chunk in id_chunks(rids):
             session.execute(delete(_TABLE).where(
                 _TABLE.c.rubric_version_id == version_id, _TABLE.c.criterion_id.in_(cids),
-                _TABLE.c.response_id.in_(rids[start:start + _CHUNK])))
+                _TABLE.c.response_id.in_(chunk)))
     _insert(session, version_id, consensus.decisions_of(session, targets, version_id))
     people_scores.rescore(session, version_id, [rid for rid, _cid in targets])
 
@@ -173,8 +174,7 @@ def _recompute_version(session: Session, version_id: int, *, scores: bool = True
         select(m.HumanVerdictRow.response_id)
         .where(m.HumanVerdictRow.criterion_id.in_(sources))
         .distinct().order_by(m.HumanVerdictRow.response_id)))
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
+    for chunk in id_chunks(ids):
         _insert(session, version_id, consensus.decisions(session, chunk, version_id))
         if scores:
             people_scores.rescore(session, version_id, chunk)

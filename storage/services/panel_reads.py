@@ -12,11 +12,10 @@ from grading.panels import PanelDecision
 from grading.types import Verdict
 from storage import models as m
 from storage.dto import CriterionInfo
+from storage.id_chunks import id_chunks
 from storage.services.panel_decide import PanelCriterion, PanelGrade
 from storage.services.panel_upkeep import GRADES, VERDICTS, decode_vote
 from storage.services.results_types import PanelColumn
-
-_CHUNK = 500
 
 
 def stored_grades(session: Session, panel_id: int, criteria: Sequence[CriterionInfo],
@@ -27,8 +26,8 @@ def stored_grades(session: Session, panel_id: int, criteria: Sequence[CriterionI
         return _read(session, panel_id, criteria, None)
     ids = sorted(set(response_ids))
     found: list[PanelGrade] = []
-    for start in range(0, len(ids), _CHUNK):
-        found.extend(_read(session, panel_id, criteria, ids[start:start + _CHUNK]))
+    for chunk in id_chunks(ids):
+        found.extend(_read(session, panel_id, criteria, chunk))
     return found
 
 
@@ -74,10 +73,10 @@ def stored_scores(session: Session, panel_id: int, response_ids: Sequence[int]) 
     g = GRADES.c
     ids = sorted(set(response_ids))
     found: Scores = {}
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         found.update({rid: (score, error) for rid, score, error in session.execute(
             select(g.response_id, g.score, g.error)
-            .where(g.panel_id == panel_id, g.response_id.in_(ids[start:start + _CHUNK])))})
+            .where(g.panel_id == panel_id, g.response_id.in_(chunk)))})
     return found
 
 
@@ -103,9 +102,9 @@ def _ids(session: Session, query, response_ids: Sequence[int] | None) -> list[in
         return list(session.scalars(query.order_by(g.response_id)))
     ids = sorted(set(response_ids))
     found: list[int] = []
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         found.extend(session.scalars(
-            query.where(g.response_id.in_(ids[start:start + _CHUNK]))
+            query.where(g.response_id.in_(chunk))
             .order_by(g.response_id)))
     return found
 

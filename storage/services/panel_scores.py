@@ -23,13 +23,13 @@ from storage import models as m
 from storage.convert import criterion_info
 from storage.dto import CriterionGradeInfo, GradeInfo, HumanDecision
 from storage.effective import compute_effective_grade
+from storage.id_chunks import id_chunks
 from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
 from storage.services import panel_reads, panel_ties
 from storage.services.panel_decide import PanelGrade
 
-_CHUNK = 500
 TABLE = m.EffectivePanelScoreRow.__table__
 # session.info key: set by the migrations before 0032, which fill people's scores and the
 # panels' decisions with today's code before this table exists.
@@ -75,8 +75,7 @@ def rescore(session: Session, version_id: int, response_ids: Iterable[int], *,
         return
     criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
     t = TABLE.c
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
+    for chunk in id_chunks(ids):
         session.execute(delete(TABLE).where(t.panel_id.in_([p.id for p in panels]),
                                             t.response_id.in_(chunk)))
         if humans is None:
@@ -123,9 +122,9 @@ def kept_scores(session: Session, panel_id: int, response_ids: Sequence[int] | N
         return {rid: (score, error) for rid, score, error in session.execute(query)}
     ids = sorted(set(response_ids))
     found: dict[int, tuple[float | None, str | None]] = {}
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         found.update({rid: (score, error) for rid, score, error in session.execute(
-            query.where(t.response_id.in_(ids[start:start + _CHUNK])))})
+            query.where(t.response_id.in_(chunk)))})
     return found
 
 

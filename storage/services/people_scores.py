@@ -25,6 +25,7 @@ from storage.effective import (
     compute_effective_grade,
     compute_human_score,
 )
+from storage.id_chunks import id_chunks
 from storage.repositories import effective as effective_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
@@ -32,7 +33,6 @@ from storage.repositories.datasets import response_texts
 from storage.run_settings import RunSettings
 from storage.services import panel_scores
 
-_CHUNK = 500
 _TABLE = m.EffectiveScoreRow.__table__
 _RUNS = m.EffectiveRunScoreRow.__table__
 _SETTINGS = ScoringSettings()
@@ -47,8 +47,7 @@ def rescore(session: Session, version_id: int, response_ids: Iterable[int]) -> N
     criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
     runs = _runs(session, version_id)
     t = _TABLE.c
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
+    for chunk in id_chunks(ids):
         session.execute(delete(_TABLE).where(t.rubric_version_id == version_id,
                                              t.response_id.in_(chunk)))
         found = effective_repo.score_decisions(session, version_id, None, chunk)
@@ -84,8 +83,7 @@ def rescore_runs(session: Session, version_id: int, response_ids: Iterable[int],
     if not ids or not runs:
         return
     criteria = [criterion_info(c) for c in rubric_repo.criteria_of(session, version_id)]
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
+    for chunk in id_chunks(ids):
         reviewed = list(session.scalars(
             select(_TABLE.c.response_id).where(_TABLE.c.rubric_version_id == version_id,
                                                _TABLE.c.response_id.in_(chunk))))
@@ -145,9 +143,9 @@ def after_grades(session: Session, run_id: int, version_id: int,
     or it waits for this grade and then reads it."""
     ids = sorted(set(response_ids))
     if session.get_bind().dialect.name == "postgresql":
-        for start in range(0, len(ids), _CHUNK):
+        for chunk in id_chunks(ids):
             session.execute(select(m.ResponseRow.id)
-                            .where(m.ResponseRow.id.in_(ids[start:start + _CHUNK]))
+                            .where(m.ResponseRow.id.in_(chunk))
                             .order_by(m.ResponseRow.id).with_for_update(read=True))
     rescore_runs(session, version_id, ids, [run_id])
 

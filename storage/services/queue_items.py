@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import overload
 
-_CHUNK = 500  # external ids read per query when the whole queue is iterated
+from storage.id_chunks import id_chunks
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,8 @@ class ReviewQueue(Sequence[QueueItem]):
         return self._items([self._order[index]])[0]
 
     def __iter__(self) -> Iterator[QueueItem]:
-        for start in range(0, len(self._order), _CHUNK):
-            yield from self._items(self._order[start:start + _CHUNK])
+        for chunk in id_chunks(self._order):  # external ids read a query at a time
+            yield from self._items(chunk)
 
     def _items(self, ids: Sequence[int]) -> list[QueueItem]:
         external = self._external_of(ids) if ids else {}

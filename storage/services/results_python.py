@@ -12,6 +12,7 @@ from storage.convert import criterion_info
 from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
 from storage.errors import InvalidInputError
+from storage.id_chunks import id_chunks
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import effective as effective_repo
 from storage.repositories import results as repo
@@ -21,7 +22,6 @@ from storage.services import blindness, effective_reads, panel_reads, reviews
 from storage.services.blindness import Sight
 from storage.services.results_order import histogram, score_range, sort_ids
 from storage.services.results_types import (
-    _CHUNK,
     DEFAULT_SCORE_GAP,
     SNIPPET_CHARS,
     VERDICTS,
@@ -45,9 +45,9 @@ def _effective_overlay(
     if not reviewed_ids:
         return overlay
     for run_id in run_ids:
-        for start in range(0, len(reviewed_ids), _CHUNK):
+        for chunk in id_chunks(reviewed_ids):
             for grade in reviews.effective_grades_for_run(
-                    sessions, run_id, reviewed_ids[start:start + _CHUNK], sight=sight,
+                    sessions, run_id, chunk, sight=sight,
                     scores_only=True):
                 overlay[(grade.response_id, run_id)] = (grade.score, grade.error)
     return overlay

@@ -15,7 +15,6 @@ SNIPPET_CHARS = 160
 # differs (the only way to see two holistic RubricAsJudge runs disagree). Adjustable.
 DEFAULT_SCORE_GAP = 0.2
 VERDICTS = ("MET", "UNMET", "CANNOT_ASSESS")
-_CHUNK = 500
 
 
 @dataclass(frozen=True)

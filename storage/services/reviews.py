@@ -23,6 +23,7 @@ from storage.errors import (
     NotFoundError,
     StaleVerdictError,
 )
+from storage.id_chunks import id_chunks
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import runs as run_repo
@@ -331,7 +332,7 @@ def human_scores(
 
 def _existing_ids(session: Session, ids: list[int]) -> list[int]:
     found: list[int] = []
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(ids):
         found.extend(session.scalars(
-            select(m.ResponseRow.id).where(m.ResponseRow.id.in_(ids[start:start + 500]))))
+            select(m.ResponseRow.id).where(m.ResponseRow.id.in_(chunk))))
     return found
