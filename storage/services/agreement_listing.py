@@ -22,10 +22,9 @@ from sqlalchemy import select
 from grading.types import Verdict
 from storage import models as m
 from storage.engine import SessionFactory
+from storage.id_chunks import id_chunks
 from storage.services import agreement_sides, panels
 from storage.services.agreement_sources import HUMAN, AgreementData, Key
-
-_CHUNK = 500  # response ids per IN list: far below the drivers' parameter limits
 
 
 @dataclass(frozen=True)
@@ -114,11 +113,11 @@ def _run_rows(session, run_id: int, criterion_id: int,
     shown = _shown(session, [run_id])
     g, c = m.GradeRow, m.GradeCriterionRow
     found = []
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         for rid, verdict, option, reason in session.execute(
                 select(g.response_id, c.verdict, c.option, c.reason)
                 .join(g, g.id == c.grade_id)
-                .where(g.run_id == run_id, g.response_id.in_(ids[start:start + _CHUNK]),
+                .where(g.run_id == run_id, g.response_id.in_(chunk),
                        c.criterion_id == criterion_id)):
             choice = option if option is not None else (
                 None if verdict is None else Verdict(verdict))
@@ -134,8 +133,7 @@ def _panel_rows(session, panel_id: int, member_run_ids: Sequence[int], criterion
     shown = _shown(session, member_run_ids)
     v, grade = m.PanelVerdictRow, m.PanelGradeRow
     found = []
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
+    for chunk in id_chunks(ids):
         graded = set(session.scalars(select(grade.response_id).where(
             grade.panel_id == panel_id, grade.response_id.in_(chunk))))
         for rid, verdict, option, note in session.execute(

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session, aliased
 from grading.types import Verdict
 from storage import models as m
 from storage.dto import HumanDecision, HumanVerdictInfo
+from storage.id_chunks import id_chunks
 from storage.plain_rows import plain_rows
 from storage.repositories import effective as effective_repo
 from storage.repositories import verdicts as verdict_repo
@@ -36,7 +37,6 @@ from storage.services import blindness
 from storage.services.blindness import Sight
 
 Decisions = dict[int, dict[int, HumanDecision]]
-_CHUNK = 500
 
 
 def current_streams_query(sources: dict[int, tuple[int, int]],
@@ -120,9 +120,9 @@ def decisions(session: Session, rubric_version_id: int, response_ids: Iterable[i
         return {}
     sources = verdict_repo.carry_sources(session, rubric_version_id)
     found: Decisions = defaultdict(dict)
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         rows = session.execute(table_rows_query(
-            rubric_version_id, ids[start:start + _CHUNK], wanted)).all()
+            rubric_version_id, chunk, wanted)).all()
         if not rows:
             continue
         streams: dict[tuple[int, int], list[HumanVerdictInfo]] = defaultdict(list)
@@ -248,9 +248,9 @@ def answered_keys(session: Session, rubric_version_id: int, sight: Sight,
     sources = verdict_repo.carry_sources(session, rubric_version_id)
     ids = sorted(response_ids)
     answered: set[tuple[int, int]] = set()
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         answered.update((rid, cid) for rid, cid in session.execute(viewers_keys_query(
-            sources, sight.viewer, ids[start:start + _CHUNK])))
+            sources, sight.viewer, chunk)))
     return answered
 
 
@@ -277,8 +277,8 @@ def _rows_of(session: Session, query: Select, response_id, response_ids: Sequenc
     if response_ids is None:
         return connection.execute(query).all()
     ids = sorted(set(response_ids))
-    return [row for start in range(0, len(ids), _CHUNK) for row in connection.execute(
-        query.where(response_id.in_(ids[start:start + _CHUNK])))]
+    return [row for chunk in id_chunks(ids) for row in connection.execute(
+        query.where(response_id.in_(chunk)))]
 
 
 def _decided_query(rubric_version_id: int, dataset_id: int) -> Select:

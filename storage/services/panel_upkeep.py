@@ -33,13 +33,14 @@ from storage import models as m
 from storage.convert import criterion_info
 from storage.dto import Choice
 from storage.engine import SessionFactory
+from storage.id_chunks import id_chunks
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories.datasets import response_texts
 from storage.services import panel_ties
 from storage.services.panel_decide import MemberVotes, PanelGrade, decide
 from storage.services.reviewers import Actor, Role, require
 
-_CHUNK = 500
+_CHUNK = 500  # a quarter of the verdict rows one insert writes (ids: storage.id_chunks)
 VERDICTS = m.PanelVerdictRow.__table__
 GRADES = m.PanelGradeRow.__table__
 
@@ -164,10 +165,10 @@ def _lock(session: Session, response_ids: list[int]) -> None:
     """PostgreSQL only (see the module's docstring); SQLite writers are already serial."""
     if session.get_bind().dialect.name != "postgresql":
         return
-    for start in range(0, len(response_ids), _CHUNK):
+    for chunk in id_chunks(response_ids):
         session.execute(
             select(m.ResponseRow.id)
-            .where(m.ResponseRow.id.in_(response_ids[start:start + _CHUNK]))
+            .where(m.ResponseRow.id.in_(chunk))
             .order_by(m.ResponseRow.id).with_for_update(key_share=True))
 
 
@@ -183,8 +184,8 @@ def _recompute(session: Session, panel: m.PanelRow, response_ids: Sequence[int],
     weights = ([member.weight for member in panel.members] if panel.rule == "weighted"
                else None)
     memo = {} if memo is None else memo  # decisions by votes, scores by choices (decide)
-    for start in range(0, len(response_ids), _CHUNK):
-        chunk = list(response_ids[start:start + _CHUNK])
+    for part in id_chunks(response_ids):
+        chunk = list(part)
         if replace:
             session.execute(delete(VERDICTS).where(VERDICTS.c.panel_id == panel.id,
                                                    VERDICTS.c.response_id.in_(chunk)))
