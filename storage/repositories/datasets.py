@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from storage import models as m
 from storage.errors import NotFoundError
+from storage.id_chunks import id_chunks
 
 
 def get_dataset(session: Session, dataset_id: int) -> m.DatasetRow:
@@ -48,8 +49,7 @@ def list_datasets(session: Session, *, include_archived: bool) -> list[tuple[m.D
 def existing_external_ids(session: Session, dataset_id: int, ids: Iterable[str]) -> set[str]:
     wanted = list(set(ids))
     found: set[str] = set()
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
+    for chunk in id_chunks(wanted):
         found.update(session.scalars(
             select(m.ResponseRow.external_id).where(
                 m.ResponseRow.dataset_id == dataset_id, m.ResponseRow.external_id.in_(chunk)
@@ -90,9 +90,9 @@ def require_response(session: Session, response_id: int) -> None:
 def get_responses(session: Session, response_ids: Sequence[int]) -> list[m.ResponseRow]:
     found: dict[int, m.ResponseRow] = {}
     ids = list(response_ids)
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(ids):
         for row in session.scalars(
-            select(m.ResponseRow).where(m.ResponseRow.id.in_(ids[start:start + 500]))
+            select(m.ResponseRow).where(m.ResponseRow.id.in_(chunk))
         ):
             found[row.id] = row
     missing = [i for i in ids if i not in found]
@@ -128,10 +128,10 @@ def response_texts(session: Session, response_ids: Sequence[int]) -> dict[int, d
     tags. Read only when a length penalty needs them: texts can be large."""
     ids = list(response_ids)
     found: dict[int, dict[str, str]] = {}
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(ids):
         for rid, output, thinking in session.execute(
             select(m.ResponseRow.id, m.ResponseRow.output, m.ResponseRow.thinking)
-            .where(m.ResponseRow.id.in_(ids[start:start + 500]))
+            .where(m.ResponseRow.id.in_(chunk))
         ):
             found[rid] = {"thinking": thinking or "", "output": output}
     return found

@@ -12,9 +12,8 @@ from sqlalchemy.orm import Session, aliased
 from grading.types import Verdict
 from storage import models as m
 from storage.dto import HumanDecision, HumanVerdictInfo
+from storage.id_chunks import id_chunks
 from storage.plain_rows import plain_rows
-
-_CHUNK = 500
 
 
 def applied_query(rubric_version_id: int, dataset_id: int | None,
@@ -105,8 +104,7 @@ def score_decisions(session: Session, rubric_version_id: int, dataset_id: int | 
     found: dict[int, dict[int, HumanDecision]] = {}
     ev = m.EffectiveVerdictRow
     ids = list(response_ids)
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
+    for chunk in id_chunks(ids):
         for row in session.execute(applied_query(rubric_version_id, dataset_id, chunk)):
             cid, status, carried = row[0], row[1], row[2]
             applied = _info(row)
@@ -228,10 +226,10 @@ def people_scored_ids(session: Session, rubric_version_id: int,
     es = m.EffectiveScoreRow
     ids = sorted(set(response_ids))
     found: set[int] = set()
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         found.update(session.scalars(select(es.response_id).where(
             es.rubric_version_id == rubric_version_id,
-            es.response_id.in_(ids[start:start + _CHUNK]))))
+            es.response_id.in_(chunk))))
     return found
 
 
@@ -241,10 +239,10 @@ def kept_run_scores(session: Session, run_ids: Sequence[int], response_ids: Sequ
     kept = m.EffectiveRunScoreRow
     ids = sorted(set(response_ids))
     found: dict[tuple[int, int], tuple[float | None, str | None]] = {}
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         found.update({(rid, run): (score, error)
                       for rid, run, score, error in session.execute(
                           select(kept.response_id, kept.run_id, kept.score, kept.error)
                           .where(kept.run_id.in_(list(run_ids)),
-                                 kept.response_id.in_(ids[start:start + _CHUNK])))})
+                                 kept.response_id.in_(chunk)))})
     return found

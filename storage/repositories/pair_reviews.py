@@ -9,8 +9,7 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from storage import models as m
-
-_CHUNK = 500
+from storage.id_chunks import id_chunks
 
 
 def latest(session: Session, pair_id: int, position: int,
@@ -40,9 +39,9 @@ def current_rows(session: Session, pair_ids: Iterable[int]) -> list[m.PairReview
     ids = list(pair_ids)
     pr = m.PairReviewRow
     found: list[m.PairReviewRow] = []
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         newest = (select(pr.pair_id, pr.position, pr.stream, func.max(pr.seq).label("seq"))
-                  .where(pr.pair_id.in_(ids[start:start + _CHUNK]))
+                  .where(pr.pair_id.in_(chunk))
                   .group_by(pr.pair_id, pr.position, pr.stream).subquery())
         found.extend(session.scalars(
             select(pr).join(newest, and_(newest.c.pair_id == pr.pair_id,

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from storage import models as m
+from storage.id_chunks import id_chunks
 
 
 def covered_ids(session: Session, dataset_id: int, run_ids: Sequence[int]) -> list[int]:
@@ -46,8 +47,8 @@ def external_ids_of(session: Session, response_ids: Sequence[int]) -> dict[int, 
     """The external ids of these responses only (by primary key, in chunks)."""
     ids = list(response_ids)
     found: dict[int, str | None] = {}
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(ids):
         found.update(session.execute(
             select(m.ResponseRow.id, m.ResponseRow.external_id)
-            .where(m.ResponseRow.id.in_(ids[start:start + 500]))).all())
+            .where(m.ResponseRow.id.in_(chunk))).all())
     return found

@@ -12,6 +12,7 @@ from grading.types import Verdict
 from storage import models as m
 from storage.dto import CriterionGradeInfo, GradeInfo
 from storage.errors import NotFoundError
+from storage.id_chunks import id_chunks
 from storage.plain_rows import plain_rows
 from storage.repositories.locks import take_sqlite_write_lock
 
@@ -72,8 +73,7 @@ def outside_dataset(session: Session, dataset_id: int, response_ids: Sequence[in
                     ) -> list[int]:
     """The ids that are not responses of this dataset, sorted (read a slice at a time)."""
     outside: list[int] = []
-    for start in range(0, len(response_ids), ID_BATCH):
-        part = response_ids[start:start + ID_BATCH]
+    for part in id_chunks(response_ids, ID_BATCH):
         found = set(session.scalars(select(m.ResponseRow.id).where(
             m.ResponseRow.dataset_id == dataset_id, m.ResponseRow.id.in_(part))))
         outside.extend(r for r in part if r not in found)
@@ -221,8 +221,8 @@ def grade_infos_for_run(
         return _grade_infos(session, run_id, None)
     ids = list(response_ids)
     found: list[GradeInfo] = []
-    for start in range(0, len(ids), 500):  # stay far below the drivers' parameter limits
-        found.extend(_grade_infos(session, run_id, ids[start:start + 500]))
+    for chunk in id_chunks(ids):
+        found.extend(_grade_infos(session, run_id, chunk))
     return sorted(found, key=lambda g: g.response_id)
 
 

@@ -11,9 +11,9 @@ from sqlalchemy.orm import Session, aliased
 
 from grading.options import fits_choices, label_key
 from storage import models as m
+from storage.id_chunks import id_chunks
 
 Pair = tuple[m.HumanVerdictRow, m.HumanVerdictRow | None]  # a verdict and the one it replaced
-_CHUNK = 500
 
 
 def latest(session: Session, response_id: int, criterion_id: int,
@@ -109,10 +109,10 @@ def current_rows(session: Session, response_ids: Iterable[int],
         return []
     hv, previous = m.HumanVerdictRow, aliased(m.HumanVerdictRow)
     found: list[Pair] = []
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(ids):
         newest = (
             select(hv.response_id, hv.criterion_id, hv.stream, func.max(hv.seq).label("seq"))
-            .where(hv.criterion_id.in_(criteria), hv.response_id.in_(ids[start:start + _CHUNK]))
+            .where(hv.criterion_id.in_(criteria), hv.response_id.in_(chunk))
             .group_by(hv.response_id, hv.criterion_id, hv.stream)
             .subquery()
         )
