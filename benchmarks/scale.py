@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import (
     Integer,
+    Text,
     and_,
     case,
     cast,
@@ -426,6 +427,34 @@ def _export_rows(w: World):
                          m.PanelVerdictRow.verdict, m.PanelVerdictRow.note)
                   .where(m.PanelVerdictRow.panel_id == w.panel_id))
     return runs_part.union_all(panel_part)
+
+
+def _export_answer(sessions: SessionFactory, w: World) -> Callable[[], int]:
+    """The export's SQL reference: everything its records hold, fetched as plain rows: every
+    grade x criterion row (choice, reason, error) and panel verdict (choice, note, tie,
+    votes), and each run's and the panel's grades (score, raw score, error) with their
+    response as uploaded (its texts and upload: a record carries them whatever the run).
+    Before session 41 the reference read the criterion rows and panel verdicts only (their
+    verdict and reason): a floor without the responses' texts and the grades' rows."""
+    g, gc, r = m.GradeRow, m.GradeCriterionRow, m.ResponseRow
+    pv, pg = m.PanelVerdictRow, m.PanelGradeRow
+    # the JSON columns as the database's text: no decoding in Python (the floor)
+    texts = (r.external_id, r.query, r.output, r.thinking, r.reference, cast(r.meta, Text))
+    statements = (
+        select(g.response_id, gc.criterion_id, gc.verdict, gc.option, gc.reason, gc.error)
+        .join(g, g.id == gc.grade_id).where(g.run_id.in_(w.run_ids)),
+        select(pv.response_id, pv.criterion_id, pv.verdict, pv.option, pv.note, pv.tie,
+               cast(pv.votes, Text)).where(pv.panel_id == w.panel_id),
+        select(g.run_id, g.response_id, g.score, g.raw_score, g.error, *texts)
+        .join(r, r.id == g.response_id).where(g.run_id.in_(w.run_ids)),
+        select(pg.response_id, pg.score, pg.raw_score, pg.error, pg.cost, *texts)
+        .join(r, r.id == pg.response_id).where(pg.panel_id == w.panel_id),
+    )
+
+    def run() -> int:
+        with sessions() as session:
+            return sum(len(session.execute(statement).all()) for statement in statements)
+    return run
 
 
 def export_to_file(sessions: SessionFactory, w: World, fmt: str = "jsonl") -> int:
@@ -908,13 +937,15 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         ("a reviewer's queue, grade facts cached (the page)", page_queue,
          q(sessions, _reviewer_queue, w), "as above; the page caches the judges' facts"),
         ("export, 3 runs + panel, JSONL, read as rows, to a file (new)",
-         lambda: export_to_file(sessions, w), q(sessions, _export_rows, w),
-         "SQL: every grade x criterion row and panel verdict, fetched"),
+         lambda: export_to_file(sessions, w), _export_answer(sessions, w),
+         "SQL: every grade x criterion row and panel verdict, and every grade and panel "
+         "grade with its response's texts, fetched"),
         ("export, 3 runs + panel, CSV, read as rows, to a file (new)",
-         lambda: export_to_file(sessions, w, "csv"), q(sessions, _export_rows, w),
+         lambda: export_to_file(sessions, w, "csv"), _export_answer(sessions, w),
          "as above"),
         ("export, 3 runs + panel, JSONL, built per grade, to a file (before)",
-         lambda: export_per_grade(sessions, w), q(sessions, _export_rows, w), "as above"),
+         lambda: export_per_grade(sessions, w), _export_answer(sessions, w), "as above"),
+
     ]
 
 
@@ -1289,6 +1320,10 @@ def main() -> int:
                       f"{panels.panel_grades(sessions, world.panel_id) == panels.recomputed_grades(sessions, world.panel_id)}; "  # noqa: E501
                       "members' alpha, from the keys == recomputed: "
                       f"{panels.member_agreement(sessions, world.panel_id) == panel_agreement.recounted_agreement(sessions, world.panel_id)}")  # noqa: E501
+            if _chosen("export", skip, only):
+                former = _timed(_sql(sessions, _export_rows, world))
+                print(f"\nthe export's SQL floor before session 41 (every grade x criterion "
+                      f"row and panel verdict, verdict and reason only): {former:.2f} s")
             if _chosen("agreement report", skip, only):
                 print(f"\nSQL-count pairwise figures identical to the report's: "
                       f"{_same_pairwise(sessions, world)}; counted report and baseline "

@@ -37,6 +37,26 @@ def test_the_database_writes_each_text_as_json_dumps_does(sessions):
     assert not wrong, wrong[:5]
 
 
+def test_a_criterion_choice_is_written_as_json_dumps_writes_it(sessions):
+    """The choice (an option label, else the verdict) is quoted by hand for a verdict (one
+    of the tables' checked values) and escaped by the database for a label: either way the
+    JSON text ``json.dumps`` writes of ``option or verdict``, ``null`` for neither."""
+    from storage.models import VERDICTS
+
+    dialect = export_sql.dialect_of(sessions)
+    labels = ['a "quoted" label', "back\\slash", "two\nlines", "naïve 😀", "MET", ""]
+    cases = [(None, v) for v in VERDICTS] + [(None, None)] + [
+        (label, verdict) for label in labels for verdict in (None, "MET")]
+    with sessions() as session:
+        written = session.execute(select(*(
+            export_sql._choice(dialect, cast(literal(option), Text),
+                               cast(literal(verdict), Text))
+            for option, verdict in cases))).one()
+    expected = [json.dumps(option if option is not None else verdict, ensure_ascii=False)
+                for option, verdict in cases]
+    assert list(written) == expected
+
+
 def test_rows_are_built_from_cells_only_when_each_column_is_its_own():
     plain = csv_columns(["Accuracy", "Tone"], True, ["team", "model"])
     assert Cells(plain, ["team", "model"]).usable
