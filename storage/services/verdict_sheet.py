@@ -14,7 +14,7 @@ from storage.engine import SessionFactory
 from storage.export_names import response_key
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import rubrics as rubric_repo
-from storage.services.agreement_sources import reviewer_verdicts
+from storage.services import agreement_sources
 from storage.services.blindness import EVERYTHING, Sight, may_see
 
 COLUMNS = ("response_id", "criterion", "verdict", "reviewer", "note")
@@ -36,9 +36,13 @@ def export_verdict_sheet_csv(
             select(m.ResponseRow.id, m.ResponseRow.external_id)
             .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id)).all()
         current: dict[tuple[int, int], list] = {}
-        for h in reviewer_verdicts(session, rubric_version_id, dataset_id):
+        # through the module: a test's recomputed() switch replaces the module's reader
+        for h in agreement_sources.reviewer_verdicts(session, rubric_version_id, dataset_id):
             current.setdefault((h.response_id, h.criterion_id), []).append(h)
-    current = {key: found for key, found in current.items() if may_see(sight, found)}
+    # a key's reviewers in their keys' order (as the sheet listed them before its verdicts
+    # were read from effective_verdicts, which yields them in the order they were saved)
+    current = {key: sorted(found, key=lambda h: h.reviewer_key)
+               for key, found in current.items() if may_see(sight, found)}
     out = io.StringIO()
     writer = csv_cells.writer(out, lineterminator="\n")
     writer.writerow([*COLUMNS, "requirement"])

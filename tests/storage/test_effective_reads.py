@@ -33,6 +33,7 @@ from storage.services import (
     rubrics,
     runs,
     trials,
+    verdict_sheet,
 )
 from storage.services.reviewers import local_actor
 from tests.actors import ADMIN
@@ -233,6 +234,8 @@ def _reads(sessions, world: _World, graded) -> dict:
                 sessions, v, world.kept.id, sight=sight))
             out[v, "human scores", s] = _light_everywhere(
                 reviews.human_scores(sessions, v, ids, sight=sight))
+            out[v, "verdict sheet", s] = verdict_sheet.export_verdict_sheet_csv(
+                sessions, v, world.kept.id, sight=sight)
     for version, pair, panel in graded:
         for rid in ids:
             out["by response", rid] = reviews.effective_grades_for_response(sessions, rid)
