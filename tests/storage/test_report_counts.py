@@ -78,22 +78,31 @@ def review_randomly(sessions, rng, version, found, truth, noisy,
                     reviewers: tuple[str, ...] = ("ana", "bo", "cy")) -> None:
     """People on about 60% of the responses: each reviewer answers a criterion now and then
     (``noisy`` of the truth, else CANNOT_ASSESS), one in ten criteria adjudicated to the
-    truth: disputes, agreements and adjudications."""
+    truth: disputes, agreements and adjudications. A reviewer's verdicts on a response are
+    saved together, as the Review page saves them (``reviews.save_review``), then the
+    adjudications: the same verdicts as one save per criterion, in a fifth of the saves."""
     people = [local_actor(name) for name in reviewers]
     for response in found:
         if rng.random() < 0.4:
             continue
+        answered: dict[str, dict] = {person.key: {} for person in people}
+        adjudicated = []
         for criterion in version.criteria:
             for person in people:
                 if rng.random() < 0.6:
-                    reviews.set_human_verdict(
-                        sessions, actor=person, response_id=response.id,
-                        criterion_id=criterion.id,
-                        verdict=noisy(truth[response.id, criterion.id], 0.85) or C)
+                    answered[person.key][criterion.id] = (
+                        noisy(truth[response.id, criterion.id], 0.85) or C, "")
             if rng.random() < 0.1:
-                reviews.adjudicate(sessions, actor=ADMIN, response_id=response.id,
-                                   criterion_id=criterion.id,
-                                   verdict=truth[response.id, criterion.id])
+                adjudicated.append(criterion.id)
+        for person in people:
+            if answered[person.key]:
+                saved = reviews.save_review(sessions, actor=person, response_id=response.id,
+                                            verdicts=answered[person.key])
+                assert not saved.stale
+        for criterion_id in adjudicated:
+            reviews.adjudicate(sessions, actor=ADMIN, response_id=response.id,
+                               criterion_id=criterion_id,
+                               verdict=truth[response.id, criterion_id])
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
