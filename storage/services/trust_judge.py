@@ -110,6 +110,9 @@ def prepare_share(data, source, reads: Reads, frame: Frame, groups, stability: l
 
     coded = codes_of(data, frame, source.key)
     judged = values(coded, frame)
+    # the share keeps the small codes; the frame's matrix can go before the draws' product
+    coded = coded.astype(np.int8 if max(map(len, frame.values), default=0) < 127
+                         else np.int32)
     samples, replayed = groups.get(source.key, ((), ()))
     shown = (source.member_run_ids if source.is_panel
              else (source.run_id,) if source.run_id is not None else ())
@@ -144,8 +147,7 @@ def prepare_share(data, source, reads: Reads, frame: Frame, groups, stability: l
 
     def finish() -> JudgeShare:
         return JudgeShare(
-            source_key=source.key, codes=coded.astype(
-                np.int8 if max(map(len, frame.values), default=0) < 127 else np.int32),
+            source_key=source.key, codes=coded,
             criteria=tuple(CriterionShare(cid, j, summary, la(), stab() if stab else None,
                                           pos, order)
                            for cid, j, summary, la, stab, pos, order in finishers),

@@ -95,6 +95,9 @@ def judges_part(sessions: SessionFactory, report: AgreementReport) -> TrustJudge
             stabilities[samples] = prepare_stability(data, frame, samples)
         pending.append(prepare_share(data, source, reads, frame, groups,
                                      stabilities.get(samples)))
+    # the verdict matrices and the stored reads are let go before the figures are finished
+    # (the bootstrap's product, the peak of the trust tab): each share holds its codes
+    frame.matrices, frame.seen, frame.stored = {}, {}, None
     shares = {share.source_key: share for share in (finish() for finish in pending)}
     # What the figures were made from is let go: the verdict matrices (the judges' values
     # are in their shares), the stored reads, the draws, the lengths by id, the runs'
