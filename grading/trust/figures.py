@@ -122,6 +122,7 @@ def percentile(values, level: float = 0.95) -> tuple[float, float] | None:
 DRAW_CHUNK = 100  # resamples drawn per call of the generator before issue 41 (the stream)
 PRODUCT_ROWS = 50  # resamples drawn, counted and multiplied at a time by ``SharedDraws``
 DRAWN_ROWS = 10  # resamples drawn at a time by ``draw_counts`` (even: see there)
+BIG_LAYOUT = 1 << 21  # columns x items (16 MB) from which the heap is trimmed first
 WIDE = 48  # columns from which ``SharedDraws`` multiplies columns x items @ items x chunk
 
 
@@ -217,9 +218,11 @@ class SharedDraws:
         widths = [width for _r, _f, width in self._blocks]
         summed = np.zeros((self.resamples, sum(widths)))
         if sum(widths) and self.count:
-            # the pages freed while the figures were prepared go back before the columns
-            # and the counts are made (issue 41: ~30 MB of the trust tab's peak at 100,000)
-            give_back()
+            if self.count * sum(widths) >= BIG_LAYOUT:
+                # the pages freed while the figures were prepared go back before the
+                # columns and the counts are made (issue 41: ~25 MB of the trust tab's
+                # peak at 100,000 responses)
+                give_back()
             columns = self._layout()
             wide = len(columns) >= WIDE
             for start, counts in draw_counts(self.count, self.resamples, self.seed):
