@@ -131,6 +131,12 @@ def codes_of(data, frame: Frame, key: str):
     if key not in frame.matrices:
         if frame.stored is not None and key != HUMAN:
             frame.matrices[key], frame.seen[key] = frame.stored.coded(key, frame)
+        elif key != HUMAN and not data.complete:
+            # a counted report holds the judges' verdicts of the reviewed responses only:
+            # made from it, the codes would be wrong without a word (trust_judges lets the
+            # stored reads go before the figures are finished)
+            raise RuntimeError(f"{key}'s verdicts asked for after the trust frame let go of "
+                               "the judges' verdicts read from the database")
         else:
             frame.matrices[key], frame.seen[key] = _coded(data.verdicts.get(key, {}), frame)
     return frame.matrices[key]

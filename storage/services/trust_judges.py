@@ -96,14 +96,15 @@ def judges_part(sessions: SessionFactory, report: AgreementReport) -> TrustJudge
         pending.append(prepare_share(data, source, reads, frame, groups,
                                      stabilities.get(samples)))
     # the verdict matrices and the stored reads are let go before the figures are finished
-    # (the bootstrap's product, the peak of the trust tab): each share holds its codes
+    # (the bootstrap's product, the peak of the trust tab): each share holds its codes; a
+    # judge's codes asked for after this fail (trust_frame.codes_of), never made from the
+    # report's partial verdicts
     frame.matrices, frame.seen, frame.stored = {}, {}, None
     shares = {share.source_key: share for share in (finish() for finish in pending)}
-    # What the figures were made from is let go: the verdict matrices (the judges' values
-    # are in their shares), the stored reads, the draws, the lengths by id, the runs'
-    # shuffles, listings and own samples (people's part reads the population and the
+    # What else the figures were made from is let go: the draws, the lengths by id, the
+    # runs' shuffles, listings and own samples (people's part reads the population and the
     # comparisons' order only; trust_share_store keeps the rest in the database).
-    frame.matrices, frame.seen, frame.stored, frame.draws = {}, {}, None, None
+    frame.draws = None
     return TrustJudges(rubric_version_id=data.rubric_version_id, dataset_id=data.dataset_id,
                        frame=frame, reads=replace(reads, lengths={}, shuffles={}, within={},
                                                   listings={}), shares=shares)

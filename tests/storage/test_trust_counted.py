@@ -169,3 +169,22 @@ def test_a_blind_viewers_trust_is_the_trust_of_every_verdict_they_may_see(
                                         human_baseline.build_baseline(seen.data))
     assert repr(found) == repr(expected)
     assert (found.sampled_reviewed > 0) == (viewer == "ana")
+
+
+def test_a_judges_codes_asked_of_the_kept_frame_fail_rather_than_come_from_partial_data(
+        sessions):
+    """The judges' share lets the verdicts it read from the database go before its figures
+    are finished (issue 41: the trust tab's peak); made from the counted report's data, a
+    judge's codes would cover the reviewed responses only and read as every verdict."""
+    from storage.services.agreement_sources import HUMAN
+    from storage.services.trust_frame import codes_of
+
+    version, dataset = _world(sessions, 6)
+    report = agreement.agreement_report(sessions, version.id, dataset.id)
+    assert not report.data.complete
+    frame = trust_report.judges_part(sessions, report).frame
+    judge = next(s.key for s in report.data.verdict_sources if not s.is_human)
+    with pytest.raises(RuntimeError, match="let go of the judges' verdicts"):
+        codes_of(report.data, frame, judge)
+    assert codes_of(report.data, frame, HUMAN).shape == (len(frame.positions),
+                                                         len(frame.columns))
