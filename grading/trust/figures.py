@@ -122,7 +122,9 @@ def percentile(values, level: float = 0.95) -> tuple[float, float] | None:
 DRAW_CHUNK = 100  # resamples drawn per call of the generator before issue 41 (the stream)
 PRODUCT_ROWS = 50  # resamples drawn, counted and multiplied at a time by ``SharedDraws``
 DRAWN_ROWS = 10  # resamples drawn at a time by ``draw_counts`` (even: see there)
-BIG_LAYOUT = 1 << 21  # columns x items (16 MB) from which the heap is trimmed first
+BIG_LAYOUT = 1 << 21  # columns x items (16 MB) from which the product goes by item parts
+PASS_ROWS = 200  # resamples counted at a time (one byte a count) by the item parts' product
+PART_ITEMS = 10_000  # items laid out and multiplied at a time by the item parts' product
 WIDE = 48  # columns from which ``SharedDraws`` multiplies columns x items @ items x chunk
 
 
@@ -140,35 +142,46 @@ def resample_weights(count: int, resamples: int = RESAMPLES, seed: int = SEED):
 
 
 def draw_counts(count: int, resamples: int = RESAMPLES, seed: int = SEED,
-                rows: int = PRODUCT_ROWS):
-    """The rows of ``resample_weights``, about ``rows`` resamples at a time: (first
-    resample, its rows x count float64 counts).
+                rows: int = PRODUCT_ROWS, dtype="float64"):
+    """The rows of ``resample_weights``, ``rows`` resamples at a time (the last fewer):
+    (first resample, its rows x count counts as ``dtype``; an integer type too small for a
+    count raises OverflowError rather than wrap).
 
     The stream is the one a call per ``DRAW_CHUNK`` resamples drew: numpy draws a range
     below 2**32 from the 64-bit words two 32-bit halves at a time, whatever the integer type
     asked for, and a call that draws an odd number leaves the last word's second half
-    unused. So a ``DRAW_CHUNK``'s call is made as calls of an even number of rows (an even
-    number of draws: no half left) and the rest, which ends where the one call ended:
-    ``DRAWN_ROWS`` rows at a time, as int32, their counts made before the next are drawn
-    (issue 41: a chunk's draws were held beside its counts, 20 MB at 100,000 items; 4 MB
-    now, as fast)."""
+    unused. So a ``DRAW_CHUNK``'s call is made as calls of an even number of rows
+    (``DRAWN_ROWS``: no half left) and the rest, which ends where the one call ended; each
+    call's rows are counted before the next is drawn (issue 41: a chunk's draws were held
+    beside its counts, 20 MB at 100,000 items; 4 MB now, as fast)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     small = np.int32 if count <= np.iinfo(np.int32).max else np.int64
-    piece = max(2, rows + rows % 2)
+    dtype = np.dtype(dtype)
+    limit = np.iinfo(dtype).max if dtype.kind in "iu" else None
+    rows = max(1, rows)
+    counts, filled, first = None, 0, 0
     for start in range(0, resamples, DRAW_CHUNK):
         chunk = min(DRAW_CHUNK, resamples - start)
-        for first in range(0, chunk, piece):
-            counts = np.empty((min(piece, chunk - first), count), dtype="float64")
-            for at in range(0, len(counts), DRAWN_ROWS):  # an even number of draws
-                drawn = rng.integers(0, count, dtype=small,
-                                     size=(min(DRAWN_ROWS, len(counts) - at), count))
-                for i, row in enumerate(drawn):
-                    counts[at + i] = np.bincount(row, minlength=count)
-                del drawn, row  # (the row is a view of the draws)
-            yield start + first, counts
-            del counts  # not held while the next chunk's are made (40 MB at 100,000 items)
+        for at in range(0, chunk, DRAWN_ROWS):  # an even number of draws but the last
+            drawn = rng.integers(0, count, dtype=small,
+                                 size=(min(DRAWN_ROWS, chunk - at), count))
+            for row in drawn:
+                if counts is None:
+                    counts, filled = np.empty((min(rows, resamples - first), count),
+                                              dtype=dtype), 0
+                counted = np.bincount(row, minlength=count)
+                if limit is not None and counted.max() > limit:
+                    raise OverflowError(f"an item drawn {counted.max()} times in one "
+                                        f"resample does not fit {dtype.name}")
+                counts[filled] = counted
+                filled += 1
+                if filled == len(counts):
+                    yield first, counts
+                    first += filled
+                    counts = None  # not held while the next are made (40 MB at 100,000)
+            del drawn, row  # (the row is a view of the draws)
 
 
 class SharedDraws:
@@ -178,23 +191,33 @@ class SharedDraws:
     columns sums. A report's figures over the same responses cost one draw and one product
     instead of one each.
 
-    Memory stays flat in the items (issue 41): the counts are drawn and multiplied
-    ``PRODUCT_ROWS`` resamples at a time (``draw_counts``: never the resamples x items
-    matrix, 800 MB at 100,000 items), and the columns are laid out once, from what each
-    figure registered: a figure may register a function that makes its columns, called
-    then, rather than the columns (not held twice: 4 MB a figure at 100,000 items). Each
-    sum is an item's count times its value, added over the items as one product adds
-    them (bit for bit the single product's at 100,000 items; within 1e-12 of the terms'
-    magnitude wherever the linear algebra library orders a small product otherwise)."""
+    Memory stays flat in the items (issue 41). Under ``big`` columns x items cells the
+    columns are laid out once, from what each figure registered, and multiplied by the
+    counts ``PRODUCT_ROWS`` resamples at a time (``draw_counts``: never the resamples x
+    items matrix, 800 MB at 100,000 items). From ``big`` on (160 columns over 100,000
+    responses: 128 MB of columns beside 40 MB of counts, the trust tab's peak) the product
+    goes by parts: ``PASS_ROWS`` resamples are counted at a time in one byte a count, and
+    for each ``PART_ITEMS`` items the columns of those items are laid out and multiplied
+    by their counts, the parts' products added (~50 MB in all; the columns are made once
+    per pass, as fast as one layout of every item was). A figure may register a function
+    of a part of its items that makes their columns, called then, rather than the columns
+    (not held: 4 MB a figure at 100,000 items).
 
-    def __init__(self, count: int, resamples: int = RESAMPLES, seed: int = SEED) -> None:
-        self.count, self.resamples, self.seed = count, resamples, seed
+    Each sum is an item's count times its value, added over the items as one product adds
+    them: below ``big`` bit for bit the single product's at 100,000 items; by parts, and
+    wherever the linear algebra library orders a small product otherwise, the additions
+    come in another order: within 1e-12 of the sum of the terms' magnitudes."""
+
+    def __init__(self, count: int, resamples: int = RESAMPLES, seed: int = SEED,
+                 big: int = BIG_LAYOUT) -> None:
+        self.count, self.resamples, self.seed, self.big = count, resamples, seed, big
         self._blocks: list[tuple[object, object, int]] = []
         self._results: list | None = None
 
     def add(self, rows, features, width: int | None = None) -> int:
         """Register ``features`` (len(rows) x width) of the items at positions ``rows``:
-        the array, or a function that returns it (then ``width`` is needed)."""
+        the array, or a function of a part of them that returns the part's rows (the part:
+        a slice or an array of indexes into ``rows``; then ``width`` is needed)."""
         import numpy as np
 
         if self._results is not None:
@@ -218,25 +241,62 @@ class SharedDraws:
         widths = [width for _r, _f, width in self._blocks]
         summed = np.zeros((self.resamples, sum(widths)))
         if sum(widths) and self.count:
-            if self.count * sum(widths) >= BIG_LAYOUT:
+            if self.count * sum(widths) >= self.big:
                 # the pages freed while the figures were prepared go back before the
-                # columns and the counts are made (issue 41: ~25 MB of the trust tab's
-                # peak at 100,000 responses)
+                # counts are made (issue 41: ~25 MB of the trust tab's peak at 100,000)
                 give_back()
-            columns = self._layout()
-            wide = len(columns) >= WIDE
-            for start, counts in draw_counts(self.count, self.resamples, self.seed):
-                # the same sums either way round; OpenBLAS takes a fraction of the time
-                # this way round on many columns and a thin chunk of resamples, the other
-                # on few columns
-                summed[start:start + len(counts)] = (
-                    (columns @ counts.T).T if wide else counts @ columns.T)
-                del counts  # let go before the generator makes the next chunk's
-            del columns
+                self._by_parts(summed)
+            else:
+                self._whole(summed)
+        self._blocks = []
         self._results, at = [], 0
         for width in widths:
             self._results.append(summed[:, at:at + width])
             at += width
+
+    def _whole(self, summed) -> None:
+        columns = self._layout()
+        wide = len(columns) >= WIDE
+        for start, counts in draw_counts(self.count, self.resamples, self.seed):
+            # the same sums either way round; OpenBLAS takes a fraction of the time this
+            # way round on many columns and a thin chunk of resamples, the other on few
+            summed[start:start + len(counts)] = (
+                (columns @ counts.T).T if wide else counts @ columns.T)
+            del counts  # let go before the generator makes the next chunk's
+
+    def _by_parts(self, summed) -> None:
+        import numpy as np
+
+        width = summed.shape[1]
+        wide = width >= WIDE
+        placed, at = [], 0  # per block: its positions in order, their order, where it goes
+        for rows, features, w in self._blocks:
+            features = features if callable(features) else np.asarray(features)
+            if len(rows) < 2 or bool(np.all(rows[1:] >= rows[:-1])):
+                placed.append((rows, None, features, w, at))
+            else:
+                order = np.argsort(rows, kind="stable")
+                placed.append((rows[order], order, features, w, at))
+            at += w
+        self._blocks = []
+        parts = [(lo, min(self.count, lo + PART_ITEMS))
+                 for lo in range(0, self.count, PART_ITEMS)]
+        for start, counts in draw_counts(self.count, self.resamples, self.seed,
+                                         rows=PASS_ROWS, dtype="uint8"):
+            into = summed[start:start + len(counts)]
+            for lo, hi in parts:
+                columns = np.zeros((width, hi - lo))
+                for keyed, order, features, w, at in placed:
+                    a, b = np.searchsorted(keyed, (lo, hi))
+                    if a == b:
+                        continue
+                    part = slice(a, b) if order is None else order[a:b]
+                    found = features(part) if callable(features) else features[part]
+                    columns[at:at + w, keyed[a:b] - lo] = np.asarray(found).T
+                drawn = counts[:, lo:hi].astype("float64")
+                into += (columns @ drawn.T).T if wide else drawn @ columns.T
+                del columns, drawn
+            del counts, into
 
     def _layout(self):
         """columns x items of every block (zero where a block has no item), each block let
@@ -247,7 +307,7 @@ class SharedDraws:
         at = 0
         for i, (rows, features, width) in enumerate(self._blocks):
             self._blocks[i] = (None, None, width)
-            found = features() if callable(features) else features
+            found = features(slice(None)) if callable(features) else features
             columns[at:at + width, rows] = np.asarray(found).T
             at += width
         return columns

@@ -98,20 +98,88 @@ def test_chunked_sums_are_the_single_product(count, widths):
 
 
 def test_a_figure_may_register_a_function_of_its_columns():
-    """Called once, when the sums are taken: the sums of the columns it returns."""
+    """Called once, when the sums are taken, for every item: the sums of the columns it
+    returns."""
     rng = np.random.default_rng(8)
     rows = np.sort(rng.permutation(500)[:300])
     features = rng.normal(size=(300, 5))
     calls = []
     lazy, eager = SharedDraws(500, resamples=200), SharedDraws(500, resamples=200)
-    handle = lazy.add(rows, lambda: calls.append(1) or features, width=5)
+    handle = lazy.add(rows, lambda part: calls.append(part) or features[part], width=5)
     assert eager.add(rows, features) == handle
     assert calls == []
     assert np.array_equal(lazy.sums(handle), eager.sums(handle))
     lazy.sums(handle)
-    assert calls == [1]
+    assert calls == [slice(None)]
     with pytest.raises(ValueError, match="width"):
-        SharedDraws(5).add([0], lambda: features)
+        SharedDraws(5).add([0], lambda part: features)
+
+
+def _blocks_of(draws, count, widths, seed, lazy=False, shuffled=False):
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for i, width in enumerate(widths):
+        rows = rng.permutation(count)[:count * 3 // 4 if i % 2 else count - 7]
+        rows = rows if shuffled else np.sort(rows)
+        features = rng.normal(size=(len(rows), width)) * 1000
+        given = (lambda part, f=features: f[part]) if lazy else features
+        blocks.append((draws.add(rows, given, width=width), rows, features))
+    return blocks
+
+
+@pytest.mark.parametrize(("count", "widths", "lazy", "shuffled"), [
+    pytest.param(25_003, (5,) * 12, True, False, id="many columns, functions, in order"),
+    pytest.param(21_000, (5, 4, 1), False, True, id="few columns, arrays, out of order"),
+    pytest.param(9_999, (3, 2), True, True, id="fewer items than a part"),
+])
+def test_the_product_by_parts_gives_the_single_products_sums(count, widths, lazy, shuffled):
+    """From ``big`` cells on, the product goes by parts of the items with one-byte counts:
+    the sums of the single product (the draws' reference), the additions in another
+    order only: within 1e-12 of the sum of the terms' magnitudes."""
+    by_parts = SharedDraws(count, resamples=250, seed=6, big=1)
+    blocks = _blocks_of(by_parts, count, widths, 1, lazy, shuffled)
+    weights = resample_weights(count, 250, 6)
+    for handle, rows, features in blocks:
+        full = np.zeros((count, features.shape[1]))
+        full[rows] = features
+        expected, scale = weights @ full, weights @ np.abs(full)
+        got = by_parts.sums(handle)
+        assert got.shape == expected.shape
+        assert np.all(np.abs(got - expected) <= 1e-12 * scale)
+
+
+def test_the_product_by_parts_is_used_from_big_on_and_asks_for_parts():
+    """A function of the columns is asked for a part of its items at a time (as many
+    times as there are passes and parts); below ``big`` once for all of them."""
+    count, rows = 23_000, np.arange(0, 23_000, 2)
+    asked = []
+
+    def columns(part):
+        asked.append(part)
+        return np.ones((len(rows[part]), 1))
+
+    by_parts = SharedDraws(count, resamples=300, big=1)
+    handle = by_parts.add(rows, columns, width=1)
+    sums = by_parts.sums(handle)
+    assert len(asked) == 2 * 3  # 2 passes of 200 resamples x 3 parts of 10,000 items
+    assert sorted({len(rows[p]) for p in asked}) == [1500, 5000]
+    assert np.array_equal(sums[:, 0], resample_weights(count, 300, 0)[:, rows].sum(axis=1))
+    whole = SharedDraws(count, resamples=300)  # 11,500 cells: below the default
+    handle = whole.add(rows, columns, width=1)
+    asked.clear()
+    assert np.array_equal(whole.sums(handle), sums)  # whole counts: exact in any order
+    assert asked == [slice(None)]
+
+
+def test_one_byte_counts_are_the_float_counts():
+    """The product by parts counts in one byte (an item is drawn about once a resample;
+    a count that does not fit raises instead of wrapping around)."""
+    got = np.concatenate([c for _s, c in draw_counts(255, 40, 3, rows=7, dtype="uint8")])
+    assert got.dtype == np.uint8
+    assert np.array_equal(got, resample_weights(255, 40, 3))
+    got = np.concatenate([c for _s, c in draw_counts(30_000, 120, 3, rows=200,
+                                                      dtype="uint8")])
+    assert np.array_equal(got, resample_weights(30_000, 120, 3))
 
 
 def test_draw_counts_hold_little_beside_the_counts_they_yield():
