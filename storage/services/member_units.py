@@ -20,6 +20,7 @@ from storage.repositories.results import PARTIAL_KEY, UNLABELLED_KEY
 
 _CODE = {Verdict.MET.value: 0, Verdict.UNMET.value: 1, Verdict.CANNOT_ASSESS.value: 2}
 _NONE = 3  # no verdict on that criterion
+ROWS_AT_A_TIME = 20_000  # member grades read and made arrays at a time
 
 
 @dataclass(frozen=True)
@@ -43,25 +44,36 @@ def member_units(session: Session, members: list[int], criterion_ids: list[int],
     import numpy as np
 
     g, grades = m.GradeRow, m.GradeRow.__table__.c
-    # Core rows, not ORM ones: 300,000 grades at 100,000 responses x 3 members
-    rows = session.connection().execute(select(grades.response_id, grades.run_id,
-                                               grades.verdict_key)
-                                        .where(grades.run_id.in_(members))).all()
-    response_col, run_col, key_col = zip(*rows, strict=True) if rows else ((), (), ())
     position = {run_id: i for i, run_id in enumerate(members)}
+    # Core rows, not ORM ones, a part at a time, each part made arrays at once (issue 41:
+    # 300,000 grades at 100,000 responses x 3 members held as rows took ~170 MB)
+    number: dict[str | None, int] = {}  # each key as met
+    rid_parts, at_parts, key_parts = [], [], []
+    for part in session.connection().execute(
+            select(grades.response_id, grades.run_id, grades.verdict_key)
+            .where(grades.run_id.in_(members))
+            .execution_options(yield_per=ROWS_AT_A_TIME)).partitions():
+        response_col, run_col, key_col = zip(*part, strict=True)
+        rid_parts.append(np.array(response_col, dtype=np.int64))
+        at_parts.append(np.fromiter(map(position.__getitem__, run_col), dtype=np.int64,
+                                    count=len(part)))
+        key_parts.append(np.fromiter((number.setdefault(key, len(number)) for key in key_col),
+                                     dtype=np.int64, count=len(part)))
+        del part, response_col, run_col, key_col
     order = sorted(criterion_ids)
     columns = [order.index(c) for c in binary]
     parsed: dict[str | None, list[int] | None] = {UNLABELLED_KEY: [_NONE] * len(binary)}
-    for key in set(key_col):
+    for key in number:
         if key not in parsed:
             parsed[key] = _codes(key, len(order), columns)
     told = [key for key, codes in parsed.items() if codes is not None]
     untold = sorted(key for key, codes in parsed.items() if codes is None and key is not None)
-    key_id = {**dict.fromkeys(parsed, -1), **{key: i for i, key in enumerate(told)}}
-    table = np.array([parsed[key] for key in told], dtype=np.int64).reshape(-1, len(binary))
-    rids = np.array(response_col, dtype=np.int64)
-    at = np.fromiter(map(position.__getitem__, run_col), dtype=np.int64, count=len(rows))
-    keys = np.fromiter(map(key_id.__getitem__, key_col), dtype=np.int64, count=len(rows))
+    told_at = {key: i for i, key in enumerate(told)}
+    table = np.array([parsed[key] for key in told], dtype=np.int8).reshape(-1, len(binary))
+    rids, at, keys = (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+                      for parts in (rid_parts, at_parts, key_parts))
+    del rid_parts, at_parts, key_parts
+    keys = np.array([told_at.get(key, -1) for key in number], dtype=np.int64)[keys]
     # responses a key does not tell: counted by the database, criterion by criterion
     asked = np.unique(rids[keys < 0])
     found = {c: _Found() for c in binary}
