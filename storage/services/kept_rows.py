@@ -48,7 +48,11 @@ def replace(sessions: SessionFactory, model, where: dict, values: dict) -> bool:
                 session.execute(_LZ4)
             session.execute(delete(model).where(
                 *(getattr(model, column) == value for column, value in where.items())))
-            session.execute(insert(model).values(**where, **values))
+            # the values as the execution's parameters, not in the statement: the engine's
+            # cache of compiled statements keeps the first statement of each shape, and
+            # with it values written into it (issue 41: 26 MB of kept rows' arrays held for
+            # the process's life)
+            session.execute(insert(model), {**where, **values})
     except (IntegrityError, OperationalError):
         return False
     return True
