@@ -12,7 +12,11 @@ its every-tab seconds and its trust tab's, each round, then the medians side by 
         --reference-tree /tmp/base --rounds 2
 
 The reference tree is a source tree of the project (``git worktree add /tmp/base <commit>``);
-both run with this tree's virtualenv. SQLite worlds only (the copy is a file copy).
+both run with this tree's virtualenv.
+
+``--db URL`` of a PostgreSQL world (``scale.py --db URL --keep DIR`` built it on a server of
+your own): each round's copy is ``CREATE DATABASE ... TEMPLATE`` the world's database (no one
+may be connected to it), dropped after.
 """
 
 from __future__ import annotations
@@ -36,15 +40,36 @@ def _run(tree: Path, script: str, *args: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def one_round(tree: Path, world: Path, version: int, dataset: int, folder: Path) -> dict:
-    copy = folder / "world.db"
-    shutil.copyfile(world, copy)
-    where = ["--db", f"sqlite:///{copy}", "--version", str(version), "--dataset", str(dataset)]
+def _copied(world: str, folder: Path):
+    """A copy of the world's database: (its URL, a function that removes it)."""
+    if not world.startswith("postgresql"):
+        copy = folder / "world.db"
+        shutil.copyfile(world, copy)
+        return f"sqlite:///{copy}", copy.unlink
+    from sqlalchemy import create_engine, make_url, text
+
+    url = make_url(world)
+    name = f"{url.database}_after_grade"
+    server = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+
+    def run(statement: str) -> None:
+        with server.connect() as connection:
+            connection.execute(text(statement))
+
+    run(f'DROP DATABASE IF EXISTS "{name}"')
+    run(f'CREATE DATABASE "{name}" TEMPLATE "{url.database}"')
+    return (url.set(database=name).render_as_string(hide_password=False),
+            lambda: (run(f'DROP DATABASE "{name}"'), server.dispose()))
+
+
+def one_round(tree: Path, world: str, version: int, dataset: int, folder: Path) -> dict:
+    copy, remove = _copied(world, folder)
+    where = ["--db", copy, "--version", str(version), "--dataset", str(dataset)]
     _run(tree, "judges_advance.py", *where, "--setup", "60")
     _run(tree, "agreement_page_cold.py", *where)  # stores the kept rows, as the app would
     _run(tree, "judges_advance.py", *where, "--land")
     page = json.loads(_run(tree, "agreement_page_cold.py", *where))
-    copy.unlink()
+    remove()
     return {"peak_mb": round(page["peak_mb"]), "every_tab_s": round(page["every_tab_seconds"], 2),
             "trust_s": page["parts"].get("tab Trust a judge: trust")}
 
@@ -55,10 +80,15 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--reference-tree", required=True, metavar="DIR")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--db", help="a PostgreSQL world's URL (default: the kept SQLite "
+                                     "file)")
     args = parser.parse_args()
+    if args.db and not args.db.startswith("postgresql"):
+        parser.error("--db is a PostgreSQL world's URL (a SQLite world is the kept file)")
     kept = Path(args.keep)
-    world = kept / f"scale-{args.size}.db"
-    ids = json.loads((kept / f"world-sqlite-{args.size}.json").read_text())
+    world = args.db or str(kept / f"scale-{args.size}.db")
+    dialect = "postgresql" if args.db else "sqlite"
+    ids = json.loads((kept / f"world-{dialect}-{args.size}.json").read_text())
     trees = {"this tree": HERE, "reference": Path(args.reference_tree).resolve()}
     found: dict[str, list[dict]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory(dir=kept) as folder:
@@ -68,7 +98,7 @@ def main() -> int:
                                    Path(folder))
                 found[name].append(result)
                 print(f"round {number + 1}, {name}: {json.dumps(result)}", flush=True)
-    print(f"\nthe Agreement page after a grade lands, {args.size:,} responses (SQLite), "
+    print(f"\nthe Agreement page after a grade lands, {args.size:,} responses ({dialect}), "
           f"medians of {args.rounds} rounds:\n")
     print("| tree | peak RSS (MB) | every tab (s) | trust tab (s) |\n|---|---:|---:|---:|")
     for name, results in found.items():

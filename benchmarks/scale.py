@@ -75,6 +75,7 @@ from storage.services import (
     agreement,
     agreement_blind,
     agreement_counts,
+    agreement_inputs_store,
     agreement_judge_counts,
     agreement_judge_store,
     agreement_kept,
@@ -88,6 +89,7 @@ from storage.services import (
     effective_upkeep,
     human_baseline,
     labels,
+    member_alpha_store,
     panel_agreement,
     panel_results,
     panels,
@@ -682,13 +684,22 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
     report_with_judges_kept.warm = warm_judges
     slot = agreement_kept.KeptSlot()
 
+    judge_inputs: list = []
+
     def report_kept():
-        """As the page reads it: the judges' share kept (untimed), and the report itself
+        """As the page reads it: the judges' inputs kept (untimed), and the report itself
         (cold: built and kept; after a verdict: patched on the responses it is on)."""
-        report = slot.report(sessions, w.version_id, w.dataset_id, judges[0])
+        given = judge_inputs[0] if judge_inputs[0] is not None else judges[0]
+        report = slot.report(sessions, w.version_id, w.dataset_id, given, lambda: judges[0])
         return report, human_baseline.report_baseline(report)
 
-    report_kept.warm = warm_judges
+    def warm_inputs():
+        warm_judges()
+        if not judge_inputs:  # as ui.agreement_readers.get_judge_inputs
+            judge_inputs.append(agreement_inputs_store.kept_inputs(
+                sessions, w.version_id, w.dataset_id, lambda: judges[0]))
+
+    report_kept.warm = warm_inputs
 
     def judges_from_table():
         return agreement_judge_store.kept_patterns(sessions, w.version_id, w.dataset_id)
@@ -698,18 +709,28 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
     by_stamp: dict = {}
 
     def report_in_new_process():
-        """As a new app process reads the page: the judges' count read from the database
-        (kept by the judges' stamp, as ``get_judge_patterns``), the report built and kept
-        (after a verdict: patched)."""
+        """As a new app process reads the page (ui.agreement_readers.get_full_report): the
+        judges' inputs read from the database (kept by the judges' stamp, as
+        ``get_judge_inputs``; made from the judges' count only when not stored), the report
+        built from them and people's stored rows and kept (after a verdict: patched)."""
         stamp = agreement_judge_counts.judge_stamp(
             agreement_sources.data_stamp(sessions, w.version_id, w.dataset_id))
         if stamp not in by_stamp:
             by_stamp.clear()
-            by_stamp[stamp] = judges_from_table()
-        report = fresh_slot.report(sessions, w.version_id, w.dataset_id, by_stamp[stamp])
+            by_stamp[stamp] = agreement_inputs_store.kept_inputs(
+                sessions, w.version_id, w.dataset_id, judges_from_table, stamp)
+        judges_now = by_stamp[stamp]
+        report = fresh_slot.report(
+            sessions, w.version_id, w.dataset_id,
+            judges_now if judges_now is not None else judges_from_table(), judges_from_table)
         return report, human_baseline.report_baseline(report)
 
-    report_in_new_process.warm = judges_from_table
+    def store_inputs():  # what an earlier process stored (untimed)
+        judges_from_table()
+        agreement_inputs_store.kept_inputs(sessions, w.version_id, w.dataset_id,
+                                           judges_from_table)
+
+    report_in_new_process.warm = store_inputs
 
     list_slot = agreement_kept.KeptSlot()
     listings: dict = {}
@@ -913,6 +934,9 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         ("panel members' alpha, from the verdict keys (new)", lambda: panels.member_agreement(
             sessions, w.panel_id), q(sessions, _member_alpha, w),
          "SQL: (criterion, MET votes) -> units"),
+        ("panel members' alpha as the page reads it: kept by the members' stamp, in the "
+         "database (the page)", kept_member_alpha(sessions, w), q(sessions, _member_alpha, w),
+         "as above"),
         ("panel members' alpha, recomputed (before)", lambda: panel_agreement
          .recounted_agreement(sessions, w.panel_id), q(sessions, _member_alpha, w), "as above"),
         ("panel grades, every response, stored (new)", lambda: panels.panel_grades(
@@ -1031,6 +1055,20 @@ def same_results(sessions: SessionFactory, w: World) -> bool:
                == results_python.page_in_python(sessions, **{
                    **where, **view_kwargs(sessions, w, v, columns)})
                for v, view in RESULTS_VIEWS.items() if view.get("sort") != "people")
+
+
+def kept_member_alpha(sessions: SessionFactory, w: World) -> Callable:
+    """The members' alpha as the Agreement page reads it (ui.panel_readers
+    .get_member_agreement): the figures stored at the members' stamp, read back; computed
+    (``member_agreement``, the row above) only when a member's grade has landed since, which
+    a person's verdict does not do. Warmed by one such read (what an earlier process
+    stored)."""
+    def run():
+        return member_alpha_store.kept_member_agreement(
+            sessions, w.panel_id, member_alpha_store.current_stamp(sessions, w.panel_id))
+
+    run.warm = run
+    return run
 
 
 def page_in_new_process(sessions: SessionFactory, w: World) -> Callable:
@@ -1196,8 +1234,11 @@ TARGETS = (
     (lambda n: n.startswith("Results ") and n.endswith("(the page)"), 0.5, 0.5),
     (lambda n: n == "Agreement report + human baseline, judges' count and report kept "
      "(the page)", None, 0.5),
+    # a new process after a verdict is a new process: nothing of the page is kept in it
+    (lambda n: n.startswith("Agreement page in a new process, as it opens"), 2.0, 2.0),
     (lambda n: n.startswith("Agreement page in a new process"), 2.0, 0.5),
-    (lambda n: n.startswith("panel members' alpha"), 2.0, 0.5),
+    # the page's members' alpha; computing it (the rows above) is what a grade landing costs
+    (lambda n: n.startswith("panel members' alpha as the page reads it"), 2.0, 0.5),
     (lambda n: n == "a reviewer's queue, grade facts cached (the page)", 0.3, 0.3),
     (lambda n: n.startswith("adjudication page: first 20 and the count")
      and not n.endswith("(before)"), 0.3, 0.3),
