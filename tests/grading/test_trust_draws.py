@@ -198,3 +198,26 @@ def test_draw_counts_hold_little_beside_the_counts_they_yield():
     finally:
         tracemalloc.stop()
     assert peak < chunk + chunk // 4  # the counts and a few rows' draws (16.6 MB before)
+
+
+@pytest.mark.parametrize("strata", [False, True], ids=["one stratum", "human strata"])
+def test_a_length_slope_by_parts_is_the_slope_of_the_single_product(strata):
+    """The length slope's columns made a part of its responses at a time, from its packed
+    lengths and verdicts (the product by parts, as at 100,000 responses): the figure of
+    the single product, within the float sums' last bits."""
+    rng = np.random.default_rng(4)
+    count = 23_456
+    rows = np.sort(rng.permutation(30_000)[:count])
+    lengths = rng.integers(50, 9000, count).astype(float)
+    values = (rng.random(count) < 0.2 + lengths / 20_000).astype(float)
+    groups = rng.choice(["MET", "UNMET"], count).tolist() if strata else None
+    found = []
+    for big in (1, 10 ** 12):
+        draws = SharedDraws(30_000, resamples=300, big=big)
+        found.append(prepare_slope(lengths, values, groups, draws=draws, rows=rows)())
+    by_parts, whole = found
+    assert by_parts.strata == whole.strata == (2 if strata else 1)
+    assert by_parts.slope.value == whole.slope.value  # the point: no draws
+    assert by_parts.slope.low == pytest.approx(whole.slope.low, rel=1e-9)
+    assert by_parts.slope.high == pytest.approx(whole.slope.high, rel=1e-9)
+    assert whole.slope.low < whole.slope.value < whole.slope.high
