@@ -5,12 +5,17 @@ Serves ui/app.py on a database built by benchmarks/scale.py (``--keep DIR``), op
 (the reference measured in the same run: the lightest page, what any page costs the browser and
 Streamlit), Results, Agreement and Review in headless Chromium one after the other (cold: a
 new server), again (warm: the server's caches), then saves ONE verdict from the benchmark (as
-a reviewer in another browser would) and opens Results and Agreement once more. After each
-page it reads the server's resident memory and its peak (VmRSS / VmHWM of the process).
+a reviewer in another browser would) and opens Results and Agreement once more, then every
+section of the Agreement page (its tabs: each is read only when opened). With
+``--after-grade`` 60 grades of the last run are made transient failures before the server
+starts (``judges_advance.py --setup 60``: a requeued run still to finish) and, at the end,
+one of them is graded again (a grade lands) and every section is opened once more. After
+each page it reads the server's resident memory and its peak (VmRSS / VmHWM of the process).
 
     .venv/bin/python benchmarks/scale.py --size 100000 --keep /path/DIR    # once: builds
     .venv/bin/python benchmarks/app_pages.py --keep /path/DIR --size 100000
     .venv/bin/python benchmarks/app_pages.py --keep DIR --size 100000 --db postgresql+psycopg://...
+    .venv/bin/python benchmarks/app_pages.py --keep DIR --size 100000 --after-grade
 
 The time is from the click (a page's address opened) until Streamlit's script run has ended
 and nothing is left drawn from the run before (the e2e tests' ``wait_idle``); what a person
@@ -32,6 +37,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -43,6 +49,7 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from storage.engine import open_database  # noqa: E402
 from storage.services import reviews  # noqa: E402
 from storage.services.reviewers import local_actor  # noqa: E402
+from ui.agreement_text import TABS  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -158,12 +165,23 @@ def _save_one_verdict(url: str, world: dict) -> None:
     sessions.kw["bind"].dispose()
 
 
+def _advance(url: str, world: dict, *step: str) -> None:
+    """``benchmarks/judges_advance.py``'s ``step`` on the app's database."""
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "judges_advance.py"),
+                    "--db", url, "--version", str(world["version_id"]),
+                    "--dataset", str(world["dataset_id"]), *step],
+                   check=True, capture_output=True, text=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", required=True, help="the folder scale.py --keep built")
     parser.add_argument("--size", type=int, default=100000)
     parser.add_argument("--in-place", action="store_true",
                         help="use the kept database itself, not a copy")
+    parser.add_argument("--after-grade", action="store_true",
+                        help="60 grades made transient failures first; one graded again at "
+                             "the end, then every section of Agreement opened again")
     parser.add_argument("--db", help="a PostgreSQL URL scale.py --db built into (with --keep: "
                                      "its world file); read through a copy of the database")
     args = parser.parse_args()
@@ -173,16 +191,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, _database(args, kept, Path(tmp)) as url:
         data_dir = Path(tmp)
         (data_dir / "identity.json").write_text(json.dumps({"name": "Page reader"}))
+        if args.after_grade:
+            _advance(url, world, "--setup", "60")
         address, server = _serve(data_dir, url)
+        sections = tuple(f"agreement?section={quote(tab)}" for tab in TABS)
+        steps = [("cold", (REFERENCE, *PAGES)), ("warm", (REFERENCE, *PAGES)),
+                 ("after 1 verdict", PAGES[:2]), ("every section", sections)]
+        if args.after_grade:
+            steps.append(("after a grade lands", sections))
         rows = []
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
                 context = browser.new_context(viewport={"width": 1280, "height": 800})
-                for when, names in (("cold", (REFERENCE, *PAGES)), ("warm", (REFERENCE, *PAGES)),
-                                    ("after 1 verdict", PAGES[:2])):
+                for when, names in steps:
                     if when == "after 1 verdict":
                         _save_one_verdict(url, world)
+                    if when == "after a grade lands":
+                        _advance(url, world, "--land")
                     for name in names:
                         seconds, problem = _open(context, address, name)
                         now, peak = _memory_mb(server.pid)
