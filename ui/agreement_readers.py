@@ -45,6 +45,7 @@ from storage.services.results import ResultSet
 from storage.services.trust_report import TrustJudges, TrustReport
 from ui import results_readers
 from ui.runtime import sessions_for
+from ui.stamp_cache import newest_only
 
 Stamp = tuple[tuple[tuple[int, int, str], ...], tuple[int, int], tuple[int, ...]]
 
@@ -67,6 +68,7 @@ def get_judge_patterns(db: str, rubric_version_id: int, dataset_id: int,
     lands, a panel is filled): a saved verdict then recounts only the reviewed responses.
     Read from the database when counted there at this stamp (a new process does not count
     again). A shared, immutable object (not copied per reader as cache_data would)."""
+    newest_only(get_judge_patterns, (db, rubric_version_id, dataset_id, judge_stamp), 3)
     return agreement_judge_store.kept_patterns(sessions_for(db), rubric_version_id,
                                                dataset_id)
 
@@ -79,6 +81,7 @@ def get_full_report(db: str, rubric_version_id: int, dataset_id: int,
     """Over everyone's verdicts: what adjudicators and admins see. Built from the judges'
     inputs kept by their stamp (``get_judge_inputs``); the judges' count itself is read only
     when they must be made again, or the report cannot be kept."""
+    newest_only(get_full_report, (db, rubric_version_id, dataset_id, stamp), 3)
     judge_stamp = agreement_judge_counts.judge_stamp(stamp)
 
     def patterns() -> JudgePatterns | None:
@@ -97,6 +100,7 @@ def get_judge_inputs(db: str, rubric_version_id: int, dataset_id: int,
     until a judge's stamp moves; read from the database when made there at this stamp
     (storage.services.agreement_inputs_store), else made from the judges' count. Shared
     and immutable, as ``get_judge_patterns``."""
+    newest_only(get_judge_inputs, (db, rubric_version_id, dataset_id, judge_stamp), 3)
     return agreement_inputs_store.kept_inputs(
         sessions_for(db), rubric_version_id, dataset_id,
         lambda: get_judge_patterns(db, rubric_version_id, dataset_id, judge_stamp),
@@ -116,6 +120,7 @@ def get_blind_report(db: str, rubric_version_id: int, dataset_id: int, stamp: St
     """Over the verdicts one reviewer may see (those on what they answered themselves):
     from the kept full report's count (storage.services.agreement_blind.seen_report), else
     from every verdict read again."""
+    newest_only(get_blind_report, (db, rubric_version_id, dataset_id, stamp, sight), 3)
     full = get_full_report(db, rubric_version_id, dataset_id, stamp)
     kept = get_kept_slot(db, rubric_version_id, dataset_id).kept_of(full)
     seen = None if kept is None else agreement_blind.seen_report(kept, sight)
@@ -135,6 +140,7 @@ def get_report(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
 @st.cache_data(ttl=3600, max_entries=20, show_spinner=False)
 def get_baseline(db: str, rubric_version_id: int, dataset_id: int,
                  stamp: Stamp, sight: Sight = blindness.EVERYTHING) -> HumanBaseline:
+    newest_only(get_baseline, (db, rubric_version_id, dataset_id, stamp, sight), 3, 4)
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
     return human_baseline.report_baseline(report)
 
@@ -145,6 +151,7 @@ def get_trust(db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp,
     """From the report ``sight`` sees: a reviewer's corrected estimates use only the
     verdicts they may see. The judges' share is kept by the judges' stamp
     (``get_trust_judges``): a saved verdict recomputes only what uses people's verdicts."""
+    newest_only(get_trust, (db, rubric_version_id, dataset_id, stamp, sight), 3, 4)
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
     judges = get_trust_judges(db, rubric_version_id, dataset_id,
                               agreement_judge_counts.judge_stamp(stamp),
@@ -165,6 +172,7 @@ def get_trust_judges(db: str, rubric_version_id: int, dataset_id: int, judge_sta
     stamp (storage.services.trust_share_store: a new process does not make it again). A
     kept report says the stamp its data was read at: the stored share is then read without
     reading the stamp again."""
+    newest_only(get_trust_judges, (db, rubric_version_id, dataset_id, judge_stamp, None), 3)
     kept = get_kept_slot(db, rubric_version_id, dataset_id).kept_of(_report)
     return trust_share_store.kept_share(
         sessions_for(db), _report, judge_stamp,
@@ -174,6 +182,7 @@ def get_trust_judges(db: str, rubric_version_id: int, dataset_id: int, judge_sta
 @st.cache_data(ttl=3600, max_entries=20, show_spinner=False)
 def get_baseline_grid(db: str, rubric_version_id: int, dataset_id: int,
                       stamp: Stamp, sight: Sight = blindness.EVERYTHING) -> BaselineGrid:
+    newest_only(get_baseline_grid, (db, rubric_version_id, dataset_id, stamp, sight), 3, 4)
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
     return baseline_grid.build_grid(
         report.data, get_baseline(db, rubric_version_id, dataset_id, stamp, sight))
@@ -184,6 +193,8 @@ def get_criterion_table(
     db: str, rubric_version_id: int, dataset_id: int, stamp: Stamp, sight: Sight,
     a: str | None, b: str | None,
 ) -> list[CriterionAgreement]:
+    newest_only(get_criterion_table, (db, rubric_version_id, dataset_id, stamp, sight, a, b),
+                3)
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
     return agreement.criterion_table(report, a, b)
 
@@ -196,6 +207,8 @@ def get_disagreements(
     """As ``sight`` may see them: no other reviewer's verdict or note on a criterion the
     viewer has not answered (a pair that differed only through it is not listed).
     ``first``: the list's first so many only."""
+    newest_only(get_disagreements, (db, rubric_version_id, dataset_id, stamp, sight, keys,
+                                     criterion_id, first), 3, 7)
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
     sessions = sessions_for(db)
     if report.data.complete:
@@ -218,6 +231,8 @@ def get_judge_listing(db: str, rubric_version_id: int, dataset_id: int, judge_st
     """The judges' share of a disagreement list (storage.services.agreement_listing), kept
     until a judge's stamp moves: a saved verdict then lists from the report alone. Shared
     and immutable, as ``get_judge_patterns``."""
+    newest_only(get_judge_listing, (db, rubric_version_id, dataset_id, judge_stamp, keys,
+                                     criterion_id, None, first), 3, 7)
     return agreement_lists.judge_listing(sessions_for(db), _report.data, keys, criterion_id,
                                          first)
 

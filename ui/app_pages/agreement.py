@@ -27,6 +27,7 @@ from ui import (
     agreement_trust,
     calibration_view,
     safe_text,
+    stamp_cache,
 )
 from ui import agreement_readers as readers
 from ui import url_state as url
@@ -114,6 +115,7 @@ def render_page() -> None:
         with labels:
             agreement_labels.render_labels(version_id, dataset_id)
             agreement_pairwise.render_pairwise(db)
+    stamp_cache.trim_after_computing()
 
 
 url.restore("agreement", URL_FIELDS)  # a link, a reload or coming back

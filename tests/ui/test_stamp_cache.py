@@ -1,0 +1,40 @@
+"""Stamp-keyed readers keep the newest stamp's entry of a view only (issue 41: the app
+process held every stamp's Agreement report, judges' inputs and trust share after grades
+and verdicts landed)."""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+from ui.stamp_cache import newest_only
+
+logging.getLogger("streamlit").setLevel(logging.ERROR)  # no runtime here: memory caches
+made: list[tuple] = []
+
+
+@st.cache_resource(max_entries=20)
+def _reader(db: str, set_id: int, stamp: tuple, _big: object = None,
+            view: str = "all") -> list:
+    newest_only(_reader, (db, set_id, stamp, None, view), 2, 3)
+    made.append((set_id, stamp, view))
+    return [set_id, stamp, view]
+
+
+def test_a_new_stamp_drops_the_views_entry_at_the_stamp_before_only():
+    made.clear()
+    _reader.clear()
+    first = _reader("db", 1, (1,))
+    assert _reader("db", 1, (1,)) is first  # kept while the stamp stays
+    other_set = _reader("db", 2, (1,))
+    other_view = _reader("db", 1, (1,), None, "mine")
+    _reader("db", 1, (2,))  # the stamp moves for set 1, view "all"
+    assert made == [(1, (1,), "all"), (2, (1,), "all"), (1, (1,), "mine"), (1, (2,), "all")]
+    assert _reader("db", 2, (1,)) is other_set  # another set's entry stays
+    assert _reader("db", 1, (1,), view="mine") is other_view  # and another view's
+    made.clear()
+    again = _reader("db", 1, (1,))  # the entry of the stamp before was dropped: made again
+    assert made == [(1, (1,), "all")] and again is not first
+    _reader("db", 1, (2,))  # ... and it dropped the newest one: made again too
+    assert made == [(1, (1,), "all"), (1, (2,), "all")]

@@ -1,0 +1,49 @@
+"""Readers keyed by a data stamp keep the newest stamp's entry of each view only.
+
+A stamp moves with every grade and every verdict; the cached readers of a page keep an entry
+per stamp until their time to live runs out or their room is full. At 100,000 responses an
+entry is tens of megabytes (the Agreement report, the judges' inputs, the trust report's
+judges' share), and the app process kept every stamp's beside the newest (issue 41: the app in
+a browser held 870 MB after a grade and a verdict, not 500). So a reader calls ``newest_only``
+when it computes (a cache miss: a stamp it has not seen): the entry it kept for the same view
+at another stamp is dropped first, before the new one is made. A page still reading an older
+stamp (a run that began before the stamp moved) makes that entry again, and the next reader
+at the newest stamp drops it: nothing is wrong, something is read twice.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from grading.memory import give_back
+
+_lock = threading.Lock()
+_held: dict[tuple, tuple] = {}  # (reader, the view's arguments) -> its kept entry's arguments
+_computed = [False]  # a reader computed since the heap was last trimmed
+
+
+def newest_only(reader, args: tuple, stamp_at: int, defaults_from: int | None = None) -> None:
+    """``reader`` (a Streamlit-cached function) is computing ``args`` (all its arguments,
+    each one Streamlit does not hash given as None), whose ``stamp_at``-th is the stamp: the
+    entry it kept for the same other arguments at another stamp is cleared. Arguments from
+    ``defaults_from`` on have defaults: Streamlit keys a call by the arguments given, so the
+    entry is cleared as called with and without them."""
+    view = (reader.__qualname__, args[:stamp_at] + args[stamp_at + 1:])
+    with _lock:
+        before = _held.get(view)
+        _held[view] = args
+        _computed[0] = True
+    if before is None or before == args:
+        return
+    for given in range(len(before), (defaults_from or len(before)) - 1, -1):
+        reader.clear(*before[:given])
+
+
+def trim_after_computing() -> None:
+    """At the end of a page's run: when a reader computed in it (or another's since), the
+    heap's freed pages go back to the system (``grading.memory.give_back``, a few ms): a
+    report's making frees tens of megabytes that the process would go on holding."""
+    with _lock:
+        computed, _computed[0] = _computed[0], False
+    if computed:
+        give_back()
