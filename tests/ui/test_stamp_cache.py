@@ -5,10 +5,13 @@ and verdicts landed)."""
 from __future__ import annotations
 
 import logging
+import sys
 
+import pytest
 import streamlit as st
 
-from ui.stamp_cache import newest_only
+from tests.grading.test_memory import _resident_mb
+from ui.stamp_cache import newest_only, trim_after_computing
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # no runtime here: memory caches
 made: list[tuple] = []
@@ -38,3 +41,26 @@ def test_a_new_stamp_drops_the_views_entry_at_the_stamp_before_only():
     assert made == [(1, (1,), "all")] and again is not first
     _reader("db", 1, (2,))  # ... and it dropped the newest one: made again too
     assert made == [(1, (1,), "all"), (1, (2,), "all")]
+
+
+def _fragmented() -> list:
+    """~120 MB of 2 KB heap blocks, all but one in 64 freed: the kept ones pin the freed
+    pages, which stay resident until the heap is trimmed (tests/grading/test_memory.py)."""
+    blocks = [bytes(2048) for _ in range(60_000)]
+    kept = blocks[::64]
+    del blocks
+    return kept
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, glibc's call")
+def test_a_run_in_which_a_reader_computed_hands_the_freed_heap_back_and_only_then():
+    _reader.clear()
+    trim_after_computing()  # whatever earlier tests computed
+    pinned = _fragmented()
+    held = _resident_mb()
+    trim_after_computing()  # nothing computed since: nothing handed back
+    assert held - _resident_mb() < 20
+    _reader("db", 9, (1,))  # a reader computes
+    trim_after_computing()
+    assert held - _resident_mb() > 60
+    assert len(pinned) == 938  # still alive: what they pin was not what was given back
