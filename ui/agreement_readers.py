@@ -45,7 +45,7 @@ from storage.services.results import ResultSet
 from storage.services.trust_report import TrustJudges, TrustReport
 from ui import results_readers
 from ui.runtime import sessions_for
-from ui.stamp_cache import newest_only
+from ui.stamp_cache import drop_moved, newest_only
 
 Stamp = tuple[tuple[tuple[int, int, str], ...], tuple[int, int], tuple[int, ...]]
 
@@ -83,6 +83,9 @@ def get_full_report(db: str, rubric_version_id: int, dataset_id: int,
     when they must be made again, or the report cannot be kept."""
     newest_only(get_full_report, (db, rubric_version_id, dataset_id, stamp), 3)
     judge_stamp = agreement_judge_counts.judge_stamp(stamp)
+    # what is kept by an older judges' stamp is not read again (each holds a report)
+    drop_moved(get_trust_judges, (db, rubric_version_id, dataset_id), 3, judge_stamp)
+    drop_moved(get_judge_listing, (db, rubric_version_id, dataset_id), 3, judge_stamp, 7)
 
     def patterns() -> JudgePatterns | None:
         return get_judge_patterns(db, rubric_version_id, dataset_id, judge_stamp)

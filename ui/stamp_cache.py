@@ -39,6 +39,25 @@ def newest_only(reader, args: tuple, stamp_at: int, defaults_from: int | None = 
         reader.clear(*before[:given])
 
 
+def drop_moved(reader, before: tuple, stamp_at: int, stamp, defaults_from: int | None = None
+               ) -> None:
+    """Clear every entry ``reader`` computed (through ``newest_only``) whose first
+    arguments are ``before`` and whose stamp (its ``stamp_at``-th) is not ``stamp``: what a
+    reader keyed by the judges' stamp kept when that stamp has moved, dropped when the
+    report of the new stamp is made rather than when its own tab is next opened (the trust
+    report's judges' share holds the report it was made from, ~100 MB at 100,000
+    responses). ``defaults_from`` as ``newest_only``."""
+    with _lock:
+        moved = [(view, args) for view, args in _held.items()
+                 if view[0] == reader.__qualname__ and args[:len(before)] == before
+                 and args[stamp_at] != stamp]
+        for view, _args in moved:
+            del _held[view]
+    for _view, args in moved:
+        for given in range(len(args), (defaults_from or len(args)) - 1, -1):
+            reader.clear(*args[:given])
+
+
 def trim_after_computing() -> None:
     """At the end of a page's run: when a reader computed in it (or another's since), the
     heap's freed pages go back to the system (``grading.memory.give_back``, a few ms): a

@@ -69,6 +69,42 @@ def test_a_new_app_process_reads_the_judges_share_the_first_one_stored(sessions,
     assert _text(at) == _text(first)
 
 
+def test_a_moved_judges_stamp_lets_go_of_the_share_before_its_tab_is_opened_again(
+        sessions, monkeypatch):
+    """The share of the judges' stamp before is not kept beside the new report (it holds
+    the report it was made from): dropped when the new stamp's report is made, on whichever
+    section is open, and made again when the trust tab is."""
+    import gc
+    import weakref
+
+    from ui import agreement_readers
+
+    world = trust_seed.seed(sessions)
+    shares: list = []
+    real = trust_report.judges_part
+
+    def judges_part(*args):
+        made = real(*args)
+        shares.append(weakref.ref(made))
+        return made
+
+    monkeypatch.setattr(trust_report, "judges_part", judges_part)
+    agreement_readers.get_trust_judges.clear()
+    at = agreement_tab(open_page("agreement", timeout=120), "Trust a judge")
+    agreement_tab(at, "Criteria")
+    gc.collect()
+    assert len(shares) == 1 and shares[0]() is not None  # kept while the judges stay
+
+    trust_seed.copy_run(sessions, world, "b", "openai/judge-c")  # the judges' stamp moves
+    agreement_readers.get_stamp.clear()
+    at.run()
+    assert not at.exception, at.exception
+    gc.collect()
+    assert shares[0]() is None and len(shares) == 1  # let go, nothing made on Criteria
+    agreement_tab(at, "Trust a judge")
+    assert len(shares) == 2 and shares[1]() is not None
+
+
 def _count_made(monkeypatch, agreement_readers) -> list:
     """Each time the judges' share is made (not read), from caches cleared now."""
     made = []

@@ -11,7 +11,7 @@ import pytest
 import streamlit as st
 
 from tests.grading.test_memory import _resident_mb
-from ui.stamp_cache import newest_only, trim_after_computing
+from ui.stamp_cache import drop_moved, newest_only, trim_after_computing
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # no runtime here: memory caches
 made: list[tuple] = []
@@ -64,3 +64,30 @@ def test_a_run_in_which_a_reader_computed_hands_the_freed_heap_back_and_only_the
     trim_after_computing()
     assert held - _resident_mb() > 60
     assert len(pinned) == 938  # still alive: what they pin was not what was given back
+
+
+@st.cache_resource(max_entries=20)
+def _judges_reader(db: str, set_id: int, judge_stamp: tuple, _report: object = None,
+                   first: int | None = None) -> list:
+    newest_only(_judges_reader, (db, set_id, judge_stamp, None, first), 2, 4)
+    made.append((set_id, judge_stamp, first))
+    return [set_id, judge_stamp, first]
+
+
+def test_a_moved_judges_stamp_drops_every_view_kept_at_another_one_of_that_set_only():
+    made.clear()
+    _judges_reader.clear()
+    whole = _judges_reader("db", 1, (1,))
+    first_ten = _judges_reader("db", 1, (1,), None, 10)
+    other_set = _judges_reader("db", 2, (1,))
+    current = _judges_reader("db", 1, (2,), None, 5)  # a view already at the new stamp
+    drop_moved(_judges_reader, ("db", 1), 2, (2,), 4)  # the report of stamp (2,) is made
+    made.clear()
+    assert _judges_reader("db", 2, (1,)) is other_set  # another set's entry stays
+    assert _judges_reader("db", 1, (2,), None, 5) is current  # the new stamp's stays
+    assert made == []
+    again, again_ten = _judges_reader("db", 1, (1,)), _judges_reader("db", 1, (1,), None, 10)
+    assert made == [(1, (1,), None), (1, (1,), 10)]  # both views were dropped: made again
+    assert again is not whole and again_ten is not first_ten
+    drop_moved(_judges_reader, ("db", 1), 2, (1,), 4)  # nothing to drop twice: no error
+    assert _judges_reader("db", 1, (1,)) is again
