@@ -118,10 +118,19 @@ def values(coded, frame: Frame):
     import numpy as np
 
     found = np.full(coded.shape, np.nan)
-    for j, column_values in enumerate(frame.values):
-        column = coded[:, j]
-        kept = column >= 0
-        found[kept, j] = np.asarray(column_values)[column[kept]]
+    for j in range(len(frame.values)):
+        found[:, j] = column_values(coded[:, j], frame, j)
+    return found
+
+
+def column_values(column, frame: Frame, j: int):
+    """The codes of the frame's column ``j`` as values, NaN where no verdict: one column of
+    ``values``, the same floats."""
+    import numpy as np
+
+    found = np.full(len(column), np.nan)
+    kept = column >= 0
+    found[kept] = np.asarray(frame.values[j])[column[kept]]
     return found
 
 

@@ -24,7 +24,7 @@ from grading.trust.ppi import CorrectedMean, ppi_mean, summarize
 from grading.trust.stability import Stability
 from grading.trust.verdict import Named, verdict
 from storage.services import trust_positions, trust_samples
-from storage.services.trust_frame import Frame, code_matrix, codes_of, values
+from storage.services.trust_frame import Frame, code_matrix, codes_of, column_values, values
 from storage.services.trust_reads import Reads
 from storage.services.trust_types import CriterionTrust, HumanRange, JudgeTrust
 
@@ -116,8 +116,15 @@ def prepare_share(data, source, reads: Reads, frame: Frame, groups, stability: l
     samples, replayed = groups.get(source.key, ((), ()))
     shown = (source.member_run_ids if source.is_panel
              else (source.run_id,) if source.run_id is not None else ())
-    shown_values = {rid: judged if rid == source.run_id
-                    else values(codes_of(data, frame, f"run:{rid}"), frame) for rid in shown}
+
+    def shown_column(rid: int, j: int):
+        """The values of a run shown (a panel's member), column ``j``: made a column at a
+        time, not each member's whole matrix (6.4 MB each at 100,000 responses x 8
+        criteria, held side by side through a panel's share)."""
+        if rid == source.run_id:
+            return judged[:, j]
+        return column_values(codes_of(data, frame, f"run:{rid}")[:, j], frame, j)
+
     finishers = []
     for criterion, j in frame.columns.items():
         f = judged[:, j]
@@ -133,7 +140,7 @@ def prepare_share(data, source, reads: Reads, frame: Frame, groups, stability: l
                 shuffled.setdefault(response, []).append((at, count))
         position = grouped_position_effect(list(shuffled.values())) if shuffled else None
         order = trust_positions.pooled_order_effect(
-            [(reads.listings.get(rid, {}).get(criterion), shown_values[rid][:, j])
+            [(reads.listings.get(rid, {}).get(criterion), shown_column(rid, j))
              for rid in shown], frame.positions,
             len(frame.columns), scale=(min(frame.values[j]), max(frame.values[j])))
         finishers.append((criterion, j, summary, length_all,

@@ -70,7 +70,9 @@ class StoredVerdicts:
                 continue
             response_ids = np.fromstring(text, dtype=np.int64, sep=",")
             at = np.minimum(np.searchsorted(ids, response_ids), len(ids) - 1)
-            rows = at[ids[at] == response_ids]
+            # the frame's rows in four bytes each, not eight: every verdict of every
+            # source is held so until the share is made (~1 MB a criterion at 100,000)
+            rows = at[ids[at] == response_ids].astype(np.int32)
             if len(rows):
                 found.append((column, cid, Verdict(verdict), rows))
         return found
