@@ -83,7 +83,7 @@ def get_full_report(db: str, rubric_version_id: int, dataset_id: int,
     when they must be made again, or the report cannot be kept."""
     newest_only(get_full_report, (db, rubric_version_id, dataset_id, stamp), 3)
     judge_stamp = agreement_judge_counts.judge_stamp(stamp)
-    # what is kept by an older judges' stamp is not read again (each holds a report)
+    # what is kept by an older judges' stamp is not read again: let go before the making
     drop_moved(get_trust_judges, (db, rubric_version_id, dataset_id), 3, judge_stamp)
     drop_moved(get_judge_listing, (db, rubric_version_id, dataset_id), 3, judge_stamp, 7)
 

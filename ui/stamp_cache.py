@@ -45,8 +45,8 @@ def drop_moved(reader, before: tuple, stamp_at: int, stamp, defaults_from: int |
     arguments are ``before`` and whose stamp (its ``stamp_at``-th) is not ``stamp``: what a
     reader keyed by the judges' stamp kept when that stamp has moved, dropped when the
     report of the new stamp is made rather than when its own tab is next opened (the trust
-    report's judges' share holds the report it was made from, ~100 MB at 100,000
-    responses). ``defaults_from`` as ``newest_only``."""
+    report's judges' share is ~20 MB at 100,000 responses, and was held beside the new
+    report's making). ``defaults_from`` as ``newest_only``."""
     with _lock:
         moved = [(view, args) for view, args in _held.items()
                  if view[0] == reader.__qualname__ and args[:len(before)] == before
