@@ -3,6 +3,7 @@
 import streamlit as st
 
 import grading.litellm_loader
+from grading.memory import one_heap
 from ui.auth import gate
 from ui.state import init_state
 from ui.url_state import entering
@@ -10,6 +11,9 @@ from ui.url_state import entering
 # The app's server runs for months and makes and drops session objects all along: loading
 # litellm must not freeze its heap out of the garbage collector (``grading.litellm_loader``).
 grading.litellm_loader.freeze_heap_on_load = False
+# Each page's script runs on a thread of its own: all of them on one heap, so what one page
+# freed is what the next one reuses (``grading.memory.one_heap``; once per process).
+one_heap()
 st.set_page_config(page_title="Rubric Workbench", page_icon=":material/balance:", layout="wide")
 init_state()
 # In team mode nothing below runs until the person has signed in and has a role.
