@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -29,6 +29,7 @@ from storage.repositories import runs as run_repo
 from storage.repositories.effective import AppliedRow
 from storage.services import effective_reads
 from storage.services.effective_reads import ReviewRow
+from storage.services.label_column import LabelColumn
 
 Key = tuple[int, int]
 
@@ -37,7 +38,7 @@ Key = tuple[int, int]
 class PeopleRows:
     """The rows, as ``gather_with_newest`` reads them."""
 
-    labels: dict[int, str]  # response id -> external id, or "#<id>", in id order
+    labels: Mapping[int, str]  # response id -> external id or "#<id>", by id: a LabelColumn
     applied: list[AppliedRow]
     own: list[ReviewRow]
     runs: dict[int, tuple[dict[Key, object], dict[Key, str]]]  # run id -> choices, reasons
@@ -47,12 +48,13 @@ def read_rows(session: Session, rubric_version_id: int, dataset_id: int,
               run_ids: list[int], within: Select | None) -> PeopleRows:
     """The rows read now (``within``: the query of the responses whose runs' verdicts to
     read); the runs' scores are not read."""
-    labels = {
-        rid: external or f"#{rid}"
-        for rid, external in plain_rows(session.connection(),  # driver rows: 100,000s
-            select(m.ResponseRow.id, m.ResponseRow.external_id)
-            .where(m.ResponseRow.dataset_id == dataset_id).order_by(m.ResponseRow.id))
-    }
+    found = plain_rows(session.connection(),  # driver rows: 100,000s
+                       select(m.ResponseRow.id, m.ResponseRow.external_id)
+                       .where(m.ResponseRow.dataset_id == dataset_id)
+                       .order_by(m.ResponseRow.id))
+    labels = LabelColumn([rid for rid, _external in found],
+                         [external or f"#{rid}" for rid, external in found])
+    del found
     runs = {}
     for run_id in run_ids:
         found = run_repo.run_verdicts(session, run_id, within, scores=False)
@@ -214,7 +216,7 @@ def decode(text: str, blob: bytes) -> PeopleRows:
             return [values[i] for i in places.tolist()]
 
         ids, texts = value["labels"]
-        labels = dict(zip(ids.tolist(), json.loads(texts), strict=True))
+        labels = LabelColumn(ids, json.loads(texts))
         rids, cids, choices, notes = value["applied"]
         applied = _rows_of(AppliedRow, rids.tolist(), cids.tolist(), looked_up(choices),
                            looked_up(notes))

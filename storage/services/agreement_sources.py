@@ -93,7 +93,8 @@ class AgreementData:
     rubric_version_id: int
     dataset_id: int
     criteria: tuple[CriterionInfo, ...]
-    response_labels: dict[int, str]  # response id -> external id, or "#<id>"
+    # response id -> external id, or "#<id>", ascending (a LabelColumn from the database)
+    response_labels: Mapping[int, str]
     sources: tuple[AgreementSource, ...]  # Human first (when reviewed), then runs by id
     verdicts: dict[str, dict[Key, Verdict]]  # source key -> verdicts
     reasons: dict[str, dict[Key, str]]  # judge reasons and human notes, for disagreements

@@ -1,0 +1,105 @@
+"""The responses' labels as two arrays and one string, read as a mapping (issue 41).
+
+The Agreement report holds every response's label (its external id, or "#<id>"): at 100,000
+responses a dict of 100,000 ints and strings, ~13.5 MB of Python objects kept in the app's
+process as long as the report is, and made again with each report. ``LabelColumn`` is the
+same mapping (response id -> label, in response order) over a sorted array of ids, the
+labels joined in one string and each one's end in it: ~2 MB. Equal to the dict it replaces
+(``Mapping.__eq__``), its labels the same strings; as ``score_column.ScoreColumn`` for the
+judges' scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+
+class LabelColumn(Mapping):
+    """Response id -> label, ids ascending (the order the labels are read in)."""
+
+    __slots__ = ("_ends", "_ids", "_text")
+
+    def __init__(self, ids: Iterable[int], labels: Iterable[str]) -> None:
+        import numpy as np
+
+        labels = list(labels)
+        if not all(isinstance(label, str) for label in labels):
+            raise TypeError("a label column holds strings")
+        self._ids = (np.ascontiguousarray(ids, dtype=np.int64) if hasattr(ids, "dtype")
+                     else np.fromiter(ids, dtype=np.int64))
+        if len(self._ids) != len(labels):
+            raise ValueError("a label column needs as many labels as ids")
+        if len(self._ids) > 1 and not bool((self._ids[1:] > self._ids[:-1]).all()):
+            raise ValueError("a label column's ids must be ascending and distinct")
+        self._ends = np.cumsum(np.fromiter(map(len, labels), dtype=np.int64,
+                                           count=len(labels)))
+        self._text = "".join(labels)
+
+    @classmethod
+    def of(cls, labels: Mapping[int, str]) -> LabelColumn:
+        """The column of a mapping whose ids are ascending (as read: ORDER BY id)."""
+        return labels if isinstance(labels, LabelColumn) else cls(labels.keys(),
+                                                                   labels.values())
+
+    @classmethod
+    def _joined(cls, ids, ends, text: str) -> LabelColumn:
+        made = cls.__new__(cls)
+        made._ids, made._ends, made._text = ids, ends, text
+        return made
+
+    def _at(self, rid) -> int:
+        if not isinstance(rid, int) or isinstance(rid, bool):
+            return -1
+        i = int(self._ids.searchsorted(rid))
+        return i if i < len(self._ids) and int(self._ids[i]) == rid else -1
+
+    def _label(self, i: int) -> str:
+        return self._text[(int(self._ends[i - 1]) if i else 0):int(self._ends[i])]
+
+    def __getitem__(self, rid) -> str:
+        i = self._at(rid)
+        if i < 0:
+            raise KeyError(rid)
+        return self._label(i)
+
+    def __contains__(self, rid) -> bool:
+        return self._at(rid) >= 0
+
+    def get(self, rid, default=None):
+        i = self._at(rid)
+        return default if i < 0 else self._label(i)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ids.tolist())
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    # whole columns at once (not one lookup per key)
+    def keys(self) -> list[int]:  # type: ignore[override]
+        return self._ids.tolist()
+
+    def values(self) -> list[str]:  # type: ignore[override]
+        text, start, found = self._text, 0, []
+        for end in self._ends.tolist():
+            found.append(text[start:end])
+            start = end
+        return found
+
+    def items(self) -> list[tuple[int, str]]:  # type: ignore[override]
+        return list(zip(self._ids.tolist(), self.values(), strict=True))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, LabelColumn):
+            return (self._text == other._text and len(self) == len(other)
+                    and bool((self._ids == other._ids).all())
+                    and bool((self._ends == other._ends).all()))
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LabelColumn({len(self)} labels)"
+
+    def __reduce__(self):
+        return LabelColumn._joined, (self._ids, self._ends, self._text)
