@@ -49,8 +49,7 @@ class TrustJudges:
                 == (data.rubric_version_id, data.dataset_id)
                 and tuple(self.shares) == trust_judge_keys(report)
                 and tuple(self.frame.columns) == tuple(c.id for c in data.criteria)
-                and len(self.frame.positions) == len(data.response_labels)
-                and all(rid in self.frame.positions for rid in data.response_labels))
+                and self.frame.positions.same_ids(sorted(data.response_labels)))
 
 
 def trust_judge_keys(report: AgreementReport) -> tuple[str, ...]:

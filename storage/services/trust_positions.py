@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
@@ -66,13 +67,22 @@ def pooled_order_effect(runs: Sequence[tuple[Sequence[tuple[int, int]] | None, o
     panel's members: each was shown its own order); None when none recorded any."""
     if not any(listed for listed, _values in runs):
         return None
+    import numpy as np
+
     seen = []
     for listed, values in runs:
-        for rid, position in listed or ():
-            row = rows.get(rid)
-            if row is None:
-                continue
-            value = float(values[row])
-            if value == value:  # not NaN
-                seen.append((position, criteria, value))
+        if not listed:
+            continue
+        rids, positions = (np.fromiter(column, dtype=np.int64, count=len(listed))
+                           for column in zip(*listed, strict=True))
+        if hasattr(rows, "rows_of"):  # the frame's rows: placed at once
+            found = rows.rows_of(rids)
+        else:
+            found = np.fromiter((rows.get(rid, -1) for rid in rids.tolist()),
+                                dtype=np.int64, count=len(rids))
+        placed = found >= 0
+        value = np.asarray(values, dtype=float)[found[placed]]
+        kept = ~np.isnan(value)  # in the listing's order, as read
+        seen.extend(zip(positions[placed][kept].tolist(), repeat(criteria),
+                        value[kept].tolist(), strict=False))
     return order_effect(seen, scale=scale)

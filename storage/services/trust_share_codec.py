@@ -21,7 +21,7 @@ import enum
 import importlib
 import json
 
-from storage.services.trust_frame import Frame
+from storage.services.trust_frame import Frame, Positions
 from storage.services.trust_judges import TrustJudges
 
 _PACKAGES = ("grading.", "storage.services.")
@@ -116,7 +116,7 @@ def decode(text: str, blob: bytes = b""):
         if tag == "$c":
             made = _dataclass(body[0], {k: value(v) for k, v in body[1].items()})
             if isinstance(made, Frame):
-                made.positions = {rid: i for i, rid in enumerate(made.ids.tolist())}
+                made.positions = Positions(made.ids)
             return made
         raise UnknownShape(f"the tag {tag}")
 
