@@ -17,6 +17,10 @@ each page it reads the server's resident memory and its peak (VmRSS / VmHWM of t
     .venv/bin/python benchmarks/app_pages.py --keep DIR --size 100000 --db postgresql+psycopg://...
     .venv/bin/python benchmarks/app_pages.py --keep DIR --size 100000 --after-grade
 
+``--reference-tree DIR --rounds N``: the same tour served from another source tree of the
+project (``git worktree add DIR <commit>``), in turns with this one's, each on a fresh copy
+of the world, and a table of the medians side by side (this / reference).
+
 The time is from the click (a page's address opened) until Streamlit's script run has ended
 and nothing is left drawn from the run before (the e2e tests' ``wait_idle``); what a person
 sees. Works on a copy of the database (the saved verdict does not stay), unless ``--in-place``.
@@ -30,6 +34,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,18 +72,18 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _serve(data_dir: Path, url: str) -> tuple[str, subprocess.Popen]:
+def _serve(data_dir: Path, url: str, tree: Path = ROOT) -> tuple[str, subprocess.Popen]:
     port = _free_port()
     env = {**os.environ, "RUBRIC_WORKBENCH_DATABASE_URL": url,
            "RUBRIC_WORKBENCH_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
            "HF_HUB_OFFLINE": "1"}
     log = open(data_dir / "streamlit.log", "w")  # noqa: SIM115 - lives as long as the server
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "app.py"),
+        [sys.executable, "-m", "streamlit", "run", str(tree / "ui" / "app.py"),
          "--server.headless", "true", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT)
     address = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300  # the first start may migrate the copy
     while True:
@@ -165,35 +170,27 @@ def _save_one_verdict(url: str, world: dict) -> None:
     sessions.kw["bind"].dispose()
 
 
-def _advance(url: str, world: dict, *step: str) -> None:
-    """``benchmarks/judges_advance.py``'s ``step`` on the app's database."""
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "judges_advance.py"),
+def _advance(url: str, world: dict, *step: str, tree: Path = ROOT) -> None:
+    """``benchmarks/judges_advance.py``'s ``step`` on the app's database (the served
+    tree's own script when it has one)."""
+    script = tree / "benchmarks" / "judges_advance.py"
+    subprocess.run([sys.executable, str(script if script.exists() else
+                                        ROOT / "benchmarks" / "judges_advance.py"),
                     "--db", url, "--version", str(world["version_id"]),
                     "--dataset", str(world["dataset_id"]), *step],
                    check=True, capture_output=True, text=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--keep", required=True, help="the folder scale.py --keep built")
-    parser.add_argument("--size", type=int, default=100000)
-    parser.add_argument("--in-place", action="store_true",
-                        help="use the kept database itself, not a copy")
-    parser.add_argument("--after-grade", action="store_true",
-                        help="60 grades made transient failures first; one graded again at "
-                             "the end, then every section of Agreement opened again")
-    parser.add_argument("--db", help="a PostgreSQL URL scale.py --db built into (with --keep: "
-                                     "its world file); read through a copy of the database")
-    args = parser.parse_args()
+def tour(args, world: dict, tree: Path, label: str = "") -> list[tuple]:
+    """The pages opened one after the other on a server of ``tree``'s app, on a fresh copy
+    of the world: (page, when, seconds, resident MB, peak MB, note) per page opened."""
     kept = Path(args.keep)
-    dialect = "postgresql" if args.db else "sqlite"
-    world = json.loads((kept / f"world-{dialect}-{args.size}.json").read_text())
     with tempfile.TemporaryDirectory() as tmp, _database(args, kept, Path(tmp)) as url:
         data_dir = Path(tmp)
         (data_dir / "identity.json").write_text(json.dumps({"name": "Page reader"}))
         if args.after_grade:
-            _advance(url, world, "--setup", "60")
-        address, server = _serve(data_dir, url)
+            _advance(url, world, "--setup", "60", tree=tree)
+        address, server = _serve(data_dir, url, tree)
         sections = tuple(f"agreement?section={quote(tab)}" for tab in TABS)
         steps = [("cold", (REFERENCE, *PAGES)), ("warm", (REFERENCE, *PAGES)),
                  ("after 1 verdict", PAGES[:2]), ("every section", sections)]
@@ -208,25 +205,73 @@ def main() -> None:
                     if when == "after 1 verdict":
                         _save_one_verdict(url, world)
                     if when == "after a grade lands":
-                        _advance(url, world, "--land")
+                        _advance(url, world, "--land", tree=tree)
                     for name in names:
                         seconds, problem = _open(context, address, name)
                         now, peak = _memory_mb(server.pid)
                         if name == REFERENCE and not problem:
                             problem = "reference: the lightest page"
                         rows.append((name, when, seconds, now, peak, problem))
-                        print(f"  {name} ({when}): {seconds:.1f} s, server {now:.0f} MB "
-                              f"(peak {peak:.0f} MB) {problem}", flush=True)
+                        print(f"  {label}{name} ({when}): {seconds:.1f} s, server {now:.0f} "
+                              f"MB (peak {peak:.0f} MB) {problem}", flush=True)
                 browser.close()
         finally:
             server.terminate()
             server.wait(timeout=30)
-    print(f"\nthe app in Chromium, {args.size:,} responses "
-          f"({'PostgreSQL' if args.db else 'SQLite'}):\n")
-    print("| page | when | settled in (s) | server memory (MB) | server peak (MB) | note |")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", required=True, help="the folder scale.py --keep built")
+    parser.add_argument("--size", type=int, default=100000)
+    parser.add_argument("--in-place", action="store_true",
+                        help="use the kept database itself, not a copy")
+    parser.add_argument("--after-grade", action="store_true",
+                        help="60 grades made transient failures first; one graded again at "
+                             "the end, then every section of Agreement opened again")
+    parser.add_argument("--db", help="a PostgreSQL URL scale.py --db built into (with --keep: "
+                                     "its world file); read through a copy of the database")
+    parser.add_argument("--reference-tree", type=Path,
+                        help="another source tree of the project (git worktree add DIR "
+                             "<commit>): its app served the same way, in turns with this "
+                             "tree's, each on a fresh copy of the world")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="with --reference-tree: tours of each tree, in turns")
+    args = parser.parse_args()
+    if args.in_place and args.reference_tree:
+        parser.error("--in-place changes the world: not with --reference-tree")
+    kept = Path(args.keep)
+    dialect = "postgresql" if args.db else "sqlite"
+    world = json.loads((kept / f"world-{dialect}-{args.size}.json").read_text())
+    where = f"{args.size:,} responses ({'PostgreSQL' if args.db else 'SQLite'})"
+    if args.reference_tree is None:
+        rows = tour(args, world, ROOT)
+        print(f"\nthe app in Chromium, {where}:\n")
+        print("| page | when | settled in (s) | server memory (MB) | server peak (MB) | note |")
+        print("|---|---|---:|---:|---:|---|")
+        for name, when, seconds, now, peak, problem in rows:
+            print(f"| {name} | {when} | {seconds:.1f} | {now:.0f} | {peak:.0f} | {problem} |")
+        return
+    tours: dict[str, list[list[tuple]]] = {"this": [], "reference": []}
+    for round_number in range(1, args.rounds + 1):
+        for label, tree in (("this", ROOT), ("reference", args.reference_tree.resolve())):
+            print(f"round {round_number}, {label} tree ({tree})", flush=True)
+            tours[label].append(tour(args, world, tree, f"[{label}] "))
+    print(f"\nthe app in Chromium, {where}, this tree beside {args.reference_tree}, "
+          f"medians of {args.rounds} round(s) in turns:\n")
+    print("| page | when | settled in (s) this / ref | server memory (MB) this / ref "
+          "| server peak (MB) this / ref | note |")
     print("|---|---|---:|---:|---:|---|")
-    for name, when, seconds, now, peak, problem in rows:
-        print(f"| {name} | {when} | {seconds:.1f} | {now:.0f} | {peak:.0f} | {problem} |")
+    for at, (name, when, *_rest) in enumerate(tours["this"][0]):
+        def median(label: str, column: int, at: int = at) -> float:
+            return statistics.median(rows[at][column] for rows in tours[label])
+
+        notes = {rows[at][5] for label in tours for rows in tours[label] if rows[at][5]}
+        print(f"| {name} | {when} | {median('this', 2):.1f} / {median('reference', 2):.1f} "
+              f"| {median('this', 3):.0f} / {median('reference', 3):.0f} "
+              f"| {median('this', 4):.0f} / {median('reference', 4):.0f} "
+              f"| {'; '.join(sorted(notes))} |")
 
 
 if __name__ == "__main__":
