@@ -68,6 +68,7 @@ def kept_inputs(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
                           sources)
     moved = (None if earlier is None
              else advanced(sessions, earlier, keys, sides, voters, sources, stamp))
+    del earlier  # (~16 MB at 100,000 responses) not held while the new ones are stored
     if moved is not None:
         store(sessions, moved)
         return moved
