@@ -8,6 +8,8 @@ primary key) is made only for the positions the page shows, not for every respon
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -74,6 +76,22 @@ def queue_order(ids: Sequence[int], *, needs: Mapping[int, bool], default_needs:
     return list(chain.from_iterable(buckets[:4] if unreviewed_only else buckets))
 
 
+class _IdSet:
+    """Membership of a set of response ids, held as one sorted array of machine integers."""
+
+    __slots__ = ("_ids",)
+
+    def __init__(self, ids) -> None:
+        self._ids = array("q", sorted(ids))
+
+    def __contains__(self, rid) -> bool:
+        i = bisect_left(self._ids, rid)
+        return i < len(self._ids) and self._ids[i] == rid
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
 class ReviewQueue(Sequence[QueueItem]):
     """The queue in order (``response_ids``); ``queue[i]`` builds that item, iterating builds
     them a chunk at a time. Immutable; ``external_of`` reads the external ids of a few
@@ -83,24 +101,30 @@ class ReviewQueue(Sequence[QueueItem]):
                  reviewer_key: str | None, counts: Mapping[int, Mapping[str, int]],
                  disagree: frozenset[int], failed: frozenset[int], sample: Sequence[int],
                  external_of: Callable[[Sequence[int]], Mapping[int, str | None]]) -> None:
-        self._order = tuple(order)
+        # ids held as machine integers, not Python objects: a queue of 100,000 responses
+        # held ~11 MB as a tuple and sets (one per reviewer's queue kept, ten minutes)
+        self._order = array("q", order)
         self._criteria_count = criteria_count
         self._need = need
         self._reviewer_key = reviewer_key
         self._counts = counts
-        self._disagree = disagree
-        self._failed = failed
-        self._rank = frozenset(sample)
+        self._disagree = _IdSet(disagree)
+        self._failed = _IdSet(failed)
+        self._rank = _IdSet(sample)
         self._external_of = external_of
 
     @property
     def response_ids(self) -> tuple[int, ...]:
-        return self._order
+        """The queue's ids, in order (made on each call: ``id_at`` for one)."""
+        return tuple(self._order)
+
+    def id_at(self, index: int) -> int:
+        return self._order[index]
 
     def position_of(self, response_id: int) -> int | None:
         try:
             return self._order.index(response_id)
-        except ValueError:
+        except (ValueError, TypeError, OverflowError):
             return None
 
     def __len__(self) -> int:
@@ -114,11 +138,11 @@ class ReviewQueue(Sequence[QueueItem]):
 
     def __getitem__(self, index: int | slice) -> QueueItem | list[QueueItem]:
         if isinstance(index, slice):
-            return self._items(self._order[index])
+            return self._items(self._order[index].tolist())
         return self._items([self._order[index]])[0]
 
     def __iter__(self) -> Iterator[QueueItem]:
-        for chunk in id_chunks(self._order):  # external ids read a query at a time
+        for chunk in id_chunks(self._order.tolist()):  # external ids a query at a time
             yield from self._items(chunk)
 
     def _items(self, ids: Sequence[int]) -> list[QueueItem]:

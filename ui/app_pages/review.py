@@ -82,7 +82,7 @@ def render_workspace(db: str, chosen: ResultSet) -> None:
     # cached: a save here does not change the next response's detail stamp.
     following = s.review_position + 1
     if following < len(queue):
-        detail_of(queue.response_ids[following])
+        detail_of(queue.id_at(following))
 
 
 ABOUT = ("Correct the judges by hand. The human verdict replaces the judge's in every run of "
