@@ -11,13 +11,15 @@ judges' scores.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
+
+from storage.services.id_column import IdColumn
 
 
-class LabelColumn(Mapping):
+class LabelColumn(IdColumn):
     """Response id -> label, ids ascending (the order the labels are read in)."""
 
-    __slots__ = ("_ends", "_ids", "_text")
+    __slots__ = ("_ends", "_text")
 
     def __init__(self, ids: Iterable[int], labels: Iterable[str]) -> None:
         import numpy as np
@@ -47,38 +49,12 @@ class LabelColumn(Mapping):
         made._ids, made._ends, made._text = ids, ends, text
         return made
 
-    def _at(self, rid) -> int:
-        if not isinstance(rid, int) or isinstance(rid, bool):
-            return -1
-        i = int(self._ids.searchsorted(rid))
-        return i if i < len(self._ids) and int(self._ids[i]) == rid else -1
-
     def _label(self, i: int) -> str:
         return self._text[(int(self._ends[i - 1]) if i else 0):int(self._ends[i])]
 
-    def __getitem__(self, rid) -> str:
-        i = self._at(rid)
-        if i < 0:
-            raise KeyError(rid)
-        return self._label(i)
-
-    def __contains__(self, rid) -> bool:
-        return self._at(rid) >= 0
-
-    def get(self, rid, default=None):
-        i = self._at(rid)
-        return default if i < 0 else self._label(i)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._ids.tolist())
-
-    def __len__(self) -> int:
-        return len(self._ids)
+    _value = _label
 
     # whole columns at once (not one lookup per key)
-    def keys(self) -> list[int]:  # type: ignore[override]
-        return self._ids.tolist()
-
     def values(self) -> list[str]:  # type: ignore[override]
         text, start, found = self._text, 0, []
         for end in self._ends.tolist():
@@ -95,8 +71,6 @@ class LabelColumn(Mapping):
                     and bool((self._ids == other._ids).all())
                     and bool((self._ends == other._ends).all()))
         return super().__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"LabelColumn({len(self)} labels)"

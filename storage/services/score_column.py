@@ -9,13 +9,15 @@ its values the very floats.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
+
+from storage.services.id_column import IdColumn
 
 
-class ScoreColumn(Mapping):
+class ScoreColumn(IdColumn):
     """Response id -> score, ids ascending (the order the dicts were read in)."""
 
-    __slots__ = ("_ids", "_scores")
+    __slots__ = ("_scores",)
 
     def __init__(self, ids, scores) -> None:
         import numpy as np
@@ -35,35 +37,10 @@ class ScoreColumn(Mapping):
     def scores(self):
         return self._scores
 
-    def _at(self, rid) -> int:
-        if not isinstance(rid, int) or isinstance(rid, bool):
-            return -1
-        i = int(self._ids.searchsorted(rid))
-        return i if i < len(self._ids) and int(self._ids[i]) == rid else -1
-
-    def __getitem__(self, rid) -> float:
-        i = self._at(rid)
-        if i < 0:
-            raise KeyError(rid)
+    def _value(self, i: int) -> float:
         return float(self._scores[i])
 
-    def __contains__(self, rid) -> bool:
-        return self._at(rid) >= 0
-
-    def get(self, rid, default=None):
-        i = self._at(rid)
-        return default if i < 0 else float(self._scores[i])
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._ids.tolist())
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
     # whole columns at once (not one lookup per key): what the report and trust read
-    def keys(self) -> list[int]:  # type: ignore[override]
-        return self._ids.tolist()
-
     def values(self) -> list[float]:  # type: ignore[override]
         return self._scores.tolist()
 
@@ -85,8 +62,6 @@ class ScoreColumn(Mapping):
             return (len(self) == len(other) and bool((self._ids == other._ids).all())
                     and self.values() == other.values())
         return super().__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"ScoreColumn({len(self)} scores)"

@@ -3,7 +3,6 @@ verdicts as category codes and as values, made once per report and shared by eve
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter
@@ -12,14 +11,15 @@ from grading.trust.figures import SharedDraws
 from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.services.agreement_sources import HUMAN
+from storage.services.id_column import IdColumn
 
 
-class Positions(Mapping):
+class Positions(IdColumn):
     """Response id -> its row, over the frame's ascending ids (``Frame.ids``): the mapping
     a dict of every response was (~8 MB at 100,000 responses, held with the trust share),
     in the ids' own array. Whole columns of ids are placed at once (``rows_of``)."""
 
-    __slots__ = ("_ids",)
+    __slots__ = ()
 
     def __init__(self, ids) -> None:
         import numpy as np
@@ -41,32 +41,8 @@ class Positions(Mapping):
 
         return bool(np.array_equal(self._ids, np.fromiter(rids, dtype=np.int64)))
 
-    def _at(self, rid) -> int:
-        if not isinstance(rid, int) or isinstance(rid, bool) or not len(self._ids):
-            return -1
-        i = int(self._ids.searchsorted(rid))
-        return i if i < len(self._ids) and int(self._ids[i]) == rid else -1
-
-    def __getitem__(self, rid) -> int:
-        i = self._at(rid)
-        if i < 0:
-            raise KeyError(rid)
+    def _value(self, i: int) -> int:
         return i
-
-    def __contains__(self, rid) -> bool:
-        return self._at(rid) >= 0
-
-    def get(self, rid, default=None):
-        i = self._at(rid)
-        return default if i < 0 else i
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._ids.tolist())
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"Positions({len(self)} rows)"

@@ -47,6 +47,16 @@ def _assert_is_the_report(sessions, version, dataset, kept) -> None:
     assert human_baseline.report_baseline(kept.report) == human_baseline.build_baseline(data)
 
 
+def _land_a_grade(sessions, version, dataset) -> None:
+    """The first run grades a response it had not graded: a grade lands."""
+    run = runs.list_runs(sessions, rubric_version_id=version.id, dataset_id=dataset.id)[0]
+    graded = {g.response_id for g in runs.list_grades(sessions, run.id)}
+    spare = next(r for r in datasets.list_responses(sessions, dataset.id)
+                 if r.id not in graded)
+    runs.record_grade(sessions, run.id, spare.id, judge_report(
+        CRITERIA, [M, U, M, C], ScoringSettings(), spare.output))
+
+
 def _writes(sessions, version, dataset, seed: int):
     """People's writes one at a time: (what, the write)."""
     rng = random.Random(seed)
@@ -111,12 +121,7 @@ def test_a_deleted_verdict_or_a_landed_grade_builds_the_report_anew(sessions):
     kept = agreement_kept.kept_report(sessions, version.id, dataset.id, kept, judges)
     _assert_is_the_report(sessions, version, dataset, kept)
 
-    run = runs.list_runs(sessions, rubric_version_id=version.id, dataset_id=dataset.id)[0]
-    graded = {g.response_id for g in runs.list_grades(sessions, run.id)}
-    spare = next(r for r in datasets.list_responses(sessions, dataset.id)
-                 if r.id not in graded)
-    runs.record_grade(sessions, run.id, spare.id, judge_report(
-        CRITERIA, [M, U, M, C], ScoringSettings(), spare.output))
+    _land_a_grade(sessions, version, dataset)
 
     assert agreement_kept.advance(sessions, kept, judges) is None
     assert agreement_kept.build(sessions, version.id, dataset.id, judges) is None
@@ -198,12 +203,7 @@ def test_the_slot_lets_go_of_its_kept_report_before_it_builds_one_anew(sessions,
         return real_build(*args)
 
     monkeypatch.setattr(agreement_kept, "build", build)
-    run = runs.list_runs(sessions, rubric_version_id=version.id, dataset_id=dataset.id)[0]
-    graded = {g.response_id for g in runs.list_grades(sessions, run.id)}
-    spare = next(r for r in datasets.list_responses(sessions, dataset.id)
-                 if r.id not in graded)
-    runs.record_grade(sessions, run.id, spare.id, judge_report(
-        CRITERIA, [M, U, M, C], ScoringSettings(), spare.output))
+    _land_a_grade(sessions, version, dataset)
     fresh = agreement_judge_counts.judge_patterns(sessions, version.id, dataset.id)
     report = slot.report(sessions, version.id, dataset.id, fresh)
 

@@ -7,6 +7,7 @@ from storage.services import reviews, trust_report
 from storage.services.reviewers import local_actor
 from tests.storage import trust_seed
 from tests.ui.pages import agreement_tab, open_page, unescape
+from tests.weak_results import watch_results
 
 
 def _text(at) -> str:
@@ -75,20 +76,11 @@ def test_a_moved_judges_stamp_lets_go_of_the_share_before_its_tab_is_opened_agai
     (~20 MB at 100,000 responses): dropped when the new stamp's report is made, on
     whichever section is open, and made again when the trust tab is."""
     import gc
-    import weakref
 
     from ui import agreement_readers
 
     world = trust_seed.seed(sessions)
-    shares: list = []
-    real = trust_report.judges_part
-
-    def judges_part(*args):
-        made = real(*args)
-        shares.append(weakref.ref(made))
-        return made
-
-    monkeypatch.setattr(trust_report, "judges_part", judges_part)
+    shares = watch_results(monkeypatch, trust_report, "judges_part")
     agreement_readers.get_trust_judges.clear()
     at = agreement_tab(open_page("agreement", timeout=120), "Trust a judge")
     agreement_tab(at, "Criteria")
