@@ -33,10 +33,8 @@ def newest_only(reader, args: tuple, stamp_at: int, defaults_from: int | None = 
         before = _held.get(view)
         _held[view] = args
         _computed[0] = True
-    if before is None or before == args:
-        return
-    for given in range(len(before), (defaults_from or len(before)) - 1, -1):
-        reader.clear(*before[:given])
+    if before is not None and before != args:
+        _clear(reader, before, defaults_from)
 
 
 def drop_moved(reader, before: tuple, stamp_at: int, stamp, defaults_from: int | None = None
@@ -54,8 +52,14 @@ def drop_moved(reader, before: tuple, stamp_at: int, stamp, defaults_from: int |
         for view, _args in moved:
             del _held[view]
     for _view, args in moved:
-        for given in range(len(args), (defaults_from or len(args)) - 1, -1):
-            reader.clear(*args[:given])
+        _clear(reader, args, defaults_from)
+
+
+def _clear(reader, args: tuple, defaults_from: int | None) -> None:
+    """Clear ``reader``'s entry of ``args``, as called with and without the arguments from
+    ``defaults_from`` on (Streamlit keys a call by the arguments given)."""
+    for given in range(len(args), (defaults_from or len(args)) - 1, -1):
+        reader.clear(*args[:given])
 
 
 def trim_after_computing() -> None:

@@ -113,16 +113,6 @@ class KeptSlot:
         return kept if kept is not None and kept.report is report else None
 
 
-def kept_report(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-                kept: KeptReport | None, judges: JudgePatterns | None) -> KeptReport | None:
-    """``kept`` brought up to date (patched, or built anew); None when the report cannot be
-    kept (the caller reads ``agreement.agreement_report``)."""
-    found = None if kept is None else advanced(sessions, rubric_version_id, dataset_id,
-                                               kept, judges)
-    return found if found is not None else build(sessions, rubric_version_id, dataset_id,
-                                                 judges)
-
-
 def advanced(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
              kept: KeptReport, judges: JudgePatterns | None) -> KeptReport | None:
     """``kept`` patched up to date (``advance``) when it is this set's; None when it must

@@ -17,6 +17,11 @@ class IdColumn(Mapping):
     def _value(self, i: int):
         raise NotImplementedError
 
+    def _check_ascending(self, what: str) -> None:
+        """ValueError unless the ids are ascending and distinct."""
+        if len(self._ids) > 1 and not bool((self._ids[1:] > self._ids[:-1]).all()):
+            raise ValueError(f"a {what}'s ids must be ascending and distinct")
+
     def _at(self, rid) -> int:
         if not isinstance(rid, int) or isinstance(rid, bool):
             return -1

@@ -11,7 +11,7 @@ judges' scores.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from storage.services.id_column import IdColumn
 
@@ -31,17 +31,10 @@ class LabelColumn(IdColumn):
                      else np.fromiter(ids, dtype=np.int64))
         if len(self._ids) != len(labels):
             raise ValueError("a label column needs as many labels as ids")
-        if len(self._ids) > 1 and not bool((self._ids[1:] > self._ids[:-1]).all()):
-            raise ValueError("a label column's ids must be ascending and distinct")
+        self._check_ascending("label column")
         self._ends = np.cumsum(np.fromiter(map(len, labels), dtype=np.int64,
                                            count=len(labels)))
         self._text = "".join(labels)
-
-    @classmethod
-    def of(cls, labels: Mapping[int, str]) -> LabelColumn:
-        """The column of a mapping whose ids are ascending (as read: ORDER BY id)."""
-        return labels if isinstance(labels, LabelColumn) else cls(labels.keys(),
-                                                                   labels.values())
 
     @classmethod
     def _joined(cls, ids, ends, text: str) -> LabelColumn:

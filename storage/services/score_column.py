@@ -26,8 +26,7 @@ class ScoreColumn(IdColumn):
         self._scores = np.ascontiguousarray(scores, dtype=np.float64)
         if self._ids.shape != self._scores.shape or self._ids.ndim != 1:
             raise ValueError("a score column needs as many scores as ids")
-        if len(self._ids) > 1 and not bool((self._ids[1:] > self._ids[:-1]).all()):
-            raise ValueError("a score column's ids must be ascending and distinct")
+        self._check_ascending("score column")
 
     @property
     def ids(self):

@@ -63,16 +63,16 @@ class StoredVerdicts:
             return []
         with self.sessions() as session:
             groups = session.execute(grouped_query(side)).all()
-        ids, found = frame.ids, []
+        found = []
         for cid, verdict, text in groups:
             column = frame.columns.get(cid)
             if column is None:
                 continue
             response_ids = np.fromstring(text, dtype=np.int64, sep=",")
-            at = np.minimum(np.searchsorted(ids, response_ids), len(ids) - 1)
+            at = frame.positions.rows_of(response_ids)
             # the frame's rows in four bytes each, not eight: every verdict of every
             # source is held so until the share is made (~1 MB a criterion at 100,000)
-            rows = at[ids[at] == response_ids].astype(np.int32)
+            rows = at[at >= 0].astype(np.int32)
             if len(rows):
                 found.append((column, cid, Verdict(verdict), rows))
         return found

@@ -32,7 +32,6 @@ def test_the_column_is_the_dict_it_replaces_key_for_key_and_in_order():
         with pytest.raises(KeyError):
             column[missing]
     assert column != {**labels, 3: "other"} and column != {**labels, 99: "r"}
-    assert LabelColumn.of(labels) == column and LabelColumn.of(column) is column
 
 
 def test_a_column_survives_pickling_and_an_empty_one_is_empty():
