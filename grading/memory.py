@@ -14,9 +14,9 @@ counts.
 per core), and the app's server runs each page's script on a thread of its own, so what one
 page freed sat in its thread's heap while the next page's thread grew another; trimming hands
 back only whole free pages of each. Python holds its lock while it allocates, so one heap
-costs the server no waiting. The Agreement page's readers on threads one after the other at
-100,000 responses, in turns (session 45): after a grade 293-312 -> 271-272 MB resident, its
-peak 365-412 -> 351-352 MB.
+costs the server no waiting. ``benchmarks/one_heap.py`` (the Agreement page's readers on
+threads one after the other at 100,000 responses, both ways in turns): 11-30 MB less
+resident after each page; the peaks about the same (within -12 / +5 MB).
 """
 
 from __future__ import annotations
