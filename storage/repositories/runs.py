@@ -164,10 +164,11 @@ class RunVerdicts:
 
 
 def run_verdicts(session: Session, run_id: int, within: Select | None = None,
-                 scores: bool = True) -> RunVerdicts:
+                 scores: bool = True, key=None) -> RunVerdicts:
     """``within``: a query of response ids; only their verdicts and reasons are read (None:
     every response's). Scores are read for every response (one row per grade); ``scores``
-    False: not read (the caller holds them: storage.services.agreement_inputs)."""
+    False: not read (the caller holds them: storage.services.agreement_inputs). ``key``:
+    as ``_choices`` takes it."""
     grades_query = (select(m.GradeRow.response_id, m.GradeRow.score)
                     .where(m.GradeRow.run_id == run_id).order_by(m.GradeRow.response_id))
     rows_query = _rows_query(run_id)
@@ -176,7 +177,7 @@ def run_verdicts(session: Session, run_id: int, within: Select | None = None,
     # Core rows, not ORM ones (half the CPU per row): 100,000s of grades per run
     found = ({rid: score for rid, score in plain_rows(session.connection(), grades_query)}
              if scores else {})
-    choices, reasons = _choices(session, rows_query)
+    choices, reasons = _choices(session, rows_query, key)
     return RunVerdicts(found, choices, reasons)
 
 
@@ -198,8 +199,10 @@ def _rows_query(run_id: int) -> Select:
         .order_by(m.GradeRow.response_id, m.GradeCriterionRow.position))
 
 
-def _choices(session: Session, rows_query: Select
+def _choices(session: Session, rows_query: Select, key=None
              ) -> tuple[dict[tuple[int, int], Verdict | str], dict[tuple[int, int], str]]:
+    """``key``: makes a (response, criterion) key (a storage.key_pool.KeyPool: one tuple
+    per key shared with other dicts); each key is one tuple in both dicts either way."""
     choices: dict[tuple[int, int], Verdict | str] = {}
     reasons: dict[tuple[int, int], str] = {}
     verdict_of = {v.value: v for v in Verdict}
@@ -207,8 +210,9 @@ def _choices(session: Session, rows_query: Select
         choice = option if option is not None else (
             None if verdict is None else verdict_of[verdict])
         if choice is not None:
-            choices[rid, cid] = choice
-            reasons[rid, cid] = reason
+            found = (rid, cid) if key is None else key(rid, cid)
+            choices[found] = choice
+            reasons[found] = reason
     return choices, reasons
 
 

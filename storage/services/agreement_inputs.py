@@ -91,8 +91,10 @@ class JudgeInputs:
     # the open part of the count they were made from (JudgePatterns.open): the responses
     # a grade can still change and their share of the count (``advanced``); not compared
     open: OpenPart | None = field(default=None, compare=False, repr=False)
-    # made by ``advanced``: the judges' stamp advanced from and the responses read again
-    # (people's rows follow them: agreement_people_store.read_stored); not stored
+    # made by ``advanced``: the judges' stamp advanced from, the responses read again
+    # (people's rows follow them: agreement_people_store.read_stored) and how the judges'
+    # rows moved (a Counter of rows: the kept report follows them, agreement_kept.advance);
+    # not stored
     since: tuple | None = field(default=None, compare=False, repr=False)
 
 
@@ -235,7 +237,7 @@ def advanced(sessions: SessionFactory, kept: JudgeInputs, keys: Sequence[str],
         return None
     return JudgeInputs(*where, kept.keys, kept.voters, stamp, folded, kept.sources, grades,
                        OpenPart(array("q", still).tobytes(), tuple(part.items())),
-                       (kept.stamp, tuple(ids)))
+                       (kept.stamp, tuple(ids), Counter({r: n for r, n in changes.items() if n})))
 
 
 def _spliced(old: SourceGrades, fresh: SourceGrades, touched) -> SourceGrades:

@@ -48,7 +48,12 @@ from storage.services.agreement_folded import FoldedRows
 from storage.services.agreement_inputs import JudgeInputs, judges_folded
 from storage.services.agreement_judge_counts import JudgePatterns, judge_stamp
 from storage.services.agreement_sides import CODES, RANK, side_of, unit_rows_query
-from storage.services.agreement_sources import data_stamp, gather_people, with_counts
+from storage.services.agreement_sources import (
+    data_stamp,
+    gather_people,
+    judge_sources,
+    with_counts,
+)
 from storage.services.agreement_touched import Touched
 
 Row = tuple  # a pattern row without its count: (criterion, codes..., response, rank)
@@ -114,7 +119,7 @@ class KeptSlot:
 
 
 def advanced(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-             kept: KeptReport, judges: JudgePatterns | None) -> KeptReport | None:
+             kept: KeptReport, judges: JudgePatterns | JudgeInputs | None) -> KeptReport | None:
     """``kept`` patched up to date (``advance``) when it is this set's; None when it must
     be built anew."""
     if (kept.rubric_version_id, kept.dataset_id) != (rubric_version_id, dataset_id):
@@ -224,33 +229,44 @@ def _judges_before(judges: FoldedRows, change: Counter) -> dict:
 
 
 def advance(sessions: SessionFactory, kept: KeptReport,
-            judges: JudgePatterns | None) -> KeptReport | None:
+            judges: JudgePatterns | JudgeInputs | None) -> KeptReport | None:
     """``kept`` after the human verdicts appended since, re-reading only the responses they
-    are on; ``kept`` itself when nothing moved; None when more than verdicts were appended."""
+    are on, and after the grades landed since when ``judges`` are the judges' inputs
+    advanced over them from ``kept``'s (``agreement_inputs.advanced``: how the judges' rows
+    moved, and on which responses); ``kept`` itself when nothing moved; None when more
+    than that moved (or the judges were made anew): then it is built anew."""
     version_id, dataset_id = kept.rubric_version_id, kept.dataset_id
     stamp = data_stamp(sessions, version_id, dataset_id)
     if stamp == kept.stamp:
         return kept
-    if (judges is None or judges.stamp != kept.judges.stamp
-            or judge_stamp(stamp) != judge_stamp(kept.stamp)):
+    landed = _landed(kept, judges, stamp)
+    if landed is None:
         return None
+    graded, moved = landed
     (count, newest_id), (kept_count, kept_newest) = stamp[1], kept.stamp[1]
-    hv = m.HumanVerdictRow
-    with sessions() as session:
-        appended = session.execute(
-            select(hv.id, hv.response_id)
-            .join(m.ResponseRow, m.ResponseRow.id == hv.response_id)
-            .where(m.ResponseRow.dataset_id == dataset_id, hv.id > kept_newest,
-                   hv.id <= newest_id)).all()
-    if not appended or kept_count + len(appended) != count:
+    appended = []
+    if (count, newest_id) != (kept_count, kept_newest):
+        hv = m.HumanVerdictRow
+        with sessions() as session:
+            appended = session.execute(
+                select(hv.id, hv.response_id)
+                .join(m.ResponseRow, m.ResponseRow.id == hv.response_id)
+                .where(m.ResponseRow.dataset_id == dataset_id, hv.id > kept_newest,
+                       hv.id <= newest_id)).all()
+        if not appended:
+            return None
+    if kept_count + len(appended) != count:
         return None  # rows went away (or came back under old ids): read the report anew
-    touched = sorted({rid for _vid, rid in appended})
-    fresh = agreement_touched.read_touched(sessions, kept, touched)
-    data = _patched_data(kept, fresh)
+    again = frozenset(graded) & kept.reviewed  # reviewed responses graded again
+    touched = sorted({rid for _vid, rid in appended} | again)
+    fresh = agreement_touched.read_touched(sessions, kept, touched, again)
+    data = _patched_data(kept, fresh, again)
+    if data is not None and moved is not None:
+        data = _judges_moved(sessions, kept, data, judges)
     if data is None:
         return None
     units = dict(kept.units)
-    change: Counter = Counter()
+    change: Counter = Counter(moved or {})
     for rid in touched:
         change.subtract(units.pop(rid, Counter()))
     new_units = _units(sessions, kept.judges, [side_of(data, key) for key in kept.keys],
@@ -265,7 +281,43 @@ def advance(sessions: SessionFactory, kept: KeptReport,
     if report is None or data_stamp(sessions, version_id, dataset_id) != stamp:
         return None
     return replace(kept, stamp=stamp, report=report, reviewed=kept.reviewed | fresh.reviewed,
-                   newest=fresh.newest, units=units, folded=folded)
+                   newest=fresh.newest, units=units, folded=folded,
+                   judges=kept.judges if moved is None else judges)
+
+
+def _landed(kept: KeptReport, judges: JudgePatterns | JudgeInputs | None,
+            stamp: tuple) -> tuple[tuple[int, ...], Counter | None] | None:
+    """The responses grades landed on since ``kept`` and how the judges' rows moved
+    (``()``, None: no grade landed); None when the judges moved otherwise, or their inputs
+    were not advanced from ``kept``'s over those grades."""
+    if judges is None or (judges.keys, judges.voters) != (kept.judges.keys,
+                                                          kept.judges.voters):
+        return None
+    if judge_stamp(stamp) == judge_stamp(kept.stamp):
+        return ((), None) if judges.stamp == kept.judges.stamp else None
+    since = judges.since if isinstance(judges, JudgeInputs) else None
+    if (since is None or len(since) < 3 or judges.stamp != judge_stamp(stamp)
+            or since[0] != kept.judges.stamp or kept.judges.stamp != judge_stamp(kept.stamp)):
+        return None
+    return since[1], since[2]
+
+
+def _judges_moved(sessions: SessionFactory, kept: KeptReport, data: AgreementData,
+                  inputs: JudgeInputs) -> AgreementData | None:
+    """``data`` with the judges' sources (their grades, tokens, cost, status) and scores as
+    they are after grades landed (their verdicts on the reviewed responses are patched
+    already); None when the sources or their settings are not the kept report's."""
+    found = judge_sources(sessions, kept.rubric_version_id, kept.dataset_id, inputs.grades)
+    if found is None:
+        return None
+    sources, scores = found
+    if [s.key for s in sources] != [s.key for s in data.sources if not s.is_human]:
+        return None
+    settings = _judge_settings(sessions, kept.rubric_version_id, kept.dataset_id, data)
+    if settings != (kept.scorings, kept.excluded):
+        return None  # a run's scoring or its examples changed: read the report anew
+    people = tuple(s for s in data.sources if s.is_human)
+    return replace(data, sources=people + sources, judge_scores=scores)
 
 
 def counted_report(data: AgreementData, keys: list[str],
@@ -386,9 +438,11 @@ def _judge_settings(sessions: SessionFactory, rubric_version_id: int, dataset_id
             {k: v for k, v in excluded.items() if k in data.human_scores})
 
 
-def _patched_data(kept: KeptReport, fresh: Touched) -> AgreementData | None:
+def _patched_data(kept: KeptReport, fresh: Touched,
+                  again: frozenset[int] = frozenset()) -> AgreementData | None:
     """The kept report's data with the touched responses' people (and the judges of those
-    reviewed for the first time) replaced; None where patching is not enough."""
+    reviewed for the first time, or graded ``again``) replaced; None where patching is not
+    enough."""
     data = kept.report.data
     touched = fresh.touched
     humans = {(h.response_id, h.criterion_id): h for h in fresh.applied}
@@ -405,7 +459,7 @@ def _patched_data(kept: KeptReport, fresh: Touched) -> AgreementData | None:
                             touched, keys_of=keys_of)
     if not verdicts[HUMAN]:
         return None
-    new = set(fresh.reviewed - kept.reviewed)
+    new = set(fresh.reviewed - kept.reviewed) | (again & fresh.reviewed)
     for key, (choices, notes) in fresh.judges.items():
         verdicts[key] = merged(data.verdicts.get(key, {}), choices, new)
         reasons[key] = merged(data.reasons.get(key, {}), notes, new)

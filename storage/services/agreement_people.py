@@ -23,6 +23,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from storage import models as m
+from storage.key_pool import KeyPool
 from storage.plain_rows import plain_rows
 from storage.repositories import effective as effective_repo
 from storage.repositories import runs as run_repo
@@ -47,7 +48,7 @@ class PeopleRows:
 def read_rows(session: Session, rubric_version_id: int, dataset_id: int,
               run_ids: list[int], within: Select | None) -> PeopleRows:
     """The rows read now (``within``: the query of the responses whose runs' verdicts to
-    read); the runs' scores are not read."""
+    read); the runs' scores are not read. The runs' dicts share their keys (KeyPool)."""
     found = plain_rows(session.connection(),  # driver rows: 100,000s
                        select(m.ResponseRow.id, m.ResponseRow.external_id)
                        .where(m.ResponseRow.dataset_id == dataset_id)
@@ -56,8 +57,9 @@ def read_rows(session: Session, rubric_version_id: int, dataset_id: int,
                          [external or f"#{rid}" for rid, external in found])
     del found
     runs = {}
+    key = KeyPool()
     for run_id in run_ids:
-        found = run_repo.run_verdicts(session, run_id, within, scores=False)
+        found = run_repo.run_verdicts(session, run_id, within, scores=False, key=key)
         runs[run_id] = (found.choices, found.reasons)
     applied = effective_repo.applied_rows(session, rubric_version_id, dataset_id)
     own = reviewer_rows(session, rubric_version_id, dataset_id)
@@ -226,8 +228,11 @@ def decode(text: str, blob: bytes) -> PeopleRows:
         own = _rows_of(ReviewRow, rids.tolist(), cids.tolist(), vids.tolist(),
                        looked_up(choices), looked_up(keys), looked_up(names), spent)
         runs = {}
+        key = KeyPool()  # the runs' dicts share their keys
         for run_id, rids, cids, choices, reasons in value["runs"]:
-            keys = list(zip(rids.tolist(), cids.tolist(), strict=True))
+            keys = list(map(key, rids.tolist(), cids.tolist()))
+            if len(keys) != len(rids) or len(keys) != len(cids):
+                raise ValueError("a run's columns of another length")
             runs[int(run_id)] = (dict(zip(keys, looked_up(choices), strict=True)),
                                  dict(zip(keys, looked_up(reasons), strict=True)))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:

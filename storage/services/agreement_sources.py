@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, false, func, select
 from sqlalchemy.orm import Session
 
 from grading.types import ScoringSettings, ToGradeInput, Verdict
@@ -21,6 +21,7 @@ from storage.convert import criterion_info, run_info
 from storage.dto import CriterionInfo, HumanVerdictInfo, RunInfo
 from storage.effective import compute_human_score
 from storage.engine import SessionFactory
+from storage.key_pool import KeyPool
 from storage.repositories import datasets as dataset_repo
 from storage.repositories import effective as effective_repo
 from storage.repositories import results as results_repo
@@ -197,10 +198,16 @@ def gather_people(
             rows = read_rows(session, rubric_version_id, dataset_id,
                              [run.id for run in runs if f"run:{run.id}" in stored], within)
         labels = rows.labels
+        # one tuple per (response, criterion) key in every dict of the data (KeyPool):
+        # the runs' rows' first (they share theirs)
+        key = KeyPool()
+        for choices, _reasons in rows.runs.values():
+            key.seed(choices)
         grades = {run.id: (run_repo.RunVerdicts({}, *rows.runs[run.id])
                            if run.id in rows.runs and f"run:{run.id}" in stored else
                            run_repo.run_verdicts(session, run.id, within,
-                                                 scores=f"run:{run.id}" not in stored))
+                                                 scores=f"run:{run.id}" not in stored,
+                                                 key=key))
                   for run in runs}
         # A calibrated run is measured only on the responses it did not show as examples.
         used = calibration.example_response_ids(
@@ -218,9 +225,8 @@ def gather_people(
     for run in runs:
         _add_run(gathered, run, grades[run.id], used.get(run.id, set()),
                  stored.get(f"run:{run.id}"))
-    found_panels = (panel_sources(sessions, rubric_version_id, dataset_id, within, stored)
-                    if stored else panel_sources(sessions, rubric_version_id, dataset_id,
-                                                 within))
+    found_panels = panel_sources(sessions, rubric_version_id, dataset_id, within, stored,
+                                 key=key)
     for found in found_panels:
         _add_panel(gathered, found, used)
         needs_text = needs_text or found.panel.scoring.length_penalty is not None
@@ -228,8 +234,10 @@ def gather_people(
         with sessions() as session:
             texts = response_texts(session, whole)
 
-    gathered.verdicts[HUMAN] = {(h.response_id, h.criterion_id): h.choice for h in humans}
-    gathered.reasons[HUMAN] = {(h.response_id, h.criterion_id): h.note for h in humans}
+    keys = [key(h.response_id, h.criterion_id) for h in humans]
+    gathered.verdicts[HUMAN] = {k: h.choice for k, h in zip(keys, humans, strict=True)}
+    gathered.reasons[HUMAN] = {k: h.note for k, h in zip(keys, humans, strict=True)}
+    del keys
     if humans:
         gathered.sources.insert(0, AgreementSource(
             key=HUMAN, label="Human", run_id=None, grader=None, model=None, status=None,
@@ -238,7 +246,7 @@ def gather_people(
         ))
     human_scores = _human_scores(gathered.scorings, rubric_version_id, criteria,
                                  {rid: by_response[rid] for rid in whole}, texts)
-    per_reviewer, names, seconds, newest = _per_reviewer(own)
+    per_reviewer, names, seconds, newest = _per_reviewer(own, key)
     held_out = {key: calibration.HeldOut.of(k, set(reviewed), shown)
                 for key, (k, shown) in gathered.shown.items()}
     data = AgreementData(
@@ -251,6 +259,32 @@ def gather_people(
         complete=complete,
     )
     return (data if complete else _uncounted(data)), newest, rows
+
+
+def judge_sources(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
+                  stored: Mapping) -> tuple[tuple[AgreementSource, ...], dict] | None:
+    """The judges' sources and scores as ``gather_people`` makes them (``complete=False``)
+    with every run's and ready panel's grades ``stored``, without reading a verdict: each
+    one's label, status, grades, tokens and cost (``verdict_count`` left to the database's
+    count: -1) and its scores. None when a source's grades are not in ``stored``."""
+    with sessions() as session:
+        runs = [run_info(r) for r in run_repo.list_runs(
+            session, rubric_version_id=rubric_version_id, dataset_id=dataset_id)]
+        used = calibration.example_response_ids(
+            session, [run.id for run in runs if run.settings.calibration is not None])
+    if any(f"run:{run.id}" not in stored for run in runs):
+        return None
+    gathered = _Gathered()
+    for run in runs:
+        _add_run(gathered, run, run_repo.RunVerdicts({}, {}, {}), used.get(run.id, set()),
+                 stored[f"run:{run.id}"])
+    none = select(m.ResponseRow.id).where(false())
+    for found in panel_sources(sessions, rubric_version_id, dataset_id, none, stored):
+        if f"panel:{found.panel.id}" not in stored:
+            return None
+        _add_panel(gathered, found, used)
+    return (tuple(s if not s.per_criterion else replace(s, verdict_count=-1)
+                  for s in gathered.sources), gathered.judge_scores)
 
 
 def _uncounted(data: AgreementData) -> AgreementData:
@@ -360,7 +394,8 @@ def _human_scores(
     return human_scores
 
 
-def _per_reviewer(own: Sequence[HumanVerdictInfo | effective_reads.ReviewRow]) -> tuple[
+def _per_reviewer(own: Sequence[HumanVerdictInfo | effective_reads.ReviewRow],
+                  key: KeyPool | None = None) -> tuple[
         dict[str, dict[Key, Verdict]], dict[str, str], dict[str, dict[int, float]],
         dict[str, int]]:
     """Each reviewer's verdicts, name (the one of their newest verdict: a signed-in person's
@@ -370,7 +405,9 @@ def _per_reviewer(own: Sequence[HumanVerdictInfo | effective_reads.ReviewRow]) -
     newest: dict = {}  # reviewer -> their newest verdict: the name they last saved with
     seconds: dict[str, dict[int, float]] = defaultdict(dict)
     for h in own:
-        per_reviewer[h.reviewer_key][h.response_id, h.criterion_id] = h.choice
+        per_reviewer[h.reviewer_key][
+            (h.response_id, h.criterion_id) if key is None
+            else key(h.response_id, h.criterion_id)] = h.choice
         if h.reviewer_key not in newest or h.id > newest[h.reviewer_key].id:
             newest[h.reviewer_key] = h
         if h.review_seconds is not None:

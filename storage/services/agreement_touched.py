@@ -1,6 +1,7 @@
 """What the responses of appended verdicts hold now, for ``agreement_kept.advance``: their
 verdicts in force, each reviewer's current verdicts, their human scores, and the judges'
-verdicts of a response reviewed for the first time (read as ``gather_sources`` reads them)."""
+verdicts of a response reviewed for the first time or graded again (read as
+``gather_sources`` reads them)."""
 
 from __future__ import annotations
 
@@ -33,13 +34,17 @@ class Touched:
     reviewed: frozenset[int]  # of them, with rows in effective_verdicts
     applied: list  # HumanVerdictInfo in force, by response then criterion
     own: list  # each reviewer's current verdicts, by response, criterion, then id
-    judges: dict[str, tuple[dict, dict]]  # source -> verdicts, reasons of first-reviewed ones
+    # source -> verdicts, reasons of the first-reviewed ones and those ``again``
+    judges: dict[str, tuple[dict, dict]]
     human_scores: dict[str, dict[int, float]]  # scoring json -> response -> score
     whole: set[int]  # of the touched, fully decided
     newest: dict[str, int]
 
 
-def read_touched(sessions: SessionFactory, kept: KeptReport, touched: list[int]) -> Touched:
+def read_touched(sessions: SessionFactory, kept: KeptReport, touched: list[int],
+                 again: frozenset[int] = frozenset()) -> Touched:
+    """``again``: reviewed responses of ``touched`` whose grades landed since (their judges'
+    verdicts read again too)."""
     version_id, dataset_id = kept.rubric_version_id, kept.dataset_id
     data = kept.report.data
     ev = m.EffectiveVerdictRow
@@ -57,7 +62,7 @@ def read_touched(sessions: SessionFactory, kept: KeptReport, touched: list[int])
                 effective_reads.current_streams_query(sources, (), sorted(reviewed))))
             if not h.adjudication and (h.response_id, h.criterion_id) in keys),
             key=lambda h: (h.response_id, h.criterion_id, h.id)) if reviewed else []
-        first = sorted(reviewed - kept.reviewed)
+        first = sorted((reviewed - kept.reviewed) | (again & reviewed))
         judges = judge_verdicts(session, kept, first) if first else {}
         by_response: dict[int, dict] = defaultdict(dict)
         for h in applied:

@@ -247,14 +247,15 @@ class PanelSource:
 
 def panel_sources(sessions: SessionFactory, rubric_version_id: int,
                   dataset_id: int, within: Select | None = None,
-                  stored: Mapping | None = None) -> list[PanelSource]:
+                  stored: Mapping | None = None, key=None) -> list[PanelSource]:
     """Every panel of the set as the Agreement page reads it: the stored decisions as plain
     columns (``panel_verdicts``, ``panel_grades``); only the responses whose stored
     decision is not the one read (a member still grading, another tie rule) go through
     ``panels.panel_grades``. A panel still being filled by a worker is left out until whole.
     ``within``: a query of response ids; only their verdicts and notes are read (scores and
     costs of every response). ``stored``: source key -> the panel's grades kept by the
-    judges' stamp (``agreement_inputs.SourceGrades``): its scores and costs not read."""
+    judges' stamp (``agreement_inputs.SourceGrades``): its scores and costs not read.
+    ``key``: makes a (response, criterion) key (storage.key_pool.KeyPool)."""
     found = []
     stored = stored or {}
     verdict_of = {v.value: v for v in Verdict}
@@ -298,8 +299,9 @@ def panel_sources(sessions: SessionFactory, rubric_version_id: int,
                 continue  # not read (``within``) or no decision: most of 100,000
             for cid, choice, note in sorted(rows, key=lambda row: order.get(row[0],
                                                                             len(order))):
-                verdicts[rid, cid] = choice
-                reasons[rid, cid] = note
+                found_key = (rid, cid) if key is None else key(rid, cid)  # one in both
+                verdicts[found_key] = choice
+                reasons[found_key] = note
         if kept is None:
             found.append(_source(panel, grades, verdicts, reasons))
         else:

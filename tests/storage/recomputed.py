@@ -85,11 +85,11 @@ def reviewer_verdicts(session, version_id, dataset_id):
             for h in reviews[rid][cid]]
 
 
-def panel_sources(sessions, version_id, dataset_id, within=None, stored=None):
+def panel_sources(sessions, version_id, dataset_id, within=None, stored=None, key=None):
     """Agreement's panel sources from every PanelGrade (``panel_results.recomputed_sources``),
     kept to the verdicts of the responses ``within`` selects, as the page's kept report reads
     them (``stored``, the panels' grades kept by the judges' stamp, is not used: every
-    grade is recomputed)."""
+    grade is recomputed; nor ``key``, the shared key tuples, a matter of memory only)."""
     found = panel_results.recomputed_sources(sessions, version_id, dataset_id)
     if within is None:
         return found
