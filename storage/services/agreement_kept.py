@@ -55,6 +55,7 @@ from storage.services.agreement_sources import (
     with_counts,
 )
 from storage.services.agreement_touched import Touched
+from storage.services.unit_pack import PackedUnits
 
 Row = tuple  # a pattern row without its count: (criterion, codes..., response, rank)
 
@@ -75,7 +76,7 @@ class KeptReport:
     scorings: dict[str, ScoringSettings]  # judge source key -> its scoring settings
     excluded: dict[str, frozenset[int]]  # judge source key -> responses shown as examples
     newest: dict[str, int]  # reviewer -> id of their newest current verdict
-    units: dict[int, Counter]  # reviewed response -> its share of the count's rows
+    units: PackedUnits  # reviewed response -> its share of the count's rows
     folded: FoldedRows  # the whole count's rows folded as the report sums them
 
 
@@ -198,7 +199,8 @@ def _build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
         # a busy database only means the next one reads the rows again
         agreement_people_store.store(sessions, rubric_version_id, dataset_id, people, made)
     return KeptReport(rubric_version_id, dataset_id, before, report, judges, tuple(keys),
-                      tuple(voters), reviewed, scorings, excluded, newest, units, folded)
+                      tuple(voters), reviewed, scorings, excluded, newest,
+                      PackedUnits.of(units, len(keys) + 3), folded)
 
 
 def _patched(folded: FoldedRows, change: Counter,
@@ -265,15 +267,14 @@ def advance(sessions: SessionFactory, kept: KeptReport,
         data = _judges_moved(sessions, kept, data, judges)
     if data is None:
         return None
-    units = dict(kept.units)
     change: Counter = Counter(moved or {})
     for rid in touched:
-        change.subtract(units.pop(rid, Counter()))
+        change.subtract(kept.units.get(rid, Counter()))
     new_units = _units(sessions, kept.judges, [side_of(data, key) for key in kept.keys],
                        kept.voters, sorted(fresh.reviewed)) if fresh.reviewed else {}
-    for rid, share in new_units.items():
-        units[rid] = share
+    for share in new_units.values():
         change.update(share)
+    units = kept.units.replaced(touched, new_units)
     folded = _patched(kept.folded, change)
     if folded is None:
         return None  # not the count of these verdicts: read the report anew

@@ -156,6 +156,20 @@ def test_a_score_column_is_the_dict_it_stands_for():
         ScoreColumn([3, 2], [0.1, 0.2])
 
 
+def test_a_sources_scores_are_read_over_its_grades_arrays_when_every_grade_is_scored():
+    import numpy as np
+
+    ids, scores = np.array([2, 5, 9], dtype=np.int64), np.array([0.5, 1.0, 0.25])
+    every = agreement_inputs.SourceGrades(ids, scores, np.ones(3, dtype=bool))
+    some = agreement_inputs.SourceGrades(ids, scores, np.array([True, False, True]))
+
+    column = every.column()
+    assert column == {2: 0.5, 5: 1.0, 9: 0.25}
+    assert np.shares_memory(column.ids, ids) and np.shares_memory(column.scores, scores)
+    assert every.column({5}) == {2: 0.5, 9: 0.25} and some.column() == {2: 0.5, 9: 0.25}
+    assert not np.shares_memory(some.column().scores, scores)
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_folded_rows_counted_back_are_the_rows_counts(seed):
     rng = random.Random(seed)
