@@ -130,6 +130,15 @@ def code_matrix(verdicts, frame: Frame):
     return _coded(verdicts, frame)[0]
 
 
+def code_type(frame: Frame):
+    """The smallest integer type the frame's codes (and -1) fit: one byte a code unless a
+    criterion has 127 options or more. The judges' matrices are made in it (at 100,000
+    responses x 8 criteria, 0.8 MB a judge, not 3.2: held through the trust tab's making)."""
+    import numpy as np
+
+    return np.int8 if max(map(len, frame.values), default=0) < 127 else np.int32
+
+
 def _coded(verdicts, frame: Frame):
     """``code_matrix`` and where the verdicts are at all (decided or not)."""
     import numpy as np
@@ -141,7 +150,7 @@ def _coded(verdicts, frame: Frame):
         dtype=np.int32, count=len(verdicts))
     shape = (len(frame.positions), len(frame.columns))
     kept = (rows >= 0) & (cols >= 0)
-    found = np.full(shape, -1, dtype=np.int32)
+    found = np.full(shape, -1, dtype=code_type(frame))
     found[rows[kept], cols[kept]] = found_codes[kept]
     present = np.zeros(shape, dtype=bool)
     present[rows[kept], cols[kept]] = True

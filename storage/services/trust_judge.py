@@ -24,7 +24,14 @@ from grading.trust.ppi import CorrectedMean, ppi_mean, summarize
 from grading.trust.stability import Stability
 from grading.trust.verdict import Named, verdict
 from storage.services import trust_positions, trust_samples
-from storage.services.trust_frame import Frame, code_matrix, codes_of, column_values, values
+from storage.services.trust_frame import (
+    Frame,
+    code_matrix,
+    code_type,
+    codes_of,
+    column_values,
+    values,
+)
 from storage.services.trust_reads import Reads
 from storage.services.trust_types import CriterionTrust, HumanRange, JudgeTrust
 
@@ -111,8 +118,7 @@ def prepare_share(data, source, reads: Reads, frame: Frame, groups, stability: l
     coded = codes_of(data, frame, source.key)
     judged = values(coded, frame)
     # the share keeps the small codes; the frame's matrix can go before the draws' product
-    coded = coded.astype(np.int8 if max(map(len, frame.values), default=0) < 127
-                         else np.int32)
+    coded = coded.astype(code_type(frame), copy=False)
     samples, replayed = groups.get(source.key, ((), ()))
     shown = (source.member_run_ids if source.is_panel
              else (source.run_id,) if source.run_id is not None else ())

@@ -23,6 +23,7 @@ from grading.types import Verdict
 from storage.engine import SessionFactory
 from storage.services import agreement_sides
 from storage.services.agreement_sources import AgreementData
+from storage.services.trust_frame import code_type
 
 # (column, criterion id, verdict, rows of the frame)
 Placed = tuple[int, int, Verdict, object]
@@ -83,7 +84,7 @@ class StoredVerdicts:
         import numpy as np
 
         shape = (len(frame.positions), len(frame.columns))
-        codes = np.full(shape, -1, dtype=np.int32)
+        codes = np.full(shape, -1, dtype=code_type(frame))
         present = np.zeros(shape, dtype=bool)
         for column, cid, verdict, rows in self.placed(key, frame):
             codes[rows, column] = frame.codes.get((cid, verdict), -1)
