@@ -123,10 +123,7 @@ DRAW_CHUNK = 100  # resamples drawn per call of the generator before issue 41 (t
 PRODUCT_ROWS = 50  # resamples drawn, counted and multiplied at a time by ``SharedDraws``
 DRAWN_ROWS = 10  # resamples drawn at a time by ``draw_counts`` (even: see there)
 BIG_LAYOUT = 1 << 21  # columns x items (16 MB) from which the product goes by item parts
-# resamples counted at a time (one byte a count) by the item parts' product: 100 (10 MB of
-# counts at 100,000 items, 8 MB of them as floats a part) rather than 200, the trust tab's
-# peak 19 MB lower for ~15% more of the product's CPU (session 46)
-PASS_ROWS = 100
+PASS_ROWS = 200  # resamples counted at a time (one byte a count) by the item parts' product
 PART_ITEMS = 10_000  # items laid out and multiplied at a time by the item parts' product
 WIDE = 48  # columns from which ``SharedDraws`` multiplies columns x items @ items x chunk
 
@@ -201,8 +198,9 @@ class SharedDraws:
     responses: 128 MB of columns beside 40 MB of counts, the trust tab's peak) the product
     goes by parts: ``PASS_ROWS`` resamples are counted at a time in one byte a count, and
     for each ``PART_ITEMS`` items the columns of those items are laid out and multiplied
-    by their counts, the parts' products added (~30 MB in all; the columns are made once
-    per pass: ~15% more CPU than with passes twice as long, which held ~19 MB more). A figure may register a function
+    by their counts, the parts' products added, the counts taken as floats ``PRODUCT_ROWS``
+    resamples at a time (~37 MB in all; the columns are made once per pass, as fast as one
+    layout of every item was). A figure may register a function
     of a part of its items that makes their columns, called then, rather than the columns
     (not held: 4 MB a figure at 100,000 items).
 
@@ -296,9 +294,14 @@ class SharedDraws:
                     part = slice(a, b) if order is None else order[a:b]
                     found = features(part) if callable(features) else features[part]
                     columns[at:at + w, keyed[a:b] - lo] = np.asarray(found).T
-                drawn = counts[:, lo:hi].astype("float64")
-                into += (columns @ drawn.T).T if wide else drawn @ columns.T
-                del columns, drawn
+                # the part's counts as floats PRODUCT_ROWS resamples at a time (4 MB at
+                # 10,000 items, not the pass's 16 MB: the trust tab's peak, session 46)
+                for row in range(0, len(counts), PRODUCT_ROWS):
+                    drawn = counts[row:row + PRODUCT_ROWS, lo:hi].astype("float64")
+                    into[row:row + len(drawn)] += ((columns @ drawn.T).T if wide
+                                                   else drawn @ columns.T)
+                    del drawn
+                del columns
             del counts, into
 
     def _layout(self):

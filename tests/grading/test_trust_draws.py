@@ -3,14 +3,7 @@
 import numpy as np
 import pytest
 
-from grading.trust.figures import (
-    PART_ITEMS,
-    PASS_ROWS,
-    SharedDraws,
-    draw_counts,
-    resample_weights,
-    wilson,
-)
+from grading.trust.figures import SharedDraws, draw_counts, resample_weights, wilson
 from grading.trust.length_bias import length_slope, prepare_slope
 
 
@@ -168,9 +161,7 @@ def test_the_product_by_parts_is_used_from_big_on_and_asks_for_parts():
     by_parts = SharedDraws(count, resamples=300, big=1)
     handle = by_parts.add(rows, columns, width=1)
     sums = by_parts.sums(handle)
-    # a pass per PASS_ROWS resamples (3 of 100) x a part per PART_ITEMS items (3 of 10,000)
-    assert (PASS_ROWS, PART_ITEMS) == (100, 10_000)
-    assert len(asked) == 3 * 3
+    assert len(asked) == 2 * 3  # 2 passes of 200 resamples x 3 parts of 10,000 items
     assert sorted({len(rows[p]) for p in asked}) == [1500, 5000]
     assert np.array_equal(sums[:, 0], resample_weights(count, 300, 0)[:, rows].sum(axis=1))
     whole = SharedDraws(count, resamples=300)  # 11,500 cells: below the default
