@@ -10,9 +10,13 @@ newer than the newest seen: human verdicts are append-only, adjudications and ca
 verdicts included, ``HumanVerdictRow``), ``advance`` re-reads only the responses those
 verdicts are on: their verdicts in force, each reviewer's current verdicts, their human
 scores, their rows of the count, and the judges' verdicts of a response reviewed for the
-first time; the rest of the report is the kept one's. Anything else (a grade landed, a
-panel filled, a deletion, people's first verdict, a verdict written while reading) gives
-None: the caller builds the report anew (``build``, or ``agreement_report``).
+first time; the rest of the report is the kept one's. Grades landed are followed the same
+way when the judges' inputs in hand were advanced over them from the kept report's
+(``agreement_inputs.advanced`` says how the judges' rows moved): the reviewed responses
+graded again are read again, the judges' sources and scores are the inputs'. Anything
+else (a panel filled, a run added, a deletion, people's first verdict, inputs made anew or
+read back from another process, a write while reading) gives None: the caller builds the
+report anew (``build``, or ``agreement_report``).
 
 Every figure is the one ``build_report(gather_sources(...))`` gives, and the data is what
 ``agreement_report`` holds, dicts in the same order (tests/storage/test_agreement_kept.py).
