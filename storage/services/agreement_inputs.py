@@ -18,6 +18,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sqlalchemy import select
 
@@ -78,6 +79,16 @@ class SourceGrades:
                     and self.costed.tolist() == other.costed.tolist())))
 
 
+class Since(NamedTuple):
+    """What ``advanced`` brought inputs over: the judges' stamp it started from, the
+    responses it read again (people's rows follow them: agreement_people_store.read_stored)
+    and how the judges' rows moved (the kept report follows them: agreement_kept.advance)."""
+
+    stamp: object
+    response_ids: tuple[int, ...]
+    moved: Counter
+
+
 @dataclass(frozen=True)
 class JudgeInputs:
     """The judges-only inputs of a set's counted report, made at the judges' ``stamp``.
@@ -95,11 +106,8 @@ class JudgeInputs:
     # the open part of the count they were made from (JudgePatterns.open): the responses
     # a grade can still change and their share of the count (``advanced``); not compared
     open: OpenPart | None = field(default=None, compare=False, repr=False)
-    # made by ``advanced``: the judges' stamp advanced from, the responses read again
-    # (people's rows follow them: agreement_people_store.read_stored) and how the judges'
-    # rows moved (a Counter of rows: the kept report follows them, agreement_kept.advance);
-    # not stored
-    since: tuple | None = field(default=None, compare=False, repr=False)
+    # made by ``advanced`` (what it advanced over); not stored
+    since: Since | None = field(default=None, compare=False, repr=False)
 
 
 def scored_sources(sessions: SessionFactory, rubric_version_id: int,
@@ -239,9 +247,10 @@ def advanced(sessions: SessionFactory, kept: JudgeInputs, keys: Sequence[str],
         return None  # a unit to take out that is not there: not this count
     if any(n < 0 for n in folded.coded.values()):
         return None
+    moved = Counter({row: n for row, n in changes.items() if n})  # gone as well as come
     return JudgeInputs(*where, kept.keys, kept.voters, stamp, folded, kept.sources, grades,
                        OpenPart(array("q", still).tobytes(), tuple(part.items())),
-                       (kept.stamp, tuple(ids), Counter({r: n for r, n in changes.items() if n})))
+                       Since(kept.stamp, tuple(ids), moved))
 
 
 def _spliced(old: SourceGrades, fresh: SourceGrades, touched) -> SourceGrades:

@@ -161,8 +161,8 @@ def _build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
             agreement_people_store.read_stored(
                 sessions, rubric_version_id, dataset_id, people,
                 # the inputs advanced over grades landed: people's rows follow them
-                None if inputs.since is None else (inputs.since[0], inputs.stamp,
-                                                   inputs.since[1])))
+                None if inputs.since is None else (inputs.since.stamp, inputs.stamp,
+                                                   inputs.since.response_ids)))
     data, newest, made = gather_people(sessions, rubric_version_id, dataset_id,
                                        complete=False,
                                        stored=None if inputs is None else inputs.grades,
@@ -301,10 +301,10 @@ def _landed(kept: KeptReport, judges: JudgePatterns | JudgeInputs | None,
     if judge_stamp(stamp) == judge_stamp(kept.stamp):
         return ((), None) if judges.stamp == kept.judges.stamp else None
     since = judges.since if isinstance(judges, JudgeInputs) else None
-    if (since is None or len(since) < 3 or judges.stamp != judge_stamp(stamp)
-            or since[0] != kept.judges.stamp or kept.judges.stamp != judge_stamp(kept.stamp)):
+    if (since is None or judges.stamp != judge_stamp(stamp)
+            or since.stamp != kept.judges.stamp or kept.judges.stamp != judge_stamp(kept.stamp)):
         return None
-    return since[1], since[2]
+    return since.response_ids, since.moved
 
 
 def _judges_moved(sessions: SessionFactory, kept: KeptReport, data: AgreementData,

@@ -52,7 +52,7 @@ def test_the_kept_report_advanced_over_landed_grades_is_the_whole_report(
     assert kept is not None
     land(sessions, version, dataset)
     inputs = _kept(sessions, version, dataset, _raising)  # advanced, not made whole
-    assert inputs.since is not None and inputs.since[0] == before.stamp
+    assert inputs.since is not None and inputs.since.stamp == before.stamp
 
     with _refused(monkeypatch, agreement_sources, "read_rows"):  # people's side not read
         patched = agreement_kept.advance(sessions, kept, inputs)
@@ -99,7 +99,7 @@ def test_judges_not_advanced_from_the_kept_ones_build_the_report_anew(
 
     _reviewed_response_graded(sessions, version, dataset)  # advanced twice since the kept
     twice = _kept(sessions, version, dataset, _raising)
-    assert twice.since is not None and twice.since[0] != kept.judges.stamp
+    assert twice.since is not None and twice.since.stamp != kept.judges.stamp
     assert agreement_kept.advance(sessions, kept, twice) is None
     rebuilt = agreement_kept.build(sessions, version.id, dataset.id, twice)
     _assert_is_the_report(sessions, version, dataset, rebuilt)
