@@ -195,11 +195,15 @@ def test_a_helper_stops_when_its_grade_command_is_killed_and_the_command_resumes
         db_url, tmp_path, fake_provider, capsys):
     # SIGKILL (the out-of-memory killer, a CI timeout) leaves the command no time to stop
     # its helpers: the helper notices and stops instead of grading on for nobody. The run
-    # must outlast the helper's start: at 0.2 s a call and 200 responses, a loaded CI machine
-    # once saw the command claim every chunk and finish (1.97 s) before its helper took one.
+    # must outlast the helper's start, whatever the machine's load: unbounded, the command's
+    # window follows its limit as slow start doubles it, and on CI it claimed every chunk
+    # and finished before its helper took one (200 responses at 0.2 s in 1.97 s, then 400 at
+    # 0.5 s in 6.41 s). --concurrency 4 holds the command and its helper to 4 calls in
+    # flight between them (a few responses each): 400 x 3 calls at 0.5 s take 150 s, so
+    # chunks stay open long after the helper is told to go.
     fake_provider.latency = 0.5
     count = 400
-    argv = _grade_argv(tmp_path, db_url, fake_provider, count)
+    argv = _grade_argv(tmp_path, db_url, fake_provider, count, "2", "--concurrency", "4")
 
     sessions = open_database(db_url)  # migrated here once, not by every look below
 
