@@ -244,7 +244,8 @@ def agreement_report(
     if judges is not None and judges.stamp != agreement_judge_counts.judge_stamp(before):
         judges = None
     if agreement_counts.countable(sessions, rubric_version_id, dataset_id):
-        data = gather_sources(sessions, rubric_version_id, dataset_id, complete=False)
+        data = gather_sources(sessions, rubric_version_id, dataset_id, complete=False,
+                              judge_reasons=False)
         counted = agreement_counts.report_counts(sessions, data, judges)
         data = with_counts(data, counted.totals)
         # People who answered with no verdict in force (every key disputed): a judge's

@@ -166,7 +166,7 @@ def _build(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     data, newest, made = gather_people(sessions, rubric_version_id, dataset_id,
                                        complete=False,
                                        stored=None if inputs is None else inputs.grades,
-                                       rows=rows)
+                                       rows=rows, judge_reasons=False)
     if not data.verdicts.get(HUMAN):
         return None
     sides, voters = agreement_counts.count_sides(sessions, data)
@@ -465,9 +465,8 @@ def _patched_data(kept: KeptReport, fresh: Touched,
     if not verdicts[HUMAN]:
         return None
     new = set(fresh.reviewed - kept.reviewed) | (again & fresh.reviewed)
-    for key, (choices, notes) in fresh.judges.items():
+    for key, (choices, _notes) in fresh.judges.items():  # the judges' reasons: not held
         verdicts[key] = merged(data.verdicts.get(key, {}), choices, new)
-        reasons[key] = merged(data.reasons.get(key, {}), notes, new)
     own: dict[str, dict] = defaultdict(dict)
     seconds: dict[str, dict[int, float]] = defaultdict(dict)
     names = dict(data.reviewer_names)

@@ -9,13 +9,16 @@ judges'; what it lacks is the judges' verdicts elsewhere. ``judge_listing`` read
 the responses where the judges disagree among themselves (found by the database:
 ``agreement_sides.disagreeing_query``), with their reasons: nothing a person writes changes
 it, so the page keeps it until a judge's stamp moves (a grade lands, a run is added, a panel
-is filled), and a saved verdict then lists from memory.
+is filled), and a saved verdict then lists from memory, reading only the judges' reasons of
+the items listed on responses people answered (``with_judge_reasons``: a counted report
+holds people's notes, not the judges' reasons).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
@@ -25,6 +28,9 @@ from storage.engine import SessionFactory
 from storage.id_chunks import id_chunks
 from storage.services import agreement_sides, panels
 from storage.services.agreement_sources import HUMAN, AgreementData, Key
+
+if TYPE_CHECKING:
+    from storage.services.agreement import Disagreement
 
 
 @dataclass(frozen=True)
@@ -151,7 +157,9 @@ def listed_data(data: AgreementData, listing: JudgeListing,
     """``data`` narrowed to the responses where ``source_keys`` may disagree on the
     listing's criterion, holding every verdict of theirs there: the judges' disagreements
     (from ``listing``) and, with people among the sources, the responses people answered
-    (the report holds every source's verdicts of those)."""
+    (the report holds every source's verdicts of those). The judges' reasons are the
+    listing's: on a response only people answered they are read for the items listed
+    (``with_judge_reasons``), as a counted report does not hold them."""
     cid = listing.criterion_id
     people = HUMAN in source_keys
     answered = sorted({rid for rid, c in data.verdicts.get(HUMAN, {}) if c == cid}
@@ -160,13 +168,12 @@ def listed_data(data: AgreementData, listing: JudgeListing,
     verdicts: dict[str, dict] = {}
     reasons: dict[str, dict] = {}
     for key in listing.keys:
-        held, why = data.verdicts.get(key, {}), data.reasons.get(key, {})
+        held = data.verdicts.get(key, {})
         verdicts[key] = dict(listing.verdicts[key])
         reasons[key] = dict(listing.reasons[key])
         for rid in answered:
             if (rid, cid) in held:
                 verdicts[key][rid, cid] = held[rid, cid]
-                reasons[key][rid, cid] = why.get((rid, cid))
     if people:
         verdicts[HUMAN] = data.verdicts.get(HUMAN, {})
         reasons[HUMAN] = data.reasons.get(HUMAN, {})
@@ -177,3 +184,25 @@ def listed_data(data: AgreementData, listing: JudgeListing,
         sources=data.sources, verdicts=verdicts, reasons=reasons, judge_scores={},
         human_scores={}, reviewed_responses=data.reviewed_responses,
         fully_reviewed_responses=data.fully_reviewed_responses, complete=False)
+
+
+def with_judge_reasons(sessions: SessionFactory, data: AgreementData, listing: JudgeListing,
+                       items: Sequence[Disagreement]) -> list[Disagreement]:
+    """``items`` (listed from ``listed_data``) with the judges' reasons read for those on a
+    response the judges do not disagree on (one people answered: the listing has no reasons
+    there), as the full gather reads them: the reason of a verdict given (None when it gave
+    none), "" where the judge gave no verdict."""
+    cid, listed = listing.criterion_id, set(listing.response_ids)
+    wanted = sorted({d.response_id for d in items if d.response_id not in listed})
+    if not wanted or not listing.keys:
+        return list(items)
+    found: dict[str, dict[int, str | None]] = {}
+    with sessions() as session:
+        for key in listing.keys:
+            source = data.source(key)
+            rows = (_panel_rows(session, source.panel_id, source.member_run_ids, cid, wanted)
+                    if source.is_panel else _run_rows(session, source.run_id, cid, wanted))
+            found[key] = {rid: reason for rid, _choice, reason in rows}
+    return [d if d.response_id in listed else replace(d, reasons={
+        k: found[k].get(d.response_id, "") if k in found else why
+        for k, why in d.reasons.items()}) for d in items]

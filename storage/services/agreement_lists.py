@@ -9,7 +9,8 @@ database (``agreement_sides.disagreeing_query``: the responses where the chosen 
 gave both MET and UNMET), and only those responses' verdicts and reasons are read; the list
 is then the one ``agreement.disagreements`` makes, item for item. The judges' share of it
 (``agreement_listing``: nothing people write changes it) may be passed in, kept by the
-judges' stamp: a saved verdict then lists from the report's verdicts, reading nothing.
+judges' stamp: a saved verdict then lists from the report's verdicts, reading only the
+judges' reasons of the items it lists on responses people answered.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def disagreement_list(sessions: SessionFactory, report: AgreementReport,
     if judges is None:
         judges = judge_listing(sessions, data, source_keys, criterion_id, first)
     if judges is not None:
-        return listed_disagreements(agreement_listing.listed_data(data, judges, source_keys),
-                                    source_keys, criterion_id)[:first]
+        listed = listed_disagreements(agreement_listing.listed_data(data, judges, source_keys),
+                                      source_keys, criterion_id)[:first]
+        return agreement_listing.with_judge_reasons(sessions, data, judges, listed)
     return gathered_list(sessions, report, source_keys, criterion_id)[:first]
 
 

@@ -115,7 +115,9 @@ class AgreementData:
     held_out: dict[str, calibration.HeldOut] = field(default_factory=dict)
     # False: the judges' (runs' and panels') ``verdicts`` and ``reasons`` cover only the
     # responses someone reviewed (issue 41: the report's figures come from the database's
-    # counts, and what reads per-key verdicts reads people's and the judges' beside them);
+    # counts, and what reads per-key verdicts reads people's and the judges' beside them),
+    # and a counted report's ``reasons`` hold people's notes only (the judges' are read
+    # for the disagreements listed: ``agreement_listing.with_judge_reasons``);
     # each source's ``verdict_count`` still counts all of its verdicts. Whatever needs every
     # judge verdict (the disagreement lists, the trust report, a blind viewer's report)
     # reads them from the database (``gather_sources``).
@@ -148,7 +150,7 @@ def run_label(run: RunInfo) -> str:
 
 def gather_sources(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
-    complete: bool = True, within: Select | None = None,
+    complete: bool = True, within: Select | None = None, judge_reasons: bool = True,
 ) -> AgreementData:
     """Each run's judge verdicts and scores, the human verdicts and scores, tokens and cost.
 
@@ -157,32 +159,38 @@ def gather_sources(
     reasons of the reviewed responses only, and each judge's ``verdict_count`` left at -1
     (not counted: the report takes it from the database's counts, ``with_counts``).
     ``within`` (with ``complete=False``): a query of the response ids whose judge verdicts
-    to read instead (default: the reviewed responses).
+    to read instead (default: the reviewed responses). ``judge_reasons`` False (with
+    ``complete=False``): ``reasons`` holds people's notes only, as a counted report keeps
+    them (the disagreement list reads the judges' reasons of what it lists:
+    ``agreement_listing.with_judge_reasons``).
     """
-    return gather_with_newest(sessions, rubric_version_id, dataset_id, complete, within)[0]
+    return gather_with_newest(sessions, rubric_version_id, dataset_id, complete, within,
+                              judge_reasons=judge_reasons)[0]
 
 
 def gather_with_newest(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     complete: bool = True, within: Select | None = None, stored: Mapping | None = None,
+    judge_reasons: bool = True,
 ) -> tuple[AgreementData, dict[str, int]]:
     """``gather_sources``, and the id of each reviewer's newest current verdict (whose name
     ``reviewer_names`` holds): what the kept report patches (agreement_kept). ``stored``:
     source key -> its grades (``agreement_inputs.SourceGrades``) made at the current
     judges' stamp; those sources' scores are taken from it, not read (as ``ScoreColumn``s)."""
     data, newest, _rows = gather_people(sessions, rubric_version_id, dataset_id, complete,
-                                        within, stored)
+                                        within, stored, judge_reasons=judge_reasons)
     return data, newest
 
 
 def gather_people(
     sessions: SessionFactory, rubric_version_id: int, dataset_id: int,
     complete: bool = True, within: Select | None = None, stored: Mapping | None = None,
-    rows: PeopleRows | None = None,
+    rows: PeopleRows | None = None, judge_reasons: bool = True,
 ) -> tuple[AgreementData, dict[str, int], PeopleRows]:
     """``gather_with_newest``, and the rows it read of people's side (``PeopleRows``: the
     runs' verdicts only of the runs with ``stored`` grades). ``rows``: those rows made at
-    the current stamp (kept: storage.services.agreement_people_store), not read again."""
+    the current stamp (kept: storage.services.agreement_people_store), not read again.
+    ``judge_reasons``: as ``gather_sources``' (ignored when ``complete``)."""
     stored = stored or {}
     if not complete and within is None:
         within = effective_repo.reviewed_ids_query(rubric_version_id, dataset_id).order_by(None)
@@ -238,6 +246,10 @@ def gather_people(
     gathered.verdicts[HUMAN] = {k: h.choice for k, h in zip(keys, humans, strict=True)}
     gathered.reasons[HUMAN] = {k: h.note for k, h in zip(keys, humans, strict=True)}
     del keys
+    if not (complete or judge_reasons):
+        # 160,000 reasons at 100,000 responses with 5% reviewed (18 MB of the kept report
+        # with the benchmark's short reasons; several times that with a real judge's)
+        gathered.reasons = {HUMAN: gathered.reasons[HUMAN]}
     if humans:
         gathered.sources.insert(0, AgreementSource(
             key=HUMAN, label="Human", run_id=None, grader=None, model=None, status=None,

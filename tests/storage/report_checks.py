@@ -9,8 +9,9 @@ from storage.services.agreement import HUMAN, AgreementData, AgreementReport
 
 
 def held(data: AgreementData) -> AgreementData:
-    """Complete data as a counted report holds it: the judges' verdicts and reasons of the
-    responses someone reviewed; people's, scores and counts untouched."""
+    """Complete data as a counted report holds it: the judges' verdicts of the responses
+    someone reviewed, none of their reasons (the disagreement list reads those it lists);
+    people's verdicts and notes, scores and counts untouched."""
     reviewed = {rid for per in data.reviewer_verdicts.values() for rid, _cid in per}
 
     def kept(key: str, per: dict) -> dict:
@@ -18,7 +19,7 @@ def held(data: AgreementData) -> AgreementData:
 
     return replace(data, complete=False,
                    verdicts={key: kept(key, per) for key, per in data.verdicts.items()},
-                   reasons={key: kept(key, per) for key, per in data.reasons.items()})
+                   reasons={HUMAN: data.reasons[HUMAN]} if HUMAN in data.reasons else {})
 
 
 def assert_same_report(counted: AgreementReport, python: AgreementReport) -> None:
