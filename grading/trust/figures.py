@@ -126,6 +126,10 @@ BIG_LAYOUT = 1 << 21  # columns x items (16 MB) from which the product goes by i
 PASS_ROWS = 200  # resamples counted at a time (one byte a count) by the item parts' product
 PART_ITEMS = 10_000  # items laid out and multiplied at a time by the item parts' product
 WIDE = 48  # columns from which ``SharedDraws`` multiplies columns x items @ items x chunk
+# the most counts (as floats: 8 MB) the single product holds at a time: PRODUCT_ROWS
+# resamples up to 20,971 items, fewer beyond (10 at 100,000: not 40 MB, the trust tab's
+# peak after a grade, session 47)
+WHOLE_COUNTS = 1 << 20
 
 
 def resample_weights(count: int, resamples: int = RESAMPLES, seed: int = SEED):
@@ -193,16 +197,16 @@ class SharedDraws:
 
     Memory stays flat in the items (issue 41). Under ``big`` columns x items cells the
     columns are laid out once, from what each figure registered, and multiplied by the
-    counts ``PRODUCT_ROWS`` resamples at a time (``draw_counts``: never the resamples x
-    items matrix, 800 MB at 100,000 items). From ``big`` on (160 columns over 100,000
-    responses: 128 MB of columns beside 40 MB of counts, the trust tab's peak) the product
-    goes by parts: ``PASS_ROWS`` resamples are counted at a time in one byte a count, and
-    for each ``PART_ITEMS`` items the columns of those items are laid out and multiplied
-    by their counts, the parts' products added, the counts taken as floats ``PRODUCT_ROWS``
-    resamples at a time (~37 MB in all; the columns are made once per pass, as fast as one
-    layout of every item was). A figure may register a function
-    of a part of its items that makes their columns, called then, rather than the columns
-    (not held: 4 MB a figure at 100,000 items).
+    counts ``PRODUCT_ROWS`` resamples at a time, fewer over more items (``WHOLE_COUNTS``;
+    ``draw_counts``: never the resamples x items matrix, 800 MB at 100,000 items). From
+    ``big`` on (160 columns over 100,000 responses: 128 MB of columns beside 40 MB of
+    counts, the trust tab's peak) the product goes by parts: ``PASS_ROWS`` resamples are
+    counted at a time in one byte a count, and for each ``PART_ITEMS`` items the columns of
+    those items are laid out and multiplied by their counts, the parts' products added, the
+    counts taken as floats ``PRODUCT_ROWS`` resamples at a time (~37 MB in all; the columns
+    are made once per pass, as fast as one layout of every item was). A figure may register
+    a function of a part of its items that makes their columns, called then, rather than the
+    columns (not held: 4 MB a figure at 100,000 items).
 
     Each sum is an item's count times its value, added over the items as one product adds
     them: below ``big`` bit for bit the single product's at 100,000 items; by parts, and
@@ -258,7 +262,8 @@ class SharedDraws:
     def _whole(self, summed) -> None:
         columns = self._layout()
         wide = len(columns) >= WIDE
-        for start, counts in draw_counts(self.count, self.resamples, self.seed):
+        rows = max(1, min(PRODUCT_ROWS, WHOLE_COUNTS // self.count))
+        for start, counts in draw_counts(self.count, self.resamples, self.seed, rows=rows):
             # the same sums either way round; OpenBLAS takes a fraction of the time this
             # way round on many columns and a thin chunk of resamples, the other on few
             summed[start:start + len(counts)] = (

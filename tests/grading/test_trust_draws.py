@@ -77,6 +77,8 @@ def test_chunked_draw_counts_are_the_single_matrix_counts(count, resamples, seed
     pytest.param(50, (5, 4), id="small"),
     pytest.param(3_000, (5, 5, 4, 1), id="thousands"),
     pytest.param(2_000, (5,) * 12, id="many columns"),
+    # fewer than PRODUCT_ROWS resamples at a time (WHOLE_COUNTS: 34 over 30,000 items)
+    pytest.param(30_000, (3, 2), id="more items than the product's rows hold at once"),
 ])
 def test_chunked_sums_are_the_single_product(count, widths):
     """Bit-identical where the linear algebra library takes the same path for a chunk of
