@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Select, func, insert, literal, select, update
+from sqlalchemy import Select, func, insert, literal, null, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from grading.types import Verdict
@@ -164,45 +164,48 @@ class RunVerdicts:
 
 
 def run_verdicts(session: Session, run_id: int, within: Select | None = None,
-                 scores: bool = True, key=None) -> RunVerdicts:
+                 scores: bool = True, key=None, reasons: bool = True) -> RunVerdicts:
     """``within``: a query of response ids; only their verdicts and reasons are read (None:
     every response's). Scores are read for every response (one row per grade); ``scores``
     False: not read (the caller holds them: storage.services.agreement_inputs). ``key``:
-    as ``_choices`` takes it."""
+    as ``_choices`` takes it. ``reasons`` False: not read (``RunVerdicts.reasons`` empty)."""
     grades_query = (select(m.GradeRow.response_id, m.GradeRow.score)
                     .where(m.GradeRow.run_id == run_id).order_by(m.GradeRow.response_id))
-    rows_query = _rows_query(run_id)
+    rows_query = _rows_query(run_id, reasons)
     if within is not None:
         rows_query = rows_query.where(m.GradeRow.response_id.in_(within))
     # Core rows, not ORM ones (half the CPU per row): 100,000s of grades per run
     found = ({rid: score for rid, score in plain_rows(session.connection(), grades_query)}
              if scores else {})
-    choices, reasons = _choices(session, rows_query, key)
-    return RunVerdicts(found, choices, reasons)
+    choices, reasons_found = _choices(session, rows_query, key, reasons)
+    return RunVerdicts(found, choices, reasons_found)
 
 
-def run_choices(session: Session, run_id: int, response_ids: Sequence[int]
+def run_choices(session: Session, run_id: int, response_ids: Sequence[int],
+                reasons: bool = True
                 ) -> tuple[dict[tuple[int, int], Verdict | str], dict[tuple[int, int], str]]:
-    """``run_verdicts``' choices and reasons of these responses only, without the scores."""
-    return _choices(session, _rows_query(run_id).where(
-        m.GradeRow.response_id.in_(list(response_ids))))
+    """``run_verdicts``' choices and reasons of these responses only, without the scores
+    (``reasons`` False: not read, an empty dict)."""
+    return _choices(session, _rows_query(run_id, reasons).where(
+        m.GradeRow.response_id.in_(list(response_ids))), reasons_read=reasons)
 
 
-def _rows_query(run_id: int) -> Select:
+def _rows_query(run_id: int, reasons: bool = True) -> Select:
     return (
         select(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id,
                m.GradeCriterionRow.verdict, m.GradeCriterionRow.option,
-               m.GradeCriterionRow.reason)
+               m.GradeCriterionRow.reason if reasons else null())
         .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
         .where(m.GradeRow.run_id == run_id)
         # the order grade_infos_for_run gives: by response, then the criterion's position
         .order_by(m.GradeRow.response_id, m.GradeCriterionRow.position))
 
 
-def _choices(session: Session, rows_query: Select, key=None
+def _choices(session: Session, rows_query: Select, key=None, reasons_read: bool = True
              ) -> tuple[dict[tuple[int, int], Verdict | str], dict[tuple[int, int], str]]:
     """``key``: makes a (response, criterion) key (a storage.key_pool.KeyPool: one tuple
-    per key shared with other dicts); each key is one tuple in both dicts either way."""
+    per key shared with other dicts); each key is one tuple in both dicts either way.
+    ``reasons_read`` False: the query's reasons are not read (NULL), none kept."""
     choices: dict[tuple[int, int], Verdict | str] = {}
     reasons: dict[tuple[int, int], str] = {}
     verdict_of = {v.value: v for v in Verdict}
@@ -212,7 +215,8 @@ def _choices(session: Session, rows_query: Select, key=None
         if choice is not None:
             found = (rid, cid) if key is None else key(rid, cid)
             choices[found] = choice
-            reasons[found] = reason
+            if reasons_read:
+                reasons[found] = reason
     return choices, reasons
 
 

@@ -465,7 +465,7 @@ def _patched_data(kept: KeptReport, fresh: Touched,
     if not verdicts[HUMAN]:
         return None
     new = set(fresh.reviewed - kept.reviewed) | (again & fresh.reviewed)
-    for key, (choices, _notes) in fresh.judges.items():  # the judges' reasons: not held
+    for key, choices in fresh.judges.items():
         verdicts[key] = merged(data.verdicts.get(key, {}), choices, new)
     own: dict[str, dict] = defaultdict(dict)
     seconds: dict[str, dict[int, float]] = defaultdict(dict)

@@ -2,13 +2,13 @@
 can be kept in the database (storage.services.agreement_people_store) and read back by a new
 process instead of ~300,000 rows at 100,000 responses: the responses' labels, the verdicts in
 force (``effective.applied_rows``), each reviewer's current verdicts
-(``effective_reads.current_review_rows``) and each run's verdicts and reasons on the reviewed
-responses (``runs.run_verdicts``). ``gather_with_newest`` builds the report's data from it
-exactly as from the rows it reads itself.
+(``effective_reads.current_review_rows``) and each run's verdicts on the reviewed responses
+(``runs.run_verdicts``; not their reasons, which a counted report does not hold).
+``gather_people`` builds the report's data from it exactly as from the rows it reads itself.
 
 Stored as JSON and raw arrays (storage.services.trust_share_codec, no pickle): each list of
-rows as columns, its values (verdicts, options, notes, reasons, names) as a table of distinct
-values with each row's place in it.
+rows as columns, its values (verdicts, options, notes, names) as a table of distinct values
+with each row's place in it.
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ class PeopleRows:
     labels: Mapping[int, str]  # response id -> external id or "#<id>", by id: a LabelColumn
     applied: list[AppliedRow]
     own: list[ReviewRow]
-    runs: dict[int, tuple[dict[Key, object], dict[Key, str]]]  # run id -> choices, reasons
+    # run id -> its choices; not its reasons (a counted report holds none of the judges':
+    # agreement_listing.with_judge_reasons reads those it lists)
+    runs: dict[int, dict[Key, object]]
 
 
 def read_rows(session: Session, rubric_version_id: int, dataset_id: int,
@@ -59,8 +61,8 @@ def read_rows(session: Session, rubric_version_id: int, dataset_id: int,
     runs = {}
     key = KeyPool()
     for run_id in run_ids:
-        found = run_repo.run_verdicts(session, run_id, within, scores=False, key=key)
-        runs[run_id] = (found.choices, found.reasons)
+        runs[run_id] = run_repo.run_verdicts(session, run_id, within, scores=False, key=key,
+                                             reasons=False).choices
     applied = effective_repo.applied_rows(session, rubric_version_id, dataset_id)
     own = reviewer_rows(session, rubric_version_id, dataset_id)
     return PeopleRows(labels, applied, own, runs)
@@ -87,8 +89,8 @@ def read_touched(session: Session, rubric_version_id: int, dataset_id: int,
         select(ev.response_id).where(ev.rubric_version_id == rubric_version_id,
                                      ev.dataset_id == dataset_id,
                                      ev.response_id.in_(list(touched))))))
-    runs = {run_id: run_repo.run_choices(session, run_id, reviewed) if reviewed else ({}, {})
-            for run_id in run_ids}
+    runs = {run_id: run_repo.run_choices(session, run_id, reviewed, reasons=False)[0]
+            if reviewed else {} for run_id in run_ids}
     applied = effective_repo.applied_rows(session, rubric_version_id, dataset_id, touched)
     own = reviewer_rows(session, rubric_version_id, dataset_id, touched)
     return PeopleRows({}, applied, own, runs)
@@ -108,12 +110,9 @@ def advanced(stored: PeopleRows, fresh: PeopleRows, touched: Sequence[int]) -> P
         return item[0][0]
 
     runs = {}
-    for run_id, (choices, reasons) in stored.runs.items():
-        new_choices, new_reasons = fresh.runs[run_id]
-        runs[run_id] = (dict(_spliced(list(choices.items()), list(new_choices.items()),
-                                      touched, first_of_key)),
-                        dict(_spliced(list(reasons.items()), list(new_reasons.items()),
-                                      touched, first_of_key)))
+    for run_id, choices in stored.runs.items():
+        runs[run_id] = dict(_spliced(list(choices.items()), list(fresh.runs[run_id].items()),
+                                     touched, first_of_key))
     return PeopleRows(stored.labels, _spliced(stored.applied, fresh.applied, touched, first),
                       _spliced(stored.own, fresh.own, touched, first), runs)
 
@@ -188,13 +187,10 @@ def encode(rows: PeopleRows) -> tuple[str, bytes]:
                 np.array([0.0 if s is None else s for s in seconds], dtype=np.float64),
                 np.array([s is not None for s in seconds], dtype=bool)],
         "runs": [[run_id, _ints(rid for rid, _cid in choices),
-                  _ints(cid for _rid, cid in choices), table.at(choices.values()),
-                  table.at(reasons[key] for key in choices)]
-                 for run_id, (choices, reasons) in rows.runs.items()],
+                  _ints(cid for _rid, cid in choices), table.at(choices.values())]
+                 for run_id, choices in rows.runs.items()],
         "values": table.values,
     }
-    if any(list(choices) != list(reasons) for choices, reasons in rows.runs.values()):
-        raise ValueError("a run's reasons are not on its choices' keys")
     from storage.services import trust_share_codec  # it reads agreement_sources
 
     return trust_share_codec.encode(value)
@@ -229,12 +225,11 @@ def decode(text: str, blob: bytes) -> PeopleRows:
                        looked_up(choices), looked_up(keys), looked_up(names), spent)
         runs = {}
         key = KeyPool()  # the runs' dicts share their keys
-        for run_id, rids, cids, choices, reasons in value["runs"]:
+        for run_id, rids, cids, choices in value["runs"]:
             keys = list(map(key, rids.tolist(), cids.tolist()))
             if len(keys) != len(rids) or len(keys) != len(cids):
                 raise ValueError("a run's columns of another length")
-            runs[int(run_id)] = (dict(zip(keys, looked_up(choices), strict=True)),
-                                 dict(zip(keys, looked_up(reasons), strict=True)))
+            runs[int(run_id)] = dict(zip(keys, looked_up(choices), strict=True))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         raise trust_share_codec.UnknownShape(f"not people's rows: {error}") from error
     return PeopleRows(labels, applied, own, runs)

@@ -45,7 +45,7 @@ from storage.services.agreement_people import (
 )
 
 # Part of the stored stamp: rows stored by code that made them differently never match.
-FORMAT = 2
+FORMAT = 3  # 3: the runs' choices without their reasons (session 47)
 
 
 def people_stamp(sessions: SessionFactory, rubric_version_id: int, dataset_id: int,

@@ -209,13 +209,17 @@ def gather_people(
         # one tuple per (response, criterion) key in every dict of the data (KeyPool):
         # the runs' rows' first (they share theirs)
         key = KeyPool()
-        for choices, _reasons in rows.runs.values():
+        for choices in rows.runs.values():
             key.seed(choices)
-        grades = {run.id: (run_repo.RunVerdicts({}, *rows.runs[run.id])
+        reasons = complete or judge_reasons
+        if rows.runs and reasons:
+            raise ValueError("people's rows hold the runs' choices, not their reasons: "
+                             "gather them with judge_reasons=False")
+        grades = {run.id: (run_repo.RunVerdicts({}, rows.runs[run.id], {})
                            if run.id in rows.runs and f"run:{run.id}" in stored else
                            run_repo.run_verdicts(session, run.id, within,
                                                  scores=f"run:{run.id}" not in stored,
-                                                 key=key))
+                                                 key=key, reasons=reasons))
                   for run in runs}
         # A calibrated run is measured only on the responses it did not show as examples.
         used = calibration.example_response_ids(

@@ -34,8 +34,9 @@ class Touched:
     reviewed: frozenset[int]  # of them, with rows in effective_verdicts
     applied: list  # HumanVerdictInfo in force, by response then criterion
     own: list  # each reviewer's current verdicts, by response, criterion, then id
-    # source -> verdicts, reasons of the first-reviewed ones and those ``again``
-    judges: dict[str, tuple[dict, dict]]
+    # source -> verdicts of the first-reviewed ones and those ``again`` (not their reasons:
+    # a counted report holds none of the judges')
+    judges: dict[str, dict]
     human_scores: dict[str, dict[int, float]]  # scoring json -> response -> score
     whole: set[int]  # of the touched, fully decided
     newest: dict[str, int]
@@ -88,14 +89,13 @@ def read_touched(sessions: SessionFactory, kept: KeptReport, touched: list[int],
     return Touched(set(touched), reviewed, applied, own, judges, scores, whole, newest)
 
 
-def judge_verdicts(session, kept: KeptReport, first: list[int]) -> dict[str, tuple[dict,
-                                                                                   dict]]:
-    """The judges' verdicts and reasons of responses reviewed for the first time, as
-    ``gather_sources`` reads them (runs by criterion position, panels by criterion)."""
+def judge_verdicts(session, kept: KeptReport, first: list[int]) -> dict[str, dict]:
+    """The judges' verdicts of responses reviewed for the first time, as ``gather_sources``
+    reads them (runs by criterion position, panels by criterion)."""
     data = kept.report.data
     order = {c.id: i for i, c in enumerate(rubric_repo.criteria_of(
         session, kept.rubric_version_id))}
-    found: dict[str, tuple[dict, dict]] = {}
+    found: dict[str, dict] = {}
     for source in data.sources:
         if source.is_human:
             continue
@@ -105,15 +105,14 @@ def judge_verdicts(session, kept: KeptReport, first: list[int]) -> dict[str, tup
             graded = select(g.response_id).where(g.panel_id == source.panel_id,
                                                  g.response_id.in_(first))
             rows = session.execute(
-                select(v.response_id, v.criterion_id, v.verdict, v.option, v.note)
+                select(v.response_id, v.criterion_id, v.verdict, v.option)
                 .where(v.panel_id == source.panel_id, v.response_id.in_(graded),
                        v.verdict.is_not(None) | v.option.is_not(None))).all()
             rows.sort(key=lambda r: (r[0], order.get(r[1], len(order))))
             choices = {(r[0], r[1]): r[3] if r[3] is not None else Verdict(r[2])
                        for r in rows}
-            reasons = {(r[0], r[1]): r[4] for r in rows}
         else:
-            choices, reasons = run_repo.run_choices(session, source.run_id, first)
-        found[source.key] = ({k: c for k, c in choices.items() if k[0] not in left_out},
-                             {k: r for k, r in reasons.items() if k[0] not in left_out})
+            choices, _none = run_repo.run_choices(session, source.run_id, first,
+                                                  reasons=False)
+        found[source.key] = {k: c for k, c in choices.items() if k[0] not in left_out}
     return found
