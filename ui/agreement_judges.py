@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from storage.services.agreement import AgreementReport
-from ui import kept_charts, safe_text
+from ui import chart_specs, kept_charts, safe_text
 from ui.agreement_text import EMPTY_HINT, compact, fmt, fmt_cost, fmt_pct
 
 
@@ -53,30 +52,10 @@ def render_judges(report: AgreementReport) -> None:
         and j.source.cost_per_grade is not None
     ]
     if len(points) >= 2:
-        kept_charts.show(_cost_chart, tuple(
+        kept_charts.show(chart_specs.cost, tuple(
             (p["Judge"], p["Name"], float(p["cost"]), float(p["kappa"])) for p in points),
             width="stretch")
 
-
-def _cost_chart(points: tuple[tuple[str, str, float, float], ...]):
-    rows = [{"Judge": judge, "Name": name, "cost": cost, "kappa": kappa}
-            for judge, name, cost, kappa in points]
-    widest = max(cost for _, _, cost, _ in points) * 1.15 or 1.0
-    base = alt.Chart(alt.NamedData("judges")).encode(
-        x=alt.X("cost:Q", title="Cost per grade (USD)",
-                scale=alt.Scale(domain=[0, widest], nice=False)),
-        y=alt.Y("kappa:Q", title="Cohen's κ vs Human", scale=alt.Scale(domain=[-1, 1])),
-    )
-    # Judges are told apart by colour and shape in a legend, not by text beside the points:
-    # judges of similar cost and agreement would write over each other.
-    chart = base.mark_point(size=120, filled=True).encode(
-        color=alt.Color("Judge:N", scale=alt.Scale(scheme="tableau10"),
-                        legend=alt.Legend(orient="right", labelLimit=260)),
-        shape=alt.Shape("Judge:N"),
-        tooltip=["Name:N", alt.Tooltip("cost:Q", format=".4f"),
-                 alt.Tooltip("kappa:Q", format=".2f")])
-    return (chart.properties(height=260, title="Cheaper and as good is top left"),
-            {"judges": rows})
 
 def _judge_note(judge, has_human: bool) -> str:
     if not judge.source.per_criterion:

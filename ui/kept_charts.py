@@ -1,12 +1,11 @@
 """Charts drawn from a Vega-Lite spec kept per figures, not rebuilt on every rerun.
 
-Building an Altair chart and turning it into Vega-Lite (validated against the schema) costs
-40-100 ms a chart: the Agreement page draws a dozen (nine confusion matrices alone took
-~1.5 s of a 100,000-response page's 1.8 s rerun), Results three or four histograms. A
-chart depends only on the figures it shows, so a builder (a module-level function of hashable
-figures) returns the chart over named datasets and their rows; its spec is made once per
-distinct figures and handed to Streamlit as JSON, which draws it exactly as ``st.altair_chart``
-did (the same spec, the rows sent as Arrow).
+A chart depends only on the figures it shows, so a builder (a module-level function of
+hashable figures, ``ui.chart_specs``) returns its spec over named datasets and their rows;
+the spec is turned into JSON and the rows into Arrow once per distinct figures, and handed to
+Streamlit (``st.vega_lite_chart``). Built with Altair and validated against its schema, a
+chart cost 40-100 ms (nine confusion matrices took ~1.5 s of a 100,000-response page's 1.8 s
+rerun); the rows' conversion is Streamlit's own, 0.4 s for a 15,000-point score chart.
 """
 
 from __future__ import annotations
@@ -17,11 +16,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-import altair as alt
 import streamlit as st
 from streamlit import dataframe_util
 
-# A builder: figures in, (chart over alt.NamedData(name) for each name, {name: rows}) out.
+# A builder: figures in, (Vega-Lite spec over {"name": name} data, {name: rows}) out.
 Builder = Callable[..., tuple[Any, dict[str, list[dict]]]]
 
 
@@ -51,11 +49,9 @@ def kept(build: Builder, *figures: Any) -> Kept:
         if found is not None:
             _kept.move_to_end(key)
             return found
-    chart, datasets = build(*figures)
-    spec = chart.to_dict()
-    _drop_theme_config(spec)
-    # The rows turned into Arrow once, by Streamlit's own conversion (as st.altair_chart
-    # and st.vega_lite_chart do on every call: 0.4 s for a 15,000-point score chart).
+    spec, datasets = build(*figures)
+    # The rows turned into Arrow once, by Streamlit's own conversion (as
+    # st.vega_lite_chart does on every call: 0.4 s for a 15,000-point score chart).
     found = (json.dumps(spec), {name: dataframe_util.convert_anything_to_arrow_bytes(rows)
                                 for name, rows in datasets.items()})
     with _lock:
@@ -78,23 +74,3 @@ def forget() -> None:
     with _lock:
         _kept.clear()
         _size = 0
-
-
-def _drop_theme_config(spec: dict) -> None:
-    # Altair's active theme writes its defaults (the default theme: a 300 x 300 view) into
-    # every spec; Streamlit's own Altair path turns the theme off and applies its own. Left in,
-    # they would size the charts differently from before.
-    theme = alt.theme.get()
-    added = (theme() if theme else {}).get("config", {})
-    config = spec.get("config", {})
-    for section, values in added.items():
-        mine = config.get(section)
-        if not isinstance(mine, dict) or not isinstance(values, dict):
-            continue
-        for key, value in values.items():
-            if mine.get(key) == value:
-                del mine[key]
-        if not mine:
-            del config[section]
-    if "config" in spec and not config:
-        del spec["config"]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from storage.dto import RunInfo
 from storage.services.results import ResultsPage, ResultsRow, ScoreBin
-from ui import kept_charts, safe_text
+from ui import chart_specs, kept_charts, safe_text
 from ui.verdict_view import run_label, short_run_label
 
 DISAGREE_SHADE = "background-color: rgba(255, 164, 33, 0.16)"
@@ -99,18 +98,6 @@ def render_distribution(page: ResultsPage, by_id: dict[int, RunInfo], panels=())
         title = (names.get(panel_id, f"Panel P{panel_id}") if panel_id is not None
                  else short_run_label(by_id[run_id]))
         with columns[index % len(columns)]:
-            kept_charts.show(_histogram, tuple((float(b.low), float(b.high), int(b.count))
-                                               for b in bins),
+            kept_charts.show(chart_specs.histogram,
+                             tuple((float(b.low), float(b.high), int(b.count)) for b in bins),
                              safe_text.text(title), width="stretch", height=200)
-
-
-def _histogram(bins: tuple[tuple[float, float, int], ...], title: str):
-    chart = alt.Chart(alt.NamedData("bins")).mark_bar().encode(
-        x=alt.X("from:Q", bin="binned", title=None,
-                scale=alt.Scale(domain=[bins[0][0], bins[-1][1]])), x2="to:Q",
-        y=alt.Y("responses:Q", title=None, axis=alt.Axis(tickMinStep=1)),
-        tooltip=[alt.Tooltip("from:Q", format=".2f"), alt.Tooltip("to:Q", format=".2f"),
-                 "responses:Q"],
-    ).properties(title=title)
-    return chart, {"bins": [{"from": low, "to": high, "responses": count}
-                            for low, high, count in bins]}

@@ -1,5 +1,6 @@
-"""Charts drawn from kept Vega-Lite specs (ui/kept_charts.py): the same picture as
-``st.altair_chart`` of the same chart over a DataFrame, built once per distinct figures."""
+"""Charts drawn from kept Vega-Lite specs (ui/kept_charts.py, written by ui/chart_specs.py):
+the same picture as ``st.altair_chart`` of the Altair chart they replace over a DataFrame
+(tests/ui/altair_charts.py), built once per distinct figures."""
 
 from __future__ import annotations
 
@@ -27,17 +28,18 @@ def _both_ways():
     import pandas as pd
     import streamlit as st
 
-    from ui import agreement_charts, kept_charts, results_table
+    from tests.ui import altair_charts
+    from ui import chart_specs, kept_charts
 
     grid = ((7, 1), (0, 2))
-    kept_charts.show(agreement_charts._confusion_chart, ("MET", "UNMET"), grid, "Run 1",
+    kept_charts.show(chart_specs.confusion, ("MET", "UNMET"), grid, "Run 1",
                      "Human", 7, "All criteria (n=10)", width="content")
-    chart, data = agreement_charts._confusion_chart(("MET", "UNMET"), grid, "Run 1",
-                                                    "Human", 7, "All criteria (n=10)")
+    chart, data = altair_charts._confusion_chart(("MET", "UNMET"), grid, "Run 1",
+                                                 "Human", 7, "All criteria (n=10)")
     st.altair_chart(chart.properties(data=pd.DataFrame(data["cells"])), width="content")
     bins = ((0.0, 0.5, 3), (0.5, 1.0, 4))
-    kept_charts.show(results_table._histogram, bins, "Run 1", width="stretch", height=200)
-    chart, data = results_table._histogram(bins, "Run 1")
+    kept_charts.show(chart_specs.histogram, bins, "Run 1", width="stretch", height=200)
+    chart, data = altair_charts._histogram(bins, "Run 1")
     st.altair_chart(chart.properties(data=pd.DataFrame(data["bins"])), width="stretch",
                     height=200)
     assert alt.theme.active == "default"  # the app's theme is Altair's own
@@ -59,10 +61,10 @@ def test_a_kept_chart_is_the_chart_streamlit_draws_from_altair():
 
 
 def _builder(count: int):
-    import altair as alt
     import streamlit as st
     st.session_state["built"] = st.session_state.get("built", 0) + 1
-    return (alt.Chart(alt.NamedData("bars")).mark_bar().encode(x="n:Q"),
+    return ({"data": {"name": "bars"}, "mark": "bar",
+             "encoding": {"x": {"field": "n", "type": "quantitative"}}},
             {"bars": [{"n": count}]})
 
 
@@ -101,6 +103,7 @@ def test_the_kept_specs_stay_within_their_budget(monkeypatch):
 
 
 def _points(count: int):
-    import altair as alt
-    return (alt.Chart(alt.NamedData("points")).mark_point().encode(x="x:Q", y="y:Q"),
+    return ({"data": {"name": "points"}, "mark": "point",
+             "encoding": {"x": {"field": "x", "type": "quantitative"},
+                          "y": {"field": "y", "type": "quantitative"}}},
             {"points": [{"x": i, "y": count} for i in range(1_000)]})
