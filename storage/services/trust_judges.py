@@ -65,6 +65,9 @@ def judges_part(sessions: SessionFactory, report: AgreementReport) -> TrustJudge
     data = report.data
     reads = read_judges(sessions, report)
     frame = make_frame(data.criteria, reads.lengths)
+    # the lengths by id are the frame's array now: let go before the making (~11 MB of
+    # ints in a dict at 100,000 responses, held through the trust tab's peak)
+    reads = replace(reads, lengths={})
     if not data.complete:  # the judges' verdicts over every response, as arrays
         frame.stored = StoredVerdicts(sessions, data)
     # Figures over every response share one set of draws.
@@ -105,5 +108,5 @@ def judges_part(sessions: SessionFactory, report: AgreementReport) -> TrustJudge
     # comparisons' order only; trust_share_store keeps the rest in the database).
     frame.draws = None
     return TrustJudges(rubric_version_id=data.rubric_version_id, dataset_id=data.dataset_id,
-                       frame=frame, reads=replace(reads, lengths={}, shuffles={}, within={},
+                       frame=frame, reads=replace(reads, shuffles={}, within={},
                                                   listings={}), shares=shares)
