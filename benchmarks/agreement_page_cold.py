@@ -26,14 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-
-def _own_peak_mb() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+from proc_memory import peak_mb
 
 
 def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
@@ -53,7 +46,7 @@ def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
         at = time.perf_counter()
         found = fn()
         parts[name] = round(time.perf_counter() - at, 3)
-        peaks[name] = round(_own_peak_mb())
+        peaks[name] = round(peak_mb())
         return found
 
     scope = (db, version_id, dataset_id,
@@ -82,7 +75,7 @@ def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
     part("tab Trust a judge: trust", lambda: readers.get_trust(*scope))
     return {"seconds": opened, "cpu": opened_cpu, "parts": parts,
             "every_tab_seconds": time.perf_counter() - started,
-            "every_tab_cpu": time.process_time() - cpu, "peak_mb": _own_peak_mb(),
+            "every_tab_cpu": time.process_time() - cpu, "peak_mb": peak_mb(),
             "peak_mb_after": peaks}
 
 

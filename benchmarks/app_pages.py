@@ -44,6 +44,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
+from proc_memory import memory_mb
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -98,15 +100,6 @@ def _serve(data_dir: Path, url: str, tree: Path = ROOT) -> tuple[str, subprocess
             raise SystemExit("streamlit did not start:\n"
                              + (data_dir / "streamlit.log").read_text()[-3000:])
         time.sleep(0.3)
-
-
-def _memory_mb(pid: int) -> tuple[float, float]:
-    """(resident now, peak resident) of the process, in MB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        fields[key] = value.strip()
-    return (int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024)
 
 
 def _settle(page, timeout_s: float) -> None:
@@ -208,7 +201,7 @@ def tour(args, world: dict, tree: Path, label: str = "") -> list[tuple]:
                         _advance(url, world, "--land", tree=tree)
                     for name in names:
                         seconds, problem = _open(context, address, name)
-                        now, peak = _memory_mb(server.pid)
+                        now, peak = memory_mb(server.pid)
                         if name == REFERENCE and not problem:
                             problem = "reference: the lightest page"
                         rows.append((name, when, seconds, now, peak, problem))

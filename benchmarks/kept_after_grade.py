@@ -25,15 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from proc_memory import resident_mb
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _resident_mb() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def child(db: str, build: bool) -> None:
@@ -60,7 +54,7 @@ def child(db: str, build: bool) -> None:
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "judges_advance.py"), "--db", db,
                     "--version", "1", "--dataset", "1", "--land"], check=True,
                    capture_output=True)
-    before = _resident_mb()
+    before = resident_mb()
     started = time.perf_counter()
     now = inputs()
     if build:

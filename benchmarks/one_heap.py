@@ -29,6 +29,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from proc_memory import memory_mb
+
 HERE = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 STEPS = ("report", "baseline", "trust")
@@ -41,10 +43,8 @@ def _run(script: str, *args: str) -> str:
 
 
 def _memory() -> tuple[int, int]:
-    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text()
-                  .splitlines() if ":" in line)
-    return (round(int(fields["VmRSS"].split()[0]) / 1024),
-            round(int(fields["VmHWM"].split()[0]) / 1024))
+    resident, peak = memory_mb()
+    return round(resident), round(peak)
 
 
 def child(db: str, version: int, dataset: int, one: bool) -> dict:

@@ -38,13 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-
-def _rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+from proc_memory import resident_mb
 
 
 def _peak_mb() -> float:
@@ -111,7 +105,7 @@ def child(url: str, world_file: str, case: str, verdict_number: int) -> dict:
             criterion_id=world["criterion_ids"][1],
             verdict=("MET", "UNMET", "CANNOT_ASSESS")[verdict_number % 3])
         report, baseline = _report(sessions, world)
-    found["rss_before_mb"], found["peak_before_mb"] = _rss_mb(), _peak_mb()
+    found["rss_before_mb"], found["peak_before_mb"] = resident_mb(), _peak_mb()
     if part is not None:
         trust, found["wall"], found["cpu"] = _timed(
             lambda: trust_report.build_trust(sessions, report, baseline, judges=part))
