@@ -428,3 +428,22 @@ def test_postgresql_compresses_the_kept_rows_with_lz4_and_reads_older_ones_back(
     method = "lz4" if has_lz4 else "pglz"
     assert tuple(stored()) == (method, method, figures, blob)
     assert default == "pglz"  # the connection's default, set back after that write
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_people_rows_without_the_runs_reasons_are_not_gathered_as_if_they_had_them(
+        sessions):
+    # People's rows hold the runs' choices only (a counted report holds none of the judges'
+    # reasons): a gather asked for the judges' reasons with them says so, not gives none.
+    version, dataset = _random_world(sessions, 53, responses=12)
+    inputs = _inputs(sessions, version.id, dataset.id)
+    rows = _rows_now(sessions, version.id, dataset.id)
+    assert rows.runs and all(isinstance(c, dict) for c in rows.runs.values())
+    with pytest.raises(ValueError, match="judge_reasons=False"):
+        agreement_sources.gather_people(sessions, version.id, dataset.id, complete=False,
+                                        stored=inputs.grades, rows=rows)
+    data, _newest, _made = agreement_sources.gather_people(
+        sessions, version.id, dataset.id, complete=False, stored=inputs.grades, rows=rows,
+        judge_reasons=False)
+    assert list(data.reasons) == ["human"]  # people's notes only
+    assert any(data.verdicts[key] for key in data.verdicts if key != "human")
