@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import random
 import shutil
 import statistics
@@ -39,7 +40,7 @@ def _module(tree: Path, name: str):
     return module
 
 
-def _units(world: Path):
+def _units(world: Path, version: int, dataset: int):
     from storage.engine import open_database
     from storage.services import agreement_inputs_store, agreement_judge_store
     from storage.services.agreement_judge_counts import judge_stamp
@@ -50,8 +51,9 @@ def _units(world: Path):
         shutil.copy(world, copy)
         sessions = open_database(f"sqlite:///{copy}")
         inputs = agreement_inputs_store.kept_inputs(
-            sessions, 1, 1, lambda: agreement_judge_store.kept_patterns(sessions, 1, 1),
-            judge_stamp(data_stamp(sessions, 1, 1)))
+            sessions, version, dataset,
+            lambda: agreement_judge_store.kept_patterns(sessions, version, dataset),
+            judge_stamp(data_stamp(sessions, version, dataset)))
         return inputs.folded.units
 
 
@@ -78,7 +80,9 @@ def main() -> None:
     args = parser.parse_args()
     import numpy as np
 
-    units = _units(Path(args.keep) / f"scale-{args.size}.db")
+    ids = json.loads((Path(args.keep) / f"world-sqlite-{args.size}.json").read_text())
+    units = _units(Path(args.keep) / f"scale-{args.size}.db", ids["version_id"],
+                   ids["dataset_id"])
     rng = random.Random(1)
     at = sorted(rng.sample(range(len(units)), 400))
     gone = [tuple(units[i].tolist()) for i in at[:200]]

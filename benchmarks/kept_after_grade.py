@@ -30,7 +30,7 @@ from proc_memory import resident_mb
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def child(db: str, build: bool) -> None:
+def child(db: str, build: bool, version: int, dataset: int) -> None:
     sys.path.insert(0, str(ROOT))
     from storage.engine import create_db_engine, make_session_factory
     from storage.services import (
@@ -46,20 +46,21 @@ def child(db: str, build: bool) -> None:
 
     def inputs():
         return agreement_inputs_store.kept_inputs(
-            sessions, 1, 1, lambda: agreement_judge_store.kept_patterns(sessions, 1, 1),
-            judge_stamp(data_stamp(sessions, 1, 1)))
+            sessions, version, dataset,
+            lambda: agreement_judge_store.kept_patterns(sessions, version, dataset),
+            judge_stamp(data_stamp(sessions, version, dataset)))
 
     slot = agreement_kept.KeptSlot()
-    slot.report(sessions, 1, 1, inputs())
+    slot.report(sessions, version, dataset, inputs())
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "judges_advance.py"), "--db", db,
-                    "--version", "1", "--dataset", "1", "--land"], check=True,
-                   capture_output=True)
+                    "--version", str(version), "--dataset", str(dataset), "--land"],
+                   check=True, capture_output=True)
     before = resident_mb()
     started = time.perf_counter()
     now = inputs()
     if build:
         slot._kept = None  # as the slot did after a grade: its report not kept
-    report = slot.report(sessions, 1, 1, now)
+    report = slot.report(sessions, version, dataset, now)
     report_s = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     started = time.perf_counter()
@@ -75,13 +76,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--child", choices=["advanced", "built"], help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
+    parser.add_argument("--ids", type=int, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.db, args.child == "built")
+        child(args.db, args.child == "built", *args.ids)
         return
     if not args.keep:
         parser.error("--keep is needed: the folder scale.py --keep built")
     world = Path(args.keep) / f"scale-{args.size}.db"
+    ids = json.loads((Path(args.keep) / f"world-sqlite-{args.size}.json").read_text())
+    version, dataset = ids["version_id"], ids["dataset_id"]
     found: dict[str, list[dict]] = {"advanced": [], "built": []}
     for _round in range(args.rounds):
         for case in found:
@@ -90,9 +94,10 @@ def main() -> None:
                 shutil.copy(world, copy)
                 db = f"sqlite:///{copy}"
                 subprocess.run([sys.executable, str(ROOT / "benchmarks" / "judges_advance.py"),
-                                "--db", db, "--version", "1", "--dataset", "1",
-                                "--setup", "60"], check=True, capture_output=True)
-                out = subprocess.run([sys.executable, __file__, "--child", case, "--db", db],
+                                "--db", db, "--version", str(version), "--dataset",
+                                str(dataset), "--setup", "60"], check=True, capture_output=True)
+                out = subprocess.run([sys.executable, __file__, "--child", case, "--db", db,
+                                      "--ids", str(version), str(dataset)],
                                      check=True, capture_output=True, text=True).stdout
                 found[case].append(json.loads(out.strip().splitlines()[-1]))
                 print(case, found[case][-1], flush=True)
