@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 from sqlalchemy import select
 
+from storage import big_values
 from storage import models as m
 from storage.engine import SessionFactory
-from storage.plain_rows import binary_row
 from storage.services import kept_rows, trust_share_codec
 from storage.services.agreement_inputs import (
     JudgeInputs,
@@ -98,8 +98,8 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
                 or list(kept.voters) != list(voters)
                 or list(kept.sources) != list(sources)):
             return None
-        found = binary_row(session.connection(),
-                           select(s.figures, s.arrays).where(s.id == kept.id))
+        found = big_values.read_row(session, s, kept.id, (s.figures, s.arrays),
+                                    (s.stamp == kept.stamp,))
     if found is None:  # replaced by another process since: read as not stored
         return None
     figures, arrays = found

@@ -24,6 +24,7 @@ import json
 
 from sqlalchemy import select
 
+from storage import big_values
 from storage import models as m
 from storage.engine import SessionFactory
 from storage.services import kept_rows
@@ -85,8 +86,8 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
         if (kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys)
                 or list(kept.voters) != list(voters)):
             return None
-        read = session.execute(
-            select(s.rows, s.open_ids, s.open_rows).where(s.id == kept.id)).one_or_none()
+        read = big_values.read_row(session, s, kept.id, (s.rows, s.open_ids, s.open_rows),
+                                   (s.stamp == kept.stamp,))
     if read is None:  # replaced by another process since: read as not stored
         return None
     blob, open_ids, open_rows = read
@@ -107,12 +108,17 @@ def read_earlier(sessions: SessionFactory, rubric_version_id: int, dataset_id: i
     s = m.JudgePatternSetRow
     with sessions() as session:
         kept = session.execute(
-            select(s.keys, s.voters, s.stamp, s.rows, s.open_ids, s.open_rows)
+            select(s.id, s.keys, s.voters, s.stamp)
             .where(s.rubric_version_id == rubric_version_id, s.dataset_id == dataset_id)
         ).one_or_none()
-    if (kept is None or kept.open_ids is None or kept.open_rows is None
-            or list(kept.keys) != list(keys) or list(kept.voters) != list(voters)):
+        if (kept is None or list(kept.keys) != list(keys)
+                or list(kept.voters) != list(voters)):
+            return None
+        read = big_values.read_row(session, s, kept.id, (s.rows, s.open_ids, s.open_rows),
+                                   (s.stamp == kept.stamp,))
+    if read is None or read[1] is None or read[2] is None:
         return None
+    blob, open_ids, open_rows = read
     try:
         stored = json.loads(kept.stamp)
         if stored.get("format") != FORMAT:
@@ -121,12 +127,12 @@ def read_earlier(sessions: SessionFactory, rubric_version_id: int, dataset_id: i
         stamp = (tuple(tuple(run) for run in runs), tuple(panel_ids))
         if stamp_text(stamp) != kept.stamp:
             return None  # not written by this code as it writes stamps
-        rows = decode(bytes(kept.rows), len(keys))
-        part = decode(bytes(kept.open_rows), len(keys))
+        rows = decode(bytes(blob), len(keys))
+        part = decode(bytes(open_rows), len(keys))
     except (UnknownRows, ValueError, KeyError, TypeError):
         return None
     return JudgePatterns(rubric_version_id, dataset_id, tuple(keys), tuple(voters), stamp,
-                         rows, OpenPart(bytes(kept.open_ids), part))
+                         rows, OpenPart(bytes(open_ids), part))
 
 
 def store(sessions: SessionFactory, judges: JudgePatterns) -> bool:

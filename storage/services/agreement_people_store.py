@@ -28,11 +28,11 @@ import json
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from storage import big_values
 from storage import models as m
 from storage.convert import criterion_info
 from storage.engine import SessionFactory
 from storage.id_chunks import id_chunks
-from storage.plain_rows import binary_row
 from storage.repositories import rubrics as rubric_repo
 from storage.repositories import verdicts as verdict_repo
 from storage.services import kept_rows, trust_share_codec
@@ -90,10 +90,10 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
                                   rubric_version_id))
         if kept.stamp != stamp_text(stamp) and touched is None:
             return None
-        # in PostgreSQL's binary format (10 MB at 100,000 responses; as hex text, twice
-        # that to send and to decode: storage.plain_rows.binary_row)
-        found = binary_row(session.connection(),
-                           select(s.figures, s.arrays).where(s.id == kept.id))
+        # 10 MB at 100,000 responses: copied once (storage.big_values: SQLite's blob I/O,
+        # PostgreSQL's binary format)
+        found = big_values.read_row(session, s, kept.id, (s.figures, s.arrays),
+                                    (s.stamp == kept.stamp,))
     if found is None:  # replaced by another process since: read as not stored
         return None
     figures, arrays = found

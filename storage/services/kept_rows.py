@@ -14,9 +14,10 @@ import json
 from collections.abc import Callable
 from typing import TypeVar
 
-from sqlalchemy import delete, insert, text
+from sqlalchemy import delete, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from storage import big_values
 from storage.engine import SessionFactory
 
 T = TypeVar("T")
@@ -48,11 +49,9 @@ def replace(sessions: SessionFactory, model, where: dict, values: dict) -> bool:
                 session.execute(_LZ4)
             session.execute(delete(model).where(
                 *(getattr(model, column) == value for column, value in where.items())))
-            # the values as the execution's parameters, not in the statement: the engine's
-            # cache of compiled statements keeps the first statement of each shape, and
-            # with it values written into it (issue 41: 26 MB of kept rows' arrays held for
-            # the process's life)
-            session.execute(insert(model), {**where, **values})
+            # large bytes through SQLite's blob I/O (storage.big_values: not copied whole
+            # twice over while written)
+            big_values.insert_row(session, model, {**where, **values})
     except (IntegrityError, OperationalError):
         return False
     return True

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from storage import big_values
 from storage import models as m
 from storage.engine import SessionFactory
-from storage.plain_rows import binary_row
 from storage.services import kept_rows, trust_report, trust_share_codec
 from storage.services.agreement import AgreementReport
 from storage.services.agreement_judge_counts import judge_stamp
@@ -80,8 +80,8 @@ def read_stored(sessions: SessionFactory, rubric_version_id: int, dataset_id: in
         ).one_or_none()
         if kept is None or kept.stamp != stamp_text(stamp) or list(kept.keys) != list(keys):
             return None
-        found = binary_row(session.connection(),
-                           select(s.figures, s.arrays).where(s.id == kept.id))
+        found = big_values.read_row(session, s, kept.id, (s.figures, s.arrays),
+                                    (s.stamp == kept.stamp,))
     if found is None:  # replaced by another process since: read as not stored
         return None
     figures, arrays = found
