@@ -120,7 +120,7 @@ class FoldedRows:
                 entries.append(_entry(row, self.width, self.voters))
                 at.append(i)
         if entries:
-            here = _tally(self.units, _array(list(zip(*entries, strict=True))))
+            here = _tally(self.units, _rows(entries))
             for i, n in zip(at, here.tolist(), strict=True):
                 found[i] = n
         return found
@@ -163,6 +163,13 @@ def _array(columns: Sequence[Sequence[int]]):
     if not columns or not len(columns[0]):
         return np.zeros((0, _COLUMNS), dtype=np.int64)
     return np.stack([np.asarray(c, dtype=np.int64) for c in columns], axis=1)
+
+
+def _rows(entries: Sequence[tuple[int, ...]]):
+    """Units as an (n, 6) int64 array from their rows (``_entry``'s tuples)."""
+    import numpy as np
+
+    return np.array(entries, dtype=np.int64).reshape(-1, _COLUMNS)
 
 
 def _sorted(units):
@@ -221,16 +228,15 @@ def _merged(units, gone: list, came: list):
         return units
     events: list[tuple[int, int, tuple]] = []  # (place in units, 0 in / 1 out, row)
     if gone:
-        less = _array(list(zip(*gone, strict=True)))
-        wanted = Counter(map(tuple, less.tolist()))
-        rows = np.array(list(wanted), dtype=np.int64)
+        wanted = Counter(gone)
+        rows = _rows(list(wanted))
         lo, hi = _ranges(units, rows)
         for row, start, end in zip(wanted, lo.tolist(), hi.tolist(), strict=True):
             if end - start < wanted[row]:
                 raise ValueError(f"no unit {row} to take out of the count")
             events += [(at, 1, row) for at in range(start, start + wanted[row])]
     if came:
-        more = _sorted(_array(list(zip(*came, strict=True))))
+        more = _sorted(_rows(came))
         places, _hi = _ranges(units, more)
         events += [(at, 0, tuple(row)) for at, row in zip(places.tolist(), more.tolist(),
                                                           strict=True)]
