@@ -171,13 +171,11 @@ def run_verdicts(session: Session, run_id: int, within: Select | None = None,
     as ``_choices`` takes it. ``reasons`` False: not read (``RunVerdicts.reasons`` empty)."""
     grades_query = (select(m.GradeRow.response_id, m.GradeRow.score)
                     .where(m.GradeRow.run_id == run_id).order_by(m.GradeRow.response_id))
-    rows_query = _rows_query(run_id, reasons)
-    if within is not None:
-        rows_query = rows_query.where(m.GradeRow.response_id.in_(within))
     # Core rows, not ORM ones (half the CPU per row): 100,000s of grades per run
     found = ({rid: score for rid, score in plain_rows(session.connection(), grades_query)}
              if scores else {})
-    choices, reasons_found = _choices(session, rows_query, key, reasons)
+    where = () if within is None else (m.GradeRow.response_id.in_(within),)
+    choices, reasons_found = _choices(session, run_id, where, key, reasons)
     return RunVerdicts(found, choices, reasons_found)
 
 
@@ -186,28 +184,27 @@ def run_choices(session: Session, run_id: int, response_ids: Sequence[int],
                 ) -> tuple[dict[tuple[int, int], Verdict | str], dict[tuple[int, int], str]]:
     """``run_verdicts``' choices and reasons of these responses only, without the scores
     (``reasons`` False: not read, an empty dict)."""
-    return _choices(session, _rows_query(run_id, reasons).where(
-        m.GradeRow.response_id.in_(list(response_ids))), reasons_read=reasons)
+    return _choices(session, run_id, (m.GradeRow.response_id.in_(list(response_ids)),),
+                    reasons=reasons)
 
 
-def _rows_query(run_id: int, reasons: bool = True) -> Select:
-    return (
+def _choices(session: Session, run_id: int, where: Sequence = (), key=None,
+             reasons: bool = True
+             ) -> tuple[dict[tuple[int, int], Verdict | str], dict[tuple[int, int], str]]:
+    """The run's choices (and reasons) of the grades ``where`` keeps. ``key``: makes a
+    (response, criterion) key (a storage.key_pool.KeyPool: one tuple per key shared with
+    other dicts); each key is one tuple in both dicts either way. ``reasons`` False: the
+    reasons are not read (NULL in the query), none kept."""
+    rows_query = (
         select(m.GradeRow.response_id, m.GradeCriterionRow.criterion_id,
                m.GradeCriterionRow.verdict, m.GradeCriterionRow.option,
                m.GradeCriterionRow.reason if reasons else null())
         .join(m.GradeRow, m.GradeRow.id == m.GradeCriterionRow.grade_id)
-        .where(m.GradeRow.run_id == run_id)
+        .where(m.GradeRow.run_id == run_id, *where)
         # the order grade_infos_for_run gives: by response, then the criterion's position
         .order_by(m.GradeRow.response_id, m.GradeCriterionRow.position))
-
-
-def _choices(session: Session, rows_query: Select, key=None, reasons_read: bool = True
-             ) -> tuple[dict[tuple[int, int], Verdict | str], dict[tuple[int, int], str]]:
-    """``key``: makes a (response, criterion) key (a storage.key_pool.KeyPool: one tuple
-    per key shared with other dicts); each key is one tuple in both dicts either way.
-    ``reasons_read`` False: the query's reasons are not read (NULL), none kept."""
     choices: dict[tuple[int, int], Verdict | str] = {}
-    reasons: dict[tuple[int, int], str] = {}
+    read: dict[tuple[int, int], str] = {}
     verdict_of = {v.value: v for v in Verdict}
     for rid, cid, verdict, option, reason in plain_rows(session.connection(), rows_query):
         choice = option if option is not None else (
@@ -215,9 +212,9 @@ def _choices(session: Session, rows_query: Select, key=None, reasons_read: bool 
         if choice is not None:
             found = (rid, cid) if key is None else key(rid, cid)
             choices[found] = choice
-            if reasons_read:
-                reasons[found] = reason
-    return choices, reasons
+            if reasons:
+                read[found] = reason
+    return choices, read
 
 
 def grade_infos_for_run(
