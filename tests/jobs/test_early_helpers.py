@@ -160,9 +160,14 @@ def test_a_grade_that_stops_before_grading_leaves_no_helper_behind(
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_workers_2_grades_each_response_once_with_its_early_helper(
         db_url, tmp_path, fake_provider, capsys):
-    fake_provider.latency = 0.05
+    # The run must outlast the helper's "go" whatever the load: unbounded, the command's
+    # window doubles with slow start and can claim every chunk before its helper takes one
+    # (the race the kill test below met on CI). --concurrency 4 holds both to 4 calls in
+    # flight: 200 calls at 0.1 s take ~5 s, long after the ready helper is told to go.
+    fake_provider.latency = 0.1
     count = 200
-    status = cli.main(_grade_argv(tmp_path, db_url, fake_provider, count))
+    status = cli.main(_grade_argv(tmp_path, db_url, fake_provider, count, "2",
+                                  "--concurrency", "4"))
     err = capsys.readouterr().err
 
     assert status == 0, err
