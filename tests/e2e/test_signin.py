@@ -237,7 +237,10 @@ def test_local_mode_remembers_the_reviewer_across_a_reload_and_a_new_browser(app
     expect(name).to_have_value("")
     name.fill("Ana Souza")
     name.press("Enter")
-    expect(page.get_by_text("Remembered on this computer")).to_be_visible(timeout=30_000)
+    # exact: matched as a case-blind substring, the caption shown before the name is saved
+    # ("... it is remembered on this computer") passed at once and the reload raced the save
+    expect(page.get_by_text("Remembered on this computer; change it here at any time.",
+                            exact=True)).to_be_visible(timeout=30_000)
     page.reload()
     expect(page.get_by_role("textbox", name="Your name (reviewer)")).to_have_value(
         "Ana Souza", timeout=45_000)
