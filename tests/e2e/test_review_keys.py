@@ -5,6 +5,7 @@ reruns, and the database must hold exactly what was typed."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -19,6 +20,7 @@ CRITERIA = [Criterion(name=f"c{i}", requirement=f"Requirement number {i}", weigh
             for i in range(1, 7)]
 KEY_VERDICT = {"m": "MET", "u": "UNMET", "n": "CANNOT_ASSESS"}
 TYPING_DELAY_MS = 100  # 10 keys per second
+STORED_WITHIN_S = 30
 SEEDED: dict[str, object] = {}
 
 
@@ -72,12 +74,25 @@ def _stored(response_index: int) -> dict[int, list[str]]:
 
 
 def _wait_stored(page: Page, response_index: int, count: int) -> dict[int, list[str]]:
-    for _ in range(150):  # up to 30 s: the write follows the drawing of the next response
+    """What was saved on the response once ``count`` verdicts are, within 30 s (the write
+    follows the drawing of the next response). Past that the test fails, saying whether the
+    save came later (and when) or never, and what the page said: CI once saw nothing stored
+    in 30 s and the save's message on the screenshot taken just after."""
+    start = time.monotonic()
+    while True:
         stored = _stored(response_index)
+        waited = time.monotonic() - start
         if sum(len(v) for v in stored.values()) >= count:
+            if waited > STORED_WITHIN_S:
+                pytest.fail(f"the save was stored only after {waited:.1f} s "
+                            f"(allowed {STORED_WITHIN_S} s)")
             return stored
+        if waited > STORED_WITHIN_S + 30:
+            said = " | ".join(page.locator('[data-testid="stToast"], .rw-part')
+                              .all_inner_texts())[:2000]
+            pytest.fail(f"nothing stored on response {response_index} in {waited:.0f} s; "
+                        f"the page said: {said}")
         page.wait_for_timeout(200)
-    return _stored(response_index)
 
 
 def _open_review(page: Page, url: str) -> None:
