@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 from grading.agreement import (
@@ -44,8 +44,6 @@ from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
 from storage.services import agreement_counts, agreement_judge_counts
-
-# The gathering half, re-exported: pages and the CLI import the whole API from here.
 from storage.services.agreement_sources import (
     GRADER_LABELS,
     HUMAN,
@@ -59,6 +57,9 @@ from storage.services.agreement_sources import (
     run_label,
     with_counts,
 )
+
+# The gathering half, re-exported: pages and the CLI import the whole API from here.
+from storage.services.score_column import ScoreColumn
 
 __all__ = [
     "GRADER_LABELS", "HUMAN", "AgreementData", "AgreementReport", "AgreementSource",
@@ -211,8 +212,7 @@ def build_report(
         if has_human and source.key in keys and HUMAN in keys:
             vs_human = pairwise[HUMAN, source.key].overall
         human = data.human_scores.get(source.key, {})
-        judge = data.judge_scores.get(source.key, {})
-        scores = compare_scores(human, judge) if human else None
+        judge, scores = _judge_vs_human(human, data.judge_scores.get(source.key, {}))
         judges.append(JudgeSummary(source=source, verdicts_vs_human=vs_human,
                                    scores_vs_human=scores))
         points.extend(
@@ -222,6 +222,21 @@ def build_report(
             for rid in sorted(rid for rid in human if rid in judge))
     return AgreementReport(data=data, pairwise=pairwise, alpha=alpha, judges=tuple(judges),
                            score_points=tuple(points), patterns=patterns)
+
+
+def _judge_vs_human(human: Mapping, judge: Mapping) -> tuple[Mapping, ScoreAgreement | None]:
+    """(the judge's scores to pair with people's, how they compare). A judge's column of
+    every response (``ScoreColumn``) is read once for the responses people scored, and its
+    count of scores comes from the column, not from turning its 100,000 scores into a list
+    per comparison: the same figures as ``compare_scores`` on the whole column."""
+    if not human:
+        return judge, None
+    if (not isinstance(judge, ScoreColumn) or not judge.all_finite()
+            or not all(type(rid) is int for rid in human)):
+        return judge, compare_scores(human, judge)
+    paired = judge.of(human)
+    found = compare_scores(human, paired)
+    return paired, replace(found, only_in_b=len(judge) - found.pairs_used)
 
 
 def agreement_report(
