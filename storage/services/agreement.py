@@ -44,6 +44,8 @@ from grading.types import Verdict
 from storage.dto import CriterionInfo
 from storage.engine import SessionFactory
 from storage.services import agreement_counts, agreement_judge_counts
+
+# The gathering half, re-exported: pages and the CLI import the whole API from here.
 from storage.services.agreement_sources import (
     GRADER_LABELS,
     HUMAN,
@@ -57,8 +59,6 @@ from storage.services.agreement_sources import (
     run_label,
     with_counts,
 )
-
-# The gathering half, re-exported: pages and the CLI import the whole API from here.
 from storage.services.score_column import ScoreColumn
 
 __all__ = [

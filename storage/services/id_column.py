@@ -1,7 +1,8 @@
 """A mapping keyed by response ids held as one sorted array (issue 41): the shared part of
 the columns that replaced dicts of every response (``score_column.ScoreColumn``,
 ``label_column.LabelColumn``, the trust frame's ``Positions``). A key is found by binary
-search; a key that is not an int (or is a bool) is not there."""
+search (``rows_of`` places a whole array of ids at once); a key that is not an int (or is
+a bool) is not there."""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ class IdColumn(Mapping):
             return -1
         i = int(self._ids.searchsorted(rid))
         return i if i < len(self._ids) and int(self._ids[i]) == rid else -1
+
+    def rows_of(self, rids):
+        """The places of the ids ``rids`` (an int64 array) in ``_ids``, -1 where an id is not
+        here: a whole column of ids placed at once, not a binary search per key."""
+        import numpy as np
+
+        if not len(self._ids):
+            return np.full(len(rids), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._ids, rids), len(self._ids) - 1)
+        return np.where(self._ids[at] == rids, at, -1).astype(np.int64)
 
     def __getitem__(self, rid):
         i = self._at(rid)

@@ -17,7 +17,7 @@ from storage.services.id_column import IdColumn
 class ScoreColumn(IdColumn):
     """Response id -> score, ids ascending (the order the dicts were read in)."""
 
-    __slots__ = ("_finite", "_scores")
+    __slots__ = ("_scores",)
 
     def __init__(self, ids, scores) -> None:
         import numpy as np
@@ -27,7 +27,6 @@ class ScoreColumn(IdColumn):
         if self._ids.shape != self._scores.shape or self._ids.ndim != 1:
             raise ValueError("a score column needs as many scores as ids")
         self._check_ascending("score column")
-        self._finite: bool | None = None  # every score finite (found once: never mutated)
 
     @property
     def ids(self):
@@ -49,22 +48,18 @@ class ScoreColumn(IdColumn):
 
     def all_finite(self) -> bool:
         """Whether every score is a finite number (what a comparison checks of each)."""
-        if self._finite is None:
-            import numpy as np
+        import numpy as np
 
-            self._finite = bool(np.isfinite(self._scores).all())
-        return self._finite
+        return bool(np.isfinite(self._scores).all())
 
     def of(self, rids: Iterable[int]) -> dict[int, float]:
-        """The scores of those of ``rids`` (ints) that are here, in ``rids``' order: one
-        search for them all, where looking each up is a binary search per key."""
+        """The scores of those of ``rids`` (ints) that are here, in ``rids``' order, placed
+        in one pass (``rows_of``)."""
         import numpy as np
 
         wanted = np.fromiter(rids, dtype=np.int64)
-        at = self._ids.searchsorted(wanted)
-        inside = at < len(self._ids)
-        found = np.zeros(len(wanted), dtype=bool)
-        found[inside] = self._ids[at[inside]] == wanted[inside]
+        at = self.rows_of(wanted)
+        found = at >= 0
         return dict(zip(wanted[found].tolist(), self._scores[at[found]].tolist(),
                         strict=True))
 

@@ -26,15 +26,6 @@ class Positions(IdColumn):
 
         self._ids = np.ascontiguousarray(ids, dtype=np.int64)
 
-    def rows_of(self, rids):
-        """The rows of the ids ``rids`` (an int64 array), -1 where the frame has none."""
-        import numpy as np
-
-        if not len(self._ids):
-            return np.full(len(rids), -1, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self._ids, rids), len(self._ids) - 1)
-        return np.where(self._ids[at] == rids, at, -1).astype(np.int64)
-
     def same_ids(self, rids) -> bool:
         """Every response of ``rids`` (ascending, distinct) is a row, and no other."""
         import numpy as np
