@@ -27,6 +27,7 @@ from storage.services import (
     agreement_judge_store,
     agreement_lists,
     baseline_grid,
+    baseline_rows,
     blindness,
     human_baseline,
     results,
@@ -149,7 +150,7 @@ def get_baseline(db: str, rubric_version_id: int, dataset_id: int,
                  stamp: Stamp, sight: Sight = blindness.EVERYTHING) -> HumanBaseline:
     newest_only(get_baseline, (db, rubric_version_id, dataset_id, stamp, sight), 3, 4)
     report = get_report(db, rubric_version_id, dataset_id, stamp, sight)
-    return human_baseline.report_baseline(report)
+    return human_baseline.report_baseline(report, baseline_rows.ROWS)
 
 
 @st.cache_data(ttl=3600, max_entries=20, show_spinner="Measuring how far to trust each judge…")

@@ -47,6 +47,7 @@ from grading.agreement import (
 from grading.bootstrap import Interval
 from grading.types import Verdict
 from storage.dto import CriterionInfo
+from storage.services import baseline_rows
 from storage.services.agreement import AgreementReport, criterion_kinds
 from storage.services.agreement_sources import HUMAN, AgreementData, Key
 from storage.services.baseline_decision import MARGIN as MARGIN
@@ -177,8 +178,11 @@ def _figure(value: float | None, n: int, note: str = "",
     return Figure(value=value, n=n, note=note, interval=interval)
 
 
-def report_baseline(report: AgreementReport) -> HumanBaseline:
-    """The human baseline of an agreement report's verdicts."""
+def report_baseline(report: AgreementReport,
+                    rows: baseline_rows.RowMemo | None = None) -> HumanBaseline:
+    """The human baseline of an agreement report's verdicts. ``rows``: criterion rows kept
+    by their inputs (``baseline_rows``: the page's, so a verdict recomputes its criterion's
+    row only); None computes every row."""
     pairwise = report.pairwise
     data = report.data
     if not data.complete and report.patterns is not None and not any(
@@ -186,15 +190,16 @@ def report_baseline(report: AgreementReport) -> HumanBaseline:
         criteria = [c.id for c in data.criteria]
         pairwise = {**pairwise, **{(HUMAN, key): report.patterns.alone(key, criteria)
                                    for key in report.patterns.keys}}
-    return build_baseline(data, pairwise)
+    return build_baseline(data, pairwise, rows)
 
 
 def build_baseline(data: AgreementData,
                    pairwise: Mapping[tuple[str, str], AgreementByCriterion] | None = None,
-                   ) -> HumanBaseline:
+                   rows: baseline_rows.RowMemo | None = None) -> HumanBaseline:
     """``pairwise``: the report's pairs; needed when ``data`` is not complete (a judge's
     agreement with people counts the verdicts it gave alone, which such data does not
-    hold: it is the report's Human pair's, the same figures)."""
+    hold: it is the report's Human pair's, the same figures). ``rows``: as
+    ``report_baseline``."""
     import numpy as np
 
     if not data.complete and pairwise is None:
@@ -214,15 +219,28 @@ def build_baseline(data: AgreementData,
             if c.id not in multi}
     outside = (_outside(data, judges, rids) if data.complete else {})
     draws = Draws()
-    rows = []
+    found_rows = []
     for criterion in data.criteria:
         if criterion.id in multi:
             continue
         keys = tuple(k for k in sorted(coded) if (coded[k].cids == criterion.id).any())
         groups, found = patterns(codes, [*(coded[k] for k in keys), coded_final, *coded_judges],
                                  criterion.id, rids[criterion.id])
-        rows.append(_criterion_baseline(data, criterion, keys, rids[criterion.id], groups,
-                                        found, judges, draws, outside, pairwise))
+
+        def row(criterion=criterion, keys=keys, groups=groups, found=found):
+            return _criterion_baseline(data, criterion, keys, rids[criterion.id], groups,
+                                       found, judges, draws, outside, pairwise)
+
+        key = None
+        if rows is not None:
+            try:  # kept by its inputs: after a verdict, only its criterion's row moves
+                key = baseline_rows.row_key(criterion, keys, rids[criterion.id], groups,
+                                            found, judges, draws.seed, data.complete,
+                                            outside, pairwise, HUMAN,
+                                            data.reviewer_verdicts)
+            except (TypeError, KeyError):  # computed, not kept (a KeyError raised there)
+                key = None
+        found_rows.append(row() if key is None else rows.row(key, row))
 
     stats = []
     # The cells from the codes, unless a value other than a Verdict equals one (a string
@@ -252,7 +270,7 @@ def build_baseline(data: AgreementData,
             vs_final=vs_final,
             vs_final_kappa_interval=_interval(boot, cells, _kappa),
             vs_final_percent_interval=_interval(boot, cells, _percent)))
-    return HumanBaseline(criteria=tuple(rows), reviewers=tuple(stats),
+    return HumanBaseline(criteria=tuple(found_rows), reviewers=tuple(stats),
                          left_out=tuple(c.label for c in data.criteria if c.id in multi))
 
 
