@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import json
 import os
 import random
@@ -82,6 +83,7 @@ from storage.services import (
     agreement_lists,
     agreement_sides,
     agreement_sources,
+    baseline_rows,
     blindness,
     calibration_candidates,
     consensus,
@@ -686,12 +688,15 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     judge_inputs: list = []
 
+    page_rows = baseline_rows.RowMemo()  # as ui.agreement_readers.get_baseline's
+
     def report_kept():
-        """As the page reads it: the judges' inputs kept (untimed), and the report itself
-        (cold: built and kept; after a verdict: patched on the responses it is on)."""
+        """As the page reads it: the judges' inputs kept (untimed), the report itself
+        (cold: built and kept; after a verdict: patched on the responses it is on) and its
+        baseline (after a verdict: its criterion's row computed again, the others kept)."""
         given = judge_inputs[0] if judge_inputs[0] is not None else judges[0]
         report = slot.report(sessions, w.version_id, w.dataset_id, given, lambda: judges[0])
-        return report, human_baseline.report_baseline(report)
+        return report, human_baseline.report_baseline(report, page_rows)
 
     def warm_inputs():
         warm_judges()
@@ -706,6 +711,7 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
 
     judges_from_table.warm = judges_from_table  # counted and stored once, untimed
     fresh_slot = agreement_kept.KeptSlot()
+    fresh_rows = baseline_rows.RowMemo()  # the new process's own
     by_stamp: dict = {}
 
     def report_in_new_process():
@@ -723,7 +729,7 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
         report = fresh_slot.report(
             sessions, w.version_id, w.dataset_id,
             judges_now if judges_now is not None else judges_from_table(), judges_from_table)
-        return report, human_baseline.report_baseline(report)
+        return report, human_baseline.report_baseline(report, fresh_rows)
 
     def store_inputs():  # what an earlier process stored (untimed)
         judges_from_table()
@@ -1085,9 +1091,12 @@ def page_in_new_process(sessions: SessionFactory, w: World) -> Callable:
             capture_output=True, text=True, check=True)
         child = json.loads(found.stdout.strip().splitlines()[-1])
         run.peak = child["peak_mb"]
+        run.collection = (child["full_collection_seconds"], child["tracked_objects"])
         print(f"    its parts (s): {child['parts']}; with every tab opened "
               f"{child['every_tab_seconds']:.2f} s ({child['every_tab_cpu']:.2f} s CPU); "
-              f"peak RSS {child['peak_mb']:.0f} MB", flush=True)
+              f"peak RSS {child['peak_mb']:.0f} MB; a full garbage collection then "
+              f"{child['full_collection_seconds']:.3f} s ({child['tracked_objects']:,} "
+              "objects)", flush=True)
         return child["seconds"], child["cpu"]
 
     run.in_child = True
@@ -1125,7 +1134,11 @@ def _own_peak_mb() -> float:
 
 def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
             ) -> list[tuple]:
+    """Each read cold, then ONE verdict saved, then each read again. Every read starts
+    with the cyclic garbage collector's counts at zero (``_run``); the collector's own
+    seconds inside each read are printed beside it."""
     chosen = [r for r in reads(sessions, w) if _chosen(r[0], skip, only)]
+    gc.callbacks.append(_COLLECTOR.seen)
     for _name, product, _sql, _note in chosen:
         if getattr(product, "warm", None):
             product.warm()
@@ -1138,7 +1151,8 @@ def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
         cold, cold_cpu = _run(product)
         rows.append([name, cold, None, _timed(sql), getattr(product, "peak", None), note,
                      cold_cpu, None])
-        print(f"  {name}: {cold:.2f} s cold ({cold_cpu:.2f} s CPU)", flush=True)
+        print(f"  {name}: {cold:.2f} s cold ({cold_cpu:.2f} s CPU, "
+              f"{_COLLECTOR.last:.2f} s collecting)", flush=True)
     # ONE new verdict: a reviewer changes one criterion of a reviewed response.
     saved = _timed(lambda: reviews.set_human_verdict(
         sessions, actor=REVIEWERS[1], response_id=w.reviewed[0],
@@ -1150,12 +1164,63 @@ def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
         getattr(product, "settle", lambda: None)()
         row[2], row[7] = _run(product)
         row[3] = min(row[3], _timed(sql))
+        print(f"  {row[0]}: {row[2]:.2f} s after ({row[7]:.2f} s CPU, "
+              f"{_COLLECTOR.last:.2f} s collecting)", flush=True)
+    gc.callbacks.remove(_COLLECTOR.seen)
+    _COLLECTOR.app_pass = next((product.collection for _n, product, _s, _o in chosen
+                                if hasattr(product, "collection")), None)
+    gc.collect()
+    at = time.perf_counter()
+    gc.collect()
+    _COLLECTOR.own_pass = (time.perf_counter() - at, len(gc.get_objects()))
     return rows
 
 
+class _Collector:
+    """Seconds the cyclic garbage collector ran in this process (``gc.callbacks``), in
+    all and in the last read timed."""
+
+    def __init__(self) -> None:
+        self.total = self.last = self._since = 0.0
+        self.app_pass: tuple[float, int] | None = None  # (seconds, objects) of one full pass
+        self.own_pass: tuple[float, int] | None = None  # in an app process / in this one
+
+    def footnote(self) -> str:
+        """What one full pass costs in this process and in one holding the page as the app
+        does (the reads above start with the counts at zero: ``_run``)."""
+        own = f"{self.own_pass[0]:.3f} s over {self.own_pass[1]:,} objects"
+        app = ("not measured (its row left out)" if self.app_pass is None else
+               f"{self.app_pass[0]:.3f} s over {self.app_pass[1]:,} objects")
+        return ("each read above started with the garbage collector's counts at zero "
+                f"(an untimed full pass); one full pass here: {own}; in a process holding "
+                f"the Agreement page as the app does (the new-process row's child): {app}, "
+                "which a page read in the app may pay on top of its row")
+
+    def seen(self, phase: str, _info: dict) -> None:
+        if phase == "start":
+            self._since = time.perf_counter()
+        else:
+            self.total += time.perf_counter() - self._since
+
+
+_COLLECTOR = _Collector()
+
+
 def _run(product: Callable) -> tuple[float, float]:
-    """(wall, CPU) of a read: timed here, or as its own process timed itself."""
-    return product() if getattr(product, "in_child", False) else _timed_cpu(product)
+    """(wall, CPU) of a read: timed here, or as its own process timed itself.
+
+    The read starts with the garbage collector's counts at zero (one full pass, untimed).
+    This process holds every row's state at once — at 100,000 responses ~345,000 tracked
+    objects: four kept reports of one set where the app keeps one, the before rows' data
+    — so a full pass here costs 0.25-0.38 s (measured), 4-5x one in a process holding the
+    page as the app does (the new-process row's child measures that one; printed under the
+    table), and fell in whichever read the allocation count reached it, a different row
+    from run to run. The collections a read's own allocations cause stay in its time."""
+    gc.collect()
+    before = _COLLECTOR.total
+    found = product() if getattr(product, "in_child", False) else _timed_cpu(product)
+    _COLLECTOR.last = _COLLECTOR.total - before
+    return found
 
 
 def fresh_peaks(url: str, w: World, rows: list) -> float:
@@ -1338,6 +1403,7 @@ def main() -> int:
             rows = measure(sessions, world, skip, only)
             floor = None if args.no_fresh else fresh_peaks(url, world, rows)
             print_table(engine.dialect.name, args.size, rows)
+            print(f"\n{_COLLECTOR.footnote()}")
             if floor is not None:
                 print(f"\npeak RSS of a fresh process that reads nothing (imports, engine): "
                       f"{floor:.0f} MB")
