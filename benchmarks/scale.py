@@ -102,6 +102,7 @@ from storage.services import (
     runs,
     verdict_keys,
 )
+from storage.services.results_types import DEFAULT_SCORE_GAP
 from storage.services.review_queue import (
     adjudication_page,
     adjudication_queue,
@@ -499,14 +500,48 @@ def facts_now(sessions: SessionFactory, w: World, with_scores: bool = False):
     return facts.failed, facts.verdicts_differ, facts.scores_differ, facts.judged
 
 
-def _reviewer_queue(w: World):
-    mine = (select(m.HumanVerdictRow.response_id)
-            .where(m.HumanVerdictRow.stream == REVIEWERS[0].key)
-            .group_by(m.HumanVerdictRow.response_id)
-            .having(func.count() >= len(CRITERIA)))
-    return (select(m.ResponseRow.id).where(m.ResponseRow.dataset_id == w.dataset_id,
-                                           m.ResponseRow.id.not_in(mine))
-            .order_by(m.ResponseRow.id).limit(50))
+def _queue_in_order(w: World):
+    """The reviewer's queue in the page's order, its first 50, answered by the database
+    from the tables alone: still needed by ``ana`` (not finished, and begun or with fewer
+    than two complete reviews), the judges disagree (verdict keys or scores more than the
+    default gap apart), a judge failed, then the id (this world's sets sample none and
+    carry no verdicts). The page reads the same with the judges' facts cached."""
+    g, gc, hv = m.GradeRow, m.GradeCriterionRow, m.HumanVerdictRow
+    keyed = case((g.verdict_key.not_in([results_repo.PARTIAL_KEY,
+                                        results_repo.UNLABELLED_KEY]), g.verdict_key))
+    failed = or_(g.score.is_(None), g.error.is_not(None),
+                 g.id.in_(select(gc.grade_id).where(gc.error.is_not(None))))
+    facts = (select(g.response_id.label("rid"),
+                    case((or_(func.min(keyed) != func.max(keyed),
+                              func.max(g.score) - func.min(g.score) > DEFAULT_SCORE_GAP),
+                          0), else_=1).label("agree"),
+                    func.min(case((failed, 0), else_=1)).label("sound"))
+             .where(g.run_id.in_(w.run_ids)).group_by(g.response_id).subquery())
+    answered = (select(hv.response_id.label("rid"), hv.stream.label("stream"),
+                       func.count(func.distinct(hv.criterion_id)).label("n"))
+                .where(hv.criterion_id.in_(w.criterion_ids),
+                       hv.stream != m.ADJUDICATION_STREAM)
+                .group_by(hv.response_id, hv.stream).subquery())
+    per = (select(answered.c.rid,
+                  func.max(case((answered.c.stream == REVIEWERS[0].key, answered.c.n),
+                                else_=0)).label("mine"),
+                  func.sum(case((answered.c.n >= len(w.criterion_ids), 1),
+                                else_=0)).label("complete"))
+           .group_by(answered.c.rid).subquery())
+    mine, complete = func.coalesce(per.c.mine, 0), func.coalesce(per.c.complete, 0)
+    needed = case((and_(mine < len(w.criterion_ids), or_(mine > 0, complete < 2)), 0),
+                  else_=1)
+    return (select(facts.c.rid).outerjoin(per, per.c.rid == facts.c.rid)
+            .order_by(needed, facts.c.agree, facts.c.sound, facts.c.rid).limit(50))
+
+
+def same_queue(sessions: SessionFactory, w: World) -> bool:
+    """The page's queue's first 50 == ``_queue_in_order``'s."""
+    found = review_queue(sessions, dataset_id=w.dataset_id, rubric_version_id=w.version_id,
+                         run_ids=w.run_ids, reviewer_key=REVIEWERS[0].key)
+    with sessions() as session:
+        return list(found.response_ids[:50]) == list(
+            session.scalars(_queue_in_order(w)))
 
 
 def _applied(w: World):
@@ -963,9 +998,10 @@ def reads(sessions: SessionFactory, w: World) -> list[tuple[str, Callable, Calla
          lambda: facts_before(sessions, w), q(sessions, _grade_keys, w), "as above"),
         ("a reviewer's queue", lambda: review_queue(
             sessions, **where, reviewer_key=REVIEWERS[0].key),
-         q(sessions, _reviewer_queue, w), "SQL: first 50 not done by ana, dataset order"),
+         q(sessions, _queue_in_order, w), "SQL: the queue's first 50 in its order (needed, "
+         "judges disagree, a judge failed, id) from the tables"),
         ("a reviewer's queue, grade facts cached (the page)", page_queue,
-         q(sessions, _reviewer_queue, w), "as above; the page caches the judges' facts"),
+         q(sessions, _queue_in_order, w), "as above; the page caches the judges' facts"),
         ("export, 3 runs + panel, JSONL, read as rows, to a file (new)",
          lambda: export_to_file(sessions, w), _export_answer(sessions, w),
          "SQL: every grade x criterion row and panel verdict, and every grade and panel "
@@ -1427,6 +1463,9 @@ def main() -> int:
                       f"{panels.panel_grades(sessions, world.panel_id) == panels.recomputed_grades(sessions, world.panel_id)}; "  # noqa: E501
                       "members' alpha, from the keys == recomputed: "
                       f"{panels.member_agreement(sessions, world.panel_id) == panel_agreement.recounted_agreement(sessions, world.panel_id)}")  # noqa: E501
+            if _chosen("a reviewer's queue", skip, only):
+                print(f"\na reviewer's queue == its straight SQL (first 50): "
+                      f"{same_queue(sessions, world)}")
             if _chosen("export", skip, only):
                 former = _timed(_sql(sessions, _export_rows, world))
                 print(f"\nthe export's SQL floor before session 41 (every grade x criterion "
