@@ -19,6 +19,7 @@ baseline tells them apart (identity checks), so they must not share a row.
 from __future__ import annotations
 
 import hashlib
+import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -32,7 +33,10 @@ def _typed(value) -> Hashable:
     return _ABSENT if value is ABSENT else (type(value), value)
 
 
-def _digest(*arrays) -> bytes:
+def _digest(arrays: Sequence, values: Sequence) -> bytes:
+    """One digest of the arrays (their type, shape and bytes) and of the values (pickled):
+    a key holds 20 bytes, not the responses and verdicts it stands for (with three
+    reviewers, each one's verdicts on the criterion: thousands at 100,000 responses)."""
     import numpy as np
 
     found = hashlib.blake2b(digest_size=20)
@@ -40,6 +44,10 @@ def _digest(*arrays) -> bytes:
         array = np.asarray(array)
         found.update(f"{array.dtype.str}{array.shape}".encode())
         found.update(np.ascontiguousarray(array).tobytes())
+    try:
+        found.update(pickle.dumps(values, protocol=5))
+    except (pickle.PicklingError, AttributeError) as exc:  # a value that cannot be keyed
+        raise TypeError(f"not a key: {exc}") from exc
     return found.digest()
 
 
@@ -47,7 +55,9 @@ def row_key(criterion, keys: tuple[str, ...], rids, groups, found: Sequence[tupl
             judges: Sequence, seed: int, complete: bool, outside: Mapping, pairwise,
             human: str, reviewer_verdicts: Mapping) -> Hashable:
     """What a criterion's row is computed from, as one hashable key (``module docstring``);
-    raises TypeError when a part cannot be hashed (the row is then computed, not kept)."""
+    raises TypeError when a part cannot be hashed (the row is then computed, not kept).
+    Values that are equal but pickle differently (two copies of a string) only make two
+    keys for one row: a row computed again, never a row of other inputs."""
     cid = criterion.id
     judge_keys = tuple((s.key, s.label) for s in judges)
     if complete:
@@ -58,9 +68,9 @@ def row_key(criterion, keys: tuple[str, ...], rids, groups, found: Sequence[tupl
     voters = (() if len(keys) <= 2 else
               tuple(tuple((rid, _typed(v)) for (rid, c), v in reviewer_verdicts[k].items()
                           if c == cid) for k in keys))
-    key = (criterion, keys, _digest(rids, groups),
-           tuple(tuple(_typed(v) for v in row) for row in found),
-           judge_keys, seed, complete, beside, voters)
+    typed = tuple(tuple(_typed(v) for v in row) for row in found)
+    key = (criterion, keys, judge_keys, seed, complete, beside,
+           _digest((rids, groups), (typed, voters)))
     hash(key)
     return key
 

@@ -138,3 +138,28 @@ def test_three_reviewers_order_their_verdicts_into_the_key(sessions):
     rid = _reviewed_key(data, "cy", other)
     verdicts["cy"][rid, other] = Verdict(_other(verdicts["cy"][rid, other]))
     assert key(verdicts) == before
+
+
+def test_a_key_holds_a_digest_not_the_verdicts_it_stands_for():
+    """With three reviewers a key stands for each one's verdicts on the criterion: kept as
+    a digest, the 256 keys of the memo do not hold 100,000 responses' verdicts each."""
+    import pickle
+
+    import numpy as np
+
+    from storage.dto import CriterionInfo
+
+    criterion = CriterionInfo(id=1, position=0, name="c", requirement="r", weight=1.0,
+                              section=None)
+    keys = ("ana", "bo", "cy")
+
+    def key(n):
+        rids = np.arange(n, dtype=np.int64)
+        verdicts = {k: {(rid, 1): Verdict.MET for rid in range(n)} for k in keys}
+        return baseline_rows.row_key(criterion, keys, rids, np.zeros(n, dtype=np.int64),
+                                     [(Verdict.MET,) * 4], (), 7, True, {}, {}, "__human__",
+                                     verdicts)
+
+    small, large = key(10), key(20_000)
+    assert small != large
+    assert len(pickle.dumps(large)) == len(pickle.dumps(small)) < 2_000
