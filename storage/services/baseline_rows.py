@@ -1,8 +1,9 @@
 """The human baseline's criterion rows kept by what they are computed from (issue 41).
 
 A saved verdict is on one criterion, yet the baseline was computed anew for every criterion
-after it: at 100,000 responses (5,000 reviewed, 8 criteria) ~0.15 s of the Agreement page's
-0.5 s target after a verdict, the bootstrap of criteria whose verdicts did not change. A
+after it: at 100,000 responses (5,000 reviewed, 8 criteria) 0.225 s of the Agreement page's
+0.5 s target after a verdict, against 0.148 s with the other criteria's rows kept
+(benchmarks/baseline_after_verdict.py, in turns). A
 criterion's row (``human_baseline._criterion_baseline``) is a function of its inputs only:
 the criterion, its reviewers, the responses resampled, each response's verdict pattern
 group and the groups' verdicts, the judges, the draws' seed, and (data read whole) the
@@ -97,10 +98,6 @@ class RowMemo:
             while len(self._rows) > self.size:
                 self._rows.popitem(last=False)
         return found
-
-    def clear(self) -> None:
-        with self._lock:
-            self._rows.clear()
 
 
 # the app's (ui.agreement_readers.get_baseline): every set's rows, by their inputs

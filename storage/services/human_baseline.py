@@ -231,15 +231,12 @@ def build_baseline(data: AgreementData,
             return _criterion_baseline(data, criterion, keys, rids[criterion.id], groups,
                                        found, judges, draws, outside, pairwise)
 
-        key = None
-        if rows is not None:
-            try:  # kept by its inputs: after a verdict, only its criterion's row moves
-                key = baseline_rows.row_key(criterion, keys, rids[criterion.id], groups,
-                                            found, judges, draws.seed, data.complete,
-                                            outside, pairwise, HUMAN,
-                                            data.reviewer_verdicts)
-            except (TypeError, KeyError):  # computed, not kept (a KeyError raised there)
-                key = None
+        try:  # kept by its inputs: after a verdict, only its criterion's row moves
+            key = None if rows is None else baseline_rows.row_key(
+                criterion, keys, rids[criterion.id], groups, found, judges, draws.seed,
+                data.complete, outside, pairwise, HUMAN, data.reviewer_verdicts)
+        except (TypeError, KeyError):  # computed, not kept (a KeyError is raised there)
+            key = None
         found_rows.append(row() if key is None else rows.row(key, row))
 
     stats = []

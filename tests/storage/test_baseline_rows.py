@@ -163,3 +163,23 @@ def test_a_key_holds_a_digest_not_the_verdicts_it_stands_for():
     small, large = key(10), key(20_000)
     assert small != large
     assert len(pickle.dumps(large)) == len(pickle.dumps(small)) < 2_000
+
+
+def test_a_blind_reviewer_and_an_adjudicator_share_the_memo_each_their_own_figures(sessions):
+    """The page's memo is every viewer's: a blind reviewer's baseline (over the verdicts they
+    may see) read after the adjudicator's, and the adjudicator's again after it, are each
+    the one computed whole; rows are shared only where the inputs are the same."""
+    from storage.services import agreement_blind, agreement_lists, blindness
+
+    version, dataset = _random_world(sessions, 44, responses=24, reviewers=("ana", "bo"))
+    memo = baseline_rows.RowMemo()
+    full = agreement.agreement_report(sessions, version.id, dataset.id)
+    blind = agreement.build_report(agreement_blind.as_seen(
+        agreement_lists.complete_data(sessions, full.data), blindness.as_reviewer("ana")))
+
+    everyone = human_baseline.report_baseline(full, memo)
+    seen = human_baseline.report_baseline(blind, memo)
+    assert seen == human_baseline.report_baseline(blind)
+    assert seen != everyone  # the blind viewer's figures are not the adjudicator's
+    assert human_baseline.report_baseline(full, memo) == everyone
+    assert memo.made == 2 * len(everyone.criteria)
