@@ -21,7 +21,6 @@ pay one such pass.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import logging
 import sys
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from proc_memory import peak_mb
+from proc_memory import full_collection, peak_mb
 
 
 def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
@@ -77,15 +76,11 @@ def page_cold(db: str, version_id: int, dataset_id: int) -> dict:
                                                          readers.get_baseline_grid(*scope)))
     part("tab Trust a judge: trust", lambda: readers.get_trust(*scope))
     every_tab, every_tab_cpu = time.perf_counter() - started, time.process_time() - cpu
-    gc.collect()  # what is garbage now is not the pass's cost
-    at = time.perf_counter()
-    gc.collect()
-    collection = time.perf_counter() - at
+    collection, objects = full_collection()
     return {"seconds": opened, "cpu": opened_cpu, "parts": parts,
             "every_tab_seconds": every_tab, "every_tab_cpu": every_tab_cpu,
             "peak_mb": peak_mb(), "peak_mb_after": peaks,
-            "full_collection_seconds": round(collection, 3),
-            "tracked_objects": len(gc.get_objects())}
+            "full_collection_seconds": round(collection, 3), "tracked_objects": objects}
 
 
 def main() -> int:

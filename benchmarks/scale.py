@@ -46,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from proc_memory import full_collection
 from sqlalchemy import (
     Integer,
     Text,
@@ -506,11 +507,11 @@ def _queue_in_order(w: World):
     than two complete reviews), the judges disagree (verdict keys or scores more than the
     default gap apart), a judge failed, then the id (this world's sets sample none and
     carry no verdicts). The page reads the same with the judges' facts cached."""
-    g, gc, hv = m.GradeRow, m.GradeCriterionRow, m.HumanVerdictRow
+    g, gcr, hv = m.GradeRow, m.GradeCriterionRow, m.HumanVerdictRow
     keyed = case((g.verdict_key.not_in([results_repo.PARTIAL_KEY,
                                         results_repo.UNLABELLED_KEY]), g.verdict_key))
     failed = or_(g.score.is_(None), g.error.is_not(None),
-                 g.id.in_(select(gc.grade_id).where(gc.error.is_not(None))))
+                 g.id.in_(select(gcr.grade_id).where(gcr.error.is_not(None))))
     facts = (select(g.response_id.label("rid"),
                     case((or_(func.min(keyed) != func.max(keyed),
                               func.max(g.score) - func.min(g.score) > DEFAULT_SCORE_GAP),
@@ -1175,6 +1176,13 @@ def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
     seconds inside each read are printed beside it."""
     chosen = [r for r in reads(sessions, w) if _chosen(r[0], skip, only)]
     gc.callbacks.append(_COLLECTOR.seen)
+    try:
+        return _measured(sessions, w, chosen)
+    finally:
+        gc.callbacks.remove(_COLLECTOR.seen)
+
+
+def _measured(sessions: SessionFactory, w: World, chosen: list) -> list[tuple]:
     for _name, product, _sql, _note in chosen:
         if getattr(product, "warm", None):
             product.warm()
@@ -1202,13 +1210,9 @@ def measure(sessions: SessionFactory, w: World, skip: set[str], only: set[str]
         row[3] = min(row[3], _timed(sql))
         print(f"  {row[0]}: {row[2]:.2f} s after ({row[7]:.2f} s CPU, "
               f"{_COLLECTOR.last:.2f} s collecting)", flush=True)
-    gc.callbacks.remove(_COLLECTOR.seen)
     _COLLECTOR.app_pass = next((product.collection for _n, product, _s, _o in chosen
                                 if hasattr(product, "collection")), None)
-    gc.collect()
-    at = time.perf_counter()
-    gc.collect()
-    _COLLECTOR.own_pass = (time.perf_counter() - at, len(gc.get_objects()))
+    _COLLECTOR.own_pass = full_collection()
     return rows
 
 
