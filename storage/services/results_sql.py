@@ -154,8 +154,17 @@ def sql_page(
             # Scores or filters: the matched set is kept once for the count, the page and
             # the histograms; the plain table in dataset order pages by its index instead.
             keep = not plain and (needs_scores or filters != ResultsFilter())
-            with query.kept() if keep else contextlib.nullcontext():
-                if not plain:
+            # No filter and no histogram: every response of the dataset matches (the
+            # query's joins are all outer), so the count is the dataset's and the page one
+            # ORDER BY ... LIMIT (the matched set's count was 77-88 ms of a 0.1 s page at
+            # 100,000 on SQLite, the rest a few ms).
+            counted = not plain and filters == ResultsFilter() and distribution_bins <= 0
+            if counted:
+                total, distribution = dataset_total, ()
+                page_ids = (query.page(sort, sort_run_id, descending, offset, limit, by_panel)
+                            if total else [])
+            with query.kept() if keep and not counted else contextlib.nullcontext():
+                if not plain and not counted:
                     total, ranges = query.summary(with_ranges=distribution_bins > 0)
                     page_ids = (query.page(sort, sort_run_id, descending, offset, limit,
                                            by_panel) if total else [])
