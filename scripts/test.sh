@@ -56,10 +56,12 @@ rm -rf "$docs_site"
 # Browser tests run in their own pytest process: pytest-playwright's sync API leaves an event
 # loop behind that breaks async tests collected after it.
 # The files that measure time, speed or processes racing each other (tests/conftest.py) run
-# one test at a time in a pytest process of their own, beside the rest on two workers
+# one test at a time in a pytest process of their own, beside the rest on three workers
 # (pytest-xdist): they wait on providers and helper processes half the time, and the rest
-# fill the cores meanwhile. The rest run at a lower priority (nice), so a timing test still
-# gets a core as soon as it asks for one. Its output follows the rest's.
+# fill the cores meanwhile. Three workers on two cores: the rest wait too (servers started,
+# subprocesses, PostgreSQL), and with two the machine sat partly idle (CI took 48-55 min
+# with the rest's part at 35-41 min). The rest run at a lower priority (nice), so a timing
+# test still gets a core as soon as it asks for one. Its output follows the rest's.
 # --durations: the slowest tests are named in every run, to keep CI's time in view; every test's
 # time is in test-artifacts/junit-*.xml (python scripts/test_times.py sums them per file).
 .venv/bin/python -m pytest -m "not e2e and not real_model" --one-at-a-time=only \
@@ -68,7 +70,7 @@ rm -rf "$docs_site"
 timing=$!
 rest=0
 nice -n 5 .venv/bin/python -m pytest -m "not e2e and not real_model" --one-at-a-time=without \
-  -n 2 --durations=20 --junitxml=test-artifacts/junit-unit.xml "$@" || rest=$?
+  -n 3 --durations=20 --junitxml=test-artifacts/junit-unit.xml "$@" || rest=$?
 timed=0
 wait "$timing" || timed=$?
 echo "== the timing files, one test at a time (beside the run above) =="
